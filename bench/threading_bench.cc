@@ -1,0 +1,205 @@
+// Threading layer benchmarks: ParallelFor fork/join overhead side by side
+// with OpenMP (libgomp) in the same binary and thread count, Schedule()
+// throughput, and wake-up latency of a parked pool.
+//
+//   build/bin/weft_threading_bench --benchmark_repetitions=5 \
+//       --benchmark_report_aggregates_only=true
+//
+// "threads" always counts the calling thread: weft's pool has threads - 1
+// workers (the caller of ParallelFor works too), OpenMP gets num_threads.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "weft/parallel_for.h"
+#include "weft/thread_pool.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Burns about `ns` of CPU with a dependent arithmetic chain the compiler
+// cannot remove; calibrated once against the clock.
+class BusyWork {
+ public:
+  static BusyWork& Get() {
+    static BusyWork instance;
+    return instance;
+  }
+  void Burn(double ns) const {
+    uint64_t x = 0x12345678;
+    const int64_t rounds = static_cast<int64_t>(ns * rounds_per_ns_);
+    for (int64_t i = 0; i < rounds; ++i) x = x * 6364136223846793005ull + 1;
+    benchmark::DoNotOptimize(x);
+  }
+
+ private:
+  BusyWork() {
+    constexpr int64_t kRounds = 20'000'000;
+    double best = 1e30;
+    for (int trial = 0; trial < 5; ++trial) {
+      uint64_t x = 1;
+      const auto start = Clock::now();
+      for (int64_t i = 0; i < kRounds; ++i) x = x * 6364136223846793005ull + 1;
+      benchmark::DoNotOptimize(x);
+      best = std::min(
+          best, std::chrono::duration<double, std::nano>(Clock::now() - start)
+                    .count());
+    }
+    rounds_per_ns_ = kRounds / best;
+  }
+  double rounds_per_ns_ = 1;
+};
+
+weft::ThreadPool& PoolWithThreads(int threads) {
+  // One pool per size for the whole run, like a session's intra-op pool.
+  static std::vector<std::unique_ptr<weft::ThreadPool>> pools(65);
+  auto& pool = pools[threads];
+  if (!pool) {
+    weft::ThreadPoolOptions options;
+    options.name = "bench";
+    options.num_threads = threads - 1;
+    pool = std::make_unique<weft::ThreadPool>(options);
+  }
+  return *pool;
+}
+
+constexpr double kForceSplit = 1e9;  // Cost per unit that always splits.
+
+// --- Fork/join with an empty body: pure overhead. ---------------------------
+
+void BM_ForkJoinEmpty_Weft(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  weft::ThreadPool& pool = PoolWithThreads(threads);
+  for (auto _ : state) {
+    weft::ParallelFor(&pool, threads, kForceSplit, [](int64_t b, int64_t e) {
+      benchmark::DoNotOptimize(b + e);
+    });
+  }
+}
+
+void BM_ForkJoinEmpty_OpenMP(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < threads; ++i) benchmark::DoNotOptimize(i);
+  }
+}
+
+// --- Fork/join of 2 blocks of ~2 us each. ------------------------------------
+
+constexpr double kBlockNs = 2000;
+
+void BM_ForkJoin2x2us_Weft(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  weft::ThreadPool& pool = PoolWithThreads(threads);
+  const BusyWork& work = BusyWork::Get();
+  for (auto _ : state) {
+    weft::ParallelFor(&pool, 2, kBlockNs, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) work.Burn(kBlockNs);
+    });
+  }
+}
+
+void BM_ForkJoin2x2us_OpenMP(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const BusyWork& work = BusyWork::Get();
+  for (auto _ : state) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < 2; ++i) work.Burn(kBlockNs);
+  }
+}
+
+// The same 2 x 2 us done serially: subtract it to get the fork/join cost.
+void BM_ForkJoin2x2us_Serial(benchmark::State& state) {
+  const BusyWork& work = BusyWork::Get();
+  for (auto _ : state) {
+    for (int i = 0; i < 2; ++i) work.Burn(kBlockNs);
+  }
+}
+
+// --- Schedule() throughput: 1M tiny tasks. ---------------------------------
+
+void BM_Schedule1M_FromOutside(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  weft::ThreadPoolOptions options;
+  options.name = "sched";
+  options.num_threads = threads;
+  weft::ThreadPool pool(options);
+  constexpr int kTasks = 1'000'000;
+  for (auto _ : state) {
+    std::atomic<int> remaining{kTasks};
+    for (int i = 0; i < kTasks; ++i) {
+      pool.Schedule([&] { remaining.fetch_sub(1, std::memory_order_relaxed); });
+    }
+    while (remaining.load(std::memory_order_acquire) != 0) {
+      std::this_thread::yield();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kTasks);
+}
+
+void BM_Schedule1M_FromWorker(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  weft::ThreadPoolOptions options;
+  options.name = "sched";
+  options.num_threads = threads;
+  weft::ThreadPool pool(options);
+  constexpr int kTasks = 1'000'000;
+  for (auto _ : state) {
+    std::atomic<int> remaining{kTasks};
+    // A worker fans out: tasks land in its deque and get stolen.
+    pool.Schedule([&] {
+      for (int i = 0; i < kTasks; ++i) {
+        pool.Schedule(
+            [&] { remaining.fetch_sub(1, std::memory_order_relaxed); });
+      }
+    });
+    while (remaining.load(std::memory_order_acquire) != 0) {
+      std::this_thread::yield();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kTasks);
+}
+
+// --- Wake-up latency: Schedule() on a parked pool until the task runs. ------
+
+void BM_WakeupLatencyParked(benchmark::State& state) {
+  weft::ThreadPoolOptions options;
+  options.name = "wake";
+  options.num_threads = static_cast<int>(state.range(0));
+  options.spin_us = 0;  // Park at once: measure the wake path only.
+  weft::ThreadPool pool(options);
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::atomic<int64_t> started_ns{0};
+    state.ResumeTiming();
+    const auto scheduled = Clock::now();
+    pool.Schedule([&] {
+      started_ns.store((Clock::now() - scheduled).count(),
+                       std::memory_order_release);
+    });
+    while (started_ns.load(std::memory_order_acquire) == 0) {
+    }
+    state.SetIterationTime(started_ns.load() / 1e9);
+  }
+}
+
+BENCHMARK(BM_ForkJoinEmpty_Weft)->Arg(2)->UseRealTime();
+BENCHMARK(BM_ForkJoinEmpty_OpenMP)->Arg(2)->UseRealTime();
+BENCHMARK(BM_ForkJoin2x2us_Weft)->Arg(2)->UseRealTime();
+BENCHMARK(BM_ForkJoin2x2us_OpenMP)->Arg(2)->UseRealTime();
+BENCHMARK(BM_ForkJoin2x2us_Serial)->UseRealTime();
+BENCHMARK(BM_Schedule1M_FromOutside)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Schedule1M_FromWorker)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WakeupLatencyParked)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

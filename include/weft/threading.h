@@ -1,0 +1,37 @@
+// Process-wide threading facts: how many CPUs this process may really use.
+//
+// "0 = auto" everywhere in weft resolves through AutoCpuBudget(): the physical
+// cores this process may run on (affinity mask, SMT siblings counted once),
+// capped by the cgroup CPU quota rounded up, never below 1. Unlike
+// std::thread::hardware_concurrency(), this respects containers.
+#ifndef WEFT_THREADING_H_
+#define WEFT_THREADING_H_
+
+#include <string>
+#include <vector>
+
+namespace weft {
+
+// The result of probing the CPUs available to this process.
+struct CpuBudget {
+  // The effective "auto" thread count: min(physical cores allowed,
+  // ceil(cgroup quota)), at least 1.
+  int threads = 1;
+  // Logical CPUs in the affinity mask, in increasing order.
+  std::vector<int> allowed_cpus;
+  // Distinct physical cores among allowed_cpus.
+  int physical_cores = 1;
+  // The tightest cgroup CPU quota found, in CPUs; 0 when there is none.
+  double cgroup_quota_cpus = 0;
+  // One line per source consulted and the value it gave, then the result.
+  // Meant for people (`weft info`), not for parsing.
+  std::string derivation;
+};
+
+// Probes the running system once and caches the answer for the process.
+// Thread-safe.
+const CpuBudget& AutoCpuBudget();
+
+}  // namespace weft
+
+#endif  // WEFT_THREADING_H_

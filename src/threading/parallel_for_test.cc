@@ -1,0 +1,252 @@
+#include "weft/parallel_for.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "test_support/wait.h"
+#include "weft/thread_pool.h"
+
+namespace weft {
+namespace {
+
+std::unique_ptr<ThreadPool> MakePool(int threads) {
+  ThreadPoolOptions options;
+  options.name = "pf";
+  options.num_threads = threads;
+  return std::make_unique<ThreadPool>(options);
+}
+
+// Large enough that ParallelFor always splits when it can.
+constexpr double kExpensive = 1e6;
+
+// Counts visits per index and checks every range is inside [0, n).
+class VisitCounter {
+ public:
+  explicit VisitCounter(int64_t n) : visits_(n) {}
+  void Visit(int64_t begin, int64_t end) {
+    ASSERT_LE(0, begin);
+    ASSERT_LT(begin, end);
+    ASSERT_LE(end, static_cast<int64_t>(visits_.size()));
+    for (int64_t i = begin; i < end; ++i) visits_[i].fetch_add(1);
+  }
+  void ExpectEachVisitedOnce(const std::string& context) const {
+    for (size_t i = 0; i < visits_.size(); ++i) {
+      ASSERT_EQ(visits_[i].load(), 1) << context << " index " << i;
+    }
+  }
+
+ private:
+  std::vector<std::atomic<int>> visits_;
+};
+
+TEST(ParallelForTest, VisitsEveryIndexExactlyOnce) {
+  for (int threads : {0, 1, 2, 3, 4, 7}) {
+    auto pool = MakePool(threads);
+    for (int64_t n : {0, 1, 2, 3, 7, 64, 100, 1000, 4097}) {
+      for (double cost : {0.0, 10.0, 1000.0, kExpensive}) {
+        VisitCounter counter(n);
+        ParallelFor(pool.get(), n, cost, [&](int64_t b, int64_t e) {
+          counter.Visit(b, e);
+        });
+        counter.ExpectEachVisitedOnce(
+            "threads=" + std::to_string(threads) + " n=" + std::to_string(n) +
+            " cost=" + std::to_string(cost));
+      }
+    }
+  }
+}
+
+TEST(ParallelForTest, FixedBlocksVisitEveryIndexOnceWithFixedBoundaries) {
+  for (int threads : {0, 1, 2, 4}) {
+    auto pool = MakePool(threads);
+    for (int64_t n : {0, 1, 5, 64, 1000, 1001}) {
+      for (int64_t block : {1, 3, 64, 1000, 5000}) {
+        VisitCounter counter(n);
+        std::atomic<int64_t> calls{0};
+        ParallelForFixedBlocks(pool.get(), n, block,
+                               [&](int64_t b, int64_t e) {
+                                 EXPECT_EQ(b % block, 0);
+                                 EXPECT_EQ(e, std::min(n, b + block));
+                                 counter.Visit(b, e);
+                                 ++calls;
+                               });
+        const std::string context = "threads=" + std::to_string(threads) +
+                                    " n=" + std::to_string(n) +
+                                    " block=" + std::to_string(block);
+        counter.ExpectEachVisitedOnce(context);
+        EXPECT_EQ(calls.load(), (n + block - 1) / block) << context;
+      }
+    }
+  }
+}
+
+TEST(ParallelForTest, NullPoolRunsSeriallyInCaller) {
+  const auto caller = std::this_thread::get_id();
+  int calls = 0;
+  ParallelFor(nullptr, 100, kExpensive, [&](int64_t b, int64_t e) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 100);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(ParallelForTest, SmallWorkRunsInline) {
+  auto pool = MakePool(4);
+  int calls = 0;
+  ParallelFor(pool.get(), 1000, 0.1, [&](int64_t b, int64_t e) {
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 1000);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+// Two blocks that each wait for the other to start can only finish if they
+// really run at the same time.
+TEST(ParallelForTest, BlocksRunConcurrently) {
+  for (int threads : {1, 2, 4}) {
+    auto pool = MakePool(threads);
+    std::atomic<int> started{0};
+    std::atomic<bool> both_seen{true};
+    ParallelFor(pool.get(), 2, kExpensive, [&](int64_t b, int64_t e) {
+      ASSERT_EQ(e - b, 1);
+      ++started;
+      if (!test::WaitFor([&] { return started.load() == 2; })) {
+        both_seen = false;
+      }
+    });
+    EXPECT_TRUE(both_seen.load()) << threads << " threads";
+  }
+}
+
+TEST(ParallelForTest, NestedThreeLevelsCompletes) {
+  for (int threads : {1, 2, 4}) {
+    auto pool = MakePool(threads);
+    auto other = MakePool(2);
+    std::atomic<int64_t> leaves{0};
+    ParallelFor(pool.get(), 8, kExpensive, [&](int64_t b1, int64_t e1) {
+      for (int64_t i = b1; i < e1; ++i) {
+        // Level 2 on another pool, level 3 back on the first.
+        ParallelFor(other.get(), 8, kExpensive, [&](int64_t b2, int64_t e2) {
+          for (int64_t j = b2; j < e2; ++j) {
+            ParallelFor(pool.get(), 8, kExpensive,
+                        [&](int64_t b3, int64_t e3) { leaves += e3 - b3; });
+          }
+        });
+      }
+    });
+    EXPECT_EQ(leaves.load(), 8 * 8 * 8) << threads << " threads";
+    // The same nesting, all on one pool, started from inside a worker.
+    std::atomic<bool> done{false};
+    leaves = 0;
+    pool->Schedule([&] {
+      ParallelFor(pool.get(), 8, kExpensive, [&](int64_t b1, int64_t e1) {
+        for (int64_t i = b1; i < e1; ++i) {
+          ParallelFor(pool.get(), 8, kExpensive, [&](int64_t b2, int64_t e2) {
+            for (int64_t j = b2; j < e2; ++j) {
+              ParallelFor(pool.get(), 8, kExpensive,
+                          [&](int64_t b3, int64_t e3) { leaves += e3 - b3; });
+            }
+          });
+        }
+      });
+      done = true;
+    });
+    ASSERT_TRUE(test::WaitFor([&] { return done.load(); }));
+    EXPECT_EQ(leaves.load(), 8 * 8 * 8) << threads << " threads, in worker";
+  }
+}
+
+int CountProcessThreads() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] != '.') ++count;
+    }
+    closedir(dir);
+  }
+  return count;
+}
+
+TEST(ParallelForTest, NestedCallsStartNoThreads) {
+  auto pool = MakePool(2);
+  const int before = CountProcessThreads();
+  std::atomic<int> max_seen{0};
+  ParallelFor(pool.get(), 4, kExpensive, [&](int64_t, int64_t) {
+    ParallelFor(pool.get(), 4, kExpensive, [&](int64_t, int64_t) {
+      int now = CountProcessThreads();
+      int seen = max_seen.load();
+      while (now > seen && !max_seen.compare_exchange_weak(seen, now)) {
+      }
+    });
+  });
+  EXPECT_EQ(max_seen.load(), before);
+}
+
+TEST(ParallelForTest, SixtyFourOutsideThreadsAtOnce) {
+  auto pool = MakePool(4);
+  constexpr int kClients = 64;
+  constexpr int64_t kN = 5000;
+  std::vector<int64_t> sums(kClients, 0);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (int round = 0; round < 10; ++round) {
+        std::atomic<int64_t> sum{0};
+        ParallelFor(pool.get(), kN, 200.0, [&](int64_t b, int64_t e) {
+          int64_t local = 0;
+          for (int64_t i = b; i < e; ++i) local += i;
+          sum += local;
+        });
+        sums[c] += sum.load();
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  for (int c = 0; c < kClients; ++c) {
+    EXPECT_EQ(sums[c], 10 * kN * (kN - 1) / 2) << "client " << c;
+  }
+}
+
+TEST(ParallelForTest, ExceptionIsRethrownToCallerAndPoolStaysUsable) {
+  auto pool = MakePool(2);
+  std::atomic<int> calls{0};
+  EXPECT_THROW(ParallelFor(pool.get(), 100, kExpensive,
+                           [&](int64_t b, int64_t) {
+                             ++calls;
+                             if (b == 0) throw std::runtime_error("block 0");
+                           }),
+               std::runtime_error);
+  EXPECT_GE(calls.load(), 1);
+  // Inline path: the same contract.
+  EXPECT_THROW(ParallelFor(pool.get(), 1, kExpensive,
+                           [](int64_t, int64_t) { throw std::logic_error("x"); }),
+               std::logic_error);
+  VisitCounter counter(1000);
+  ParallelFor(pool.get(), 1000, kExpensive,
+              [&](int64_t b, int64_t e) { counter.Visit(b, e); });
+  counter.ExpectEachVisitedOnce("after exception");
+}
+
+TEST(ParallelForTest, ExceptionMessageIsTheFirstOneThrown) {
+  auto pool = MakePool(3);
+  try {
+    ParallelForFixedBlocks(pool.get(), 64, 1, [](int64_t b, int64_t) {
+      throw std::runtime_error("block " + std::to_string(b));
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("block ", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace weft

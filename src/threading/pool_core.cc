@@ -1,0 +1,234 @@
+#include "threading/pool_core.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "threading/spin.h"
+
+namespace weft::internal {
+namespace {
+
+// Per-worker deque capacity. A worker that pushes more than this (a task
+// fanning out thousands of children) overflows into the injection queue.
+constexpr size_t kDequeCapacity = 1024;
+
+// The pool and index of the calling worker thread; null/-1 elsewhere.
+thread_local const PoolCore* tls_pool = nullptr;
+thread_local int tls_index = -1;
+
+uint64_t NextRandom(uint64_t* state) {  // xorshift64
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  *state = x;
+  return x;
+}
+
+[[noreturn]] void DieWithMessage(const std::string& message) {
+  std::fprintf(stderr, "weft: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace
+
+PoolCore::PoolCore(ThreadPoolOptions options) : options_(std::move(options)) {
+  if (options_.num_threads < 0 || options_.spin_us < 0) {
+    DieWithMessage("ThreadPool '" + options_.name +
+                   "': num_threads and spin_us must be >= 0");
+  }
+  for (int cpu : options_.pin_cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) {
+      DieWithMessage("ThreadPool '" + options_.name + "': pin CPU " +
+                     std::to_string(cpu) + " is out of range");
+    }
+  }
+  workers_.reserve(options_.num_threads);
+  for (int i = 0; i < options_.num_threads; ++i) {
+    workers_.push_back(std::make_unique<Worker>(kDequeCapacity));
+  }
+  // Start threads only once every Worker exists: a thief scans them all.
+  for (int i = 0; i < options_.num_threads; ++i) {
+    workers_[i]->thread = std::thread([this, i] { WorkerLoop(i); });
+  }
+}
+
+PoolCore::~PoolCore() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  event_.NotifyAll();
+  for (auto& worker : workers_) worker->thread.join();
+}
+
+int PoolCore::CurrentThreadIndex() const {
+  return tls_pool == this ? tls_index : -1;
+}
+
+void PoolCore::Schedule(Task* task) {
+  if (workers_.empty()) {
+    RunTask(task, -1);
+    return;
+  }
+  Push(task);
+  WakeWorkers(1);
+}
+
+void PoolCore::ScheduleCopies(Task* task, int copies) {
+  for (int i = 0; i < copies; ++i) Push(task);
+  WakeWorkers(copies);
+}
+
+void PoolCore::Push(Task* task) {
+  if (tls_pool == this && workers_[tls_index]->queue.Push(task)) return;
+  {
+    std::lock_guard<std::mutex> lock(inject_mu_);
+    injected_.push_back(task);
+  }
+  injected_size_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void PoolCore::WakeWorkers(int count) {
+  // A spinning worker finds new work without help; wake parked ones only for
+  // the rest.
+  count -= spinning_.load(std::memory_order_seq_cst);
+  for (int i = 0; i < count; ++i) event_.NotifyOne();
+}
+
+Task* PoolCore::PopInjected() {
+  if (injected_size_.load(std::memory_order_seq_cst) == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(inject_mu_);
+  if (injected_.empty()) return nullptr;
+  Task* task = injected_.front();
+  injected_.pop_front();
+  injected_size_.fetch_sub(1, std::memory_order_seq_cst);
+  return task;
+}
+
+Task* PoolCore::FindTask(int self, uint64_t* rng) {
+  if (self >= 0) {
+    if (Task* task = workers_[self]->queue.Pop()) return task;
+  }
+  if (Task* task = PopInjected()) return task;
+  const int n = NumThreads();
+  bool lost_race;
+  do {
+    lost_race = false;
+    const int start = static_cast<int>(NextRandom(rng) % n);
+    for (int k = 0; k < n; ++k) {
+      const int victim = (start + k) % n;
+      if (victim == self) continue;
+      if (Task* task = workers_[victim]->queue.Steal(&lost_race)) return task;
+    }
+    // A lost race means another thread took an item from a queue that may
+    // hold more: scan again rather than conclude that all are empty.
+  } while (lost_race);
+  return nullptr;
+}
+
+bool PoolCore::AnyQueuedWork() const {
+  if (injected_size_.load(std::memory_order_seq_cst) > 0) return true;
+  for (const auto& worker : workers_) {
+    if (worker->queue.SizeApprox() > 0) return true;
+  }
+  return false;
+}
+
+Task* PoolCore::SpinForTask(int self, uint64_t* rng) {
+  spinning_.fetch_add(1, std::memory_order_seq_cst);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::microseconds(options_.spin_us);
+  for (uint32_t i = 1;; ++i) {
+    if (Task* task = FindTask(self, rng)) {
+      if (spinning_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
+        WakeAnotherIfWorkRemains();
+      }
+      return task;
+    }
+    // At least one full scan even with spin_us == 0: a freshly woken worker
+    // comes through here and must pass the wake-up on.
+    if (stopping_.load(std::memory_order_relaxed)) break;
+    CpuRelax();
+    // Reading the clock costs more than a pause; do it every 64 rounds.
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
+    if (options_.spin_us == 0) break;
+  }
+  spinning_.fetch_sub(1, std::memory_order_seq_cst);
+  return nullptr;
+}
+
+void PoolCore::WakeAnotherIfWorkRemains() {
+  // Schedule() wakes nobody while a worker spins; the last spinner to find a
+  // task therefore hands the search on, so a burst spreads over the pool.
+  if (spinning_.load(std::memory_order_seq_cst) == 0 && AnyQueuedWork()) {
+    event_.NotifyOne();
+  }
+}
+
+void PoolCore::SetUpWorkerThread(int index) {
+  tls_pool = this;
+  tls_index = index;
+  const std::string name =
+      ("weft-" + options_.name + "-" + std::to_string(index)).substr(0, 15);
+  pthread_setname_np(pthread_self(), name.c_str());
+  if (!options_.pin_cpus.empty()) {
+    const int cpu = options_.pin_cpus[index % options_.pin_cpus.size()];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) {
+      std::fprintf(stderr, "weft: could not pin %s to CPU %d (error %d)\n",
+                   name.c_str(), cpu, err);
+    }
+  }
+}
+
+void PoolCore::WorkerLoop(int index) {
+  SetUpWorkerThread(index);
+  uint64_t rng = 0x9E3779B97F4A7C15ull * (index + 1);
+  bool woken = false;
+  while (true) {
+    // A woken worker searches as a spinner so that it passes the wake-up on.
+    Task* task = woken ? nullptr : FindTask(index, &rng);
+    if (task == nullptr) task = SpinForTask(index, &rng);
+    woken = false;
+    if (task != nullptr) {
+      RunTask(task, index);
+      continue;
+    }
+    const uint64_t key = event_.PrepareWait();
+    task = FindTask(index, &rng);
+    if (task != nullptr) {
+      event_.CancelWait();
+      WakeAnotherIfWorkRemains();
+      RunTask(task, index);
+      continue;
+    }
+    if (stopping_.load(std::memory_order_seq_cst)) {
+      event_.CancelWait();
+      return;
+    }
+    event_.CommitWait(key);
+    woken = true;
+  }
+}
+
+void PoolCore::RunTask(Task* task, int index) {
+  try {
+    task->Run();
+  } catch (const std::exception& e) {
+    DieWithMessage("exception escaped a task on pool '" + options_.name +
+                   "' (worker " + std::to_string(index) + "): " + e.what());
+  } catch (...) {
+    DieWithMessage("exception escaped a task on pool '" + options_.name +
+                   "' (worker " + std::to_string(index) + ")");
+  }
+}
+
+}  // namespace weft::internal

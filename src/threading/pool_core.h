@@ -1,0 +1,89 @@
+// The scheduler behind ThreadPool.
+//
+// Algorithm outline:
+//  - Worker i owns RunQueue i. Schedule() from worker i pushes there; from
+//    any other thread (or when the deque is full) into the injection queue.
+//  - A worker looks for work in order: its own deque (newest first), the
+//    injection queue, then the other deques from a random start (oldest
+//    first).
+//  - Finding nothing, it spins for options.spin_us, counted in spinning_,
+//    then parks on event_. Schedule() wakes a parked worker only when no
+//    worker spins: a spinning worker will find the task without a system
+//    call. A woken worker searches as a spinner too. When the last spinner
+//    finds a task while more work is queued, it wakes another worker, so a
+//    burst still spreads over the pool one wake-up at a time.
+//  - The pre-park re-check (after EventCount::PrepareWait) scans every queue
+//    with seq_cst loads; Schedule() publishes with seq_cst before reading
+//    spinning_ and the waiter count. See event_count.h for why this loses no
+//    wake-up.
+//  - Shutdown sets stopping_ and wakes everyone; a worker exits only when it
+//    finds no task after seeing stopping_, so queued work is drained.
+#ifndef WEFT_SRC_THREADING_POOL_CORE_H_
+#define WEFT_SRC_THREADING_POOL_CORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "threading/event_count.h"
+#include "threading/run_queue.h"
+#include "threading/task.h"
+#include "weft/thread_pool.h"
+
+namespace weft::internal {
+
+class PoolCore {
+ public:
+  explicit PoolCore(ThreadPoolOptions options);
+  ~PoolCore();  // Drains queued work, then joins.
+
+  PoolCore(const PoolCore&) = delete;
+  PoolCore& operator=(const PoolCore&) = delete;
+
+  // Queues task; with no workers, runs it inline. Any thread.
+  void Schedule(Task* task);
+  // Queues `copies` entries of the same task, then wakes up to that many
+  // workers at once. REQUIRES: NumThreads() > 0.
+  void ScheduleCopies(Task* task, int copies);
+
+  int NumThreads() const { return static_cast<int>(workers_.size()); }
+  int CurrentThreadIndex() const;
+  const ThreadPoolOptions& options() const { return options_; }
+
+ private:
+  struct alignas(64) Worker {
+    explicit Worker(size_t capacity) : queue(capacity) {}
+    RunQueue<Task*> queue;
+    std::thread thread;
+  };
+
+  void Push(Task* task);
+  void WakeWorkers(int count);
+  void WorkerLoop(int index);
+  void SetUpWorkerThread(int index);
+  Task* FindTask(int self, uint64_t* rng);
+  Task* PopInjected();
+  Task* SpinForTask(int self, uint64_t* rng);
+  bool AnyQueuedWork() const;
+  void WakeAnotherIfWorkRemains();
+  void RunTask(Task* task, int index);
+
+  const ThreadPoolOptions options_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  std::mutex inject_mu_;
+  std::deque<Task*> injected_;           // Guarded by inject_mu_.
+  std::atomic<int64_t> injected_size_{0};  // Mirrors injected_.size().
+
+  EventCount event_;
+  std::atomic<int> spinning_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_THREADING_POOL_CORE_H_

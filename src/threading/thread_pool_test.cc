@@ -1,0 +1,206 @@
+#include "weft/thread_pool.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support/wait.h"
+
+namespace weft {
+namespace {
+
+ThreadPoolOptions Options(int threads, std::string name = "test") {
+  ThreadPoolOptions options;
+  options.name = std::move(name);
+  options.num_threads = threads;
+  return options;
+}
+
+TEST(ThreadPoolTest, RunsEveryScheduledTask) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(Options(threads));
+    std::atomic<int> count{0};
+    for (int i = 0; i < 10000; ++i) pool.Schedule([&] { ++count; });
+    test::WaitFor([&] { return count.load() == 10000; });
+    EXPECT_EQ(count.load(), 10000) << threads << " threads";
+  }
+}
+
+TEST(ThreadPoolTest, TasksScheduledFromWorkersRunToo) {
+  ThreadPool pool(Options(3));
+  std::atomic<int> count{0};
+  // Each task fans out into two until depth 12: 2^13 - 1 tasks, many more
+  // than a worker's deque holds, so the overflow path runs as well.
+  std::function<void(int)> spawn = [&](int depth) {
+    ++count;
+    if (depth == 0) return;
+    pool.Schedule([&, depth] { spawn(depth - 1); });
+    pool.Schedule([&, depth] { spawn(depth - 1); });
+  };
+  pool.Schedule([&] { spawn(12); });
+  test::WaitFor([&] { return count.load() == (1 << 13) - 1; });
+  EXPECT_EQ(count.load(), (1 << 13) - 1);
+}
+
+TEST(ThreadPoolTest, DestructorRunsQueuedWork) {
+  std::atomic<int> count{0};
+  {
+    ThreadPool pool(Options(2));
+    for (int i = 0; i < 1000; ++i) {
+      pool.Schedule([&] {
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
+        ++count;
+      });
+    }
+  }
+  EXPECT_EQ(count.load(), 1000);
+}
+
+TEST(ThreadPoolTest, ZeroThreadPoolRunsInline) {
+  ThreadPool pool(Options(0));
+  EXPECT_EQ(pool.NumThreads(), 0);
+  const auto caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  pool.Schedule([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, caller);
+}
+
+TEST(ThreadPoolTest, CurrentThreadIndexIdentifiesWorkers) {
+  ThreadPool pool(Options(4));
+  ThreadPool other(Options(1, "other"));
+  EXPECT_EQ(pool.CurrentThreadIndex(), -1);
+  std::mutex mu;
+  std::set<int> seen;
+  std::atomic<int> done{0};
+  std::atomic<bool> release{false};
+  for (int i = 0; i < 4; ++i) {
+    pool.Schedule([&] {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.insert(pool.CurrentThreadIndex());
+        EXPECT_EQ(other.CurrentThreadIndex(), -1);
+      }
+      ++done;
+      // Hold the worker so the next task must go to another one.
+      test::WaitFor([&] { return release.load(); });
+    });
+  }
+  test::WaitFor([&] { return done.load() == 4; });
+  release = true;
+  ASSERT_EQ(done.load(), 4);
+  EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3}));
+}
+
+TEST(ThreadPoolTest, ThreadsAreNamedAfterThePool) {
+  ThreadPool pool(Options(2, "inter"));
+  std::mutex mu;
+  std::set<std::string> names;
+  std::atomic<int> done{0};
+  std::atomic<bool> release{false};
+  for (int i = 0; i < 2; ++i) {
+    pool.Schedule([&] {
+      char name[16] = {};
+      pthread_getname_np(pthread_self(), name, sizeof(name));
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        names.insert(name);
+      }
+      ++done;
+      test::WaitFor([&] { return release.load(); });
+    });
+  }
+  test::WaitFor([&] { return done.load() == 2; });
+  release = true;
+  EXPECT_EQ(names, (std::set<std::string>{"weft-inter-0", "weft-inter-1"}));
+}
+
+TEST(ThreadPoolTest, PinnedWorkerRunsOnlyOnItsCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int target = -1;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+    if (CPU_ISSET(cpu, &allowed)) {
+      target = cpu;
+      break;
+    }
+  }
+  ASSERT_GE(target, 0);
+  ThreadPoolOptions options = Options(1, "pinned");
+  options.pin_cpus = {target};
+  ThreadPool pool(options);
+  std::atomic<bool> done{false};
+  cpu_set_t seen;
+  CPU_ZERO(&seen);
+  int ran_on = -1;
+  pool.Schedule([&] {
+    sched_getaffinity(0, sizeof(seen), &seen);
+    ran_on = sched_getcpu();
+    done = true;
+  });
+  test::WaitFor([&] { return done.load(); });
+  ASSERT_TRUE(done.load());
+  EXPECT_EQ(CPU_COUNT(&seen), 1);
+  EXPECT_TRUE(CPU_ISSET(target, &seen));
+  EXPECT_EQ(ran_on, target);
+}
+
+double CpuSecondsUsedByProcess() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+TEST(ThreadPoolTest, IdlePoolUsesNoCpuAfterSpinWindow) {
+  ThreadPoolOptions options = Options(4, "idle");
+  options.spin_us = 1000;
+  ThreadPool pool(options);
+  std::atomic<int> count{0};
+  for (int i = 0; i < 100; ++i) pool.Schedule([&] { ++count; });
+  test::WaitFor([&] { return count.load() == 100; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // > spin_us
+  const double before = CpuSecondsUsedByProcess();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double used = CpuSecondsUsedByProcess() - before;
+  // 1% of one CPU over one second is 10 ms; a parked pool should be near 0.
+  EXPECT_LT(used, 0.010) << "idle pool used " << used * 1e3 << " ms of CPU";
+}
+
+TEST(ThreadPoolTest, ManyOutsideThreadsScheduleConcurrently) {
+  ThreadPool pool(Options(2));
+  std::atomic<int> count{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 16; ++c) {
+    clients.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) pool.Schedule([&] { ++count; });
+    });
+  }
+  for (auto& client : clients) client.join();
+  test::WaitFor([&] { return count.load() == 16000; });
+  EXPECT_EQ(count.load(), 16000);
+}
+
+TEST(ThreadPoolDeathTest, ExceptionEscapingATaskIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        ThreadPool pool(Options(1, "thrower"));
+        pool.Schedule([] { throw std::runtime_error("boom"); });
+        std::this_thread::sleep_for(std::chrono::seconds(10));
+      },
+      "exception escaped a task on pool 'thrower' \\(worker 0\\): boom");
+}
+
+}  // namespace
+}  // namespace weft
