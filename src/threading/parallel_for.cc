@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <vector>
 
 #include "threading/pool_core.h"
 #include "threading/spin.h"
@@ -21,18 +22,33 @@ namespace {
 // returned. fn_ refers to the caller's stack; it is only called for a block
 // claimed below num_blocks_, and the caller does not return before every
 // claimed block has finished, so no call outlives it.
+//
+// Recycling: allocating a job per call, freed by whichever thread drops the
+// last reference, makes caller and workers fight over the allocator's locks.
+// So each thread keeps the jobs it started in a small cache and reuses one
+// when it is the sole owner again (every helper entry consumed); a job still
+// referenced by an unstarted entry is abandoned to its last holder.
 class ParallelForJob final : public internal::Task {
  public:
-  ParallelForJob(RangeFn fn, int64_t n, int64_t block, int helpers)
-      : fn_(fn),
-        n_(n),
-        block_(block),
-        num_blocks_((n + block - 1) / block),
-        unfinished_(num_blocks_),
-        refs_(helpers + 1) {}
+  // Prepares a job for a new call. REQUIRES: no other thread refers to it.
+  void Reset(RangeFn fn, int64_t n, int64_t block, int helpers) {
+    fn_ = fn;
+    n_ = n;
+    block_ = block;
+    num_blocks_ = (n + block - 1) / block;
+    next_block_.store(0, std::memory_order_relaxed);
+    unfinished_.store(num_blocks_, std::memory_order_relaxed);
+    done_.store(kRunning, std::memory_order_relaxed);
+    entered_.store(0, std::memory_order_relaxed);
+    refs_.store(helpers + 1, std::memory_order_relaxed);
+    helpers_ = helpers;
+    failed_.store(false, std::memory_order_relaxed);
+    error_ = nullptr;
+  }
 
   // A helper's entry point: claim blocks until none are left.
   void Run() override {
+    entered_.fetch_add(1, std::memory_order_acq_rel);
     RunBlocks();
     Unref();
   }
@@ -79,29 +95,72 @@ class ParallelForJob final : public internal::Task {
     }
   }
 
+  // After Wait(): waits for helpers that started to let go (they hold no
+  // block any more, so this is a few instructions), then drops the caller's
+  // reference. Returns true when the caller is the sole owner again and may
+  // reuse the job; false when an unstarted helper entry still refers to it,
+  // in which case the last holder deletes it.
+  bool Release() {
+    for (;;) {
+      const int held = refs_.load(std::memory_order_acquire) - 1;
+      const int unstarted =
+          helpers_ - entered_.load(std::memory_order_acquire);
+      if (held <= unstarted) break;
+      internal::CpuRelax();
+    }
+    if (refs_.load(std::memory_order_acquire) == 1) return true;
+    // Abandon it to the last holder, unless that turns out to be us.
+    return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+
   // The first exception thrown by fn, if any. Valid after Wait().
   std::exception_ptr error() const { return error_; }
 
+ private:
   void Unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
- private:
   static constexpr uint32_t kRunning = 0;
   static constexpr uint32_t kSleeping = 1;  // The caller sleeps in Wait().
   static constexpr uint32_t kDone = 2;
 
-  const RangeFn fn_;
-  const int64_t n_;
-  const int64_t block_;
-  const int64_t num_blocks_;
-  alignas(64) std::atomic<int64_t> next_block_{0};
-  alignas(64) std::atomic<int64_t> unfinished_;
+  RangeFn fn_ = [](int64_t, int64_t) {};
+  int64_t n_ = 0;
+  int64_t block_ = 1;
+  int64_t num_blocks_ = 0;
+  int helpers_ = 0;
+  // Packed rather than padded: blocks hold >= min_block_ns of work, so the
+  // counters are touched rarely, and a fork/join then moves two cache lines
+  // between threads instead of four.
+  std::atomic<int64_t> next_block_{0};
+  std::atomic<int64_t> unfinished_{0};
   std::atomic<uint32_t> done_{kRunning};
-  std::atomic<int> refs_;
+  std::atomic<int> entered_{0};
+  std::atomic<int> refs_{1};
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;  // Written once, by the thread that set failed_.
 };
+
+// The calling thread's recycled jobs; nested ParallelFor calls take several.
+class JobCache {
+ public:
+  ~JobCache() {
+    for (ParallelForJob* job : free_) delete job;
+  }
+  ParallelForJob* Take() {
+    if (free_.empty()) return new ParallelForJob;
+    ParallelForJob* job = free_.back();
+    free_.pop_back();
+    return job;
+  }
+  void Give(ParallelForJob* job) { free_.push_back(job); }
+
+ private:
+  std::vector<ParallelForJob*> free_;
+};
+
+thread_local JobCache tls_job_cache;
 
 // Runs [0, n) in blocks of `block` on the caller plus up to NumThreads()
 // helpers. REQUIRES: pool has workers and there are at least two blocks.
@@ -110,12 +169,13 @@ void RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   const int64_t num_blocks = (n + block - 1) / block;
   const int helpers = static_cast<int>(
       std::min<int64_t>(pool.NumThreads(), num_blocks - 1));
-  auto* job = new ParallelForJob(fn, n, block, helpers);
+  ParallelForJob* job = tls_job_cache.Take();
+  job->Reset(fn, n, block, helpers);
   pool.core().ScheduleCopies(job, helpers);
   job->RunBlocks();
   job->Wait(pool.options().spin_us);
   const std::exception_ptr error = job->error();
-  job->Unref();
+  if (job->Release()) tls_job_cache.Give(job);
   if (error) std::rethrow_exception(error);
 }
 

@@ -86,10 +86,14 @@ void PoolCore::ScheduleCopies(Task* task, int copies) {
 }
 
 void PoolCore::Push(Task* task) {
-  if (tls_pool == this && workers_[tls_index]->queue.Push(task)) return;
+  if (tls_pool == this) {
+    if (workers_[tls_index]->queue.Push(task)) return;
+  } else if (OfferToInbox(task)) {
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(inject_mu_);
-    injected_.push_back(task);
+    injected_.PushBack(task);
   }
   injected_size_.fetch_add(1, std::memory_order_seq_cst);
 }
@@ -101,12 +105,35 @@ void PoolCore::WakeWorkers(int count) {
   for (int i = 0; i < count; ++i) event_.NotifyOne();
 }
 
+bool PoolCore::OfferToInbox(Task* task) {
+  // Rotate the starting worker per calling thread so that the helpers of one
+  // ParallelFor land in different inboxes.
+  thread_local uint32_t next = 0;
+  const int n = NumThreads();
+  for (int k = 0; k < n; ++k) {
+    std::atomic<Task*>& inbox = workers_[(next + k) % n]->inbox;
+    Task* empty = nullptr;
+    if (inbox.load(std::memory_order_relaxed) == nullptr &&
+        inbox.compare_exchange_strong(empty, task, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed)) {
+      next += k + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+Task* PoolCore::TakeFromInbox(int worker) {
+  std::atomic<Task*>& inbox = workers_[worker]->inbox;
+  if (inbox.load(std::memory_order_seq_cst) == nullptr) return nullptr;
+  return inbox.exchange(nullptr, std::memory_order_seq_cst);
+}
+
 Task* PoolCore::PopInjected() {
   if (injected_size_.load(std::memory_order_seq_cst) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(inject_mu_);
   if (injected_.empty()) return nullptr;
-  Task* task = injected_.front();
-  injected_.pop_front();
+  Task* task = injected_.PopFront();
   injected_size_.fetch_sub(1, std::memory_order_seq_cst);
   return task;
 }
@@ -114,6 +141,7 @@ Task* PoolCore::PopInjected() {
 Task* PoolCore::FindTask(int self, uint64_t* rng) {
   if (self >= 0) {
     if (Task* task = workers_[self]->queue.Pop()) return task;
+    if (Task* task = TakeFromInbox(self)) return task;
   }
   if (Task* task = PopInjected()) return task;
   const int n = NumThreads();
@@ -124,6 +152,7 @@ Task* PoolCore::FindTask(int self, uint64_t* rng) {
     for (int k = 0; k < n; ++k) {
       const int victim = (start + k) % n;
       if (victim == self) continue;
+      if (Task* task = TakeFromInbox(victim)) return task;
       if (Task* task = workers_[victim]->queue.Steal(&lost_race)) return task;
     }
     // A lost race means another thread took an item from a queue that may
@@ -135,7 +164,10 @@ Task* PoolCore::FindTask(int self, uint64_t* rng) {
 bool PoolCore::AnyQueuedWork() const {
   if (injected_size_.load(std::memory_order_seq_cst) > 0) return true;
   for (const auto& worker : workers_) {
-    if (worker->queue.SizeApprox() > 0) return true;
+    if (worker->queue.SizeApprox() > 0 ||
+        worker->inbox.load(std::memory_order_seq_cst) != nullptr) {
+      return true;
+    }
   }
   return false;
 }

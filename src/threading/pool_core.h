@@ -1,11 +1,14 @@
 // The scheduler behind ThreadPool.
 //
 // Algorithm outline:
-//  - Worker i owns RunQueue i. Schedule() from worker i pushes there; from
-//    any other thread (or when the deque is full) into the injection queue.
-//  - A worker looks for work in order: its own deque (newest first), the
-//    injection queue, then the other deques from a random start (oldest
-//    first).
+//  - Worker i owns RunQueue i. Schedule() from worker i pushes there. Any
+//    other thread first offers the task to a worker's inbox, a one-task slot
+//    on its own cache line, so a fork/join hand-off to a spinning worker
+//    touches one line and takes no lock; when every inbox is full (or the
+//    owner's deque is), the task goes to the mutex-guarded injection queue.
+//  - A worker looks for work in order: its own deque (newest first), its
+//    inbox, the injection queue, then every other worker's inbox and deque
+//    from a random start (oldest first).
 //  - Finding nothing, it spins for options.spin_us, counted in spinning_,
 //    then parks on event_. Schedule() wakes a parked worker only when no
 //    worker spins: a spinning worker will find the task without a system
@@ -23,7 +26,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -32,6 +34,7 @@
 #include "threading/event_count.h"
 #include "threading/run_queue.h"
 #include "threading/task.h"
+#include "threading/task_ring.h"
 #include "weft/thread_pool.h"
 
 namespace weft::internal {
@@ -59,6 +62,9 @@ class PoolCore {
     explicit Worker(size_t capacity) : queue(capacity) {}
     RunQueue<Task*> queue;
     std::thread thread;
+    // Written by any thread offering a task (CAS from null), emptied by
+    // whichever worker takes it (exchange to null).
+    alignas(64) std::atomic<Task*> inbox{nullptr};
   };
 
   void Push(Task* task);
@@ -67,6 +73,8 @@ class PoolCore {
   void SetUpWorkerThread(int index);
   Task* FindTask(int self, uint64_t* rng);
   Task* PopInjected();
+  bool OfferToInbox(Task* task);
+  Task* TakeFromInbox(int worker);
   Task* SpinForTask(int self, uint64_t* rng);
   bool AnyQueuedWork() const;
   void WakeAnotherIfWorkRemains();
@@ -76,7 +84,7 @@ class PoolCore {
   std::vector<std::unique_ptr<Worker>> workers_;
 
   std::mutex inject_mu_;
-  std::deque<Task*> injected_;           // Guarded by inject_mu_.
+  TaskRing injected_;                      // Guarded by inject_mu_.
   std::atomic<int64_t> injected_size_{0};  // Mirrors injected_.size().
 
   EventCount event_;
