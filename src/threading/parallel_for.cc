@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <utility>
 #include <vector>
 
 #include "threading/pool_core.h"
@@ -113,8 +114,10 @@ class ParallelForJob final : public internal::Task {
     return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
   }
 
-  // The first exception thrown by fn, if any. Valid after Wait().
-  std::exception_ptr error() const { return error_; }
+  // Moves out the first exception thrown by fn, if any. REQUIRES: Wait()
+  // returned. The job keeps no reference, so the exception object is freed
+  // on the caller's thread, never by a helper that drops the job later.
+  std::exception_ptr TakeError() { return std::move(error_); }
 
  private:
   void Unref() {
@@ -174,7 +177,7 @@ void RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   pool.core().ScheduleCopies(job, helpers);
   job->RunBlocks();
   job->Wait(pool.options().spin_us);
-  const std::exception_ptr error = job->error();
+  const std::exception_ptr error = job->TakeError();
   if (job->Release()) tls_job_cache.Give(job);
   if (error) std::rethrow_exception(error);
 }

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,10 @@ namespace {
 // Per-worker deque capacity. A worker that pushes more than this (a task
 // fanning out thousands of children) overflows into the injection queue.
 constexpr size_t kDequeCapacity = 1024;
+
+// The most tasks a worker moves from the injection queue to its deque at
+// once (see PopInjected).
+constexpr size_t kInjectedBatch = 32;
 
 // The pool and index of the calling worker thread; null/-1 elsewhere.
 thread_local const PoolCore* tls_pool = nullptr;
@@ -129,12 +134,26 @@ Task* PoolCore::TakeFromInbox(int worker) {
   return inbox.exchange(nullptr, std::memory_order_seq_cst);
 }
 
-Task* PoolCore::PopInjected() {
+Task* PoolCore::PopInjected(int self) {
   if (injected_size_.load(std::memory_order_seq_cst) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(inject_mu_);
   if (injected_.empty()) return nullptr;
   Task* task = injected_.PopFront();
-  injected_size_.fetch_sub(1, std::memory_order_seq_cst);
+  int64_t taken = 1;
+  if (self >= 0) {
+    // Take a fair share into the own deque (where others can still steal
+    // it), so a stream of outside tasks costs one lock per batch, not per
+    // task.
+    const size_t share = std::min<size_t>(
+        injected_.size() / NumThreads(), kInjectedBatch - 1);
+    for (size_t i = 0; i < share; ++i) {
+      if (!workers_[self]->queue.Push(injected_.PopFront())) {
+        std::abort();  // Unreachable: share < capacity and the deque is empty.
+      }
+      ++taken;
+    }
+  }
+  injected_size_.fetch_sub(taken, std::memory_order_seq_cst);
   return task;
 }
 
@@ -143,7 +162,7 @@ Task* PoolCore::FindTask(int self, uint64_t* rng) {
     if (Task* task = workers_[self]->queue.Pop()) return task;
     if (Task* task = TakeFromInbox(self)) return task;
   }
-  if (Task* task = PopInjected()) return task;
+  if (Task* task = PopInjected(self)) return task;
   const int n = NumThreads();
   bool lost_race;
   do {

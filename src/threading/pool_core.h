@@ -72,7 +72,7 @@ class PoolCore {
   void WorkerLoop(int index);
   void SetUpWorkerThread(int index);
   Task* FindTask(int self, uint64_t* rng);
-  Task* PopInjected();
+  Task* PopInjected(int self);
   bool OfferToInbox(Task* task);
   Task* TakeFromInbox(int worker);
   Task* SpinForTask(int self, uint64_t* rng);
