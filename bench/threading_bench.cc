@@ -95,24 +95,52 @@ void BM_ForkJoinEmpty_OpenMP(benchmark::State& state) {
 
 constexpr double kBlockNs = 2000;
 
+// The measured duration of one Burn(kBlockNs): the ideal time of a region
+// running two such blocks on two threads. Median of many, taken just before
+// use so that it sees the same clock speed as the region.
+double MeasuredBlockNs() {
+  const BusyWork& work = BusyWork::Get();
+  std::vector<double> samples(301);
+  for (double& sample : samples) {
+    const auto start = Clock::now();
+    work.Burn(kBlockNs);
+    sample = std::chrono::duration<double, std::nano>(Clock::now() - start)
+                 .count();
+  }
+  std::nth_element(samples.begin(), samples.begin() + 150, samples.end());
+  return samples[150];
+}
+
+// Reports fork/join overhead: wall time per region beyond one block's time.
+template <class Loop>
+void TimeTwoBlockRegions(benchmark::State& state, Loop loop) {
+  const double ideal_ns = MeasuredBlockNs();
+  const auto start = Clock::now();
+  for (auto _ : state) loop();
+  const double per_region =
+      std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+      static_cast<double>(state.iterations());
+  state.counters["overhead_ns"] = per_region - ideal_ns;
+}
+
 void BM_ForkJoin2x2us_Weft(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   weft::ThreadPool& pool = PoolWithThreads(threads);
   const BusyWork& work = BusyWork::Get();
-  for (auto _ : state) {
+  TimeTwoBlockRegions(state, [&] {
     weft::ParallelFor(&pool, 2, kBlockNs, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) work.Burn(kBlockNs);
     });
-  }
+  });
 }
 
 void BM_ForkJoin2x2us_OpenMP(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const BusyWork& work = BusyWork::Get();
-  for (auto _ : state) {
+  TimeTwoBlockRegions(state, [&] {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int i = 0; i < 2; ++i) work.Burn(kBlockNs);
-  }
+  });
 }
 
 // The same 2 x 2 us done serially: subtract it to get the fork/join cost.
