@@ -104,8 +104,8 @@ double MeasuredBlockNs() {
   for (double& sample : samples) {
     const auto start = Clock::now();
     work.Burn(kBlockNs);
-    sample = std::chrono::duration<double, std::nano>(Clock::now() - start)
-                 .count();
+    sample =
+        std::chrono::duration<double, std::nano>(Clock::now() - start).count();
   }
   std::nth_element(samples.begin(), samples.begin() + 150, samples.end());
   return samples[150];
@@ -224,9 +224,21 @@ BENCHMARK(BM_ForkJoinEmpty_OpenMP)->Arg(2)->UseRealTime();
 BENCHMARK(BM_ForkJoin2x2us_Weft)->Arg(2)->UseRealTime();
 BENCHMARK(BM_ForkJoin2x2us_OpenMP)->Arg(2)->UseRealTime();
 BENCHMARK(BM_ForkJoin2x2us_Serial)->UseRealTime();
-BENCHMARK(BM_Schedule1M_FromOutside)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Schedule1M_FromWorker)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_WakeupLatencyParked)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Schedule1M_FromOutside)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Schedule1M_FromWorker)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WakeupLatencyParked)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

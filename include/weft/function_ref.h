@@ -16,14 +16,13 @@ class FunctionRef;
 template <class R, class... Args>
 class FunctionRef<R(Args...)> {
  public:
-  template <class F,
-            std::enable_if_t<
-                !std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
-                    std::is_invocable_r_v<R, F&, Args...>,
-                int> = 0>
+  template <class F, std::enable_if_t<
+                         !std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+                             std::is_invocable_r_v<R, F&, Args...>,
+                         int> = 0>
   FunctionRef(F&& fn) noexcept  // NOLINT(google-explicit-constructor)
-      : object_(const_cast<void*>(
-            static_cast<const void*>(std::addressof(fn)))),
+      : object_(
+            const_cast<void*>(static_cast<const void*>(std::addressof(fn)))),
         invoke_([](void* object, Args... args) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(object))(
               std::forward<Args>(args)...);

@@ -106,8 +106,9 @@ std::optional<CgroupMount> FindCgroupMount(const std::string& root, bool v2) {
       }
       const std::string& type = *(dash + 1);
       const std::string& super_options = *(dash + 3);
-      const bool match = v2 ? type == "cgroup2"
-                            : type == "cgroup" && HasToken(super_options, "cpu");
+      const bool match =
+          v2 ? type == "cgroup2"
+             : type == "cgroup" && HasToken(super_options, "cpu");
       if (match) {
         return CgroupMount{UnescapeMountField(fields[3]),
                            UnescapeMountField(fields[4])};
@@ -134,9 +135,9 @@ std::optional<std::string> FindCgroupPath(const std::string& root, bool v2) {
     if (first == std::string::npos || second == std::string::npos) continue;
     const std::string_view controllers =
         std::string_view(line).substr(first + 1, second - first - 1);
-    const bool match = v2 ? line.compare(0, first, "0") == 0 &&
-                                controllers.empty()
-                          : HasToken(controllers, "cpu");
+    const bool match =
+        v2 ? line.compare(0, first, "0") == 0 && controllers.empty()
+           : HasToken(controllers, "cpu");
     if (match) return line.substr(second + 1);
   }
   return std::nullopt;
@@ -198,8 +199,8 @@ std::optional<Quota> ReadCgroupQuota(const std::string& root, bool v2) {
   // A path outside the mount ("/../x" in a cgroup namespace) or missing from
   // it (a container whose cgroup is the mount's root) means: start at base.
   const fs::path relative_to_stop = dir.lexically_relative(stop);
-  const bool inside = !relative_to_stop.empty() &&
-                      *relative_to_stop.begin() != "..";
+  const bool inside =
+      !relative_to_stop.empty() && *relative_to_stop.begin() != "..";
   if (!inside || !fs::is_directory(dir, ec)) dir = stop;
   std::optional<Quota> tightest;
   for (;;) {
@@ -239,7 +240,8 @@ std::optional<std::vector<int>> AffinityFromStatus(const std::string& root) {
   std::string line;
   const std::string key = "Cpus_allowed_list:";
   while (std::getline(lines, line)) {
-    if (line.rfind(key, 0) == 0) return ParseCpuList(Trim(line.substr(key.size())));
+    if (line.rfind(key, 0) == 0)
+      return ParseCpuList(Trim(line.substr(key.size())));
   }
   return std::nullopt;
 }
@@ -284,9 +286,8 @@ std::optional<std::vector<int>> ParseCpuList(std::string_view text) {
   for (const std::string& part : Split(trimmed, ',')) {
     const auto dash = part.find('-');
     const auto lo = ParseInt(Trim(part.substr(0, dash)));
-    const auto hi = dash == std::string::npos
-                        ? lo
-                        : ParseInt(Trim(part.substr(dash + 1)));
+    const auto hi =
+        dash == std::string::npos ? lo : ParseInt(Trim(part.substr(dash + 1)));
     if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= (1 << 20)) {
       return std::nullopt;
     }
@@ -341,11 +342,12 @@ CpuBudget ProbeCpuBudget(const CpuProbeSources& sources) {
   bool topology_found = false;
   budget.physical_cores =
       CountPhysicalCores(sources.root, *allowed, &topology_found);
-  why += "topology: " + std::to_string(budget.physical_cores) +
-         " physical cores among them" +
-         (topology_found ? " (SMT siblings counted once), from "
-                           "/sys/devices/system/cpu/cpu*/topology\n"
-                         : " (no topology files: each CPU counted as a core)\n");
+  why +=
+      "topology: " + std::to_string(budget.physical_cores) +
+      " physical cores among them" +
+      (topology_found ? " (SMT siblings counted once), from "
+                        "/sys/devices/system/cpu/cpu*/topology\n"
+                      : " (no topology files: each CPU counted as a core)\n");
 
   // 3. cgroup quotas, v2 and v1 (a hybrid system may have both).
   std::optional<Quota> tightest;

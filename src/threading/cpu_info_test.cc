@@ -61,8 +61,8 @@ class FakeTree {
           "30 1 0:26 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup "
           "rw,cpu,cpuacct\n"
           "31 1 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
-    Write("/proc/self/cgroup", "5:memory:" + cgroup_path +
-                                   "\n4:cpu,cpuacct:" + cgroup_path + "\n");
+    Write("/proc/self/cgroup",
+          "5:memory:" + cgroup_path + "\n4:cpu,cpuacct:" + cgroup_path + "\n");
   }
 
   CpuBudget Probe() const {
@@ -149,7 +149,8 @@ TEST(CpuInfoTest, CgroupV1Quota) {
              "100000\n");
   const CpuBudget budget = tree.Probe();
   EXPECT_EQ(budget.threads, 3);
-  EXPECT_THAT(budget.derivation, HasSubstr("cgroup v1: cpu.cfs_quota_us 250000"));
+  EXPECT_THAT(budget.derivation,
+              HasSubstr("cgroup v1: cpu.cfs_quota_us 250000"));
 }
 
 TEST(CpuInfoTest, CgroupV1UnlimitedQuota) {

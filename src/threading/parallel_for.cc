@@ -79,8 +79,8 @@ class ParallelForJob final : public internal::Task {
 
   // Returns once every block has finished: spins for spin_us, then sleeps.
   void Wait(int spin_us) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::microseconds(spin_us);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
     for (uint32_t i = 1; done_.load(std::memory_order_acquire) != kDone; ++i) {
       internal::CpuRelax();
       if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
@@ -104,8 +104,7 @@ class ParallelForJob final : public internal::Task {
   bool Release() {
     for (;;) {
       const int held = refs_.load(std::memory_order_acquire) - 1;
-      const int unstarted =
-          helpers_ - entered_.load(std::memory_order_acquire);
+      const int unstarted = helpers_ - entered_.load(std::memory_order_acquire);
       if (held <= unstarted) break;
       internal::CpuRelax();
     }
@@ -170,8 +169,8 @@ thread_local JobCache tls_job_cache;
 void RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
                          RangeFn fn) {
   const int64_t num_blocks = (n + block - 1) / block;
-  const int helpers = static_cast<int>(
-      std::min<int64_t>(pool.NumThreads(), num_blocks - 1));
+  const int helpers =
+      static_cast<int>(std::min<int64_t>(pool.NumThreads(), num_blocks - 1));
   ParallelForJob* job = tls_job_cache.Take();
   job->Reset(fn, n, block, helpers);
   pool.core().ScheduleCopies(job, helpers);

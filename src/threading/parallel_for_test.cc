@@ -51,12 +51,11 @@ TEST(ParallelForTest, VisitsEveryIndexExactlyOnce) {
     for (int64_t n : {0, 1, 2, 3, 7, 64, 100, 1000, 4097}) {
       for (double cost : {0.0, 10.0, 1000.0, kExpensive}) {
         VisitCounter counter(n);
-        ParallelFor(pool.get(), n, cost, [&](int64_t b, int64_t e) {
-          counter.Visit(b, e);
-        });
-        counter.ExpectEachVisitedOnce(
-            "threads=" + std::to_string(threads) + " n=" + std::to_string(n) +
-            " cost=" + std::to_string(cost));
+        ParallelFor(pool.get(), n, cost,
+                    [&](int64_t b, int64_t e) { counter.Visit(b, e); });
+        counter.ExpectEachVisitedOnce("threads=" + std::to_string(threads) +
+                                      " n=" + std::to_string(n) +
+                                      " cost=" + std::to_string(cost));
       }
     }
   }
@@ -69,13 +68,12 @@ TEST(ParallelForTest, FixedBlocksVisitEveryIndexOnceWithFixedBoundaries) {
       for (int64_t block : {1, 3, 64, 1000, 5000}) {
         VisitCounter counter(n);
         std::atomic<int64_t> calls{0};
-        ParallelForFixedBlocks(pool.get(), n, block,
-                               [&](int64_t b, int64_t e) {
-                                 EXPECT_EQ(b % block, 0);
-                                 EXPECT_EQ(e, std::min(n, b + block));
-                                 counter.Visit(b, e);
-                                 ++calls;
-                               });
+        ParallelForFixedBlocks(pool.get(), n, block, [&](int64_t b, int64_t e) {
+          EXPECT_EQ(b % block, 0);
+          EXPECT_EQ(e, std::min(n, b + block));
+          counter.Visit(b, e);
+          ++calls;
+        });
         const std::string context = "threads=" + std::to_string(threads) +
                                     " n=" + std::to_string(n) +
                                     " block=" + std::to_string(block);
@@ -227,9 +225,10 @@ TEST(ParallelForTest, ExceptionIsRethrownToCallerAndPoolStaysUsable) {
                std::runtime_error);
   EXPECT_GE(calls.load(), 1);
   // Inline path: the same contract.
-  EXPECT_THROW(ParallelFor(pool.get(), 1, kExpensive,
-                           [](int64_t, int64_t) { throw std::logic_error("x"); }),
-               std::logic_error);
+  EXPECT_THROW(
+      ParallelFor(pool.get(), 1, kExpensive,
+                  [](int64_t, int64_t) { throw std::logic_error("x"); }),
+      std::logic_error);
   VisitCounter counter(1000);
   ParallelFor(pool.get(), 1000, kExpensive,
               [&](int64_t b, int64_t e) { counter.Visit(b, e); });

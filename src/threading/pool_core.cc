@@ -144,8 +144,8 @@ Task* PoolCore::PopInjected(int self) {
     // Take a fair share into the own deque (where others can still steal
     // it), so a stream of outside tasks costs one lock per batch, not per
     // task.
-    const size_t share = std::min<size_t>(
-        injected_.size() / NumThreads(), kInjectedBatch - 1);
+    const size_t share =
+        std::min<size_t>(injected_.size() / NumThreads(), kInjectedBatch - 1);
     for (size_t i = 0; i < share; ++i) {
       if (!workers_[self]->queue.Push(injected_.PopFront())) {
         std::abort();  // Unreachable: share < capacity and the deque is empty.
