@@ -153,54 +153,52 @@ void BM_ForkJoin2x2us_Serial(benchmark::State& state) {
 
 // --- Schedule() throughput: 1M tiny tasks. ---------------------------------
 
-void BM_Schedule1M_FromOutside(benchmark::State& state) {
-  const int threads = static_cast<int>(state.range(0));
-  weft::ThreadPoolOptions options;
-  options.name = "sched";
-  options.num_threads = threads;
-  weft::ThreadPool pool(options);
-  constexpr int kTasks = 1'000'000;
+constexpr int kScheduledTasks = 1'000'000;
+
+// Times rounds of kScheduledTasks tasks that each decrement a counter;
+// schedule_all(decrement) must get all of them scheduled on the pool.
+template <class ScheduleAll>
+void TimeScheduleRounds(benchmark::State& state, ScheduleAll schedule_all) {
   for (auto _ : state) {
-    std::atomic<int> remaining{kTasks};
-    for (int i = 0; i < kTasks; ++i) {
-      pool.Schedule([&] { remaining.fetch_sub(1, std::memory_order_relaxed); });
-    }
+    std::atomic<int> remaining{kScheduledTasks};
+    schedule_all(
+        [&remaining] { remaining.fetch_sub(1, std::memory_order_relaxed); });
     while (remaining.load(std::memory_order_acquire) != 0) {
       std::this_thread::yield();
     }
   }
-  state.SetItemsProcessed(state.iterations() * kTasks);
+  state.SetItemsProcessed(state.iterations() * kScheduledTasks);
+}
+
+weft::ThreadPoolOptions WorkerOptions(const benchmark::State& state,
+                                      const char* name) {
+  weft::ThreadPoolOptions options;
+  options.name = name;
+  options.num_threads = static_cast<int>(state.range(0));
+  return options;
+}
+
+void BM_Schedule1M_FromOutside(benchmark::State& state) {
+  weft::ThreadPool pool(WorkerOptions(state, "sched"));
+  TimeScheduleRounds(state, [&](auto decrement) {
+    for (int i = 0; i < kScheduledTasks; ++i) pool.Schedule(decrement);
+  });
 }
 
 void BM_Schedule1M_FromWorker(benchmark::State& state) {
-  const int threads = static_cast<int>(state.range(0));
-  weft::ThreadPoolOptions options;
-  options.name = "sched";
-  options.num_threads = threads;
-  weft::ThreadPool pool(options);
-  constexpr int kTasks = 1'000'000;
-  for (auto _ : state) {
-    std::atomic<int> remaining{kTasks};
+  weft::ThreadPool pool(WorkerOptions(state, "sched"));
+  TimeScheduleRounds(state, [&](auto decrement) {
     // A worker fans out: tasks land in its deque and get stolen.
-    pool.Schedule([&] {
-      for (int i = 0; i < kTasks; ++i) {
-        pool.Schedule(
-            [&] { remaining.fetch_sub(1, std::memory_order_relaxed); });
-      }
+    pool.Schedule([&pool, decrement] {
+      for (int i = 0; i < kScheduledTasks; ++i) pool.Schedule(decrement);
     });
-    while (remaining.load(std::memory_order_acquire) != 0) {
-      std::this_thread::yield();
-    }
-  }
-  state.SetItemsProcessed(state.iterations() * kTasks);
+  });
 }
 
 // --- Wake-up latency: Schedule() on a parked pool until the task runs. ------
 
 void BM_WakeupLatencyParked(benchmark::State& state) {
-  weft::ThreadPoolOptions options;
-  options.name = "wake";
-  options.num_threads = static_cast<int>(state.range(0));
+  weft::ThreadPoolOptions options = WorkerOptions(state, "wake");
   options.spin_us = 0;  // Park at once: measure the wake path only.
   weft::ThreadPool pool(options);
   for (auto _ : state) {
