@@ -32,6 +32,22 @@ struct CpuBudget {
 // Thread-safe.
 const CpuBudget& AutoCpuBudget();
 
+// Process-wide defaults, like tf.config.threading and torch.set_num_threads.
+// Precedence for a session: its own option > these setters > the
+// environment (WEFT_NUM_INTEROP_THREADS, WEFT_NUM_INTRAOP_THREADS) > auto.
+//
+// The setters work at any time: sessions created afterwards get pools of the
+// new size; sessions already running keep theirs. 0 restores auto.
+// The getters return effective counts, never 0: the size the process-wide
+// pools have (or would get) for a session that sets nothing itself.
+// Thread-safe.
+namespace threading {
+void SetInterOpParallelismThreads(int n);  // n < 0: the caller's thread
+int GetInterOpParallelismThreads();
+void SetIntraOpParallelismThreads(int n);  // REQUIRES: n >= 0
+int GetIntraOpParallelismThreads();
+}  // namespace threading
+
 }  // namespace weft
 
 #endif  // WEFT_THREADING_H_

@@ -1,0 +1,162 @@
+// Kernels: the code that computes an op. A kernel sees only its
+// KernelContext: inputs, outputs, attributes, and ParallelFor on the intra-op
+// pool; never a pool, a session or the executor.
+//
+//   class SquareKernel : public weft::OpKernel {
+//    public:
+//     weft::Status Compute(weft::KernelContext& ctx) const override {
+//       const weft::Tensor& x = ctx.input(0);
+//       WEFT_ASSIGN_OR_RETURN(weft::Tensor* y, ctx.AllocateOutput(0, x.shape()));
+//       ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
+//         for (int64_t i = b; i < e; ++i)
+//           y->data<float>()[i] = x.data<float>()[i] * x.data<float>()[i];
+//       });
+//       return weft::Status::OK();
+//     }
+//   };
+//   weft::RegisterKernel("Square", weft::KernelFactoryFor<SquareKernel>());
+#ifndef WEFT_KERNEL_H_
+#define WEFT_KERNEL_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/attr.h"
+#include "weft/parallel_for.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+namespace weft {
+
+namespace internal {
+struct NodeRun;
+}  // namespace internal
+
+// What a kernel factory sees once, when the graph is compiled.
+class KernelConstruction {
+ public:
+  KernelConstruction(const std::string& node_name, const std::string& op,
+                     const AttrMap& attrs,
+                     const std::vector<DataType>& input_dtypes,
+                     const std::vector<DataType>& output_dtypes,
+                     const std::vector<PartialShape>& input_shapes,
+                     const std::vector<PartialShape>& output_shapes)
+      : node_name_(node_name),
+        op_(op),
+        attrs_(attrs),
+        input_dtypes_(input_dtypes),
+        output_dtypes_(output_dtypes),
+        input_shapes_(input_shapes),
+        output_shapes_(output_shapes) {}
+
+  const std::string& node_name() const { return node_name_; }
+  const std::string& op() const { return op_; }
+  // Attributes with defaults filled in, type-checked against the op.
+  const AttrMap& attrs() const { return attrs_; }
+  template <class T>
+  const T& attr(const std::string& name) const {
+    return *attrs_.at(name).get_if<T>();
+  }
+  const std::vector<DataType>& input_dtypes() const { return input_dtypes_; }
+  const std::vector<DataType>& output_dtypes() const { return output_dtypes_; }
+  const std::vector<PartialShape>& input_shapes() const {
+    return input_shapes_;
+  }
+  const std::vector<PartialShape>& output_shapes() const {
+    return output_shapes_;
+  }
+
+ private:
+  const std::string& node_name_;
+  const std::string& op_;
+  const AttrMap& attrs_;
+  const std::vector<DataType>& input_dtypes_;
+  const std::vector<DataType>& output_dtypes_;
+  const std::vector<PartialShape>& input_shapes_;
+  const std::vector<PartialShape>& output_shapes_;
+};
+
+// What a kernel sees on every execution. Not thread-safe: one per execution.
+class KernelContext {
+ public:
+  explicit KernelContext(internal::NodeRun* run) : run_(run) {}
+
+  const std::string& node_name() const;
+  const std::string& op() const;
+
+  int num_inputs() const;
+  const Tensor& input(int i) const;
+
+  int num_outputs() const;
+  DataType output_dtype(int i) const;
+  // Allocates output i (zero-filled) with the dtype the op declares.
+  StatusOr<Tensor*> AllocateOutput(int i, const Shape& shape);
+  // Sets output i to an existing tensor (an input, to forward it).
+  Status SetOutput(int i, Tensor tensor);
+
+  // ParallelFor / ParallelForFixedBlocks (weft/parallel_for.h) on the
+  // session's intra-op pool; serial in this thread when intra = 1.
+  void ParallelFor(int64_t n, double cost_per_unit_ns, RangeFn fn);
+  void ParallelForFixedBlocks(int64_t n, int64_t block, RangeFn fn);
+  // Threads a ParallelFor may use, counting this one.
+  int intra_op_threads() const;
+
+  // True once the Run is cancelled (an error elsewhere, a deadline, Close).
+  // Long kernels should check between blocks and return
+  // CancelledError() early.
+  bool IsCancelled() const;
+  // Waits up to `duration` without using CPU; returns false early when the
+  // Run is cancelled.
+  bool WaitFor(std::chrono::nanoseconds duration);
+
+ private:
+  void RecordShards(int blocks);
+
+  internal::NodeRun* run_;
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  // Called concurrently by overlapping Runs: must not modify the kernel.
+  virtual Status Compute(KernelContext& ctx) const = 0;
+};
+
+using KernelFactory =
+    std::function<StatusOr<std::unique_ptr<OpKernel>>(const KernelConstruction&)>;
+
+// A factory for a kernel class constructible from KernelConstruction, or
+// default-constructible.
+template <class K>
+KernelFactory KernelFactoryFor() {
+  return [](const KernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {
+    if constexpr (std::is_constructible_v<K, const KernelConstruction&>) {
+      return std::unique_ptr<OpKernel>(std::make_unique<K>(c));
+    } else {
+      return std::unique_ptr<OpKernel>(std::make_unique<K>());
+    }
+  };
+}
+
+// Registers the CPU kernel of a registered op. AlreadyExists if it has one;
+// NotFound if the op is not registered.
+Status RegisterKernel(const std::string& op, KernelFactory factory);
+
+// The kernel factory of an op, or null.
+const KernelFactory* FindKernelFactory(const std::string& op);
+
+// CustomOp: a node backed by a C++ callable, weft's tf.py_function. The node
+//   {"op": "CustomOp", "attrs": {"function": "my_fn", "Tout": [float32],
+//    "blocking": true}}
+// calls the function registered under "my_fn"; Tout lists its output dtypes
+// and the optional output_shapes their shapes. Mark it blocking when it waits
+// (I/O, another Session::Run).
+using CustomFunction = std::function<Status(KernelContext&)>;
+Status RegisterCustomFunction(const std::string& name, CustomFunction fn);
+
+}  // namespace weft
+
+#endif  // WEFT_KERNEL_H_

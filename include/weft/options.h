@@ -1,0 +1,111 @@
+// Session and Run configuration, with TensorFlow's names and weft's
+// semantics. docs/configuration.md puts each option beside its TensorFlow,
+// PyTorch and ONNX Runtime equivalent.
+#ifndef WEFT_OPTIONS_H_
+#define WEFT_OPTIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace weft {
+
+// One inter-op pool of a session (TF's ThreadPoolOptionProto).
+struct ThreadPoolSpec {
+  // Threads in the pool; 0 = auto (the CPU budget).
+  int num_threads = 0;
+  // Non-empty: the pool is shared process-wide under this name. Asking for
+  // the same name with another size is an error.
+  std::string global_name;
+};
+
+struct SessionOptions {
+  // Threads that run independent nodes at the same time.
+  //   0 (default): auto — weft::threading::SetInterOpParallelismThreads, else
+  //     WEFT_NUM_INTEROP_THREADS, else the CPU budget (weft/threading.h);
+  //   n > 0: n threads;
+  //   n < 0: every node runs in the thread that called Run.
+  int inter_op_parallelism_threads = 0;
+
+  // Threads one op may split its work over, counting the thread running the
+  // op (so n means n - 1 pool workers). 0 (default): auto, resolved like
+  // inter_op. 1: no intra-op pool; kernels run serially. Must be >= 0.
+  int intra_op_parallelism_threads = 0;
+
+  // false (default): share the process-wide pools; the first such session
+  // creates them with its sizes (as in TensorFlow). true: this session gets
+  // pools of its own, destroyed with it.
+  bool use_per_session_threads = false;
+
+  // When non-empty, the session's inter-op pools (RunOptions picks one by
+  // index; the default is pool 0), replacing the one described above.
+  std::vector<ThreadPoolSpec> session_inter_op_thread_pools;
+
+  // Devices: {"CPU": n} makes /cpu:0 ... /cpu:n-1 (default 1). All CPU
+  // devices share the same pools; placement is recorded in RunMetadata.
+  std::map<std::string, int> device_count;
+  // A node pinned to a device that does not exist is placed on /cpu:0
+  // instead of failing the session.
+  bool allow_soft_placement = false;
+  // Print each node's device to stderr when the graph is compiled.
+  bool log_device_placement = false;
+
+  // Default deadline of every Run, in ms, when RunOptions::timeout_ms is 0.
+  // 0: none.
+  int64_t operation_timeout_ms = 0;
+
+  // How long idle workers spin before parking, in microseconds: lower
+  // latency for back-to-back work against CPU burnt while idle.
+  int inter_op_spin_us = 50;
+  int intra_op_spin_us = 50;
+
+  // Pin workers to CPUs (round robin over the list); empty: no pinning.
+  std::vector<int> inter_op_pin_cpus;
+  std::vector<int> intra_op_pin_cpus;
+
+  // A ready node whose measured cost is below this (ns) runs inline in the
+  // thread that made it ready instead of being dispatched to the pool.
+  double inline_node_cost_ns = 5000;
+};
+
+struct RunOptions {
+  enum class TraceLevel { kNone, kFull };
+
+  // Deadline for this Run in ms; 0 uses SessionOptions::operation_timeout_ms.
+  // A Run past it ends with DeadlineExceeded.
+  int64_t timeout_ms = 0;
+  // Index into the session's inter-op pools; -1 runs every node in the
+  // calling thread.
+  int inter_op_thread_pool = 0;
+  // kFull fills RunMetadata::node_stats.
+  TraceLevel trace_level = TraceLevel::kNone;
+};
+
+// One executed node, with RunOptions::TraceLevel::kFull.
+struct NodeExecStats {
+  std::string node_name;
+  std::string op;
+  std::string device;
+  // steady_clock nanoseconds: when the node became ready, started, ended.
+  int64_t scheduled_ns = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  // "inter" (or the named pool) and the worker index, or "caller" and -1.
+  std::string pool;
+  int thread_index = -1;
+  int64_t os_thread_id = 0;
+  // Blocks the node's ParallelFor calls ran (the most in one call); 1 when it
+  // ran serially.
+  int intra_op_shards = 1;
+};
+
+struct RunMetadata {
+  int64_t run_start_ns = 0;
+  int64_t run_end_ns = 0;
+  std::vector<NodeExecStats> node_stats;  // In order of start time.
+};
+
+}  // namespace weft
+
+#endif  // WEFT_OPTIONS_H_

@@ -1,0 +1,68 @@
+// Sessions: a compiled graph plus the thread pools that run it.
+//
+//   weft::SessionOptions options;
+//   options.inter_op_parallelism_threads = 2;
+//   auto session = weft::Session::Create(std::move(graph), options);
+//   if (!session.ok()) ...
+//   std::vector<weft::Tensor> outputs;
+//   weft::Status s = (*session)->Run({{"x", x}}, {"y"}, {}, &outputs);
+//
+// Thread-safety: Run may be called from many threads at once.
+#ifndef WEFT_SESSION_H_
+#define WEFT_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/graph.h"
+#include "weft/options.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+namespace weft {
+
+namespace internal {
+class SessionImpl;
+}  // namespace internal
+
+class Session {
+ public:
+  // Validates the options, compiles the graph (every node's op, inputs,
+  // attributes, dtypes and shapes) and sets up the pools.
+  static StatusOr<std::unique_ptr<Session>> Create(
+      Graph graph, const SessionOptions& options = {});
+
+  ~Session();  // Closes the session if it is still open.
+
+  // Runs the nodes needed for `fetches` ("node" or "node:k") and `targets`
+  // (nodes run for their effect), with `feeds` replacing tensors. On success
+  // *outputs holds one tensor per fetch; on failure it is left empty.
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const std::vector<std::string>& fetches,
+             const std::vector<std::string>& targets,
+             std::vector<Tensor>* outputs);
+  Status Run(const RunOptions& run_options,
+             const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const std::vector<std::string>& fetches,
+             const std::vector<std::string>& targets,
+             std::vector<Tensor>* outputs, RunMetadata* metadata);
+
+  // Ends Runs in flight with Cancelled, waits for their nodes to stop, and
+  // releases the session's pools. Later Runs fail with FailedPrecondition.
+  Status Close();
+
+  // Effective sizes: inter-op threads of pool 0 (-1: the caller's thread)
+  // and intra-op threads counting the caller.
+  int inter_op_threads() const;
+  int intra_op_threads() const;
+
+ private:
+  explicit Session(std::unique_ptr<internal::SessionImpl> impl);
+  std::unique_ptr<internal::SessionImpl> impl_;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_SESSION_H_

@@ -1,0 +1,160 @@
+// Tensors: a dtype, a shape and a 64-byte aligned, reference-counted buffer.
+//
+// Copying a Tensor shares the buffer. The runtime never mutates a tensor
+// after the kernel that produced it returned; kernels write only the outputs
+// they allocated, before returning.
+#ifndef WEFT_TENSOR_H_
+#define WEFT_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/status.h"
+
+namespace weft {
+
+enum class DataType { kFloat32, kFloat64, kInt32, kInt64, kBool };
+
+// "float32", "float64", "int32", "int64", "bool".
+const char* DataTypeName(DataType dtype);
+std::optional<DataType> DataTypeFromName(std::string_view name);
+size_t DataTypeSize(DataType dtype);
+
+template <class T>
+constexpr DataType DataTypeOf();
+template <>
+constexpr DataType DataTypeOf<float>() { return DataType::kFloat32; }
+template <>
+constexpr DataType DataTypeOf<double>() { return DataType::kFloat64; }
+template <>
+constexpr DataType DataTypeOf<int32_t>() { return DataType::kInt32; }
+template <>
+constexpr DataType DataTypeOf<int64_t>() { return DataType::kInt64; }
+template <>
+constexpr DataType DataTypeOf<bool>() { return DataType::kBool; }
+
+// A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
+// tensor.
+class Shape {
+ public:
+  Shape() = default;  // Scalar.
+  Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+
+  int rank() const { return static_cast<int>(dims_.size()); }
+  int64_t dim(int i) const { return dims_[i]; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  // Product of the dimensions (1 for a scalar). REQUIRES: IsValid().
+  int64_t NumElements() const;
+  // Every dimension >= 0 and the element count fits in int64.
+  bool IsValid() const;
+  std::string ToString() const;  // "[2, 3]", "[]" for a scalar.
+
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.dims_ == b.dims_;
+  }
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+// A shape known only in part, for shape inference and declared placeholder
+// shapes: the rank may be unknown, and a dimension of -1 is unknown.
+class PartialShape {
+ public:
+  PartialShape() = default;  // Unknown rank.
+  PartialShape(std::initializer_list<int64_t> dims)
+      : dims_(std::vector<int64_t>(dims)) {}
+  explicit PartialShape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+  PartialShape(const Shape& shape) : dims_(shape.dims()) {}  // NOLINT
+
+  static PartialShape UnknownRank() { return PartialShape(); }
+
+  bool rank_known() const { return dims_.has_value(); }
+  int rank() const { return dims_ ? static_cast<int>(dims_->size()) : -1; }
+  int64_t dim(int i) const { return (*dims_)[i]; }
+  const std::vector<int64_t>& dims() const { return *dims_; }
+  bool IsFullyDefined() const;
+  // REQUIRES: IsFullyDefined().
+  Shape ToShape() const { return Shape(*dims_); }
+  // Could a tensor of `shape` have this partial shape?
+  bool IsCompatibleWith(const Shape& shape) const;
+  std::string ToString() const;  // "[2, ?]", "<unknown rank>".
+
+  friend bool operator==(const PartialShape& a, const PartialShape& b) {
+    return a.dims_ == b.dims_;
+  }
+
+ private:
+  std::optional<std::vector<int64_t>> dims_;
+};
+
+class Tensor {
+ public:
+  // An empty handle: IsInitialized() is false.
+  Tensor() = default;
+
+  // Allocates a zero-filled tensor. Fails, rather than crashing, on a
+  // negative dimension, an element count or byte size that overflows, or a
+  // failed allocation.
+  static StatusOr<Tensor> Create(DataType dtype, const Shape& shape);
+
+  // Convenience for tests and graph building: as Create, but aborts on error.
+  Tensor(DataType dtype, const Shape& shape);
+
+  template <class T>
+  static Tensor Scalar(T value) {
+    Tensor t(DataTypeOf<T>(), Shape{});
+    *t.data<T>() = value;
+    return t;
+  }
+  // REQUIRES: values.size() == shape.NumElements().
+  template <class T>
+  static Tensor FromVector(const Shape& shape, const std::vector<T>& values) {
+    Tensor t(DataTypeOf<T>(), shape);
+    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = values[i];
+    return t;
+  }
+
+  bool IsInitialized() const { return buffer_ != nullptr; }
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t NumElements() const { return num_elements_; }
+  size_t size_bytes() const {
+    return static_cast<size_t>(num_elements_) * DataTypeSize(dtype_);
+  }
+
+  // Typed views. REQUIRES: DataTypeOf<T>() == dtype().
+  template <class T>
+  T* data() {
+    return static_cast<T*>(buffer_.get());
+  }
+  template <class T>
+  const T* data() const {
+    return static_cast<const T*>(buffer_.get());
+  }
+  void* raw_data() { return buffer_.get(); }
+  const void* raw_data() const { return buffer_.get(); }
+
+  // Same dtype, shape and bytes.
+  bool BitwiseEqual(const Tensor& other) const;
+
+  // "float32[2, 3]".
+  std::string DebugString() const;
+
+ private:
+  DataType dtype_ = DataType::kFloat32;
+  Shape shape_;
+  int64_t num_elements_ = 0;
+  std::shared_ptr<void> buffer_;
+};
+
+}  // namespace weft
+
+#endif  // WEFT_TENSOR_H_

@@ -1,0 +1,17 @@
+// The umbrella header: everything a weft program needs.
+#ifndef WEFT_WEFT_H_
+#define WEFT_WEFT_H_
+
+#include "weft/attr.h"
+#include "weft/graph.h"
+#include "weft/kernel.h"
+#include "weft/op_registry.h"
+#include "weft/options.h"
+#include "weft/parallel_for.h"
+#include "weft/session.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+#include "weft/thread_pool.h"
+#include "weft/threading.h"
+
+#endif  // WEFT_WEFT_H_

@@ -1,0 +1,55 @@
+// The process-wide registry of ops, kernels and custom functions.
+#ifndef WEFT_SRC_FRAMEWORK_OP_REGISTRY_IMPL_H_
+#define WEFT_SRC_FRAMEWORK_OP_REGISTRY_IMPL_H_
+
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+
+#include "weft/kernel.h"
+#include "weft/op_registry.h"
+
+namespace weft::internal {
+
+// Thread-safe. Entries are never removed, so returned pointers stay valid.
+class OpRegistry {
+ public:
+  // The registry, with weft's built-in ops and kernels registered.
+  static OpRegistry& Global();
+
+  Status RegisterOp(OpDef def);
+  Status RegisterKernel(const std::string& op, KernelFactory factory);
+  Status RegisterCustomFunction(const std::string& name, CustomFunction fn);
+
+  const OpDef* FindOp(std::string_view name) const;
+  const KernelFactory* FindKernel(const std::string& op) const;
+  const CustomFunction* FindCustomFunction(const std::string& name) const;
+
+ private:
+  OpRegistry() = default;
+
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
+  std::map<std::string, std::unique_ptr<KernelFactory>> kernels_;
+  std::map<std::string, std::unique_ptr<CustomFunction>> functions_;
+};
+
+// Defined in src/ops/: registers every built-in op family.
+void RegisterBuiltinOps(OpRegistry& registry);
+
+// Each family registers its ops and kernels (one file each in src/ops/).
+void RegisterArrayOps(OpRegistry& registry);
+void RegisterMathOps(OpRegistry& registry);
+void RegisterMatMulOps(OpRegistry& registry);
+void RegisterReduceOps(OpRegistry& registry);
+void RegisterRandomOps(OpRegistry& registry);
+void RegisterControlOps(OpRegistry& registry);
+void RegisterCustomOps(OpRegistry& registry);
+
+// Registration of built-ins cannot fail unless weft itself is broken.
+void CheckRegistered(const Status& status);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_FRAMEWORK_OP_REGISTRY_IMPL_H_

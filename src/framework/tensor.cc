@@ -1,0 +1,156 @@
+#include "weft/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+namespace weft {
+namespace {
+
+constexpr size_t kTensorAlignment = 64;
+
+}  // namespace
+
+const char* DataTypeName(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kFloat64:
+      return "float64";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kBool:
+      return "bool";
+  }
+  return "invalid";
+}
+
+std::optional<DataType> DataTypeFromName(std::string_view name) {
+  for (DataType dtype : {DataType::kFloat32, DataType::kFloat64,
+                         DataType::kInt32, DataType::kInt64, DataType::kBool}) {
+    if (name == DataTypeName(dtype)) return dtype;
+  }
+  return std::nullopt;
+}
+
+size_t DataTypeSize(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+    case DataType::kInt32:
+      return 4;
+    case DataType::kFloat64:
+    case DataType::kInt64:
+      return 8;
+    case DataType::kBool:
+      return 1;
+  }
+  return 1;
+}
+
+bool Shape::IsValid() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) {
+    if (d < 0) return false;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return false;
+    n *= d;
+  }
+  return true;
+}
+
+int64_t Shape::NumElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::string Shape::ToString() const {
+  std::string out = "[";
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(dims_[i]);
+  }
+  return out + "]";
+}
+
+bool PartialShape::IsFullyDefined() const {
+  if (!dims_) return false;
+  for (int64_t d : *dims_) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
+bool PartialShape::IsCompatibleWith(const Shape& shape) const {
+  if (!dims_) return true;
+  if (static_cast<int>(dims_->size()) != shape.rank()) return false;
+  for (int i = 0; i < shape.rank(); ++i) {
+    if ((*dims_)[i] >= 0 && (*dims_)[i] != shape.dim(i)) return false;
+  }
+  return true;
+}
+
+std::string PartialShape::ToString() const {
+  if (!dims_) return "<unknown rank>";
+  std::string out = "[";
+  for (size_t i = 0; i < dims_->size(); ++i) {
+    if (i > 0) out += ", ";
+    out += (*dims_)[i] < 0 ? "?" : std::to_string((*dims_)[i]);
+  }
+  return out + "]";
+}
+
+StatusOr<Tensor> Tensor::Create(DataType dtype, const Shape& shape) {
+  if (!shape.IsValid()) {
+    return InvalidArgumentError("invalid tensor shape " + shape.ToString() +
+                                ": dimensions must be >= 0 and the element "
+                                "count must fit in 64 bits");
+  }
+  const int64_t n = shape.NumElements();
+  const size_t element = DataTypeSize(dtype);
+  if (static_cast<uint64_t>(n) >
+      (std::numeric_limits<size_t>::max() - kTensorAlignment) / element) {
+    return InvalidArgumentError("tensor of shape " + shape.ToString() + " " +
+                                DataTypeName(dtype) + " is too large");
+  }
+  // Round up so that SIMD loops may read whole vectors at the end, and never
+  // ask for zero bytes.
+  const size_t bytes =
+      (static_cast<size_t>(n) * element + kTensorAlignment - 1) /
+          kTensorAlignment * kTensorAlignment +
+      (n == 0 ? kTensorAlignment : 0);
+  void* memory = std::aligned_alloc(kTensorAlignment, bytes);
+  if (memory == nullptr) {
+    return ResourceExhaustedError("could not allocate " +
+                                  std::to_string(bytes) + " bytes for a " +
+                                  DataTypeName(dtype) + shape.ToString() +
+                                  " tensor");
+  }
+  std::memset(memory, 0, bytes);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.num_elements_ = n;
+  t.buffer_ = std::shared_ptr<void>(memory, [](void* p) { std::free(p); });
+  return t;
+}
+
+Tensor::Tensor(DataType dtype, const Shape& shape) {
+  *this = Create(dtype, shape).value();
+}
+
+bool Tensor::BitwiseEqual(const Tensor& other) const {
+  if (IsInitialized() != other.IsInitialized()) return false;
+  if (!IsInitialized()) return true;
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         std::memcmp(raw_data(), other.raw_data(), size_bytes()) == 0;
+}
+
+std::string Tensor::DebugString() const {
+  if (!IsInitialized()) return "<uninitialized tensor>";
+  return std::string(DataTypeName(dtype_)) + shape_.ToString();
+}
+
+}  // namespace weft

@@ -1,0 +1,72 @@
+// CustomOp: a node backed by a registered C++ callable (weft's
+// tf.py_function). Attributes: function (its registered name), Tout (output
+// dtypes), output_shapes (optional), blocking (it waits rather than
+// computes).
+#include "framework/op_registry_impl.h"
+
+namespace weft::internal {
+namespace {
+
+class CustomOpKernel : public OpKernel {
+ public:
+  explicit CustomOpKernel(const CustomFunction* fn) : fn_(fn) {}
+  Status Compute(KernelContext& ctx) const override { return (*fn_)(ctx); }
+
+ private:
+  const CustomFunction* fn_;  // Registered functions are never removed.
+};
+
+StatusOr<std::unique_ptr<OpKernel>> MakeCustomOpKernel(
+    const KernelConstruction& c) {
+  const std::string& name = c.attr<std::string>("function");
+  const CustomFunction* fn = OpRegistry::Global().FindCustomFunction(name);
+  if (fn == nullptr) {
+    return NotFoundError("custom function '" + name +
+                         "' is not registered (weft::RegisterCustomFunction)");
+  }
+  return std::unique_ptr<OpKernel>(std::make_unique<CustomOpKernel>(fn));
+}
+
+}  // namespace
+
+void RegisterCustomOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("CustomOp")
+          .Input(ArgDef::AnyList("inputs"))
+          .Output(ArgDef::TypeList("outputs", "Tout"))
+          .Attr("function", AttrType::kString)
+          .Attr("Tout", AttrType::kListType, std::vector<DataType>{})
+          .Attr("output_shapes", AttrType::kListShape,
+                std::vector<PartialShape>{})
+          .Attr("blocking", AttrType::kBool, false)
+          .SetStateful()
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const auto& shapes =
+                ctx.attr<std::vector<PartialShape>>("output_shapes");
+            if (!shapes.empty() &&
+                static_cast<int>(shapes.size()) != ctx.num_outputs()) {
+              return InvalidArgumentError(
+                  "attribute 'output_shapes' has " +
+                  std::to_string(shapes.size()) + " entries but 'Tout' has " +
+                  std::to_string(ctx.num_outputs()));
+            }
+            for (size_t i = 0; i < shapes.size(); ++i) {
+              ctx.set_output(static_cast<int>(i), shapes[i]);
+            }
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("CustomOp", MakeCustomOpKernel));
+}
+
+void RegisterBuiltinOps(OpRegistry& registry) {
+  RegisterArrayOps(registry);
+  RegisterMathOps(registry);
+  RegisterMatMulOps(registry);
+  RegisterReduceOps(registry);
+  RegisterRandomOps(registry);
+  RegisterControlOps(registry);
+  RegisterCustomOps(registry);
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,133 @@
+// Element-wise math: Add, Sub, Mul, Div (NumPy broadcasting), Relu.
+#include <algorithm>
+#include <functional>
+#include <type_traits>
+
+#include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
+
+namespace weft::internal {
+namespace {
+
+const std::vector<DataType> kNumericTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+    DataType::kInt64};
+
+// Calls fn<T>() for the tensor dtype T of `dtype` (numeric types only).
+template <class Fn>
+Status DispatchNumeric(DataType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return fn(float{});
+    case DataType::kFloat64:
+      return fn(double{});
+    case DataType::kInt32:
+      return fn(int32_t{});
+    case DataType::kInt64:
+      return fn(int64_t{});
+    default:
+      return InvalidArgumentError(std::string("dtype ") +
+                                  DataTypeName(dtype) + " is not numeric");
+  }
+}
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+template <class T>
+Status CheckDivisor(const Tensor& b) {
+  if constexpr (std::is_integral_v<T>) {
+    const T* p = b.data<T>();
+    for (int64_t i = 0; i < b.NumElements(); ++i) {
+      if (p[i] == 0) return InvalidArgumentError("integer division by zero");
+    }
+  }
+  return Status::OK();
+}
+
+// Division that is defined for every non-zero divisor: the one overflowing
+// integer case, MIN / -1, wraps as in NumPy instead of trapping.
+template <class T>
+T SafeDivide(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    if (b == T(-1)) return static_cast<T>(U(0) - static_cast<U>(a));
+  }
+  return a / b;
+}
+
+template <BinaryOp kOp>
+class BinaryKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(PartialShape out_shape,
+                          BroadcastShapes(a.shape(), b.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutput(0, out_shape.ToShape()));
+    return DispatchNumeric(a.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      if constexpr (kOp == BinaryOp::kAdd) {
+        BroadcastBinary<T, T>(ctx, a, b, out, std::plus<T>());
+      } else if constexpr (kOp == BinaryOp::kSub) {
+        BroadcastBinary<T, T>(ctx, a, b, out, std::minus<T>());
+      } else if constexpr (kOp == BinaryOp::kMul) {
+        BroadcastBinary<T, T>(ctx, a, b, out, std::multiplies<T>());
+      } else {
+        WEFT_RETURN_IF_ERROR(CheckDivisor<T>(b));
+        BroadcastBinary<T, T>(ctx, a, b, out, SafeDivide<T>);
+      }
+      return Status::OK();
+    });
+  }
+};
+
+class ReluKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) py[i] = std::max(px[i], T(0));
+      });
+      return Status::OK();
+    });
+  }
+};
+
+void RegisterBinary(OpRegistry& registry, const char* name,
+                    KernelFactory factory) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder(name)
+          .Input(ArgDef::Typed("A", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Output(ArgDef::Typed("C", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .SetShapeFn(shape_fns::Broadcast)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+}  // namespace
+
+void RegisterMathOps(OpRegistry& registry) {
+  RegisterBinary(registry, "Add", KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>());
+  RegisterBinary(registry, "Sub", KernelFactoryFor<BinaryKernel<BinaryOp::kSub>>());
+  RegisterBinary(registry, "Mul", KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>());
+  RegisterBinary(registry, "Div", KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>());
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Relu")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Relu", KernelFactoryFor<ReluKernel>()));
+}
+
+}  // namespace weft::internal

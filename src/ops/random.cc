@@ -1,0 +1,91 @@
+// RandomUniform (ONNX attributes: dtype, shape, seed, low, high).
+// Counter-based: element i is a hash of (seed, i), so the output depends on
+// neither the thread count nor the order in which blocks run.
+#include "framework/op_registry_impl.h"
+
+namespace weft::internal {
+namespace {
+
+// SplitMix64's finaliser: a bijective 64-bit mix with good avalanche.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x;
+}
+
+uint64_t Bits(uint64_t seed, uint64_t index) {
+  return Mix(Mix(seed + 0x9E3779B97F4A7C15ull) ^ (index * 0xD1B54A32D192ED03ull));
+}
+
+class RandomUniformKernel : public OpKernel {
+ public:
+  explicit RandomUniformKernel(const KernelConstruction& c)
+      : shape_(c.attr<PartialShape>("shape").ToShape()),
+        seed_(static_cast<uint64_t>(c.attr<int64_t>("seed"))),
+        low_(c.attr<double>("low")),
+        high_(c.attr<double>("high")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape_));
+    const double scale = high_ - low_;
+    if (out->dtype() == DataType::kFloat32) {
+      float* p = out->data<float>();
+      ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const float unit = static_cast<float>(Bits(seed_, i) >> 40) * 0x1p-24f;
+          p[i] = static_cast<float>(low_ + scale * unit);
+        }
+      });
+    } else {
+      double* p = out->data<double>();
+      ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const double unit = static_cast<double>(Bits(seed_, i) >> 11) * 0x1p-53;
+          p[i] = low_ + scale * unit;
+        }
+      });
+    }
+    return Status::OK();
+  }
+
+ private:
+  const Shape shape_;
+  const uint64_t seed_;
+  const double low_;
+  const double high_;
+};
+
+}  // namespace
+
+void RegisterRandomOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("RandomUniform")
+          .Output(ArgDef::Typed("output", "dtype"))
+          .Attr("dtype", AttrType::kType, DataType::kFloat32,
+                {DataType::kFloat32, DataType::kFloat64})
+          .Attr("shape", AttrType::kShape)
+          .Attr("seed", AttrType::kInt, int64_t{0})
+          .Attr("low", AttrType::kFloat, 0.0)
+          .Attr("high", AttrType::kFloat, 1.0)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& shape = ctx.attr<PartialShape>("shape");
+            if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
+              return InvalidArgumentError(
+                  "attribute 'shape' must be fully defined with dimensions "
+                  ">= 0, got " + shape.ToString());
+            }
+            if (!(ctx.attr<double>("low") <= ctx.attr<double>("high"))) {
+              return InvalidArgumentError("attribute 'low' must be <= 'high'");
+            }
+            ctx.set_output(0, shape);
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "RandomUniform", KernelFactoryFor<RandomUniformKernel>()));
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,97 @@
+// CompiledGraph: a Graph checked and prepared for execution. Immutable once
+// built (but for cost estimates, which are statistics) and shared by every
+// concurrent Run of a session.
+#ifndef WEFT_SRC_RUNTIME_COMPILED_GRAPH_H_
+#define WEFT_SRC_RUNTIME_COMPILED_GRAPH_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/graph.h"
+#include "weft/kernel.h"
+#include "weft/op_registry.h"
+
+namespace weft::internal {
+
+// A node output (node, output index) or a consumer input (node, input slot).
+struct EdgeRef {
+  int node = -1;
+  int slot = 0;
+};
+
+struct CompiledNode {
+  std::string name;
+  std::string op;
+  std::string device;  // "/cpu:k"
+  const OpDef* def = nullptr;
+  AttrMap attrs;  // Defaults filled in, type-checked.
+  std::unique_ptr<OpKernel> kernel;
+  std::vector<EdgeRef> inputs;  // Producer (node, output) of each data input.
+  std::vector<int> control_inputs;
+  std::vector<EdgeRef> consumers;  // (consumer, input slot), one per edge.
+  std::vector<int> control_consumers;
+  std::vector<DataType> input_dtypes;
+  std::vector<DataType> output_dtypes;
+  std::vector<PartialShape> input_shapes;
+  std::vector<PartialShape> output_shapes;
+  int first_value = 0;  // Index of output 0 in a Run's value array.
+  bool blocking = false;
+  bool is_placeholder = false;
+};
+
+struct CompileOptions {
+  int num_cpu_devices = 1;
+  bool allow_soft_placement = false;
+  bool log_device_placement = false;
+};
+
+class CompiledGraph {
+ public:
+  // Checks every node (op, inputs, cycle, device, attributes, dtypes, shapes)
+  // and instantiates the kernels. Errors name the node.
+  static StatusOr<std::shared_ptr<const CompiledGraph>> Compile(
+      const Graph& graph, const CompileOptions& options);
+
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const CompiledNode& node(int i) const { return nodes_[i]; }
+  // -1 when there is no such node.
+  int FindNode(const std::string& name) const;
+  // Total outputs over all nodes: the size of a Run's value array.
+  int num_values() const { return num_values_; }
+
+  // The estimated cost of one execution of node i, in ns; refined by
+  // RecordCost. Thread-safe (relaxed: a statistic, not a synchronisation).
+  double cost_ns(int i) const {
+    return cost_ns_[i].load(std::memory_order_relaxed);
+  }
+  void RecordCost(int i, double measured_ns) const;
+
+ private:
+  CompiledGraph() = default;
+
+  std::vector<CompiledNode> nodes_;
+  std::unordered_map<std::string, int> index_;
+  int num_values_ = 0;
+  std::unique_ptr<std::atomic<double>[]> cost_ns_;
+};
+
+// Parses "name", "name:k" and "^name" (control) input strings.
+struct InputSpec {
+  std::string node;
+  int output = 0;
+  bool control = false;
+};
+StatusOr<InputSpec> ParseInput(const std::string& text);
+
+// Parses a device string: "", "/cpu:1", "/device:CPU:1",
+// "/job:localhost/replica:0/task:0/device:CPU:1". Returns the CPU index, or
+// nullopt when the string names no CPU device.
+std::optional<int> ParseCpuDevice(const std::string& device);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_COMPILED_GRAPH_H_

@@ -1,0 +1,38 @@
+// ExecutionPlan: which nodes one (feeds, fetches, targets) signature runs, and
+// their initial pending-input counts. Built once per signature, cached by the
+// session, shared by every Run with that signature.
+#ifndef WEFT_SRC_RUNTIME_EXECUTION_PLAN_H_
+#define WEFT_SRC_RUNTIME_EXECUTION_PLAN_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/compiled_graph.h"
+
+namespace weft::internal {
+
+struct ExecutionPlan {
+  enum Role : char { kSkip = 0, kRun = 1, kFed = 2 };
+
+  // Per node: skipped (not needed), run, or fed (its outputs come from feeds).
+  std::vector<char> role;
+  // Per node: data and control inputs from nodes that run.
+  std::vector<int32_t> initial_pending;
+  std::vector<int> roots;  // Run nodes with nothing pending.
+  int num_run_nodes = 0;
+  std::vector<EdgeRef> feeds;    // Per feed: the output it replaces.
+  std::vector<EdgeRef> fetches;  // Per fetch: the output it reads.
+
+  // Only nodes needed for the fetches and targets run; a fed node does not
+  // run, nor do nodes needed only by it. Errors name the fetch, feed or
+  // placeholder at fault (an unfed placeholder that would run is one).
+  static StatusOr<std::shared_ptr<const ExecutionPlan>> Build(
+      const CompiledGraph& graph, const std::vector<std::string>& feed_names,
+      const std::vector<std::string>& fetch_names,
+      const std::vector<std::string>& target_names);
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_EXECUTION_PLAN_H_

@@ -1,0 +1,36 @@
+// The executor: runs one RunState to completion on the inter-op pool (or in
+// the calling thread).
+//
+// Algorithm outline:
+//  - Every root node is dispatched: Schedule()d on the inter-op pool, or
+//    queued for the calling thread when there is none.
+//  - A thread running node N executes its kernel, then decrements the
+//    pending count of every consumer; those reaching zero are ready. Of the
+//    ready nodes, cheap ones (measured cost below inline_node_cost_ns, not
+//    blocking) run next on this thread, one expensive node continues on this
+//    thread after them, and the other expensive ones are dispatched, so
+//    independent branches spread over the pool.
+//  - outstanding counts nodes made ready and not yet finished; a node's
+//    successors are counted before the node itself finishes, so it reaches
+//    zero exactly once, when nothing can run any more.
+//  - The first kernel error (or a deadline, or Close) aborts the Run: nodes
+//    not started are skipped and no successor becomes ready.
+#ifndef WEFT_SRC_RUNTIME_EXECUTOR_H_
+#define WEFT_SRC_RUNTIME_EXECUTOR_H_
+
+#include <chrono>
+#include <memory>
+
+#include "runtime/run_state.h"
+
+namespace weft::internal {
+
+// Starts the Run and returns once it completes. With a deadline, a Run still
+// going at the deadline is aborted with DeadlineExceeded (nodes check
+// cancellation); the call still returns only once no node of it runs.
+void ExecuteRun(const std::shared_ptr<RunState>& run,
+                std::optional<std::chrono::steady_clock::time_point> deadline);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,93 @@
+// RunState: everything one Run owns — pending counts, produced tensors, the
+// first error, cancellation, completion, trace records. Never shared between
+// Runs; the CompiledGraph and ExecutionPlan it points to are.
+#ifndef WEFT_SRC_RUNTIME_RUN_STATE_H_
+#define WEFT_SRC_RUNTIME_RUN_STATE_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/compiled_graph.h"
+#include "runtime/execution_plan.h"
+#include "weft/options.h"
+#include "weft/thread_pool.h"
+
+namespace weft::internal {
+
+class RunState {
+ public:
+  struct Config {
+    std::shared_ptr<const CompiledGraph> graph;
+    std::shared_ptr<const ExecutionPlan> plan;
+    // Null: every node runs in the calling thread.
+    std::shared_ptr<ThreadPool> inter_pool;
+    std::string inter_pool_name;
+    // Null: kernels run serially.
+    std::shared_ptr<ThreadPool> intra_pool;
+    bool trace = false;
+    double inline_node_cost_ns = 0;
+  };
+
+  explicit RunState(Config config);
+
+  const CompiledGraph& graph() const { return *config_.graph; }
+  const ExecutionPlan& plan() const { return *config_.plan; }
+  const Config& config() const { return config_; }
+
+  // Produced (or fed) tensors, indexed by CompiledNode::first_value + output.
+  // Each is written once, by its producer, before any consumer is ready.
+  std::vector<Tensor>& values() { return values_; }
+  std::atomic<int32_t>& pending(int node) { return pending_[node]; }
+
+  // Ends the Run with `status` unless it already has an error: no node
+  // starts afterwards, and waiting kernels (KernelContext::WaitFor) wake.
+  void Abort(const Status& status);
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  Status status() const;
+
+  // Waits up to `duration` or until Abort; false if aborted.
+  bool WaitUnlessCancelled(std::chrono::nanoseconds duration);
+
+  // Nodes made ready but not yet finished. The Run is complete when it drops
+  // to zero.
+  void AddOutstanding(int64_t n) {
+    outstanding_.fetch_add(n, std::memory_order_relaxed);
+  }
+  void FinishOutstanding();
+  // Blocks until complete or `deadline`; false on deadline.
+  bool WaitForCompletion(std::chrono::steady_clock::time_point deadline);
+  bool WaitForCompletion();
+
+  // Trace records (config().trace only), indexed by node.
+  std::vector<NodeExecStats>& stats() { return stats_; }
+  std::vector<char>& executed() { return executed_; }
+
+  // Queue of the caller-thread mode (no inter-op pool): only the calling
+  // thread touches it.
+  std::vector<int>& caller_queue() { return caller_queue_; }
+
+ private:
+  const Config config_;
+  std::vector<Tensor> values_;
+  std::unique_ptr<std::atomic<int32_t>[]> pending_;
+  std::atomic<int64_t> outstanding_{0};
+  std::atomic<bool> cancelled_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // Completion and cancellation.
+  Status status_;               // Guarded by mu_.
+  bool complete_ = false;       // Guarded by mu_.
+
+  std::vector<NodeExecStats> stats_;
+  std::vector<char> executed_;
+  std::vector<int> caller_queue_;
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_RUN_STATE_H_

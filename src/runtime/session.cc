@@ -1,0 +1,312 @@
+#include "weft/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "runtime/compiled_graph.h"
+#include "runtime/execution_plan.h"
+#include "runtime/executor.h"
+#include "runtime/pools.h"
+#include "runtime/run_state.h"
+
+namespace weft {
+namespace internal {
+namespace {
+
+StatusOr<CompileOptions> DeviceOptions(const SessionOptions& options) {
+  CompileOptions compile;
+  for (const auto& [device, count] : options.device_count) {
+    if (device == "CPU") {
+      if (count < 1 || count > 4096) {
+        return InvalidArgumentError("SessionOptions.device_count[\"CPU\"] = " +
+                                    std::to_string(count) +
+                                    " must be in [1, 4096]");
+      }
+      compile.num_cpu_devices = count;
+    } else if (count != 0) {
+      return InvalidArgumentError(
+          "SessionOptions.device_count names device type '" + device +
+          "'; weft runs on CPU only (use {\"CPU\": n})");
+    }
+  }
+  compile.allow_soft_placement = options.allow_soft_placement;
+  compile.log_device_placement = options.log_device_placement;
+  return compile;
+}
+
+std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                    const std::vector<std::string>& fetches,
+                    const std::vector<std::string>& targets) {
+  // '\0' cannot appear in a node name; '\1' separates the three lists.
+  std::string key;
+  for (const auto& feed : feeds) key += feed.first + '\0';
+  key += '\1';
+  for (const auto& fetch : fetches) key += fetch + '\0';
+  key += '\1';
+  for (const auto& target : targets) key += target + '\0';
+  return key;
+}
+
+}  // namespace
+
+class SessionImpl {
+ public:
+  SessionImpl(std::shared_ptr<const CompiledGraph> graph, SessionPools pools,
+              SessionOptions options)
+      : graph_(std::move(graph)),
+        pools_(std::move(pools)),
+        options_(std::move(options)) {}
+
+  Status Run(const RunOptions& run_options,
+             const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const std::vector<std::string>& fetches,
+             const std::vector<std::string>& targets,
+             std::vector<Tensor>* outputs, RunMetadata* metadata);
+  Status Close();
+
+  int inter_op_threads() const { return pools_.inter[0].threads; }
+  int intra_op_threads() const { return pools_.intra_threads; }
+
+ private:
+  StatusOr<std::shared_ptr<const ExecutionPlan>> GetPlan(
+      const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const std::vector<std::string>& fetches,
+      const std::vector<std::string>& targets);
+  Status CheckFeeds(const ExecutionPlan& plan,
+                    const std::vector<std::pair<std::string, Tensor>>& feeds)
+      const;
+  StatusOr<RunState::Config> MakeConfig(
+      const RunOptions& run_options,
+      std::shared_ptr<const ExecutionPlan> plan) const;
+  static void FillMetadata(RunState& run, int64_t start_ns,
+                           RunMetadata* metadata);
+
+  const std::shared_ptr<const CompiledGraph> graph_;
+  SessionPools pools_;  // Released by Close().
+  const SessionOptions options_;
+
+  std::mutex mu_;
+  std::condition_variable runs_done_;
+  bool closed_ = false;                           // Guarded by mu_.
+  std::set<std::shared_ptr<RunState>> active_;    // Guarded by mu_.
+  std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
+};
+
+StatusOr<std::shared_ptr<const ExecutionPlan>> SessionImpl::GetPlan(
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) {
+  const std::string key = PlanKey(feeds, fetches, targets);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+  }
+  std::vector<std::string> feed_names;
+  for (const auto& feed : feeds) feed_names.push_back(feed.first);
+  WEFT_ASSIGN_OR_RETURN(
+      std::shared_ptr<const ExecutionPlan> plan,
+      ExecutionPlan::Build(*graph_, feed_names, fetches, targets));
+  std::lock_guard<std::mutex> lock(mu_);
+  plans_.emplace(key, plan);
+  return plan;
+}
+
+Status SessionImpl::CheckFeeds(
+    const ExecutionPlan& plan,
+    const std::vector<std::pair<std::string, Tensor>>& feeds) const {
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const Tensor& value = feeds[i].second;
+    const CompiledNode& node = graph_->node(plan.feeds[i].node);
+    const int slot = plan.feeds[i].slot;
+    if (!value.IsInitialized()) {
+      return InvalidArgumentError("feed '" + feeds[i].first +
+                                  "' is an uninitialized tensor");
+    }
+    if (value.dtype() != node.output_dtypes[slot]) {
+      return InvalidArgumentError(
+          "feed '" + feeds[i].first + "' is " + DataTypeName(value.dtype()) +
+          " but the tensor it replaces is " +
+          DataTypeName(node.output_dtypes[slot]));
+    }
+    if (!node.output_shapes[slot].IsCompatibleWith(value.shape())) {
+      return InvalidArgumentError(
+          "feed '" + feeds[i].first + "' has shape " +
+          value.shape().ToString() + ", incompatible with " +
+          node.output_shapes[slot].ToString());
+    }
+  }
+  return Status::OK();
+}
+
+StatusOr<RunState::Config> SessionImpl::MakeConfig(
+    const RunOptions& run_options,
+    std::shared_ptr<const ExecutionPlan> plan) const {
+  RunState::Config config;
+  config.graph = graph_;
+  config.plan = std::move(plan);
+  const int index = run_options.inter_op_thread_pool;
+  if (index < -1 || index >= static_cast<int>(pools_.inter.size())) {
+    return InvalidArgumentError(
+        "RunOptions.inter_op_thread_pool = " + std::to_string(index) +
+        " is out of range: this session has " +
+        std::to_string(pools_.inter.size()) +
+        " inter-op pool(s); -1 runs in the caller's thread");
+  }
+  if (index >= 0) {
+    config.inter_pool = pools_.inter[index].pool;
+    config.inter_pool_name = pools_.inter[index].name;
+  }
+  config.intra_pool = pools_.intra;
+  config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
+  config.inline_node_cost_ns = options_.inline_node_cost_ns;
+  return config;
+}
+
+void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
+                               RunMetadata* metadata) {
+  metadata->run_start_ns = start_ns;
+  metadata->run_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
+  metadata->node_stats.clear();
+  if (!run.config().trace) return;
+  for (size_t i = 0; i < run.stats().size(); ++i) {
+    if (run.executed()[i]) metadata->node_stats.push_back(run.stats()[i]);
+  }
+  std::sort(metadata->node_stats.begin(), metadata->node_stats.end(),
+            [](const NodeExecStats& a, const NodeExecStats& b) {
+              return a.start_ns < b.start_ns;
+            });
+}
+
+Status SessionImpl::Run(const RunOptions& run_options,
+                        const std::vector<std::pair<std::string, Tensor>>& feeds,
+                        const std::vector<std::string>& fetches,
+                        const std::vector<std::string>& targets,
+                        std::vector<Tensor>* outputs, RunMetadata* metadata) {
+  const auto start = std::chrono::steady_clock::now();
+  if (outputs == nullptr && !fetches.empty()) {
+    return InvalidArgumentError("Run has fetches but outputs is null");
+  }
+  if (outputs != nullptr) outputs->clear();
+  if (run_options.timeout_ms < 0) {
+    return InvalidArgumentError("RunOptions.timeout_ms = " +
+                                std::to_string(run_options.timeout_ms) +
+                                " must be >= 0");
+  }
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
+                        GetPlan(feeds, fetches, targets));
+  WEFT_RETURN_IF_ERROR(CheckFeeds(*plan, feeds));
+
+  std::shared_ptr<RunState> run;
+  {
+    // Under mu_: Close() releases the pools the config takes.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return FailedPreconditionError("the session is closed");
+    WEFT_ASSIGN_OR_RETURN(RunState::Config config,
+                          MakeConfig(run_options, std::move(plan)));
+    run = std::make_shared<RunState>(std::move(config));
+    active_.insert(run);
+  }
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const EdgeRef& ref = run->plan().feeds[i];
+    run->values()[graph_->node(ref.node).first_value + ref.slot] =
+        feeds[i].second;
+  }
+  const int64_t timeout_ms = run_options.timeout_ms > 0
+                                 ? run_options.timeout_ms
+                                 : options_.operation_timeout_ms;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout_ms > 0) deadline = start + std::chrono::milliseconds(timeout_ms);
+  ExecuteRun(run, deadline);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_.erase(run);
+  }
+  runs_done_.notify_all();
+
+  if (metadata != nullptr) {
+    FillMetadata(*run,
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     start.time_since_epoch())
+                     .count(),
+                 metadata);
+  }
+  Status status = run->status();
+  if (status.code() == StatusCode::kDeadlineExceeded) {
+    status = DeadlineExceededError("the Run exceeded its deadline of " +
+                                   std::to_string(timeout_ms) + " ms");
+  }
+  if (!status.ok()) return status;
+  for (const EdgeRef& fetch : run->plan().fetches) {
+    outputs->push_back(
+        run->values()[graph_->node(fetch.node).first_value + fetch.slot]);
+  }
+  return Status::OK();
+}
+
+Status SessionImpl::Close() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!closed_) {
+    closed_ = true;
+    for (const auto& run : active_) {
+      run->Abort(CancelledError("the session was closed during the Run"));
+    }
+  }
+  runs_done_.wait(lock, [&] { return active_.empty(); });
+  pools_ = SessionPools{{InterPool{}}, nullptr, pools_.intra_threads};
+  return Status::OK();
+}
+
+}  // namespace internal
+
+StatusOr<std::unique_ptr<Session>> Session::Create(
+    Graph graph, const SessionOptions& options) {
+  WEFT_ASSIGN_OR_RETURN(internal::CompileOptions compile,
+                        internal::DeviceOptions(options));
+  if (options.operation_timeout_ms < 0) {
+    return InvalidArgumentError("SessionOptions.operation_timeout_ms = " +
+                                std::to_string(options.operation_timeout_ms) +
+                                " must be >= 0");
+  }
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const internal::CompiledGraph> compiled,
+                        internal::CompiledGraph::Compile(graph, compile));
+  WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
+                        internal::AcquireSessionPools(options));
+  return std::unique_ptr<Session>(new Session(
+      std::make_unique<internal::SessionImpl>(std::move(compiled),
+                                              std::move(pools), options)));
+}
+
+Session::Session(std::unique_ptr<internal::SessionImpl> impl)
+    : impl_(std::move(impl)) {}
+
+Session::~Session() { (void)impl_->Close(); }
+
+Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                    const std::vector<std::string>& fetches,
+                    const std::vector<std::string>& targets,
+                    std::vector<Tensor>* outputs) {
+  return impl_->Run(RunOptions{}, feeds, fetches, targets, outputs, nullptr);
+}
+
+Status Session::Run(const RunOptions& run_options,
+                    const std::vector<std::pair<std::string, Tensor>>& feeds,
+                    const std::vector<std::string>& fetches,
+                    const std::vector<std::string>& targets,
+                    std::vector<Tensor>* outputs, RunMetadata* metadata) {
+  return impl_->Run(run_options, feeds, fetches, targets, outputs, metadata);
+}
+
+Status Session::Close() { return impl_->Close(); }
+
+int Session::inter_op_threads() const { return impl_->inter_op_threads(); }
+
+int Session::intra_op_threads() const { return impl_->intra_op_threads(); }
+
+}  // namespace weft
