@@ -56,7 +56,7 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
         &run.values()[graph.node(in.node).first_value + in.slot]);
   }
   node_run.outputs = &run.values()[node.first_value];
-  node_run.intra_pool = run.config().intra_pool.get();
+  node_run.intra_pool = run.config().intra_pool;
 
   KernelContext ctx(&node_run);
   Status status;
@@ -85,7 +85,7 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
     stats.device = node.device;
     stats.start_ns = start;
     stats.end_ns = end;
-    ThreadPool* pool = run.config().inter_pool.get();
+    ThreadPool* pool = run.config().inter_pool;
     stats.thread_index = pool ? pool->CurrentThreadIndex() : -1;
     stats.pool = stats.thread_index >= 0 ? run.config().inter_pool_name
                                          : "caller";
@@ -150,7 +150,7 @@ void Process(const std::shared_ptr<RunState>& run, int first) {
 
 void Dispatch(const std::shared_ptr<RunState>& run, int node) {
   run->AddOutstanding(1);
-  if (ThreadPool* pool = run->config().inter_pool.get()) {
+  if (ThreadPool* pool = run->config().inter_pool) {
     pool->Schedule([run, node] { Process(run, node); });
   } else {
     run->caller_queue().push_back(node);

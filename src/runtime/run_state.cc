@@ -18,6 +18,10 @@ RunState::RunState(Config config)
   }
 }
 
+RunState::~RunState() {
+  if (config_.on_destroy) config_.on_destroy();
+}
+
 void RunState::Abort(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,16 +25,24 @@ class RunState {
   struct Config {
     std::shared_ptr<const CompiledGraph> graph;
     std::shared_ptr<const ExecutionPlan> plan;
-    // Null: every node runs in the calling thread.
-    std::shared_ptr<ThreadPool> inter_pool;
+    // Null: every node runs in the calling thread. The session keeps the
+    // pools alive until every RunState is gone (see on_destroy): a RunState
+    // may die on a worker thread, which must never destroy its own pool.
+    ThreadPool* inter_pool = nullptr;
     std::string inter_pool_name;
     // Null: kernels run serially.
-    std::shared_ptr<ThreadPool> intra_pool;
+    ThreadPool* intra_pool = nullptr;
     bool trace = false;
     double inline_node_cost_ns = 0;
+    // Called by the destructor, from whichever thread drops the last
+    // reference.
+    std::function<void()> on_destroy;
   };
 
   explicit RunState(Config config);
+  ~RunState();
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
 
   const CompiledGraph& graph() const { return *config_.graph; }
   const ExecutionPlan& plan() const { return *config_.plan; }

@@ -81,7 +81,8 @@ class SessionImpl {
       const;
   StatusOr<RunState::Config> MakeConfig(
       const RunOptions& run_options,
-      std::shared_ptr<const ExecutionPlan> plan) const;
+      std::shared_ptr<const ExecutionPlan> plan);
+  void RunStateDestroyed();
   static void FillMetadata(RunState& run, int64_t start_ns,
                            RunMetadata* metadata);
 
@@ -93,6 +94,8 @@ class SessionImpl {
   std::condition_variable runs_done_;
   bool closed_ = false;                           // Guarded by mu_.
   std::set<std::shared_ptr<RunState>> active_;    // Guarded by mu_.
+  // RunStates not yet destroyed; Close() keeps the pools until it is 0.
+  int live_runs_ = 0;                             // Guarded by mu_.
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
 };
 
@@ -145,7 +148,7 @@ Status SessionImpl::CheckFeeds(
 
 StatusOr<RunState::Config> SessionImpl::MakeConfig(
     const RunOptions& run_options,
-    std::shared_ptr<const ExecutionPlan> plan) const {
+    std::shared_ptr<const ExecutionPlan> plan) {
   RunState::Config config;
   config.graph = graph_;
   config.plan = std::move(plan);
@@ -158,13 +161,23 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
         " inter-op pool(s); -1 runs in the caller's thread");
   }
   if (index >= 0) {
-    config.inter_pool = pools_.inter[index].pool;
+    config.inter_pool = pools_.inter[index].pool.get();
     config.inter_pool_name = pools_.inter[index].name;
   }
-  config.intra_pool = pools_.intra;
+  config.intra_pool = pools_.intra.get();
   config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
   config.inline_node_cost_ns = options_.inline_node_cost_ns;
+  config.on_destroy = [this] { RunStateDestroyed(); };
+  ++live_runs_;
   return config;
+}
+
+void SessionImpl::RunStateDestroyed() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --live_runs_;
+  }
+  runs_done_.notify_all();
 }
 
 void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
@@ -258,7 +271,7 @@ Status SessionImpl::Close() {
       run->Abort(CancelledError("the session was closed during the Run"));
     }
   }
-  runs_done_.wait(lock, [&] { return active_.empty(); });
+  runs_done_.wait(lock, [&] { return active_.empty() && live_runs_ == 0; });
   pools_ = SessionPools{{InterPool{}}, nullptr, pools_.intra_threads};
   return Status::OK();
 }

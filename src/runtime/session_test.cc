@@ -1,0 +1,484 @@
+// Sessions and the executor: pruning, feeds, errors, pools, placement,
+// deadlines, Close, concurrent Runs.
+#include "weft/session.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using test::MustCreate;
+using test::MustRun;
+using test::PerSessionOptions;
+using test::Values;
+
+// A CustomOp function that counts its calls and outputs its input + 1.
+std::atomic<int>& CounterCalls() {
+  static std::atomic<int> calls{0};
+  return calls;
+}
+
+void RegisterTestFunctions() {
+  static bool once = [] {
+    EXPECT_TRUE(RegisterCustomFunction("test.count_plus_one", [](KernelContext& ctx) -> Status {
+                  ++CounterCalls();
+                  WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                                        ctx.AllocateOutput(0, ctx.input(0).shape()));
+                  for (int64_t i = 0; i < out->NumElements(); ++i) {
+                    out->data<float>()[i] = ctx.input(0).data<float>()[i] + 1;
+                  }
+                  return Status::OK();
+                }).ok());
+    EXPECT_TRUE(RegisterCustomFunction("test.fail", [](KernelContext&) {
+                  return InvalidArgumentError("boom");
+                }).ok());
+    EXPECT_TRUE(RegisterCustomFunction("test.throw", [](KernelContext&) -> Status {
+                  throw std::runtime_error("thrown from a custom op");
+                }).ok());
+    return true;
+  }();
+  (void)once;
+}
+
+std::string CustomNode(Graph& g, const std::string& name, const std::string& fn,
+                       std::vector<std::string> inputs) {
+  EXPECT_TRUE(g.AddNode({name,
+                         "CustomOp",
+                         std::move(inputs),
+                         {{"function", fn},
+                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                         ""})
+                  .ok());
+  return name;
+}
+
+Tensor Vec(std::vector<float> v) {
+  return Tensor::FromVector<float>(Shape{static_cast<int64_t>(v.size())}, v);
+}
+
+TEST(SessionTest, RunsAGraphAndFetchesOutputs) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {3});
+  auto c = g.Const("c", Vec({10, 20, 30}));
+  auto sum = g.Add("sum", x, c);
+  g.Mul("prod", sum, c);
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  auto out = MustRun(*session, {"prod", "sum"}, {{"x", Vec({1, 2, 3})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{110, 440, 990}));
+  EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{11, 22, 33}));
+}
+
+TEST(SessionTest, OnlyNeededNodesRun) {
+  RegisterTestFunctions();
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  auto used = CustomNode(g, "used", "test.count_plus_one", {c});
+  CustomNode(g, "unused", "test.count_plus_one", {c});
+  g.Identity("out", used);
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  CounterCalls() = 0;
+  auto out = MustRun(*session, {"out"});
+  EXPECT_EQ(Values<float>(out[0]), std::vector<float>{2});
+  EXPECT_EQ(CounterCalls().load(), 1);
+}
+
+TEST(SessionTest, TargetsRunWithoutFetching) {
+  RegisterTestFunctions();
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  CustomNode(g, "effect", "test.count_plus_one", {c});
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  CounterCalls() = 0;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({}, {}, {"effect"}, &out).ok());
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(CounterCalls().load(), 1);
+}
+
+TEST(SessionTest, ControlDependencyOrdersNodes) {
+  RegisterTestFunctions();
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  auto first = CustomNode(g, "first", "test.count_plus_one", {c});
+  ASSERT_TRUE(g.AddNode({"second", "Identity", {c, "^" + first}, {}, ""}).ok());
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  CounterCalls() = 0;
+  MustRun(*session, {"second"});
+  EXPECT_EQ(CounterCalls().load(), 1);  // Pulled in by the control edge.
+}
+
+TEST(SessionTest, FeedingANodeSkipsItsInputs) {
+  RegisterTestFunctions();
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  auto mid = CustomNode(g, "mid", "test.count_plus_one", {c});
+  g.Identity("out", mid);
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  CounterCalls() = 0;
+  auto out = MustRun(*session, {"out"}, {{"mid", Vec({7})}});
+  EXPECT_EQ(Values<float>(out[0]), std::vector<float>{7});
+  EXPECT_EQ(CounterCalls().load(), 0);
+  // A fetched tensor that is fed comes back as fed.
+  out = MustRun(*session, {"mid"}, {{"mid", Vec({5})}});
+  EXPECT_EQ(Values<float>(out[0]), std::vector<float>{5});
+}
+
+TEST(SessionTest, MissingFeedForPlaceholder) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {2});
+  g.Identity("y", x);
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"y"}, {}, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("feed a value for placeholder 'x'"));
+}
+
+TEST(SessionTest, BadFeedsAndFetches) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {2});
+  g.Identity("y", x);
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  EXPECT_THAT(session->Run({{"x", Tensor(DataType::kInt32, {2})}}, {"y"}, {},
+                           &out)
+                  .message(),
+              AllOf(HasSubstr("feed 'x' is int32"), HasSubstr("float32")));
+  EXPECT_THAT(session->Run({{"x", Vec({1, 2, 3})}}, {"y"}, {}, &out).message(),
+              AllOf(HasSubstr("feed 'x' has shape [3]"), HasSubstr("[2]")));
+  EXPECT_EQ(session->Run({{"x", Vec({1, 2})}}, {"nope"}, {}, &out).code(),
+            StatusCode::kNotFound);
+  EXPECT_THAT(session->Run({{"x", Vec({1, 2})}}, {"y:3"}, {}, &out).message(),
+              HasSubstr("has 1 outputs"));
+  EXPECT_THAT(session->Run({{"ghost", Vec({1, 2})}}, {"y"}, {}, &out).message(),
+              HasSubstr("'ghost'"));
+  EXPECT_THAT(
+      session->Run({{"x", Vec({1, 2})}, {"x", Vec({1, 2})}}, {"y"}, {}, &out)
+          .message(),
+      HasSubstr("fed twice"));
+  EXPECT_THAT(session->Run({}, {}, {}, &out).message(),
+              HasSubstr("at least one fetch or target"));
+}
+
+TEST(SessionTest, FirstErrorNamesNodeAndSessionStaysUsable) {
+  RegisterTestFunctions();
+  for (int inter : {-1, 1, 2}) {
+    Graph g;
+    auto c = g.Const("c", Vec({1}));
+    auto bad = CustomNode(g, "bad", "test.fail", {c});
+    auto after = CustomNode(g, "after", "test.count_plus_one", {bad});
+    g.Identity("good", c);
+    auto session = MustCreate(std::move(g), PerSessionOptions(inter, 1));
+    CounterCalls() = 0;
+    std::vector<Tensor> out;
+    Status s = session->Run({}, {after}, {}, &out);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << inter;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'bad' (op CustomOp)"),
+                                   HasSubstr("boom")));
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(CounterCalls().load(), 0) << "a node after the error ran";
+    auto good = MustRun(*session, {"good"});
+    EXPECT_EQ(Values<float>(good[0]), std::vector<float>{1});
+  }
+}
+
+TEST(SessionTest, ThrowingKernelBecomesAnError) {
+  RegisterTestFunctions();
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  CustomNode(g, "thrower", "test.throw", {c});
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"thrower"}, {}, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'thrower'"),
+                                 HasSubstr("thrown from a custom op")));
+}
+
+TEST(SessionTest, NegativeInterRunsEverythingOnTheCallersThread) {
+  Graph g;
+  auto a = g.Spin("a", 100);
+  auto b = g.Spin("b", 100);
+  g.Add("sum", a, b);
+  auto session = MustCreate(std::move(g), PerSessionOptions(-1, 1));
+  EXPECT_EQ(session->inter_op_threads(), -1);
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(options, {}, {"sum"}, {}, &out, &metadata).ok());
+  ASSERT_EQ(metadata.node_stats.size(), 3u);
+  const int64_t caller = static_cast<int64_t>(gettid());
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    EXPECT_EQ(stats.pool, "caller") << stats.node_name;
+    EXPECT_EQ(stats.thread_index, -1);
+    EXPECT_EQ(stats.os_thread_id, caller) << stats.node_name;
+  }
+}
+
+TEST(SessionTest, RunOptionsCanPickTheCallersThread) {
+  Graph g;
+  g.Spin("a", 10);
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFull;
+  options.inter_op_thread_pool = -1;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(options, {}, {"a"}, {}, &out, &metadata).ok());
+  EXPECT_EQ(metadata.node_stats.at(0).pool, "caller");
+  options.inter_op_thread_pool = 1;
+  Status s = session->Run(options, {}, {"a"}, {}, &out, &metadata);
+  EXPECT_THAT(s.message(), HasSubstr("inter_op_thread_pool = 1 is out of range"));
+}
+
+TEST(SessionTest, MetadataRecordsTheInterPoolThread) {
+  Graph g;
+  auto a = g.Spin("a", 100);
+  g.Spin("b", 100, a);
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(options, {}, {"b"}, {}, &out, &metadata).ok());
+  ASSERT_EQ(metadata.node_stats.size(), 2u);
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    EXPECT_EQ(stats.pool, "inter");
+    EXPECT_GE(stats.thread_index, 0);
+    EXPECT_LT(stats.thread_index, 2);
+    EXPECT_NE(stats.os_thread_id, static_cast<int64_t>(gettid()));
+    EXPECT_LE(metadata.run_start_ns, stats.scheduled_ns);
+    EXPECT_LE(stats.scheduled_ns, stats.start_ns);
+    EXPECT_LE(stats.start_ns, stats.end_ns);
+    EXPECT_LE(stats.end_ns, metadata.run_end_ns);
+    EXPECT_EQ(stats.device, "/cpu:0");
+  }
+  EXPECT_EQ(metadata.node_stats[0].node_name, "a");
+  EXPECT_LE(metadata.node_stats[0].end_ns, metadata.node_stats[1].start_ns);
+}
+
+TEST(SessionTest, IntraOpPoolSplitsKernelsAndIntraOneDoesNot) {
+  Graph g;
+  auto a = g.RandomUniform("a", DataType::kFloat32, {256, 256}, 1);
+  auto b = g.RandomUniform("b", DataType::kFloat32, {256, 256}, 2);
+  g.MatMul("c", a, b);
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> reference;
+  for (int intra : {1, 2, 4}) {
+    auto session = MustCreate(g, PerSessionOptions(1, intra));
+    EXPECT_EQ(session->intra_op_threads(), intra);
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    ASSERT_TRUE(session->Run(options, {}, {"c"}, {}, &out, &metadata).ok());
+    int shards = 0;
+    for (const auto& s : metadata.node_stats) {
+      if (s.node_name == "c") shards = s.intra_op_shards;
+    }
+    if (intra == 1) {
+      EXPECT_EQ(shards, 1);
+      reference = out;
+    } else {
+      EXPECT_GT(shards, 1) << "intra=" << intra;
+      EXPECT_TRUE(out[0].BitwiseEqual(reference[0])) << "intra=" << intra;
+    }
+  }
+}
+
+TEST(SessionTest, DeviceCountAndSoftPlacementThroughSession) {
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  ASSERT_TRUE(g.AddNode({"i", "Identity", {c}, {}, "/cpu:1"}).ok());
+  SessionOptions options = PerSessionOptions(1, 1);
+  EXPECT_FALSE(Session::Create(g, options).ok());
+  options.device_count = {{"CPU", 2}};
+  auto session = MustCreate(g, options);
+  RunOptions run_options;
+  run_options.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(run_options, {}, {"i"}, {}, &out, &metadata).ok());
+  bool found = false;
+  for (const auto& s : metadata.node_stats) {
+    if (s.node_name == "i") {
+      EXPECT_EQ(s.device, "/cpu:1");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  options.device_count = {{"CPU", 0}};
+  EXPECT_THAT(Session::Create(g, options).status().message(),
+              HasSubstr("device_count[\"CPU\"] = 0"));
+  options.device_count = {{"GPU", 1}};
+  EXPECT_THAT(Session::Create(g, options).status().message(),
+              HasSubstr("'GPU'"));
+}
+
+TEST(SessionTest, LogDevicePlacementPrintsEachNode) {
+  Graph g;
+  g.Const("c", Vec({1}));
+  SessionOptions options = PerSessionOptions(1, 1);
+  options.log_device_placement = true;
+  ::testing::internal::CaptureStderr();
+  auto session = MustCreate(g, options);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("node 'c' (op Const) placed on /cpu:0"));
+}
+
+TEST(SessionTest, InvalidOptionsAreErrors) {
+  Graph g;
+  g.Const("c", Vec({1}));
+  SessionOptions options;
+  options.intra_op_parallelism_threads = -2;
+  EXPECT_THAT(Session::Create(g, options).status().message(),
+              HasSubstr("intra_op_parallelism_threads = -2"));
+  options = SessionOptions();
+  options.inter_op_spin_us = -1;
+  EXPECT_THAT(Session::Create(g, options).status().message(),
+              HasSubstr("inter_op_spin_us"));
+  options = SessionOptions();
+  options.operation_timeout_ms = -5;
+  EXPECT_THAT(Session::Create(g, options).status().message(),
+              HasSubstr("operation_timeout_ms"));
+  options = SessionOptions();
+  options.inter_op_pin_cpus = {100000};
+  EXPECT_THAT(Session::Create(g, options).status().message(),
+              HasSubstr("pin CPU 100000"));
+}
+
+TEST(SessionTest, TimeoutEndsRunWithDeadlineExceeded) {
+  Graph g;
+  auto s1 = g.Sleep("long_sleep", 5'000'000);
+  g.Identity("out", s1);
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  RunOptions options;
+  options.timeout_ms = 50;
+  std::vector<Tensor> out;
+  const auto start = std::chrono::steady_clock::now();
+  Status s = session->Run(options, {}, {"out"}, {}, &out, nullptr);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("50 ms"));
+  EXPECT_LT(took, std::chrono::seconds(2));
+  // operation_timeout_ms is the default deadline.
+  SessionOptions session_options = PerSessionOptions(1, 1);
+  session_options.operation_timeout_ms = 30;
+  Graph g2;
+  g2.Sleep("nap", 5'000'000);
+  auto session2 = MustCreate(std::move(g2), session_options);
+  EXPECT_EQ(session2->Run({}, {"nap"}, {}, &out).code(),
+            StatusCode::kDeadlineExceeded);
+}
+
+TEST(SessionTest, CloseCancelsRunsInFlight) {
+  Graph g;
+  g.Sleep("nap", 10'000'000);
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  Status run_status;
+  std::thread runner([&] {
+    std::vector<Tensor> out;
+    run_status = session->Run({}, {"nap"}, {}, &out);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(session->Close().ok());
+  runner.join();
+  EXPECT_EQ(run_status.code(), StatusCode::kCancelled);
+  std::vector<Tensor> out;
+  EXPECT_EQ(session->Run({}, {"nap"}, {}, &out).code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST(SessionTest, ConcurrentRunsOnOneSessionGetTheirOwnResults) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {64});
+  auto w = g.RandomUniform("w", DataType::kFloat32, {64}, 3);
+  auto y = g.Mul("y", x, w);
+  g.ReduceSum("s", y);
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 2));
+  auto w_value = MustRun(*session, {"w"})[0];
+  constexpr int kThreads = 8;
+  std::vector<std::thread> clients;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < kThreads; ++t) {
+    clients.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round) {
+        std::vector<float> xs(64, static_cast<float>(t * 100 + round));
+        std::vector<Tensor> out;
+        Status s = session->Run({{"x", Vec(xs)}}, {"s", "y"}, {}, &out);
+        if (!s.ok()) {
+          ++mismatches;
+          continue;
+        }
+        double expected = 0;
+        for (int i = 0; i < 64; ++i) {
+          const float prod = xs[i] * w_value.data<float>()[i];
+          if (out[1].data<float>()[i] != prod) ++mismatches;
+          expected += prod;
+        }
+        if (std::abs(out[0].data<float>()[0] - expected) >
+            1e-4 * std::abs(expected) + 1e-4) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(SessionTest, SessionPoolsListAndNamedPools) {
+  Graph g;
+  g.Spin("a", 10);
+  SessionOptions options;
+  options.session_inter_op_thread_pools = {{1, ""}, {2, "test_named_pool"}};
+  auto session = MustCreate(g, options);
+  RunOptions run_options;
+  run_options.trace_level = RunOptions::TraceLevel::kFull;
+  run_options.inter_op_thread_pool = 1;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(run_options, {}, {"a"}, {}, &out, &metadata).ok());
+  EXPECT_EQ(metadata.node_stats.at(0).pool, "test_named_pool");
+  // Another session may share the named pool with the same size ...
+  SessionOptions same;
+  same.session_inter_op_thread_pools = {{2, "test_named_pool"}};
+  EXPECT_TRUE(Session::Create(g, same).ok());
+  // ... but not ask for another size.
+  SessionOptions other;
+  other.session_inter_op_thread_pools = {{3, "test_named_pool"}};
+  auto bad = Session::Create(g, other);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              AllOf(HasSubstr("'test_named_pool' has 2 threads"),
+                    HasSubstr("asks for 3")));
+}
+
+TEST(SessionTest, ScalarsAndZeroSizeTensorsFlowThrough) {
+  Graph g;
+  auto s = g.Const("s", Tensor::Scalar<float>(2));
+  auto z = g.Const("z", Tensor(DataType::kFloat32, {0, 3}));
+  g.Mul("zs", z, s);
+  g.Add("ss", s, s);
+  g.ReduceSum("rz", z, {}, false);
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 2));
+  auto out = MustRun(*session, {"zs", "ss", "rz"});
+  EXPECT_EQ(out[0].shape(), (Shape{0, 3}));
+  EXPECT_EQ(out[1].shape(), Shape{});
+  EXPECT_EQ(out[1].data<float>()[0], 4);
+  EXPECT_EQ(out[2].shape(), Shape{});
+  EXPECT_EQ(out[2].data<float>()[0], 0);
+}
+
+}  // namespace
+}  // namespace weft

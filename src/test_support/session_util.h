@@ -1,0 +1,49 @@
+// Helpers for tests that build graphs and run sessions.
+#ifndef WEFT_SRC_TEST_SUPPORT_SESSION_UTIL_H_
+#define WEFT_SRC_TEST_SUPPORT_SESSION_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::test {
+
+inline SessionOptions PerSessionOptions(int inter, int intra) {
+  SessionOptions options;
+  options.use_per_session_threads = true;
+  options.inter_op_parallelism_threads = inter;
+  options.intra_op_parallelism_threads = intra;
+  return options;
+}
+
+// Creates a session or fails the test.
+inline std::unique_ptr<Session> MustCreate(Graph graph,
+                                           const SessionOptions& options) {
+  auto session = Session::Create(std::move(graph), options);
+  EXPECT_TRUE(session.ok()) << session.status();
+  return session.ok() ? std::move(session).value() : nullptr;
+}
+
+// Runs and returns the fetched tensors, failing the test on error.
+inline std::vector<Tensor> MustRun(
+    Session& session, const std::vector<std::string>& fetches,
+    const std::vector<std::pair<std::string, Tensor>>& feeds = {}) {
+  std::vector<Tensor> outputs;
+  Status status = session.Run(feeds, fetches, {}, &outputs);
+  EXPECT_TRUE(status.ok()) << status;
+  return outputs;
+}
+
+template <class T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
+}
+
+}  // namespace weft::test
+
+#endif  // WEFT_SRC_TEST_SUPPORT_SESSION_UTIL_H_
