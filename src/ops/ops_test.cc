@@ -1,0 +1,305 @@
+// The ops of the graph issue against simple references, plus ops and kernels
+// registered by user code.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using test::Values;
+
+// Runs `fetch` of g with intra = 2 and with intra = 1; both must agree
+// bitwise. Returns the result.
+Tensor Eval(const Graph& g, const std::string& fetch) {
+  auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
+  auto a = test::MustRun(*serial, {fetch});
+  auto b = test::MustRun(*parallel, {fetch});
+  EXPECT_TRUE(a[0].BitwiseEqual(b[0])) << fetch;
+  return a[0];
+}
+
+Status EvalStatus(const Graph& g, const std::string& fetch) {
+  auto session = Session::Create(g, test::PerSessionOptions(1, 1));
+  if (!session.ok()) return session.status();
+  std::vector<Tensor> out;
+  return (*session)->Run({}, {fetch}, {}, &out);
+}
+
+TEST(OpsTest, ArithmeticWithBroadcasting) {
+  Graph g;
+  auto a = g.Const("a", Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  auto row = g.Const("row", Tensor::FromVector<float>({3}, {10, 20, 30}));
+  auto col = g.Const("col", Tensor::FromVector<float>({2, 1}, {100, 200}));
+  auto s = g.Const("s", Tensor::Scalar<float>(2));
+  g.Add("add_row", a, row);
+  g.Sub("sub_col", a, col);
+  g.Mul("mul_s", s, a);
+  g.Div("div_row", row, a);
+  g.Add("outer", row, col);  // [3] + [2, 1] -> [2, 3]
+  EXPECT_EQ(Values<float>(Eval(g, "add_row")),
+            (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(Values<float>(Eval(g, "sub_col")),
+            (std::vector<float>{-99, -98, -97, -196, -195, -194}));
+  EXPECT_EQ(Values<float>(Eval(g, "mul_s")),
+            (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(Values<float>(Eval(g, "div_row")),
+            (std::vector<float>{10, 10, 10, 2.5, 4, 5}));
+  Tensor outer = Eval(g, "outer");
+  EXPECT_EQ(outer.shape(), (Shape{2, 3}));
+  EXPECT_EQ(Values<float>(outer),
+            (std::vector<float>{110, 120, 130, 210, 220, 230}));
+}
+
+TEST(OpsTest, BroadcastingSizeOneAndZeroSizeDims) {
+  Graph g;
+  auto a = g.Const("a", Tensor(DataType::kFloat32, {4, 1, 3}));
+  auto b = g.Const("b", Tensor(DataType::kFloat32, {5, 1}));
+  auto z = g.Const("z", Tensor(DataType::kFloat32, {0, 3}));
+  auto one = g.Const("one", Tensor::FromVector<float>({1}, {1}));
+  g.Add("ab", a, b);
+  g.Add("zone", z, one);
+  EXPECT_EQ(Eval(g, "ab").shape(), (Shape{4, 5, 3}));
+  EXPECT_EQ(Eval(g, "zone").shape(), (Shape{0, 3}));
+}
+
+TEST(OpsTest, IntegerArithmetic) {
+  Graph g;
+  auto a = g.Const("a", Tensor::FromVector<int32_t>({3}, {7, -7, INT32_MIN}));
+  auto b = g.Const("b", Tensor::FromVector<int32_t>({3}, {2, 2, -1}));
+  auto zero = g.Const("zero", Tensor::FromVector<int32_t>({3}, {1, 0, 1}));
+  g.Div("div", a, b);
+  g.Div("div0", a, zero);
+  EXPECT_EQ(Values<int32_t>(Eval(g, "div")),
+            (std::vector<int32_t>{3, -3, INT32_MIN}));  // Truncation; wraps.
+  Status s = EvalStatus(g, "div0");
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'div0' (op Div)"),
+                                 HasSubstr("integer division by zero")));
+}
+
+TEST(OpsTest, Relu) {
+  Graph g;
+  auto x = g.Const("x", Tensor::FromVector<float>({4}, {-1, 0, 2, -0.5}));
+  g.Relu("r", x);
+  EXPECT_EQ(Values<float>(Eval(g, "r")), (std::vector<float>{0, 0, 2, 0}));
+}
+
+std::vector<double> ReferenceMatMul(const std::vector<float>& a,
+                                    const std::vector<float>& b, int m, int k,
+                                    int n, bool ta, bool tb) {
+  std::vector<double> c(m * n, 0);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      for (int p = 0; p < k; ++p) {
+        const double x = ta ? a[p * m + i] : a[i * k + p];
+        const double y = tb ? b[j * k + p] : b[p * n + j];
+        c[i * n + j] += x * y;
+      }
+    }
+  }
+  return c;
+}
+
+TEST(OpsTest, MatMulWithTransposes) {
+  const int m = 37, k = 19, n = 23;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      Graph g;
+      Shape a_shape = ta ? Shape{k, m} : Shape{m, k};
+      Shape b_shape = tb ? Shape{n, k} : Shape{k, n};
+      auto a = g.RandomUniform("a", DataType::kFloat32, a_shape, 1);
+      auto b = g.RandomUniform("b", DataType::kFloat32, b_shape, 2);
+      g.MatMul("c", a, b, ta, tb);
+      auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
+      auto out = test::MustRun(*session, {"a", "b", "c"});
+      ASSERT_EQ(out[2].shape(), (Shape{m, n}));
+      auto ref = ReferenceMatMul(Values<float>(out[0]), Values<float>(out[1]),
+                                 m, k, n, ta, tb);
+      for (int i = 0; i < m * n; ++i) {
+        ASSERT_NEAR(out[2].data<float>()[i], ref[i], 1e-5 * (1 + std::abs(ref[i])))
+            << "ta=" << ta << " tb=" << tb << " i=" << i;
+      }
+      EXPECT_TRUE(out[2].BitwiseEqual(Eval(g, "c")));
+    }
+  }
+}
+
+TEST(OpsTest, ReduceSumAxesAndKeepdims) {
+  Graph g;
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = static_cast<float>(i);
+  auto x = g.Const("x", Tensor::FromVector<float>({2, 3, 4}, v));
+  g.ReduceSum("all", x);                    // keepdims default: [1, 1, 1]
+  g.ReduceSum("all_flat", x, {}, false);    // []
+  g.ReduceSum("ax1", x, {1}, false);        // [2, 4]
+  g.ReduceSum("ax02", x, {0, -1}, true);    // [1, 3, 1]
+  Tensor all = Eval(g, "all");
+  EXPECT_EQ(all.shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(all.data<float>()[0], 276);
+  EXPECT_EQ(Eval(g, "all_flat").shape(), Shape{});
+  Tensor ax1 = Eval(g, "ax1");
+  EXPECT_EQ(ax1.shape(), (Shape{2, 4}));
+  EXPECT_EQ(Values<float>(ax1),
+            (std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57}));
+  Tensor ax02 = Eval(g, "ax02");
+  EXPECT_EQ(ax02.shape(), (Shape{1, 3, 1}));
+  EXPECT_EQ(Values<float>(ax02), (std::vector<float>{60, 92, 124}));
+
+  Graph bad;
+  auto y = bad.Const("y", Tensor(DataType::kFloat32, {2, 2}));
+  bad.ReduceSum("r", y, {2});
+  EXPECT_THAT(EvalStatus(bad, "r").message(),
+              AllOf(HasSubstr("node 'r'"), HasSubstr("axis 2 is out of range")));
+}
+
+TEST(OpsTest, ReduceSumOfManyElementsIsThreadCountIndependent) {
+  Graph g;
+  auto x = g.RandomUniform("x", DataType::kFloat32, {100003}, 9);
+  g.ReduceSum("s", x, {}, false);
+  Tensor s = Eval(g, "s");  // Eval checks intra 1 vs 2 bitwise.
+  EXPECT_NEAR(s.data<float>()[0], 100003 / 2.0, 1000);
+}
+
+TEST(OpsTest, RandomUniformIsCounterBased) {
+  Graph g;
+  g.RandomUniform("short", DataType::kFloat32, {10}, 42);
+  g.RandomUniform("long", DataType::kFloat32, {1000}, 42);
+  g.RandomUniform("other", DataType::kFloat32, {10}, 43);
+  ASSERT_TRUE(g.AddNode({"ranged", "RandomUniform", {},
+                         {{"shape", Shape{1000}}, {"low", -2.0}, {"high", -1.0},
+                          {"seed", 1}, {"dtype", DataType::kFloat64}},
+                         ""})
+                  .ok());
+  Tensor a = Eval(g, "short");
+  Tensor b = Eval(g, "long");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]);
+  EXPECT_FALSE(a.BitwiseEqual(Eval(g, "other")));
+  for (float v : Values<float>(b)) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  for (double v : Values<double>(Eval(g, "ranged"))) {
+    EXPECT_GE(v, -2.0);
+    EXPECT_LT(v, -1.0);
+  }
+}
+
+TEST(OpsTest, SpinAndSleepOutputTheirMicros) {
+  Graph g;
+  auto s = g.Spin("spin", 200);
+  g.Sleep("sleep", 300, s);
+  EXPECT_EQ(Eval(g, "spin").data<float>()[0], 200);
+  EXPECT_EQ(Eval(g, "sleep").data<float>()[0], 300);
+  Graph bad;
+  bad.Spin("neg", -1);
+  EXPECT_THAT(EvalStatus(bad, "neg").message(), HasSubstr("'micros'"));
+}
+
+// --- Ops and kernels registered by user code, outside weft's sources. -------
+
+class SquareKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        y->data<float>()[i] = x.data<float>()[i] * x.data<float>()[i];
+      }
+    });
+    return Status::OK();
+  }
+};
+
+TEST(OpsTest, UserRegisteredOpAndKernel) {
+  static const bool registered = [] {
+    EXPECT_TRUE(RegisterOp(OpDefBuilder("TestSquare")
+                               .Input(ArgDef::Typed("x", "T"))
+                               .Output(ArgDef::Typed("y", "T"))
+                               .Attr("T", AttrType::kType, std::nullopt,
+                                     {DataType::kFloat32})
+                               .SetShapeFn(shape_fns::SameAsInput0)
+                               .Build())
+                    .ok());
+    EXPECT_TRUE(
+        RegisterKernel("TestSquare", KernelFactoryFor<SquareKernel>()).ok());
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  // Registering the same name again is an error, not a silent replacement.
+  EXPECT_EQ(RegisterOp(OpDefBuilder("TestSquare").Build()).code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(RegisterKernel("NoSuchOpAnywhere", KernelFactoryFor<SquareKernel>())
+                .code(),
+            StatusCode::kNotFound);
+
+  Graph g;
+  auto x = g.Const("x", Tensor::FromVector<float>({3}, {1, 2, 3}));
+  ASSERT_TRUE(g.AddNode({"sq", "TestSquare", {x}, {}, ""}).ok());
+  EXPECT_EQ(Values<float>(Eval(g, "sq")), (std::vector<float>{1, 4, 9}));
+  Graph wrong_type;
+  auto i = wrong_type.Const("i", Tensor::FromVector<int32_t>({1}, {1}));
+  ASSERT_TRUE(wrong_type.AddNode({"sq", "TestSquare", {i}, {}, ""}).ok());
+  EXPECT_THAT(EvalStatus(wrong_type, "sq").message(),
+              HasSubstr("dtype int32 is not allowed"));
+}
+
+TEST(OpsTest, OpDefinitionErrors) {
+  EXPECT_THAT(RegisterOp(OpDefBuilder("TestBadOp")
+                             .Input(ArgDef::Typed("x", "T"))
+                             .Build())
+                  .message(),
+              HasSubstr("refers to attribute 'T'"));
+  EXPECT_THAT(RegisterOp(OpDefBuilder("TestBadDefault")
+                             .Attr("n", AttrType::kInt, std::string("x"))
+                             .Build())
+                  .message(),
+              HasSubstr("default of attribute 'n'"));
+}
+
+TEST(OpsTest, CustomOpCallsARegisteredFunction) {
+  static const bool registered = [] {
+    EXPECT_TRUE(RegisterCustomFunction(
+                    "test.sum_two",
+                    [](KernelContext& ctx) -> Status {
+                      WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                                            ctx.AllocateOutput(0, Shape{}));
+                      out->data<double>()[0] = ctx.input(0).data<float>()[0] +
+                                               ctx.input(1).data<int32_t>()[0];
+                      return Status::OK();
+                    })
+                    .ok());
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  Graph g;
+  auto a = g.Const("a", Tensor::Scalar<float>(1.5f));
+  auto b = g.Const("b", Tensor::Scalar<int32_t>(2));
+  ASSERT_TRUE(g.AddNode({"c",
+                         "CustomOp",
+                         {a, b},
+                         {{"function", "test.sum_two"},
+                          {"Tout", std::vector<DataType>{DataType::kFloat64}},
+                          {"blocking", true}},
+                         ""})
+                  .ok());
+  EXPECT_EQ(Eval(g, "c").data<double>()[0], 3.5);
+
+  Graph missing;
+  ASSERT_TRUE(missing.AddNode({"m", "CustomOp", {},
+                               {{"function", "test.not_there"},
+                                {"Tout", std::vector<DataType>{}}},
+                               ""})
+                  .ok());
+  EXPECT_THAT(EvalStatus(missing, "m").message(),
+              AllOf(HasSubstr("node 'm'"), HasSubstr("'test.not_there'")));
+}
+
+}  // namespace
+}  // namespace weft
