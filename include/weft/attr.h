@@ -34,32 +34,31 @@ const char* AttrTypeName(AttrType type);  // "int", "list(float)", ...
 // One attribute value. The variant's alternatives are in AttrType's order.
 class AttrValue {
  public:
-  using Variant =
-      std::variant<int64_t, double, bool, std::string, DataType, PartialShape,
-                   Tensor, std::vector<int64_t>, std::vector<double>,
-                   std::vector<bool>, std::vector<std::string>,
-                   std::vector<DataType>, std::vector<PartialShape>,
-                   std::vector<Tensor>>;
+  using Variant = std::variant<int64_t, double, bool, std::string, DataType,
+                               PartialShape, Tensor, std::vector<int64_t>,
+                               std::vector<double>, std::vector<bool>,
+                               std::vector<std::string>, std::vector<DataType>,
+                               std::vector<PartialShape>, std::vector<Tensor>>;
 
   AttrValue() = default;
   // Implicit conversions keep graph-building code short: attrs{{"seed", 7}}.
-  AttrValue(int v) : value_(static_cast<int64_t>(v)) {}       // NOLINT
-  AttrValue(int64_t v) : value_(v) {}                          // NOLINT
-  AttrValue(double v) : value_(v) {}                           // NOLINT
-  AttrValue(bool v) : value_(v) {}                             // NOLINT
-  AttrValue(const char* v) : value_(std::string(v)) {}         // NOLINT
-  AttrValue(std::string v) : value_(std::move(v)) {}           // NOLINT
-  AttrValue(DataType v) : value_(v) {}                         // NOLINT
-  AttrValue(PartialShape v) : value_(std::move(v)) {}          // NOLINT
-  AttrValue(const Shape& v) : value_(PartialShape(v)) {}       // NOLINT
-  AttrValue(Tensor v) : value_(std::move(v)) {}                // NOLINT
-  AttrValue(std::vector<int64_t> v) : value_(std::move(v)) {}  // NOLINT
-  AttrValue(std::vector<double> v) : value_(std::move(v)) {}   // NOLINT
-  AttrValue(std::vector<bool> v) : value_(std::move(v)) {}     // NOLINT
+  AttrValue(int v) : value_(static_cast<int64_t>(v)) {}             // NOLINT
+  AttrValue(int64_t v) : value_(v) {}                               // NOLINT
+  AttrValue(double v) : value_(v) {}                                // NOLINT
+  AttrValue(bool v) : value_(v) {}                                  // NOLINT
+  AttrValue(const char* v) : value_(std::string(v)) {}              // NOLINT
+  AttrValue(std::string v) : value_(std::move(v)) {}                // NOLINT
+  AttrValue(DataType v) : value_(v) {}                              // NOLINT
+  AttrValue(PartialShape v) : value_(std::move(v)) {}               // NOLINT
+  AttrValue(const Shape& v) : value_(PartialShape(v)) {}            // NOLINT
+  AttrValue(Tensor v) : value_(std::move(v)) {}                     // NOLINT
+  AttrValue(std::vector<int64_t> v) : value_(std::move(v)) {}       // NOLINT
+  AttrValue(std::vector<double> v) : value_(std::move(v)) {}        // NOLINT
+  AttrValue(std::vector<bool> v) : value_(std::move(v)) {}          // NOLINT
   AttrValue(std::vector<std::string> v) : value_(std::move(v)) {}   // NOLINT
-  AttrValue(std::vector<DataType> v) : value_(std::move(v)) {}       // NOLINT
-  AttrValue(std::vector<PartialShape> v) : value_(std::move(v)) {}   // NOLINT
-  AttrValue(std::vector<Tensor> v) : value_(std::move(v)) {}         // NOLINT
+  AttrValue(std::vector<DataType> v) : value_(std::move(v)) {}      // NOLINT
+  AttrValue(std::vector<PartialShape> v) : value_(std::move(v)) {}  // NOLINT
+  AttrValue(std::vector<Tensor> v) : value_(std::move(v)) {}        // NOLINT
 
   AttrType type() const { return static_cast<AttrType>(value_.index()); }
   const Variant& variant() const { return value_; }

@@ -6,8 +6,9 @@
 //    public:
 //     weft::Status Compute(weft::KernelContext& ctx) const override {
 //       const weft::Tensor& x = ctx.input(0);
-//       WEFT_ASSIGN_OR_RETURN(weft::Tensor* y, ctx.AllocateOutput(0, x.shape()));
-//       ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
+//       WEFT_ASSIGN_OR_RETURN(weft::Tensor* y, ctx.AllocateOutput(0,
+//       x.shape())); ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b,
+//       int64_t e) {
 //         for (int64_t i = b; i < e; ++i)
 //           y->data<float>()[i] = x.data<float>()[i] * x.data<float>()[i];
 //       });
@@ -125,20 +126,21 @@ class OpKernel {
   virtual Status Compute(KernelContext& ctx) const = 0;
 };
 
-using KernelFactory =
-    std::function<StatusOr<std::unique_ptr<OpKernel>>(const KernelConstruction&)>;
+using KernelFactory = std::function<StatusOr<std::unique_ptr<OpKernel>>(
+    const KernelConstruction&)>;
 
 // A factory for a kernel class constructible from KernelConstruction, or
 // default-constructible.
 template <class K>
 KernelFactory KernelFactoryFor() {
-  return [](const KernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {
-    if constexpr (std::is_constructible_v<K, const KernelConstruction&>) {
-      return std::unique_ptr<OpKernel>(std::make_unique<K>(c));
-    } else {
-      return std::unique_ptr<OpKernel>(std::make_unique<K>());
-    }
-  };
+  return
+      [](const KernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {
+        if constexpr (std::is_constructible_v<K, const KernelConstruction&>) {
+          return std::unique_ptr<OpKernel>(std::make_unique<K>(c));
+        } else {
+          return std::unique_ptr<OpKernel>(std::make_unique<K>());
+        }
+      };
 }
 
 // Registers the CPU kernel of a registered op. AlreadyExists if it has one;

@@ -64,8 +64,7 @@ class InferenceContext {
   InferenceContext(const std::string& node_name, const AttrMap& attrs,
                    std::vector<DataType> input_dtypes,
                    std::vector<PartialShape> input_shapes,
-                   std::vector<const Tensor*> input_constants,
-                   int num_outputs);
+                   std::vector<const Tensor*> input_constants, int num_outputs);
 
   const std::string& node_name() const { return node_name_; }
   int num_inputs() const { return static_cast<int>(input_shapes_.size()); }

@@ -36,7 +36,8 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // OK.
   Status(StatusCode code, std::string message)
-      : code_(code), message_(code == StatusCode::kOk ? "" : std::move(message)) {}
+      : code_(code),
+        message_(code == StatusCode::kOk ? "" : std::move(message)) {}
 
   static Status OK() { return Status(); }
 
@@ -131,8 +132,9 @@ class [[nodiscard]] StatusOr {
   } while (0)
 
 // `lhs = value of expr`, or returns its Status from the enclosing function.
-#define WEFT_ASSIGN_OR_RETURN(lhs, expr) \
-  WEFT_ASSIGN_OR_RETURN_IMPL_(WEFT_STATUS_CONCAT_(weft_statusor_, __LINE__), lhs, expr)
+#define WEFT_ASSIGN_OR_RETURN(lhs, expr)                                     \
+  WEFT_ASSIGN_OR_RETURN_IMPL_(WEFT_STATUS_CONCAT_(weft_statusor_, __LINE__), \
+                              lhs, expr)
 #define WEFT_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                \
   if (!statusor.ok()) return statusor.status();          \

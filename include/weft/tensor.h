@@ -29,15 +29,25 @@ size_t DataTypeSize(DataType dtype);
 template <class T>
 constexpr DataType DataTypeOf();
 template <>
-constexpr DataType DataTypeOf<float>() { return DataType::kFloat32; }
+constexpr DataType DataTypeOf<float>() {
+  return DataType::kFloat32;
+}
 template <>
-constexpr DataType DataTypeOf<double>() { return DataType::kFloat64; }
+constexpr DataType DataTypeOf<double>() {
+  return DataType::kFloat64;
+}
 template <>
-constexpr DataType DataTypeOf<int32_t>() { return DataType::kInt32; }
+constexpr DataType DataTypeOf<int32_t>() {
+  return DataType::kInt32;
+}
 template <>
-constexpr DataType DataTypeOf<int64_t>() { return DataType::kInt64; }
+constexpr DataType DataTypeOf<int64_t>() {
+  return DataType::kInt64;
+}
 template <>
-constexpr DataType DataTypeOf<bool>() { return DataType::kBool; }
+constexpr DataType DataTypeOf<bool>() {
+  return DataType::kBool;
+}
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
 // tensor.

@@ -7,8 +7,8 @@ namespace weft {
 Status Graph::AddNode(NodeDef node) {
   Status status;
   if (node.name.empty()) {
-    status = InvalidArgumentError("a node has an empty name (op '" + node.op +
-                                  "')");
+    status =
+        InvalidArgumentError("a node has an empty name (op '" + node.op + "')");
   } else if (node.name.find_first_of(":^ \t\n") != std::string::npos) {
     status = InvalidArgumentError("node name '" + node.name +
                                   "' contains ':', '^' or white space");

@@ -116,15 +116,14 @@ Status ValidateOpDef(const OpDef& def) {
   std::set<std::string> names;
   for (const AttrDef& attr : def.attrs) {
     if (!names.insert(attr.name).second) {
-      return InvalidArgumentError("op '" + def.name +
-                                  "' declares attribute '" + attr.name +
-                                  "' twice");
+      return InvalidArgumentError("op '" + def.name + "' declares attribute '" +
+                                  attr.name + "' twice");
     }
     if (attr.default_value && attr.default_value->type() != attr.type) {
       return InvalidArgumentError(
           "op '" + def.name + "': default of attribute '" + attr.name +
-          "' is a " + AttrTypeName(attr.default_value->type()) +
-          ", declared " + AttrTypeName(attr.type));
+          "' is a " + AttrTypeName(attr.default_value->type()) + ", declared " +
+          AttrTypeName(attr.type));
     }
   }
   auto check_arg = [&](const ArgDef& arg, bool is_output) -> Status {

@@ -46,8 +46,8 @@ std::ostream& operator<<(std::ostream& os, const Status& status) {
   return os << status.ToString();
 }
 
-#define WEFT_DEFINE_ERROR_FACTORY_(Name, Code) \
-  Status Name(std::string message) {           \
+#define WEFT_DEFINE_ERROR_FACTORY_(Name, Code)           \
+  Status Name(std::string message) {                     \
     return Status(StatusCode::Code, std::move(message)); \
   }
 WEFT_DEFINE_ERROR_FACTORY_(CancelledError, kCancelled)

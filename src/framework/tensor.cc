@@ -123,10 +123,9 @@ StatusOr<Tensor> Tensor::Create(DataType dtype, const Shape& shape) {
       (n == 0 ? kTensorAlignment : 0);
   void* memory = std::aligned_alloc(kTensorAlignment, bytes);
   if (memory == nullptr) {
-    return ResourceExhaustedError("could not allocate " +
-                                  std::to_string(bytes) + " bytes for a " +
-                                  DataTypeName(dtype) + shape.ToString() +
-                                  " tensor");
+    return ResourceExhaustedError(
+        "could not allocate " + std::to_string(bytes) + " bytes for a " +
+        DataTypeName(dtype) + shape.ToString() + " tensor");
   }
   std::memset(memory, 0, bytes);
   Tensor t;

@@ -36,7 +36,8 @@ class SpinKernel : public OpKernel {
       sink = sink * 6364136223846793005ull + 1;
       if (i % 256 == 0) {
         if (ThreadCpuNs() >= end) break;
-        if (ctx.IsCancelled()) return CancelledError("cancelled while spinning");
+        if (ctx.IsCancelled())
+          return CancelledError("cancelled while spinning");
       }
     }
     return OutputMicros(ctx, micros_);
@@ -89,8 +90,8 @@ void RegisterControlOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(TimedOp("Spin").Build()));
   CheckRegistered(
       registry.RegisterKernel("Spin", KernelFactoryFor<SpinKernel>()));
-  CheckRegistered(
-      registry.RegisterOp(TimedOp("Sleep").SetBlocking().SetStateful().Build()));
+  CheckRegistered(registry.RegisterOp(
+      TimedOp("Sleep").SetBlocking().SetStateful().Build()));
   CheckRegistered(
       registry.RegisterKernel("Sleep", KernelFactoryFor<SleepKernel>()));
 }

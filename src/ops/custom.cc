@@ -45,10 +45,10 @@ void RegisterCustomOps(OpRegistry& registry) {
                 ctx.attr<std::vector<PartialShape>>("output_shapes");
             if (!shapes.empty() &&
                 static_cast<int>(shapes.size()) != ctx.num_outputs()) {
-              return InvalidArgumentError(
-                  "attribute 'output_shapes' has " +
-                  std::to_string(shapes.size()) + " entries but 'Tout' has " +
-                  std::to_string(ctx.num_outputs()));
+              return InvalidArgumentError("attribute 'output_shapes' has " +
+                                          std::to_string(shapes.size()) +
+                                          " entries but 'Tout' has " +
+                                          std::to_string(ctx.num_outputs()));
             }
             for (size_t i = 0; i < shapes.size(); ++i) {
               ctx.set_output(static_cast<int>(i), shapes[i]);

@@ -10,8 +10,7 @@ namespace weft::internal {
 namespace {
 
 const std::vector<DataType> kNumericTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-    DataType::kInt64};
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
 
 // Calls fn<T>() for the tensor dtype T of `dtype` (numeric types only).
 template <class Fn>
@@ -26,8 +25,8 @@ Status DispatchNumeric(DataType dtype, Fn&& fn) {
     case DataType::kInt64:
       return fn(int64_t{});
     default:
-      return InvalidArgumentError(std::string("dtype ") +
-                                  DataTypeName(dtype) + " is not numeric");
+      return InvalidArgumentError(std::string("dtype ") + DataTypeName(dtype) +
+                                  " is not numeric");
   }
 }
 
@@ -115,10 +114,14 @@ void RegisterBinary(OpRegistry& registry, const char* name,
 }  // namespace
 
 void RegisterMathOps(OpRegistry& registry) {
-  RegisterBinary(registry, "Add", KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>());
-  RegisterBinary(registry, "Sub", KernelFactoryFor<BinaryKernel<BinaryOp::kSub>>());
-  RegisterBinary(registry, "Mul", KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>());
-  RegisterBinary(registry, "Div", KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>());
+  RegisterBinary(registry, "Add",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>());
+  RegisterBinary(registry, "Sub",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kSub>>());
+  RegisterBinary(registry, "Mul",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>());
+  RegisterBinary(registry, "Div",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>());
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Relu")
           .Input(ArgDef::Typed("X", "T"))

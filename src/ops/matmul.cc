@@ -30,10 +30,10 @@ StatusOr<MatMulDims> CheckDims(const PartialShape& a, const PartialShape& b,
     d.n = b.dim(tb ? 0 : 1);
   }
   if (d.k >= 0 && kb >= 0 && d.k != kb) {
-    return InvalidArgumentError(
-        "inner dimensions do not match: A " + a.ToString() +
-        (ta ? " (transposed)" : "") + " and B " + b.ToString() +
-        (tb ? " (transposed)" : ""));
+    return InvalidArgumentError("inner dimensions do not match: A " +
+                                a.ToString() + (ta ? " (transposed)" : "") +
+                                " and B " + b.ToString() +
+                                (tb ? " (transposed)" : ""));
   }
   if (d.k < 0) d.k = kb;
   return d;
@@ -108,10 +108,9 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .Attr("transpose_b", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             WEFT_ASSIGN_OR_RETURN(
-                MatMulDims d,
-                CheckDims(ctx.input_shape(0), ctx.input_shape(1),
-                          ctx.attr<bool>("transpose_a"),
-                          ctx.attr<bool>("transpose_b")));
+                MatMulDims d, CheckDims(ctx.input_shape(0), ctx.input_shape(1),
+                                        ctx.attr<bool>("transpose_a"),
+                                        ctx.attr<bool>("transpose_b")));
             ctx.set_output(0, PartialShape({d.m, d.n}));
             return Status::OK();
           })

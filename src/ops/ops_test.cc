@@ -10,9 +10,9 @@
 namespace weft {
 namespace {
 
+using test::Values;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using test::Values;
 
 // Runs `fetch` of g with intra = 2 and with intra = 1; both must agree
 // bitwise. Returns the result.
@@ -122,7 +122,8 @@ TEST(OpsTest, MatMulWithTransposes) {
       auto ref = ReferenceMatMul(Values<float>(out[0]), Values<float>(out[1]),
                                  m, k, n, ta, tb);
       for (int i = 0; i < m * n; ++i) {
-        ASSERT_NEAR(out[2].data<float>()[i], ref[i], 1e-5 * (1 + std::abs(ref[i])))
+        ASSERT_NEAR(out[2].data<float>()[i], ref[i],
+                    1e-5 * (1 + std::abs(ref[i])))
             << "ta=" << ta << " tb=" << tb << " i=" << i;
       }
       EXPECT_TRUE(out[2].BitwiseEqual(Eval(g, "c")));
@@ -135,10 +136,10 @@ TEST(OpsTest, ReduceSumAxesAndKeepdims) {
   std::vector<float> v(24);
   for (int i = 0; i < 24; ++i) v[i] = static_cast<float>(i);
   auto x = g.Const("x", Tensor::FromVector<float>({2, 3, 4}, v));
-  g.ReduceSum("all", x);                    // keepdims default: [1, 1, 1]
-  g.ReduceSum("all_flat", x, {}, false);    // []
-  g.ReduceSum("ax1", x, {1}, false);        // [2, 4]
-  g.ReduceSum("ax02", x, {0, -1}, true);    // [1, 3, 1]
+  g.ReduceSum("all", x);                  // keepdims default: [1, 1, 1]
+  g.ReduceSum("all_flat", x, {}, false);  // []
+  g.ReduceSum("ax1", x, {1}, false);      // [2, 4]
+  g.ReduceSum("ax02", x, {0, -1}, true);  // [1, 3, 1]
   Tensor all = Eval(g, "all");
   EXPECT_EQ(all.shape(), (Shape{1, 1, 1}));
   EXPECT_EQ(all.data<float>()[0], 276);
@@ -154,8 +155,9 @@ TEST(OpsTest, ReduceSumAxesAndKeepdims) {
   Graph bad;
   auto y = bad.Const("y", Tensor(DataType::kFloat32, {2, 2}));
   bad.ReduceSum("r", y, {2});
-  EXPECT_THAT(EvalStatus(bad, "r").message(),
-              AllOf(HasSubstr("node 'r'"), HasSubstr("axis 2 is out of range")));
+  EXPECT_THAT(
+      EvalStatus(bad, "r").message(),
+      AllOf(HasSubstr("node 'r'"), HasSubstr("axis 2 is out of range")));
 }
 
 TEST(OpsTest, ReduceSumOfManyElementsIsThreadCountIndependent) {
@@ -171,14 +173,20 @@ TEST(OpsTest, RandomUniformIsCounterBased) {
   g.RandomUniform("short", DataType::kFloat32, {10}, 42);
   g.RandomUniform("long", DataType::kFloat32, {1000}, 42);
   g.RandomUniform("other", DataType::kFloat32, {10}, 43);
-  ASSERT_TRUE(g.AddNode({"ranged", "RandomUniform", {},
-                         {{"shape", Shape{1000}}, {"low", -2.0}, {"high", -1.0},
-                          {"seed", 1}, {"dtype", DataType::kFloat64}},
+  ASSERT_TRUE(g.AddNode({"ranged",
+                         "RandomUniform",
+                         {},
+                         {{"shape", Shape{1000}},
+                          {"low", -2.0},
+                          {"high", -1.0},
+                          {"seed", 1},
+                          {"dtype", DataType::kFloat64}},
                          ""})
                   .ok());
   Tensor a = Eval(g, "short");
   Tensor b = Eval(g, "long");
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]);
   EXPECT_FALSE(a.BitwiseEqual(Eval(g, "other")));
   for (float v : Values<float>(b)) {
     EXPECT_GE(v, 0.0f);
@@ -251,11 +259,11 @@ TEST(OpsTest, UserRegisteredOpAndKernel) {
 }
 
 TEST(OpsTest, OpDefinitionErrors) {
-  EXPECT_THAT(RegisterOp(OpDefBuilder("TestBadOp")
-                             .Input(ArgDef::Typed("x", "T"))
-                             .Build())
-                  .message(),
-              HasSubstr("refers to attribute 'T'"));
+  EXPECT_THAT(
+      RegisterOp(
+          OpDefBuilder("TestBadOp").Input(ArgDef::Typed("x", "T")).Build())
+          .message(),
+      HasSubstr("refers to attribute 'T'"));
   EXPECT_THAT(RegisterOp(OpDefBuilder("TestBadDefault")
                              .Attr("n", AttrType::kInt, std::string("x"))
                              .Build())
@@ -292,10 +300,13 @@ TEST(OpsTest, CustomOpCallsARegisteredFunction) {
   EXPECT_EQ(Eval(g, "c").data<double>()[0], 3.5);
 
   Graph missing;
-  ASSERT_TRUE(missing.AddNode({"m", "CustomOp", {},
-                               {{"function", "test.not_there"},
-                                {"Tout", std::vector<DataType>{}}},
-                               ""})
+  ASSERT_TRUE(missing
+                  .AddNode({"m",
+                            "CustomOp",
+                            {},
+                            {{"function", "test.not_there"},
+                             {"Tout", std::vector<DataType>{}}},
+                            ""})
                   .ok());
   EXPECT_THAT(EvalStatus(missing, "m").message(),
               AllOf(HasSubstr("node 'm'"), HasSubstr("'test.not_there'")));

@@ -17,7 +17,8 @@ uint64_t Mix(uint64_t x) {
 }
 
 uint64_t Bits(uint64_t seed, uint64_t index) {
-  return Mix(Mix(seed + 0x9E3779B97F4A7C15ull) ^ (index * 0xD1B54A32D192ED03ull));
+  return Mix(Mix(seed + 0x9E3779B97F4A7C15ull) ^
+             (index * 0xD1B54A32D192ED03ull));
 }
 
 class RandomUniformKernel : public OpKernel {
@@ -35,7 +36,8 @@ class RandomUniformKernel : public OpKernel {
       float* p = out->data<float>();
       ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          const float unit = static_cast<float>(Bits(seed_, i) >> 40) * 0x1p-24f;
+          const float unit =
+              static_cast<float>(Bits(seed_, i) >> 40) * 0x1p-24f;
           p[i] = static_cast<float>(low_ + scale * unit);
         }
       });
@@ -43,7 +45,8 @@ class RandomUniformKernel : public OpKernel {
       double* p = out->data<double>();
       ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          const double unit = static_cast<double>(Bits(seed_, i) >> 11) * 0x1p-53;
+          const double unit =
+              static_cast<double>(Bits(seed_, i) >> 11) * 0x1p-53;
           p[i] = low_ + scale * unit;
         }
       });
@@ -75,7 +78,8 @@ void RegisterRandomOps(OpRegistry& registry) {
             if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
               return InvalidArgumentError(
                   "attribute 'shape' must be fully defined with dimensions "
-                  ">= 0, got " + shape.ToString());
+                  ">= 0, got " +
+                  shape.ToString());
             }
             if (!(ctx.attr<double>("low") <= ctx.attr<double>("high"))) {
               return InvalidArgumentError("attribute 'low' must be <= 'high'");

@@ -46,8 +46,7 @@ PartialShape ReducedShape(const PartialShape& in, const std::vector<int>& axes,
 }
 
 template <class T>
-using Accumulator =
-    std::conditional_t<std::is_floating_point_v<T>, double, T>;
+using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, T>;
 
 class ReduceSumKernel : public OpKernel {
  public:
@@ -59,8 +58,7 @@ class ReduceSumKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(std::vector<int> axes,
                           NormalizeAxes(axes_, x.shape().rank()));
-    const Shape out_shape =
-        ReducedShape(x.shape(), axes, keepdims_).ToShape();
+    const Shape out_shape = ReducedShape(x.shape(), axes, keepdims_).ToShape();
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
     switch (x.dtype()) {
       case DataType::kFloat32:
@@ -164,8 +162,8 @@ void RegisterReduceOps(OpRegistry& registry) {
                 std::vector<int> axes,
                 NormalizeAxes(ctx.attr<std::vector<int64_t>>("axes"),
                               in.rank()));
-            ctx.set_output(0, ReducedShape(in, axes,
-                                           ctx.attr<int64_t>("keepdims") != 0));
+            ctx.set_output(
+                0, ReducedShape(in, axes, ctx.attr<int64_t>("keepdims") != 0));
             return Status::OK();
           })
           .SetCostFn([](const InferenceContext& ctx) {
@@ -175,8 +173,8 @@ void RegisterReduceOps(OpRegistry& registry) {
                        : 1e4;
           })
           .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("ReduceSum", KernelFactoryFor<ReduceSumKernel>()));
+  CheckRegistered(registry.RegisterKernel("ReduceSum",
+                                          KernelFactoryFor<ReduceSumKernel>()));
 }
 
 }  // namespace weft::internal

@@ -95,7 +95,8 @@ std::optional<int> ParseCpuDevice(const std::string& device) {
   if (device.empty()) return 0;
   std::string lower;
   for (char c : device) {
-    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    lower.push_back(
+        static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   std::string_view last = lower;
   const auto slash = last.rfind('/');
@@ -110,8 +111,7 @@ std::optional<int> ParseCpuDevice(const std::string& device) {
 void CompiledGraph::RecordCost(int i, double measured_ns) const {
   // Exponential moving average: follows the measurements both ways.
   const double old = cost_ns_[i].load(std::memory_order_relaxed);
-  cost_ns_[i].store(0.75 * old + 0.25 * measured_ns,
-                    std::memory_order_relaxed);
+  cost_ns_[i].store(0.75 * old + 0.25 * measured_ns, std::memory_order_relaxed);
 }
 
 int CompiledGraph::FindNode(const std::string& name) const {
@@ -129,8 +129,7 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   // Names, ops, inputs.
   for (int i = 0; i < n; ++i) {
     if (!out->index_.emplace(defs[i].name, i).second) {
-      return InvalidArgumentError("duplicate node name '" + defs[i].name +
-                                  "'");
+      return InvalidArgumentError("duplicate node name '" + defs[i].name + "'");
     }
   }
   out->nodes_.resize(n);
@@ -201,9 +200,9 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     if (static_cast<int>(order.size()) != n) {
       std::vector<char> unsorted(n, 1);
       for (int i : order) unsorted[i] = 0;
-      return InvalidArgumentError(
-          "the graph has a cycle through node '" +
-          FindNodeOnCycle(producers, unsorted, graph) + "'");
+      return InvalidArgumentError("the graph has a cycle through node '" +
+                                  FindNodeOnCycle(producers, unsorted, graph) +
+                                  "'");
     }
   }
 
@@ -224,13 +223,13 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
       }
       node.input_dtypes.push_back(producer.output_dtypes[in.slot]);
       node.input_shapes.push_back(producer.output_shapes[in.slot]);
-      const AttrValue* value = producer.op == "Const"
-                                   ? &producer.attrs.at("value")
-                                   : nullptr;
+      const AttrValue* value =
+          producer.op == "Const" ? &producer.attrs.at("value") : nullptr;
       constants.push_back(value ? value->get_if<Tensor>() : nullptr);
     }
     auto signature = ResolveSignature(*node.def, def.attrs, node.input_dtypes);
-    if (!signature.ok()) return signature.status().WithContext(NodeContext(def));
+    if (!signature.ok())
+      return signature.status().WithContext(NodeContext(def));
     node.attrs = std::move(signature->attrs);
     node.output_dtypes = std::move(signature->output_dtypes);
 
@@ -263,8 +262,8 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     try {
       kernel = (*factory)(construction);
     } catch (const std::exception& e) {
-      kernel = InternalError(std::string("kernel construction threw: ") +
-                             e.what());
+      kernel =
+          InternalError(std::string("kernel construction threw: ") + e.what());
     }
     if (!kernel.ok()) return kernel.status().WithContext(NodeContext(def));
     node.kernel = std::move(kernel).value();

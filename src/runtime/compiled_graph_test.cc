@@ -37,8 +37,8 @@ TEST(CompiledGraphTest, UnknownOp) {
   ASSERT_TRUE(g.AddNode({"n", "NoSuchOp", {}, {}, ""}).ok());
   Status s = CompileStatus(g);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'n'"),
-                                 HasSubstr("unknown op 'NoSuchOp'")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("node 'n'"), HasSubstr("unknown op 'NoSuchOp'")));
 }
 
 TEST(CompiledGraphTest, DuplicateName) {
@@ -58,17 +58,19 @@ TEST(CompiledGraphTest, DanglingInput) {
   g.Identity("y", "missing");
   Status s = CompileStatus(g);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              AllOf(HasSubstr("node 'y'"), HasSubstr("'missing'"),
-                    HasSubstr("does not exist")));
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'y'"), HasSubstr("'missing'"),
+                                 HasSubstr("does not exist")));
 }
 
 TEST(CompiledGraphTest, DanglingControlInput) {
   Graph g;
-  ASSERT_TRUE(g.AddNode({"c", "Const", {"^ghost"}, {{"value", Floats({1})},
-                                                    {"dtype", DataType::kFloat32}},
-                         ""})
-                  .ok());
+  ASSERT_TRUE(
+      g.AddNode({"c",
+                 "Const",
+                 {"^ghost"},
+                 {{"value", Floats({1})}, {"dtype", DataType::kFloat32}},
+                 ""})
+          .ok());
   EXPECT_THAT(CompileStatus(g).message(), HasSubstr("'ghost'"));
 }
 
@@ -107,9 +109,9 @@ TEST(CompiledGraphTest, DtypeMismatch) {
   auto b = g.Const("b", Tensor(DataType::kFloat64, {2}));
   g.Add("sum", a, b);
   Status s = CompileStatus(g);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'sum'"),
-                                 HasSubstr("dtype mismatch"),
-                                 HasSubstr("float64"), HasSubstr("float32")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("node 'sum'"), HasSubstr("dtype mismatch"),
+                    HasSubstr("float64"), HasSubstr("float32")));
 }
 
 TEST(CompiledGraphTest, ShapeMismatchFromShapeInference) {
@@ -125,9 +127,9 @@ TEST(CompiledGraphTest, ShapeMismatchFromShapeInference) {
   auto x = g2.Const("x", Floats({2, 3}));
   auto y = g2.Const("y", Floats({4, 3}));
   g2.Add("bad_add", x, y);
-  EXPECT_THAT(CompileStatus(g2).message(),
-              AllOf(HasSubstr("node 'bad_add'"),
-                    HasSubstr("cannot be broadcast")));
+  EXPECT_THAT(
+      CompileStatus(g2).message(),
+      AllOf(HasSubstr("node 'bad_add'"), HasSubstr("cannot be broadcast")));
 }
 
 TEST(CompiledGraphTest, MissingAttribute) {
@@ -157,8 +159,11 @@ TEST(CompiledGraphTest, UnknownAttribute) {
 
 TEST(CompiledGraphTest, IntAcceptedWhereFloatDeclared) {
   Graph g;
-  ASSERT_TRUE(g.AddNode({"r", "RandomUniform", {},
-                         {{"shape", Shape{2}}, {"low", 1}, {"high", 3}}, ""})
+  ASSERT_TRUE(g.AddNode({"r",
+                         "RandomUniform",
+                         {},
+                         {{"shape", Shape{2}}, {"low", 1}, {"high", 3}},
+                         ""})
                   .ok());
   EXPECT_TRUE(CompileStatus(g).ok());
 }
@@ -175,9 +180,9 @@ TEST(CompiledGraphTest, DisallowedDtype) {
   Graph g;
   auto a = g.Const("a", Tensor(DataType::kInt32, {2, 2}));
   g.MatMul("mm", a, a);
-  EXPECT_THAT(CompileStatus(g).message(),
-              AllOf(HasSubstr("node 'mm'"),
-                    HasSubstr("dtype int32 is not allowed")));
+  EXPECT_THAT(
+      CompileStatus(g).message(),
+      AllOf(HasSubstr("node 'mm'"), HasSubstr("dtype int32 is not allowed")));
 }
 
 TEST(CompiledGraphTest, DevicePlacement) {
@@ -205,10 +210,13 @@ TEST(CompiledGraphTest, DevicePlacement) {
 
 TEST(CompiledGraphTest, NonCpuDeviceNeedsSoftPlacement) {
   Graph g;
-  ASSERT_TRUE(g.AddNode({"c", "Const", {},
-                         {{"value", Floats({1})}, {"dtype", DataType::kFloat32}},
-                         "/gpu:0"})
-                  .ok());
+  ASSERT_TRUE(
+      g.AddNode({"c",
+                 "Const",
+                 {},
+                 {{"value", Floats({1})}, {"dtype", DataType::kFloat32}},
+                 "/gpu:0"})
+          .ok());
   EXPECT_THAT(CompileStatus(g).message(), HasSubstr("device '/gpu:0'"));
   CompileOptions soft;
   soft.allow_soft_placement = true;

@@ -6,8 +6,7 @@ namespace weft::internal {
 namespace {
 
 StatusOr<EdgeRef> ResolveTensorName(const CompiledGraph& graph,
-                                    const std::string& text,
-                                    const char* what) {
+                                    const std::string& text, const char* what) {
   WEFT_ASSIGN_OR_RETURN(InputSpec spec, ParseInput(text));
   if (spec.control) {
     return InvalidArgumentError(std::string(what) + " '" + text +
@@ -19,12 +18,11 @@ StatusOr<EdgeRef> ResolveTensorName(const CompiledGraph& graph,
                          "' refers to node '" + spec.node +
                          "', which does not exist");
   }
-  const int outputs =
-      static_cast<int>(graph.node(node).output_dtypes.size());
+  const int outputs = static_cast<int>(graph.node(node).output_dtypes.size());
   if (spec.output >= outputs) {
-    return InvalidArgumentError(std::string(what) + " '" + text +
-                                "': node '" + spec.node + "' has " +
-                                std::to_string(outputs) + " outputs");
+    return InvalidArgumentError(std::string(what) + " '" + text + "': node '" +
+                                spec.node + "' has " + std::to_string(outputs) +
+                                " outputs");
   }
   return EdgeRef{node, spec.output};
 }

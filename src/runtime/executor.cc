@@ -87,8 +87,8 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
     stats.end_ns = end;
     ThreadPool* pool = run.config().inter_pool;
     stats.thread_index = pool ? pool->CurrentThreadIndex() : -1;
-    stats.pool = stats.thread_index >= 0 ? run.config().inter_pool_name
-                                         : "caller";
+    stats.pool =
+        stats.thread_index >= 0 ? run.config().inter_pool_name : "caller";
     stats.os_thread_id = OsThreadId();
     stats.intra_op_shards = node_run.max_shards;
     run.executed()[index] = 1;

@@ -52,7 +52,8 @@ bool Overlap(const NodeExecStats& a, const NodeExecStats& b) {
 }
 
 TEST(ExecutorTimingTest, TwoInterThreadsRunIndependentBranchesAtOnce) {
-  auto session = test::MustCreate(TwoSpinBranches(), test::PerSessionOptions(2, 1));
+  auto session =
+      test::MustCreate(TwoSpinBranches(), test::PerSessionOptions(2, 1));
   test::MustRun(*session, {"join"});  // Warm up: threads started, costs known.
   // Best of three: the machine may be busy for a moment.
   double best_ms = 1e9;
@@ -71,7 +72,8 @@ TEST(ExecutorTimingTest, TwoInterThreadsRunIndependentBranchesAtOnce) {
 }
 
 TEST(ExecutorTimingTest, OneInterThreadRunsBranchesOneAfterTheOther) {
-  auto session = test::MustCreate(TwoSpinBranches(), test::PerSessionOptions(1, 1));
+  auto session =
+      test::MustCreate(TwoSpinBranches(), test::PerSessionOptions(1, 1));
   RunMetadata metadata;
   BranchRun run = RunBranches(*session, &metadata);
   ASSERT_NE(run.left, nullptr);
@@ -99,7 +101,8 @@ TEST(ExecutorTest, LongChainCompletesWithEveryThreadSetting) {
   Graph g;
   std::string last = g.Const("c0", Tensor::Scalar<float>(1));
   auto one = g.Const("one", Tensor::Scalar<float>(1));
-  for (int i = 1; i <= 300; ++i) last = g.Add("a" + std::to_string(i), last, one);
+  for (int i = 1; i <= 300; ++i)
+    last = g.Add("a" + std::to_string(i), last, one);
   for (int inter : {-1, 1, 2, 4}) {
     auto session = test::MustCreate(g, test::PerSessionOptions(inter, 1));
     auto out = test::MustRun(*session, {last});
@@ -111,8 +114,8 @@ TEST(ExecutorTest, WideGraphCompletesWithEveryThreadSetting) {
   Graph g;
   std::vector<std::string> level;
   for (int i = 0; i < 200; ++i) {
-    level.push_back(g.Const("c" + std::to_string(i),
-                            Tensor::Scalar<int64_t>(i)));
+    level.push_back(
+        g.Const("c" + std::to_string(i), Tensor::Scalar<int64_t>(i)));
   }
   int id = 0;
   while (level.size() > 1) {

@@ -26,8 +26,7 @@ DataType KernelContext::output_dtype(int i) const {
 
 StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape) {
   if (i < 0 || i >= num_outputs()) {
-    return InternalError("output index " + std::to_string(i) +
-                         " out of range");
+    return InternalError("output index " + std::to_string(i) + " out of range");
   }
   WEFT_ASSIGN_OR_RETURN(run_->outputs[i],
                         Tensor::Create(output_dtype(i), shape));
@@ -36,8 +35,7 @@ StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape) {
 
 Status KernelContext::SetOutput(int i, Tensor tensor) {
   if (i < 0 || i >= num_outputs()) {
-    return InternalError("output index " + std::to_string(i) +
-                         " out of range");
+    return InternalError("output index " + std::to_string(i) + " out of range");
   }
   if (tensor.dtype() != output_dtype(i)) {
     return InternalError(std::string("output ") + std::to_string(i) +

@@ -45,8 +45,7 @@ StatusOr<std::optional<int>> ReadEnvThreads(const char* variable) {
   int value = 0;
   const char* end = text + std::char_traits<char>::length(text);
   auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || value > kMaxThreads ||
-      value < -1) {
+  if (ec != std::errc() || ptr != end || value > kMaxThreads || value < -1) {
     return InvalidArgumentError(std::string("environment variable ") +
                                 variable + "='" + text +
                                 "' is not a thread count (an integer from -1 "
@@ -91,17 +90,17 @@ Status ValidateOptions(const SessionOptions& o) {
                              kMaxThreads, "inter_op_parallelism_threads"));
   WEFT_RETURN_IF_ERROR(range(o.intra_op_parallelism_threads, 0, kMaxThreads,
                              "intra_op_parallelism_threads"));
-  WEFT_RETURN_IF_ERROR(range(o.inter_op_spin_us, 0, 1'000'000,
-                             "inter_op_spin_us"));
-  WEFT_RETURN_IF_ERROR(range(o.intra_op_spin_us, 0, 1'000'000,
-                             "intra_op_spin_us"));
+  WEFT_RETURN_IF_ERROR(
+      range(o.inter_op_spin_us, 0, 1'000'000, "inter_op_spin_us"));
+  WEFT_RETURN_IF_ERROR(
+      range(o.intra_op_spin_us, 0, 1'000'000, "intra_op_spin_us"));
   const std::vector<int>& allowed = AutoCpuBudget().allowed_cpus;
   for (const auto* list : {&o.inter_op_pin_cpus, &o.intra_op_pin_cpus}) {
     for (int cpu : *list) {
       if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end()) {
-        return InvalidArgumentError(
-            "SessionOptions pin CPU " + std::to_string(cpu) +
-            " is not in this process's affinity mask");
+        return InvalidArgumentError("SessionOptions pin CPU " +
+                                    std::to_string(cpu) +
+                                    " is not in this process's affinity mask");
       }
     }
   }
@@ -109,9 +108,9 @@ Status ValidateOptions(const SessionOptions& o) {
     const ThreadPoolSpec& spec = o.session_inter_op_thread_pools[i];
     if (spec.num_threads < 0 || spec.num_threads > kMaxThreads) {
       return InvalidArgumentError(
-          "SessionOptions.session_inter_op_thread_pools[" +
-          std::to_string(i) + "].num_threads = " +
-          std::to_string(spec.num_threads) + " is out of range [0, 4096]");
+          "SessionOptions.session_inter_op_thread_pools[" + std::to_string(i) +
+          "].num_threads = " + std::to_string(spec.num_threads) +
+          " is out of range [0, 4096]");
     }
   }
   return Status::OK();
@@ -151,8 +150,8 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
       ProcessDefault(state.intra_setting, "WEFT_NUM_INTRAOP_THREADS"));
   const bool inter_explicit = options.inter_op_parallelism_threads != 0;
   const bool intra_explicit = options.intra_op_parallelism_threads != 0;
-  const int inter = inter_explicit ? options.inter_op_parallelism_threads
-                                   : inter_default;
+  const int inter =
+      inter_explicit ? options.inter_op_parallelism_threads : inter_default;
   const int intra = std::max(
       1, intra_explicit ? options.intra_op_parallelism_threads : intra_default);
 
@@ -161,10 +160,9 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
   const bool shared = !options.use_per_session_threads;
   if (shared) {
     // A shared intra pool of size n has n - 1 workers (the op's thread works).
-    pools.intra =
-        ShareOrCreate(state.intra, intra, intra - 1, "intra",
-                      options.intra_op_spin_us, options.intra_op_pin_cpus,
-                      intra_explicit);
+    pools.intra = ShareOrCreate(state.intra, intra, intra - 1, "intra",
+                                options.intra_op_spin_us,
+                                options.intra_op_pin_cpus, intra_explicit);
     pools.intra_threads = state.intra->threads;
   } else {
     pools.intra = MakePool("intra", intra - 1, options.intra_op_spin_us,
@@ -174,8 +172,8 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
   if (!options.session_inter_op_thread_pools.empty()) {
     for (size_t i = 0; i < options.session_inter_op_thread_pools.size(); ++i) {
       const ThreadPoolSpec& spec = options.session_inter_op_thread_pools[i];
-      const int threads = spec.num_threads > 0 ? spec.num_threads
-                                               : std::max(inter, 1);
+      const int threads =
+          spec.num_threads > 0 ? spec.num_threads : std::max(inter, 1);
       if (spec.global_name.empty()) {
         const std::string name = "inter" + std::to_string(i);
         pools.inter.push_back({MakePool(name, threads, options.inter_op_spin_us,

@@ -32,10 +32,8 @@ class ProcessThreadingTest : public ::testing::Test {
 };
 
 TEST_F(ProcessThreadingTest, GettersReturnEffectiveCountsNeverZero) {
-  EXPECT_EQ(threading::GetInterOpParallelismThreads(),
-            AutoCpuBudget().threads);
-  EXPECT_EQ(threading::GetIntraOpParallelismThreads(),
-            AutoCpuBudget().threads);
+  EXPECT_EQ(threading::GetInterOpParallelismThreads(), AutoCpuBudget().threads);
+  EXPECT_EQ(threading::GetIntraOpParallelismThreads(), AutoCpuBudget().threads);
   threading::SetInterOpParallelismThreads(0);  // 0 = auto, still not 0.
   EXPECT_GE(threading::GetInterOpParallelismThreads(), 1);
 }
@@ -54,8 +52,9 @@ TEST_F(ProcessThreadingTest, InvalidEnvironmentValueIsAnError) {
   setenv("WEFT_NUM_INTEROP_THREADS", "lots", 1);
   auto session = Session::Create(SpinGraph(), SessionOptions());
   EXPECT_FALSE(session.ok());
-  EXPECT_THAT(session.status().message(),
-              AllOf(HasSubstr("WEFT_NUM_INTEROP_THREADS"), HasSubstr("'lots'")));
+  EXPECT_THAT(
+      session.status().message(),
+      AllOf(HasSubstr("WEFT_NUM_INTEROP_THREADS"), HasSubstr("'lots'")));
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), AutoCpuBudget().threads);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(),
@@ -66,15 +65,18 @@ TEST_F(ProcessThreadingTest, PrecedenceOptionOverSetterOverEnvironment) {
   setenv("WEFT_NUM_INTEROP_THREADS", "3", 1);
   threading::SetInterOpParallelismThreads(2);
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), 2);
-  auto from_setter = test::MustCreate(SpinGraph(), test::PerSessionOptions(0, 1));
+  auto from_setter =
+      test::MustCreate(SpinGraph(), test::PerSessionOptions(0, 1));
   EXPECT_EQ(from_setter->inter_op_threads(), 2);
-  auto from_option = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
+  auto from_option =
+      test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
   EXPECT_EQ(from_option->inter_op_threads(), 1);
   threading::SetInterOpParallelismThreads(0);  // Back to the environment.
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), 3);
 }
 
-TEST_F(ProcessThreadingTest, FirstSessionCreatesGlobalPoolsLaterOnesShareAndWarn) {
+TEST_F(ProcessThreadingTest,
+       FirstSessionCreatesGlobalPoolsLaterOnesShareAndWarn) {
   SessionOptions first;
   first.inter_op_parallelism_threads = 3;
   first.intra_op_parallelism_threads = 2;

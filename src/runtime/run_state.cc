@@ -51,7 +51,8 @@ void RunState::FinishOutstanding() {
   }
 }
 
-bool RunState::WaitForCompletion(std::chrono::steady_clock::time_point deadline) {
+bool RunState::WaitForCompletion(
+    std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   return cv_.wait_until(lock, deadline, [&] { return complete_; });
 }

@@ -22,9 +22,9 @@ StatusOr<CompileOptions> DeviceOptions(const SessionOptions& options) {
   for (const auto& [device, count] : options.device_count) {
     if (device == "CPU") {
       if (count < 1 || count > 4096) {
-        return InvalidArgumentError("SessionOptions.device_count[\"CPU\"] = " +
-                                    std::to_string(count) +
-                                    " must be in [1, 4096]");
+        return InvalidArgumentError(
+            "SessionOptions.device_count[\"CPU\"] = " + std::to_string(count) +
+            " must be in [1, 4096]");
       }
       compile.num_cpu_devices = count;
     } else if (count != 0) {
@@ -76,12 +76,11 @@ class SessionImpl {
       const std::vector<std::pair<std::string, Tensor>>& feeds,
       const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
-  Status CheckFeeds(const ExecutionPlan& plan,
-                    const std::vector<std::pair<std::string, Tensor>>& feeds)
-      const;
+  Status CheckFeeds(
+      const ExecutionPlan& plan,
+      const std::vector<std::pair<std::string, Tensor>>& feeds) const;
   StatusOr<RunState::Config> MakeConfig(
-      const RunOptions& run_options,
-      std::shared_ptr<const ExecutionPlan> plan);
+      const RunOptions& run_options, std::shared_ptr<const ExecutionPlan> plan);
   void RunStateDestroyed();
   static void FillMetadata(RunState& run, int64_t start_ns,
                            RunMetadata* metadata);
@@ -92,10 +91,10 @@ class SessionImpl {
 
   std::mutex mu_;
   std::condition_variable runs_done_;
-  bool closed_ = false;                           // Guarded by mu_.
-  std::set<std::shared_ptr<RunState>> active_;    // Guarded by mu_.
+  bool closed_ = false;                         // Guarded by mu_.
+  std::set<std::shared_ptr<RunState>> active_;  // Guarded by mu_.
   // RunStates not yet destroyed; Close() keeps the pools until it is 0.
-  int live_runs_ = 0;                             // Guarded by mu_.
+  int live_runs_ = 0;  // Guarded by mu_.
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
 };
 
@@ -131,24 +130,23 @@ Status SessionImpl::CheckFeeds(
                                   "' is an uninitialized tensor");
     }
     if (value.dtype() != node.output_dtypes[slot]) {
-      return InvalidArgumentError(
-          "feed '" + feeds[i].first + "' is " + DataTypeName(value.dtype()) +
-          " but the tensor it replaces is " +
-          DataTypeName(node.output_dtypes[slot]));
+      return InvalidArgumentError("feed '" + feeds[i].first + "' is " +
+                                  DataTypeName(value.dtype()) +
+                                  " but the tensor it replaces is " +
+                                  DataTypeName(node.output_dtypes[slot]));
     }
     if (!node.output_shapes[slot].IsCompatibleWith(value.shape())) {
-      return InvalidArgumentError(
-          "feed '" + feeds[i].first + "' has shape " +
-          value.shape().ToString() + ", incompatible with " +
-          node.output_shapes[slot].ToString());
+      return InvalidArgumentError("feed '" + feeds[i].first + "' has shape " +
+                                  value.shape().ToString() +
+                                  ", incompatible with " +
+                                  node.output_shapes[slot].ToString());
     }
   }
   return Status::OK();
 }
 
 StatusOr<RunState::Config> SessionImpl::MakeConfig(
-    const RunOptions& run_options,
-    std::shared_ptr<const ExecutionPlan> plan) {
+    const RunOptions& run_options, std::shared_ptr<const ExecutionPlan> plan) {
   RunState::Config config;
   config.graph = graph_;
   config.plan = std::move(plan);
@@ -183,9 +181,10 @@ void SessionImpl::RunStateDestroyed() {
 void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
                                RunMetadata* metadata) {
   metadata->run_start_ns = start_ns;
-  metadata->run_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count();
+  metadata->run_end_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count();
   metadata->node_stats.clear();
   if (!run.config().trace) return;
   for (size_t i = 0; i < run.stats().size(); ++i) {
@@ -197,20 +196,21 @@ void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
             });
 }
 
-Status SessionImpl::Run(const RunOptions& run_options,
-                        const std::vector<std::pair<std::string, Tensor>>& feeds,
-                        const std::vector<std::string>& fetches,
-                        const std::vector<std::string>& targets,
-                        std::vector<Tensor>* outputs, RunMetadata* metadata) {
+Status SessionImpl::Run(
+    const RunOptions& run_options,
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
+    RunMetadata* metadata) {
   const auto start = std::chrono::steady_clock::now();
   if (outputs == nullptr && !fetches.empty()) {
     return InvalidArgumentError("Run has fetches but outputs is null");
   }
   if (outputs != nullptr) outputs->clear();
   if (run_options.timeout_ms < 0) {
-    return InvalidArgumentError("RunOptions.timeout_ms = " +
-                                std::to_string(run_options.timeout_ms) +
-                                " must be >= 0");
+    return InvalidArgumentError(
+        "RunOptions.timeout_ms = " + std::to_string(run_options.timeout_ms) +
+        " must be >= 0");
   }
   WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
                         GetPlan(feeds, fetches, targets));
@@ -291,9 +291,9 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
                         internal::CompiledGraph::Compile(graph, compile));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
-  return std::unique_ptr<Session>(new Session(
-      std::make_unique<internal::SessionImpl>(std::move(compiled),
-                                              std::move(pools), options)));
+  return std::unique_ptr<Session>(
+      new Session(std::make_unique<internal::SessionImpl>(
+          std::move(compiled), std::move(pools), options)));
 }
 
 Session::Session(std::unique_ptr<internal::SessionImpl> impl)

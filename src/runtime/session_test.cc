@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <set>
@@ -14,12 +15,12 @@
 namespace weft {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using test::MustCreate;
 using test::MustRun;
 using test::PerSessionOptions;
 using test::Values;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 // A CustomOp function that counts its calls and outputs its input + 1.
 std::atomic<int>& CounterCalls() {
@@ -29,21 +30,26 @@ std::atomic<int>& CounterCalls() {
 
 void RegisterTestFunctions() {
   static bool once = [] {
-    EXPECT_TRUE(RegisterCustomFunction("test.count_plus_one", [](KernelContext& ctx) -> Status {
-                  ++CounterCalls();
-                  WEFT_ASSIGN_OR_RETURN(Tensor * out,
-                                        ctx.AllocateOutput(0, ctx.input(0).shape()));
-                  for (int64_t i = 0; i < out->NumElements(); ++i) {
-                    out->data<float>()[i] = ctx.input(0).data<float>()[i] + 1;
-                  }
-                  return Status::OK();
-                }).ok());
+    EXPECT_TRUE(
+        RegisterCustomFunction(
+            "test.count_plus_one",
+            [](KernelContext& ctx) -> Status {
+              ++CounterCalls();
+              WEFT_ASSIGN_OR_RETURN(
+                  Tensor * out, ctx.AllocateOutput(0, ctx.input(0).shape()));
+              for (int64_t i = 0; i < out->NumElements(); ++i) {
+                out->data<float>()[i] = ctx.input(0).data<float>()[i] + 1;
+              }
+              return Status::OK();
+            })
+            .ok());
     EXPECT_TRUE(RegisterCustomFunction("test.fail", [](KernelContext&) {
                   return InvalidArgumentError("boom");
                 }).ok());
-    EXPECT_TRUE(RegisterCustomFunction("test.throw", [](KernelContext&) -> Status {
-                  throw std::runtime_error("thrown from a custom op");
-                }).ok());
+    EXPECT_TRUE(
+        RegisterCustomFunction("test.throw", [](KernelContext&) -> Status {
+          throw std::runtime_error("thrown from a custom op");
+        }).ok());
     return true;
   }();
   (void)once;
@@ -150,10 +156,10 @@ TEST(SessionTest, BadFeedsAndFetches) {
   g.Identity("y", x);
   auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
   std::vector<Tensor> out;
-  EXPECT_THAT(session->Run({{"x", Tensor(DataType::kInt32, {2})}}, {"y"}, {},
-                           &out)
-                  .message(),
-              AllOf(HasSubstr("feed 'x' is int32"), HasSubstr("float32")));
+  EXPECT_THAT(
+      session->Run({{"x", Tensor(DataType::kInt32, {2})}}, {"y"}, {}, &out)
+          .message(),
+      AllOf(HasSubstr("feed 'x' is int32"), HasSubstr("float32")));
   EXPECT_THAT(session->Run({{"x", Vec({1, 2, 3})}}, {"y"}, {}, &out).message(),
               AllOf(HasSubstr("feed 'x' has shape [3]"), HasSubstr("[2]")));
   EXPECT_EQ(session->Run({{"x", Vec({1, 2})}}, {"nope"}, {}, &out).code(),
@@ -239,7 +245,8 @@ TEST(SessionTest, RunOptionsCanPickTheCallersThread) {
   EXPECT_EQ(metadata.node_stats.at(0).pool, "caller");
   options.inter_op_thread_pool = 1;
   Status s = session->Run(options, {}, {"a"}, {}, &out, &metadata);
-  EXPECT_THAT(s.message(), HasSubstr("inter_op_thread_pool = 1 is out of range"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("inter_op_thread_pool = 1 is out of range"));
 }
 
 TEST(SessionTest, MetadataRecordsTheInterPoolThread) {
@@ -462,6 +469,47 @@ TEST(SessionTest, SessionPoolsListAndNamedPools) {
   EXPECT_THAT(bad.status().message(),
               AllOf(HasSubstr("'test_named_pool' has 2 threads"),
                     HasSubstr("asks for 3")));
+}
+
+TEST(SessionTest, PinningOptionsPinThePoolThreads) {
+  static const bool registered = [] {
+    return RegisterCustomFunction(
+               "test.affinity",
+               [](KernelContext& ctx) -> Status {
+                 cpu_set_t set;
+                 CPU_ZERO(&set);
+                 sched_getaffinity(0, sizeof(set), &set);
+                 WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                                       ctx.AllocateOutput(0, Shape{2}));
+                 int first = -1;
+                 for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+                   if (CPU_ISSET(cpu, &set)) {
+                     first = cpu;
+                     break;
+                   }
+                 }
+                 out->data<int32_t>()[0] = CPU_COUNT(&set);
+                 out->data<int32_t>()[1] = first;
+                 return Status::OK();
+               })
+        .ok();
+  }();
+  ASSERT_TRUE(registered);
+  const int cpu = AutoCpuBudget().allowed_cpus.back();
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"where",
+                         "CustomOp",
+                         {},
+                         {{"function", "test.affinity"},
+                          {"Tout", std::vector<DataType>{DataType::kInt32}}},
+                         ""})
+                  .ok());
+  SessionOptions options = PerSessionOptions(1, 1);
+  options.inter_op_pin_cpus = {cpu};
+  options.inter_op_spin_us = 0;
+  auto session = MustCreate(std::move(g), options);
+  auto out = MustRun(*session, {"where"});
+  EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{1, cpu}));
 }
 
 TEST(SessionTest, ScalarsAndZeroSizeTensorsFlowThrough) {

@@ -40,8 +40,8 @@ Status BindType(AttrMap& attrs, const std::string& attr, DataType dtype,
   const DataType bound = *it->second.get_if<DataType>();
   if (bound != dtype) {
     return InvalidArgumentError("dtype mismatch: input '" + input_name +
-                                "' is " + DataTypeName(dtype) + " but " +
-                                attr + " is " + DataTypeName(bound));
+                                "' is " + DataTypeName(dtype) + " but " + attr +
+                                " is " + DataTypeName(bound));
   }
   return Status::OK();
 }
@@ -69,7 +69,10 @@ std::optional<AttrValue> CoerceAttr(const AttrValue& value, AttrType type) {
   auto empty_list = [&]() {
     return std::visit(
         [](const auto& v) {
-          if constexpr (requires { v.empty(); v.begin(); }) {
+          if constexpr (requires {
+                          v.empty();
+                          v.begin();
+                        }) {
             return v.empty();
           } else {
             return false;
@@ -147,9 +150,9 @@ StatusOr<ResolvedSignature> ResolveSignature(
       switch (arg.kind) {
         case ArgDef::Kind::kFixed:
           if (dtype != arg.fixed_type) {
-            return InvalidArgumentError(
-                "input '" + input_name + "' must be " +
-                DataTypeName(arg.fixed_type) + ", got " + DataTypeName(dtype));
+            return InvalidArgumentError("input '" + input_name + "' must be " +
+                                        DataTypeName(arg.fixed_type) +
+                                        ", got " + DataTypeName(dtype));
           }
           break;
         case ArgDef::Kind::kTypeAttr:
@@ -167,10 +170,10 @@ StatusOr<ResolvedSignature> ResolveSignature(
       if (it == out.attrs.end()) {
         out.attrs[arg.number_attr] = static_cast<int64_t>(count);
       } else if (*it->second.get_if<int64_t>() != count) {
-        return InvalidArgumentError(
-            "attribute '" + arg.number_attr + "' is " +
-            it->second.DebugString() + " but input '" + arg.name + "' has " +
-            std::to_string(count) + " tensors");
+        return InvalidArgumentError("attribute '" + arg.number_attr + "' is " +
+                                    it->second.DebugString() + " but input '" +
+                                    arg.name + "' has " +
+                                    std::to_string(count) + " tensors");
       }
     } else if (arg.kind == ArgDef::Kind::kTypeListAttr) {
       std::vector<DataType> types(input_dtypes.begin() + next,
@@ -193,9 +196,8 @@ StatusOr<ResolvedSignature> ResolveSignature(
     auto it = out.attrs.find(attr.name);
     if (it == out.attrs.end()) {
       if (!attr.default_value) {
-        return InvalidArgumentError("missing required attribute '" +
-                                    attr.name + "' (" +
-                                    AttrTypeName(attr.type) + ")");
+        return InvalidArgumentError("missing required attribute '" + attr.name +
+                                    "' (" + AttrTypeName(attr.type) + ")");
       }
       it = out.attrs.emplace(attr.name, *attr.default_value).first;
     }
