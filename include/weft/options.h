@@ -82,6 +82,14 @@ struct RunOptions {
   TraceLevel trace_level = TraceLevel::kNone;
 };
 
+// One block of an intra-op ParallelFor, with RunOptions::TraceLevel::kFull.
+struct ShardExecStats {
+  int64_t os_thread_id = 0;
+  std::string thread_name;  // "weft-intra-0", or the node's thread
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
 // One executed node, with RunOptions::TraceLevel::kFull.
 struct NodeExecStats {
   std::string node_name;
@@ -95,9 +103,14 @@ struct NodeExecStats {
   std::string pool;
   int thread_index = -1;
   int64_t os_thread_id = 0;
+  std::string thread_name;  // As the OS knows it: "weft-inter-0", ...
   // Blocks the node's ParallelFor calls ran (the most in one call); 1 when it
   // ran serially.
   int intra_op_shards = 1;
+  // Every ParallelFor block, when the node used the intra-op pool.
+  std::vector<ShardExecStats> shards;
+  // Shapes of the node's outputs.
+  std::vector<std::vector<int64_t>> output_shapes;
 };
 
 struct RunMetadata {

@@ -49,6 +49,13 @@ class Session {
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs, RunMetadata* metadata);
 
+  // Checks a Run's feeds (names, dtypes, shapes), fetches and targets, and
+  // prepares its plan, without running anything: the errors Run would give
+  // before starting any node.
+  Status Prepare(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                 const std::vector<std::string>& fetches,
+                 const std::vector<std::string>& targets);
+
   // Ends Runs in flight with Cancelled, waits for their nodes to stop, and
   // releases the session's pools. Later Runs fail with FailedPrecondition.
   Status Close();

@@ -4,6 +4,7 @@
 
 #include "weft/attr.h"
 #include "weft/graph.h"
+#include "weft/graph_io.h"
 #include "weft/kernel.h"
 #include "weft/op_registry.h"
 #include "weft/options.h"

@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,11 +19,6 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              Clock::now().time_since_epoch())
       .count();
-}
-
-int64_t OsThreadId() {
-  thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
-  return tid;
 }
 
 // Cost is measured on every 8th node a thread runs (and on every node when
@@ -57,6 +53,7 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
   }
   node_run.outputs = &run.values()[node.first_value];
   node_run.intra_pool = run.config().intra_pool;
+  node_run.trace = trace;
 
   KernelContext ctx(&node_run);
   Status status;
@@ -89,8 +86,16 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
     stats.thread_index = pool ? pool->CurrentThreadIndex() : -1;
     stats.pool =
         stats.thread_index >= 0 ? run.config().inter_pool_name : "caller";
-    stats.os_thread_id = OsThreadId();
+    stats.os_thread_id = CurrentOsThreadId();
+    stats.thread_name = CurrentThreadName();
     stats.intra_op_shards = node_run.max_shards;
+    stats.shards = std::move(node_run.shards);
+    stats.output_shapes.clear();
+    for (size_t k = 0; k < node.output_dtypes.size(); ++k) {
+      if (node_run.outputs[k].IsInitialized()) {
+        stats.output_shapes.push_back(node_run.outputs[k].shape().dims());
+      }
+    }
     run.executed()[index] = 1;
   }
   if (!status.ok()) {
@@ -158,6 +163,20 @@ void Dispatch(const std::shared_ptr<RunState>& run, int node) {
 }
 
 }  // namespace
+
+int64_t CurrentOsThreadId() {
+  thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+const std::string& CurrentThreadName() {
+  thread_local const std::string name = [] {
+    char buf[16] = {};
+    pthread_getname_np(pthread_self(), buf, sizeof(buf));
+    return std::string(buf);
+  }();
+  return name;
+}
 
 void ExecuteRun(const std::shared_ptr<RunState>& run,
                 std::optional<Clock::time_point> deadline) {

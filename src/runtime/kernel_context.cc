@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "runtime/node_run.h"
 #include "weft/kernel.h"
@@ -54,26 +55,60 @@ void KernelContext::RecordShards(int blocks) {
   }
 }
 
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Wraps a kernel's block function: counts blocks and, when tracing, records
+// each block's thread and time.
+class ShardRecorder {
+ public:
+  ShardRecorder(internal::NodeRun* run, RangeFn fn) : run_(run), fn_(fn) {}
+
+  void operator()(int64_t begin, int64_t end) {
+    blocks_.fetch_add(1, std::memory_order_relaxed);
+    if (!run_->trace || run_->intra_pool == nullptr) {
+      fn_(begin, end);
+      return;
+    }
+    ShardExecStats shard;
+    shard.os_thread_id = internal::CurrentOsThreadId();
+    shard.thread_name = internal::CurrentThreadName();
+    shard.start_ns = NowNs();
+    fn_(begin, end);
+    shard.end_ns = NowNs();
+    std::lock_guard<std::mutex> lock(run_->shards_mu);
+    run_->shards.push_back(std::move(shard));
+  }
+
+  int blocks() const { return blocks_.load(); }
+
+ private:
+  internal::NodeRun* run_;
+  RangeFn fn_;
+  std::atomic<int> blocks_{0};
+};
+
+}  // namespace
+
 void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
                                 RangeFn fn) {
-  std::atomic<int> blocks{0};
+  ShardRecorder recorder(run_, fn);
   weft::ParallelFor(run_->intra_pool, n, cost_per_unit_ns,
-                    [&](int64_t begin, int64_t end) {
-                      blocks.fetch_add(1, std::memory_order_relaxed);
-                      fn(begin, end);
-                    });
-  RecordShards(blocks.load());
+                    [&](int64_t b, int64_t e) { recorder(b, e); });
+  RecordShards(recorder.blocks());
 }
 
 void KernelContext::ParallelForFixedBlocks(int64_t n, int64_t block,
                                            RangeFn fn) {
-  std::atomic<int> blocks{0};
+  ShardRecorder recorder(run_, fn);
   weft::ParallelForFixedBlocks(run_->intra_pool, n, block,
-                               [&](int64_t begin, int64_t end) {
-                                 blocks.fetch_add(1, std::memory_order_relaxed);
-                                 fn(begin, end);
-                               });
-  RecordShards(blocks.load());
+                               [&](int64_t b, int64_t e) { recorder(b, e); });
+  RecordShards(recorder.blocks());
 }
 
 int KernelContext::intra_op_threads() const {

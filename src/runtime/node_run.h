@@ -2,6 +2,8 @@
 #ifndef WEFT_SRC_RUNTIME_NODE_RUN_H_
 #define WEFT_SRC_RUNTIME_NODE_RUN_H_
 
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "runtime/compiled_graph.h"
@@ -16,7 +18,14 @@ struct NodeRun {
   Tensor* outputs = nullptr;  // node->output_dtypes.size() entries.
   ThreadPool* intra_pool = nullptr;
   int max_shards = 1;  // The most blocks one ParallelFor call ran.
+  bool trace = false;
+  std::mutex shards_mu;
+  std::vector<ShardExecStats> shards;  // Guarded by shards_mu.
 };
+
+// The calling thread's OS id and name (cached per thread).
+int64_t CurrentOsThreadId();
+const std::string& CurrentThreadName();
 
 }  // namespace weft::internal
 

@@ -67,6 +67,13 @@ class SessionImpl {
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs, RunMetadata* metadata);
   Status Close();
+  Status Prepare(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                 const std::vector<std::string>& fetches,
+                 const std::vector<std::string>& targets) {
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
+                          GetPlan(feeds, fetches, targets));
+    return CheckFeeds(*plan, feeds);
+  }
 
   int inter_op_threads() const { return pools_.inter[0].threads; }
   int intra_op_threads() const { return pools_.intra_threads; }
@@ -314,6 +321,13 @@ Status Session::Run(const RunOptions& run_options,
                     const std::vector<std::string>& targets,
                     std::vector<Tensor>* outputs, RunMetadata* metadata) {
   return impl_->Run(run_options, feeds, fetches, targets, outputs, metadata);
+}
+
+Status Session::Prepare(
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) {
+  return impl_->Prepare(feeds, fetches, targets);
 }
 
 Status Session::Close() { return impl_->Close(); }

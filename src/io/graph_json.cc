@@ -1,0 +1,487 @@
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "io/npy.h"
+#include "weft/graph_io.h"
+#include "weft/op_registry.h"
+
+namespace weft {
+namespace {
+
+using Json = nlohmann::json;
+
+// Deeper nesting than this is refused before parsing: no graph needs it, and
+// it bounds the work and stack of everything downstream.
+constexpr int kMaxJsonDepth = 64;
+constexpr size_t kMaxGraphFileBytes = size_t{1} << 30;
+
+struct Position {
+  size_t line = 1, column = 1;
+};
+
+Position PositionOf(std::string_view text, size_t byte) {
+  Position p;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
+std::string At(std::string_view text, size_t byte) {
+  const Position p = PositionOf(text, byte);
+  return "line " + std::to_string(p.line) + ", column " +
+         std::to_string(p.column);
+}
+
+Status CheckDepth(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        return InvalidArgumentError("JSON nested deeper than " +
+                                    std::to_string(kMaxJsonDepth) +
+                                    " levels at " + At(text, i));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return Status::OK();
+}
+
+const char* JsonKind(const Json& j) { return j.type_name(); }
+
+// --- JSON -> attribute values, through the op's schema. --------------------
+
+class AttrReader {
+ public:
+  AttrReader(std::string context, std::string base_dir)
+      : context_(std::move(context)), base_dir_(std::move(base_dir)) {}
+
+  StatusOr<AttrValue> Read(const Json& j, AttrType type) const {
+    switch (type) {
+      case AttrType::kInt:
+        return ReadInt(j);
+      case AttrType::kFloat:
+        return ReadFloat(j);
+      case AttrType::kBool:
+        if (!j.is_boolean()) return Wrong(j, "a boolean");
+        return AttrValue(j.get<bool>());
+      case AttrType::kString:
+        if (!j.is_string()) return Wrong(j, "a string");
+        return AttrValue(j.get<std::string>());
+      case AttrType::kType:
+        return ReadType(j);
+      case AttrType::kShape:
+        return ReadShape(j);
+      case AttrType::kTensor:
+        return ReadTensor(j);
+      case AttrType::kListInt:
+        return ReadList<int64_t>(j, AttrType::kInt);
+      case AttrType::kListFloat:
+        return ReadList<double>(j, AttrType::kFloat);
+      case AttrType::kListBool:
+        return ReadList<bool>(j, AttrType::kBool);
+      case AttrType::kListString:
+        return ReadList<std::string>(j, AttrType::kString);
+      case AttrType::kListType:
+        return ReadList<DataType>(j, AttrType::kType);
+      case AttrType::kListShape:
+        return ReadList<PartialShape>(j, AttrType::kShape);
+      case AttrType::kListTensor:
+        return ReadList<Tensor>(j, AttrType::kTensor);
+    }
+    return InvalidArgumentError(context_ + ": unsupported attribute type");
+  }
+
+ private:
+  Status Wrong(const Json& j, const char* expected) const {
+    return InvalidArgumentError(context_ + " must be " + expected + ", got " +
+                                JsonKind(j) + " " + j.dump());
+  }
+
+  StatusOr<AttrValue> ReadInt(const Json& j) const {
+    if (!j.is_number_integer()) return Wrong(j, "an integer");
+    return AttrValue(j.get<int64_t>());
+  }
+
+  StatusOr<AttrValue> ReadFloat(const Json& j) const {
+    if (!j.is_number()) return Wrong(j, "a number");
+    return AttrValue(j.get<double>());
+  }
+
+  StatusOr<AttrValue> ReadType(const Json& j) const {
+    if (!j.is_string()) return Wrong(j, "a dtype name");
+    auto dtype = DataTypeFromName(j.get<std::string>());
+    if (!dtype) {
+      return InvalidArgumentError(
+          context_ + ": unknown dtype " + j.dump() +
+          " (float32, float64, int32, int64, bool)");
+    }
+    return AttrValue(*dtype);
+  }
+
+  StatusOr<AttrValue> ReadShape(const Json& j) const {
+    if (j.is_null()) return AttrValue(PartialShape::UnknownRank());
+    if (!j.is_array()) return Wrong(j, "a shape (array of integers)");
+    std::vector<int64_t> dims;
+    for (const Json& d : j) {
+      if (!d.is_number_integer() || d.get<int64_t>() < -1) {
+        return InvalidArgumentError(
+            context_ + ": shape dimensions must be integers >= 0 (or -1 for "
+                       "unknown), got " + d.dump());
+      }
+      dims.push_back(d.get<int64_t>());
+    }
+    return AttrValue(PartialShape(std::move(dims)));
+  }
+
+  StatusOr<AttrValue> ReadTensor(const Json& j) const {
+    if (j.is_string()) {
+      std::filesystem::path path(j.get<std::string>());
+      if (path.is_relative()) path = std::filesystem::path(base_dir_) / path;
+      auto tensor = internal::ReadNpy(path.string());
+      if (!tensor.ok()) return tensor.status().WithContext(context_);
+      return AttrValue(std::move(tensor).value());
+    }
+    if (!j.is_object()) return Wrong(j, "a tensor (object or .npy path)");
+    for (const auto& [key, value] : j.items()) {
+      if (key != "dtype" && key != "shape" && key != "values") {
+        return InvalidArgumentError(context_ + ": unknown tensor field '" +
+                                    key + "'");
+      }
+    }
+    if (!j.contains("dtype") || !j.contains("shape") || !j.contains("values")) {
+      return InvalidArgumentError(context_ +
+                                  ": a tensor needs dtype, shape and values");
+    }
+    WEFT_ASSIGN_OR_RETURN(AttrValue dtype_value, ReadType(j["dtype"]));
+    WEFT_ASSIGN_OR_RETURN(AttrValue shape_value, ReadShape(j["shape"]));
+    const PartialShape& partial = *shape_value.get_if<PartialShape>();
+    if (!partial.IsFullyDefined()) {
+      return InvalidArgumentError(context_ + ": a tensor's shape must be known");
+    }
+    const Shape shape = partial.ToShape();
+    const Json& values = j["values"];
+    if (!values.is_array()) {
+      return InvalidArgumentError(context_ + ": tensor values must be a flat array");
+    }
+    if (!shape.IsValid() ||
+        static_cast<uint64_t>(shape.NumElements()) != values.size()) {
+      return InvalidArgumentError(
+          context_ + ": tensor of shape " + shape.ToString() + " needs " +
+          (shape.IsValid() ? std::to_string(shape.NumElements()) : "too many") +
+          " values, got " + std::to_string(values.size()));
+    }
+    const DataType dtype = *dtype_value.get_if<DataType>();
+    WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, shape));
+    for (size_t i = 0; i < values.size(); ++i) {
+      const Json& v = values[i];
+      const bool ok = dtype == DataType::kBool
+                          ? (v.is_boolean() || v.is_number_integer())
+                          : (dtype == DataType::kInt32 || dtype == DataType::kInt64)
+                                ? v.is_number_integer()
+                                : v.is_number();
+      if (!ok) {
+        return InvalidArgumentError(context_ + ": value " + std::to_string(i) +
+                                    " (" + v.dump() + ") is not a " +
+                                    DataTypeName(dtype));
+      }
+      switch (dtype) {
+        case DataType::kFloat32:
+          tensor.data<float>()[i] = v.get<float>();
+          break;
+        case DataType::kFloat64:
+          tensor.data<double>()[i] = v.get<double>();
+          break;
+        case DataType::kInt32:
+          tensor.data<int32_t>()[i] = v.get<int32_t>();
+          break;
+        case DataType::kInt64:
+          tensor.data<int64_t>()[i] = v.get<int64_t>();
+          break;
+        case DataType::kBool:
+          tensor.data<bool>()[i] =
+              v.is_boolean() ? v.get<bool>() : v.get<int64_t>() != 0;
+          break;
+      }
+    }
+    return AttrValue(std::move(tensor));
+  }
+
+  template <class T>
+  StatusOr<AttrValue> ReadList(const Json& j, AttrType element) const {
+    if (!j.is_array()) return Wrong(j, "a list");
+    std::vector<T> out;
+    for (const Json& item : j) {
+      WEFT_ASSIGN_OR_RETURN(AttrValue value, Read(item, element));
+      out.push_back(*value.get_if<T>());
+    }
+    return AttrValue(std::move(out));
+  }
+
+  std::string context_;
+  std::string base_dir_;
+};
+
+const AttrDef* FindAttrDef(const OpDef& def, const std::string& name) {
+  for (const AttrDef& attr : def.attrs) {
+    if (attr.name == name) return &attr;
+  }
+  return nullptr;
+}
+
+StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
+                           const std::string& base_dir) {
+  const std::string where = "nodes[" + std::to_string(index) + "]";
+  if (!j.is_object()) {
+    return InvalidArgumentError(where + " must be an object, got " +
+                                JsonKind(j));
+  }
+  if (!j.contains("name") || !j["name"].is_string()) {
+    return InvalidArgumentError(where + ": \"name\" must be a string");
+  }
+  NodeDef node;
+  node.name = j["name"].get<std::string>();
+  const std::string context = "node '" + node.name + "'";
+  for (const auto& [key, value] : j.items()) {
+    if (key != "name" && key != "op" && key != "inputs" && key != "attrs" &&
+        key != "device") {
+      return InvalidArgumentError(context + ": unknown field \"" + key + "\"");
+    }
+  }
+  if (!j.contains("op") || !j["op"].is_string()) {
+    return InvalidArgumentError(context + ": \"op\" must be a string");
+  }
+  node.op = j["op"].get<std::string>();
+  if (j.contains("inputs")) {
+    if (!j["inputs"].is_array()) {
+      return InvalidArgumentError(context + ": \"inputs\" must be a list");
+    }
+    for (const Json& input : j["inputs"]) {
+      if (!input.is_string()) {
+        return InvalidArgumentError(context + ": every input must be a string, got " +
+                                    input.dump());
+      }
+      node.inputs.push_back(input.get<std::string>());
+    }
+  }
+  if (j.contains("device")) {
+    if (!j["device"].is_string()) {
+      return InvalidArgumentError(context + ": \"device\" must be a string");
+    }
+    node.device = j["device"].get<std::string>();
+  }
+  const OpDef* def = FindOpDef(node.op);
+  if (def == nullptr) {
+    return NotFoundError(context + ": unknown op '" + node.op + "'");
+  }
+  if (j.contains("attrs")) {
+    if (!j["attrs"].is_object()) {
+      return InvalidArgumentError(context + ": \"attrs\" must be an object");
+    }
+    for (const auto& [name, value] : j["attrs"].items()) {
+      const AttrDef* attr = FindAttrDef(*def, name);
+      if (attr == nullptr) {
+        return InvalidArgumentError(context + ": unknown attribute '" + name +
+                                    "' for op " + node.op);
+      }
+      AttrReader reader(context + ", attribute '" + name + "'", base_dir);
+      WEFT_ASSIGN_OR_RETURN(AttrValue parsed, reader.Read(value, attr->type));
+      node.attrs[name] = std::move(parsed);
+    }
+  }
+  // A Const's dtype follows from its value when not given.
+  if (node.op == "Const" && node.attrs.count("dtype") == 0) {
+    if (auto it = node.attrs.find("value"); it != node.attrs.end()) {
+      node.attrs["dtype"] = it->second.get_if<Tensor>()->dtype();
+    }
+  }
+  return node;
+}
+
+// --- Attribute values -> JSON. ----------------------------------------------
+
+Json TensorJson(const Tensor& t) {
+  Json values = Json::array();
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    switch (t.dtype()) {
+      case DataType::kFloat32:
+        values.push_back(t.data<float>()[i]);
+        break;
+      case DataType::kFloat64:
+        values.push_back(t.data<double>()[i]);
+        break;
+      case DataType::kInt32:
+        values.push_back(t.data<int32_t>()[i]);
+        break;
+      case DataType::kInt64:
+        values.push_back(t.data<int64_t>()[i]);
+        break;
+      case DataType::kBool:
+        values.push_back(t.data<bool>()[i]);
+        break;
+    }
+  }
+  return Json{{"dtype", DataTypeName(t.dtype())},
+              {"shape", t.shape().dims()},
+              {"values", values}};
+}
+
+Json ShapeJson(const PartialShape& s) {
+  return s.rank_known() ? Json(s.dims()) : Json(nullptr);
+}
+
+Json ToJson(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> Json {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, DataType>) {
+          return DataTypeName(v);
+        } else if constexpr (std::is_same_v<T, PartialShape>) {
+          return ShapeJson(v);
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          return TensorJson(v);
+        } else if constexpr (std::is_same_v<T, std::vector<DataType>>) {
+          Json out = Json::array();
+          for (DataType d : v) out.push_back(DataTypeName(d));
+          return out;
+        } else if constexpr (std::is_same_v<T, std::vector<PartialShape>>) {
+          Json out = Json::array();
+          for (const auto& s : v) out.push_back(ShapeJson(s));
+          return out;
+        } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+          Json out = Json::array();
+          for (const auto& t : v) out.push_back(TensorJson(t));
+          return out;
+        } else {
+          return Json(v);
+        }
+      },
+      value.variant());
+}
+
+}  // namespace
+
+StatusOr<GraphFile> ParseGraph(std::string_view text,
+                               const std::string& base_dir) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return InvalidArgumentError("the graph file is empty");
+  }
+  WEFT_RETURN_IF_ERROR(CheckDepth(text));
+  Json root;
+  try {
+    root = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    const auto colon = what.find(": ");
+    const std::string detail =
+        colon == std::string::npos ? what : what.substr(colon + 2);
+    return InvalidArgumentError("JSON syntax error at " + At(text, e.byte > 0 ? e.byte - 1 : 0) +
+                                ": " + detail);
+  }
+  if (!root.is_object()) {
+    return InvalidArgumentError("the top level must be an object, got " +
+                                std::string(JsonKind(root)));
+  }
+  for (const auto& [key, value] : root.items()) {
+    if (key != "format" && key != "version" && key != "nodes" &&
+        key != "outputs") {
+      return InvalidArgumentError("unknown top-level field \"" + key + "\"");
+    }
+  }
+  if (!root.contains("format") || root["format"] != "weft-graph") {
+    return InvalidArgumentError("\"format\" must be \"weft-graph\"");
+  }
+  if (!root.contains("version") || root["version"] != 1) {
+    return InvalidArgumentError("\"version\" must be 1 (got " +
+                                (root.contains("version") ? root["version"].dump()
+                                                          : std::string("none")) +
+                                ")");
+  }
+  if (!root.contains("nodes") || !root["nodes"].is_array()) {
+    return InvalidArgumentError("\"nodes\" must be a list");
+  }
+  GraphFile file;
+  const Json& nodes = root["nodes"];
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    WEFT_ASSIGN_OR_RETURN(NodeDef node, ReadNode(nodes[i], i, base_dir));
+    WEFT_RETURN_IF_ERROR(file.graph.AddNode(std::move(node)));
+  }
+  if (root.contains("outputs")) {
+    if (!root["outputs"].is_array()) {
+      return InvalidArgumentError("\"outputs\" must be a list of strings");
+    }
+    for (const Json& output : root["outputs"]) {
+      if (!output.is_string()) {
+        return InvalidArgumentError("\"outputs\" must be a list of strings, got " +
+                                    output.dump());
+      }
+      const std::string name = output.get<std::string>();
+      const std::string node = name.substr(0, name.find(':'));
+      if (file.graph.FindNode(node) == nullptr) {
+        return InvalidArgumentError("output '" + name +
+                                    "' names no node of the graph");
+      }
+      file.outputs.push_back(name);
+    }
+  }
+  return file;
+}
+
+StatusOr<GraphFile> LoadGraph(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return NotFoundError(path + ": cannot open the graph file");
+  const std::streamoff size = in.tellg();
+  if (size < 0 || static_cast<size_t>(size) > kMaxGraphFileBytes) {
+    return InvalidArgumentError(path + ": the graph file is too large");
+  }
+  std::string text(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  in.read(text.data(), size);
+  const std::string base_dir =
+      std::filesystem::path(path).parent_path().string();
+  auto file = ParseGraph(text, base_dir.empty() ? "." : base_dir);
+  if (!file.ok()) return file.status().WithContext(path);
+  return file;
+}
+
+std::string SerializeGraph(const GraphFile& file) {
+  Json nodes = Json::array();
+  for (const NodeDef& node : file.graph.nodes()) {
+    Json j = {{"name", node.name}, {"op", node.op}};
+    if (!node.inputs.empty()) j["inputs"] = node.inputs;
+    if (!node.attrs.empty()) {
+      Json attrs = Json::object();
+      for (const auto& [name, value] : node.attrs) attrs[name] = ToJson(value);
+      j["attrs"] = attrs;
+    }
+    if (!node.device.empty()) j["device"] = node.device;
+    nodes.push_back(j);
+  }
+  Json root = {{"format", "weft-graph"},
+               {"version", 1},
+               {"nodes", nodes},
+               {"outputs", file.outputs}};
+  return root.dump(1) + "\n";
+}
+
+}  // namespace weft

@@ -1,0 +1,159 @@
+// weft bench GRAPH: the thread-configuration experiment of the tuning
+// guides, done properly (fresh sessions, warm-up, medians, output hashes).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "commands.h"
+
+namespace weft::cli {
+
+StatusOr<BenchReport> BenchGraph(
+    const GraphFile& file, const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
+    int warmup, int repeat, bool progress) {
+  BenchReport report;
+  const int total = static_cast<int>(inter_grid.size() * intra_grid.size());
+  double baseline_ms = 0;
+  for (int inter : inter_grid) {
+    for (int intra : intra_grid) {
+      if (progress) {
+        std::fprintf(stderr, "\r[%zu/%d] inter=%d intra=%d ...   ",
+                     report.rows.size() + 1, total, inter, intra);
+      }
+      SessionOptions options;
+      options.use_per_session_threads = true;  // Fresh pools per setting.
+      options.inter_op_parallelism_threads = inter;
+      options.intra_op_parallelism_threads = intra;
+      WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                            Session::Create(file.graph, options));
+      std::vector<Tensor> outputs;
+      for (int i = 0; i < warmup; ++i) {
+        WEFT_RETURN_IF_ERROR(session->Run(feeds, file.outputs, {}, &outputs));
+      }
+      BenchRow row;
+      row.inter = inter;
+      row.intra = intra;
+      std::vector<double> times;
+      for (int i = 0; i < repeat; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        WEFT_RETURN_IF_ERROR(session->Run(feeds, file.outputs, {}, &outputs));
+        times.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+        if (i == 0) {
+          for (const Tensor& t : outputs) row.hashes.push_back(ContentHash(t));
+        }
+      }
+      row.median_ms = Median(times);
+      row.min_ms = *std::min_element(times.begin(), times.end());
+      row.max_ms = *std::max_element(times.begin(), times.end());
+      if (!report.rows.empty()) {
+        row.outputs_match = row.hashes == report.rows.front().hashes;
+      }
+      if (inter == 1 && intra == 1) baseline_ms = row.median_ms;
+      report.rows.push_back(std::move(row));
+    }
+  }
+  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    BenchRow& row = report.rows[i];
+    row.speedup = baseline_ms > 0 ? baseline_ms / row.median_ms : 0;
+    if (row.median_ms < report.rows[report.best].median_ms) {
+      report.best = static_cast<int>(i);
+    }
+  }
+  return report;
+}
+
+void PrintBenchTable(const BenchReport& report) {
+  std::printf("  %5s %5s %11s %9s %9s %8s  %s\n", "inter", "intra",
+              "median ms", "min", "max", "speedup", "outputs");
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    const BenchRow& r = report.rows[i];
+    std::printf("%s %5d %5d %11.2f %9.2f %9.2f %7.2fx  %s\n",
+                static_cast<int>(i) == report.best ? "*" : " ", r.inter,
+                r.intra, r.median_ms, r.min_ms, r.max_ms, r.speedup,
+                r.outputs_match ? "identical" : "DIFFERENT");
+  }
+}
+
+int BenchCommand(const BenchArgs& args) {
+  if (args.repeat < 1 || args.warmup < 0) {
+    return Fail(kExitBadInput, "--repeat must be >= 1 and --warmup >= 0");
+  }
+  std::vector<int> inter_grid = DefaultGrid(), intra_grid = DefaultGrid();
+  if (!args.inter_list.empty()) {
+    auto parsed = ParseIntList("--inter", args.inter_list);
+    if (!parsed.ok()) return Fail(kExitBadInput, parsed.status().message());
+    inter_grid = *parsed;
+  }
+  if (!args.intra_list.empty()) {
+    auto parsed = ParseIntList("--intra", args.intra_list);
+    if (!parsed.ok()) return Fail(kExitBadInput, parsed.status().message());
+    intra_grid = *parsed;
+  }
+  auto file = LoadGraph(args.graph);
+  if (!file.ok()) return Fail(kExitBadInput, file.status().ToString());
+  if (file->outputs.empty()) {
+    return Fail(kExitBadInput, args.graph + ": the graph lists no \"outputs\"");
+  }
+  auto feeds = ReadFeeds(args.feeds);
+  if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
+  if (Status s = AddRandomFeeds(*file, file->outputs, &*feeds); !s.ok()) {
+    return Fail(kExitBadInput, s.message());
+  }
+  // Check the graph and feeds once, so that a bad input is exit code 2.
+  {
+    auto session = Session::Create(file->graph, SessionOptions());
+    if (!session.ok()) {
+      return Fail(kExitBadInput, args.graph + ": " + session.status().ToString());
+    }
+    if (Status s = (*session)->Prepare(*feeds, file->outputs, {}); !s.ok()) {
+      return Fail(kExitBadInput, s.ToString());
+    }
+  }
+  auto report = BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
+                           args.repeat, isatty(STDERR_FILENO) != 0);
+  if (!report.ok()) {
+    return Fail(kExitRunFailed, "the run failed: " + report.status().ToString());
+  }
+  const BenchRow& best = report->rows[report->best];
+  if (args.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const BenchRow& r : report->rows) {
+      rows.push_back({{"inter", r.inter},
+                      {"intra", r.intra},
+                      {"median_ms", r.median_ms},
+                      {"min_ms", r.min_ms},
+                      {"max_ms", r.max_ms},
+                      {"speedup", r.speedup},
+                      {"outputs_match", r.outputs_match},
+                      {"hashes", r.hashes}});
+    }
+    nlohmann::json out = {
+        {"graph", args.graph},
+        {"repeat", args.repeat},
+        {"warmup", args.warmup},
+        {"rows", rows},
+        {"best",
+         {{"inter_op_parallelism_threads", best.inter},
+          {"intra_op_parallelism_threads", best.intra},
+          {"median_ms", best.median_ms}}}};
+    std::printf("%s\n", out.dump(1).c_str());
+    return kExitOk;
+  }
+  std::printf("%s: median of %d runs after %d warm-up, fresh session per row\n",
+              args.graph.c_str(), args.repeat, args.warmup);
+  PrintBenchTable(*report);
+  std::printf("best (*): SessionOptions.inter_op_parallelism_threads = %d, "
+              "SessionOptions.intra_op_parallelism_threads = %d\n",
+              best.inter, best.intra);
+  return kExitOk;
+}
+
+}  // namespace weft::cli

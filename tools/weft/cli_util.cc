@@ -1,0 +1,209 @@
+#include "cli_util.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "io/npy.h"
+
+namespace weft::cli {
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "weft: error: %s\n", message.c_str());
+  return code;
+}
+
+StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags) {
+  Feeds feeds;
+  for (const std::string& flag : flags) {
+    const auto eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+      return InvalidArgumentError("--feed '" + flag +
+                                  "' must be NAME=FILE.npy");
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor value,
+                          internal::ReadNpy(flag.substr(eq + 1)));
+    feeds.emplace_back(flag.substr(0, eq), std::move(value));
+  }
+  return feeds;
+}
+
+namespace {
+
+std::string NodeOf(const std::string& tensor_name) {
+  std::string name = tensor_name;
+  if (!name.empty() && name[0] == '^') name = name.substr(1);
+  return name.substr(0, name.find(':'));
+}
+
+// Placeholders reachable from the fetches, not looking behind fed nodes.
+std::vector<const NodeDef*> NeededPlaceholders(
+    const GraphFile& file, const std::vector<std::string>& fetches,
+    const Feeds& feeds) {
+  std::set<std::string> fed;
+  for (const auto& feed : feeds) fed.insert(NodeOf(feed.first));
+  std::vector<std::string> stack;
+  for (const auto& fetch : fetches) stack.push_back(NodeOf(fetch));
+  std::set<std::string> seen;
+  std::vector<const NodeDef*> out;
+  while (!stack.empty()) {
+    const std::string name = stack.back();
+    stack.pop_back();
+    if (!seen.insert(name).second || fed.count(name)) continue;
+    const NodeDef* node = file.graph.FindNode(name);
+    if (node == nullptr) continue;  // Reported by the session.
+    if (node->op == "Placeholder") out.push_back(node);
+    for (const auto& input : node->inputs) stack.push_back(NodeOf(input));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> MissingFeeds(const GraphFile& file,
+                                      const std::vector<std::string>& fetches,
+                                      const Feeds& feeds) {
+  std::vector<std::string> names;
+  for (const NodeDef* node : NeededPlaceholders(file, fetches, feeds)) {
+    names.push_back(node->name);
+  }
+  return names;
+}
+
+Status AddRandomFeeds(const GraphFile& file,
+                      const std::vector<std::string>& fetches, Feeds* feeds) {
+  for (const NodeDef* node : NeededPlaceholders(file, fetches, *feeds)) {
+    auto dtype_it = node->attrs.find("dtype");
+    auto shape_it = node->attrs.find("shape");
+    const DataType* dtype =
+        dtype_it == node->attrs.end() ? nullptr : dtype_it->second.get_if<DataType>();
+    const PartialShape* shape = shape_it == node->attrs.end()
+                                    ? nullptr
+                                    : shape_it->second.get_if<PartialShape>();
+    if (dtype == nullptr || shape == nullptr || !shape->IsFullyDefined()) {
+      return InvalidArgumentError(
+          "placeholder '" + node->name +
+          "' has no fully known shape and dtype to draw random values for; "
+          "pass --feed " + node->name + "=FILE.npy");
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor value, Tensor::Create(*dtype, shape->ToShape()));
+    uint64_t state = 0x5EED;  // Fixed: every configuration sees the same data.
+    for (char c : node->name) state = state * 131 + static_cast<uint8_t>(c);
+    auto next = [&state] {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    for (int64_t i = 0; i < value.NumElements(); ++i) {
+      const double unit = static_cast<double>(next() >> 11) * 0x1p-53;
+      switch (*dtype) {
+        case DataType::kFloat32:
+          value.data<float>()[i] = static_cast<float>(unit * 2 - 1);
+          break;
+        case DataType::kFloat64:
+          value.data<double>()[i] = unit * 2 - 1;
+          break;
+        case DataType::kInt32:
+          value.data<int32_t>()[i] = static_cast<int32_t>(unit * 200) - 100;
+          break;
+        case DataType::kInt64:
+          value.data<int64_t>()[i] = static_cast<int64_t>(unit * 200) - 100;
+          break;
+        case DataType::kBool:
+          value.data<bool>()[i] = unit < 0.5;
+          break;
+      }
+    }
+    feeds->emplace_back(node->name, std::move(value));
+  }
+  return Status::OK();
+}
+
+std::string ContentHash(const Tensor& tensor) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](const void* data, size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) {
+      h ^= p[i];
+      h *= 0x100000001b3ull;
+    }
+  };
+  const std::string dtype = DataTypeName(tensor.dtype());
+  mix(dtype.data(), dtype.size());
+  for (int64_t d : tensor.shape().dims()) mix(&d, sizeof(d));
+  mix(tensor.raw_data(), tensor.size_bytes());
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, h);
+  return buf;
+}
+
+std::string FirstValues(const Tensor& tensor, int count) {
+  std::ostringstream out;
+  out << "[";
+  const int64_t n = std::min<int64_t>(tensor.NumElements(), count);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) out << ", ";
+    switch (tensor.dtype()) {
+      case DataType::kFloat32:
+        out << tensor.data<float>()[i];
+        break;
+      case DataType::kFloat64:
+        out << tensor.data<double>()[i];
+        break;
+      case DataType::kInt32:
+        out << tensor.data<int32_t>()[i];
+        break;
+      case DataType::kInt64:
+        out << tensor.data<int64_t>()[i];
+        break;
+      case DataType::kBool:
+        out << (tensor.data<bool>()[i] ? "true" : "false");
+        break;
+    }
+  }
+  if (tensor.NumElements() > n) out << ", ...";
+  out << "]";
+  return out.str();
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
+                                        const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() ||
+        value < 1 || value > 4096) {
+      return InvalidArgumentError(flag + " '" + text +
+                                  "': every entry must be an integer from 1 "
+                                  "to 4096");
+    }
+    out.push_back(value);
+  }
+  if (out.empty()) return InvalidArgumentError(flag + " is empty");
+  return out;
+}
+
+std::vector<int> DefaultGrid() {
+  const int auto_threads = AutoCpuBudget().threads;
+  std::vector<int> grid;
+  for (int n = 1; n < auto_threads; n *= 2) grid.push_back(n);
+  grid.push_back(auto_threads);
+  return grid;
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,55 @@
+// Pieces shared by the weft subcommands.
+#ifndef WEFT_TOOLS_WEFT_CLI_UTIL_H_
+#define WEFT_TOOLS_WEFT_CLI_UTIL_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::cli {
+
+// Exit codes of every subcommand.
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;
+constexpr int kExitBadInput = 2;
+
+// Prints "weft: error: <message>" to stderr and returns `code`.
+int Fail(int code, const std::string& message);
+
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+// Parses NAME=FILE.npy flags and reads the files.
+StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags);
+
+// Gives every placeholder the fetches need and `feeds` lacks random values of
+// its declared dtype and shape, from a fixed seed (the same for every call).
+// An unfed placeholder of unknown shape is an error naming it.
+Status AddRandomFeeds(const GraphFile& file,
+                      const std::vector<std::string>& fetches, Feeds* feeds);
+
+// The placeholders the fetches need that `feeds` does not provide.
+std::vector<std::string> MissingFeeds(const GraphFile& file,
+                                      const std::vector<std::string>& fetches,
+                                      const Feeds& feeds);
+
+// A 64-bit FNV-1a hash of dtype, shape and bytes, as 16 hex digits.
+std::string ContentHash(const Tensor& tensor);
+
+// "[0.1, 0.2, ...]": the first `count` values.
+std::string FirstValues(const Tensor& tensor, int count);
+
+double Median(std::vector<double> values);
+
+// Thread counts of a grid flag: "1,2,4". Errors name the flag and value.
+StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
+                                        const std::string& text);
+
+// 1, 2, 4, ... up to the auto count, plus the auto count.
+std::vector<int> DefaultGrid();
+
+}  // namespace weft::cli
+
+#endif  // WEFT_TOOLS_WEFT_CLI_UTIL_H_

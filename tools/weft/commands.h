@@ -1,0 +1,69 @@
+// The weft subcommands. Each returns the process exit code.
+#ifndef WEFT_TOOLS_WEFT_COMMANDS_H_
+#define WEFT_TOOLS_WEFT_COMMANDS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::cli {
+
+struct RunArgs {
+  std::string graph;
+  std::optional<int> inter, intra;
+  std::vector<std::string> feeds;
+  std::vector<std::string> fetches;
+  std::string save_dir;
+  std::string trace_file;
+  int repeat = 1;
+  int64_t timeout_ms = 0;
+  bool json = false;
+};
+int RunCommand(const RunArgs& args);
+
+struct BenchArgs {
+  std::string graph;
+  std::string inter_list, intra_list;  // Empty: the default grid.
+  std::vector<std::string> feeds;
+  int repeat = 5;
+  int warmup = 2;
+  bool json = false;
+};
+int BenchCommand(const BenchArgs& args);
+
+int InfoCommand(bool json);
+
+struct DemoArgs {
+  std::string write_examples_dir;
+  int repeat = 3;
+};
+int DemoCommand(const DemoArgs& args);
+
+// One row of the thread-configuration experiment.
+struct BenchRow {
+  int inter = 1, intra = 1;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double speedup = 0;  // Against inter = 1 / intra = 1 (0 when not measured).
+  bool outputs_match = true;  // Hashes equal to the first row's.
+  std::vector<std::string> hashes;
+};
+
+struct BenchReport {
+  std::vector<BenchRow> rows;
+  int best = 0;  // Index of the fastest median.
+};
+
+// Runs the experiment: for each (inter, intra), a fresh session with its own
+// pools, `warmup` untimed Runs, then `repeat` timed ones.
+StatusOr<BenchReport> BenchGraph(const GraphFile& file,
+                                 const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                 const std::vector<int>& inter_grid,
+                                 const std::vector<int>& intra_grid, int warmup,
+                                 int repeat, bool progress);
+void PrintBenchTable(const BenchReport& report);
+
+}  // namespace weft::cli
+
+#endif  // WEFT_TOOLS_WEFT_COMMANDS_H_

@@ -1,0 +1,109 @@
+// weft run GRAPH: run a graph file and print (or save) its outputs.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "io/chrome_trace.h"
+#include "io/npy.h"
+
+namespace weft::cli {
+
+int RunCommand(const RunArgs& args) {
+  auto file = LoadGraph(args.graph);
+  if (!file.ok()) return Fail(kExitBadInput, file.status().ToString());
+  const std::vector<std::string> fetches =
+      args.fetches.empty() ? file->outputs : args.fetches;
+  if (fetches.empty()) {
+    return Fail(kExitBadInput, args.graph +
+                                   ": the graph lists no \"outputs\"; pass "
+                                   "--fetch NAME");
+  }
+  auto feeds = ReadFeeds(args.feeds);
+  if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
+  for (const std::string& name : MissingFeeds(*file, fetches, *feeds)) {
+    return Fail(kExitBadInput, "placeholder '" + name +
+                                   "' has no value: pass --feed " + name +
+                                   "=FILE.npy");
+  }
+
+  SessionOptions options;
+  if (args.inter) options.inter_op_parallelism_threads = *args.inter;
+  if (args.intra) options.intra_op_parallelism_threads = *args.intra;
+  auto session = Session::Create(file->graph, options);
+  if (!session.ok()) {
+    return Fail(kExitBadInput, args.graph + ": " + session.status().ToString());
+  }
+  if (Status s = (*session)->Prepare(*feeds, fetches, {}); !s.ok()) {
+    return Fail(kExitBadInput, s.ToString());
+  }
+
+  RunOptions run_options;
+  run_options.timeout_ms = args.timeout_ms;
+  if (!args.trace_file.empty()) {
+    run_options.trace_level = RunOptions::TraceLevel::kFull;
+  }
+  std::vector<Tensor> outputs;
+  std::vector<double> times_ms;
+  RunMetadata metadata;
+  for (int i = 0; i < args.repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    Status s = (*session)->Run(run_options, *feeds, fetches, {}, &outputs,
+                               &metadata);
+    times_ms.push_back(std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+    if (!s.ok()) return Fail(kExitRunFailed, "the run failed: " + s.ToString());
+  }
+
+  if (!args.trace_file.empty()) {
+    std::ofstream out(args.trace_file);
+    out << internal::ChromeTraceJson(metadata);
+    if (!out) {
+      return Fail(kExitRunFailed, args.trace_file + ": cannot write the trace");
+    }
+  }
+  if (!args.save_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.save_dir, ec);
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      std::string file_name = fetches[i];
+      std::replace(file_name.begin(), file_name.end(), ':', '_');
+      std::replace(file_name.begin(), file_name.end(), '/', '_');
+      const std::string path =
+          (std::filesystem::path(args.save_dir) / (file_name + ".npy")).string();
+      if (Status s = internal::WriteNpy(path, outputs[i]); !s.ok()) {
+        return Fail(kExitRunFailed, s.ToString());
+      }
+    }
+  }
+
+  if (args.json) {
+    nlohmann::json out = {{"outputs", nlohmann::json::array()},
+                          {"times_ms", times_ms}};
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      out["outputs"].push_back({{"name", fetches[i]},
+                                {"dtype", DataTypeName(outputs[i].dtype())},
+                                {"shape", outputs[i].shape().dims()},
+                                {"hash", ContentHash(outputs[i])}});
+    }
+    std::printf("%s\n", out.dump(1).c_str());
+    return kExitOk;
+  }
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    std::printf("%s: %s %s hash=%s\n  %s\n", fetches[i].c_str(),
+                DataTypeName(outputs[i].dtype()),
+                outputs[i].shape().ToString().c_str(),
+                ContentHash(outputs[i]).c_str(),
+                FirstValues(outputs[i], 8).c_str());
+  }
+  std::printf("time: median %.3f ms over %d run%s (inter %d, intra %d)\n",
+              Median(times_ms), args.repeat, args.repeat == 1 ? "" : "s",
+              (*session)->inter_op_threads(), (*session)->intra_op_threads());
+  return kExitOk;
+}
+
+}  // namespace weft::cli
