@@ -11,6 +11,8 @@ namespace weft {
 namespace {
 
 using Json = nlohmann::json;
+// Serialisation keeps keys in a readable order (format first, name first).
+using OJson = nlohmann::ordered_json;
 
 // Deeper nesting than this is refused before parsing: no graph needs it, and
 // it bounds the work and stack of everything downstream.
@@ -319,8 +321,8 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
 
 // --- Attribute values -> JSON. ----------------------------------------------
 
-Json TensorJson(const Tensor& t) {
-  Json values = Json::array();
+OJson TensorOJson(const Tensor& t) {
+  OJson values = OJson::array();
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     switch (t.dtype()) {
       case DataType::kFloat32:
@@ -340,39 +342,39 @@ Json TensorJson(const Tensor& t) {
         break;
     }
   }
-  return Json{{"dtype", DataTypeName(t.dtype())},
+  return OJson{{"dtype", DataTypeName(t.dtype())},
               {"shape", t.shape().dims()},
               {"values", values}};
 }
 
-Json ShapeJson(const PartialShape& s) {
-  return s.rank_known() ? Json(s.dims()) : Json(nullptr);
+OJson ShapeOJson(const PartialShape& s) {
+  return s.rank_known() ? OJson(s.dims()) : OJson(nullptr);
 }
 
-Json ToJson(const AttrValue& value) {
+OJson ToOJson(const AttrValue& value) {
   return std::visit(
-      [](const auto& v) -> Json {
+      [](const auto& v) -> OJson {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, DataType>) {
           return DataTypeName(v);
         } else if constexpr (std::is_same_v<T, PartialShape>) {
-          return ShapeJson(v);
+          return ShapeOJson(v);
         } else if constexpr (std::is_same_v<T, Tensor>) {
-          return TensorJson(v);
+          return TensorOJson(v);
         } else if constexpr (std::is_same_v<T, std::vector<DataType>>) {
-          Json out = Json::array();
+          OJson out = OJson::array();
           for (DataType d : v) out.push_back(DataTypeName(d));
           return out;
         } else if constexpr (std::is_same_v<T, std::vector<PartialShape>>) {
-          Json out = Json::array();
-          for (const auto& s : v) out.push_back(ShapeJson(s));
+          OJson out = OJson::array();
+          for (const auto& s : v) out.push_back(ShapeOJson(s));
           return out;
         } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
-          Json out = Json::array();
-          for (const auto& t : v) out.push_back(TensorJson(t));
+          OJson out = OJson::array();
+          for (const auto& t : v) out.push_back(TensorOJson(t));
           return out;
         } else {
-          return Json(v);
+          return OJson(v);
         }
       },
       value.variant());
@@ -465,19 +467,19 @@ StatusOr<GraphFile> LoadGraph(const std::string& path) {
 }
 
 std::string SerializeGraph(const GraphFile& file) {
-  Json nodes = Json::array();
+  OJson nodes = OJson::array();
   for (const NodeDef& node : file.graph.nodes()) {
-    Json j = {{"name", node.name}, {"op", node.op}};
+    OJson j = {{"name", node.name}, {"op", node.op}};
     if (!node.inputs.empty()) j["inputs"] = node.inputs;
     if (!node.attrs.empty()) {
-      Json attrs = Json::object();
-      for (const auto& [name, value] : node.attrs) attrs[name] = ToJson(value);
+      OJson attrs = OJson::object();
+      for (const auto& [name, value] : node.attrs) attrs[name] = ToOJson(value);
       j["attrs"] = attrs;
     }
     if (!node.device.empty()) j["device"] = node.device;
     nodes.push_back(j);
   }
-  Json root = {{"format", "weft-graph"},
+  OJson root = {{"format", "weft-graph"},
                {"version", 1},
                {"nodes", nodes},
                {"outputs", file.outputs}};

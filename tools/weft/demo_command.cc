@@ -31,18 +31,34 @@ void Explain(const BenchReport& report, int threads) {
     std::printf(", %.2fx faster than one thread", serial->median_ms / best.median_ms);
   }
   std::printf(").\n");
+  constexpr double kGain = 1.10;  // Below this, call it no gain.
   if (serial != nullptr && inter_only != nullptr && inter_only != serial) {
-    std::printf(
-        "  Inter-op parallelism alone (inter = %d) gives %.2fx: it runs "
-        "independent nodes, such as separate branches, at the same time.\n",
-        threads, serial->median_ms / inter_only->median_ms);
+    const double gain = serial->median_ms / inter_only->median_ms;
+    if (gain >= kGain) {
+      std::printf(
+          "  Inter-op parallelism alone (inter = %d) gives %.2fx: independent "
+          "nodes (here, the separate branches) run at the same time.\n",
+          threads, gain);
+    } else {
+      std::printf(
+          "  Inter-op parallelism alone (inter = %d) gives %.2fx: nothing to "
+          "overlap, each node needs the one before it.\n",
+          threads, gain);
+    }
   }
   if (serial != nullptr && intra_only != nullptr && intra_only != serial) {
-    std::printf(
-        "  Intra-op parallelism alone (intra = %d) gives %.2fx: it splits the "
-        "work inside one large op (a matrix product) across cores; ops too "
-        "small or not splittable (Spin) gain nothing from it.\n",
-        threads, serial->median_ms / intra_only->median_ms);
+    const double gain = serial->median_ms / intra_only->median_ms;
+    if (gain >= kGain) {
+      std::printf(
+          "  Intra-op parallelism alone (intra = %d) gives %.2fx: the work "
+          "inside each large op (a matrix product) is split across cores.\n",
+          threads, gain);
+    } else {
+      std::printf(
+          "  Intra-op parallelism alone (intra = %d) gives %.2fx: these ops "
+          "are not split (Spin is one serial loop), so extra threads idle.\n",
+          threads, gain);
+    }
   }
   bool all_match = true;
   for (const BenchRow& row : report.rows) all_match &= row.outputs_match;
