@@ -14,9 +14,9 @@ std::string ChromeTraceJson(const RunMetadata& metadata) {
   Json events = Json::array();
   std::map<int64_t, std::string> thread_names;
   for (const NodeExecStats& node : metadata.node_stats) {
-    const std::string thread =
-        node.pool == "caller" ? "caller (" + node.thread_name + ")"
-                              : node.thread_name;
+    const std::string thread = node.pool == "caller"
+                                   ? "caller (" + node.thread_name + ")"
+                                   : node.thread_name;
     thread_names.emplace(node.os_thread_id, thread);
     events.push_back(
         {{"name", node.node_name},

@@ -14,7 +14,8 @@ namespace {
 using Json = nlohmann::json;
 
 RunMetadata TracedRun(Graph g, int inter, int intra, const std::string& fetch) {
-  auto session = test::MustCreate(std::move(g), test::PerSessionOptions(inter, intra));
+  auto session =
+      test::MustCreate(std::move(g), test::PerSessionOptions(inter, intra));
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFull;
   std::vector<Tensor> out;
@@ -41,7 +42,8 @@ TEST(ChromeTraceTest, StructureAndTwoOverlappingBranchesOnTwoThreads) {
       EXPECT_GE(e["dur"].get<double>(), 0);
       if (e["cat"] == "node") {
         nodes[e["name"]] = e;
-        for (const char* arg : {"op", "output_shapes", "queue_wait_us", "pool"}) {
+        for (const char* arg :
+             {"op", "output_shapes", "queue_wait_us", "pool"}) {
           EXPECT_TRUE(e["args"].contains(arg)) << arg;
         }
       }
@@ -60,7 +62,8 @@ TEST(ChromeTraceTest, StructureAndTwoOverlappingBranchesOnTwoThreads) {
   for (const auto& [name, e] : nodes) {
     const int64_t tid = e["tid"];
     ASSERT_TRUE(thread_names.count(tid)) << name;
-    EXPECT_EQ(thread_names[tid].rfind("weft-inter-", 0), 0u) << thread_names[tid];
+    EXPECT_EQ(thread_names[tid].rfind("weft-inter-", 0), 0u)
+        << thread_names[tid];
   }
 }
 

@@ -133,9 +133,8 @@ class AttrReader {
     if (!j.is_string()) return Wrong(j, "a dtype name");
     auto dtype = DataTypeFromName(j.get<std::string>());
     if (!dtype) {
-      return InvalidArgumentError(
-          context_ + ": unknown dtype " + j.dump() +
-          " (float32, float64, int32, int64, bool)");
+      return InvalidArgumentError(context_ + ": unknown dtype " + j.dump() +
+                                  " (float32, float64, int32, int64, bool)");
     }
     return AttrValue(*dtype);
   }
@@ -147,8 +146,10 @@ class AttrReader {
     for (const Json& d : j) {
       if (!d.is_number_integer() || d.get<int64_t>() < -1) {
         return InvalidArgumentError(
-            context_ + ": shape dimensions must be integers >= 0 (or -1 for "
-                       "unknown), got " + d.dump());
+            context_ +
+            ": shape dimensions must be integers >= 0 (or -1 for "
+            "unknown), got " +
+            d.dump());
       }
       dims.push_back(d.get<int64_t>());
     }
@@ -178,12 +179,14 @@ class AttrReader {
     WEFT_ASSIGN_OR_RETURN(AttrValue shape_value, ReadShape(j["shape"]));
     const PartialShape& partial = *shape_value.get_if<PartialShape>();
     if (!partial.IsFullyDefined()) {
-      return InvalidArgumentError(context_ + ": a tensor's shape must be known");
+      return InvalidArgumentError(context_ +
+                                  ": a tensor's shape must be known");
     }
     const Shape shape = partial.ToShape();
     const Json& values = j["values"];
     if (!values.is_array()) {
-      return InvalidArgumentError(context_ + ": tensor values must be a flat array");
+      return InvalidArgumentError(context_ +
+                                  ": tensor values must be a flat array");
     }
     if (!shape.IsValid() ||
         static_cast<uint64_t>(shape.NumElements()) != values.size()) {
@@ -198,9 +201,9 @@ class AttrReader {
       const Json& v = values[i];
       const bool ok = dtype == DataType::kBool
                           ? (v.is_boolean() || v.is_number_integer())
-                          : (dtype == DataType::kInt32 || dtype == DataType::kInt64)
-                                ? v.is_number_integer()
-                                : v.is_number();
+                      : (dtype == DataType::kInt32 || dtype == DataType::kInt64)
+                          ? v.is_number_integer()
+                          : v.is_number();
       if (!ok) {
         return InvalidArgumentError(context_ + ": value " + std::to_string(i) +
                                     " (" + v.dump() + ") is not a " +
@@ -279,8 +282,8 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
     }
     for (const Json& input : j["inputs"]) {
       if (!input.is_string()) {
-        return InvalidArgumentError(context + ": every input must be a string, got " +
-                                    input.dump());
+        return InvalidArgumentError(
+            context + ": every input must be a string, got " + input.dump());
       }
       node.inputs.push_back(input.get<std::string>());
     }
@@ -343,8 +346,8 @@ OJson TensorOJson(const Tensor& t) {
     }
   }
   return OJson{{"dtype", DataTypeName(t.dtype())},
-              {"shape", t.shape().dims()},
-              {"values", values}};
+               {"shape", t.shape().dims()},
+               {"values", values}};
 }
 
 OJson ShapeOJson(const PartialShape& s) {
@@ -397,8 +400,9 @@ StatusOr<GraphFile> ParseGraph(std::string_view text,
     const auto colon = what.find(": ");
     const std::string detail =
         colon == std::string::npos ? what : what.substr(colon + 2);
-    return InvalidArgumentError("JSON syntax error at " + At(text, e.byte > 0 ? e.byte - 1 : 0) +
-                                ": " + detail);
+    return InvalidArgumentError("JSON syntax error at " +
+                                At(text, e.byte > 0 ? e.byte - 1 : 0) + ": " +
+                                detail);
   }
   if (!root.is_object()) {
     return InvalidArgumentError("the top level must be an object, got " +
@@ -415,8 +419,9 @@ StatusOr<GraphFile> ParseGraph(std::string_view text,
   }
   if (!root.contains("version") || root["version"] != 1) {
     return InvalidArgumentError("\"version\" must be 1 (got " +
-                                (root.contains("version") ? root["version"].dump()
-                                                          : std::string("none")) +
+                                (root.contains("version")
+                                     ? root["version"].dump()
+                                     : std::string("none")) +
                                 ")");
   }
   if (!root.contains("nodes") || !root["nodes"].is_array()) {
@@ -434,8 +439,8 @@ StatusOr<GraphFile> ParseGraph(std::string_view text,
     }
     for (const Json& output : root["outputs"]) {
       if (!output.is_string()) {
-        return InvalidArgumentError("\"outputs\" must be a list of strings, got " +
-                                    output.dump());
+        return InvalidArgumentError(
+            "\"outputs\" must be a list of strings, got " + output.dump());
       }
       const std::string name = output.get<std::string>();
       const std::string node = name.substr(0, name.find(':'));
@@ -480,9 +485,9 @@ std::string SerializeGraph(const GraphFile& file) {
     nodes.push_back(j);
   }
   OJson root = {{"format", "weft-graph"},
-               {"version", 1},
-               {"nodes", nodes},
-               {"outputs", file.outputs}};
+                {"version", 1},
+                {"nodes", nodes},
+                {"outputs", file.outputs}};
   return root.dump(1) + "\n";
 }
 

@@ -48,7 +48,8 @@ TEST(GraphJsonTest, AttributesAreReadThroughTheOpSchema) {
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(*file->graph.FindNode("r")->attrs.at("low").get_if<double>(), 1.0);
   // Spin's micros is an int: 1.5 is not.
-  auto bad = ParseGraph(Wrap(R"({"name": "s", "op": "Spin", "attrs": {"micros": 1.5}})"));
+  auto bad = ParseGraph(
+      Wrap(R"({"name": "s", "op": "Spin", "attrs": {"micros": 1.5}})"));
   EXPECT_THAT(bad.status().message(),
               AllOf(HasSubstr("node 's'"), HasSubstr("attribute 'micros'"),
                     HasSubstr("must be an integer")));
@@ -69,12 +70,17 @@ TEST(GraphJsonTest, ConstFromNpyRelativeToTheGraphFile) {
                    ("weft_graph_json_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir / "data");
   Tensor value = Tensor::FromVector<double>({3}, {0.5, 1.5, 2.5});
-  ASSERT_TRUE(internal::WriteNpy((dir / "data" / "v.npy").string(), value).ok());
+  ASSERT_TRUE(
+      internal::WriteNpy((dir / "data" / "v.npy").string(), value).ok());
   std::ofstream(dir / "g.json") << Wrap(
-      R"({"name": "c", "op": "Const", "attrs": {"value": "data/v.npy"}})", R"(["c"])");
+      R"({"name": "c", "op": "Const", "attrs": {"value": "data/v.npy"}})",
+      R"(["c"])");
   auto file = LoadGraph((dir / "g.json").string());
   ASSERT_TRUE(file.ok()) << file.status();
-  EXPECT_TRUE(file->graph.FindNode("c")->attrs.at("value").get_if<Tensor>()->BitwiseEqual(value));
+  EXPECT_TRUE(file->graph.FindNode("c")
+                  ->attrs.at("value")
+                  .get_if<Tensor>()
+                  ->BitwiseEqual(value));
   std::ofstream(dir / "bad.json") << Wrap(
       R"({"name": "c", "op": "Const", "attrs": {"value": "data/missing.npy"}})");
   EXPECT_THAT(LoadGraph((dir / "bad.json").string()).status().message(),
@@ -84,7 +90,8 @@ TEST(GraphJsonTest, ConstFromNpyRelativeToTheGraphFile) {
 }
 
 TEST(GraphJsonTest, SyntaxErrorsGiveLineAndColumn) {
-  auto file = ParseGraph("{\"format\": \"weft-graph\",\n  \"version\": 1,\n  \"nodes\": [,]}");
+  auto file = ParseGraph(
+      "{\"format\": \"weft-graph\",\n  \"version\": 1,\n  \"nodes\": [,]}");
   EXPECT_THAT(file.status().message(),
               AllOf(HasSubstr("JSON syntax error at line 3, column")));
   EXPECT_THAT(ParseGraph("").status().message(), HasSubstr("empty"));
@@ -101,23 +108,43 @@ TEST(GraphJsonTest, SemanticErrorsNameNodeAndField) {
   const std::vector<Case> cases = {
       {"[]", "top level must be an object"},
       {R"({"format": "onnx", "version": 1, "nodes": []})", "\"format\""},
-      {R"({"format": "weft-graph", "version": 2, "nodes": []})", "\"version\" must be 1"},
+      {R"({"format": "weft-graph", "version": 2, "nodes": []})",
+       "\"version\" must be 1"},
       {R"({"format": "weft-graph", "version": 1})", "\"nodes\" must be a list"},
-      {R"({"format": "weft-graph", "version": 1, "nodes": [], "extra": 1})", "unknown top-level field \"extra\""},
+      {R"({"format": "weft-graph", "version": 1, "nodes": [], "extra": 1})",
+       "unknown top-level field \"extra\""},
       {Wrap(R"(7)"), "nodes[0] must be an object"},
       {Wrap(R"({"op": "Spin"})"), "nodes[0]: \"name\" must be a string"},
       {Wrap(R"({"name": "n"})"), "node 'n': \"op\" must be a string"},
       {Wrap(R"({"name": "n", "op": "Nope"})"), "node 'n': unknown op 'Nope'"},
-      {Wrap(R"({"name": "n", "op": "Spin", "attrs": {"micros": 1, "color": 2}})"), "unknown attribute 'color'"},
-      {Wrap(R"({"name": "n", "op": "Spin", "colour": 1})"), "unknown field \"colour\""},
-      {Wrap(R"({"name": "n", "op": "Identity", "inputs": [3]})"), "every input must be a string"},
-      {Wrap(R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "float16"}})"), "unknown dtype \"float16\""},
-      {Wrap(R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [2, -5]}})"), "shape dimensions"},
-      {Wrap(R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "float32", "shape": [3], "values": [1, 2]}}})"), "needs 3 values, got 2"},
-      {Wrap(R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "int32", "shape": [1], "values": [1.5]}}})"), "is not a int32"},
-      {Wrap(R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "float32", "shape": [4611686018427387904, 4], "values": []}}})"), "needs too many values"},
-      {Wrap(R"({"name": "a", "op": "Spin", "attrs": {"micros": 1}}, {"name": "a", "op": "Spin", "attrs": {"micros": 1}})"), "duplicate node name 'a'"},
-      {Wrap(R"({"name": "a", "op": "Spin", "attrs": {"micros": 1}})", R"(["b"])"), "output 'b' names no node"},
+      {Wrap(
+           R"({"name": "n", "op": "Spin", "attrs": {"micros": 1, "color": 2}})"),
+       "unknown attribute 'color'"},
+      {Wrap(R"({"name": "n", "op": "Spin", "colour": 1})"),
+       "unknown field \"colour\""},
+      {Wrap(R"({"name": "n", "op": "Identity", "inputs": [3]})"),
+       "every input must be a string"},
+      {Wrap(
+           R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "float16"}})"),
+       "unknown dtype \"float16\""},
+      {Wrap(
+           R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [2, -5]}})"),
+       "shape dimensions"},
+      {Wrap(
+           R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "float32", "shape": [3], "values": [1, 2]}}})"),
+       "needs 3 values, got 2"},
+      {Wrap(
+           R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "int32", "shape": [1], "values": [1.5]}}})"),
+       "is not a int32"},
+      {Wrap(
+           R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "float32", "shape": [4611686018427387904, 4], "values": []}}})"),
+       "needs too many values"},
+      {Wrap(
+           R"({"name": "a", "op": "Spin", "attrs": {"micros": 1}}, {"name": "a", "op": "Spin", "attrs": {"micros": 1}})"),
+       "duplicate node name 'a'"},
+      {Wrap(R"({"name": "a", "op": "Spin", "attrs": {"micros": 1}})",
+            R"(["b"])"),
+       "output 'b' names no node"},
   };
   for (const Case& c : cases) {
     auto file = ParseGraph(c.text);
@@ -132,7 +159,8 @@ TEST(GraphJsonTest, SerializeParsesBackToTheSameText) {
   auto c = file.graph.Const("c", Tensor::FromVector<float>({2}, {0.25f, -1}));
   file.graph.Add("y", x, c);
   file.graph.ReduceSum("s", "y", {0, -1}, false);
-  ASSERT_TRUE(file.graph.AddNode({"d", "Identity", {"s", "^c"}, {}, "/cpu:0"}).ok());
+  ASSERT_TRUE(
+      file.graph.AddNode({"d", "Identity", {"s", "^c"}, {}, "/cpu:0"}).ok());
   file.outputs = {"d", "y:0"};
   const std::string text = SerializeGraph(file);
   auto parsed = ParseGraph(text);

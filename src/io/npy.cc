@@ -62,8 +62,10 @@ std::optional<std::string_view> HeaderValue(std::string_view header,
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\'')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\'')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\''))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\''))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -79,7 +81,8 @@ StatusOr<Shape> ParseShapeTuple(std::string_view text) {
     std::string_view part = Trim(text.substr(0, comma));
     if (!part.empty()) {
       int64_t d = 0;
-      auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
+      auto [ptr, ec] =
+          std::from_chars(part.data(), part.data() + part.size(), d);
       if (ec != std::errc() || ptr != part.data() + part.size() || d < 0) {
         return InvalidArgumentError("bad dimension '" + std::string(part) +
                                     "' in header shape");
@@ -116,8 +119,9 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes) {
     if (bytes.size() < 12) return InvalidArgumentError("truncated .npy header");
     header_len = 0;
     for (int i = 0; i < 4; ++i) {
-      header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
-                    << (8 * i);
+      header_len |=
+          static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
+          << (8 * i);
     }
     offset = 12;
   } else {
@@ -137,9 +141,9 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes) {
   }
   const auto dtype = DtypeFromDescr(Trim(*descr));
   if (!dtype) {
-    return InvalidArgumentError(
-        "unsupported .npy dtype '" + std::string(Trim(*descr)) +
-        "' (supported: <f4, <f8, <i4, <i8, |b1)");
+    return InvalidArgumentError("unsupported .npy dtype '" +
+                                std::string(Trim(*descr)) +
+                                "' (supported: <f4, <f8, <i4, <i8, |b1)");
   }
   if (Trim(*fortran) != "False") {
     return InvalidArgumentError(".npy data in Fortran order is not supported");
@@ -164,8 +168,9 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes) {
     for (int64_t i = 0; i < tensor.NumElements(); ++i) {
       auto* b = static_cast<unsigned char*>(tensor.raw_data()) + i;
       if (*b > 1) {
-        return InvalidArgumentError(".npy bool data holds a byte other than "
-                                    "0 or 1");
+        return InvalidArgumentError(
+            ".npy bool data holds a byte other than "
+            "0 or 1");
       }
     }
   }

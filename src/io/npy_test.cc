@@ -21,9 +21,9 @@ Tensor Filled(const Shape& shape) {
 
 TEST(NpyTest, RoundTripsEveryDtypeAndRank) {
   for (const Shape& shape : {Shape{}, Shape{5}, Shape{2, 3}, Shape{2, 0, 4}}) {
-    for (const Tensor& t : {Filled<float>(shape), Filled<double>(shape),
-                            Filled<int32_t>(shape), Filled<int64_t>(shape),
-                            Filled<bool>(shape)}) {
+    for (const Tensor& t :
+         {Filled<float>(shape), Filled<double>(shape), Filled<int32_t>(shape),
+          Filled<int64_t>(shape), Filled<bool>(shape)}) {
       const std::string bytes = SerializeNpy(t);
       EXPECT_EQ((bytes.size() - t.size_bytes()) % 64, 0u);  // Aligned header.
       auto back = ParseNpy(bytes);
@@ -63,22 +63,30 @@ TEST(NpyTest, MalformedFilesAreClearErrors) {
   EXPECT_THAT(ParseNpy(WithHeader("{'descr': '<f4'}", 0)).status().message(),
               HasSubstr("needs 'descr', 'fortran_order' and 'shape'"));
   EXPECT_THAT(
-      ParseNpy(WithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8))
+      ParseNpy(
+          WithHeader(
+              "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8))
           .status()
           .message(),
       HasSubstr("unsupported .npy dtype '<c8'"));
   EXPECT_THAT(
-      ParseNpy(WithHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", 4))
+      ParseNpy(
+          WithHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }",
+                     4))
           .status()
           .message(),
       HasSubstr("Fortran order"));
   EXPECT_THAT(
-      ParseNpy(WithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8))
+      ParseNpy(
+          WithHeader(
+              "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8))
           .status()
           .message(),
       HasSubstr("has 8 bytes"));
   EXPECT_THAT(
-      ParseNpy(WithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }", 0))
+      ParseNpy(
+          WithHeader(
+              "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }", 0))
           .status()
           .message(),
       HasSubstr("bad dimension '-3'"));

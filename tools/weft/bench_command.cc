@@ -13,7 +13,8 @@
 namespace weft::cli {
 
 StatusOr<BenchReport> BenchGraph(
-    const GraphFile& file, const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const GraphFile& file,
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
     const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
     int warmup, int repeat, bool progress) {
   BenchReport report;
@@ -71,8 +72,8 @@ StatusOr<BenchReport> BenchGraph(
 }
 
 void PrintBenchTable(const BenchReport& report) {
-  std::printf("  %5s %5s %11s %9s %9s %8s  %s\n", "inter", "intra",
-              "median ms", "min", "max", "speedup", "outputs");
+  std::printf("  %5s %5s %11s %9s %9s %8s  %s\n", "inter", "intra", "median ms",
+              "min", "max", "speedup", "outputs");
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const BenchRow& r = report.rows[i];
     std::printf("%s %5d %5d %11.2f %9.2f %9.2f %7.2fx  %s\n",
@@ -111,7 +112,8 @@ int BenchCommand(const BenchArgs& args) {
   {
     auto session = Session::Create(file->graph, SessionOptions());
     if (!session.ok()) {
-      return Fail(kExitBadInput, args.graph + ": " + session.status().ToString());
+      return Fail(kExitBadInput,
+                  args.graph + ": " + session.status().ToString());
     }
     if (Status s = (*session)->Prepare(*feeds, file->outputs, {}); !s.ok()) {
       return Fail(kExitBadInput, s.ToString());
@@ -120,7 +122,8 @@ int BenchCommand(const BenchArgs& args) {
   auto report = BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
                            args.repeat, isatty(STDERR_FILENO) != 0);
   if (!report.ok()) {
-    return Fail(kExitRunFailed, "the run failed: " + report.status().ToString());
+    return Fail(kExitRunFailed,
+                "the run failed: " + report.status().ToString());
   }
   const BenchRow& best = report->rows[report->best];
   if (args.json) {
@@ -135,24 +138,24 @@ int BenchCommand(const BenchArgs& args) {
                       {"outputs_match", r.outputs_match},
                       {"hashes", r.hashes}});
     }
-    nlohmann::json out = {
-        {"graph", args.graph},
-        {"repeat", args.repeat},
-        {"warmup", args.warmup},
-        {"rows", rows},
-        {"best",
-         {{"inter_op_parallelism_threads", best.inter},
-          {"intra_op_parallelism_threads", best.intra},
-          {"median_ms", best.median_ms}}}};
+    nlohmann::json out = {{"graph", args.graph},
+                          {"repeat", args.repeat},
+                          {"warmup", args.warmup},
+                          {"rows", rows},
+                          {"best",
+                           {{"inter_op_parallelism_threads", best.inter},
+                            {"intra_op_parallelism_threads", best.intra},
+                            {"median_ms", best.median_ms}}}};
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;
   }
   std::printf("%s: median of %d runs after %d warm-up, fresh session per row\n",
               args.graph.c_str(), args.repeat, args.warmup);
   PrintBenchTable(*report);
-  std::printf("best (*): SessionOptions.inter_op_parallelism_threads = %d, "
-              "SessionOptions.intra_op_parallelism_threads = %d\n",
-              best.inter, best.intra);
+  std::printf(
+      "best (*): SessionOptions.inter_op_parallelism_threads = %d, "
+      "SessionOptions.intra_op_parallelism_threads = %d\n",
+      best.inter, best.intra);
   return kExitOk;
 }
 

@@ -25,8 +25,7 @@ StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags) {
       return InvalidArgumentError("--feed '" + flag +
                                   "' must be NAME=FILE.npy");
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor value,
-                          internal::ReadNpy(flag.substr(eq + 1)));
+    WEFT_ASSIGN_OR_RETURN(Tensor value, internal::ReadNpy(flag.substr(eq + 1)));
     feeds.emplace_back(flag.substr(0, eq), std::move(value));
   }
   return feeds;
@@ -79,8 +78,9 @@ Status AddRandomFeeds(const GraphFile& file,
   for (const NodeDef* node : NeededPlaceholders(file, fetches, *feeds)) {
     auto dtype_it = node->attrs.find("dtype");
     auto shape_it = node->attrs.find("shape");
-    const DataType* dtype =
-        dtype_it == node->attrs.end() ? nullptr : dtype_it->second.get_if<DataType>();
+    const DataType* dtype = dtype_it == node->attrs.end()
+                                ? nullptr
+                                : dtype_it->second.get_if<DataType>();
     const PartialShape* shape = shape_it == node->attrs.end()
                                     ? nullptr
                                     : shape_it->second.get_if<PartialShape>();
@@ -88,9 +88,11 @@ Status AddRandomFeeds(const GraphFile& file,
       return InvalidArgumentError(
           "placeholder '" + node->name +
           "' has no fully known shape and dtype to draw random values for; "
-          "pass --feed " + node->name + "=FILE.npy");
+          "pass --feed " +
+          node->name + "=FILE.npy");
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor value, Tensor::Create(*dtype, shape->ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor value,
+                          Tensor::Create(*dtype, shape->ToShape()));
     uint64_t state = 0x5EED;  // Fixed: every configuration sees the same data.
     for (char c : node->name) state = state * 131 + static_cast<uint8_t>(c);
     auto next = [&state] {
@@ -185,7 +187,8 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
   std::string part;
   while (std::getline(in, part, ',')) {
     int value = 0;
-    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    auto [ptr, ec] =
+        std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() ||
         value < 1 || value > 4096) {
       return InvalidArgumentError(flag + " '" + text +

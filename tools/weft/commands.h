@@ -37,7 +37,7 @@ int InfoCommand(bool json);
 
 struct DemoArgs {
   std::string write_examples_dir;
-  int repeat = 3;
+  int repeat = 5;
 };
 int DemoCommand(const DemoArgs& args);
 
@@ -57,11 +57,11 @@ struct BenchReport {
 
 // Runs the experiment: for each (inter, intra), a fresh session with its own
 // pools, `warmup` untimed Runs, then `repeat` timed ones.
-StatusOr<BenchReport> BenchGraph(const GraphFile& file,
-                                 const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                 const std::vector<int>& inter_grid,
-                                 const std::vector<int>& intra_grid, int warmup,
-                                 int repeat, bool progress);
+StatusOr<BenchReport> BenchGraph(
+    const GraphFile& file,
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
+    int warmup, int repeat, bool progress);
 void PrintBenchTable(const BenchReport& report);
 
 }  // namespace weft::cli

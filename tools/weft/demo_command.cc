@@ -28,9 +28,20 @@ void Explain(const BenchReport& report, int threads) {
   std::printf("  Winner: inter = %d, intra = %d (%.2f ms", best.inter,
               best.intra, best.median_ms);
   if (serial != nullptr && serial != &best) {
-    std::printf(", %.2fx faster than one thread", serial->median_ms / best.median_ms);
+    std::printf(", %.2fx faster than one thread",
+                serial->median_ms / best.median_ms);
   }
-  std::printf(").\n");
+  std::printf(")");
+  std::string ties;
+  for (const BenchRow& row : report.rows) {
+    if (&row != &best && row.median_ms <= best.median_ms * 1.03) {
+      ties += (ties.empty() ? "" : ", ") + std::string("inter = ") +
+              std::to_string(row.inter) +
+              " / intra = " + std::to_string(row.intra);
+    }
+  }
+  if (!ties.empty()) std::printf(", tied within 3%% with %s", ties.c_str());
+  std::printf(".\n");
   constexpr double kGain = 1.10;  // Below this, call it no gain.
   if (serial != nullptr && inter_only != nullptr && inter_only != serial) {
     const double gain = serial->median_ms / inter_only->median_ms;
@@ -101,7 +112,8 @@ int DemoCommand(const DemoArgs& args) {
     auto report = BenchGraph(demo.graph, feeds, grid, grid, /*warmup=*/1,
                              args.repeat, /*progress=*/false);
     if (!report.ok()) {
-      return Fail(kExitRunFailed, "the run failed: " + report.status().ToString());
+      return Fail(kExitRunFailed,
+                  "the run failed: " + report.status().ToString());
     }
     PrintBenchTable(*report);
     Explain(*report, threads);

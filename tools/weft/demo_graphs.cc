@@ -20,7 +20,8 @@ GraphFile MatMulBranches() {
   std::string branch_out[2];
   for (int b = 0; b < 2; ++b) {
     const std::string prefix = b == 0 ? "left" : "right";
-    std::string x = g.RandomUniform(prefix + "_x", DataType::kFloat32, square, 10 + b);
+    std::string x =
+        g.RandomUniform(prefix + "_x", DataType::kFloat32, square, 10 + b);
     for (int i = 0; i < 4; ++i) {
       auto w = g.RandomUniform(prefix + "_w" + std::to_string(i),
                                DataType::kFloat32, square, 100 + 10 * b + i);
@@ -43,8 +44,8 @@ GraphFile Mlp() {
     const std::string l = "layer" + std::to_string(layer + 1);
     auto w = g.RandomUniform(l + "_w", DataType::kFloat32,
                              {widths[layer], widths[layer + 1]}, 200 + layer);
-    auto b = g.RandomUniform(l + "_b", DataType::kFloat32,
-                             {widths[layer + 1]}, 300 + layer);
+    auto b = g.RandomUniform(l + "_b", DataType::kFloat32, {widths[layer + 1]},
+                             300 + layer);
     h = g.Add(l + "_bias", g.MatMul(l + "_matmul", h, w), b);
     if (layer < 2) h = g.Relu(l + "_relu", h);
   }
@@ -57,7 +58,8 @@ GraphFile Mlp() {
 std::vector<DemoGraph> DemoGraphs() {
   return {
       {"two_spin_branches.json",
-       "(a) two independent CPU-bound branches (Spin, 20 ms each) joined by Add",
+       "(a) two independent CPU-bound branches (Spin, 20 ms each) joined by "
+       "Add",
        TwoSpinBranches()},
       {"matmul_branches.json",
        "(b) two branches of four chained 512x512 MatMuls joined by Add",

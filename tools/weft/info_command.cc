@@ -55,7 +55,8 @@ int InfoCommand(bool json) {
   const CpuBudget& budget = AutoCpuBudget();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   std::vector<std::string> env;
-  for (const char* name : {"WEFT_NUM_INTEROP_THREADS", "WEFT_NUM_INTRAOP_THREADS"}) {
+  for (const char* name :
+       {"WEFT_NUM_INTEROP_THREADS", "WEFT_NUM_INTRAOP_THREADS"}) {
     if (const char* value = std::getenv(name)) {
       env.push_back(std::string(name) + "=" + value);
     }

@@ -9,42 +9,62 @@
 
 int main(int argc, char** argv) {
   using namespace weft::cli;
-  CLI::App app{"weft: dataflow graphs of tensor ops on two cooperating thread pools"};
+  CLI::App app{
+      "weft: dataflow graphs of tensor ops on two cooperating thread pools"};
   app.require_subcommand(1);
 
   bool info_json = false;
-  auto* info = app.add_subcommand("info", "CPU budget, auto thread counts and versions");
+  auto* info =
+      app.add_subcommand("info", "CPU budget, auto thread counts and versions");
   info->add_flag("--json", info_json, "print one JSON object");
 
   RunArgs run;
   int run_inter = 0, run_intra = 0;
-  auto* run_cmd = app.add_subcommand("run", "run a graph file and print its outputs");
+  auto* run_cmd =
+      app.add_subcommand("run", "run a graph file and print its outputs");
   run_cmd->add_option("GRAPH", run.graph, "graph file (JSON)")->required();
-  auto* inter_opt = run_cmd->add_option("--inter", run_inter, "inter-op threads (<0: caller's thread)");
-  auto* intra_opt = run_cmd->add_option("--intra", run_intra, "intra-op threads, counting the caller")
+  auto* inter_opt = run_cmd->add_option(
+      "--inter", run_inter, "inter-op threads (<0: caller's thread)");
+  auto* intra_opt = run_cmd
+                        ->add_option("--intra", run_intra,
+                                     "intra-op threads, counting the caller")
                         ->check(CLI::Range(0, 4096));
   run_cmd->add_option("--feed", run.feeds, "NAME=FILE.npy (repeatable)");
-  run_cmd->add_option("--fetch", run.fetches, "tensor to fetch (repeatable; default: the graph's outputs)");
-  run_cmd->add_option("--save", run.save_dir, "write each output to DIR/NAME.npy");
-  run_cmd->add_option("--trace", run.trace_file, "write a Chrome trace of the last run");
-  run_cmd->add_option("--repeat", run.repeat, "runs")->check(CLI::Range(1, 1000000));
-  run_cmd->add_option("--timeout-ms", run.timeout_ms, "deadline per run")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  run_cmd->add_option(
+      "--fetch", run.fetches,
+      "tensor to fetch (repeatable; default: the graph's outputs)");
+  run_cmd->add_option("--save", run.save_dir,
+                      "write each output to DIR/NAME.npy");
+  run_cmd->add_option("--trace", run.trace_file,
+                      "write a Chrome trace of the last run");
+  run_cmd->add_option("--repeat", run.repeat, "runs")
+      ->check(CLI::Range(1, 1000000));
+  run_cmd->add_option("--timeout-ms", run.timeout_ms, "deadline per run")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   run_cmd->add_flag("--json", run.json, "print one JSON object");
 
   BenchArgs bench;
-  auto* bench_cmd = app.add_subcommand("bench", "time a graph over a grid of (inter, intra) settings");
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "time a graph over a grid of (inter, intra) settings");
   bench_cmd->add_option("GRAPH", bench.graph, "graph file (JSON)")->required();
-  bench_cmd->add_option("--inter", bench.inter_list, "inter-op thread counts, e.g. 1,2,4");
-  bench_cmd->add_option("--intra", bench.intra_list, "intra-op thread counts, e.g. 1,2");
+  bench_cmd->add_option("--inter", bench.inter_list,
+                        "inter-op thread counts, e.g. 1,2,4");
+  bench_cmd->add_option("--intra", bench.intra_list,
+                        "intra-op thread counts, e.g. 1,2");
   bench_cmd->add_option("--feed", bench.feeds, "NAME=FILE.npy (repeatable)");
-  bench_cmd->add_option("--repeat", bench.repeat, "timed runs per setting")->check(CLI::Range(1, 100000));
-  bench_cmd->add_option("--warmup", bench.warmup, "untimed runs per setting")->check(CLI::Range(0, 100000));
+  bench_cmd->add_option("--repeat", bench.repeat, "timed runs per setting")
+      ->check(CLI::Range(1, 100000));
+  bench_cmd->add_option("--warmup", bench.warmup, "untimed runs per setting")
+      ->check(CLI::Range(0, 100000));
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
 
   DemoArgs demo;
-  auto* demo_cmd = app.add_subcommand("demo", "the thread-configuration experiment on built-in graphs");
-  demo_cmd->add_option("--write-examples", demo.write_examples_dir, "write the demo graphs as files into DIR");
-  demo_cmd->add_option("--repeat", demo.repeat, "timed runs per setting")->check(CLI::Range(1, 1000));
+  auto* demo_cmd = app.add_subcommand(
+      "demo", "the thread-configuration experiment on built-in graphs");
+  demo_cmd->add_option("--write-examples", demo.write_examples_dir,
+                       "write the demo graphs as files into DIR");
+  demo_cmd->add_option("--repeat", demo.repeat, "timed runs per setting")
+      ->check(CLI::Range(1, 1000));
 
   try {
     app.parse(argc, argv);

@@ -51,8 +51,8 @@ int RunCommand(const RunArgs& args) {
   RunMetadata metadata;
   for (int i = 0; i < args.repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    Status s = (*session)->Run(run_options, *feeds, fetches, {}, &outputs,
-                               &metadata);
+    Status s =
+        (*session)->Run(run_options, *feeds, fetches, {}, &outputs, &metadata);
     times_ms.push_back(std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - start)
                            .count());
@@ -74,7 +74,8 @@ int RunCommand(const RunArgs& args) {
       std::replace(file_name.begin(), file_name.end(), ':', '_');
       std::replace(file_name.begin(), file_name.end(), '/', '_');
       const std::string path =
-          (std::filesystem::path(args.save_dir) / (file_name + ".npy")).string();
+          (std::filesystem::path(args.save_dir) / (file_name + ".npy"))
+              .string();
       if (Status s = internal::WriteNpy(path, outputs[i]); !s.ok()) {
         return Fail(kExitRunFailed, s.ToString());
       }
@@ -94,11 +95,10 @@ int RunCommand(const RunArgs& args) {
     return kExitOk;
   }
   for (size_t i = 0; i < fetches.size(); ++i) {
-    std::printf("%s: %s %s hash=%s\n  %s\n", fetches[i].c_str(),
-                DataTypeName(outputs[i].dtype()),
-                outputs[i].shape().ToString().c_str(),
-                ContentHash(outputs[i]).c_str(),
-                FirstValues(outputs[i], 8).c_str());
+    std::printf(
+        "%s: %s %s hash=%s\n  %s\n", fetches[i].c_str(),
+        DataTypeName(outputs[i].dtype()), outputs[i].shape().ToString().c_str(),
+        ContentHash(outputs[i]).c_str(), FirstValues(outputs[i], 8).c_str());
   }
   std::printf("time: median %.3f ms over %d run%s (inter %d, intra %d)\n",
               Median(times_ms), args.repeat, args.repeat == 1 ? "" : "s",
