@@ -278,12 +278,10 @@ StatusOr<PartialShape> BroadcastShapes(const PartialShape& a,
     const int64_t db = ib >= 0 ? b.dim(ib) : 1;
     if (da == 1) {
       out[i] = db;
-    } else if (db == 1) {
+    } else if (db == 1 || da == db) {
       out[i] = da;
     } else if (da < 0 || db < 0) {
       out[i] = da < 0 ? db : da;  // Unknown matches anything.
-    } else if (da == db) {
-      out[i] = da;
     } else {
       return InvalidArgumentError("shapes " + a.ToString() + " and " +
                                   b.ToString() +

@@ -24,7 +24,8 @@ RunMetadata TracedRun(Graph g, int inter, int intra, const std::string& fetch) {
   return metadata;
 }
 
-TEST(ChromeTraceTest, StructureAndTwoOverlappingBranchesOnTwoThreads) {
+// Timing: the overlap needs both workers free; ctest runs it alone.
+TEST(ChromeTraceTimingTest, StructureAndTwoOverlappingBranchesOnTwoThreads) {
   Graph g;
   auto left = g.Spin("left", 20000);
   auto right = g.Spin("right", 20000);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "test_support/session_util.h"
+#include "test_support/wait.h"
 
 namespace weft {
 namespace {
@@ -389,20 +390,42 @@ TEST(SessionTest, TimeoutEndsRunWithDeadlineExceeded) {
 }
 
 TEST(SessionTest, CloseCancelsRunsInFlight) {
+  static std::atomic<bool> waiting{false};
+  static const bool registered = [] {
+    return RegisterCustomFunction(
+               "test.wait_until_cancelled",
+               [](KernelContext& ctx) -> Status {
+                 waiting = true;
+                 if (!ctx.WaitFor(std::chrono::seconds(60))) {
+                   return CancelledError("cancelled");
+                 }
+                 return Status::OK();
+               })
+        .ok();
+  }();
+  ASSERT_TRUE(registered);
   Graph g;
-  g.Sleep("nap", 10'000'000);
+  ASSERT_TRUE(g.AddNode({"wait",
+                         "CustomOp",
+                         {},
+                         {{"function", "test.wait_until_cancelled"},
+                          {"blocking", true}},
+                         ""})
+                  .ok());
   auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  waiting = false;
   Status run_status;
   std::thread runner([&] {
     std::vector<Tensor> out;
-    run_status = session->Run({}, {"nap"}, {}, &out);
+    run_status = session->Run({}, {}, {"wait"}, &out);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(test::WaitFor([] { return waiting.load(); }));
   ASSERT_TRUE(session->Close().ok());
   runner.join();
-  EXPECT_EQ(run_status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(run_status.code(), StatusCode::kCancelled) << run_status;
+  EXPECT_THAT(run_status.message(), HasSubstr("session was closed"));
   std::vector<Tensor> out;
-  EXPECT_EQ(session->Run({}, {"nap"}, {}, &out).code(),
+  EXPECT_EQ(session->Run({}, {}, {"wait"}, &out).code(),
             StatusCode::kFailedPrecondition);
 }
 
