@@ -41,6 +41,7 @@ void RegisterBuiltinOps(OpRegistry& registry);
 // Each family registers its ops and kernels (one file each in src/ops/).
 void RegisterArrayOps(OpRegistry& registry);
 void RegisterMathOps(OpRegistry& registry);
+void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterMatMulOps(OpRegistry& registry);
 void RegisterReduceOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);

@@ -62,6 +62,7 @@ void RegisterCustomOps(OpRegistry& registry) {
 void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterArrayOps(registry);
   RegisterMathOps(registry);
+  RegisterElementwiseOps(registry);
   RegisterMatMulOps(registry);
   RegisterReduceOps(registry);
   RegisterRandomOps(registry);

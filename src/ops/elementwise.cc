@@ -1,0 +1,271 @@
+// Element-wise unary ops (ONNX names): Neg, Abs, Exp, Log, Sqrt, Reciprocal,
+// Sigmoid, Tanh, Gelu (approximate = "none" | "tanh"); binary Max, Min, Pow
+// with NumPy broadcasting.
+//
+// Unary ops split over fixed blocks (ParallelForFixedBlocks): every element
+// is computed by the same code path (vector body or scalar tail of the same
+// block) whatever the thread count, so results are bitwise reproducible even
+// where the compiler vectorises.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <type_traits>
+
+#include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
+
+namespace weft::internal {
+namespace {
+
+// Elements per block: a multiple of every vector width, large enough that a
+// block is worth handing to another thread (~10 us of work for exp).
+constexpr int64_t kElementBlock = 16384;
+
+enum class Unary {
+  kNeg,
+  kAbs,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kSigmoid,
+  kTanh,
+  kGelu,
+  kGeluTanh
+};
+
+// Integer negation that wraps (as NumPy's) instead of overflowing on MIN.
+template <class T>
+T Negate(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(U(0) - static_cast<U>(x));
+  } else {
+    return -x;
+  }
+}
+
+template <class T>
+T Apply(Unary op, T x) {
+  switch (op) {
+    case Unary::kNeg:
+      return Negate(x);
+    case Unary::kAbs:
+      return x < 0 ? Negate(x) : x;
+    case Unary::kExp:
+      return std::exp(x);
+    case Unary::kLog:
+      return std::log(x);
+    case Unary::kSqrt:
+      return std::sqrt(x);
+    case Unary::kReciprocal:
+      return T(1) / x;
+    case Unary::kSigmoid:
+      return T(1) / (T(1) + std::exp(-x));
+    case Unary::kTanh:
+      return std::tanh(x);
+    // Both Gelu forms are written without 1 + erf(..) / 1 + tanh(..), which
+    // cancel catastrophically for negative x.
+    case Unary::kGelu:  // 0.5 x (1 + erf(x / sqrt 2))
+      return T(0.5) * x * std::erfc(-x * T(0.70710678118654752440));
+    case Unary::kGeluTanh: {  // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
+      const T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+      return x / (T(1) + std::exp(T(-2) * u));
+    }
+  }
+  return x;
+}
+
+template <class T, Unary kOp>
+void MapBlocks(KernelContext& ctx, const Tensor& x, Tensor* y) {
+  const T* px = x.data<T>();
+  T* py = y->data<T>();
+  ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
+                             [&](int64_t begin, int64_t end) {
+                               for (int64_t i = begin; i < end; ++i) {
+                                 py[i] = Apply<T>(kOp, px[i]);
+                               }
+                             });
+}
+
+template <Unary kOp>
+class UnaryKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    switch (x.dtype()) {
+      case DataType::kFloat32:
+        MapBlocks<float, kOp>(ctx, x, y);
+        break;
+      case DataType::kFloat64:
+        MapBlocks<double, kOp>(ctx, x, y);
+        break;
+      case DataType::kInt32:
+        MapBlocks<int32_t, kOp>(ctx, x, y);
+        break;
+      case DataType::kInt64:
+        MapBlocks<int64_t, kOp>(ctx, x, y);
+        break;
+      default:
+        return InvalidArgumentError("unsupported dtype");
+    }
+    return Status::OK();
+  }
+};
+
+class GeluKernel : public OpKernel {
+ public:
+  explicit GeluKernel(const KernelConstruction& c)
+      : tanh_(c.attr<std::string>("approximate") == "tanh") {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    if (x.dtype() == DataType::kFloat32) {
+      tanh_ ? MapBlocks<float, Unary::kGeluTanh>(ctx, x, y)
+            : MapBlocks<float, Unary::kGelu>(ctx, x, y);
+    } else {
+      tanh_ ? MapBlocks<double, Unary::kGeluTanh>(ctx, x, y)
+            : MapBlocks<double, Unary::kGelu>(ctx, x, y);
+    }
+    return Status::OK();
+  }
+
+ private:
+  const bool tanh_;
+};
+
+enum class Binary { kMax, kMin, kPow };
+
+template <Binary kOp>
+class BinaryMathKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                          BroadcastShapes(a.shape(), b.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape.ToShape()));
+    switch (a.dtype()) {
+      case DataType::kFloat32:
+        Run<float>(ctx, a, b, out);
+        break;
+      case DataType::kFloat64:
+        Run<double>(ctx, a, b, out);
+        break;
+      case DataType::kInt32:
+        Run<int32_t>(ctx, a, b, out);
+        break;
+      case DataType::kInt64:
+        Run<int64_t>(ctx, a, b, out);
+        break;
+      default:
+        return InvalidArgumentError("unsupported dtype");
+    }
+    return Status::OK();
+  }
+
+ private:
+  template <class T>
+  static void Run(KernelContext& ctx, const Tensor& a, const Tensor& b,
+                  Tensor* out) {
+    if constexpr (kOp == Binary::kMax) {
+      BroadcastBinary<T, T>(ctx, a, b, out,
+                            [](T x, T y) { return x < y ? y : x; });
+    } else if constexpr (kOp == Binary::kMin) {
+      BroadcastBinary<T, T>(ctx, a, b, out,
+                            [](T x, T y) { return y < x ? y : x; });
+    } else {
+      BroadcastBinary<T, T>(ctx, a, b, out, [](T x, T y) {
+        return static_cast<T>(std::pow(x, y));
+      });
+    }
+  }
+};
+
+const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
+                                           DataType::kFloat64};
+const std::vector<DataType> kNumericTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
+
+void RegisterUnary(OpRegistry& registry, const char* name,
+                   const std::vector<DataType>& types, KernelFactory factory,
+                   double cost_per_element) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder(name)
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, types)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .SetCostFn([cost_per_element](const InferenceContext& ctx) {
+            const PartialShape& s = ctx.input_shape(0);
+            return s.IsFullyDefined()
+                       ? cost_per_element *
+                             static_cast<double>(s.ToShape().NumElements())
+                       : 1e4;
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+void RegisterBinaryMath(OpRegistry& registry, const char* name,
+                        const std::vector<DataType>& types,
+                        KernelFactory factory) {
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder(name)
+                              .Input(ArgDef::Typed("A", "T"))
+                              .Input(ArgDef::Typed("B", "T"))
+                              .Output(ArgDef::Typed("C", "T"))
+                              .Attr("T", AttrType::kType, std::nullopt, types)
+                              .SetShapeFn(shape_fns::Broadcast)
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(OpRegistry& registry) {
+  RegisterUnary(registry, "Neg", kNumericTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
+  RegisterUnary(registry, "Abs", kNumericTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kAbs>>(), 0.5);
+  RegisterUnary(registry, "Exp", kFloatTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kExp>>(), 3);
+  RegisterUnary(registry, "Log", kFloatTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kLog>>(), 3);
+  RegisterUnary(registry, "Sqrt", kFloatTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kSqrt>>(), 1);
+  RegisterUnary(registry, "Reciprocal", kFloatTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kReciprocal>>(), 1);
+  RegisterUnary(registry, "Sigmoid", kFloatTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kSigmoid>>(), 4);
+  RegisterUnary(registry, "Tanh", kFloatTypes,
+                KernelFactoryFor<UnaryKernel<Unary::kTanh>>(), 4);
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Gelu")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("approximate", AttrType::kString, std::string("none"))
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const std::string& mode = ctx.attr<std::string>("approximate");
+            if (mode != "none" && mode != "tanh") {
+              return InvalidArgumentError(
+                  "attribute 'approximate' must be \"none\" or \"tanh\", got "
+                  "\"" +
+                  mode + "\"");
+            }
+            return shape_fns::SameAsInput0(ctx);
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Gelu", KernelFactoryFor<GeluKernel>()));
+  RegisterBinaryMath(registry, "Max", kNumericTypes,
+                     KernelFactoryFor<BinaryMathKernel<Binary::kMax>>());
+  RegisterBinaryMath(registry, "Min", kNumericTypes,
+                     KernelFactoryFor<BinaryMathKernel<Binary::kMin>>());
+  RegisterBinaryMath(registry, "Pow", kFloatTypes,
+                     KernelFactoryFor<BinaryMathKernel<Binary::kPow>>());
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,134 @@
+// Element-wise ops against a float64 reference, on sizes that are not
+// multiples of the block size, bitwise identical for every thread setting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+struct UnaryCase {
+  std::string op;
+  std::function<double(double)> reference;
+  double low, high;      // Input range.
+  double rel_tolerance;  // Documented in docs/kernels.md.
+  AttrMap attrs = {};
+};
+
+TEST(ElementwiseTest, UnaryOpsMatchAFloat64ReferenceAndAreDeterministic) {
+  const std::vector<UnaryCase> cases = {
+      {"Neg", [](double x) { return -x; }, -10, 10, 0},
+      {"Abs", [](double x) { return std::abs(x); }, -10, 10, 0},
+      {"Exp", [](double x) { return std::exp(x); }, -20, 20, 1e-6},
+      {"Log", [](double x) { return std::log(x); }, 1e-3, 1e3, 1e-6},
+      {"Sqrt", [](double x) { return std::sqrt(x); }, 0, 1e4, 1e-6},
+      {"Reciprocal", [](double x) { return 1 / x; }, 0.01, 100, 1e-6},
+      {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -20, 20,
+       1e-6},
+      {"Tanh", [](double x) { return std::tanh(x); }, -10, 10, 1e-6},
+      {"Gelu",
+       [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); },
+       -6, 6, 1e-5},
+      {"Gelu",
+       [](double x) {
+         return 0.5 * x *
+                (1 +
+                 std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+       },
+       -6,
+       6,
+       1e-5,
+       {{"approximate", "tanh"}}},
+  };
+  constexpr int64_t kN = 40'007;  // Not a multiple of the 16384 block.
+  for (const UnaryCase& c : cases) {
+    Graph g;
+    ASSERT_TRUE(g.AddNode({"x",
+                           "RandomUniform",
+                           {},
+                           {{"shape", Shape{kN}},
+                            {"low", c.low},
+                            {"high", c.high},
+                            {"seed", 5}},
+                           ""})
+                    .ok());
+    ASSERT_TRUE(g.AddNode({"y", c.op, {"x"}, c.attrs, ""}).ok());
+    Tensor x, reference;
+    for (int inter : {-1, 1, 2}) {
+      for (int intra : {1, 2, 3, 8}) {
+        auto session =
+            test::MustCreate(g, test::PerSessionOptions(inter, intra));
+        auto out = test::MustRun(*session, {"x", "y"});
+        if (!reference.IsInitialized()) {
+          x = out[0];
+          reference = out[1];
+          continue;
+        }
+        ASSERT_TRUE(out[1].BitwiseEqual(reference))
+            << c.op << " inter=" << inter << " intra=" << intra;
+      }
+    }
+    double worst = 0;
+    for (int64_t i = 0; i < kN; ++i) {
+      const double expected = c.reference(x.data<float>()[i]);
+      const double got = reference.data<float>()[i];
+      const double scale = std::max(std::abs(expected), 1e-30);
+      worst = std::max(worst, std::abs(got - expected) /
+                                  std::max(scale, 1e-6));  // abs near 0
+    }
+    // float32 rounding of the result alone costs up to 6e-8.
+    EXPECT_LE(worst, std::max(c.rel_tolerance, 1.2e-7)) << c.op;
+  }
+}
+
+TEST(ElementwiseTest, BinaryMaxMinPowWithBroadcasting) {
+  Graph g;
+  auto a = g.Const("a", Tensor::FromVector<float>({2, 2}, {1, 5, -3, 2}));
+  auto b = g.Const("b", Tensor::FromVector<float>({2}, {2, 3}));
+  ASSERT_TRUE(g.AddNode({"max", "Max", {a, b}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"min", "Min", {a, b}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"pow", "Pow", {b, a}, {}, ""}).ok());
+  auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
+  auto out = test::MustRun(*session, {"max", "min", "pow"});
+  EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{2, 5, 2, 3}));
+  EXPECT_EQ(test::Values<float>(out[1]), (std::vector<float>{1, 3, -3, 2}));
+  EXPECT_EQ(test::Values<float>(out[2]),
+            (std::vector<float>{2, 243, 0.125f, 9}));
+}
+
+TEST(ElementwiseTest, IntegerNegAndAbsWrapLikeNumpy) {
+  Graph g;
+  auto x = g.Const("x", Tensor::FromVector<int32_t>({3}, {INT32_MIN, -4, 7}));
+  ASSERT_TRUE(g.AddNode({"neg", "Neg", {x}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"abs", "Abs", {x}, {}, ""}).ok());
+  auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  auto out = test::MustRun(*session, {"neg", "abs"});
+  EXPECT_EQ(test::Values<int32_t>(out[0]),
+            (std::vector<int32_t>{INT32_MIN, 4, -7}));
+  EXPECT_EQ(test::Values<int32_t>(out[1]),
+            (std::vector<int32_t>{INT32_MIN, 4, 7}));
+}
+
+TEST(ElementwiseTest, BadAttributesAndDtypesAreErrors) {
+  Graph g;
+  auto x = g.Const("x", Tensor::FromVector<float>({1}, {1}));
+  ASSERT_TRUE(
+      g.AddNode({"gelu", "Gelu", {x}, {{"approximate", "fast"}}, ""}).ok());
+  auto session = Session::Create(g, test::PerSessionOptions(1, 1));
+  EXPECT_FALSE(session.ok());
+  EXPECT_NE(session.status().message().find("'approximate'"),
+            std::string::npos);
+  Graph ints;
+  auto i = ints.Const("i", Tensor::FromVector<int32_t>({1}, {1}));
+  ASSERT_TRUE(ints.AddNode({"e", "Exp", {i}, {}, ""}).ok());
+  auto bad = Session::Create(ints, test::PerSessionOptions(1, 1));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("dtype int32 is not allowed"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace weft
