@@ -152,6 +152,14 @@ class Tensor {
   void* raw_data() { return buffer_.get(); }
   const void* raw_data() const { return buffer_.get(); }
 
+  // The same buffer under another shape with as many elements (a reshape
+  // without a copy). REQUIRES: shape.NumElements() == NumElements().
+  Tensor WithShape(const Shape& shape) const {
+    Tensor t = *this;
+    t.shape_ = shape;
+    return t;
+  }
+
   // Same dtype, shape and bytes.
   bool BitwiseEqual(const Tensor& other) const;
 

@@ -42,6 +42,8 @@ void RegisterBuiltinOps(OpRegistry& registry);
 void RegisterArrayOps(OpRegistry& registry);
 void RegisterMathOps(OpRegistry& registry);
 void RegisterElementwiseOps(OpRegistry& registry);
+void RegisterNormalizationOps(OpRegistry& registry);
+void RegisterShapeOps(OpRegistry& registry);
 void RegisterMatMulOps(OpRegistry& registry);
 void RegisterReduceOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);

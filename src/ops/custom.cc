@@ -63,6 +63,8 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterArrayOps(registry);
   RegisterMathOps(registry);
   RegisterElementwiseOps(registry);
+  RegisterNormalizationOps(registry);
+  RegisterShapeOps(registry);
   RegisterMatMulOps(registry);
   RegisterReduceOps(registry);
   RegisterRandomOps(registry);

@@ -1,6 +1,10 @@
-// ReduceSum (ONNX: `axes`, `keepdims` = 1 by default; no axes = all).
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd (ONNX: `axes`,
+// `keepdims` = 1 by default; no axes = all), and ArgMax.
 #include <algorithm>
+#include <limits>
 #include <set>
+#include <string>
+#include <type_traits>
 
 #include "framework/op_registry_impl.h"
 
@@ -45,12 +49,39 @@ PartialShape ReducedShape(const PartialShape& in, const std::vector<int>& axes,
   return PartialShape(std::move(dims));
 }
 
-template <class T>
-using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+enum class Reducer { kSum, kMean, kMax, kMin, kProd };
 
-class ReduceSumKernel : public OpKernel {
+// Sums and products of floats accumulate in double: more accurate, and as
+// deterministic (the order is fixed either way).
+template <class T, Reducer kR>
+using Accumulator =
+    std::conditional_t<std::is_floating_point_v<T> &&
+                           (kR == Reducer::kSum || kR == Reducer::kMean ||
+                            kR == Reducer::kProd),
+                       double, T>;
+
+template <class A, Reducer kR>
+A Identity() {
+  if constexpr (kR == Reducer::kProd) return A(1);
+  if constexpr (kR == Reducer::kMax) return std::numeric_limits<A>::lowest();
+  if constexpr (kR == Reducer::kMin) return std::numeric_limits<A>::max();
+  return A(0);
+}
+
+template <class A, Reducer kR>
+A Combine(A acc, A x) {
+  if constexpr (kR == Reducer::kProd) return acc * x;
+  if constexpr (kR == Reducer::kMax) {
+    return (x > acc || x != x) ? x : acc;  // NaN propagates.
+  }
+  if constexpr (kR == Reducer::kMin) return (x < acc || x != x) ? x : acc;
+  return acc + x;
+}
+
+template <Reducer kR>
+class ReduceKernel : public OpKernel {
  public:
-  explicit ReduceSumKernel(const KernelConstruction& c)
+  explicit ReduceKernel(const KernelConstruction& c)
       : axes_(c.attr<std::vector<int64_t>>("axes")),
         keepdims_(c.attr<int64_t>("keepdims") != 0) {}
 
@@ -58,6 +89,17 @@ class ReduceSumKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(std::vector<int> axes,
                           NormalizeAxes(axes_, x.shape().rank()));
+    if constexpr (kR == Reducer::kMax || kR == Reducer::kMin) {
+      for (int axis : axes) {
+        if (x.shape().dim(axis) == 0) {
+          return InvalidArgumentError(
+              "cannot take the " +
+              std::string(kR == Reducer::kMax ? "max" : "min") +
+              " over an empty axis " + std::to_string(axis) + " of shape " +
+              x.shape().ToString());
+        }
+      }
+    }
     const Shape out_shape = ReducedShape(x.shape(), axes, keepdims_).ToShape();
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
     switch (x.dtype()) {
@@ -76,24 +118,33 @@ class ReduceSumKernel : public OpKernel {
   template <class T>
   Status Reduce(KernelContext& ctx, const Tensor& x,
                 const std::vector<int>& axes, Tensor* y) const {
+    using A = Accumulator<T, kR>;
     const T* px = x.data<T>();
     T* py = y->data<T>();
     const Shape& shape = x.shape();
     const int rank = shape.rank();
+    int64_t count = 1;  // Elements per output.
+    for (int axis : axes) count *= shape.dim(axis);
+    auto finish = [count](A acc) -> T {
+      if constexpr (kR == Reducer::kMean) {
+        return static_cast<T>(acc / static_cast<A>(count == 0 ? 0 : count));
+      }
+      return static_cast<T>(acc);
+    };
     if (y->NumElements() == 1) {
-      // Everything into one value: fixed blocks of partial sums, combined in
-      // block order.
+      // Everything into one value: fixed blocks of partial results,
+      // combined in block order.
       const int64_t n = x.NumElements();
       const int64_t blocks = (n + kReduceBlock - 1) / kReduceBlock;
-      std::vector<Accumulator<T>> partial(blocks, 0);
+      std::vector<A> partial(blocks, Identity<A, kR>());
       ctx.ParallelForFixedBlocks(n, kReduceBlock, [&](int64_t b, int64_t e) {
-        Accumulator<T> sum = 0;
-        for (int64_t i = b; i < e; ++i) sum += px[i];
-        partial[b / kReduceBlock] = sum;
+        A acc = Identity<A, kR>();
+        for (int64_t i = b; i < e; ++i) acc = Combine<A, kR>(acc, A(px[i]));
+        partial[b / kReduceBlock] = acc;
       });
-      Accumulator<T> total = 0;
-      for (const auto& p : partial) total += p;
-      py[0] = static_cast<T>(total);
+      A total = Identity<A, kR>();
+      for (const A& p : partial) total = Combine<A, kR>(total, p);
+      py[0] = finish(total);
       return Status::OK();
     }
     // Row-major strides; the reduced sub-space's offsets in input order.
@@ -117,9 +168,8 @@ class ReduceSumKernel : public OpKernel {
     for (int i = 0; i < rank; ++i) {
       if (!std::binary_search(axes.begin(), axes.end(), i)) kept.push_back(i);
     }
-    const int64_t outputs = y->NumElements();
     const double cost = static_cast<double>(reduced_offsets.size());
-    ctx.ParallelFor(outputs, cost, [&](int64_t begin, int64_t end) {
+    ctx.ParallelFor(y->NumElements(), cost, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
         // Output index o -> input offset of its first element.
         int64_t rest = o, base = 0;
@@ -128,9 +178,11 @@ class ReduceSumKernel : public OpKernel {
           base += (rest % dim) * strides[kept[k]];
           rest /= dim;
         }
-        Accumulator<T> sum = 0;
-        for (int64_t off : reduced_offsets) sum += px[base + off];
-        py[o] = static_cast<T>(sum);
+        A acc = Identity<A, kR>();
+        for (int64_t off : reduced_offsets) {
+          acc = Combine<A, kR>(acc, A(px[base + off]));
+        }
+        py[o] = finish(acc);
       }
     });
     return Status::OK();
@@ -140,18 +192,128 @@ class ReduceSumKernel : public OpKernel {
   const bool keepdims_;
 };
 
+// ArgMax along one axis; ties go to the first index (select_last_index = 0)
+// or the last; NaN counts as the maximum.
+class ArgMaxKernel : public OpKernel {
+ public:
+  explicit ArgMaxKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")),
+        keepdims_(c.attr<int64_t>("keepdims") != 0),
+        last_(c.attr<int64_t>("select_last_index") != 0) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::vector<int> axes,
+                          NormalizeAxes({axis_}, x.shape().rank()));
+    const int axis = axes[0];
+    const int64_t len = x.shape().dim(axis);
+    if (len == 0) {
+      return InvalidArgumentError("ArgMax over an empty axis of shape " +
+                                  x.shape().ToString());
+    }
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutput(
+                        0, ReducedShape(x.shape(), axes, keepdims_).ToShape()));
+    int64_t inner = 1;
+    for (int i = axis + 1; i < x.shape().rank(); ++i) inner *= x.shape().dim(i);
+    switch (x.dtype()) {
+      case DataType::kFloat32:
+        return Run<float>(ctx, x, y, len, inner);
+      case DataType::kFloat64:
+        return Run<double>(ctx, x, y, len, inner);
+      case DataType::kInt32:
+        return Run<int32_t>(ctx, x, y, len, inner);
+      default:
+        return Run<int64_t>(ctx, x, y, len, inner);
+    }
+  }
+
+ private:
+  template <class T>
+  Status Run(KernelContext& ctx, const Tensor& x, Tensor* y, int64_t len,
+             int64_t inner) const {
+    const T* px = x.data<T>();
+    int64_t* py = y->data<int64_t>();
+    ctx.ParallelFor(y->NumElements(), static_cast<double>(len),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t o = begin; o < end; ++o) {
+                        const int64_t outer = o / inner, in = o % inner;
+                        const T* p = px + outer * len * inner + in;
+                        int64_t best = 0;
+                        for (int64_t j = 1; j < len; ++j) {
+                          const T v = p[j * inner], b = p[best * inner];
+                          if (b != b) break;  // NaN already wins.
+                          if (v > b || (last_ && v == b) || v != v) best = j;
+                        }
+                        py[o] = best;
+                      }
+                    });
+    return Status::OK();
+  }
+
+  const int64_t axis_;
+  const bool keepdims_;
+  const bool last_;
+};
+
+const std::vector<DataType> kReduceTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
+
+Status ReduceShapeFn(InferenceContext& ctx) {
+  const PartialShape& in = ctx.input_shape(0);
+  if (!in.rank_known()) {
+    ctx.set_output(0, PartialShape::UnknownRank());
+    return Status::OK();
+  }
+  WEFT_ASSIGN_OR_RETURN(
+      std::vector<int> axes,
+      NormalizeAxes(ctx.attr<std::vector<int64_t>>("axes"), in.rank()));
+  ctx.set_output(0, ReducedShape(in, axes, ctx.attr<int64_t>("keepdims") != 0));
+  return Status::OK();
+}
+
+double ReduceCost(const InferenceContext& ctx) {
+  const PartialShape& in = ctx.input_shape(0);
+  return in.IsFullyDefined() ? static_cast<double>(in.ToShape().NumElements())
+                             : 1e4;
+}
+
+void RegisterReduce(OpRegistry& registry, const char* name,
+                    KernelFactory factory) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder(name)
+          .Input(ArgDef::Typed("data", "T"))
+          .Output(ArgDef::Typed("reduced", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kReduceTypes)
+          .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("keepdims", AttrType::kInt, int64_t{1})
+          .SetShapeFn(ReduceShapeFn)
+          .SetCostFn(ReduceCost)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
 }  // namespace
 
 void RegisterReduceOps(OpRegistry& registry) {
+  RegisterReduce(registry, "ReduceSum",
+                 KernelFactoryFor<ReduceKernel<Reducer::kSum>>());
+  RegisterReduce(registry, "ReduceMean",
+                 KernelFactoryFor<ReduceKernel<Reducer::kMean>>());
+  RegisterReduce(registry, "ReduceMax",
+                 KernelFactoryFor<ReduceKernel<Reducer::kMax>>());
+  RegisterReduce(registry, "ReduceMin",
+                 KernelFactoryFor<ReduceKernel<Reducer::kMin>>());
+  RegisterReduce(registry, "ReduceProd",
+                 KernelFactoryFor<ReduceKernel<Reducer::kProd>>());
   CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("ReduceSum")
+      OpDefBuilder("ArgMax")
           .Input(ArgDef::Typed("data", "T"))
-          .Output(ArgDef::Typed("reduced", "T"))
-          .Attr("T", AttrType::kType, std::nullopt,
-                {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-                 DataType::kInt64})
-          .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
+          .Output(ArgDef::Fixed("reduced", DataType::kInt64))
+          .Attr("T", AttrType::kType, std::nullopt, kReduceTypes)
+          .Attr("axis", AttrType::kInt, int64_t{0})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
+          .Attr("select_last_index", AttrType::kInt, int64_t{0})
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const PartialShape& in = ctx.input_shape(0);
             if (!in.rank_known()) {
@@ -160,21 +322,15 @@ void RegisterReduceOps(OpRegistry& registry) {
             }
             WEFT_ASSIGN_OR_RETURN(
                 std::vector<int> axes,
-                NormalizeAxes(ctx.attr<std::vector<int64_t>>("axes"),
-                              in.rank()));
+                NormalizeAxes({ctx.attr<int64_t>("axis")}, in.rank()));
             ctx.set_output(
                 0, ReducedShape(in, axes, ctx.attr<int64_t>("keepdims") != 0));
             return Status::OK();
           })
-          .SetCostFn([](const InferenceContext& ctx) {
-            const PartialShape& in = ctx.input_shape(0);
-            return in.IsFullyDefined()
-                       ? static_cast<double>(in.ToShape().NumElements())
-                       : 1e4;
-          })
+          .SetCostFn(ReduceCost)
           .Build()));
-  CheckRegistered(registry.RegisterKernel("ReduceSum",
-                                          KernelFactoryFor<ReduceSumKernel>()));
+  CheckRegistered(
+      registry.RegisterKernel("ArgMax", KernelFactoryFor<ArgMaxKernel>()));
 }
 
 }  // namespace weft::internal

@@ -1,0 +1,225 @@
+// Softmax, LogSoftmax (ONNX opset 13+: `axis`, default -1) and
+// LayerNormalization (`axis` default -1, `epsilon` default 1e-5; inputs X,
+// Scale and an optional B).
+//
+// Each is computed per row: a row is the elements sharing every index but
+// the normalised ones, and one thread computes a whole row in a fixed order,
+// so results do not depend on the thread count.
+#include <cmath>
+
+#include "framework/op_registry_impl.h"
+
+namespace weft::internal {
+namespace {
+
+StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) {
+    return InvalidArgumentError("axis " + std::to_string(axis) +
+                                " is out of range for rank " +
+                                std::to_string(rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Softmax over one axis: rows are (outer, inner) pairs, strided by inner.
+template <class T, bool kLog>
+void SoftmaxRows(KernelContext& ctx, const T* x, T* y, int64_t outer,
+                 int64_t len, int64_t inner) {
+  ctx.ParallelFor(
+      outer * inner, 4.0 * static_cast<double>(len),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t base = (r / inner) * len * inner + r % inner;
+          T max = x[base];
+          for (int64_t j = 1; j < len; ++j) {
+            max = std::max(max, x[base + j * inner]);
+          }
+          double sum = 0;
+          for (int64_t j = 0; j < len; ++j) {
+            sum += std::exp(static_cast<double>(x[base + j * inner] - max));
+          }
+          if constexpr (kLog) {
+            const double log_sum = std::log(sum);
+            for (int64_t j = 0; j < len; ++j) {
+              y[base + j * inner] = static_cast<T>(
+                  static_cast<double>(x[base + j * inner] - max) - log_sum);
+            }
+          } else {
+            const double inv = 1.0 / sum;
+            for (int64_t j = 0; j < len; ++j) {
+              y[base + j * inner] = static_cast<T>(
+                  std::exp(static_cast<double>(x[base + j * inner] - max)) *
+                  inv);
+            }
+          }
+        }
+      });
+}
+
+template <bool kLog>
+class SoftmaxKernel : public OpKernel {
+ public:
+  explicit SoftmaxKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& shape = x.shape();
+    if (shape.rank() == 0) {
+      return InvalidArgumentError("Softmax needs a tensor of rank >= 1");
+    }
+    WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, shape.rank()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+    if (x.NumElements() == 0) return Status::OK();
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) outer *= shape.dim(i);
+    for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape.dim(i);
+    if (x.dtype() == DataType::kFloat32) {
+      SoftmaxRows<float, kLog>(ctx, x.data<float>(), y->data<float>(), outer,
+                               shape.dim(axis), inner);
+    } else {
+      SoftmaxRows<double, kLog>(ctx, x.data<double>(), y->data<double>(), outer,
+                                shape.dim(axis), inner);
+    }
+    return Status::OK();
+  }
+
+ private:
+  const int64_t axis_;
+};
+
+class LayerNormKernel : public OpKernel {
+ public:
+  explicit LayerNormKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")), epsilon_(c.attr<double>("epsilon")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const Tensor* bias = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+    const Shape& shape = x.shape();
+    WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, shape.rank()));
+    int64_t rows = 1, len = 1;
+    for (int i = 0; i < axis; ++i) rows *= shape.dim(i);
+    for (int i = axis; i < shape.rank(); ++i) len *= shape.dim(i);
+    for (const Tensor* p : {&scale, bias}) {
+      if (p != nullptr && p->NumElements() != len) {
+        return InvalidArgumentError(
+            "Scale and B must have the normalised shape's " +
+            std::to_string(len) + " elements; got shape " +
+            p->shape().ToString() + " for X " + shape.ToString());
+      }
+      if (p != nullptr && p->dtype() != x.dtype()) {
+        return InvalidArgumentError("Scale and B must have X's dtype");
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+    if (x.dtype() == DataType::kFloat32) {
+      Run<float>(ctx, x, scale, bias, y, rows, len);
+    } else {
+      Run<double>(ctx, x, scale, bias, y, rows, len);
+    }
+    return Status::OK();
+  }
+
+ private:
+  template <class T>
+  void Run(KernelContext& ctx, const Tensor& x, const Tensor& scale,
+           const Tensor* bias, Tensor* y, int64_t rows, int64_t len) const {
+    const T* px = x.data<T>();
+    const T* ps = scale.data<T>();
+    const T* pb = bias ? bias->data<T>() : nullptr;
+    T* py = y->data<T>();
+    const double eps = epsilon_;
+    ctx.ParallelFor(rows, 3.0 * static_cast<double>(len),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t r = begin; r < end; ++r) {
+                        const T* row = px + r * len;
+                        double mean = 0;
+                        for (int64_t j = 0; j < len; ++j) mean += row[j];
+                        mean /= static_cast<double>(len);
+                        double var = 0;
+                        for (int64_t j = 0; j < len; ++j) {
+                          const double d = row[j] - mean;
+                          var += d * d;
+                        }
+                        var /= static_cast<double>(len);
+                        const double inv_std = 1.0 / std::sqrt(var + eps);
+                        T* out = py + r * len;
+                        for (int64_t j = 0; j < len; ++j) {
+                          const double v = (row[j] - mean) * inv_std * ps[j];
+                          out[j] = static_cast<T>(pb ? v + pb[j] : v);
+                        }
+                      }
+                    });
+  }
+
+  const int64_t axis_;
+  const double epsilon_;
+};
+
+const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
+                                           DataType::kFloat64};
+
+void RegisterSoftmax(OpRegistry& registry, const char* name,
+                     KernelFactory factory) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder(name)
+          .Input(ArgDef::Typed("input", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("axis", AttrType::kInt, int64_t{-1})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& in = ctx.input_shape(0);
+            if (in.rank_known()) {
+              if (in.rank() == 0) {
+                return InvalidArgumentError("needs a tensor of rank >= 1");
+              }
+              WEFT_RETURN_IF_ERROR(
+                  NormalizeAxis(ctx.attr<int64_t>("axis"), in.rank()).status());
+            }
+            return shape_fns::SameAsInput0(ctx);
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+}  // namespace
+
+void RegisterNormalizationOps(OpRegistry& registry) {
+  RegisterSoftmax(registry, "Softmax",
+                  KernelFactoryFor<SoftmaxKernel<false>>());
+  RegisterSoftmax(registry, "LogSoftmax",
+                  KernelFactoryFor<SoftmaxKernel<true>>());
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("LayerNormalization")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("Scale", "T"))
+          .Input(ArgDef::AnyList("B"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("axis", AttrType::kInt, int64_t{-1})
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            if (ctx.num_inputs() > 3) {
+              return InvalidArgumentError(
+                  "takes X, Scale and an optional B; got " +
+                  std::to_string(ctx.num_inputs()) + " inputs");
+            }
+            if (ctx.num_inputs() == 3 &&
+                ctx.input_dtype(2) != ctx.input_dtype(0)) {
+              return InvalidArgumentError("B must have X's dtype");
+            }
+            const PartialShape& in = ctx.input_shape(0);
+            if (in.rank_known()) {
+              WEFT_RETURN_IF_ERROR(
+                  NormalizeAxis(ctx.attr<int64_t>("axis"), in.rank()).status());
+            }
+            return shape_fns::SameAsInput0(ctx);
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("LayerNormalization",
+                                          KernelFactoryFor<LayerNormKernel>()));
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,712 @@
+// Shape and data-movement ops (ONNX names): Reshape, Transpose, Concat,
+// Split, Slice, Cast, Expand, Fill. Each output element is a copy (or
+// conversion) of one input element, so none depends on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
+
+namespace weft::internal {
+namespace {
+
+StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) {
+    return InvalidArgumentError("axis " + std::to_string(axis) +
+                                " is out of range for rank " +
+                                std::to_string(rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+std::vector<int64_t> Strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.rank(), 1);
+  for (int i = shape.rank() - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * shape.dim(i + 1);
+  }
+  return strides;
+}
+
+// Copies out[o] = in[offset(o)] for every output element, where offset maps
+// an output coordinate through per-dimension input strides and starts.
+void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
+                   const std::vector<int64_t>& in_strides,  // per out dim
+                   int64_t in_start) {
+  const size_t esize = DataTypeSize(in.dtype());
+  const auto* src = static_cast<const char*>(in.raw_data());
+  auto* dst = static_cast<char*>(out->raw_data());
+  const Shape& shape = out->shape();
+  const int rank = shape.rank();
+  const int64_t inner = rank == 0 ? 1 : shape.dim(rank - 1);
+  const int64_t rows = inner == 0 ? 0 : out->NumElements() / inner;
+  const int64_t inner_stride = rank == 0 ? 0 : in_strides[rank - 1];
+  ctx.ParallelFor(
+      rows, static_cast<double>(inner), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t rest = r, offset = in_start;
+          for (int d = rank - 2; d >= 0; --d) {
+            offset += (rest % shape.dim(d)) * in_strides[d];
+            rest /= shape.dim(d);
+          }
+          char* row = dst + r * inner * esize;
+          for (int64_t j = 0; j < inner; ++j) {
+            std::memcpy(row + j * esize,
+                        src + (offset + j * inner_stride) * esize, esize);
+          }
+        }
+      });
+}
+
+// --- Reshape ----------------------------------------------------------------
+
+// ONNX rules: 0 copies the input's dimension, -1 (at most once) is inferred.
+StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec) {
+  if (spec.dtype() != DataType::kInt64 || spec.shape().rank() != 1) {
+    return InvalidArgumentError("the shape input must be a 1-D int64 tensor");
+  }
+  std::vector<int64_t> dims(spec.data<int64_t>(),
+                            spec.data<int64_t>() + spec.NumElements());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 0) {
+      if (static_cast<int>(i) >= in.rank()) {
+        return InvalidArgumentError("shape entry 0 at " + std::to_string(i) +
+                                    " has no input dimension to copy");
+      }
+      dims[i] = in.dim(static_cast<int>(i));
+    }
+    if (dims[i] == -1) {
+      if (infer >= 0) {
+        return InvalidArgumentError("the shape has more than one -1");
+      }
+      infer = static_cast<int>(i);
+      continue;
+    }
+    if (dims[i] < 0) {
+      return InvalidArgumentError("invalid shape entry " +
+                                  std::to_string(dims[i]));
+    }
+    if (dims[i] != 0 && known > std::numeric_limits<int64_t>::max() / dims[i]) {
+      return InvalidArgumentError("the shape's size overflows");
+    }
+    known *= dims[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || in.NumElements() % known != 0) {
+      return InvalidArgumentError(
+          "cannot infer -1: " + std::to_string(in.NumElements()) +
+          " elements do not divide into " + std::to_string(known));
+    }
+    dims[infer] = in.NumElements() / known;
+    known = in.NumElements();
+  }
+  if (known != in.NumElements()) {
+    return InvalidArgumentError("cannot reshape " + in.ToString() + " (" +
+                                std::to_string(in.NumElements()) +
+                                " elements) into " + Shape(dims).ToString());
+  }
+  return Shape(std::move(dims));
+}
+
+class ReshapeKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(Shape shape,
+                          ResolveReshape(ctx.input(0).shape(), ctx.input(1)));
+    return ctx.SetOutput(0, ctx.input(0).WithShape(shape));
+  }
+};
+
+// --- Transpose --------------------------------------------------------------
+
+StatusOr<std::vector<int>> ResolvePerm(const std::vector<int64_t>& perm,
+                                       int rank) {
+  std::vector<int> out(rank);
+  if (perm.empty()) {
+    for (int i = 0; i < rank; ++i) out[i] = rank - 1 - i;
+    return out;
+  }
+  if (static_cast<int>(perm.size()) != rank) {
+    return InvalidArgumentError("perm has " + std::to_string(perm.size()) +
+                                " entries for rank " + std::to_string(rank));
+  }
+  std::vector<char> seen(rank, 0);
+  for (int i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
+      return InvalidArgumentError("perm is not a permutation of 0.." +
+                                  std::to_string(rank - 1));
+    }
+    seen[perm[i]] = 1;
+    out[i] = static_cast<int>(perm[i]);
+  }
+  return out;
+}
+
+class TransposeKernel : public OpKernel {
+ public:
+  explicit TransposeKernel(const KernelConstruction& c)
+      : perm_(c.attr<std::vector<int64_t>>("perm")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::vector<int> perm,
+                          ResolvePerm(perm_, x.shape().rank()));
+    std::vector<int64_t> dims, strides;
+    const std::vector<int64_t> in_strides = Strides(x.shape());
+    for (int p : perm) {
+      dims.push_back(x.shape().dim(p));
+      strides.push_back(in_strides[p]);
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape(dims)));
+    GatherStrided(ctx, x, y, strides, 0);
+    return Status::OK();
+  }
+
+ private:
+  const std::vector<int64_t> perm_;
+};
+
+// --- Concat and Split -------------------------------------------------------
+
+class ConcatKernel : public OpKernel {
+ public:
+  explicit ConcatKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Shape& first = ctx.input(0).shape();
+    WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, first.rank()));
+    std::vector<int64_t> dims = first.dims();
+    dims[axis] = 0;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      const Shape& s = ctx.input(i).shape();
+      bool ok = s.rank() == first.rank();
+      for (int d = 0; ok && d < s.rank(); ++d) {
+        ok = d == axis || s.dim(d) == first.dim(d);
+      }
+      if (!ok) {
+        return InvalidArgumentError("input " + std::to_string(i) + " shape " +
+                                    s.ToString() + " does not match " +
+                                    first.ToString() + " outside axis " +
+                                    std::to_string(axis));
+      }
+      dims[axis] += s.dim(axis);
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape(dims)));
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= dims[d];
+    for (int d = axis + 1; d < first.rank(); ++d) inner *= dims[d];
+    const size_t esize = DataTypeSize(y->dtype());
+    const int64_t out_row = dims[axis] * inner * static_cast<int64_t>(esize);
+    auto* dst = static_cast<char*>(y->raw_data());
+    ctx.ParallelFor(
+        outer, static_cast<double>(out_row) / 8,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            char* out = dst + o * out_row;
+            for (int i = 0; i < ctx.num_inputs(); ++i) {
+              const Tensor& t = ctx.input(i);
+              const int64_t bytes =
+                  t.shape().dim(axis) * inner * static_cast<int64_t>(esize);
+              std::memcpy(out,
+                          static_cast<const char*>(t.raw_data()) + o * bytes,
+                          bytes);
+              out += bytes;
+            }
+          }
+        });
+    return Status::OK();
+  }
+
+ private:
+  const int64_t axis_;
+};
+
+// ONNX 18: explicit `split` sizes, or `num_outputs` chunks of ceil(dim / n)
+// with a smaller last one.
+StatusOr<std::vector<int64_t>> SplitSizes(int64_t dim,
+                                          const std::vector<int64_t>& split,
+                                          int64_t num_outputs) {
+  if (num_outputs < 1) {
+    return InvalidArgumentError("num_outputs must be >= 1");
+  }
+  if (!split.empty()) {
+    if (static_cast<int64_t>(split.size()) != num_outputs) {
+      return InvalidArgumentError("split has " + std::to_string(split.size()) +
+                                  " entries but num_outputs is " +
+                                  std::to_string(num_outputs));
+    }
+    int64_t total = 0;
+    for (int64_t s : split) {
+      if (s < 0) return InvalidArgumentError("split sizes must be >= 0");
+      total += s;
+    }
+    if (total != dim) {
+      return InvalidArgumentError("split sizes add up to " +
+                                  std::to_string(total) + ", the axis has " +
+                                  std::to_string(dim));
+    }
+    return split;
+  }
+  const int64_t chunk = (dim + num_outputs - 1) / num_outputs;
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0, left = dim; i < num_outputs; ++i) {
+    sizes.push_back(std::min(chunk, left));
+    left -= sizes.back();
+  }
+  return sizes;
+}
+
+class SplitKernel : public OpKernel {
+ public:
+  explicit SplitKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")),
+        split_(c.attr<std::vector<int64_t>>("split")),
+        num_outputs_(c.attr<int64_t>("num_outputs")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, x.shape().rank()));
+    WEFT_ASSIGN_OR_RETURN(
+        std::vector<int64_t> sizes,
+        SplitSizes(x.shape().dim(axis), split_, num_outputs_));
+    const std::vector<int64_t> strides = Strides(x.shape());
+    int64_t start = 0;
+    for (int i = 0; i < num_outputs_; ++i) {
+      std::vector<int64_t> dims = x.shape().dims();
+      dims[axis] = sizes[i];
+      WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(i, Shape(dims)));
+      GatherStrided(ctx, x, y, strides, start * strides[axis]);
+      start += sizes[i];
+    }
+    return Status::OK();
+  }
+
+ private:
+  const int64_t axis_;
+  const std::vector<int64_t> split_;
+  const int64_t num_outputs_;
+};
+
+// --- Slice ------------------------------------------------------------------
+
+struct SliceDims {
+  std::vector<int64_t> dims, starts, steps;
+};
+
+// NumPy slicing per axis: negative indices count from the end, bounds clamp.
+StatusOr<SliceDims> ResolveSlice(const Shape& in,
+                                 const std::vector<int64_t>& starts,
+                                 const std::vector<int64_t>& ends,
+                                 const std::vector<int64_t>& axes_attr,
+                                 const std::vector<int64_t>& steps_attr) {
+  const int rank = in.rank();
+  if (starts.size() != ends.size()) {
+    return InvalidArgumentError("starts and ends differ in length");
+  }
+  std::vector<int64_t> axes = axes_attr;
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<int64_t> steps = steps_attr;
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) {
+    return InvalidArgumentError(
+        "starts, ends, axes and steps differ in length");
+  }
+  SliceDims out;
+  out.dims = in.dims();
+  out.starts.assign(rank, 0);
+  out.steps.assign(rank, 1);
+  std::vector<char> seen(rank, 0);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank));
+    if (seen[axis]) return InvalidArgumentError("axis repeated in axes");
+    seen[axis] = 1;
+    const int64_t dim = in.dim(axis), step = steps[i];
+    if (step == 0 || step > (int64_t{1} << 62) || step < -(int64_t{1} << 62)) {
+      return InvalidArgumentError("steps must be non-zero and within +-2^62");
+    }
+    // ONNX: negative indices count from the end; starts clamp to [0, dim]
+    // (stepping forward) or [0, dim - 1] (backward), ends to [0, dim] or
+    // [-1, dim - 1].
+    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (dim == 0) {
+      s = e = 0;
+      out.dims[axis] = 0;
+    } else if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      out.dims[axis] = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      out.dims[axis] = s > e ? (s - e - step - 1) / (-step) : 0;
+    }
+    out.starts[axis] = s;
+    out.steps[axis] = step;
+  }
+  return out;
+}
+
+class SliceKernel : public OpKernel {
+ public:
+  explicit SliceKernel(const KernelConstruction& c)
+      : starts_(c.attr<std::vector<int64_t>>("starts")),
+        ends_(c.attr<std::vector<int64_t>>("ends")),
+        axes_(c.attr<std::vector<int64_t>>("axes")),
+        steps_(c.attr<std::vector<int64_t>>("steps")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(
+        SliceDims s, ResolveSlice(x.shape(), starts_, ends_, axes_, steps_));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape(s.dims)));
+    if (y->NumElements() == 0) return Status::OK();
+    const std::vector<int64_t> in_strides = Strides(x.shape());
+    std::vector<int64_t> strides(x.shape().rank());
+    int64_t start = 0;
+    for (int d = 0; d < x.shape().rank(); ++d) {
+      strides[d] = in_strides[d] * s.steps[d];
+      start += s.starts[d] * in_strides[d];
+    }
+    GatherStrided(ctx, x, y, strides, start);
+    return Status::OK();
+  }
+
+ private:
+  const std::vector<int64_t> starts_, ends_, axes_, steps_;
+};
+
+// --- Cast, Expand, Fill -----------------------------------------------------
+
+// Float to integer conversions saturate and map NaN to 0 (C++ leaves
+// out-of-range conversions undefined; weft never does them).
+template <class To, class From>
+To Convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> &&
+                       std::is_floating_point_v<From>) {
+    if (v != v) return 0;
+    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) {
+      return std::numeric_limits<To>::lowest();
+    }
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) {
+      return std::numeric_limits<To>::max();
+    }
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+template <class Fn>
+void WithType(DataType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return fn(float{});
+    case DataType::kFloat64:
+      return fn(double{});
+    case DataType::kInt32:
+      return fn(int32_t{});
+    case DataType::kInt64:
+      return fn(int64_t{});
+    case DataType::kBool:
+      return fn(bool{});
+  }
+}
+
+class CastKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    WithType(x.dtype(), [&](auto from_zero) {
+      using From = decltype(from_zero);
+      WithType(y->dtype(), [&](auto to_zero) {
+        using To = decltype(to_zero);
+        const From* px = x.data<From>();
+        To* py = y->data<To>();
+        ctx.ParallelForFixedBlocks(x.NumElements(), 16384,
+                                   [&](int64_t b, int64_t e) {
+                                     for (int64_t i = b; i < e; ++i) {
+                                       py[i] = Convert<To>(px[i]);
+                                     }
+                                   });
+      });
+    });
+    return Status::OK();
+  }
+};
+
+StatusOr<Shape> ShapeFromTensor(const Tensor& t) {
+  if (t.dtype() != DataType::kInt64 || t.shape().rank() != 1) {
+    return InvalidArgumentError("the shape input must be a 1-D int64 tensor");
+  }
+  Shape shape(std::vector<int64_t>(t.data<int64_t>(),
+                                   t.data<int64_t>() + t.NumElements()));
+  if (!shape.IsValid()) {
+    return InvalidArgumentError("invalid shape " + shape.ToString());
+  }
+  return shape;
+}
+
+class ExpandKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Shape target, ShapeFromTensor(ctx.input(1)));
+    WEFT_ASSIGN_OR_RETURN(PartialShape out, BroadcastShapes(x.shape(), target));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out.ToShape()));
+    if (y->NumElements() == 0) return Status::OK();
+    // Input strides aligned to the output, 0 where broadcast.
+    const Shape& os = y->shape();
+    const std::vector<int64_t> in_strides = Strides(x.shape());
+    std::vector<int64_t> strides(os.rank(), 0);
+    for (int i = 0; i < x.shape().rank(); ++i) {
+      const int o = os.rank() - x.shape().rank() + i;
+      strides[o] = x.shape().dim(i) == 1 ? 0 : in_strides[i];
+    }
+    GatherStrided(ctx, x, y, strides, 0);
+    return Status::OK();
+  }
+};
+
+class FillKernel : public OpKernel {
+ public:
+  explicit FillKernel(const KernelConstruction& c)
+      : shape_(c.attr<PartialShape>("shape").ToShape()),
+        value_(c.attr<double>("value")) {}
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape_));
+    WithType(y->dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T v = Convert<T>(value_);
+      std::fill(y->data<T>(), y->data<T>() + y->NumElements(), v);
+    });
+    return Status::OK();
+  }
+
+ private:
+  const Shape shape_;
+  const double value_;
+};
+
+const std::vector<DataType> kAllTypes = {DataType::kFloat32, DataType::kFloat64,
+                                         DataType::kInt32, DataType::kInt64,
+                                         DataType::kBool};
+
+}  // namespace
+
+void RegisterShapeOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Reshape")
+          .Input(ArgDef::Typed("data", "T"))
+          .Input(ArgDef::Fixed("shape", DataType::kInt64))
+          .Output(ArgDef::Typed("reshaped", "T"))
+          .Attr("T", AttrType::kType)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const Tensor* spec = ctx.input_constant(1);
+            const PartialShape& in = ctx.input_shape(0);
+            if (spec != nullptr && in.IsFullyDefined()) {
+              WEFT_ASSIGN_OR_RETURN(Shape out,
+                                    ResolveReshape(in.ToShape(), *spec));
+              ctx.set_output(0, out);
+            } else {
+              ctx.set_output(0, PartialShape::UnknownRank());
+            }
+            return Status::OK();
+          })
+          .SetCostFn([](const InferenceContext&) { return 10.0; })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Reshape", KernelFactoryFor<ReshapeKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Transpose")
+          .Input(ArgDef::Typed("data", "T"))
+          .Output(ArgDef::Typed("transposed", "T"))
+          .Attr("T", AttrType::kType)
+          .Attr("perm", AttrType::kListInt, std::vector<int64_t>{})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& in = ctx.input_shape(0);
+            if (!in.rank_known()) {
+              ctx.set_output(0, PartialShape::UnknownRank());
+              return Status::OK();
+            }
+            WEFT_ASSIGN_OR_RETURN(
+                std::vector<int> perm,
+                ResolvePerm(ctx.attr<std::vector<int64_t>>("perm"), in.rank()));
+            std::vector<int64_t> dims;
+            for (int p : perm) dims.push_back(in.dim(p));
+            ctx.set_output(0, PartialShape(dims));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("Transpose",
+                                          KernelFactoryFor<TransposeKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Concat")
+          .Input(ArgDef::Repeated("inputs", "T", "N"))
+          .Output(ArgDef::Typed("concat_result", "T"))
+          .Attr("T", AttrType::kType)
+          .Attr("N", AttrType::kInt)
+          .Attr("axis", AttrType::kInt)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            if (ctx.num_inputs() == 0) {
+              return InvalidArgumentError("needs at least one input");
+            }
+            ctx.set_output(0, PartialShape::UnknownRank());
+            for (int i = 0; i < ctx.num_inputs(); ++i) {
+              if (!ctx.input_shape(i).IsFullyDefined()) return Status::OK();
+            }
+            const Shape first = ctx.input_shape(0).ToShape();
+            WEFT_ASSIGN_OR_RETURN(
+                int axis,
+                NormalizeAxis(ctx.attr<int64_t>("axis"), first.rank()));
+            std::vector<int64_t> dims = first.dims();
+            dims[axis] = 0;
+            for (int i = 0; i < ctx.num_inputs(); ++i) {
+              const Shape s = ctx.input_shape(i).ToShape();
+              bool ok = s.rank() == first.rank();
+              for (int d = 0; ok && d < s.rank(); ++d) {
+                ok = d == axis || s.dim(d) == first.dim(d);
+              }
+              if (!ok) {
+                return InvalidArgumentError(
+                    "input " + std::to_string(i) + " shape " + s.ToString() +
+                    " does not match " + first.ToString() + " outside axis " +
+                    std::to_string(axis));
+              }
+              dims[axis] += s.dim(axis);
+            }
+            ctx.set_output(0, PartialShape(dims));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Concat", KernelFactoryFor<ConcatKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Split")
+          .Input(ArgDef::Typed("input", "T"))
+          .Output(ArgDef::Repeated("outputs", "T", "num_outputs"))
+          .Attr("T", AttrType::kType)
+          .Attr("num_outputs", AttrType::kInt)
+          .Attr("axis", AttrType::kInt, int64_t{0})
+          .Attr("split", AttrType::kListInt, std::vector<int64_t>{})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& in = ctx.input_shape(0);
+            const int64_t n = ctx.attr<int64_t>("num_outputs");
+            if (!in.IsFullyDefined()) {
+              for (int i = 0; i < ctx.num_outputs(); ++i) {
+                ctx.set_output(i, PartialShape::UnknownRank());
+              }
+              return Status::OK();
+            }
+            WEFT_ASSIGN_OR_RETURN(
+                int axis, NormalizeAxis(ctx.attr<int64_t>("axis"), in.rank()));
+            WEFT_ASSIGN_OR_RETURN(
+                std::vector<int64_t> sizes,
+                SplitSizes(in.dim(axis),
+                           ctx.attr<std::vector<int64_t>>("split"), n));
+            for (int i = 0; i < ctx.num_outputs(); ++i) {
+              std::vector<int64_t> dims = in.dims();
+              dims[axis] = sizes[i];
+              ctx.set_output(i, PartialShape(dims));
+            }
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Split", KernelFactoryFor<SplitKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Slice")
+          .Input(ArgDef::Typed("data", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType)
+          .Attr("starts", AttrType::kListInt)
+          .Attr("ends", AttrType::kListInt)
+          .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("steps", AttrType::kListInt, std::vector<int64_t>{})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& in = ctx.input_shape(0);
+            if (!in.IsFullyDefined()) {
+              ctx.set_output(0, PartialShape::UnknownRank());
+              return Status::OK();
+            }
+            WEFT_ASSIGN_OR_RETURN(
+                SliceDims s,
+                ResolveSlice(in.ToShape(),
+                             ctx.attr<std::vector<int64_t>>("starts"),
+                             ctx.attr<std::vector<int64_t>>("ends"),
+                             ctx.attr<std::vector<int64_t>>("axes"),
+                             ctx.attr<std::vector<int64_t>>("steps")));
+            ctx.set_output(0, PartialShape(s.dims));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Slice", KernelFactoryFor<SliceKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Cast")
+          .Input(ArgDef::Typed("input", "T1"))
+          .Output(ArgDef::Typed("output", "to"))
+          .Attr("T1", AttrType::kType, std::nullopt, kAllTypes)
+          .Attr("to", AttrType::kType, std::nullopt, kAllTypes)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Cast", KernelFactoryFor<CastKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Expand")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::Fixed("shape", DataType::kInt64))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const Tensor* spec = ctx.input_constant(1);
+            if (spec == nullptr) {
+              ctx.set_output(0, PartialShape::UnknownRank());
+              return Status::OK();
+            }
+            WEFT_ASSIGN_OR_RETURN(Shape target, ShapeFromTensor(*spec));
+            WEFT_ASSIGN_OR_RETURN(PartialShape out,
+                                  BroadcastShapes(ctx.input_shape(0), target));
+            ctx.set_output(0, out);
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Expand", KernelFactoryFor<ExpandKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Fill")
+          .Output(ArgDef::Typed("output", "dtype"))
+          .Attr("dtype", AttrType::kType, DataType::kFloat32, kAllTypes)
+          .Attr("shape", AttrType::kShape)
+          .Attr("value", AttrType::kFloat, 0.0)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& shape = ctx.attr<PartialShape>("shape");
+            if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
+              return InvalidArgumentError(
+                  "attribute 'shape' must be fully defined with dimensions "
+                  ">= 0, got " +
+                  shape.ToString());
+            }
+            ctx.set_output(0, shape);
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Fill", KernelFactoryFor<FillKernel>()));
+}
+
+}  // namespace weft::internal

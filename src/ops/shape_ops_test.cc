@@ -1,0 +1,225 @@
+// Shape and data-movement ops, normalisation and the other reductions.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using test::Values;
+using ::testing::HasSubstr;
+
+Tensor Iota(const Shape& shape) {
+  Tensor t(DataType::kFloat32, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = float(i);
+  return t;
+}
+
+Tensor Int64s(std::vector<int64_t> v) {
+  return Tensor::FromVector<int64_t>(Shape{static_cast<int64_t>(v.size())}, v);
+}
+
+// Runs `fetches` with intra 1 and intra 2 (bitwise equal) and returns them.
+std::vector<Tensor> Eval(const Graph& g,
+                         const std::vector<std::string>& fetches) {
+  auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
+  auto a = test::MustRun(*serial, fetches);
+  auto b = test::MustRun(*parallel, fetches);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].BitwiseEqual(b[i]));
+  return a;
+}
+
+Status CreateStatus(const Graph& g) {
+  return Session::Create(g, test::PerSessionOptions(1, 1)).status();
+}
+
+TEST(ShapeOpsTest, ReshapeWithZeroAndMinusOne) {
+  Graph g;
+  auto x = g.Const("x", Iota({2, 3, 4}));
+  auto s = g.Const("s", Int64s({0, -1}));
+  ASSERT_TRUE(g.AddNode({"r", "Reshape", {x, s}, {}, ""}).ok());
+  auto out = Eval(g, {"r"});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 12}));
+  EXPECT_EQ(out[0].data<float>()[13], 13);
+  Graph bad;
+  auto y = bad.Const("y", Iota({2, 3}));
+  auto t = bad.Const("t", Int64s({4, 2}));
+  ASSERT_TRUE(bad.AddNode({"r", "Reshape", {y, t}, {}, ""}).ok());
+  EXPECT_THAT(CreateStatus(bad).message(), HasSubstr("cannot reshape [2, 3]"));
+}
+
+TEST(ShapeOpsTest, TransposeDefaultAndPerm) {
+  Graph g;
+  auto x = g.Const("x", Iota({2, 3, 4}));
+  ASSERT_TRUE(g.AddNode({"t", "Transpose", {x}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"p",
+                         "Transpose",
+                         {x},
+                         {{"perm", std::vector<int64_t>{1, 0, 2}}},
+                         ""})
+                  .ok());
+  auto out = Eval(g, {"t", "p"});
+  EXPECT_EQ(out[0].shape(), (Shape{4, 3, 2}));
+  // t[k][j][i] = x[i][j][k] = i*12 + j*4 + k
+  EXPECT_EQ(out[0].data<float>()[1 * 6 + 2 * 2 + 1], 1 * 12 + 2 * 4 + 1);
+  EXPECT_EQ(out[1].shape(), (Shape{3, 2, 4}));
+  EXPECT_EQ(out[1].data<float>()[2 * 8 + 1 * 4 + 3], 1 * 12 + 2 * 4 + 3);
+}
+
+TEST(ShapeOpsTest, ConcatAndSplitInvertEachOther) {
+  Graph g;
+  auto a = g.Const("a", Iota({2, 3}));
+  auto b = g.Const("b", Iota({2, 2}));
+  ASSERT_TRUE(g.AddNode({"c", "Concat", {a, b}, {{"axis", 1}}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"s",
+                         "Split",
+                         {"c"},
+                         {{"axis", -1},
+                          {"num_outputs", 2},
+                          {"split", std::vector<int64_t>{3, 2}}},
+                         ""})
+                  .ok());
+  ASSERT_TRUE(
+      g.AddNode({"even", "Split", {"c"}, {{"axis", 1}, {"num_outputs", 2}}, ""})
+          .ok());
+  auto out = Eval(g, {"c", "s:0", "s:1", "even:0", "even:1"});
+  EXPECT_EQ(Values<float>(out[0]),
+            (std::vector<float>{0, 1, 2, 0, 1, 3, 4, 5, 2, 3}));
+  EXPECT_TRUE(out[1].BitwiseEqual(Eval(g, {"a"})[0]));
+  EXPECT_TRUE(out[2].BitwiseEqual(Eval(g, {"b"})[0]));
+  EXPECT_EQ(out[3].shape(), (Shape{2, 3}));  // ceil(5 / 2) = 3
+  EXPECT_EQ(out[4].shape(), (Shape{2, 2}));
+  Graph bad;
+  auto x = bad.Const("x", Iota({2, 3}));
+  auto y = bad.Const("y", Iota({3, 3}));
+  ASSERT_TRUE(bad.AddNode({"c", "Concat", {x, y}, {{"axis", 1}}, ""}).ok());
+  EXPECT_THAT(CreateStatus(bad).message(), HasSubstr("does not match"));
+}
+
+TEST(ShapeOpsTest, SliceLikeNumpy) {
+  Graph g;
+  auto x = g.Const("x", Iota({10}));
+  auto m = g.Const("m", Iota({3, 4}));
+  auto slice = [&](const std::string& name, const std::string& in,
+                   std::vector<int64_t> starts, std::vector<int64_t> ends,
+                   std::vector<int64_t> axes, std::vector<int64_t> steps) {
+    ASSERT_TRUE(g.AddNode({name,
+                           "Slice",
+                           {in},
+                           {{"starts", starts},
+                            {"ends", ends},
+                            {"axes", axes},
+                            {"steps", steps}},
+                           ""})
+                    .ok());
+  };
+  slice("a", x, {2}, {8}, {}, {2});               // x[2:8:2]
+  slice("b", x, {-3}, {1000}, {}, {});            // x[-3:]
+  slice("c", x, {-1}, {-1000}, {}, {-3});         // x[::-3]
+  slice("d", m, {1, 0}, {3, 4}, {0, 1}, {1, 2});  // m[1:3, ::2]
+  slice("e", x, {5}, {2}, {}, {});                // empty
+  auto out = Eval(g, {"a", "b", "c", "d", "e"});
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{7, 8, 9}));
+  EXPECT_EQ(Values<float>(out[2]), (std::vector<float>{9, 6, 3, 0}));
+  EXPECT_EQ(Values<float>(out[3]), (std::vector<float>{4, 6, 8, 10}));
+  EXPECT_EQ(out[4].NumElements(), 0);
+}
+
+TEST(ShapeOpsTest, CastSaturatesAndHandlesNan) {
+  Graph g;
+  auto x = g.Const(
+      "x", Tensor::FromVector<float>({5}, {1.9f, -2.7f, NAN, 1e20f, -1e20f}));
+  ASSERT_TRUE(
+      g.AddNode({"i", "Cast", {x}, {{"to", DataType::kInt32}}, ""}).ok());
+  ASSERT_TRUE(
+      g.AddNode({"b", "Cast", {x}, {{"to", DataType::kBool}}, ""}).ok());
+  auto out = Eval(g, {"i", "b"});
+  EXPECT_EQ(Values<int32_t>(out[0]),
+            (std::vector<int32_t>{1, -2, 0, INT32_MAX, INT32_MIN}));
+  EXPECT_EQ(out[1].dtype(), DataType::kBool);
+  EXPECT_EQ(out[1].data<bool>()[0], true);
+}
+
+TEST(ShapeOpsTest, ExpandAndFill) {
+  Graph g;
+  auto x = g.Const("x", Iota({3, 1}));
+  auto s = g.Const("s", Int64s({2, 3, 4}));
+  ASSERT_TRUE(g.AddNode({"e", "Expand", {x, s}, {}, ""}).ok());
+  ASSERT_TRUE(
+      g.AddNode(
+           {"f",
+            "Fill",
+            {},
+            {{"shape", Shape{2, 2}}, {"value", 7}, {"dtype", DataType::kInt64}},
+            ""})
+          .ok());
+  auto out = Eval(g, {"e", "f"});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(out[0].data<float>()[1 * 12 + 2 * 4 + 3], 2);
+  EXPECT_EQ(Values<int64_t>(out[1]), (std::vector<int64_t>{7, 7, 7, 7}));
+}
+
+TEST(ShapeOpsTest, OtherReductionsAndArgMax) {
+  Graph g;
+  auto x =
+      g.Const("x", Tensor::FromVector<float>({2, 3}, {1, 5, 2, -4, 3, 0.5f}));
+  auto add = [&](const std::string& name, const std::string& op,
+                 AttrMap attrs) {
+    ASSERT_TRUE(g.AddNode({name, op, {x}, attrs, ""}).ok());
+  };
+  add("mean", "ReduceMean",
+      {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}});
+  add("max", "ReduceMax", {{"axes", std::vector<int64_t>{0}}, {"keepdims", 0}});
+  add("min", "ReduceMin", {{"keepdims", 0}});
+  add("prod", "ReduceProd",
+      {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}});
+  add("argmax", "ArgMax", {{"axis", 1}, {"keepdims", 0}});
+  auto out = Eval(g, {"mean", "max", "min", "prod", "argmax"});
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{8.0f / 3, -0.5f / 3}));
+  EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{1, 5, 2}));
+  EXPECT_EQ(Values<float>(out[2]), (std::vector<float>{-4}));
+  EXPECT_EQ(Values<float>(out[3]), (std::vector<float>{10, -6}));
+  EXPECT_EQ(Values<int64_t>(out[4]), (std::vector<int64_t>{1, 1}));
+}
+
+TEST(ShapeOpsTest, SoftmaxLogSoftmaxAndLayerNorm) {
+  Graph g;
+  auto x = g.RandomUniform("x", DataType::kFloat32, {7, 33}, 1);
+  ASSERT_TRUE(g.AddNode({"sm", "Softmax", {x}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"lsm", "LogSoftmax", {x}, {{"axis", 0}}, ""}).ok());
+  auto scale = g.Const(
+      "scale", Tensor::FromVector<float>({33}, std::vector<float>(33, 2)));
+  auto bias = g.Const(
+      "bias", Tensor::FromVector<float>({33}, std::vector<float>(33, 1)));
+  ASSERT_TRUE(
+      g.AddNode({"ln", "LayerNormalization", {x, scale, bias}, {}, ""}).ok());
+  auto out = Eval(g, {"x", "sm", "lsm", "ln"});
+  const float* px = out[0].data<float>();
+  for (int r = 0; r < 7; ++r) {
+    double sum = 0, mean = 0, var = 0;
+    for (int j = 0; j < 33; ++j) sum += out[1].data<float>()[r * 33 + j];
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+    for (int j = 0; j < 33; ++j) mean += px[r * 33 + j] / 33.0;
+    for (int j = 0; j < 33; ++j)
+      var += std::pow(px[r * 33 + j] - mean, 2) / 33.0;
+    for (int j = 0; j < 33; ++j) {
+      const double expected =
+          (px[r * 33 + j] - mean) / std::sqrt(var + 1e-5) * 2 + 1;
+      EXPECT_NEAR(out[3].data<float>()[r * 33 + j], expected, 1e-5);
+    }
+  }
+  for (int c = 0; c < 33; ++c) {  // LogSoftmax over axis 0: logsumexp = 0
+    double sum = 0;
+    for (int r = 0; r < 7; ++r)
+      sum += std::exp(out[2].data<float>()[r * 33 + c]);
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace weft
