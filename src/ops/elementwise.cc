@@ -222,9 +222,62 @@ void RegisterBinaryMath(OpRegistry& registry, const char* name,
   CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
 }
 
+// Sum (variadic, NumPy broadcasting): added left to right, input order.
+class SumKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    Tensor acc = ctx.input(0);
+    for (int i = 1; i < ctx.num_inputs(); ++i) {
+      const Tensor& next = ctx.input(i);
+      WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                            BroadcastShapes(acc.shape(), next.shape()));
+      WEFT_ASSIGN_OR_RETURN(Tensor sum,
+                            Tensor::Create(acc.dtype(), shape.ToShape()));
+      switch (acc.dtype()) {
+        case DataType::kFloat32:
+          BroadcastBinary<float, float>(ctx, acc, next, &sum, std::plus<float>());
+          break;
+        case DataType::kFloat64:
+          BroadcastBinary<double, double>(ctx, acc, next, &sum, std::plus<double>());
+          break;
+        case DataType::kInt32:
+          BroadcastBinary<int32_t, int32_t>(ctx, acc, next, &sum,
+                                            std::plus<int32_t>());
+          break;
+        default:
+          BroadcastBinary<int64_t, int64_t>(ctx, acc, next, &sum,
+                                            std::plus<int64_t>());
+          break;
+      }
+      acc = std::move(sum);
+    }
+    return ctx.SetOutput(0, std::move(acc));
+  }
+};
+
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Sum")
+          .Input(ArgDef::Repeated("data", "T", "N"))
+          .Output(ArgDef::Typed("sum", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("N", AttrType::kInt)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            if (ctx.num_inputs() == 0) {
+              return InvalidArgumentError("needs at least one input");
+            }
+            PartialShape shape = ctx.input_shape(0);
+            for (int i = 1; i < ctx.num_inputs(); ++i) {
+              WEFT_ASSIGN_OR_RETURN(shape,
+                                    BroadcastShapes(shape, ctx.input_shape(i)));
+            }
+            ctx.set_output(0, shape);
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("Sum", KernelFactoryFor<SumKernel>()));
   RegisterUnary(registry, "Neg", kNumericTypes,
                 KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
   RegisterUnary(registry, "Abs", kNumericTypes,

@@ -1,16 +1,20 @@
-// MatMul (2-D, transpose_a / transpose_b).
+// MatMul (NumPy matmul semantics for rank >= 2: batch dimensions broadcast;
+// weft's transpose_a / transpose_b swap the last two dimensions) and Gemm
+// (ONNX: Y = alpha * op(A) op(B) + beta * C).
 //
-// The output is cut into tiles (ChooseTiles) that threads claim through
-// ParallelFor; each tile is one single-threaded Eigen product over the full
-// inner dimension. Why this is deterministic: a tile's shape, and so Eigen's
-// blocking and summation order for each element, depends only on the matrix
-// sizes, never on the thread count or on which thread computes it. Why no
-// thread but weft's computes: Eigen's products use threads only with OpenMP or
-// EIGEN_USE_THREADS, and weft builds with neither (docs/kernels.md).
+// The output of each 2-D product is cut into tiles (ChooseTiles) that threads
+// claim through ParallelFor; each tile is one single-threaded Eigen product
+// over the full inner dimension. Why this is deterministic: a tile's shape,
+// and so Eigen's blocking and summation order for each element, depends only
+// on the matrix sizes, never on the thread count or on which thread computes
+// it. Why no thread but weft's computes: Eigen's products use threads only
+// with OpenMP or EIGEN_USE_THREADS, and weft builds with neither
+// (docs/kernels.md).
 #include <Eigen/Core>
 #include <algorithm>
 
 #include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
 
 namespace weft::internal {
 namespace {
@@ -19,34 +23,52 @@ struct MatMulDims {
   int64_t m, k, n;
 };
 
-StatusOr<MatMulDims> CheckDims(const PartialShape& a, const PartialShape& b,
-                               bool ta, bool tb) {
-  if (a.rank_known() && a.rank() != 2) {
-    return InvalidArgumentError("MatMul needs 2-D inputs; A has shape " +
-                                a.ToString());
-  }
-  if (b.rank_known() && b.rank() != 2) {
-    return InvalidArgumentError("MatMul needs 2-D inputs; B has shape " +
-                                b.ToString());
-  }
+// The shapes of a (batched) product: matrix dims, and the broadcast batch.
+struct MatMulShape {
   MatMulDims d{-1, -1, -1};
+  PartialShape batch = PartialShape::UnknownRank();
+};
+
+StatusOr<MatMulShape> CheckShapes(const PartialShape& a, const PartialShape& b,
+                                  bool ta, bool tb) {
+  for (const auto* s : {&a, &b}) {
+    if (s->rank_known() && s->rank() < 2) {
+      return InvalidArgumentError(
+          std::string("MatMul needs inputs of rank >= 2; ") +
+          (s == &a ? "A" : "B") + " has shape " + s->ToString());
+    }
+  }
+  MatMulShape out;
   int64_t kb = -1;
   if (a.rank_known()) {
-    d.m = a.dim(ta ? 1 : 0);
-    d.k = a.dim(ta ? 0 : 1);
+    out.d.m = a.dim(a.rank() - (ta ? 1 : 2));
+    out.d.k = a.dim(a.rank() - (ta ? 2 : 1));
   }
   if (b.rank_known()) {
-    kb = b.dim(tb ? 1 : 0);
-    d.n = b.dim(tb ? 0 : 1);
+    kb = b.dim(b.rank() - (tb ? 1 : 2));
+    out.d.n = b.dim(b.rank() - (tb ? 2 : 1));
   }
-  if (d.k >= 0 && kb >= 0 && d.k != kb) {
+  if (out.d.k >= 0 && kb >= 0 && out.d.k != kb) {
     return InvalidArgumentError("inner dimensions do not match: A " +
                                 a.ToString() + (ta ? " (transposed)" : "") +
                                 " and B " + b.ToString() +
                                 (tb ? " (transposed)" : ""));
   }
-  if (d.k < 0) d.k = kb;
-  return d;
+  if (out.d.k < 0) out.d.k = kb;
+  if (a.rank_known() && b.rank_known()) {
+    auto batch_of = [](const PartialShape& s) {
+      return PartialShape(
+          std::vector<int64_t>(s.dims().begin(), s.dims().end() - 2));
+    };
+    auto batch = BroadcastShapes(batch_of(a), batch_of(b));
+    if (!batch.ok()) {
+      return InvalidArgumentError("batch dimensions of A " + a.ToString() +
+                                  " and B " + b.ToString() +
+                                  " cannot be broadcast together");
+    }
+    out.batch = *batch;
+  }
+  return out;
 }
 
 // Output tile size: rows x cols of C computed by one single-threaded call.
@@ -76,7 +98,8 @@ template <class T>
 using MutableMap =
     Eigen::Map<RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
 
-// C[r0:r0+rows, c0:c0+cols] = op(A)[r0:r0+rows, :] * op(B)[:, c0:c0+cols].
+// C[r0:r0+rows, c0:c0+cols] = op(A)[r0:r0+rows, :] * op(B)[:, c0:c0+cols]
+// for one matrix of a batch (a, b, c point at that matrix).
 template <class T>
 void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
                   bool tb, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
@@ -100,6 +123,86 @@ void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
   }
 }
 
+// What Gemm does to a finished tile: C = alpha * C + beta * bias, with bias
+// broadcast to (m, n). MatMul passes none.
+template <class T>
+struct Epilogue {
+  T alpha = T(1);
+  T beta = T(0);
+  const Tensor* bias = nullptr;
+  const BroadcastIndexer* bias_index = nullptr;
+};
+
+// Runs a (batched) product into `c`, whose shape is batch + [m, n].
+template <class T>
+void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b,
+                bool ta, bool tb, const MatMulDims& d, const Shape& batch,
+                Tensor* c, const Epilogue<T>& epilogue) {
+  if (d.m == 0 || d.n == 0) return;
+  const int batch_rank = batch.rank();
+  // Per batch dimension, the stride of A's and B's matrices (0: broadcast).
+  auto batch_strides = [&](const Shape& s) {
+    std::vector<int64_t> strides(batch_rank, 0);
+    const int rank = s.rank() - 2;
+    int64_t stride = s.dim(s.rank() - 1) * s.dim(s.rank() - 2);
+    for (int i = rank - 1; i >= 0; --i) {
+      const int o = batch_rank - rank + i;
+      strides[o] = s.dim(i) == 1 ? 0 : stride;
+      stride *= s.dim(i);
+    }
+    return strides;
+  };
+  const std::vector<int64_t> a_strides = batch_strides(a.shape());
+  const std::vector<int64_t> b_strides = batch_strides(b.shape());
+  const int64_t batches = batch.NumElements();
+  const TileShape tile = ChooseTiles(d);
+  const int64_t row_tiles = (d.m + tile.rows - 1) / tile.rows;
+  const int64_t col_tiles = (d.n + tile.cols - 1) / tile.cols;
+  const int64_t tiles = row_tiles * col_tiles;
+  // About 0.02 ns per multiply-add at Eigen's speed on one core.
+  const double tile_cost = 0.02 * static_cast<double>(tile.rows) *
+                           static_cast<double>(tile.cols) *
+                           static_cast<double>(std::max<int64_t>(d.k, 1));
+  ctx.ParallelFor(
+      batches * tiles, tile_cost, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          int64_t rest = t / tiles, a_off = 0, b_off = 0;
+          for (int i = batch_rank - 1; i >= 0; --i) {
+            const int64_t coord = rest % batch.dim(i);
+            rest /= batch.dim(i);
+            a_off += coord * a_strides[i];
+            b_off += coord * b_strides[i];
+          }
+          T* c_matrix = c->data<T>() + (t / tiles) * d.m * d.n;
+          const int64_t r0 = (t % tiles / col_tiles) * tile.rows;
+          const int64_t c0 = (t % col_tiles) * tile.cols;
+          const int64_t rows = std::min(tile.rows, d.m - r0);
+          const int64_t cols = std::min(tile.cols, d.n - c0);
+          if (d.k > 0) {
+            MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d,
+                         ta, tb, r0, rows, c0, cols);
+          }
+          if (epilogue.alpha == T(1) && epilogue.bias == nullptr) continue;
+          for (int64_t i = r0; i < r0 + rows; ++i) {
+            int64_t bias_off = 0, unused = 0;
+            if (epilogue.bias_index) {
+              epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
+            }
+            const T* bias = epilogue.bias
+                                ? epilogue.bias->template data<T>() + bias_off
+                                : nullptr;
+            const int64_t bias_stride =
+                epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
+            for (int64_t j = c0; j < c0 + cols; ++j) {
+              T& v = c_matrix[i * d.n + j];
+              v *= epilogue.alpha;
+              if (bias) v += epilogue.beta * bias[j * bias_stride];
+            }
+          }
+        }
+      });
+}
+
 class MatMulKernel : public OpKernel {
  public:
   explicit MatMulKernel(const KernelConstruction& c)
@@ -108,76 +211,152 @@ class MatMulKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(MatMulDims d,
-                          CheckDims(a.shape(), b.shape(), ta_, tb_));
-    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, Shape{d.m, d.n}));
+    WEFT_ASSIGN_OR_RETURN(MatMulShape s,
+                          CheckShapes(a.shape(), b.shape(), ta_, tb_));
+    const Shape batch = s.batch.ToShape();
+    std::vector<int64_t> dims = batch.dims();
+    dims.push_back(s.d.m);
+    dims.push_back(s.d.n);
+    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, Shape(dims)));
     if (a.dtype() == DataType::kFloat32) {
-      Run<float>(ctx, a, b, c, d);
+      RunProduct<float>(ctx, a, b, ta_, tb_, s.d, batch, c, {});
     } else {
-      Run<double>(ctx, a, b, c, d);
+      RunProduct<double>(ctx, a, b, ta_, tb_, s.d, batch, c, {});
     }
     return Status::OK();
   }
 
  private:
-  template <class T>
-  void Run(KernelContext& ctx, const Tensor& a, const Tensor& b, Tensor* c,
-           const MatMulDims& d) const {
-    if (d.m == 0 || d.n == 0) return;
-    if (d.k == 0) return;  // C stays zero-filled.
-    const TileShape tile = ChooseTiles(d);
-    const int64_t row_tiles = (d.m + tile.rows - 1) / tile.rows;
-    const int64_t col_tiles = (d.n + tile.cols - 1) / tile.cols;
-    // About 0.02 ns per multiply-add at Eigen's speed on one core.
-    const double tile_cost = 0.02 * static_cast<double>(tile.rows) *
-                             static_cast<double>(tile.cols) *
-                             static_cast<double>(d.k);
-    ctx.ParallelFor(
-        row_tiles * col_tiles, tile_cost, [&](int64_t begin, int64_t end) {
-          for (int64_t t = begin; t < end; ++t) {
-            const int64_t r0 = (t / col_tiles) * tile.rows;
-            const int64_t c0 = (t % col_tiles) * tile.cols;
-            MultiplyTile(a.data<T>(), b.data<T>(), c->data<T>(), d, ta_, tb_,
-                         r0, std::min(tile.rows, d.m - r0), c0,
-                         std::min(tile.cols, d.n - c0));
-          }
-        });
-  }
-
   const bool ta_;
   const bool tb_;
 };
 
+class GemmKernel : public OpKernel {
+ public:
+  explicit GemmKernel(const KernelConstruction& c)
+      : alpha_(c.attr<double>("alpha")),
+        beta_(c.attr<double>("beta")),
+        ta_(c.attr<int64_t>("transA") != 0),
+        tb_(c.attr<int64_t>("transB") != 0) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.shape().rank() != 2 || b.shape().rank() != 2) {
+      return InvalidArgumentError("Gemm needs 2-D A and B");
+    }
+    WEFT_ASSIGN_OR_RETURN(MatMulShape s,
+                          CheckShapes(a.shape(), b.shape(), ta_, tb_));
+    const Shape out_shape{s.d.m, s.d.n};
+    const Tensor* bias = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+    std::optional<BroadcastIndexer> index;
+    if (bias != nullptr) {
+      auto shape = BroadcastShapes(bias->shape(), out_shape);
+      if (!shape.ok() || !(shape->ToShape() == out_shape)) {
+        return InvalidArgumentError("C of shape " + bias->shape().ToString() +
+                                    " does not broadcast to " +
+                                    out_shape.ToString());
+      }
+      index.emplace(bias->shape(), out_shape, out_shape);
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, out_shape));
+    if (a.dtype() == DataType::kFloat32) {
+      Epilogue<float> e{static_cast<float>(alpha_), static_cast<float>(beta_),
+                        bias, index ? &*index : nullptr};
+      RunProduct<float>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
+    } else {
+      Epilogue<double> e{alpha_, beta_, bias, index ? &*index : nullptr};
+      RunProduct<double>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
+    }
+    return Status::OK();
+  }
+
+ private:
+  const double alpha_, beta_;
+  const bool ta_, tb_;
+};
+
+double ProductCost(const InferenceContext& ctx) {
+  const PartialShape& out = ctx.output_shapes()[0];
+  const PartialShape& a = ctx.input_shape(0);
+  if (!out.IsFullyDefined() || !a.IsFullyDefined() || a.rank() < 2) return 1e5;
+  const double k = static_cast<double>(
+      std::min(a.dim(a.rank() - 1), a.dim(a.rank() - 2)));
+  // About 0.02 ns per multiply-add (Eigen, one core); k is a guess when
+  // transposed, which is fine for an estimate.
+  return 0.02 * static_cast<double>(out.ToShape().NumElements()) * k;
+}
+
 }  // namespace
 
 void RegisterMatMulOps(OpRegistry& registry) {
+  const std::vector<DataType> float_types = {DataType::kFloat32,
+                                             DataType::kFloat64};
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("MatMul")
           .Input(ArgDef::Typed("A", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt,
-                {DataType::kFloat32, DataType::kFloat64})
+          .Attr("T", AttrType::kType, std::nullopt, float_types)
           .Attr("transpose_a", AttrType::kBool, false)
           .Attr("transpose_b", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             WEFT_ASSIGN_OR_RETURN(
-                MatMulDims d, CheckDims(ctx.input_shape(0), ctx.input_shape(1),
-                                        ctx.attr<bool>("transpose_a"),
-                                        ctx.attr<bool>("transpose_b")));
-            ctx.set_output(0, PartialShape({d.m, d.n}));
+                MatMulShape s,
+                CheckShapes(ctx.input_shape(0), ctx.input_shape(1),
+                            ctx.attr<bool>("transpose_a"),
+                            ctx.attr<bool>("transpose_b")));
+            if (!s.batch.rank_known()) {
+              ctx.set_output(0, PartialShape::UnknownRank());
+              return Status::OK();
+            }
+            std::vector<int64_t> dims = s.batch.dims();
+            dims.push_back(s.d.m);
+            dims.push_back(s.d.n);
+            ctx.set_output(0, PartialShape(dims));
             return Status::OK();
           })
-          .SetCostFn([](const InferenceContext& ctx) {
-            const PartialShape& a = ctx.input_shape(0);
-            const PartialShape& b = ctx.input_shape(1);
-            if (!a.IsFullyDefined() || !b.IsFullyDefined()) return 1e5;
-            // About 0.02 ns per multiply-add (Eigen, one core).
-            return 0.02 * static_cast<double>(a.dim(0)) * a.dim(1) * b.dim(1);
-          })
+          .SetCostFn(ProductCost)
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("MatMul", KernelFactoryFor<MatMulKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Gemm")
+          .Input(ArgDef::Typed("A", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Input(ArgDef::AnyList("C"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, float_types)
+          .Attr("alpha", AttrType::kFloat, 1.0)
+          .Attr("beta", AttrType::kFloat, 1.0)
+          .Attr("transA", AttrType::kInt, int64_t{0})
+          .Attr("transB", AttrType::kInt, int64_t{0})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            if (ctx.num_inputs() > 3) {
+              return InvalidArgumentError("takes A, B and an optional C");
+            }
+            if (ctx.num_inputs() == 3 && ctx.input_dtype(2) != ctx.input_dtype(0)) {
+              return InvalidArgumentError("C must have A's dtype");
+            }
+            for (int i = 0; i < 2; ++i) {
+              if (ctx.input_shape(i).rank_known() && ctx.input_shape(i).rank() != 2) {
+                return InvalidArgumentError("Gemm needs 2-D A and B, got " +
+                                            ctx.input_shape(i).ToString());
+              }
+            }
+            WEFT_ASSIGN_OR_RETURN(
+                MatMulShape s,
+                CheckShapes(ctx.input_shape(0), ctx.input_shape(1),
+                            ctx.attr<int64_t>("transA") != 0,
+                            ctx.attr<int64_t>("transB") != 0));
+            ctx.set_output(0, PartialShape({s.d.m, s.d.n}));
+            return Status::OK();
+          })
+          .SetCostFn(ProductCost)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Gemm", KernelFactoryFor<GemmKernel>()));
 }
 
 }  // namespace weft::internal

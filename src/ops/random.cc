@@ -1,6 +1,8 @@
 // RandomUniform (ONNX attributes: dtype, shape, seed, low, high).
 // Counter-based: element i is a hash of (seed, i), so the output depends on
 // neither the thread count nor the order in which blocks run.
+#include <cmath>
+
 #include "framework/op_registry_impl.h"
 
 namespace weft::internal {
@@ -61,9 +63,73 @@ class RandomUniformKernel : public OpKernel {
   const double high_;
 };
 
+// RandomNormal: Box-Muller on the two uniforms of counter 2i and 2i + 1.
+class RandomNormalKernel : public OpKernel {
+ public:
+  explicit RandomNormalKernel(const KernelConstruction& c)
+      : shape_(c.attr<PartialShape>("shape").ToShape()),
+        seed_(static_cast<uint64_t>(c.attr<int64_t>("seed"))),
+        mean_(c.attr<double>("mean")),
+        scale_(c.attr<double>("scale")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape_));
+    const bool f32 = out->dtype() == DataType::kFloat32;
+    ctx.ParallelFor(out->NumElements(), 20.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const uint64_t n = static_cast<uint64_t>(i);
+        // u1 in (0, 1] so that log(u1) is finite.
+        const double u1 =
+            (static_cast<double>(Bits(seed_, 2 * n) >> 11) + 1) * 0x1p-53;
+        const double u2 = static_cast<double>(Bits(seed_, 2 * n + 1) >> 11) * 0x1p-53;
+        const double z = std::sqrt(-2 * std::log(u1)) *
+                         std::cos(6.283185307179586476925 * u2);
+        const double v = mean_ + scale_ * z;
+        if (f32) {
+          out->data<float>()[i] = static_cast<float>(v);
+        } else {
+          out->data<double>()[i] = v;
+        }
+      }
+    });
+    return Status::OK();
+  }
+
+ private:
+  const Shape shape_;
+  const uint64_t seed_;
+  const double mean_;
+  const double scale_;
+};
+
+Status RandomShapeFn(InferenceContext& ctx) {
+  const PartialShape& shape = ctx.attr<PartialShape>("shape");
+  if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
+    return InvalidArgumentError(
+        "attribute 'shape' must be fully defined with dimensions >= 0, got " +
+        shape.ToString());
+  }
+  ctx.set_output(0, shape);
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterRandomOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("RandomNormal")
+          .Output(ArgDef::Typed("output", "dtype"))
+          .Attr("dtype", AttrType::kType, DataType::kFloat32,
+                {DataType::kFloat32, DataType::kFloat64})
+          .Attr("shape", AttrType::kShape)
+          .Attr("seed", AttrType::kInt, int64_t{0})
+          .Attr("mean", AttrType::kFloat, 0.0)
+          .Attr("scale", AttrType::kFloat, 1.0)
+          .SetShapeFn(RandomShapeFn)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "RandomNormal", KernelFactoryFor<RandomNormalKernel>()));
+
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("RandomUniform")
           .Output(ArgDef::Typed("output", "dtype"))

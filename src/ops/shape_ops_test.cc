@@ -223,3 +223,65 @@ TEST(ShapeOpsTest, SoftmaxLogSoftmaxAndLayerNorm) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+TEST(MoreOpsTest, BatchedMatMulBroadcastsBatchDimensions) {
+  Graph g;
+  auto a = g.RandomUniform("a", DataType::kFloat32, {3, 1, 5, 7}, 1);
+  auto b = g.RandomUniform("b", DataType::kFloat32, {2, 7, 4}, 2);
+  g.MatMul("c", a, b);
+  auto out = Eval(g, {"a", "b", "c"});
+  ASSERT_EQ(out[2].shape(), (Shape{3, 2, 5, 4}));
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      for (int r = 0; r < 5; ++r) {
+        for (int c = 0; c < 4; ++c) {
+          double ref = 0;
+          for (int p = 0; p < 7; ++p) {
+            ref += double(out[0].data<float>()[i * 35 + r * 7 + p]) *
+                   out[1].data<float>()[j * 28 + p * 4 + c];
+          }
+          ASSERT_NEAR(out[2].data<float>()[((i * 2 + j) * 5 + r) * 4 + c], ref,
+                      1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(MoreOpsTest, GemmWithAlphaBetaAndBroadcastC) {
+  Graph g;
+  auto a = g.Const("a", Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}));
+  auto b = g.Const("b", Tensor::FromVector<float>({2, 2}, {5, 6, 7, 8}));
+  auto c = g.Const("c", Tensor::FromVector<float>({2}, {100, 200}));
+  ASSERT_TRUE(g.AddNode({"y", "Gemm", {a, b, c},
+                         {{"alpha", 2.0}, {"beta", 0.5}, {"transB", 1}}, ""})
+                  .ok());
+  auto out = Eval(g, {"y"});
+  // A * B^T = [[17, 23], [39, 53]]; * 2 + 0.5 * [100, 200]
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{84, 146, 128, 206}));
+}
+
+TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
+  Graph g;
+  auto a = g.Const("a", Tensor::FromVector<float>({2}, {1, 2}));
+  auto s = g.Const("s", Tensor::Scalar<float>(10));
+  ASSERT_TRUE(g.AddNode({"sum", "Sum", {a, s, a}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"n", "RandomNormal", {},
+                         {{"shape", Shape{20000}}, {"seed", 3}, {"mean", 1.0},
+                          {"scale", 2.0}},
+                         ""})
+                  .ok());
+  auto out = Eval(g, {"sum", "n"});
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{12, 14}));
+  double mean = 0, var = 0;
+  for (float v : Values<float>(out[1])) mean += v / 20000.0;
+  for (float v : Values<float>(out[1])) var += (v - mean) * (v - mean) / 20000.0;
+  EXPECT_NEAR(mean, 1.0, 0.05);
+  EXPECT_NEAR(std::sqrt(var), 2.0, 0.05);
+}
+
+}  // namespace
+}  // namespace weft
