@@ -235,10 +235,12 @@ class SumKernel : public OpKernel {
                             Tensor::Create(acc.dtype(), shape.ToShape()));
       switch (acc.dtype()) {
         case DataType::kFloat32:
-          BroadcastBinary<float, float>(ctx, acc, next, &sum, std::plus<float>());
+          BroadcastBinary<float, float>(ctx, acc, next, &sum,
+                                        std::plus<float>());
           break;
         case DataType::kFloat64:
-          BroadcastBinary<double, double>(ctx, acc, next, &sum, std::plus<double>());
+          BroadcastBinary<double, double>(ctx, acc, next, &sum,
+                                          std::plus<double>());
           break;
         case DataType::kInt32:
           BroadcastBinary<int32_t, int32_t>(ctx, acc, next, &sum,
@@ -277,7 +279,8 @@ void RegisterElementwiseOps(OpRegistry& registry) {
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel("Sum", KernelFactoryFor<SumKernel>()));
+  CheckRegistered(
+      registry.RegisterKernel("Sum", KernelFactoryFor<SumKernel>()));
   RegisterUnary(registry, "Neg", kNumericTypes,
                 KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
   RegisterUnary(registry, "Abs", kNumericTypes,

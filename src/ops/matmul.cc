@@ -135,9 +135,9 @@ struct Epilogue {
 
 // Runs a (batched) product into `c`, whose shape is batch + [m, n].
 template <class T>
-void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b,
-                bool ta, bool tb, const MatMulDims& d, const Shape& batch,
-                Tensor* c, const Epilogue<T>& epilogue) {
+void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
+                bool tb, const MatMulDims& d, const Shape& batch, Tensor* c,
+                const Epilogue<T>& epilogue) {
   if (d.m == 0 || d.n == 0) return;
   const int batch_rank = batch.rank();
   // Per batch dimension, the stride of A's and B's matrices (0: broadcast).
@@ -163,44 +163,43 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b,
   const double tile_cost = 0.02 * static_cast<double>(tile.rows) *
                            static_cast<double>(tile.cols) *
                            static_cast<double>(std::max<int64_t>(d.k, 1));
-  ctx.ParallelFor(
-      batches * tiles, tile_cost, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-          int64_t rest = t / tiles, a_off = 0, b_off = 0;
-          for (int i = batch_rank - 1; i >= 0; --i) {
-            const int64_t coord = rest % batch.dim(i);
-            rest /= batch.dim(i);
-            a_off += coord * a_strides[i];
-            b_off += coord * b_strides[i];
-          }
-          T* c_matrix = c->data<T>() + (t / tiles) * d.m * d.n;
-          const int64_t r0 = (t % tiles / col_tiles) * tile.rows;
-          const int64_t c0 = (t % col_tiles) * tile.cols;
-          const int64_t rows = std::min(tile.rows, d.m - r0);
-          const int64_t cols = std::min(tile.cols, d.n - c0);
-          if (d.k > 0) {
-            MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d,
-                         ta, tb, r0, rows, c0, cols);
-          }
-          if (epilogue.alpha == T(1) && epilogue.bias == nullptr) continue;
-          for (int64_t i = r0; i < r0 + rows; ++i) {
-            int64_t bias_off = 0, unused = 0;
-            if (epilogue.bias_index) {
-              epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
-            }
-            const T* bias = epilogue.bias
-                                ? epilogue.bias->template data<T>() + bias_off
-                                : nullptr;
-            const int64_t bias_stride =
-                epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
-            for (int64_t j = c0; j < c0 + cols; ++j) {
-              T& v = c_matrix[i * d.n + j];
-              v *= epilogue.alpha;
-              if (bias) v += epilogue.beta * bias[j * bias_stride];
-            }
-          }
+  ctx.ParallelFor(batches * tiles, tile_cost, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t rest = t / tiles, a_off = 0, b_off = 0;
+      for (int i = batch_rank - 1; i >= 0; --i) {
+        const int64_t coord = rest % batch.dim(i);
+        rest /= batch.dim(i);
+        a_off += coord * a_strides[i];
+        b_off += coord * b_strides[i];
+      }
+      T* c_matrix = c->data<T>() + (t / tiles) * d.m * d.n;
+      const int64_t r0 = (t % tiles / col_tiles) * tile.rows;
+      const int64_t c0 = (t % col_tiles) * tile.cols;
+      const int64_t rows = std::min(tile.rows, d.m - r0);
+      const int64_t cols = std::min(tile.cols, d.n - c0);
+      if (d.k > 0) {
+        MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d, ta,
+                     tb, r0, rows, c0, cols);
+      }
+      if (epilogue.alpha == T(1) && epilogue.bias == nullptr) continue;
+      for (int64_t i = r0; i < r0 + rows; ++i) {
+        int64_t bias_off = 0, unused = 0;
+        if (epilogue.bias_index) {
+          epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
         }
-      });
+        const T* bias = epilogue.bias
+                            ? epilogue.bias->template data<T>() + bias_off
+                            : nullptr;
+        const int64_t bias_stride =
+            epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
+        for (int64_t j = c0; j < c0 + cols; ++j) {
+          T& v = c_matrix[i * d.n + j];
+          v *= epilogue.alpha;
+          if (bias) v += epilogue.beta * bias[j * bias_stride];
+        }
+      }
+    }
+  });
 }
 
 class MatMulKernel : public OpKernel {
@@ -280,8 +279,8 @@ double ProductCost(const InferenceContext& ctx) {
   const PartialShape& out = ctx.output_shapes()[0];
   const PartialShape& a = ctx.input_shape(0);
   if (!out.IsFullyDefined() || !a.IsFullyDefined() || a.rank() < 2) return 1e5;
-  const double k = static_cast<double>(
-      std::min(a.dim(a.rank() - 1), a.dim(a.rank() - 2)));
+  const double k =
+      static_cast<double>(std::min(a.dim(a.rank() - 1), a.dim(a.rank() - 2)));
   // About 0.02 ns per multiply-add (Eigen, one core); k is a guess when
   // transposed, which is fine for an estimate.
   return 0.02 * static_cast<double>(out.ToShape().NumElements()) * k;
@@ -336,11 +335,13 @@ void RegisterMatMulOps(OpRegistry& registry) {
             if (ctx.num_inputs() > 3) {
               return InvalidArgumentError("takes A, B and an optional C");
             }
-            if (ctx.num_inputs() == 3 && ctx.input_dtype(2) != ctx.input_dtype(0)) {
+            if (ctx.num_inputs() == 3 &&
+                ctx.input_dtype(2) != ctx.input_dtype(0)) {
               return InvalidArgumentError("C must have A's dtype");
             }
             for (int i = 0; i < 2; ++i) {
-              if (ctx.input_shape(i).rank_known() && ctx.input_shape(i).rank() != 2) {
+              if (ctx.input_shape(i).rank_known() &&
+                  ctx.input_shape(i).rank() != 2) {
                 return InvalidArgumentError("Gemm needs 2-D A and B, got " +
                                             ctx.input_shape(i).ToString());
               }

@@ -81,7 +81,8 @@ class RandomNormalKernel : public OpKernel {
         // u1 in (0, 1] so that log(u1) is finite.
         const double u1 =
             (static_cast<double>(Bits(seed_, 2 * n) >> 11) + 1) * 0x1p-53;
-        const double u2 = static_cast<double>(Bits(seed_, 2 * n + 1) >> 11) * 0x1p-53;
+        const double u2 =
+            static_cast<double>(Bits(seed_, 2 * n + 1) >> 11) * 0x1p-53;
         const double z = std::sqrt(-2 * std::log(u1)) *
                          std::cos(6.283185307179586476925 * u2);
         const double v = mean_ + scale_ * z;

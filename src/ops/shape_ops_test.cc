@@ -256,8 +256,11 @@ TEST(MoreOpsTest, GemmWithAlphaBetaAndBroadcastC) {
   auto a = g.Const("a", Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}));
   auto b = g.Const("b", Tensor::FromVector<float>({2, 2}, {5, 6, 7, 8}));
   auto c = g.Const("c", Tensor::FromVector<float>({2}, {100, 200}));
-  ASSERT_TRUE(g.AddNode({"y", "Gemm", {a, b, c},
-                         {{"alpha", 2.0}, {"beta", 0.5}, {"transB", 1}}, ""})
+  ASSERT_TRUE(g.AddNode({"y",
+                         "Gemm",
+                         {a, b, c},
+                         {{"alpha", 2.0}, {"beta", 0.5}, {"transB", 1}},
+                         ""})
                   .ok());
   auto out = Eval(g, {"y"});
   // A * B^T = [[17, 23], [39, 53]]; * 2 + 0.5 * [100, 200]
@@ -269,8 +272,12 @@ TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
   auto a = g.Const("a", Tensor::FromVector<float>({2}, {1, 2}));
   auto s = g.Const("s", Tensor::Scalar<float>(10));
   ASSERT_TRUE(g.AddNode({"sum", "Sum", {a, s, a}, {}, ""}).ok());
-  ASSERT_TRUE(g.AddNode({"n", "RandomNormal", {},
-                         {{"shape", Shape{20000}}, {"seed", 3}, {"mean", 1.0},
+  ASSERT_TRUE(g.AddNode({"n",
+                         "RandomNormal",
+                         {},
+                         {{"shape", Shape{20000}},
+                          {"seed", 3},
+                          {"mean", 1.0},
                           {"scale", 2.0}},
                          ""})
                   .ok());
@@ -278,7 +285,8 @@ TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{12, 14}));
   double mean = 0, var = 0;
   for (float v : Values<float>(out[1])) mean += v / 20000.0;
-  for (float v : Values<float>(out[1])) var += (v - mean) * (v - mean) / 20000.0;
+  for (float v : Values<float>(out[1]))
+    var += (v - mean) * (v - mean) / 20000.0;
   EXPECT_NEAR(mean, 1.0, 0.05);
   EXPECT_NEAR(std::sqrt(var), 2.0, 0.05);
 }
