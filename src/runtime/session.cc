@@ -178,10 +178,11 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
 }
 
 void SessionImpl::RunStateDestroyed() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    --live_runs_;
-  }
+  // Notify under the lock: the last RunState may die on a pool worker while
+  // Close() waits; once Close() can see live_runs_ == 0 the session may be
+  // destroyed, so nothing here may touch it after the unlock.
+  std::lock_guard<std::mutex> lock(mu_);
+  --live_runs_;
   runs_done_.notify_all();
 }
 
@@ -247,8 +248,8 @@ Status SessionImpl::Run(
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_.erase(run);
+    runs_done_.notify_all();
   }
-  runs_done_.notify_all();
 
   if (metadata != nullptr) {
     FillMetadata(*run,
