@@ -51,7 +51,9 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
     node_run.inputs.push_back(
         &run.values()[graph.node(in.node).first_value + in.slot]);
   }
-  node_run.outputs = &run.values()[node.first_value];
+  // data() + offset, not &values[offset]: a node may have no outputs in a
+  // graph with no values at all.
+  node_run.outputs = run.values().data() + node.first_value;
   node_run.intra_pool = run.config().intra_pool;
   node_run.trace = trace;
 
