@@ -6,7 +6,9 @@
 //       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <omp.h>
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -82,6 +84,167 @@ void MatMulArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_MatMul_Weft)->Apply(MatMulArgs);
 BENCHMARK(BM_MatMul_OpenBLAS)->Apply(MatMulArgs);
+
+// --- Element-wise and reductions against OpenMP loops -----------------------
+
+void SetBytes(benchmark::State& state, double bytes_per_iteration) {
+  state.counters["GBps"] = benchmark::Counter(
+      bytes_per_iteration * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
+weft::Tensor RandomVector(int64_t n, uint32_t seed) {
+  weft::Tensor t(weft::DataType::kFloat32, {n});
+  uint32_t x = seed;
+  for (int64_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(x >> 8) * 0x1p-24f - 0.5f;
+  }
+  return t;
+}
+
+// A session computing `op` over placeholders shaped like `inputs`, with
+// inter = 1 and intra = threads.
+class OpSession {
+ public:
+  OpSession(const std::string& op, std::vector<weft::Tensor> inputs,
+            weft::AttrMap attrs, int threads) {
+    weft::Graph g;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      names.push_back(g.Placeholder("in" + std::to_string(i), inputs[i].dtype(),
+                                    inputs[i].shape()));
+      feeds_.emplace_back(names.back(), inputs[i]);
+    }
+    status_ = g.AddNode({"out", op, names, std::move(attrs), ""});
+    weft::SessionOptions options;
+    options.use_per_session_threads = true;
+    options.inter_op_parallelism_threads = 1;
+    options.intra_op_parallelism_threads = threads;
+    auto session = weft::Session::Create(std::move(g), options);
+    if (session.ok()) {
+      session_ = std::move(session).value();
+    } else {
+      status_ = session.status();
+    }
+  }
+
+  // Runs the benchmark loop; false (and the state marked) on error.
+  void Loop(benchmark::State& state) {
+    if (!status_.ok()) {
+      state.SkipWithError(status_.ToString().c_str());
+      return;
+    }
+    std::vector<weft::Tensor> out;
+    for (auto _ : state) {
+      weft::Status s = session_->Run(feeds_, {"out"}, {}, &out);
+      if (!s.ok()) {
+        state.SkipWithError(s.ToString().c_str());
+        return;
+      }
+    }
+  }
+
+ private:
+  weft::Status status_;
+  std::unique_ptr<weft::Session> session_;
+  std::vector<std::pair<std::string, weft::Tensor>> feeds_;
+};
+
+constexpr int64_t kReduceN = int64_t{64} << 20;  // 64M float32
+constexpr int64_t kMapN = int64_t{16} << 20;     // 16M float32
+
+void BM_ReduceSum_Weft(benchmark::State& state) {
+  OpSession op("ReduceSum", {RandomVector(kReduceN, 1)}, {{"keepdims", 0}},
+               static_cast<int>(state.range(0)));
+  op.Loop(state);
+  SetBytes(state, 4.0 * kReduceN);
+}
+
+void BM_ReduceSum_OpenMP(benchmark::State& state) {
+  const weft::Tensor x = RandomVector(kReduceN, 1);
+  const float* p = x.data<float>();
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    float s = 0;
+#pragma omp parallel for reduction(+ : s) num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < kReduceN; ++i) s += p[i];
+    benchmark::DoNotOptimize(s);
+  }
+  SetBytes(state, 4.0 * kReduceN);
+}
+
+void BM_Add_Weft(benchmark::State& state) {
+  OpSession op("Add", {RandomVector(kMapN, 1), RandomVector(kMapN, 2)}, {},
+               static_cast<int>(state.range(0)));
+  op.Loop(state);
+  SetBytes(state, 12.0 * kMapN);
+}
+
+void BM_Add_OpenMP(benchmark::State& state) {
+  const weft::Tensor a = RandomVector(kMapN, 1), b = RandomVector(kMapN, 2);
+  std::vector<float> c(kMapN);
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* pc = c.data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < kMapN; ++i) pc[i] = pa[i] + pb[i];
+    benchmark::DoNotOptimize(pc);
+  }
+  SetBytes(state, 12.0 * kMapN);
+}
+
+void BM_Exp_Weft(benchmark::State& state) {
+  OpSession op("Exp", {RandomVector(kMapN, 1)}, {},
+               static_cast<int>(state.range(0)));
+  op.Loop(state);
+  SetBytes(state, 8.0 * kMapN);
+}
+
+void BM_Exp_OpenMP(benchmark::State& state) {
+  const weft::Tensor a = RandomVector(kMapN, 1);
+  std::vector<float> c(kMapN);
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    const float* pa = a.data<float>();
+    float* pc = c.data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < kMapN; ++i) pc[i] = std::exp(pa[i]);
+    benchmark::DoNotOptimize(pc);
+  }
+  SetBytes(state, 8.0 * kMapN);
+}
+
+void BM_Softmax_Weft(benchmark::State& state) {
+  weft::Tensor x = RandomVector(4096 * 4096, 3).WithShape({4096, 4096});
+  OpSession op("Softmax", {x}, {}, static_cast<int>(state.range(0)));
+  op.Loop(state);
+  SetBytes(state, 8.0 * 4096 * 4096);
+}
+
+void BM_LayerNorm_Weft(benchmark::State& state) {
+  weft::Tensor x = RandomVector(8192 * 1024, 4).WithShape({8192, 1024});
+  OpSession op("LayerNormalization",
+               {x, RandomVector(1024, 5), RandomVector(1024, 6)}, {},
+               static_cast<int>(state.range(0)));
+  op.Loop(state);
+  SetBytes(state, 8.0 * 8192 * 1024);
+}
+
+void ThreadArgs(benchmark::internal::Benchmark* b) {
+  b->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_ReduceSum_Weft)->Apply(ThreadArgs);
+BENCHMARK(BM_ReduceSum_OpenMP)->Apply(ThreadArgs);
+BENCHMARK(BM_Add_Weft)->Apply(ThreadArgs);
+BENCHMARK(BM_Add_OpenMP)->Apply(ThreadArgs);
+BENCHMARK(BM_Exp_Weft)->Apply(ThreadArgs);
+BENCHMARK(BM_Exp_OpenMP)->Apply(ThreadArgs);
+BENCHMARK(BM_Softmax_Weft)->Apply(ThreadArgs);
+BENCHMARK(BM_LayerNorm_Weft)->Apply(ThreadArgs);
 
 }  // namespace
 

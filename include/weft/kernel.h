@@ -95,6 +95,9 @@ class KernelContext {
   DataType output_dtype(int i) const;
   // Allocates output i (zero-filled) with the dtype the op declares.
   StatusOr<Tensor*> AllocateOutput(int i, const Shape& shape);
+  // As AllocateOutput without the zero fill: for kernels that write every
+  // element (saves a pass over the output's memory).
+  StatusOr<Tensor*> AllocateOutputUninitialized(int i, const Shape& shape);
   // Sets output i to an existing tensor (an input, to forward it).
   Status SetOutput(int i, Tensor tensor);
 

@@ -114,6 +114,10 @@ class Tensor {
   // negative dimension, an element count or byte size that overflows, or a
   // failed allocation.
   static StatusOr<Tensor> Create(DataType dtype, const Shape& shape);
+  // As Create, but the contents are unspecified: for producers that write
+  // every element.
+  static StatusOr<Tensor> CreateUninitialized(DataType dtype,
+                                              const Shape& shape);
 
   // Convenience for tests and graph building: as Create, but aborts on error.
   Tensor(DataType dtype, const Shape& shape);

@@ -93,7 +93,8 @@ class UnaryKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
     switch (x.dtype()) {
       case DataType::kFloat32:
         MapBlocks<float, kOp>(ctx, x, y);
@@ -120,7 +121,8 @@ class GeluKernel : public OpKernel {
       : tanh_(c.attr<std::string>("approximate") == "tanh") {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
     if (x.dtype() == DataType::kFloat32) {
       tanh_ ? MapBlocks<float, Unary::kGeluTanh>(ctx, x, y)
             : MapBlocks<float, Unary::kGelu>(ctx, x, y);
@@ -145,7 +147,8 @@ class BinaryMathKernel : public OpKernel {
     const Tensor& b = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(PartialShape shape,
                           BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
     switch (a.dtype()) {
       case DataType::kFloat32:
         Run<float>(ctx, a, b, out);

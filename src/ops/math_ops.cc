@@ -62,8 +62,8 @@ class BinaryKernel : public OpKernel {
     const Tensor& b = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(PartialShape out_shape,
                           BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * out,
-                          ctx.AllocateOutput(0, out_shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * out, ctx.AllocateOutputUninitialized(0, out_shape.ToShape()));
     return DispatchNumeric(a.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       if constexpr (kOp == BinaryOp::kAdd) {
@@ -85,7 +85,8 @@ class ReluKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       const T* px = x.data<T>();

@@ -34,6 +34,16 @@ StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape) {
   return &run_->outputs[i];
 }
 
+StatusOr<Tensor*> KernelContext::AllocateOutputUninitialized(
+    int i, const Shape& shape) {
+  if (i < 0 || i >= num_outputs()) {
+    return InternalError("output index " + std::to_string(i) + " out of range");
+  }
+  WEFT_ASSIGN_OR_RETURN(run_->outputs[i],
+                        Tensor::CreateUninitialized(output_dtype(i), shape));
+  return &run_->outputs[i];
+}
+
 Status KernelContext::SetOutput(int i, Tensor tensor) {
   if (i < 0 || i >= num_outputs()) {
     return InternalError("output index " + std::to_string(i) + " out of range");
