@@ -5,6 +5,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/op_util.h"
 
 namespace weft::internal {
 namespace {
@@ -12,22 +13,19 @@ namespace {
 const std::vector<DataType> kNumericTypes = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
 
-// Calls fn<T>() for the tensor dtype T of `dtype` (numeric types only).
+// DispatchDtype for the numeric types; bool is an error.
 template <class Fn>
 Status DispatchNumeric(DataType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DataType::kFloat32:
-      return fn(float{});
-    case DataType::kFloat64:
-      return fn(double{});
-    case DataType::kInt32:
-      return fn(int32_t{});
-    case DataType::kInt64:
-      return fn(int64_t{});
-    default:
-      return InvalidArgumentError(std::string("dtype ") + DataTypeName(dtype) +
-                                  " is not numeric");
+  if (dtype == DataType::kBool) {
+    return InvalidArgumentError("dtype bool is not numeric");
   }
+  return DispatchDtype(dtype, [&](auto zero) -> Status {
+    if constexpr (std::is_same_v<decltype(zero), bool>) {
+      return InternalError("unreachable");
+    } else {
+      return fn(zero);
+    }
+  });
 }
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };

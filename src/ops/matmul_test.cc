@@ -1,26 +1,15 @@
 // MatMul: bitwise identical for every thread configuration, and no thread
 // computes but weft's own.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
 #include "test_support/session_util.h"
+#include "test_support/threads.h"
 
 namespace weft {
 namespace {
-
-int CountProcessThreads() {
-  int count = 0;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      if (entry->d_name[0] != '.') ++count;
-    }
-    closedir(dir);
-  }
-  return count;
-}
 
 TEST(MatMulTest, BitwiseIdenticalForEveryThreadConfiguration) {
   // Sizes that are not multiples of the tile size, all transpose modes.
@@ -64,12 +53,12 @@ TEST(MatMulTest, OnlyWeftThreadsRunDuringALargeProduct) {
   auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
   test::MustRun(*session, {"c"});  // Pools are up.
   // Main thread + 1 inter-op worker + 1 intra-op worker (+ this sampler).
-  const int expected = CountProcessThreads() + 1;
+  const int expected = test::CountProcessThreads() + 1;
   std::atomic<bool> done{false};
   std::atomic<int> most{0};
   std::thread sampler([&] {
     while (!done.load()) {
-      most = std::max(most.load(), CountProcessThreads());
+      most = std::max(most.load(), test::CountProcessThreads());
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   });

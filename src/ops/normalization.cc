@@ -8,18 +8,10 @@
 #include <cmath>
 
 #include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
 
 namespace weft::internal {
 namespace {
-
-StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
-  if (axis < -rank || axis >= rank) {
-    return InvalidArgumentError("axis " + std::to_string(axis) +
-                                " is out of range for rank " +
-                                std::to_string(rank));
-  }
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
-}
 
 // Softmax over one axis: rows are (outer, inner) pairs, strided by inner.
 template <class T, bool kLog>

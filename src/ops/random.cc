@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
 
 namespace weft::internal {
 namespace {
@@ -103,17 +104,6 @@ class RandomNormalKernel : public OpKernel {
   const double scale_;
 };
 
-Status RandomShapeFn(InferenceContext& ctx) {
-  const PartialShape& shape = ctx.attr<PartialShape>("shape");
-  if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
-    return InvalidArgumentError(
-        "attribute 'shape' must be fully defined with dimensions >= 0, got " +
-        shape.ToString());
-  }
-  ctx.set_output(0, shape);
-  return Status::OK();
-}
-
 }  // namespace
 
 void RegisterRandomOps(OpRegistry& registry) {
@@ -126,7 +116,7 @@ void RegisterRandomOps(OpRegistry& registry) {
           .Attr("seed", AttrType::kInt, int64_t{0})
           .Attr("mean", AttrType::kFloat, 0.0)
           .Attr("scale", AttrType::kFloat, 1.0)
-          .SetShapeFn(RandomShapeFn)
+          .SetShapeFn(ShapeFromShapeAttr)
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "RandomNormal", KernelFactoryFor<RandomNormalKernel>()));
@@ -141,18 +131,10 @@ void RegisterRandomOps(OpRegistry& registry) {
           .Attr("low", AttrType::kFloat, 0.0)
           .Attr("high", AttrType::kFloat, 1.0)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
-            const PartialShape& shape = ctx.attr<PartialShape>("shape");
-            if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
-              return InvalidArgumentError(
-                  "attribute 'shape' must be fully defined with dimensions "
-                  ">= 0, got " +
-                  shape.ToString());
-            }
             if (!(ctx.attr<double>("low") <= ctx.attr<double>("high"))) {
               return InvalidArgumentError("attribute 'low' must be <= 'high'");
             }
-            ctx.set_output(0, shape);
-            return Status::OK();
+            return ShapeFromShapeAttr(ctx);
           })
           .Build()));
   CheckRegistered(registry.RegisterKernel(

@@ -9,18 +9,10 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/op_util.h"
 
 namespace weft::internal {
 namespace {
-
-StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
-  if (axis < -rank || axis >= rank) {
-    return InvalidArgumentError("axis " + std::to_string(axis) +
-                                " is out of range for rank " +
-                                std::to_string(rank));
-  }
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
-}
 
 std::vector<int64_t> Strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.rank(), 1);
@@ -403,30 +395,14 @@ To Convert(From v) {
   }
 }
 
-template <class Fn>
-void WithType(DataType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DataType::kFloat32:
-      return fn(float{});
-    case DataType::kFloat64:
-      return fn(double{});
-    case DataType::kInt32:
-      return fn(int32_t{});
-    case DataType::kInt64:
-      return fn(int64_t{});
-    case DataType::kBool:
-      return fn(bool{});
-  }
-}
-
 class CastKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
-    WithType(x.dtype(), [&](auto from_zero) {
+    DispatchDtype(x.dtype(), [&](auto from_zero) {
       using From = decltype(from_zero);
-      WithType(y->dtype(), [&](auto to_zero) {
+      DispatchDtype(y->dtype(), [&](auto to_zero) {
         using To = decltype(to_zero);
         const From* px = x.data<From>();
         To* py = y->data<To>();
@@ -482,7 +458,7 @@ class FillKernel : public OpKernel {
         value_(c.attr<double>("value")) {}
   Status Compute(KernelContext& ctx) const override {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape_));
-    WithType(y->dtype(), [&](auto zero) {
+    DispatchDtype(y->dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T v = Convert<T>(value_);
       std::fill(y->data<T>(), y->data<T>() + y->NumElements(), v);
@@ -693,17 +669,7 @@ void RegisterShapeOps(OpRegistry& registry) {
           .Attr("dtype", AttrType::kType, DataType::kFloat32, kAllTypes)
           .Attr("shape", AttrType::kShape)
           .Attr("value", AttrType::kFloat, 0.0)
-          .SetShapeFn([](InferenceContext& ctx) -> Status {
-            const PartialShape& shape = ctx.attr<PartialShape>("shape");
-            if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
-              return InvalidArgumentError(
-                  "attribute 'shape' must be fully defined with dimensions "
-                  ">= 0, got " +
-                  shape.ToString());
-            }
-            ctx.set_output(0, shape);
-            return Status::OK();
-          })
+          .SetShapeFn(ShapeFromShapeAttr)
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("Fill", KernelFactoryFor<FillKernel>()));

@@ -1,6 +1,5 @@
 #include "weft/parallel_for.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_support/threads.h"
 #include "test_support/wait.h"
 #include "weft/thread_pool.h"
 
@@ -163,24 +163,13 @@ TEST(ParallelForTest, NestedThreeLevelsCompletes) {
   }
 }
 
-int CountProcessThreads() {
-  int count = 0;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      if (entry->d_name[0] != '.') ++count;
-    }
-    closedir(dir);
-  }
-  return count;
-}
-
 TEST(ParallelForTest, NestedCallsStartNoThreads) {
   auto pool = MakePool(2);
-  const int before = CountProcessThreads();
+  const int before = test::CountProcessThreads();
   std::atomic<int> max_seen{0};
   ParallelFor(pool.get(), 4, kExpensive, [&](int64_t, int64_t) {
     ParallelFor(pool.get(), 4, kExpensive, [&](int64_t, int64_t) {
-      int now = CountProcessThreads();
+      int now = test::CountProcessThreads();
       int seen = max_seen.load();
       while (now > seen && !max_seen.compare_exchange_weak(seen, now)) {
       }

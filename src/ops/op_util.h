@@ -1,0 +1,56 @@
+// Helpers shared by the kernel families.
+#ifndef WEFT_SRC_OPS_OP_UTIL_H_
+#define WEFT_SRC_OPS_OP_UTIL_H_
+
+#include <string>
+
+#include "weft/op_registry.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+namespace weft::internal {
+
+// Calls fn(T{}) with the C++ type T of `dtype`.
+template <class Fn>
+decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return fn(float{});
+    case DataType::kFloat64:
+      return fn(double{});
+    case DataType::kInt32:
+      return fn(int32_t{});
+    case DataType::kInt64:
+      return fn(int64_t{});
+    case DataType::kBool:
+      break;
+  }
+  return fn(bool{});
+}
+
+// An axis in [-rank, rank) as a non-negative index; errors name the axis.
+inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) {
+    return InvalidArgumentError("axis " + std::to_string(axis) +
+                                " is out of range for rank " +
+                                std::to_string(rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Shape function of ops that make a tensor of their `shape` attribute
+// (RandomUniform, RandomNormal, Fill): it must be fully known and valid.
+inline Status ShapeFromShapeAttr(InferenceContext& ctx) {
+  const PartialShape& shape = ctx.attr<PartialShape>("shape");
+  if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
+    return InvalidArgumentError(
+        "attribute 'shape' must be fully defined with dimensions >= 0, got " +
+        shape.ToString());
+  }
+  ctx.set_output(0, shape);
+  return Status::OK();
+}
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_OP_UTIL_H_
