@@ -1,6 +1,6 @@
 // Element-wise unary ops (ONNX names): Neg, Abs, Exp, Log, Sqrt, Reciprocal,
-// Sigmoid, Tanh, Gelu (approximate = "none" | "tanh"); binary Max, Min, Pow
-// with NumPy broadcasting.
+// Sigmoid, Tanh, Gelu (approximate = "none" | "tanh"), and the variadic Sum.
+// The binary ops are in math_ops.cc.
 //
 // Unary ops split over fixed blocks (ParallelForFixedBlocks): every element
 // is computed by the same code path (vector body or scalar tail of the same
@@ -137,55 +137,6 @@ class GeluKernel : public OpKernel {
   const bool tanh_;
 };
 
-enum class Binary { kMax, kMin, kPow };
-
-template <Binary kOp>
-class BinaryMathKernel : public OpKernel {
- public:
-  Status Compute(KernelContext& ctx) const override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
-                          BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * out,
-                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
-    switch (a.dtype()) {
-      case DataType::kFloat32:
-        Run<float>(ctx, a, b, out);
-        break;
-      case DataType::kFloat64:
-        Run<double>(ctx, a, b, out);
-        break;
-      case DataType::kInt32:
-        Run<int32_t>(ctx, a, b, out);
-        break;
-      case DataType::kInt64:
-        Run<int64_t>(ctx, a, b, out);
-        break;
-      default:
-        return InvalidArgumentError("unsupported dtype");
-    }
-    return Status::OK();
-  }
-
- private:
-  template <class T>
-  static void Run(KernelContext& ctx, const Tensor& a, const Tensor& b,
-                  Tensor* out) {
-    if constexpr (kOp == Binary::kMax) {
-      BroadcastBinary<T, T>(ctx, a, b, out,
-                            [](T x, T y) { return x < y ? y : x; });
-    } else if constexpr (kOp == Binary::kMin) {
-      BroadcastBinary<T, T>(ctx, a, b, out,
-                            [](T x, T y) { return y < x ? y : x; });
-    } else {
-      BroadcastBinary<T, T>(ctx, a, b, out, [](T x, T y) {
-        return static_cast<T>(std::pow(x, y));
-      });
-    }
-  }
-};
-
 const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
                                            DataType::kFloat64};
 const std::vector<DataType> kNumericTypes = {
@@ -208,20 +159,6 @@ void RegisterUnary(OpRegistry& registry, const char* name,
                        : 1e4;
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
-}
-
-void RegisterBinaryMath(OpRegistry& registry, const char* name,
-                        const std::vector<DataType>& types,
-                        KernelFactory factory) {
-  CheckRegistered(
-      registry.RegisterOp(OpDefBuilder(name)
-                              .Input(ArgDef::Typed("A", "T"))
-                              .Input(ArgDef::Typed("B", "T"))
-                              .Output(ArgDef::Typed("C", "T"))
-                              .Attr("T", AttrType::kType, std::nullopt, types)
-                              .SetShapeFn(shape_fns::Broadcast)
-                              .Build()));
   CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
 }
 
@@ -319,12 +256,6 @@ void RegisterElementwiseOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("Gelu", KernelFactoryFor<GeluKernel>()));
-  RegisterBinaryMath(registry, "Max", kNumericTypes,
-                     KernelFactoryFor<BinaryMathKernel<Binary::kMax>>());
-  RegisterBinaryMath(registry, "Min", kNumericTypes,
-                     KernelFactoryFor<BinaryMathKernel<Binary::kMin>>());
-  RegisterBinaryMath(registry, "Pow", kFloatTypes,
-                     KernelFactoryFor<BinaryMathKernel<Binary::kPow>>());
 }
 
 }  // namespace weft::internal

@@ -1,5 +1,7 @@
-// Element-wise math: Add, Sub, Mul, Div (NumPy broadcasting), Relu.
+// Element-wise math: Add, Sub, Mul, Div, Max, Min, Pow (NumPy
+// broadcasting), Relu.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <type_traits>
 
@@ -28,7 +30,7 @@ Status DispatchNumeric(DataType dtype, Fn&& fn) {
   });
 }
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 
 template <class T>
 Status CheckDivisor(const Tensor& b) {
@@ -70,9 +72,19 @@ class BinaryKernel : public OpKernel {
         BroadcastBinary<T, T>(ctx, a, b, out, std::minus<T>());
       } else if constexpr (kOp == BinaryOp::kMul) {
         BroadcastBinary<T, T>(ctx, a, b, out, std::multiplies<T>());
-      } else {
+      } else if constexpr (kOp == BinaryOp::kDiv) {
         WEFT_RETURN_IF_ERROR(CheckDivisor<T>(b));
         BroadcastBinary<T, T>(ctx, a, b, out, SafeDivide<T>);
+      } else if constexpr (kOp == BinaryOp::kMax) {
+        BroadcastBinary<T, T>(ctx, a, b, out,
+                              [](T x, T y) { return x < y ? y : x; });
+      } else if constexpr (kOp == BinaryOp::kMin) {
+        BroadcastBinary<T, T>(ctx, a, b, out,
+                              [](T x, T y) { return y < x ? y : x; });
+      } else {
+        BroadcastBinary<T, T>(ctx, a, b, out, [](T x, T y) {
+          return static_cast<T>(std::pow(x, y));
+        });
       }
       return Status::OK();
     });
@@ -98,15 +110,16 @@ class ReluKernel : public OpKernel {
 };
 
 void RegisterBinary(OpRegistry& registry, const char* name,
-                    KernelFactory factory) {
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder(name)
-          .Input(ArgDef::Typed("A", "T"))
-          .Input(ArgDef::Typed("B", "T"))
-          .Output(ArgDef::Typed("C", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
-          .SetShapeFn(shape_fns::Broadcast)
-          .Build()));
+                    KernelFactory factory,
+                    const std::vector<DataType>& types = kNumericTypes) {
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder(name)
+                              .Input(ArgDef::Typed("A", "T"))
+                              .Input(ArgDef::Typed("B", "T"))
+                              .Output(ArgDef::Typed("C", "T"))
+                              .Attr("T", AttrType::kType, std::nullopt, types)
+                              .SetShapeFn(shape_fns::Broadcast)
+                              .Build()));
   CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
 }
 
@@ -121,6 +134,13 @@ void RegisterMathOps(OpRegistry& registry) {
                  KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>());
   RegisterBinary(registry, "Div",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>());
+  RegisterBinary(registry, "Max",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kMax>>());
+  RegisterBinary(registry, "Min",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kMin>>());
+  RegisterBinary(registry, "Pow",
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kPow>>(),
+                 {DataType::kFloat32, DataType::kFloat64});
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Relu")
           .Input(ArgDef::Typed("X", "T"))

@@ -259,17 +259,23 @@ class ArgMaxKernel : public OpKernel {
 const std::vector<DataType> kReduceTypes = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
 
-Status ReduceShapeFn(InferenceContext& ctx) {
+// Output 0 is input 0 reduced over `axes` (keepdims from the attribute).
+Status SetReducedShape(InferenceContext& ctx,
+                       const std::vector<int64_t>& axes) {
   const PartialShape& in = ctx.input_shape(0);
   if (!in.rank_known()) {
     ctx.set_output(0, PartialShape::UnknownRank());
     return Status::OK();
   }
-  WEFT_ASSIGN_OR_RETURN(
-      std::vector<int> axes,
-      NormalizeAxes(ctx.attr<std::vector<int64_t>>("axes"), in.rank()));
-  ctx.set_output(0, ReducedShape(in, axes, ctx.attr<int64_t>("keepdims") != 0));
+  WEFT_ASSIGN_OR_RETURN(std::vector<int> normalized,
+                        NormalizeAxes(axes, in.rank()));
+  ctx.set_output(
+      0, ReducedShape(in, normalized, ctx.attr<int64_t>("keepdims") != 0));
   return Status::OK();
+}
+
+Status ReduceShapeFn(InferenceContext& ctx) {
+  return SetReducedShape(ctx, ctx.attr<std::vector<int64_t>>("axes"));
 }
 
 double ReduceCost(const InferenceContext& ctx) {
@@ -314,18 +320,8 @@ void RegisterReduceOps(OpRegistry& registry) {
           .Attr("axis", AttrType::kInt, int64_t{0})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
           .Attr("select_last_index", AttrType::kInt, int64_t{0})
-          .SetShapeFn([](InferenceContext& ctx) -> Status {
-            const PartialShape& in = ctx.input_shape(0);
-            if (!in.rank_known()) {
-              ctx.set_output(0, PartialShape::UnknownRank());
-              return Status::OK();
-            }
-            WEFT_ASSIGN_OR_RETURN(
-                std::vector<int> axes,
-                NormalizeAxes({ctx.attr<int64_t>("axis")}, in.rank()));
-            ctx.set_output(
-                0, ReducedShape(in, axes, ctx.attr<int64_t>("keepdims") != 0));
-            return Status::OK();
+          .SetShapeFn([](InferenceContext& ctx) {
+            return SetReducedShape(ctx, {ctx.attr<int64_t>("axis")});
           })
           .SetCostFn(ReduceCost)
           .Build()));
