@@ -13,6 +13,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/vector_math.h"
 
 namespace weft::internal {
 namespace {
@@ -45,6 +46,14 @@ T Negate(T x) {
   }
 }
 
+// float32 uses the vectorisable functions of vector_math.h; float64 keeps
+// libm (scalar, but the float64 path is there for accuracy, not speed).
+template <class T>
+T Exp(T x) {
+  if constexpr (std::is_same_v<T, float>) return vmath::ExpF(x);
+  return std::exp(x);
+}
+
 template <class T>
 T Apply(Unary op, T x) {
   switch (op) {
@@ -53,24 +62,31 @@ T Apply(Unary op, T x) {
     case Unary::kAbs:
       return x < 0 ? Negate(x) : x;
     case Unary::kExp:
-      return std::exp(x);
+      return Exp(x);
     case Unary::kLog:
+      if constexpr (std::is_same_v<T, float>) return vmath::LogF(x);
       return std::log(x);
     case Unary::kSqrt:
       return std::sqrt(x);
     case Unary::kReciprocal:
       return T(1) / x;
     case Unary::kSigmoid:
-      return T(1) / (T(1) + std::exp(-x));
+      return T(1) / (T(1) + Exp(-x));
     case Unary::kTanh:
+      if constexpr (std::is_same_v<T, float>) return vmath::TanhF(x);
       return std::tanh(x);
     // Both Gelu forms are written without 1 + erf(..) / 1 + tanh(..), which
     // cancel catastrophically for negative x.
-    case Unary::kGelu:  // 0.5 x (1 + erf(x / sqrt 2))
-      return T(0.5) * x * std::erfc(-x * T(0.70710678118654752440));
+    case Unary::kGelu: {  // 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x/sqrt 2)
+      const T arg = -x * T(0.70710678118654752440);
+      if constexpr (std::is_same_v<T, float>) {
+        return 0.5f * x * vmath::ErfcF(arg);
+      }
+      return T(0.5) * x * std::erfc(arg);
+    }
     case Unary::kGeluTanh: {  // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
       const T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
-      return x / (T(1) + std::exp(T(-2) * u));
+      return x / (T(1) + Exp(T(-2) * u));
     }
   }
   return x;

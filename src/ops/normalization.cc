@@ -6,46 +6,88 @@
 // the normalised ones, and one thread computes a whole row in a fixed order,
 // so results do not depend on the thread count.
 #include <cmath>
+#include <type_traits>
 
 #include "framework/op_registry_impl.h"
 #include "ops/op_util.h"
+#include "ops/vector_math.h"
 
 namespace weft::internal {
 namespace {
 
-// Softmax over one axis: rows are (outer, inner) pairs, strided by inner.
+double SumToDouble(const float* x, int64_t n) {
+  return vmath::LaneReduce<double>(
+      n, 0.0, [x](int64_t i) { return double{x[i]}; },
+      [](double a, double b) { return a + b; });
+}
+
+// Softmax of one contiguous float32 row, in passes that each vectorise:
+// max, y = exp(x - max) with the sum of y in double lanes, then scale (or,
+// for LogSoftmax, y = x - max - log(sum) in double).
+template <bool kLog>
+void SoftmaxContiguousRow(const float* x, float* y, int64_t len) {
+  const float max = vmath::MaxOf(x, len);
+  for (int64_t j = 0; j < len; ++j) y[j] = vmath::ExpF(x[j] - max);
+  const double sum = SumToDouble(y, len);
+  if constexpr (kLog) {
+    const double log_sum = std::log(sum);
+    for (int64_t j = 0; j < len; ++j) {
+      y[j] = static_cast<float>(double{x[j] - max} - log_sum);
+    }
+  } else {
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < len; ++j) y[j] *= inv;
+  }
+}
+
+// Softmax of one row strided by `inner` (an axis that is not the last):
+// the same arithmetic, one element at a time.
+template <class T, bool kLog>
+void SoftmaxStridedRow(const T* x, T* y, int64_t len, int64_t inner) {
+  auto exp = [](T v) -> double {
+    if constexpr (std::is_same_v<T, float>) return vmath::ExpF(v);
+    return std::exp(v);
+  };
+  T max = x[0];
+  for (int64_t j = 1; j < len; ++j) {
+    const T v = x[j * inner];
+    max = (v > max || v != v) ? v : max;
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < len; ++j) sum += exp(x[j * inner] - max);
+  if constexpr (kLog) {
+    const double log_sum = std::log(sum);
+    for (int64_t j = 0; j < len; ++j) {
+      y[j * inner] = static_cast<T>(double{x[j * inner] - max} - log_sum);
+    }
+  } else {
+    const double inv = 1.0 / sum;
+    for (int64_t j = 0; j < len; ++j) {
+      y[j * inner] = static_cast<T>(exp(x[j * inner] - max) * inv);
+    }
+  }
+}
+
+// Softmax over one axis: rows are (outer, inner) pairs, strided by inner;
+// one thread computes a whole row.
 template <class T, bool kLog>
 void SoftmaxRows(KernelContext& ctx, const T* x, T* y, int64_t outer,
                  int64_t len, int64_t inner) {
-  ctx.ParallelFor(
-      outer * inner, 4.0 * static_cast<double>(len),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t base = (r / inner) * len * inner + r % inner;
-          T max = x[base];
-          for (int64_t j = 1; j < len; ++j) {
-            max = std::max(max, x[base + j * inner]);
-          }
-          double sum = 0;
-          for (int64_t j = 0; j < len; ++j) {
-            sum += std::exp(static_cast<double>(x[base + j * inner] - max));
-          }
-          if constexpr (kLog) {
-            const double log_sum = std::log(sum);
-            for (int64_t j = 0; j < len; ++j) {
-              y[base + j * inner] = static_cast<T>(
-                  static_cast<double>(x[base + j * inner] - max) - log_sum);
-            }
-          } else {
-            const double inv = 1.0 / sum;
-            for (int64_t j = 0; j < len; ++j) {
-              y[base + j * inner] = static_cast<T>(
-                  std::exp(static_cast<double>(x[base + j * inner] - max)) *
-                  inv);
-            }
-          }
-        }
-      });
+  ctx.ParallelFor(outer * inner, 4.0 * static_cast<double>(len),
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r) {
+                      const int64_t base =
+                          (r / inner) * len * inner + r % inner;
+                      if constexpr (std::is_same_v<T, float>) {
+                        if (inner == 1) {
+                          SoftmaxContiguousRow<kLog>(x + base, y + base, len);
+                          continue;
+                        }
+                      }
+                      SoftmaxStridedRow<T, kLog>(x + base, y + base, len,
+                                                 inner);
+                    }
+                  });
 }
 
 template <bool kLog>
@@ -79,6 +121,13 @@ class SoftmaxKernel : public OpKernel {
  private:
   const int64_t axis_;
 };
+
+// The sum of load(0..len-1) in double, in vectorisable fixed-order lanes.
+template <class Load>
+double RowSum(int64_t len, Load load) {
+  return vmath::LaneReduce<double>(len, 0.0, load,
+                                   [](double a, double b) { return a + b; });
+}
 
 class LayerNormKernel : public OpKernel {
  public:
@@ -127,15 +176,17 @@ class LayerNormKernel : public OpKernel {
                     [&](int64_t begin, int64_t end) {
                       for (int64_t r = begin; r < end; ++r) {
                         const T* row = px + r * len;
-                        double mean = 0;
-                        for (int64_t j = 0; j < len; ++j) mean += row[j];
-                        mean /= static_cast<double>(len);
-                        double var = 0;
-                        for (int64_t j = 0; j < len; ++j) {
-                          const double d = row[j] - mean;
-                          var += d * d;
-                        }
-                        var /= static_cast<double>(len);
+                        const double mean =
+                            RowSum(len, [row](int64_t j) {
+                              return double{row[j]};
+                            }) /
+                            static_cast<double>(len);
+                        const double var =
+                            RowSum(len, [row, mean](int64_t j) {
+                              const double d = row[j] - mean;
+                              return d * d;
+                            }) /
+                            static_cast<double>(len);
                         const double inv_std = 1.0 / std::sqrt(var + eps);
                         T* out = py + r * len;
                         for (int64_t j = 0; j < len; ++j) {
