@@ -6,6 +6,7 @@
 #ifndef WEFT_TENSOR_H_
 #define WEFT_TENSOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "weft/status.h"
@@ -136,6 +138,34 @@ class Tensor {
     return t;
   }
 
+  Tensor(const Tensor& other)
+      : dtype_(other.dtype_),
+        shape_(other.shape_),
+        num_elements_(other.num_elements_),
+        buffer_(other.buffer_) {
+    if (buffer_ != nullptr) buffer_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  Tensor(Tensor&& other) noexcept
+      : dtype_(other.dtype_),
+        shape_(std::move(other.shape_)),
+        num_elements_(other.num_elements_),
+        buffer_(std::exchange(other.buffer_, nullptr)) {}
+  Tensor& operator=(const Tensor& other) {
+    if (this != &other) *this = Tensor(other);
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      Unref();
+      dtype_ = other.dtype_;
+      shape_ = std::move(other.shape_);
+      num_elements_ = other.num_elements_;
+      buffer_ = std::exchange(other.buffer_, nullptr);
+    }
+    return *this;
+  }
+  ~Tensor() { Unref(); }
+
   bool IsInitialized() const { return buffer_ != nullptr; }
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -147,14 +177,16 @@ class Tensor {
   // Typed views. REQUIRES: DataTypeOf<T>() == dtype().
   template <class T>
   T* data() {
-    return static_cast<T*>(buffer_.get());
+    return static_cast<T*>(raw_data());
   }
   template <class T>
   const T* data() const {
-    return static_cast<const T*>(buffer_.get());
+    return static_cast<const T*>(raw_data());
   }
-  void* raw_data() { return buffer_.get(); }
-  const void* raw_data() const { return buffer_.get(); }
+  void* raw_data() { return buffer_ != nullptr ? buffer_->data() : nullptr; }
+  const void* raw_data() const {
+    return buffer_ != nullptr ? buffer_->data() : nullptr;
+  }
 
   // The same buffer under another shape with as many elements (a reshape
   // without a copy). REQUIRES: shape.NumElements() == NumElements().
@@ -171,10 +203,30 @@ class Tensor {
   std::string DebugString() const;
 
  private:
+  // One allocation per buffer: this header, then the data at the next
+  // 64-byte boundary. Intrusive, so a tensor costs one malloc, not three
+  // (aligned block, shared_ptr control block), which matters for the small
+  // tensors of executor-bound graphs.
+  struct Buffer {
+    std::atomic<int64_t> refs{1};
+    size_t block_bytes = 0;  // Its size, for the recycling cache.
+    void* block = nullptr;  // What was allocated, for the free.
+    void* data() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
+  };
+  static constexpr size_t kHeaderBytes = 64;
+  void Unref() {
+    if (buffer_ != nullptr &&
+        buffer_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Free(buffer_);
+    }
+    buffer_ = nullptr;
+  }
+  static void Free(Buffer* buffer);
+
   DataType dtype_ = DataType::kFloat32;
   Shape shape_;
   int64_t num_elements_ = 0;
-  std::shared_ptr<void> buffer_;
+  Buffer* buffer_ = nullptr;
 };
 
 }  // namespace weft

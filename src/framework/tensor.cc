@@ -1,5 +1,6 @@
 #include "weft/tensor.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -165,7 +166,7 @@ StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype,
   const int64_t n = shape.NumElements();
   const size_t element = DataTypeSize(dtype);
   if (static_cast<uint64_t>(n) >
-      (std::numeric_limits<size_t>::max() - kTensorAlignment) / element) {
+      (std::numeric_limits<size_t>::max() - 4 * kTensorAlignment) / element) {
     return InvalidArgumentError("tensor of shape " + shape.ToString() + " " +
                                 DataTypeName(dtype) + " is too large");
   }
@@ -175,20 +176,35 @@ StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype,
       (static_cast<size_t>(n) * element + kTensorAlignment - 1) /
           kTensorAlignment * kTensorAlignment +
       (n == 0 ? kTensorAlignment : 0);
-  void* memory = BufferCache::Get().Take(bytes);
-  if (memory == nullptr) memory = std::aligned_alloc(kTensorAlignment, bytes);
-  if (memory == nullptr) {
+  // Header and data in one block, the header 64-byte aligned (the data then
+  // is too); the slack covers malloc's 16-byte alignment.
+  const size_t block_bytes = bytes + kHeaderBytes + kTensorAlignment;
+  void* block = BufferCache::Get().Take(block_bytes);
+  if (block == nullptr) block = std::malloc(block_bytes);
+  if (block == nullptr) {
     return ResourceExhaustedError(
         "could not allocate " + std::to_string(bytes) + " bytes for a " +
         DataTypeName(dtype) + shape.ToString() + " tensor");
   }
+  const uintptr_t aligned =
+      (reinterpret_cast<uintptr_t>(block) + kTensorAlignment - 1) &
+      ~uintptr_t{kTensorAlignment - 1};
+  Buffer* buffer = new (reinterpret_cast<void*>(aligned)) Buffer;
+  buffer->block_bytes = block_bytes;
+  buffer->block = block;
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
   t.num_elements_ = n;
-  t.buffer_ = std::shared_ptr<void>(
-      memory, [bytes](void* p) { BufferCache::Get().Give(p, bytes); });
+  t.buffer_ = buffer;
   return t;
+}
+
+void Tensor::Free(Buffer* buffer) {
+  void* block = buffer->block;
+  const size_t block_bytes = buffer->block_bytes;
+  buffer->~Buffer();
+  BufferCache::Get().Give(block, block_bytes);
 }
 
 Tensor::Tensor(DataType dtype, const Shape& shape) {
