@@ -117,7 +117,7 @@ class KernelContext {
   bool WaitFor(std::chrono::nanoseconds duration);
 
  private:
-  void RecordShards(int blocks);
+  void RecordShards(int64_t blocks);
 
   internal::NodeRun* run_;
 };

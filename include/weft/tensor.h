@@ -56,12 +56,17 @@ constexpr DataType DataTypeOf<bool>() {
 class Shape {
  public:
   Shape() = default;  // Scalar.
-  Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
-  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+  Shape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), dims.size()); }
+  explicit Shape(const std::vector<int64_t>& dims) {
+    Assign(dims.data(), dims.size());
+  }
 
-  int rank() const { return static_cast<int>(dims_.size()); }
-  int64_t dim(int i) const { return dims_[i]; }
-  const std::vector<int64_t>& dims() const { return dims_; }
+  int rank() const { return rank_; }
+  int64_t dim(int i) const { return data()[i]; }
+  // A copy of the dimensions.
+  std::vector<int64_t> dims() const {
+    return std::vector<int64_t>(data(), data() + rank_);
+  }
   // Product of the dimensions (1 for a scalar). REQUIRES: IsValid().
   int64_t NumElements() const;
   // Every dimension >= 0 and the element count fits in int64.
@@ -69,15 +74,35 @@ class Shape {
   std::string ToString() const;  // "[2, 3]", "[]" for a scalar.
 
   friend bool operator==(const Shape& a, const Shape& b) {
-    return a.dims_ == b.dims_;
+    if (a.rank_ != b.rank_) return false;
+    for (int i = 0; i < a.rank_; ++i) {
+      if (a.data()[i] != b.data()[i]) return false;
+    }
+    return true;
   }
 
  private:
-  std::vector<int64_t> dims_;
+  // Shapes up to this rank live inline: tensors are created per node per
+  // Run, and a heap-allocated shape would cost a malloc and a free each.
+  static constexpr int kInlineRank = 6;
+
+  const int64_t* data() const {
+    return rank_ <= kInlineRank ? inline_ : heap_.data();
+  }
+  void Assign(const int64_t* dims, size_t rank) {
+    rank_ = static_cast<int>(rank);
+    if (rank_ <= kInlineRank) {
+      for (int i = 0; i < rank_; ++i) inline_[i] = dims[i];
+    } else {
+      heap_.assign(dims, dims + rank);
+    }
+  }
+
+  int rank_ = 0;
+  int64_t inline_[kInlineRank] = {};
+  std::vector<int64_t> heap_;  // Only for rank > kInlineRank.
 };
 
-// A shape known only in part, for shape inference and declared placeholder
-// shapes: the rank may be unknown, and a dimension of -1 is unknown.
 class PartialShape {
  public:
   PartialShape() = default;  // Unknown rank.
@@ -222,6 +247,10 @@ class Tensor {
     buffer_ = nullptr;
   }
   static void Free(Buffer* buffer);
+  // Replaces this tensor with a new buffer; on error it is unchanged. For
+  // KernelContext, which allocates outputs in place.
+  Status Allocate(DataType dtype, const Shape& shape, bool zero_fill);
+  friend class KernelContext;
 
   DataType dtype_ = DataType::kFloat32;
   Shape shape_;

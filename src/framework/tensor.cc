@@ -100,7 +100,8 @@ size_t DataTypeSize(DataType dtype) {
 
 bool Shape::IsValid() const {
   int64_t n = 1;
-  for (int64_t d : dims_) {
+  for (int i = 0; i < rank_; ++i) {
+    const int64_t d = data()[i];
     if (d < 0) return false;
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return false;
     n *= d;
@@ -110,15 +111,15 @@ bool Shape::IsValid() const {
 
 int64_t Shape::NumElements() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int i = 0; i < rank_; ++i) n *= data()[i];
   return n;
 }
 
 std::string Shape::ToString() const {
   std::string out = "[";
-  for (size_t i = 0; i < dims_.size(); ++i) {
+  for (int i = 0; i < rank_; ++i) {
     if (i > 0) out += ", ";
-    out += std::to_string(dims_[i]);
+    out += std::to_string(data()[i]);
   }
   return out + "]";
 }
@@ -151,13 +152,19 @@ std::string PartialShape::ToString() const {
 }
 
 StatusOr<Tensor> Tensor::Create(DataType dtype, const Shape& shape) {
-  WEFT_ASSIGN_OR_RETURN(Tensor t, CreateUninitialized(dtype, shape));
-  std::memset(t.raw_data(), 0, t.size_bytes());
+  Tensor t;
+  WEFT_RETURN_IF_ERROR(t.Allocate(dtype, shape, /*zero_fill=*/true));
   return t;
 }
 
 StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype,
                                              const Shape& shape) {
+  Tensor t;
+  WEFT_RETURN_IF_ERROR(t.Allocate(dtype, shape, /*zero_fill=*/false));
+  return t;
+}
+
+Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   if (!shape.IsValid()) {
     return InvalidArgumentError("invalid tensor shape " + shape.ToString() +
                                 ": dimensions must be >= 0 and the element "
@@ -192,12 +199,13 @@ StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype,
   Buffer* buffer = new (reinterpret_cast<void*>(aligned)) Buffer;
   buffer->block_bytes = block_bytes;
   buffer->block = block;
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = shape;
-  t.num_elements_ = n;
-  t.buffer_ = buffer;
-  return t;
+  Unref();
+  dtype_ = dtype;
+  shape_ = shape;
+  num_elements_ = n;
+  buffer_ = buffer;
+  if (zero_fill) std::memset(buffer->data(), 0, size_bytes());
+  return Status::OK();
 }
 
 void Tensor::Free(Buffer* buffer) {

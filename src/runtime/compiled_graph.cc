@@ -284,6 +284,11 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   }
   for (int i = 0; i < n; ++i) {
     out->cost_ns_[i].store(costs[i], std::memory_order_relaxed);
+    CompiledNode& node = out->nodes_[i];
+    node.input_values.reserve(node.inputs.size());
+    for (const EdgeRef& in : node.inputs) {
+      node.input_values.push_back(out->nodes_[in.node].first_value + in.slot);
+    }
   }
   return std::shared_ptr<const CompiledGraph>(std::move(out));
 }

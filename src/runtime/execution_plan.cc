@@ -107,7 +107,13 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     plan->initial_pending[i] = pending;
     if (pending == 0) plan->roots.push_back(i);
   }
+  plan->value_uses.assign(graph.num_values(), 0);
+  for (int i = 0; i < n; ++i) {
+    if (plan->role[i] != kRun) continue;
+    for (int value : graph.node(i).input_values) ++plan->value_uses[value];
+  }
   for (const EdgeRef& fetch : plan->fetches) {
+    ++plan->value_uses[graph.node(fetch.node).first_value + fetch.slot];
     if (plan->role[fetch.node] == kFed &&
         fed_outputs.count({fetch.node, fetch.slot}) == 0) {
       return InvalidArgumentError(

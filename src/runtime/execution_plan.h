@@ -23,6 +23,11 @@ struct ExecutionPlan {
   int num_run_nodes = 0;
   std::vector<EdgeRef> feeds;    // Per feed: the output it replaces.
   std::vector<EdgeRef> fetches;  // Per fetch: the output it reads.
+  // Per value (CompiledNode::first_value + output): how many data inputs of
+  // run nodes read it, plus one if it is fetched. A Run drops its reference
+  // to a value when the count reaches zero, so an intermediate tensor is
+  // freed as soon as its last consumer has run.
+  std::vector<int32_t> value_uses;
 
   // Only nodes needed for the fetches and targets run; a fed node does not
   // run, nor do nodes needed only by it. Errors name the fetch, feed or

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/node_run.h"
+#include "threading/pool_core.h"
 
 namespace weft::internal {
 namespace {
@@ -21,24 +22,83 @@ int64_t NowNs() {
       .count();
 }
 
-// Cost is measured on every 8th node a thread runs (and on every node when
+// Cost is measured on every 16th node a thread runs (and on every node when
 // tracing): two clock reads per node would cost more than a cheap kernel.
 bool ShouldSampleCost() {
   thread_local uint32_t counter = 0;
-  return (++counter & 7) == 0;
+  return (++counter & 15) == 0;
 }
 
 std::string NodeContext(const CompiledNode& node) {
   return "node '" + node.name + "' (op " + node.op + ")";
 }
 
-void Dispatch(const std::shared_ptr<RunState>& run, int node);
+// Per-thread stacks of ready nodes, one per nesting level (a kernel may call
+// Session::Run, which runs Process again on the same thread), kept between
+// calls so that running a node allocates nothing.
+class LocalStack {
+ public:
+  LocalStack() {
+    if (depth_ == static_cast<int>(stacks_.size())) {
+      stacks_.push_back(std::make_unique<std::vector<int>>());
+    }
+    nodes_ = stacks_[depth_++].get();
+    nodes_->clear();
+  }
+  ~LocalStack() { --depth_; }
+  LocalStack(const LocalStack&) = delete;
+  LocalStack& operator=(const LocalStack&) = delete;
 
-// Runs node `index`'s kernel and appends the consumers it made ready.
-void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
-  if (run.cancelled()) return;
-  const CompiledGraph& graph = run.graph();
-  const CompiledNode& node = graph.node(index);
+  std::vector<int>& nodes() { return *nodes_; }
+
+ private:
+  static thread_local std::vector<std::unique_ptr<std::vector<int>>> stacks_;
+  static thread_local int depth_;
+  std::vector<int>* nodes_;
+};
+
+thread_local std::vector<std::unique_ptr<std::vector<int>>> LocalStack::stacks_;
+thread_local int LocalStack::depth_ = 0;
+
+void Dispatch(RunState& run, int node) {
+  run.AddOutstanding(1);
+  if (ThreadPool* pool = run.config().inter_pool) {
+    pool->core().Schedule(&run.task(node));
+  } else {
+    run.caller_queue().push_back(node);
+  }
+}
+
+void RecordTrace(RunState& run, int index, NodeRun& node_run,
+                 int64_t start, int64_t end) {
+  const CompiledNode& node = run.graph().node(index);
+  NodeExecStats& stats = run.stats()[index];
+  stats.node_name = node.name;
+  stats.op = node.op;
+  stats.device = node.device;
+  stats.start_ns = start;
+  stats.end_ns = end;
+  ThreadPool* pool = run.config().inter_pool;
+  stats.thread_index = pool ? pool->CurrentThreadIndex() : -1;
+  stats.pool =
+      stats.thread_index >= 0 ? run.config().inter_pool_name : "caller";
+  stats.os_thread_id = CurrentOsThreadId();
+  stats.thread_name = CurrentThreadName();
+  stats.intra_op_shards = node_run.max_shards;
+  stats.shards = std::move(node_run.shards);  // Every shard has finished.
+  stats.output_shapes.clear();
+  for (size_t k = 0; k < node.output_dtypes.size(); ++k) {
+    if (node_run.outputs[k].IsInitialized()) {
+      stats.output_shapes.push_back(node_run.outputs[k].shape().dims());
+    }
+  }
+  run.executed()[index] = 1;
+}
+
+// Runs node `index`'s kernel. Returns false when the Run is (now) aborted.
+bool ExecuteNode(RunState& run, int index) {
+  if (run.cancelled()) return false;
+  const CompiledNode& node = run.graph().node(index);
   const bool trace = run.config().trace;
   const bool timed = trace || ShouldSampleCost();
   const int64_t start = timed ? NowNs() : 0;
@@ -46,13 +106,9 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
   NodeRun node_run;
   node_run.node = &node;
   node_run.run = &run;
-  node_run.inputs.reserve(node.inputs.size());
-  for (const EdgeRef& in : node.inputs) {
-    node_run.inputs.push_back(
-        &run.values()[graph.node(in.node).first_value + in.slot]);
-  }
   // data() + offset, not &values[offset]: a node may have no outputs in a
   // graph with no values at all.
+  node_run.values = run.values().data();
   node_run.outputs = run.values().data() + node.first_value;
   node_run.intra_pool = run.config().intra_pool;
   node_run.trace = trace;
@@ -76,92 +132,68 @@ void ExecuteNode(RunState& run, int index, std::vector<int>* ready) {
     }
   }
   const int64_t end = timed ? NowNs() : 0;
-  if (timed) graph.RecordCost(index, static_cast<double>(end - start));
-  if (trace) {
-    NodeExecStats& stats = run.stats()[index];
-    stats.node_name = node.name;
-    stats.op = node.op;
-    stats.device = node.device;
-    stats.start_ns = start;
-    stats.end_ns = end;
-    ThreadPool* pool = run.config().inter_pool;
-    stats.thread_index = pool ? pool->CurrentThreadIndex() : -1;
-    stats.pool =
-        stats.thread_index >= 0 ? run.config().inter_pool_name : "caller";
-    stats.os_thread_id = CurrentOsThreadId();
-    stats.thread_name = CurrentThreadName();
-    stats.intra_op_shards = node_run.max_shards;
-    stats.shards = std::move(node_run.shards);
-    stats.output_shapes.clear();
-    for (size_t k = 0; k < node.output_dtypes.size(); ++k) {
-      if (node_run.outputs[k].IsInitialized()) {
-        stats.output_shapes.push_back(node_run.outputs[k].shape().dims());
-      }
-    }
-    run.executed()[index] = 1;
-  }
+  if (timed) run.graph().RecordCost(index, static_cast<double>(end - start));
+  if (trace) RecordTrace(run, index, node_run, start, end);
   if (!status.ok()) {
     run.Abort(status.WithContext(NodeContext(node)));
-    return;
+    return false;
   }
-
+  // Drop the Run's reference to inputs no later node reads.
   const ExecutionPlan& plan = run.plan();
-  auto release = [&](int consumer) {
-    if (plan.role[consumer] == ExecutionPlan::kRun &&
-        run.pending(consumer).fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      ready->push_back(consumer);
+  for (int value : node.input_values) {
+    if (plan.value_uses[value] == 1 ||
+        run.uses(value).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      run.values()[value] = Tensor();
     }
-  };
-  for (const EdgeRef& edge : node.consumers) release(edge.node);
-  for (int consumer : node.control_consumers) release(consumer);
+  }
+  return true;
 }
 
-// Runs `first` and, on this thread, the chain of work it leads to.
-void Process(const std::shared_ptr<RunState>& run, int first) {
-  RunState& state = *run;
-  const CompiledGraph& graph = state.graph();
-  const double inline_cost = state.config().inline_node_cost_ns;
-  std::vector<int> local = {first};
-  std::vector<int> ready;
+// Runs `first` and, on this thread, the work it leads to: cheap ready
+// successors first (LIFO), then one expensive successor; other expensive
+// ones are dispatched. Nodes run here are covered by the one outstanding
+// count `first` was dispatched with, released at the end.
+void Process(RunState& run, int first) {
+  const CompiledGraph& graph = run.graph();
+  const ExecutionPlan& plan = run.plan();
+  const double inline_cost = run.config().inline_node_cost_ns;
+  const bool trace = run.config().trace;
+  LocalStack stack;
+  std::vector<int>& local = stack.nodes();
+  local.push_back(first);
   while (!local.empty()) {
-    const int node = local.back();
+    const int index = local.back();
     local.pop_back();
-    ready.clear();
-    ExecuteNode(state, node, &ready);
-    if (!ready.empty()) {
-      if (state.config().trace) {
-        const int64_t now = NowNs();
-        for (int r : ready) state.stats()[r].scheduled_ns = now;
+    if (!ExecuteNode(run, index)) continue;
+    const CompiledNode& node = graph.node(index);
+    const size_t mark = local.size();
+    const int64_t now = trace ? NowNs() : 0;
+    int continuation = -1;
+    auto release = [&](int consumer) {
+      if (plan.role[consumer] != ExecutionPlan::kRun) return;
+      // A node with one pending input has no other producer to race with.
+      if (plan.initial_pending[consumer] != 1 &&
+          run.pending(consumer).fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        return;
       }
-      int continuation = -1;
-      std::vector<int> cheap;
-      for (int r : ready) {
-        const CompiledNode& n = graph.node(r);
-        if (!n.blocking && graph.cost_ns(r) < inline_cost) {
-          cheap.push_back(r);
-        } else if (continuation < 0 && !n.blocking) {
-          continuation = r;
-        } else {
-          Dispatch(run, r);
-        }
+      if (trace) run.stats()[consumer].scheduled_ns = now;
+      const CompiledNode& next = graph.node(consumer);
+      if (!next.blocking && graph.cost_ns(consumer) < inline_cost) {
+        local.push_back(consumer);
+      } else if (continuation < 0 && !next.blocking) {
+        continuation = consumer;
+      } else {
+        Dispatch(run, consumer);
       }
-      // LIFO: the cheap nodes run first, then the continuation.
-      state.AddOutstanding(static_cast<int64_t>(cheap.size()) +
-                           (continuation >= 0 ? 1 : 0));
-      if (continuation >= 0) local.push_back(continuation);
-      local.insert(local.end(), cheap.rbegin(), cheap.rend());
+    };
+    for (const EdgeRef& edge : node.consumers) release(edge.node);
+    for (int consumer : node.control_consumers) release(consumer);
+    if (continuation >= 0) {
+      local.insert(local.begin() + static_cast<std::ptrdiff_t>(mark),
+                   continuation);
     }
-    state.FinishOutstanding();
   }
-}
-
-void Dispatch(const std::shared_ptr<RunState>& run, int node) {
-  run->AddOutstanding(1);
-  if (ThreadPool* pool = run->config().inter_pool) {
-    pool->Schedule([run, node] { Process(run, node); });
-  } else {
-    run->caller_queue().push_back(node);
-  }
+  run.FinishOutstanding();
 }
 
 }  // namespace
@@ -180,34 +212,39 @@ const std::string& CurrentThreadName() {
   return name;
 }
 
-void ExecuteRun(const std::shared_ptr<RunState>& run,
+void NodeTask::Run() { Process(*run, node); }
+
+void ExecuteRun(const std::shared_ptr<RunState>& run_ptr,
                 std::optional<Clock::time_point> deadline) {
-  const ExecutionPlan& plan = run->plan();
+  RunState& run = *run_ptr;
+  const ExecutionPlan& plan = run.plan();
   if (plan.roots.empty()) return;  // Everything fetched was fed.
-  if (run->config().trace) {
+  if (run.config().trace) {
     const int64_t now = NowNs();
-    for (int r : plan.roots) run->stats()[r].scheduled_ns = now;
+    for (int r : plan.roots) run.stats()[r].scheduled_ns = now;
   }
   // Hold one count while dispatching so that the Run cannot complete before
   // every root is out.
-  run->AddOutstanding(1);
+  run.AddOutstanding(1);
   for (int root : plan.roots) Dispatch(run, root);
-  if (run->config().inter_pool == nullptr) {
-    std::vector<int>& queue = run->caller_queue();
+  ThreadPool* pool = run.config().inter_pool;
+  if (pool == nullptr) {
+    std::vector<int>& queue = run.caller_queue();
     while (!queue.empty()) {
       const int node = queue.back();
       queue.pop_back();
       if (deadline && Clock::now() > *deadline) {
-        run->Abort(DeadlineExceededError("the Run exceeded its deadline"));
+        run.Abort(DeadlineExceededError("the Run exceeded its deadline"));
       }
       Process(run, node);
     }
   }
-  run->FinishOutstanding();
-  if (deadline && !run->WaitForCompletion(*deadline)) {
-    run->Abort(DeadlineExceededError("the Run exceeded its deadline"));
+  run.FinishOutstanding();
+  const int spin_us = pool != nullptr ? pool->options().spin_us : 0;
+  if (deadline && !run.WaitForCompletion(*deadline, spin_us)) {
+    run.Abort(DeadlineExceededError("the Run exceeded its deadline"));
   }
-  run->WaitForCompletion();
+  run.WaitForCompletion(spin_us);
 }
 
 }  // namespace weft::internal

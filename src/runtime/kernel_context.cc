@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 
 #include "runtime/node_run.h"
 #include "weft/kernel.h"
@@ -12,10 +13,12 @@ const std::string& KernelContext::node_name() const { return run_->node->name; }
 const std::string& KernelContext::op() const { return run_->node->op; }
 
 int KernelContext::num_inputs() const {
-  return static_cast<int>(run_->inputs.size());
+  return static_cast<int>(run_->node->input_values.size());
 }
 
-const Tensor& KernelContext::input(int i) const { return *run_->inputs[i]; }
+const Tensor& KernelContext::input(int i) const {
+  return run_->values[run_->node->input_values[i]];
+}
 
 int KernelContext::num_outputs() const {
   return static_cast<int>(run_->node->output_dtypes.size());
@@ -29,8 +32,8 @@ StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape) {
   if (i < 0 || i >= num_outputs()) {
     return InternalError("output index " + std::to_string(i) + " out of range");
   }
-  WEFT_ASSIGN_OR_RETURN(run_->outputs[i],
-                        Tensor::Create(output_dtype(i), shape));
+  WEFT_RETURN_IF_ERROR(
+      run_->outputs[i].Allocate(output_dtype(i), shape, /*zero_fill=*/true));
   return &run_->outputs[i];
 }
 
@@ -39,8 +42,8 @@ StatusOr<Tensor*> KernelContext::AllocateOutputUninitialized(
   if (i < 0 || i >= num_outputs()) {
     return InternalError("output index " + std::to_string(i) + " out of range");
   }
-  WEFT_ASSIGN_OR_RETURN(run_->outputs[i],
-                        Tensor::CreateUninitialized(output_dtype(i), shape));
+  WEFT_RETURN_IF_ERROR(
+      run_->outputs[i].Allocate(output_dtype(i), shape, /*zero_fill=*/false));
   return &run_->outputs[i];
 }
 
@@ -58,10 +61,11 @@ Status KernelContext::SetOutput(int i, Tensor tensor) {
   return Status::OK();
 }
 
-void KernelContext::RecordShards(int blocks) {
+void KernelContext::RecordShards(int64_t blocks) {
   // Without an intra-op pool every block ran here, one after another.
-  if (run_->intra_pool != nullptr) {
-    run_->max_shards = std::max(run_->max_shards, blocks);
+  if (run_->intra_pool != nullptr && blocks > run_->max_shards) {
+    run_->max_shards = static_cast<int>(
+        std::min<int64_t>(blocks, std::numeric_limits<int>::max()));
   }
 }
 
@@ -73,18 +77,13 @@ int64_t NowNs() {
       .count();
 }
 
-// Wraps a kernel's block function: counts blocks and, when tracing, records
-// each block's thread and time.
+// Wraps a kernel's block function when tracing: records each block's thread
+// and time.
 class ShardRecorder {
  public:
   ShardRecorder(internal::NodeRun* run, RangeFn fn) : run_(run), fn_(fn) {}
 
   void operator()(int64_t begin, int64_t end) {
-    blocks_.fetch_add(1, std::memory_order_relaxed);
-    if (!run_->trace || run_->intra_pool == nullptr) {
-      fn_(begin, end);
-      return;
-    }
     ShardExecStats shard;
     shard.os_thread_id = internal::CurrentOsThreadId();
     shard.thread_name = internal::CurrentThreadName();
@@ -95,30 +94,35 @@ class ShardRecorder {
     run_->shards.push_back(std::move(shard));
   }
 
-  int blocks() const { return blocks_.load(); }
-
  private:
   internal::NodeRun* run_;
   RangeFn fn_;
-  std::atomic<int> blocks_{0};
 };
 
 }  // namespace
 
 void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
                                 RangeFn fn) {
+  if (!run_->trace || run_->intra_pool == nullptr) {
+    RecordShards(weft::ParallelFor(run_->intra_pool, n, cost_per_unit_ns, fn));
+    return;
+  }
   ShardRecorder recorder(run_, fn);
-  weft::ParallelFor(run_->intra_pool, n, cost_per_unit_ns,
-                    [&](int64_t b, int64_t e) { recorder(b, e); });
-  RecordShards(recorder.blocks());
+  RecordShards(weft::ParallelFor(run_->intra_pool, n, cost_per_unit_ns,
+                                 [&](int64_t b, int64_t e) { recorder(b, e); }));
 }
 
 void KernelContext::ParallelForFixedBlocks(int64_t n, int64_t block,
                                            RangeFn fn) {
+  if (!run_->trace || run_->intra_pool == nullptr) {
+    RecordShards(
+        weft::ParallelForFixedBlocks(run_->intra_pool, n, block, fn));
+    return;
+  }
   ShardRecorder recorder(run_, fn);
-  weft::ParallelForFixedBlocks(run_->intra_pool, n, block,
-                               [&](int64_t b, int64_t e) { recorder(b, e); });
-  RecordShards(recorder.blocks());
+  RecordShards(weft::ParallelForFixedBlocks(
+      run_->intra_pool, n, block,
+      [&](int64_t b, int64_t e) { recorder(b, e); }));
 }
 
 int KernelContext::intra_op_threads() const {

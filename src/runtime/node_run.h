@@ -14,7 +14,8 @@ namespace weft::internal {
 struct NodeRun {
   const CompiledNode* node = nullptr;
   RunState* run = nullptr;
-  std::vector<const Tensor*> inputs;
+  // The Run's value array: input i is values[node->input_values[i]].
+  const Tensor* values = nullptr;
   Tensor* outputs = nullptr;  // node->output_dtypes.size() entries.
   ThreadPool* intra_pool = nullptr;
   int max_shards = 1;  // The most blocks one ParallelFor call ran.

@@ -15,10 +15,24 @@
 
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
+#include "threading/task.h"
 #include "weft/options.h"
 #include "weft/thread_pool.h"
 
 namespace weft::internal {
+
+class RunState;
+
+// The queue entry that runs one node of one Run on a pool: one per node,
+// owned by the RunState, so dispatching allocates nothing. Safe because a
+// node is dispatched at most once per Run and the RunState outlives every
+// dispatched node (its Run waits for all of them, see FinishOutstanding).
+class NodeTask final : public Task {
+ public:
+  void Run() override;  // executor.cc
+  RunState* run = nullptr;
+  int node = -1;
+};
 
 class RunState {
  public:
@@ -52,6 +66,9 @@ class RunState {
   // Each is written once, by its producer, before any consumer is ready.
   std::vector<Tensor>& values() { return values_; }
   std::atomic<int32_t>& pending(int node) { return pending_[node]; }
+  // Reads of value v still to come (ExecutionPlan::value_uses).
+  std::atomic<int32_t>& uses(int value) { return uses_[value]; }
+  NodeTask& task(int node) { return tasks_[node]; }
 
   // Ends the Run with `status` unless it already has an error: no node
   // starts afterwards, and waiting kernels (KernelContext::WaitFor) wake.
@@ -63,14 +80,19 @@ class RunState {
   bool WaitUnlessCancelled(std::chrono::nanoseconds duration);
 
   // Nodes made ready but not yet finished. The Run is complete when it drops
-  // to zero.
+  // to zero. The call that completes it is the last touch of this RunState
+  // by a pool thread: the waiter may destroy it as soon as it sees that.
   void AddOutstanding(int64_t n) {
     outstanding_.fetch_add(n, std::memory_order_relaxed);
   }
-  void FinishOutstanding();
-  // Blocks until complete or `deadline`; false on deadline.
-  bool WaitForCompletion(std::chrono::steady_clock::time_point deadline);
-  bool WaitForCompletion();
+  void FinishOutstanding() {
+    if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) Complete();
+  }
+  // Blocks until complete or `deadline`; false on deadline. Spins for
+  // `spin_us` first: a short Run then costs no futex wake-up.
+  bool WaitForCompletion(std::chrono::steady_clock::time_point deadline,
+                         int spin_us);
+  void WaitForCompletion(int spin_us);
 
   // Trace records (config().trace only), indexed by node.
   std::vector<NodeExecStats>& stats() { return stats_; }
@@ -84,8 +106,14 @@ class RunState {
   const Config config_;
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int32_t>[]> pending_;
+  std::unique_ptr<std::atomic<int32_t>[]> uses_;
+  std::unique_ptr<NodeTask[]> tasks_;
   std::atomic<int64_t> outstanding_{0};
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> complete_flag_{false};  // complete_, readable unlocked.
+
+  void Complete();
+  bool SpinUntilComplete(int spin_us) const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // Completion and cancellation.

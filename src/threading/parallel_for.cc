@@ -187,19 +187,19 @@ bool HasWorkers(const ThreadPool* pool) {
 
 }  // namespace
 
-void ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                 RangeFn fn) {
-  if (n <= 0) return;
+int64_t ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
+                    RangeFn fn) {
+  if (n <= 0) return 0;
   if (!HasWorkers(pool) || n == 1) {
     fn(0, n);
-    return;
+    return 1;
   }
   const ThreadPoolOptions& options = pool->options();
   const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
   const double min_block_ns = std::max(options.min_block_ns, 1.0);
   if (!(total_ns >= 2 * min_block_ns)) {  // Also catches NaN.
     fn(0, n);
-    return;
+    return 1;
   }
   const int64_t threads = pool->NumThreads() + 1;  // The caller works too.
   const double by_cost = std::floor(total_ns / min_block_ns);
@@ -211,22 +211,25 @@ void ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
   const int64_t block = (n + wanted - 1) / wanted;
   if (block >= n) {
     fn(0, n);
-    return;
+    return 1;
   }
   RunBlocksInParallel(*pool, n, block, fn);
+  return (n + block - 1) / block;
 }
 
-void ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
-                            RangeFn fn) {
-  if (n <= 0) return;
+int64_t ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
+                               RangeFn fn) {
+  if (n <= 0) return 0;
   block = std::max<int64_t>(block, 1);
-  if (!HasWorkers(pool) || block >= n) {
+  const int64_t blocks = (n + block - 1) / block;
+  if (!HasWorkers(pool) || blocks == 1) {
     for (int64_t begin = 0; begin < n; begin += block) {
       fn(begin, std::min(n, begin + block));
     }
-    return;
+    return blocks;
   }
   RunBlocksInParallel(*pool, n, block, fn);
+  return blocks;
 }
 
 }  // namespace weft

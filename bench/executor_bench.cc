@@ -1,0 +1,163 @@
+// Executor overhead through Session::Run, with inter and intra at auto
+// (default SessionOptions, the process-wide pools):
+//   (a) a chain of 1,000 Adds on 16-element float32 tensors;
+//   (b) 1,000 independent Adds reduced by a tree of 999 Adds;
+//   (c) the fixed cost of Run on a one-node graph.
+// Each case has a "Direct" twin that does the same arithmetic in a plain
+// loop, so weft's cost per node is (weft - direct) / nodes; the counter
+// `ns_per_node` is weft's whole time per node.
+//
+//   build/bin/weft_executor_bench --benchmark_repetitions=5 \
+//       --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace {
+
+constexpr int kNodes = 1000;
+constexpr int64_t kElements = 16;
+
+weft::Tensor Filled(float value) {
+  weft::Tensor t(weft::DataType::kFloat32, {kElements});
+  for (int64_t i = 0; i < kElements; ++i) t.data<float>()[i] = value;
+  return t;
+}
+
+// Reported as time / value: nanoseconds per node.
+void SetPerNode(benchmark::State& state, int nodes) {
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(nodes) * static_cast<double>(state.iterations()) /
+          1e9,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void RunLoop(benchmark::State& state, weft::Graph graph,
+             const std::string& fetch, int nodes,
+             const weft::SessionOptions& options = {}) {
+  auto session = weft::Session::Create(std::move(graph), options);
+  if (!session.ok()) {
+    state.SkipWithError(session.status().ToString().c_str());
+    return;
+  }
+  const std::vector<std::pair<std::string, weft::Tensor>> feeds = {
+      {"x", Filled(1.0f)}};
+  std::vector<weft::Tensor> out;
+  for (auto _ : state) {
+    const weft::Status s = (*session)->Run(feeds, {fetch}, {}, &out);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+  }
+  SetPerNode(state, nodes);
+}
+
+// (a) x -> Add(x, c) -> Add(., c) -> ... 1,000 deep.
+void BM_Chain_Weft(benchmark::State& state) {
+  weft::Graph g;
+  const std::string c = g.Const("c", Filled(0.5f));
+  std::string prev = g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  for (int i = 0; i < kNodes; ++i) {
+    prev = g.Add("add" + std::to_string(i), prev, c);
+  }
+  RunLoop(state, std::move(g), prev, kNodes);
+}
+
+void BM_Chain_CallerThread(benchmark::State& state) {
+  weft::Graph g;
+  const std::string c = g.Const("c", Filled(0.5f));
+  std::string prev = g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  for (int i = 0; i < kNodes; ++i) {
+    prev = g.Add("add" + std::to_string(i), prev, c);
+  }
+  weft::SessionOptions options;
+  options.inter_op_parallelism_threads = -1;
+  RunLoop(state, std::move(g), prev, kNodes, options);
+}
+
+void BM_Chain_Direct(benchmark::State& state) {
+  std::vector<float> x(kElements, 1.0f), c(kElements, 0.5f);
+  for (auto _ : state) {
+    std::vector<float> acc = x;
+    for (int i = 0; i < kNodes; ++i) {
+      std::vector<float> next(kElements);
+      for (int64_t j = 0; j < kElements; ++j) next[j] = acc[j] + c[j];
+      acc.swap(next);
+    }
+    benchmark::DoNotOptimize(acc.data());
+  }
+  SetPerNode(state, kNodes);
+}
+
+// (b) 1,000 independent Add(x, c_i), summed pairwise by a tree of Adds.
+void BM_WideTree_Weft(benchmark::State& state) {
+  weft::Graph g;
+  const std::string x =
+      g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  const std::string c = g.Const("c", Filled(0.5f));
+  std::vector<std::string> level;
+  for (int i = 0; i < kNodes; ++i) {
+    level.push_back(g.Add("leaf" + std::to_string(i), x, c));
+  }
+  int next_id = 0;
+  while (level.size() > 1) {
+    std::vector<std::string> up;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      up.push_back(
+          g.Add("sum" + std::to_string(next_id++), level[i], level[i + 1]));
+    }
+    if (level.size() % 2 == 1) up.push_back(level.back());
+    level.swap(up);
+  }
+  RunLoop(state, std::move(g), level[0], kNodes + next_id);
+}
+
+void BM_WideTree_Direct(benchmark::State& state) {
+  std::vector<float> x(kElements, 1.0f), c(kElements, 0.5f);
+  for (auto _ : state) {
+    std::vector<std::vector<float>> level(kNodes,
+                                          std::vector<float>(kElements));
+    for (auto& leaf : level) {
+      for (int64_t j = 0; j < kElements; ++j) leaf[j] = x[j] + c[j];
+    }
+    while (level.size() > 1) {
+      std::vector<std::vector<float>> up;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) {
+        std::vector<float> sum(kElements);
+        for (int64_t j = 0; j < kElements; ++j) {
+          sum[j] = level[i][j] + level[i + 1][j];
+        }
+        up.push_back(std::move(sum));
+      }
+      if (level.size() % 2 == 1) up.push_back(std::move(level.back()));
+      level.swap(up);
+    }
+    benchmark::DoNotOptimize(level[0].data());
+  }
+  SetPerNode(state, 2 * kNodes - 1);
+}
+
+// (c) one Add node: feed, run, fetch.
+void BM_OneNode_Weft(benchmark::State& state) {
+  weft::Graph g;
+  const std::string x =
+      g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  const std::string y = g.Add("y", x, g.Const("c", Filled(0.5f)));
+  RunLoop(state, std::move(g), y, 1);
+}
+
+BENCHMARK(BM_Chain_Weft)->UseRealTime();
+BENCHMARK(BM_Chain_CallerThread)->UseRealTime();
+BENCHMARK(BM_Chain_Direct)->UseRealTime();
+BENCHMARK(BM_WideTree_Weft)->UseRealTime();
+BENCHMARK(BM_WideTree_Direct)->UseRealTime();
+BENCHMARK(BM_OneNode_Weft)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
