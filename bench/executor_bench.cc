@@ -5,7 +5,9 @@
 //   (c) the fixed cost of Run on a one-node graph.
 // Each case has a "Direct" twin that does the same arithmetic in a plain
 // loop, so weft's cost per node is (weft - direct) / nodes; the counter
-// `ns_per_node` is weft's whole time per node.
+// `ns_per_node` is weft's whole time per node. Chain_CallerThread runs the
+// chain with inter = -1 (every node on the calling thread): the executor's
+// own cost without any hand-off between threads.
 //
 //   build/bin/weft_executor_bench --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true

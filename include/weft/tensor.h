@@ -240,8 +240,11 @@ class Tensor {
   };
   static constexpr size_t kHeaderBytes = 64;
   void Unref() {
+    // A count of 1 is ours alone (no other holder exists to copy it), so
+    // the common last release skips the atomic read-modify-write.
     if (buffer_ != nullptr &&
-        buffer_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        (buffer_->refs.load(std::memory_order_acquire) == 1 ||
+         buffer_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
       Free(buffer_);
     }
     buffer_ = nullptr;

@@ -248,6 +248,11 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
       if (const bool* b = it->second.get_if<bool>()) node.blocking |= *b;
     }
     node.is_placeholder = node.op == "Placeholder";
+    if (node.op == "Const" && node.control_inputs.empty()) {
+      if (const Tensor* value = node.attrs.at("value").get_if<Tensor>()) {
+        node.constant = *value;
+      }
+    }
 
     const KernelFactory* factory = OpRegistry::Global().FindKernel(node.op);
     if (factory == nullptr) {

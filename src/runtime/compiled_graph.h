@@ -7,6 +7,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,9 @@ struct CompiledNode {
   std::vector<int> input_values;  // Value index of each data input.
   bool blocking = false;
   bool is_placeholder = false;
+  // Set for a Const without control inputs: its output is the same in every
+  // Run, so Runs take it as given instead of running the node.
+  std::optional<Tensor> constant;
 };
 
 struct CompileOptions {

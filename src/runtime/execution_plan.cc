@@ -72,8 +72,13 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     if (seen[i]) continue;
     seen[i] = 1;
     if (plan->role[i] == kFed) continue;
-    plan->role[i] = kRun;
     const CompiledNode& node = graph.node(i);
+    if (node.constant) {
+      plan->role[i] = kConstant;
+      plan->constants.push_back(i);
+      continue;
+    }
+    plan->role[i] = kRun;
     for (const EdgeRef& in : node.inputs) stack.push_back(in.node);
     for (int c : node.control_inputs) stack.push_back(c);
   }
@@ -97,7 +102,7 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
               ":" + std::to_string(in.slot) +
               "', which is not fed although other outputs of that node are");
         }
-      } else {
+      } else if (plan->role[in.node] == kRun) {
         ++pending;
       }
     }
@@ -112,8 +117,13 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     if (plan->role[i] != kRun) continue;
     for (int value : graph.node(i).input_values) ++plan->value_uses[value];
   }
+  for (int c : plan->constants) {
+    plan->value_uses[graph.node(c).first_value] = kPinned;
+  }
   for (const EdgeRef& fetch : plan->fetches) {
-    ++plan->value_uses[graph.node(fetch.node).first_value + fetch.slot];
+    int32_t& uses = plan->value_uses[graph.node(fetch.node).first_value +
+                                     fetch.slot];
+    if (uses != kPinned) ++uses;
     if (plan->role[fetch.node] == kFed &&
         fed_outputs.count({fetch.node, fetch.slot}) == 0) {
       return InvalidArgumentError(
@@ -121,6 +131,14 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
           std::to_string(fetch.slot) +
           "' is not fed although other outputs of its node are");
     }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (plan->role[i] == kRun && plan->initial_pending[i] >= 2) {
+      plan->counted_nodes.push_back(i);
+    }
+  }
+  for (int v = 0; v < graph.num_values(); ++v) {
+    if (plan->value_uses[v] >= 2) plan->counted_values.push_back(v);
   }
   return std::shared_ptr<const ExecutionPlan>(std::move(plan));
 }

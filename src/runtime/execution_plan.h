@@ -13,9 +13,11 @@
 namespace weft::internal {
 
 struct ExecutionPlan {
-  enum Role : char { kSkip = 0, kRun = 1, kFed = 2 };
+  enum Role : char { kSkip = 0, kRun = 1, kFed = 2, kConstant = 3 };
 
-  // Per node: skipped (not needed), run, or fed (its outputs come from feeds).
+  // Per node: skipped (not needed), run, fed (its outputs come from feeds)
+  // or constant (CompiledNode::constant: its output is set, not computed;
+  // consumers do not wait for it).
   std::vector<char> role;
   // Per node: data and control inputs from nodes that run.
   std::vector<int32_t> initial_pending;
@@ -28,6 +30,14 @@ struct ExecutionPlan {
   // to a value when the count reaches zero, so an intermediate tensor is
   // freed as soon as its last consumer has run.
   std::vector<int32_t> value_uses;
+  // value_uses of a value the Run never releases (a constant's).
+  static constexpr int32_t kPinned = -1;
+  std::vector<int> constants;  // Nodes with role kConstant.
+  // The counters a Run decrements atomically, and so must reset: nodes with
+  // at least two pending inputs and values with at least two uses (a count
+  // of one is settled without touching the counter).
+  std::vector<int> counted_nodes;
+  std::vector<int> counted_values;
 
   // Only nodes needed for the fetches and targets run; a fed node does not
   // run, nor do nodes needed only by it. Errors name the fetch, feed or

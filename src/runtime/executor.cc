@@ -138,9 +138,16 @@ bool ExecuteNode(RunState& run, int index) {
     run.Abort(status.WithContext(NodeContext(node)));
     return false;
   }
-  // Drop the Run's reference to inputs no later node reads.
+  // Drop the Run's reference to inputs no later node reads, and to outputs
+  // nothing reads.
   const ExecutionPlan& plan = run.plan();
+  for (size_t k = 0; k < node.output_dtypes.size(); ++k) {
+    if (plan.value_uses[node.first_value + k] == 0) {
+      node_run.outputs[k] = Tensor();
+    }
+  }
   for (int value : node.input_values) {
+    if (plan.value_uses[value] == ExecutionPlan::kPinned) continue;
     if (plan.value_uses[value] == 1 ||
         run.uses(value).fetch_sub(1, std::memory_order_acq_rel) == 1) {
       run.values()[value] = Tensor();
@@ -149,8 +156,9 @@ bool ExecuteNode(RunState& run, int index) {
   return true;
 }
 
-// Runs `first` and, on this thread, the work it leads to: cheap ready
-// successors first (LIFO), then one expensive successor; other expensive
+// Runs `first` (or, for NodeTask::kStart, makes every root ready) and, on
+// this thread, the work it leads to: of each batch of nodes made ready, the
+// cheap ones run first (LIFO), then one expensive node; the other expensive
 // ones are dispatched. Nodes run here are covered by the one outstanding
 // count `first` was dispatched with, released at the end.
 void Process(RunState& run, int first) {
@@ -160,38 +168,53 @@ void Process(RunState& run, int first) {
   const bool trace = run.config().trace;
   LocalStack stack;
   std::vector<int>& local = stack.nodes();
-  local.push_back(first);
+  int64_t now = 0;        // When this batch became ready (tracing only).
+  size_t mark = 0;        // Where this batch starts on the stack.
+  int continuation = -1;  // This batch's expensive node kept here.
+  auto ready = [&](int node) {
+    if (trace) run.stats()[node].scheduled_ns = now;
+    const CompiledNode& next = graph.node(node);
+    if (!next.blocking && graph.cost_ns(node) < inline_cost) {
+      local.push_back(node);
+    } else if (continuation < 0 && !next.blocking) {
+      continuation = node;
+    } else {
+      Dispatch(run, node);
+    }
+  };
+  auto end_batch = [&] {
+    if (continuation >= 0) {
+      local.insert(local.begin() + static_cast<std::ptrdiff_t>(mark),
+                   continuation);
+      continuation = -1;
+    }
+  };
+  if (first == NodeTask::kStart) {
+    run.ResetCounters();
+    if (trace) now = NowNs();
+    for (int root : plan.roots) ready(root);
+    end_batch();
+  } else {
+    local.push_back(first);
+  }
   while (!local.empty()) {
     const int index = local.back();
     local.pop_back();
     if (!ExecuteNode(run, index)) continue;
     const CompiledNode& node = graph.node(index);
-    const size_t mark = local.size();
-    const int64_t now = trace ? NowNs() : 0;
-    int continuation = -1;
+    mark = local.size();
+    if (trace) now = NowNs();
     auto release = [&](int consumer) {
       if (plan.role[consumer] != ExecutionPlan::kRun) return;
       // A node with one pending input has no other producer to race with.
-      if (plan.initial_pending[consumer] != 1 &&
-          run.pending(consumer).fetch_sub(1, std::memory_order_acq_rel) != 1) {
-        return;
-      }
-      if (trace) run.stats()[consumer].scheduled_ns = now;
-      const CompiledNode& next = graph.node(consumer);
-      if (!next.blocking && graph.cost_ns(consumer) < inline_cost) {
-        local.push_back(consumer);
-      } else if (continuation < 0 && !next.blocking) {
-        continuation = consumer;
-      } else {
-        Dispatch(run, consumer);
+      if (plan.initial_pending[consumer] == 1 ||
+          run.pending(consumer).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        ready(consumer);
       }
     };
     for (const EdgeRef& edge : node.consumers) release(edge.node);
     for (int consumer : node.control_consumers) release(consumer);
-    if (continuation >= 0) {
-      local.insert(local.begin() + static_cast<std::ptrdiff_t>(mark),
-                   continuation);
-    }
+    end_batch();
   }
   run.FinishOutstanding();
 }
@@ -214,19 +237,14 @@ const std::string& CurrentThreadName() {
 
 void NodeTask::Run() { Process(*run, node); }
 
-void ExecuteRun(const std::shared_ptr<RunState>& run_ptr,
-                std::optional<Clock::time_point> deadline) {
-  RunState& run = *run_ptr;
+void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
   const ExecutionPlan& plan = run.plan();
   if (plan.roots.empty()) return;  // Everything fetched was fed.
-  if (run.config().trace) {
-    const int64_t now = NowNs();
-    for (int r : plan.roots) run.stats()[r].scheduled_ns = now;
-  }
-  // Hold one count while dispatching so that the Run cannot complete before
-  // every root is out.
-  run.AddOutstanding(1);
-  for (int root : plan.roots) Dispatch(run, root);
+  // One start task makes the roots ready on a worker, which runs the cheap
+  // ones and pushes the rest onto its own deque: far cheaper than injecting
+  // every root into the pool from outside.
+  run.AddOutstanding(1);  // Held while starting, so the Run cannot end early.
+  Dispatch(run, NodeTask::kStart);
   ThreadPool* pool = run.config().inter_pool;
   if (pool == nullptr) {
     std::vector<int>& queue = run.caller_queue();

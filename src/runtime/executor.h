@@ -28,7 +28,7 @@ namespace weft::internal {
 // Starts the Run and returns once it completes. With a deadline, a Run still
 // going at the deadline is aborted with DeadlineExceeded (nodes check
 // cancellation); the call still returns only once no node of it runs.
-void ExecuteRun(const std::shared_ptr<RunState>& run,
+void ExecuteRun(RunState& run,
                 std::optional<std::chrono::steady_clock::time_point> deadline);
 
 }  // namespace weft::internal

@@ -13,23 +13,62 @@ RunState::RunState(Config config)
       pending_(new std::atomic<int32_t>[config_.graph->num_nodes()]),
       uses_(new std::atomic<int32_t>[config_.graph->num_values()]),
       tasks_(new NodeTask[config_.graph->num_nodes()]) {
-  const ExecutionPlan& plan = *config_.plan;
+  start_task_.run = this;
   for (int i = 0; i < config_.graph->num_nodes(); ++i) {
-    pending_[i].store(plan.initial_pending[i], std::memory_order_relaxed);
     tasks_[i].run = this;
     tasks_[i].node = i;
   }
-  for (int v = 0; v < config_.graph->num_values(); ++v) {
-    uses_[v].store(plan.value_uses[v], std::memory_order_relaxed);
+  Initialize();
+}
+
+void RunState::Reset(Config config) {
+  config_ = std::move(config);
+  outstanding_.store(0, std::memory_order_relaxed);
+  cancelled_.store(false, std::memory_order_relaxed);
+  complete_flag_.store(false, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = Status::OK();
+    complete_ = false;
+  }
+  stats_.clear();
+  executed_.clear();
+  caller_queue_.clear();
+  Initialize();
+}
+
+void RunState::ReleaseValues() {
+  const ExecutionPlan& plan = *config_.plan;
+  const CompiledGraph& graph = *config_.graph;
+  for (const EdgeRef& ref : plan.feeds) {
+    values_[graph.node(ref.node).first_value + ref.slot] = Tensor();
+  }
+  for (const EdgeRef& ref : plan.fetches) {
+    values_[graph.node(ref.node).first_value + ref.slot] = Tensor();
+  }
+  for (int c : plan.constants) values_[graph.node(c).first_value] = Tensor();
+}
+
+void RunState::ResetCounters() {
+  const ExecutionPlan& plan = *config_.plan;
+  for (int node : plan.counted_nodes) {
+    pending_[node].store(plan.initial_pending[node], std::memory_order_relaxed);
+  }
+  for (int value : plan.counted_values) {
+    uses_[value].store(plan.value_uses[value], std::memory_order_relaxed);
+  }
+}
+
+void RunState::Initialize() {
+  const ExecutionPlan& plan = *config_.plan;
+  for (int c : plan.constants) {
+    const CompiledNode& node = config_.graph->node(c);
+    values_[node.first_value] = *node.constant;
   }
   if (config_.trace) {
     stats_.resize(config_.graph->num_nodes());
     executed_.assign(config_.graph->num_nodes(), 0);
   }
-}
-
-RunState::~RunState() {
-  if (config_.on_destroy) config_.on_destroy();
 }
 
 void RunState::Abort(const Status& status) {
@@ -67,10 +106,13 @@ bool RunState::SpinUntilComplete(int spin_us) const {
     if (complete_flag_.load(std::memory_order_acquire)) return true;
     if (cancelled()) return false;  // Let the caller handle it locked.
     CpuRelax();
-    if (i % 64 == 0) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      // Give the core to a worker of this Run if one is waiting for it.
+    if (i % 8 == 0) {
+      // Offer the core to a thread of this Run that may be waiting for it
+      // (with as many threads as cores, this one is in the way).
       std::this_thread::yield();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
+        return false;
+      }
     }
   }
 }

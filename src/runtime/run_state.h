@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,9 +28,12 @@ class RunState;
 // dispatched node (its Run waits for all of them, see FinishOutstanding).
 class NodeTask final : public Task {
  public:
+  // The node of the task that starts a Run: it makes every root ready.
+  static constexpr int kStart = -1;
+
   void Run() override;  // executor.cc
   RunState* run = nullptr;
-  int node = -1;
+  int node = kStart;
 };
 
 class RunState {
@@ -40,23 +42,32 @@ class RunState {
     std::shared_ptr<const CompiledGraph> graph;
     std::shared_ptr<const ExecutionPlan> plan;
     // Null: every node runs in the calling thread. The session keeps the
-    // pools alive until every RunState is gone (see on_destroy): a RunState
-    // may die on a worker thread, which must never destroy its own pool.
+    // pools alive while any Run is active.
     ThreadPool* inter_pool = nullptr;
     std::string inter_pool_name;
     // Null: kernels run serially.
     ThreadPool* intra_pool = nullptr;
     bool trace = false;
     double inline_node_cost_ns = 0;
-    // Called by the destructor, from whichever thread drops the last
-    // reference.
-    std::function<void()> on_destroy;
   };
 
   explicit RunState(Config config);
-  ~RunState();
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
+
+  // Prepares a RunState whose Run succeeded for another Run of the same
+  // graph (the plan may differ): the session recycles them, so a Run does
+  // not allocate its arrays again. REQUIRES: ReleaseValues() was called and
+  // no node of the previous Run is still running.
+  void Reset(Config config);
+  // After a successful Run: drops the values it still holds. Every other
+  // value was released by the executor when its last reader ran, so only
+  // feeds, fetches and constants are left.
+  void ReleaseValues();
+  // Resets the pending and use counters the plan decrements atomically.
+  // Called by the Run's start task, on the thread that then runs the first
+  // nodes, so the counters' cache lines start out where they are used.
+  void ResetCounters();
 
   const CompiledGraph& graph() const { return *config_.graph; }
   const ExecutionPlan& plan() const { return *config_.plan; }
@@ -68,7 +79,10 @@ class RunState {
   std::atomic<int32_t>& pending(int node) { return pending_[node]; }
   // Reads of value v still to come (ExecutionPlan::value_uses).
   std::atomic<int32_t>& uses(int value) { return uses_[value]; }
-  NodeTask& task(int node) { return tasks_[node]; }
+  // The task of `node`, or the start task for NodeTask::kStart.
+  NodeTask& task(int node) {
+    return node == NodeTask::kStart ? start_task_ : tasks_[node];
+  }
 
   // Ends the Run with `status` unless it already has an error: no node
   // starts afterwards, and waiting kernels (KernelContext::WaitFor) wake.
@@ -103,11 +117,14 @@ class RunState {
   std::vector<int>& caller_queue() { return caller_queue_; }
 
  private:
-  const Config config_;
+  void Initialize();
+
+  Config config_;
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int32_t>[]> pending_;
   std::unique_ptr<std::atomic<int32_t>[]> uses_;
   std::unique_ptr<NodeTask[]> tasks_;
+  NodeTask start_task_;
   std::atomic<int64_t> outstanding_{0};
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> complete_flag_{false};  // complete_, readable unlocked.

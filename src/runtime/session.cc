@@ -88,7 +88,10 @@ class SessionImpl {
       const std::vector<std::pair<std::string, Tensor>>& feeds) const;
   StatusOr<RunState::Config> MakeConfig(
       const RunOptions& run_options, std::shared_ptr<const ExecutionPlan> plan);
-  void RunStateDestroyed();
+  // A RunState for `config`: a recycled one when there is one. REQUIRES: mu_.
+  std::unique_ptr<RunState> AcquireRunState(RunState::Config config);
+  // Ends a Run: no longer active; its RunState is kept for reuse.
+  void ReleaseRunState(std::unique_ptr<RunState> run);
   static void FillMetadata(RunState& run, int64_t start_ns,
                            RunMetadata* metadata);
 
@@ -99,9 +102,10 @@ class SessionImpl {
   std::mutex mu_;
   std::condition_variable runs_done_;
   bool closed_ = false;                         // Guarded by mu_.
-  std::set<std::shared_ptr<RunState>> active_;  // Guarded by mu_.
-  // RunStates not yet destroyed; Close() keeps the pools until it is 0.
-  int live_runs_ = 0;  // Guarded by mu_.
+  std::vector<RunState*> active_;  // Runs in flight. Guarded by mu_.
+  // Finished RunStates kept for reuse (at most kMaxIdleRunStates).
+  static constexpr size_t kMaxIdleRunStates = 8;
+  std::vector<std::unique_ptr<RunState>> idle_runs_;  // Guarded by mu_.
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
 };
 
@@ -172,17 +176,33 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
   config.intra_pool = pools_.intra.get();
   config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
   config.inline_node_cost_ns = options_.inline_node_cost_ns;
-  config.on_destroy = [this] { RunStateDestroyed(); };
-  ++live_runs_;
   return config;
 }
 
-void SessionImpl::RunStateDestroyed() {
-  // Notify under the lock: the last RunState may die on a pool worker while
-  // Close() waits; once Close() can see live_runs_ == 0 the session may be
-  // destroyed, so nothing here may touch it after the unlock.
+std::unique_ptr<RunState> SessionImpl::AcquireRunState(
+    RunState::Config config) {
+  std::unique_ptr<RunState> run;
+  if (!idle_runs_.empty()) {
+    run = std::move(idle_runs_.back());
+    idle_runs_.pop_back();
+    run->Reset(std::move(config));
+  } else {
+    run = std::make_unique<RunState>(std::move(config));
+  }
+  active_.push_back(run.get());
+  return run;
+}
+
+void SessionImpl::ReleaseRunState(std::unique_ptr<RunState> run) {
+  // Only a RunState whose Run succeeded is clean enough to recycle (a failed
+  // Run may have left values and counters anywhere); the others go.
+  const bool reusable = run->status().ok();
+  if (reusable) run->ReleaseValues();  // Outside the lock.
   std::lock_guard<std::mutex> lock(mu_);
-  --live_runs_;
+  active_.erase(std::find(active_.begin(), active_.end(), run.get()));
+  if (reusable && !closed_ && idle_runs_.size() < kMaxIdleRunStates) {
+    idle_runs_.push_back(std::move(run));
+  }
   runs_done_.notify_all();
 }
 
@@ -224,15 +244,14 @@ Status SessionImpl::Run(
                         GetPlan(feeds, fetches, targets));
   WEFT_RETURN_IF_ERROR(CheckFeeds(*plan, feeds));
 
-  std::shared_ptr<RunState> run;
+  std::unique_ptr<RunState> run;
   {
     // Under mu_: Close() releases the pools the config takes.
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return FailedPreconditionError("the session is closed");
     WEFT_ASSIGN_OR_RETURN(RunState::Config config,
                           MakeConfig(run_options, std::move(plan)));
-    run = std::make_shared<RunState>(std::move(config));
-    active_.insert(run);
+    run = AcquireRunState(std::move(config));
   }
   for (size_t i = 0; i < feeds.size(); ++i) {
     const EdgeRef& ref = run->plan().feeds[i];
@@ -244,12 +263,7 @@ Status SessionImpl::Run(
                                  : options_.operation_timeout_ms;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout_ms > 0) deadline = start + std::chrono::milliseconds(timeout_ms);
-  ExecuteRun(run, deadline);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    active_.erase(run);
-    runs_done_.notify_all();
-  }
+  ExecuteRun(*run, deadline);
 
   if (metadata != nullptr) {
     FillMetadata(*run,
@@ -263,12 +277,14 @@ Status SessionImpl::Run(
     status = DeadlineExceededError("the Run exceeded its deadline of " +
                                    std::to_string(timeout_ms) + " ms");
   }
-  if (!status.ok()) return status;
-  for (const EdgeRef& fetch : run->plan().fetches) {
-    outputs->push_back(
-        run->values()[graph_->node(fetch.node).first_value + fetch.slot]);
+  if (status.ok()) {
+    for (const EdgeRef& fetch : run->plan().fetches) {
+      outputs->push_back(
+          run->values()[graph_->node(fetch.node).first_value + fetch.slot]);
+    }
   }
-  return Status::OK();
+  ReleaseRunState(std::move(run));
+  return status;
 }
 
 Status SessionImpl::Close() {
@@ -279,7 +295,8 @@ Status SessionImpl::Close() {
       run->Abort(CancelledError("the session was closed during the Run"));
     }
   }
-  runs_done_.wait(lock, [&] { return active_.empty() && live_runs_ == 0; });
+  runs_done_.wait(lock, [&] { return active_.empty(); });
+  idle_runs_.clear();
   pools_ = SessionPools{{InterPool{}}, nullptr, pools_.intra_threads};
   return Status::OK();
 }

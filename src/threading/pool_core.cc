@@ -192,7 +192,17 @@ bool PoolCore::AnyQueuedWork() const {
 }
 
 Task* PoolCore::SpinForTask(int self, uint64_t* rng) {
-  spinning_.fetch_add(1, std::memory_order_seq_cst);
+  // Spinners are bounded (half the workers, at least one): each burns a
+  // core, and on a machine as small as the pool, idle spinners would take
+  // the cores the working threads need. The one spinner that finds a task
+  // wakes another worker if more work remains.
+  const int max_spinners = std::max(1, NumThreads() / 2);
+  for (int s = spinning_.load(std::memory_order_seq_cst);;) {
+    if (s >= max_spinners) return FindTask(self, rng);
+    if (spinning_.compare_exchange_weak(s, s + 1, std::memory_order_seq_cst)) {
+      break;
+    }
+  }
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::microseconds(options_.spin_us);
   for (uint32_t i = 1;; ++i) {

@@ -10,7 +10,9 @@
 //    inbox, the injection queue, then every other worker's inbox and deque
 //    from a random start (oldest first).
 //  - Finding nothing, it spins for options.spin_us, counted in spinning_,
-//    then parks on event_. Schedule() wakes a parked worker only when no
+//    then parks on event_. At most half the workers (at least one) spin at
+//    once; the others park straight away, so idle spinners do not take the
+//    cores of busy threads. Schedule() wakes a parked worker only when no
 //    worker spins: a spinning worker will find the task without a system
 //    call. A woken worker searches as a spinner too. When the last spinner
 //    finds a task while more work is queued, it wakes another worker, so a
