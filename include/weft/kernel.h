@@ -117,7 +117,8 @@ class KernelContext {
   bool WaitFor(std::chrono::nanoseconds duration);
 
  private:
-  void RecordShards(int64_t blocks);
+  void RecordShards(int threads);
+  int HelpersAllowed() const;
 
   internal::NodeRun* run_;
 };

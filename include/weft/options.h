@@ -104,8 +104,9 @@ struct NodeExecStats {
   int thread_index = -1;
   int64_t os_thread_id = 0;
   std::string thread_name;  // As the OS knows it: "weft-inter-0", ...
-  // Blocks the node's ParallelFor calls ran (the most in one call); 1 when it
-  // ran serially.
+  // Threads the node's ParallelFor calls enlisted (the most in one call):
+  // 1 when it ran serially. It follows the core budget: a kernel running
+  // while others do gets fewer intra-op helpers (docs/architecture.md).
   int intra_op_shards = 1;
   // Every ParallelFor block, when the node used the intra-op pool.
   std::vector<ShardExecStats> shards;

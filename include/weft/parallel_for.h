@@ -40,17 +40,18 @@ using RangeFn = FunctionRef<void(int64_t begin, int64_t end)>;
 // cut into equal blocks (at most max_blocks_per_thread per participating
 // thread, each worth at least min_block_ns) that threads claim dynamically.
 // Block boundaries depend on the pool size: use ParallelForFixedBlocks when
-// the result must not. Returns the number of blocks fn was called for.
-int64_t ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                    RangeFn fn);
+// the result must not. Returns how many threads it enlisted: the caller plus
+// the helpers it scheduled (1 when the range ran inline; 0 when n <= 0). A
+// helper that arrives after every block is claimed runs none.
+int ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
+                RangeFn fn);
 
 // Calls fn once per block [k * block, min(n, (k + 1) * block)) for every k,
 // so the boundaries depend only on n and block, never on the thread count:
 // a reduction that keeps one partial result per block and combines them in
-// block order is bitwise reproducible. REQUIRES: block >= 1. Returns the
-// number of blocks.
-int64_t ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
-                               RangeFn fn);
+// block order is bitwise reproducible. Returns how many threads it enlisted.
+int ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
+                           RangeFn fn);
 
 }  // namespace weft
 

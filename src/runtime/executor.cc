@@ -8,6 +8,7 @@
 #include <exception>
 #include <vector>
 
+#include "runtime/core_budget.h"
 #include "runtime/node_run.h"
 #include "threading/pool_core.h"
 
@@ -116,6 +117,7 @@ bool ExecuteNode(RunState& run, int index) {
   KernelContext ctx(&node_run);
   Status status;
   try {
+    CoreBudget::Running computing;
     status = node.kernel->Compute(ctx);
   } catch (const std::exception& e) {
     status = InternalError(std::string("the kernel threw: ") + e.what());

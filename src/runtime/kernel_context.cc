@@ -3,7 +3,9 @@
 #include <chrono>
 #include <limits>
 
+#include "runtime/core_budget.h"
 #include "runtime/node_run.h"
+#include "threading/parallel_for_internal.h"
 #include "weft/kernel.h"
 
 namespace weft {
@@ -61,11 +63,10 @@ Status KernelContext::SetOutput(int i, Tensor tensor) {
   return Status::OK();
 }
 
-void KernelContext::RecordShards(int64_t blocks) {
-  // Without an intra-op pool every block ran here, one after another.
-  if (run_->intra_pool != nullptr && blocks > run_->max_shards) {
-    run_->max_shards = static_cast<int>(
-        std::min<int64_t>(blocks, std::numeric_limits<int>::max()));
+void KernelContext::RecordShards(int threads) {
+  // Without an intra-op pool every block ran here, on one thread.
+  if (run_->intra_pool != nullptr) {
+    run_->max_shards = std::max(run_->max_shards, threads);
   }
 }
 
@@ -101,27 +102,37 @@ class ShardRecorder {
 
 }  // namespace
 
+int KernelContext::HelpersAllowed() const {
+  if (run_->intra_pool == nullptr) return 0;
+  return internal::CoreBudget::HelpersAllowed(
+      run_->intra_pool->NumThreads(), run_->run->config().intra_threads);
+}
+
 void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
                                 RangeFn fn) {
+  const int helpers = HelpersAllowed();
   if (!run_->trace || run_->intra_pool == nullptr) {
-    RecordShards(weft::ParallelFor(run_->intra_pool, n, cost_per_unit_ns, fn));
+    RecordShards(internal::ParallelForCapped(run_->intra_pool, n,
+                                             cost_per_unit_ns, helpers, fn));
     return;
   }
   ShardRecorder recorder(run_, fn);
-  RecordShards(weft::ParallelFor(run_->intra_pool, n, cost_per_unit_ns,
-                                 [&](int64_t b, int64_t e) { recorder(b, e); }));
+  RecordShards(internal::ParallelForCapped(
+      run_->intra_pool, n, cost_per_unit_ns, helpers,
+      [&](int64_t b, int64_t e) { recorder(b, e); }));
 }
 
 void KernelContext::ParallelForFixedBlocks(int64_t n, int64_t block,
                                            RangeFn fn) {
+  const int helpers = HelpersAllowed();
   if (!run_->trace || run_->intra_pool == nullptr) {
-    RecordShards(
-        weft::ParallelForFixedBlocks(run_->intra_pool, n, block, fn));
+    RecordShards(internal::ParallelForFixedBlocksCapped(run_->intra_pool, n,
+                                                        block, helpers, fn));
     return;
   }
   ShardRecorder recorder(run_, fn);
-  RecordShards(weft::ParallelForFixedBlocks(
-      run_->intra_pool, n, block,
+  RecordShards(internal::ParallelForFixedBlocksCapped(
+      run_->intra_pool, n, block, helpers,
       [&](int64_t b, int64_t e) { recorder(b, e); }));
 }
 
@@ -132,6 +143,7 @@ int KernelContext::intra_op_threads() const {
 bool KernelContext::IsCancelled() const { return run_->run->cancelled(); }
 
 bool KernelContext::WaitFor(std::chrono::nanoseconds duration) {
+  internal::CoreBudget::Waiting waiting;  // A waiting kernel uses no core.
   return run_->run->WaitUnlessCancelled(duration);
 }
 

@@ -18,7 +18,7 @@ struct NodeRun {
   const Tensor* values = nullptr;
   Tensor* outputs = nullptr;  // node->output_dtypes.size() entries.
   ThreadPool* intra_pool = nullptr;
-  int max_shards = 1;  // The most blocks one ParallelFor call ran.
+  int max_shards = 1;  // The most threads one ParallelFor call enlisted.
   bool trace = false;
   std::mutex shards_mu;
   std::vector<ShardExecStats> shards;  // Guarded by shards_mu.

@@ -47,6 +47,7 @@ class RunState {
     std::string inter_pool_name;
     // Null: kernels run serially.
     ThreadPool* intra_pool = nullptr;
+    int intra_threads = 1;  // The session's setting, caller included.
     bool trace = false;
     double inline_node_cost_ns = 0;
   };

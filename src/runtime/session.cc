@@ -174,6 +174,7 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
     config.inter_pool_name = pools_.inter[index].name;
   }
   config.intra_pool = pools_.intra.get();
+  config.intra_threads = pools_.intra_threads;
   config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
   config.inline_node_cost_ns = options_.inline_node_cost_ns;
   return config;

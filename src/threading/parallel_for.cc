@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <utility>
 #include <vector>
 
+#include "threading/parallel_for_internal.h"
 #include "threading/pool_core.h"
 #include "threading/spin.h"
 #include "weft/thread_pool.h"
@@ -164,13 +166,14 @@ class JobCache {
 
 thread_local JobCache tls_job_cache;
 
-// Runs [0, n) in blocks of `block` on the caller plus up to NumThreads()
-// helpers. REQUIRES: pool has workers and there are at least two blocks.
-void RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
-                         RangeFn fn) {
+// Runs [0, n) in blocks of `block` on the caller plus up to `max_helpers`
+// workers; returns how many threads it enlisted (the caller included). REQUIRES: max_helpers >= 1,
+// the pool has workers and there are at least two blocks.
+int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
+                        int max_helpers, RangeFn fn) {
   const int64_t num_blocks = (n + block - 1) / block;
-  const int helpers =
-      static_cast<int>(std::min<int64_t>(pool.NumThreads(), num_blocks - 1));
+  const int helpers = static_cast<int>(std::min<int64_t>(
+      {pool.NumThreads(), max_helpers, num_blocks - 1}));
   ParallelForJob* job = tls_job_cache.Take();
   job->Reset(fn, n, block, helpers);
   pool.core().ScheduleCopies(job, helpers);
@@ -179,29 +182,36 @@ void RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   const std::exception_ptr error = job->TakeError();
   if (job->Release()) tls_job_cache.Give(job);
   if (error) std::rethrow_exception(error);
+  return helpers + 1;
 }
 
-bool HasWorkers(const ThreadPool* pool) {
-  return pool != nullptr && pool->NumThreads() > 0;
+// Without helpers, or with a single block: every block on the caller.
+int RunBlocksInline(int64_t n, int64_t block, RangeFn fn) {
+  for (int64_t begin = 0; begin < n; begin += block) {
+    fn(begin, std::min(n, begin + block));
+  }
+  return 1;
 }
 
 }  // namespace
 
-int64_t ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                    RangeFn fn) {
+namespace internal {
+
+int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
+                      int max_helpers, RangeFn fn) {
   if (n <= 0) return 0;
-  if (!HasWorkers(pool) || n == 1) {
-    fn(0, n);
-    return 1;
+  if (pool == nullptr || pool->NumThreads() == 0 || max_helpers <= 0 ||
+      n == 1) {
+    return RunBlocksInline(n, n, fn);
   }
   const ThreadPoolOptions& options = pool->options();
   const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
   const double min_block_ns = std::max(options.min_block_ns, 1.0);
   if (!(total_ns >= 2 * min_block_ns)) {  // Also catches NaN.
-    fn(0, n);
-    return 1;
+    return RunBlocksInline(n, n, fn);
   }
-  const int64_t threads = pool->NumThreads() + 1;  // The caller works too.
+  // The caller works too.
+  const int64_t threads = std::min(pool->NumThreads(), max_helpers) + 1;
   const double by_cost = std::floor(total_ns / min_block_ns);
   const int64_t by_threads =
       threads * std::max(options.max_blocks_per_thread, 1);
@@ -209,27 +219,33 @@ int64_t ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
       {n, by_threads,
        static_cast<int64_t>(std::min(by_cost, static_cast<double>(n)))});
   const int64_t block = (n + wanted - 1) / wanted;
-  if (block >= n) {
-    fn(0, n);
-    return 1;
-  }
-  RunBlocksInParallel(*pool, n, block, fn);
-  return (n + block - 1) / block;
+  if (block >= n) return RunBlocksInline(n, n, fn);
+  return RunBlocksInParallel(*pool, n, block, max_helpers, fn);
 }
 
-int64_t ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
-                               RangeFn fn) {
+int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
+                                 int max_helpers, RangeFn fn) {
   if (n <= 0) return 0;
   block = std::max<int64_t>(block, 1);
-  const int64_t blocks = (n + block - 1) / block;
-  if (!HasWorkers(pool) || blocks == 1) {
-    for (int64_t begin = 0; begin < n; begin += block) {
-      fn(begin, std::min(n, begin + block));
-    }
-    return blocks;
+  if (pool == nullptr || pool->NumThreads() == 0 || max_helpers <= 0 ||
+      block >= n) {
+    return RunBlocksInline(n, block, fn);
   }
-  RunBlocksInParallel(*pool, n, block, fn);
-  return blocks;
+  return RunBlocksInParallel(*pool, n, block, max_helpers, fn);
+}
+
+}  // namespace internal
+
+int ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
+                RangeFn fn) {
+  return internal::ParallelForCapped(pool, n, cost_per_unit_ns,
+                                     std::numeric_limits<int>::max(), fn);
+}
+
+int ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
+                           RangeFn fn) {
+  return internal::ParallelForFixedBlocksCapped(
+      pool, n, block, std::numeric_limits<int>::max(), fn);
 }
 
 }  // namespace weft

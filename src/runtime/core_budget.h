@@ -1,0 +1,53 @@
+// One core budget for inter-op and intra-op parallelism.
+//
+// Every kernel running anywhere in the process counts against the budget
+// while it computes (not while it waits in KernelContext::WaitFor). A
+// kernel's ParallelFor may enlist as many intra-op helpers as the budget has
+// cores left: budget - running kernels, at most the pool's workers. So with
+// inter = 2 and intra = 2 on 2 cores, two concurrent MatMuls run one thread
+// each, and a MatMul running alone gets both cores, instead of three threads
+// time-slicing two cores.
+//
+// The budget is max(the process's CPU budget, the session's intra-op
+// threads): a user who asks for more intra-op threads than cores still gets
+// them for a lone kernel.
+#ifndef WEFT_SRC_RUNTIME_CORE_BUDGET_H_
+#define WEFT_SRC_RUNTIME_CORE_BUDGET_H_
+
+#include <atomic>
+
+namespace weft::internal {
+
+class CoreBudget {
+ public:
+  // Marks the calling thread as computing a kernel for its lifetime.
+  class Running {
+   public:
+    Running() { running_.fetch_add(1, std::memory_order_relaxed); }
+    ~Running() { running_.fetch_sub(1, std::memory_order_relaxed); }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+  };
+  // The opposite, for a kernel that blocks: it gives its core back.
+  class Waiting {
+   public:
+    Waiting() { running_.fetch_sub(1, std::memory_order_relaxed); }
+    ~Waiting() { running_.fetch_add(1, std::memory_order_relaxed); }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+  };
+
+  // Helpers a kernel on this thread may enlist now, from a pool of
+  // `pool_workers` serving a session whose intra-op setting is
+  // `intra_threads` (caller included).
+  static int HelpersAllowed(int pool_workers, int intra_threads);
+
+  static int running() { return running_.load(std::memory_order_relaxed); }
+
+ private:
+  static std::atomic<int> running_;
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_CORE_BUDGET_H_

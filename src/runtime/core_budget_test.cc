@@ -1,0 +1,74 @@
+// The core budget: intra-op helpers shrink as more kernels run at once.
+#include "runtime/core_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "test_support/session_util.h"
+#include "weft/threading.h"
+
+namespace weft {
+namespace {
+
+using internal::CoreBudget;
+
+TEST(CoreBudgetTest, HelpersShrinkWithRunningKernelsAndWaitersGiveCoresBack) {
+  const int budget = std::max(AutoCpuBudget().threads, 8);
+  CoreBudget::Running self;  // The kernel asking.
+  EXPECT_EQ(CoreBudget::HelpersAllowed(7, 8), std::min(7, budget - 1));
+  {
+    CoreBudget::Running other1, other2;
+    EXPECT_EQ(CoreBudget::HelpersAllowed(7, 8), std::min(7, budget - 3));
+    {
+      CoreBudget::Waiting blocked;  // other2 waits: its core is free.
+      EXPECT_EQ(CoreBudget::HelpersAllowed(7, 8), std::min(7, budget - 2));
+    }
+  }
+  // Never more than the pool has, never negative.
+  EXPECT_EQ(CoreBudget::HelpersAllowed(1, 8), 1);
+  CoreBudget::Running crowd[1024];
+  EXPECT_EQ(CoreBudget::HelpersAllowed(7, 8), 0);
+}
+
+// Two branches of chained MatMuls. Run alone (inter = 1), every MatMul
+// gets the session's full intra width; run concurrently (inter = 2, intra =
+// 2 on a 2-core budget), MatMuls that overlap get no helper.
+TEST(CoreBudgetTest, ShardCountsInRunMetadataFollowConcurrentLoad) {
+  const int cores = AutoCpuBudget().threads;
+  if (cores < 2) GTEST_SKIP() << "needs a budget of at least 2 cores";
+  Graph g;
+  std::string left = g.RandomUniform("x", DataType::kFloat32, {384, 384}, 1);
+  std::string right = left;
+  for (int i = 0; i < 4; ++i) {
+    left = g.MatMul("left" + std::to_string(i), left, left);
+    right = g.MatMul("right" + std::to_string(i), right, right);
+  }
+  g.Add("join", left, right);
+  RunOptions trace;
+  trace.trace_level = RunOptions::TraceLevel::kFull;
+  auto matmul_shards = [&](int inter) {
+    auto session = test::MustCreate(g, test::PerSessionOptions(inter, cores));
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    EXPECT_TRUE(session->Run(trace, {}, {"join"}, {}, &out, &metadata).ok());
+    std::vector<int> shards;
+    for (const NodeExecStats& s : metadata.node_stats) {
+      if (s.op == "MatMul") shards.push_back(s.intra_op_shards);
+    }
+    EXPECT_EQ(shards.size(), 8u);
+    return shards;
+  };
+  const std::vector<int> alone = matmul_shards(/*inter=*/1);
+  for (int shards : alone) {
+    EXPECT_GT(shards, 1);
+    EXPECT_EQ(shards, alone[0]);
+  }
+  const std::vector<int> concurrent = matmul_shards(/*inter=*/2);
+  EXPECT_LT(*std::min_element(concurrent.begin(), concurrent.end()), alone[0])
+      << "no MatMul gave up a helper while the other branch ran";
+}
+
+}  // namespace
+}  // namespace weft
