@@ -1,18 +1,20 @@
 // The executor: runs one RunState to completion on the inter-op pool (or in
 // the calling thread).
 //
-// Algorithm outline:
-//  - Every root node is dispatched: Schedule()d on the inter-op pool, or
-//    queued for the calling thread when there is none.
-//  - A thread running node N executes its kernel, then decrements the
-//    pending count of every consumer; those reaching zero are ready. Of the
-//    ready nodes, cheap ones (measured cost below inline_node_cost_ns, not
-//    blocking) run next on this thread, one expensive node continues on this
-//    thread after them, and the other expensive ones are dispatched, so
-//    independent branches spread over the pool.
-//  - outstanding counts nodes made ready and not yet finished; a node's
-//    successors are counted before the node itself finishes, so it reaches
-//    zero exactly once, when nothing can run any more.
+// Algorithm outline (docs/architecture.md, "Executor"):
+//  - One start task is dispatched: Schedule()d on the inter-op pool, or
+//    queued for the calling thread when there is none. It resets the Run's
+//    counters and makes every root ready.
+//  - A thread running node N executes its kernel, releases the inputs no
+//    later node reads, then decrements the pending count of every consumer;
+//    those reaching zero are ready. Of the ready nodes, cheap ones (measured
+//    cost below inline_node_cost_ns, not blocking) run next on this thread,
+//    one expensive node continues on this thread after them, and the other
+//    expensive ones are dispatched, so independent branches spread over the
+//    pool.
+//  - outstanding counts dispatched tasks not yet finished; a task counts the
+//    tasks it dispatches before it finishes, so it reaches zero exactly
+//    once, when nothing can run any more.
 //  - The first kernel error (or a deadline, or Close) aborts the Run: nodes
 //    not started are skipped and no successor becomes ready.
 #ifndef WEFT_SRC_RUNTIME_EXECUTOR_H_

@@ -39,7 +39,9 @@ class ParallelForJob final : public internal::Task {
     n_ = n;
     block_ = block;
     num_blocks_ = (n + block - 1) / block;
-    next_block_.store(0, std::memory_order_relaxed);
+    // Block 0 is the caller's without a claim (RunFirstBlock): one shared
+    // read-modify-write fewer on the fork/join's critical path.
+    next_block_.store(1, std::memory_order_relaxed);
     unfinished_.store(num_blocks_, std::memory_order_relaxed);
     done_.store(kRunning, std::memory_order_relaxed);
     entered_.store(0, std::memory_order_relaxed);
@@ -56,26 +58,15 @@ class ParallelForJob final : public internal::Task {
     Unref();
   }
 
+  // The caller's first block, reserved for it by Reset().
+  void RunFirstBlock() { RunBlock(0); }
+
   // Claims and runs blocks until every block is claimed.
   void RunBlocks() {
     for (;;) {
       const int64_t b = next_block_.fetch_add(1, std::memory_order_relaxed);
       if (b >= num_blocks_) return;
-      if (!failed_.load(std::memory_order_relaxed)) {
-        try {
-          fn_(b * block_, std::min(n_, (b + 1) * block_));
-        } catch (...) {
-          bool expected = false;
-          if (failed_.compare_exchange_strong(expected, true)) {
-            error_ = std::current_exception();
-          }
-        }
-      }
-      if (unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (done_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
-          done_.notify_one();
-        }
-      }
+      RunBlock(b);
     }
   }
 
@@ -121,6 +112,25 @@ class ParallelForJob final : public internal::Task {
   std::exception_ptr TakeError() { return std::move(error_); }
 
  private:
+  // Runs block b (unless an earlier block threw) and counts it finished.
+  void RunBlock(int64_t b) {
+    if (!failed_.load(std::memory_order_relaxed)) {
+      try {
+        fn_(b * block_, std::min(n_, (b + 1) * block_));
+      } catch (...) {
+        bool expected = false;
+        if (failed_.compare_exchange_strong(expected, true)) {
+          error_ = std::current_exception();
+        }
+      }
+    }
+    if (unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (done_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
+        done_.notify_one();
+      }
+    }
+  }
+
   void Unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
@@ -177,6 +187,7 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   ParallelForJob* job = tls_job_cache.Take();
   job->Reset(fn, n, block, helpers);
   pool.core().ScheduleCopies(job, helpers);
+  job->RunFirstBlock();
   job->RunBlocks();
   job->Wait(pool.options().spin_us);
   const std::exception_ptr error = job->TakeError();
