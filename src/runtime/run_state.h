@@ -128,15 +128,26 @@ class RunState {
   NodeTask start_task_;
   std::atomic<int64_t> outstanding_{0};
   std::atomic<bool> cancelled_{false};
-  std::atomic<bool> complete_flag_{false};  // complete_, readable unlocked.
+  // Completion handshake. The waiter spins on it; before sleeping it moves
+  // kRunning -> kSleeping. Complete() exchanges in kDone and, only if it saw
+  // kSleeping, sets complete_ and notifies under mu_. So a spinning waiter
+  // that sees kDone may return at once (Complete() touches nothing after
+  // the exchange), and a sleeping one returns only after Complete() has
+  // released mu_.
+  enum : uint32_t { kRunning = 0, kSleeping = 1, kDone = 2 };
+  std::atomic<uint32_t> completion_{kRunning};
+  bool sleep_announced_ = false;  // Only the waiting thread touches it.
 
   void Complete();
   bool SpinUntilComplete(int spin_us) const;
+  // Announces a sleeping waiter (once); false if the Run completed before
+  // any announcement, in which case Complete() will not touch mu_.
+  bool PrepareToSleep();
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // Completion and cancellation.
   Status status_;               // Guarded by mu_.
-  bool complete_ = false;       // Guarded by mu_.
+  bool complete_ = false;       // Guarded by mu_; see completion_.
 
   std::vector<NodeExecStats> stats_;
   std::vector<char> executed_;
