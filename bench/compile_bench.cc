@@ -86,7 +86,8 @@ void Compile(benchmark::State& state) {
       state.SkipWithError(session.status().ToString().c_str());
       return;
     }
-    const weft::Status prepared = (*session)->Prepare({}, {fetch}, {});
+    const weft::Status prepared =
+        (*session)->Prepare({{"x", Small()}}, {fetch}, {});
     if (!prepared.ok()) {
       state.SkipWithError(prepared.ToString().c_str());
       return;

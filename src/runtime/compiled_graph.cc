@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "framework/op_registry_impl.h"
@@ -28,9 +29,19 @@ std::optional<int64_t> ParseNonNegative(std::string_view text) {
   return value;
 }
 
+// Per-node lists in two flat arrays (compressed rows): a graph of a million
+// nodes would otherwise cost a million small vectors.
+struct Adjacency {
+  std::vector<int> offsets;  // Node i's list is items[offsets[i], offsets[i+1]).
+  std::vector<int> items;
+  std::span<const int> of(int i) const {
+    return {items.data() + offsets[i], items.data() + offsets[i + 1]};
+  }
+};
+
 // Names a node on a cycle among `unsorted` (nodes Kahn's algorithm could not
 // order): walking inputs from any of them must revisit a node.
-std::string FindNodeOnCycle(const std::vector<std::vector<int>>& producers,
+std::string FindNodeOnCycle(const Adjacency& producers,
                             const std::vector<char>& unsorted,
                             const Graph& graph) {
   int start = 0;
@@ -39,7 +50,7 @@ std::string FindNodeOnCycle(const std::vector<std::vector<int>>& producers,
   int current = start;
   while (!seen[current]) {
     seen[current] = 1;
-    for (int p : producers[current]) {
+    for (int p : producers.of(current)) {
       if (unsorted[p]) {
         current = p;
         break;
@@ -127,13 +138,21 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   const int n = static_cast<int>(defs.size());
 
   // Names, ops, inputs.
+  out->index_.reserve(n);
   for (int i = 0; i < n; ++i) {
     if (!out->index_.emplace(defs[i].name, i).second) {
       return InvalidArgumentError("duplicate node name '" + defs[i].name + "'");
     }
   }
   out->nodes_.resize(n);
-  std::vector<std::vector<int>> producers(n);  // Data and control.
+  Adjacency producers;  // Data and control, in input order.
+  producers.offsets.reserve(n + 1);
+  producers.offsets.push_back(0);
+  for (const NodeDef& def : defs) {
+    producers.offsets.push_back(producers.offsets.back() +
+                                static_cast<int>(def.inputs.size()));
+  }
+  producers.items.reserve(producers.offsets.back());
   for (int i = 0; i < n; ++i) {
     const NodeDef& def = defs[i];
     CompiledNode& node = out->nodes_[i];
@@ -157,7 +176,7 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
       } else {
         node.inputs.push_back({producer, spec->output});
       }
-      producers[i].push_back(producer);
+      producers.items.push_back(producer);
     }
     // Device placement.
     const auto cpu = ParseCpuDevice(def.device);
@@ -184,16 +203,24 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   order.reserve(n);
   {
     std::vector<int> missing(n);
-    std::vector<std::vector<int>> successors(n);
+    Adjacency successors;
+    successors.offsets.assign(n + 1, 0);
+    for (int p : producers.items) ++successors.offsets[p + 1];
     for (int i = 0; i < n; ++i) {
-      missing[i] = static_cast<int>(producers[i].size());
-      for (int p : producers[i]) successors[p].push_back(i);
+      successors.offsets[i + 1] += successors.offsets[i];
+      missing[i] = static_cast<int>(producers.of(i).size());
+    }
+    successors.items.resize(producers.items.size());
+    std::vector<int> fill(successors.offsets.begin(),
+                          successors.offsets.end() - 1);
+    for (int i = 0; i < n; ++i) {
+      for (int p : producers.of(i)) successors.items[fill[p]++] = i;
     }
     for (int i = 0; i < n; ++i) {
       if (missing[i] == 0) order.push_back(i);
     }
     for (size_t k = 0; k < order.size(); ++k) {
-      for (int s : successors[order[k]]) {
+      for (int s : successors.of(order[k])) {
         if (--missing[s] == 0) order.push_back(s);
       }
     }
@@ -208,10 +235,11 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
 
   // Signatures, attributes, shapes and kernels, producers first.
   std::vector<double> costs(n);
+  std::vector<const Tensor*> constants;  // Reused: one per input of a node.
   for (int i : order) {
     const NodeDef& def = defs[i];
     CompiledNode& node = out->nodes_[i];
-    std::vector<const Tensor*> constants;
+    constants.clear();
     for (const EdgeRef& in : node.inputs) {
       const CompiledNode& producer = out->nodes_[in.node];
       if (in.slot >= static_cast<int>(producer.output_dtypes.size())) {
@@ -250,7 +278,7 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     node.is_placeholder = node.op == "Placeholder";
     if (node.op == "Const" && node.control_inputs.empty()) {
       if (const Tensor* value = node.attrs.at("value").get_if<Tensor>()) {
-        node.constant = *value;
+        node.constant = std::make_unique<Tensor>(*value);
       }
     }
 
@@ -290,6 +318,10 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   for (int i = 0; i < n; ++i) {
     out->cost_ns_[i].store(costs[i], std::memory_order_relaxed);
     CompiledNode& node = out->nodes_[i];
+    // What only compilation needed (every consumer is compiled now).
+    node.attrs = AttrMap();
+    node.input_dtypes = std::vector<DataType>();
+    node.input_shapes = std::vector<PartialShape>();
     node.input_values.reserve(node.inputs.size());
     for (const EdgeRef& in : node.inputs) {
       node.input_values.push_back(out->nodes_[in.node].first_value + in.slot);

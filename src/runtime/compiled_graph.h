@@ -29,7 +29,9 @@ struct CompiledNode {
   std::string op;
   std::string device;  // "/cpu:k"
   const OpDef* def = nullptr;
-  AttrMap attrs;  // Defaults filled in, type-checked.
+  // Defaults filled in, type-checked. Compile-time only: emptied, like
+  // input_dtypes and input_shapes, once the graph is compiled.
+  AttrMap attrs;
   std::unique_ptr<OpKernel> kernel;
   std::vector<EdgeRef> inputs;  // Producer (node, output) of each data input.
   std::vector<int> control_inputs;
@@ -45,7 +47,7 @@ struct CompiledNode {
   bool is_placeholder = false;
   // Set for a Const without control inputs: its output is the same in every
   // Run, so Runs take it as given instead of running the node.
-  std::optional<Tensor> constant;
+  std::unique_ptr<Tensor> constant;
 };
 
 struct CompileOptions {
