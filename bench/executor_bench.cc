@@ -153,12 +153,24 @@ void BM_OneNode_Weft(benchmark::State& state) {
   RunLoop(state, std::move(g), y, 1);
 }
 
+// (c) with inter = -1: the Run's fixed cost without any thread hand-off.
+void BM_OneNode_CallerThread(benchmark::State& state) {
+  weft::Graph g;
+  const std::string x =
+      g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  const std::string y = g.Add("y", x, g.Const("c", Filled(0.5f)));
+  weft::SessionOptions options;
+  options.inter_op_parallelism_threads = -1;
+  RunLoop(state, std::move(g), y, 1, options);
+}
+
 BENCHMARK(BM_Chain_Weft)->UseRealTime();
 BENCHMARK(BM_Chain_CallerThread)->UseRealTime();
 BENCHMARK(BM_Chain_Direct)->UseRealTime();
 BENCHMARK(BM_WideTree_Weft)->UseRealTime();
 BENCHMARK(BM_WideTree_Direct)->UseRealTime();
 BENCHMARK(BM_OneNode_Weft)->UseRealTime();
+BENCHMARK(BM_OneNode_CallerThread)->UseRealTime();
 
 }  // namespace
 

@@ -33,6 +33,10 @@ struct NodeDef {
   std::string device;
 };
 
+namespace internal {
+class CompiledGraph;
+}  // namespace internal
+
 class Graph {
  public:
   Status AddNode(NodeDef node);
@@ -75,8 +79,11 @@ class Graph {
  private:
   std::string Append(NodeDef node);  // AddNode, keeping the first error.
 
+  // Compiling a graph it owns takes index_ over rather than rebuilding it.
+  friend class internal::CompiledGraph;
+
   std::vector<NodeDef> nodes_;
-  std::unordered_map<std::string, size_t> index_;
+  std::unordered_map<std::string, size_t> index_;  // Name -> position.
   Status status_;
 };
 

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <set>
 #include <span>
 #include <utility>
@@ -127,22 +128,33 @@ void CompiledGraph::RecordCost(int i, double measured_ns) const {
 
 int CompiledGraph::FindNode(const std::string& name) const {
   auto it = index_.find(name);
-  return it == index_.end() ? -1 : it->second;
+  return it == index_.end() ? -1 : static_cast<int>(it->second);
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     const Graph& graph, const CompileOptions& options) {
+  Graph copy = graph;
+  return Compile(std::move(copy), options);
+}
+
+StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
+    Graph&& graph, const CompileOptions& options) {
   WEFT_RETURN_IF_ERROR(graph.status());
+  if (graph.nodes().size() >
+      static_cast<size_t>(std::numeric_limits<int>::max() / 2)) {
+    return InvalidArgumentError("the graph has " +
+                                std::to_string(graph.nodes().size()) +
+                                " nodes, more than weft supports");
+  }
   std::shared_ptr<CompiledGraph> out(new CompiledGraph());
   const std::vector<NodeDef>& defs = graph.nodes();
   const int n = static_cast<int>(defs.size());
 
-  // Names, ops, inputs.
-  out->index_.reserve(n);
-  for (int i = 0; i < n; ++i) {
-    if (!out->index_.emplace(defs[i].name, i).second) {
-      return InvalidArgumentError("duplicate node name '" + defs[i].name + "'");
-    }
+  // Names, ops, inputs. Graph::AddNode refuses duplicate names, so the
+  // graph's own index is complete and can be taken over.
+  out->index_ = std::move(graph.index_);
+  if (out->index_.size() != defs.size()) {
+    return InternalError("the graph's name index does not match its nodes");
   }
   out->nodes_.resize(n);
   Adjacency producers;  // Data and control, in input order.

@@ -39,8 +39,9 @@ class NodeTask final : public Task {
 class RunState {
  public:
   struct Config {
-    std::shared_ptr<const CompiledGraph> graph;
-    std::shared_ptr<const ExecutionPlan> plan;
+    // Owned by the session, which outlives its RunStates.
+    const CompiledGraph* graph = nullptr;
+    const ExecutionPlan* plan = nullptr;
     // Null: every node runs in the calling thread. The session keeps the
     // pools alive while any Run is active.
     ThreadPool* inter_pool = nullptr;

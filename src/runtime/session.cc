@@ -70,7 +70,7 @@ class SessionImpl {
   Status Prepare(const std::vector<std::pair<std::string, Tensor>>& feeds,
                  const std::vector<std::string>& fetches,
                  const std::vector<std::string>& targets) {
-    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
+    WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
                           GetPlan(feeds, fetches, targets));
     return CheckFeeds(*plan, feeds);
   }
@@ -79,7 +79,9 @@ class SessionImpl {
   int intra_op_threads() const { return pools_.intra_threads; }
 
  private:
-  StatusOr<std::shared_ptr<const ExecutionPlan>> GetPlan(
+  // The plan of a signature, built on first use; the session keeps every
+  // plan it built for its lifetime.
+  StatusOr<const ExecutionPlan*> GetPlan(
       const std::vector<std::pair<std::string, Tensor>>& feeds,
       const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
@@ -87,7 +89,7 @@ class SessionImpl {
       const ExecutionPlan& plan,
       const std::vector<std::pair<std::string, Tensor>>& feeds) const;
   StatusOr<RunState::Config> MakeConfig(
-      const RunOptions& run_options, std::shared_ptr<const ExecutionPlan> plan);
+      const RunOptions& run_options, const ExecutionPlan* plan);
   // A RunState for `config`: a recycled one when there is one. REQUIRES: mu_.
   std::unique_ptr<RunState> AcquireRunState(RunState::Config config);
   // Ends a Run: no longer active; its RunState is kept for reuse.
@@ -109,7 +111,7 @@ class SessionImpl {
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
 };
 
-StatusOr<std::shared_ptr<const ExecutionPlan>> SessionImpl::GetPlan(
+StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
     const std::vector<std::pair<std::string, Tensor>>& feeds,
     const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
@@ -117,7 +119,7 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> SessionImpl::GetPlan(
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
+    if (it != plans_.end()) return it->second.get();
   }
   std::vector<std::string> feed_names;
   for (const auto& feed : feeds) feed_names.push_back(feed.first);
@@ -125,8 +127,8 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> SessionImpl::GetPlan(
       std::shared_ptr<const ExecutionPlan> plan,
       ExecutionPlan::Build(*graph_, feed_names, fetches, targets));
   std::lock_guard<std::mutex> lock(mu_);
-  plans_.emplace(key, plan);
-  return plan;
+  // A concurrent Run may have built the same plan: keep the first.
+  return plans_.emplace(key, std::move(plan)).first->second.get();
 }
 
 Status SessionImpl::CheckFeeds(
@@ -157,10 +159,10 @@ Status SessionImpl::CheckFeeds(
 }
 
 StatusOr<RunState::Config> SessionImpl::MakeConfig(
-    const RunOptions& run_options, std::shared_ptr<const ExecutionPlan> plan) {
+    const RunOptions& run_options, const ExecutionPlan* plan) {
   RunState::Config config;
-  config.graph = graph_;
-  config.plan = std::move(plan);
+  config.graph = graph_.get();
+  config.plan = plan;
   const int index = run_options.inter_op_thread_pool;
   if (index < -1 || index >= static_cast<int>(pools_.inter.size())) {
     return InvalidArgumentError(
@@ -241,7 +243,7 @@ Status SessionImpl::Run(
         "RunOptions.timeout_ms = " + std::to_string(run_options.timeout_ms) +
         " must be >= 0");
   }
-  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
+  WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
                         GetPlan(feeds, fetches, targets));
   WEFT_RETURN_IF_ERROR(CheckFeeds(*plan, feeds));
 
@@ -251,7 +253,7 @@ Status SessionImpl::Run(
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return FailedPreconditionError("the session is closed");
     WEFT_ASSIGN_OR_RETURN(RunState::Config config,
-                          MakeConfig(run_options, std::move(plan)));
+                          MakeConfig(run_options, plan));
     run = AcquireRunState(std::move(config));
   }
   for (size_t i = 0; i < feeds.size(); ++i) {
@@ -314,7 +316,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
                                 " must be >= 0");
   }
   WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const internal::CompiledGraph> compiled,
-                        internal::CompiledGraph::Compile(graph, compile));
+                        internal::CompiledGraph::Compile(std::move(graph), compile));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
   return std::unique_ptr<Session>(
