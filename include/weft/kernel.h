@@ -34,6 +34,7 @@ namespace weft {
 
 namespace internal {
 struct NodeRun;
+class ResourceMgr;
 }  // namespace internal
 
 // What a kernel factory sees once, when the graph is compiled.
@@ -116,9 +117,15 @@ class KernelContext {
   // Run is cancelled.
   bool WaitFor(std::chrono::nanoseconds duration);
 
+  // The session's named resources (queues). weft's own kernels reach them
+  // through this; it is not part of the stable API.
+  internal::ResourceMgr* resources() const;
+
  private:
   void RecordShards(int threads);
   int HelpersAllowed() const;
+  Status Account(int output, int64_t bytes);
+  StatusOr<Tensor*> Allocate(int output, const Shape& shape, bool zero_fill);
 
   internal::NodeRun* run_;
 };

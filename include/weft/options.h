@@ -55,6 +55,13 @@ struct SessionOptions {
   // 0: none.
   int64_t operation_timeout_ms = 0;
 
+  // Most bytes of tensors one Run may hold at once (the outputs its nodes
+  // produce, from allocation until the last reader has run; feeds and
+  // constants are not counted). A node whose output would exceed it fails
+  // the Run with ResourceExhausted naming the node, instead of the process
+  // being killed. 0: no limit.
+  int64_t memory_limit_bytes = 0;
+
   // How long idle workers spin before parking, in microseconds: lower
   // latency for back-to-back work against CPU burnt while idle.
   int inter_op_spin_us = 50;

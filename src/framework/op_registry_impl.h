@@ -49,6 +49,7 @@ void RegisterReduceOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
 void RegisterControlOps(OpRegistry& registry);
 void RegisterCustomOps(OpRegistry& registry);
+void RegisterQueueOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

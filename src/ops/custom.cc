@@ -70,6 +70,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterRandomOps(registry);
   RegisterControlOps(registry);
   RegisterCustomOps(registry);
+  RegisterQueueOps(registry);
 }
 
 }  // namespace weft::internal

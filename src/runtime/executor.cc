@@ -8,6 +8,7 @@
 #include <exception>
 #include <vector>
 
+#include "runtime/blocking_pool.h"
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
 #include "threading/pool_core.h"
@@ -61,12 +62,17 @@ class LocalStack {
 thread_local std::vector<std::unique_ptr<std::vector<int>>> LocalStack::stacks_;
 thread_local int LocalStack::depth_ = 0;
 
+// Hands `node` to another thread: a blocking node to the blocking pool (it
+// must not hold an inter-op worker while it waits), any other to the
+// inter-op pool, or to the calling thread when the Run has no pool.
 void Dispatch(RunState& run, int node) {
   run.AddOutstanding(1);
-  if (ThreadPool* pool = run.config().inter_pool) {
+  if (node != NodeTask::kStart && run.graph().node(node).blocking) {
+    BlockingPool::Global().Schedule(&run.task(node));
+  } else if (ThreadPool* pool = run.config().inter_pool) {
     pool->core().Schedule(&run.task(node));
   } else {
-    run.caller_queue().push_back(node);
+    run.PushCallerNode(node);
   }
 }
 
@@ -145,14 +151,21 @@ bool ExecuteNode(RunState& run, int index) {
   const ExecutionPlan& plan = run.plan();
   for (size_t k = 0; k < node.output_dtypes.size(); ++k) {
     if (plan.value_uses[node.first_value + k] == 0) {
+      run.ReleaseBytes(static_cast<int64_t>(node_run.outputs[k].size_bytes()));
       node_run.outputs[k] = Tensor();
     }
   }
-  for (int value : node.input_values) {
+  for (size_t i = 0; i < node.input_values.size(); ++i) {
+    const int value = node.input_values[i];
     if (plan.value_uses[value] == ExecutionPlan::kPinned) continue;
     if (plan.value_uses[value] == 1 ||
         run.uses(value).fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      run.values()[value] = Tensor();
+      Tensor& released = run.values()[value];
+      // Only what nodes of this Run produced was counted (not feeds).
+      if (plan.role[node.inputs[i].node] == ExecutionPlan::kRun) {
+        run.ReleaseBytes(static_cast<int64_t>(released.size_bytes()));
+      }
+      released = Tensor();
     }
   }
   return true;
@@ -168,6 +181,9 @@ void Process(RunState& run, int first) {
   const ExecutionPlan& plan = run.plan();
   const double inline_cost = run.config().inline_node_cost_ns;
   const bool trace = run.config().trace;
+  // A blocking-pool thread runs only its blocking node: what that node makes
+  // ready goes back to the Run's own threads.
+  const bool on_blocking_thread = BlockingPool::OnPoolThread();
   LocalStack stack;
   std::vector<int>& local = stack.nodes();
   int64_t now = 0;        // When this batch became ready (tracing only).
@@ -176,7 +192,9 @@ void Process(RunState& run, int first) {
   auto ready = [&](int node) {
     if (trace) run.stats()[node].scheduled_ns = now;
     const CompiledNode& next = graph.node(node);
-    if (!next.blocking && graph.cost_ns(node) < inline_cost) {
+    if (on_blocking_thread) {
+      Dispatch(run, node);
+    } else if (!next.blocking && graph.cost_ns(node) < inline_cost) {
       local.push_back(node);
     } else if (continuation < 0 && !next.blocking) {
       continuation = node;
@@ -245,20 +263,20 @@ void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
   // One start task makes the roots ready on a worker, which runs the cheap
   // ones and pushes the rest onto its own deque: far cheaper than injecting
   // every root into the pool from outside.
-  run.AddOutstanding(1);  // Held while starting, so the Run cannot end early.
-  Dispatch(run, NodeTask::kStart);
   ThreadPool* pool = run.config().inter_pool;
   if (pool == nullptr) {
-    std::vector<int>& queue = run.caller_queue();
-    while (!queue.empty()) {
-      const int node = queue.back();
-      queue.pop_back();
-      if (deadline && Clock::now() > *deadline) {
-        run.Abort(DeadlineExceededError("the Run exceeded its deadline"));
-      }
+    // Every node but blocking ones runs here; those run on the blocking
+    // pool and hand their successors back through the caller queue.
+    run.AnnounceCallerWaits();
+    Dispatch(run, NodeTask::kStart);
+    for (int node; (node = run.NextCallerNode(deadline)) !=
+                   RunState::kRunComplete;) {
       Process(run, node);
     }
+    return;
   }
+  run.AddOutstanding(1);  // Held while starting, so the Run cannot end early.
+  Dispatch(run, NodeTask::kStart);
   run.FinishOutstanding();
   const int spin_us = pool != nullptr ? pool->options().spin_us : 0;
   if (deadline && !run.WaitForCompletion(*deadline, spin_us)) {

@@ -30,22 +30,61 @@ DataType KernelContext::output_dtype(int i) const {
   return run_->node->output_dtypes[i];
 }
 
-StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape) {
-  if (i < 0 || i >= num_outputs()) {
-    return InternalError("output index " + std::to_string(i) + " out of range");
+namespace {
+
+// The bytes a tensor of `shape` holds, or -1 when the shape is invalid or
+// the size overflows (Tensor::Allocate reports those).
+int64_t BytesOf(DataType dtype, const Shape& shape) {
+  if (!shape.IsValid()) return -1;
+  const int64_t n = shape.NumElements();
+  const int64_t element = static_cast<int64_t>(DataTypeSize(dtype));
+  if (n > std::numeric_limits<int64_t>::max() / element) return -1;
+  return n * element;
+}
+
+}  // namespace
+
+// Counts `bytes` more against the Run's memory limit for output i (which
+// replaces whatever output i held).
+Status KernelContext::Account(int i, int64_t bytes) {
+  if (bytes < 0) return Status::OK();  // Allocate() reports the bad shape.
+  int64_t held = 0;
+  if (!run_->run->ReserveBytes(bytes, &held)) {
+    return ResourceExhaustedError(
+        "output " + std::to_string(i) + " needs " + std::to_string(bytes) +
+        " bytes; the Run holds " + std::to_string(held) +
+        " bytes of tensors and SessionOptions.memory_limit_bytes is " +
+        std::to_string(run_->run->config().memory_limit_bytes));
   }
-  WEFT_RETURN_IF_ERROR(
-      run_->outputs[i].Allocate(output_dtype(i), shape, /*zero_fill=*/true));
-  return &run_->outputs[i];
+  if (run_->outputs[i].IsInitialized()) {
+    run_->run->ReleaseBytes(
+        static_cast<int64_t>(run_->outputs[i].size_bytes()));
+  }
+  return Status::OK();
+}
+
+StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape) {
+  return Allocate(i, shape, /*zero_fill=*/true);
 }
 
 StatusOr<Tensor*> KernelContext::AllocateOutputUninitialized(
     int i, const Shape& shape) {
+  return Allocate(i, shape, /*zero_fill=*/false);
+}
+
+StatusOr<Tensor*> KernelContext::Allocate(int i, const Shape& shape,
+                                          bool zero_fill) {
   if (i < 0 || i >= num_outputs()) {
     return InternalError("output index " + std::to_string(i) + " out of range");
   }
-  WEFT_RETURN_IF_ERROR(
-      run_->outputs[i].Allocate(output_dtype(i), shape, /*zero_fill=*/false));
+  const int64_t bytes = BytesOf(output_dtype(i), shape);
+  WEFT_RETURN_IF_ERROR(Account(i, bytes));
+  Status allocated = run_->outputs[i].Allocate(output_dtype(i), shape,
+                                               zero_fill);
+  if (!allocated.ok()) {
+    if (bytes >= 0) run_->run->ReleaseBytes(bytes);
+    return allocated;
+  }
   return &run_->outputs[i];
 }
 
@@ -59,6 +98,7 @@ Status KernelContext::SetOutput(int i, Tensor tensor) {
                          ", the kernel produced " +
                          DataTypeName(tensor.dtype()));
   }
+  WEFT_RETURN_IF_ERROR(Account(i, static_cast<int64_t>(tensor.size_bytes())));
   run_->outputs[i] = std::move(tensor);
   return Status::OK();
 }
@@ -78,13 +118,20 @@ int64_t NowNs() {
       .count();
 }
 
-// Wraps a kernel's block function when tracing: records each block's thread
-// and time.
-class ShardRecorder {
+// Wraps a kernel's block function: a block of a cancelled Run is skipped
+// (the Run's outputs are discarded anyway, and a long kernel then ends
+// within one block of a deadline or Close), and when tracing, each block's
+// thread and time are recorded.
+class BlockRunner {
  public:
-  ShardRecorder(internal::NodeRun* run, RangeFn fn) : run_(run), fn_(fn) {}
+  BlockRunner(internal::NodeRun* run, RangeFn fn) : run_(run), fn_(fn) {}
 
   void operator()(int64_t begin, int64_t end) {
+    if (run_->run->cancelled()) return;
+    if (!run_->trace || run_->intra_pool == nullptr) {
+      fn_(begin, end);
+      return;
+    }
     ShardExecStats shard;
     shard.os_thread_id = internal::CurrentOsThreadId();
     shard.thread_name = internal::CurrentThreadName();
@@ -110,30 +157,36 @@ int KernelContext::HelpersAllowed() const {
 
 void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
                                 RangeFn fn) {
+  BlockRunner runner(run_, fn);
   const int helpers = HelpersAllowed();
-  if (!run_->trace || run_->intra_pool == nullptr) {
-    RecordShards(internal::ParallelForCapped(run_->intra_pool, n,
-                                             cost_per_unit_ns, helpers, fn));
+  if (helpers == 0 && n > 1) {
+    // Serial: still in slices of about kCancelSliceNs, so that a cancelled
+    // Run stops within one slice rather than at the end of the kernel.
+    constexpr double kCancelSliceNs = 1e6;
+    const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
+    const int64_t slices = total_ns >= 2 * kCancelSliceNs
+                               ? std::min<int64_t>(
+                                     n, static_cast<int64_t>(
+                                            total_ns / kCancelSliceNs))
+                               : 1;
+    const int64_t slice = (n + slices - 1) / slices;
+    for (int64_t begin = 0; begin < n; begin += slice) {
+      runner(begin, std::min(n, begin + slice));
+    }
+    RecordShards(1);
     return;
   }
-  ShardRecorder recorder(run_, fn);
   RecordShards(internal::ParallelForCapped(
       run_->intra_pool, n, cost_per_unit_ns, helpers,
-      [&](int64_t b, int64_t e) { recorder(b, e); }));
+      [&](int64_t b, int64_t e) { runner(b, e); }));
 }
 
 void KernelContext::ParallelForFixedBlocks(int64_t n, int64_t block,
                                            RangeFn fn) {
-  const int helpers = HelpersAllowed();
-  if (!run_->trace || run_->intra_pool == nullptr) {
-    RecordShards(internal::ParallelForFixedBlocksCapped(run_->intra_pool, n,
-                                                        block, helpers, fn));
-    return;
-  }
-  ShardRecorder recorder(run_, fn);
+  BlockRunner runner(run_, fn);
   RecordShards(internal::ParallelForFixedBlocksCapped(
-      run_->intra_pool, n, block, helpers,
-      [&](int64_t b, int64_t e) { recorder(b, e); }));
+      run_->intra_pool, n, block, HelpersAllowed(),
+      [&](int64_t b, int64_t e) { runner(b, e); }));
 }
 
 int KernelContext::intra_op_threads() const {
@@ -145,6 +198,10 @@ bool KernelContext::IsCancelled() const { return run_->run->cancelled(); }
 bool KernelContext::WaitFor(std::chrono::nanoseconds duration) {
   internal::CoreBudget::Waiting waiting;  // A waiting kernel uses no core.
   return run_->run->WaitUnlessCancelled(duration);
+}
+
+internal::ResourceMgr* KernelContext::resources() const {
+  return run_->run->config().resources;
 }
 
 }  // namespace weft

@@ -24,6 +24,7 @@ RunState::RunState(Config config)
 void RunState::Reset(Config config) {
   config_ = std::move(config);
   outstanding_.store(0, std::memory_order_relaxed);
+  live_bytes_.store(0, std::memory_order_relaxed);
   cancelled_.store(false, std::memory_order_relaxed);
   completion_.store(kRunning, std::memory_order_relaxed);
   sleep_announced_ = false;
@@ -34,7 +35,10 @@ void RunState::Reset(Config config) {
   }
   stats_.clear();
   executed_.clear();
-  caller_queue_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    caller_queue_.clear();
+  }
   Initialize();
 }
 
@@ -144,6 +148,37 @@ void RunState::WaitForCompletion(int spin_us) {
   if (!PrepareToSleep()) return;
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return complete_; });
+}
+
+void RunState::PushCallerNode(int node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  caller_queue_.push_back(node);
+  cv_.notify_all();
+}
+
+int RunState::NextCallerNode(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto ready = [&] { return !caller_queue_.empty() || complete_; };
+  for (;;) {
+    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+      deadline.reset();
+      lock.unlock();
+      Abort(DeadlineExceededError("the Run exceeded its deadline"));
+      lock.lock();
+    }
+    if (!caller_queue_.empty()) {
+      const int node = caller_queue_.back();
+      caller_queue_.pop_back();
+      return node;
+    }
+    if (complete_) return kRunComplete;
+    if (deadline) {
+      cv_.wait_until(lock, *deadline, ready);
+    } else {
+      cv_.wait(lock, ready);
+    }
+  }
 }
 
 }  // namespace weft::internal

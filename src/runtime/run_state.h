@@ -9,11 +9,13 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
+#include "runtime/resources.h"
 #include "threading/task.h"
 #include "weft/options.h"
 #include "weft/thread_pool.h"
@@ -49,9 +51,29 @@ class RunState {
     // Null: kernels run serially.
     ThreadPool* intra_pool = nullptr;
     int intra_threads = 1;  // The session's setting, caller included.
+    ResourceMgr* resources = nullptr;  // The session's queues.
+    int64_t memory_limit_bytes = 0;    // 0: none.
     bool trace = false;
     double inline_node_cost_ns = 0;
   };
+
+  // Memory accounting (SessionOptions::memory_limit_bytes): reserves
+  // `bytes` for an output about to be allocated; false (nothing reserved)
+  // if that would pass the limit. `held` receives the bytes held before.
+  bool ReserveBytes(int64_t bytes, int64_t* held) {
+    const int64_t before =
+        live_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    *held = before;
+    if (config_.memory_limit_bytes > 0 &&
+        before + bytes > config_.memory_limit_bytes) {
+      live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
+  void ReleaseBytes(int64_t bytes) {
+    live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
 
   explicit RunState(Config config);
   RunState(const RunState&) = delete;
@@ -114,9 +136,20 @@ class RunState {
   std::vector<NodeExecStats>& stats() { return stats_; }
   std::vector<char>& executed() { return executed_; }
 
-  // Queue of the caller-thread mode (no inter-op pool): only the calling
-  // thread touches it.
-  std::vector<int>& caller_queue() { return caller_queue_; }
+  // The caller-thread mode (no inter-op pool): nodes for the calling thread.
+  // Any thread may push (a blocking node finishing on the blocking pool
+  // hands its successors back); the caller takes them in NextCallerNode.
+  void PushCallerNode(int node);
+  // The next node for the calling thread; kRunComplete once the Run is
+  // complete. At `deadline` (if any) the Run is aborted with
+  // DeadlineExceeded and the wait goes on until it completes.
+  // REQUIRES: AnnounceCallerWaits() was called.
+  static constexpr int kRunComplete = -2;
+  int NextCallerNode(std::optional<std::chrono::steady_clock::time_point>
+                         deadline);
+  // Caller-thread mode: completion will be signalled under mu_, because the
+  // caller waits on cv_ for nodes and completion alike.
+  void AnnounceCallerWaits() { PrepareToSleep(); }
 
  private:
   void Initialize();
@@ -128,6 +161,7 @@ class RunState {
   std::unique_ptr<NodeTask[]> tasks_;
   NodeTask start_task_;
   std::atomic<int64_t> outstanding_{0};
+  std::atomic<int64_t> live_bytes_{0};  // Produced tensors held (accounting).
   std::atomic<bool> cancelled_{false};
   // Completion handshake. The waiter spins on it; before sleeping it moves
   // kRunning -> kSleeping. Complete() exchanges in kDone and, only if it saw
@@ -152,7 +186,7 @@ class RunState {
 
   std::vector<NodeExecStats> stats_;
   std::vector<char> executed_;
-  std::vector<int> caller_queue_;
+  std::vector<int> caller_queue_;  // Guarded by mu_.
 };
 
 }  // namespace weft::internal

@@ -109,6 +109,7 @@ class SessionImpl {
   static constexpr size_t kMaxIdleRunStates = 8;
   std::vector<std::unique_ptr<RunState>> idle_runs_;  // Guarded by mu_.
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
+  ResourceMgr resources_;  // Queues shared by every Run; thread-safe.
 };
 
 StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
@@ -177,6 +178,8 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
   }
   config.intra_pool = pools_.intra.get();
   config.intra_threads = pools_.intra_threads;
+  config.resources = &resources_;
+  config.memory_limit_bytes = options_.memory_limit_bytes;
   config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
   config.inline_node_cost_ns = options_.inline_node_cost_ns;
   return config;
@@ -310,6 +313,11 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_ASSIGN_OR_RETURN(internal::CompileOptions compile,
                         internal::DeviceOptions(options));
+  if (options.memory_limit_bytes < 0) {
+    return InvalidArgumentError("SessionOptions.memory_limit_bytes = " +
+                                std::to_string(options.memory_limit_bytes) +
+                                " must be >= 0 (0: no limit)");
+  }
   if (options.operation_timeout_ms < 0) {
     return InvalidArgumentError("SessionOptions.operation_timeout_ms = " +
                                 std::to_string(options.operation_timeout_ms) +

@@ -29,6 +29,12 @@ inline std::unique_ptr<Session> MustCreate(Graph graph,
   return session.ok() ? std::move(session).value() : nullptr;
 }
 
+// Adds a node or fails the test.
+inline void MustAdd(Graph& graph, NodeDef node) {
+  const Status status = graph.AddNode(std::move(node));
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // Runs and returns the fetched tensors, failing the test on error.
 inline std::vector<Tensor> MustRun(
     Session& session, const std::vector<std::string>& fetches,

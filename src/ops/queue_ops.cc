@@ -1,0 +1,309 @@
+// FIFO queues: QueueEnqueue, QueueDequeue, QueueClose, QueueSize.
+//
+// A queue is named by the `queue` attribute and belongs to the session: every
+// Run of the session sees the same queue. Every queue op carries the queue's
+// definition — `component_types` (one dtype per component), `capacity` (-1:
+// unbounded) and optionally `shapes` (one per component) — and the first op
+// to run creates the queue; a later op with another definition is an error.
+//
+// Enqueue waits while the queue is full and Dequeue while it is empty: both
+// are blocking ops, run on the blocking pool (runtime/blocking_pool.h), so a
+// waiting queue op holds no inter-op worker. A wait ends when the Run is
+// cancelled (deadline, error elsewhere, Close) within kCancelPoll.
+// Dequeue from a closed, empty queue fails with OutOfRange; Enqueue to a
+// closed queue with Cancelled (as TensorFlow's FIFOQueue).
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "framework/op_registry_impl.h"
+#include "runtime/core_budget.h"
+#include "runtime/resources.h"
+
+namespace weft::internal {
+namespace {
+
+constexpr auto kCancelPoll = std::chrono::milliseconds(5);
+
+struct QueueDefinition {
+  int64_t capacity = -1;
+  std::vector<DataType> types;
+  std::vector<Shape> shapes;  // Empty: any shape.
+
+  bool operator==(const QueueDefinition& o) const {
+    return capacity == o.capacity && types == o.types && shapes == o.shapes;
+  }
+  std::string ToString() const {
+    std::string out = "capacity " + std::to_string(capacity) + ", types [";
+    for (size_t i = 0; i < types.size(); ++i) {
+      out += (i ? ", " : "") + std::string(DataTypeName(types[i]));
+    }
+    return out + "]";
+  }
+};
+
+class FifoQueue final : public Resource {
+ public:
+  FifoQueue(std::string name, QueueDefinition def)
+      : name_(std::move(name)), def_(std::move(def)) {}
+  const char* kind() const override { return "FIFO queue"; }
+  const QueueDefinition& definition() const { return def_; }
+
+  Status Enqueue(KernelContext& ctx, std::vector<Tensor> element) {
+    for (size_t i = 0; i < def_.shapes.size(); ++i) {
+      if (!(element[i].shape() == def_.shapes[i])) {
+        return InvalidArgumentError(
+            "component " + std::to_string(i) + " of the element has shape " +
+            element[i].shape().ToString() + "; queue '" + name_ +
+            "' holds shape " + def_.shapes[i].ToString());
+      }
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    WEFT_RETURN_IF_ERROR(WaitUntil(ctx, lock, "enqueue to", [&] {
+      return closed_ || def_.capacity < 0 ||
+             static_cast<int64_t>(elements_.size()) < def_.capacity;
+    }));
+    if (closed_) {
+      return CancelledError("queue '" + name_ + "' is closed");
+    }
+    elements_.push_back(std::move(element));
+    changed_.notify_all();
+    return Status::OK();
+  }
+
+  StatusOr<std::vector<Tensor>> Dequeue(KernelContext& ctx) {
+    std::unique_lock<std::mutex> lock(mu_);
+    WEFT_RETURN_IF_ERROR(WaitUntil(ctx, lock, "dequeue from", [&] {
+      return closed_ || !elements_.empty();
+    }));
+    if (elements_.empty()) {
+      return OutOfRangeError("queue '" + name_ + "' is closed and empty");
+    }
+    std::vector<Tensor> element = std::move(elements_.front());
+    elements_.pop_front();
+    changed_.notify_all();
+    return element;
+  }
+
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+  int64_t Size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int64_t>(elements_.size());
+  }
+
+ private:
+  // Waits for `ready` under `lock`, giving the kernel's core back, and
+  // checking for cancellation every kCancelPoll.
+  template <class Ready>
+  Status WaitUntil(KernelContext& ctx, std::unique_lock<std::mutex>& lock,
+                   const char* what, Ready ready) {
+    CoreBudget::Waiting waiting;
+    while (!changed_.wait_for(lock, kCancelPoll, ready)) {
+      if (ctx.IsCancelled()) {
+        return CancelledError(std::string("cancelled while waiting to ") +
+                              what + " queue '" + name_ + "'");
+      }
+    }
+    return Status::OK();
+  }
+
+  const std::string name_;
+  const QueueDefinition def_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<std::vector<Tensor>> elements_;  // Guarded by mu_.
+  bool closed_ = false;                       // Guarded by mu_.
+};
+
+// The definition a queue op's attributes give. Checked by the shape
+// function, so the kernel can trust it.
+StatusOr<QueueDefinition> DefinitionFromAttrs(const AttrMap& attrs) {
+  QueueDefinition def;
+  def.capacity = *attrs.at("capacity").get_if<int64_t>();
+  def.types = *attrs.at("component_types").get_if<std::vector<DataType>>();
+  const auto& shapes =
+      *attrs.at("shapes").get_if<std::vector<PartialShape>>();
+  if (def.capacity == 0 || def.capacity < -1) {
+    return InvalidArgumentError(
+        "attribute 'capacity' must be -1 (unbounded) or >= 1, got " +
+        std::to_string(def.capacity));
+  }
+  if (def.types.empty()) {
+    return InvalidArgumentError("attribute 'component_types' is empty");
+  }
+  if (!shapes.empty() && shapes.size() != def.types.size()) {
+    return InvalidArgumentError(
+        "attribute 'shapes' has " + std::to_string(shapes.size()) +
+        " entries for " + std::to_string(def.types.size()) + " components");
+  }
+  for (const PartialShape& shape : shapes) {
+    if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
+      return InvalidArgumentError(
+          "attribute 'shapes' holds " + shape.ToString() +
+          "; queue shapes must be fully defined");
+    }
+    def.shapes.push_back(shape.ToShape());
+  }
+  if (const std::string& name = *attrs.at("queue").get_if<std::string>();
+      name.empty()) {
+    return InvalidArgumentError("attribute 'queue' (the queue's name) is empty");
+  }
+  return def;
+}
+
+// Every queue op: the queue named by its attributes, created on first use.
+class QueueKernel : public OpKernel {
+ public:
+  explicit QueueKernel(const KernelConstruction& c)
+      : name_(c.attr<std::string>("queue")),
+        def_(DefinitionFromAttrs(c.attrs()).value()) {}
+
+ protected:
+  StatusOr<std::shared_ptr<FifoQueue>> GetQueue(KernelContext& ctx) const {
+    ResourceMgr* resources = ctx.resources();
+    if (resources == nullptr) {
+      return FailedPreconditionError("queues need a session");
+    }
+    WEFT_ASSIGN_OR_RETURN(
+        std::shared_ptr<FifoQueue> queue,
+        resources->LookupOrCreate<FifoQueue>(
+            name_, [&]() -> StatusOr<std::shared_ptr<FifoQueue>> {
+              return std::make_shared<FifoQueue>(name_, def_);
+            }));
+    if (!(queue->definition() == def_)) {
+      return InvalidArgumentError(
+          "queue '" + name_ + "' exists with " +
+          queue->definition().ToString() + "; this op declares " +
+          def_.ToString());
+    }
+    return queue;
+  }
+
+  const std::string name_;
+  const QueueDefinition def_;
+};
+
+class EnqueueKernel final : public QueueKernel {
+ public:
+  using QueueKernel::QueueKernel;
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<FifoQueue> queue, GetQueue(ctx));
+    std::vector<Tensor> element;
+    for (int i = 0; i < ctx.num_inputs(); ++i) element.push_back(ctx.input(i));
+    return queue->Enqueue(ctx, std::move(element));
+  }
+};
+
+class DequeueKernel final : public QueueKernel {
+ public:
+  using QueueKernel::QueueKernel;
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<FifoQueue> queue, GetQueue(ctx));
+    WEFT_ASSIGN_OR_RETURN(std::vector<Tensor> element, queue->Dequeue(ctx));
+    for (size_t i = 0; i < element.size(); ++i) {
+      WEFT_RETURN_IF_ERROR(
+          ctx.SetOutput(static_cast<int>(i), std::move(element[i])));
+    }
+    return Status::OK();
+  }
+};
+
+class CloseKernel final : public QueueKernel {
+ public:
+  using QueueKernel::QueueKernel;
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<FifoQueue> queue, GetQueue(ctx));
+    queue->Close();
+    return Status::OK();
+  }
+};
+
+class SizeKernel final : public QueueKernel {
+ public:
+  using QueueKernel::QueueKernel;
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(std::shared_ptr<FifoQueue> queue, GetQueue(ctx));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
+    *out->data<int64_t>() = queue->Size();
+    return Status::OK();
+  }
+};
+
+// The attributes every queue op declares.
+OpDefBuilder QueueOp(const char* name) {
+  return std::move(
+      OpDefBuilder(name)
+          .Attr("queue", AttrType::kString)
+          .Attr("component_types", AttrType::kListType)
+          .Attr("capacity", AttrType::kInt, int64_t{-1})
+          .Attr("shapes", AttrType::kListShape, std::vector<PartialShape>{})
+          .SetStateful());
+}
+
+Status CheckDefinition(InferenceContext& ctx) {
+  return DefinitionFromAttrs(ctx.attrs()).status();
+}
+
+}  // namespace
+
+void RegisterQueueOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      QueueOp("QueueEnqueue")
+          .Input(ArgDef::TypeList("components", "component_types"))
+          .SetBlocking()
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            WEFT_ASSIGN_OR_RETURN(QueueDefinition def,
+                                  DefinitionFromAttrs(ctx.attrs()));
+            for (size_t i = 0; i < def.shapes.size(); ++i) {
+              const PartialShape& in = ctx.input_shape(static_cast<int>(i));
+              if (!in.IsCompatibleWith(def.shapes[i])) {
+                return InvalidArgumentError(
+                    "component " + std::to_string(i) + " has shape " +
+                    in.ToString() + "; the queue holds shape " +
+                    def.shapes[i].ToString());
+              }
+            }
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "QueueEnqueue", KernelFactoryFor<EnqueueKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      QueueOp("QueueDequeue")
+          .Output(ArgDef::TypeList("components", "component_types"))
+          .SetBlocking()
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            WEFT_ASSIGN_OR_RETURN(QueueDefinition def,
+                                  DefinitionFromAttrs(ctx.attrs()));
+            for (size_t i = 0; i < def.shapes.size(); ++i) {
+              ctx.set_output(static_cast<int>(i), def.shapes[i]);
+            }
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "QueueDequeue", KernelFactoryFor<DequeueKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      QueueOp("QueueClose").SetShapeFn(CheckDefinition).Build()));
+  CheckRegistered(
+      registry.RegisterKernel("QueueClose", KernelFactoryFor<CloseKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      QueueOp("QueueSize")
+          .Output(ArgDef::Fixed("size", DataType::kInt64))
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            WEFT_RETURN_IF_ERROR(CheckDefinition(ctx));
+            ctx.set_output(0, Shape{});
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("QueueSize", KernelFactoryFor<SizeKernel>()));
+}
+
+}  // namespace weft::internal

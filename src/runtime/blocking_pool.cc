@@ -1,0 +1,64 @@
+#include "runtime/blocking_pool.h"
+
+#include <pthread.h>
+
+#include <thread>
+
+namespace weft::internal {
+namespace {
+thread_local bool tls_on_blocking_thread = false;
+}  // namespace
+
+BlockingPool& BlockingPool::Global() {
+  static BlockingPool* pool = new BlockingPool();  // Never destroyed.
+  return *pool;
+}
+
+bool BlockingPool::OnPoolThread() { return tls_on_blocking_thread; }
+
+int BlockingPool::threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_;
+}
+
+void BlockingPool::Schedule(Task* task) {
+  std::unique_lock<std::mutex> lock(mu_);
+  tasks_.push_back(task);
+  // Every queued task needs a thread of its own: it may block for as long
+  // as it likes. Wake an idle thread nobody has claimed yet, else start one.
+  if (idle_ > wakes_pending_) {
+    ++wakes_pending_;
+    work_.notify_one();
+    return;
+  }
+  if (threads_ >= kMaxThreads) return;  // Queued for the next free thread.
+  ++threads_;
+  lock.unlock();
+  std::thread([this] { ThreadLoop(); }).detach();
+}
+
+void BlockingPool::ThreadLoop() {
+  tls_on_blocking_thread = true;
+  pthread_setname_np(pthread_self(), "weft-blocking");
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    while (tasks_.empty()) {
+      ++idle_;
+      const bool woken = work_.wait_for(lock, kIdleTimeout,
+                                        [&] { return !tasks_.empty(); });
+      --idle_;
+      if (wakes_pending_ > 0) --wakes_pending_;
+      if (!woken && tasks_.empty()) {
+        --threads_;
+        return;
+      }
+    }
+    Task* task = tasks_.front();
+    tasks_.pop_front();
+    lock.unlock();
+    task->Run();
+    lock.lock();
+  }
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,54 @@
+// The blocking pool: where nodes of blocking ops (QueueDequeue, QueueEnqueue,
+// Sleep, CustomOp with blocking = true) run, so that no inter-op worker is
+// held while one waits — with inter = 1 a dequeue scheduled before its
+// enqueue would otherwise wait forever.
+//
+// Elastic and process-wide: a task goes to an idle thread, or a new thread
+// is started for it (up to kMaxThreads, then tasks queue); a thread idle for
+// kIdleTimeout exits. Waiting costs no CPU, so these threads are outside the
+// core budget; a blocking kernel that computes counts against it as any
+// other kernel does.
+#ifndef WEFT_SRC_RUNTIME_BLOCKING_POOL_H_
+#define WEFT_SRC_RUNTIME_BLOCKING_POOL_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "threading/task.h"
+
+namespace weft::internal {
+
+class BlockingPool {
+ public:
+  static constexpr int kMaxThreads = 1024;
+  static constexpr std::chrono::seconds kIdleTimeout{10};
+
+  // The process's pool (never destroyed: its threads may outlive main).
+  static BlockingPool& Global();
+
+  // Runs task->Run() on a pool thread, soon.
+  void Schedule(Task* task);
+
+  // True on a blocking-pool thread.
+  static bool OnPoolThread();
+
+  // Threads alive now (tests).
+  int threads() const;
+
+ private:
+  BlockingPool() = default;
+  void ThreadLoop();
+
+  mutable std::mutex mu_;
+  std::condition_variable work_;
+  std::deque<Task*> tasks_;  // Guarded by mu_.
+  int threads_ = 0;          // Guarded by mu_.
+  int idle_ = 0;             // Guarded by mu_: threads waiting for a task.
+  int wakes_pending_ = 0;    // Guarded by mu_: idle threads already woken.
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_BLOCKING_POOL_H_

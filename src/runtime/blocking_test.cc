@@ -1,0 +1,198 @@
+// Blocking ops never hold an inter-op worker while they wait: the graphs
+// that hang TensorFlow with inter_op_parallelism_threads = 1 complete here
+// with inter = 1 and intra = 1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using test::MustCreate;
+using test::MustRun;
+using test::PerSessionOptions;
+using ::testing::HasSubstr;
+
+AttrMap QueueAttrs(const std::string& name, int64_t capacity = -1) {
+  return {{"queue", name},
+          {"component_types", std::vector<DataType>{DataType::kFloat32}},
+          {"capacity", capacity}};
+}
+
+Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
+
+// (a) The dequeue is scheduled first (a root) while the enqueue waits behind
+// a Spin that holds the only inter-op worker for 20 ms.
+TEST(BlockingTest, DequeueScheduledBeforeItsEnqueueCompletes) {
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"d", "QueueDequeue", {}, QueueAttrs("q"), ""}).ok());
+  g.Spin("busy", 20'000);
+  g.Const("x", Scalar(42.0f));
+  ASSERT_TRUE(
+      g.AddNode({"e", "QueueEnqueue", {"x", "^busy"}, QueueAttrs("q"), ""})
+          .ok());
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({}, {"d"}, {"e"}, &out).ok());
+  EXPECT_EQ(*out[0].data<float>(), 42.0f);
+}
+
+// (b) A CustomOp, marked blocking, that runs the same session again.
+Session* g_reentrant_session = nullptr;
+
+TEST(BlockingTest, CustomOpRunsTheSameSessionAgain) {
+  ASSERT_TRUE(RegisterCustomFunction("blocking_test_rerun", [](KernelContext&
+                                                                   ctx) {
+                std::vector<Tensor> inner;
+                WEFT_RETURN_IF_ERROR(
+                    g_reentrant_session->Run({}, {"inner"}, {}, &inner));
+                return ctx.SetOutput(0, inner[0]);
+              }).ok());
+  Graph g;
+  g.Add("inner", g.Const("a", Scalar(1.0f)), g.Const("b", Scalar(2.0f)));
+  ASSERT_TRUE(g.AddNode({"outer",
+                         "CustomOp",
+                         {},
+                         {{"function", "blocking_test_rerun"},
+                          {"Tout", std::vector<DataType>{DataType::kFloat32}},
+                          {"blocking", true}},
+                         ""})
+                  .ok());
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  g_reentrant_session = session.get();
+  auto out = MustRun(*session, {"outer"});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(*out[0].data<float>(), 3.0f);
+  g_reentrant_session = nullptr;
+}
+
+// (c) Eight Runs blocked in a dequeue at once, fed by a ninth.
+TEST(BlockingTest, EightRunsBlockedInDequeueAreFedByANinth) {
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"d", "QueueDequeue", {}, QueueAttrs("q"), ""}).ok());
+  g.Placeholder("x", DataType::kFloat32, Shape{});
+  ASSERT_TRUE(g.AddNode({"e", "QueueEnqueue", {"x"}, QueueAttrs("q"), ""}).ok());
+  test::MustAdd(g, {"size", "QueueSize", {}, QueueAttrs("q"), ""});
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  constexpr int kConsumers = 8;
+  std::vector<float> got(kConsumers, -1.0f);
+  std::atomic<int> started{0};
+  std::vector<std::thread> consumers;
+  for (int i = 0; i < kConsumers; ++i) {
+    consumers.emplace_back([&, i] {
+      ++started;
+      std::vector<Tensor> out;
+      Status s = session->Run({}, {"d"}, {}, &out);
+      EXPECT_TRUE(s.ok()) << s;
+      if (s.ok()) got[i] = *out[0].data<float>();
+    });
+  }
+  while (started.load() < kConsumers) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < kConsumers; ++i) {
+    ASSERT_TRUE(session->Run({{"x", Scalar(static_cast<float>(i))}}, {}, {"e"},
+                             nullptr)
+                    .ok());
+  }
+  for (std::thread& t : consumers) t.join();
+  EXPECT_EQ(std::set<float>(got.begin(), got.end()),
+            (std::set<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(*MustRun(*session, {"size"})[0].data<int64_t>(), 0);
+}
+
+// (d) The tuning guides' "data loading and training at the same time": a
+// loader branch (Sleep, then enqueue) overlaps a training branch (a chain of
+// MatMuls), visibly in RunMetadata.
+TEST(BlockingTimingTest, LoaderBranchOverlapsTrainingBranch) {
+  Graph g;
+  auto sleep = g.Sleep("load_io", 30'000);
+  g.Const("load_value", Scalar(7.0f));
+  ASSERT_TRUE(g.AddNode({"load_enqueue",
+                         "QueueEnqueue",
+                         {"load_value", "^" + sleep},
+                         QueueAttrs("batches"),
+                         ""})
+                  .ok());
+  std::string h = g.RandomUniform("w", DataType::kFloat32, {384, 384}, 3);
+  for (int i = 0; i < 12; ++i) h = g.MatMul("train" + std::to_string(i), h, h);
+  ASSERT_TRUE(g.AddNode({"batch",
+                         "QueueDequeue",
+                         {"^load_enqueue"},
+                         QueueAttrs("batches"),
+                         ""})
+                  .ok());
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  RunOptions trace;
+  trace.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(trace, {}, {"batch", h}, {}, &out, &metadata).ok());
+  EXPECT_EQ(*out[0].data<float>(), 7.0f);
+  int64_t sleep_start = 0, sleep_end = 0, train_start = INT64_MAX,
+          train_end = 0;
+  for (const NodeExecStats& s : metadata.node_stats) {
+    if (s.node_name == "load_io") {
+      sleep_start = s.start_ns;
+      sleep_end = s.end_ns;
+    } else if (s.op == "MatMul") {
+      train_start = std::min(train_start, s.start_ns);
+      train_end = std::max(train_end, s.end_ns);
+    }
+  }
+  ASSERT_GT(sleep_end, 0);
+  // The two intervals intersect: loading did not wait for training, nor
+  // training for loading.
+  EXPECT_LT(std::max(sleep_start, train_start), std::min(sleep_end, train_end))
+      << "sleep [" << sleep_start << ", " << sleep_end << "] train ["
+      << train_start << ", " << train_end << "]";
+}
+
+TEST(BlockingTest, DequeueFromAClosedEmptyQueueIsOutOfRange) {
+  Graph g;
+  test::MustAdd(g, {"close", "QueueClose", {}, QueueAttrs("q"), ""});
+  test::MustAdd(g, {"d", "QueueDequeue", {"^close"}, QueueAttrs("q"), ""});
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"d"}, {}, &out);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(s.message(), HasSubstr("queue 'q' is closed and empty"));
+  EXPECT_THAT(s.message(), HasSubstr("node 'd'"));
+}
+
+TEST(BlockingTest, QueueOpsWithAnotherDefinitionAreAnError) {
+  Graph g;
+  test::MustAdd(g, {"size", "QueueSize", {}, QueueAttrs("q", 4), ""});
+  test::MustAdd(g, {"size2", "QueueSize", {"^size"}, QueueAttrs("q", 8), ""});
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"size2"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("queue 'q' exists with capacity 4"));
+}
+
+TEST(BlockingTest, FullQueueBlocksTheEnqueueUntilADequeue) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, Shape{});
+  test::MustAdd(g, {"e", "QueueEnqueue", {"x"}, QueueAttrs("q", 1), ""});
+  test::MustAdd(g, {"d", "QueueDequeue", {}, QueueAttrs("q", 1), ""});
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  ASSERT_TRUE(session->Run({{"x", Scalar(1.0f)}}, {}, {"e"}, nullptr).ok());
+  std::atomic<bool> second_done{false};
+  std::thread producer([&] {
+    EXPECT_TRUE(session->Run({{"x", Scalar(2.0f)}}, {}, {"e"}, nullptr).ok());
+    second_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_FALSE(second_done.load()) << "enqueue into a full queue returned";
+  EXPECT_EQ(*MustRun(*session, {"d"})[0].data<float>(), 1.0f);
+  producer.join();
+  EXPECT_EQ(*MustRun(*session, {"d"})[0].data<float>(), 2.0f);
+}
+
+}  // namespace
+}  // namespace weft
