@@ -403,6 +403,14 @@ StatusOr<GraphFile> ParseGraph(std::string_view text,
     return InvalidArgumentError("JSON syntax error at " +
                                 At(text, e.byte > 0 ? e.byte - 1 : 0) + ": " +
                                 detail);
+  } catch (const Json::exception& e) {
+    // The parser's other complaints, e.g. a number too large for a double
+    // ("number overflow parsing '1e400'").
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    return InvalidArgumentError(
+        "bad JSON: " +
+        (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
   if (!root.is_object()) {
     return InvalidArgumentError("the top level must be an object, got " +
