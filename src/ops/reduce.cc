@@ -126,7 +126,7 @@ class ReduceKernel : public OpKernel {
     const int rank = shape.rank();
     int64_t count = 1;  // Elements per output.
     for (int axis : axes) count *= shape.dim(axis);
-    auto finish = [count](A acc) -> T {
+    auto finish = [&](A acc) -> T {
       if constexpr (kR == Reducer::kMean) {
         return static_cast<T>(acc / static_cast<A>(count == 0 ? 0 : count));
       }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "test_support/session_util.h"
+#include "test_support/threads.h"
 #include "test_support/wait.h"
 
 namespace weft {
@@ -210,6 +211,52 @@ TEST(SessionTest, ThrowingKernelBecomesAnError) {
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'thrower'"),
                                  HasSubstr("thrown from a custom op")));
+}
+
+// Error isolation: Runs that fail (a kernel error, a throwing CustomOp) run
+// concurrently with Runs that succeed on the same session; each gets its own
+// result, the session stays usable, and no thread is left behind.
+TEST(SessionTest, FailingRunsDoNotDisturbConcurrentRuns) {
+  RegisterTestFunctions();
+  const int threads_before = test::CountProcessThreads();
+  {
+    Graph g;
+    auto c = g.Const("c", Vec({1, 2}));
+    CustomNode(g, "bad", "test.fail", {c});
+    CustomNode(g, "thrower", "test.throw", {c});
+    CustomNode(g, "good", "test.count_plus_one", {c});
+    auto session = MustCreate(std::move(g), PerSessionOptions(2, 2));
+    std::vector<std::thread> clients;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t) {
+      clients.emplace_back([&, t] {
+        for (int i = 0; i < 200; ++i) {
+          std::vector<Tensor> out;
+          const int kind = (i + t) % 3;
+          const char* fetch = kind == 0 ? "bad" : kind == 1 ? "thrower" : "good";
+          Status s = session->Run({}, {fetch}, {}, &out);
+          if (kind == 2) {
+            if (!s.ok() || Values<float>(out[0]) != std::vector<float>{2, 3}) {
+              ++wrong;
+            }
+          } else if (s.ok() ||
+                     s.message().find(std::string("node '") + fetch +
+                                      "' (op CustomOp)") == std::string::npos) {
+            ++wrong;
+          }
+        }
+      });
+    }
+    for (std::thread& client : clients) client.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(Values<float>(MustRun(*session, {"good"})[0]),
+              (std::vector<float>{2, 3}));
+  }
+  // The session's pools are gone with it.
+  EXPECT_TRUE(test::WaitFor([&] {
+    return test::CountProcessThreads() <= threads_before;
+  })) << test::CountProcessThreads() << " threads, " << threads_before
+      << " before";
 }
 
 TEST(SessionTest, NegativeInterRunsEverythingOnTheCallersThread) {
