@@ -57,24 +57,6 @@ class RunState {
     double inline_node_cost_ns = 0;
   };
 
-  // Memory accounting (SessionOptions::memory_limit_bytes): reserves
-  // `bytes` for an output about to be allocated; false (nothing reserved)
-  // if that would pass the limit. `held` receives the bytes held before.
-  bool ReserveBytes(int64_t bytes, int64_t* held) {
-    const int64_t before =
-        live_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    *held = before;
-    if (config_.memory_limit_bytes > 0 &&
-        before + bytes > config_.memory_limit_bytes) {
-      live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-      return false;
-    }
-    return true;
-  }
-  void ReleaseBytes(int64_t bytes) {
-    live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-  }
-
   explicit RunState(Config config);
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
@@ -92,6 +74,28 @@ class RunState {
   // Called by the Run's start task, on the thread that then runs the first
   // nodes, so the counters' cache lines start out where they are used.
   void ResetCounters();
+
+  // Memory accounting (SessionOptions::memory_limit_bytes): reserves
+  // `bytes` for an output about to be allocated; false (nothing reserved)
+  // if that would pass the limit. `held` receives the bytes held before.
+  // Without a limit nothing is counted: a shared counter would cost every
+  // node an atomic on a contended cache line.
+  bool ReserveBytes(int64_t bytes, int64_t* held) {
+    *held = 0;
+    if (config_.memory_limit_bytes == 0) return true;
+    const int64_t before =
+        live_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    *held = before;
+    if (before + bytes > config_.memory_limit_bytes) {
+      live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
+  void ReleaseBytes(int64_t bytes) {
+    if (config_.memory_limit_bytes == 0) return;
+    live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
 
   const CompiledGraph& graph() const { return *config_.graph; }
   const ExecutionPlan& plan() const { return *config_.plan; }

@@ -218,7 +218,7 @@ TEST(SessionTest, ThrowingKernelBecomesAnError) {
 // result, the session stays usable, and no thread is left behind.
 TEST(SessionTest, FailingRunsDoNotDisturbConcurrentRuns) {
   RegisterTestFunctions();
-  const int threads_before = test::CountProcessThreads();
+  const int threads_before = test::CountWeftThreads();
   {
     Graph g;
     auto c = g.Const("c", Vec({1, 2}));
@@ -254,8 +254,8 @@ TEST(SessionTest, FailingRunsDoNotDisturbConcurrentRuns) {
   }
   // The session's pools are gone with it.
   EXPECT_TRUE(test::WaitFor([&] {
-    return test::CountProcessThreads() <= threads_before;
-  })) << test::CountProcessThreads() << " threads, " << threads_before
+    return test::CountWeftThreads() <= threads_before;
+  })) << test::CountWeftThreads() << " weft threads, " << threads_before
       << " before";
 }
 
