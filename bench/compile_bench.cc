@@ -92,9 +92,9 @@ void Compile(benchmark::State& state) {
       state.SkipWithError(prepared.ToString().c_str());
       return;
     }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start)
-                  .count();
+    seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     state.PauseTiming();
     // The Graph is gone (moved into Create); what remains is the session.
     held = HeapBytesInUse() - before;
@@ -102,7 +102,8 @@ void Compile(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.counters["nodes"] = static_cast<double>(graph_nodes);
-  state.counters["ns_per_node"] = seconds * 1e9 / static_cast<double>(graph_nodes);
+  state.counters["ns_per_node"] =
+      seconds * 1e9 / static_cast<double>(graph_nodes);
   state.counters["heap_mib"] = static_cast<double>(held) / (1 << 20);
   state.counters["peak_rss_mib"] =
       static_cast<double>(PeakResidentBytes()) / (1 << 20);

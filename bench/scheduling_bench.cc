@@ -200,8 +200,12 @@ void Grid(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Branches_Weft)->Apply(Grid);
-BENCHMARK(BM_Branches_OmpSections)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Branches_BlasTwoThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Branches_OmpSections)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Branches_BlasTwoThreads)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Chain16_Weft)->Apply(Grid);
 BENCHMARK(BM_Mlp_Weft)->Apply(Grid);
 

@@ -56,7 +56,9 @@ constexpr DataType DataTypeOf<bool>() {
 class Shape {
  public:
   Shape() = default;  // Scalar.
-  Shape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), dims.size()); }
+  Shape(std::initializer_list<int64_t> dims) {
+    Assign(dims.begin(), dims.size());
+  }
   explicit Shape(const std::vector<int64_t>& dims) {
     Assign(dims.data(), dims.size());
   }
@@ -168,7 +170,8 @@ class Tensor {
         shape_(other.shape_),
         num_elements_(other.num_elements_),
         buffer_(other.buffer_) {
-    if (buffer_ != nullptr) buffer_->refs.fetch_add(1, std::memory_order_relaxed);
+    if (buffer_ != nullptr)
+      buffer_->refs.fetch_add(1, std::memory_order_relaxed);
   }
   Tensor(Tensor&& other) noexcept
       : dtype_(other.dtype_),
@@ -235,7 +238,7 @@ class Tensor {
   struct Buffer {
     std::atomic<int64_t> refs{1};
     size_t block_bytes = 0;  // Its size, for the recycling cache.
-    void* block = nullptr;  // What was allocated, for the free.
+    void* block = nullptr;   // What was allocated, for the free.
     void* data() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
   };
   static constexpr size_t kHeaderBytes = 64;

@@ -73,21 +73,20 @@ void SoftmaxStridedRow(const T* x, T* y, int64_t len, int64_t inner) {
 template <class T, bool kLog>
 void SoftmaxRows(KernelContext& ctx, const T* x, T* y, int64_t outer,
                  int64_t len, int64_t inner) {
-  ctx.ParallelFor(outer * inner, 4.0 * static_cast<double>(len),
-                  [&](int64_t begin, int64_t end) {
-                    for (int64_t r = begin; r < end; ++r) {
-                      const int64_t base =
-                          (r / inner) * len * inner + r % inner;
-                      if constexpr (std::is_same_v<T, float>) {
-                        if (inner == 1) {
-                          SoftmaxContiguousRow<kLog>(x + base, y + base, len);
-                          continue;
-                        }
-                      }
-                      SoftmaxStridedRow<T, kLog>(x + base, y + base, len,
-                                                 inner);
-                    }
-                  });
+  ctx.ParallelFor(
+      outer * inner, 4.0 * static_cast<double>(len),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t base = (r / inner) * len * inner + r % inner;
+          if constexpr (std::is_same_v<T, float>) {
+            if (inner == 1) {
+              SoftmaxContiguousRow<kLog>(x + base, y + base, len);
+              continue;
+            }
+          }
+          SoftmaxStridedRow<T, kLog>(x + base, y + base, len, inner);
+        }
+      });
 }
 
 template <bool kLog>
@@ -172,29 +171,27 @@ class LayerNormKernel : public OpKernel {
     const T* pb = bias ? bias->data<T>() : nullptr;
     T* py = y->data<T>();
     const double eps = epsilon_;
-    ctx.ParallelFor(rows, 3.0 * static_cast<double>(len),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t r = begin; r < end; ++r) {
-                        const T* row = px + r * len;
-                        const double mean =
-                            RowSum(len, [row](int64_t j) {
-                              return double{row[j]};
-                            }) /
-                            static_cast<double>(len);
-                        const double var =
-                            RowSum(len, [row, mean](int64_t j) {
-                              const double d = row[j] - mean;
-                              return d * d;
-                            }) /
-                            static_cast<double>(len);
-                        const double inv_std = 1.0 / std::sqrt(var + eps);
-                        T* out = py + r * len;
-                        for (int64_t j = 0; j < len; ++j) {
-                          const double v = (row[j] - mean) * inv_std * ps[j];
-                          out[j] = static_cast<T>(pb ? v + pb[j] : v);
-                        }
-                      }
-                    });
+    ctx.ParallelFor(
+        rows, 3.0 * static_cast<double>(len), [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const T* row = px + r * len;
+            const double mean =
+                RowSum(len, [row](int64_t j) { return double{row[j]}; }) /
+                static_cast<double>(len);
+            const double var = RowSum(len,
+                                      [row, mean](int64_t j) {
+                                        const double d = row[j] - mean;
+                                        return d * d;
+                                      }) /
+                               static_cast<double>(len);
+            const double inv_std = 1.0 / std::sqrt(var + eps);
+            T* out = py + r * len;
+            for (int64_t j = 0; j < len; ++j) {
+              const double v = (row[j] - mean) * inv_std * ps[j];
+              out[j] = static_cast<T>(pb ? v + pb[j] : v);
+            }
+          }
+        });
   }
 
   const int64_t axis_;

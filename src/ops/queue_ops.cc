@@ -127,8 +127,7 @@ StatusOr<QueueDefinition> DefinitionFromAttrs(const AttrMap& attrs) {
   QueueDefinition def;
   def.capacity = *attrs.at("capacity").get_if<int64_t>();
   def.types = *attrs.at("component_types").get_if<std::vector<DataType>>();
-  const auto& shapes =
-      *attrs.at("shapes").get_if<std::vector<PartialShape>>();
+  const auto& shapes = *attrs.at("shapes").get_if<std::vector<PartialShape>>();
   if (def.capacity == 0 || def.capacity < -1) {
     return InvalidArgumentError(
         "attribute 'capacity' must be -1 (unbounded) or >= 1, got " +
@@ -144,15 +143,16 @@ StatusOr<QueueDefinition> DefinitionFromAttrs(const AttrMap& attrs) {
   }
   for (const PartialShape& shape : shapes) {
     if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
-      return InvalidArgumentError(
-          "attribute 'shapes' holds " + shape.ToString() +
-          "; queue shapes must be fully defined");
+      return InvalidArgumentError("attribute 'shapes' holds " +
+                                  shape.ToString() +
+                                  "; queue shapes must be fully defined");
     }
     def.shapes.push_back(shape.ToShape());
   }
   if (const std::string& name = *attrs.at("queue").get_if<std::string>();
       name.empty()) {
-    return InvalidArgumentError("attribute 'queue' (the queue's name) is empty");
+    return InvalidArgumentError(
+        "attribute 'queue' (the queue's name) is empty");
   }
   return def;
 }
@@ -177,10 +177,9 @@ class QueueKernel : public OpKernel {
               return std::make_shared<FifoQueue>(name_, def_);
             }));
     if (!(queue->definition() == def_)) {
-      return InvalidArgumentError(
-          "queue '" + name_ + "' exists with " +
-          queue->definition().ToString() + "; this op declares " +
-          def_.ToString());
+      return InvalidArgumentError("queue '" + name_ + "' exists with " +
+                                  queue->definition().ToString() +
+                                  "; this op declares " + def_.ToString());
     }
     return queue;
   }
@@ -263,17 +262,17 @@ void RegisterQueueOps(OpRegistry& registry) {
             for (size_t i = 0; i < def.shapes.size(); ++i) {
               const PartialShape& in = ctx.input_shape(static_cast<int>(i));
               if (!in.IsCompatibleWith(def.shapes[i])) {
-                return InvalidArgumentError(
-                    "component " + std::to_string(i) + " has shape " +
-                    in.ToString() + "; the queue holds shape " +
-                    def.shapes[i].ToString());
+                return InvalidArgumentError("component " + std::to_string(i) +
+                                            " has shape " + in.ToString() +
+                                            "; the queue holds shape " +
+                                            def.shapes[i].ToString());
               }
             }
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "QueueEnqueue", KernelFactoryFor<EnqueueKernel>()));
+  CheckRegistered(registry.RegisterKernel("QueueEnqueue",
+                                          KernelFactoryFor<EnqueueKernel>()));
   CheckRegistered(registry.RegisterOp(
       QueueOp("QueueDequeue")
           .Output(ArgDef::TypeList("components", "component_types"))
@@ -287,21 +286,21 @@ void RegisterQueueOps(OpRegistry& registry) {
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "QueueDequeue", KernelFactoryFor<DequeueKernel>()));
+  CheckRegistered(registry.RegisterKernel("QueueDequeue",
+                                          KernelFactoryFor<DequeueKernel>()));
   CheckRegistered(registry.RegisterOp(
       QueueOp("QueueClose").SetShapeFn(CheckDefinition).Build()));
   CheckRegistered(
       registry.RegisterKernel("QueueClose", KernelFactoryFor<CloseKernel>()));
-  CheckRegistered(registry.RegisterOp(
-      QueueOp("QueueSize")
-          .Output(ArgDef::Fixed("size", DataType::kInt64))
-          .SetShapeFn([](InferenceContext& ctx) -> Status {
-            WEFT_RETURN_IF_ERROR(CheckDefinition(ctx));
-            ctx.set_output(0, Shape{});
-            return Status::OK();
-          })
-          .Build()));
+  CheckRegistered(
+      registry.RegisterOp(QueueOp("QueueSize")
+                              .Output(ArgDef::Fixed("size", DataType::kInt64))
+                              .SetShapeFn([](InferenceContext& ctx) -> Status {
+                                WEFT_RETURN_IF_ERROR(CheckDefinition(ctx));
+                                ctx.set_output(0, Shape{});
+                                return Status::OK();
+                              })
+                              .Build()));
   CheckRegistered(
       registry.RegisterKernel("QueueSize", KernelFactoryFor<SizeKernel>()));
 }

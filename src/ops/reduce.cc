@@ -168,10 +168,9 @@ class ReduceKernel : public OpKernel {
       if (!std::binary_search(axes.begin(), axes.end(), i)) kept.push_back(i);
     }
     // Reducing trailing axes: each output's inputs are one contiguous run.
-    const bool contiguous =
-        !reduced_offsets.empty() &&
-        reduced_offsets.back() + 1 ==
-        static_cast<int64_t>(reduced_offsets.size());
+    const bool contiguous = !reduced_offsets.empty() &&
+                            reduced_offsets.back() + 1 ==
+                                static_cast<int64_t>(reduced_offsets.size());
     const double cost = static_cast<double>(reduced_offsets.size());
     ctx.ParallelFor(y->NumElements(), cost, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {

@@ -93,8 +93,8 @@ TEST(VectorMathTest, LaneReduceCombinesInAFixedOrderAndCoversTheTail) {
   std::vector<double> x(37);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i + 1);
   const double sum = LaneReduce<double>(
-      static_cast<int64_t>(x.size()), 0.0,
-      [&](int64_t i) { return x[i]; }, [](double a, double b) { return a + b; });
+      static_cast<int64_t>(x.size()), 0.0, [&](int64_t i) { return x[i]; },
+      [](double a, double b) { return a + b; });
   EXPECT_EQ(sum, 37.0 * 38.0 / 2.0);
   x[20] = kNaN;
   std::vector<float> f(x.begin(), x.end());

@@ -44,8 +44,8 @@ void BlockingPool::ThreadLoop() {
   for (;;) {
     while (tasks_.empty()) {
       ++idle_;
-      const bool woken = work_.wait_for(lock, kIdleTimeout,
-                                        [&] { return !tasks_.empty(); });
+      const bool woken =
+          work_.wait_for(lock, kIdleTimeout, [&] { return !tasks_.empty(); });
       --idle_;
       if (wakes_pending_ > 0) --wakes_pending_;
       if (!woken && tasks_.empty()) {

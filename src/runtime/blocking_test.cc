@@ -47,13 +47,13 @@ TEST(BlockingTest, DequeueScheduledBeforeItsEnqueueCompletes) {
 Session* g_reentrant_session = nullptr;
 
 TEST(BlockingTest, CustomOpRunsTheSameSessionAgain) {
-  ASSERT_TRUE(RegisterCustomFunction("blocking_test_rerun", [](KernelContext&
-                                                                   ctx) {
-                std::vector<Tensor> inner;
-                WEFT_RETURN_IF_ERROR(
-                    g_reentrant_session->Run({}, {"inner"}, {}, &inner));
-                return ctx.SetOutput(0, inner[0]);
-              }).ok());
+  ASSERT_TRUE(
+      RegisterCustomFunction("blocking_test_rerun", [](KernelContext& ctx) {
+        std::vector<Tensor> inner;
+        WEFT_RETURN_IF_ERROR(
+            g_reentrant_session->Run({}, {"inner"}, {}, &inner));
+        return ctx.SetOutput(0, inner[0]);
+      }).ok());
   Graph g;
   g.Add("inner", g.Const("a", Scalar(1.0f)), g.Const("b", Scalar(2.0f)));
   ASSERT_TRUE(g.AddNode({"outer",
@@ -77,7 +77,8 @@ TEST(BlockingTest, EightRunsBlockedInDequeueAreFedByANinth) {
   Graph g;
   ASSERT_TRUE(g.AddNode({"d", "QueueDequeue", {}, QueueAttrs("q"), ""}).ok());
   g.Placeholder("x", DataType::kFloat32, Shape{});
-  ASSERT_TRUE(g.AddNode({"e", "QueueEnqueue", {"x"}, QueueAttrs("q"), ""}).ok());
+  ASSERT_TRUE(
+      g.AddNode({"e", "QueueEnqueue", {"x"}, QueueAttrs("q"), ""}).ok());
   test::MustAdd(g, {"size", "QueueSize", {}, QueueAttrs("q"), ""});
   auto session = MustCreate(g, PerSessionOptions(1, 1));
   constexpr int kConsumers = 8;
@@ -96,9 +97,9 @@ TEST(BlockingTest, EightRunsBlockedInDequeueAreFedByANinth) {
   while (started.load() < kConsumers) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (int i = 0; i < kConsumers; ++i) {
-    ASSERT_TRUE(session->Run({{"x", Scalar(static_cast<float>(i))}}, {}, {"e"},
-                             nullptr)
-                    .ok());
+    ASSERT_TRUE(
+        session->Run({{"x", Scalar(static_cast<float>(i))}}, {}, {"e"}, nullptr)
+            .ok());
   }
   for (std::thread& t : consumers) t.join();
   EXPECT_EQ(std::set<float>(got.begin(), got.end()),

@@ -33,7 +33,8 @@ std::optional<int64_t> ParseNonNegative(std::string_view text) {
 // Per-node lists in two flat arrays (compressed rows): a graph of a million
 // nodes would otherwise cost a million small vectors.
 struct Adjacency {
-  std::vector<int> offsets;  // Node i's list is items[offsets[i], offsets[i+1]).
+  std::vector<int>
+      offsets;  // Node i's list is items[offsets[i], offsets[i+1]).
   std::vector<int> items;
   std::span<const int> of(int i) const {
     return {items.data() + offsets[i], items.data() + offsets[i + 1]};

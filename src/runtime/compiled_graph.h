@@ -41,7 +41,7 @@ struct CompiledNode {
   std::vector<DataType> output_dtypes;
   std::vector<PartialShape> input_shapes;
   std::vector<PartialShape> output_shapes;
-  int first_value = 0;  // Index of output 0 in a Run's value array.
+  int first_value = 0;            // Index of output 0 in a Run's value array.
   std::vector<int> input_values;  // Value index of each data input.
   bool blocking = false;
   bool is_placeholder = false;

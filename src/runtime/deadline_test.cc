@@ -57,10 +57,10 @@ std::pair<Status, double> TimedRun(Session& session, const RunOptions& options,
   RunMetadata metadata;
   const auto start = Clock::now();
   Status s = session.Run(options, {}, {fetch}, {}, &out, &metadata);
-  return {s, std::chrono::duration<double, std::milli>(Clock::now() - start)
-                 .count()};
+  return {
+      s,
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
 }
-
 
 TEST(DeadlineTimingTest, TimeoutEndsAWaitInADequeue) {
   for (int inter : {-1, 1, 2}) {
@@ -122,12 +122,12 @@ Graph WaitingGraph() {
   EXPECT_TRUE(registered);
   Graph g = EmptyQueueDequeue();
   test::MustAdd(g, {"wait",
-            "CustomOp",
-            {},
-            {{"function", "deadline_test_wait"},
-             {"Tout", std::vector<DataType>{DataType::kFloat32}},
-             {"blocking", true}},
-            ""});
+                    "CustomOp",
+                    {},
+                    {{"function", "deadline_test_wait"},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32}},
+                     {"blocking", true}},
+                    ""});
   return g;
 }
 

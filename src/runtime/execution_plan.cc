@@ -121,8 +121,8 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     plan->value_uses[graph.node(c).first_value] = kPinned;
   }
   for (const EdgeRef& fetch : plan->fetches) {
-    int32_t& uses = plan->value_uses[graph.node(fetch.node).first_value +
-                                     fetch.slot];
+    int32_t& uses =
+        plan->value_uses[graph.node(fetch.node).first_value + fetch.slot];
     if (uses != kPinned) ++uses;
     if (plan->role[fetch.node] == kFed &&
         fed_outputs.count({fetch.node, fetch.slot}) == 0) {

@@ -76,8 +76,8 @@ void Dispatch(RunState& run, int node) {
   }
 }
 
-void RecordTrace(RunState& run, int index, NodeRun& node_run,
-                 int64_t start, int64_t end) {
+void RecordTrace(RunState& run, int index, NodeRun& node_run, int64_t start,
+                 int64_t end) {
   const CompiledNode& node = run.graph().node(index);
   NodeExecStats& stats = run.stats()[index];
   stats.node_name = node.name;
@@ -269,8 +269,8 @@ void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
     // pool and hand their successors back through the caller queue.
     run.AnnounceCallerWaits();
     Dispatch(run, NodeTask::kStart);
-    for (int node; (node = run.NextCallerNode(deadline)) !=
-                   RunState::kRunComplete;) {
+    for (int node;
+         (node = run.NextCallerNode(deadline)) != RunState::kRunComplete;) {
       Process(run, node);
     }
     return;

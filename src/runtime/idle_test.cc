@@ -15,7 +15,8 @@ double ProcessCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+    return static_cast<double>(t.tv_sec) +
+           1e-6 * static_cast<double>(t.tv_usec);
   };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
@@ -40,8 +41,8 @@ TEST(IdleTimingTest, AnIdleSessionUsesUnderOnePercentOfACpu) {
 #else
   constexpr double kLimitSeconds = 0.005;
 #endif
-  EXPECT_LT(used, kLimitSeconds) << "the idle process used " << used * 1e3
-                                 << " ms of CPU in one second";
+  EXPECT_LT(used, kLimitSeconds)
+      << "the idle process used " << used * 1e3 << " ms of CPU in one second";
   RecordProperty("idle_cpu_us", static_cast<int>(used * 1e6));
 }
 

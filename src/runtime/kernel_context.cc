@@ -79,8 +79,8 @@ StatusOr<Tensor*> KernelContext::Allocate(int i, const Shape& shape,
   }
   const int64_t bytes = BytesOf(output_dtype(i), shape);
   WEFT_RETURN_IF_ERROR(Account(i, bytes));
-  Status allocated = run_->outputs[i].Allocate(output_dtype(i), shape,
-                                               zero_fill);
+  Status allocated =
+      run_->outputs[i].Allocate(output_dtype(i), shape, zero_fill);
   if (!allocated.ok()) {
     if (bytes >= 0) run_->run->ReleaseBytes(bytes);
     return allocated;
@@ -164,11 +164,11 @@ void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
     // Run stops within one slice rather than at the end of the kernel.
     constexpr double kCancelSliceNs = 1e6;
     const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
-    const int64_t slices = total_ns >= 2 * kCancelSliceNs
-                               ? std::min<int64_t>(
-                                     n, static_cast<int64_t>(
-                                            total_ns / kCancelSliceNs))
-                               : 1;
+    const int64_t slices =
+        total_ns >= 2 * kCancelSliceNs
+            ? std::min<int64_t>(n,
+                                static_cast<int64_t>(total_ns / kCancelSliceNs))
+            : 1;
     const int64_t slice = (n + slices - 1) / slices;
     for (int64_t begin = 0; begin < n; begin += slice) {
       runner(begin, std::min(n, begin + slice));

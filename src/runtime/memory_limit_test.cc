@@ -28,10 +28,9 @@ TEST(MemoryLimitTest, AnOutputPastTheLimitFailsTheRunNamingTheNode) {
     EXPECT_TRUE(session->Run({}, {"small"}, {}, &out).ok());
     Status s = session->Run({}, {"big"}, {}, &out);
     EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s;
-    EXPECT_THAT(s.message(),
-                AllOf(HasSubstr("node 'big' (op RandomUniform)"),
-                      HasSubstr("needs 4194304 bytes"),
-                      HasSubstr("memory_limit_bytes is 1048576")));
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'big' (op RandomUniform)"),
+                                   HasSubstr("needs 4194304 bytes"),
+                                   HasSubstr("memory_limit_bytes is 1048576")));
     // The session stays usable.
     EXPECT_TRUE(session->Run({}, {"small"}, {}, &out).ok());
   }

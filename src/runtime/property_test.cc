@@ -91,8 +91,8 @@ class RandomGraph {
     switch (Uniform(0, 11)) {
       case 0:
       case 1: {
-        static const char* kUnary[] = {"Relu", "Neg", "Tanh", "Sigmoid",
-                                       "Abs", "Exp"};
+        static const char* kUnary[] = {"Relu",    "Neg", "Tanh",
+                                       "Sigmoid", "Abs", "Exp"};
         const char* op = kUnary[Uniform(0, 5)];
         if (std::string(op) == "Exp") {  // Bounded input: no overflow.
           Add("Tanh", {a.name}, {}, a.rows, a.cols);

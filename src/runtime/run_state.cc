@@ -106,8 +106,8 @@ void RunState::Complete() {
 }
 
 bool RunState::SpinUntilComplete(int spin_us) const {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::microseconds(spin_us);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
   for (uint32_t i = 1;; ++i) {
     if (completion_.load(std::memory_order_acquire) == kDone) return true;
     if (cancelled()) return false;  // Let the caller handle it locked.
@@ -133,8 +133,8 @@ bool RunState::PrepareToSleep() {
   return sleep_announced_;
 }
 
-bool RunState::WaitForCompletion(
-    std::chrono::steady_clock::time_point deadline, int spin_us) {
+bool RunState::WaitForCompletion(std::chrono::steady_clock::time_point deadline,
+                                 int spin_us) {
   // Once a sleeper is announced, completion is only safe to observe under
   // mu_ (Complete() may still be notifying), so no more spinning.
   if (!sleep_announced_ && SpinUntilComplete(spin_us)) return true;

@@ -149,8 +149,8 @@ class RunState {
   // DeadlineExceeded and the wait goes on until it completes.
   // REQUIRES: AnnounceCallerWaits() was called.
   static constexpr int kRunComplete = -2;
-  int NextCallerNode(std::optional<std::chrono::steady_clock::time_point>
-                         deadline);
+  int NextCallerNode(
+      std::optional<std::chrono::steady_clock::time_point> deadline);
   // Caller-thread mode: completion will be signalled under mu_, because the
   // caller waits on cv_ for nodes and completion alike.
   void AnnounceCallerWaits() { PrepareToSleep(); }

@@ -88,8 +88,8 @@ class SessionImpl {
   Status CheckFeeds(
       const ExecutionPlan& plan,
       const std::vector<std::pair<std::string, Tensor>>& feeds) const;
-  StatusOr<RunState::Config> MakeConfig(
-      const RunOptions& run_options, const ExecutionPlan* plan);
+  StatusOr<RunState::Config> MakeConfig(const RunOptions& run_options,
+                                        const ExecutionPlan* plan);
   // A RunState for `config`: a recycled one when there is one. REQUIRES: mu_.
   std::unique_ptr<RunState> AcquireRunState(RunState::Config config);
   // Ends a Run: no longer active; its RunState is kept for reuse.
@@ -103,7 +103,7 @@ class SessionImpl {
 
   std::mutex mu_;
   std::condition_variable runs_done_;
-  bool closed_ = false;                         // Guarded by mu_.
+  bool closed_ = false;            // Guarded by mu_.
   std::vector<RunState*> active_;  // Runs in flight. Guarded by mu_.
   // Finished RunStates kept for reuse (at most kMaxIdleRunStates).
   static constexpr size_t kMaxIdleRunStates = 8;
@@ -323,8 +323,9 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
                                 std::to_string(options.operation_timeout_ms) +
                                 " must be >= 0");
   }
-  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const internal::CompiledGraph> compiled,
-                        internal::CompiledGraph::Compile(std::move(graph), compile));
+  WEFT_ASSIGN_OR_RETURN(
+      std::shared_ptr<const internal::CompiledGraph> compiled,
+      internal::CompiledGraph::Compile(std::move(graph), compile));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
   return std::unique_ptr<Session>(

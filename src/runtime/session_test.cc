@@ -233,7 +233,9 @@ TEST(SessionTest, FailingRunsDoNotDisturbConcurrentRuns) {
         for (int i = 0; i < 200; ++i) {
           std::vector<Tensor> out;
           const int kind = (i + t) % 3;
-          const char* fetch = kind == 0 ? "bad" : kind == 1 ? "thrower" : "good";
+          const char* fetch = kind == 0   ? "bad"
+                              : kind == 1 ? "thrower"
+                                          : "good";
           Status s = session->Run({}, {fetch}, {}, &out);
           if (kind == 2) {
             if (!s.ok() || Values<float>(out[0]) != std::vector<float>{2, 3}) {
@@ -255,8 +257,8 @@ TEST(SessionTest, FailingRunsDoNotDisturbConcurrentRuns) {
   // The session's pools are gone with it.
   EXPECT_TRUE(test::WaitFor([&] {
     return test::CountWeftThreads() <= threads_before;
-  })) << test::CountWeftThreads() << " weft threads, " << threads_before
-      << " before";
+  })) << test::CountWeftThreads()
+      << " weft threads, " << threads_before << " before";
 }
 
 TEST(SessionTest, NegativeInterRunsEverythingOnTheCallersThread) {

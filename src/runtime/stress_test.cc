@@ -41,8 +41,10 @@ Graph StressGraph(const Tensor& w) {
   Graph g;
   auto x = g.Placeholder("x", DataType::kFloat32, {kN});
   auto m = g.Placeholder("m", DataType::kFloat32, {kN, kN});
-  auto half = g.Const("half", Tensor::FromVector<float>({kN}, std::vector<float>(kN, 0.5f)));
-  auto two = g.Const("two", Tensor::FromVector<float>({kN}, std::vector<float>(kN, 2.0f)));
+  auto half = g.Const(
+      "half", Tensor::FromVector<float>({kN}, std::vector<float>(kN, 0.5f)));
+  auto two = g.Const(
+      "two", Tensor::FromVector<float>({kN}, std::vector<float>(kN, 2.0f)));
   g.Mul("y", g.Relu("r", g.Sub("d", x, half)), two);
   g.ReduceSum("s", g.Mul("xx", x, x), {}, false);
   g.MatMul("p", m, g.Const("w", w));
@@ -71,13 +73,22 @@ TEST(StressTest, EightThreadsOfRunsOnOneSessionStayCorrectAndBounded) {
       const Tensor m = RandomTensor(rng, {kN, kN});
       std::vector<std::string> fetches;
       switch (rng() % 4) {
-        case 0: fetches = {"y"}; break;
-        case 1: fetches = {"s", "y"}; break;
-        case 2: fetches = {"p"}; break;
-        default: fetches = {"p", "s", "y"}; break;
+        case 0:
+          fetches = {"y"};
+          break;
+        case 1:
+          fetches = {"s", "y"};
+          break;
+        case 2:
+          fetches = {"p"};
+          break;
+        default:
+          fetches = {"p", "s", "y"};
+          break;
       }
       std::vector<Tensor> out;
-      const Status status = session->Run({{"x", x}, {"m", m}}, fetches, {}, &out);
+      const Status status =
+          session->Run({{"x", x}, {"m", m}}, fetches, {}, &out);
       if (!status.ok()) {
         ADD_FAILURE() << "thread " << thread << " run " << i << ": " << status;
         ++failures;
@@ -87,7 +98,8 @@ TEST(StressTest, EightThreadsOfRunsOnOneSessionStayCorrectAndBounded) {
         const float* got = out[f].data<float>();
         if (fetches[f] == "y") {
           for (int64_t k = 0; k < kN; ++k) {
-            const float expected = std::max(x.data<float>()[k] - 0.5f, 0.0f) * 2.0f;
+            const float expected =
+                std::max(x.data<float>()[k] - 0.5f, 0.0f) * 2.0f;
             if (got[k] != expected) ++failures;
           }
         } else if (fetches[f] == "s") {

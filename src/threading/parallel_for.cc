@@ -177,13 +177,14 @@ class JobCache {
 thread_local JobCache tls_job_cache;
 
 // Runs [0, n) in blocks of `block` on the caller plus up to `max_helpers`
-// workers; returns how many threads it enlisted (the caller included). REQUIRES: max_helpers >= 1,
-// the pool has workers and there are at least two blocks.
+// workers; returns how many threads it enlisted (the caller included).
+// REQUIRES: max_helpers >= 1, the pool has workers and there are at least two
+// blocks.
 int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
                         int max_helpers, RangeFn fn) {
   const int64_t num_blocks = (n + block - 1) / block;
-  const int helpers = static_cast<int>(std::min<int64_t>(
-      {pool.NumThreads(), max_helpers, num_blocks - 1}));
+  const int helpers = static_cast<int>(
+      std::min<int64_t>({pool.NumThreads(), max_helpers, num_blocks - 1}));
   ParallelForJob* job = tls_job_cache.Take();
   job->Reset(fn, n, block, helpers);
   pool.core().ScheduleCopies(job, helpers);
