@@ -16,11 +16,6 @@ BlockingPool& BlockingPool::Global() {
 
 bool BlockingPool::OnPoolThread() { return tls_on_blocking_thread; }
 
-int BlockingPool::threads() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return threads_;
-}
-
 void BlockingPool::Schedule(Task* task) {
   std::unique_lock<std::mutex> lock(mu_);
   tasks_.push_back(task);

@@ -34,14 +34,11 @@ class BlockingPool {
   // True on a blocking-pool thread.
   static bool OnPoolThread();
 
-  // Threads alive now (tests).
-  int threads() const;
-
  private:
   BlockingPool() = default;
   void ThreadLoop();
 
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::condition_variable work_;
   std::deque<Task*> tasks_;  // Guarded by mu_.
   int threads_ = 0;          // Guarded by mu_.
