@@ -59,27 +59,33 @@ void RunLoop(benchmark::State& state, weft::Graph graph,
   SetPerNode(state, nodes);
 }
 
-// (a) x -> Add(x, c) -> Add(., c) -> ... 1,000 deep.
-void BM_Chain_Weft(benchmark::State& state) {
-  weft::Graph g;
+// (a) x -> Add(x, c) -> Add(., c) -> ... 1,000 deep; returns the last node.
+std::string BuildChain(weft::Graph& g) {
   const std::string c = g.Const("c", Filled(0.5f));
   std::string prev = g.Placeholder("x", weft::DataType::kFloat32, {kElements});
   for (int i = 0; i < kNodes; ++i) {
     prev = g.Add("add" + std::to_string(i), prev, c);
   }
-  RunLoop(state, std::move(g), prev, kNodes);
+  return prev;
+}
+
+// inter = -1, for the CallerThread variants: no hand-off between threads.
+weft::SessionOptions CallerThread() {
+  weft::SessionOptions options;
+  options.inter_op_parallelism_threads = -1;
+  return options;
+}
+
+void BM_Chain_Weft(benchmark::State& state) {
+  weft::Graph g;
+  const std::string last = BuildChain(g);
+  RunLoop(state, std::move(g), last, kNodes);
 }
 
 void BM_Chain_CallerThread(benchmark::State& state) {
   weft::Graph g;
-  const std::string c = g.Const("c", Filled(0.5f));
-  std::string prev = g.Placeholder("x", weft::DataType::kFloat32, {kElements});
-  for (int i = 0; i < kNodes; ++i) {
-    prev = g.Add("add" + std::to_string(i), prev, c);
-  }
-  weft::SessionOptions options;
-  options.inter_op_parallelism_threads = -1;
-  RunLoop(state, std::move(g), prev, kNodes, options);
+  const std::string last = BuildChain(g);
+  RunLoop(state, std::move(g), last, kNodes, CallerThread());
 }
 
 void BM_Chain_Direct(benchmark::State& state) {
@@ -144,24 +150,23 @@ void BM_WideTree_Direct(benchmark::State& state) {
   SetPerNode(state, 2 * kNodes - 1);
 }
 
-// (c) one Add node: feed, run, fetch.
-void BM_OneNode_Weft(benchmark::State& state) {
-  weft::Graph g;
+// (c) one Add node: feed, run, fetch; returns the node.
+std::string BuildOneNode(weft::Graph& g) {
   const std::string x =
       g.Placeholder("x", weft::DataType::kFloat32, {kElements});
-  const std::string y = g.Add("y", x, g.Const("c", Filled(0.5f)));
+  return g.Add("y", x, g.Const("c", Filled(0.5f)));
+}
+
+void BM_OneNode_Weft(benchmark::State& state) {
+  weft::Graph g;
+  const std::string y = BuildOneNode(g);
   RunLoop(state, std::move(g), y, 1);
 }
 
-// (c) with inter = -1: the Run's fixed cost without any thread hand-off.
 void BM_OneNode_CallerThread(benchmark::State& state) {
   weft::Graph g;
-  const std::string x =
-      g.Placeholder("x", weft::DataType::kFloat32, {kElements});
-  const std::string y = g.Add("y", x, g.Const("c", Filled(0.5f)));
-  weft::SessionOptions options;
-  options.inter_op_parallelism_threads = -1;
-  RunLoop(state, std::move(g), y, 1, options);
+  const std::string y = BuildOneNode(g);
+  RunLoop(state, std::move(g), y, 1, CallerThread());
 }
 
 BENCHMARK(BM_Chain_Weft)->UseRealTime();

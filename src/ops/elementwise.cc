@@ -13,6 +13,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/op_util.h"
 #include "ops/vector_math.h"
 
 namespace weft::internal {
@@ -48,11 +49,7 @@ T Negate(T x) {
 
 // float32 uses the vectorisable functions of vector_math.h; float64 keeps
 // libm (scalar, but the float64 path is there for accuracy, not speed).
-template <class T>
-T Exp(T x) {
-  if constexpr (std::is_same_v<T, float>) return vmath::ExpF(x);
-  return std::exp(x);
-}
+using vmath::Exp;
 
 template <class T>
 T Apply(Unary op, T x) {
@@ -111,23 +108,10 @@ class UnaryKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    switch (x.dtype()) {
-      case DataType::kFloat32:
-        MapBlocks<float, kOp>(ctx, x, y);
-        break;
-      case DataType::kFloat64:
-        MapBlocks<double, kOp>(ctx, x, y);
-        break;
-      case DataType::kInt32:
-        MapBlocks<int32_t, kOp>(ctx, x, y);
-        break;
-      case DataType::kInt64:
-        MapBlocks<int64_t, kOp>(ctx, x, y);
-        break;
-      default:
-        return InvalidArgumentError("unsupported dtype");
-    }
-    return Status::OK();
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      MapBlocks<decltype(zero), kOp>(ctx, x, y);
+      return Status::OK();
+    });
   }
 };
 
@@ -152,11 +136,6 @@ class GeluKernel : public OpKernel {
  private:
   const bool tanh_;
 };
-
-const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
-                                           DataType::kFloat64};
-const std::vector<DataType> kNumericTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
 
 void RegisterUnary(OpRegistry& registry, const char* name,
                    const std::vector<DataType>& types, KernelFactory factory,
@@ -189,24 +168,12 @@ class SumKernel : public OpKernel {
                             BroadcastShapes(acc.shape(), next.shape()));
       WEFT_ASSIGN_OR_RETURN(Tensor sum,
                             Tensor::Create(acc.dtype(), shape.ToShape()));
-      switch (acc.dtype()) {
-        case DataType::kFloat32:
-          BroadcastBinary<float, float>(ctx, acc, next, &sum,
-                                        std::plus<float>());
-          break;
-        case DataType::kFloat64:
-          BroadcastBinary<double, double>(ctx, acc, next, &sum,
-                                          std::plus<double>());
-          break;
-        case DataType::kInt32:
-          BroadcastBinary<int32_t, int32_t>(ctx, acc, next, &sum,
-                                            std::plus<int32_t>());
-          break;
-        default:
-          BroadcastBinary<int64_t, int64_t>(ctx, acc, next, &sum,
-                                            std::plus<int64_t>());
-          break;
-      }
+      WEFT_RETURN_IF_ERROR(
+          DispatchNumeric(acc.dtype(), [&](auto zero) -> Status {
+            using T = decltype(zero);
+            BroadcastBinary<T, T>(ctx, acc, next, &sum, std::plus<T>());
+            return Status::OK();
+          }));
       acc = std::move(sum);
     }
     return ctx.SetOutput(0, std::move(acc));

@@ -12,24 +12,6 @@
 namespace weft::internal {
 namespace {
 
-const std::vector<DataType> kNumericTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
-
-// DispatchDtype for the numeric types; bool is an error.
-template <class Fn>
-Status DispatchNumeric(DataType dtype, Fn&& fn) {
-  if (dtype == DataType::kBool) {
-    return InvalidArgumentError("dtype bool is not numeric");
-  }
-  return DispatchDtype(dtype, [&](auto zero) -> Status {
-    if constexpr (std::is_same_v<decltype(zero), bool>) {
-      return InternalError("unreachable");
-    } else {
-      return fn(zero);
-    }
-  });
-}
-
 enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 
 template <class T>

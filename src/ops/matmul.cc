@@ -15,6 +15,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/op_util.h"
 
 namespace weft::internal {
 namespace {
@@ -289,14 +290,12 @@ double ProductCost(const InferenceContext& ctx) {
 }  // namespace
 
 void RegisterMatMulOps(OpRegistry& registry) {
-  const std::vector<DataType> float_types = {DataType::kFloat32,
-                                             DataType::kFloat64};
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("MatMul")
           .Input(ArgDef::Typed("A", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, float_types)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
           .Attr("transpose_a", AttrType::kBool, false)
           .Attr("transpose_b", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
@@ -326,7 +325,7 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("B", "T"))
           .Input(ArgDef::AnyList("C"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, float_types)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
           .Attr("alpha", AttrType::kFloat, 1.0)
           .Attr("beta", AttrType::kFloat, 1.0)
           .Attr("transA", AttrType::kInt, int64_t{0})

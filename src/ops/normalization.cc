@@ -15,10 +15,11 @@
 namespace weft::internal {
 namespace {
 
-double SumToDouble(const float* x, int64_t n) {
-  return vmath::LaneReduce<double>(
-      n, 0.0, [x](int64_t i) { return double{x[i]}; },
-      [](double a, double b) { return a + b; });
+// The sum of load(0..len-1) in double, in vectorisable fixed-order lanes.
+template <class Load>
+double RowSum(int64_t len, Load load) {
+  return vmath::LaneReduce<double>(len, 0.0, load,
+                                   [](double a, double b) { return a + b; });
 }
 
 // Softmax of one contiguous float32 row, in passes that each vectorise:
@@ -28,7 +29,7 @@ template <bool kLog>
 void SoftmaxContiguousRow(const float* x, float* y, int64_t len) {
   const float max = vmath::MaxOf(x, len);
   for (int64_t j = 0; j < len; ++j) y[j] = vmath::ExpF(x[j] - max);
-  const double sum = SumToDouble(y, len);
+  const double sum = RowSum(len, [y](int64_t j) { return double{y[j]}; });
   if constexpr (kLog) {
     const double log_sum = std::log(sum);
     for (int64_t j = 0; j < len; ++j) {
@@ -44,17 +45,12 @@ void SoftmaxContiguousRow(const float* x, float* y, int64_t len) {
 // the same arithmetic, one element at a time.
 template <class T, bool kLog>
 void SoftmaxStridedRow(const T* x, T* y, int64_t len, int64_t inner) {
-  auto exp = [](T v) -> double {
-    if constexpr (std::is_same_v<T, float>) return vmath::ExpF(v);
-    return std::exp(v);
-  };
   T max = x[0];
   for (int64_t j = 1; j < len; ++j) {
-    const T v = x[j * inner];
-    max = (v > max || v != v) ? v : max;
+    max = vmath::MaxPropagatingNaN(max, x[j * inner]);
   }
   double sum = 0;
-  for (int64_t j = 0; j < len; ++j) sum += exp(x[j * inner] - max);
+  for (int64_t j = 0; j < len; ++j) sum += vmath::Exp(x[j * inner] - max);
   if constexpr (kLog) {
     const double log_sum = std::log(sum);
     for (int64_t j = 0; j < len; ++j) {
@@ -63,7 +59,7 @@ void SoftmaxStridedRow(const T* x, T* y, int64_t len, int64_t inner) {
   } else {
     const double inv = 1.0 / sum;
     for (int64_t j = 0; j < len; ++j) {
-      y[j * inner] = static_cast<T>(exp(x[j * inner] - max) * inv);
+      y[j * inner] = static_cast<T>(vmath::Exp(x[j * inner] - max) * inv);
     }
   }
 }
@@ -120,13 +116,6 @@ class SoftmaxKernel : public OpKernel {
  private:
   const int64_t axis_;
 };
-
-// The sum of load(0..len-1) in double, in vectorisable fixed-order lanes.
-template <class Load>
-double RowSum(int64_t len, Load load) {
-  return vmath::LaneReduce<double>(len, 0.0, load,
-                                   [](double a, double b) { return a + b; });
-}
 
 class LayerNormKernel : public OpKernel {
  public:
@@ -197,9 +186,6 @@ class LayerNormKernel : public OpKernel {
   const int64_t axis_;
   const double epsilon_;
 };
-
-const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
-                                           DataType::kFloat64};
 
 void RegisterSoftmax(OpRegistry& registry, const char* name,
                      KernelFactory factory) {

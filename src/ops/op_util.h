@@ -3,6 +3,8 @@
 #define WEFT_SRC_OPS_OP_UTIL_H_
 
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "weft/op_registry.h"
 #include "weft/status.h"
@@ -27,6 +29,27 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
   }
   return fn(bool{});
 }
+
+// DispatchDtype for the numeric types; bool is an error.
+template <class Fn>
+Status DispatchNumeric(DataType dtype, Fn&& fn) {
+  if (dtype == DataType::kBool) {
+    return InvalidArgumentError("dtype bool is not numeric");
+  }
+  return DispatchDtype(dtype, [&](auto zero) -> Status {
+    if constexpr (std::is_same_v<decltype(zero), bool>) {
+      return InternalError("unreachable");
+    } else {
+      return fn(zero);
+    }
+  });
+}
+
+// The dtype lists ops declare for their type attribute.
+inline const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
+                                                  DataType::kFloat64};
+inline const std::vector<DataType> kNumericTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
 
 // An axis in [-rank, rank) as a non-negative index; errors name the axis.
 inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {

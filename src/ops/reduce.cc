@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
 #include "ops/vector_math.h"
 
 namespace weft::internal {
@@ -72,9 +73,7 @@ A Identity() {
 template <class A, Reducer kR>
 A Combine(A acc, A x) {
   if constexpr (kR == Reducer::kProd) return acc * x;
-  if constexpr (kR == Reducer::kMax) {
-    return (x > acc || x != x) ? x : acc;  // NaN propagates.
-  }
+  if constexpr (kR == Reducer::kMax) return vmath::MaxPropagatingNaN(acc, x);
   if constexpr (kR == Reducer::kMin) return (x < acc || x != x) ? x : acc;
   return acc + x;
 }
@@ -272,9 +271,6 @@ class ArgMaxKernel : public OpKernel {
   const bool last_;
 };
 
-const std::vector<DataType> kReduceTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
-
 // Output 0 is input 0 reduced over `axes` (keepdims from the attribute).
 Status SetReducedShape(InferenceContext& ctx,
                        const std::vector<int64_t>& axes) {
@@ -306,7 +302,7 @@ void RegisterReduce(OpRegistry& registry, const char* name,
       OpDefBuilder(name)
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Typed("reduced", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kReduceTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
           .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
           .SetShapeFn(ReduceShapeFn)
@@ -332,7 +328,7 @@ void RegisterReduceOps(OpRegistry& registry) {
       OpDefBuilder("ArgMax")
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Fixed("reduced", DataType::kInt64))
-          .Attr("T", AttrType::kType, std::nullopt, kReduceTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
           .Attr("axis", AttrType::kInt, int64_t{0})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
           .Attr("select_last_index", AttrType::kInt, int64_t{0})

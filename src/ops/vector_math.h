@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace weft::internal::vmath {
 
@@ -147,6 +148,20 @@ inline float ErfcF(float x) {
   return x < 0.0f ? 2.0f - tail : tail;
 }
 
+// exp for a kernel's element type: ExpF for float32, libm for float64.
+template <class T>
+T Exp(T x) {
+  if constexpr (std::is_same_v<T, float>) return ExpF(x);
+  return std::exp(x);
+}
+
+// max(acc, v), where a NaN on either side wins (as ReduceMax and ONNX's
+// Max propagate NaN).
+template <class T>
+T MaxPropagatingNaN(T acc, T v) {
+  return (v > acc || v != v) ? v : acc;
+}
+
 // Reduces load(0..n-1) with `combine`, keeping kLanes independent partial
 // results (lane j takes elements j, j + kLanes, ...) that are combined in
 // lane order, then the tail in index order. The order depends on n only,
@@ -170,8 +185,7 @@ A LaneReduce(int64_t n, A identity, Load load, Combine combine) {
 template <class T>
 T MaxOf(const T* x, int64_t n) {
   return LaneReduce<T>(
-      n, x[0], [x](int64_t i) { return x[i]; },
-      [](T acc, T v) { return (v > acc || v != v) ? v : acc; });
+      n, x[0], [x](int64_t i) { return x[i]; }, MaxPropagatingNaN<T>);
 }
 
 }  // namespace weft::internal::vmath

@@ -17,13 +17,9 @@ namespace {
 using test::MustCreate;
 using test::MustRun;
 using test::PerSessionOptions;
+using test::QueueAttrs;
 using ::testing::HasSubstr;
 
-AttrMap QueueAttrs(const std::string& name, int64_t capacity = -1) {
-  return {{"queue", name},
-          {"component_types", std::vector<DataType>{DataType::kFloat32}},
-          {"capacity", capacity}};
-}
 
 Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
 

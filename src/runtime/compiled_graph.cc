@@ -134,12 +134,23 @@ int CompiledGraph::FindNode(const std::string& name) const {
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     const Graph& graph, const CompileOptions& options) {
-  Graph copy = graph;
-  return Compile(std::move(copy), options);
+  // The caller keeps its graph: the name index is built anew.
+  std::unordered_map<std::string, size_t> index;
+  index.reserve(graph.nodes().size());
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    index.emplace(graph.nodes()[i].name, i);
+  }
+  return CompileWithIndex(graph, std::move(index), options);
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     Graph&& graph, const CompileOptions& options) {
+  return CompileWithIndex(graph, std::move(graph.index_), options);
+}
+
+StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
+    const Graph& graph, std::unordered_map<std::string, size_t> index,
+    const CompileOptions& options) {
   WEFT_RETURN_IF_ERROR(graph.status());
   if (graph.nodes().size() >
       static_cast<size_t>(std::numeric_limits<int>::max() / 2)) {
@@ -151,11 +162,11 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   const std::vector<NodeDef>& defs = graph.nodes();
   const int n = static_cast<int>(defs.size());
 
-  // Names, ops, inputs. Graph::AddNode refuses duplicate names, so the
-  // graph's own index is complete and can be taken over.
-  out->index_ = std::move(graph.index_);
+  // Names, ops, inputs. Graph::AddNode refuses duplicate names, so a
+  // well-formed graph's index has one entry per node.
+  out->index_ = std::move(index);
   if (out->index_.size() != defs.size()) {
-    return InternalError("the graph's name index does not match its nodes");
+    return InvalidArgumentError("the graph has duplicate node names");
   }
   out->nodes_.resize(n);
   Adjacency producers;  // Data and control, in input order.

@@ -82,6 +82,10 @@ class CompiledGraph {
   void RecordCost(int i, double measured_ns) const;
 
  private:
+  // Compile with `index` (node name -> position in graph.nodes()).
+  static StatusOr<std::shared_ptr<const CompiledGraph>> CompileWithIndex(
+      const Graph& graph, std::unordered_map<std::string, size_t> index,
+      const CompileOptions& options);
   CompiledGraph() = default;
 
   std::vector<CompiledNode> nodes_;

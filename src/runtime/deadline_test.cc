@@ -15,6 +15,7 @@ namespace {
 
 using test::MustCreate;
 using test::PerSessionOptions;
+using test::QueueAttrs;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
@@ -29,10 +30,6 @@ constexpr double kSlackMs = 50;
 constexpr int64_t kMatrix = 2048;
 #endif
 
-AttrMap QueueAttrs(const std::string& name) {
-  return {{"queue", name},
-          {"component_types", std::vector<DataType>{DataType::kFloat32}}};
-}
 
 Graph EmptyQueueDequeue() {
   Graph g;

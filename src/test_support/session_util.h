@@ -29,6 +29,13 @@ inline std::unique_ptr<Session> MustCreate(Graph graph,
   return session.ok() ? std::move(session).value() : nullptr;
 }
 
+// The attributes of a queue op on a float32 queue named `name`.
+inline AttrMap QueueAttrs(const std::string& name, int64_t capacity = -1) {
+  return {{"queue", name},
+          {"component_types", std::vector<DataType>{DataType::kFloat32}},
+          {"capacity", capacity}};
+}
+
 // Adds a node or fails the test.
 inline void MustAdd(Graph& graph, NodeDef node) {
   const Status status = graph.AddNode(std::move(node));
