@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,10 +62,12 @@ struct AttrDef {
 // its attributes with defaults filled in and already type-checked.
 class InferenceContext {
  public:
+  // Views what it is given: valid while the arguments are.
   InferenceContext(const std::string& node_name, const AttrMap& attrs,
-                   std::vector<DataType> input_dtypes,
-                   std::vector<PartialShape> input_shapes,
-                   std::vector<const Tensor*> input_constants, int num_outputs);
+                   std::span<const DataType> input_dtypes,
+                   std::span<const PartialShape> input_shapes,
+                   std::span<const Tensor* const> input_constants,
+                   int num_outputs);
 
   const std::string& node_name() const { return node_name_; }
   int num_inputs() const { return static_cast<int>(input_shapes_.size()); }
@@ -90,9 +93,9 @@ class InferenceContext {
  private:
   const std::string& node_name_;
   const AttrMap& attrs_;
-  std::vector<DataType> input_dtypes_;
-  std::vector<PartialShape> input_shapes_;
-  std::vector<const Tensor*> input_constants_;
+  std::span<const DataType> input_dtypes_;
+  std::span<const PartialShape> input_shapes_;
+  std::span<const Tensor* const> input_constants_;
   std::vector<PartialShape> output_shapes_;
 };
 

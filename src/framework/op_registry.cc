@@ -87,17 +87,16 @@ OpDefBuilder& OpDefBuilder::SetStateful(bool stateful) {
   return *this;
 }
 
-InferenceContext::InferenceContext(const std::string& node_name,
-                                   const AttrMap& attrs,
-                                   std::vector<DataType> input_dtypes,
-                                   std::vector<PartialShape> input_shapes,
-                                   std::vector<const Tensor*> input_constants,
-                                   int num_outputs)
+InferenceContext::InferenceContext(
+    const std::string& node_name, const AttrMap& attrs,
+    std::span<const DataType> input_dtypes,
+    std::span<const PartialShape> input_shapes,
+    std::span<const Tensor* const> input_constants, int num_outputs)
     : node_name_(node_name),
       attrs_(attrs),
-      input_dtypes_(std::move(input_dtypes)),
-      input_shapes_(std::move(input_shapes)),
-      input_constants_(std::move(input_constants)),
+      input_dtypes_(input_dtypes),
+      input_shapes_(input_shapes),
+      input_constants_(input_constants),
       output_shapes_(num_outputs) {}
 
 namespace internal {

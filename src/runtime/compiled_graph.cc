@@ -162,8 +162,8 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
   const std::vector<NodeDef>& defs = graph.nodes();
   const int n = static_cast<int>(defs.size());
 
-  // Names, ops, inputs. Graph::AddNode refuses duplicate names, so a
-  // well-formed graph's index has one entry per node.
+  // Names, ops, inputs, devices. Graph::AddNode refuses duplicate names, so
+  // a well-formed graph's index has one entry per node.
   out->index_ = std::move(index);
   if (out->index_.size() != defs.size()) {
     return InvalidArgumentError("the graph has duplicate node names");
@@ -177,15 +177,21 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
                                 static_cast<int>(def.inputs.size()));
   }
   producers.items.reserve(producers.offsets.back());
+  out->inputs_.reserve(producers.offsets.back());
+  std::vector<int> input_offsets(n + 1, 0);
+  std::vector<int> control_offsets(n + 1, 0);
+  const OpDef* last_def = nullptr;  // Neighbours often share an op.
   for (int i = 0; i < n; ++i) {
     const NodeDef& def = defs[i];
     CompiledNode& node = out->nodes_[i];
     node.name = def.name;
-    node.op = def.op;
-    node.def = OpRegistry::Global().FindOp(def.op);
+    node.def = last_def != nullptr && last_def->name == def.op
+                   ? last_def
+                   : OpRegistry::Global().FindOp(def.op);
     if (node.def == nullptr) {
       return NotFoundError(NodeContext(def) + ": unknown op '" + def.op + "'");
     }
+    last_def = node.def;
     for (const std::string& text : def.inputs) {
       auto spec = ParseInput(text);
       if (!spec.ok()) return spec.status().WithContext(NodeContext(def));
@@ -196,12 +202,14 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
                                     "', which does not exist");
       }
       if (spec->control) {
-        node.control_inputs.push_back(producer);
+        out->control_inputs_.push_back(producer);
       } else {
-        node.inputs.push_back({producer, spec->output});
+        out->inputs_.push_back({producer, spec->output});
       }
       producers.items.push_back(producer);
     }
+    input_offsets[i + 1] = static_cast<int>(out->inputs_.size());
+    control_offsets[i + 1] = static_cast<int>(out->control_inputs_.size());
     // Device placement.
     const auto cpu = ParseCpuDevice(def.device);
     if (!cpu || *cpu >= options.num_cpu_devices) {
@@ -212,15 +220,19 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
             std::to_string(options.num_cpu_devices - 1) +
             "; set allow_soft_placement to place it on /cpu:0)");
       }
-      node.device = "/cpu:0";
+      node.cpu = 0;
     } else {
-      node.device = "/cpu:" + std::to_string(*cpu);
+      node.cpu = *cpu;
     }
     if (options.log_device_placement) {
       std::fprintf(stderr, "weft: %s placed on %s\n", NodeContext(def).c_str(),
-                   node.device.c_str());
+                   node.device().c_str());
     }
   }
+  const auto inputs_of = [&](int i) {
+    return std::span<const EdgeRef>(out->inputs_.data() + input_offsets[i],
+                                    out->inputs_.data() + input_offsets[i + 1]);
+  };
 
   // Topological order (Kahn); what is left over lies on or behind a cycle.
   std::vector<int> order;
@@ -257,63 +269,78 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     }
   }
 
-  // Signatures, attributes, shapes and kernels, producers first.
+  // Signatures, attributes, shapes and kernels, producers first. Values are
+  // numbered in this order, so a node's inputs are known when it is reached.
+  // The buffers below are per node, reused.
+  const OpDef* const_def = OpRegistry::Global().FindOp("Const");
   std::vector<double> costs(n);
-  std::vector<const Tensor*> constants;  // Reused: one per input of a node.
+  std::vector<int> num_outputs(n, 0);
+  std::vector<DataType> input_dtypes;
+  std::vector<PartialShape> input_shapes;
+  std::vector<const Tensor*> constants;
+  out->value_dtypes_.reserve(n);
+  out->value_shapes_.reserve(n);
   for (int i : order) {
     const NodeDef& def = defs[i];
     CompiledNode& node = out->nodes_[i];
+    input_dtypes.clear();
+    input_shapes.clear();
     constants.clear();
-    for (const EdgeRef& in : node.inputs) {
+    for (const EdgeRef& in : inputs_of(i)) {
       const CompiledNode& producer = out->nodes_[in.node];
-      if (in.slot >= static_cast<int>(producer.output_dtypes.size())) {
+      if (in.slot >= num_outputs[in.node]) {
         return InvalidArgumentError(
             NodeContext(def) + ": input '" + producer.name + ":" +
             std::to_string(in.slot) + "' does not exist ('" + producer.name +
-            "' has " + std::to_string(producer.output_dtypes.size()) +
-            " outputs)");
+            "' has " + std::to_string(num_outputs[in.node]) + " outputs)");
       }
-      node.input_dtypes.push_back(producer.output_dtypes[in.slot]);
-      node.input_shapes.push_back(producer.output_shapes[in.slot]);
-      const AttrValue* value =
-          producer.op == "Const" ? &producer.attrs.at("value") : nullptr;
-      constants.push_back(value ? value->get_if<Tensor>() : nullptr);
+      const int value = producer.first_value + in.slot;
+      input_dtypes.push_back(out->value_dtypes_[value]);
+      input_shapes.push_back(out->value_shapes_[value]);
+      // A Const's value (type-checked when the Const was compiled) lets
+      // shape functions read shapes and axes given as tensors.
+      const Tensor* constant = nullptr;
+      if (producer.def == const_def) {
+        const AttrMap& attrs = defs[in.node].attrs;
+        if (auto it = attrs.find("value"); it != attrs.end()) {
+          constant = it->second.get_if<Tensor>();
+        }
+      }
+      constants.push_back(constant);
     }
-    auto signature = ResolveSignature(*node.def, def.attrs, node.input_dtypes);
+    auto signature = ResolveSignature(*node.def, def.attrs, input_dtypes);
     if (!signature.ok())
       return signature.status().WithContext(NodeContext(def));
-    node.attrs = std::move(signature->attrs);
-    node.output_dtypes = std::move(signature->output_dtypes);
+    const AttrMap& attrs = signature->attrs;
+    const std::vector<DataType>& output_dtypes = signature->output_dtypes;
 
-    InferenceContext ctx(node.name, node.attrs, node.input_dtypes,
-                         node.input_shapes, constants,
-                         static_cast<int>(node.output_dtypes.size()));
+    InferenceContext ctx(node.name, attrs, input_dtypes, input_shapes,
+                         constants, static_cast<int>(output_dtypes.size()));
     if (node.def->shape_fn) {
       Status s = node.def->shape_fn(ctx);
       if (!s.ok()) return s.WithContext(NodeContext(def));
     }
-    node.output_shapes = ctx.output_shapes();
     costs[i] = InitialCostNs(*node.def, ctx);
 
     node.blocking = node.def->blocking;
-    if (auto it = node.attrs.find("blocking"); it != node.attrs.end()) {
+    if (auto it = attrs.find("blocking"); it != attrs.end()) {
       if (const bool* b = it->second.get_if<bool>()) node.blocking |= *b;
     }
-    node.is_placeholder = node.op == "Placeholder";
-    if (node.op == "Const" && node.control_inputs.empty()) {
-      if (const Tensor* value = node.attrs.at("value").get_if<Tensor>()) {
+    node.is_placeholder = def.op == "Placeholder";
+    if (node.def == const_def && control_offsets[i] == control_offsets[i + 1]) {
+      if (const Tensor* value = attrs.at("value").get_if<Tensor>()) {
         node.constant = std::make_unique<Tensor>(*value);
       }
     }
 
-    const KernelFactory* factory = OpRegistry::Global().FindKernel(node.op);
+    const KernelFactory* factory = OpRegistry::Global().FindKernel(def.op);
     if (factory == nullptr) {
-      return UnimplementedError(NodeContext(def) + ": op '" + node.op +
+      return UnimplementedError(NodeContext(def) + ": op '" + def.op +
                                 "' has no kernel");
     }
-    KernelConstruction construction(node.name, node.op, node.attrs,
-                                    node.input_dtypes, node.output_dtypes,
-                                    node.input_shapes, node.output_shapes);
+    KernelConstruction construction(node.name, node.op(), attrs, input_dtypes,
+                                    output_dtypes, input_shapes,
+                                    ctx.output_shapes());
     StatusOr<std::unique_ptr<OpKernel>> kernel =
         InternalError("kernel factory did not run");
     try {
@@ -324,32 +351,63 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     }
     if (!kernel.ok()) return kernel.status().WithContext(NodeContext(def));
     node.kernel = std::move(kernel).value();
+
+    node.first_value = out->num_values_;
+    num_outputs[i] = static_cast<int>(output_dtypes.size());
+    out->num_values_ += num_outputs[i];
+    out->value_dtypes_.insert(out->value_dtypes_.end(), output_dtypes.begin(),
+                              output_dtypes.end());
+    out->value_shapes_.insert(out->value_shapes_.end(),
+                              ctx.output_shapes().begin(),
+                              ctx.output_shapes().end());
   }
 
-  // Consumers, value slots, costs.
-  out->cost_ns_ = std::make_unique<std::atomic<double>[]>(n);
+  // Consumer lists (compressed rows, in consumer then slot order), the
+  // value each input reads, and every node's views.
+  std::vector<int> consumer_offsets(n + 1, 0);
+  std::vector<int> control_consumer_offsets(n + 1, 0);
+  for (const EdgeRef& in : out->inputs_) ++consumer_offsets[in.node + 1];
+  for (int p : out->control_inputs_) ++control_consumer_offsets[p + 1];
   for (int i = 0; i < n; ++i) {
-    CompiledNode& node = out->nodes_[i];
-    node.first_value = out->num_values_;
-    out->num_values_ += static_cast<int>(node.output_dtypes.size());
-    for (int slot = 0; slot < static_cast<int>(node.inputs.size()); ++slot) {
-      out->nodes_[node.inputs[slot].node].consumers.push_back({i, slot});
-    }
-    for (int p : node.control_inputs) {
-      out->nodes_[p].control_consumers.push_back(i);
+    consumer_offsets[i + 1] += consumer_offsets[i];
+    control_consumer_offsets[i + 1] += control_consumer_offsets[i];
+  }
+  out->consumers_.resize(out->inputs_.size());
+  out->control_consumers_.resize(out->control_inputs_.size());
+  out->input_values_.resize(out->inputs_.size());
+  {
+    std::vector<int> fill(consumer_offsets.begin(), consumer_offsets.end() - 1);
+    std::vector<int> control_fill(control_consumer_offsets.begin(),
+                                  control_consumer_offsets.end() - 1);
+    for (int i = 0; i < n; ++i) {
+      for (int k = input_offsets[i]; k < input_offsets[i + 1]; ++k) {
+        const EdgeRef in = out->inputs_[k];
+        out->consumers_[fill[in.node]++] = {i, k - input_offsets[i]};
+        out->input_values_[k] = out->nodes_[in.node].first_value + in.slot;
+      }
+      for (int k = control_offsets[i]; k < control_offsets[i + 1]; ++k) {
+        out->control_consumers_[control_fill[out->control_inputs_[k]]++] = i;
+      }
     }
   }
+  const auto view = [](const auto& items, const std::vector<int>& offsets,
+                       int i) {
+    return std::span(items.data() + offsets[i], items.data() + offsets[i + 1]);
+  };
+  out->cost_ns_ = std::make_unique<std::atomic<double>[]>(n);
   for (int i = 0; i < n; ++i) {
     out->cost_ns_[i].store(costs[i], std::memory_order_relaxed);
     CompiledNode& node = out->nodes_[i];
-    // What only compilation needed (every consumer is compiled now).
-    node.attrs = AttrMap();
-    node.input_dtypes = std::vector<DataType>();
-    node.input_shapes = std::vector<PartialShape>();
-    node.input_values.reserve(node.inputs.size());
-    for (const EdgeRef& in : node.inputs) {
-      node.input_values.push_back(out->nodes_[in.node].first_value + in.slot);
-    }
+    node.inputs = view(out->inputs_, input_offsets, i);
+    node.input_values = view(out->input_values_, input_offsets, i);
+    node.control_inputs = view(out->control_inputs_, control_offsets, i);
+    node.consumers = view(out->consumers_, consumer_offsets, i);
+    node.control_consumers =
+        view(out->control_consumers_, control_consumer_offsets, i);
+    node.output_dtypes = {out->value_dtypes_.data() + node.first_value,
+                          static_cast<size_t>(num_outputs[i])};
+    node.output_shapes = {out->value_shapes_.data() + node.first_value,
+                          static_cast<size_t>(num_outputs[i])};
   }
   return std::shared_ptr<const CompiledGraph>(std::move(out));
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,30 +25,30 @@ struct EdgeRef {
   int slot = 0;
 };
 
+// One node, as every Run sees it. The lists are views into arrays the
+// CompiledGraph owns (one flat array per kind of list for the whole graph:
+// a million-node graph would otherwise cost millions of small allocations).
 struct CompiledNode {
   std::string name;
-  std::string op;
-  std::string device;  // "/cpu:k"
   const OpDef* def = nullptr;
-  // Defaults filled in, type-checked. Compile-time only: emptied, like
-  // input_dtypes and input_shapes, once the graph is compiled.
-  AttrMap attrs;
   std::unique_ptr<OpKernel> kernel;
-  std::vector<EdgeRef> inputs;  // Producer (node, output) of each data input.
-  std::vector<int> control_inputs;
-  std::vector<EdgeRef> consumers;  // (consumer, input slot), one per edge.
-  std::vector<int> control_consumers;
-  std::vector<DataType> input_dtypes;
-  std::vector<DataType> output_dtypes;
-  std::vector<PartialShape> input_shapes;
-  std::vector<PartialShape> output_shapes;
-  int first_value = 0;            // Index of output 0 in a Run's value array.
-  std::vector<int> input_values;  // Value index of each data input.
+  std::span<const EdgeRef> inputs;    // Producer (node, output) of each input.
+  std::span<const int> input_values;  // Value index of each data input.
+  std::span<const int> control_inputs;
+  std::span<const EdgeRef> consumers;  // (consumer, input slot) per edge.
+  std::span<const int> control_consumers;
+  std::span<const DataType> output_dtypes;
+  std::span<const PartialShape> output_shapes;
+  int first_value = 0;  // Index of output 0 in a Run's value array.
+  int cpu = 0;          // Placed on /cpu:<cpu>.
   bool blocking = false;
   bool is_placeholder = false;
   // Set for a Const without control inputs: its output is the same in every
   // Run, so Runs take it as given instead of running the node.
   std::unique_ptr<Tensor> constant;
+
+  const std::string& op() const { return def->name; }
+  std::string device() const { return "/cpu:" + std::to_string(cpu); }
 };
 
 struct CompileOptions {
@@ -87,11 +88,22 @@ class CompiledGraph {
       const Graph& graph, std::unordered_map<std::string, size_t> index,
       const CompileOptions& options);
   CompiledGraph() = default;
+  CompiledGraph(const CompiledGraph&) = delete;  // Nodes point into it.
+  CompiledGraph& operator=(const CompiledGraph&) = delete;
 
   std::vector<CompiledNode> nodes_;
   std::unordered_map<std::string, size_t> index_;  // Name -> node.
   int num_values_ = 0;
   std::unique_ptr<std::atomic<double>[]> cost_ns_;
+  // What the nodes' lists view: inputs and input_values share one layout.
+  std::vector<EdgeRef> inputs_;
+  std::vector<int> input_values_;
+  std::vector<int> control_inputs_;
+  std::vector<EdgeRef> consumers_;
+  std::vector<int> control_consumers_;
+  // Per value (first_value + output index).
+  std::vector<DataType> value_dtypes_;
+  std::vector<PartialShape> value_shapes_;
 };
 
 // Parses "name", "name:k" and "^name" (control) input strings.

@@ -27,9 +27,10 @@ TEST(CompiledGraphTest, ValidGraphCompiles) {
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   const CompiledGraph& cg = **compiled;
   const CompiledNode& y = cg.node(cg.FindNode("y"));
-  EXPECT_EQ(y.output_dtypes, std::vector<DataType>{DataType::kFloat32});
+  ASSERT_EQ(y.output_dtypes.size(), 1u);
+  EXPECT_EQ(y.output_dtypes[0], DataType::kFloat32);
   EXPECT_EQ(y.output_shapes[0], PartialShape({2, 4}));
-  EXPECT_EQ(y.device, "/cpu:0");
+  EXPECT_EQ(y.device(), "/cpu:0");
 }
 
 TEST(CompiledGraphTest, UnknownOp) {
@@ -194,7 +195,7 @@ TEST(CompiledGraphTest, DevicePlacement) {
   two_cpus.num_cpu_devices = 2;
   auto compiled = CompiledGraph::Compile(g, two_cpus);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
-  EXPECT_EQ((*compiled)->node((*compiled)->FindNode("i")).device, "/cpu:1");
+  EXPECT_EQ((*compiled)->node((*compiled)->FindNode("i")).device(), "/cpu:1");
 
   // One CPU: /cpu:1 does not exist ...
   Status s = CompileStatus(g);
@@ -205,7 +206,7 @@ TEST(CompiledGraphTest, DevicePlacement) {
   soft.allow_soft_placement = true;
   compiled = CompiledGraph::Compile(g, soft);
   ASSERT_TRUE(compiled.ok());
-  EXPECT_EQ((*compiled)->node((*compiled)->FindNode("i")).device, "/cpu:0");
+  EXPECT_EQ((*compiled)->node((*compiled)->FindNode("i")).device(), "/cpu:0");
 }
 
 TEST(CompiledGraphTest, NonCpuDeviceNeedsSoftPlacement) {

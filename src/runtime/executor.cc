@@ -32,7 +32,7 @@ bool ShouldSampleCost() {
 }
 
 std::string NodeContext(const CompiledNode& node) {
-  return "node '" + node.name + "' (op " + node.op + ")";
+  return "node '" + node.name + "' (op " + node.op() + ")";
 }
 
 // Per-thread stacks of ready nodes, one per nesting level (a kernel may call
@@ -81,8 +81,8 @@ void RecordTrace(RunState& run, int index, NodeRun& node_run, int64_t start,
   const CompiledNode& node = run.graph().node(index);
   NodeExecStats& stats = run.stats()[index];
   stats.node_name = node.name;
-  stats.op = node.op;
-  stats.device = node.device;
+  stats.op = node.op();
+  stats.device = node.device();
   stats.start_ns = start;
   stats.end_ns = end;
   ThreadPool* pool = run.config().inter_pool;

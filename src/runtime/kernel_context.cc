@@ -12,7 +12,7 @@ namespace weft {
 
 const std::string& KernelContext::node_name() const { return run_->node->name; }
 
-const std::string& KernelContext::op() const { return run_->node->op; }
+const std::string& KernelContext::op() const { return run_->node->op(); }
 
 int KernelContext::num_inputs() const {
   return static_cast<int>(run_->node->input_values.size());
