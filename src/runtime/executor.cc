@@ -123,7 +123,6 @@ bool ExecuteNode(RunState& run, int index) {
   KernelContext ctx(&node_run);
   Status status;
   try {
-    CoreBudget::Running computing;
     status = node.kernel->Compute(ctx);
   } catch (const std::exception& e) {
     status = InternalError(std::string("the kernel threw: ") + e.what());
@@ -184,6 +183,10 @@ void Process(RunState& run, int first) {
   // A blocking-pool thread runs only its blocking node: what that node makes
   // ready goes back to the Run's own threads.
   const bool on_blocking_thread = BlockingPool::OnPoolThread();
+  // This thread computes from here to the end of its batch: it counts
+  // against the core budget once, not once per node (two shared atomic
+  // updates per node would cost more than a cheap kernel).
+  CoreBudget::Running computing;
   LocalStack stack;
   std::vector<int>& local = stack.nodes();
   int64_t now = 0;        // When this batch became ready (tracing only).
@@ -257,12 +260,26 @@ const std::string& CurrentThreadName() {
 
 void NodeTask::Run() { Process(*run, node); }
 
+namespace {
+
+// A Run whose nodes together cost less than one node worth dispatching
+// (inline_node_cost_ns) gains nothing from the pool: handing it to a worker
+// and back costs two cross-core hand-offs, more than the work. It runs on
+// the calling thread, as the cheap successors of a node run on the thread
+// that made them ready.
+bool IsSmallRun(const RunState& run) {
+  const std::vector<int>& nodes = run.plan().small_run_nodes;
+  if (nodes.empty()) return false;
+  double total_ns = 0;
+  for (int node : nodes) total_ns += run.graph().cost_ns(node);
+  return total_ns < run.config().inline_node_cost_ns;
+}
+
+}  // namespace
+
 void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
   const ExecutionPlan& plan = run.plan();
   if (plan.roots.empty()) return;  // Everything fetched was fed.
-  // One start task makes the roots ready on a worker, which runs the cheap
-  // ones and pushes the rest onto its own deque: far cheaper than injecting
-  // every root into the pool from outside.
   ThreadPool* pool = run.config().inter_pool;
   if (pool == nullptr) {
     // Every node but blocking ones runs here; those run on the blocking
@@ -275,9 +292,19 @@ void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
     }
     return;
   }
-  run.AddOutstanding(1);  // Held while starting, so the Run cannot end early.
-  Dispatch(run, NodeTask::kStart);
-  run.FinishOutstanding();
+  if (IsSmallRun(run)) {
+    // Estimates move: a node that turns out expensive is still dispatched
+    // to the pool, and the wait below covers it.
+    run.AddOutstanding(1);  // Released by Process.
+    Process(run, NodeTask::kStart);
+  } else {
+    // One start task makes the roots ready on a worker, which runs the
+    // cheap ones and pushes the rest onto its own deque: far cheaper than
+    // injecting every root into the pool from outside.
+    run.AddOutstanding(1);  // Held while starting: the Run cannot end early.
+    Dispatch(run, NodeTask::kStart);
+    run.FinishOutstanding();
+  }
   const int spin_us = pool != nullptr ? pool->options().spin_us : 0;
   if (deadline && !run.WaitForCompletion(*deadline, spin_us)) {
     run.Abort(DeadlineExceededError("the Run exceeded its deadline"));

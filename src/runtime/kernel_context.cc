@@ -158,12 +158,24 @@ int KernelContext::HelpersAllowed() const {
 void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
                                 RangeFn fn) {
   BlockRunner runner(run_, fn);
+  // Serial work is done in slices of about kCancelSliceNs, so that a
+  // cancelled Run stops within one slice rather than at the end of the
+  // kernel.
+  constexpr double kCancelSliceNs = 1e6;
+  const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
+  // Too little work to share or to slice (most nodes of a graph of small
+  // tensors): one block here, without consulting the budget or the pool.
+  const double share_ns =
+      run_->intra_pool != nullptr
+          ? 2 * std::max(run_->intra_pool->options().min_block_ns, 1.0)
+          : 2 * kCancelSliceNs;
+  if (n <= 1 || total_ns < std::min(share_ns, 2 * kCancelSliceNs)) {
+    if (n > 0) runner(0, n);
+    RecordShards(1);
+    return;
+  }
   const int helpers = HelpersAllowed();
-  if (helpers == 0 && n > 1) {
-    // Serial: still in slices of about kCancelSliceNs, so that a cancelled
-    // Run stops within one slice rather than at the end of the kernel.
-    constexpr double kCancelSliceNs = 1e6;
-    const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
+  if (helpers == 0) {
     const int64_t slices =
         total_ns >= 2 * kCancelSliceNs
             ? std::min<int64_t>(n,

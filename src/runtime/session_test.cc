@@ -299,6 +299,60 @@ TEST(SessionTest, RunOptionsCanPickTheCallersThread) {
               HasSubstr("inter_op_thread_pool = 1 is out of range"));
 }
 
+// A Run whose nodes together cost less than inline_node_cost_ns runs on
+// the calling thread: handing it to the pool would cost more than the work.
+TEST(SessionTest, ASmallRunRunsOnTheCallersThread) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {4});
+  g.Relu("y", g.Add("sum", x, x));
+  SessionOptions options = PerSessionOptions(2, 1);
+  auto session = MustCreate(g, options);
+  RunOptions trace;
+  trace.trace_level = RunOptions::TraceLevel::kFull;
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", Tensor(DataType::kFloat32, {4})}};
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(trace, feeds, {"y"}, {}, &out, &metadata).ok());
+  ASSERT_EQ(metadata.node_stats.size(), 2u);
+  const int64_t caller = static_cast<int64_t>(gettid());
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    EXPECT_EQ(stats.pool, "caller") << stats.node_name;
+    EXPECT_EQ(stats.os_thread_id, caller) << stats.node_name;
+  }
+
+  // inline_node_cost_ns = 0 turns the rule off: every node on the pool.
+  options.inline_node_cost_ns = 0;
+  auto pooled = MustCreate(g, options);
+  ASSERT_TRUE(pooled->Run(trace, feeds, {"y"}, {}, &out, &metadata).ok());
+  ASSERT_EQ(metadata.node_stats.size(), 2u);
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    EXPECT_EQ(stats.pool, "inter") << stats.node_name;
+    EXPECT_NE(stats.os_thread_id, caller) << stats.node_name;
+  }
+}
+
+// The same graph over tensors large enough that the Run costs more than
+// inline_node_cost_ns goes to the pool.
+TEST(SessionTest, ARunCostlierThanTheInlineThresholdUsesThePool) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {1 << 16});
+  g.Relu("y", g.Add("sum", x, x));
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  RunOptions trace;
+  trace.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session
+                  ->Run(trace, {{"x", Tensor(DataType::kFloat32, {1 << 16})}},
+                        {"y"}, {}, &out, &metadata)
+                  .ok());
+  ASSERT_EQ(metadata.node_stats.size(), 2u);
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    EXPECT_EQ(stats.pool, "inter") << stats.node_name;
+  }
+}
+
 TEST(SessionTest, MetadataRecordsTheInterPoolThread) {
   Graph g;
   auto a = g.Spin("a", 100);
