@@ -31,7 +31,7 @@ namespace {
 // So each thread keeps the jobs it started in a small cache and reuses one
 // when it is the sole owner again (every helper entry consumed); a job still
 // referenced by an unstarted entry is abandoned to its last holder.
-class ParallelForJob final : public internal::Task {
+class alignas(64) ParallelForJob final : public internal::Task {
  public:
   // Prepares a job for a new call. REQUIRES: no other thread refers to it.
   void Reset(RangeFn fn, int64_t n, int64_t block, int helpers) {
@@ -61,12 +61,13 @@ class ParallelForJob final : public internal::Task {
   // The caller's first block, reserved for it by Reset().
   void RunFirstBlock() { RunBlock(0); }
 
-  // Claims and runs blocks until every block is claimed.
+  // Claims and runs blocks until every block is claimed, or until this
+  // thread finished the last one (then nothing is left to claim, and a
+  // helper lets go of the job at once, without another shared update).
   void RunBlocks() {
     for (;;) {
       const int64_t b = next_block_.fetch_add(1, std::memory_order_relaxed);
-      if (b >= num_blocks_) return;
-      RunBlock(b);
+      if (b >= num_blocks_ || RunBlock(b)) return;
     }
   }
 
@@ -113,7 +114,8 @@ class ParallelForJob final : public internal::Task {
 
  private:
   // Runs block b (unless an earlier block threw) and counts it finished.
-  void RunBlock(int64_t b) {
+  // Returns true when it was the last block to finish.
+  bool RunBlock(int64_t b) {
     if (!failed_.load(std::memory_order_relaxed)) {
       try {
         fn_(b * block_, std::min(n_, (b + 1) * block_));
@@ -124,11 +126,11 @@ class ParallelForJob final : public internal::Task {
         }
       }
     }
-    if (unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (done_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
-        done_.notify_one();
-      }
+    if (unfinished_.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+    if (done_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
+      done_.notify_one();
     }
+    return true;
   }
 
   void Unref() {
@@ -139,22 +141,24 @@ class ParallelForJob final : public internal::Task {
   static constexpr uint32_t kSleeping = 1;  // The caller sleeps in Wait().
   static constexpr uint32_t kDone = 2;
 
+  // Two cache lines. The first holds what a helper needs to start: the
+  // vtable pointer, the call's parameters and the two counters a helper
+  // updates on entry, so starting moves one line from the caller. The second
+  // holds completion, which caller and helpers meet on at the end.
   RangeFn fn_ = [](int64_t, int64_t) {};
   int64_t n_ = 0;
   int64_t block_ = 1;
   int64_t num_blocks_ = 0;
-  int helpers_ = 0;
-  // Packed rather than padded: blocks hold >= min_block_ns of work, so the
-  // counters are touched rarely, and a fork/join then moves two cache lines
-  // between threads instead of four.
   std::atomic<int64_t> next_block_{0};
-  std::atomic<int64_t> unfinished_{0};
-  std::atomic<uint32_t> done_{kRunning};
+  int helpers_ = 0;
   std::atomic<int> entered_{0};
+  alignas(64) std::atomic<int64_t> unfinished_{0};
+  std::atomic<uint32_t> done_{kRunning};
   std::atomic<int> refs_{1};
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;  // Written once, by the thread that set failed_.
 };
+static_assert(sizeof(ParallelForJob) == 128);
 
 // The calling thread's recycled jobs; nested ParallelFor calls take several.
 class JobCache {

@@ -81,26 +81,31 @@ void PoolCore::Schedule(Task* task) {
     RunTask(task, -1);
     return;
   }
-  Push(task);
-  WakeWorkers(1);
+  if (!Push(task)) WakeWorkers(1);
 }
 
 void PoolCore::ScheduleCopies(Task* task, int copies) {
-  for (int i = 0; i < copies; ++i) Push(task);
-  WakeWorkers(copies);
+  int unattended = 0;
+  for (int i = 0; i < copies; ++i) {
+    if (!Push(task)) ++unattended;
+  }
+  if (unattended > 0) WakeWorkers(unattended);
 }
 
-void PoolCore::Push(Task* task) {
+bool PoolCore::Push(Task* task) {
   if (tls_pool == this) {
-    if (workers_[tls_index]->queue.Push(task)) return;
-  } else if (OfferToInbox(task)) {
-    return;
+    if (workers_[tls_index]->queue.Push(task)) return false;
+  } else if (const int worker = OfferToInbox(task); worker >= 0) {
+    // Pairs with the worker clearing the flag before its last look at the
+    // inbox (SpinForTask): either it sees the task or this sees it gone.
+    return workers_[worker]->spinning.load(std::memory_order_seq_cst);
   }
   {
     std::lock_guard<std::mutex> lock(inject_mu_);
     injected_.PushBack(task);
   }
   injected_size_.fetch_add(1, std::memory_order_seq_cst);
+  return false;
 }
 
 void PoolCore::WakeWorkers(int count) {
@@ -110,28 +115,34 @@ void PoolCore::WakeWorkers(int count) {
   for (int i = 0; i < count; ++i) event_.NotifyOne();
 }
 
-bool PoolCore::OfferToInbox(Task* task) {
+int PoolCore::OfferToInbox(Task* task) {
   // Rotate the starting worker per calling thread so that the helpers of one
   // ParallelFor land in different inboxes.
   thread_local uint32_t next = 0;
   const int n = NumThreads();
   for (int k = 0; k < n; ++k) {
-    std::atomic<Task*>& inbox = workers_[(next + k) % n]->inbox;
+    const int worker = static_cast<int>((next + k) % n);
+    std::atomic<Task*>& inbox = workers_[worker]->inbox;
     Task* empty = nullptr;
     if (inbox.load(std::memory_order_relaxed) == nullptr &&
         inbox.compare_exchange_strong(empty, task, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
       next += k + 1;
-      return true;
+      return worker;
     }
   }
-  return false;
+  return -1;
 }
 
 Task* PoolCore::TakeFromInbox(int worker) {
   std::atomic<Task*>& inbox = workers_[worker]->inbox;
   if (inbox.load(std::memory_order_seq_cst) == nullptr) return nullptr;
-  return inbox.exchange(nullptr, std::memory_order_seq_cst);
+  Task* task = inbox.exchange(nullptr, std::memory_order_seq_cst);
+  // The task's first line was just written by the thread that offered it;
+  // start moving it here (for writing: tasks update their own state) while
+  // the caller does its bookkeeping.
+  if (task != nullptr) __builtin_prefetch(task, 1);
+  return task;
 }
 
 Task* PoolCore::PopInjected(int self) {
@@ -203,10 +214,13 @@ Task* PoolCore::SpinForTask(int self, uint64_t* rng) {
       break;
     }
   }
+  std::atomic<bool>& spinning = workers_[self]->spinning;
+  spinning.store(true, std::memory_order_seq_cst);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::microseconds(options_.spin_us);
   for (uint32_t i = 1;; ++i) {
     if (Task* task = FindTask(self, rng)) {
+      spinning.store(false, std::memory_order_seq_cst);
       if (spinning_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
         WakeAnotherIfWorkRemains();
       }
@@ -220,6 +234,9 @@ Task* PoolCore::SpinForTask(int self, uint64_t* rng) {
     if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
     if (options_.spin_us == 0) break;
   }
+  // Before the caller's last look for work ahead of parking (WorkerLoop):
+  // a task offered to this inbox from now on comes with a wake-up.
+  spinning.store(false, std::memory_order_seq_cst);
   spinning_.fetch_sub(1, std::memory_order_seq_cst);
   return nullptr;
 }

@@ -67,31 +67,41 @@ class PoolCore {
     // Written by any thread offering a task (CAS from null), emptied by
     // whichever worker takes it (exchange to null).
     alignas(64) std::atomic<Task*> inbox{nullptr};
+    // Set while the worker spins for work. On the inbox's line: a thread
+    // that fills the inbox reads it without another miss, and needs no
+    // wake-up (nor a look at the pool-wide spinner count) when it is set.
+    std::atomic<bool> spinning{false};
   };
 
-  void Push(Task* task);
+  // Queues task; true when it went to the inbox of a spinning worker,
+  // which is then sure to find it without a wake-up.
+  bool Push(Task* task);
   void WakeWorkers(int count);
   void WorkerLoop(int index);
   void SetUpWorkerThread(int index);
   Task* FindTask(int self, uint64_t* rng);
   Task* PopInjected(int self);
-  bool OfferToInbox(Task* task);
+  // The worker whose empty inbox took task, or -1 when none was empty.
+  int OfferToInbox(Task* task);
   Task* TakeFromInbox(int worker);
   Task* SpinForTask(int self, uint64_t* rng);
   bool AnyQueuedWork() const;
   void WakeAnotherIfWorkRemains();
   void RunTask(Task* task, int index);
 
+  // Read-mostly fields first; each field that workers write while they run
+  // gets a cache line of its own, so that a thread submitting work reads the
+  // options without missing on a line a spinning worker just wrote.
   const ThreadPoolOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
 
-  std::mutex inject_mu_;
-  TaskRing injected_;                      // Guarded by inject_mu_.
-  std::atomic<int64_t> injected_size_{0};  // Mirrors injected_.size().
+  alignas(64) std::mutex inject_mu_;
+  TaskRing injected_;                                  // Guarded by inject_mu_.
+  alignas(64) std::atomic<int64_t> injected_size_{0};  // injected_.size().
 
-  EventCount event_;
-  std::atomic<int> spinning_{0};
-  std::atomic<bool> stopping_{false};
+  alignas(64) EventCount event_;
+  alignas(64) std::atomic<int> spinning_{0};
+  alignas(64) std::atomic<bool> stopping_{false};
 };
 
 }  // namespace weft::internal
