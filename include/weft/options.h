@@ -72,7 +72,10 @@ struct SessionOptions {
   std::vector<int> intra_op_pin_cpus;
 
   // A ready node whose measured cost is below this (ns) runs inline in the
-  // thread that made it ready instead of being dispatched to the pool.
+  // thread that made it ready instead of being dispatched to the pool; a Run
+  // of at most 16 non-blocking nodes whose costs add up to less than this
+  // runs on the calling thread (a hand-off to the pool and back would cost
+  // more). 0: neither.
   double inline_node_cost_ns = 5000;
 };
 
