@@ -20,7 +20,6 @@ using test::PerSessionOptions;
 using test::QueueAttrs;
 using ::testing::HasSubstr;
 
-
 Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
 
 // (a) The dequeue is scheduled first (a root) while the enqueue waits behind

@@ -30,7 +30,6 @@ constexpr double kSlackMs = 50;
 constexpr int64_t kMatrix = 2048;
 #endif
 
-
 Graph EmptyQueueDequeue() {
   Graph g;
   test::MustAdd(g, {"d", "QueueDequeue", {}, QueueAttrs("never_fed"), ""});

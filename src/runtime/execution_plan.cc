@@ -133,15 +133,8 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     }
   }
   for (int i = 0; i < n; ++i) {
-    if (plan->role[i] != kRun) continue;
-    if (plan->initial_pending[i] >= 2) plan->counted_nodes.push_back(i);
-    if (plan->num_run_nodes <= kSmallRunNodes)
-      plan->small_run_nodes.push_back(i);
-  }
-  for (int i : plan->small_run_nodes) {
-    if (graph.node(i).blocking) {
-      plan->small_run_nodes.clear();
-      break;
+    if (plan->role[i] == kRun && plan->initial_pending[i] >= 2) {
+      plan->counted_nodes.push_back(i);
     }
   }
   for (int v = 0; v < graph.num_values(); ++v) {

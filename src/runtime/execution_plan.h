@@ -39,12 +39,6 @@ struct ExecutionPlan {
   std::vector<int> counted_nodes;
   std::vector<int> counted_values;
 
-  // The run nodes, when there are at most kSmallRunNodes and none blocks:
-  // such a Run may be small enough to run on the calling thread (see
-  // ExecuteRun). Empty otherwise.
-  static constexpr int kSmallRunNodes = 16;
-  std::vector<int> small_run_nodes;
-
   // Only nodes needed for the fetches and targets run; a fed node does not
   // run, nor do nodes needed only by it. Errors name the fetch, feed or
   // placeholder at fault (an unfed placeholder that would run is one).

@@ -299,9 +299,10 @@ TEST(SessionTest, RunOptionsCanPickTheCallersThread) {
               HasSubstr("inter_op_thread_pool = 1 is out of range"));
 }
 
-// A Run whose nodes together cost less than inline_node_cost_ns runs on
-// the calling thread: handing it to the pool would cost more than the work.
-TEST(SessionTest, ASmallRunRunsOnTheCallersThread) {
+// A Run whose roots are cheap (below inline_node_cost_ns) starts on the
+// calling thread, which runs the cheap nodes; handing them to the pool would
+// cost more than they do.
+TEST(SessionTest, CheapNodesOfARunWithCheapRootsRunOnTheCallersThread) {
   Graph g;
   auto x = g.Placeholder("x", DataType::kFloat32, {4});
   g.Relu("y", g.Add("sum", x, x));
@@ -332,9 +333,31 @@ TEST(SessionTest, ASmallRunRunsOnTheCallersThread) {
   }
 }
 
-// The same graph over tensors large enough that the Run costs more than
-// inline_node_cost_ns goes to the pool.
-TEST(SessionTest, ARunCostlierThanTheInlineThresholdUsesThePool) {
+// The calling thread keeps only cheap nodes: an expensive node it makes
+// ready goes to the inter-op pool, so inter_op_parallelism_threads still
+// bounds the expensive work running at once.
+TEST(SessionTest, TheCallersThreadHandsExpensiveNodesToThePool) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {4});
+  g.Spin("slow", 200, g.Add("sum", x, x));
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
+  RunOptions trace;
+  trace.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session
+                  ->Run(trace, {{"x", Tensor(DataType::kFloat32, {4})}},
+                        {"slow"}, {}, &out, &metadata)
+                  .ok());
+  ASSERT_EQ(metadata.node_stats.size(), 2u);
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    EXPECT_EQ(stats.pool, stats.node_name == "sum" ? "caller" : "inter")
+        << stats.node_name;
+  }
+}
+
+// A Run with an expensive root starts on the pool, as before.
+TEST(SessionTest, ARunWithAnExpensiveRootStartsOnThePool) {
   Graph g;
   auto x = g.Placeholder("x", DataType::kFloat32, {1 << 16});
   g.Relu("y", g.Add("sum", x, x));
