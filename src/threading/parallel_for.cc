@@ -97,12 +97,14 @@ class alignas(64) ParallelForJob final : public internal::Task {
   // in which case the last holder deletes it.
   bool Release() {
     for (;;) {
-      const int held = refs_.load(std::memory_order_acquire) - 1;
+      // The common case first: every helper has let go. That reads only
+      // the completion line, which Wait() just brought here.
+      const int refs = refs_.load(std::memory_order_acquire);
+      if (refs == 1) return true;
       const int unstarted = helpers_ - entered_.load(std::memory_order_acquire);
-      if (held <= unstarted) break;
+      if (refs - 1 <= unstarted) break;
       internal::CpuRelax();
     }
-    if (refs_.load(std::memory_order_acquire) == 1) return true;
     // Abandon it to the last holder, unless that turns out to be us.
     return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
   }
