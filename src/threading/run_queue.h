@@ -55,6 +55,14 @@ class RunQueue {
 
   // Owner only. The most recently pushed item, or nullptr when empty.
   T Pop() {
+    // Empty, without the fence below: bottom_ is only written here and by
+    // Push (this thread), and top_ only grows, so a top_ read at least as
+    // large as bottom_ cannot be stale in the wrong direction. Idle workers
+    // poll their deque in a loop; this keeps the poll cheap.
+    if (top_.load(std::memory_order_relaxed) >=
+        bottom_.load(std::memory_order_relaxed)) {
+      return nullptr;
+    }
     const int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     bottom_.store(b, std::memory_order_seq_cst);
     int64_t t = top_.load(std::memory_order_seq_cst);
