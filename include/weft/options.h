@@ -72,10 +72,11 @@ struct SessionOptions {
   std::vector<int> intra_op_pin_cpus;
 
   // A ready node whose measured cost is below this (ns) runs inline in the
-  // thread that made it ready instead of being dispatched to the pool; a Run
-  // of at most 16 non-blocking nodes whose costs add up to less than this
-  // runs on the calling thread (a hand-off to the pool and back would cost
-  // more). 0: neither.
+  // thread that made it ready instead of being dispatched to the pool. A Run
+  // whose roots are all below it (and not blocking) is started by the
+  // calling thread, which runs the cheap nodes and hands expensive ones to
+  // the inter-op pool (a hand-off to the pool and back would cost more than
+  // cheap nodes). 0: neither.
   double inline_node_cost_ns = 5000;
 };
 

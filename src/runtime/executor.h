@@ -4,7 +4,9 @@
 // Algorithm outline (docs/architecture.md, "Executor"):
 //  - One start task is dispatched: Schedule()d on the inter-op pool, or
 //    queued for the calling thread when there is none. It resets the Run's
-//    counters and makes every root ready.
+//    counters and makes every root ready. When every root is cheap, the
+//    calling thread runs the start task itself and keeps the cheap nodes,
+//    handing expensive ones to the pool.
 //  - A thread running node N executes its kernel, releases the inputs no
 //    later node reads, then decrements the pending count of every consumer;
 //    those reaching zero are ready. Of the ready nodes, cheap ones (measured
