@@ -234,7 +234,7 @@ Task* PoolCore::SpinForTask(int self, uint64_t* rng) {
     if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
     if (options_.spin_us == 0) break;
   }
-  // Before the caller's last look for work ahead of parking (WorkerLoop):
+  // Before this worker's last look for work ahead of parking (WorkerLoop):
   // a task offered to this inbox from now on comes with a wake-up.
   spinning.store(false, std::memory_order_seq_cst);
   spinning_.fetch_sub(1, std::memory_order_seq_cst);
