@@ -229,9 +229,10 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
                    node.device().c_str());
     }
   }
-  const auto inputs_of = [&](int i) {
-    return std::span<const EdgeRef>(out->inputs_.data() + input_offsets[i],
-                                    out->inputs_.data() + input_offsets[i + 1]);
+  // Row i of a compressed-rows array.
+  const auto view = [](const auto& items, const std::vector<int>& offsets,
+                       int i) {
+    return std::span(items.data() + offsets[i], items.data() + offsets[i + 1]);
   };
 
   // Topological order (Kahn); what is left over lies on or behind a cycle.
@@ -286,7 +287,7 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     input_dtypes.clear();
     input_shapes.clear();
     constants.clear();
-    for (const EdgeRef& in : inputs_of(i)) {
+    for (const EdgeRef& in : view(out->inputs_, input_offsets, i)) {
       const CompiledNode& producer = out->nodes_[in.node];
       if (in.slot >= num_outputs[in.node]) {
         return InvalidArgumentError(
@@ -390,10 +391,6 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
       }
     }
   }
-  const auto view = [](const auto& items, const std::vector<int>& offsets,
-                       int i) {
-    return std::span(items.data() + offsets[i], items.data() + offsets[i + 1]);
-  };
   out->cost_ns_ = std::make_unique<std::atomic<double>[]>(n);
   for (int i = 0; i < n; ++i) {
     out->cost_ns_[i].store(costs[i], std::memory_order_relaxed);

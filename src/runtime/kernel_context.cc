@@ -163,18 +163,14 @@ void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
   // kernel.
   constexpr double kCancelSliceNs = 1e6;
   const double total_ns = static_cast<double>(n) * cost_per_unit_ns;
-  // Too little work to share or to slice (most nodes of a graph of small
-  // tensors): one block here, without consulting the budget or the pool.
+  // Too little work to share (most nodes of a graph of small tensors): run
+  // it here without consulting the budget or the pool.
   const double share_ns =
       run_->intra_pool != nullptr
           ? 2 * std::max(run_->intra_pool->options().min_block_ns, 1.0)
           : 2 * kCancelSliceNs;
-  if (n <= 1 || total_ns < std::min(share_ns, 2 * kCancelSliceNs)) {
-    if (n > 0) runner(0, n);
-    RecordShards(1);
-    return;
-  }
-  const int helpers = HelpersAllowed();
+  const bool too_small = n <= 1 || total_ns < share_ns;
+  const int helpers = too_small ? 0 : HelpersAllowed();
   if (helpers == 0) {
     const int64_t slices =
         total_ns >= 2 * kCancelSliceNs

@@ -19,6 +19,7 @@ namespace {
 
 using test::MustCreate;
 using test::MustRun;
+using test::MustRunTraced;
 using test::PerSessionOptions;
 using test::Values;
 using ::testing::AllOf;
@@ -307,14 +308,9 @@ TEST(SessionTest, CheapNodesOfARunWithCheapRootsRunOnTheCallersThread) {
   auto x = g.Placeholder("x", DataType::kFloat32, {4});
   g.Relu("y", g.Add("sum", x, x));
   SessionOptions options = PerSessionOptions(2, 1);
-  auto session = MustCreate(g, options);
-  RunOptions trace;
-  trace.trace_level = RunOptions::TraceLevel::kFull;
   const std::vector<std::pair<std::string, Tensor>> feeds = {
       {"x", Tensor(DataType::kFloat32, {4})}};
-  std::vector<Tensor> out;
-  RunMetadata metadata;
-  ASSERT_TRUE(session->Run(trace, feeds, {"y"}, {}, &out, &metadata).ok());
+  RunMetadata metadata = MustRunTraced(*MustCreate(g, options), {"y"}, feeds);
   ASSERT_EQ(metadata.node_stats.size(), 2u);
   const int64_t caller = static_cast<int64_t>(gettid());
   for (const NodeExecStats& stats : metadata.node_stats) {
@@ -324,8 +320,7 @@ TEST(SessionTest, CheapNodesOfARunWithCheapRootsRunOnTheCallersThread) {
 
   // inline_node_cost_ns = 0 turns the rule off: every node on the pool.
   options.inline_node_cost_ns = 0;
-  auto pooled = MustCreate(g, options);
-  ASSERT_TRUE(pooled->Run(trace, feeds, {"y"}, {}, &out, &metadata).ok());
+  metadata = MustRunTraced(*MustCreate(g, options), {"y"}, feeds);
   ASSERT_EQ(metadata.node_stats.size(), 2u);
   for (const NodeExecStats& stats : metadata.node_stats) {
     EXPECT_EQ(stats.pool, "inter") << stats.node_name;
@@ -341,14 +336,8 @@ TEST(SessionTest, TheCallersThreadHandsExpensiveNodesToThePool) {
   auto x = g.Placeholder("x", DataType::kFloat32, {4});
   g.Spin("slow", 200, g.Add("sum", x, x));
   auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
-  RunOptions trace;
-  trace.trace_level = RunOptions::TraceLevel::kFull;
-  std::vector<Tensor> out;
-  RunMetadata metadata;
-  ASSERT_TRUE(session
-                  ->Run(trace, {{"x", Tensor(DataType::kFloat32, {4})}},
-                        {"slow"}, {}, &out, &metadata)
-                  .ok());
+  const RunMetadata metadata = MustRunTraced(
+      *session, {"slow"}, {{"x", Tensor(DataType::kFloat32, {4})}});
   ASSERT_EQ(metadata.node_stats.size(), 2u);
   for (const NodeExecStats& stats : metadata.node_stats) {
     EXPECT_EQ(stats.pool, stats.node_name == "sum" ? "caller" : "inter")
@@ -362,14 +351,8 @@ TEST(SessionTest, ARunWithAnExpensiveRootStartsOnThePool) {
   auto x = g.Placeholder("x", DataType::kFloat32, {1 << 16});
   g.Relu("y", g.Add("sum", x, x));
   auto session = MustCreate(std::move(g), PerSessionOptions(2, 1));
-  RunOptions trace;
-  trace.trace_level = RunOptions::TraceLevel::kFull;
-  std::vector<Tensor> out;
-  RunMetadata metadata;
-  ASSERT_TRUE(session
-                  ->Run(trace, {{"x", Tensor(DataType::kFloat32, {1 << 16})}},
-                        {"y"}, {}, &out, &metadata)
-                  .ok());
+  const RunMetadata metadata = MustRunTraced(
+      *session, {"y"}, {{"x", Tensor(DataType::kFloat32, {1 << 16})}});
   ASSERT_EQ(metadata.node_stats.size(), 2u);
   for (const NodeExecStats& stats : metadata.node_stats) {
     EXPECT_EQ(stats.pool, "inter") << stats.node_name;

@@ -52,6 +52,20 @@ inline std::vector<Tensor> MustRun(
   return outputs;
 }
 
+// Runs with full tracing and returns the metadata, failing the test on
+// error.
+inline RunMetadata MustRunTraced(
+    Session& session, const std::vector<std::string>& fetches,
+    const std::vector<std::pair<std::string, Tensor>>& feeds = {}) {
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> outputs;
+  RunMetadata metadata;
+  Status status = session.Run(options, feeds, fetches, {}, &outputs, &metadata);
+  EXPECT_TRUE(status.ok()) << status;
+  return metadata;
+}
+
 template <class T>
 std::vector<T> Values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
