@@ -122,9 +122,14 @@ std::optional<int> ParseCpuDevice(const std::string& device) {
 }
 
 void CompiledGraph::RecordCost(int i, double measured_ns) const {
-  // Exponential moving average: follows the measurements both ways.
+  // Exponential moving average: follows the measurements both ways. A
+  // sample counts for at most 4x the estimate (+1 us): a cheap node whose
+  // thread was preempted mid-kernel once must not look expensive (and be
+  // handed between threads) for the next dozens of Runs, while a node that
+  // really got costlier still gets there within a few samples.
   const double old = cost_ns_[i].load(std::memory_order_relaxed);
-  cost_ns_[i].store(0.75 * old + 0.25 * measured_ns, std::memory_order_relaxed);
+  const double sample = std::min(measured_ns, 4 * old + 1000);
+  cost_ns_[i].store(0.75 * old + 0.25 * sample, std::memory_order_relaxed);
 }
 
 int CompiledGraph::FindNode(const std::string& name) const {

@@ -97,6 +97,17 @@ TEST(ExecutorTest, CostEstimateMovesBothWays) {
   EXPECT_GT(graph.cost_ns(0), 1e6);
 }
 
+TEST(ExecutorTest, OneOutlierDoesNotMakeACheapNodeExpensive) {
+  Graph g;
+  g.Spin("s", 0);
+  auto compiled = internal::CompiledGraph::Compile(g, {});
+  ASSERT_TRUE(compiled.ok());
+  const internal::CompiledGraph& graph = **compiled;
+  for (int i = 0; i < 50; ++i) graph.RecordCost(0, 20.0);
+  graph.RecordCost(0, 50'000.0);  // A preemption in mid-kernel.
+  EXPECT_LT(graph.cost_ns(0), SessionOptions{}.inline_node_cost_ns);
+}
+
 TEST(ExecutorTest, LongChainCompletesWithEveryThreadSetting) {
   Graph g;
   std::string last = g.Const("c0", Tensor::Scalar<float>(1));
