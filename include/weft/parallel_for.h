@@ -33,7 +33,10 @@ namespace weft {
 
 class ThreadPool;
 
-using RangeFn = FunctionRef<void(int64_t begin, int64_t end)>;
+// A callable of a few pointers or references is copied (see
+// CopyingFunctionRef), so a helper thread starts without reading the
+// caller's stack; others are referred to and must outlive the call.
+using RangeFn = CopyingFunctionRef<void(int64_t begin, int64_t end), 16>;
 
 // Splits [0, n) by estimated cost: when n * cost_per_unit_ns is below twice
 // pool->options().min_block_ns, fn(0, n) runs inline; otherwise the range is

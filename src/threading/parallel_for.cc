@@ -1,12 +1,14 @@
 #include "weft/parallel_for.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -22,18 +24,28 @@ namespace {
 //
 // Lifetime: reference counted, one reference for the caller and one per
 // queued helper entry, because a helper may be dequeued long after the caller
-// returned. fn_ refers to the caller's stack; it is only called for a block
-// claimed below num_blocks_, and the caller does not return before every
-// claimed block has finished, so no call outlives it.
+// returned. fn_ may refer to the caller's stack; it is only called for a
+// block claimed below num_blocks_, and the caller does not return before
+// every claimed block has finished, so no call outlives it.
 //
 // Recycling: allocating a job per call, freed by whichever thread drops the
-// last reference, makes caller and workers fight over the allocator's locks.
-// So each thread keeps the jobs it started in a small cache and reuses one
-// when it is the sole owner again (every helper entry consumed); a job still
-// referenced by an unstarted entry is abandoned to its last holder.
+// last reference, makes caller and workers fight over the allocator's locks
+// (on a 2-core VM, a stream of short calls then put both threads to sleep on
+// malloc's lock a hundred thousand times a second, and the scheduler stacked
+// them on one core for up to a second after). So each thread keeps the jobs
+// it started in a small cache and reuses one when it is the sole owner again.
+// An entry still waiting in a worker's inbox is withdrawn; only an entry
+// still queued elsewhere leaves its job abandoned to the last holder.
 class alignas(64) ParallelForJob final : public internal::Task {
  public:
-  // Prepares a job for a new call. REQUIRES: no other thread refers to it.
+  // The most blocks one job can count (see claim_); callers split larger
+  // ranges.
+  static constexpr int64_t kMaxBlocks = int64_t{1} << 46;
+  // The most helper entries one job can count.
+  static constexpr int kMaxHelpers = (1 << 15) - 1;
+
+  // Prepares a job for a new call. REQUIRES: no other thread refers to it,
+  // 2 <= ceil(n / block) <= kMaxBlocks, 0 <= helpers <= kMaxHelpers.
   void Reset(RangeFn fn, int64_t n, int64_t block, int helpers) {
     fn_ = fn;
     n_ = n;
@@ -41,34 +53,28 @@ class alignas(64) ParallelForJob final : public internal::Task {
     num_blocks_ = (n + block - 1) / block;
     // Block 0 is the caller's without a claim (RunFirstBlock): one shared
     // read-modify-write fewer on the fork/join's critical path.
-    next_block_.store(1, std::memory_order_relaxed);
+    claim_.store(1, std::memory_order_relaxed);
     unfinished_.store(num_blocks_, std::memory_order_relaxed);
     done_.store(kRunning, std::memory_order_relaxed);
-    entered_.store(0, std::memory_order_relaxed);
     refs_.store(helpers + 1, std::memory_order_relaxed);
     helpers_ = helpers;
-    failed_.store(false, std::memory_order_relaxed);
     error_ = nullptr;
   }
 
-  // A helper's entry point: claim blocks until none are left.
+  // A helper's entry point: its first claim also counts it as entered, so
+  // starting is one update of the start line.
   void Run() override {
-    entered_.fetch_add(1, std::memory_order_acq_rel);
-    RunBlocks();
+    RunClaimedBlocks(
+        claim_.fetch_add(kEnteredOne + 1, std::memory_order_acq_rel));
     Unref();
   }
 
   // The caller's first block, reserved for it by Reset().
   void RunFirstBlock() { RunBlock(0); }
 
-  // Claims and runs blocks until every block is claimed, or until this
-  // thread finished the last one (then nothing is left to claim, and a
-  // helper lets go of the job at once, without another shared update).
+  // Claims and runs blocks until every block is claimed.
   void RunBlocks() {
-    for (;;) {
-      const int64_t b = next_block_.fetch_add(1, std::memory_order_relaxed);
-      if (b >= num_blocks_ || RunBlock(b)) return;
-    }
+    RunClaimedBlocks(claim_.fetch_add(1, std::memory_order_relaxed));
   }
 
   // Returns once every block has finished: spins for spin_us, then sleeps.
@@ -90,19 +96,37 @@ class alignas(64) ParallelForJob final : public internal::Task {
     }
   }
 
-  // After Wait(): waits for helpers that started to let go (they hold no
-  // block any more, so this is a few instructions), then drops the caller's
+  // After Wait(): takes back the entries still waiting in the inboxes
+  // listed, waits for helpers that started to let go (they hold no block
+  // any more, so this is a few instructions), then drops the caller's
   // reference. Returns true when the caller is the sole owner again and may
   // reuse the job; false when an unstarted helper entry still refers to it,
   // in which case the last holder deletes it.
-  bool Release() {
+  bool Release(internal::PoolCore& pool, std::span<const int> inboxes) {
+    if (refs_.load(std::memory_order_acquire) == 1) return true;
+    // A call whose blocks all ran before some helper arrived (a short one):
+    // withdrawing that helper's entry spares it a useless trip to this job,
+    // and the caller an abandoned job and a fresh allocation next time.
+    int withdrawn = 0;
+    for (int worker : inboxes) withdrawn += pool.Withdraw(this, worker);
+    if (withdrawn > 0) {
+      helpers_ -= withdrawn;
+      if (refs_.fetch_sub(withdrawn, std::memory_order_acq_rel) ==
+          withdrawn + 1) {
+        return true;
+      }
+    }
+    // An inbox entry that was not there to withdraw is in a worker's hands,
+    // about to run: waiting for it is a few instructions, and cheaper than
+    // abandoning the job.
+    const int taken = static_cast<int>(inboxes.size()) - withdrawn;
     for (;;) {
-      // The common case first: every helper has let go. That reads only
-      // the completion line, which Wait() just brought here.
       const int refs = refs_.load(std::memory_order_acquire);
       if (refs == 1) return true;
-      const int unstarted = helpers_ - entered_.load(std::memory_order_acquire);
-      if (refs - 1 <= unstarted) break;
+      const auto entered = static_cast<int>(
+          (claim_.load(std::memory_order_acquire) >> kEnteredShift) &
+          kMaxHelpers);
+      if (refs - 1 <= helpers_ - entered && entered >= taken) break;
       internal::CpuRelax();
     }
     // Abandon it to the last holder, unless that turns out to be us.
@@ -115,24 +139,61 @@ class alignas(64) ParallelForJob final : public internal::Task {
   std::exception_ptr TakeError() { return std::move(error_); }
 
  private:
-  // Runs block b (unless an earlier block threw) and counts it finished.
-  // Returns true when it was the last block to finish.
-  bool RunBlock(int64_t b) {
-    if (!failed_.load(std::memory_order_relaxed)) {
-      try {
-        fn_(b * block_, std::min(n_, (b + 1) * block_));
-      } catch (...) {
-        bool expected = false;
-        if (failed_.compare_exchange_strong(expected, true)) {
-          error_ = std::current_exception();
-        }
-      }
+  // claim_ packs what a thread updates to take part, so that taking part
+  // is one read-modify-write of one line: bits 0-47 the next block to
+  // claim, bits 48-62 the helper entries that started (for Release), bit 63
+  // set once a block threw (a claim that sees it gets nothing: the blocks
+  // not yet claimed are skipped).
+  static constexpr uint64_t kIndexMask = (uint64_t{1} << 48) - 1;
+  static constexpr int kEnteredShift = 48;
+  static constexpr uint64_t kEnteredOne = uint64_t{1} << kEnteredShift;
+  static constexpr uint64_t kFailed = uint64_t{1} << 63;
+  // The index part never carries into the entered part: it ends at most
+  // one past num_blocks_ per participant.
+  static_assert(kMaxBlocks + kMaxHelpers + 1 < kIndexMask);
+
+  // Runs the block that `claim` (a value claim_ held) names, then claims
+  // and runs more, until none is left or this thread finished the last one
+  // (then nothing is left to claim, and a helper lets go of the job at once,
+  // without another shared update).
+  void RunClaimedBlocks(uint64_t claim) {
+    for (;;) {
+      if ((claim & kFailed) != 0) return;
+      const auto b = static_cast<int64_t>(claim & kIndexMask);
+      if (b >= num_blocks_ || RunBlock(b)) return;
+      claim = claim_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (unfinished_.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  }
+
+  // Runs block b and counts it finished. Returns true when it was the last
+  // block to finish.
+  bool RunBlock(int64_t b) {
+    int64_t finished = 1;
+    try {
+      fn_(b * block_, std::min(n_, (b + 1) * block_));
+    } catch (...) {
+      finished += SkipUnclaimedBlocks();
+    }
+    if (unfinished_.fetch_sub(finished, std::memory_order_acq_rel) !=
+        finished) {
+      return false;
+    }
     if (done_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
       done_.notify_one();
     }
     return true;
+  }
+
+  // Called in the handler of an exception from fn: the first such call
+  // keeps the exception and stops all further claims. Returns how many
+  // blocks will now never be claimed, for the caller to count finished.
+  int64_t SkipUnclaimedBlocks() {
+    const uint64_t before = claim_.fetch_or(kFailed, std::memory_order_acq_rel);
+    if ((before & kFailed) != 0) return 0;  // Not the first to throw.
+    error_ = std::current_exception();
+    const auto claimed =
+        std::min(static_cast<int64_t>(before & kIndexMask), num_blocks_);
+    return num_blocks_ - claimed;
   }
 
   void Unref() {
@@ -143,22 +204,21 @@ class alignas(64) ParallelForJob final : public internal::Task {
   static constexpr uint32_t kSleeping = 1;  // The caller sleeps in Wait().
   static constexpr uint32_t kDone = 2;
 
-  // Two cache lines. The first holds what a helper needs to start: the
-  // vtable pointer, the call's parameters and the two counters a helper
-  // updates on entry, so starting moves one line from the caller. The second
-  // holds completion, which caller and helpers meet on at the end.
+  // Two cache lines. The first holds everything a helper needs to start:
+  // the vtable pointer, the call's parameters (fn_ holds a copy of a small
+  // callable, so calling it reads no other line of the caller's) and
+  // claim_, so starting moves one line from the caller. The second holds
+  // completion, which caller and helpers meet on at the end.
   RangeFn fn_ = [](int64_t, int64_t) {};
   int64_t n_ = 0;
   int64_t block_ = 1;
   int64_t num_blocks_ = 0;
-  std::atomic<int64_t> next_block_{0};
-  int helpers_ = 0;
-  std::atomic<int> entered_{0};
+  std::atomic<uint64_t> claim_{0};
   alignas(64) std::atomic<int64_t> unfinished_{0};
   std::atomic<uint32_t> done_{kRunning};
   std::atomic<int> refs_{1};
-  std::atomic<bool> failed_{false};
-  std::exception_ptr error_;  // Written once, by the thread that set failed_.
+  int helpers_ = 0;
+  std::exception_ptr error_;  // Written once, by the first block to throw.
 };
 static_assert(sizeof(ParallelForJob) == 128);
 
@@ -182,33 +242,58 @@ class JobCache {
 
 thread_local JobCache tls_job_cache;
 
-// Runs [0, n) in blocks of `block` on the caller plus up to `max_helpers`
-// workers; returns how many threads it enlisted (the caller included).
-// REQUIRES: max_helpers >= 1, the pool has workers and there are at least two
-// blocks.
-int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
-                        int max_helpers, RangeFn fn) {
-  const int64_t num_blocks = (n + block - 1) / block;
-  const int helpers = static_cast<int>(
-      std::min<int64_t>({pool.NumThreads(), max_helpers, num_blocks - 1}));
-  ParallelForJob* job = tls_job_cache.Take();
-  job->Reset(fn, n, block, helpers);
-  pool.core().ScheduleCopies(job, helpers);
-  job->RunFirstBlock();
-  job->RunBlocks();
-  job->Wait(pool.options().spin_us);
-  const std::exception_ptr error = job->TakeError();
-  if (job->Release()) tls_job_cache.Give(job);
-  if (error) std::rethrow_exception(error);
-  return helpers + 1;
-}
-
 // Without helpers, or with a single block: every block on the caller.
 int RunBlocksInline(int64_t n, int64_t block, RangeFn fn) {
   for (int64_t begin = 0; begin < n; begin += block) {
     fn(begin, std::min(n, begin + block));
   }
   return 1;
+}
+
+// Runs [0, n) in blocks of `block` on the caller plus up to `max_helpers`
+// workers; returns how many threads it enlisted (the caller included).
+// REQUIRES: max_helpers >= 1, the pool has workers and there are at least two
+// blocks.
+int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
+                        int max_helpers, RangeFn fn) {
+  const int64_t num_blocks = n / block + (n % block != 0);
+  if (num_blocks > ParallelForJob::kMaxBlocks) {
+    // More blocks than one job counts (a range that would take days): run
+    // consecutive parts of kMaxBlocks blocks, so that block boundaries stay
+    // where they were. No overflow: here block < n / kMaxBlocks.
+    const int64_t part = ParallelForJob::kMaxBlocks * block;
+    int enlisted = 1;
+    for (int64_t offset = 0; offset < n;) {
+      const int64_t size = std::min(part, n - offset);
+      const auto shifted = [&fn, offset](int64_t b, int64_t e) {
+        fn(offset + b, offset + e);
+      };
+      enlisted = std::max(
+          enlisted, size > block ? RunBlocksInParallel(pool, size, block,
+                                                       max_helpers, shifted)
+                                 : RunBlocksInline(size, block, shifted));
+      offset += size;
+    }
+    return enlisted;
+  }
+  const int helpers = static_cast<int>(
+      std::min<int64_t>({pool.NumThreads(), max_helpers, num_blocks - 1,
+                         ParallelForJob::kMaxHelpers}));
+  ParallelForJob* job = tls_job_cache.Take();
+  job->Reset(fn, n, block, helpers);
+  // The inboxes that took an entry, for Release(); beyond the first few,
+  // an entry no helper took is abandoned instead.
+  std::array<int, 8> inboxes;
+  const int in_inboxes = pool.core().ScheduleCopies(job, helpers, inboxes);
+  job->RunFirstBlock();
+  job->RunBlocks();
+  job->Wait(pool.options().spin_us);
+  const std::exception_ptr error = job->TakeError();
+  if (job->Release(pool.core(), std::span(inboxes.data(), in_inboxes))) {
+    tls_job_cache.Give(job);
+  }
+  if (error) std::rethrow_exception(error);
+  return helpers + 1;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -234,6 +235,68 @@ TEST(ParallelForTest, ExceptionMessageIsTheFirstOneThrown) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("block ", 0), 0u);
   }
+}
+
+TEST(ParallelForTest, BlocksNotYetClaimedWhenOneThrowsAreSkipped) {
+  auto pool = MakePool(2);
+  constexpr int64_t kBlocks = 10000;
+  std::atomic<int64_t> calls{0};
+  EXPECT_THROW(ParallelForFixedBlocks(pool.get(), kBlocks, 1,
+                                      [&](int64_t b, int64_t) {
+                                        calls.fetch_add(1);
+                                        // The caller runs block 0 first.
+                                        if (b == 0) throw std::runtime_error("0");
+                                        std::this_thread::sleep_for(
+                                            std::chrono::microseconds(100));
+                                      }),
+               std::runtime_error);
+  // Helpers finish the block they hold and claim no more: a few blocks at
+  // most ran, not ten thousand.
+  EXPECT_LT(calls.load(), 100);
+}
+
+// Records the address it is called at, to tell a copy from the original.
+struct WhereCalled {
+  const void** where;
+  void operator()(int64_t, int64_t) const { *where = this; }
+};
+
+// The same, too large to be copied into a RangeFn.
+struct LargeWhereCalled {
+  const void** where;
+  char padding[64] = {};
+  void operator()(int64_t, int64_t) const { *where = this; }
+};
+
+TEST(RangeFnTest, ASmallConstCallableIsCopied) {
+  const void* where = nullptr;
+  const WhereCalled small{&where};
+  RangeFn fn(small);
+  fn(0, 1);
+  EXPECT_NE(where, &small);
+  ASSERT_NE(where, nullptr);
+}
+
+TEST(RangeFnTest, ALargeCallableIsReferred) {
+  const void* where = nullptr;
+  const LargeWhereCalled large{&where};
+  RangeFn fn(large);
+  fn(0, 1);
+  EXPECT_EQ(where, &large);
+}
+
+// Small and trivially copyable, but its call changes it.
+struct Summer {
+  int64_t total = 0;
+  void operator()(int64_t b, int64_t e) { total += e - b; }
+};
+
+TEST(RangeFnTest, ACallableWhoseCallChangesItIsReferred) {
+  Summer summer;
+  RangeFn fn(summer);
+  fn(0, 3);
+  fn(3, 5);
+  EXPECT_EQ(summer.total, 5);  // A copy would have kept the sum to itself.
 }
 
 }  // namespace

@@ -81,31 +81,45 @@ void PoolCore::Schedule(Task* task) {
     RunTask(task, -1);
     return;
   }
-  if (!Push(task)) WakeWorkers(1);
+  if (!Push(task).attended) WakeWorkers(1);
 }
 
-void PoolCore::ScheduleCopies(Task* task, int copies) {
+int PoolCore::ScheduleCopies(Task* task, int copies, std::span<int> inboxes) {
   int unattended = 0;
+  int recorded = 0;
   for (int i = 0; i < copies; ++i) {
-    if (!Push(task)) ++unattended;
+    const Placement placement = Push(task);
+    if (!placement.attended) ++unattended;
+    if (placement.inbox >= 0 && recorded < static_cast<int>(inboxes.size())) {
+      inboxes[recorded++] = placement.inbox;
+    }
   }
   if (unattended > 0) WakeWorkers(unattended);
+  return recorded;
 }
 
-bool PoolCore::Push(Task* task) {
+bool PoolCore::Withdraw(Task* task, int worker) {
+  std::atomic<Task*>& inbox = workers_[worker]->inbox;
+  return inbox.load(std::memory_order_relaxed) == task &&
+         inbox.compare_exchange_strong(task, nullptr,
+                                       std::memory_order_seq_cst,
+                                       std::memory_order_relaxed);
+}
+
+PoolCore::Placement PoolCore::Push(Task* task) {
   if (tls_pool == this) {
-    if (workers_[tls_index]->queue.Push(task)) return false;
+    if (workers_[tls_index]->queue.Push(task)) return {};
   } else if (const int worker = OfferToInbox(task); worker >= 0) {
     // Pairs with the worker clearing the flag before its last look at the
     // inbox (SpinForTask): either it sees the task or this sees it gone.
-    return workers_[worker]->spinning.load(std::memory_order_seq_cst);
+    return {worker, workers_[worker]->spinning.load(std::memory_order_seq_cst)};
   }
   {
     std::lock_guard<std::mutex> lock(inject_mu_);
     injected_.PushBack(task);
   }
   injected_size_.fetch_add(1, std::memory_order_seq_cst);
-  return false;
+  return {};
 }
 
 void PoolCore::WakeWorkers(int count) {

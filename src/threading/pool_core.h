@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -52,8 +53,13 @@ class PoolCore {
   // Queues task; with no workers, runs it inline. Any thread.
   void Schedule(Task* task);
   // Queues `copies` entries of the same task, then wakes up to that many
-  // workers at once. REQUIRES: NumThreads() > 0.
-  void ScheduleCopies(Task* task, int copies);
+  // workers at once. Records in `inboxes` (as many as fit) the workers whose
+  // inbox took an entry, so that the caller can Withdraw() an entry no worker
+  // has taken yet; returns how many it recorded. REQUIRES: NumThreads() > 0.
+  int ScheduleCopies(Task* task, int copies, std::span<int> inboxes = {});
+  // Takes task back out of worker's inbox if it is still there. Returns true
+  // when it did: that entry will never run.
+  bool Withdraw(Task* task, int worker);
 
   int NumThreads() const { return static_cast<int>(workers_.size()); }
   int CurrentThreadIndex() const;
@@ -73,9 +79,12 @@ class PoolCore {
     std::atomic<bool> spinning{false};
   };
 
-  // Queues task; true when it went to the inbox of a spinning worker,
-  // which is then sure to find it without a wake-up.
-  bool Push(Task* task);
+  // Where Push() put a task.
+  struct Placement {
+    int inbox = -1;         // The worker whose inbox took it, or -1.
+    bool attended = false;  // That worker spins, so needs no wake-up.
+  };
+  Placement Push(Task* task);
   void WakeWorkers(int count);
   void WorkerLoop(int index);
   void SetUpWorkerThread(int index);
