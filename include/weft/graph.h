@@ -14,11 +14,12 @@
 #ifndef WEFT_GRAPH_H_
 #define WEFT_GRAPH_H_
 
+#include <limits>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "weft/attr.h"
+#include "weft/name_index.h"
 #include "weft/status.h"
 #include "weft/tensor.h"
 
@@ -39,6 +40,9 @@ class CompiledGraph;
 
 class Graph {
  public:
+  // The most nodes a graph holds; AddNode refuses more.
+  static constexpr int kMaxNodes = std::numeric_limits<int>::max() / 2;
+
   Status AddNode(NodeDef node);
 
   const std::vector<NodeDef>& nodes() const { return nodes_; }
@@ -83,7 +87,7 @@ class Graph {
   friend class internal::CompiledGraph;
 
   std::vector<NodeDef> nodes_;
-  std::unordered_map<std::string, size_t> index_;  // Name -> position.
+  internal::NameIndex index_;  // Name -> position in nodes_.
   Status status_;
 };
 

@@ -14,21 +14,28 @@ Status Graph::AddNode(NodeDef node) {
                                   "' contains ':', '^' or white space");
   } else if (node.op.empty()) {
     status = InvalidArgumentError("node '" + node.name + "' has no op");
-  } else if (index_.count(node.name) != 0) {
+  } else if (nodes_.size() >= static_cast<size_t>(kMaxNodes)) {
+    status = InvalidArgumentError("node '" + node.name +
+                                  "' would make the graph larger than " +
+                                  std::to_string(kMaxNodes) + " nodes");
+  } else if (!index_.Insert(node.name, static_cast<int>(nodes_.size()),
+                            [this](int i) -> const std::string& {
+                              return nodes_[i].name;
+                            })) {
     status = InvalidArgumentError("duplicate node name '" + node.name + "'");
   }
   if (!status.ok()) {
     if (status_.ok()) status_ = status;
     return status;
   }
-  index_.emplace(node.name, nodes_.size());
-  nodes_.push_back(std::move(node));
+  nodes_.push_back(std::move(node));  // At the position just indexed.
   return Status::OK();
 }
 
 const NodeDef* Graph::FindNode(const std::string& name) const {
-  auto it = index_.find(name);
-  return it == index_.end() ? nullptr : &nodes_[it->second];
+  const int i = index_.Find(
+      name, [this](int i) -> const std::string& { return nodes_[i].name; });
+  return i < 0 ? nullptr : &nodes_[i];
 }
 
 std::string Graph::Append(NodeDef node) {

@@ -133,17 +133,23 @@ void CompiledGraph::RecordCost(int i, double measured_ns) const {
 }
 
 int CompiledGraph::FindNode(const std::string& name) const {
-  auto it = index_.find(name);
-  return it == index_.end() ? -1 : static_cast<int>(it->second);
+  return index_.Find(name, [this](int i) -> const std::string& {
+    return nodes_[i].name;
+  });
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     const Graph& graph, const CompileOptions& options) {
-  // The caller keeps its graph: the name index is built anew.
-  std::unordered_map<std::string, size_t> index;
-  index.reserve(graph.nodes().size());
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    index.emplace(graph.nodes()[i].name, i);
+  // The caller keeps its graph: the name index is built anew (a duplicate
+  // name, which Graph::AddNode refuses, is left out and caught below).
+  const std::vector<NodeDef>& defs = graph.nodes();
+  NameIndex index;
+  index.Reserve(defs.size());  // At most Graph::kMaxNodes: AddNode checks.
+  const auto name_of = [&defs](int i) -> const std::string& {
+    return defs[i].name;
+  };
+  for (size_t i = 0; i < defs.size(); ++i) {
+    index.Insert(defs[i].name, static_cast<int>(i), name_of);
   }
   return CompileWithIndex(graph, std::move(index), options);
 }
@@ -154,11 +160,9 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
-    const Graph& graph, std::unordered_map<std::string, size_t> index,
-    const CompileOptions& options) {
+    const Graph& graph, NameIndex index, const CompileOptions& options) {
   WEFT_RETURN_IF_ERROR(graph.status());
-  if (graph.nodes().size() >
-      static_cast<size_t>(std::numeric_limits<int>::max() / 2)) {
+  if (graph.nodes().size() > static_cast<size_t>(Graph::kMaxNodes)) {
     return InvalidArgumentError("the graph has " +
                                 std::to_string(graph.nodes().size()) +
                                 " nodes, more than weft supports");
@@ -186,6 +190,10 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
   std::vector<int> input_offsets(n + 1, 0);
   std::vector<int> control_offsets(n + 1, 0);
   const OpDef* last_def = nullptr;  // Neighbours often share an op.
+  // Inputs may name nodes not reached yet: look names up in the graph.
+  const auto def_name = [&defs](int i) -> const std::string& {
+    return defs[i].name;
+  };
   for (int i = 0; i < n; ++i) {
     const NodeDef& def = defs[i];
     CompiledNode& node = out->nodes_[i];
@@ -200,7 +208,7 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     for (const std::string& text : def.inputs) {
       auto spec = ParseInput(text);
       if (!spec.ok()) return spec.status().WithContext(NodeContext(def));
-      const int producer = out->FindNode(spec->node);
+      const int producer = out->index_.Find(spec->node, def_name);
       if (producer < 0) {
         return InvalidArgumentError(NodeContext(def) + ": input '" + text +
                                     "' refers to node '" + spec->node +

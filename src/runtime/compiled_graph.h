@@ -10,11 +10,11 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "weft/graph.h"
 #include "weft/kernel.h"
+#include "weft/name_index.h"
 #include "weft/op_registry.h"
 
 namespace weft::internal {
@@ -85,14 +85,14 @@ class CompiledGraph {
  private:
   // Compile with `index` (node name -> position in graph.nodes()).
   static StatusOr<std::shared_ptr<const CompiledGraph>> CompileWithIndex(
-      const Graph& graph, std::unordered_map<std::string, size_t> index,
+      const Graph& graph, NameIndex index,
       const CompileOptions& options);
   CompiledGraph() = default;
   CompiledGraph(const CompiledGraph&) = delete;  // Nodes point into it.
   CompiledGraph& operator=(const CompiledGraph&) = delete;
 
   std::vector<CompiledNode> nodes_;
-  std::unordered_map<std::string, size_t> index_;  // Name -> node.
+  NameIndex index_;  // Name -> node, over nodes_[i].name.
   int num_values_ = 0;
   std::unique_ptr<std::atomic<double>[]> cost_ns_;
   // What the nodes' lists view: inputs and input_values share one layout.
