@@ -17,14 +17,19 @@ class IndexedNames {
     if (added) names_.push_back(name);
     return added;
   }
-  int Find(const std::string& name) const { return index_.Find(name, NameOf()); }
+  int Find(const std::string& name) const {
+    return index_.Find(name, NameOf());
+  }
   size_t size() const { return index_.size(); }
   void Reserve(size_t n) { index_.Reserve(n); }
 
  private:
-  auto NameOf() const {
-    return [this](int i) -> const std::string& { return names_[i]; };
-  }
+  struct NameAt {
+    const std::vector<std::string>* names;
+    const std::string& operator()(int i) const { return (*names)[i]; }
+  };
+  NameAt NameOf() const { return {&names_}; }
+
   NameIndex index_;
   std::vector<std::string> names_;
 };
