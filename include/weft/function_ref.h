@@ -55,11 +55,10 @@ class CopyingFunctionRef;
 template <class R, class... Args, size_t N>
 class CopyingFunctionRef<R(Args...), N> {
  public:
-  template <class F,
-            std::enable_if_t<
-                !std::is_same_v<std::remove_cvref_t<F>, CopyingFunctionRef> &&
-                    std::is_invocable_r_v<R, F&, Args...>,
-                int> = 0>
+  template <class F, std::enable_if_t<!std::is_same_v<std::remove_cvref_t<F>,
+                                                      CopyingFunctionRef> &&
+                                          std::is_invocable_r_v<R, F&, Args...>,
+                                      int> = 0>
   CopyingFunctionRef(F&& fn) noexcept  // NOLINT(google-explicit-constructor)
   {
     using Callable = std::remove_reference_t<F>;
@@ -93,8 +92,8 @@ class CopyingFunctionRef<R(Args...), N> {
   template <class T>
   static constexpr bool kFitsInline =
       sizeof(T) <= N && alignof(T) <= alignof(void*) &&
-      std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T> &&
-      std::is_invocable_r_v<R, const T&, Args...>;
+      std::is_trivially_copyable_v<T>&& std::is_trivially_destructible_v<
+          T>&& std::is_invocable_r_v<R, const T&, Args...>;
   static_assert(N >= sizeof(void*) && N % sizeof(void*) == 0);
 
   alignas(void*) unsigned char storage_[N];

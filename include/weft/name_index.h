@@ -27,7 +27,8 @@ class NameIndex {
     for (size_t i = hash & mask();; i = (i + 1) & mask()) {
       const Slot& slot = slots_[i];
       if (slot.position < 0) return -1;
-      if (slot.hash == hash && std::string_view(name_of(slot.position)) == name) {
+      if (slot.hash == hash &&
+          std::string_view(name_of(slot.position)) == name) {
         return slot.position;
       }
     }

@@ -133,9 +133,8 @@ void CompiledGraph::RecordCost(int i, double measured_ns) const {
 }
 
 int CompiledGraph::FindNode(const std::string& name) const {
-  return index_.Find(name, [this](int i) -> const std::string& {
-    return nodes_[i].name;
-  });
+  return index_.Find(
+      name, [this](int i) -> const std::string& { return nodes_[i].name; });
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(

@@ -85,8 +85,7 @@ class CompiledGraph {
  private:
   // Compile with `index` (node name -> position in graph.nodes()).
   static StatusOr<std::shared_ptr<const CompiledGraph>> CompileWithIndex(
-      const Graph& graph, NameIndex index,
-      const CompileOptions& options);
+      const Graph& graph, NameIndex index, const CompileOptions& options);
   CompiledGraph() = default;
   CompiledGraph(const CompiledGraph&) = delete;  // Nodes point into it.
   CompiledGraph& operator=(const CompiledGraph&) = delete;

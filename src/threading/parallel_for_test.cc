@@ -245,7 +245,8 @@ TEST(ParallelForTest, BlocksNotYetClaimedWhenOneThrowsAreSkipped) {
                                       [&](int64_t b, int64_t) {
                                         calls.fetch_add(1);
                                         // The caller runs block 0 first.
-                                        if (b == 0) throw std::runtime_error("0");
+                                        if (b == 0)
+                                          throw std::runtime_error("0");
                                         std::this_thread::sleep_for(
                                             std::chrono::microseconds(100));
                                       }),

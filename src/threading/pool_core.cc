@@ -101,8 +101,7 @@ int PoolCore::ScheduleCopies(Task* task, int copies, std::span<int> inboxes) {
 bool PoolCore::Withdraw(Task* task, int worker) {
   std::atomic<Task*>& inbox = workers_[worker]->inbox;
   return inbox.load(std::memory_order_relaxed) == task &&
-         inbox.compare_exchange_strong(task, nullptr,
-                                       std::memory_order_seq_cst,
+         inbox.compare_exchange_strong(task, nullptr, std::memory_order_seq_cst,
                                        std::memory_order_relaxed);
 }
 
