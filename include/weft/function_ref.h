@@ -62,8 +62,11 @@ class CopyingFunctionRef<R(Args...), N> {
   CopyingFunctionRef(F&& fn) noexcept  // NOLINT(google-explicit-constructor)
   {
     using Callable = std::remove_reference_t<F>;
-    using Stored = std::remove_cv_t<Callable>;
-    if constexpr (kFitsInline<Stored>) {
+    // A function is held as a pointer to it; anything else as itself.
+    using Stored = std::conditional_t<std::is_function_v<Callable>,
+                                      std::add_pointer_t<Callable>,
+                                      std::remove_cv_t<Callable>>;
+    if constexpr (FitsInline<Stored>()) {
       ::new (static_cast<void*>(storage_)) Stored(fn);
       invoke_ = [](void* storage, Args... args) -> R {
         return (*std::launder(static_cast<const Stored*>(storage)))(
@@ -90,10 +93,12 @@ class CopyingFunctionRef<R(Args...), N> {
   // Only callables whose call does not modify them are copied: calls of a
   // mutable lambda or a stateful functor keep updating the caller's object.
   template <class T>
-  static constexpr bool kFitsInline =
-      sizeof(T) <= N && alignof(T) <= alignof(void*) &&
-      std::is_trivially_copyable_v<T>&& std::is_trivially_destructible_v<
-          T>&& std::is_invocable_r_v<R, const T&, Args...>;
+  static constexpr bool FitsInline() {
+    return sizeof(T) <= N && alignof(T) <= alignof(void*) &&
+           std::is_trivially_copyable_v<T> &&
+           std::is_trivially_destructible_v<T> &&
+           std::is_invocable_r_v<R, const T&, Args...>;
+  }
   static_assert(N >= sizeof(void*) && N % sizeof(void*) == 0);
 
   alignas(void*) unsigned char storage_[N];

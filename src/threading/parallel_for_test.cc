@@ -286,6 +286,22 @@ TEST(RangeFnTest, ALargeCallableIsReferred) {
   EXPECT_EQ(where, &large);
 }
 
+int64_t g_covered = 0;
+void Cover(int64_t b, int64_t e) { g_covered += e - b; }
+
+TEST(RangeFnTest, AFunctionCanBeGiven) {
+  g_covered = 0;
+  RangeFn fn(Cover);
+  fn(0, 4);
+  RangeFn by_pointer(&Cover);
+  by_pointer(4, 6);
+  EXPECT_EQ(g_covered, 6);
+  auto pool = MakePool(2);
+  g_covered = 0;
+  ParallelFor(pool.get(), 1, kExpensive, Cover);  // Inline: one block.
+  EXPECT_EQ(g_covered, 1);
+}
+
 // Small and trivially copyable, but its call changes it.
 struct Summer {
   int64_t total = 0;
