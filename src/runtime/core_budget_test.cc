@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "test_support/session_util.h"
@@ -68,6 +69,50 @@ TEST(CoreBudgetTest, ShardCountsInRunMetadataFollowConcurrentLoad) {
   const std::vector<int> concurrent = matmul_shards(/*inter=*/2);
   EXPECT_LT(*std::min_element(concurrent.begin(), concurrent.end()), alone[0])
       << "no MatMul gave up a helper while the other branch ran";
+}
+
+// A MatMul that starts while a Spin holds the other core gets no helper;
+// when the Spin ends, the freed core joins it (a late helper), so its
+// blocks run on two threads after all.
+TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
+  const int cores = AutoCpuBudget().threads;
+  if (cores < 2) GTEST_SKIP() << "needs a budget of at least 2 cores";
+  Graph g;
+  const std::string x = g.RandomUniform("x", DataType::kFloat32, {768, 768}, 1);
+  g.MatMul("product", x, x);  // ~10 ms on one core of the reference VM.
+  g.Spin("spin", 3000);       // Both are roots: they start together.
+  auto session = test::MustCreate(g, test::PerSessionOptions(2, cores));
+  RunOptions trace;
+  trace.trace_level = RunOptions::TraceLevel::kFull;
+  int overlapping_runs = 0;
+  for (int attempt = 0; attempt < 10 && overlapping_runs < 3; ++attempt) {
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    ASSERT_TRUE(
+        session->Run(trace, {}, {"product", "spin"}, {}, &out, &metadata).ok());
+    const NodeExecStats* product = nullptr;
+    const NodeExecStats* spin = nullptr;
+    for (const NodeExecStats& s : metadata.node_stats) {
+      if (s.node_name == "product") product = &s;
+      if (s.node_name == "spin") spin = &s;
+    }
+    ASSERT_NE(product, nullptr);
+    ASSERT_NE(spin, nullptr);
+    // Only a Run where the MatMul started while the Spin ran, and ran on
+    // after it ended, shows the late helper.
+    if (!(spin->start_ns < product->start_ns &&
+          product->start_ns < spin->end_ns && spin->end_ns < product->end_ns)) {
+      continue;
+    }
+    ++overlapping_runs;
+    std::set<int64_t> threads;
+    for (const ShardExecStats& shard : product->shards) {
+      threads.insert(shard.os_thread_id);
+    }
+    EXPECT_EQ(threads.size(), 2u) << "no thread joined the MatMul";
+    EXPECT_EQ(product->intra_op_shards, 2);
+  }
+  EXPECT_GT(overlapping_runs, 0) << "the MatMul never overlapped the Spin";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <vector>
 
 #include "runtime/blocking_pool.h"
@@ -192,7 +193,7 @@ void Process(RunState& run, int first) {
   // This thread computes from here to the end of its batch: it counts
   // against the core budget once, not once per node (two shared atomic
   // updates per node would cost more than a cheap kernel).
-  CoreBudget::Running computing;
+  std::optional<CoreBudget::Running> computing(std::in_place);
   LocalStack stack;
   std::vector<int>& local = stack.nodes();
   int64_t now = 0;        // When this batch became ready (tracing only).
@@ -244,6 +245,16 @@ void Process(RunState& run, int first) {
     for (const EdgeRef& edge : node.consumers) release(edge.node);
     for (int consumer : node.control_consumers) release(consumer);
     end_batch();
+  }
+  // This thread's core is free again: a kernel that started with fewer
+  // intra-op helpers than it could use may take one now. Before
+  // FinishOutstanding, which may end the Run and with it the session's
+  // pools.
+  computing.reset();
+  if (ThreadPool* intra = run.config().intra_pool;
+      intra != nullptr &&
+      CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0) {
+    intra->core().ScheduleAdvert();
   }
   run.FinishOutstanding();
 }

@@ -171,7 +171,13 @@ void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
           : 2 * kCancelSliceNs;
   const bool too_small = n <= 1 || total_ns < share_ns;
   const int helpers = too_small ? 0 : HelpersAllowed();
-  if (helpers == 0) {
+  // Long work held to fewer helpers than the pool has may take on one more
+  // when another kernel ends (internal::kLateHelperMinNs).
+  const int wanted = run_->intra_pool != nullptr && !too_small &&
+                             total_ns >= internal::kLateHelperMinNs
+                         ? run_->intra_pool->NumThreads()
+                         : 0;
+  if (helpers == 0 && wanted == 0) {
     const int64_t slices =
         total_ns >= 2 * kCancelSliceNs
             ? std::min<int64_t>(n,
@@ -185,7 +191,7 @@ void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
     return;
   }
   RecordShards(internal::ParallelForCapped(
-      run_->intra_pool, n, cost_per_unit_ns, helpers,
+      run_->intra_pool, n, cost_per_unit_ns, helpers, wanted,
       [&](int64_t b, int64_t e) { runner(b, e); }));
 }
 

@@ -133,6 +133,14 @@ class alignas(64) ParallelForJob final : public internal::Task {
     return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
   }
 
+  // Drops the reference of a helper entry that will never exist or run (an
+  // advertisement withdrawn, or never placed). REQUIRES: the caller's own
+  // reference is still held.
+  void ForgetEntry() {
+    --helpers_;
+    refs_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+
   // Moves out the first exception thrown by fn, if any. REQUIRES: Wait()
   // returned. The job keeps no reference, so the exception object is freed
   // on the caller's thread, never by a helper that drops the job later.
@@ -251,11 +259,12 @@ int RunBlocksInline(int64_t n, int64_t block, RangeFn fn) {
 }
 
 // Runs [0, n) in blocks of `block` on the caller plus up to `max_helpers`
-// workers; returns how many threads it enlisted (the caller included).
-// REQUIRES: max_helpers >= 1, the pool has workers and there are at least two
-// blocks.
+// workers, and with `may_grow`, one more worker that joins later if a core
+// frees up (PoolCore::Advertise). Returns how many threads it enlisted (the
+// caller included). REQUIRES: max_helpers >= 0, the pool has workers and
+// there are at least two blocks.
 int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
-                        int max_helpers, RangeFn fn) {
+                        int max_helpers, bool may_grow, RangeFn fn) {
   const int64_t num_blocks = n / block + (n % block != 0);
   if (num_blocks > ParallelForJob::kMaxBlocks) {
     // More blocks than one job counts (a range that would take days): run
@@ -269,9 +278,10 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
         fn(offset + b, offset + e);
       };
       enlisted = std::max(
-          enlisted, size > block ? RunBlocksInParallel(pool, size, block,
-                                                       max_helpers, shifted)
-                                 : RunBlocksInline(size, block, shifted));
+          enlisted, size > block
+                        ? RunBlocksInParallel(pool, size, block, max_helpers,
+                                              may_grow, shifted)
+                        : RunBlocksInline(size, block, shifted));
       offset += size;
     }
     return enlisted;
@@ -279,21 +289,31 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   const int helpers = static_cast<int>(
       std::min<int64_t>({pool.NumThreads(), max_helpers, num_blocks - 1,
                          ParallelForJob::kMaxHelpers}));
+  // The advertisement, like a queued helper entry, holds a reference.
+  const bool advertise = may_grow && helpers < ParallelForJob::kMaxHelpers;
   ParallelForJob* job = tls_job_cache.Take();
-  job->Reset(fn, n, block, helpers);
+  job->Reset(fn, n, block, helpers + (advertise ? 1 : 0));
   // The inboxes that took an entry, for Release(); beyond the first few,
   // an entry no helper took is abandoned instead.
   std::array<int, 8> inboxes;
   const int in_inboxes = pool.core().ScheduleCopies(job, helpers, inboxes);
+  bool advertised = advertise && pool.core().Advertise(job);
+  if (advertise && !advertised) job->ForgetEntry();  // Slot taken.
   job->RunFirstBlock();
   job->RunBlocks();
+  // Every block is claimed: a helper arriving now would find nothing.
+  if (advertised && pool.core().WithdrawAdvert(job)) {
+    job->ForgetEntry();
+    advertised = false;
+  }
   job->Wait(pool.options().spin_us);
   const std::exception_ptr error = job->TakeError();
   if (job->Release(pool.core(), std::span(inboxes.data(), in_inboxes))) {
     tls_job_cache.Give(job);
   }
   if (error) std::rethrow_exception(error);
-  return helpers + 1;
+  // A withdrawal that failed means a thread scheduled the advertised entry.
+  return helpers + 1 + (advertised ? 1 : 0);
 }
 
 }  // namespace
@@ -301,10 +321,9 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
 namespace internal {
 
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                      int max_helpers, RangeFn fn) {
+                      int max_helpers, int wanted_helpers, RangeFn fn) {
   if (n <= 0) return 0;
-  if (pool == nullptr || pool->NumThreads() == 0 || max_helpers <= 0 ||
-      n == 1) {
+  if (pool == nullptr || pool->NumThreads() == 0 || n == 1) {
     return RunBlocksInline(n, n, fn);
   }
   const ThreadPoolOptions& options = pool->options();
@@ -313,8 +332,15 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
   if (!(total_ns >= 2 * min_block_ns)) {  // Also catches NaN.
     return RunBlocksInline(n, n, fn);
   }
+  max_helpers = std::max(max_helpers, 0);
+  // A long call held below the helpers it could use is cut for all of them
+  // and advertised for one more, so that a core freed meanwhile joins it.
+  const bool may_grow =
+      wanted_helpers > max_helpers && total_ns >= kLateHelperMinNs;
+  const int planned = may_grow ? wanted_helpers : max_helpers;
+  if (planned <= 0) return RunBlocksInline(n, n, fn);
   // The caller works too.
-  const int64_t threads = std::min(pool->NumThreads(), max_helpers) + 1;
+  const int64_t threads = std::min(pool->NumThreads(), planned) + 1;
   const double by_cost = std::floor(total_ns / min_block_ns);
   const int64_t by_threads =
       threads * std::max(options.max_blocks_per_thread, 1);
@@ -323,7 +349,7 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
        static_cast<int64_t>(std::min(by_cost, static_cast<double>(n)))});
   const int64_t block = (n + wanted - 1) / wanted;
   if (block >= n) return RunBlocksInline(n, n, fn);
-  return RunBlocksInParallel(*pool, n, block, max_helpers, fn);
+  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow, fn);
 }
 
 int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
@@ -334,7 +360,8 @@ int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
       block >= n) {
     return RunBlocksInline(n, block, fn);
   }
-  return RunBlocksInParallel(*pool, n, block, max_helpers, fn);
+  return RunBlocksInParallel(*pool, n, block, max_helpers, /*may_grow=*/false,
+                             fn);
 }
 
 }  // namespace internal
@@ -342,6 +369,7 @@ int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
 int ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
                 RangeFn fn) {
   return internal::ParallelForCapped(pool, n, cost_per_unit_ns,
+                                     std::numeric_limits<int>::max(),
                                      std::numeric_limits<int>::max(), fn);
 }
 

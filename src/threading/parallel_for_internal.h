@@ -11,8 +11,16 @@
 
 namespace weft::internal {
 
+// wanted_helpers: how many helpers the call could use were the cores free.
+// When it exceeds max_helpers and the work is worth at least
+// kLateHelperMinNs, the call is cut into blocks for wanted_helpers + 1
+// threads and advertised on the pool for one more helper, which a thread
+// that frees a core schedules (PoolCore::ScheduleAdvert); it claims the
+// blocks still unclaimed. A parked worker takes tens of microseconds to
+// wake, hence the minimum.
+inline constexpr double kLateHelperMinNs = 200'000;
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                      int max_helpers, RangeFn fn);
+                      int max_helpers, int wanted_helpers, RangeFn fn);
 int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
                                  int max_helpers, RangeFn fn);
 

@@ -105,6 +105,26 @@ bool PoolCore::Withdraw(Task* task, int worker) {
                                        std::memory_order_relaxed);
 }
 
+bool PoolCore::Advertise(Task* task) {
+  Task* empty = nullptr;
+  return advert_.load(std::memory_order_relaxed) == nullptr &&
+         advert_.compare_exchange_strong(empty, task, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed);
+}
+
+bool PoolCore::WithdrawAdvert(Task* task) {
+  return advert_.compare_exchange_strong(
+      task, nullptr, std::memory_order_acq_rel, std::memory_order_relaxed);
+}
+
+void PoolCore::ScheduleAdvert() {
+  // The common case, nothing advertised, reads a line that rarely changes.
+  if (advert_.load(std::memory_order_relaxed) == nullptr) return;
+  if (Task* task = advert_.exchange(nullptr, std::memory_order_acq_rel)) {
+    Schedule(task);
+  }
+}
+
 PoolCore::Placement PoolCore::Push(Task* task) {
   if (tls_pool == this) {
     if (workers_[tls_index]->queue.Push(task)) return {};

@@ -61,6 +61,16 @@ class PoolCore {
   // when it did: that entry will never run.
   bool Withdraw(Task* task, int worker);
 
+  // One slot for a task that could use another worker later (a ParallelFor
+  // that started with fewer helpers than it could use, because other
+  // kernels held the cores). Advertise() puts task there if the slot is
+  // free; WithdrawAdvert() takes it back if nobody has scheduled it;
+  // ScheduleAdvert() schedules whatever is there, once: a thread that has
+  // just freed a core calls it.
+  bool Advertise(Task* task);
+  bool WithdrawAdvert(Task* task);
+  void ScheduleAdvert();
+
   int NumThreads() const { return static_cast<int>(workers_.size()); }
   int CurrentThreadIndex() const;
   const ThreadPoolOptions& options() const { return options_; }
@@ -111,6 +121,7 @@ class PoolCore {
   alignas(64) EventCount event_;
   alignas(64) std::atomic<int> spinning_{0};
   alignas(64) std::atomic<bool> stopping_{false};
+  alignas(64) std::atomic<Task*> advert_{nullptr};
 };
 
 }  // namespace weft::internal
