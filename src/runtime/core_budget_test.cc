@@ -78,23 +78,35 @@ TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
   const int cores = AutoCpuBudget().threads;
   if (cores < 2) GTEST_SKIP() << "needs a budget of at least 2 cores";
   Graph g;
-  const std::string x = g.RandomUniform("x", DataType::kFloat32, {768, 768}, 1);
-  g.MatMul("product", x, x);  // ~10 ms on one core of the reference VM.
-  g.Spin("spin", 3000);       // Both are roots: they start together.
-  auto session = test::MustCreate(g, test::PerSessionOptions(2, cores));
+  const std::string x = g.Placeholder("x", DataType::kFloat32, {768, 768});
+  // Both Spins are roots and start together; the MatMul (~10 ms on one
+  // core of the reference VM, far longer under a sanitizer) follows the
+  // short one, so it starts while the long one still holds a core.
+  g.Spin("long_spin", 3000);
+  const std::string gate = g.Spin("gate", 100);
+  g.AddNode({"product", "MatMul", {x, x, "^" + gate}, {}, ""});
+  // intra = 2: the MatMul can use one helper. On two cores the Spin leaves
+  // it none at first; on more cores it has one from the start.
+  auto session = test::MustCreate(g, test::PerSessionOptions(2, 2));
+  Tensor value(DataType::kFloat32, {768, 768});
+  for (int64_t i = 0; i < value.NumElements(); ++i) {
+    value.data<float>()[i] = 0.5f;
+  }
   RunOptions trace;
   trace.trace_level = RunOptions::TraceLevel::kFull;
   int overlapping_runs = 0;
   for (int attempt = 0; attempt < 10 && overlapping_runs < 3; ++attempt) {
     std::vector<Tensor> out;
     RunMetadata metadata;
-    ASSERT_TRUE(
-        session->Run(trace, {}, {"product", "spin"}, {}, &out, &metadata).ok());
+    ASSERT_TRUE(session
+                    ->Run(trace, {{"x", value}}, {"product", "long_spin"}, {},
+                          &out, &metadata)
+                    .ok());
     const NodeExecStats* product = nullptr;
     const NodeExecStats* spin = nullptr;
     for (const NodeExecStats& s : metadata.node_stats) {
       if (s.node_name == "product") product = &s;
-      if (s.node_name == "spin") spin = &s;
+      if (s.node_name == "long_spin") spin = &s;
     }
     ASSERT_NE(product, nullptr);
     ASSERT_NE(spin, nullptr);
