@@ -289,8 +289,11 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   const int helpers = static_cast<int>(
       std::min<int64_t>({pool.NumThreads(), max_helpers, num_blocks - 1,
                          ParallelForJob::kMaxHelpers}));
-  // The advertisement, like a queued helper entry, holds a reference.
-  const bool advertise = may_grow && helpers < ParallelForJob::kMaxHelpers;
+  // Advertised only when another helper would have a worker and a block;
+  // the advertisement, like a queued helper entry, holds a reference.
+  const bool advertise =
+      may_grow && helpers < ParallelForJob::kMaxHelpers &&
+      helpers < std::min<int64_t>(pool.NumThreads(), num_blocks - 1);
   ParallelForJob* job = tls_job_cache.Take();
   job->Reset(fn, n, block, helpers + (advertise ? 1 : 0));
   // The inboxes that took an entry, for Release(); beyond the first few,
