@@ -88,6 +88,13 @@ class NameIndex {
   size_t size_ = 0;
 };
 
+// The name_of for NameIndex over a sequence of records with a `name`
+// member (NodeDefs, compiled nodes). The sequence must outlive the result.
+template <class Records>
+auto NameMember(const Records& records) {
+  return [&records](int i) -> std::string_view { return records[i].name; };
+}
+
 }  // namespace weft::internal
 
 #endif  // WEFT_NAME_INDEX_H_

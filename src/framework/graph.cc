@@ -19,9 +19,7 @@ Status Graph::AddNode(NodeDef node) {
                                   "' would make the graph larger than " +
                                   std::to_string(kMaxNodes) + " nodes");
   } else if (!index_.Insert(node.name, static_cast<int>(nodes_.size()),
-                            [this](int i) -> const std::string& {
-                              return nodes_[i].name;
-                            })) {
+                            internal::NameMember(nodes_))) {
     status = InvalidArgumentError("duplicate node name '" + node.name + "'");
   }
   if (!status.ok()) {
@@ -33,8 +31,7 @@ Status Graph::AddNode(NodeDef node) {
 }
 
 const NodeDef* Graph::FindNode(const std::string& name) const {
-  const int i = index_.Find(
-      name, [this](int i) -> const std::string& { return nodes_[i].name; });
+  const int i = index_.Find(name, internal::NameMember(nodes_));
   return i < 0 ? nullptr : &nodes_[i];
 }
 

@@ -133,8 +133,7 @@ void CompiledGraph::RecordCost(int i, double measured_ns) const {
 }
 
 int CompiledGraph::FindNode(const std::string& name) const {
-  return index_.Find(
-      name, [this](int i) -> const std::string& { return nodes_[i].name; });
+  return index_.Find(name, NameMember(nodes_));
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
@@ -144,11 +143,8 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   const std::vector<NodeDef>& defs = graph.nodes();
   NameIndex index;
   index.Reserve(defs.size());  // At most Graph::kMaxNodes: AddNode checks.
-  const auto name_of = [&defs](int i) -> const std::string& {
-    return defs[i].name;
-  };
   for (size_t i = 0; i < defs.size(); ++i) {
-    index.Insert(defs[i].name, static_cast<int>(i), name_of);
+    index.Insert(defs[i].name, static_cast<int>(i), NameMember(defs));
   }
   return CompileWithIndex(graph, std::move(index), options);
 }
@@ -161,13 +157,9 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     const Graph& graph, NameIndex index, const CompileOptions& options) {
   WEFT_RETURN_IF_ERROR(graph.status());
-  if (graph.nodes().size() > static_cast<size_t>(Graph::kMaxNodes)) {
-    return InvalidArgumentError("the graph has " +
-                                std::to_string(graph.nodes().size()) +
-                                " nodes, more than weft supports");
-  }
   std::shared_ptr<CompiledGraph> out(new CompiledGraph());
   const std::vector<NodeDef>& defs = graph.nodes();
+  // Fits: Graph::AddNode refuses more than Graph::kMaxNodes nodes.
   const int n = static_cast<int>(defs.size());
 
   // Names, ops, inputs, devices. Graph::AddNode refuses duplicate names, so
@@ -189,10 +181,6 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
   std::vector<int> input_offsets(n + 1, 0);
   std::vector<int> control_offsets(n + 1, 0);
   const OpDef* last_def = nullptr;  // Neighbours often share an op.
-  // Inputs may name nodes not reached yet: look names up in the graph.
-  const auto def_name = [&defs](int i) -> const std::string& {
-    return defs[i].name;
-  };
   for (int i = 0; i < n; ++i) {
     const NodeDef& def = defs[i];
     CompiledNode& node = out->nodes_[i];
@@ -207,7 +195,8 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     for (const std::string& text : def.inputs) {
       auto spec = ParseInput(text);
       if (!spec.ok()) return spec.status().WithContext(NodeContext(def));
-      const int producer = out->index_.Find(spec->node, def_name);
+      // Inputs may name nodes not reached yet: look names up in the graph.
+      const int producer = out->index_.Find(spec->node, NameMember(defs));
       if (producer < 0) {
         return InvalidArgumentError(NodeContext(def) + ": input '" + text +
                                     "' refers to node '" + spec->node +

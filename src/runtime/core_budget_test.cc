@@ -92,16 +92,10 @@ TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
   for (int64_t i = 0; i < value.NumElements(); ++i) {
     value.data<float>()[i] = 0.5f;
   }
-  RunOptions trace;
-  trace.trace_level = RunOptions::TraceLevel::kFull;
   int overlapping_runs = 0;
   for (int attempt = 0; attempt < 10 && overlapping_runs < 3; ++attempt) {
-    std::vector<Tensor> out;
-    RunMetadata metadata;
-    ASSERT_TRUE(session
-                    ->Run(trace, {{"x", value}}, {"product", "long_spin"}, {},
-                          &out, &metadata)
-                    .ok());
+    const RunMetadata metadata =
+        test::MustRunTraced(*session, {"product", "long_spin"}, {{"x", value}});
     const NodeExecStats* product = nullptr;
     const NodeExecStats* spin = nullptr;
     for (const NodeExecStats& s : metadata.node_stats) {

@@ -23,10 +23,11 @@ namespace {
 // One ParallelFor call: the block range, the claim counter, and completion.
 //
 // Lifetime: reference counted, one reference for the caller and one per
-// queued helper entry, because a helper may be dequeued long after the caller
-// returned. fn_ may refer to the caller's stack; it is only called for a
-// block claimed below num_blocks_, and the caller does not return before
-// every claimed block has finished, so no call outlives it.
+// queued helper entry (or advertisement, see PoolCore::Advertise), because a
+// helper may be dequeued long after the caller returned. fn_ may refer to
+// the caller's stack; it is only called for a block claimed below
+// num_blocks_, and the caller does not return before every claimed block has
+// finished, so no call outlives it.
 //
 // Recycling: allocating a job per call, freed by whichever thread drops the
 // last reference, makes caller and workers fight over the allocator's locks
@@ -109,13 +110,7 @@ class alignas(64) ParallelForJob final : public internal::Task {
     // and the caller an abandoned job and a fresh allocation next time.
     int withdrawn = 0;
     for (int worker : inboxes) withdrawn += pool.Withdraw(this, worker);
-    if (withdrawn > 0) {
-      helpers_ -= withdrawn;
-      if (refs_.fetch_sub(withdrawn, std::memory_order_acq_rel) ==
-          withdrawn + 1) {
-        return true;
-      }
-    }
+    if (withdrawn > 0 && ForgetEntries(withdrawn)) return true;
     // An inbox entry that was not there to withdraw is in a worker's hands,
     // about to run: waiting for it is a few instructions, and cheaper than
     // abandoning the job.
@@ -133,12 +128,13 @@ class alignas(64) ParallelForJob final : public internal::Task {
     return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
   }
 
-  // Drops the reference of a helper entry that will never exist or run (an
-  // advertisement withdrawn, or never placed). REQUIRES: the caller's own
-  // reference is still held.
-  void ForgetEntry() {
-    --helpers_;
-    refs_.fetch_sub(1, std::memory_order_acq_rel);
+  // Drops the references of `count` helper entries that will never exist or
+  // run (withdrawn from an inbox or the advertisement slot, or never
+  // placed). Returns true when the caller is then the sole owner.
+  // REQUIRES: the caller's own reference is still held.
+  bool ForgetEntries(int count) {
+    helpers_ -= count;
+    return refs_.fetch_sub(count, std::memory_order_acq_rel) == count + 1;
   }
 
   // Moves out the first exception thrown by fn, if any. REQUIRES: Wait()
@@ -301,12 +297,12 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   std::array<int, 8> inboxes;
   const int in_inboxes = pool.core().ScheduleCopies(job, helpers, inboxes);
   bool advertised = advertise && pool.core().Advertise(job);
-  if (advertise && !advertised) job->ForgetEntry();  // Slot taken.
+  if (advertise && !advertised) job->ForgetEntries(1);  // Slot taken.
   job->RunFirstBlock();
   job->RunBlocks();
   // Every block is claimed: a helper arriving now would find nothing.
   if (advertised && pool.core().WithdrawAdvert(job)) {
-    job->ForgetEntry();
+    job->ForgetEntries(1);
     advertised = false;
   }
   job->Wait(pool.options().spin_us);

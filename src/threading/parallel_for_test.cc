@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -256,22 +257,18 @@ TEST(ParallelForTest, BlocksNotYetClaimedWhenOneThrowsAreSkipped) {
   EXPECT_LT(calls.load(), 100);
 }
 
-// Records the address it is called at, to tell a copy from the original.
+// Records the address it is called at, to tell a copy from the original;
+// kPadding makes it too large to be copied into a RangeFn.
+template <size_t kPadding>
 struct WhereCalled {
   const void** where;
-  void operator()(int64_t, int64_t) const { *where = this; }
-};
-
-// The same, too large to be copied into a RangeFn.
-struct LargeWhereCalled {
-  const void** where;
-  char padding[64] = {};
+  std::array<char, kPadding> padding{};
   void operator()(int64_t, int64_t) const { *where = this; }
 };
 
 TEST(RangeFnTest, ASmallConstCallableIsCopied) {
   const void* where = nullptr;
-  const WhereCalled small{&where};
+  const WhereCalled<0> small{&where};
   RangeFn fn(small);
   fn(0, 1);
   EXPECT_NE(where, &small);
@@ -280,7 +277,7 @@ TEST(RangeFnTest, ASmallConstCallableIsCopied) {
 
 TEST(RangeFnTest, ALargeCallableIsReferred) {
   const void* where = nullptr;
-  const LargeWhereCalled large{&where};
+  const WhereCalled<64> large{&where};
   RangeFn fn(large);
   fn(0, 1);
   EXPECT_EQ(where, &large);

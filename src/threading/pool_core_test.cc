@@ -35,11 +35,30 @@ class BlockingTask final : public Task {
   std::latch release{1};
 };
 
+// A one-worker pool whose worker is held busy until Release() (at the
+// latest when it goes, so that a failed assertion cannot hang the test).
+class BusyPool {
+ public:
+  BusyPool() {
+    pool_.Schedule(&blocker_);
+    blocker_.started.wait();
+  }
+  ~BusyPool() { Release(); }
+  void Release() {
+    if (!released_) blocker_.release.count_down();
+    released_ = true;
+  }
+  PoolCore& pool() { return pool_; }
+
+ private:
+  BlockingTask blocker_;  // Outlives the pool, which joins its worker.
+  bool released_ = false;
+  PoolCore pool_{OneWorker()};
+};
+
 TEST(PoolCoreTest, AWithdrawnEntryNeverRuns) {
-  PoolCore pool(OneWorker());
-  BlockingTask blocker;
-  pool.Schedule(&blocker);
-  blocker.started.wait();
+  BusyPool busy;
+  PoolCore& pool = busy.pool();
 
   CountingTask withdrawn;
   std::array<int, 4> inboxes{};
@@ -52,7 +71,7 @@ TEST(PoolCoreTest, AWithdrawnEntryNeverRuns) {
   // this one, which has to wait in the shared queue behind it.
   CountingTask after;
   pool.Schedule(&after);
-  blocker.release.count_down();
+  busy.Release();
   ASSERT_TRUE(test::WaitFor([&] { return after.runs.load() == 1; }));
   EXPECT_EQ(withdrawn.runs.load(), 0);
 }
@@ -68,16 +87,12 @@ TEST(PoolCoreTest, AnEntryAWorkerTookCannotBeWithdrawn) {
 }
 
 TEST(PoolCoreTest, OnlyInboxPlacementsAreRecorded) {
-  PoolCore pool(OneWorker());
-  BlockingTask blocker;
-  pool.Schedule(&blocker);
-  blocker.started.wait();
-
+  BusyPool busy;
   // One inbox: the first copy goes there, the second to the shared queue.
   CountingTask task;
   std::array<int, 4> inboxes{};
-  EXPECT_EQ(pool.ScheduleCopies(&task, 2, inboxes), 1);
-  blocker.release.count_down();
+  EXPECT_EQ(busy.pool().ScheduleCopies(&task, 2, inboxes), 1);
+  busy.Release();
   ASSERT_TRUE(test::WaitFor([&] { return task.runs.load() == 2; }));
 }
 
