@@ -17,6 +17,7 @@ using test::MustCreate;
 using test::PerSessionOptions;
 using test::QueueAttrs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 // The promise is the timeout + 50 ms. Under the sanitizers a kernel block
@@ -148,6 +149,36 @@ TEST(DeadlineTimingTest, CloseCancelsRunsBlockedInADequeue) {
   EXPECT_LT(close_ms, kSlackMs);
   for (const Status& s : results) {
     EXPECT_EQ(s.code(), StatusCode::kCancelled) << s;
+  }
+}
+
+// A DeadlineExceeded a kernel returns (its own call timed out) is that
+// kernel's error: it keeps its message and names its node, with or without
+// a Run timeout, and is not reported as the Run's deadline.
+TEST(DeadlineTest, AKernelsOwnDeadlineExceededKeepsItsMessage) {
+  static const bool registered =
+      RegisterCustomFunction("deadline_test_upstream", [](KernelContext&) {
+        return DeadlineExceededError("the upstream service took too long");
+      }).ok();
+  ASSERT_TRUE(registered);
+  Graph g;
+  test::MustAdd(g, {"fetch_remote",
+                    "CustomOp",
+                    {},
+                    {{"function", "deadline_test_upstream"},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                    ""});
+  for (int inter : {-1, 2}) {
+    auto session = MustCreate(g, PerSessionOptions(inter, 1));
+    for (int64_t timeout_ms : {0, 60'000}) {
+      RunOptions options;
+      options.timeout_ms = timeout_ms;
+      auto [s, ms] = TimedRun(*session, options, "fetch_remote");
+      EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
+      EXPECT_THAT(s.message(), HasSubstr("the upstream service took too long"));
+      EXPECT_THAT(s.message(), HasSubstr("fetch_remote"));
+      EXPECT_THAT(s.message(), Not(HasSubstr("the Run exceeded")));
+    }
   }
 }
 

@@ -297,7 +297,7 @@ bool StartsOnCaller(const RunState& run) {
 
 }  // namespace
 
-void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
+void ExecuteRun(RunState& run, std::optional<RunDeadline> deadline) {
   const ExecutionPlan& plan = run.plan();
   if (plan.roots.empty()) return;  // Everything fetched was fed.
   ThreadPool* pool = run.config().inter_pool;
@@ -324,8 +324,8 @@ void ExecuteRun(RunState& run, std::optional<Clock::time_point> deadline) {
     run.FinishOutstanding();
   }
   const int spin_us = pool != nullptr ? pool->options().spin_us : 0;
-  if (deadline && !run.WaitForCompletion(*deadline, spin_us)) {
-    run.Abort(DeadlineExceededError("the Run exceeded its deadline"));
+  if (deadline && !run.WaitForCompletion(deadline->at, spin_us)) {
+    run.Abort(deadline->Exceeded());
   }
   run.WaitForCompletion(spin_us);
 }

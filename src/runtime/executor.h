@@ -30,10 +30,9 @@
 namespace weft::internal {
 
 // Starts the Run and returns once it completes. With a deadline, a Run still
-// going at the deadline is aborted with DeadlineExceeded (nodes check
+// going at the deadline is aborted with deadline->Exceeded() (nodes check
 // cancellation); the call still returns only once no node of it runs.
-void ExecuteRun(RunState& run,
-                std::optional<std::chrono::steady_clock::time_point> deadline);
+void ExecuteRun(RunState& run, std::optional<RunDeadline> deadline);
 
 }  // namespace weft::internal
 

@@ -156,15 +156,20 @@ void RunState::PushCallerNode(int node) {
   cv_.notify_all();
 }
 
-int RunState::NextCallerNode(
-    std::optional<std::chrono::steady_clock::time_point> deadline) {
+Status RunDeadline::Exceeded() const {
+  return DeadlineExceededError("the Run exceeded its deadline of " +
+                               std::to_string(timeout_ms) + " ms");
+}
+
+int RunState::NextCallerNode(std::optional<RunDeadline> deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   auto ready = [&] { return !caller_queue_.empty() || complete_; };
   for (;;) {
-    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+    if (deadline && std::chrono::steady_clock::now() > deadline->at) {
+      const Status exceeded = deadline->Exceeded();
       deadline.reset();
       lock.unlock();
-      Abort(DeadlineExceededError("the Run exceeded its deadline"));
+      Abort(exceeded);
       lock.lock();
     }
     if (!caller_queue_.empty()) {
@@ -174,7 +179,7 @@ int RunState::NextCallerNode(
     }
     if (complete_) return kRunComplete;
     if (deadline) {
-      cv_.wait_until(lock, *deadline, ready);
+      cv_.wait_until(lock, deadline->at, ready);
     } else {
       cv_.wait(lock, ready);
     }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,11 +19,22 @@
 #include "runtime/resources.h"
 #include "threading/task.h"
 #include "weft/options.h"
+#include "weft/status.h"
 #include "weft/thread_pool.h"
 
 namespace weft::internal {
 
 class RunState;
+
+// When a Run must end, and the status it ends with then. The timeout is
+// named in the message; a DeadlineExceeded a kernel returns itself keeps
+// its own message and node.
+struct RunDeadline {
+  std::chrono::steady_clock::time_point at;
+  int64_t timeout_ms;
+
+  Status Exceeded() const;
+};
 
 // The queue entry that runs one node of one Run on a pool: one per node,
 // owned by the RunState, so dispatching allocates nothing. Safe because a
@@ -146,11 +158,10 @@ class RunState {
   void PushCallerNode(int node);
   // The next node for the calling thread; kRunComplete once the Run is
   // complete. At `deadline` (if any) the Run is aborted with
-  // DeadlineExceeded and the wait goes on until it completes.
+  // deadline->Exceeded() and the wait goes on until it completes.
   // REQUIRES: AnnounceCallerWaits() was called.
   static constexpr int kRunComplete = -2;
-  int NextCallerNode(
-      std::optional<std::chrono::steady_clock::time_point> deadline);
+  int NextCallerNode(std::optional<RunDeadline> deadline);
   // Caller-thread mode: completion will be signalled under mu_, because the
   // caller waits on cv_ for nodes and completion alike.
   void AnnounceCallerWaits() { PrepareToSleep(); }

@@ -267,8 +267,11 @@ Status SessionImpl::Run(
   const int64_t timeout_ms = run_options.timeout_ms > 0
                                  ? run_options.timeout_ms
                                  : options_.operation_timeout_ms;
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (timeout_ms > 0) deadline = start + std::chrono::milliseconds(timeout_ms);
+  std::optional<RunDeadline> deadline;
+  if (timeout_ms > 0) {
+    deadline = RunDeadline{start + std::chrono::milliseconds(timeout_ms),
+                           timeout_ms};
+  }
   ExecuteRun(*run, deadline);
 
   if (metadata != nullptr) {
@@ -279,10 +282,6 @@ Status SessionImpl::Run(
                  metadata);
   }
   Status status = run->status();
-  if (status.code() == StatusCode::kDeadlineExceeded) {
-    status = DeadlineExceededError("the Run exceeded its deadline of " +
-                                   std::to_string(timeout_ms) + " ms");
-  }
   if (status.ok()) {
     for (const EdgeRef& fetch : run->plan().fetches) {
       outputs->push_back(
