@@ -24,14 +24,16 @@ class CoreBudget {
   class Running {
    public:
     Running() { running_.fetch_add(1, std::memory_order_relaxed); }
-    ~Running() { running_.fetch_sub(1, std::memory_order_relaxed); }
+    // seq_cst: freeing a core pairs with a late helper's advertisement
+    // (internal::ParallelForCapped).
+    ~Running() { running_.fetch_sub(1, std::memory_order_seq_cst); }
     Running(const Running&) = delete;
     Running& operator=(const Running&) = delete;
   };
   // The opposite, for a kernel that blocks: it gives its core back.
   class Waiting {
    public:
-    Waiting() { running_.fetch_sub(1, std::memory_order_relaxed); }
+    Waiting() { running_.fetch_sub(1, std::memory_order_seq_cst); }
     ~Waiting() { running_.fetch_add(1, std::memory_order_relaxed); }
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
@@ -42,7 +44,7 @@ class CoreBudget {
   // `intra_threads` (caller included).
   static int HelpersAllowed(int pool_workers, int intra_threads);
 
-  static int running() { return running_.load(std::memory_order_relaxed); }
+  static int running() { return running_.load(std::memory_order_seq_cst); }
 
  private:
   static std::atomic<int> running_;

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <string>
 #include <thread>
 
 #include "test_support/session_util.h"
+#include "test_support/wait.h"
 #include "weft/threading.h"
 
 namespace weft {
@@ -75,10 +75,10 @@ TEST(CoreBudgetTest, ShardCountsInRunMetadataFollowConcurrentLoad) {
 
 // A kernel that starts while another holds the second core gets no helper;
 // when that kernel ends, the freed core joins it (a late helper). Two custom
-// functions fix the order whatever else loads the machine: the holder
-// computes until the waiter is inside its ParallelFor, and the waiter's first
-// block computes until another thread has run a block. Without a late helper
-// nobody comes, and the waiter fails at its deadline.
+// functions fix the order whatever else loads the machine: the holder keeps
+// its core until the waiter is inside its ParallelFor, and the waiter's
+// first block waits there until another thread has run a block. Without a
+// late helper nobody comes, and the waiter fails at its deadline.
 struct LateHelperScene {
   std::atomic<bool> holder_running{false};
   std::atomic<bool> waiter_in_parallel_for{false};
@@ -86,16 +86,11 @@ struct LateHelperScene {
 };
 LateHelperScene scene;
 
-// Computes (so counts as a running kernel, unlike KernelContext::WaitFor)
-// until `flag` is set; false if it never is.
-bool ComputeUntil(const std::atomic<bool>& flag) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!flag.load(std::memory_order_acquire)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
+// Polls `flag` for up to 20 s. A kernel polling still counts as running:
+// only KernelContext::WaitFor gives its core back to the budget.
+bool AwaitFlag(const std::atomic<bool>& flag) {
+  return test::WaitFor([&] { return flag.load(std::memory_order_acquire); },
+                       std::chrono::seconds(20));
 }
 
 Status OutputZero(KernelContext& ctx) {
@@ -106,7 +101,7 @@ Status OutputZero(KernelContext& ctx) {
 
 Status HoldCore(KernelContext& ctx) {
   scene.holder_running.store(true, std::memory_order_release);
-  if (!ComputeUntil(scene.waiter_in_parallel_for)) {
+  if (!AwaitFlag(scene.waiter_in_parallel_for)) {
     return DeadlineExceededError("the waiter never reached its ParallelFor");
   }
   return OutputZero(ctx);
@@ -114,7 +109,7 @@ Status HoldCore(KernelContext& ctx) {
 
 Status WaitForLateHelper(KernelContext& ctx) {
   // Both cores of the budget are taken from here on: no helper at the start.
-  if (!ComputeUntil(scene.holder_running)) {
+  if (!AwaitFlag(scene.holder_running)) {
     return DeadlineExceededError("the holder never ran beside the waiter");
   }
   const std::thread::id caller = std::this_thread::get_id();
@@ -125,7 +120,7 @@ Status WaitForLateHelper(KernelContext& ctx) {
     if (std::this_thread::get_id() != caller) {
       scene.helper_joined.store(true, std::memory_order_release);
     } else if (!scene.waiter_in_parallel_for.exchange(true)) {
-      timed_out = !ComputeUntil(scene.helper_joined);  // The first block.
+      timed_out = !AwaitFlag(scene.helper_joined);  // The first block.
     }
   });
   if (timed_out) return DeadlineExceededError("no thread joined the waiter");

@@ -192,6 +192,7 @@ void KernelContext::ParallelFor(int64_t n, double cost_per_unit_ns,
   }
   RecordShards(internal::ParallelForCapped(
       run_->intra_pool, n, cost_per_unit_ns, helpers, wanted,
+      [&] { return HelpersAllowed() > helpers; },
       [&](int64_t b, int64_t e) { runner(b, e); }));
 }
 

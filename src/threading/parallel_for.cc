@@ -254,13 +254,18 @@ int RunBlocksInline(int64_t n, int64_t block, RangeFn fn) {
   return 1;
 }
 
+// For calls that cannot grow: FunctionRef refers to an object, hence a
+// lambda with static storage rather than a function.
+constexpr auto kNoCoreFreed = [] { return false; };
+
 // Runs [0, n) in blocks of `block` on the caller plus up to `max_helpers`
 // workers, and with `may_grow`, one more worker that joins later if a core
-// frees up (PoolCore::Advertise). Returns how many threads it enlisted (the
-// caller included). REQUIRES: max_helpers >= 0, the pool has workers and
-// there are at least two blocks.
+// frees up (PoolCore::Advertise; core_freed as for ParallelForCapped).
+// Returns how many threads it enlisted (the caller included). REQUIRES:
+// max_helpers >= 0, the pool has workers and there are at least two blocks.
 int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
-                        int max_helpers, bool may_grow, RangeFn fn) {
+                        int max_helpers, bool may_grow,
+                        FunctionRef<bool()> core_freed, RangeFn fn) {
   const int64_t num_blocks = n / block + (n % block != 0);
   if (num_blocks > ParallelForJob::kMaxBlocks) {
     // More blocks than one job counts (a range that would take days): run
@@ -276,7 +281,7 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
       enlisted = std::max(
           enlisted, size > block
                         ? RunBlocksInParallel(pool, size, block, max_helpers,
-                                              may_grow, shifted)
+                                              may_grow, core_freed, shifted)
                         : RunBlocksInline(size, block, shifted));
       offset += size;
     }
@@ -298,6 +303,7 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   const int in_inboxes = pool.core().ScheduleCopies(job, helpers, inboxes);
   bool advertised = advertise && pool.core().Advertise(job);
   if (advertise && !advertised) job->ForgetEntries(1);  // Slot taken.
+  if (advertised && core_freed()) pool.core().ScheduleAdvert();
   job->RunFirstBlock();
   job->RunBlocks();
   // Every block is claimed: a helper arriving now would find nothing.
@@ -320,7 +326,8 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
 namespace internal {
 
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                      int max_helpers, int wanted_helpers, RangeFn fn) {
+                      int max_helpers, int wanted_helpers,
+                      FunctionRef<bool()> core_freed, RangeFn fn) {
   if (n <= 0) return 0;
   if (pool == nullptr || pool->NumThreads() == 0 || n == 1) {
     return RunBlocksInline(n, n, fn);
@@ -348,7 +355,8 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
        static_cast<int64_t>(std::min(by_cost, static_cast<double>(n)))});
   const int64_t block = (n + wanted - 1) / wanted;
   if (block >= n) return RunBlocksInline(n, n, fn);
-  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow, fn);
+  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow,
+                             core_freed, fn);
 }
 
 int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
@@ -360,7 +368,7 @@ int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
     return RunBlocksInline(n, block, fn);
   }
   return RunBlocksInParallel(*pool, n, block, max_helpers, /*may_grow=*/false,
-                             fn);
+                             kNoCoreFreed, fn);
 }
 
 }  // namespace internal
@@ -369,7 +377,8 @@ int ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
                 RangeFn fn) {
   return internal::ParallelForCapped(pool, n, cost_per_unit_ns,
                                      std::numeric_limits<int>::max(),
-                                     std::numeric_limits<int>::max(), fn);
+                                     std::numeric_limits<int>::max(),
+                                     kNoCoreFreed, fn);
 }
 
 int ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,

@@ -18,9 +18,17 @@ namespace weft::internal {
 // that frees a core schedules (PoolCore::ScheduleAdvert); it claims the
 // blocks still unclaimed. A parked worker takes tens of microseconds to
 // wake, hence the minimum.
+//
+// core_freed is asked once, right after the advertisement is up: a core
+// freed after max_helpers was decided but before then found nothing to
+// schedule, so if it says a core is free now, the call schedules its own
+// advertisement. (A lost wake-up otherwise: the freeing thread's release of
+// its core and look at the slot, and this call's posting and look at the
+// budget, are each ordered seq_cst, so one of the two sees the other.)
 inline constexpr double kLateHelperMinNs = 200'000;
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
-                      int max_helpers, int wanted_helpers, RangeFn fn);
+                      int max_helpers, int wanted_helpers,
+                      FunctionRef<bool()> core_freed, RangeFn fn);
 int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
                                  int max_helpers, RangeFn fn);
 

@@ -12,6 +12,7 @@
 
 #include "test_support/threads.h"
 #include "test_support/wait.h"
+#include "threading/parallel_for_internal.h"
 #include "weft/thread_pool.h"
 
 namespace weft {
@@ -255,6 +256,35 @@ TEST(ParallelForTest, BlocksNotYetClaimedWhenOneThrowsAreSkipped) {
   // Helpers finish the block they hold and claim no more: a few blocks at
   // most ran, not ten thousand.
   EXPECT_LT(calls.load(), 100);
+}
+
+// A call held to no helper asks core_freed right after advertising itself;
+// when a core came free meanwhile, it schedules its own advertisement, and
+// a worker joins. Nothing else would bring one: the caller's first block
+// waits until another thread has run a block.
+TEST(ParallelForTest, ACoreFreedBeforeTheAdvertisementIsNotMissed) {
+  auto pool = MakePool(1);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> helper_joined{false};
+  int asked = 0;
+  bool joined_in_time = true;
+  const int enlisted = internal::ParallelForCapped(
+      pool.get(), 16, 100'000, /*max_helpers=*/0, /*wanted_helpers=*/1,
+      [&] {
+        ++asked;
+        return true;
+      },
+      [&](int64_t begin, int64_t) {
+        if (std::this_thread::get_id() != caller) {
+          helper_joined = true;
+        } else if (begin == 0) {
+          joined_in_time = test::WaitFor([&] { return helper_joined.load(); },
+                                         std::chrono::seconds(20));
+        }
+      });
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(joined_in_time);
+  EXPECT_EQ(enlisted, 2);
 }
 
 // Records the address it is called at, to tell a copy from the original;

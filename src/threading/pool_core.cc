@@ -107,8 +107,9 @@ bool PoolCore::Withdraw(Task* task, int worker) {
 
 bool PoolCore::Advertise(Task* task) {
   Task* empty = nullptr;
+  // seq_cst: see ScheduleAdvert.
   return advert_.load(std::memory_order_relaxed) == nullptr &&
-         advert_.compare_exchange_strong(empty, task, std::memory_order_acq_rel,
+         advert_.compare_exchange_strong(empty, task, std::memory_order_seq_cst,
                                          std::memory_order_relaxed);
 }
 
@@ -119,7 +120,10 @@ bool PoolCore::WithdrawAdvert(Task* task) {
 
 void PoolCore::ScheduleAdvert() {
   // The common case, nothing advertised, reads a line that rarely changes.
-  if (advert_.load(std::memory_order_relaxed) == nullptr) return;
+  // seq_cst (a plain load on x86), paired with Advertise's: a caller that
+  // freed a core and then finds the slot empty is ordered against the
+  // advertiser, who then sees the freed core (ParallelForCapped).
+  if (advert_.load(std::memory_order_seq_cst) == nullptr) return;
   if (Task* task = advert_.exchange(nullptr, std::memory_order_acq_rel)) {
     Schedule(task);
   }
