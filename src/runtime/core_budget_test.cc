@@ -37,7 +37,7 @@ TEST(CoreBudgetTest, HelpersShrinkWithRunningKernelsAndWaitersGiveCoresBack) {
 
 // Two branches of chained MatMuls. Run alone (inter = 1), every MatMul
 // gets the session's full intra width; run concurrently (inter = 2, intra =
-// 2 on a 2-core budget), MatMuls that overlap get no helper.
+// 2 on a 2-core budget), MatMuls that overlap get no helper at their start.
 TEST(CoreBudgetTest, ShardCountsInRunMetadataFollowConcurrentLoad) {
   const int cores = AutoCpuBudget().threads;
   if (cores < 2) GTEST_SKIP() << "needs a budget of at least 2 cores";
@@ -68,8 +68,16 @@ TEST(CoreBudgetTest, ShardCountsInRunMetadataFollowConcurrentLoad) {
     EXPECT_GT(shards, 1);
     EXPECT_EQ(shards, alone[0]);
   }
-  const std::vector<int> concurrent = matmul_shards(/*inter=*/2);
-  EXPECT_LT(*std::min_element(concurrent.begin(), concurrent.end()), alone[0])
+  // The branches overlap only if the OS runs the second inter-op worker
+  // while the first computes; on a loaded machine (ctest -j) a woken worker
+  // can wait milliseconds for a core, and the branches then run one after
+  // the other. One overlapping Run out of a few shows the budget at work.
+  int fewest = alone[0];
+  for (int attempt = 0; attempt < 5 && fewest >= alone[0]; ++attempt) {
+    const std::vector<int> concurrent = matmul_shards(/*inter=*/2);
+    fewest = *std::min_element(concurrent.begin(), concurrent.end());
+  }
+  EXPECT_LT(fewest, alone[0])
       << "no MatMul gave up a helper while the other branch ran";
 }
 

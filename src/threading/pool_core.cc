@@ -61,9 +61,12 @@ PoolCore::PoolCore(ThreadPoolOptions options) : options_(std::move(options)) {
     workers_.push_back(std::make_unique<Worker>(kDequeCapacity));
   }
   // Start threads only once every Worker exists: a thief scans them all.
+  std::latch started(options_.num_threads);
   for (int i = 0; i < options_.num_threads; ++i) {
-    workers_[i]->thread = std::thread([this, i] { WorkerLoop(i); });
+    workers_[i]->thread =
+        std::thread([this, i, &started] { WorkerLoop(i, &started); });
   }
+  started.wait();
 }
 
 PoolCore::~PoolCore() {
@@ -304,8 +307,9 @@ void PoolCore::SetUpWorkerThread(int index) {
   }
 }
 
-void PoolCore::WorkerLoop(int index) {
+void PoolCore::WorkerLoop(int index, std::latch* started) {
   SetUpWorkerThread(index);
+  started->count_down();  // The last use: the latch dies with the constructor.
   uint64_t rng = 0x9E3779B97F4A7C15ull * (index + 1);
   bool woken = false;
   while (true) {

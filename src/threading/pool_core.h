@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -44,6 +45,10 @@ namespace weft::internal {
 
 class PoolCore {
  public:
+  // Returns once every worker thread has started: a worker the OS has not
+  // yet run is no waiter a wake-up can reach, and on a busy machine a new
+  // thread may wait milliseconds for its first turn, so the first Run of a
+  // new session would find its pool a thread short.
   explicit PoolCore(ThreadPoolOptions options);
   ~PoolCore();  // Drains queued work, then joins.
 
@@ -96,7 +101,7 @@ class PoolCore {
   };
   Placement Push(Task* task);
   void WakeWorkers(int count);
-  void WorkerLoop(int index);
+  void WorkerLoop(int index, std::latch* started);
   void SetUpWorkerThread(int index);
   Task* FindTask(int self, uint64_t* rng);
   Task* PopInjected(int self);

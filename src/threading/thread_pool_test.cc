@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -121,6 +123,24 @@ TEST(ThreadPoolTest, ThreadsAreNamedAfterThePool) {
   test::WaitFor([&] { return done.load() == 2; });
   release = true;
   EXPECT_EQ(names, (std::set<std::string>{"weft-inter-0", "weft-inter-1"}));
+}
+
+// The constructor returns once every worker has run: each has named itself
+// already. (Without waiting, a busy machine can leave a new thread unrun for
+// milliseconds, and a wake-up cannot reach it.)
+TEST(ThreadPoolTest, EveryWorkerHasStartedWhenTheConstructorReturns) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    ThreadPool pool(Options(4, "started"));
+    int named = 0;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      named += name.starts_with("weft-started-");
+    }
+    ASSERT_EQ(named, 4) << "attempt " << attempt;
+  }
 }
 
 TEST(ThreadPoolTest, PinnedWorkerRunsOnlyOnItsCpu) {
