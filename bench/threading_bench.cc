@@ -151,6 +151,31 @@ void BM_ForkJoin2x2us_Serial(benchmark::State& state) {
   }
 }
 
+// --- Nested fork/join: every thread of an outer region calls inner ones. ---
+//
+// The pool's workers call the inner regions too, and their helper entries
+// go to their own deques, where (every thread being busy) nobody takes them:
+// the caller runs every inner block and takes the entries back. Reports the
+// time per inner region.
+
+constexpr int kInnerRegions = 64;
+
+void BM_NestedForkJoin_Weft(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  weft::ThreadPool& pool = PoolWithThreads(threads);
+  const BusyWork& work = BusyWork::Get();
+  for (auto _ : state) {
+    weft::ParallelFor(&pool, threads, kForceSplit, [&](int64_t, int64_t) {
+      for (int r = 0; r < kInnerRegions; ++r) {
+        weft::ParallelFor(&pool, 2, kBlockNs, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) work.Burn(kBlockNs / 4);
+        });
+      }
+    });
+  }
+  state.SetItemsProcessed(state.iterations() * threads * kInnerRegions);
+}
+
 // --- Schedule() throughput: 1M tiny tasks. ---------------------------------
 
 constexpr int kScheduledTasks = 1'000'000;
@@ -222,6 +247,7 @@ BENCHMARK(BM_ForkJoinEmpty_OpenMP)->Arg(2)->UseRealTime();
 BENCHMARK(BM_ForkJoin2x2us_Weft)->Arg(2)->UseRealTime();
 BENCHMARK(BM_ForkJoin2x2us_OpenMP)->Arg(2)->UseRealTime();
 BENCHMARK(BM_ForkJoin2x2us_Serial)->UseRealTime();
+BENCHMARK(BM_NestedForkJoin_Weft)->Arg(2)->UseRealTime();
 BENCHMARK(BM_Schedule1M_FromOutside)
     ->Arg(1)
     ->Arg(2)

@@ -98,23 +98,31 @@ class alignas(64) ParallelForJob final : public internal::Task {
   }
 
   // After Wait(): takes back the entries still waiting in the inboxes
-  // listed, waits for helpers that started to let go (they hold no block
-  // any more, so this is a few instructions), then drops the caller's
-  // reference. Returns true when the caller is the sole owner again and may
-  // reuse the job; false when an unstarted helper entry still refers to it,
-  // in which case the last holder deletes it.
-  bool Release(internal::PoolCore& pool, std::span<const int> inboxes) {
+  // listed and, for a call from a worker of the pool, the `own_deque`
+  // entries it pushed on its own deque; waits for helpers that started to
+  // let go (they hold no block any more, so this is a few instructions),
+  // then drops the caller's reference. Returns true when the caller is the
+  // sole owner again and may reuse the job; false when an unstarted helper
+  // entry still refers to it, in which case the last holder deletes it.
+  bool Release(internal::PoolCore& pool, std::span<const int> inboxes,
+               int own_deque) {
     if (refs_.load(std::memory_order_acquire) == 1) return true;
     // A call whose blocks all ran before some helper arrived (a short one):
     // withdrawing that helper's entry spares it a useless trip to this job,
     // and the caller an abandoned job and a fresh allocation next time.
     int withdrawn = 0;
     for (int worker : inboxes) withdrawn += pool.Withdraw(this, worker);
-    if (withdrawn > 0 && ForgetEntries(withdrawn)) return true;
     // An inbox entry that was not there to withdraw is in a worker's hands,
     // about to run: waiting for it is a few instructions, and cheaper than
     // abandoning the job.
     const int taken = static_cast<int>(inboxes.size()) - withdrawn;
+    // Own-deque entries sit newest-first; one that is gone was stolen (then
+    // it is about to run, like a taken inbox entry), one under another task
+    // stays and the job is abandoned to it.
+    for (int i = 0; i < own_deque && pool.WithdrawFromOwnDeque(this); ++i) {
+      ++withdrawn;
+    }
+    if (withdrawn > 0 && ForgetEntries(withdrawn)) return true;
     for (;;) {
       const int refs = refs_.load(std::memory_order_acquire);
       if (refs == 1) return true;
@@ -300,7 +308,8 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   // The inboxes that took an entry, for Release(); beyond the first few,
   // an entry no helper took is abandoned instead.
   std::array<int, 8> inboxes;
-  const int in_inboxes = pool.core().ScheduleCopies(job, helpers, inboxes);
+  const internal::PoolCore::Copies placed =
+      pool.core().ScheduleCopies(job, helpers, inboxes);
   bool advertised = advertise && pool.core().Advertise(job);
   if (advertise && !advertised) job->ForgetEntries(1);  // Slot taken.
   if (advertised && core_freed()) pool.core().ScheduleAdvert();
@@ -313,7 +322,8 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   }
   job->Wait(pool.options().spin_us);
   const std::exception_ptr error = job->TakeError();
-  if (job->Release(pool.core(), std::span(inboxes.data(), in_inboxes))) {
+  if (job->Release(pool.core(), std::span(inboxes.data(), placed.inboxes),
+                   placed.own_deque)) {
     tls_job_cache.Give(job);
   }
   if (error) std::rethrow_exception(error);

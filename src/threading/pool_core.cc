@@ -87,18 +87,21 @@ void PoolCore::Schedule(Task* task) {
   if (!Push(task).attended) WakeWorkers(1);
 }
 
-int PoolCore::ScheduleCopies(Task* task, int copies, std::span<int> inboxes) {
+PoolCore::Copies PoolCore::ScheduleCopies(Task* task, int copies,
+                                          std::span<int> inboxes) {
   int unattended = 0;
-  int recorded = 0;
+  Copies placed;
   for (int i = 0; i < copies; ++i) {
     const Placement placement = Push(task);
     if (!placement.attended) ++unattended;
-    if (placement.inbox >= 0 && recorded < static_cast<int>(inboxes.size())) {
-      inboxes[recorded++] = placement.inbox;
+    if (placement.inbox >= 0 &&
+        placed.inboxes < static_cast<int>(inboxes.size())) {
+      inboxes[placed.inboxes++] = placement.inbox;
     }
+    placed.own_deque += placement.own_deque;
   }
   if (unattended > 0) WakeWorkers(unattended);
-  return recorded;
+  return placed;
 }
 
 bool PoolCore::Withdraw(Task* task, int worker) {
@@ -106,6 +109,17 @@ bool PoolCore::Withdraw(Task* task, int worker) {
   return inbox.load(std::memory_order_relaxed) == task &&
          inbox.compare_exchange_strong(task, nullptr, std::memory_order_seq_cst,
                                        std::memory_order_relaxed);
+}
+
+bool PoolCore::WithdrawFromOwnDeque(Task* task) {
+  if (tls_pool != this) return false;
+  RunQueue<Task*>& queue = workers_[tls_index]->queue;
+  Task* newest = queue.Pop();
+  if (newest == task) return true;
+  // Something else is on top (or the deque is empty): put it back where it
+  // was. Only this thread pushes here, and it just made room.
+  if (newest != nullptr && !queue.Push(newest)) std::abort();
+  return false;
 }
 
 bool PoolCore::Advertise(Task* task) {
@@ -134,7 +148,9 @@ void PoolCore::ScheduleAdvert() {
 
 PoolCore::Placement PoolCore::Push(Task* task) {
   if (tls_pool == this) {
-    if (workers_[tls_index]->queue.Push(task)) return {};
+    if (workers_[tls_index]->queue.Push(task)) {
+      return {.inbox = -1, .attended = false, .own_deque = true};
+    }
   } else if (const int worker = OfferToInbox(task); worker >= 0) {
     // Pairs with the worker clearing the flag before its last look at the
     // inbox (SpinForTask): either it sees the task or this sees it gone.

@@ -57,14 +57,25 @@ class PoolCore {
 
   // Queues task; with no workers, runs it inline. Any thread.
   void Schedule(Task* task);
+  // Where ScheduleCopies put the entries the caller may take back.
+  struct Copies {
+    int inboxes = 0;    // Inbox placements recorded in `inboxes`.
+    int own_deque = 0;  // Entries on the calling worker's own deque.
+  };
   // Queues `copies` entries of the same task, then wakes up to that many
   // workers at once. Records in `inboxes` (as many as fit) the workers whose
   // inbox took an entry, so that the caller can Withdraw() an entry no worker
-  // has taken yet; returns how many it recorded. REQUIRES: NumThreads() > 0.
-  int ScheduleCopies(Task* task, int copies, std::span<int> inboxes = {});
+  // has taken yet, and counts the entries a worker of this pool pushed on its
+  // own deque (WithdrawFromOwnDeque). REQUIRES: NumThreads() > 0.
+  Copies ScheduleCopies(Task* task, int copies, std::span<int> inboxes = {});
   // Takes task back out of worker's inbox if it is still there. Returns true
   // when it did: that entry will never run.
   bool Withdraw(Task* task, int worker);
+  // Takes one entry of task back from the calling worker's own deque if it
+  // is the newest entry there (not stolen, nothing pushed on top of it).
+  // Returns true when it did: that entry will never run. False on any
+  // thread that is not a worker of this pool.
+  bool WithdrawFromOwnDeque(Task* task);
 
   // One slot for a task that could use another worker later (a ParallelFor
   // that started with fewer helpers than it could use, because other
@@ -96,8 +107,9 @@ class PoolCore {
 
   // Where Push() put a task.
   struct Placement {
-    int inbox = -1;         // The worker whose inbox took it, or -1.
-    bool attended = false;  // That worker spins, so needs no wake-up.
+    int inbox = -1;          // The worker whose inbox took it, or -1.
+    bool attended = false;   // That worker spins, so needs no wake-up.
+    bool own_deque = false;  // The calling worker's own deque took it.
   };
   Placement Push(Task* task);
   void WakeWorkers(int count);

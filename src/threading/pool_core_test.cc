@@ -62,7 +62,7 @@ TEST(PoolCoreTest, AWithdrawnEntryNeverRuns) {
 
   CountingTask withdrawn;
   std::array<int, 4> inboxes{};
-  ASSERT_EQ(pool.ScheduleCopies(&withdrawn, 1, inboxes), 1);
+  ASSERT_EQ(pool.ScheduleCopies(&withdrawn, 1, inboxes).inboxes, 1);
   EXPECT_EQ(inboxes[0], 0);
   EXPECT_TRUE(pool.Withdraw(&withdrawn, inboxes[0]));
   EXPECT_FALSE(pool.Withdraw(&withdrawn, inboxes[0]));  // Already gone.
@@ -80,7 +80,7 @@ TEST(PoolCoreTest, AnEntryAWorkerTookCannotBeWithdrawn) {
   PoolCore pool(OneWorker());
   CountingTask task;
   std::array<int, 1> inboxes{};
-  ASSERT_EQ(pool.ScheduleCopies(&task, 1, inboxes), 1);
+  ASSERT_EQ(pool.ScheduleCopies(&task, 1, inboxes).inboxes, 1);
   ASSERT_TRUE(test::WaitFor([&] { return task.runs.load() == 1; }));
   EXPECT_FALSE(pool.Withdraw(&task, inboxes[0]));
   EXPECT_EQ(task.runs.load(), 1);
@@ -91,9 +91,68 @@ TEST(PoolCoreTest, OnlyInboxPlacementsAreRecorded) {
   // One inbox: the first copy goes there, the second to the shared queue.
   CountingTask task;
   std::array<int, 4> inboxes{};
-  EXPECT_EQ(busy.pool().ScheduleCopies(&task, 2, inboxes), 1);
+  const PoolCore::Copies placed = busy.pool().ScheduleCopies(&task, 2, inboxes);
+  EXPECT_EQ(placed.inboxes, 1);
+  EXPECT_EQ(placed.own_deque, 0);  // Not called from a worker.
   busy.Release();
   ASSERT_TRUE(test::WaitFor([&] { return task.runs.load() == 2; }));
+}
+
+// Runs `body` on the only worker of `pool` and waits for it.
+template <class Body>
+void OnTheWorker(PoolCore& pool, Body body) {
+  class BodyTask final : public Task {
+   public:
+    explicit BodyTask(Body& body) : body_(body) {}
+    void Run() override {
+      body_();
+      done.count_down();
+    }
+    std::latch done{1};
+
+   private:
+    Body& body_;
+  };
+  BodyTask task(body);
+  pool.Schedule(&task);
+  task.done.wait();
+}
+
+// A worker of the pool (a nested ParallelFor's caller) pushes copies on its
+// own deque, and takes them back newest first; nobody else can steal them
+// from a one-worker pool.
+TEST(PoolCoreTest, AWorkerTakesItsOwnEntriesBack) {
+  PoolCore pool(OneWorker());
+  CountingTask task;
+  CountingTask after;
+  OnTheWorker(pool, [&] {
+    EXPECT_FALSE(pool.WithdrawFromOwnDeque(&task));  // Nothing there yet.
+    const PoolCore::Copies placed = pool.ScheduleCopies(&task, 2);
+    EXPECT_EQ(placed.own_deque, 2);
+    EXPECT_EQ(placed.inboxes, 0);
+    EXPECT_TRUE(pool.WithdrawFromOwnDeque(&task));
+    EXPECT_TRUE(pool.WithdrawFromOwnDeque(&task));
+    EXPECT_FALSE(pool.WithdrawFromOwnDeque(&task));
+    pool.Schedule(&after);  // Runs once this body returns.
+  });
+  ASSERT_TRUE(test::WaitFor([&] { return after.runs.load() == 1; }));
+  EXPECT_EQ(task.runs.load(), 0);
+  EXPECT_FALSE(pool.WithdrawFromOwnDeque(&task));  // Not on a worker.
+}
+
+// An entry with another task pushed on top of it stays where it is, and so
+// does the other task: both still run.
+TEST(PoolCoreTest, AnOwnEntryUnderAnotherTaskIsNotWithdrawn) {
+  PoolCore pool(OneWorker());
+  CountingTask buried;
+  CountingTask on_top;
+  OnTheWorker(pool, [&] {
+    ASSERT_EQ(pool.ScheduleCopies(&buried, 1).own_deque, 1);
+    pool.Schedule(&on_top);
+    EXPECT_FALSE(pool.WithdrawFromOwnDeque(&buried));
+  });
+  ASSERT_TRUE(test::WaitFor(
+      [&] { return buried.runs.load() == 1 && on_top.runs.load() == 1; }));
 }
 
 }  // namespace
