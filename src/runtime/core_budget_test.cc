@@ -101,18 +101,12 @@ bool AwaitFlag(const std::atomic<bool>& flag) {
                        std::chrono::seconds(20));
 }
 
-Status OutputZero(KernelContext& ctx) {
-  WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
-  *out->data<float>() = 0;
-  return Status::OK();
-}
-
 Status HoldCore(KernelContext& ctx) {
   scene.holder_running.store(true, std::memory_order_release);
   if (!AwaitFlag(scene.waiter_in_parallel_for)) {
     return DeadlineExceededError("the waiter never reached its ParallelFor");
   }
-  return OutputZero(ctx);
+  return ctx.SetOutput(0, Tensor::Scalar<float>(0));
 }
 
 Status WaitForLateHelper(KernelContext& ctx) {
@@ -132,7 +126,7 @@ Status WaitForLateHelper(KernelContext& ctx) {
     }
   });
   if (timed_out) return DeadlineExceededError("no thread joined the waiter");
-  return OutputZero(ctx);
+  return ctx.SetOutput(0, Tensor::Scalar<float>(0));
 }
 
 TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {

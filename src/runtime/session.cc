@@ -269,8 +269,8 @@ Status SessionImpl::Run(
                                  : options_.operation_timeout_ms;
   std::optional<RunDeadline> deadline;
   if (timeout_ms > 0) {
-    deadline = RunDeadline{start + std::chrono::milliseconds(timeout_ms),
-                           timeout_ms};
+    deadline =
+        RunDeadline{start + std::chrono::milliseconds(timeout_ms), timeout_ms};
   }
   ExecuteRun(*run, deadline);
 

@@ -365,8 +365,8 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
        static_cast<int64_t>(std::min(by_cost, static_cast<double>(n)))});
   const int64_t block = (n + wanted - 1) / wanted;
   if (block >= n) return RunBlocksInline(n, n, fn);
-  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow,
-                             core_freed, fn);
+  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow, core_freed,
+                             fn);
 }
 
 int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
@@ -385,10 +385,9 @@ int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
 
 int ParallelFor(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
                 RangeFn fn) {
-  return internal::ParallelForCapped(pool, n, cost_per_unit_ns,
-                                     std::numeric_limits<int>::max(),
-                                     std::numeric_limits<int>::max(),
-                                     kNoCoreFreed, fn);
+  return internal::ParallelForCapped(
+      pool, n, cost_per_unit_ns, std::numeric_limits<int>::max(),
+      std::numeric_limits<int>::max(), kNoCoreFreed, fn);
 }
 
 int ParallelForFixedBlocks(ThreadPool* pool, int64_t n, int64_t block,
