@@ -12,11 +12,13 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "weft/check.h"
 #include "weft/status.h"
 
 namespace weft {
@@ -69,7 +71,7 @@ class Shape {
   std::vector<int64_t> dims() const {
     return std::vector<int64_t>(data(), data() + rank_);
   }
-  // Product of the dimensions (1 for a scalar). REQUIRES: IsValid().
+  // Product of the dimensions (1 for a scalar); -1 when !IsValid().
   int64_t NumElements() const;
   // Every dimension >= 0 and the element count fits in int64.
   bool IsValid() const;
@@ -120,8 +122,11 @@ class PartialShape {
   int64_t dim(int i) const { return (*dims_)[i]; }
   const std::vector<int64_t>& dims() const { return *dims_; }
   bool IsFullyDefined() const;
-  // REQUIRES: IsFullyDefined().
-  Shape ToShape() const { return Shape(*dims_); }
+  // REQUIRES: IsFullyDefined(); checked (WEFT_CHECK).
+  Shape ToShape() const {
+    WEFT_CHECK(IsFullyDefined(), "PartialShape::ToShape of a partial shape");
+    return Shape(*dims_);
+  }
   // Could a tensor of `shape` have this partial shape?
   bool IsCompatibleWith(const Shape& shape) const;
   std::string ToString() const;  // "[2, ?]", "<unknown rank>".
@@ -157,12 +162,27 @@ class Tensor {
     *t.data<T>() = value;
     return t;
   }
-  // REQUIRES: values.size() == shape.NumElements().
+  // A tensor holding a copy of `values`, row-major. Fails, naming both
+  // counts, unless values.size() == shape.NumElements(); fails as Create
+  // does on an invalid shape.
+  template <class T>
+  static StatusOr<Tensor> Create(const Shape& shape,
+                                 std::span<const T> values) {
+    if (!shape.IsValid() ||
+        static_cast<uint64_t>(shape.NumElements()) != values.size()) {
+      return ValueCountError(shape, values.size());
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor t,
+                          CreateUninitialized(DataTypeOf<T>(), shape));
+    T* out = t.data<T>();
+    for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+    return t;
+  }
+  // As Create(shape, values), but aborts on error (as the constructor
+  // above), naming both counts: for tests and literals in code.
   template <class T>
   static Tensor FromVector(const Shape& shape, const std::vector<T>& values) {
-    Tensor t(DataTypeOf<T>(), shape);
-    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = values[i];
-    return t;
+    return Create<T>(shape, std::span<const T>(values)).value();
   }
 
   Tensor(const Tensor& other)
@@ -202,13 +222,16 @@ class Tensor {
     return static_cast<size_t>(num_elements_) * DataTypeSize(dtype_);
   }
 
-  // Typed views. REQUIRES: DataTypeOf<T>() == dtype().
+  // Typed views. REQUIRES: DataTypeOf<T>() == dtype(); checked
+  // (WEFT_CHECK: a view of the wrong width would read past the buffer).
   template <class T>
   T* data() {
+    WEFT_CHECK(DataTypeOf<T>() == dtype_, TypedViewMismatch(DataTypeOf<T>()));
     return static_cast<T*>(raw_data());
   }
   template <class T>
   const T* data() const {
+    WEFT_CHECK(DataTypeOf<T>() == dtype_, TypedViewMismatch(DataTypeOf<T>()));
     return static_cast<const T*>(raw_data());
   }
   void* raw_data() { return buffer_ != nullptr ? buffer_->data() : nullptr; }
@@ -217,8 +240,11 @@ class Tensor {
   }
 
   // The same buffer under another shape with as many elements (a reshape
-  // without a copy). REQUIRES: shape.NumElements() == NumElements().
+  // without a copy). REQUIRES: shape.NumElements() == NumElements();
+  // checked (WEFT_CHECK).
   Tensor WithShape(const Shape& shape) const {
+    WEFT_CHECK(shape.NumElements() == num_elements_,
+               "Tensor::WithShape to a shape of another element count");
     Tensor t = *this;
     t.shape_ = shape;
     return t;
@@ -253,6 +279,8 @@ class Tensor {
     buffer_ = nullptr;
   }
   static void Free(Buffer* buffer);
+  static Status ValueCountError(const Shape& shape, size_t count);
+  std::string TypedViewMismatch(DataType requested) const;
   // Replaces this tensor with a new buffer; on error it is unchanged. For
   // KernelContext, which allocates outputs in place.
   Status Allocate(DataType dtype, const Shape& shape, bool zero_fill);

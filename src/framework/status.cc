@@ -1,6 +1,19 @@
 #include "weft/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "weft/check.h"
+
 namespace weft {
+
+void CheckFailed(const char* file, int line, const char* condition,
+                 std::string_view message) {
+  std::fprintf(stderr, "weft: check failed: %s (%.*s) at %s:%d\n", condition,
+               static_cast<int>(message.size()), message.data(), file, line);
+  std::fflush(stderr);
+  std::abort();
+}
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {

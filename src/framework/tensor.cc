@@ -98,20 +98,14 @@ size_t DataTypeSize(DataType dtype) {
   return 1;
 }
 
-bool Shape::IsValid() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) {
-    const int64_t d = data()[i];
-    if (d < 0) return false;
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return false;
-    n *= d;
-  }
-  return true;
-}
+bool Shape::IsValid() const { return NumElements() >= 0; }
 
 int64_t Shape::NumElements() const {
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= data()[i];
+  for (int i = 0; i < rank_; ++i) {
+    const int64_t d = data()[i];
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  }
   return n;
 }
 
@@ -217,6 +211,21 @@ void Tensor::Free(Buffer* buffer) {
 
 Tensor::Tensor(DataType dtype, const Shape& shape) {
   *this = Create(dtype, shape).value();
+}
+
+Status Tensor::ValueCountError(const Shape& shape, size_t count) {
+  if (!shape.IsValid()) {
+    return InvalidArgumentError("invalid tensor shape " + shape.ToString() +
+                                " for " + std::to_string(count) + " values");
+  }
+  return InvalidArgumentError("a tensor of shape " + shape.ToString() +
+                              " needs " + std::to_string(shape.NumElements()) +
+                              " values, got " + std::to_string(count));
+}
+
+std::string Tensor::TypedViewMismatch(DataType requested) const {
+  return std::string("Tensor::data<") + DataTypeName(requested) + ">() of a " +
+         DataTypeName(dtype_) + " tensor";
 }
 
 bool Tensor::BitwiseEqual(const Tensor& other) const {

@@ -85,5 +85,63 @@ TEST(StatusTest, CodesMessagesAndContext) {
   EXPECT_EQ(error.status().message(), "bad");
 }
 
+// The public entry points that take a size and values check them: a
+// mismatch is a Status (Create) or a message and abort (the convenience
+// forms), never a write or read past the buffer.
+TEST(TensorContractTest, CreateFromValuesChecksTheCount) {
+  const std::vector<float> three = {1, 2, 3};
+  auto ok = Tensor::Create<float>(Shape{3}, three);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->data<float>()[2], 3.0f);
+  auto too_many = Tensor::Create<float>(Shape{2}, three);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().message(),
+            "a tensor of shape [2] needs 2 values, got 3");
+  auto too_few = Tensor::Create<float>(Shape{2, 2}, three);
+  EXPECT_EQ(too_few.status().message(),
+            "a tensor of shape [2, 2] needs 4 values, got 3");
+  auto negative = Tensor::Create<float>(Shape{-1, 3}, three);
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TensorContractTest, NumElementsOfAnInvalidShapeIsMinusOne) {
+  EXPECT_EQ(Shape({2, -3}).NumElements(), -1);
+  EXPECT_EQ(Shape({int64_t{1} << 40, int64_t{1} << 40}).NumElements(), -1);
+  EXPECT_FALSE(Shape({int64_t{1} << 40, int64_t{1} << 40}).IsValid());
+  EXPECT_EQ(Shape({0, int64_t{1} << 62}).NumElements(), 0);
+}
+
+TEST(TensorContractDeathTest, FromVectorWithTheWrongCountAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(Tensor::FromVector<float>(Shape{2}, {1, 2, 3}),
+               "needs 2 values, got 3");
+  EXPECT_DEATH(Tensor::FromVector<int32_t>(Shape{4}, {1}),
+               "needs 4 values, got 1");
+}
+
+TEST(TensorContractDeathTest, TypedViewOfTheWrongDtypeAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Tensor t(DataType::kFloat32, Shape{2});
+  EXPECT_DEATH(t.data<double>(),
+               "check failed.*Tensor::data<float64>\\(\\) of a float32 tensor");
+  const Tensor& c = t;
+  EXPECT_DEATH(c.data<int64_t>(), "data<int64>\\(\\) of a float32 tensor");
+}
+
+TEST(TensorContractDeathTest, WithShapeOfAnotherSizeAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Tensor t(DataType::kFloat32, Shape{2, 3});
+  EXPECT_EQ(t.WithShape(Shape{3, 2}).shape(), (Shape{3, 2}));
+  EXPECT_DEATH(t.WithShape(Shape{4, 2}), "WithShape to a shape of another");
+}
+
+TEST(TensorContractDeathTest, ToShapeOfAPartialShapeAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EQ(PartialShape({2, 3}).ToShape(), (Shape{2, 3}));
+  EXPECT_DEATH(PartialShape({2, -1}).ToShape(), "ToShape of a partial shape");
+  EXPECT_DEATH(PartialShape::UnknownRank().ToShape(),
+               "ToShape of a partial shape");
+}
+
 }  // namespace
 }  // namespace weft

@@ -1,9 +1,14 @@
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "io/npy.h"
+#include "ops/op_util.h"
 #include "weft/graph_io.h"
 #include "weft/op_registry.h"
 
@@ -70,6 +75,39 @@ Status CheckDepth(std::string_view text) {
 
 const char* JsonKind(const Json& j) { return j.type_name(); }
 
+// The JSON value as a T when it is a number of the right kind whose value T
+// holds exactly in range; nullopt for anything else (no wrap-around, no
+// overflow to infinity). A float32 keeps the nearest float of a decimal, as
+// NumPy does; bool takes true/false or 0/1.
+template <class T>
+std::optional<T> FittingValue(const Json& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_number_integer() && (v == 0 || v == 1)) return v != 0;
+    return std::nullopt;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number_integer()) return std::nullopt;
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+        return std::nullopt;
+      }
+      return static_cast<T>(u);
+    }
+    const int64_t i = v.get<int64_t>();
+    if (i < std::numeric_limits<T>::lowest() ||
+        i > std::numeric_limits<T>::max()) {
+      return std::nullopt;
+    }
+    return static_cast<T>(i);
+  } else {
+    if (!v.is_number()) return std::nullopt;
+    const double d = v.get<double>();
+    if (std::abs(d) > std::numeric_limits<T>::max()) return std::nullopt;
+    return static_cast<T>(d);
+  }
+}
+
 // --- JSON -> attribute values, through the op's schema. --------------------
 
 class AttrReader {
@@ -121,7 +159,12 @@ class AttrReader {
 
   StatusOr<AttrValue> ReadInt(const Json& j) const {
     if (!j.is_number_integer()) return Wrong(j, "an integer");
-    return AttrValue(j.get<int64_t>());
+    const std::optional<int64_t> value = FittingValue<int64_t>(j);
+    if (!value) {
+      return InvalidArgumentError(context_ + ": " + j.dump() +
+                                  " does not fit a 64-bit signed integer");
+    }
+    return AttrValue(*value);
   }
 
   StatusOr<AttrValue> ReadFloat(const Json& j) const {
@@ -197,38 +240,29 @@ class AttrReader {
     }
     const DataType dtype = *dtype_value.get_if<DataType>();
     WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, shape));
-    for (size_t i = 0; i < values.size(); ++i) {
-      const Json& v = values[i];
-      const bool ok = dtype == DataType::kBool
-                          ? (v.is_boolean() || v.is_number_integer())
-                      : (dtype == DataType::kInt32 || dtype == DataType::kInt64)
-                          ? v.is_number_integer()
-                          : v.is_number();
-      if (!ok) {
-        return InvalidArgumentError(context_ + ": value " + std::to_string(i) +
-                                    " (" + v.dump() + ") is not a " +
-                                    DataTypeName(dtype));
-      }
-      switch (dtype) {
-        case DataType::kFloat32:
-          tensor.data<float>()[i] = v.get<float>();
-          break;
-        case DataType::kFloat64:
-          tensor.data<double>()[i] = v.get<double>();
-          break;
-        case DataType::kInt32:
-          tensor.data<int32_t>()[i] = v.get<int32_t>();
-          break;
-        case DataType::kInt64:
-          tensor.data<int64_t>()[i] = v.get<int64_t>();
-          break;
-        case DataType::kBool:
-          tensor.data<bool>()[i] =
-              v.is_boolean() ? v.get<bool>() : v.get<int64_t>() != 0;
-          break;
-      }
-    }
+    WEFT_RETURN_IF_ERROR(
+        internal::DispatchDtype(dtype, [&](auto zero) -> Status {
+          using T = decltype(zero);
+          T* out = tensor.data<T>();
+          for (size_t i = 0; i < values.size(); ++i) {
+            const std::optional<T> value = FittingValue<T>(values[i]);
+            if (!value) return BadTensorValue(values[i], i, dtype);
+            out[i] = *value;
+          }
+          return Status::OK();
+        }));
     return AttrValue(std::move(tensor));
+  }
+
+  Status BadTensorValue(const Json& v, size_t index, DataType dtype) const {
+    const bool right_kind =
+        dtype == DataType::kBool ? v.is_number_integer()
+        : (dtype == DataType::kInt32 || dtype == DataType::kInt64)
+            ? v.is_number_integer()
+            : v.is_number();
+    return InvalidArgumentError(
+        context_ + ": value " + std::to_string(index) + " (" + v.dump() +
+        (right_kind ? ") does not fit " : ") is not a ") + DataTypeName(dtype));
   }
 
   template <class T>

@@ -65,6 +65,45 @@ TEST(GraphJsonTest, InlineConstAndDtypeFromValue) {
   EXPECT_EQ(test::Values<int32_t>(out[0]), (std::vector<int32_t>{1, 2, 3, 4}));
 }
 
+// Each dtype's extreme values are kept exactly; one past them is an error
+// naming the node, the value and the dtype, never a wrapped value.
+TEST(GraphJsonTest, ConstValuesAreRangeCheckedPerDtype) {
+  auto Const = [](const std::string& dtype, const std::string& value) {
+    return ParseGraph(Wrap(R"({"name": "c", "op": "Const", "attrs": {"value":
+        {"dtype": ")" + dtype +
+                           R"(", "shape": [1], "values": [)" + value + "]}}}"));
+  };
+  struct Case {
+    const char* dtype;
+    const char* fits;
+    const char* too_big;
+  };
+  for (const Case& c :
+       {Case{"int32", "2147483647", "2147483648"},
+        Case{"int32", "-2147483648", "-2147483649"},
+        Case{"int64", "9223372036854775807", "9223372036854775808"},
+        Case{"int64", "-9223372036854775808", "18446744073709551615"},
+        Case{"float32", "3.4e+38", "3.5e+38"},
+        Case{"float32", "-3.4e+38", "-1e+39"},
+        Case{"float64", "1.7e308", "-1e400"}, Case{"bool", "1", "-1"}}) {
+    SCOPED_TRACE(std::string(c.dtype) + " " + c.fits + " / " + c.too_big);
+    EXPECT_TRUE(Const(c.dtype, c.fits).ok()) << Const(c.dtype, c.fits).status();
+    auto bad = Const(c.dtype, c.too_big);
+    ASSERT_FALSE(bad.ok());
+    if (std::string(c.too_big) != "-1e400") {  // The JSON parser's own error.
+      EXPECT_THAT(bad.status().message(),
+                  AllOf(HasSubstr("node 'c'"), HasSubstr(c.too_big),
+                        HasSubstr(std::string("does not fit ") + c.dtype)));
+    }
+  }
+  auto int32 = Const("int32", "-2147483648");
+  EXPECT_EQ(int32->graph.FindNode("c")
+                ->attrs.at("value")
+                .get_if<Tensor>()
+                ->data<int32_t>()[0],
+            INT32_MIN);
+}
+
 TEST(GraphJsonTest, ConstFromNpyRelativeToTheGraphFile) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("weft_graph_json_" + std::to_string(getpid()));
