@@ -90,9 +90,11 @@ class KernelContext {
   const std::string& op() const;
 
   int num_inputs() const;
+  // REQUIRES: 0 <= i < num_inputs(); checked (WEFT_CHECK).
   const Tensor& input(int i) const;
 
   int num_outputs() const;
+  // REQUIRES: 0 <= i < num_outputs(); checked (WEFT_CHECK).
   DataType output_dtype(int i) const;
   // Allocates output i (zero-filled) with the dtype the op declares.
   StatusOr<Tensor*> AllocateOutput(int i, const Shape& shape);
@@ -123,6 +125,7 @@ class KernelContext {
 
  private:
   void RecordShards(int threads);
+  std::string IndexOutOfRange(const char* what, int i) const;
   int HelpersAllowed() const;
   Status Account(int output, int64_t bytes);
   StatusOr<Tensor*> Allocate(int output, const Shape& shape, bool zero_fill);

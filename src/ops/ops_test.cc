@@ -312,5 +312,42 @@ TEST(OpsTest, CustomOpCallsARegisteredFunction) {
               AllOf(HasSubstr("node 'm'"), HasSubstr("'test.not_there'")));
 }
 
+// A custom kernel that asks for an input or output the node does not have
+// is stopped with a message naming the node and the index, not left to read
+// past the node's inputs.
+TEST(CustomOpDeathTest, AnInputIndexOutOfRangeIsAContractFailure) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ASSERT_TRUE(RegisterCustomFunction("test.reads_input_3",
+                                     [](KernelContext& ctx) -> Status {
+                                       return ctx.SetOutput(0, ctx.input(3));
+                                     })
+                  .ok());
+  ASSERT_TRUE(
+      RegisterCustomFunction("test.asks_output_dtype_2",
+                             [](KernelContext& ctx) -> Status {
+                               return ctx.output_dtype(2) == DataType::kFloat32
+                                          ? Status::OK()
+                                          : InternalError("unreachable");
+                             })
+          .ok());
+  for (const char* function :
+       {"test.reads_input_3", "test.asks_output_dtype_2"}) {
+    Graph g;
+    auto a = g.Const("a", Tensor::Scalar<float>(1.5f));
+    ASSERT_TRUE(
+        g.AddNode({"c",
+                   "CustomOp",
+                   {a},
+                   {{"function", function},
+                    {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                   ""})
+            .ok());
+    EXPECT_DEATH(EvalStatus(g, "c"),
+                 std::string(function) == "test.reads_input_3"
+                     ? "node 'c' .op CustomOp.: KernelContext input 3 of 1"
+                     : "node 'c' .op CustomOp.: KernelContext output 2 of 1");
+  }
+}
+
 }  // namespace
 }  // namespace weft

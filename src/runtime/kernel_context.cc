@@ -2,6 +2,8 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
@@ -19,7 +21,15 @@ int KernelContext::num_inputs() const {
 }
 
 const Tensor& KernelContext::input(int i) const {
+  WEFT_CHECK(i >= 0 && i < num_inputs(), IndexOutOfRange("input", i));
   return run_->values[run_->node->input_values[i]];
+}
+
+std::string KernelContext::IndexOutOfRange(const char* what, int i) const {
+  return "node '" + node_name() + "' (op " + op() + "): KernelContext " + what +
+         " " + std::to_string(i) + " of " +
+         std::to_string(std::string_view(what) == "input" ? num_inputs()
+                                                          : num_outputs());
 }
 
 int KernelContext::num_outputs() const {
@@ -27,6 +37,7 @@ int KernelContext::num_outputs() const {
 }
 
 DataType KernelContext::output_dtype(int i) const {
+  WEFT_CHECK(i >= 0 && i < num_outputs(), IndexOutOfRange("output", i));
   return run_->node->output_dtypes[i];
 }
 
