@@ -211,7 +211,9 @@ StatusOr<ResolvedSignature> ResolveSignature(
     if (const auto* ts = it->second.get_if<std::vector<DataType>>()) used = *ts;
     for (DataType t : used) {
       if (!allowed(t)) {
-        return InvalidArgumentError(
+        // A valid dtype that this op has no kernel for: weft does not
+        // implement it (the ONNX runner reports such a case as unsupported).
+        return UnimplementedError(
             "dtype " + std::string(DataTypeName(t)) + " is not allowed for '" +
             attr.name + "' (allowed: " + TypeList(attr.allowed_types) + ")");
       }

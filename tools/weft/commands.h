@@ -35,6 +35,14 @@ int BenchCommand(const BenchArgs& args);
 
 int InfoCommand(bool json);
 
+struct TestOnnxArgs {
+  std::vector<std::string> paths;  // Test cases or folders of them.
+  std::string must_pass_file;      // Cases that must pass (one per line).
+  int64_t timeout_ms = 60000;      // Per Run.
+  bool json = false;
+};
+int TestOnnxCommand(const TestOnnxArgs& args);
+
 struct DemoArgs {
   std::string write_examples_dir;
   int repeat = 5;

@@ -66,6 +66,22 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--repeat", demo.repeat, "timed runs per setting")
       ->check(CLI::Range(1, 1000));
 
+  TestOnnxArgs test_onnx;
+  auto* test_onnx_cmd = app.add_subcommand(
+      "test-onnx",
+      "run ONNX backend test cases (model.onnx + test_data_set_N)");
+  test_onnx_cmd
+      ->add_option("PATH", test_onnx.paths,
+                   "a test case folder, or a folder of them")
+      ->required();
+  test_onnx_cmd->add_option("--must-pass", test_onnx.must_pass_file,
+                            "file listing cases that must pass (one per line)");
+  test_onnx_cmd
+      ->add_option("--timeout-ms", test_onnx.timeout_ms,
+                   "deadline per Run (default 60000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  test_onnx_cmd->add_flag("--json", test_onnx.json, "print one JSON object");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -78,6 +94,7 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   if (*info) return InfoCommand(info_json);
+  if (*test_onnx_cmd) return TestOnnxCommand(test_onnx);
   if (*run_cmd) {
     if (*inter_opt) run.inter = run_inter;
     if (*intra_opt) run.intra = run_intra;

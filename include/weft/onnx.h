@@ -1,0 +1,74 @@
+// ONNX models: a .onnx file becomes the same GraphFile the JSON loader gives.
+//
+//   auto model = weft::LoadOnnxModel("resnet18.onnx");
+//   if (!model.ok()) ...  // names the node, tensor or field at fault
+//   auto session = weft::Session::Create(std::move(model->file.graph));
+//   // Feed model->inputs[i].tensor, fetch model->outputs[i].tensor.
+//
+// The file is parsed with the ONNX project's own protobuf definitions
+// (onnx::ModelProto). Initializers become Const nodes; external data
+// (data_location = EXTERNAL) is read relative to the model's folder and may
+// not leave it. The default domain's opsets 7 to 17 are accepted. An op,
+// attribute, opset or dtype that weft does not implement is an Unimplemented
+// status naming it; anything malformed is InvalidArgument.
+#ifndef WEFT_ONNX_H_
+#define WEFT_ONNX_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "weft/graph_io.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+namespace weft {
+
+// One dimension of a declared shape: a size, a symbol ("batch") or unknown.
+struct OnnxDim {
+  int64_t size = -1;   // >= 0 when fixed.
+  std::string symbol;  // Set for a symbolic dimension.
+  bool fixed() const { return size >= 0; }
+};
+
+// A declared graph input or output.
+struct OnnxValueInfo {
+  std::string name;  // The ONNX tensor name.
+  std::string
+      tensor;  // What to feed or fetch in the Graph: "node" or "node:k".
+  int32_t onnx_type = 0;  // onnx::TensorProto::DataType; 0 when undeclared.
+  std::string type_name;  // "tensor(float)", as ONNX Runtime prints it.
+  bool rank_known = false;
+  std::vector<OnnxDim> dims;
+  // "[batch, 3, 224, 224]", "[?, 10]", "<unknown rank>".
+  std::string ShapeString() const;
+};
+
+struct OnnxModel {
+  GraphFile file;  // file.outputs lists outputs[i].tensor in order.
+  std::vector<OnnxValueInfo> inputs;  // Initializers are not inputs.
+  std::vector<OnnxValueInfo> outputs;
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // domain, version
+};
+
+// Parses a serialized ModelProto. External data resolves against base_dir.
+StatusOr<OnnxModel> ParseOnnxModel(std::string_view bytes,
+                                   const std::string& base_dir);
+
+// Reads and parses a .onnx file; errors start with the path.
+StatusOr<OnnxModel> LoadOnnxModel(const std::string& path);
+
+// A serialized onnx::TensorProto (the input_K.pb / output_K.pb files of the
+// ONNX test cases) as a Tensor. Its name, when it has one, goes to *name.
+StatusOr<Tensor> ParseOnnxTensor(std::string_view bytes,
+                                 std::string* name = nullptr);
+StatusOr<Tensor> LoadOnnxTensor(const std::string& path,
+                                std::string* name = nullptr);
+
+}  // namespace weft
+
+#endif  // WEFT_ONNX_H_

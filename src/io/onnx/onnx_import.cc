@@ -1,0 +1,478 @@
+// ModelProto -> Graph. One pass indexes every tensor's producer (graph input,
+// initializer, or node output) and decodes constants; a second converts each
+// node (onnx_ops.cc) with its inputs as weft references ("node:k").
+#include <google/protobuf/io/coded_stream.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "io/onnx/onnx_ops.h"
+#include "io/onnx/tensor_proto.h"
+#include "weft/onnx.h"
+
+namespace weft {
+namespace {
+
+using internal::ExternalDataRoot;
+using internal::OnnxTensorTypeString;
+using internal::OnnxTypeName;
+
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 17;
+
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+// A weft node name from an ONNX name: the characters weft reserves
+// (":" for output indices, "^" for control inputs, white space) become "_".
+std::string Sanitize(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    if (c == ':' || c == '^' || std::isspace(static_cast<unsigned char>(c))) {
+      c = '_';
+    }
+  }
+  return out;
+}
+
+// Hands out unique weft node names.
+class NameAllocator {
+ public:
+  std::string Take(const std::string& wanted) {
+    std::string base = Sanitize(wanted);
+    if (base.empty()) base = "node";
+    std::string name = base;
+    for (int i = 2; !used_.insert(name).second; ++i) {
+      name = base + "_" + std::to_string(i);
+    }
+    return name;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+std::string Reference(const std::string& node, int output) {
+  return output == 0 ? node : node + ":" + std::to_string(output);
+}
+
+StatusOr<OnnxValueInfo> ValueInfo(const onnx::ValueInfoProto& proto,
+                                  const char* role) {
+  OnnxValueInfo info;
+  info.name = proto.name();
+  const std::string what = std::string(role) + " '" + proto.name() + "'";
+  if (proto.name().empty()) {
+    return InvalidArgumentError(std::string("a graph ") + role +
+                                " has an empty name");
+  }
+  if (!proto.has_type()) return info;  // Undeclared: anything goes.
+  const onnx::TypeProto& type = proto.type();
+  if (!type.has_tensor_type()) {
+    return UnimplementedError(what +
+                              " is not a tensor (sequence, map or optional "
+                              "values are not supported)");
+  }
+  const auto& tensor = type.tensor_type();
+  info.onnx_type = tensor.elem_type();
+  info.type_name = OnnxTensorTypeString(info.onnx_type);
+  if (tensor.has_shape()) {
+    info.rank_known = true;
+    for (const auto& dim : tensor.shape().dim()) {
+      OnnxDim d;
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0) {
+          return InvalidArgumentError(
+              what + ": dimension " + std::to_string(info.dims.size()) +
+              " is negative (" + std::to_string(dim.dim_value()) + ")");
+        }
+        d.size = dim.dim_value();
+      } else if (dim.has_dim_param()) {
+        d.symbol = dim.dim_param();
+      }
+      info.dims.push_back(std::move(d));
+    }
+  }
+  return info;
+}
+
+NodeDef ConstNode(const std::string& name, Tensor value) {
+  const DataType dtype = value.dtype();
+  return {
+      name, "Const", {}, {{"value", std::move(value)}, {"dtype", dtype}}, ""};
+}
+
+int32_t OnnxTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return onnx::TensorProto::FLOAT;
+    case DataType::kFloat64:
+      return onnx::TensorProto::DOUBLE;
+    case DataType::kInt32:
+      return onnx::TensorProto::INT32;
+    case DataType::kInt64:
+      return onnx::TensorProto::INT64;
+    case DataType::kBool:
+      return onnx::TensorProto::BOOL;
+  }
+  return 0;
+}
+
+PartialShape ToPartialShape(const OnnxValueInfo& info) {
+  if (!info.rank_known) return PartialShape::UnknownRank();
+  std::vector<int64_t> dims;
+  for (const OnnxDim& d : info.dims) dims.push_back(d.fixed() ? d.size : -1);
+  return PartialShape(std::move(dims));
+}
+
+// Decodes a Constant node's value into a tensor.
+StatusOr<Tensor> ConstantValue(const onnx::NodeProto& node,
+                               const ExternalDataRoot& root,
+                               const std::string& where) {
+  if (node.attribute_size() != 1) {
+    return InvalidArgumentError(where + ": needs exactly one value attribute");
+  }
+  const onnx::AttributeProto& a = node.attribute(0);
+  const std::string& key = a.name();
+  if (key == "value") {
+    return internal::TensorFromProto(a.t(), root,
+                                     where + ", attribute 'value'");
+  }
+  if (key == "value_float") return Tensor::Scalar<float>(a.f());
+  if (key == "value_int") return Tensor::Scalar<int64_t>(a.i());
+  if (key == "value_floats") {
+    std::vector<float> v(a.floats().begin(), a.floats().end());
+    return Tensor::Create<float>(Shape{static_cast<int64_t>(v.size())}, v);
+  }
+  if (key == "value_ints") {
+    std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+    return Tensor::Create<int64_t>(Shape{static_cast<int64_t>(v.size())}, v);
+  }
+  if (key == "value_string" || key == "value_strings" ||
+      key == "sparse_value") {
+    return UnimplementedError(where + ": attribute '" + key +
+                              "' is not supported (string and sparse "
+                              "constants)");
+  }
+  return InvalidArgumentError(where + ": unknown attribute '" + key + "'");
+}
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, std::string base_dir)
+      : model_(model), root_{std::move(base_dir)} {}
+
+  StatusOr<OnnxModel> Import() {
+    WEFT_RETURN_IF_ERROR(ReadHeader());
+    const onnx::GraphProto& g = model_.graph();
+    IndexDeclaredTypes(g);
+    WEFT_RETURN_IF_ERROR(AddInitializers(g));
+    WEFT_RETURN_IF_ERROR(AddInputs(g));
+    WEFT_RETURN_IF_ERROR(IndexNodes(g));
+    for (int i = 0; i < g.node_size(); ++i) {
+      WEFT_RETURN_IF_ERROR(AddNode(g.node(i), i));
+    }
+    WEFT_RETURN_IF_ERROR(AddOutputs(g));
+    return std::move(result_);
+  }
+
+ private:
+  Status ReadHeader() {
+    result_.ir_version = model_.ir_version();
+    result_.producer_name = model_.producer_name();
+    result_.producer_version = model_.producer_version();
+    if (!model_.has_graph()) {
+      return InvalidArgumentError("the model has no graph");
+    }
+    bool has_default = false;
+    for (const auto& opset : model_.opset_import()) {
+      result_.opsets.emplace_back(opset.domain(), opset.version());
+      if (IsDefaultDomain(opset.domain())) {
+        has_default = true;
+        opset_ = opset.version();
+      }
+    }
+    if (model_.opset_import_size() == 0 && model_.ir_version() < 3) {
+      has_default = true;  // IR 1-2 predate opset_import: opset 1.
+      opset_ = 1;
+    }
+    // A model of other domains only (training ops, say) gets no default
+    // opset; its nodes are refused by domain.
+    if (has_default && (opset_ < kMinOpset || opset_ > kMaxOpset)) {
+      return UnimplementedError("opset " + std::to_string(opset_) +
+                                " of the default domain is not supported "
+                                "(weft reads opsets " +
+                                std::to_string(kMinOpset) + " to " +
+                                std::to_string(kMaxOpset) + ")");
+    }
+    return Status::OK();
+  }
+
+  // The element type the file declares for a tensor: graph inputs and
+  // outputs, value_info, initializers and Constant values. 0: unknown.
+  void IndexDeclaredTypes(const onnx::GraphProto& g) {
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+      for (const onnx::ValueInfoProto& v : *list) {
+        if (v.type().has_tensor_type()) {
+          declared_type_[v.name()] = v.type().tensor_type().elem_type();
+        }
+      }
+    }
+    for (const onnx::TensorProto& t : g.initializer()) {
+      declared_type_[t.name()] = t.data_type();
+    }
+  }
+
+  Status Produce(const std::string& tensor, std::string reference,
+                 const std::string& by) {
+    if (tensor.empty()) return Status::OK();
+    auto [it, inserted] = producer_.emplace(tensor, std::move(reference));
+    if (!inserted) {
+      return InvalidArgumentError("tensor '" + tensor +
+                                  "' is produced twice (again by " + by + ")");
+    }
+    return Status::OK();
+  }
+
+  Status AddInitializers(const onnx::GraphProto& g) {
+    for (const onnx::TensorProto& init : g.initializer()) {
+      const std::string what = "initializer '" + init.name() + "'";
+      if (init.name().empty()) {
+        return InvalidArgumentError("an initializer has an empty name");
+      }
+      WEFT_ASSIGN_OR_RETURN(Tensor value,
+                            internal::TensorFromProto(init, root_, what));
+      const std::string name = names_.Take(init.name());
+      WEFT_RETURN_IF_ERROR(Produce(init.name(), name, what));
+      constants_[init.name()] = value;
+      WEFT_RETURN_IF_ERROR(graph().AddNode(ConstNode(name, std::move(value))));
+    }
+    if (g.sparse_initializer_size() > 0) {
+      return UnimplementedError("sparse initializers are not supported");
+    }
+    return Status::OK();
+  }
+
+  Status AddInputs(const onnx::GraphProto& g) {
+    for (const onnx::ValueInfoProto& input : g.input()) {
+      if (constants_.count(input.name())) continue;  // A default value.
+      WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info, ValueInfo(input, "input"));
+      if (input.has_type()) {
+        const auto dtype = internal::FromOnnxType(info.onnx_type);
+        if (!dtype) {
+          return UnimplementedError("input '" + info.name + "': dtype " +
+                                    OnnxTypeName(info.onnx_type) +
+                                    " is not supported");
+        }
+        info.tensor = names_.Take(info.name);
+        WEFT_RETURN_IF_ERROR(graph().AddNode(
+            {info.tensor,
+             "Placeholder",
+             {},
+             {{"dtype", *dtype}, {"shape", ToPartialShape(info)}},
+             ""}));
+      } else {
+        return InvalidArgumentError("input '" + info.name +
+                                    "' has no type; weft needs its dtype");
+      }
+      WEFT_RETURN_IF_ERROR(
+          Produce(info.name, info.tensor, "input '" + info.name + "'"));
+      result_.inputs.push_back(std::move(info));
+    }
+    return Status::OK();
+  }
+
+  // Names every node and its outputs before any is converted, so that a
+  // node may come before its producer in the file (ONNX asks for
+  // topological order, but a cycle or a misordered file should get a clear
+  // error from the compiler, not "undefined tensor").
+  Status IndexNodes(const onnx::GraphProto& g) {
+    node_names_.resize(g.node_size());
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& node = g.node(i);
+      std::string wanted = node.name();
+      for (const std::string& out : node.output()) {
+        if (!out.empty()) {
+          wanted = out;
+          break;
+        }
+      }
+      if (wanted.empty()) wanted = node.op_type();
+      node_names_[i] = names_.Take(wanted);
+      const std::string where = Where(node, i);
+      for (int k = 0; k < node.output_size(); ++k) {
+        WEFT_RETURN_IF_ERROR(
+            Produce(node.output(k), Reference(node_names_[i], k), where));
+      }
+      if (IsDefaultDomain(node.domain()) && node.op_type() == "Constant" &&
+          node.output_size() == 1) {
+        auto value = ConstantValue(node, root_, where);
+        if (value.ok()) {
+          declared_type_[node.output(0)] = OnnxTypeOf(value->dtype());
+          constants_[node.output(0)] = *std::move(value);
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  std::string Where(const onnx::NodeProto& node, int index) const {
+    return "node '" + (node.name().empty() ? node_names_[index] : node.name()) +
+           "' (ONNX " + node.op_type() + ")";
+  }
+
+  Status AddNode(const onnx::NodeProto& node, int index) {
+    const std::string where = Where(node, index);
+    if (!IsDefaultDomain(node.domain())) {
+      return UnimplementedError(where + ": domain '" + node.domain() +
+                                "' is not supported");
+    }
+    if (opset_ == 0) {
+      return InvalidArgumentError(
+          where + ": the model imports no opset of the default ONNX domain");
+    }
+    NodeDef def;
+    def.name = node_names_[index];
+    if (node.op_type() == "Constant") {
+      WEFT_ASSIGN_OR_RETURN(Tensor value, ConstantValue(node, root_, where));
+      return graph().AddNode(ConstNode(def.name, std::move(value)));
+    }
+    std::vector<std::string> inputs;
+    std::vector<const Tensor*> constants;
+    std::vector<int32_t> types;
+    for (const std::string& input : node.input()) {
+      auto declared = declared_type_.find(input);
+      types.push_back(declared == declared_type_.end() ? 0 : declared->second);
+      if (input.empty()) {
+        inputs.emplace_back();
+        constants.push_back(nullptr);
+        continue;
+      }
+      auto it = producer_.find(input);
+      if (it == producer_.end()) {
+        return InvalidArgumentError(where + ": input '" + input +
+                                    "' is not produced by any node, input "
+                                    "or initializer");
+      }
+      inputs.push_back(it->second);
+      auto c = constants_.find(input);
+      constants.push_back(c == constants_.end() ? nullptr : &c->second);
+    }
+    internal::OnnxNode onnx_node(node, opset_, def.name, std::move(inputs),
+                                 std::move(constants), std::move(types));
+    WEFT_RETURN_IF_ERROR(internal::ConvertOnnxNode(onnx_node, &def));
+    return graph().AddNode(std::move(def)).WithContext(where);
+  }
+
+  Status AddOutputs(const onnx::GraphProto& g) {
+    std::set<std::string> seen;
+    for (const onnx::ValueInfoProto& output : g.output()) {
+      WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info, ValueInfo(output, "output"));
+      if (!seen.insert(info.name).second) {
+        return InvalidArgumentError("output '" + info.name +
+                                    "' is listed twice");
+      }
+      auto it = producer_.find(info.name);
+      if (it == producer_.end()) {
+        return InvalidArgumentError("output '" + info.name +
+                                    "' is not produced by any node, input "
+                                    "or initializer");
+      }
+      info.tensor = it->second;
+      result_.file.outputs.push_back(info.tensor);
+      result_.outputs.push_back(std::move(info));
+    }
+    return Status::OK();
+  }
+
+  Graph& graph() { return result_.file.graph; }
+
+  const onnx::ModelProto& model_;
+  ExternalDataRoot root_;
+  int64_t opset_ = 0;
+  NameAllocator names_;
+  std::vector<std::string> node_names_;
+  std::map<std::string, std::string> producer_;   // ONNX name -> reference.
+  std::map<std::string, Tensor> constants_;       // ONNX name -> value.
+  std::map<std::string, int32_t> declared_type_;  // ONNX name -> elem type.
+  OnnxModel result_;
+};
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError("is a directory, not a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot open the file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+}  // namespace
+
+std::string OnnxValueInfo::ShapeString() const {
+  if (!rank_known) return "<unknown rank>";
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += dims[i].fixed()           ? std::to_string(dims[i].size)
+           : !dims[i].symbol.empty() ? dims[i].symbol
+                                     : "?";
+  }
+  return out + "]";
+}
+
+StatusOr<OnnxModel> ParseOnnxModel(std::string_view bytes,
+                                   const std::string& base_dir) {
+  if (bytes.empty()) return InvalidArgumentError("the model file is empty");
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return UnimplementedError(
+        "models over 2 GiB must keep their weights in "
+        "external data");
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgumentError(
+        "not an ONNX model: the bytes do not parse as onnx.ModelProto "
+        "(truncated or not protobuf)");
+  }
+  return Importer(model, base_dir).Import();
+}
+
+StatusOr<OnnxModel> LoadOnnxModel(const std::string& path) {
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  auto model = ParseOnnxModel(*bytes, dir);
+  if (!model.ok()) return model.status().WithContext(path);
+  return model;
+}
+
+StatusOr<Tensor> ParseOnnxTensor(std::string_view bytes, std::string* name) {
+  onnx::TensorProto proto;
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgumentError("not an ONNX TensorProto");
+  }
+  if (name != nullptr) *name = proto.name();
+  const std::string what =
+      proto.name().empty() ? "tensor" : "tensor '" + proto.name() + "'";
+  return internal::TensorFromProto(proto, ExternalDataRoot{}, what);
+}
+
+StatusOr<Tensor> LoadOnnxTensor(const std::string& path, std::string* name) {
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  auto tensor = ParseOnnxTensor(*bytes, name);
+  if (!tensor.ok()) return tensor.status().WithContext(path);
+  return tensor;
+}
+
+}  // namespace weft

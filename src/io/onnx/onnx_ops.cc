@@ -1,0 +1,377 @@
+// The converters, one per ONNX op type. Most ops have a weft op of the same
+// name and attributes (Direct); the others adapt what an opset passes as an
+// input into the attribute weft's op takes, or drop what inference ignores.
+#include "io/onnx/onnx_ops.h"
+
+#include <map>
+#include <set>
+
+#include "io/onnx/tensor_proto.h"
+#include "weft/op_registry.h"
+
+namespace weft::internal {
+namespace {
+
+using onnx::AttributeProto;
+using Converter = Status (*)(const OnnxNode&, NodeDef*);
+
+std::string AttrTypeOf(const AttributeProto& a) {
+  return AttributeProto::AttributeType_Name(a.type());
+}
+
+Status WrongAttrType(const OnnxNode& n, const AttributeProto& a,
+                     const char* expected) {
+  return InvalidArgumentError(n.Where() + ": attribute '" + a.name() +
+                              "' must be " + expected + ", got " +
+                              AttrTypeOf(a));
+}
+
+// An ONNX attribute as the weft attribute type the op declares.
+StatusOr<AttrValue> ConvertAttr(const OnnxNode& n, const AttributeProto& a,
+                                AttrType type) {
+  switch (type) {
+    case AttrType::kInt:
+      if (a.type() != AttributeProto::INT) return WrongAttrType(n, a, "INT");
+      return AttrValue(static_cast<int64_t>(a.i()));
+    case AttrType::kBool:
+      if (a.type() != AttributeProto::INT) return WrongAttrType(n, a, "INT");
+      if (a.i() != 0 && a.i() != 1) {
+        return InvalidArgumentError(n.Where() + ": attribute '" + a.name() +
+                                    "' must be 0 or 1, got " +
+                                    std::to_string(a.i()));
+      }
+      return AttrValue(a.i() != 0);
+    case AttrType::kFloat:
+      if (a.type() != AttributeProto::FLOAT) {
+        return WrongAttrType(n, a, "FLOAT");
+      }
+      return AttrValue(static_cast<double>(a.f()));
+    case AttrType::kString:
+      if (a.type() != AttributeProto::STRING) {
+        return WrongAttrType(n, a, "STRING");
+      }
+      return AttrValue(a.s());
+    case AttrType::kListInt:
+      if (a.type() != AttributeProto::INTS) return WrongAttrType(n, a, "INTS");
+      return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AttrType::kListFloat:
+      if (a.type() != AttributeProto::FLOATS) {
+        return WrongAttrType(n, a, "FLOATS");
+      }
+      return AttrValue(
+          std::vector<double>(a.floats().begin(), a.floats().end()));
+    case AttrType::kType: {
+      if (a.type() != AttributeProto::INT) return WrongAttrType(n, a, "INT");
+      const auto dtype = FromOnnxType(static_cast<int32_t>(a.i()));
+      if (!dtype) {
+        return UnimplementedError(
+            n.Where() + ": attribute '" + a.name() + "': dtype " +
+            OnnxTypeName(static_cast<int32_t>(a.i())) + " is not supported");
+      }
+      return AttrValue(*dtype);
+    }
+    case AttrType::kTensor: {
+      if (a.type() != AttributeProto::TENSOR) {
+        return WrongAttrType(n, a, "TENSOR");
+      }
+      WEFT_ASSIGN_OR_RETURN(
+          Tensor t,
+          TensorFromProto(a.t(), ExternalDataRoot{},
+                          n.Where() + ", attribute '" + a.name() + "'"));
+      return AttrValue(std::move(t));
+    }
+    default:
+      return UnimplementedError(n.Where() + ": attribute '" + a.name() +
+                                "' of type " + AttrTypeOf(a) +
+                                " is not supported");
+  }
+}
+
+// The node as weft op `op`: inputs [0, max_inputs) passed through (an
+// omitted trailing input is dropped; an omitted inner one is unsupported),
+// every attribute not in `ignored` converted through the op's schema.
+Status Direct(const OnnxNode& n, NodeDef* out, const std::string& op,
+              int max_inputs = -1, const std::set<std::string>& ignored = {}) {
+  const OpDef* def = FindOpDef(op);
+  if (def == nullptr) return InternalError("weft op '" + op + "' is missing");
+  out->op = op;
+  int last = n.num_inputs();
+  if (max_inputs >= 0) {
+    for (int i = max_inputs; i < n.num_inputs(); ++i) {
+      if (n.has_input(i)) {
+        return UnimplementedError(n.Where() + ": input " + std::to_string(i) +
+                                  " is not supported");
+      }
+    }
+    last = std::min(last, max_inputs);
+  }
+  while (last > 0 && !n.has_input(last - 1)) --last;
+  for (int i = 0; i < last; ++i) {
+    if (!n.has_input(i)) {
+      return UnimplementedError(n.Where() + ": omitting input " +
+                                std::to_string(i) + " is not supported");
+    }
+    out->inputs.push_back(n.input(i));
+  }
+  for (const AttributeProto& a : n.proto().attribute()) {
+    if (ignored.count(a.name())) continue;
+    const AttrDef* attr = nullptr;
+    for (const AttrDef& d : def->attrs) {
+      if (d.name == a.name()) attr = &d;
+    }
+    if (attr == nullptr) {
+      return UnimplementedError(n.Where() + ": attribute '" + a.name() +
+                                "' is not supported");
+    }
+    WEFT_ASSIGN_OR_RETURN(out->attrs[a.name()], ConvertAttr(n, a, attr->type));
+  }
+  return Status::OK();
+}
+
+// Input i, which weft takes as an attribute, as a list of int64: it must be
+// a constant 1-D (or scalar) integer tensor.
+StatusOr<std::vector<int64_t>> ConstInts(const OnnxNode& n, int i,
+                                         const char* what) {
+  const Tensor* t = n.constant(i);
+  if (t == nullptr) {
+    return UnimplementedError(n.Where() + ": input " + std::to_string(i) +
+                              " (" + what +
+                              ") must be a constant (an initializer or a "
+                              "Constant node)");
+  }
+  if (t->shape().rank() > 1) {
+    return InvalidArgumentError(n.Where() + ": input '" + what +
+                                "' must be 1-D, got " + t->shape().ToString());
+  }
+  std::vector<int64_t> v;
+  if (t->dtype() == DataType::kInt64) {
+    v.assign(t->data<int64_t>(), t->data<int64_t>() + t->NumElements());
+  } else if (t->dtype() == DataType::kInt32) {
+    v.assign(t->data<int32_t>(), t->data<int32_t>() + t->NumElements());
+  } else {
+    return InvalidArgumentError(n.Where() + ": input '" + what +
+                                "' must be int32 or int64, got " +
+                                DataTypeName(t->dtype()));
+  }
+  return v;
+}
+
+// An attribute read directly (for converters that rename or adapt).
+const AttributeProto* Attr(const OnnxNode& n, const char* name) {
+  return n.FindAttr(name);
+}
+
+Status NoExtraOutputs(const OnnxNode& n, int supported) {
+  for (int i = supported; i < n.num_outputs(); ++i) {
+    if (n.has_output(i)) {
+      return UnimplementedError(n.Where() + ": output " + std::to_string(i) +
+                                " is not supported");
+    }
+  }
+  return Status::OK();
+}
+
+// Inputs whose declared element types differ, where weft's op takes one
+// type for all: weft has no such kernel.
+Status SameDeclaredTypes(const OnnxNode& n) {
+  int32_t first = 0;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    const int32_t t = n.declared_type(i);
+    if (t == 0) continue;
+    if (first == 0) first = t;
+    if (t != first) {
+      return UnimplementedError(n.Where() + ": inputs of different dtypes (" +
+                                OnnxTypeName(first) + ", " + OnnxTypeName(t) +
+                                ") are not supported");
+    }
+  }
+  return Status::OK();
+}
+
+constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div",
+               kPow[] = "Pow", kMax[] = "Max", kMin[] = "Min", kSum[] = "Sum",
+               kRelu[] = "Relu", kNeg[] = "Neg", kAbs[] = "Abs", kExp[] = "Exp",
+               kLog[] = "Log", kSqrt[] = "Sqrt", kReciprocal[] = "Reciprocal",
+               kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kMatMul[] = "MatMul",
+               kGemm[] = "Gemm", kIdentity[] = "Identity",
+               kTranspose[] = "Transpose", kConcat[] = "Concat",
+               kExpand[] = "Expand", kArgMax[] = "ArgMax";
+
+template <const char* kOp>
+Status Same(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, kOp);
+}
+
+// Variadic Max / Min: weft's are binary.
+template <const char* kOp>
+Status Variadic2(const OnnxNode& n, NodeDef* out) {
+  if (n.num_inputs() == 1) return Direct(n, out, "Identity");
+  if (n.num_inputs() != 2) {
+    return UnimplementedError(n.Where() + ": " +
+                              std::to_string(n.num_inputs()) +
+                              " inputs (weft's " + kOp + " takes 2)");
+  }
+  return Direct(n, out, kOp);
+}
+
+Status Pow(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(SameDeclaredTypes(n));
+  return Same<kPow>(n, out);
+}
+
+Status Softmax(const OnnxNode& n, NodeDef* out) {
+  if (n.opset() < 13) {
+    return UnimplementedError(n.Where() + ": opset " +
+                              std::to_string(n.opset()) +
+                              " semantics (input coerced to 2-D at axis) are "
+                              "not supported; opset 13 and later are");
+  }
+  return Direct(n, out, n.op_type());
+}
+
+Status Dropout(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (n.has_input(2)) {
+    const Tensor* training = n.constant(2);
+    if (training == nullptr || training->dtype() != DataType::kBool ||
+        training->NumElements() != 1 || training->data<bool>()[0]) {
+      return UnimplementedError(n.Where() +
+                                ": training_mode must be a constant false "
+                                "(weft runs inference)");
+    }
+  }
+  out->op = "Identity";
+  out->inputs = {n.input(0)};
+  return Status::OK();
+}
+
+Status Cast(const OnnxNode& n, NodeDef* out) { return Direct(n, out, "Cast"); }
+
+Status Reshape(const OnnxNode& n, NodeDef* out) {
+  if (const AttributeProto* a = Attr(n, "allowzero"); a && a->i() != 0) {
+    return UnimplementedError(n.Where() + ": allowzero = 1 is not supported");
+  }
+  return Direct(n, out, "Reshape", 2, {"allowzero"});
+}
+
+Status Split(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Split", 1));
+  out->attrs["num_outputs"] = static_cast<int64_t>(n.num_outputs());
+  if (n.opset() >= 13 && n.has_input(1)) {
+    WEFT_ASSIGN_OR_RETURN(auto split, ConstInts(n, 1, "split"));
+    out->attrs["split"] = std::move(split);
+  }
+  return Status::OK();
+}
+
+Status Slice(const OnnxNode& n, NodeDef* out) {
+  if (n.opset() < 10) return Direct(n, out, "Slice");
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Slice", 1));
+  const char* names[] = {"starts", "ends", "axes", "steps"};
+  for (int i = 1; i <= 4; ++i) {
+    if (!n.has_input(i)) continue;
+    WEFT_ASSIGN_OR_RETURN(auto v, ConstInts(n, i, names[i - 1]));
+    out->attrs[names[i - 1]] = std::move(v);
+  }
+  return Status::OK();
+}
+
+// ReduceSum takes axes as an input from opset 13 (the others from 18).
+Status Reduce(const OnnxNode& n, NodeDef* out) {
+  const bool axes_input = n.op_type() == "ReduceSum" && n.opset() >= 13;
+  if (const AttributeProto* a = Attr(n, "noop_with_empty_axes");
+      a && a->i() != 0) {
+    return UnimplementedError(n.Where() +
+                              ": noop_with_empty_axes = 1 is not supported");
+  }
+  WEFT_RETURN_IF_ERROR(Direct(n, out, n.op_type(), axes_input ? 1 : -1,
+                              {"noop_with_empty_axes"}));
+  if (axes_input && n.has_input(1)) {
+    WEFT_ASSIGN_OR_RETURN(auto axes, ConstInts(n, 1, "axes"));
+    out->attrs["axes"] = std::move(axes);
+  }
+  return Status::OK();
+}
+
+Status LayerNormalization(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (const AttributeProto* a = Attr(n, "stash_type"); a && a->i() != 1) {
+    return UnimplementedError(n.Where() + ": stash_type " +
+                              std::to_string(a->i()) + " is not supported");
+  }
+  return Direct(n, out, "LayerNormalization", -1, {"stash_type"});
+}
+
+const std::map<std::string, Converter>& Converters() {
+  static const auto* table = new std::map<std::string, Converter>{
+      {"Add", Same<kAdd>},
+      {"Sub", Same<kSub>},
+      {"Mul", Same<kMul>},
+      {"Div", Same<kDiv>},
+      {"Pow", Pow},
+      {"Max", Variadic2<kMax>},
+      {"Min", Variadic2<kMin>},
+      {"Sum", Same<kSum>},
+      {"Relu", Same<kRelu>},
+      {"Neg", Same<kNeg>},
+      {"Abs", Same<kAbs>},
+      {"Exp", Same<kExp>},
+      {"Log", Same<kLog>},
+      {"Sqrt", Same<kSqrt>},
+      {"Reciprocal", Same<kReciprocal>},
+      {"Sigmoid", Same<kSigmoid>},
+      {"Tanh", Same<kTanh>},
+      {"MatMul", Same<kMatMul>},
+      {"Gemm", Same<kGemm>},
+      {"Identity", Same<kIdentity>},
+      {"Transpose", Same<kTranspose>},
+      {"Concat", Same<kConcat>},
+      {"Expand", Same<kExpand>},
+      {"ArgMax", Same<kArgMax>},
+      {"Softmax", Softmax},
+      {"LogSoftmax", Softmax},
+      {"Dropout", Dropout},
+      {"Cast", Cast},
+      {"Reshape", Reshape},
+      {"Split", Split},
+      {"Slice", Slice},
+      {"ReduceSum", Reduce},
+      {"ReduceMean", Reduce},
+      {"ReduceMax", Reduce},
+      {"ReduceMin", Reduce},
+      {"ReduceProd", Reduce},
+      {"LayerNormalization", LayerNormalization},
+  };
+  return *table;
+}
+
+}  // namespace
+
+std::string OnnxNode::Where() const {
+  return "node '" + (proto_.name().empty() ? name_ : proto_.name()) +
+         "' (ONNX " + proto_.op_type() + ")";
+}
+
+const AttributeProto* OnnxNode::FindAttr(const std::string& name) const {
+  for (const AttributeProto& a : proto_.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
+  const auto& table = Converters();
+  auto it = table.find(node.op_type());
+  if (it == table.end()) {
+    return UnimplementedError(node.Where() + ": op '" + node.op_type() +
+                              "' is not supported");
+  }
+  return it->second(node, out);
+}
+
+bool IsOnnxOpSupported(const std::string& op_type) {
+  return op_type == "Constant" || Converters().count(op_type) > 0;
+}
+
+}  // namespace weft::internal

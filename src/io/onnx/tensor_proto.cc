@@ -1,0 +1,280 @@
+#include "io/onnx/tensor_proto.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <system_error>
+
+namespace weft::internal {
+namespace {
+
+using onnx::TensorProto;
+namespace fs = std::filesystem;
+
+// Checked dims: each >= 0 and the element count within int64.
+StatusOr<Shape> ShapeOf(const TensorProto& proto, const std::string& what) {
+  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  Shape shape(dims);
+  if (!shape.IsValid()) {
+    return InvalidArgumentError(what + ": invalid dims " + shape.ToString() +
+                                " (negative, or more than 2^63 elements)");
+  }
+  return shape;
+}
+
+// The external data's bytes: [offset, offset + length) of the file named by
+// "location", which must resolve (symlinks included) inside root.dir.
+StatusOr<std::string> ReadExternal(const TensorProto& proto,
+                                   const ExternalDataRoot& root,
+                                   const std::string& what,
+                                   uint64_t expected_bytes) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto& entry : proto.external_data()) {
+    auto number = [&](uint64_t* out) -> Status {
+      const std::string& v = entry.value();
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+          v.size() > 19) {
+        return InvalidArgumentError(what + ": external data '" + entry.key() +
+                                    "' must be a non-negative integer, got '" +
+                                    v + "'");
+      }
+      *out = std::stoull(v);
+      return Status::OK();
+    };
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset") {
+      WEFT_RETURN_IF_ERROR(number(&offset));
+    } else if (entry.key() == "length") {
+      uint64_t n = 0;
+      WEFT_RETURN_IF_ERROR(number(&n));
+      length = n;
+    }  // "checksum" and others: not needed to read the bytes.
+  }
+  if (location.empty()) {
+    return InvalidArgumentError(what + ": external data has no 'location'");
+  }
+  if (root.dir.empty()) {
+    return InvalidArgumentError(what +
+                                ": external data is not allowed here (no "
+                                "model folder to read it from)");
+  }
+  const fs::path relative(location);
+  if (relative.is_absolute()) {
+    return InvalidArgumentError(what + ": external data location '" + location +
+                                "' is absolute; it must be relative to the "
+                                "model's folder");
+  }
+  for (const auto& part : relative) {
+    if (part == "..") {
+      return InvalidArgumentError(what + ": external data location '" +
+                                  location + "' leaves the model's folder");
+    }
+  }
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(fs::path(root.dir), ec);
+  const fs::path file = fs::weakly_canonical(fs::path(root.dir) / relative, ec);
+  if (ec) {
+    return InvalidArgumentError(what + ": external data '" + location +
+                                "': " + ec.message());
+  }
+  auto [base_end, file_it] =
+      std::mismatch(base.begin(), base.end(), file.begin(), file.end());
+  if (base_end != base.end()) {
+    return InvalidArgumentError(what + ": external data location '" + location +
+                                "' resolves outside the model's folder (a "
+                                "symbolic link?)");
+  }
+  if (length && *length != expected_bytes) {
+    return InvalidArgumentError(
+        what + ": external data length " + std::to_string(*length) +
+        " does not match the " + std::to_string(expected_bytes) +
+        " bytes its dims and type need");
+  }
+  const uintmax_t size = fs::file_size(file, ec);
+  if (ec) {
+    return InvalidArgumentError(what + ": external data file '" + location +
+                                "': " + ec.message());
+  }
+  if (offset > size || size - offset < expected_bytes) {
+    return InvalidArgumentError(
+        what + ": external data file '" + location + "' has " +
+        std::to_string(size) + " bytes; " + std::to_string(expected_bytes) +
+        " are needed from offset " + std::to_string(offset));
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes(expected_bytes, '\0');
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(bytes.data(), static_cast<std::streamsize>(expected_bytes));
+  if (!in) {
+    return InvalidArgumentError(what + ": could not read external data '" +
+                                location + "'");
+  }
+  return bytes;
+}
+
+// Copies a typed repeated field into the tensor, value by value, checking
+// that each fits the element type (bool: 0 or 1).
+template <class T, class Field>
+Status CopyTyped(const Field& field, Tensor* tensor, const std::string& what) {
+  if (static_cast<int64_t>(field.size()) != tensor->NumElements()) {
+    return InvalidArgumentError(
+        what + ": dims " + tensor->shape().ToString() + " need " +
+        std::to_string(tensor->NumElements()) + " values, the tensor has " +
+        std::to_string(field.size()));
+  }
+  T* out = tensor->data<T>();
+  for (int i = 0; i < field.size(); ++i) {
+    const auto v = field.Get(i);
+    if constexpr (std::is_same_v<T, bool>) {
+      if (v != 0 && v != 1) {
+        return InvalidArgumentError(what + ": bool value " + std::to_string(i) +
+                                    " is " + std::to_string(v));
+      }
+    }
+    out[i] = static_cast<T>(v);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::optional<DataType> FromOnnxType(int32_t onnx_type) {
+  switch (onnx_type) {
+    case TensorProto::FLOAT:
+      return DataType::kFloat32;
+    case TensorProto::DOUBLE:
+      return DataType::kFloat64;
+    case TensorProto::INT32:
+      return DataType::kInt32;
+    case TensorProto::INT64:
+      return DataType::kInt64;
+    case TensorProto::BOOL:
+      return DataType::kBool;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string OnnxTypeName(int32_t onnx_type) {
+  if (!TensorProto::DataType_IsValid(onnx_type) ||
+      onnx_type == TensorProto::UNDEFINED) {
+    return "UNDEFINED(" + std::to_string(onnx_type) + ")";
+  }
+  return TensorProto::DataType_Name(
+      static_cast<TensorProto::DataType>(onnx_type));
+}
+
+std::string OnnxTensorTypeString(int32_t onnx_type) {
+  static const char* const kNames[] = {
+      "undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
+      "int32",     "int64",  "string",    "bool",       "float16", "double",
+      "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
+  if (onnx_type < 0 || onnx_type >= static_cast<int32_t>(std::size(kNames))) {
+    return "tensor(" + OnnxTypeName(onnx_type) + ")";
+  }
+  return std::string("tensor(") + kNames[onnx_type] + ")";
+}
+
+StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
+                                 const ExternalDataRoot& root,
+                                 const std::string& what) {
+  if (proto.has_segment()) {
+    return UnimplementedError(what + ": segmented tensors are not supported");
+  }
+  const std::optional<DataType> dtype = FromOnnxType(proto.data_type());
+  if (!dtype) {
+    return UnimplementedError(what + ": dtype " +
+                              OnnxTypeName(proto.data_type()) +
+                              " is not supported");
+  }
+  WEFT_ASSIGN_OR_RETURN(Shape shape, ShapeOf(proto, what));
+  const uint64_t count = static_cast<uint64_t>(shape.NumElements());
+  const size_t element = DataTypeSize(*dtype);
+  if (count > std::numeric_limits<uint64_t>::max() / element) {
+    return InvalidArgumentError(what + ": dims " + shape.ToString() +
+                                " are too large");
+  }
+  const uint64_t bytes = count * element;
+
+  const bool external = proto.data_location() == TensorProto::EXTERNAL;
+  if (external || proto.has_raw_data()) {
+    std::string external_bytes;
+    if (external) {
+      WEFT_ASSIGN_OR_RETURN(external_bytes,
+                            ReadExternal(proto, root, what, bytes));
+    }
+    const std::string& raw = external ? external_bytes : proto.raw_data();
+    if (raw.size() != bytes) {
+      return InvalidArgumentError(
+          what + ": dims " + shape.ToString() + " of " +
+          OnnxTypeName(proto.data_type()) + " need " + std::to_string(bytes) +
+          " bytes of raw data, the tensor has " + std::to_string(raw.size()));
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                          Tensor::CreateUninitialized(*dtype, shape));
+    if (bytes > 0) std::memcpy(tensor.raw_data(), raw.data(), bytes);
+    if (*dtype == DataType::kBool) {
+      const auto* b = static_cast<const uint8_t*>(tensor.raw_data());
+      for (uint64_t i = 0; i < count; ++i) {
+        if (b[i] > 1) {
+          return InvalidArgumentError(what + ": bool value " +
+                                      std::to_string(i) + " is " +
+                                      std::to_string(b[i]));
+        }
+      }
+    }
+    return tensor;
+  }
+
+  // The typed field's length must match before anything is allocated.
+  int64_t stored = 0;
+  switch (*dtype) {
+    case DataType::kFloat32:
+      stored = proto.float_data_size();
+      break;
+    case DataType::kFloat64:
+      stored = proto.double_data_size();
+      break;
+    case DataType::kInt32:
+    case DataType::kBool:
+      stored = proto.int32_data_size();
+      break;
+    case DataType::kInt64:
+      stored = proto.int64_data_size();
+      break;
+  }
+  if (static_cast<uint64_t>(stored) != count) {
+    return InvalidArgumentError(
+        what + ": dims " + shape.ToString() + " need " + std::to_string(count) +
+        " values, the tensor has " + std::to_string(stored));
+  }
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                        Tensor::CreateUninitialized(*dtype, shape));
+  switch (*dtype) {
+    case DataType::kFloat32:
+      WEFT_RETURN_IF_ERROR(CopyTyped<float>(proto.float_data(), &tensor, what));
+      break;
+    case DataType::kFloat64:
+      WEFT_RETURN_IF_ERROR(
+          CopyTyped<double>(proto.double_data(), &tensor, what));
+      break;
+    case DataType::kInt32:
+      WEFT_RETURN_IF_ERROR(
+          CopyTyped<int32_t>(proto.int32_data(), &tensor, what));
+      break;
+    case DataType::kInt64:
+      WEFT_RETURN_IF_ERROR(
+          CopyTyped<int64_t>(proto.int64_data(), &tensor, what));
+      break;
+    case DataType::kBool:
+      WEFT_RETURN_IF_ERROR(CopyTyped<bool>(proto.int32_data(), &tensor, what));
+      break;
+  }
+  return tensor;
+}
+
+}  // namespace weft::internal

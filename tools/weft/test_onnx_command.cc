@@ -1,0 +1,332 @@
+// weft test-onnx PATH...: the ONNX backend test runner (as ONNX Runtime's
+// onnx_test_runner). A case is a folder with model.onnx and
+// test_data_set_N/{input_K.pb, output_K.pb}; PATH is a case or a folder of
+// cases. Each case is passed, failed (output, worst element, expected and
+// actual values, tolerance) or skipped (weft recognised, before running,
+// something it does not implement, and names it). Every case runs at
+// (inter, intra) in {1, 2}^2 and all four results must be bitwise equal.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "weft/onnx.h"
+
+namespace weft::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The ONNX backend tests' tolerance (onnx.backend.test.runner): an element
+// passes when |actual - expected| <= kAtol + kRtol * |expected|; integer and
+// bool outputs must be exact.
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-7;
+
+enum class Outcome { kPassed, kFailed, kSkipped };
+
+struct CaseResult {
+  std::string name;
+  Outcome outcome = Outcome::kPassed;
+  std::string message;
+};
+
+struct DataSet {
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+};
+
+// A case's outcome for a status: Unimplemented is "weft lacks this", any
+// other error is a failure.
+CaseResult FromStatus(const std::string& name, const Status& s,
+                      const char* stage) {
+  CaseResult r{name, Outcome::kFailed,
+               std::string(stage) + ": " + s.ToString()};
+  if (s.code() == StatusCode::kUnimplemented) {
+    r.outcome = Outcome::kSkipped;
+    r.message = "unsupported: " + s.message();
+  }
+  return r;
+}
+
+std::vector<fs::path> SortedEntries(const fs::path& dir, const char* prefix) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) {
+      out.push_back(e.path());
+    }
+  }
+  // input_10 after input_9: order by the number after the last '_'.
+  std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
+    auto number = [](const fs::path& p) {
+      const std::string s = p.stem().string();
+      return std::atoll(s.c_str() + s.rfind('_') + 1);
+    };
+    return number(a) < number(b);
+  });
+  return out;
+}
+
+StatusOr<DataSet> ReadDataSet(const fs::path& dir) {
+  DataSet set;
+  for (const fs::path& p : SortedEntries(dir, "input_")) {
+    WEFT_ASSIGN_OR_RETURN(Tensor t, LoadOnnxTensor(p.string()));
+    set.inputs.push_back(std::move(t));
+  }
+  for (const fs::path& p : SortedEntries(dir, "output_")) {
+    WEFT_ASSIGN_OR_RETURN(Tensor t, LoadOnnxTensor(p.string()));
+    set.outputs.push_back(std::move(t));
+  }
+  return set;
+}
+
+double AsDouble(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kFloat32:
+      return t.data<float>()[i];
+    case DataType::kFloat64:
+      return t.data<double>()[i];
+    case DataType::kInt32:
+      return t.data<int32_t>()[i];
+    case DataType::kInt64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DataType::kBool:
+      return t.data<bool>()[i];
+  }
+  return 0;
+}
+
+// "" when `actual` matches `expected` within the tolerance; else what
+// differs, with the worst element.
+std::string Compare(const std::string& output, const Tensor& expected,
+                    const Tensor& actual) {
+  if (expected.dtype() != actual.dtype()) {
+    return "output '" + output + "': dtype " + DataTypeName(actual.dtype()) +
+           ", expected " + DataTypeName(expected.dtype());
+  }
+  if (!(expected.shape() == actual.shape())) {
+    return "output '" + output + "': shape " + actual.shape().ToString() +
+           ", expected " + expected.shape().ToString();
+  }
+  const bool exact = expected.dtype() != DataType::kFloat32 &&
+                     expected.dtype() != DataType::kFloat64;
+  int64_t worst = -1;
+  double worst_excess = 0;
+  for (int64_t i = 0; i < expected.NumElements(); ++i) {
+    const double e = AsDouble(expected, i), a = AsDouble(actual, i);
+    if (std::isnan(e) && std::isnan(a)) continue;
+    if (e == a) continue;  // Also equal infinities.
+    const double allowed = exact ? 0 : kAtol + kRtol * std::fabs(e);
+    const double excess = std::isnan(e - a) || std::isinf(e - a)
+                              ? INFINITY
+                              : std::fabs(e - a) - allowed;
+    if (excess > 0 && (worst < 0 || excess > worst_excess)) {
+      worst = i;
+      worst_excess = excess;
+    }
+  }
+  if (worst < 0) return "";
+  char buf[256];
+  std::snprintf(
+      buf, sizeof buf, "output '%s': element %lld is %.9g, expected %.9g (%s)",
+      output.c_str(), static_cast<long long>(worst), AsDouble(actual, worst),
+      AsDouble(expected, worst), exact ? "exact" : "rtol 1e-3, atol 1e-7");
+  return buf;
+}
+
+CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
+  const std::string name = dir.filename().string();
+  auto model = LoadOnnxModel((dir / "model.onnx").string());
+  if (!model.ok()) return FromStatus(name, model.status(), "load");
+  std::vector<std::string> fetches;
+  for (const OnnxValueInfo& out : model->outputs) fetches.push_back(out.tensor);
+
+  const std::vector<fs::path> sets = SortedEntries(dir, "test_data_set_");
+  if (sets.empty()) return {name, Outcome::kFailed, "no test_data_set_N"};
+  struct Setting {
+    int inter, intra;
+  };
+  const Setting settings[] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (const Setting& s : settings) {
+    SessionOptions options;
+    options.inter_op_parallelism_threads = s.inter;
+    options.intra_op_parallelism_threads = s.intra;
+    options.use_per_session_threads = true;
+    auto session = Session::Create(model->file.graph, options);
+    if (!session.ok()) return FromStatus(name, session.status(), "compile");
+    sessions.push_back(std::move(session).value());
+  }
+  RunOptions run_options;
+  run_options.timeout_ms = timeout_ms;
+  for (const fs::path& set_dir : sets) {
+    const std::string set_name = set_dir.filename().string();
+    auto data = ReadDataSet(set_dir);
+    if (!data.ok()) return FromStatus(name, data.status(), set_name.c_str());
+    if (data->inputs.size() != model->inputs.size() ||
+        data->outputs.size() != model->outputs.size()) {
+      return {name, Outcome::kFailed,
+              set_name + ": " + std::to_string(data->inputs.size()) +
+                  " inputs and " + std::to_string(data->outputs.size()) +
+                  " outputs for a model of " +
+                  std::to_string(model->inputs.size()) + " and " +
+                  std::to_string(model->outputs.size())};
+    }
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    for (size_t i = 0; i < data->inputs.size(); ++i) {
+      feeds.emplace_back(model->inputs[i].tensor, data->inputs[i]);
+    }
+    std::vector<Tensor> first;
+    for (size_t s = 0; s < sessions.size(); ++s) {
+      std::vector<Tensor> outputs;
+      RunMetadata metadata;
+      Status status = sessions[s]->Run(run_options, feeds, fetches, {},
+                                       &outputs, &metadata);
+      if (!status.ok()) return FromStatus(name, status, set_name.c_str());
+      if (s == 0) {
+        for (size_t k = 0; k < outputs.size(); ++k) {
+          std::string diff =
+              Compare(model->outputs[k].name, data->outputs[k], outputs[k]);
+          if (!diff.empty()) {
+            return {name, Outcome::kFailed, set_name + ": " + diff};
+          }
+        }
+        first = std::move(outputs);
+        continue;
+      }
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        if (!outputs[k].BitwiseEqual(first[k])) {
+          return {name, Outcome::kFailed,
+                  set_name + ": output '" + model->outputs[k].name +
+                      "' at (inter " + std::to_string(settings[s].inter) +
+                      ", intra " + std::to_string(settings[s].intra) +
+                      ") differs bitwise from (1, 1)"};
+        }
+      }
+    }
+  }
+  return {name, Outcome::kPassed, ""};
+}
+
+// The case folders under `path`: itself when it holds model.onnx, else its
+// subfolders that do, in name order.
+std::vector<fs::path> FindCases(const fs::path& path) {
+  std::error_code ec;
+  if (fs::exists(path / "model.onnx", ec)) return {path};
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(path, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "model.onnx", ec)) {
+      cases.push_back(e.path());
+    }
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+StatusOr<std::vector<std::string>> ReadCaseList(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError(path + ": cannot open the case list");
+  std::vector<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    line.erase(0, line.find_first_not_of(" \t"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (!line.empty() && line[0] != '#') names.push_back(line);
+  }
+  return names;
+}
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kPassed:
+      return "passed";
+    case Outcome::kFailed:
+      return "failed";
+    case Outcome::kSkipped:
+      return "skipped";
+  }
+  return "";
+}
+
+}  // namespace
+
+int TestOnnxCommand(const TestOnnxArgs& args) {
+  std::vector<fs::path> cases;
+  for (const std::string& p : args.paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      return Fail(kExitBadInput, p + ": not a folder (a test case or a "
+                                     "folder of test cases)");
+    }
+    std::vector<fs::path> found = FindCases(p);
+    if (found.empty()) {
+      return Fail(kExitBadInput, p + ": no test case (a folder with "
+                                     "model.onnx) found");
+    }
+    cases.insert(cases.end(), found.begin(), found.end());
+  }
+  std::vector<std::string> must_pass;
+  if (!args.must_pass_file.empty()) {
+    auto list = ReadCaseList(args.must_pass_file);
+    if (!list.ok()) return Fail(kExitBadInput, list.status().ToString());
+    must_pass = *std::move(list);
+  }
+
+  std::vector<CaseResult> results;
+  int counts[3] = {0, 0, 0};
+  for (const fs::path& dir : cases) {
+    CaseResult r;
+    try {
+      r = RunCase(dir, args.timeout_ms);
+    } catch (const std::exception& e) {
+      r = {dir.filename().string(), Outcome::kFailed,
+           std::string("exception: ") + e.what()};
+    }
+    ++counts[static_cast<int>(r.outcome)];
+    if (!args.json) {
+      std::printf("%-7s %s%s%s\n", OutcomeName(r.outcome), r.name.c_str(),
+                  r.message.empty() ? "" : ": ", r.message.c_str());
+      std::fflush(stdout);
+    }
+    results.push_back(std::move(r));
+  }
+
+  std::set<std::string> passed;
+  for (const CaseResult& r : results) {
+    if (r.outcome == Outcome::kPassed) passed.insert(r.name);
+  }
+  std::vector<std::string> regressions;
+  for (const std::string& name : must_pass) {
+    if (!passed.count(name)) regressions.push_back(name);
+  }
+
+  if (args.json) {
+    nlohmann::json j;
+    j["cases"] = nlohmann::json::array();
+    for (const CaseResult& r : results) {
+      j["cases"].push_back({{"name", r.name},
+                            {"result", OutcomeName(r.outcome)},
+                            {"message", r.message}});
+    }
+    j["passed"] = counts[0];
+    j["failed"] = counts[1];
+    j["skipped"] = counts[2];
+    j["must_pass_missing"] = regressions;
+    std::printf("%s\n", j.dump(1).c_str());
+  } else {
+    for (const std::string& name : regressions) {
+      std::printf("must pass, did not: %s\n", name.c_str());
+    }
+    std::printf("%d passed, %d failed, %d skipped\n", counts[0], counts[1],
+                counts[2]);
+  }
+  return counts[1] > 0 || !regressions.empty() ? kExitRunFailed : kExitOk;
+}
+
+}  // namespace weft::cli
