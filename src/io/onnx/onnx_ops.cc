@@ -88,7 +88,8 @@ StatusOr<AttrValue> ConvertAttr(const OnnxNode& n, const AttributeProto& a,
 }
 
 // The node as weft op `op`: inputs [0, max_inputs) passed through (an
-// omitted trailing input is dropped; an omitted inner one is unsupported),
+// omitted trailing input is dropped; an omitted inner one is unsupported;
+// the caller converts inputs from max_inputs on),
 // every attribute not in `ignored` converted through the op's schema.
 Status Direct(const OnnxNode& n, NodeDef* out, const std::string& op,
               int max_inputs = -1, const std::set<std::string>& ignored = {}) {
@@ -96,15 +97,7 @@ Status Direct(const OnnxNode& n, NodeDef* out, const std::string& op,
   if (def == nullptr) return InternalError("weft op '" + op + "' is missing");
   out->op = op;
   int last = n.num_inputs();
-  if (max_inputs >= 0) {
-    for (int i = max_inputs; i < n.num_inputs(); ++i) {
-      if (n.has_input(i)) {
-        return UnimplementedError(n.Where() + ": input " + std::to_string(i) +
-                                  " is not supported");
-      }
-    }
-    last = std::min(last, max_inputs);
-  }
+  if (max_inputs >= 0) last = std::min(last, max_inputs);
   while (last > 0 && !n.has_input(last - 1)) --last;
   for (int i = 0; i < last; ++i) {
     if (!n.has_input(i)) {

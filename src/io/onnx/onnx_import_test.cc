@@ -1,0 +1,272 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_support/session_util.h"
+#include "weft/onnx.h"
+
+namespace weft {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+onnx::ValueInfoProto Value(const std::string& name, int32_t type,
+                           std::vector<std::string> dims) {
+  onnx::ValueInfoProto v;
+  v.set_name(name);
+  auto* tensor = v.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(type);
+  auto* shape = tensor->mutable_shape();
+  for (const std::string& d : dims) {
+    auto* dim = shape->add_dim();
+    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) {
+      dim->set_dim_value(std::stoll(d));
+    } else if (!d.empty()) {
+      dim->set_dim_param(d);
+    }
+  }
+  return v;
+}
+
+// y = x + w, with x [batch, 3] fed and w a float initializer [3].
+onnx::ModelProto AddModel(int64_t opset = 13) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("weft-test");
+  m.add_opset_import()->set_version(opset);
+  auto* g = m.mutable_graph();
+  *g->add_input() = Value("x", onnx::TensorProto::FLOAT, {"batch", "3"});
+  *g->add_output() = Value("y", onnx::TensorProto::FLOAT, {"batch", "3"});
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  for (float v : {10.f, 20.f, 30.f}) w->add_float_data(v);
+  auto* add = g->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("w");
+  add->add_output("y");
+  return m;
+}
+
+StatusOr<OnnxModel> Parse(const onnx::ModelProto& m,
+                          const std::string& dir = ".") {
+  return ParseOnnxModel(m.SerializeAsString(), dir);
+}
+
+TEST(OnnxImportTest, AnAddModelRunsWithSymbolicDimensionsFromTheFeed) {
+  auto model = Parse(AddModel());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->producer_name, "weft-test");
+  ASSERT_EQ(model->inputs.size(), 1u);  // The initializer is no input.
+  EXPECT_EQ(model->inputs[0].ShapeString(), "[batch, 3]");
+  EXPECT_EQ(model->inputs[0].type_name, "tensor(float)");
+  ASSERT_EQ(model->outputs.size(), 1u);
+  auto session =
+      test::MustCreate(model->file.graph, test::PerSessionOptions(1, 1));
+  for (int64_t batch : {1, 4}) {
+    std::vector<float> x(batch * 3, 1.0f);
+    auto out = test::MustRun(
+        *session, {model->outputs[0].tensor},
+        {{model->inputs[0].tensor, Tensor::FromVector<float>({batch, 3}, x)}});
+    EXPECT_EQ(out[0].shape(), (Shape{batch, 3}));
+    EXPECT_EQ(out[0].data<float>()[2], 31.0f);
+  }
+}
+
+TEST(OnnxImportTest, ReduceSumAxesComeFromAnInputFromOpset13) {
+  for (int64_t opset : {11, 13}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    onnx::ModelProto m = AddModel(opset);
+    auto* g = m.mutable_graph();
+    g->mutable_output(0)->set_name("s");
+    auto* reduce = g->add_node();
+    reduce->set_op_type("ReduceSum");
+    reduce->add_input("y");
+    reduce->add_output("s");
+    auto* keep = reduce->add_attribute();
+    keep->set_name("keepdims");
+    keep->set_type(onnx::AttributeProto::INT);
+    keep->set_i(0);
+    if (opset >= 13) {
+      auto* axes = g->add_initializer();
+      axes->set_name("axes");
+      axes->set_data_type(onnx::TensorProto::INT64);
+      axes->add_dims(1);
+      axes->add_int64_data(1);
+      reduce->add_input("axes");
+    } else {
+      auto* axes = reduce->add_attribute();
+      axes->set_name("axes");
+      axes->set_type(onnx::AttributeProto::INTS);
+      axes->add_ints(1);
+    }
+    auto model = Parse(m);
+    ASSERT_TRUE(model.ok()) << model.status();
+    auto session =
+        test::MustCreate(model->file.graph, test::PerSessionOptions(1, 1));
+    auto out = test::MustRun(
+        *session, {model->outputs[0].tensor},
+        {{"x", Tensor::FromVector<float>({2, 3}, {1, 1, 1, 2, 2, 2})}});
+    EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{63, 66}));
+  }
+}
+
+TEST(OnnxImportTest, ExternalDataIsReadFromTheModelsFolderOnly) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "weft_onnx_external";
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "weights.bin", std::ios::binary);
+    const float values[] = {0, 0, 1, 2, 3};  // 8 bytes of offset first.
+    out.write(reinterpret_cast<const char*>(values), sizeof values);
+  }
+  auto with_location = [&](const std::string& location,
+                           const std::string& length) {
+    onnx::ModelProto m = AddModel();
+    auto* w = m.mutable_graph()->mutable_initializer(0);
+    w->clear_float_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const char* key, const std::string& value) {
+      auto* e = w->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    };
+    add("location", location);
+    add("offset", "8");
+    if (!length.empty()) add("length", length);
+    return Parse(m, dir.string());
+  };
+  auto ok = with_location("weights.bin", "12");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  const NodeDef* w = ok->file.graph.FindNode("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(test::Values<float>(*w->attrs.at("value").get_if<Tensor>()),
+            (std::vector<float>{1, 2, 3}));
+
+  struct Bad {
+    std::string location, length, message;
+  };
+  for (const Bad& bad :
+       {Bad{"missing.bin", "", "external data file 'missing.bin'"},
+        Bad{"/etc/passwd", "", "is absolute"},
+        Bad{"../weights.bin", "", "leaves the model's folder"},
+        Bad{"weights.bin", "16", "length 16 does not match the 12 bytes"}}) {
+    auto model = with_location(bad.location, bad.length);
+    ASSERT_FALSE(model.ok()) << bad.location;
+    EXPECT_THAT(model.status().message(),
+                AllOf(HasSubstr("initializer 'w'"), HasSubstr(bad.message)));
+  }
+  fs::create_symlink("/etc/hostname", dir / "escape.bin");
+  auto escape = with_location("escape.bin", "");
+  EXPECT_THAT(escape.status().message(),
+              HasSubstr("resolves outside the model's folder"));
+  fs::remove_all(dir);
+}
+
+TEST(OnnxImportTest, MalformedModelsAreErrorsNamingWhatIsWrong) {
+  EXPECT_THAT(ParseOnnxModel("", ".").status().message(),
+              HasSubstr("the model file is empty"));
+  EXPECT_THAT(ParseOnnxModel("\xff\xff\xff garbage", ".").status().message(),
+              HasSubstr("not an ONNX model"));
+  const std::string bytes = AddModel().SerializeAsString();
+  EXPECT_FALSE(ParseOnnxModel(bytes.substr(0, bytes.size() / 2), ".").ok());
+
+  struct Case {
+    std::function<void(onnx::ModelProto&)> edit;
+    StatusCode code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& m) { m.mutable_opset_import(0)->set_version(18); },
+       StatusCode::kUnimplemented, "opset 18 of the default domain"},
+      {[](auto& m) { m.mutable_graph()->mutable_node(0)->set_op_type("Foo"); },
+       StatusCode::kUnimplemented, "node 'y' (ONNX Foo): op 'Foo'"},
+      {[](auto& m) {
+         m.mutable_graph()->mutable_node(0)->set_domain("com.example");
+       },
+       StatusCode::kUnimplemented, "domain 'com.example'"},
+      {[](auto& m) { m.mutable_graph()->mutable_node(0)->set_input(1, "v"); },
+       StatusCode::kInvalidArgument, "input 'v' is not produced"},
+      {[](auto& m) { m.mutable_graph()->mutable_output(0)->set_name("z"); },
+       StatusCode::kInvalidArgument, "output 'z' is not produced"},
+      {[](auto& m) {
+         *m.mutable_graph()->add_output() = m.graph().output(0);
+       },
+       StatusCode::kInvalidArgument, "output 'y' is listed twice"},
+      {[](auto& m) { m.mutable_graph()->mutable_node(0)->set_output(0, "w"); },
+       StatusCode::kInvalidArgument, "tensor 'w' is produced twice"},
+      {[](auto& m) {
+         m.mutable_graph()->mutable_initializer(0)->add_float_data(4);
+       },
+       StatusCode::kInvalidArgument,
+       "initializer 'w': dims [3] need 3 values, the tensor has 4"},
+      {[](auto& m) {
+         m.mutable_graph()->mutable_initializer(0)->set_dims(0, -3);
+       },
+       StatusCode::kInvalidArgument, "initializer 'w': invalid dims [-3]"},
+      {[](auto& m) {
+         auto* w = m.mutable_graph()->mutable_initializer(0);
+         w->set_dims(0, int64_t{1} << 40);
+         w->add_dims(int64_t{1} << 40);
+       },
+       StatusCode::kInvalidArgument, "invalid dims"},
+      {[](auto& m) {
+         auto* w = m.mutable_graph()->mutable_initializer(0);
+         w->clear_float_data();
+         w->set_raw_data(std::string(11, '\0'));
+       },
+       StatusCode::kInvalidArgument, "need 12 bytes of raw data"},
+      {[](auto& m) {
+         m.mutable_graph()->mutable_initializer(0)->set_data_type(
+             onnx::TensorProto::COMPLEX64);
+       },
+       StatusCode::kUnimplemented, "dtype COMPLEX64 is not supported"},
+      {[](auto& m) {
+         m.mutable_graph()
+             ->mutable_input(0)
+             ->mutable_type()
+             ->mutable_tensor_type()
+             ->set_elem_type(onnx::TensorProto::STRING);
+       },
+       StatusCode::kUnimplemented, "input 'x': dtype STRING"},
+      {[](auto& m) {
+         auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+         a->set_name("alpha");
+         a->set_type(onnx::AttributeProto::FLOAT);
+       },
+       StatusCode::kUnimplemented, "attribute 'alpha' is not supported"},
+  };
+  for (const Case& c : cases) {
+    onnx::ModelProto m = AddModel();
+    c.edit(m);
+    auto model = Parse(m);
+    ASSERT_FALSE(model.ok()) << c.message;
+    EXPECT_EQ(model.status().code(), c.code) << model.status();
+    EXPECT_THAT(model.status().message(), HasSubstr(c.message));
+  }
+}
+
+TEST(OnnxImportTest, ATensorProtoFileParsesToATensor) {
+  onnx::TensorProto t;
+  t.set_name("input_0");
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(2);
+  t.add_int64_data(-5);
+  t.add_int64_data(7);
+  std::string name;
+  auto tensor = ParseOnnxTensor(t.SerializeAsString(), &name);
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(name, "input_0");
+  EXPECT_EQ(test::Values<int64_t>(*tensor), (std::vector<int64_t>{-5, 7}));
+  EXPECT_THAT(ParseOnnxTensor("\x0a\xff").status().message(),
+              HasSubstr("not an ONNX TensorProto"));
+}
+
+}  // namespace
+}  // namespace weft
