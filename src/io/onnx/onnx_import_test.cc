@@ -191,13 +191,14 @@ TEST(OnnxImportTest, MalformedModelsAreErrorsNamingWhatIsWrong) {
          m.mutable_graph()->mutable_node(0)->set_domain("com.example");
        },
        StatusCode::kUnimplemented, "domain 'com.example'"},
+      // Found by the fuzzer: a node without inputs.
+      {[](auto& m) { m.mutable_graph()->mutable_node(0)->clear_input(); },
+       StatusCode::kInvalidArgument, "node 'y' (ONNX Add): input 0 is missing"},
       {[](auto& m) { m.mutable_graph()->mutable_node(0)->set_input(1, "v"); },
        StatusCode::kInvalidArgument, "input 'v' is not produced"},
       {[](auto& m) { m.mutable_graph()->mutable_output(0)->set_name("z"); },
        StatusCode::kInvalidArgument, "output 'z' is not produced"},
-      {[](auto& m) {
-         *m.mutable_graph()->add_output() = m.graph().output(0);
-       },
+      {[](auto& m) { *m.mutable_graph()->add_output() = m.graph().output(0); },
        StatusCode::kInvalidArgument, "output 'y' is listed twice"},
       {[](auto& m) { m.mutable_graph()->mutable_node(0)->set_output(0, "w"); },
        StatusCode::kInvalidArgument, "tensor 'w' is produced twice"},

@@ -360,6 +360,14 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
     return UnimplementedError(node.Where() + ": op '" + node.op_type() +
                               "' is not supported");
   }
+  // Every op weft converts reads at least its first input and writes its
+  // first output.
+  if (!node.has_input(0)) {
+    return InvalidArgumentError(node.Where() + ": input 0 is missing");
+  }
+  if (!node.has_output(0)) {
+    return InvalidArgumentError(node.Where() + ": output 0 is missing");
+  }
   return it->second(node, out);
 }
 

@@ -45,7 +45,11 @@ class OnnxNode {
   bool has_input(int i) const {
     return i < num_inputs() && !inputs_[i].empty();
   }
-  const std::string& input(int i) const { return inputs_[i]; }
+  // REQUIRES: 0 <= i < num_inputs(); checked (WEFT_CHECK).
+  const std::string& input(int i) const {
+    WEFT_CHECK(i >= 0 && i < num_inputs(), "OnnxNode::input out of range");
+    return inputs_[i];
+  }
   // Input i's value when it is a constant, else null.
   const Tensor* constant(int i) const {
     return i < num_inputs() ? constants_[i] : nullptr;
