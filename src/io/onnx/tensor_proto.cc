@@ -116,17 +116,21 @@ StatusOr<std::string> ReadExternal(const TensorProto& proto,
   return bytes;
 }
 
-// Copies a typed repeated field into the tensor, value by value, checking
-// that each fits the element type (bool: 0 or 1).
+// The tensor a typed repeated field holds: its length is checked against
+// the dims before anything is allocated, and each value against the element
+// type (bool: 0 or 1).
 template <class T, class Field>
-Status CopyTyped(const Field& field, Tensor* tensor, const std::string& what) {
-  if (static_cast<int64_t>(field.size()) != tensor->NumElements()) {
-    return InvalidArgumentError(
-        what + ": dims " + tensor->shape().ToString() + " need " +
-        std::to_string(tensor->NumElements()) + " values, the tensor has " +
-        std::to_string(field.size()));
+StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
+                                 const std::string& what) {
+  if (static_cast<int64_t>(field.size()) != shape.NumElements()) {
+    return InvalidArgumentError(what + ": dims " + shape.ToString() + " need " +
+                                std::to_string(shape.NumElements()) +
+                                " values, the tensor has " +
+                                std::to_string(field.size()));
   }
-  T* out = tensor->data<T>();
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                        Tensor::CreateUninitialized(DataTypeOf<T>(), shape));
+  T* out = tensor.data<T>();
   for (int i = 0; i < field.size(); ++i) {
     const auto v = field.Get(i);
     if constexpr (std::is_same_v<T, bool>) {
@@ -137,7 +141,7 @@ Status CopyTyped(const Field& field, Tensor* tensor, const std::string& what) {
     }
     out[i] = static_cast<T>(v);
   }
-  return Status::OK();
+  return tensor;
 }
 
 }  // namespace
@@ -230,51 +234,19 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
     return tensor;
   }
 
-  // The typed field's length must match before anything is allocated.
-  int64_t stored = 0;
   switch (*dtype) {
     case DataType::kFloat32:
-      stored = proto.float_data_size();
-      break;
+      return TensorFromField<float>(proto.float_data(), shape, what);
     case DataType::kFloat64:
-      stored = proto.double_data_size();
-      break;
+      return TensorFromField<double>(proto.double_data(), shape, what);
     case DataType::kInt32:
-    case DataType::kBool:
-      stored = proto.int32_data_size();
-      break;
+      return TensorFromField<int32_t>(proto.int32_data(), shape, what);
     case DataType::kInt64:
-      stored = proto.int64_data_size();
-      break;
-  }
-  if (static_cast<uint64_t>(stored) != count) {
-    return InvalidArgumentError(
-        what + ": dims " + shape.ToString() + " need " + std::to_string(count) +
-        " values, the tensor has " + std::to_string(stored));
-  }
-  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
-                        Tensor::CreateUninitialized(*dtype, shape));
-  switch (*dtype) {
-    case DataType::kFloat32:
-      WEFT_RETURN_IF_ERROR(CopyTyped<float>(proto.float_data(), &tensor, what));
-      break;
-    case DataType::kFloat64:
-      WEFT_RETURN_IF_ERROR(
-          CopyTyped<double>(proto.double_data(), &tensor, what));
-      break;
-    case DataType::kInt32:
-      WEFT_RETURN_IF_ERROR(
-          CopyTyped<int32_t>(proto.int32_data(), &tensor, what));
-      break;
-    case DataType::kInt64:
-      WEFT_RETURN_IF_ERROR(
-          CopyTyped<int64_t>(proto.int64_data(), &tensor, what));
-      break;
+      return TensorFromField<int64_t>(proto.int64_data(), shape, what);
     case DataType::kBool:
-      WEFT_RETURN_IF_ERROR(CopyTyped<bool>(proto.int32_data(), &tensor, what));
-      break;
+      return TensorFromField<bool>(proto.int32_data(), shape, what);
   }
-  return tensor;
+  return InternalError(what + ": unhandled dtype");
 }
 
 }  // namespace weft::internal
