@@ -50,6 +50,11 @@ void RegisterRandomOps(OpRegistry& registry);
 void RegisterControlOps(OpRegistry& registry);
 void RegisterCustomOps(OpRegistry& registry);
 void RegisterQueueOps(OpRegistry& registry);
+void RegisterReshapeOps(OpRegistry& registry);
+void RegisterLogicOps(OpRegistry& registry);
+void RegisterActivationOps(OpRegistry& registry);
+void RegisterIndexOps(OpRegistry& registry);
+void RegisterNnOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

@@ -71,6 +71,11 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterControlOps(registry);
   RegisterCustomOps(registry);
   RegisterQueueOps(registry);
+  RegisterReshapeOps(registry);
+  RegisterLogicOps(registry);
+  RegisterActivationOps(registry);
+  RegisterIndexOps(registry);
+  RegisterNnOps(registry);
 }
 
 }  // namespace weft::internal

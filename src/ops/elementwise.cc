@@ -1,5 +1,6 @@
 // Element-wise unary ops (ONNX names): Neg, Abs, Exp, Log, Sqrt, Reciprocal,
-// Sigmoid, Tanh, Gelu (approximate = "none" | "tanh"), and the variadic Sum.
+// Sigmoid, Tanh, Gelu (approximate = "none" | "tanh"), and the variadic Sum,
+// Max, Min and Mean.
 // The binary ops are in math_ops.cc.
 //
 // Unary ops split over fixed blocks (ParallelForFixedBlocks): every element
@@ -157,37 +158,59 @@ void RegisterUnary(OpRegistry& registry, const char* name,
   CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
 }
 
-// Sum (variadic, NumPy broadcasting): added left to right, input order.
-class SumKernel : public OpKernel {
+// Sum, Max, Min, Mean (variadic, NumPy broadcasting): combined left to
+// right in input order; Mean divides the sum by the input count.
+enum class Variadic { kSum, kMax, kMin, kMean };
+
+template <Variadic kOp>
+class VariadicKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
     Tensor acc = ctx.input(0);
+    const DataType dtype = acc.dtype();
     for (int i = 1; i < ctx.num_inputs(); ++i) {
       const Tensor& next = ctx.input(i);
       WEFT_ASSIGN_OR_RETURN(PartialShape shape,
                             BroadcastShapes(acc.shape(), next.shape()));
-      WEFT_ASSIGN_OR_RETURN(Tensor sum,
-                            Tensor::Create(acc.dtype(), shape.ToShape()));
-      WEFT_RETURN_IF_ERROR(
-          DispatchNumeric(acc.dtype(), [&](auto zero) -> Status {
-            using T = decltype(zero);
-            BroadcastBinary<T, T>(ctx, acc, next, &sum, std::plus<T>());
-            return Status::OK();
-          }));
-      acc = std::move(sum);
+      WEFT_ASSIGN_OR_RETURN(Tensor combined,
+                            Tensor::Create(dtype, shape.ToShape()));
+      WEFT_RETURN_IF_ERROR(DispatchNumeric(dtype, [&](auto zero) -> Status {
+        using T = decltype(zero);
+        BroadcastBinary<T, T>(ctx, acc, next, &combined, [](T x, T y) -> T {
+          if constexpr (kOp == Variadic::kMax) return x < y ? y : x;
+          if constexpr (kOp == Variadic::kMin) return y < x ? y : x;
+          return static_cast<T>(x + y);
+        });
+        return Status::OK();
+      }));
+      acc = std::move(combined);
+    }
+    if constexpr (kOp == Variadic::kMean) {
+      WEFT_ASSIGN_OR_RETURN(Tensor mean, Tensor::Create(dtype, acc.shape()));
+      WEFT_RETURN_IF_ERROR(DispatchNumeric(dtype, [&](auto zero) -> Status {
+        using T = decltype(zero);
+        const T n = static_cast<T>(ctx.num_inputs());
+        const T* in = acc.data<T>();
+        T* out = mean.data<T>();
+        for (int64_t i = 0; i < acc.NumElements(); ++i) {
+          out[i] = static_cast<T>(in[i] / n);
+        }
+        return Status::OK();
+      }));
+      acc = std::move(mean);
     }
     return ctx.SetOutput(0, std::move(acc));
   }
 };
 
-}  // namespace
-
-void RegisterElementwiseOps(OpRegistry& registry) {
+void RegisterVariadic(OpRegistry& registry, const char* name,
+                      const std::vector<DataType>& types,
+                      KernelFactory factory) {
   CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Sum")
+      OpDefBuilder(name)
           .Input(ArgDef::Repeated("data", "T", "N"))
-          .Output(ArgDef::Typed("sum", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Output(ArgDef::Typed("result", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, types)
           .Attr("N", AttrType::kInt)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             if (ctx.num_inputs() == 0) {
@@ -202,8 +225,20 @@ void RegisterElementwiseOps(OpRegistry& registry) {
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("Sum", KernelFactoryFor<SumKernel>()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(OpRegistry& registry) {
+  RegisterVariadic(registry, "Sum", kNumericTypes,
+                   KernelFactoryFor<VariadicKernel<Variadic::kSum>>());
+  RegisterVariadic(registry, "Max", kNumericTypes,
+                   KernelFactoryFor<VariadicKernel<Variadic::kMax>>());
+  RegisterVariadic(registry, "Min", kNumericTypes,
+                   KernelFactoryFor<VariadicKernel<Variadic::kMin>>());
+  RegisterVariadic(registry, "Mean", kFloatTypes,
+                   KernelFactoryFor<VariadicKernel<Variadic::kMean>>());
   RegisterUnary(registry, "Neg", kNumericTypes,
                 KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
   RegisterUnary(registry, "Abs", kNumericTypes,

@@ -1,5 +1,5 @@
-// Element-wise math: Add, Sub, Mul, Div, Max, Min, Pow (NumPy
-// broadcasting), Relu.
+// Element-wise math: Add, Sub, Mul, Div, Pow (NumPy broadcasting), Relu.
+// The variadic Max and Min are in elementwise.cc.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -12,7 +12,7 @@
 namespace weft::internal {
 namespace {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow };
 
 template <class T>
 Status CheckDivisor(const Tensor& b) {
@@ -62,12 +62,6 @@ class BinaryKernel : public OpKernel {
       } else if constexpr (kOp == BinaryOp::kDiv) {
         WEFT_RETURN_IF_ERROR(CheckDivisor<T>(b));
         BroadcastBinary<T, T>(ctx, a, b, out, SafeDivide<T>);
-      } else if constexpr (kOp == BinaryOp::kMax) {
-        BroadcastBinary<T, T>(ctx, a, b, out,
-                              [](T x, T y) { return x < y ? y : x; });
-      } else if constexpr (kOp == BinaryOp::kMin) {
-        BroadcastBinary<T, T>(ctx, a, b, out,
-                              [](T x, T y) { return y < x ? y : x; });
       } else {
         BroadcastBinary<T, T>(ctx, a, b, out, [](T x, T y) {
           return static_cast<T>(std::pow(x, y));
@@ -121,10 +115,6 @@ void RegisterMathOps(OpRegistry& registry) {
                  KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>());
   RegisterBinary(registry, "Div",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>());
-  RegisterBinary(registry, "Max",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kMax>>());
-  RegisterBinary(registry, "Min",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kMin>>());
   RegisterBinary(registry, "Pow",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kPow>>(),
                  {DataType::kFloat32, DataType::kFloat64});

@@ -61,6 +61,26 @@ inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
+// A 0-D or 1-D int32/int64 tensor (axes, starts, sizes passed as an input)
+// as int64 values; `what` names the input in errors.
+inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
+                                                     const std::string& what) {
+  if (t.shape().rank() > 1) {
+    return InvalidArgumentError(what + " must be 1-D, got shape " +
+                                t.shape().ToString());
+  }
+  if (t.dtype() == DataType::kInt64) {
+    return std::vector<int64_t>(t.data<int64_t>(),
+                                t.data<int64_t>() + t.NumElements());
+  }
+  if (t.dtype() == DataType::kInt32) {
+    return std::vector<int64_t>(t.data<int32_t>(),
+                                t.data<int32_t>() + t.NumElements());
+  }
+  return InvalidArgumentError(what + " must be int32 or int64, got " +
+                              DataTypeName(t.dtype()));
+}
+
 // Shape function of ops that make a tensor of their `shape` attribute
 // (RandomUniform, RandomNormal, Fill): it must be fully known and valid.
 inline Status ShapeFromShapeAttr(InferenceContext& ctx) {

@@ -1,6 +1,10 @@
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd (ONNX: `axes`,
-// `keepdims` = 1 by default; no axes = all), and ArgMax.
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (ONNX: `axes` as
+// an attribute or, as opset 13+ ReduceSum and opset 18 all of them, an
+// optional second input; `keepdims` = 1 by default; no axes = all, or
+// nothing with `noop_with_empty_axes`), ArgMax and ArgMin.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <string>
@@ -51,16 +55,37 @@ PartialShape ReducedShape(const PartialShape& in, const std::vector<int>& axes,
   return PartialShape(std::move(dims));
 }
 
-enum class Reducer { kSum, kMean, kMax, kMin, kProd };
+enum class Reducer {
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kProd,
+  kL1,         // sum |x|
+  kL2,         // sqrt(sum x^2)
+  kSumSquare,  // sum x^2
+  kLogSum,     // log(sum x)
+  kLogSumExp,  // log(sum exp(x)), in double as the ONNX reference computes it
+};
 
 // Sums and products of floats accumulate in double: more accurate, and as
 // deterministic (the order is fixed either way).
 template <class T, Reducer kR>
 using Accumulator =
-    std::conditional_t<std::is_floating_point_v<T> &&
-                           (kR == Reducer::kSum || kR == Reducer::kMean ||
-                            kR == Reducer::kProd),
+    std::conditional_t<std::is_floating_point_v<T> && kR != Reducer::kMax &&
+                           kR != Reducer::kMin,
                        double, T>;
+
+// What each element contributes before it is combined.
+template <class A, Reducer kR>
+A Contribution(A x) {
+  if constexpr (kR == Reducer::kL1) return x < A(0) ? A(0) - x : x;
+  if constexpr (kR == Reducer::kL2 || kR == Reducer::kSumSquare) return x * x;
+  if constexpr (kR == Reducer::kLogSumExp && std::is_floating_point_v<A>) {
+    return std::exp(x);  // Registered for floats only.
+  }
+  return x;
+}
 
 template <class A, Reducer kR>
 A Identity() {
@@ -78,17 +103,30 @@ A Combine(A acc, A x) {
   return acc + x;
 }
 
+// The axes of a reduction node: its second input when given (ONNX opset 13+
+// ReduceSum), else the attribute.
+StatusOr<std::vector<int64_t>> AxesOf(const std::vector<int64_t>& attr,
+                                      const Tensor* input) {
+  if (input == nullptr) return attr;
+  return IntsFromTensor(*input, "the axes input");
+}
+
 template <Reducer kR>
 class ReduceKernel : public OpKernel {
  public:
   explicit ReduceKernel(const KernelConstruction& c)
       : axes_(c.attr<std::vector<int64_t>>("axes")),
-        keepdims_(c.attr<int64_t>("keepdims") != 0) {}
+        keepdims_(c.attr<int64_t>("keepdims") != 0),
+        noop_with_empty_axes_(c.attr<int64_t>("noop_with_empty_axes") != 0) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(
+        std::vector<int64_t> given,
+        AxesOf(axes_, ctx.num_inputs() > 1 ? &ctx.input(1) : nullptr));
+    if (given.empty() && noop_with_empty_axes_) return ctx.SetOutput(0, x);
     WEFT_ASSIGN_OR_RETURN(std::vector<int> axes,
-                          NormalizeAxes(axes_, x.shape().rank()));
+                          NormalizeAxes(given, x.shape().rank()));
     if constexpr (kR == Reducer::kMax || kR == Reducer::kMin) {
       for (int axis : axes) {
         if (x.shape().dim(axis) == 0) {
@@ -128,6 +166,12 @@ class ReduceKernel : public OpKernel {
     auto finish = [&](A acc) -> T {
       if constexpr (kR == Reducer::kMean) {
         return static_cast<T>(acc / static_cast<A>(count == 0 ? 0 : count));
+      }
+      if constexpr (kR == Reducer::kL2) {
+        return static_cast<T>(std::sqrt(static_cast<double>(acc)));
+      }
+      if constexpr (kR == Reducer::kLogSum || kR == Reducer::kLogSumExp) {
+        return static_cast<T>(std::log(static_cast<double>(acc)));
       }
       return static_cast<T>(acc);
     };
@@ -186,7 +230,7 @@ class ReduceKernel : public OpKernel {
         }
         A acc = Identity<A, kR>();
         for (int64_t off : reduced_offsets) {
-          acc = Combine<A, kR>(acc, A(px[base + off]));
+          acc = Combine<A, kR>(acc, Contribution<A, kR>(A(px[base + off])));
         }
         py[o] = finish(acc);
       }
@@ -199,19 +243,22 @@ class ReduceKernel : public OpKernel {
   template <class T, class A>
   static A ReduceRun(const T* x, int64_t n) {
     return vmath::LaneReduce<A>(
-        n, Identity<A, kR>(), [x](int64_t i) { return A(x[i]); },
+        n, Identity<A, kR>(),
+        [x](int64_t i) { return Contribution<A, kR>(A(x[i])); },
         Combine<A, kR>);
   }
 
   const std::vector<int64_t> axes_;
   const bool keepdims_;
+  const bool noop_with_empty_axes_;
 };
 
-// ArgMax along one axis; ties go to the first index (select_last_index = 0)
-// or the last; NaN counts as the maximum.
-class ArgMaxKernel : public OpKernel {
+// ArgMax (ArgMin) along one axis; ties go to the first index
+// (select_last_index = 0) or the last; NaN counts as the maximum (minimum).
+template <bool kMin>
+class ArgExtremeKernel : public OpKernel {
  public:
-  explicit ArgMaxKernel(const KernelConstruction& c)
+  explicit ArgExtremeKernel(const KernelConstruction& c)
       : axis_(c.attr<int64_t>("axis")),
         keepdims_(c.attr<int64_t>("keepdims") != 0),
         last_(c.attr<int64_t>("select_last_index") != 0) {}
@@ -223,7 +270,8 @@ class ArgMaxKernel : public OpKernel {
     const int axis = axes[0];
     const int64_t len = x.shape().dim(axis);
     if (len == 0) {
-      return InvalidArgumentError("ArgMax over an empty axis of shape " +
+      return InvalidArgumentError(std::string(kMin ? "ArgMin" : "ArgMax") +
+                                  " over an empty axis of shape " +
                                   x.shape().ToString());
     }
     WEFT_ASSIGN_OR_RETURN(
@@ -258,7 +306,8 @@ class ArgMaxKernel : public OpKernel {
                         for (int64_t j = 1; j < len; ++j) {
                           const T v = p[j * inner], b = p[best * inner];
                           if (b != b) break;  // NaN already wins.
-                          if (v > b || (last_ && v == b) || v != v) best = j;
+                          const bool better = kMin ? v < b : v > b;
+                          if (better || (last_ && v == b) || v != v) best = j;
                         }
                         py[o] = best;
                       }
@@ -287,7 +336,23 @@ Status SetReducedShape(InferenceContext& ctx,
 }
 
 Status ReduceShapeFn(InferenceContext& ctx) {
-  return SetReducedShape(ctx, ctx.attr<std::vector<int64_t>>("axes"));
+  if (ctx.num_inputs() > 2) {
+    return InvalidArgumentError("takes data and an optional axes input; got " +
+                                std::to_string(ctx.num_inputs()) + " inputs");
+  }
+  std::vector<int64_t> axes = ctx.attr<std::vector<int64_t>>("axes");
+  if (ctx.num_inputs() == 2) {
+    const Tensor* given = ctx.input_constant(1);
+    if (given == nullptr) {  // Known only at Run.
+      ctx.set_output(0, PartialShape::UnknownRank());
+      return Status::OK();
+    }
+    WEFT_ASSIGN_OR_RETURN(axes, IntsFromTensor(*given, "the axes input"));
+  }
+  if (axes.empty() && ctx.attr<int64_t>("noop_with_empty_axes") != 0) {
+    return shape_fns::SameAsInput0(ctx);
+  }
+  return SetReducedShape(ctx, axes);
 }
 
 double ReduceCost(const InferenceContext& ctx) {
@@ -297,15 +362,36 @@ double ReduceCost(const InferenceContext& ctx) {
 }
 
 void RegisterReduce(OpRegistry& registry, const char* name,
-                    KernelFactory factory) {
+                    KernelFactory factory,
+                    const std::vector<DataType>& types = kNumericTypes) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder(name)
           .Input(ArgDef::Typed("data", "T"))
+          .Input(ArgDef::AnyList("axes_input"))
           .Output(ArgDef::Typed("reduced", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("T", AttrType::kType, std::nullopt, types)
           .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
+          .Attr("noop_with_empty_axes", AttrType::kInt, int64_t{0})
           .SetShapeFn(ReduceShapeFn)
+          .SetCostFn(ReduceCost)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+void RegisterArgExtreme(OpRegistry& registry, const char* name,
+                        KernelFactory factory) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder(name)
+          .Input(ArgDef::Typed("data", "T"))
+          .Output(ArgDef::Fixed("reduced", DataType::kInt64))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("axis", AttrType::kInt, int64_t{0})
+          .Attr("keepdims", AttrType::kInt, int64_t{1})
+          .Attr("select_last_index", AttrType::kInt, int64_t{0})
+          .SetShapeFn([](InferenceContext& ctx) {
+            return SetReducedShape(ctx, {ctx.attr<int64_t>("axis")});
+          })
           .SetCostFn(ReduceCost)
           .Build()));
   CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
@@ -324,21 +410,22 @@ void RegisterReduceOps(OpRegistry& registry) {
                  KernelFactoryFor<ReduceKernel<Reducer::kMin>>());
   RegisterReduce(registry, "ReduceProd",
                  KernelFactoryFor<ReduceKernel<Reducer::kProd>>());
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("ArgMax")
-          .Input(ArgDef::Typed("data", "T"))
-          .Output(ArgDef::Fixed("reduced", DataType::kInt64))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
-          .Attr("axis", AttrType::kInt, int64_t{0})
-          .Attr("keepdims", AttrType::kInt, int64_t{1})
-          .Attr("select_last_index", AttrType::kInt, int64_t{0})
-          .SetShapeFn([](InferenceContext& ctx) {
-            return SetReducedShape(ctx, {ctx.attr<int64_t>("axis")});
-          })
-          .SetCostFn(ReduceCost)
-          .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("ArgMax", KernelFactoryFor<ArgMaxKernel>()));
+  RegisterReduce(registry, "ReduceL1",
+                 KernelFactoryFor<ReduceKernel<Reducer::kL1>>());
+  RegisterReduce(registry, "ReduceL2",
+                 KernelFactoryFor<ReduceKernel<Reducer::kL2>>());
+  RegisterReduce(registry, "ReduceSumSquare",
+                 KernelFactoryFor<ReduceKernel<Reducer::kSumSquare>>());
+  RegisterReduce(registry, "ReduceLogSum",
+                 KernelFactoryFor<ReduceKernel<Reducer::kLogSum>>(),
+                 kFloatTypes);
+  RegisterReduce(registry, "ReduceLogSumExp",
+                 KernelFactoryFor<ReduceKernel<Reducer::kLogSumExp>>(),
+                 kFloatTypes);
+  RegisterArgExtreme(registry, "ArgMax",
+                     KernelFactoryFor<ArgExtremeKernel<false>>());
+  RegisterArgExtreme(registry, "ArgMin",
+                     KernelFactoryFor<ArgExtremeKernel<true>>());
 }
 
 }  // namespace weft::internal

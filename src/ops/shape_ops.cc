@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
@@ -260,9 +261,13 @@ class SplitKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, x.shape().rank()));
-    WEFT_ASSIGN_OR_RETURN(
-        std::vector<int64_t> sizes,
-        SplitSizes(x.shape().dim(axis), split_, num_outputs_));
+    std::vector<int64_t> split = split_;
+    if (ctx.num_inputs() > 1) {
+      WEFT_ASSIGN_OR_RETURN(split,
+                            IntsFromTensor(ctx.input(1), "the split input"));
+    }
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                          SplitSizes(x.shape().dim(axis), split, num_outputs_));
     const std::vector<int64_t> strides = Strides(x.shape());
     int64_t start = 0;
     for (int i = 0; i < num_outputs_; ++i) {
@@ -344,17 +349,55 @@ StatusOr<SliceDims> ResolveSlice(const Shape& in,
   return out;
 }
 
+// Slice's starts, ends, axes and steps: from inputs 1-4 when the node has
+// them (ONNX opset 10+), else from the attributes. `input(i)` is null when
+// input i is not known (at compile time).
+struct SliceBounds {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+constexpr const char* kSliceBoundNames[] = {"starts", "ends", "axes", "steps"};
+
+template <class InputFn>
+StatusOr<std::optional<SliceBounds>> SliceBoundsOf(const AttrMap& attrs,
+                                                   int num_inputs,
+                                                   InputFn input) {
+  SliceBounds b;
+  std::vector<int64_t>* fields[] = {&b.starts, &b.ends, &b.axes, &b.steps};
+  if (num_inputs == 1) {
+    for (int i = 0; i < 4; ++i) {
+      *fields[i] =
+          *attrs.at(kSliceBoundNames[i]).get_if<std::vector<int64_t>>();
+    }
+    return std::optional<SliceBounds>(std::move(b));
+  }
+  if (num_inputs < 3 || num_inputs > 5) {
+    return InvalidArgumentError(
+        "takes data alone or data, starts, ends and optional axes, steps; "
+        "got " +
+        std::to_string(num_inputs) + " inputs");
+  }
+  for (int i = 1; i < num_inputs; ++i) {
+    const Tensor* t = input(i);
+    if (t == nullptr) return std::optional<SliceBounds>();
+    WEFT_ASSIGN_OR_RETURN(
+        *fields[i - 1],
+        IntsFromTensor(
+            *t, std::string("the ") + kSliceBoundNames[i - 1] + " input"));
+  }
+  return std::optional<SliceBounds>(std::move(b));
+}
+
 class SliceKernel : public OpKernel {
  public:
-  explicit SliceKernel(const KernelConstruction& c)
-      : starts_(c.attr<std::vector<int64_t>>("starts")),
-        ends_(c.attr<std::vector<int64_t>>("ends")),
-        axes_(c.attr<std::vector<int64_t>>("axes")),
-        steps_(c.attr<std::vector<int64_t>>("steps")) {}
+  explicit SliceKernel(const KernelConstruction& c) : attrs_(c.attrs()) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::optional<SliceBounds> b,
+                          SliceBoundsOf(attrs_, ctx.num_inputs(),
+                                        [&](int i) { return &ctx.input(i); }));
     WEFT_ASSIGN_OR_RETURN(
-        SliceDims s, ResolveSlice(x.shape(), starts_, ends_, axes_, steps_));
+        SliceDims s,
+        ResolveSlice(x.shape(), b->starts, b->ends, b->axes, b->steps));
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape(s.dims)));
     if (y->NumElements() == 0) return Status::OK();
     const std::vector<int64_t> in_strides = Strides(x.shape());
@@ -369,7 +412,7 @@ class SliceKernel : public OpKernel {
   }
 
  private:
-  const std::vector<int64_t> starts_, ends_, axes_, steps_;
+  const AttrMap attrs_;
 };
 
 // --- Cast, Expand, Fill -----------------------------------------------------
@@ -570,6 +613,7 @@ void RegisterShapeOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Split")
           .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::AnyList("split_input"))
           .Output(ArgDef::Repeated("outputs", "T", "num_outputs"))
           .Attr("T", AttrType::kType)
           .Attr("num_outputs", AttrType::kInt)
@@ -586,10 +630,21 @@ void RegisterShapeOps(OpRegistry& registry) {
             }
             WEFT_ASSIGN_OR_RETURN(
                 int axis, NormalizeAxis(ctx.attr<int64_t>("axis"), in.rank()));
-            WEFT_ASSIGN_OR_RETURN(
-                std::vector<int64_t> sizes,
-                SplitSizes(in.dim(axis),
-                           ctx.attr<std::vector<int64_t>>("split"), n));
+            std::vector<int64_t> split =
+                ctx.attr<std::vector<int64_t>>("split");
+            if (ctx.num_inputs() > 1) {
+              const Tensor* given = ctx.input_constant(1);
+              if (given == nullptr) {  // Known only at Run.
+                for (int i = 0; i < ctx.num_outputs(); ++i) {
+                  ctx.set_output(i, PartialShape::UnknownRank());
+                }
+                return Status::OK();
+              }
+              WEFT_ASSIGN_OR_RETURN(split,
+                                    IntsFromTensor(*given, "the split input"));
+            }
+            WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                                  SplitSizes(in.dim(axis), split, n));
             for (int i = 0; i < ctx.num_outputs(); ++i) {
               std::vector<int64_t> dims = in.dims();
               dims[axis] = sizes[i];
@@ -604,25 +659,26 @@ void RegisterShapeOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Slice")
           .Input(ArgDef::Typed("data", "T"))
+          .Input(ArgDef::AnyList("bounds"))
           .Output(ArgDef::Typed("output", "T"))
           .Attr("T", AttrType::kType)
-          .Attr("starts", AttrType::kListInt)
-          .Attr("ends", AttrType::kListInt)
+          .Attr("starts", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("ends", AttrType::kListInt, std::vector<int64_t>{})
           .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
           .Attr("steps", AttrType::kListInt, std::vector<int64_t>{})
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const PartialShape& in = ctx.input_shape(0);
-            if (!in.IsFullyDefined()) {
+            WEFT_ASSIGN_OR_RETURN(
+                std::optional<SliceBounds> b,
+                SliceBoundsOf(ctx.attrs(), ctx.num_inputs(),
+                              [&](int i) { return ctx.input_constant(i); }));
+            if (!in.IsFullyDefined() || !b) {
               ctx.set_output(0, PartialShape::UnknownRank());
               return Status::OK();
             }
-            WEFT_ASSIGN_OR_RETURN(
-                SliceDims s,
-                ResolveSlice(in.ToShape(),
-                             ctx.attr<std::vector<int64_t>>("starts"),
-                             ctx.attr<std::vector<int64_t>>("ends"),
-                             ctx.attr<std::vector<int64_t>>("axes"),
-                             ctx.attr<std::vector<int64_t>>("steps")));
+            WEFT_ASSIGN_OR_RETURN(SliceDims s,
+                                  ResolveSlice(in.ToShape(), b->starts, b->ends,
+                                               b->axes, b->steps));
             ctx.set_output(0, PartialShape(s.dims));
             return Status::OK();
           })

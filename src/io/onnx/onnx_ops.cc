@@ -183,28 +183,17 @@ Status SameDeclaredTypes(const OnnxNode& n) {
 
 constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div",
                kPow[] = "Pow", kMax[] = "Max", kMin[] = "Min", kSum[] = "Sum",
-               kRelu[] = "Relu", kNeg[] = "Neg", kAbs[] = "Abs", kExp[] = "Exp",
-               kLog[] = "Log", kSqrt[] = "Sqrt", kReciprocal[] = "Reciprocal",
-               kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kMatMul[] = "MatMul",
-               kGemm[] = "Gemm", kIdentity[] = "Identity",
-               kTranspose[] = "Transpose", kConcat[] = "Concat",
-               kExpand[] = "Expand", kArgMax[] = "ArgMax";
+               kMean[] = "Mean", kRelu[] = "Relu", kNeg[] = "Neg",
+               kAbs[] = "Abs", kExp[] = "Exp", kLog[] = "Log", kSqrt[] = "Sqrt",
+               kReciprocal[] = "Reciprocal", kSigmoid[] = "Sigmoid",
+               kTanh[] = "Tanh", kMatMul[] = "MatMul", kGemm[] = "Gemm",
+               kIdentity[] = "Identity", kTranspose[] = "Transpose",
+               kConcat[] = "Concat", kExpand[] = "Expand", kArgMax[] = "ArgMax",
+               kArgMin[] = "ArgMin";
 
 template <const char* kOp>
 Status Same(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
-  return Direct(n, out, kOp);
-}
-
-// Variadic Max / Min: weft's are binary.
-template <const char* kOp>
-Status Variadic2(const OnnxNode& n, NodeDef* out) {
-  if (n.num_inputs() == 1) return Direct(n, out, "Identity");
-  if (n.num_inputs() != 2) {
-    return UnimplementedError(n.Where() + ": " +
-                              std::to_string(n.num_inputs()) +
-                              " inputs (weft's " + kOp + " takes 2)");
-  }
   return Direct(n, out, kOp);
 }
 
@@ -248,43 +237,27 @@ Status Reshape(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "Reshape", 2, {"allowzero"});
 }
 
+// Split's sizes: an attribute before 13, an optional input from 13.
 Status Split(const OnnxNode& n, NodeDef* out) {
-  WEFT_RETURN_IF_ERROR(Direct(n, out, "Split", 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Split", n.opset() >= 13 ? 2 : 1));
   out->attrs["num_outputs"] = static_cast<int64_t>(n.num_outputs());
-  if (n.opset() >= 13 && n.has_input(1)) {
-    WEFT_ASSIGN_OR_RETURN(auto split, ConstInts(n, 1, "split"));
-    out->attrs["split"] = std::move(split);
-  }
   return Status::OK();
 }
 
+// Slice's bounds: attributes before 10, inputs (with steps) from 10.
 Status Slice(const OnnxNode& n, NodeDef* out) {
-  if (n.opset() < 10) return Direct(n, out, "Slice");
-  WEFT_RETURN_IF_ERROR(Direct(n, out, "Slice", 1));
-  const char* names[] = {"starts", "ends", "axes", "steps"};
-  for (int i = 1; i <= 4; ++i) {
-    if (!n.has_input(i)) continue;
-    WEFT_ASSIGN_OR_RETURN(auto v, ConstInts(n, i, names[i - 1]));
-    out->attrs[names[i - 1]] = std::move(v);
+  if (n.opset() >= 10 && n.num_inputs() < 3) {
+    return InvalidArgumentError(n.Where() + ": needs data, starts and ends");
   }
-  return Status::OK();
+  return Direct(n, out, "Slice", n.opset() < 10 ? 1 : 5);
 }
 
-// ReduceSum takes axes as an input from opset 13 (the others from 18).
+// ReduceSum takes axes as an input from opset 13 (the others from 18, past
+// what weft reads); weft's reductions take it as an optional second input.
 Status Reduce(const OnnxNode& n, NodeDef* out) {
   const bool axes_input = n.op_type() == "ReduceSum" && n.opset() >= 13;
-  if (const AttributeProto* a = Attr(n, "noop_with_empty_axes");
-      a && a->i() != 0) {
-    return UnimplementedError(n.Where() +
-                              ": noop_with_empty_axes = 1 is not supported");
-  }
-  WEFT_RETURN_IF_ERROR(Direct(n, out, n.op_type(), axes_input ? 1 : -1,
-                              {"noop_with_empty_axes"}));
-  if (axes_input && n.has_input(1)) {
-    WEFT_ASSIGN_OR_RETURN(auto axes, ConstInts(n, 1, "axes"));
-    out->attrs["axes"] = std::move(axes);
-  }
-  return Status::OK();
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, n.op_type(), axes_input ? 2 : 1);
 }
 
 Status LayerNormalization(const OnnxNode& n, NodeDef* out) {
@@ -296,46 +269,228 @@ Status LayerNormalization(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "LayerNormalization", -1, {"stash_type"});
 }
 
+// The ops whose weft form has the ONNX name, inputs and attributes.
+Status SameName(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, n.op_type());
+}
+
+// Squeeze / Unsqueeze: axes an attribute before 13, an optional input from.
+Status AxesOp(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, n.op_type(), n.opset() >= 13 ? 2 : 1);
+}
+
+// Clip: min and max attributes before 11, optional inputs from 11. weft's
+// kernel takes the inputs in order, so an omitted min before a given max
+// needs the max as a constant (it becomes the attribute).
+Status Clip(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (n.opset() < 11) return Direct(n, out, "Clip", 1);
+  if (!n.has_input(1) && n.has_input(2)) {
+    WEFT_RETURN_IF_ERROR(Direct(n, out, "Clip", 1));
+    const Tensor* max = n.constant(2);
+    if (max == nullptr || max->NumElements() != 1 ||
+        (max->dtype() != DataType::kFloat32 &&
+         max->dtype() != DataType::kFloat64)) {
+      return UnimplementedError(n.Where() +
+                                ": max without min must be a constant float "
+                                "scalar");
+    }
+    out->attrs["max"] = max->dtype() == DataType::kFloat32
+                            ? double{*max->data<float>()}
+                            : *max->data<double>();
+    return Status::OK();
+  }
+  return Direct(n, out, "Clip", 3);
+}
+
+// ConstantOfShape: `value` defaults to float32 0; the output dtype is the
+// value's.
+Status ConstantOfShape(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "ConstantOfShape"));
+  auto it = out->attrs.find("value");
+  if (it == out->attrs.end()) {
+    out->attrs["value"] = Tensor::Scalar(0.0f);
+    it = out->attrs.find("value");
+  }
+  out->attrs["dtype"] = it->second.get_if<Tensor>()->dtype();
+  return Status::OK();
+}
+
+// The dtype attribute a converter needs from input i's declared type.
+StatusOr<DataType> DeclaredDtype(const OnnxNode& n, int i) {
+  const int32_t declared = n.declared_type(i);
+  if (declared == 0) {
+    return UnimplementedError(n.Where() + ": the type of input " +
+                              std::to_string(i) +
+                              " must be declared (value_info) for this op");
+  }
+  const auto dtype = FromOnnxType(declared);
+  if (!dtype) {
+    return UnimplementedError(n.Where() + ": dtype " + OnnxTypeName(declared) +
+                              " is not supported");
+  }
+  return *dtype;
+}
+
+// EyeLike: the output dtype is the attribute's, else the input's.
+Status EyeLike(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "EyeLike"));
+  if (!out->attrs.count("dtype")) {
+    WEFT_ASSIGN_OR_RETURN(DataType dtype, DeclaredDtype(n, 0));
+    out->attrs["dtype"] = dtype;
+  }
+  return Status::OK();
+}
+
+// CastLike: Cast to the declared type of the second input.
+Status CastLike(const OnnxNode& n, NodeDef* out) {
+  WEFT_ASSIGN_OR_RETURN(DataType dtype, DeclaredDtype(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast", 1));
+  out->attrs["to"] = dtype;
+  return Status::OK();
+}
+
+// Compress: ONNX flattens the input when the node has no axis.
+Status Compress(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Compress"));
+  out->attrs["has_axis"] = int64_t{Attr(n, "axis") != nullptr ? 1 : 0};
+  return Status::OK();
+}
+
+// Hardmax: like Softmax, one axis from opset 13 (2-D coercion before).
+Status Hardmax(const OnnxNode& n, NodeDef* out) {
+  if (n.opset() < 13) return Softmax(n, out);
+  return Direct(n, out, "Hardmax");
+}
+
+// TopK: K is an input from opset 10 (an attribute before).
+Status TopK(const OnnxNode& n, NodeDef* out) {
+  if (n.opset() < 10) {
+    return UnimplementedError(n.Where() + ": opset " +
+                              std::to_string(n.opset()) +
+                              " (k as an attribute) is not supported");
+  }
+  return Direct(n, out, "TopK");
+}
+
 const std::map<std::string, Converter>& Converters() {
-  static const auto* table = new std::map<std::string, Converter>{
-      {"Add", Same<kAdd>},
-      {"Sub", Same<kSub>},
-      {"Mul", Same<kMul>},
-      {"Div", Same<kDiv>},
-      {"Pow", Pow},
-      {"Max", Variadic2<kMax>},
-      {"Min", Variadic2<kMin>},
-      {"Sum", Same<kSum>},
-      {"Relu", Same<kRelu>},
-      {"Neg", Same<kNeg>},
-      {"Abs", Same<kAbs>},
-      {"Exp", Same<kExp>},
-      {"Log", Same<kLog>},
-      {"Sqrt", Same<kSqrt>},
-      {"Reciprocal", Same<kReciprocal>},
-      {"Sigmoid", Same<kSigmoid>},
-      {"Tanh", Same<kTanh>},
-      {"MatMul", Same<kMatMul>},
-      {"Gemm", Same<kGemm>},
-      {"Identity", Same<kIdentity>},
-      {"Transpose", Same<kTranspose>},
-      {"Concat", Same<kConcat>},
-      {"Expand", Same<kExpand>},
-      {"ArgMax", Same<kArgMax>},
-      {"Softmax", Softmax},
-      {"LogSoftmax", Softmax},
-      {"Dropout", Dropout},
-      {"Cast", Cast},
-      {"Reshape", Reshape},
-      {"Split", Split},
-      {"Slice", Slice},
-      {"ReduceSum", Reduce},
-      {"ReduceMean", Reduce},
-      {"ReduceMax", Reduce},
-      {"ReduceMin", Reduce},
-      {"ReduceProd", Reduce},
-      {"LayerNormalization", LayerNormalization},
-  };
+  static const auto* table = [] {
+    auto* t = new std::map<std::string, Converter>{
+        {"Add", Same<kAdd>},
+        {"Sub", Same<kSub>},
+        {"Mul", Same<kMul>},
+        {"Div", Same<kDiv>},
+        {"Pow", Pow},
+        {"Max", Same<kMax>},
+        {"Min", Same<kMin>},
+        {"Sum", Same<kSum>},
+        {"Mean", Same<kMean>},
+        {"Relu", Same<kRelu>},
+        {"Neg", Same<kNeg>},
+        {"Abs", Same<kAbs>},
+        {"Exp", Same<kExp>},
+        {"Log", Same<kLog>},
+        {"Sqrt", Same<kSqrt>},
+        {"Reciprocal", Same<kReciprocal>},
+        {"Sigmoid", Same<kSigmoid>},
+        {"Tanh", Same<kTanh>},
+        {"MatMul", Same<kMatMul>},
+        {"Gemm", Same<kGemm>},
+        {"Identity", Same<kIdentity>},
+        {"Transpose", Same<kTranspose>},
+        {"Concat", Same<kConcat>},
+        {"Expand", Same<kExpand>},
+        {"ArgMax", Same<kArgMax>},
+        {"ArgMin", Same<kArgMin>},
+        {"Softmax", Softmax},
+        {"LogSoftmax", Softmax},
+        {"Dropout", Dropout},
+        {"Cast", Cast},
+        {"Reshape", Reshape},
+        {"Split", Split},
+        {"Slice", Slice},
+        {"ReduceSum", Reduce},
+        {"ReduceMean", Reduce},
+        {"ReduceMax", Reduce},
+        {"ReduceMin", Reduce},
+        {"ReduceProd", Reduce},
+        {"ReduceL1", Reduce},
+        {"ReduceL2", Reduce},
+        {"ReduceSumSquare", Reduce},
+        {"ReduceLogSum", Reduce},
+        {"ReduceLogSumExp", Reduce},
+        {"LayerNormalization", LayerNormalization},
+        {"Squeeze", AxesOp},
+        {"Unsqueeze", AxesOp},
+        {"Clip", Clip},
+        {"ConstantOfShape", ConstantOfShape},
+        {"EyeLike", EyeLike},
+        {"CastLike", CastLike},
+        {"Compress", Compress},
+        {"Hardmax", Hardmax},
+        {"TopK", TopK},
+    };
+    for (const char* op : {"Shape",
+                           "Size",
+                           "Flatten",
+                           "Range",
+                           "Tile",
+                           "Trilu",
+                           "DepthToSpace",
+                           "SpaceToDepth",
+                           "Equal",
+                           "Less",
+                           "Greater",
+                           "LessOrEqual",
+                           "GreaterOrEqual",
+                           "And",
+                           "Or",
+                           "Xor",
+                           "Not",
+                           "Where",
+                           "IsNaN",
+                           "IsInf",
+                           "Sin",
+                           "Cos",
+                           "Tan",
+                           "Asin",
+                           "Acos",
+                           "Atan",
+                           "Sinh",
+                           "Cosh",
+                           "Asinh",
+                           "Acosh",
+                           "Atanh",
+                           "Erf",
+                           "Floor",
+                           "Ceil",
+                           "Round",
+                           "Sign",
+                           "Softplus",
+                           "Softsign",
+                           "LeakyRelu",
+                           "Elu",
+                           "Selu",
+                           "Celu",
+                           "HardSigmoid",
+                           "HardSwish",
+                           "ThresholdedRelu",
+                           "Shrink",
+                           "PRelu",
+                           "Mod",
+                           "Gather",
+                           "GatherElements",
+                           "ScatterElements",
+                           "GatherND",
+                           "ScatterND",
+                           "OneHot",
+                           "CumSum"}) {
+      t->emplace(op, SameName);
+    }
+    return t;
+  }();
   return *table;
 }
 

@@ -1,0 +1,405 @@
+// Element-wise functions with ONNX names and parameters: the trigonometric
+// and hyperbolic family, Erf, Floor, Ceil, Round, Sign, the parameterised
+// activations (LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus,
+// Softsign, ThresholdedRelu, Shrink), Clip, PRelu and Mod.
+//
+// Each output element depends on its own input element(s) alone and is
+// computed by one code path, so results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+constexpr int64_t kElementBlock = 16384;
+
+enum class Fn {
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kErf,
+  kFloor,
+  kCeil,
+  kRound,
+  kSign,
+  kSoftplus,
+  kSoftsign,
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kCelu,
+  kHardSigmoid,
+  kHardSwish,
+  kThresholdedRelu,
+  kShrink,
+};
+
+// An op's float parameters, read once from its attributes (absent ones 0).
+struct Params {
+  double alpha = 0, beta = 0, gamma = 0, lambd = 0, bias = 0;
+};
+
+double AttrOr(const KernelConstruction& c, const char* name) {
+  auto it = c.attrs().find(name);
+  return it == c.attrs().end() ? 0.0 : *it->second.get_if<double>();
+}
+
+// Float functions compute in T (float32 or float64) with libm, as the ONNX
+// reference does in NumPy.
+template <Fn kFn, class T>
+T Apply(T x, const Params& p) {
+  if constexpr (kFn == Fn::kSign) {
+    return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  } else if constexpr (kFn == Fn::kShrink) {
+    const T lambd = static_cast<T>(p.lambd), bias = static_cast<T>(p.bias);
+    if (x < -lambd) return static_cast<T>(x + bias);
+    if (x > lambd) return static_cast<T>(x - bias);
+    return T(0);
+  } else if constexpr (std::is_integral_v<T>) {
+    return x;  // Not registered for integers.
+  } else {
+    const T a = static_cast<T>(p.alpha);
+    switch (kFn) {
+      case Fn::kSin:
+        return std::sin(x);
+      case Fn::kCos:
+        return std::cos(x);
+      case Fn::kTan:
+        return std::tan(x);
+      case Fn::kAsin:
+        return std::asin(x);
+      case Fn::kAcos:
+        return std::acos(x);
+      case Fn::kAtan:
+        return std::atan(x);
+      case Fn::kSinh:
+        return std::sinh(x);
+      case Fn::kCosh:
+        return std::cosh(x);
+      case Fn::kAsinh:
+        return std::asinh(x);
+      case Fn::kAcosh:
+        return std::acosh(x);
+      case Fn::kAtanh:
+        return std::atanh(x);
+      case Fn::kErf:
+        return std::erf(x);
+      case Fn::kFloor:
+        return std::floor(x);
+      case Fn::kCeil:
+        return std::ceil(x);
+      case Fn::kRound:
+        return std::nearbyint(x);  // Halves to even.
+      case Fn::kSoftplus:          // log(1 + e^x) without overflow for large x.
+        return x > T(0) ? x + std::log1p(std::exp(-x))
+                        : std::log1p(std::exp(x));
+      case Fn::kSoftsign:
+        return x / (T(1) + std::abs(x));
+      case Fn::kLeakyRelu:
+        return x < T(0) ? a * x : x;
+      case Fn::kElu:
+        return x < T(0) ? a * std::expm1(x) : x;
+      case Fn::kSelu:
+        return static_cast<T>(p.gamma) * (x <= T(0) ? a * std::expm1(x) : x);
+      case Fn::kCelu:
+        return std::max(T(0), x) + std::min(T(0), a * std::expm1(x / a));
+      case Fn::kHardSigmoid:
+        return std::clamp(a * x + static_cast<T>(p.beta), T(0), T(1));
+      case Fn::kHardSwish:
+        return x * std::clamp(x / T(6) + T(0.5), T(0), T(1));
+      case Fn::kThresholdedRelu:
+        return x > a ? x : T(0);
+      default:
+        return x;
+    }
+  }
+}
+
+template <Fn kFn>
+class FnKernel : public OpKernel {
+ public:
+  explicit FnKernel(const KernelConstruction& c) {
+    params_.alpha = AttrOr(c, "alpha");
+    params_.beta = AttrOr(c, "beta");
+    params_.gamma = AttrOr(c, "gamma");
+    params_.lambd = AttrOr(c, "lambd");
+    params_.bias = AttrOr(c, "bias");
+  }
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      const Params& p = params_;
+      ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
+                                 [&](int64_t b, int64_t e) {
+                                   for (int64_t i = b; i < e; ++i) {
+                                     py[i] = Apply<kFn, T>(px[i], p);
+                                   }
+                                 });
+      return Status::OK();
+    });
+  }
+
+ private:
+  Params params_;
+};
+
+// Clip to [min, max]: bounds from inputs 1 and 2 when given (ONNX opset 11+;
+// either may be omitted), else from the attributes (before 11).
+class ClipKernel : public OpKernel {
+ public:
+  explicit ClipKernel(const KernelConstruction& c)
+      : min_(c.attr<double>("min")), max_(c.attr<double>("max")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      T lo = std::numeric_limits<T>::lowest(),
+        hi = std::numeric_limits<T>::max();
+      if (ctx.num_inputs() == 1) {
+        lo = Saturate<T>(min_);
+        hi = Saturate<T>(max_);
+      }
+      for (int i = 1; i < ctx.num_inputs(); ++i) {
+        const Tensor& bound = ctx.input(i);
+        if (bound.NumElements() == 0) continue;  // An omitted bound.
+        if (bound.NumElements() != 1 || bound.dtype() != x.dtype()) {
+          return InvalidArgumentError(
+              std::string(i == 1 ? "min" : "max") +
+              " must be a scalar of the input's dtype, got " +
+              DataTypeName(bound.dtype()) + " " + bound.shape().ToString());
+        }
+        (i == 1 ? lo : hi) = *bound.data<T>();
+      }
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
+                                 [&](int64_t b, int64_t e) {
+                                   for (int64_t i = b; i < e; ++i) {
+                                     // min then max as NumPy's clip: NaN stays
+                                     // NaN.
+                                     const T v = px[i] < lo ? lo : px[i];
+                                     py[i] = v > hi ? hi : v;
+                                   }
+                                 });
+      return Status::OK();
+    });
+  }
+
+ private:
+  template <class T>
+  static T Saturate(double v) {
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+      return std::numeric_limits<T>::lowest();
+    }
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+      return std::numeric_limits<T>::max();
+    }
+    return static_cast<T>(v);
+  }
+
+  const double min_, max_;
+};
+
+// PRelu: x where x >= 0, else slope * x (slope broadcast to x).
+class PReluKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& slope = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                          BroadcastShapes(x.shape(), slope.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      BroadcastBinary<T, T>(ctx, x, slope, y, [](T v, T s) {
+        return v < T(0) ? static_cast<T>(s * v) : v;
+      });
+      return Status::OK();
+    });
+  }
+};
+
+// Mod: the remainder with the divisor's sign (Python's %) when fmod = 0, or
+// with the dividend's sign (C's fmod) when fmod = 1 (required for floats).
+class ModKernel : public OpKernel {
+ public:
+  explicit ModKernel(const KernelConstruction& c)
+      : fmod_(c.attr<int64_t>("fmod") != 0) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (!fmod_ &&
+        (a.dtype() == DataType::kFloat32 || a.dtype() == DataType::kFloat64)) {
+      return InvalidArgumentError("fmod must be 1 for floating-point inputs");
+    }
+    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                          BroadcastShapes(a.shape(), b.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    return DispatchNumeric(a.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T>) {
+        const T* pb = b.data<T>();
+        for (int64_t i = 0; i < b.NumElements(); ++i) {
+          if (pb[i] == 0) return InvalidArgumentError("integer modulo by zero");
+        }
+        const bool c_style = fmod_;
+        BroadcastBinary<T, T>(ctx, a, b, y, [c_style](T x, T d) -> T {
+          if (d == T(-1)) return T(0);  // MIN % -1 would trap.
+          T r = static_cast<T>(x % d);
+          if (!c_style && r != 0 && ((r < 0) != (d < 0)))
+            r = static_cast<T>(r + d);
+          return r;
+        });
+      } else {
+        BroadcastBinary<T, T>(ctx, a, b, y,
+                              [](T x, T d) { return std::fmod(x, d); });
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  const bool fmod_;
+};
+
+struct FnSpec {
+  const char* name;
+  KernelFactory factory;
+  bool numeric;  // Also integers (else floats only).
+  std::vector<std::pair<const char*, double>> attrs;
+};
+
+}  // namespace
+
+void RegisterActivationOps(OpRegistry& registry) {
+  const std::vector<FnSpec> specs = {
+      {"Sin", KernelFactoryFor<FnKernel<Fn::kSin>>(), false, {}},
+      {"Cos", KernelFactoryFor<FnKernel<Fn::kCos>>(), false, {}},
+      {"Tan", KernelFactoryFor<FnKernel<Fn::kTan>>(), false, {}},
+      {"Asin", KernelFactoryFor<FnKernel<Fn::kAsin>>(), false, {}},
+      {"Acos", KernelFactoryFor<FnKernel<Fn::kAcos>>(), false, {}},
+      {"Atan", KernelFactoryFor<FnKernel<Fn::kAtan>>(), false, {}},
+      {"Sinh", KernelFactoryFor<FnKernel<Fn::kSinh>>(), false, {}},
+      {"Cosh", KernelFactoryFor<FnKernel<Fn::kCosh>>(), false, {}},
+      {"Asinh", KernelFactoryFor<FnKernel<Fn::kAsinh>>(), false, {}},
+      {"Acosh", KernelFactoryFor<FnKernel<Fn::kAcosh>>(), false, {}},
+      {"Atanh", KernelFactoryFor<FnKernel<Fn::kAtanh>>(), false, {}},
+      {"Erf", KernelFactoryFor<FnKernel<Fn::kErf>>(), false, {}},
+      {"Floor", KernelFactoryFor<FnKernel<Fn::kFloor>>(), false, {}},
+      {"Ceil", KernelFactoryFor<FnKernel<Fn::kCeil>>(), false, {}},
+      {"Round", KernelFactoryFor<FnKernel<Fn::kRound>>(), false, {}},
+      {"Sign", KernelFactoryFor<FnKernel<Fn::kSign>>(), true, {}},
+      {"Softplus", KernelFactoryFor<FnKernel<Fn::kSoftplus>>(), false, {}},
+      {"Softsign", KernelFactoryFor<FnKernel<Fn::kSoftsign>>(), false, {}},
+      {"LeakyRelu",
+       KernelFactoryFor<FnKernel<Fn::kLeakyRelu>>(),
+       false,
+       {{"alpha", 0.01}}},
+      {"Elu", KernelFactoryFor<FnKernel<Fn::kElu>>(), false, {{"alpha", 1.0}}},
+      {"Selu",
+       KernelFactoryFor<FnKernel<Fn::kSelu>>(),
+       false,
+       {{"alpha", 1.67326319217681884765625},
+        {"gamma", 1.05070102214813232421875}}},
+      {"Celu",
+       KernelFactoryFor<FnKernel<Fn::kCelu>>(),
+       false,
+       {{"alpha", 1.0}}},
+      {"HardSigmoid",
+       KernelFactoryFor<FnKernel<Fn::kHardSigmoid>>(),
+       false,
+       {{"alpha", 0.2}, {"beta", 0.5}}},
+      {"HardSwish", KernelFactoryFor<FnKernel<Fn::kHardSwish>>(), false, {}},
+      {"ThresholdedRelu",
+       KernelFactoryFor<FnKernel<Fn::kThresholdedRelu>>(),
+       false,
+       {{"alpha", 1.0}}},
+      {"Shrink",
+       KernelFactoryFor<FnKernel<Fn::kShrink>>(),
+       true,
+       {{"bias", 0.0}, {"lambd", 0.5}}},
+  };
+  for (const FnSpec& spec : specs) {
+    OpDefBuilder builder(spec.name);
+    builder.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt,
+              spec.numeric ? kNumericTypes : kFloatTypes)
+        .SetShapeFn(shape_fns::SameAsInput0);
+    for (const auto& [attr, value] : spec.attrs) {
+      builder.Attr(attr, AttrType::kFloat, value);
+    }
+    CheckRegistered(registry.RegisterOp(builder.Build()));
+    CheckRegistered(registry.RegisterKernel(spec.name, spec.factory));
+  }
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Clip")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::AnyList("bounds"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("min", AttrType::kFloat,
+                -static_cast<double>(std::numeric_limits<float>::max()))
+          .Attr("max", AttrType::kFloat,
+                static_cast<double>(std::numeric_limits<float>::max()))
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            if (ctx.num_inputs() > 3) {
+              return InvalidArgumentError(
+                  "takes input and optional min, max; got " +
+                  std::to_string(ctx.num_inputs()) + " inputs");
+            }
+            return shape_fns::SameAsInput0(ctx);
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Clip", KernelFactoryFor<ClipKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("PRelu")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("slope", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .SetShapeFn(shape_fns::Broadcast)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("PRelu", KernelFactoryFor<PReluKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Mod")
+          .Input(ArgDef::Typed("A", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Output(ArgDef::Typed("C", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("fmod", AttrType::kInt, int64_t{0})
+          .SetShapeFn(shape_fns::Broadcast)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Mod", KernelFactoryFor<ModKernel>()));
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,254 @@
+// Comparisons, logic and selection (ONNX names): Equal, Less, Greater,
+// LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, Where, IsNaN, IsInf.
+// NumPy broadcasting; every output element comes from its own inputs alone,
+// so results do not depend on the thread count.
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+enum class Compare { kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual };
+
+template <Compare kOp>
+class CompareKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                          BroadcastShapes(a.shape(), b.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    DispatchDtype(a.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      BroadcastBinary<T, bool>(ctx, a, b, out, [](T x, T y) -> bool {
+        if constexpr (kOp == Compare::kEqual) return x == y;
+        if constexpr (kOp == Compare::kLess) return x < y;
+        if constexpr (kOp == Compare::kGreater) return x > y;
+        if constexpr (kOp == Compare::kLessOrEqual) return x <= y;
+        return x >= y;
+      });
+    });
+    return Status::OK();
+  }
+};
+
+template <class Op>
+class LogicKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                          BroadcastShapes(a.shape(), b.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    BroadcastBinary<bool, bool>(ctx, a, b, out, Op());
+    return Status::OK();
+  }
+};
+
+struct XorOp {
+  bool operator()(bool a, bool b) const { return a != b; }
+};
+
+class NotKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    const bool* px = x.data<bool>();
+    bool* py = y->data<bool>();
+    ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) py[i] = !px[i];
+    });
+    return Status::OK();
+  }
+};
+
+// IsNaN, and IsInf with detect_negative / detect_positive.
+class FloatClassKernel : public OpKernel {
+ public:
+  FloatClassKernel(const KernelConstruction& c, bool nan)
+      : nan_(nan),
+        negative_(nan || c.attr<int64_t>("detect_negative") != 0),
+        positive_(nan || c.attr<int64_t>("detect_positive") != 0) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      bool* py = y->data<bool>();
+      ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          if constexpr (std::is_floating_point_v<T>) {
+            const T v = px[i];
+            py[i] = nan_ ? std::isnan(v)
+                         : std::isinf(v) && (v < 0 ? negative_ : positive_);
+          } else {
+            py[i] = false;
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const bool nan_, negative_, positive_;
+};
+
+// Per-input strides aligned to the output's dims (0 where broadcast).
+std::vector<int64_t> AlignedStrides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> strides(out.rank(), 0);
+  int64_t stride = 1;
+  for (int i = in.rank() - 1; i >= 0; --i) {
+    const int o = out.rank() - in.rank() + i;
+    strides[o] = in.dim(i) == 1 ? 0 : stride;
+    stride *= in.dim(i);
+  }
+  return strides;
+}
+
+// Where(condition, X, Y): X where true, else Y, all three broadcast.
+class WhereKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& c = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& y = ctx.input(2);
+    WEFT_ASSIGN_OR_RETURN(PartialShape cx,
+                          BroadcastShapes(c.shape(), x.shape()));
+    WEFT_ASSIGN_OR_RETURN(PartialShape all, BroadcastShapes(cx, y.shape()));
+    const Shape shape = all.ToShape();
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutputUninitialized(0, shape));
+    const std::vector<int64_t> sc = AlignedStrides(c.shape(), shape),
+                               sx = AlignedStrides(x.shape(), shape),
+                               sy = AlignedStrides(y.shape(), shape);
+    const size_t esize = DataTypeSize(x.dtype());
+    const bool* pc = c.data<bool>();
+    const auto* px = static_cast<const char*>(x.raw_data());
+    const auto* py = static_cast<const char*>(y.raw_data());
+    auto* po = static_cast<char*>(out->raw_data());
+    const int rank = shape.rank();
+    ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        int64_t rest = o, oc = 0, ox = 0, oy = 0;
+        for (int d = rank - 1; d >= 0; --d) {
+          const int64_t i = rest % shape.dim(d);
+          rest /= shape.dim(d);
+          oc += i * sc[d];
+          ox += i * sx[d];
+          oy += i * sy[d];
+        }
+        std::memcpy(po + o * esize, pc[oc] ? px + ox * esize : py + oy * esize,
+                    esize);
+      }
+    });
+    return Status::OK();
+  }
+};
+
+const std::vector<DataType> kComparable = {DataType::kFloat32,
+                                           DataType::kFloat64, DataType::kInt32,
+                                           DataType::kInt64, DataType::kBool};
+
+void RegisterBinaryToBool(OpRegistry& registry, const char* name,
+                          const std::vector<DataType>& types,
+                          KernelFactory factory) {
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder(name)
+                              .Input(ArgDef::Typed("A", "T"))
+                              .Input(ArgDef::Typed("B", "T"))
+                              .Output(ArgDef::Fixed("C", DataType::kBool))
+                              .Attr("T", AttrType::kType, std::nullopt, types)
+                              .SetShapeFn(shape_fns::Broadcast)
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
+}  // namespace
+
+void RegisterLogicOps(OpRegistry& registry) {
+  RegisterBinaryToBool(registry, "Equal", kComparable,
+                       KernelFactoryFor<CompareKernel<Compare::kEqual>>());
+  RegisterBinaryToBool(registry, "Less", kNumericTypes,
+                       KernelFactoryFor<CompareKernel<Compare::kLess>>());
+  RegisterBinaryToBool(registry, "Greater", kNumericTypes,
+                       KernelFactoryFor<CompareKernel<Compare::kGreater>>());
+  RegisterBinaryToBool(
+      registry, "LessOrEqual", kNumericTypes,
+      KernelFactoryFor<CompareKernel<Compare::kLessOrEqual>>());
+  RegisterBinaryToBool(
+      registry, "GreaterOrEqual", kNumericTypes,
+      KernelFactoryFor<CompareKernel<Compare::kGreaterOrEqual>>());
+  const std::vector<DataType> bool_only = {DataType::kBool};
+  RegisterBinaryToBool(registry, "And", bool_only,
+                       KernelFactoryFor<LogicKernel<std::logical_and<bool>>>());
+  RegisterBinaryToBool(registry, "Or", bool_only,
+                       KernelFactoryFor<LogicKernel<std::logical_or<bool>>>());
+  RegisterBinaryToBool(registry, "Xor", bool_only,
+                       KernelFactoryFor<LogicKernel<XorOp>>());
+
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("Not")
+                              .Input(ArgDef::Fixed("X", DataType::kBool))
+                              .Output(ArgDef::Fixed("Y", DataType::kBool))
+                              .SetShapeFn(shape_fns::SameAsInput0)
+                              .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Not", KernelFactoryFor<NotKernel>()));
+
+  for (const char* name : {"IsNaN", "IsInf"}) {
+    const bool nan = name[2] == 'N';
+    OpDefBuilder builder(name);
+    builder.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Fixed("Y", DataType::kBool))
+        .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+        .SetShapeFn(shape_fns::SameAsInput0);
+    if (!nan) {
+      builder.Attr("detect_negative", AttrType::kInt, int64_t{1})
+          .Attr("detect_positive", AttrType::kInt, int64_t{1});
+    }
+    CheckRegistered(registry.RegisterOp(builder.Build()));
+    CheckRegistered(registry.RegisterKernel(
+        name,
+        [nan](const KernelConstruction& c)
+            -> StatusOr<std::unique_ptr<OpKernel>> {
+          return std::unique_ptr<OpKernel>(
+              std::make_unique<FloatClassKernel>(c, nan));
+        }));
+  }
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Where")
+          .Input(ArgDef::Fixed("condition", DataType::kBool))
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("Y", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            WEFT_ASSIGN_OR_RETURN(
+                PartialShape cx,
+                BroadcastShapes(ctx.input_shape(0), ctx.input_shape(1)));
+            WEFT_ASSIGN_OR_RETURN(PartialShape all,
+                                  BroadcastShapes(cx, ctx.input_shape(2)));
+            ctx.set_output(0, std::move(all));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Where", KernelFactoryFor<WhereKernel>()));
+}
+
+}  // namespace weft::internal
