@@ -1,4 +1,1032 @@
+// Convolution-network ops on NC(D)HW tensors with ONNX semantics: Conv,
+// ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+// BatchNormalization (inference), InstanceNormalization, LRN, Pad and
+// Dropout (inference).
+//
+// Determinism: Conv cuts each image's output pixels into tiles of a fixed
+// size (kConvTile) and computes each tile as one single-threaded Eigen
+// product of fixed shape, so every output element's summation order depends
+// on the sizes alone, never on the thread count. The other ops compute each
+// output element in one thread in a fixed order.
+//
+// These kernels are correct first; their speed is the next issue's work
+// (docs/kernels.md).
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 #include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
+
 namespace weft::internal {
-void RegisterNnOps(OpRegistry&) {}
+namespace {
+
+// --- Window geometry shared by Conv, ConvTranspose and the pools -------------
+
+// Per spatial dimension: kernel, stride, dilation, pads at both ends, and the
+// input and output sizes.
+struct Window {
+  int rank = 0;  // Spatial dimensions.
+  std::vector<int64_t> in, out, kernel, stride, dilation, pad_begin, pad_end;
+  int64_t InSize() const { return Product(in); }
+  int64_t OutSize() const { return Product(out); }
+  int64_t KernelSize() const { return Product(kernel); }
+  static int64_t Product(const std::vector<int64_t>& v) {
+    int64_t p = 1;
+    for (int64_t x : v) p *= x;
+    return p;
+  }
+};
+
+// Window attributes as the node gives them (empty lists: defaults).
+struct WindowAttrs {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  bool ceil_mode = false;
+};
+
+WindowAttrs ReadWindowAttrs(const KernelConstruction& c) {
+  WindowAttrs w;
+  auto list = [&](const char* name) {
+    auto it = c.attrs().find(name);
+    return it == c.attrs().end() ? std::vector<int64_t>{}
+                                 : *it->second.get_if<std::vector<int64_t>>();
+  };
+  w.kernel = list("kernel_shape");
+  w.strides = list("strides");
+  w.dilations = list("dilations");
+  w.pads = list("pads");
+  if (auto it = c.attrs().find("auto_pad"); it != c.attrs().end()) {
+    w.auto_pad = *it->second.get_if<std::string>();
+  }
+  if (auto it = c.attrs().find("ceil_mode"); it != c.attrs().end()) {
+    w.ceil_mode = *it->second.get_if<int64_t>() != 0;
+  }
+  return w;
+}
+
+// The window of a forward op (Conv, pools) over input dims `in` (spatial).
+StatusOr<Window> ForwardWindow(const WindowAttrs& a,
+                               const std::vector<int64_t>& in,
+                               const std::vector<int64_t>& kernel) {
+  Window w;
+  w.rank = static_cast<int>(in.size());
+  w.in = in;
+  w.kernel = kernel;
+  auto per_dim = [&](const std::vector<int64_t>& v, int64_t fallback,
+                     const char* name) -> StatusOr<std::vector<int64_t>> {
+    if (v.empty()) return std::vector<int64_t>(w.rank, fallback);
+    if (static_cast<int>(v.size()) != w.rank) {
+      return InvalidArgumentError(std::string(name) + " has " +
+                                  std::to_string(v.size()) + " entries for " +
+                                  std::to_string(w.rank) + " spatial dims");
+    }
+    return v;
+  };
+  if (static_cast<int>(kernel.size()) != w.rank) {
+    return InvalidArgumentError(
+        "the kernel has " + std::to_string(kernel.size()) +
+        " spatial dims, the input " + std::to_string(w.rank));
+  }
+  WEFT_ASSIGN_OR_RETURN(w.stride, per_dim(a.strides, 1, "strides"));
+  WEFT_ASSIGN_OR_RETURN(w.dilation, per_dim(a.dilations, 1, "dilations"));
+  std::vector<int64_t> pads = a.pads;
+  if (pads.empty()) pads.assign(2 * w.rank, 0);
+  if (static_cast<int>(pads.size()) != 2 * w.rank) {
+    return InvalidArgumentError("pads has " + std::to_string(pads.size()) +
+                                " entries for " + std::to_string(w.rank) +
+                                " spatial dims");
+  }
+  w.pad_begin.assign(pads.begin(), pads.begin() + w.rank);
+  w.pad_end.assign(pads.begin() + w.rank, pads.end());
+  w.out.resize(w.rank);
+  for (int i = 0; i < w.rank; ++i) {
+    if (w.kernel[i] < 1 || w.stride[i] < 1 || w.dilation[i] < 1 ||
+        w.pad_begin[i] < 0 || w.pad_end[i] < 0) {
+      return InvalidArgumentError(
+          "kernel, strides and dilations must be >= 1 and pads >= 0");
+    }
+    const int64_t span = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      w.out[i] = (in[i] + w.stride[i] - 1) / w.stride[i];
+      const int64_t total =
+          std::max<int64_t>(0, (w.out[i] - 1) * w.stride[i] + span - in[i]);
+      const int64_t small = total / 2;
+      w.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pad_end[i] = total - w.pad_begin[i];
+      continue;
+    }
+    if (a.auto_pad == "VALID") {
+      w.pad_begin[i] = w.pad_end[i] = 0;
+    } else if (a.auto_pad != "NOTSET") {
+      return InvalidArgumentError("auto_pad \"" + a.auto_pad +
+                                  "\" is not one of NOTSET, SAME_UPPER, "
+                                  "SAME_LOWER, VALID");
+    }
+    const int64_t padded = in[i] + w.pad_begin[i] + w.pad_end[i];
+    if (padded < span) {
+      return InvalidArgumentError("the window (" + std::to_string(span) +
+                                  ") is larger than the padded input (" +
+                                  std::to_string(padded) + ")");
+    }
+    w.out[i] = (padded - span) / w.stride[i] + 1;
+    if (a.ceil_mode && (padded - span) % w.stride[i] != 0) {
+      // The extra window must start inside the input or its front pad.
+      if ((w.out[i]) * w.stride[i] < in[i] + w.pad_begin[i]) ++w.out[i];
+    }
+  }
+  return w;
+}
+
+// Calls fn(offset_in_input or -1 when in the padding, kernel index) for
+// every kernel position of output position `o` (flat over spatial dims).
+template <class Fn>
+void ForEachTap(const Window& w, int64_t o, Fn fn) {
+  int64_t start[3], coord[3];
+  int64_t rest = o;
+  for (int d = w.rank - 1; d >= 0; --d) {
+    start[d] = (rest % w.out[d]) * w.stride[d] - w.pad_begin[d];
+    rest /= w.out[d];
+  }
+  const int64_t taps = w.KernelSize();
+  for (int64_t k = 0; k < taps; ++k) {
+    int64_t kr = k, offset = 0;
+    bool inside = true;
+    for (int d = w.rank - 1; d >= 0; --d) {
+      coord[d] = start[d] + (kr % w.kernel[d]) * w.dilation[d];
+      kr /= w.kernel[d];
+      inside = inside && coord[d] >= 0 && coord[d] < w.in[d];
+    }
+    if (inside) {
+      for (int d = 0; d < w.rank; ++d) offset = offset * w.in[d] + coord[d];
+    }
+    fn(inside ? offset : -1, k);
+  }
+}
+
+StatusOr<std::vector<int64_t>> SpatialDims(const Shape& s, const char* what) {
+  if (s.rank() < 3 || s.rank() > 5) {
+    return InvalidArgumentError(std::string(what) +
+                                " must be N x C x D1 [x D2 [x D3]], got " +
+                                s.ToString());
+  }
+  std::vector<int64_t> dims;
+  for (int i = 2; i < s.rank(); ++i) dims.push_back(s.dim(i));
+  return dims;
+}
+
+Shape OutShape(int64_t n, int64_t c, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> dims = {n, c};
+  dims.insert(dims.end(), spatial.begin(), spatial.end());
+  return Shape(dims);
+}
+
+// --- Conv --------------------------------------------------------------------
+
+// Output pixels per tile: each tile is one product of fixed shape.
+constexpr int64_t kConvTile = 256;
+
+template <class T>
+using RowMajor =
+    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+class ConvKernel : public OpKernel {
+ public:
+  explicit ConvKernel(const KernelConstruction& c)
+      : attrs_(ReadWindowAttrs(c)), group_(c.attr<int64_t>("group")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* bias = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
+    if (w.shape().rank() != x.shape().rank()) {
+      return InvalidArgumentError("W has shape " + w.shape().ToString() +
+                                  ", X " + x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    const int64_t m = w.shape().dim(0), g = group_;
+    if (g < 1 || c % g != 0 || m % g != 0 || w.shape().dim(1) != c / g) {
+      return InvalidArgumentError("X has " + std::to_string(c) +
+                                  " channels, W shape " + w.shape().ToString() +
+                                  " and group " + std::to_string(g) +
+                                  " do not agree");
+    }
+    std::vector<int64_t> kernel;
+    for (int i = 2; i < w.shape().rank(); ++i)
+      kernel.push_back(w.shape().dim(i));
+    if (!attrs_.kernel.empty() && attrs_.kernel != kernel) {
+      return InvalidArgumentError("kernel_shape does not match W " +
+                                  w.shape().ToString());
+    }
+    if (bias != nullptr && bias->NumElements() != m) {
+      return InvalidArgumentError("B must have " + std::to_string(m) +
+                                  " elements, got " + bias->shape().ToString());
+    }
+    WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, in, kernel));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
+                                          0, OutShape(n, m, win.out)));
+    if (x.dtype() == DataType::kFloat32) {
+      Run<float>(ctx, x, w, bias, y, win, n, c / g, m / g);
+    } else {
+      Run<double>(ctx, x, w, bias, y, win, n, c / g, m / g);
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Per (image, group, tile of output pixels): gather the tile's inputs into
+  // columns [C/g * K, P], then Y_tile [M/g, P] = W_g [M/g, C/g * K] * cols.
+  template <class T>
+  void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
+           const Tensor* bias, Tensor* y, const Window& win, int64_t n,
+           int64_t cg, int64_t mg) const {
+    const int64_t g = group_;
+    const int64_t out_size = win.OutSize(), in_size = win.InSize();
+    const int64_t taps = win.KernelSize();
+    const int64_t depth = cg * taps;
+    const int64_t tiles = (out_size + kConvTile - 1) / kConvTile;
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    const T* pb = bias ? bias->data<T>() : nullptr;
+    T* py = y->data<T>();
+    const double cost =
+        2.0 * static_cast<double>(mg * depth * kConvTile) * 0.05;
+    ctx.ParallelFor(n * g * tiles, cost, [&](int64_t begin, int64_t end) {
+      RowMajor<T> cols(depth, kConvTile);
+      for (int64_t job = begin; job < end; ++job) {
+        const int64_t tile = job % tiles, ng = job / tiles;
+        const int64_t image = ng / g, group = ng % g;
+        const int64_t p0 = tile * kConvTile;
+        const int64_t pixels = std::min(kConvTile, out_size - p0);
+        const T* x_group = px + (image * g + group) * cg * in_size;
+        cols.setZero();
+        for (int64_t p = 0; p < pixels; ++p) {
+          ForEachTap(win, p0 + p, [&](int64_t offset, int64_t k) {
+            if (offset < 0) return;
+            for (int64_t ch = 0; ch < cg; ++ch) {
+              cols(ch * taps + k, p) = x_group[ch * in_size + offset];
+            }
+          });
+        }
+        Eigen::Map<const RowMajor<T>> weights(pw + group * mg * depth, mg,
+                                              depth);
+        Eigen::Map<RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>> out(
+            py + (image * g + group) * mg * out_size + p0, mg, pixels,
+            Eigen::OuterStride<>(out_size));
+        out.noalias() = weights * cols.leftCols(pixels);
+        if (pb != nullptr) {
+          for (int64_t r = 0; r < mg; ++r) {
+            out.row(r).array() += pb[group * mg + r];
+          }
+        }
+      }
+    });
+  }
+
+  const WindowAttrs attrs_;
+  const int64_t group_;
+};
+
+// --- ConvTranspose
+// ---------------------------------------------------------------
+
+// The gradient of Conv with respect to its input: each output element sums
+// x[ic, i] * w[ic, oc, k] over the input positions i and taps k that land on
+// it (i * stride - pad_begin + k * dilation = o).
+class ConvTransposeKernel : public OpKernel {
+ public:
+  explicit ConvTransposeKernel(const KernelConstruction& c)
+      : attrs_(ReadWindowAttrs(c)),
+        group_(c.attr<int64_t>("group")),
+        output_padding_(c.attr<std::vector<int64_t>>("output_padding")),
+        output_shape_(c.attr<std::vector<int64_t>>("output_shape")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* bias = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
+    const int rank = static_cast<int>(in.size());
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1), g = group_;
+    if (w.shape().rank() != x.shape().rank() || w.shape().dim(0) != c ||
+        g < 1 || c % g != 0) {
+      return InvalidArgumentError("W shape " + w.shape().ToString() +
+                                  " and group " + std::to_string(g) +
+                                  " do not fit X " + x.shape().ToString());
+    }
+    const int64_t mg = w.shape().dim(1), m = mg * g, cg = c / g;
+    if (bias != nullptr && bias->NumElements() != m) {
+      return InvalidArgumentError("B must have " + std::to_string(m) +
+                                  " elements");
+    }
+    Window win;
+    win.rank = rank;
+    win.in = in;
+    for (int i = 2; i < w.shape().rank(); ++i)
+      win.kernel.push_back(w.shape().dim(i));
+    auto per_dim = [&](const std::vector<int64_t>& v, int64_t fallback) {
+      return v.empty() ? std::vector<int64_t>(rank, fallback) : v;
+    };
+    win.stride = per_dim(attrs_.strides, 1);
+    win.dilation = per_dim(attrs_.dilations, 1);
+    const std::vector<int64_t> out_pad = per_dim(output_padding_, 0);
+    std::vector<int64_t> pads = attrs_.pads;
+    if (pads.empty()) pads.assign(2 * rank, 0);
+    if (static_cast<int>(win.stride.size()) != rank ||
+        static_cast<int>(win.dilation.size()) != rank ||
+        static_cast<int>(out_pad.size()) != rank ||
+        static_cast<int>(pads.size()) != 2 * rank) {
+      return InvalidArgumentError(
+          "strides, dilations, output_padding and pads must have one entry "
+          "per spatial dim (pads two)");
+    }
+    win.pad_begin.assign(pads.begin(), pads.begin() + rank);
+    win.pad_end.assign(pads.begin() + rank, pads.end());
+    win.out.resize(rank);
+    const std::vector<int64_t> target =
+        output_shape_.size() > static_cast<size_t>(rank)
+            ? std::vector<int64_t>(output_shape_.end() - rank,
+                                   output_shape_.end())
+            : output_shape_;
+    for (int i = 0; i < rank; ++i) {
+      if (win.stride[i] < 1 || win.dilation[i] < 1) {
+        return InvalidArgumentError("strides and dilations must be >= 1");
+      }
+      const int64_t span = (win.kernel[i] - 1) * win.dilation[i] + 1;
+      const int64_t full = win.stride[i] * (in[i] - 1) + out_pad[i] + span;
+      if (!target.empty() || attrs_.auto_pad == "SAME_UPPER" ||
+          attrs_.auto_pad == "SAME_LOWER") {
+        win.out[i] = !target.empty() ? target[i] : in[i] * win.stride[i];
+        const int64_t total = std::max<int64_t>(0, full - win.out[i]);
+        // ONNX: SAME_UPPER puts the extra pad at the end.
+        const int64_t small = total / 2;
+        win.pad_begin[i] =
+            attrs_.auto_pad == "SAME_LOWER" ? total - small : small;
+        win.pad_end[i] = total - win.pad_begin[i];
+      } else {
+        win.out[i] = full - win.pad_begin[i] - win.pad_end[i];
+      }
+      if (win.out[i] < 0) {
+        return InvalidArgumentError("the output would have a negative size");
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
+                                          0, OutShape(n, m, win.out)));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      if constexpr (std::is_floating_point_v<T>) {
+        Run<T>(ctx, x, w, bias, y, win, n, cg, mg);
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  template <class T>
+  void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
+           const Tensor* bias, Tensor* y, const Window& win, int64_t n,
+           int64_t cg, int64_t mg) const {
+    const int64_t g = group_, m = mg * g;
+    const int64_t out_size = win.OutSize(), in_size = win.InSize();
+    const int64_t taps = win.KernelSize();
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    T* py = y->data<T>();
+    const int rank = win.rank;
+    ctx.ParallelFor(
+        n * m * out_size, static_cast<double>(cg * taps),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t idx = begin; idx < end; ++idx) {
+            const int64_t o = idx % out_size, oc = (idx / out_size) % m,
+                          image = idx / (out_size * m);
+            const int64_t group = oc / mg, ocg = oc % mg;
+            int64_t coord[3];
+            int64_t rest = o;
+            for (int d = rank - 1; d >= 0; --d) {
+              coord[d] = rest % win.out[d] + win.pad_begin[d];
+              rest /= win.out[d];
+            }
+            double acc = bias ? static_cast<double>(bias->data<T>()[oc]) : 0.0;
+            for (int64_t k = 0; k < taps; ++k) {
+              int64_t kr = k, offset = 0;
+              bool hit = true;
+              int64_t pos[3];
+              for (int d = rank - 1; d >= 0 && hit; --d) {
+                const int64_t shifted =
+                    coord[d] - (kr % win.kernel[d]) * win.dilation[d];
+                kr /= win.kernel[d];
+                if (shifted < 0 || shifted % win.stride[d] != 0) {
+                  hit = false;
+                  break;
+                }
+                pos[d] = shifted / win.stride[d];
+                hit = pos[d] < win.in[d];
+              }
+              if (!hit) continue;
+              for (int d = 0; d < rank; ++d)
+                offset = offset * win.in[d] + pos[d];
+              for (int64_t ic = 0; ic < cg; ++ic) {
+                const int64_t channel = group * cg + ic;
+                acc += static_cast<double>(
+                           px[(image * cg * g + channel) * in_size + offset]) *
+                       static_cast<double>(pw[(channel * mg + ocg) * taps + k]);
+              }
+            }
+            py[idx] = static_cast<T>(acc);
+          }
+        });
+  }
+
+  const WindowAttrs attrs_;
+  const int64_t group_;
+  const std::vector<int64_t> output_padding_, output_shape_;
+};
+
+// --- Pools
+// -----------------------------------------------------------------------
+
+enum class Pool { kMax, kAverage };
+
+template <Pool kPool>
+class PoolKernel : public OpKernel {
+ public:
+  explicit PoolKernel(const KernelConstruction& c)
+      : attrs_(ReadWindowAttrs(c)),
+        count_include_pad_(kPool == Pool::kAverage &&
+                           c.attr<int64_t>("count_include_pad") != 0),
+        column_major_indices_(kPool == Pool::kMax &&
+                              c.attr<int64_t>("storage_order") != 0) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
+    WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, in, attrs_.kernel));
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    const Shape out_shape = OutShape(n, c, win.out);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
+    Tensor* indices = nullptr;
+    if (kPool == Pool::kMax && ctx.num_outputs() > 1) {
+      WEFT_ASSIGN_OR_RETURN(indices,
+                            ctx.AllocateOutputUninitialized(1, out_shape));
+    }
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      Run<T>(ctx, x, y, indices, win, n * c);
+      return Status::OK();
+    });
+  }
+
+ private:
+  template <class T>
+  void Run(KernelContext& ctx, const Tensor& x, Tensor* y, Tensor* indices,
+           const Window& win, int64_t planes) const {
+    const int64_t out_size = win.OutSize(), in_size = win.InSize();
+    const T* px = x.data<T>();
+    T* py = y->data<T>();
+    int64_t* pi = indices ? indices->data<int64_t>() : nullptr;
+    ctx.ParallelFor(
+        planes * out_size, static_cast<double>(win.KernelSize()),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t idx = begin; idx < end; ++idx) {
+            const int64_t plane = idx / out_size, o = idx % out_size;
+            const T* src = px + plane * in_size;
+            if constexpr (kPool == Pool::kMax) {
+              T best = std::numeric_limits<T>::lowest();
+              int64_t best_at = -1;
+              ForEachTap(win, o, [&](int64_t offset, int64_t) {
+                if (offset >= 0 && (best_at < 0 || src[offset] > best)) {
+                  best = src[offset];
+                  best_at = offset;
+                }
+              });
+              py[idx] = best;
+              if (pi != nullptr) {
+                pi[idx] = plane * in_size + IndexInOrder(win, best_at);
+              }
+            } else {
+              double sum = 0;
+              int64_t count = 0;
+              ForEachTap(win, o, [&](int64_t offset, int64_t) {
+                if (offset >= 0) {
+                  sum += static_cast<double>(src[offset]);
+                  ++count;
+                }
+              });
+              if (count_include_pad_) count = PaddedCount(win, o);
+              py[idx] = static_cast<T>(count == 0 ? 0.0 : sum / count);
+            }
+          }
+        });
+  }
+
+  // MaxPool's index of an input offset: row-major, or column-major over the
+  // spatial dims when storage_order = 1.
+  int64_t IndexInOrder(const Window& win, int64_t offset) const {
+    if (!column_major_indices_ || offset < 0) return offset;
+    int64_t coord[3], rest = offset;
+    for (int d = win.rank - 1; d >= 0; --d) {
+      coord[d] = rest % win.in[d];
+      rest /= win.in[d];
+    }
+    int64_t out = 0;
+    for (int d = win.rank - 1; d >= 0; --d) out = out * win.in[d] + coord[d];
+    return out;
+  }
+
+  // The window's size within the padded input (count_include_pad = 1): taps
+  // past the end padding (ceil_mode) do not count.
+  static int64_t PaddedCount(const Window& win, int64_t o) {
+    int64_t count = 1, rest = o;
+    for (int d = win.rank - 1; d >= 0; --d) {
+      const int64_t start = (rest % win.out[d]) * win.stride[d];
+      rest /= win.out[d];
+      const int64_t limit = win.in[d] + win.pad_begin[d] + win.pad_end[d];
+      int64_t taps = 0;
+      for (int64_t k = 0; k < win.kernel[d]; ++k) {
+        if (start + k * win.dilation[d] < limit) ++taps;
+      }
+      count *= taps;
+    }
+    return count;
+  }
+
+  const WindowAttrs attrs_;
+  const bool count_include_pad_;
+  const bool column_major_indices_;
+};
+
+template <Pool kPool>
+class GlobalPoolKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    const int64_t size = Window::Product(in);
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutputUninitialized(
+                        0, OutShape(n, c, std::vector<int64_t>(in.size(), 1))));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(n * c, static_cast<double>(size),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t p = b; p < e; ++p) {
+                          const T* src = px + p * size;
+                          if constexpr (kPool == Pool::kMax) {
+                            T best = size > 0 ? src[0] : T(0);
+                            for (int64_t i = 1; i < size; ++i)
+                              best = std::max(best, src[i]);
+                            py[p] = best;
+                          } else {
+                            double sum = 0;
+                            for (int64_t i = 0; i < size; ++i)
+                              sum += static_cast<double>(src[i]);
+                            py[p] = static_cast<T>(size > 0 ? sum / size : 0.0);
+                          }
+                        }
+                      });
+      return Status::OK();
+    });
+  }
+};
+
+// --- Normalisations
+// ----------------------------------------------------------------
+
+// BatchNormalization in inference: y = scale (x - mean) / sqrt(var + eps) + B
+// per channel (axis 1).
+class BatchNormKernel : public OpKernel {
+ public:
+  explicit BatchNormKernel(const KernelConstruction& c)
+      : epsilon_(c.attr<double>("epsilon")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 2) {
+      return InvalidArgumentError("X must have rank >= 2, got " +
+                                  x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    for (int i = 1; i <= 4; ++i) {
+      if (ctx.input(i).NumElements() != c) {
+        return InvalidArgumentError("scale, B, mean and var must have " +
+                                    std::to_string(c) + " elements; input " +
+                                    std::to_string(i) + " has shape " +
+                                    ctx.input(i).shape().ToString());
+      }
+    }
+    const int64_t inner = c == 0 || n == 0 ? 0 : x.NumElements() / (n * c);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      std::vector<double> mul(c), add(c);
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const double inv =
+            1.0 / std::sqrt(static_cast<double>(ctx.input(4).data<T>()[ch]) +
+                            epsilon_);
+        mul[ch] = static_cast<double>(ctx.input(1).data<T>()[ch]) * inv;
+        add[ch] = static_cast<double>(ctx.input(2).data<T>()[ch]) -
+                  static_cast<double>(ctx.input(3).data<T>()[ch]) * mul[ch];
+      }
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(
+          n * c, static_cast<double>(inner), [&](int64_t b, int64_t e) {
+            for (int64_t p = b; p < e; ++p) {
+              const int64_t ch = p % c;
+              for (int64_t i = 0; i < inner; ++i) {
+                py[p * inner + i] = static_cast<T>(
+                    static_cast<double>(px[p * inner + i]) * mul[ch] + add[ch]);
+              }
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const double epsilon_;
+};
+
+// InstanceNormalization: per (image, channel) over the spatial dims.
+class InstanceNormKernel : public OpKernel {
+ public:
+  explicit InstanceNormKernel(const KernelConstruction& c)
+      : epsilon_(c.attr<double>("epsilon")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 3) {
+      return InvalidArgumentError("X must have rank >= 3, got " +
+                                  x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    if (ctx.input(1).NumElements() != c || ctx.input(2).NumElements() != c) {
+      return InvalidArgumentError("scale and B must have " + std::to_string(c) +
+                                  " elements");
+    }
+    const int64_t inner = n * c == 0 ? 0 : x.NumElements() / (n * c);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      const T* scale = ctx.input(1).data<T>();
+      const T* bias = ctx.input(2).data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(n * c, 3.0 * inner, [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          const T* row = px + p * inner;
+          double mean = 0, var = 0;
+          for (int64_t i = 0; i < inner; ++i) mean += row[i];
+          mean /= static_cast<double>(inner);
+          for (int64_t i = 0; i < inner; ++i) {
+            var += (row[i] - mean) * (row[i] - mean);
+          }
+          var /= static_cast<double>(inner);
+          const double k =
+              static_cast<double>(scale[p % c]) / std::sqrt(var + epsilon_);
+          for (int64_t i = 0; i < inner; ++i) {
+            py[p * inner + i] =
+                static_cast<T>((row[i] - mean) * k + bias[p % c]);
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const double epsilon_;
+};
+
+// LRN across channels: x / (bias + alpha / size * sum of squares)^beta.
+class LrnKernel : public OpKernel {
+ public:
+  explicit LrnKernel(const KernelConstruction& c)
+      : size_(c.attr<int64_t>("size")),
+        alpha_(c.attr<double>("alpha")),
+        beta_(c.attr<double>("beta")),
+        bias_(c.attr<double>("bias")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 3 || size_ < 1) {
+      return InvalidArgumentError("needs N x C x D1... and size >= 1");
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    const int64_t inner = n * c == 0 ? 0 : x.NumElements() / (n * c);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(
+          x.NumElements(), static_cast<double>(size_),
+          [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              const int64_t pos = i % inner, ch = (i / inner) % c,
+                            img = i / (inner * c);
+              double sq = 0;
+              for (int64_t k = std::max<int64_t>(0, ch - before);
+                   k <= std::min(c - 1, ch + after); ++k) {
+                const double v = px[(img * c + k) * inner + pos];
+                sq += v * v;
+              }
+              py[i] = static_cast<T>(
+                  px[i] /
+                  std::pow(bias_ + alpha_ / static_cast<double>(size_) * sq,
+                           beta_));
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const int64_t size_;
+  const double alpha_, beta_, bias_;
+};
+
+// --- Pad ---------------------------------------------------------------------
+
+// Pad (constant, reflect or edge): pads from input 1 when given (ONNX opset
+// 11+), else the attribute; the constant value from input 2 or `value`.
+class PadKernel : public OpKernel {
+ public:
+  explicit PadKernel(const KernelConstruction& c)
+      : mode_(c.attr<std::string>("mode")),
+        pads_(c.attr<std::vector<int64_t>>("pads")),
+        value_(c.attr<double>("value")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int rank = s.rank();
+    std::vector<int64_t> pads = pads_;
+    if (ctx.num_inputs() > 1) {
+      WEFT_ASSIGN_OR_RETURN(pads, IntsFromTensor(ctx.input(1), "pads"));
+    }
+    if (static_cast<int>(pads.size()) != 2 * rank) {
+      return InvalidArgumentError("pads has " + std::to_string(pads.size()) +
+                                  " entries for rank " + std::to_string(rank));
+    }
+    std::vector<int64_t> dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = s.dim(d) + pads[d] + pads[d + rank];
+      if (dims[d] < 0) {
+        return InvalidArgumentError("pads make dimension " + std::to_string(d) +
+                                    " negative");
+      }
+      if (mode_ != "constant" && s.dim(d) == 0 && dims[d] > 0) {
+        return InvalidArgumentError("cannot " + mode_ +
+                                    "-pad an empty dimension");
+      }
+      if (mode_ == "reflect" &&
+          (pads[d] >= s.dim(d) || pads[d + rank] >= s.dim(d)) &&
+          (pads[d] > 0 || pads[d + rank] > 0)) {
+        return InvalidArgumentError(
+            "reflect pads must be smaller than the "
+            "dimension they pad");
+      }
+    }
+    if (mode_ != "constant" && mode_ != "reflect" && mode_ != "edge") {
+      return InvalidArgumentError("mode \"" + mode_ +
+                                  "\" is not one of constant, reflect, edge");
+    }
+    Shape out_shape(dims);
+    if (!out_shape.IsValid())
+      return InvalidArgumentError("padded shape overflows");
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
+    const Tensor* constant =
+        ctx.num_inputs() > 2 && ctx.input(2).NumElements() > 0 ? &ctx.input(2)
+                                                               : nullptr;
+    return DispatchDtype(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      T fill = static_cast<T>(value_);
+      if (constant != nullptr) {
+        if (constant->dtype() != x.dtype()) {
+          return InvalidArgumentError(
+              "constant_value must have the data's dtype");
+        }
+        fill = *constant->data<T>();
+      }
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      std::vector<int64_t> strides(rank, 1);
+      for (int d = rank - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * s.dim(d + 1);
+      const bool reflect = mode_ == "reflect", edge = mode_ == "edge";
+      ctx.ParallelFor(y->NumElements(), 1.0, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          int64_t rest = o, offset = 0;
+          bool inside = true;
+          for (int d = rank - 1; d >= 0; --d) {
+            int64_t i = rest % dims[d] - pads[d];
+            rest /= dims[d];
+            const int64_t len = s.dim(d);
+            if (i < 0 || i >= len) {
+              if (reflect) {
+                i = i < 0 ? -i : 2 * (len - 1) - i;
+              } else if (edge) {
+                i = i < 0 ? 0 : len - 1;
+              } else {
+                inside = false;
+                break;
+              }
+            }
+            offset += i * strides[d];
+          }
+          py[o] = inside ? px[offset] : fill;
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const std::string mode_;
+  const std::vector<int64_t> pads_;
+  const double value_;
+};
+
+// Dropout in inference: the input, and a mask of all true.
+class DropoutKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_RETURN_IF_ERROR(ctx.SetOutput(0, x));
+    if (ctx.num_outputs() > 1) {
+      WEFT_ASSIGN_OR_RETURN(Tensor * mask,
+                            ctx.AllocateOutputUninitialized(1, x.shape()));
+      std::fill(mask->data<bool>(), mask->data<bool>() + mask->NumElements(),
+                true);
+    }
+    return Status::OK();
+  }
+};
+
+// --- Registration
+// -----------------------------------------------------------------
+
+OpDefBuilder& WindowAttrsOn(OpDefBuilder& b) {
+  return b.Attr("kernel_shape", AttrType::kListInt, std::vector<int64_t>{})
+      .Attr("strides", AttrType::kListInt, std::vector<int64_t>{})
+      .Attr("dilations", AttrType::kListInt, std::vector<int64_t>{})
+      .Attr("pads", AttrType::kListInt, std::vector<int64_t>{})
+      .Attr("auto_pad", AttrType::kString, std::string("NOTSET"));
+}
+
+template <class K>
+KernelFactory Factory() {
+  return KernelFactoryFor<K>();
+}
+
+}  // namespace
+
+void RegisterNnOps(OpRegistry& registry) {
+  {
+    OpDefBuilder b("Conv");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Input(ArgDef::Typed("W", "T"))
+        .Input(ArgDef::AnyList("B"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("group", AttrType::kInt, int64_t{1});
+    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(registry.RegisterKernel("Conv", Factory<ConvKernel>()));
+  }
+  {
+    OpDefBuilder b("ConvTranspose");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Input(ArgDef::Typed("W", "T"))
+        .Input(ArgDef::AnyList("B"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("group", AttrType::kInt, int64_t{1})
+        .Attr("output_padding", AttrType::kListInt, std::vector<int64_t>{})
+        .Attr("output_shape", AttrType::kListInt, std::vector<int64_t>{});
+    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(registry.RegisterKernel("ConvTranspose",
+                                            Factory<ConvTransposeKernel>()));
+  }
+  {
+    OpDefBuilder b("MaxPool");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Output(ArgDef::Fixed("Indices", DataType::kInt64))
+        .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+        .Attr("ceil_mode", AttrType::kInt, int64_t{0})
+        .Attr("storage_order", AttrType::kInt, int64_t{0});
+    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(
+        registry.RegisterKernel("MaxPool", Factory<PoolKernel<Pool::kMax>>()));
+  }
+  {
+    OpDefBuilder b("AveragePool");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("ceil_mode", AttrType::kInt, int64_t{0})
+        .Attr("count_include_pad", AttrType::kInt, int64_t{0});
+    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(registry.RegisterKernel(
+        "AveragePool", Factory<PoolKernel<Pool::kAverage>>()));
+  }
+  for (const char* name : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    const bool max = name[6] == 'M';
+    CheckRegistered(registry.RegisterOp(
+        OpDefBuilder(name)
+            .Input(ArgDef::Typed("X", "T"))
+            .Output(ArgDef::Typed("Y", "T"))
+            .Attr("T", AttrType::kType, std::nullopt,
+                  max ? kNumericTypes : kFloatTypes)
+            .SetShapeFn([](InferenceContext& ctx) -> Status {
+              PartialShape in = ctx.input_shape(0);
+              if (!in.rank_known()) {
+                ctx.set_output(0, in);
+                return Status::OK();
+              }
+              std::vector<int64_t> dims = in.dims();
+              for (size_t i = 2; i < dims.size(); ++i) dims[i] = 1;
+              ctx.set_output(0, PartialShape(dims));
+              return Status::OK();
+            })
+            .Build()));
+    CheckRegistered(registry.RegisterKernel(
+        name, max ? Factory<GlobalPoolKernel<Pool::kMax>>()
+                  : Factory<GlobalPoolKernel<Pool::kAverage>>()));
+  }
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("BatchNormalization")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Input(ArgDef::Typed("input_mean", "T"))
+          .Input(ArgDef::Typed("input_var", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .Attr("momentum", AttrType::kFloat, 0.9)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("BatchNormalization",
+                                          Factory<BatchNormKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("InstanceNormalization")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("InstanceNormalization",
+                                          Factory<InstanceNormKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("LRN")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("size", AttrType::kInt)
+          .Attr("alpha", AttrType::kFloat, 0.0001)
+          .Attr("beta", AttrType::kFloat, 0.75)
+          .Attr("bias", AttrType::kFloat, 1.0)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("LRN", Factory<LrnKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Pad")
+          .Input(ArgDef::Typed("data", "T"))
+          .Input(ArgDef::AnyList("pads_and_value"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType)
+          .Attr("mode", AttrType::kString, std::string("constant"))
+          .Attr("pads", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("value", AttrType::kFloat, 0.0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("Pad", Factory<PadKernel>()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("Dropout")
+                              .Input(ArgDef::Typed("data", "T"))
+                              .Input(ArgDef::AnyList("ratio_and_training_mode"))
+                              .Output(ArgDef::Typed("output", "T"))
+                              .Output(ArgDef::Fixed("mask", DataType::kBool))
+                              .Attr("T", AttrType::kType)
+                              .SetShapeFn([](InferenceContext& ctx) -> Status {
+                                ctx.set_output(0, ctx.input_shape(0));
+                                ctx.set_output(1, ctx.input_shape(0));
+                                return Status::OK();
+                              })
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel("Dropout", Factory<DropoutKernel>()));
+}
+
 }  // namespace weft::internal

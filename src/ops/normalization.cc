@@ -1,6 +1,7 @@
 // Softmax, LogSoftmax (ONNX opset 13+: `axis`, default -1) and
 // LayerNormalization (`axis` default -1, `epsilon` default 1e-5; inputs X,
-// Scale and an optional B).
+// Scale and an optional B; outputs Y and, as ONNX, each row's Mean and
+// InvStdDev).
 //
 // Each is computed per row: a row is the elements sharing every index but
 // the normalised ones, and one thread computes a whole row in a fixed order,
@@ -143,18 +144,29 @@ class LayerNormKernel : public OpKernel {
       }
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+    const Shape stats_shape = StatsShape(shape, axis);
+    WEFT_ASSIGN_OR_RETURN(Tensor * mean, ctx.AllocateOutput(1, stats_shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * inv_std, ctx.AllocateOutput(2, stats_shape));
     if (x.dtype() == DataType::kFloat32) {
-      Run<float>(ctx, x, scale, bias, y, rows, len);
+      Run<float>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
     } else {
-      Run<double>(ctx, x, scale, bias, y, rows, len);
+      Run<double>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
     }
     return Status::OK();
+  }
+
+  // The shape of Mean and InvStdDev: X's with the normalised dims set to 1.
+  static Shape StatsShape(const Shape& x, int axis) {
+    std::vector<int64_t> dims = x.dims();
+    for (int i = axis; i < x.rank(); ++i) dims[i] = 1;
+    return Shape(dims);
   }
 
  private:
   template <class T>
   void Run(KernelContext& ctx, const Tensor& x, const Tensor& scale,
-           const Tensor* bias, Tensor* y, int64_t rows, int64_t len) const {
+           const Tensor* bias, Tensor* y, Tensor* mean_out, Tensor* inv_std_out,
+           int64_t rows, int64_t len) const {
     const T* px = x.data<T>();
     const T* ps = scale.data<T>();
     const T* pb = bias ? bias->data<T>() : nullptr;
@@ -174,6 +186,8 @@ class LayerNormKernel : public OpKernel {
                                       }) /
                                static_cast<double>(len);
             const double inv_std = 1.0 / std::sqrt(var + eps);
+            mean_out->data<T>()[r] = static_cast<T>(mean);
+            inv_std_out->data<T>()[r] = static_cast<T>(inv_std);
             T* out = py + r * len;
             for (int64_t j = 0; j < len; ++j) {
               const double v = (row[j] - mean) * inv_std * ps[j];
@@ -223,6 +237,8 @@ void RegisterNormalizationOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("Scale", "T"))
           .Input(ArgDef::AnyList("B"))
           .Output(ArgDef::Typed("Y", "T"))
+          .Output(ArgDef::Typed("Mean", "T"))
+          .Output(ArgDef::Typed("InvStdDev", "T"))
           .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
           .Attr("axis", AttrType::kInt, int64_t{-1})
           .Attr("epsilon", AttrType::kFloat, 1e-5)
@@ -237,11 +253,19 @@ void RegisterNormalizationOps(OpRegistry& registry) {
               return InvalidArgumentError("B must have X's dtype");
             }
             const PartialShape& in = ctx.input_shape(0);
-            if (in.rank_known()) {
-              WEFT_RETURN_IF_ERROR(
-                  NormalizeAxis(ctx.attr<int64_t>("axis"), in.rank()).status());
+            ctx.set_output(0, in);
+            if (!in.rank_known()) {
+              ctx.set_output(1, in);
+              ctx.set_output(2, in);
+              return Status::OK();
             }
-            return shape_fns::SameAsInput0(ctx);
+            WEFT_ASSIGN_OR_RETURN(
+                int axis, NormalizeAxis(ctx.attr<int64_t>("axis"), in.rank()));
+            std::vector<int64_t> dims = in.dims();
+            for (int i = axis; i < in.rank(); ++i) dims[i] = 1;
+            ctx.set_output(1, PartialShape(dims));
+            ctx.set_output(2, PartialShape(dims));
+            return Status::OK();
           })
           .Build()));
   CheckRegistered(registry.RegisterKernel("LayerNormalization",

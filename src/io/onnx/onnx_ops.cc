@@ -212,20 +212,68 @@ Status Softmax(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, n.op_type());
 }
 
+// Dropout in inference: Identity, or weft's Dropout when the mask is asked
+// for. Training mode is random unless its ratio is 0, so it must be a
+// constant false (or come with a constant ratio of 0).
 Status Dropout(const OnnxNode& n, NodeDef* out) {
-  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
   if (n.has_input(2)) {
     const Tensor* training = n.constant(2);
-    if (training == nullptr || training->dtype() != DataType::kBool ||
-        training->NumElements() != 1 || training->data<bool>()[0]) {
+    const Tensor* ratio = n.constant(1);
+    const bool inference =
+        training != nullptr && training->dtype() == DataType::kBool &&
+        training->NumElements() == 1 && !training->data<bool>()[0];
+    const bool zero_ratio =
+        ratio != nullptr && ratio->NumElements() == 1 &&
+        ((ratio->dtype() == DataType::kFloat32 && *ratio->data<float>() == 0) ||
+         (ratio->dtype() == DataType::kFloat64 && *ratio->data<double>() == 0));
+    if (!inference && !zero_ratio) {
       return UnimplementedError(n.Where() +
-                                ": training_mode must be a constant false "
-                                "(weft runs inference)");
+                                ": training_mode must be a constant false, "
+                                "or ratio a constant 0 (weft runs inference)");
     }
   }
-  out->op = "Identity";
+  if (n.has_output(1)) {
+    out->op = "Dropout";
+  } else {
+    out->op = "Identity";
+  }
   out->inputs = {n.input(0)};
   return Status::OK();
+}
+
+// BatchNormalization in inference: the running-statistics outputs of
+// training mode are unsupported; opsets before 9 had `spatial`, of which
+// weft implements the default (1).
+Status BatchNormalization(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (const AttributeProto* a = Attr(n, "training_mode"); a && a->i() != 0) {
+    return UnimplementedError(n.Where() +
+                              ": training_mode = 1 is not supported (weft "
+                              "runs inference)");
+  }
+  if (const AttributeProto* a = Attr(n, "spatial"); a && a->i() != 1) {
+    return UnimplementedError(n.Where() + ": spatial = 0 is not supported");
+  }
+  return Direct(n, out, "BatchNormalization", -1,
+                {"training_mode", "spatial", "is_test", "consumed_inputs"});
+}
+
+// Pad: pads and value attributes before 11, inputs (pads, constant_value)
+// from 11.
+Status Pad(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (n.opset() < 11) return Direct(n, out, "Pad", 1);
+  if (n.has_input(3)) {
+    return UnimplementedError(n.Where() + ": the axes input is not supported");
+  }
+  return Direct(n, out, "Pad", 3);
+}
+
+// MaxPool: Indices is output 1 when asked for.
+Status MaxPool(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
+  return Direct(n, out, "MaxPool");
 }
 
 Status Cast(const OnnxNode& n, NodeDef* out) { return Direct(n, out, "Cast"); }
@@ -261,7 +309,6 @@ Status Reduce(const OnnxNode& n, NodeDef* out) {
 }
 
 Status LayerNormalization(const OnnxNode& n, NodeDef* out) {
-  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   if (const AttributeProto* a = Attr(n, "stash_type"); a && a->i() != 1) {
     return UnimplementedError(n.Where() + ": stash_type " +
                               std::to_string(a->i()) + " is not supported");
@@ -375,6 +422,22 @@ Status TopK(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "TopK");
 }
 
+// ONNX ops whose weft op has the same name, inputs and attributes.
+// clang-format off
+constexpr const char* kSameNameOps[] = {
+    "Shape", "Size", "Flatten", "Range", "Tile", "Trilu", "DepthToSpace",
+    "SpaceToDepth", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+    "And", "Or", "Xor", "Not", "Where", "IsNaN", "IsInf", "Sin", "Cos", "Tan",
+    "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Erf",
+    "Floor", "Ceil", "Round", "Sign", "Softplus", "Softsign", "LeakyRelu",
+    "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "ThresholdedRelu",
+    "Shrink", "PRelu", "Mod", "Gather", "GatherElements", "ScatterElements",
+    "GatherND", "ScatterND", "OneHot", "CumSum", "Conv", "ConvTranspose",
+    "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "InstanceNormalization", "LRN",
+};
+// clang-format on
+
 const std::map<std::string, Converter>& Converters() {
   static const auto* table = [] {
     auto* t = new std::map<std::string, Converter>{
@@ -431,64 +494,11 @@ const std::map<std::string, Converter>& Converters() {
         {"Compress", Compress},
         {"Hardmax", Hardmax},
         {"TopK", TopK},
+        {"BatchNormalization", BatchNormalization},
+        {"Pad", Pad},
+        {"MaxPool", MaxPool},
     };
-    for (const char* op : {"Shape",
-                           "Size",
-                           "Flatten",
-                           "Range",
-                           "Tile",
-                           "Trilu",
-                           "DepthToSpace",
-                           "SpaceToDepth",
-                           "Equal",
-                           "Less",
-                           "Greater",
-                           "LessOrEqual",
-                           "GreaterOrEqual",
-                           "And",
-                           "Or",
-                           "Xor",
-                           "Not",
-                           "Where",
-                           "IsNaN",
-                           "IsInf",
-                           "Sin",
-                           "Cos",
-                           "Tan",
-                           "Asin",
-                           "Acos",
-                           "Atan",
-                           "Sinh",
-                           "Cosh",
-                           "Asinh",
-                           "Acosh",
-                           "Atanh",
-                           "Erf",
-                           "Floor",
-                           "Ceil",
-                           "Round",
-                           "Sign",
-                           "Softplus",
-                           "Softsign",
-                           "LeakyRelu",
-                           "Elu",
-                           "Selu",
-                           "Celu",
-                           "HardSigmoid",
-                           "HardSwish",
-                           "ThresholdedRelu",
-                           "Shrink",
-                           "PRelu",
-                           "Mod",
-                           "Gather",
-                           "GatherElements",
-                           "ScatterElements",
-                           "GatherND",
-                           "ScatterND",
-                           "OneHot",
-                           "CumSum"}) {
-      t->emplace(op, SameName);
-    }
+    for (const char* op : kSameNameOps) t->emplace(op, SameName);
     return t;
   }();
   return *table;
