@@ -55,6 +55,7 @@ void RegisterLogicOps(OpRegistry& registry);
 void RegisterActivationOps(OpRegistry& registry);
 void RegisterIndexOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
+void RegisterLossOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

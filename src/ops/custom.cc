@@ -76,6 +76,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterActivationOps(registry);
   RegisterIndexOps(registry);
   RegisterNnOps(registry);
+  RegisterLossOps(registry);
 }
 
 }  // namespace weft::internal

@@ -479,7 +479,7 @@ class CompressKernel : public OpKernel {
 class HardmaxKernel : public OpKernel {
  public:
   explicit HardmaxKernel(const KernelConstruction& c)
-      : axis_(c.attr<int64_t>("axis")) {}
+      : axis_(c.attr<int64_t>("axis")), coerce_2d_(c.attr<bool>("coerce_2d")) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, x.shape().rank()));
@@ -508,6 +508,7 @@ class HardmaxKernel : public OpKernel {
 
  private:
   const int64_t axis_;
+  const bool coerce_2d_;  // As Softmax's (normalization.cc).
 };
 
 // TopK: the k largest (or smallest) along `axis`, sorted when asked; ties
@@ -711,6 +712,7 @@ void RegisterIndexOps(OpRegistry& registry) {
           .Output(ArgDef::Typed("output", "T"))
           .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
           .Attr("axis", AttrType::kInt, int64_t{-1})
+          .Attr("coerce_2d", AttrType::kBool, false)
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
   CheckRegistered(

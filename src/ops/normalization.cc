@@ -1,4 +1,6 @@
-// Softmax, LogSoftmax (ONNX opset 13+: `axis`, default -1) and
+// Softmax, LogSoftmax (ONNX opset 13+: `axis`, default -1; with
+// `coerce_2d`, the opset 1-12 meaning: normalise over every dim from `axis`
+// on) and
 // LayerNormalization (`axis` default -1, `epsilon` default 1e-5; inputs X,
 // Scale and an optional B; outputs Y and, as ONNX, each row's Mean and
 // InvStdDev).
@@ -90,7 +92,7 @@ template <bool kLog>
 class SoftmaxKernel : public OpKernel {
  public:
   explicit SoftmaxKernel(const KernelConstruction& c)
-      : axis_(c.attr<int64_t>("axis")) {}
+      : axis_(c.attr<int64_t>("axis")), coerce_2d_(c.attr<bool>("coerce_2d")) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -101,21 +103,27 @@ class SoftmaxKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, shape.rank()));
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
     if (x.NumElements() == 0) return Status::OK();
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1, len = shape.dim(axis), inner = 1;
     for (int i = 0; i < axis; ++i) outer *= shape.dim(i);
     for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape.dim(i);
+    if (coerce_2d_) {  // One row of every dim from axis on.
+      len *= inner;
+      inner = 1;
+    }
     if (x.dtype() == DataType::kFloat32) {
       SoftmaxRows<float, kLog>(ctx, x.data<float>(), y->data<float>(), outer,
-                               shape.dim(axis), inner);
+                               len, inner);
     } else {
       SoftmaxRows<double, kLog>(ctx, x.data<double>(), y->data<double>(), outer,
-                                shape.dim(axis), inner);
+                                len, inner);
     }
     return Status::OK();
   }
 
  private:
   const int64_t axis_;
+  // ONNX before opset 13: the input is seen as 2-D [outer, rest] at axis.
+  const bool coerce_2d_;
 };
 
 class LayerNormKernel : public OpKernel {
@@ -209,6 +217,7 @@ void RegisterSoftmax(OpRegistry& registry, const char* name,
           .Output(ArgDef::Typed("output", "T"))
           .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
           .Attr("axis", AttrType::kInt, int64_t{-1})
+          .Attr("coerce_2d", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const PartialShape& in = ctx.input_shape(0);
             if (in.rank_known()) {

@@ -202,14 +202,16 @@ Status Pow(const OnnxNode& n, NodeDef* out) {
   return Same<kPow>(n, out);
 }
 
+// Softmax / LogSoftmax (and Hardmax): one axis (default -1) from opset 13;
+// before, the input seen as 2-D at `axis` (default 1).
 Status Softmax(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, n.op_type()));
   if (n.opset() < 13) {
-    return UnimplementedError(n.Where() + ": opset " +
-                              std::to_string(n.opset()) +
-                              " semantics (input coerced to 2-D at axis) are "
-                              "not supported; opset 13 and later are");
+    out->attrs["coerce_2d"] = true;
+    if (!out->attrs.count("axis")) out->attrs["axis"] = int64_t{1};
   }
-  return Direct(n, out, n.op_type());
+  return Status::OK();
 }
 
 // Dropout in inference: Identity, or weft's Dropout when the mask is asked
@@ -268,6 +270,12 @@ Status Pad(const OnnxNode& n, NodeDef* out) {
     return UnimplementedError(n.Where() + ": the axes input is not supported");
   }
   return Direct(n, out, "Pad", 3);
+}
+
+// SoftmaxCrossEntropyLoss: log_prob is output 1 when asked for.
+Status SoftmaxCrossEntropyLoss(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
+  return Direct(n, out, "SoftmaxCrossEntropyLoss");
 }
 
 // MaxPool: Indices is output 1 when asked for.
@@ -406,12 +414,6 @@ Status Compress(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
-// Hardmax: like Softmax, one axis from opset 13 (2-D coercion before).
-Status Hardmax(const OnnxNode& n, NodeDef* out) {
-  if (n.opset() < 13) return Softmax(n, out);
-  return Direct(n, out, "Hardmax");
-}
-
 // TopK: K is an input from opset 10 (an attribute before).
 Status TopK(const OnnxNode& n, NodeDef* out) {
   if (n.opset() < 10) {
@@ -434,7 +436,7 @@ constexpr const char* kSameNameOps[] = {
     "Shrink", "PRelu", "Mod", "Gather", "GatherElements", "ScatterElements",
     "GatherND", "ScatterND", "OneHot", "CumSum", "Conv", "ConvTranspose",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
-    "InstanceNormalization", "LRN",
+    "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss",
 };
 // clang-format on
 
@@ -492,11 +494,12 @@ const std::map<std::string, Converter>& Converters() {
         {"EyeLike", EyeLike},
         {"CastLike", CastLike},
         {"Compress", Compress},
-        {"Hardmax", Hardmax},
+        {"Hardmax", Softmax},
         {"TopK", TopK},
         {"BatchNormalization", BatchNormalization},
         {"Pad", Pad},
         {"MaxPool", MaxPool},
+      {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
     };
     for (const char* op : kSameNameOps) t->emplace(op, SameName);
     return t;
