@@ -19,13 +19,35 @@
 #include <vector>
 
 #include "weft/check.h"
+#include "weft/float16.h"
 #include "weft/status.h"
 
 namespace weft {
 
-enum class DataType { kFloat32, kFloat64, kInt32, kInt64, kBool };
+enum class DataType {
+  kFloat32,
+  kFloat64,
+  kInt32,
+  kInt64,
+  kBool,
+  kFloat16,  // Stored as binary16 (weft::Float16); kernels compute in float32.
+  kInt8,
+  kUInt8,
+  kInt16,
+  kUInt16,
+  kUInt32,
+  kUInt64,
+};
 
-// "float32", "float64", "int32", "int64", "bool".
+// Every DataType, in enum order.
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+    DataType::kInt64,   DataType::kBool,    DataType::kFloat16,
+    DataType::kInt8,    DataType::kUInt8,   DataType::kInt16,
+    DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64};
+
+// "float32", "float64", "int32", "int64", "bool", "float16", "int8",
+// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names).
 const char* DataTypeName(DataType dtype);
 std::optional<DataType> DataTypeFromName(std::string_view name);
 size_t DataTypeSize(DataType dtype);
@@ -51,6 +73,34 @@ constexpr DataType DataTypeOf<int64_t>() {
 template <>
 constexpr DataType DataTypeOf<bool>() {
   return DataType::kBool;
+}
+template <>
+constexpr DataType DataTypeOf<Float16>() {
+  return DataType::kFloat16;
+}
+template <>
+constexpr DataType DataTypeOf<int8_t>() {
+  return DataType::kInt8;
+}
+template <>
+constexpr DataType DataTypeOf<uint8_t>() {
+  return DataType::kUInt8;
+}
+template <>
+constexpr DataType DataTypeOf<int16_t>() {
+  return DataType::kInt16;
+}
+template <>
+constexpr DataType DataTypeOf<uint16_t>() {
+  return DataType::kUInt16;
+}
+template <>
+constexpr DataType DataTypeOf<uint32_t>() {
+  return DataType::kUInt32;
+}
+template <>
+constexpr DataType DataTypeOf<uint64_t>() {
+  return DataType::kUInt64;
 }
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
@@ -215,6 +265,9 @@ class Tensor {
   ~Tensor() { Unref(); }
 
   bool IsInitialized() const { return buffer_ != nullptr; }
+  // Element i (row-major) converted to double, whatever the dtype: for
+  // printing and comparing. REQUIRES: 0 <= i < NumElements(); checked.
+  double ValueAsDouble(int64_t i) const;
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t NumElements() const { return num_elements_; }

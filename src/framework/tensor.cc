@@ -72,13 +72,26 @@ const char* DataTypeName(DataType dtype) {
       return "int64";
     case DataType::kBool:
       return "bool";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUInt8:
+      return "uint8";
+    case DataType::kInt16:
+      return "int16";
+    case DataType::kUInt16:
+      return "uint16";
+    case DataType::kUInt32:
+      return "uint32";
+    case DataType::kUInt64:
+      return "uint64";
   }
   return "invalid";
 }
 
 std::optional<DataType> DataTypeFromName(std::string_view name) {
-  for (DataType dtype : {DataType::kFloat32, DataType::kFloat64,
-                         DataType::kInt32, DataType::kInt64, DataType::kBool}) {
+  for (DataType dtype : kAllDataTypes) {
     if (name == DataTypeName(dtype)) return dtype;
   }
   return std::nullopt;
@@ -88,11 +101,19 @@ size_t DataTypeSize(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat32:
     case DataType::kInt32:
+    case DataType::kUInt32:
       return 4;
     case DataType::kFloat64:
     case DataType::kInt64:
+    case DataType::kUInt64:
       return 8;
+    case DataType::kFloat16:
+    case DataType::kInt16:
+    case DataType::kUInt16:
+      return 2;
     case DataType::kBool:
+    case DataType::kInt8:
+    case DataType::kUInt8:
       return 1;
   }
   return 1;
@@ -221,6 +242,37 @@ Status Tensor::ValueCountError(const Shape& shape, size_t count) {
   return InvalidArgumentError("a tensor of shape " + shape.ToString() +
                               " needs " + std::to_string(shape.NumElements()) +
                               " values, got " + std::to_string(count));
+}
+
+double Tensor::ValueAsDouble(int64_t i) const {
+  WEFT_CHECK(i >= 0 && i < num_elements_, "Tensor::ValueAsDouble out of range");
+  switch (dtype_) {
+    case DataType::kFloat32:
+      return data<float>()[i];
+    case DataType::kFloat64:
+      return data<double>()[i];
+    case DataType::kInt32:
+      return data<int32_t>()[i];
+    case DataType::kInt64:
+      return static_cast<double>(data<int64_t>()[i]);
+    case DataType::kBool:
+      return data<bool>()[i] ? 1.0 : 0.0;
+    case DataType::kFloat16:
+      return data<Float16>()[i];
+    case DataType::kInt8:
+      return data<int8_t>()[i];
+    case DataType::kUInt8:
+      return data<uint8_t>()[i];
+    case DataType::kInt16:
+      return data<int16_t>()[i];
+    case DataType::kUInt16:
+      return data<uint16_t>()[i];
+    case DataType::kUInt32:
+      return data<uint32_t>()[i];
+    case DataType::kUInt64:
+      return static_cast<double>(data<uint64_t>()[i]);
+  }
+  return 0;
 }
 
 std::string Tensor::TypedViewMismatch(DataType requested) const {

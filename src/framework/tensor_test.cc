@@ -1,3 +1,5 @@
+#include <cmath>
+#include <limits>
 #include "weft/tensor.h"
 
 #include <gmock/gmock.h>
@@ -55,11 +57,39 @@ TEST(TensorTest, BadShapesAreErrorsNotCrashes) {
 }
 
 TEST(TensorTest, DataTypeNames) {
-  for (DataType dtype : {DataType::kFloat32, DataType::kFloat64,
-                         DataType::kInt32, DataType::kInt64, DataType::kBool}) {
+  for (DataType dtype : kAllDataTypes) {
     EXPECT_EQ(DataTypeFromName(DataTypeName(dtype)), dtype);
   }
-  EXPECT_EQ(DataTypeFromName("float16"), std::nullopt);
+  EXPECT_EQ(DataTypeFromName("bfloat16"), std::nullopt);
+  EXPECT_EQ(DataTypeSize(DataType::kFloat16), 2u);
+  EXPECT_EQ(DataTypeSize(DataType::kUInt64), 8u);
+  EXPECT_EQ(DataTypeSize(DataType::kInt8), 1u);
+}
+
+// Float16 rounds to nearest even, keeps signed zeros, infinities and NaN,
+// and handles subnormals both ways.
+TEST(TensorTest, Float16Conversions) {
+  auto bits = [](float f) { return Float16(f).bits(); };
+  EXPECT_EQ(bits(1.0f), 0x3c00);
+  EXPECT_EQ(bits(-2.0f), 0xc000);
+  EXPECT_EQ(bits(65504.0f), 0x7bff);
+  EXPECT_EQ(bits(65520.0f), 0x7c00);  // Halfway past max: to infinity.
+  EXPECT_EQ(bits(-0.0f), 0x8000);
+  EXPECT_EQ(bits(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_TRUE(std::isnan(static_cast<float>(
+      Float16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(bits(1.0f + 0x1p-11f), 0x3c00);  // Tie: down to even.
+  EXPECT_EQ(bits(1.0f + 3 * 0x1p-11f), 0x3c02);  // Tie: up to even.
+  EXPECT_EQ(bits(0x1p-24f), 0x0001);  // Smallest subnormal.
+  EXPECT_EQ(bits(0x1p-26f), 0x0000);  // Below half of it: zero.
+  EXPECT_EQ(bits(0x1p-14f), 0x0400);  // Smallest normal.
+  for (uint32_t b = 0; b < 0x7c00; ++b) {  // Every finite half round-trips.
+    const Float16 h = Float16::FromBits(static_cast<uint16_t>(b));
+    ASSERT_EQ(Float16(static_cast<float>(h)).bits(), b) << b;
+  }
+  EXPECT_EQ(static_cast<float>(Float16::FromBits(0x0001)), 0x1p-24f);
+  EXPECT_EQ(static_cast<float>(std::numeric_limits<Float16>::lowest()),
+            -65504.0f);
 }
 
 TEST(TensorTest, PartialShapes) {

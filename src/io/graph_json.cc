@@ -257,7 +257,8 @@ class AttrReader {
   Status BadTensorValue(const Json& v, size_t index, DataType dtype) const {
     const bool right_kind =
         dtype == DataType::kBool ? v.is_number_integer()
-        : (dtype == DataType::kInt32 || dtype == DataType::kInt64)
+        : (dtype != DataType::kFloat32 && dtype != DataType::kFloat64 &&
+           dtype != DataType::kFloat16)
             ? v.is_number_integer()
             : v.is_number();
     return InvalidArgumentError(
@@ -360,25 +361,16 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
 
 OJson TensorOJson(const Tensor& t) {
   OJson values = OJson::array();
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    switch (t.dtype()) {
-      case DataType::kFloat32:
-        values.push_back(t.data<float>()[i]);
-        break;
-      case DataType::kFloat64:
-        values.push_back(t.data<double>()[i]);
-        break;
-      case DataType::kInt32:
-        values.push_back(t.data<int32_t>()[i]);
-        break;
-      case DataType::kInt64:
-        values.push_back(t.data<int64_t>()[i]);
-        break;
-      case DataType::kBool:
-        values.push_back(t.data<bool>()[i]);
-        break;
+  internal::DispatchDtype(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      if constexpr (std::is_same_v<T, Float16>) {
+        values.push_back(static_cast<float>(t.data<T>()[i]));
+      } else {
+        values.push_back(t.data<T>()[i]);
+      }
     }
-  }
+  });
   return OJson{{"dtype", DataTypeName(t.dtype())},
                {"shape", t.shape().dims()},
                {"values", values}};

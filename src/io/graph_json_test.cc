@@ -164,8 +164,8 @@ TEST(GraphJsonTest, SemanticErrorsNameNodeAndField) {
       {Wrap(R"({"name": "n", "op": "Identity", "inputs": [3]})"),
        "every input must be a string"},
       {Wrap(
-           R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "float16"}})"),
-       "unknown dtype \"float16\""},
+           R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "bfloat16"}})"),
+       "unknown dtype \"bfloat16\""},
       {Wrap(
            R"({"name": "p", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [2, -5]}})"),
        "shape dimensions"},

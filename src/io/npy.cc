@@ -26,16 +26,31 @@ const char* Descr(DataType dtype) {
       return "<i8";
     case DataType::kBool:
       return "|b1";
+    case DataType::kFloat16:
+      return "<f2";
+    case DataType::kInt8:
+      return "|i1";
+    case DataType::kUInt8:
+      return "|u1";
+    case DataType::kInt16:
+      return "<i2";
+    case DataType::kUInt16:
+      return "<u2";
+    case DataType::kUInt32:
+      return "<u4";
+    case DataType::kUInt64:
+      return "<u8";
   }
   return "";
 }
 
 std::optional<DataType> DtypeFromDescr(std::string_view descr) {
-  for (DataType dtype : {DataType::kFloat32, DataType::kFloat64,
-                         DataType::kInt32, DataType::kInt64, DataType::kBool}) {
+  for (DataType dtype : kAllDataTypes) {
     if (descr == Descr(dtype)) return dtype;
   }
   if (descr == "<b1" || descr == "b1" || descr == "?") return DataType::kBool;
+  if (descr == "<i1") return DataType::kInt8;
+  if (descr == "<u1") return DataType::kUInt8;
   return std::nullopt;
 }
 

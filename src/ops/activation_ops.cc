@@ -1,7 +1,7 @@
 // Element-wise functions with ONNX names and parameters: the trigonometric
 // and hyperbolic family, Erf, Floor, Ceil, Round, Sign, the parameterised
 // activations (LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus,
-// Softsign, ThresholdedRelu, Shrink), Clip, PRelu and Mod.
+// Softsign, ThresholdedRelu, Shrink), Clip, PRelu, Mod and BitShift.
 //
 // Each output element depends on its own input element(s) alone and is
 // computed by one code path, so results do not depend on the thread count.
@@ -62,7 +62,9 @@ double AttrOr(const KernelConstruction& c, const char* name) {
 // reference does in NumPy.
 template <Fn kFn, class T>
 T Apply(T x, const Params& p) {
-  if constexpr (kFn == Fn::kSign) {
+  if constexpr (std::is_same_v<T, Float16>) {  // Computed in float32.
+    return T(Apply<kFn, float>(x, p));
+  } else if constexpr (kFn == Fn::kSign) {
     return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
   } else if constexpr (kFn == Fn::kShrink) {
     const T lambd = static_cast<T>(p.lambd), bias = static_cast<T>(p.bias);
@@ -267,15 +269,19 @@ class ModKernel : public OpKernel {
         }
         const bool c_style = fmod_;
         BroadcastBinary<T, T>(ctx, a, b, y, [c_style](T x, T d) -> T {
-          if (d == T(-1)) return T(0);  // MIN % -1 would trap.
+          if constexpr (std::is_signed_v<T>) {
+            if (d == T(-1)) return T(0);  // MIN % -1 would trap.
+          }
           T r = static_cast<T>(x % d);
           if (!c_style && r != 0 && ((r < 0) != (d < 0)))
             r = static_cast<T>(r + d);
           return r;
         });
       } else {
-        BroadcastBinary<T, T>(ctx, a, b, y,
-                              [](T x, T d) { return std::fmod(x, d); });
+        BroadcastBinary<T, T>(ctx, a, b, y, [](T x, T d) {
+          return static_cast<T>(
+              std::fmod(static_cast<double>(x), static_cast<double>(d)));
+        });
       }
       return Status::OK();
     });
@@ -283,6 +289,36 @@ class ModKernel : public OpKernel {
 
  private:
   const bool fmod_;
+};
+
+// BitShift on unsigned integers; shifting by the width or more gives 0.
+class BitShiftKernel : public OpKernel {
+ public:
+  explicit BitShiftKernel(const KernelConstruction& c)
+      : left_(c.attr<std::string>("direction") == "LEFT") {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                          BroadcastShapes(a.shape(), b.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    const bool left = left_;
+    DispatchDtype(a.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> &&
+                    !std::is_same_v<T, bool>) {
+        BroadcastBinary<T, T>(ctx, a, b, y, [left](T x, T s) -> T {
+          if (s >= sizeof(T) * 8) return T(0);
+          return static_cast<T>(left ? x << s : x >> s);
+        });
+      }
+    });
+    return Status::OK();
+  }
+
+ private:
+  const bool left_;
 };
 
 struct FnSpec {
@@ -361,7 +397,7 @@ void RegisterActivationOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("input", "T"))
           .Input(ArgDef::AnyList("bounds"))
           .Output(ArgDef::Typed("output", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kIntegerAndFloatTypes)
           .Attr("min", AttrType::kFloat,
                 -static_cast<double>(std::numeric_limits<float>::max()))
           .Attr("max", AttrType::kFloat,
@@ -394,12 +430,35 @@ void RegisterActivationOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("A", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Output(ArgDef::Typed("C", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
           .Attr("fmod", AttrType::kInt, int64_t{0})
           .SetShapeFn(shape_fns::Broadcast)
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("Mod", KernelFactoryFor<ModKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("BitShift")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("Y", "T"))
+          .Output(ArgDef::Typed("Z", "T"))
+          .Attr("T", AttrType::kType, std::nullopt,
+                {DataType::kUInt8, DataType::kUInt16, DataType::kUInt32,
+                 DataType::kUInt64})
+          .Attr("direction", AttrType::kString)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const std::string& d = ctx.attr<std::string>("direction");
+            if (d != "LEFT" && d != "RIGHT") {
+              return InvalidArgumentError(
+                  "attribute 'direction' must be \"LEFT\" or \"RIGHT\", "
+                  "got \"" +
+                  d + "\"");
+            }
+            return shape_fns::Broadcast(ctx);
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("BitShift", KernelFactoryFor<BitShiftKernel>()));
 }
 
 }  // namespace weft::internal

@@ -233,9 +233,9 @@ void RegisterVariadic(OpRegistry& registry, const char* name,
 void RegisterElementwiseOps(OpRegistry& registry) {
   RegisterVariadic(registry, "Sum", kNumericTypes,
                    KernelFactoryFor<VariadicKernel<Variadic::kSum>>());
-  RegisterVariadic(registry, "Max", kNumericTypes,
+  RegisterVariadic(registry, "Max", kAllNumericTypes,
                    KernelFactoryFor<VariadicKernel<Variadic::kMax>>());
-  RegisterVariadic(registry, "Min", kNumericTypes,
+  RegisterVariadic(registry, "Min", kAllNumericTypes,
                    KernelFactoryFor<VariadicKernel<Variadic::kMin>>());
   RegisterVariadic(registry, "Mean", kFloatTypes,
                    KernelFactoryFor<VariadicKernel<Variadic::kMean>>());

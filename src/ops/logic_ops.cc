@@ -159,9 +159,8 @@ class WhereKernel : public OpKernel {
   }
 };
 
-const std::vector<DataType> kComparable = {DataType::kFloat32,
-                                           DataType::kFloat64, DataType::kInt32,
-                                           DataType::kInt64, DataType::kBool};
+const std::vector<DataType> kComparable(std::begin(kAllDataTypes),
+                                        std::end(kAllDataTypes));
 
 void RegisterBinaryToBool(OpRegistry& registry, const char* name,
                           const std::vector<DataType>& types,
@@ -182,15 +181,15 @@ void RegisterBinaryToBool(OpRegistry& registry, const char* name,
 void RegisterLogicOps(OpRegistry& registry) {
   RegisterBinaryToBool(registry, "Equal", kComparable,
                        KernelFactoryFor<CompareKernel<Compare::kEqual>>());
-  RegisterBinaryToBool(registry, "Less", kNumericTypes,
+  RegisterBinaryToBool(registry, "Less", kAllNumericTypes,
                        KernelFactoryFor<CompareKernel<Compare::kLess>>());
-  RegisterBinaryToBool(registry, "Greater", kNumericTypes,
+  RegisterBinaryToBool(registry, "Greater", kAllNumericTypes,
                        KernelFactoryFor<CompareKernel<Compare::kGreater>>());
   RegisterBinaryToBool(
-      registry, "LessOrEqual", kNumericTypes,
+      registry, "LessOrEqual", kAllNumericTypes,
       KernelFactoryFor<CompareKernel<Compare::kLessOrEqual>>());
   RegisterBinaryToBool(
-      registry, "GreaterOrEqual", kNumericTypes,
+      registry, "GreaterOrEqual", kAllNumericTypes,
       KernelFactoryFor<CompareKernel<Compare::kGreaterOrEqual>>());
   const std::vector<DataType> bool_only = {DataType::kBool};
   RegisterBinaryToBool(registry, "And", bool_only,

@@ -29,11 +29,11 @@ Status CheckDivisor(const Tensor& b) {
 // integer case, MIN / -1, wraps as in NumPy instead of trapping.
 template <class T>
 T SafeDivide(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
     using U = std::make_unsigned_t<T>;
     if (b == T(-1)) return static_cast<T>(U(0) - static_cast<U>(a));
   }
-  return a / b;
+  return static_cast<T>(a / b);
 }
 
 template <BinaryOp kOp>
@@ -108,13 +108,17 @@ void RegisterBinary(OpRegistry& registry, const char* name,
 
 void RegisterMathOps(OpRegistry& registry) {
   RegisterBinary(registry, "Add",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>());
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>(),
+                 kIntegerAndFloatTypes);
   RegisterBinary(registry, "Sub",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kSub>>());
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kSub>>(),
+                 kIntegerAndFloatTypes);
   RegisterBinary(registry, "Mul",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>());
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>(),
+                 kIntegerAndFloatTypes);
   RegisterBinary(registry, "Div",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>());
+                 KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>(),
+                 kIntegerAndFloatTypes);
   RegisterBinary(registry, "Pow",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kPow>>(),
                  {DataType::kFloat32, DataType::kFloat64});

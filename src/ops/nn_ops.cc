@@ -921,7 +921,7 @@ void RegisterNnOps(OpRegistry& registry) {
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
         .Output(ArgDef::Fixed("Indices", DataType::kInt64))
-        .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+        .Attr("T", AttrType::kType, std::nullopt, kIntegerAndFloatTypes)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("storage_order", AttrType::kInt, int64_t{0});
     CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));

@@ -24,6 +24,20 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
       return fn(int32_t{});
     case DataType::kInt64:
       return fn(int64_t{});
+    case DataType::kFloat16:
+      return fn(Float16{});
+    case DataType::kInt8:
+      return fn(int8_t{});
+    case DataType::kUInt8:
+      return fn(uint8_t{});
+    case DataType::kInt16:
+      return fn(int16_t{});
+    case DataType::kUInt16:
+      return fn(uint16_t{});
+    case DataType::kUInt32:
+      return fn(uint32_t{});
+    case DataType::kUInt64:
+      return fn(uint64_t{});
     case DataType::kBool:
       break;
   }
@@ -50,6 +64,20 @@ inline const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
                                                   DataType::kFloat64};
 inline const std::vector<DataType> kNumericTypes = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
+// kNumericTypes and the narrow and unsigned integers (no float16: the ops
+// using this list have no float16 kernel).
+inline const std::vector<DataType> kIntegerAndFloatTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+    DataType::kInt64,   DataType::kInt8,    DataType::kUInt8,
+    DataType::kInt16,   DataType::kUInt16,  DataType::kUInt32,
+    DataType::kUInt64};
+// kNumericTypes and the narrow and unsigned integers and float16: for ops
+// whose kernels are plain comparisons, copies or integer arithmetic.
+inline const std::vector<DataType> kAllNumericTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+    DataType::kInt64,   DataType::kFloat16, DataType::kInt8,
+    DataType::kUInt8,   DataType::kInt16,   DataType::kUInt16,
+    DataType::kUInt32,  DataType::kUInt64};
 
 // An axis in [-rank, rank) as a non-negative index; errors name the axis.
 inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {

@@ -421,7 +421,12 @@ class SliceKernel : public OpKernel {
 // out-of-range conversions undefined; weft never does them).
 template <class To, class From>
 To Convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (std::is_same_v<From, Float16>) {  // Through float, exactly.
+    return Convert<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, Float16>) {
+    if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f);
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> &&
                        std::is_floating_point_v<From>) {
@@ -514,9 +519,8 @@ class FillKernel : public OpKernel {
   const double value_;
 };
 
-const std::vector<DataType> kAllTypes = {DataType::kFloat32, DataType::kFloat64,
-                                         DataType::kInt32, DataType::kInt64,
-                                         DataType::kBool};
+const std::vector<DataType> kAllTypes(std::begin(kAllDataTypes),
+                                      std::end(kAllDataTypes));
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "io/npy.h"
+#include "ops/op_util.h"
 
 namespace weft::cli {
 
@@ -103,23 +104,19 @@ Status AddRandomFeeds(const GraphFile& file,
     };
     for (int64_t i = 0; i < value.NumElements(); ++i) {
       const double unit = static_cast<double>(next() >> 11) * 0x1p-53;
-      switch (*dtype) {
-        case DataType::kFloat32:
-          value.data<float>()[i] = static_cast<float>(unit * 2 - 1);
-          break;
-        case DataType::kFloat64:
-          value.data<double>()[i] = unit * 2 - 1;
-          break;
-        case DataType::kInt32:
-          value.data<int32_t>()[i] = static_cast<int32_t>(unit * 200) - 100;
-          break;
-        case DataType::kInt64:
-          value.data<int64_t>()[i] = static_cast<int64_t>(unit * 200) - 100;
-          break;
-        case DataType::kBool:
-          value.data<bool>()[i] = unit < 0.5;
-          break;
-      }
+      // Floats in [-1, 1), integers in [-100, 100) ([0, 200) unsigned).
+      internal::DispatchDtype(*dtype, [&](auto zero) {
+        using T = decltype(zero);
+        T& out = value.data<T>()[i];
+        if constexpr (std::is_same_v<T, bool>) {
+          out = unit < 0.5;
+        } else if constexpr (std::is_integral_v<T>) {
+          out = static_cast<T>(static_cast<int64_t>(unit * 200) -
+                               (std::is_signed_v<T> ? 100 : 0));
+        } else {
+          out = static_cast<T>(unit * 2 - 1);
+        }
+      });
     }
     feeds->emplace_back(node->name, std::move(value));
   }
@@ -150,22 +147,14 @@ std::string FirstValues(const Tensor& tensor, int count) {
   const int64_t n = std::min<int64_t>(tensor.NumElements(), count);
   for (int64_t i = 0; i < n; ++i) {
     if (i > 0) out << ", ";
-    switch (tensor.dtype()) {
-      case DataType::kFloat32:
-        out << tensor.data<float>()[i];
-        break;
-      case DataType::kFloat64:
-        out << tensor.data<double>()[i];
-        break;
-      case DataType::kInt32:
-        out << tensor.data<int32_t>()[i];
-        break;
-      case DataType::kInt64:
-        out << tensor.data<int64_t>()[i];
-        break;
-      case DataType::kBool:
-        out << (tensor.data<bool>()[i] ? "true" : "false");
-        break;
+    if (tensor.dtype() == DataType::kBool) {
+      out << (tensor.data<bool>()[i] ? "true" : "false");
+    } else if (tensor.dtype() == DataType::kInt64) {
+      out << tensor.data<int64_t>()[i];  // Exact past 2^53.
+    } else if (tensor.dtype() == DataType::kUInt64) {
+      out << tensor.data<uint64_t>()[i];
+    } else {
+      out << tensor.ValueAsDouble(i);
     }
   }
   if (tensor.NumElements() > n) out << ", ...";

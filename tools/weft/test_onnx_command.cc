@@ -86,22 +86,6 @@ StatusOr<DataSet> ReadDataSet(const fs::path& dir) {
   return set;
 }
 
-double AsDouble(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DataType::kFloat32:
-      return t.data<float>()[i];
-    case DataType::kFloat64:
-      return t.data<double>()[i];
-    case DataType::kInt32:
-      return t.data<int32_t>()[i];
-    case DataType::kInt64:
-      return static_cast<double>(t.data<int64_t>()[i]);
-    case DataType::kBool:
-      return t.data<bool>()[i];
-  }
-  return 0;
-}
-
 // "" when `actual` matches `expected` within the tolerance; else what
 // differs, with the worst element.
 std::string Compare(const std::string& output, const Tensor& expected,
@@ -115,11 +99,12 @@ std::string Compare(const std::string& output, const Tensor& expected,
            ", expected " + expected.shape().ToString();
   }
   const bool exact = expected.dtype() != DataType::kFloat32 &&
-                     expected.dtype() != DataType::kFloat64;
+                     expected.dtype() != DataType::kFloat64 &&
+                     expected.dtype() != DataType::kFloat16;
   int64_t worst = -1;
   double worst_excess = 0;
   for (int64_t i = 0; i < expected.NumElements(); ++i) {
-    const double e = AsDouble(expected, i), a = AsDouble(actual, i);
+    const double e = expected.ValueAsDouble(i), a = actual.ValueAsDouble(i);
     if (std::isnan(e) && std::isnan(a)) continue;
     if (e == a) continue;  // Also equal infinities.
     const double allowed = exact ? 0 : kAtol + kRtol * std::fabs(e);
@@ -133,10 +118,11 @@ std::string Compare(const std::string& output, const Tensor& expected,
   }
   if (worst < 0) return "";
   char buf[256];
-  std::snprintf(
-      buf, sizeof buf, "output '%s': element %lld is %.9g, expected %.9g (%s)",
-      output.c_str(), static_cast<long long>(worst), AsDouble(actual, worst),
-      AsDouble(expected, worst), exact ? "exact" : "rtol 1e-3, atol 1e-7");
+  std::snprintf(buf, sizeof buf,
+                "output '%s': element %lld is %.9g, expected %.9g (%s)",
+                output.c_str(), static_cast<long long>(worst),
+                actual.ValueAsDouble(worst), expected.ValueAsDouble(worst),
+                exact ? "exact" : "rtol 1e-3, atol 1e-7");
   return buf;
 }
 

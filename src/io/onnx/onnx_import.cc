@@ -107,17 +107,8 @@ NodeDef ConstNode(const std::string& name, Tensor value) {
 }
 
 int32_t OnnxTypeOf(DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat32:
-      return onnx::TensorProto::FLOAT;
-    case DataType::kFloat64:
-      return onnx::TensorProto::DOUBLE;
-    case DataType::kInt32:
-      return onnx::TensorProto::INT32;
-    case DataType::kInt64:
-      return onnx::TensorProto::INT64;
-    case DataType::kBool:
-      return onnx::TensorProto::BOOL;
+  for (int32_t t = 1; t <= onnx::TensorProto::DataType_MAX; ++t) {
+    if (internal::FromOnnxType(t) == dtype) return t;
   }
   return 0;
 }

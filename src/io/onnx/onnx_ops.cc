@@ -436,7 +436,7 @@ constexpr const char* kSameNameOps[] = {
     "Shrink", "PRelu", "Mod", "Gather", "GatherElements", "ScatterElements",
     "GatherND", "ScatterND", "OneHot", "CumSum", "Conv", "ConvTranspose",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
-    "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss",
+    "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
 };
 // clang-format on
 
@@ -499,7 +499,7 @@ const std::map<std::string, Converter>& Converters() {
         {"BatchNormalization", BatchNormalization},
         {"Pad", Pad},
         {"MaxPool", MaxPool},
-      {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
+        {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
     };
     for (const char* op : kSameNameOps) t->emplace(op, SameName);
     return t;

@@ -133,10 +133,25 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
   T* out = tensor.data<T>();
   for (int i = 0; i < field.size(); ++i) {
     const auto v = field.Get(i);
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, Float16>) {  // Bits in int32_data.
+      if (v < 0 || v > 0xffff) {
+        return InvalidArgumentError(what + ": float16 value " +
+                                    std::to_string(i) + " has bits " +
+                                    std::to_string(v));
+      }
+      out[i] = Float16::FromBits(static_cast<uint16_t>(v));
+      continue;
+    } else if constexpr (std::is_same_v<T, bool>) {
       if (v != 0 && v != 1) {
         return InvalidArgumentError(what + ": bool value " + std::to_string(i) +
                                     " is " + std::to_string(v));
+      }
+    } else if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(v)) {
+      if (v < std::numeric_limits<T>::lowest() ||
+          v > std::numeric_limits<T>::max()) {
+        return InvalidArgumentError(
+            what + ": value " + std::to_string(i) + " (" + std::to_string(v) +
+            ") does not fit " + DataTypeName(DataTypeOf<T>()));
       }
     }
     out[i] = static_cast<T>(v);
@@ -158,6 +173,20 @@ std::optional<DataType> FromOnnxType(int32_t onnx_type) {
       return DataType::kInt64;
     case TensorProto::BOOL:
       return DataType::kBool;
+    case TensorProto::FLOAT16:
+      return DataType::kFloat16;
+    case TensorProto::INT8:
+      return DataType::kInt8;
+    case TensorProto::UINT8:
+      return DataType::kUInt8;
+    case TensorProto::INT16:
+      return DataType::kInt16;
+    case TensorProto::UINT16:
+      return DataType::kUInt16;
+    case TensorProto::UINT32:
+      return DataType::kUInt32;
+    case TensorProto::UINT64:
+      return DataType::kUInt64;
     default:
       return std::nullopt;
   }
@@ -245,6 +274,20 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
       return TensorFromField<int64_t>(proto.int64_data(), shape, what);
     case DataType::kBool:
       return TensorFromField<bool>(proto.int32_data(), shape, what);
+    case DataType::kFloat16:
+      return TensorFromField<Float16>(proto.int32_data(), shape, what);
+    case DataType::kInt8:
+      return TensorFromField<int8_t>(proto.int32_data(), shape, what);
+    case DataType::kUInt8:
+      return TensorFromField<uint8_t>(proto.int32_data(), shape, what);
+    case DataType::kInt16:
+      return TensorFromField<int16_t>(proto.int32_data(), shape, what);
+    case DataType::kUInt16:
+      return TensorFromField<uint16_t>(proto.int32_data(), shape, what);
+    case DataType::kUInt32:
+      return TensorFromField<uint32_t>(proto.uint64_data(), shape, what);
+    case DataType::kUInt64:
+      return TensorFromField<uint64_t>(proto.uint64_data(), shape, what);
   }
   return InternalError(what + ": unhandled dtype");
 }
