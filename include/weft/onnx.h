@@ -62,6 +62,26 @@ StatusOr<OnnxModel> ParseOnnxModel(std::string_view bytes,
 // Reads and parses a .onnx file; errors start with the path.
 StatusOr<OnnxModel> LoadOnnxModel(const std::string& path);
 
+// What a model holds, read without converting it (so a model with ops weft
+// lacks can still be described): for `weft info MODEL.onnx`.
+struct OnnxOpUse {
+  std::string domain;  // "" for the default domain.
+  std::string op_type;
+  int64_t count = 0;       // Nodes of this op, subgraphs included.
+  bool supported = false;  // weft converts it (default domain only).
+};
+struct OnnxModelSummary {
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // domain, version
+  std::vector<OnnxValueInfo> inputs;   // Initializers are not inputs.
+  std::vector<OnnxValueInfo> outputs;  // .tensor is empty here.
+  int64_t parameter_count = 0;  // Elements of all initializers.
+  int64_t parameter_bytes = 0;  // Their size in memory.
+  std::vector<OnnxOpUse> ops;   // Most used first, then by name.
+};
+StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path);
+
 // A serialized onnx::TensorProto (the input_K.pb / output_K.pb files of the
 // ONNX test cases) as a Tensor. Its name, when it has one, goes to *name.
 StatusOr<Tensor> ParseOnnxTensor(std::string_view bytes,

@@ -5,6 +5,7 @@
 #include "weft/attr.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
+#include "weft/onnx.h"
 #include "weft/kernel.h"
 #include "weft/op_registry.h"
 #include "weft/options.h"

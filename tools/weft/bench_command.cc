@@ -98,12 +98,13 @@ int BenchCommand(const BenchArgs& args) {
     if (!parsed.ok()) return Fail(kExitBadInput, parsed.status().message());
     intra_grid = *parsed;
   }
-  auto file = LoadGraph(args.graph);
-  if (!file.ok()) return Fail(kExitBadInput, file.status().ToString());
+  auto model = LoadModel(args.graph);
+  if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
+  const GraphFile* file = &model->file;
   if (file->outputs.empty()) {
     return Fail(kExitBadInput, args.graph + ": the graph lists no \"outputs\"");
   }
-  auto feeds = ReadFeeds(args.feeds);
+  auto feeds = ReadFeeds(args.feeds, *model);
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
   if (Status s = AddRandomFeeds(*file, file->outputs, &*feeds); !s.ok()) {
     return Fail(kExitBadInput, s.message());

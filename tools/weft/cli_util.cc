@@ -18,18 +18,69 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags) {
+namespace {
+
+bool HasExtension(const std::string& path, const char* ext) {
+  const std::string e = ext;
+  return path.size() >= e.size() &&
+         path.compare(path.size() - e.size(), e.size(), e) == 0;
+}
+
+}  // namespace
+
+std::string Model::NameOf(const std::string& tensor) const {
+  for (const auto& [name, t] : tensor_of) {
+    if (t == tensor) return name;
+  }
+  return tensor;
+}
+
+std::string Model::TensorOf(const std::string& name) const {
+  auto it = tensor_of.find(name);
+  return it == tensor_of.end() ? name : it->second;
+}
+
+StatusOr<Model> LoadModel(const std::string& path) {
+  Model model;
+  if (!HasExtension(path, ".onnx")) {
+    WEFT_ASSIGN_OR_RETURN(model.file, LoadGraph(path));
+    model.output_names = model.file.outputs;
+    return model;
+  }
+  WEFT_ASSIGN_OR_RETURN(OnnxModel onnx, LoadOnnxModel(path));
+  model.file = std::move(onnx.file);
+  for (const OnnxValueInfo& v : onnx.inputs) model.tensor_of[v.name] = v.tensor;
+  for (const OnnxValueInfo& v : onnx.outputs) {
+    model.tensor_of[v.name] = v.tensor;
+    model.output_names.push_back(v.name);
+  }
+  return model;
+}
+
+StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags,
+                          const Model& model) {
   Feeds feeds;
   for (const std::string& flag : flags) {
     const auto eq = flag.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
-      return InvalidArgumentError("--feed '" + flag +
-                                  "' must be NAME=FILE.npy");
+      return InvalidArgumentError("--feed '" + flag + "' must be NAME=FILE");
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor value, internal::ReadNpy(flag.substr(eq + 1)));
-    feeds.emplace_back(flag.substr(0, eq), std::move(value));
+    const std::string file = flag.substr(eq + 1);
+    auto value = HasExtension(file, ".pb") ? LoadOnnxTensor(file)
+                                           : internal::ReadNpy(file);
+    if (!value.ok()) {
+      return value.status().WithContext("--feed " + flag.substr(0, eq));
+    }
+    feeds.emplace_back(model.TensorOf(flag.substr(0, eq)), *std::move(value));
   }
   return feeds;
+}
+
+std::string FileNameFor(std::string name) {
+  for (char& c : name) {
+    if (c == '/' || c == ':' || c == '\\') c = '_';
+  }
+  return name;
 }
 
 namespace {

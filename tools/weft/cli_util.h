@@ -2,6 +2,7 @@
 #ifndef WEFT_TOOLS_WEFT_CLI_UTIL_H_
 #define WEFT_TOOLS_WEFT_CLI_UTIL_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,8 +22,27 @@ int Fail(int code, const std::string& message);
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
-// Parses NAME=FILE.npy flags and reads the files.
-StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags);
+// A weft JSON graph or an ONNX model (by the .onnx extension), with the
+// names its user knows: an ONNX model's inputs and outputs are fed and
+// fetched by their ONNX names, which map to weft tensors here.
+struct Model {
+  GraphFile file;
+  std::map<std::string, std::string> tensor_of;  // User name -> weft tensor.
+  std::vector<std::string> output_names;         // Parallel to file.outputs.
+  // The user's name for weft tensor `tensor` (itself when it has none).
+  std::string NameOf(const std::string& tensor) const;
+  // The weft tensor for a user name (itself when it is not mapped).
+  std::string TensorOf(const std::string& name) const;
+};
+StatusOr<Model> LoadModel(const std::string& path);
+
+// Parses NAME=FILE flags (FILE a .npy or an ONNX TensorProto .pb) and reads
+// the files; NAME is mapped through model.TensorOf.
+StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags,
+                          const Model& model);
+
+// `name` made safe as a file name: '/', ':' and '\\' become '_'.
+std::string FileNameFor(std::string name);
 
 // Gives every placeholder the fetches need and `feeds` lacks random values of
 // its declared dtype and shape, from a fixed seed (the same for every call).

@@ -33,7 +33,10 @@ struct BenchArgs {
 };
 int BenchCommand(const BenchArgs& args);
 
-int InfoCommand(bool json);
+// Without a model: the machine, the CPU budget and versions. With an ONNX
+// model: its producer, opsets, inputs, outputs, parameters and op histogram
+// (unsupported ops marked).
+int InfoCommand(const std::string& model, bool json);
 
 struct TestOnnxArgs {
   std::vector<std::string> paths;  // Test cases or folders of them.

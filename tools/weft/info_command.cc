@@ -49,9 +49,89 @@ std::string Join(const std::vector<std::string>& items) {
   return out.empty() ? "none" : out;
 }
 
+nlohmann::json ValueInfoJson(const OnnxValueInfo& v) {
+  return {{"name", v.name}, {"type", v.type_name}, {"shape", v.ShapeString()}};
+}
+
+std::string OpsetList(const OnnxModelSummary& m) {
+  std::string out;
+  for (const auto& [domain, version] : m.opsets) {
+    out += (out.empty() ? "" : ", ") +
+           (domain.empty() ? std::string("ai.onnx") : domain) + " " +
+           std::to_string(version);
+  }
+  return out;
+}
+
+// weft info MODEL.onnx: what the model holds and which of its ops weft
+// lacks, before anyone runs it.
+int ModelInfo(const std::string& path, bool json) {
+  auto model = InspectOnnxModel(path);
+  if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
+  int64_t unsupported = 0;
+  for (const OnnxOpUse& op : model->ops) unsupported += op.supported ? 0 : 1;
+  if (json) {
+    nlohmann::json out = {
+        {"model", path},
+        {"producer", model->producer_name + " " + model->producer_version},
+        {"ir_version", model->ir_version},
+        {"opsets", nlohmann::json::object()},
+        {"inputs", nlohmann::json::array()},
+        {"outputs", nlohmann::json::array()},
+        {"parameters", model->parameter_count},
+        {"parameter_bytes", model->parameter_bytes},
+        {"ops", nlohmann::json::array()},
+        {"unsupported_ops", unsupported}};
+    for (const auto& [domain, version] : model->opsets) {
+      out["opsets"][domain.empty() ? "ai.onnx" : domain] = version;
+    }
+    for (const auto& v : model->inputs)
+      out["inputs"].push_back(ValueInfoJson(v));
+    for (const auto& v : model->outputs) {
+      out["outputs"].push_back(ValueInfoJson(v));
+    }
+    for (const OnnxOpUse& op : model->ops) {
+      out["ops"].push_back({{"domain", op.domain},
+                            {"op", op.op_type},
+                            {"count", op.count},
+                            {"supported", op.supported}});
+    }
+    std::printf("%s\n", out.dump(1).c_str());
+    return kExitOk;
+  }
+  std::printf("model:       %s\n", path.c_str());
+  std::printf("producer:    %s %s\n", model->producer_name.c_str(),
+              model->producer_version.c_str());
+  std::printf("IR version:  %lld\n", static_cast<long long>(model->ir_version));
+  std::printf("opsets:      %s\n", OpsetList(*model).c_str());
+  std::printf("parameters:  %lld (%.1f MB)\n",
+              static_cast<long long>(model->parameter_count),
+              static_cast<double>(model->parameter_bytes) / 1e6);
+  std::printf("inputs:\n");
+  for (const auto& v : model->inputs) {
+    std::printf("  %-24s %-16s %s\n", v.name.c_str(), v.type_name.c_str(),
+                v.ShapeString().c_str());
+  }
+  std::printf("outputs:\n");
+  for (const auto& v : model->outputs) {
+    std::printf("  %-24s %-16s %s\n", v.name.c_str(), v.type_name.c_str(),
+                v.ShapeString().c_str());
+  }
+  std::printf("ops (%zu kinds, %lld unsupported):\n", model->ops.size(),
+              static_cast<long long>(unsupported));
+  for (const OnnxOpUse& op : model->ops) {
+    const std::string name =
+        op.domain.empty() ? op.op_type : op.domain + "." + op.op_type;
+    std::printf("  %6lld  %s%s\n", static_cast<long long>(op.count),
+                name.c_str(), op.supported ? "" : "  [unsupported]");
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
-int InfoCommand(bool json) {
+int InfoCommand(const std::string& model, bool json) {
+  if (!model.empty()) return ModelInfo(model, json);
   const CpuBudget& budget = AutoCpuBudget();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   std::vector<std::string> env;

@@ -14,22 +14,28 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   bool info_json = false;
-  auto* info =
-      app.add_subcommand("info", "CPU budget, auto thread counts and versions");
+  std::string info_model;
+  auto* info = app.add_subcommand(
+      "info",
+      "CPU budget, auto thread counts and versions; or what MODEL.onnx holds");
+  info->add_option("MODEL", info_model,
+                   "an ONNX model: inputs, outputs, parameters, ops");
   info->add_flag("--json", info_json, "print one JSON object");
 
   RunArgs run;
   int run_inter = 0, run_intra = 0;
   auto* run_cmd =
       app.add_subcommand("run", "run a graph file and print its outputs");
-  run_cmd->add_option("GRAPH", run.graph, "graph file (JSON)")->required();
+  run_cmd->add_option("GRAPH", run.graph, "graph file (JSON) or model.onnx")
+      ->required();
   auto* inter_opt = run_cmd->add_option(
       "--inter", run_inter, "inter-op threads (<0: caller's thread)");
   auto* intra_opt = run_cmd
                         ->add_option("--intra", run_intra,
                                      "intra-op threads, counting the caller")
                         ->check(CLI::Range(0, 4096));
-  run_cmd->add_option("--feed", run.feeds, "NAME=FILE.npy (repeatable)");
+  run_cmd->add_option("--feed", run.feeds,
+                      "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
   run_cmd->add_option(
       "--fetch", run.fetches,
       "tensor to fetch (repeatable; default: the graph's outputs)");
@@ -46,12 +52,14 @@ int main(int argc, char** argv) {
   BenchArgs bench;
   auto* bench_cmd = app.add_subcommand(
       "bench", "time a graph over a grid of (inter, intra) settings");
-  bench_cmd->add_option("GRAPH", bench.graph, "graph file (JSON)")->required();
+  bench_cmd->add_option("GRAPH", bench.graph, "graph file (JSON) or model.onnx")
+      ->required();
   bench_cmd->add_option("--inter", bench.inter_list,
                         "inter-op thread counts, e.g. 1,2,4");
   bench_cmd->add_option("--intra", bench.intra_list,
                         "intra-op thread counts, e.g. 1,2");
-  bench_cmd->add_option("--feed", bench.feeds, "NAME=FILE.npy (repeatable)");
+  bench_cmd->add_option("--feed", bench.feeds,
+                        "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
   bench_cmd->add_option("--repeat", bench.repeat, "timed runs per setting")
       ->check(CLI::Range(1, 100000));
   bench_cmd->add_option("--warmup", bench.warmup, "untimed runs per setting")
@@ -93,7 +101,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "run 'weft --help' for usage\n");
     return kExitBadInput;
   }
-  if (*info) return InfoCommand(info_json);
+  if (*info) return InfoCommand(info_model, info_json);
   if (*test_onnx_cmd) return TestOnnxCommand(test_onnx);
   if (*run_cmd) {
     if (*inter_opt) run.inter = run_inter;

@@ -13,21 +13,27 @@
 namespace weft::cli {
 
 int RunCommand(const RunArgs& args) {
-  auto file = LoadGraph(args.graph);
-  if (!file.ok()) return Fail(kExitBadInput, file.status().ToString());
-  const std::vector<std::string> fetches =
-      args.fetches.empty() ? file->outputs : args.fetches;
+  auto model = LoadModel(args.graph);
+  if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
+  const GraphFile* file = &model->file;
+  // What the user asked for, by their names, and the tensors behind them.
+  const std::vector<std::string> names =
+      args.fetches.empty() ? model->output_names : args.fetches;
+  std::vector<std::string> fetches;
+  for (const std::string& name : names)
+    fetches.push_back(model->TensorOf(name));
   if (fetches.empty()) {
     return Fail(kExitBadInput, args.graph +
                                    ": the graph lists no \"outputs\"; pass "
                                    "--fetch NAME");
   }
-  auto feeds = ReadFeeds(args.feeds);
+  auto feeds = ReadFeeds(args.feeds, *model);
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
   for (const std::string& name : MissingFeeds(*file, fetches, *feeds)) {
-    return Fail(kExitBadInput, "placeholder '" + name +
-                                   "' has no value: pass --feed " + name +
-                                   "=FILE.npy");
+    const std::string user_name = model->NameOf(name);
+    return Fail(kExitBadInput, "input '" + user_name +
+                                   "' has no value: pass --feed " + user_name +
+                                   "=FILE.npy (or .pb)");
   }
 
   SessionOptions options;
@@ -69,13 +75,15 @@ int RunCommand(const RunArgs& args) {
   if (!args.save_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.save_dir, ec);
+    if (ec) {
+      return Fail(
+          kExitRunFailed,
+          args.save_dir + ": cannot create the folder: " + ec.message());
+    }
     for (size_t i = 0; i < fetches.size(); ++i) {
-      std::string file_name = fetches[i];
-      std::replace(file_name.begin(), file_name.end(), ':', '_');
-      std::replace(file_name.begin(), file_name.end(), '/', '_');
-      const std::string path =
-          (std::filesystem::path(args.save_dir) / (file_name + ".npy"))
-              .string();
+      const std::string path = (std::filesystem::path(args.save_dir) /
+                                (FileNameFor(names[i]) + ".npy"))
+                                   .string();
       if (Status s = internal::WriteNpy(path, outputs[i]); !s.ok()) {
         return Fail(kExitRunFailed, s.ToString());
       }
@@ -86,7 +94,7 @@ int RunCommand(const RunArgs& args) {
     nlohmann::json out = {{"outputs", nlohmann::json::array()},
                           {"times_ms", times_ms}};
     for (size_t i = 0; i < fetches.size(); ++i) {
-      out["outputs"].push_back({{"name", fetches[i]},
+      out["outputs"].push_back({{"name", names[i]},
                                 {"dtype", DataTypeName(outputs[i].dtype())},
                                 {"shape", outputs[i].shape().dims()},
                                 {"hash", ContentHash(outputs[i])}});
@@ -96,7 +104,7 @@ int RunCommand(const RunArgs& args) {
   }
   for (size_t i = 0; i < fetches.size(); ++i) {
     std::printf(
-        "%s: %s %s hash=%s\n  %s\n", fetches[i].c_str(),
+        "%s: %s %s hash=%s\n  %s\n", names[i].c_str(),
         DataTypeName(outputs[i].dtype()), outputs[i].shape().ToString().c_str(),
         ContentHash(outputs[i]).c_str(), FirstValues(outputs[i], 8).c_str());
   }

@@ -446,6 +446,82 @@ StatusOr<OnnxModel> LoadOnnxModel(const std::string& path) {
   return model;
 }
 
+namespace {
+
+// Counts the nodes of `g` and its subgraphs by (domain, op type).
+void CountOps(const onnx::GraphProto& g,
+              std::map<std::pair<std::string, std::string>, int64_t>* counts) {
+  for (const onnx::NodeProto& node : g.node()) {
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    ++(*counts)[{domain, node.op_type()}];
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) CountOps(a.g(), counts);
+      for (const onnx::GraphProto& sub : a.graphs()) CountOps(sub, counts);
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path) {
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  onnx::ModelProto model;
+  if (bytes->size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes->data(), static_cast<int>(bytes->size()))) {
+    return InvalidArgumentError(
+        path + ": not an ONNX model: the bytes do not parse as "
+               "onnx.ModelProto (truncated or not protobuf)");
+  }
+  OnnxModelSummary summary;
+  summary.ir_version = model.ir_version();
+  summary.producer_name = model.producer_name();
+  summary.producer_version = model.producer_version();
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+    summary.opsets.emplace_back(opset.domain(), opset.version());
+  }
+  const onnx::GraphProto& g = model.graph();
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& t : g.initializer()) {
+    initializers.insert(t.name());
+    int64_t count = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || (d > 0 && count > std::numeric_limits<int64_t>::max() / d)) {
+        return InvalidArgumentError(path + ": initializer '" + t.name() +
+                                    "' has invalid dims");
+      }
+      count *= d;
+    }
+    const auto dtype = internal::FromOnnxType(t.data_type());
+    summary.parameter_count += count;
+    summary.parameter_bytes +=
+        count * static_cast<int64_t>(dtype ? DataTypeSize(*dtype) : 0);
+  }
+  for (const onnx::ValueInfoProto& v : g.input()) {
+    if (initializers.count(v.name())) continue;
+    auto info = ValueInfo(v, "input");
+    if (!info.ok()) return info.status().WithContext(path);
+    summary.inputs.push_back(*std::move(info));
+  }
+  for (const onnx::ValueInfoProto& v : g.output()) {
+    auto info = ValueInfo(v, "output");
+    if (!info.ok()) return info.status().WithContext(path);
+    summary.outputs.push_back(*std::move(info));
+  }
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  CountOps(g, &counts);
+  for (const auto& [key, count] : counts) {
+    summary.ops.push_back(
+        {key.first, key.second, count,
+         key.first.empty() && internal::IsOnnxOpSupported(key.second)});
+  }
+  std::stable_sort(summary.ops.begin(), summary.ops.end(),
+                   [](const OnnxOpUse& a, const OnnxOpUse& b) {
+                     return a.count > b.count;
+                   });
+  return summary;
+}
+
 StatusOr<Tensor> ParseOnnxTensor(std::string_view bytes, std::string* name) {
   onnx::TensorProto proto;
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
