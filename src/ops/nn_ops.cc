@@ -875,12 +875,42 @@ class DropoutKernel : public OpKernel {
 // --- Registration
 // -----------------------------------------------------------------
 
+// The window attributes, checked when the graph is compiled so that a bad
+// value is refused before any Run (output shapes are found at Run).
 OpDefBuilder& WindowAttrsOn(OpDefBuilder& b) {
   return b.Attr("kernel_shape", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("strides", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("dilations", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("pads", AttrType::kListInt, std::vector<int64_t>{})
-      .Attr("auto_pad", AttrType::kString, std::string("NOTSET"));
+      .Attr("auto_pad", AttrType::kString, std::string("NOTSET"))
+      .SetShapeFn([](InferenceContext& ctx) -> Status {
+        const std::string& pad = ctx.attr<std::string>("auto_pad");
+        if (pad != "NOTSET" && pad != "SAME_UPPER" && pad != "SAME_LOWER" &&
+            pad != "VALID") {
+          return InvalidArgumentError("auto_pad \"" + pad +
+                                      "\" is not one of NOTSET, SAME_UPPER, "
+                                      "SAME_LOWER, VALID");
+        }
+        for (const char* list : {"kernel_shape", "strides", "dilations"}) {
+          for (int64_t v : ctx.attr<std::vector<int64_t>>(list)) {
+            if (v < 1) {
+              return InvalidArgumentError(std::string(list) +
+                                          " must be >= 1, got " +
+                                          std::to_string(v));
+            }
+          }
+        }
+        for (int64_t v : ctx.attr<std::vector<int64_t>>("pads")) {
+          if (v < 0) {
+            return InvalidArgumentError("pads must be >= 0, got " +
+                                        std::to_string(v));
+          }
+        }
+        for (int i = 0; i < ctx.num_outputs(); ++i) {
+          ctx.set_output(i, PartialShape::UnknownRank());
+        }
+        return Status::OK();
+      });
 }
 
 template <class K>

@@ -102,7 +102,7 @@ StatusOr<std::string> ReadExternal(const TensorProto& proto,
   if (offset > size || size - offset < expected_bytes) {
     return InvalidArgumentError(
         what + ": external data file '" + location + "' has " +
-        std::to_string(size) + " bytes; " + std::to_string(expected_bytes) +
+        std::to_string(size) + " bytes, " + std::to_string(expected_bytes) +
         " are needed from offset " + std::to_string(offset));
   }
   std::ifstream in(file, std::ios::binary);

@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""Writes the hostile and broken ONNX files of this folder.
+
+Each file breaks one rule; expected.txt lists, per file, the exit code
+`weft run FILE` must give (2: refused on load or compile, 1: failed at Run)
+and a regular expression its message must match. Run from anywhere:
+    /usr/bin/python3 tests/bad_input/onnx/make_corpus.py
+The files are checked in; rerun this after changing a case.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+F = TensorProto.FLOAT
+
+
+def model(nodes, inputs=(), outputs=(), inits=(), opset=13, ir=7, **kw):
+    g = helper.make_graph(list(nodes), "g", list(inputs), list(outputs),
+                          initializer=list(inits), **kw)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]
+                          if opset is not None else [],
+                          producer_name="weft-corpus")
+    m.ir_version = ir
+    return m
+
+
+def out(name="y", t=F, shape=None):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def save(name, m):
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(m if isinstance(m, bytes) else m.SerializeToString())
+
+
+def ext_tensor(name, location, offset=None, length=None, dims=(4,)):
+    t = TensorProto(name=name, data_type=F, dims=list(dims))
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", offset),
+                 ("length", length)):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, str(v)
+    return t
+
+
+relu = helper.make_node("Relu", ["x"], ["y"])
+x_init = const("x", np.ones(4, np.float32))
+good = model([relu], outputs=[out()], inits=[x_init])
+
+# --- Not a model at all ---------------------------------------------------
+save("empty.onnx", b"")
+save("garbage.onnx", bytes(range(256)) * 4)
+save("truncated.onnx", good.SerializeToString()[:40])
+save("text_file.onnx", b"ir_version: 7\ngraph { node { op_type: 'Relu' } }\n")
+
+# --- Ops, domains, opsets --------------------------------------------------
+save("unknown_op.onnx",
+     model([helper.make_node("FooBar", ["x"], ["y"])], outputs=[out()],
+           inits=[x_init]))
+m = model([helper.make_node("Foo", ["x"], ["y"], domain="com.example")],
+          outputs=[out()], inits=[x_init])
+m.opset_import.append(helper.make_opsetid("com.example", 1))
+save("unknown_domain.onnx", m)
+save("opset_18.onnx", model([relu], outputs=[out()], inits=[x_init], opset=18))
+save("opset_1.onnx", model([relu], outputs=[out()], inits=[x_init], opset=1))
+save("no_opset.onnx", model([relu], outputs=[out()], inits=[x_init],
+                            opset=None))
+
+# --- Graph structure -------------------------------------------------------
+save("undefined_input.onnx",
+     model([helper.make_node("Relu", ["nowhere"], ["y"])], outputs=[out()]))
+save("output_never_produced.onnx",
+     model([relu], outputs=[out("z")], inits=[x_init]))
+save("cycle.onnx",
+     model([helper.make_node("Relu", ["b"], ["a"]),
+            helper.make_node("Relu", ["a"], ["b"])], outputs=[out("b")]))
+save("tensor_produced_twice.onnx",
+     model([relu, helper.make_node("Neg", ["x"], ["y"])], outputs=[out()],
+           inits=[x_init]))
+save("output_listed_twice.onnx",
+     model([relu], outputs=[out(), out()], inits=[x_init]))
+save("node_without_input.onnx",
+     model([helper.make_node("Relu", [], ["y"])], outputs=[out()]))
+save("node_without_output.onnx",
+     model([helper.make_node("Relu", ["x"], []), relu], outputs=[out()],
+           inits=[x_init]))
+save("sequence_input.onnx",
+     model([helper.make_node("Identity", ["s"], ["y"])],
+           inputs=[helper.make_tensor_sequence_value_info("s", F, [2])],
+           outputs=[out()]))
+save("string_input.onnx",
+     model([helper.make_node("Identity", ["s"], ["y"])],
+           inputs=[helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+           outputs=[out("y", TensorProto.STRING)]))
+save("input_unknown_dtype.onnx",
+     model([relu], inputs=[helper.make_tensor_value_info("x", 99, [4])],
+           outputs=[out()]))
+
+# --- Attributes ------------------------------------------------------------
+save("attr_wrong_type.onnx",
+     model([helper.make_node("Softmax", ["x"], ["y"], axis=1.5)],
+           outputs=[out()], inits=[x_init]))
+save("attr_axis_out_of_range.onnx",
+     model([helper.make_node("Softmax", ["x"], ["y"], axis=7)],
+           outputs=[out()], inits=[x_init]))
+save("attr_unknown.onnx",
+     model([helper.make_node("Relu", ["x"], ["y"], frobnicate=3)],
+           outputs=[out()], inits=[x_init]))
+save("attr_bad_dtype.onnx",
+     model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING)],
+           outputs=[out()], inits=[x_init]))
+save("attr_bad_auto_pad.onnx",
+     model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                             auto_pad="SIDEWAYS")],
+           outputs=[out()], inits=[const("x", np.ones((1, 1, 4, 4),
+                                                      np.float32))]))
+save("constant_without_value.onnx",
+     model([helper.make_node("Constant", [], ["y"])], outputs=[out()]))
+
+# --- Initializers ----------------------------------------------------------
+t = TensorProto(name="x", data_type=F, dims=[4], raw_data=b"\0" * 8)
+save("init_raw_size_mismatch.onnx", model([relu], outputs=[out()], inits=[t]))
+t = TensorProto(name="x", data_type=F, dims=[4], float_data=[1, 2, 3])
+save("init_typed_count_mismatch.onnx",
+     model([relu], outputs=[out()], inits=[t]))
+t = TensorProto(name="x", data_type=F, dims=[-4], raw_data=b"")
+save("init_negative_dim.onnx", model([relu], outputs=[out()], inits=[t]))
+t = TensorProto(name="x", data_type=F, dims=[1 << 32, 1 << 32], raw_data=b"")
+save("init_dims_overflow.onnx", model([relu], outputs=[out()], inits=[t]))
+t = TensorProto(name="x", data_type=F, dims=[1 << 40], raw_data=b"\0" * 16)
+save("init_huge_dims_small_data.onnx",
+     model([relu], outputs=[out()], inits=[t]))
+t = TensorProto(name="x", data_type=TensorProto.BOOL, dims=[2],
+                raw_data=b"\x01\x07")
+save("init_bool_not_0_or_1.onnx",
+     model([helper.make_node("Not", ["x"], ["y"])],
+           outputs=[out("y", TensorProto.BOOL)], inits=[t]))
+t = TensorProto(name="x", data_type=TensorProto.INT8, dims=[2],
+                int32_data=[1, 300])
+save("init_int8_out_of_range.onnx",
+     model([helper.make_node("Identity", ["x"], ["y"])],
+           outputs=[out("y", TensorProto.INT8)], inits=[t]))
+t = TensorProto(name="x", data_type=TensorProto.FLOAT16, dims=[1],
+                int32_data=[70000])
+save("init_float16_bad_bits.onnx",
+     model([helper.make_node("Identity", ["x"], ["y"])],
+           outputs=[out("y", TensorProto.FLOAT16)], inits=[t]))
+t = TensorProto(name="x", data_type=TensorProto.BFLOAT16, dims=[1],
+                int32_data=[0])
+save("init_unsupported_dtype.onnx",
+     model([helper.make_node("Identity", ["x"], ["y"])],
+           outputs=[out("y", TensorProto.BFLOAT16)], inits=[t]))
+
+# --- External data ---------------------------------------------------------
+with open(os.path.join(HERE, "weights.bin"), "wb") as f:
+    f.write(np.arange(4, dtype=np.float32).tobytes())
+for name, tensor in [
+        ("external_missing_file.onnx", ext_tensor("x", "no_such_file.bin")),
+        ("external_absolute_path.onnx", ext_tensor("x", "/etc/hostname")),
+        ("external_dotdot.onnx", ext_tensor("x", "../onnx/weights.bin")),
+        ("external_symlink_escape.onnx", ext_tensor("x", "escape_link.bin")),
+        ("external_past_end.onnx", ext_tensor("x", "weights.bin", 8, 16)),
+        ("external_length_mismatch.onnx",
+         ext_tensor("x", "weights.bin", 0, 12)),
+        ("external_no_location.onnx", ext_tensor("x", None)),
+        ("external_negative_offset.onnx",
+         ext_tensor("x", "weights.bin", -4, 16)),
+]:
+    save(name, model([relu], outputs=[out()], inits=[tensor]))
+link = os.path.join(HERE, "escape_link.bin")
+if not os.path.islink(link):
+    os.symlink("/etc/hostname", link)
+
+# --- Ranks, dtypes, shapes (compile time) ----------------------------------
+save("matmul_inner_mismatch.onnx",
+     model([helper.make_node("MatMul", ["a", "b"], ["y"])], outputs=[out()],
+           inits=[const("a", np.ones((2, 3), np.float32)),
+                  const("b", np.ones((4, 5), np.float32))]))
+save("add_dtype_mismatch.onnx",
+     model([helper.make_node("Add", ["a", "b"], ["y"])], outputs=[out()],
+           inits=[const("a", np.ones(2, np.float32)),
+                  const("b", np.ones(2, np.int64))]))
+save("add_broadcast_mismatch.onnx",
+     model([helper.make_node("Add", ["a", "b"], ["y"])], outputs=[out()],
+           inits=[const("a", np.ones(3, np.float32)),
+                  const("b", np.ones(4, np.float32))]))
+save("reshape_wrong_count.onnx",
+     model([helper.make_node("Reshape", ["x", "s"], ["y"])], outputs=[out()],
+           inits=[x_init, const("s", np.array([3], np.int64))]))
+save("split_sizes_mismatch.onnx",
+     model([helper.make_node("Split", ["x", "s"], ["y", "z"])],
+           outputs=[out(), out("z")],
+           inits=[x_init, const("s", np.array([1, 2], np.int64))]))
+save("slice_zero_step.onnx",
+     model([helper.make_node("Slice", ["x", "b", "e", "a", "st"], ["y"])],
+           outputs=[out()],
+           inits=[x_init, const("b", np.array([0], np.int64)),
+                  const("e", np.array([4], np.int64)),
+                  const("a", np.array([0], np.int64)),
+                  const("st", np.array([0], np.int64))]))
+
+# --- Failures at Run (exit 1) ----------------------------------------------
+save("gather_index_out_of_range.onnx",
+     model([helper.make_node("Gather", ["x", "i"], ["y"])], outputs=[out()],
+           inits=[x_init, const("i", np.array([7], np.int64))]))
+save("conv_group_mismatch.onnx",
+     model([helper.make_node("Conv", ["x", "w"], ["y"], group=3)],
+           outputs=[out()],
+           inits=[const("x", np.ones((1, 4, 3, 3), np.float32)),
+                  const("w", np.ones((2, 2, 1, 1), np.float32))]))
+save("topk_k_too_large.onnx",
+     model([helper.make_node("TopK", ["x", "k"], ["y", "i"])],
+           outputs=[out(), out("i", TensorProto.INT64)],
+           inits=[x_init, const("k", np.array([9], np.int64))]))
+
+# --- Subgraphs ---------------------------------------------------------------
+then_g = helper.make_graph([helper.make_node("FooBar", ["x"], ["t"])], "then",
+                           [], [out("t")])
+else_g = helper.make_graph([helper.make_node("Relu", ["nowhere"], ["e"])],
+                           "else", [], [out("e")])
+save("if_with_bad_branches.onnx",
+     model([helper.make_node("If", ["c"], ["y"], then_branch=then_g,
+                             else_branch=else_g)], outputs=[out()],
+           inits=[x_init, const("c", np.array(True))]))
+body = helper.make_graph([helper.make_node("Relu", ["b"], ["a"]),
+                          helper.make_node("Relu", ["a"], ["b"])], "body",
+                         [], [out("b")])
+save("loop_with_cycle.onnx",
+     model([helper.make_node("Loop", ["n", "c"], ["y"], body=body)],
+           outputs=[out()],
+           inits=[const("n", np.array(3, np.int64)),
+                  const("c", np.array(True))]))
+save("if_without_branches.onnx",
+     model([helper.make_node("If", ["c"], ["y"])], outputs=[out()],
+           inits=[const("c", np.array(True))]))
+print("wrote", len([f for f in os.listdir(HERE) if f.endswith(".onnx")]),
+      "models")
