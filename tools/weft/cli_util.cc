@@ -63,7 +63,8 @@ StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags,
   for (const std::string& flag : flags) {
     const auto eq = flag.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
-      return InvalidArgumentError("--feed '" + flag + "' must be NAME=FILE");
+      return InvalidArgumentError(
+          "--feed '" + flag + "' must be NAME=FILE (a .npy or ONNX .pb file)");
     }
     const std::string file = flag.substr(eq + 1);
     auto value = HasExtension(file, ".pb") ? LoadOnnxTensor(file)

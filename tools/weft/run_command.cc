@@ -31,7 +31,8 @@ int RunCommand(const RunArgs& args) {
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
   for (const std::string& name : MissingFeeds(*file, fetches, *feeds)) {
     const std::string user_name = model->NameOf(name);
-    return Fail(kExitBadInput, "input '" + user_name +
+    const char* kind = model->tensor_of.empty() ? "placeholder" : "input";
+    return Fail(kExitBadInput, std::string(kind) + " '" + user_name +
                                    "' has no value: pass --feed " + user_name +
                                    "=FILE.npy (or .pb)");
   }
