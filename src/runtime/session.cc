@@ -149,11 +149,24 @@ Status SessionImpl::CheckFeeds(
                                   " but the tensor it replaces is " +
                                   DataTypeName(node.output_dtypes[slot]));
     }
-    if (!node.output_shapes[slot].IsCompatibleWith(value.shape())) {
+    const PartialShape& declared = node.output_shapes[slot];
+    if (!declared.IsCompatibleWith(value.shape())) {
+      std::string why;
+      if (declared.rank_known() && declared.rank() != value.shape().rank()) {
+        why = "rank " + std::to_string(value.shape().rank()) +
+              ", the graph declares rank " + std::to_string(declared.rank());
+      } else {
+        for (int d = 0; why.empty() && d < declared.rank(); ++d) {
+          if (declared.dim(d) >= 0 && declared.dim(d) != value.shape().dim(d)) {
+            why = "dimension " + std::to_string(d) + " is " +
+                  std::to_string(value.shape().dim(d)) +
+                  ", the graph declares " + std::to_string(declared.dim(d));
+          }
+        }
+      }
       return InvalidArgumentError("feed '" + feeds[i].first + "' has shape " +
-                                  value.shape().ToString() +
-                                  ", incompatible with " +
-                                  node.output_shapes[slot].ToString());
+                                  value.shape().ToString() + ": " + why +
+                                  " (declared " + declared.ToString() + ")");
     }
   }
   return Status::OK();

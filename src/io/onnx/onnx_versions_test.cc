@@ -1,0 +1,286 @@
+// The per-opset differences the ONNX importer honours: the same computation
+// written the way each opset writes it must give the same values.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "test_support/session_util.h"
+#include "weft/onnx.h"
+
+namespace weft {
+namespace {
+
+using ::testing::HasSubstr;
+
+// One node of `op` at `opset` over float input "x" (shape x_dims, values
+// 0, 1, 2, ...), with int64 or float initializers as further inputs ("" for
+// an omitted one) and attributes; the output is "y".
+class OneNodeModel {
+ public:
+  OneNodeModel(const std::string& op, int64_t opset,
+               std::vector<int64_t> x_dims)
+      : x_dims_(std::move(x_dims)) {
+    model_.set_ir_version(8);
+    model_.add_opset_import()->set_version(opset);
+    model_.mutable_graph()->add_node()->set_op_type(op);
+    node()->add_input("x");
+    auto* in = model_.mutable_graph()->add_input();
+    in->set_name("x");
+    auto* t = in->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : x_dims_) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  OneNodeModel& Ints(const std::string& name, std::vector<int64_t> values) {
+    auto* init = model_.mutable_graph()->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::INT64);
+    init->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) init->add_int64_data(v);
+    node()->add_input(name);
+    return *this;
+  }
+  OneNodeModel& FloatScalar(const std::string& name, float value) {
+    auto* init = model_.mutable_graph()->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::FLOAT);
+    init->add_float_data(value);
+    node()->add_input(name);
+    return *this;
+  }
+  OneNodeModel& Omitted() {
+    node()->add_input("");
+    return *this;
+  }
+  OneNodeModel& AttrInts(const std::string& name, std::vector<int64_t> v) {
+    auto* a = node()->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+    return *this;
+  }
+  OneNodeModel& AttrInt(const std::string& name, int64_t v) {
+    auto* a = node()->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+    return *this;
+  }
+  OneNodeModel& AttrFloat(const std::string& name, float v) {
+    auto* a = node()->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+    return *this;
+  }
+  OneNodeModel& AttrString(const std::string& name, const std::string& v) {
+    auto* a = node()->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+    return *this;
+  }
+  OneNodeModel& Outputs(int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string name = i == 0 ? "y" : "y" + std::to_string(i);
+      node()->add_output(name);
+      model_.mutable_graph()->add_output()->set_name(name);
+    }
+    return *this;
+  }
+
+  // Runs the model on x = 0, 1, 2, ...; returns output `index`.
+  StatusOr<Tensor> Run(int index = 0) {
+    if (node()->output_size() == 0) Outputs(1);
+    WEFT_ASSIGN_OR_RETURN(OnnxModel m,
+                          ParseOnnxModel(model_.SerializeAsString(), "."));
+    int64_t n = 1;
+    for (int64_t d : x_dims_) n *= d;
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+    WEFT_ASSIGN_OR_RETURN(
+        auto session,
+        Session::Create(m.file.graph, test::PerSessionOptions(1, 1)));
+    std::vector<Tensor> out;
+    WEFT_RETURN_IF_ERROR(session->Run(
+        {{m.inputs[0].tensor, Tensor::FromVector<float>(Shape(x_dims_), x)}},
+        {m.outputs[index].tensor}, {}, &out));
+    return out[0];
+  }
+
+ private:
+  // The node, looked up each time: the builder is copied by value.
+  onnx::NodeProto* node() { return model_.mutable_graph()->mutable_node(0); }
+
+  onnx::ModelProto model_;
+  std::vector<int64_t> x_dims_;
+};
+
+std::vector<float> FloatsOf(const StatusOr<Tensor>& t) {
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return {};
+  return test::Values<float>(*t);
+}
+
+TEST(OnnxVersionsTest, SqueezeAndUnsqueezeAxesAreAttributesBefore13) {
+  auto unsq11 = OneNodeModel("Unsqueeze", 11, {3}).AttrInts("axes", {0}).Run();
+  auto unsq13 = OneNodeModel("Unsqueeze", 13, {3}).Ints("axes", {0}).Run();
+  ASSERT_TRUE(unsq11.ok() && unsq13.ok());
+  EXPECT_EQ(unsq11->shape(), (Shape{1, 3}));
+  EXPECT_EQ(unsq13->shape(), (Shape{1, 3}));
+  auto sq11 =
+      OneNodeModel("Squeeze", 11, {1, 3, 1}).AttrInts("axes", {2}).Run();
+  auto sq13 = OneNodeModel("Squeeze", 13, {1, 3, 1}).Ints("axes", {2}).Run();
+  ASSERT_TRUE(sq11.ok() && sq13.ok());
+  EXPECT_EQ(sq11->shape(), (Shape{1, 3}));
+  EXPECT_EQ(sq13->shape(), (Shape{1, 3}));
+  // No axes: every 1 goes.
+  auto all = OneNodeModel("Squeeze", 13, {1, 3, 1}).Run();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->shape(), (Shape{3}));
+}
+
+TEST(OnnxVersionsTest, SplitSizesAreAnAttributeBefore13) {
+  auto v11 =
+      OneNodeModel("Split", 11, {5}).AttrInts("split", {2, 3}).Outputs(2);
+  auto v13 = OneNodeModel("Split", 13, {5}).Ints("split", {2, 3}).Outputs(2);
+  EXPECT_EQ(FloatsOf(v11.Run(1)), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(FloatsOf(v13.Run(1)), (std::vector<float>{2, 3, 4}));
+}
+
+TEST(OnnxVersionsTest, ClipBoundsAreAttributesBefore11AndInputsFrom11) {
+  const std::vector<float> want = {1, 1, 2, 3, 3};
+  EXPECT_EQ(FloatsOf(OneNodeModel("Clip", 7, {5})
+                         .AttrFloat("min", 1)
+                         .AttrFloat("max", 3)
+                         .Run()),
+            want);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Clip", 11, {5})
+                         .FloatScalar("lo", 1)
+                         .FloatScalar("hi", 3)
+                         .Run()),
+            want);
+  // An omitted min before a given max.
+  EXPECT_EQ(
+      FloatsOf(
+          OneNodeModel("Clip", 13, {5}).Omitted().FloatScalar("hi", 2).Run()),
+      (std::vector<float>{0, 1, 2, 2, 2}));
+}
+
+TEST(OnnxVersionsTest, SoftmaxBefore13NormalisesEverythingFromTheAxisOn) {
+  // [1, 2, 2]: opset 11 with axis 1 normalises all 4 values together; opset
+  // 13 with axis 1 normalises pairs along that axis only.
+  auto old = OneNodeModel("Softmax", 11, {1, 2, 2}).AttrInt("axis", 1).Run();
+  auto now = OneNodeModel("Softmax", 13, {1, 2, 2}).AttrInt("axis", 1).Run();
+  const std::vector<float> a = FloatsOf(old), b = FloatsOf(now);
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  EXPECT_NEAR(a[0] + a[1] + a[2] + a[3], 1.0f, 1e-6);
+  EXPECT_NEAR(b[0] + b[2], 1.0f, 1e-6);
+  EXPECT_NEAR(b[1] + b[3], 1.0f, 1e-6);
+  // Opset 11's default axis is 1, opset 13's is -1.
+  auto old_default = OneNodeModel("Softmax", 11, {1, 2, 2}).Run();
+  EXPECT_EQ(FloatsOf(old_default), a);
+}
+
+TEST(OnnxVersionsTest, SliceBoundsAreAttributesBefore10) {
+  const std::vector<float> want = {1, 2};
+  EXPECT_EQ(FloatsOf(OneNodeModel("Slice", 9, {4})
+                         .AttrInts("starts", {1})
+                         .AttrInts("ends", {3})
+                         .Run()),
+            want);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Slice", 13, {4})
+                         .Ints("starts", {1})
+                         .Ints("ends", {3})
+                         .Run()),
+            want);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Slice", 13, {4})
+                         .Ints("starts", {-1})
+                         .Ints("ends", {-5})
+                         .Ints("axes", {0})
+                         .Ints("steps", {-2})
+                         .Run()),
+            (std::vector<float>{3, 1}));
+}
+
+TEST(OnnxVersionsTest, PadIsAttributesBefore11AndInputsFrom11) {
+  const std::vector<float> want = {7, 0, 1, 2, 7, 7};
+  EXPECT_EQ(FloatsOf(OneNodeModel("Pad", 10, {3})
+                         .AttrInts("pads", {1, 2})
+                         .AttrFloat("value", 7)
+                         .Run()),
+            want);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Pad", 13, {3})
+                         .Ints("pads", {1, 2})
+                         .FloatScalar("v", 7)
+                         .Run()),
+            want);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Pad", 13, {3})
+                         .Ints("pads", {2, 1})
+                         .AttrString("mode", "reflect")
+                         .Run()),
+            (std::vector<float>{2, 1, 0, 1, 2, 1}));
+}
+
+TEST(OnnxVersionsTest, BatchNormalizationIsInferenceOnly) {
+  // Training mode (opset 14's attribute) and opset 7's spatial = 0 are
+  // refused by name; inference runs.
+  OneNodeModel training("BatchNormalization", 14, {1, 2, 1});
+  training.FloatScalar("s", 1)
+      .FloatScalar("b", 0)
+      .FloatScalar("m", 0)
+      .FloatScalar("v", 1)
+      .AttrInt("training_mode", 1);
+  auto t = training.Run();
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("training_mode = 1"));
+  OneNodeModel spatial("BatchNormalization", 7, {1, 2, 1});
+  spatial.FloatScalar("s", 1)
+      .FloatScalar("b", 0)
+      .FloatScalar("m", 0)
+      .FloatScalar("v", 1)
+      .AttrInt("spatial", 0);
+  auto sp = spatial.Run();
+  ASSERT_FALSE(sp.ok());
+  EXPECT_THAT(sp.status().message(), HasSubstr("spatial = 0"));
+}
+
+TEST(OnnxVersionsTest, AFeedContradictingAFixedDimensionNamesIt) {
+  auto model = ParseOnnxModel(
+      [] {
+        onnx::ModelProto p;
+        p.set_ir_version(8);
+        p.add_opset_import()->set_version(13);
+        auto* g = p.mutable_graph();
+        auto* in = g->add_input();
+        in->set_name("x");
+        auto* t = in->mutable_type()->mutable_tensor_type();
+        t->set_elem_type(onnx::TensorProto::FLOAT);
+        t->mutable_shape()->add_dim()->set_dim_param("batch");
+        t->mutable_shape()->add_dim()->set_dim_value(3);
+        auto* n = g->add_node();
+        n->set_op_type("Relu");
+        n->add_input("x");
+        n->add_output("y");
+        g->add_output()->set_name("y");
+        return p.SerializeAsString();
+      }(),
+      ".");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session =
+      test::MustCreate(model->file.graph, test::PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  for (int64_t batch : {1, 5}) {  // The symbolic dimension takes any size.
+    EXPECT_TRUE(session
+                    ->Run({{"x", Tensor(DataType::kFloat32, Shape{batch, 3})}},
+                          {"y"}, {}, &out)
+                    .ok());
+  }
+  Status s = session->Run({{"x", Tensor(DataType::kFloat32, Shape{2, 4})}},
+                          {"y"}, {}, &out);
+  EXPECT_THAT(s.message(), HasSubstr("feed 'x' has shape [2, 4]: dimension 1 "
+                                     "is 4, the graph declares 3"));
+}
+
+}  // namespace
+}  // namespace weft
