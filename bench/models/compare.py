@@ -1,0 +1,39 @@
+#!/usr/bin/python3
+"""Prints the side-by-side table from run.sh's results and checks accuracy.
+    compare.py WORK_DIR
+Exit 1 when weft's relative L2 error against PyTorch exceeds 1e-4 on any
+model or weft's outputs differ between thread settings."""
+import json
+import os
+import sys
+
+import numpy as np
+
+MAX_REL_L2 = 1e-4
+work = sys.argv[1]
+ok = True
+print(f"{'model':<14} {'inter':>5} {'intra':>5} {'weft ms':>9} {'ORT ms':>9} "
+      f"{'torch ms':>9} {'weft/ORT':>9} {'rel L2 vs torch':>16}")
+for model in ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder"]:
+    weft = json.load(open(os.path.join(work, model + ".weft.json")))
+    ort = json.load(open(os.path.join(work, model + ".ort.json")))
+    torch_ms = {}
+    for line in open(os.path.join(work, model + ".torch.txt")):
+        setting, ms = line.split()
+        torch_ms[setting] = float(ms)
+    ref = np.load(os.path.join(work, model + ".reference.npy")).astype(np.float64)
+    out = np.load(os.path.join(work, model + ".weft", "output.npy")).astype(np.float64)
+    rel = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+    if not rel <= MAX_REL_L2:
+        ok = False
+    for row in weft["rows"]:
+        ok = ok and row["outputs_match"]
+        setting = f"{row['inter']},{row['intra']}"
+        print(f"{model:<14} {row['inter']:>5} {row['intra']:>5} "
+              f"{row['median_ms']:>9.2f} {ort[setting]:>9.2f} "
+              f"{torch_ms[setting]:>9.2f} "
+              f"{row['median_ms'] / ort[setting]:>8.2f}x {rel:>16.2e}")
+if not ok:
+    print(f"FAILED: a relative L2 error above {MAX_REL_L2} or outputs that "
+          "differ between settings", file=sys.stderr)
+sys.exit(0 if ok else 1)

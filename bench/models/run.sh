@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Real models side by side: weft, ONNX Runtime 1.30 (npm onnxruntime-node,
+# its bundled CPU library) and PyTorch 1.13, at (inter, intra) in {1, 2}^2.
+#   bench/models/run.sh [WORK_DIR] [REPEAT]
+# Exports the models (export_models.py, random weights from a fixed seed),
+# installs onnxruntime-node into WORK_DIR, runs each runtime, and prints per
+# model and setting the median latencies and weft's relative L2 error
+# against PyTorch's output. Fails if that error exceeds 1e-4 on any model
+# or if weft's outputs differ between settings.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=${1:-$root/build/bench-models}
+repeat=${2:-10}
+weft=${WEFT:-$root/build/bin/weft}
+python=/usr/bin/python3  # Debian's, with python3-torch (not a pyenv one).
+mkdir -p "$work"
+
+# The peers: Debian's PyTorch and torchvision (installed when missing, as
+# root), and node/npm for onnxruntime-node.
+if ! "$python" -c 'import torch, torchvision, onnx' 2>/dev/null; then
+  echo "installing python3-torch, python3-torchvision, python3-onnx" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    python3-torch python3-torchvision python3-onnx nodejs npm >/dev/null
+fi
+
+if [[ ! -f "$work/bert_encoder.onnx" ]]; then
+  "$python" "$here/export_models.py" "$work"
+fi
+if [[ ! -d "$work/ort/node_modules/onnxruntime-node" ]]; then
+  mkdir -p "$work/ort"
+  (cd "$work/ort" && npm install --ignore-scripts --no-audit --no-fund \
+     onnxruntime-node@1.30 >/dev/null)
+fi
+
+feeds_of() {  # model -> NAME=FILE.npy arguments
+  local m=$1 f
+  for f in "$work/$m".*.npy; do
+    case $f in *.reference.npy) continue ;; esac
+    local name=${f#"$work/$m."}
+    echo "${name%.npy}=$f"
+  done
+}
+
+for m in resnet18 mobilenet_v2 squeezenet1_1 bert_encoder; do
+  mapfile -t feeds < <(feeds_of "$m")
+  feed_flags=()
+  for f in "${feeds[@]}"; do feed_flags+=(--feed "$f"); done
+  echo "== $m" >&2
+  "$weft" bench "$work/$m.onnx" "${feed_flags[@]}" --inter 1,2 --intra 1,2 \
+    --repeat "$repeat" --warmup 3 --json > "$work/$m.weft.json" 2>/dev/null
+  "$weft" run "$work/$m.onnx" "${feed_flags[@]}" --save "$work/$m.weft" \
+    > /dev/null
+  NODE_PATH="$work/ort/node_modules" node "$here/ort_bench.js" \
+    "$work/$m.onnx" "$repeat" "${feeds[@]}" > "$work/$m.ort.json"
+  : > "$work/$m.torch.txt"
+  for inter in 1 2; do
+    for intra in 1 2; do
+      echo "$inter,$intra $(cd "$here" && "$python" torch_bench.py "$m" \
+        "$inter" "$intra" "$repeat")" >> "$work/$m.torch.txt"
+    done
+  done
+done
+"$python" "$here/compare.py" "$work"
