@@ -56,6 +56,7 @@ void RegisterActivationOps(OpRegistry& registry);
 void RegisterIndexOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
 void RegisterLossOps(OpRegistry& registry);
+void RegisterResizeOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

@@ -77,6 +77,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterIndexOps(registry);
   RegisterNnOps(registry);
   RegisterLossOps(registry);
+  RegisterResizeOps(registry);
 }
 
 }  // namespace weft::internal

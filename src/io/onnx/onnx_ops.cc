@@ -272,6 +272,31 @@ Status Pad(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "Pad", 3);
 }
 
+// Resize: opset 10 passes (X, scales) with asymmetric coordinates and floor
+// for nearest; from 11, (X, roi, scales, sizes), any of the last three
+// omitted. weft's op takes the present ones in order and flags which.
+Status Resize(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Resize", 1));
+  if (n.opset() < 11) {
+    if (!n.has_input(1)) {
+      return InvalidArgumentError(n.Where() + ": scales is missing");
+    }
+    out->inputs.push_back(n.input(1));
+    out->attrs["has_scales"] = true;
+    out->attrs["coordinate_transformation_mode"] = std::string("asymmetric");
+    out->attrs["nearest_mode"] = std::string("floor");
+    return Status::OK();
+  }
+  const char* flags[] = {"has_roi", "has_scales", "has_sizes"};
+  for (int i = 1; i <= 3; ++i) {
+    if (!n.has_input(i)) continue;
+    out->inputs.push_back(n.input(i));
+    out->attrs[flags[i - 1]] = true;
+  }
+  return Status::OK();
+}
+
 // SoftmaxCrossEntropyLoss: log_prob is output 1 when asked for.
 Status SoftmaxCrossEntropyLoss(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
@@ -500,6 +525,7 @@ const std::map<std::string, Converter>& Converters() {
         {"Pad", Pad},
         {"MaxPool", MaxPool},
         {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
+        {"Resize", Resize},
     };
     for (const char* op : kSameNameOps) t->emplace(op, SameName);
     return t;

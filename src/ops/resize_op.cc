@@ -1,0 +1,317 @@
+// Resize (ONNX opsets 10-17): nearest, linear and cubic interpolation over
+// any dimensions, with every coordinate transformation mode, the nearest
+// rounding modes, cubic_coeff_a, exclude_outside and tf_crop_and_resize's
+// extrapolation value.
+//
+// Interpolation is separable: per dimension and output index, a list of
+// (input index, weight) taps is computed once; an output element is the sum
+// over every combination of its dimensions' taps, in double, in a fixed
+// order, by one thread, so results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+
+#include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+struct Tap {
+  int64_t index;  // -1: outside (tf_crop_and_resize's extrapolation).
+  double weight;
+};
+
+struct ResizeAttrs {
+  std::string mode, transform, nearest;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0;
+};
+
+// Keys cubic convolution (a = cubic_coeff_a) at distance |t|.
+double CubicWeight(double t, double a) {
+  t = std::fabs(t);
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+  return 0;
+}
+
+// The input coordinate of output index `o` along one dimension. As the ONNX
+// reference, the resized length is in * scale before rounding down.
+double SourceCoordinate(const ResizeAttrs& a, int64_t o, double scale,
+                        int64_t in, double roi_start, double roi_end) {
+  const std::string& m = a.transform;
+  const double out = static_cast<double>(in) * scale;
+  if (m == "align_corners") {
+    return out == 1 ? 0.0 : static_cast<double>(o) * (in - 1) / (out - 1);
+  }
+  if (m == "asymmetric") return o / scale;
+  if (m == "tf_half_pixel_for_nn") return (o + 0.5) / scale;
+  if (m == "pytorch_half_pixel") {
+    return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  }
+  if (m == "tf_crop_and_resize") {
+    return out > 1 ? roi_start * (in - 1) +
+                         o * (roi_end - roi_start) * (in - 1) / (out - 1)
+                   : 0.5 * (roi_start + roi_end) * (in - 1);
+  }
+  return (o + 0.5) / scale - 0.5;  // half_pixel
+}
+
+int64_t NearestIndex(const std::string& mode, double x) {
+  const double f = std::floor(x);
+  const bool half = x - f == 0.5;
+  if (mode == "floor") return static_cast<int64_t>(f);
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (mode == "round_prefer_ceil") {
+    return static_cast<int64_t>(half ? f + 1 : std::round(x));
+  }
+  return static_cast<int64_t>(half ? f : std::round(x));  // round_prefer_floor
+}
+
+// The taps of output index o along a dimension of `in` elements.
+std::vector<Tap> TapsFor(const ResizeAttrs& a, int64_t o, double scale,
+                         int64_t in, double roi_start, double roi_end) {
+  const double x = SourceCoordinate(a, o, scale, in, roi_start, roi_end);
+  if (a.transform == "tf_crop_and_resize" && (x < 0 || x > in - 1)) {
+    return {{-1, 1.0}};
+  }
+  auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (a.mode == "nearest") return {{clamp(NearestIndex(a.nearest, x)), 1.0}};
+  const int64_t base = static_cast<int64_t>(std::floor(x));
+  const double t = x - static_cast<double>(base);
+  std::vector<Tap> taps;
+  if (a.mode == "linear") {
+    taps = {{base, 1 - t}, {base + 1, t}};
+  } else {  // cubic
+    for (int64_t k = -1; k <= 2; ++k) {
+      taps.push_back(
+          {base + k, CubicWeight(t - static_cast<double>(k), a.cubic_a)});
+    }
+  }
+  if (a.exclude_outside) {  // Drop taps outside, renormalise the rest.
+    double sum = 0;
+    for (Tap& tap : taps) {
+      if (tap.index < 0 || tap.index >= in) tap.weight = 0;
+      sum += tap.weight;
+    }
+    for (Tap& tap : taps) tap.weight = sum == 0 ? 0 : tap.weight / sum;
+  }
+  std::vector<Tap> kept;
+  for (Tap tap : taps) {
+    if (tap.weight == 0) continue;
+    tap.index = clamp(tap.index);  // Edge padding, as the ONNX reference.
+    kept.push_back(tap);
+  }
+  if (kept.empty()) kept.push_back({clamp(base), 0.0});
+  return kept;
+}
+
+class ResizeKernel : public OpKernel {
+ public:
+  explicit ResizeKernel(const KernelConstruction& c)
+      : has_roi_(c.attr<bool>("has_roi")),
+        has_scales_(c.attr<bool>("has_scales")),
+        has_sizes_(c.attr<bool>("has_sizes")) {
+    attrs_.mode = c.attr<std::string>("mode");
+    attrs_.transform = c.attr<std::string>("coordinate_transformation_mode");
+    attrs_.nearest = c.attr<std::string>("nearest_mode");
+    attrs_.cubic_a = c.attr<double>("cubic_coeff_a");
+    attrs_.exclude_outside = c.attr<int64_t>("exclude_outside") != 0;
+    attrs_.extrapolation = c.attr<double>("extrapolation_value");
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const int rank = x.shape().rank();
+    int next = 1;
+    auto optional_input = [&](bool present) -> const Tensor* {
+      if (!present) return nullptr;
+      const Tensor* t = next < ctx.num_inputs() ? &ctx.input(next) : nullptr;
+      ++next;
+      return t != nullptr && t->NumElements() > 0 ? t : nullptr;
+    };
+    const Tensor* roi = optional_input(has_roi_);
+    const Tensor* scales = optional_input(has_scales_);
+    const Tensor* sizes = optional_input(has_sizes_);
+    if ((scales == nullptr) == (sizes == nullptr)) {
+      return InvalidArgumentError(
+          "exactly one of scales and sizes must be given");
+    }
+    std::vector<double> scale(rank), roi_start(rank, 0), roi_end(rank, 1);
+    std::vector<int64_t> out_dims(rank);
+    if (roi != nullptr && attrs_.transform == "tf_crop_and_resize") {
+      if (roi->NumElements() != 2 * rank) {
+        return InvalidArgumentError(
+            "roi must have 2 x rank = " + std::to_string(2 * rank) + " values");
+      }
+      for (int d = 0; d < rank; ++d) {
+        roi_start[d] = roi->ValueAsDouble(d);
+        roi_end[d] = roi->ValueAsDouble(d + rank);
+      }
+    }
+    if (scales != nullptr) {
+      if (scales->NumElements() != rank ||
+          scales->dtype() != DataType::kFloat32) {
+        return InvalidArgumentError("scales must be " + std::to_string(rank) +
+                                    " float32 values");
+      }
+      for (int d = 0; d < rank; ++d) {
+        scale[d] = scales->data<float>()[d];
+        const double size = std::floor(x.shape().dim(d) * scale[d]);
+        if (!(scale[d] > 0) || !(size < 1e12)) {
+          return InvalidArgumentError("scale " + std::to_string(scale[d]) +
+                                      " for dimension " + std::to_string(d) +
+                                      " is not positive and finite");
+        }
+        out_dims[d] = static_cast<int64_t>(size);
+      }
+    } else {
+      WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> s,
+                            IntsFromTensor(*sizes, "sizes"));
+      if (static_cast<int>(s.size()) != rank) {
+        return InvalidArgumentError("sizes must have " + std::to_string(rank) +
+                                    " values");
+      }
+      for (int d = 0; d < rank; ++d) {
+        if (s[d] < 0) return InvalidArgumentError("sizes must be >= 0");
+        out_dims[d] = s[d];
+        scale[d] = x.shape().dim(d) == 0
+                       ? 1.0
+                       : static_cast<double>(s[d]) / x.shape().dim(d);
+      }
+    }
+    Shape out_shape(out_dims);
+    if (!out_shape.IsValid())
+      return InvalidArgumentError("the output is too large");
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
+    if (y->NumElements() == 0) return Status::OK();
+    if (x.NumElements() == 0) {
+      return InvalidArgumentError(
+          "cannot resize an empty input to a non-empty output");
+    }
+    // Per dimension, per output index: its taps.
+    std::vector<std::vector<std::vector<Tap>>> taps(rank);
+    for (int d = 0; d < rank; ++d) {
+      taps[d].reserve(out_dims[d]);
+      for (int64_t o = 0; o < out_dims[d]; ++o) {
+        taps[d].push_back(TapsFor(attrs_, o, scale[d], x.shape().dim(d),
+                                  roi_start[d], roi_end[d]));
+      }
+    }
+    std::vector<int64_t> strides(rank, 1);
+    for (int d = rank - 2; d >= 0; --d) {
+      strides[d] = strides[d + 1] * x.shape().dim(d + 1);
+    }
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      const double extrapolation = attrs_.extrapolation;
+      ctx.ParallelFor(y->NumElements(), 8.0, [&](int64_t b, int64_t e) {
+        std::vector<const std::vector<Tap>*> per_dim(rank);
+        std::vector<size_t> pick(rank);
+        for (int64_t o = b; o < e; ++o) {
+          int64_t rest = o;
+          bool outside = false;
+          for (int d = rank - 1; d >= 0; --d) {
+            per_dim[d] = &taps[d][rest % out_dims[d]];
+            rest /= out_dims[d];
+            outside = outside || (*per_dim[d])[0].index < 0;
+          }
+          if (outside) {
+            py[o] = static_cast<T>(extrapolation);
+            continue;
+          }
+          // Every combination of the dimensions' taps, odometer order.
+          std::fill(pick.begin(), pick.end(), 0);
+          double sum = 0;
+          while (true) {
+            double w = 1;
+            int64_t offset = 0;
+            for (int d = 0; d < rank; ++d) {
+              const Tap& tap = (*per_dim[d])[pick[d]];
+              w *= tap.weight;
+              offset += tap.index * strides[d];
+            }
+            sum += w * static_cast<double>(px[offset]);
+            int d = rank - 1;
+            while (d >= 0 && ++pick[d] == per_dim[d]->size()) pick[d--] = 0;
+            if (d < 0) break;
+          }
+          if constexpr (std::is_integral_v<T>) {
+            py[o] = static_cast<T>(std::nearbyint(sum));
+          } else {
+            py[o] = static_cast<T>(sum);
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  ResizeAttrs attrs_;
+  const bool has_roi_, has_scales_, has_sizes_;
+};
+
+bool OneOf(const std::string& v, std::initializer_list<const char*> options) {
+  for (const char* o : options) {
+    if (v == o) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void RegisterResizeOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Resize")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::AnyList("roi_scales_sizes"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kIntegerAndFloatTypes)
+          // Which of ONNX's optional roi, scales, sizes the node passes, in
+          // that order, after X.
+          .Attr("has_roi", AttrType::kBool, false)
+          .Attr("has_scales", AttrType::kBool, false)
+          .Attr("has_sizes", AttrType::kBool, false)
+          .Attr("mode", AttrType::kString, std::string("nearest"))
+          .Attr("coordinate_transformation_mode", AttrType::kString,
+                std::string("half_pixel"))
+          .Attr("nearest_mode", AttrType::kString,
+                std::string("round_prefer_floor"))
+          .Attr("cubic_coeff_a", AttrType::kFloat, -0.75)
+          .Attr("exclude_outside", AttrType::kInt, int64_t{0})
+          .Attr("extrapolation_value", AttrType::kFloat, 0.0)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const auto& mode = ctx.attr<std::string>("mode");
+            const auto& transform =
+                ctx.attr<std::string>("coordinate_transformation_mode");
+            const auto& nearest = ctx.attr<std::string>("nearest_mode");
+            if (!OneOf(mode, {"nearest", "linear", "cubic"})) {
+              return InvalidArgumentError("mode \"" + mode +
+                                          "\" is not nearest, linear or cubic");
+            }
+            if (!OneOf(transform,
+                       {"half_pixel", "pytorch_half_pixel", "align_corners",
+                        "asymmetric", "tf_half_pixel_for_nn",
+                        "tf_crop_and_resize"})) {
+              return InvalidArgumentError("coordinate_transformation_mode \"" +
+                                          transform + "\" is not supported");
+            }
+            if (!OneOf(nearest, {"round_prefer_floor", "round_prefer_ceil",
+                                 "floor", "ceil"})) {
+              return InvalidArgumentError("nearest_mode \"" + nearest +
+                                          "\" is not supported");
+            }
+            ctx.set_output(0, PartialShape::UnknownRank());
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Resize", KernelFactoryFor<ResizeKernel>()));
+}
+
+}  // namespace weft::internal
