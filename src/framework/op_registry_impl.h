@@ -57,6 +57,7 @@ void RegisterIndexOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
 void RegisterLossOps(OpRegistry& registry);
 void RegisterResizeOps(OpRegistry& registry);
+void RegisterRnnOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

@@ -78,6 +78,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterNnOps(registry);
   RegisterLossOps(registry);
   RegisterResizeOps(registry);
+  RegisterRnnOps(registry);
 }
 
 }  // namespace weft::internal

@@ -54,6 +54,12 @@ StatusOr<AttrValue> ConvertAttr(const OnnxNode& n, const AttributeProto& a,
     case AttrType::kListInt:
       if (a.type() != AttributeProto::INTS) return WrongAttrType(n, a, "INTS");
       return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AttrType::kListString:
+      if (a.type() != AttributeProto::STRINGS) {
+        return WrongAttrType(n, a, "STRINGS");
+      }
+      return AttrValue(
+          std::vector<std::string>(a.strings().begin(), a.strings().end()));
     case AttrType::kListFloat:
       if (a.type() != AttributeProto::FLOATS) {
         return WrongAttrType(n, a, "FLOATS");
@@ -297,6 +303,30 @@ Status Resize(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// RNN, GRU, LSTM: X, W, R, then any of B, sequence_lens, initial_h,
+// initial_c (LSTM), P (LSTM) omitted or not; weft's op takes the present ones
+// in order and lists their ONNX indices. Output 0 (Y) may be omitted.
+Status Recurrent(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, n.op_type() == "LSTM" ? 3 : 2));
+  if (n.num_inputs() < 3 || !n.has_input(1) || !n.has_input(2)) {
+    return InvalidArgumentError(n.Where() + ": needs X, W and R");
+  }
+  if (!Attr(n, "hidden_size")) {
+    return UnimplementedError(n.Where() +
+                              ": hidden_size must be given (weft does not "
+                              "infer it from W)");
+  }
+  WEFT_RETURN_IF_ERROR(Direct(n, out, n.op_type(), 3));
+  std::vector<int64_t> present;
+  for (int i = 3; i < n.num_inputs(); ++i) {
+    if (!n.has_input(i)) continue;
+    out->inputs.push_back(n.input(i));
+    present.push_back(i);
+  }
+  out->attrs["optional_inputs"] = std::move(present);
+  return Status::OK();
+}
+
 // SoftmaxCrossEntropyLoss: log_prob is output 1 when asked for.
 Status SoftmaxCrossEntropyLoss(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
@@ -526,6 +556,9 @@ const std::map<std::string, Converter>& Converters() {
         {"MaxPool", MaxPool},
         {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
         {"Resize", Resize},
+        {"RNN", Recurrent},
+        {"GRU", Recurrent},
+        {"LSTM", Recurrent},
     };
     for (const char* op : kSameNameOps) t->emplace(op, SameName);
     return t;
@@ -555,11 +588,13 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
                               "' is not supported");
   }
   // Every op weft converts reads at least its first input and writes its
-  // first output.
+  // first output, but for the recurrent ops, whose Y may go unused.
   if (!node.has_input(0)) {
     return InvalidArgumentError(node.Where() + ": input 0 is missing");
   }
-  if (!node.has_output(0)) {
+  const bool recurrent = node.op_type() == "RNN" || node.op_type() == "GRU" ||
+                         node.op_type() == "LSTM";
+  if (!node.has_output(0) && !(recurrent && node.num_outputs() > 1)) {
     return InvalidArgumentError(node.Where() + ": output 0 is missing");
   }
   return it->second(node, out);

@@ -1,0 +1,370 @@
+// The recurrent ops of ONNX (opsets 7-17): RNN, GRU and LSTM, forward,
+// reverse or bidirectional, layout 0 ([seq, batch, ...]) or 1 ([batch, seq,
+// ...]), with sequence_lens, initial states, LSTM's peepholes and
+// input_forget, GRU's linear_before_reset, clip, and the ONNX activation
+// functions with their alpha / beta.
+//
+// Each batch row is an independent recurrence computed by one thread in a
+// fixed order (double accumulators), so results do not depend on the thread
+// count.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+enum class Cell { kRnn, kGru, kLstm };
+
+int GatesOf(Cell cell) {
+  return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4;
+}
+
+// An ONNX activation function with its parameters.
+struct Activation {
+  std::string name;
+  double alpha = 0, beta = 0;
+  double operator()(double x) const {
+    if (name == "Sigmoid") return 1 / (1 + std::exp(-x));
+    if (name == "Tanh") return std::tanh(x);
+    if (name == "Relu") return x > 0 ? x : 0;
+    if (name == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
+    if (name == "LeakyRelu") return x >= 0 ? x : alpha * x;
+    if (name == "ThresholdedRelu") return x > alpha ? x : 0;
+    if (name == "ScaledTanh") return alpha * std::tanh(beta * x);
+    if (name == "Affine") return alpha * x + beta;
+    if (name == "Elu") return x >= 0 ? x : alpha * (std::exp(x) - 1);
+    if (name == "Softsign") return x / (1 + std::fabs(x));
+    return std::log1p(std::exp(x));  // Softplus
+  }
+};
+
+// ONNX's defaults for activations that take parameters.
+Activation MakeActivation(const std::string& name, const double* alpha,
+                          const double* beta) {
+  Activation a{name};
+  if (name == "HardSigmoid") a.alpha = 0.2, a.beta = 0.5;
+  if (name == "LeakyRelu") a.alpha = 0.01;
+  if (name == "ThresholdedRelu" || name == "Elu") a.alpha = 1.0;
+  if (name == "ScaledTanh" || name == "Affine") a.alpha = 1.0, a.beta = 1.0;
+  if (alpha) a.alpha = *alpha;
+  if (beta) a.beta = *beta;
+  return a;
+}
+
+bool IsKnownActivation(const std::string& name) {
+  for (const char* known : {"Sigmoid", "Tanh", "Relu", "HardSigmoid",
+                            "LeakyRelu", "ThresholdedRelu", "ScaledTanh",
+                            "Affine", "Elu", "Softsign", "Softplus"}) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
+class RecurrentKernel : public OpKernel {
+ public:
+  RecurrentKernel(const KernelConstruction& c, Cell cell)
+      : cell_(cell),
+        hidden_(c.attr<int64_t>("hidden_size")),
+        direction_(c.attr<std::string>("direction")),
+        layout_(c.attr<int64_t>("layout")),
+        clip_(c.attr<double>("clip")),
+        present_(c.attr<std::vector<int64_t>>("optional_inputs")),
+        linear_before_reset_(cell == Cell::kGru &&
+                             c.attr<int64_t>("linear_before_reset") != 0),
+        input_forget_(cell == Cell::kLstm &&
+                      c.attr<int64_t>("input_forget") != 0) {
+    const auto& names = c.attr<std::vector<std::string>>("activations");
+    const auto& alphas = c.attr<std::vector<double>>("activation_alpha");
+    const auto& betas = c.attr<std::vector<double>>("activation_beta");
+    for (size_t i = 0; i < names.size(); ++i) {
+      activations_.push_back(
+          MakeActivation(names[i], i < alphas.size() ? &alphas[i] : nullptr,
+                         i < betas.size() ? &betas[i] : nullptr));
+    }
+    // One list for both directions: the defaults, or a node that gives one.
+    const size_t per_dir = cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 2 : 3;
+    if (direction_ == "bidirectional" && activations_.size() == per_dir) {
+      for (size_t i = 0; i < per_dir; ++i) {
+        activations_.push_back(activations_[i]);
+      }
+    }
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor& r = ctx.input(2);
+    // ONNX input index (3: B, 4: sequence_lens, 5: initial_h, 6: initial_c,
+    // 7: P) -> the tensor, when the node passes it.
+    const Tensor* optional[8] = {};
+    for (size_t i = 0; i < present_.size(); ++i) {
+      if (present_[i] >= 3 && present_[i] <= 7 &&
+          3 + static_cast<int>(i) < ctx.num_inputs()) {
+        const Tensor& t = ctx.input(3 + static_cast<int>(i));
+        if (t.NumElements() > 0) optional[present_[i]] = &t;
+      }
+    }
+    const int dirs = direction_ == "bidirectional" ? 2 : 1;
+    const int gates = GatesOf(cell_);
+    const int64_t h = hidden_;
+    if (x.shape().rank() != 3) {
+      return InvalidArgumentError("X must be 3-D, got " + x.shape().ToString());
+    }
+    const int64_t seq = x.shape().dim(layout_ ? 1 : 0);
+    const int64_t batch = x.shape().dim(layout_ ? 0 : 1);
+    const int64_t in = x.shape().dim(2);
+    auto expect = [](const Tensor* t, const Shape& shape,
+                     const char* what) -> Status {
+      if (t != nullptr && !(t->shape() == shape)) {
+        return InvalidArgumentError(std::string(what) + " must have shape " +
+                                    shape.ToString() + ", got " +
+                                    t->shape().ToString());
+      }
+      return Status::OK();
+    };
+    WEFT_RETURN_IF_ERROR(expect(&w, Shape{dirs, gates * h, in}, "W"));
+    WEFT_RETURN_IF_ERROR(expect(&r, Shape{dirs, gates * h, h}, "R"));
+    WEFT_RETURN_IF_ERROR(expect(optional[3], Shape{dirs, 2 * gates * h}, "B"));
+    WEFT_RETURN_IF_ERROR(expect(optional[4], Shape{batch}, "sequence_lens"));
+    const Shape state = layout_ ? Shape{batch, dirs, h} : Shape{dirs, batch, h};
+    WEFT_RETURN_IF_ERROR(expect(optional[5], state, "initial_h"));
+    WEFT_RETURN_IF_ERROR(expect(optional[6], state, "initial_c"));
+    WEFT_RETURN_IF_ERROR(expect(optional[7], Shape{dirs, 3 * h}, "P"));
+    std::vector<int64_t> lens(batch, seq);
+    if (optional[4] != nullptr) {
+      WEFT_ASSIGN_OR_RETURN(lens,
+                            IntsFromTensor(*optional[4], "sequence_lens"));
+      for (int64_t len : lens) {
+        if (len < 0 || len > seq) {
+          return InvalidArgumentError("sequence_lens entry " +
+                                      std::to_string(len) + " is outside [0, " +
+                                      std::to_string(seq) + "]");
+        }
+      }
+    }
+    const size_t needed = cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 2 : 3;
+    if (activations_.size() != needed * dirs) {
+      return InvalidArgumentError(
+          "activations lists " + std::to_string(activations_.size()) +
+          " functions; " + std::to_string(needed * dirs) + " are needed");
+    }
+    const Shape y_shape =
+        layout_ ? Shape{batch, seq, dirs, h} : Shape{seq, dirs, batch, h};
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, y_shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y_h, ctx.AllocateOutput(1, state));
+    Tensor* y_c = nullptr;
+    if (cell_ == Cell::kLstm) {
+      WEFT_ASSIGN_OR_RETURN(y_c, ctx.AllocateOutput(2, state));
+    }
+    if (x.dtype() == DataType::kFloat32) {
+      Run<float>(ctx, x, w, r, optional, lens, y, y_h, y_c, seq, batch, in);
+    } else {
+      Run<double>(ctx, x, w, r, optional, lens, y, y_h, y_c, seq, batch, in);
+    }
+    return Status::OK();
+  }
+
+ private:
+  template <class T>
+  void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
+           const Tensor& r, const Tensor* const* optional,
+           const std::vector<int64_t>& lens, Tensor* y, Tensor* y_h,
+           Tensor* y_c, int64_t seq, int64_t batch, int64_t in) const {
+    const int dirs = direction_ == "bidirectional" ? 2 : 1;
+    const int gates = GatesOf(cell_);
+    const int64_t h = hidden_;
+    const int per_dir = cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 2 : 3;
+    // Element offsets in layout 0 or 1.
+    auto x_at = [&](int64_t t, int64_t b) {
+      return (layout_ ? b * seq + t : t * batch + b) * in;
+    };
+    auto y_at = [&](int64_t t, int dir, int64_t b) {
+      return layout_ ? ((b * seq + t) * dirs + dir) * h
+                     : ((t * dirs + dir) * batch + b) * h;
+    };
+    auto state_at = [&](int dir, int64_t b) {
+      return layout_ ? (b * dirs + dir) * h : (dir * batch + b) * h;
+    };
+    const T* px = x.data<T>();
+    auto value = [](const Tensor* t, int64_t i) {
+      return t ? static_cast<double>(t->data<T>()[i]) : 0.0;
+    };
+    ctx.ParallelFor(
+        batch * dirs, static_cast<double>(seq * gates * h * (in + h)),
+        [&](int64_t begin, int64_t end) {
+          std::vector<double> hs(h), cs(h), pre(gates * h), next(h);
+          for (int64_t job = begin; job < end; ++job) {
+            const int dir = static_cast<int>(job % dirs);
+            const int64_t b = job / dirs;
+            const bool reverse =
+                direction_ == "reverse" || (dirs == 2 && dir == 1);
+            const T* pw = w.data<T>() + dir * gates * h * in;
+            const T* pr = r.data<T>() + dir * gates * h * h;
+            const int64_t bias = dir * 2 * gates * h;
+            const Activation& f = activations_[dir * per_dir];
+            const Activation& g =
+                activations_[dir * per_dir + (per_dir > 1 ? 1 : 0)];
+            const Activation& hact =
+                activations_[dir * per_dir + (per_dir > 2 ? 2 : 0)];
+            for (int64_t j = 0; j < h; ++j) {
+              hs[j] = value(optional[5], state_at(dir, b) + j);
+              cs[j] = value(optional[6], state_at(dir, b) + j);
+            }
+            auto clip = [&](double v) {
+              return clip_ > 0 ? std::clamp(v, -clip_, clip_) : v;
+            };
+            for (int64_t step = 0; step < lens[b]; ++step) {
+              const int64_t t = reverse ? lens[b] - 1 - step : step;
+              const T* xt = px + x_at(t, b);
+              // pre[g*h + j] = x W^T + Wb (+ h R^T + Rb, except GRU's h gate
+              // when linear_before_reset, handled below).
+              for (int64_t k = 0; k < gates * h; ++k) {
+                double acc = value(optional[3], bias + k);
+                for (int64_t i = 0; i < in; ++i) acc += xt[i] * pw[k * in + i];
+                pre[k] = acc;
+              }
+              if (cell_ == Cell::kGru) {
+                // Gates z, r, h. z and r see H R^T + Rb now.
+                for (int64_t k = 0; k < 2 * h; ++k) {
+                  double acc = value(optional[3], bias + gates * h + k);
+                  for (int64_t i = 0; i < h; ++i) acc += hs[i] * pr[k * h + i];
+                  pre[k] += acc;
+                }
+                for (int64_t j = 0; j < h; ++j) {
+                  const double z = f(clip(pre[j]));
+                  const double rg = f(clip(pre[h + j]));
+                  const int64_t k = 2 * h + j;
+                  double acc = 0;
+                  const double rb = value(optional[3], bias + gates * h + k);
+                  if (linear_before_reset_) {
+                    for (int64_t i = 0; i < h; ++i)
+                      acc += hs[i] * pr[k * h + i];
+                    acc = rg * (acc + rb);
+                  } else {
+                    for (int64_t i = 0; i < h; ++i) {
+                      acc += rg * hs[i] * pr[k * h + i];
+                    }
+                    acc += rb;
+                  }
+                  const double hh = g(clip(pre[k] + acc));
+                  next[j] = (1 - z) * hh + z * hs[j];
+                }
+              } else {
+                for (int64_t k = 0; k < gates * h; ++k) {
+                  double acc = value(optional[3], bias + gates * h + k);
+                  for (int64_t i = 0; i < h; ++i) acc += hs[i] * pr[k * h + i];
+                  pre[k] += acc;
+                }
+                if (cell_ == Cell::kRnn) {
+                  for (int64_t j = 0; j < h; ++j) next[j] = f(clip(pre[j]));
+                } else {  // LSTM gates i, o, f, c; peepholes i, o, f.
+                  const int64_t p = dir * 3 * h;
+                  for (int64_t j = 0; j < h; ++j) {
+                    const double i_gate =
+                        f(clip(pre[j] + value(optional[7], p + j) * cs[j]));
+                    double f_gate =
+                        f(clip(pre[2 * h + j] +
+                               value(optional[7], p + 2 * h + j) * cs[j]));
+                    if (input_forget_) f_gate = 1 - i_gate;
+                    const double c_in = g(clip(pre[3 * h + j]));
+                    cs[j] = f_gate * cs[j] + i_gate * c_in;
+                    const double o_gate = f(clip(
+                        pre[h + j] + value(optional[7], p + h + j) * cs[j]));
+                    next[j] = o_gate * hact(cs[j]);
+                  }
+                }
+              }
+              hs.swap(next);
+              T* yt = y->data<T>() + y_at(t, dir, b);
+              for (int64_t j = 0; j < h; ++j) yt[j] = static_cast<T>(hs[j]);
+            }
+            T* last = y_h->data<T>() + state_at(dir, b);
+            for (int64_t j = 0; j < h; ++j) last[j] = static_cast<T>(hs[j]);
+            if (y_c != nullptr) {
+              T* c_last = y_c->data<T>() + state_at(dir, b);
+              for (int64_t j = 0; j < h; ++j) c_last[j] = static_cast<T>(cs[j]);
+            }
+          }
+        });
+  }
+
+  const Cell cell_;
+  const int64_t hidden_;
+  const std::string direction_;
+  const int64_t layout_;
+  const double clip_;
+  const std::vector<int64_t> present_;
+  const bool linear_before_reset_;
+  const bool input_forget_;
+  std::vector<Activation> activations_;
+};
+
+void RegisterRecurrent(OpRegistry& registry, const char* name, Cell cell,
+                       std::vector<std::string> default_activations) {
+  OpDefBuilder b(name);
+  b.Input(ArgDef::Typed("X", "T"))
+      .Input(ArgDef::Typed("W", "T"))
+      .Input(ArgDef::Typed("R", "T"))
+      .Input(ArgDef::AnyList("optional"))
+      .Output(ArgDef::Typed("Y", "T"))
+      .Output(ArgDef::Typed("Y_h", "T"));
+  if (cell == Cell::kLstm) b.Output(ArgDef::Typed("Y_c", "T"));
+  b.Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+      .Attr("hidden_size", AttrType::kInt)
+      .Attr("direction", AttrType::kString, std::string("forward"))
+      .Attr("layout", AttrType::kInt, int64_t{0})
+      .Attr("clip", AttrType::kFloat, 0.0)
+      // The ONNX input indices (3..7) of the tensors after R, in order.
+      .Attr("optional_inputs", AttrType::kListInt, std::vector<int64_t>{})
+      .Attr("activations", AttrType::kListString, default_activations)
+      .Attr("activation_alpha", AttrType::kListFloat, std::vector<double>{})
+      .Attr("activation_beta", AttrType::kListFloat, std::vector<double>{});
+  if (cell == Cell::kGru) {
+    b.Attr("linear_before_reset", AttrType::kInt, int64_t{0});
+  }
+  if (cell == Cell::kLstm) b.Attr("input_forget", AttrType::kInt, int64_t{0});
+  b.SetShapeFn([](InferenceContext& ctx) -> Status {
+    const std::string& d = ctx.attr<std::string>("direction");
+    if (d != "forward" && d != "reverse" && d != "bidirectional") {
+      return InvalidArgumentError("direction \"" + d +
+                                  "\" is not forward, reverse or "
+                                  "bidirectional");
+    }
+    if (ctx.attr<int64_t>("hidden_size") < 1) {
+      return InvalidArgumentError("hidden_size must be >= 1");
+    }
+    for (const std::string& a :
+         ctx.attr<std::vector<std::string>>("activations")) {
+      if (!IsKnownActivation(a)) {
+        return InvalidArgumentError("activation \"" + a +
+                                    "\" is not supported");
+      }
+    }
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      ctx.set_output(i, PartialShape::UnknownRank());
+    }
+    return Status::OK();
+  });
+  CheckRegistered(registry.RegisterOp(b.Build()));
+  CheckRegistered(registry.RegisterKernel(
+      name,
+      [cell](
+          const KernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {
+        return std::unique_ptr<OpKernel>(
+            std::make_unique<RecurrentKernel>(c, cell));
+      }));
+}
+
+}  // namespace
+
+void RegisterRnnOps(OpRegistry& registry) {
+  RegisterRecurrent(registry, "RNN", Cell::kRnn, {"Tanh"});
+  RegisterRecurrent(registry, "GRU", Cell::kGru, {"Sigmoid", "Tanh"});
+  RegisterRecurrent(registry, "LSTM", Cell::kLstm, {"Sigmoid", "Tanh", "Tanh"});
+}
+
+}  // namespace weft::internal
