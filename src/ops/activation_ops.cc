@@ -229,10 +229,7 @@ class PReluKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& slope = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
-                          BroadcastShapes(x.shape(), slope.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, x, slope));
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       BroadcastBinary<T, T>(ctx, x, slope, y, [](T v, T s) {
@@ -256,10 +253,7 @@ class ModKernel : public OpKernel {
         (a.dtype() == DataType::kFloat32 || a.dtype() == DataType::kFloat64)) {
       return InvalidArgumentError("fmod must be 1 for floating-point inputs");
     }
-    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
-                          BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, a, b));
     return DispatchNumeric(a.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       if constexpr (std::is_integral_v<T>) {
@@ -299,10 +293,7 @@ class BitShiftKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
-                          BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, a, b));
     const bool left = left_;
     DispatchDtype(a.dtype(), [&](auto zero) {
       using T = decltype(zero);

@@ -1,5 +1,7 @@
 #include "ops/broadcast.h"
 
+#include "weft/op_registry.h"
+
 namespace weft::internal {
 namespace {
 
@@ -47,6 +49,16 @@ void BroadcastIndexer::RowOffsets(int64_t row, int64_t* a_offset,
   }
   *a_offset = oa;
   *b_offset = ob;
+}
+
+StatusOr<Tensor*> AllocateBroadcastOutput(KernelContext& ctx, const Tensor& a,
+                                          const Tensor& b, int index) {
+  if (a.shape() == b.shape()) {
+    return ctx.AllocateOutputUninitialized(index, a.shape());
+  }
+  WEFT_ASSIGN_OR_RETURN(PartialShape shape,
+                        BroadcastShapes(a.shape(), b.shape()));
+  return ctx.AllocateOutputUninitialized(index, shape.ToShape());
 }
 
 }  // namespace weft::internal

@@ -36,6 +36,12 @@ class BroadcastIndexer {
   int64_t b_inner_stride_ = 0;
 };
 
+// Allocates output `index` with the NumPy broadcast of a's and b's shapes,
+// uninitialised (the binary kernels write every element); fails naming both
+// shapes when they do not broadcast.
+StatusOr<Tensor*> AllocateBroadcastOutput(KernelContext& ctx, const Tensor& a,
+                                          const Tensor& b, int index = 0);
+
 // Applies out = op(a, b) element-wise with broadcasting, split over rows on
 // the intra-op pool. Each output element is computed by one thread from the
 // same inputs, so the result does not depend on the thread count.

@@ -19,21 +19,6 @@ namespace {
 
 constexpr double kCopyCostNs = 1.0;
 
-// The elements of an int32 or int64 tensor of any rank as int64.
-StatusOr<std::vector<int64_t>> IndexValues(const Tensor& t, const char* what) {
-  if (t.dtype() == DataType::kInt64) {
-    return std::vector<int64_t>(t.data<int64_t>(),
-                                t.data<int64_t>() + t.NumElements());
-  }
-  if (t.dtype() == DataType::kInt32) {
-    return std::vector<int64_t>(t.data<int32_t>(),
-                                t.data<int32_t>() + t.NumElements());
-  }
-  return InvalidArgumentError(std::string(what) +
-                              " must be int32 or int64, got " +
-                              DataTypeName(t.dtype()));
-}
-
 // Normalises every index into [0, dim); errors name the bad one.
 Status NormalizeIndices(std::vector<int64_t>& indices, int64_t dim,
                         const char* what) {
@@ -70,7 +55,7 @@ class GatherKernel : public OpKernel {
     const Shape& ds = data.shape();
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, ds.rank()));
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
-                          IndexValues(ctx.input(1), "indices"));
+                          IntegerValues(ctx.input(1), "indices"));
     WEFT_RETURN_IF_ERROR(NormalizeIndices(idx, ds.dim(axis), "index"));
     std::vector<int64_t> dims;
     for (int i = 0; i < axis; ++i) dims.push_back(ds.dim(i));
@@ -135,7 +120,7 @@ class ElementsKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, ds.rank()));
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
-                          IndexValues(indices, "indices"));
+                          IntegerValues(indices, "indices"));
     WEFT_RETURN_IF_ERROR(NormalizeIndices(idx, ds.dim(axis), "index"));
     for (int d = 0; d < ds.rank(); ++d) {
       if (d != axis && is.dim(d) > ds.dim(d)) {
@@ -234,7 +219,7 @@ class NdKernel : public OpKernel {
       }
     }
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
-                          IndexValues(ctx.input(1), "indices"));
+                          IntegerValues(ctx.input(1), "indices"));
     for (size_t i = 0; i < idx.size(); ++i) {
       const int64_t dim = ds.dim(b + static_cast<int>(i % k));
       if (idx[i] < -dim || idx[i] >= dim) {
@@ -391,17 +376,16 @@ class CumSumKernel : public OpKernel {
       return InvalidArgumentError("axis must be a scalar");
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_v[0], x.shape().rank()));
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
-    const int64_t len = x.shape().dim(axis);
-    const int64_t inner = DimProduct(x.shape(), axis + 1, x.shape().rank());
-    const int64_t lines = len == 0 ? 0 : x.NumElements() / len;
+    const AxisLines lines = LinesAlong(x.shape(), axis);
+    const int64_t len = lines.len, inner = lines.inner;
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
       ctx.ParallelFor(
-          lines, static_cast<double>(len), [&](int64_t b, int64_t e) {
+          lines.count, static_cast<double>(len), [&](int64_t b, int64_t e) {
             for (int64_t l = b; l < e; ++l) {
-              const int64_t base = (l / inner) * len * inner + l % inner;
+              const int64_t base = lines.Base(l);
               T acc = T(0);
               for (int64_t j = 0; j < len; ++j) {
                 const int64_t at = base + (reverse_ ? len - 1 - j : j) * inner;
@@ -484,24 +468,24 @@ class HardmaxKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, x.shape().rank()));
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
-    const int64_t len = x.shape().dim(axis);
-    const int64_t inner = DimProduct(x.shape(), axis + 1, x.shape().rank());
-    const int64_t lines = len == 0 ? 0 : x.NumElements() / len;
+    const AxisLines lines = LinesAlong(x.shape(), axis, coerce_2d_);
+    const int64_t len = lines.len, inner = lines.inner;
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
-      ctx.ParallelFor(
-          lines, static_cast<double>(len), [&](int64_t b, int64_t e) {
-            for (int64_t l = b; l < e; ++l) {
-              const int64_t base = (l / inner) * len * inner + l % inner;
-              int64_t best = 0;
-              for (int64_t j = 1; j < len; ++j) {
-                if (px[base + j * inner] > px[base + best * inner]) best = j;
-              }
-              py[base + best * inner] = T(1);
-            }
-          });
+      ctx.ParallelFor(lines.count, static_cast<double>(len),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t l = b; l < e; ++l) {
+                          const int64_t base = lines.Base(l);
+                          int64_t best = 0;
+                          for (int64_t j = 1; j < len; ++j) {
+                            if (px[base + j * inner] > px[base + best * inner])
+                              best = j;
+                          }
+                          py[base + best * inner] = T(1);
+                        }
+                      });
       return Status::OK();
     });
   }

@@ -21,10 +21,7 @@ class CompareKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
-                          BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * out,
-                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
     DispatchDtype(a.dtype(), [&](auto zero) {
       using T = decltype(zero);
       BroadcastBinary<T, bool>(ctx, a, b, out, [](T x, T y) -> bool {
@@ -45,10 +42,7 @@ class LogicKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(PartialShape shape,
-                          BroadcastShapes(a.shape(), b.shape()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * out,
-                          ctx.AllocateOutputUninitialized(0, shape.ToShape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
     BroadcastBinary<bool, bool>(ctx, a, b, out, Op());
     return Status::OK();
   }

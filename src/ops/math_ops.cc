@@ -42,15 +42,7 @@ class BinaryKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    Tensor* out;
-    if (a.shape() == b.shape()) {  // The common case, without shape vectors.
-      WEFT_ASSIGN_OR_RETURN(out, ctx.AllocateOutputUninitialized(0, a.shape()));
-    } else {
-      WEFT_ASSIGN_OR_RETURN(PartialShape out_shape,
-                            BroadcastShapes(a.shape(), b.shape()));
-      WEFT_ASSIGN_OR_RETURN(
-          out, ctx.AllocateOutputUninitialized(0, out_shape.ToShape()));
-    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
     return DispatchNumeric(a.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       if constexpr (kOp == BinaryOp::kAdd) {

@@ -67,17 +67,15 @@ inline const std::vector<DataType> kNumericTypes = {
 // kNumericTypes and the narrow and unsigned integers (no float16: the ops
 // using this list have no float16 kernel).
 inline const std::vector<DataType> kIntegerAndFloatTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-    DataType::kInt64,   DataType::kInt8,    DataType::kUInt8,
-    DataType::kInt16,   DataType::kUInt16,  DataType::kUInt32,
-    DataType::kUInt64};
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
+    DataType::kInt8,    DataType::kUInt8,   DataType::kInt16, DataType::kUInt16,
+    DataType::kUInt32,  DataType::kUInt64};
 // kNumericTypes and the narrow and unsigned integers and float16: for ops
 // whose kernels are plain comparisons, copies or integer arithmetic.
 inline const std::vector<DataType> kAllNumericTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-    DataType::kInt64,   DataType::kFloat16, DataType::kInt8,
-    DataType::kUInt8,   DataType::kInt16,   DataType::kUInt16,
-    DataType::kUInt32,  DataType::kUInt64};
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
+    DataType::kFloat16, DataType::kInt8,    DataType::kUInt8, DataType::kInt16,
+    DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64};
 
 // An axis in [-rank, rank) as a non-negative index; errors name the axis.
 inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
@@ -89,14 +87,10 @@ inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
-// A 0-D or 1-D int32/int64 tensor (axes, starts, sizes passed as an input)
-// as int64 values; `what` names the input in errors.
-inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
-                                                     const std::string& what) {
-  if (t.shape().rank() > 1) {
-    return InvalidArgumentError(what + " must be 1-D, got shape " +
-                                t.shape().ToString());
-  }
+// The elements of an int32 or int64 tensor of any rank (indices) as int64;
+// `what` names the input in errors.
+inline StatusOr<std::vector<int64_t>> IntegerValues(const Tensor& t,
+                                                    const std::string& what) {
   if (t.dtype() == DataType::kInt64) {
     return std::vector<int64_t>(t.data<int64_t>(),
                                 t.data<int64_t>() + t.NumElements());
@@ -107,6 +101,40 @@ inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
   }
   return InvalidArgumentError(what + " must be int32 or int64, got " +
                               DataTypeName(t.dtype()));
+}
+
+// A 0-D or 1-D int32/int64 tensor (axes, starts, sizes passed as an input)
+// as int64 values; `what` names the input in errors.
+inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
+                                                     const std::string& what) {
+  if (t.shape().rank() > 1) {
+    return InvalidArgumentError(what + " must be 1-D, got shape " +
+                                t.shape().ToString());
+  }
+  return IntegerValues(t, what);
+}
+
+// The lines of a tensor along `axis`: `count` lines of `len` elements;
+// element j of line l is at Base(l) + j * inner. With `through_last`, the
+// line runs over every dim from `axis` on (ONNX's pre-13 "coerce to 2-D").
+struct AxisLines {
+  int64_t len = 0, inner = 1, count = 0;
+  int64_t Base(int64_t l) const {
+    return (l / inner) * len * inner + l % inner;
+  }
+};
+inline AxisLines LinesAlong(const Shape& shape, int axis,
+                            bool through_last = false) {
+  AxisLines lines;
+  lines.len = shape.dim(axis);
+  for (int i = axis + 1; i < shape.rank(); ++i) lines.inner *= shape.dim(i);
+  if (through_last) {
+    lines.len *= lines.inner;
+    lines.inner = 1;
+  }
+  const int64_t total = shape.NumElements();
+  lines.count = lines.len == 0 ? 0 : total / lines.len;
+  return lines;
 }
 
 // Shape function of ops that make a tensor of their `shape` attribute

@@ -182,6 +182,19 @@ TEST(OnnxVersionsTest, SoftmaxBefore13NormalisesEverythingFromTheAxisOn) {
   EXPECT_EQ(FloatsOf(old_default), a);
 }
 
+TEST(OnnxVersionsTest, HardmaxBefore13TakesOneMaximumFromTheAxisOn) {
+  // x = 0, 1, 2, 3 as [1, 2, 2]: one 1 over all four before 13, one per
+  // column along axis 1 from 13.
+  EXPECT_EQ(FloatsOf(OneNodeModel("Hardmax", 11, {1, 2, 2})
+                         .AttrInt("axis", 1)
+                         .Run()),
+            (std::vector<float>{0, 0, 0, 1}));
+  EXPECT_EQ(FloatsOf(OneNodeModel("Hardmax", 13, {1, 2, 2})
+                         .AttrInt("axis", 1)
+                         .Run()),
+            (std::vector<float>{0, 0, 1, 1}));
+}
+
 TEST(OnnxVersionsTest, SliceBoundsAreAttributesBefore10) {
   const std::vector<float> want = {1, 2};
   EXPECT_EQ(FloatsOf(OneNodeModel("Slice", 9, {4})
