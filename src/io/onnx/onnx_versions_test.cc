@@ -47,6 +47,15 @@ class OneNodeModel {
     node()->add_input(name);
     return *this;
   }
+  OneNodeModel& Floats(const std::string& name, std::vector<float> values) {
+    auto* init = model_.mutable_graph()->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::FLOAT);
+    init->add_dims(static_cast<int64_t>(values.size()));
+    for (float v : values) init->add_float_data(v);
+    node()->add_input(name);
+    return *this;
+  }
   OneNodeModel& Omitted() {
     node()->add_input("");
     return *this;
@@ -193,6 +202,27 @@ TEST(OnnxVersionsTest, HardmaxBefore13TakesOneMaximumFromTheAxisOn) {
                          .AttrInt("axis", 1)
                          .Run()),
             (std::vector<float>{0, 0, 1, 1}));
+}
+
+TEST(OnnxVersionsTest, ResizeOpset10IsAsymmetricNearestFloor) {
+  // x = 0, 1, 2, 3 doubled to 8 values. Opset 10 (X, scales): source index
+  // floor(o / 2). Opset 13 nearest with half_pixel and round_prefer_floor
+  // gives the same here; linear differs and blends neighbours.
+  const std::vector<float> nearest = {0, 0, 1, 1, 2, 2, 3, 3};
+  EXPECT_EQ(FloatsOf(OneNodeModel("Resize", 10, {4}).Floats("s", {2}).Run()),
+            nearest);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Resize", 13, {4})
+                         .Omitted()
+                         .Floats("s", {2})
+                         .Run()),
+            nearest);
+  EXPECT_EQ(FloatsOf(OneNodeModel("Resize", 13, {4})
+                         .Omitted()
+                         .Omitted()
+                         .Ints("sizes", {8})
+                         .AttrString("mode", "linear")
+                         .Run()),
+            (std::vector<float>{0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3}));
 }
 
 TEST(OnnxVersionsTest, SliceBoundsAreAttributesBefore10) {
