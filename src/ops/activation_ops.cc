@@ -312,6 +312,10 @@ class BitShiftKernel : public OpKernel {
   const bool left_;
 };
 
+// The float functions take float16 too, computed in float32 (Apply).
+const std::vector<DataType> kFloatTypesWithHalf = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kFloat16};
+
 struct FnSpec {
   const char* name;
   KernelFactory factory;
@@ -374,7 +378,7 @@ void RegisterActivationOps(OpRegistry& registry) {
     builder.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
         .Attr("T", AttrType::kType, std::nullopt,
-              spec.numeric ? kNumericTypes : kFloatTypes)
+              spec.numeric ? kAllNumericTypes : kFloatTypesWithHalf)
         .SetShapeFn(shape_fns::SameAsInput0);
     for (const auto& [attr, value] : spec.attrs) {
       builder.Attr(attr, AttrType::kFloat, value);
@@ -388,7 +392,7 @@ void RegisterActivationOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("input", "T"))
           .Input(ArgDef::AnyList("bounds"))
           .Output(ArgDef::Typed("output", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kIntegerAndFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
           .Attr("min", AttrType::kFloat,
                 -static_cast<double>(std::numeric_limits<float>::max()))
           .Attr("max", AttrType::kFloat,

@@ -132,3 +132,43 @@ TEST(ElementwiseTest, BadAttributesAndDtypesAreErrors) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// float16 is stored as binary16 and computed in float32: each result is the
+// float32 result rounded once to float16. The narrow and unsigned integer
+// types compute in their own type, wrapping as NumPy does.
+TEST(ElementwiseTest, Float16AndNarrowIntegersComputeAsNumPyDoes) {
+  auto half = [](std::vector<float> v) {
+    std::vector<Float16> h(v.begin(), v.end());
+    return Tensor::FromVector<Float16>(Shape{static_cast<int64_t>(h.size())},
+                                       h);
+  };
+  Graph g;
+  test::MustAdd(g,
+                {"a", "Placeholder", {}, {{"dtype", DataType::kFloat16}}, ""});
+  test::MustAdd(g,
+                {"b", "Placeholder", {}, {{"dtype", DataType::kFloat16}}, ""});
+  test::MustAdd(g, {"sum", "Add", {"a", "b"}, {}, ""});
+  test::MustAdd(g, {"relu", "Relu", {"sum"}, {}, ""});
+  test::MustAdd(g, {"u", "Placeholder", {}, {{"dtype", DataType::kUInt8}}, ""});
+  test::MustAdd(g, {"wrapped", "Add", {"u", "u"}, {}, ""});
+  auto session = test::MustCreate(std::move(g), test::PerSessionOptions(1, 2));
+  // 1 + 2^-11 is a tie in float16: rounds to even (1).
+  const Tensor a = half({1.0f, -3.0f, 1000.0f});
+  const Tensor b = half({0x1p-11f, 1.0f, 0.5f});
+  const Tensor u = Tensor::FromVector<uint8_t>(Shape{2}, {200, 7});
+  auto out = test::MustRun(*session, {"sum", "relu", "wrapped"},
+                           {{"a", a}, {"b", b}, {"u", u}});
+  ASSERT_EQ(out[0].dtype(), DataType::kFloat16);
+  EXPECT_EQ(out[0].data<Float16>()[0].bits(), Float16(1.0f).bits());
+  EXPECT_EQ(static_cast<float>(out[0].data<Float16>()[1]), -2.0f);
+  EXPECT_EQ(static_cast<float>(out[0].data<Float16>()[2]), 1000.5f);
+  EXPECT_EQ(static_cast<float>(out[1].data<Float16>()[1]), 0.0f);
+  EXPECT_EQ(out[2].data<uint8_t>()[0], 144);  // 400 mod 256.
+  EXPECT_EQ(out[2].data<uint8_t>()[1], 14);
+}
+
+}  // namespace
+}  // namespace weft

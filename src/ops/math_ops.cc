@@ -101,16 +101,16 @@ void RegisterBinary(OpRegistry& registry, const char* name,
 void RegisterMathOps(OpRegistry& registry) {
   RegisterBinary(registry, "Add",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>(),
-                 kIntegerAndFloatTypes);
+                 kAllNumericTypes);
   RegisterBinary(registry, "Sub",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kSub>>(),
-                 kIntegerAndFloatTypes);
+                 kAllNumericTypes);
   RegisterBinary(registry, "Mul",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kMul>>(),
-                 kIntegerAndFloatTypes);
+                 kAllNumericTypes);
   RegisterBinary(registry, "Div",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>(),
-                 kIntegerAndFloatTypes);
+                 kAllNumericTypes);
   RegisterBinary(registry, "Pow",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kPow>>(),
                  {DataType::kFloat32, DataType::kFloat64});
@@ -118,7 +118,7 @@ void RegisterMathOps(OpRegistry& registry) {
       OpDefBuilder("Relu")
           .Input(ArgDef::Typed("X", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
   CheckRegistered(
