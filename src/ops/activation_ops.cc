@@ -312,10 +312,6 @@ class BitShiftKernel : public OpKernel {
   const bool left_;
 };
 
-// The float functions take float16 too, computed in float32 (Apply).
-const std::vector<DataType> kFloatTypesWithHalf = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kFloat16};
-
 struct FnSpec {
   const char* name;
   KernelFactory factory;

@@ -97,7 +97,11 @@ void MapBlocks(KernelContext& ctx, const Tensor& x, Tensor* y) {
   ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
                              [&](int64_t begin, int64_t end) {
                                for (int64_t i = begin; i < end; ++i) {
-                                 py[i] = Apply<T>(kOp, px[i]);
+                                 if constexpr (std::is_same_v<T, Float16>) {
+                                   py[i] = T(Apply<float>(kOp, px[i]));
+                                 } else {
+                                   py[i] = Apply<T>(kOp, px[i]);
+                                 }
                                }
                              });
 }
@@ -124,7 +128,10 @@ class GeluKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    if (x.dtype() == DataType::kFloat32) {
+    if (x.dtype() == DataType::kFloat16) {
+      tanh_ ? MapBlocks<Float16, Unary::kGeluTanh>(ctx, x, y)
+            : MapBlocks<Float16, Unary::kGelu>(ctx, x, y);
+    } else if (x.dtype() == DataType::kFloat32) {
       tanh_ ? MapBlocks<float, Unary::kGeluTanh>(ctx, x, y)
             : MapBlocks<float, Unary::kGelu>(ctx, x, y);
     } else {
@@ -231,35 +238,35 @@ void RegisterVariadic(OpRegistry& registry, const char* name,
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& registry) {
-  RegisterVariadic(registry, "Sum", kNumericTypes,
+  RegisterVariadic(registry, "Sum", kNumericTypesWithHalf,
                    KernelFactoryFor<VariadicKernel<Variadic::kSum>>());
   RegisterVariadic(registry, "Max", kAllNumericTypes,
                    KernelFactoryFor<VariadicKernel<Variadic::kMax>>());
   RegisterVariadic(registry, "Min", kAllNumericTypes,
                    KernelFactoryFor<VariadicKernel<Variadic::kMin>>());
-  RegisterVariadic(registry, "Mean", kFloatTypes,
+  RegisterVariadic(registry, "Mean", kFloatTypesWithHalf,
                    KernelFactoryFor<VariadicKernel<Variadic::kMean>>());
-  RegisterUnary(registry, "Neg", kNumericTypes,
+  RegisterUnary(registry, "Neg", kNumericTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
-  RegisterUnary(registry, "Abs", kNumericTypes,
+  RegisterUnary(registry, "Abs", kNumericTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kAbs>>(), 0.5);
-  RegisterUnary(registry, "Exp", kFloatTypes,
+  RegisterUnary(registry, "Exp", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kExp>>(), 3);
-  RegisterUnary(registry, "Log", kFloatTypes,
+  RegisterUnary(registry, "Log", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kLog>>(), 3);
-  RegisterUnary(registry, "Sqrt", kFloatTypes,
+  RegisterUnary(registry, "Sqrt", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kSqrt>>(), 1);
-  RegisterUnary(registry, "Reciprocal", kFloatTypes,
+  RegisterUnary(registry, "Reciprocal", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kReciprocal>>(), 1);
-  RegisterUnary(registry, "Sigmoid", kFloatTypes,
+  RegisterUnary(registry, "Sigmoid", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kSigmoid>>(), 4);
-  RegisterUnary(registry, "Tanh", kFloatTypes,
+  RegisterUnary(registry, "Tanh", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kTanh>>(), 4);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Gelu")
           .Input(ArgDef::Typed("X", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("approximate", AttrType::kString, std::string("none"))
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const std::string& mode = ctx.attr<std::string>("approximate");

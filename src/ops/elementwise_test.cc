@@ -172,3 +172,86 @@ TEST(ElementwiseTest, Float16AndNarrowIntegersComputeAsNumPyDoes) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// The float ops that take float16 compute in float32 (or double) and round
+// once: on inputs exact in float16, each result is within one float16 step
+// of the float32 graph's result rounded to float16 (exact for the ops that
+// widen, run the float32 kernel and narrow: MatMul, Gemm, Conv).
+TEST(ElementwiseTest, Float16MathIsFloat32MathRoundedOnce) {
+  struct Case {
+    std::string op;
+    std::vector<int64_t> a_dims, b_dims;  // b empty: unary.
+    AttrMap attrs;
+    bool exact;
+  };
+  const std::vector<Case> cases = {
+      {"MatMul", {3, 5}, {5, 4}, {}, true},
+      {"Gemm", {3, 5}, {5, 4}, {}, true},
+      {"Conv",
+       {1, 2, 5, 5},
+       {3, 2, 3, 3},
+       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+       true},
+      {"Softmax", {2, 7}, {}, {}, false},
+      {"ReduceMean", {4, 6}, {}, {{"axes", std::vector<int64_t>{1}}}, false},
+      {"Sigmoid", {11}, {}, {}, false},
+      {"AveragePool",
+       {1, 1, 4, 4},
+       {},
+       {{"kernel_shape", std::vector<int64_t>{2, 2}}},
+       false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    auto values = [](const std::vector<int64_t>& dims, int seed) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      std::vector<float> v(n);
+      for (int64_t i = 0; i < n; ++i) {  // Multiples of 1/64: exact in half.
+        v[i] = static_cast<float>((i * 37 + seed * 11) % 97 - 48) / 64.0f;
+      }
+      return v;
+    };
+    auto run = [&](DataType dtype) {
+      Graph g;
+      std::vector<std::string> inputs = {"a"};
+      auto add_input = [&](const std::string& name,
+                           const std::vector<int64_t>& dims, int seed) {
+        const std::vector<float> v = values(dims, seed);
+        Tensor t = Tensor::FromVector<float>(Shape(dims), v);
+        if (dtype == DataType::kFloat16) {
+          std::vector<Float16> h(v.begin(), v.end());
+          t = Tensor::FromVector<Float16>(Shape(dims), h);
+        }
+        test::MustAdd(
+            g, {name, "Const", {}, {{"value", t}, {"dtype", dtype}}, ""});
+      };
+      add_input("a", c.a_dims, 1);
+      if (!c.b_dims.empty()) {
+        add_input("b", c.b_dims, 2);
+        inputs.push_back("b");
+      }
+      test::MustAdd(g, {"y", c.op, inputs, c.attrs, ""});
+      auto session =
+          test::MustCreate(std::move(g), test::PerSessionOptions(1, 2));
+      return test::MustRun(*session, {"y"}, {})[0];
+    };
+    const Tensor f32 = run(DataType::kFloat32);
+    const Tensor f16 = run(DataType::kFloat16);
+    ASSERT_EQ(f16.dtype(), DataType::kFloat16);
+    ASSERT_EQ(f16.shape(), f32.shape());
+    for (int64_t i = 0; i < f32.NumElements(); ++i) {
+      const Float16 want(f32.data<float>()[i]);
+      const int steps =
+          std::abs(static_cast<int>(f16.data<Float16>()[i].bits()) -
+                   static_cast<int>(want.bits()));
+      ASSERT_LE(steps, c.exact ? 0 : 1) << "element " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft

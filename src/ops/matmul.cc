@@ -218,7 +218,14 @@ class MatMulKernel : public OpKernel {
     dims.push_back(s.d.m);
     dims.push_back(s.d.n);
     WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, Shape(dims)));
-    if (a.dtype() == DataType::kFloat32) {
+    if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
+      WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
+      WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
+      WEFT_ASSIGN_OR_RETURN(Tensor c32,
+                            Tensor::Create(DataType::kFloat32, c->shape()));
+      RunProduct<float>(ctx, a32, b32, ta_, tb_, s.d, batch, &c32, {});
+      NarrowToFloat16(c32, c);
+    } else if (a.dtype() == DataType::kFloat32) {
       RunProduct<float>(ctx, a, b, ta_, tb_, s.d, batch, c, {});
     } else {
       RunProduct<double>(ctx, a, b, ta_, tb_, s.d, batch, c, {});
@@ -260,7 +267,20 @@ class GemmKernel : public OpKernel {
       index.emplace(bias->shape(), out_shape, out_shape);
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, out_shape));
-    if (a.dtype() == DataType::kFloat32) {
+    if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
+      WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
+      WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
+      Tensor bias32;
+      if (bias != nullptr) {
+        WEFT_ASSIGN_OR_RETURN(bias32, WidenToFloat32(*bias));
+      }
+      WEFT_ASSIGN_OR_RETURN(Tensor c32,
+                            Tensor::Create(DataType::kFloat32, out_shape));
+      Epilogue<float> e{static_cast<float>(alpha_), static_cast<float>(beta_),
+                        bias ? &bias32 : nullptr, index ? &*index : nullptr};
+      RunProduct<float>(ctx, a32, b32, ta_, tb_, s.d, Shape{}, &c32, e);
+      NarrowToFloat16(c32, c);
+    } else if (a.dtype() == DataType::kFloat32) {
       Epilogue<float> e{static_cast<float>(alpha_), static_cast<float>(beta_),
                         bias, index ? &*index : nullptr};
       RunProduct<float>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
@@ -295,7 +315,7 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("A", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("transpose_a", AttrType::kBool, false)
           .Attr("transpose_b", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
@@ -325,7 +345,7 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("B", "T"))
           .Input(ArgDef::AnyList("C"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("alpha", AttrType::kFloat, 1.0)
           .Attr("beta", AttrType::kFloat, 1.0)
           .Attr("transA", AttrType::kInt, int64_t{0})

@@ -228,7 +228,19 @@ class ConvKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, in, kernel));
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
                                           0, OutShape(n, m, win.out)));
-    if (x.dtype() == DataType::kFloat32) {
+    if (x.dtype() == DataType::kFloat16) {  // In float32, rounded once.
+      WEFT_ASSIGN_OR_RETURN(Tensor x32, WidenToFloat32(x));
+      WEFT_ASSIGN_OR_RETURN(Tensor w32, WidenToFloat32(w));
+      Tensor b32;
+      if (bias != nullptr) {
+        WEFT_ASSIGN_OR_RETURN(b32, WidenToFloat32(*bias));
+      }
+      WEFT_ASSIGN_OR_RETURN(Tensor y32, Tensor::CreateUninitialized(
+                                            DataType::kFloat32, y->shape()));
+      Run<float>(ctx, x32, w32, bias ? &b32 : nullptr, &y32, win, n, c / g,
+                 m / g);
+      NarrowToFloat16(y32, y);
+    } else if (x.dtype() == DataType::kFloat32) {
       Run<float>(ctx, x, w, bias, y, win, n, c / g, m / g);
     } else {
       Run<double>(ctx, x, w, bias, y, win, n, c / g, m / g);
@@ -377,7 +389,8 @@ class ConvTransposeKernel : public OpKernel {
                                           0, OutShape(n, m, win.out)));
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (std::is_floating_point_v<T> ||
+                    std::is_same_v<T, Float16>) {  // Sums in double.
         Run<T>(ctx, x, w, bias, y, win, n, cg, mg);
       }
       return Status::OK();
@@ -927,7 +940,7 @@ void RegisterNnOps(OpRegistry& registry) {
         .Input(ArgDef::Typed("W", "T"))
         .Input(ArgDef::AnyList("B"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("group", AttrType::kInt, int64_t{1});
     CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
     CheckRegistered(registry.RegisterKernel("Conv", Factory<ConvKernel>()));
@@ -938,7 +951,7 @@ void RegisterNnOps(OpRegistry& registry) {
         .Input(ArgDef::Typed("W", "T"))
         .Input(ArgDef::AnyList("B"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("group", AttrType::kInt, int64_t{1})
         .Attr("output_padding", AttrType::kListInt, std::vector<int64_t>{})
         .Attr("output_shape", AttrType::kListInt, std::vector<int64_t>{});
@@ -951,7 +964,7 @@ void RegisterNnOps(OpRegistry& registry) {
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
         .Output(ArgDef::Fixed("Indices", DataType::kInt64))
-        .Attr("T", AttrType::kType, std::nullopt, kIntegerAndFloatTypes)
+        .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("storage_order", AttrType::kInt, int64_t{0});
     CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
@@ -962,7 +975,7 @@ void RegisterNnOps(OpRegistry& registry) {
     OpDefBuilder b("AveragePool");
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("count_include_pad", AttrType::kInt, int64_t{0});
     CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
@@ -976,7 +989,7 @@ void RegisterNnOps(OpRegistry& registry) {
             .Input(ArgDef::Typed("X", "T"))
             .Output(ArgDef::Typed("Y", "T"))
             .Attr("T", AttrType::kType, std::nullopt,
-                  max ? kNumericTypes : kFloatTypes)
+                  max ? kNumericTypesWithHalf : kFloatTypesWithHalf)
             .SetShapeFn([](InferenceContext& ctx) -> Status {
               PartialShape in = ctx.input_shape(0);
               if (!in.rank_known()) {
@@ -1001,7 +1014,7 @@ void RegisterNnOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("input_mean", "T"))
           .Input(ArgDef::Typed("input_var", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("epsilon", AttrType::kFloat, 1e-5)
           .Attr("momentum", AttrType::kFloat, 0.9)
           .SetShapeFn(shape_fns::SameAsInput0)
@@ -1014,7 +1027,7 @@ void RegisterNnOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("scale", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Output(ArgDef::Typed("output", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("epsilon", AttrType::kFloat, 1e-5)
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
@@ -1024,7 +1037,7 @@ void RegisterNnOps(OpRegistry& registry) {
       OpDefBuilder("LRN")
           .Input(ArgDef::Typed("X", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("size", AttrType::kInt)
           .Attr("alpha", AttrType::kFloat, 0.0001)
           .Attr("beta", AttrType::kFloat, 0.75)

@@ -110,7 +110,10 @@ class SoftmaxKernel : public OpKernel {
       len *= inner;
       inner = 1;
     }
-    if (x.dtype() == DataType::kFloat32) {
+    if (x.dtype() == DataType::kFloat16) {  // Row sums in double.
+      SoftmaxRows<Float16, kLog>(ctx, x.data<Float16>(), y->data<Float16>(),
+                                 outer, len, inner);
+    } else if (x.dtype() == DataType::kFloat32) {
       SoftmaxRows<float, kLog>(ctx, x.data<float>(), y->data<float>(), outer,
                                len, inner);
     } else {
@@ -155,7 +158,9 @@ class LayerNormKernel : public OpKernel {
     const Shape stats_shape = StatsShape(shape, axis);
     WEFT_ASSIGN_OR_RETURN(Tensor * mean, ctx.AllocateOutput(1, stats_shape));
     WEFT_ASSIGN_OR_RETURN(Tensor * inv_std, ctx.AllocateOutput(2, stats_shape));
-    if (x.dtype() == DataType::kFloat32) {
+    if (x.dtype() == DataType::kFloat16) {  // Statistics in double.
+      Run<Float16>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
+    } else if (x.dtype() == DataType::kFloat32) {
       Run<float>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
     } else {
       Run<double>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
@@ -215,7 +220,7 @@ void RegisterSoftmax(OpRegistry& registry, const char* name,
       OpDefBuilder(name)
           .Input(ArgDef::Typed("input", "T"))
           .Output(ArgDef::Typed("output", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("axis", AttrType::kInt, int64_t{-1})
           .Attr("coerce_2d", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
@@ -248,7 +253,7 @@ void RegisterNormalizationOps(OpRegistry& registry) {
           .Output(ArgDef::Typed("Y", "T"))
           .Output(ArgDef::Typed("Mean", "T"))
           .Output(ArgDef::Typed("InvStdDev", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("axis", AttrType::kInt, int64_t{-1})
           .Attr("epsilon", AttrType::kFloat, 1e-5)
           .SetShapeFn([](InferenceContext& ctx) -> Status {

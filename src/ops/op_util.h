@@ -64,6 +64,31 @@ inline const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
                                                   DataType::kFloat64};
 inline const std::vector<DataType> kNumericTypes = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
+// kFloatTypes / kNumericTypes and float16, for the ops that compute float16
+// in float32.
+inline const std::vector<DataType> kFloatTypesWithHalf = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kFloat16};
+inline const std::vector<DataType> kNumericTypesWithHalf = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
+    DataType::kFloat16};
+
+// For float32 kernels that take float16 by computing in float32: a float32
+// copy of `t` (exact), and a float32 result rounded once into a float16
+// output of the same shape.
+inline StatusOr<Tensor> WidenToFloat32(const Tensor& t) {
+  WEFT_ASSIGN_OR_RETURN(
+      Tensor wide, Tensor::CreateUninitialized(DataType::kFloat32, t.shape()));
+  const Float16* in = t.data<Float16>();
+  float* out = wide.data<float>();
+  for (int64_t i = 0; i < t.NumElements(); ++i) out[i] = in[i];
+  return wide;
+}
+inline void NarrowToFloat16(const Tensor& wide, Tensor* out) {
+  const float* in = wide.data<float>();
+  Float16* o = out->data<Float16>();
+  for (int64_t i = 0; i < wide.NumElements(); ++i) o[i] = Float16(in[i]);
+}
+
 // kNumericTypes and the narrow and unsigned integers (no float16: the ops
 // using this list have no float16 kernel).
 inline const std::vector<DataType> kIntegerAndFloatTypes = {

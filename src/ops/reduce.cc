@@ -72,7 +72,8 @@ enum class Reducer {
 // deterministic (the order is fixed either way).
 template <class T, Reducer kR>
 using Accumulator =
-    std::conditional_t<std::is_floating_point_v<T> && kR != Reducer::kMax &&
+    std::conditional_t<(std::is_floating_point_v<T> ||
+                        std::is_same_v<T, Float16>)&&kR != Reducer::kMax &&
                            kR != Reducer::kMin,
                        double, T>;
 
@@ -145,6 +146,8 @@ class ReduceKernel : public OpKernel {
         return Reduce<float>(ctx, x, axes, y);
       case DataType::kFloat64:
         return Reduce<double>(ctx, x, axes, y);
+      case DataType::kFloat16:
+        return Reduce<Float16>(ctx, x, axes, y);
       case DataType::kInt32:
         return Reduce<int32_t>(ctx, x, axes, y);
       default:
@@ -284,6 +287,8 @@ class ArgExtremeKernel : public OpKernel {
         return Run<float>(ctx, x, y, len, inner);
       case DataType::kFloat64:
         return Run<double>(ctx, x, y, len, inner);
+      case DataType::kFloat16:
+        return Run<Float16>(ctx, x, y, len, inner);
       case DataType::kInt32:
         return Run<int32_t>(ctx, x, y, len, inner);
       default:
@@ -361,9 +366,9 @@ double ReduceCost(const InferenceContext& ctx) {
                              : 1e4;
 }
 
-void RegisterReduce(OpRegistry& registry, const char* name,
-                    KernelFactory factory,
-                    const std::vector<DataType>& types = kNumericTypes) {
+void RegisterReduce(
+    OpRegistry& registry, const char* name, KernelFactory factory,
+    const std::vector<DataType>& types = kNumericTypesWithHalf) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder(name)
           .Input(ArgDef::Typed("data", "T"))
@@ -385,7 +390,7 @@ void RegisterArgExtreme(OpRegistry& registry, const char* name,
       OpDefBuilder(name)
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Fixed("reduced", DataType::kInt64))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypesWithHalf)
           .Attr("axis", AttrType::kInt, int64_t{0})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
           .Attr("select_last_index", AttrType::kInt, int64_t{0})
@@ -418,10 +423,10 @@ void RegisterReduceOps(OpRegistry& registry) {
                  KernelFactoryFor<ReduceKernel<Reducer::kSumSquare>>());
   RegisterReduce(registry, "ReduceLogSum",
                  KernelFactoryFor<ReduceKernel<Reducer::kLogSum>>(),
-                 kFloatTypes);
+                 kFloatTypesWithHalf);
   RegisterReduce(registry, "ReduceLogSumExp",
                  KernelFactoryFor<ReduceKernel<Reducer::kLogSumExp>>(),
-                 kFloatTypes);
+                 kFloatTypesWithHalf);
   RegisterArgExtreme(registry, "ArgMax",
                      KernelFactoryFor<ArgExtremeKernel<false>>());
   RegisterArgExtreme(registry, "ArgMin",

@@ -271,7 +271,7 @@ void RegisterResizeOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("X", "T"))
           .Input(ArgDef::AnyList("roi_scales_sizes"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kIntegerAndFloatTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
           // Which of ONNX's optional roi, scales, sizes the node passes, in
           // that order, after X.
           .Attr("has_roi", AttrType::kBool, false)
