@@ -99,6 +99,23 @@ int64_t Ravel(const std::vector<int64_t>& coord, const Shape& shape) {
   return flat;
 }
 
+// One update of ScatterElements / ScatterND: `reduction` none (replace),
+// add or mul.
+template <class T>
+Status ApplyReduction(const std::string& reduction, T& target, T update) {
+  if (reduction == "none") {
+    target = update;
+  } else if (reduction == "add") {
+    target = static_cast<T>(target + update);
+  } else if (reduction == "mul") {
+    target = static_cast<T>(target * update);
+  } else {
+    return InvalidArgumentError("reduction \"" + reduction +
+                                "\" is not supported (none, add, mul)");
+  }
+  return Status::OK();
+}
+
 // GatherElements: out[i...] = data[i... with axis coordinate indices[i...]];
 // ScatterElements: a copy of data with data[that] = updates[i...] (applied
 // in index order, `reduction` none / add / mul).
@@ -161,28 +178,13 @@ class ElementsKernel : public OpKernel {
         Unravel(i, is, coord);
         coord[axis] = idx[i];
         T& target = out[Ravel(coord, ds)];
-        WEFT_RETURN_IF_ERROR(Reduce(target, up[i]));
+        WEFT_RETURN_IF_ERROR(ApplyReduction(reduction_, target, up[i]));
       }
       return Status::OK();
     });
   }
 
  private:
-  template <class T>
-  Status Reduce(T& target, T update) const {
-    if (reduction_ == "none") {
-      target = update;
-    } else if (reduction_ == "add") {
-      target = static_cast<T>(target + update);
-    } else if (reduction_ == "mul") {
-      target = static_cast<T>(target * update);
-    } else {
-      return InvalidArgumentError("reduction \"" + reduction_ +
-                                  "\" is not supported (none, add, mul)");
-    }
-    return Status::OK();
-  }
-
   const int64_t axis_;
   const bool scatter_;
   const std::string reduction_;
@@ -274,16 +276,7 @@ class NdKernel : public OpKernel {
         T* target = out + offset(t);
         const T* u = up + t * slice;
         for (int64_t j = 0; j < slice; ++j) {
-          if (reduction_ == "add") {
-            target[j] = static_cast<T>(target[j] + u[j]);
-          } else if (reduction_ == "mul") {
-            target[j] = static_cast<T>(target[j] * u[j]);
-          } else if (reduction_ == "none") {
-            target[j] = u[j];
-          } else {
-            return InvalidArgumentError("reduction \"" + reduction_ +
-                                        "\" is not supported (none, add, mul)");
-          }
+          WEFT_RETURN_IF_ERROR(ApplyReduction(reduction_, target[j], u[j]));
         }
       }
       return Status::OK();
