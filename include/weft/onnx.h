@@ -76,9 +76,9 @@ struct OnnxModelSummary {
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain, version
   std::vector<OnnxValueInfo> inputs;   // Initializers are not inputs.
   std::vector<OnnxValueInfo> outputs;  // .tensor is empty here.
-  int64_t parameter_count = 0;  // Elements of all initializers.
-  int64_t parameter_bytes = 0;  // Their size in memory.
-  std::vector<OnnxOpUse> ops;   // Most used first, then by name.
+  int64_t parameter_count = 0;         // Elements of all initializers.
+  int64_t parameter_bytes = 0;         // Their size in memory.
+  std::vector<OnnxOpUse> ops;          // Most used first, then by name.
 };
 StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path);
 

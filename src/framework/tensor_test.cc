@@ -1,10 +1,9 @@
-#include <cmath>
-#include <limits>
 #include "weft/tensor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -76,13 +75,13 @@ TEST(TensorTest, Float16Conversions) {
   EXPECT_EQ(bits(65520.0f), 0x7c00);  // Halfway past max: to infinity.
   EXPECT_EQ(bits(-0.0f), 0x8000);
   EXPECT_EQ(bits(std::numeric_limits<float>::infinity()), 0x7c00);
-  EXPECT_TRUE(std::isnan(static_cast<float>(
-      Float16(std::numeric_limits<float>::quiet_NaN()))));
-  EXPECT_EQ(bits(1.0f + 0x1p-11f), 0x3c00);  // Tie: down to even.
+  EXPECT_TRUE(std::isnan(
+      static_cast<float>(Float16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(bits(1.0f + 0x1p-11f), 0x3c00);      // Tie: down to even.
   EXPECT_EQ(bits(1.0f + 3 * 0x1p-11f), 0x3c02);  // Tie: up to even.
-  EXPECT_EQ(bits(0x1p-24f), 0x0001);  // Smallest subnormal.
-  EXPECT_EQ(bits(0x1p-26f), 0x0000);  // Below half of it: zero.
-  EXPECT_EQ(bits(0x1p-14f), 0x0400);  // Smallest normal.
+  EXPECT_EQ(bits(0x1p-24f), 0x0001);             // Smallest subnormal.
+  EXPECT_EQ(bits(0x1p-26f), 0x0000);             // Below half of it: zero.
+  EXPECT_EQ(bits(0x1p-14f), 0x0400);             // Smallest normal.
   for (uint32_t b = 0; b < 0x7c00; ++b) {  // Every finite half round-trips.
     const Float16 h = Float16::FromBits(static_cast<uint16_t>(b));
     ASSERT_EQ(Float16(static_cast<float>(h)).bits(), b) << b;

@@ -470,8 +470,9 @@ StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path) {
   if (bytes->size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !model.ParseFromArray(bytes->data(), static_cast<int>(bytes->size()))) {
     return InvalidArgumentError(
-        path + ": not an ONNX model: the bytes do not parse as "
-               "onnx.ModelProto (truncated or not protobuf)");
+        path +
+        ": not an ONNX model: the bytes do not parse as "
+        "onnx.ModelProto (truncated or not protobuf)");
   }
   OnnxModelSummary summary;
   summary.ir_version = model.ir_version();
@@ -515,10 +516,9 @@ StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path) {
         {key.first, key.second, count,
          key.first.empty() && internal::IsOnnxOpSupported(key.second)});
   }
-  std::stable_sort(summary.ops.begin(), summary.ops.end(),
-                   [](const OnnxOpUse& a, const OnnxOpUse& b) {
-                     return a.count > b.count;
-                   });
+  std::stable_sort(
+      summary.ops.begin(), summary.ops.end(),
+      [](const OnnxOpUse& a, const OnnxOpUse& b) { return a.count > b.count; });
   return summary;
 }
 

@@ -194,14 +194,12 @@ TEST(OnnxVersionsTest, SoftmaxBefore13NormalisesEverythingFromTheAxisOn) {
 TEST(OnnxVersionsTest, HardmaxBefore13TakesOneMaximumFromTheAxisOn) {
   // x = 0, 1, 2, 3 as [1, 2, 2]: one 1 over all four before 13, one per
   // column along axis 1 from 13.
-  EXPECT_EQ(FloatsOf(OneNodeModel("Hardmax", 11, {1, 2, 2})
-                         .AttrInt("axis", 1)
-                         .Run()),
-            (std::vector<float>{0, 0, 0, 1}));
-  EXPECT_EQ(FloatsOf(OneNodeModel("Hardmax", 13, {1, 2, 2})
-                         .AttrInt("axis", 1)
-                         .Run()),
-            (std::vector<float>{0, 0, 1, 1}));
+  EXPECT_EQ(
+      FloatsOf(OneNodeModel("Hardmax", 11, {1, 2, 2}).AttrInt("axis", 1).Run()),
+      (std::vector<float>{0, 0, 0, 1}));
+  EXPECT_EQ(
+      FloatsOf(OneNodeModel("Hardmax", 13, {1, 2, 2}).AttrInt("axis", 1).Run()),
+      (std::vector<float>{0, 0, 1, 1}));
 }
 
 TEST(OnnxVersionsTest, ResizeOpset10IsAsymmetricNearestFloor) {
@@ -211,11 +209,10 @@ TEST(OnnxVersionsTest, ResizeOpset10IsAsymmetricNearestFloor) {
   const std::vector<float> nearest = {0, 0, 1, 1, 2, 2, 3, 3};
   EXPECT_EQ(FloatsOf(OneNodeModel("Resize", 10, {4}).Floats("s", {2}).Run()),
             nearest);
-  EXPECT_EQ(FloatsOf(OneNodeModel("Resize", 13, {4})
-                         .Omitted()
-                         .Floats("s", {2})
-                         .Run()),
-            nearest);
+  EXPECT_EQ(
+      FloatsOf(
+          OneNodeModel("Resize", 13, {4}).Omitted().Floats("s", {2}).Run()),
+      nearest);
   EXPECT_EQ(FloatsOf(OneNodeModel("Resize", 13, {4})
                          .Omitted()
                          .Omitted()
