@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "framework/op_registry_impl.h"
 #include "ops/op_util.h"
@@ -99,21 +100,35 @@ int64_t Ravel(const std::vector<int64_t>& coord, const Shape& shape) {
   return flat;
 }
 
-// One update of ScatterElements / ScatterND: `reduction` none (replace),
-// add or mul.
+// ScatterElements' and ScatterND's `reduction`: how an update lands.
+enum class Reduction { kNone, kAdd, kMul };
+
+// The reduction named by the attribute; nullopt for an unknown name.
+std::optional<Reduction> ReductionByName(const std::string& name) {
+  if (name == "none") return Reduction::kNone;
+  if (name == "add") return Reduction::kAdd;
+  if (name == "mul") return Reduction::kMul;
+  return std::nullopt;
+}
+
+Status UnknownReduction(const std::string& name) {
+  return InvalidArgumentError("reduction \"" + name +
+                              "\" is not supported (none, add, mul)");
+}
+
 template <class T>
-Status ApplyReduction(const std::string& reduction, T& target, T update) {
-  if (reduction == "none") {
-    target = update;
-  } else if (reduction == "add") {
-    target = static_cast<T>(target + update);
-  } else if (reduction == "mul") {
-    target = static_cast<T>(target * update);
-  } else {
-    return InvalidArgumentError("reduction \"" + reduction +
-                                "\" is not supported (none, add, mul)");
+void ApplyReduction(Reduction reduction, T& target, T update) {
+  switch (reduction) {
+    case Reduction::kNone:
+      target = update;
+      break;
+    case Reduction::kAdd:
+      target = static_cast<T>(target + update);
+      break;
+    case Reduction::kMul:
+      target = static_cast<T>(target * update);
+      break;
   }
-  return Status::OK();
 }
 
 // GatherElements: out[i...] = data[i... with axis coordinate indices[i...]];
@@ -124,7 +139,8 @@ class ElementsKernel : public OpKernel {
   ElementsKernel(const KernelConstruction& c, bool scatter)
       : axis_(c.attr<int64_t>("axis")),
         scatter_(scatter),
-        reduction_(scatter ? c.attr<std::string>("reduction") : "none") {}
+        reduction_name_(scatter ? c.attr<std::string>("reduction") : "none"),
+        reduction_(ReductionByName(reduction_name_)) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor& data = ctx.input(0);
     const Tensor& indices = ctx.input(1);
@@ -169,6 +185,9 @@ class ElementsKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(0, ds));
     std::memcpy(y->raw_data(), data.raw_data(), data.size_bytes());
+    if (!reduction_ && updates.NumElements() > 0) {
+      return UnknownReduction(reduction_name_);
+    }
     std::vector<int64_t> coord(is.rank());
     return DispatchDtype(data.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
@@ -178,7 +197,7 @@ class ElementsKernel : public OpKernel {
         Unravel(i, is, coord);
         coord[axis] = idx[i];
         T& target = out[Ravel(coord, ds)];
-        WEFT_RETURN_IF_ERROR(ApplyReduction(reduction_, target, up[i]));
+        ApplyReduction(*reduction_, target, up[i]);
       }
       return Status::OK();
     });
@@ -187,7 +206,8 @@ class ElementsKernel : public OpKernel {
  private:
   const int64_t axis_;
   const bool scatter_;
-  const std::string reduction_;
+  const std::string reduction_name_;
+  const std::optional<Reduction> reduction_;  // Unset: an unknown name.
 };
 
 // GatherND / ScatterND (batch_dims = 0 for ScatterND): the last dimension of
@@ -197,7 +217,8 @@ class NdKernel : public OpKernel {
   NdKernel(const KernelConstruction& c, bool scatter)
       : batch_dims_(scatter ? 0 : c.attr<int64_t>("batch_dims")),
         scatter_(scatter),
-        reduction_(scatter ? c.attr<std::string>("reduction") : "none") {}
+        reduction_name_(scatter ? c.attr<std::string>("reduction") : "none"),
+        reduction_(ReductionByName(reduction_name_)) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor& data = ctx.input(0);
     const Shape& ds = data.shape();
@@ -268,6 +289,9 @@ class NdKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(0, ds));
     std::memcpy(y->raw_data(), data.raw_data(), data.size_bytes());
+    if (!reduction_ && updates.NumElements() > 0) {
+      return UnknownReduction(reduction_name_);
+    }
     return DispatchDtype(data.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       T* out = y->data<T>();
@@ -276,7 +300,7 @@ class NdKernel : public OpKernel {
         T* target = out + offset(t);
         const T* u = up + t * slice;
         for (int64_t j = 0; j < slice; ++j) {
-          WEFT_RETURN_IF_ERROR(ApplyReduction(reduction_, target[j], u[j]));
+          ApplyReduction(*reduction_, target[j], u[j]);
         }
       }
       return Status::OK();
@@ -286,7 +310,8 @@ class NdKernel : public OpKernel {
  private:
   const int64_t batch_dims_;
   const bool scatter_;
-  const std::string reduction_;
+  const std::string reduction_name_;
+  const std::optional<Reduction> reduction_;  // Unset: an unknown name.
 };
 
 // --- OneHot, CumSum, Compress, Hardmax, TopK ---------------------------------

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include "framework/op_registry_impl.h"
 #include "ops/op_util.h"
@@ -23,45 +25,103 @@ int GatesOf(Cell cell) {
   return cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4;
 }
 
-// An ONNX activation function with its parameters.
+// The ONNX activation functions, by name (the table is the one place that
+// lists them).
+enum class ActivationKind {
+  kSigmoid,
+  kTanh,
+  kRelu,
+  kHardSigmoid,
+  kLeakyRelu,
+  kThresholdedRelu,
+  kScaledTanh,
+  kAffine,
+  kElu,
+  kSoftsign,
+  kSoftplus,
+};
+constexpr std::pair<const char*, ActivationKind> kActivations[] = {
+    {"Sigmoid", ActivationKind::kSigmoid},
+    {"Tanh", ActivationKind::kTanh},
+    {"Relu", ActivationKind::kRelu},
+    {"HardSigmoid", ActivationKind::kHardSigmoid},
+    {"LeakyRelu", ActivationKind::kLeakyRelu},
+    {"ThresholdedRelu", ActivationKind::kThresholdedRelu},
+    {"ScaledTanh", ActivationKind::kScaledTanh},
+    {"Affine", ActivationKind::kAffine},
+    {"Elu", ActivationKind::kElu},
+    {"Softsign", ActivationKind::kSoftsign},
+    {"Softplus", ActivationKind::kSoftplus},
+};
+
+std::optional<ActivationKind> ActivationByName(const std::string& name) {
+  for (const auto& [known, kind] : kActivations) {
+    if (name == known) return kind;
+  }
+  return std::nullopt;
+}
+
+// An ONNX activation function with its parameters, resolved from its name
+// once (it runs per element per time step).
 struct Activation {
-  std::string name;
+  ActivationKind kind = ActivationKind::kTanh;
   double alpha = 0, beta = 0;
   double operator()(double x) const {
-    if (name == "Sigmoid") return 1 / (1 + std::exp(-x));
-    if (name == "Tanh") return std::tanh(x);
-    if (name == "Relu") return x > 0 ? x : 0;
-    if (name == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
-    if (name == "LeakyRelu") return x >= 0 ? x : alpha * x;
-    if (name == "ThresholdedRelu") return x > alpha ? x : 0;
-    if (name == "ScaledTanh") return alpha * std::tanh(beta * x);
-    if (name == "Affine") return alpha * x + beta;
-    if (name == "Elu") return x >= 0 ? x : alpha * (std::exp(x) - 1);
-    if (name == "Softsign") return x / (1 + std::fabs(x));
-    return std::log1p(std::exp(x));  // Softplus
+    switch (kind) {
+      case ActivationKind::kSigmoid:
+        return 1 / (1 + std::exp(-x));
+      case ActivationKind::kTanh:
+        return std::tanh(x);
+      case ActivationKind::kRelu:
+        return x > 0 ? x : 0;
+      case ActivationKind::kHardSigmoid:
+        return std::clamp(alpha * x + beta, 0.0, 1.0);
+      case ActivationKind::kLeakyRelu:
+        return x >= 0 ? x : alpha * x;
+      case ActivationKind::kThresholdedRelu:
+        return x > alpha ? x : 0;
+      case ActivationKind::kScaledTanh:
+        return alpha * std::tanh(beta * x);
+      case ActivationKind::kAffine:
+        return alpha * x + beta;
+      case ActivationKind::kElu:
+        return x >= 0 ? x : alpha * (std::exp(x) - 1);
+      case ActivationKind::kSoftsign:
+        return x / (1 + std::fabs(x));
+      case ActivationKind::kSoftplus:
+        return std::log1p(std::exp(x));
+    }
+    return x;
   }
 };
 
-// ONNX's defaults for activations that take parameters.
+// ONNX's defaults for activations that take parameters. REQUIRES: a known
+// name (the shape function checks).
 Activation MakeActivation(const std::string& name, const double* alpha,
                           const double* beta) {
-  Activation a{name};
-  if (name == "HardSigmoid") a.alpha = 0.2, a.beta = 0.5;
-  if (name == "LeakyRelu") a.alpha = 0.01;
-  if (name == "ThresholdedRelu" || name == "Elu") a.alpha = 1.0;
-  if (name == "ScaledTanh" || name == "Affine") a.alpha = 1.0, a.beta = 1.0;
+  Activation a;
+  a.kind = ActivationByName(name).value_or(ActivationKind::kTanh);
+  switch (a.kind) {
+    case ActivationKind::kHardSigmoid:
+      a.alpha = 0.2, a.beta = 0.5;
+      break;
+    case ActivationKind::kLeakyRelu:
+      a.alpha = 0.01;
+      break;
+    case ActivationKind::kThresholdedRelu:
+    case ActivationKind::kElu:
+      a.alpha = 1.0;
+      break;
+    case ActivationKind::kScaledTanh:
+    case ActivationKind::kAffine:
+      a.alpha = 1.0, a.beta = 1.0;
+      break;
+    default:
+      break;
+  }
   if (alpha) a.alpha = *alpha;
   if (beta) a.beta = *beta;
   return a;
-}
-
-bool IsKnownActivation(const std::string& name) {
-  for (const char* known : {"Sigmoid", "Tanh", "Relu", "HardSigmoid",
-                            "LeakyRelu", "ThresholdedRelu", "ScaledTanh",
-                            "Affine", "Elu", "Softsign", "Softplus"}) {
-    if (name == known) return true;
-  }
-  return false;
 }
 
 class RecurrentKernel : public OpKernel {
@@ -339,7 +399,7 @@ void RegisterRecurrent(OpRegistry& registry, const char* name, Cell cell,
     }
     for (const std::string& a :
          ctx.attr<std::vector<std::string>>("activations")) {
-      if (!IsKnownActivation(a)) {
+      if (!ActivationByName(a).has_value()) {
         return InvalidArgumentError("activation \"" + a +
                                     "\" is not supported");
       }
