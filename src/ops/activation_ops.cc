@@ -17,8 +17,6 @@
 namespace weft::internal {
 namespace {
 
-constexpr int64_t kElementBlock = 16384;
-
 enum class Fn {
   kSin,
   kCos,
@@ -147,15 +145,9 @@ class FnKernel : public OpKernel {
                           ctx.AllocateOutputUninitialized(0, x.shape()));
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
-      const T* px = x.data<T>();
-      T* py = y->data<T>();
       const Params& p = params_;
-      ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
-                                 [&](int64_t b, int64_t e) {
-                                   for (int64_t i = b; i < e; ++i) {
-                                     py[i] = Apply<kFn, T>(px[i], p);
-                                   }
-                                 });
+      MapElements(ctx, x.data<T>(), y->data<T>(), x.NumElements(),
+                  [&p](T v) { return Apply<kFn, T>(v, p); });
       return Status::OK();
     });
   }
@@ -193,17 +185,12 @@ class ClipKernel : public OpKernel {
         }
         (i == 1 ? lo : hi) = *bound.data<T>();
       }
-      const T* px = x.data<T>();
-      T* py = y->data<T>();
-      ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
-                                 [&](int64_t b, int64_t e) {
-                                   for (int64_t i = b; i < e; ++i) {
-                                     // min then max as NumPy's clip: NaN stays
-                                     // NaN.
-                                     const T v = px[i] < lo ? lo : px[i];
-                                     py[i] = v > hi ? hi : v;
-                                   }
-                                 });
+      // min then max as NumPy's clip: NaN stays NaN.
+      MapElements(ctx, x.data<T>(), y->data<T>(), x.NumElements(),
+                  [lo, hi](T v) {
+                    const T low = v < lo ? lo : v;
+                    return low > hi ? hi : low;
+                  });
       return Status::OK();
     });
   }

@@ -20,10 +20,6 @@
 namespace weft::internal {
 namespace {
 
-// Elements per block: a multiple of every vector width, large enough that a
-// block is worth handing to another thread (~10 us of work for exp).
-constexpr int64_t kElementBlock = 16384;
-
 enum class Unary {
   kNeg,
   kAbs,
@@ -92,18 +88,13 @@ T Apply(Unary op, T x) {
 
 template <class T, Unary kOp>
 void MapBlocks(KernelContext& ctx, const Tensor& x, Tensor* y) {
-  const T* px = x.data<T>();
-  T* py = y->data<T>();
-  ctx.ParallelForFixedBlocks(x.NumElements(), kElementBlock,
-                             [&](int64_t begin, int64_t end) {
-                               for (int64_t i = begin; i < end; ++i) {
-                                 if constexpr (std::is_same_v<T, Float16>) {
-                                   py[i] = T(Apply<float>(kOp, px[i]));
-                                 } else {
-                                   py[i] = Apply<T>(kOp, px[i]);
-                                 }
-                               }
-                             });
+  MapElements(ctx, x.data<T>(), y->data<T>(), x.NumElements(), [](T v) {
+    if constexpr (std::is_same_v<T, Float16>) {  // Computed in float32.
+      return T(Apply<float>(kOp, v));
+    } else {
+      return Apply<T>(kOp, v);
+    }
+  });
 }
 
 template <Unary kOp>

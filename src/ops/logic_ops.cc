@@ -58,11 +58,8 @@ class NotKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    const bool* px = x.data<bool>();
-    bool* py = y->data<bool>();
-    ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) py[i] = !px[i];
-    });
+    MapElements(ctx, x.data<bool>(), y->data<bool>(), x.NumElements(),
+                [](bool v) { return !v; });
     return Status::OK();
   }
 };
@@ -80,19 +77,16 @@ class FloatClassKernel : public OpKernel {
                           ctx.AllocateOutputUninitialized(0, x.shape()));
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
-      const T* px = x.data<T>();
-      bool* py = y->data<bool>();
-      ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          if constexpr (std::is_floating_point_v<T>) {
-            const T v = px[i];
-            py[i] = nan_ ? std::isnan(v)
-                         : std::isinf(v) && (v < 0 ? negative_ : positive_);
-          } else {
-            py[i] = false;
-          }
-        }
-      });
+      MapElements(ctx, x.data<T>(), y->data<bool>(), x.NumElements(),
+                  [this](T v) -> bool {
+                    if constexpr (std::is_floating_point_v<T>) {
+                      return nan_ ? std::isnan(v)
+                                  : std::isinf(v) &&
+                                        (v < 0 ? negative_ : positive_);
+                    } else {
+                      return false;  // Integers are never NaN or infinite.
+                    }
+                  });
       return Status::OK();
     });
   }

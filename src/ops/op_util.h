@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "weft/kernel.h"
 #include "weft/op_registry.h"
 #include "weft/status.h"
 #include "weft/tensor.h"
@@ -137,6 +138,21 @@ inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
                                 t.shape().ToString());
   }
   return IntegerValues(t, what);
+}
+
+// Elements per block of the element-wise maps: a multiple of every vector
+// width, large enough that a block is worth handing to another thread.
+inline constexpr int64_t kElementBlock = 16384;
+
+// y[i] = fn(x[i]) for i < n over fixed blocks (ParallelForFixedBlocks):
+// every element is computed by the same code path (vector body or scalar
+// tail of the same block) whatever the thread count, so results are bitwise
+// reproducible even where the compiler vectorises.
+template <class In, class Out, class Fn>
+void MapElements(KernelContext& ctx, const In* x, Out* y, int64_t n, Fn fn) {
+  ctx.ParallelForFixedBlocks(n, kElementBlock, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = fn(x[i]);
+  });
 }
 
 // The lines of a tensor along `axis`: `count` lines of `len` elements;
