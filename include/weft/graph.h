@@ -15,11 +15,11 @@
 #define WEFT_GRAPH_H_
 
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "weft/attr.h"
-#include "weft/name_index.h"
 #include "weft/status.h"
 #include "weft/tensor.h"
 
@@ -34,14 +34,17 @@ struct NodeDef {
   std::string device;
 };
 
-namespace internal {
-class CompiledGraph;
-}  // namespace internal
-
 class Graph {
  public:
   // The most nodes a graph holds; AddNode refuses more.
   static constexpr int kMaxNodes = std::numeric_limits<int>::max() / 2;
+
+  Graph();
+  ~Graph();
+  Graph(const Graph& other);
+  Graph& operator=(const Graph& other);
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
 
   Status AddNode(NodeDef node);
 
@@ -83,11 +86,13 @@ class Graph {
  private:
   std::string Append(NodeDef node);  // AddNode, keeping the first error.
 
-  // Compiling a graph it owns takes index_ over rather than rebuilding it.
-  friend class internal::CompiledGraph;
+  // Compiling a graph it owns takes the name index over rather than
+  // rebuilding it (GraphInternal, src/framework/graph_internal.h).
+  friend class GraphInternal;
+  class Index;  // Name -> position in nodes_; defined inside the library.
 
   std::vector<NodeDef> nodes_;
-  internal::NameIndex index_;  // Name -> position in nodes_.
+  std::unique_ptr<Index> index_;  // Never null but in a moved-from graph.
   Status status_;
 };
 

@@ -32,11 +32,6 @@
 
 namespace weft {
 
-namespace internal {
-struct NodeRun;
-class ResourceMgr;
-}  // namespace internal
-
 // What a kernel factory sees once, when the graph is compiled.
 class KernelConstruction {
  public:
@@ -84,8 +79,6 @@ class KernelConstruction {
 // What a kernel sees on every execution. Not thread-safe: one per execution.
 class KernelContext {
  public:
-  explicit KernelContext(internal::NodeRun* run) : run_(run) {}
-
   const std::string& node_name() const;
   const std::string& op() const;
 
@@ -119,18 +112,21 @@ class KernelContext {
   // Run is cancelled.
   bool WaitFor(std::chrono::nanoseconds duration);
 
-  // The session's named resources (queues). weft's own kernels reach them
-  // through this; it is not part of the stable API.
-  internal::ResourceMgr* resources() const;
-
  private:
+  // The executor makes contexts, and weft's own kernels reach the session's
+  // resources (queues), through KernelContextInternal
+  // (src/runtime/node_run.h).
+  friend class KernelContextInternal;
+  struct Run;  // One execution of one node; defined inside the library.
+  explicit KernelContext(Run* run) : run_(run) {}
+
   void RecordShards(int threads);
   std::string IndexOutOfRange(const char* what, int i) const;
   int HelpersAllowed() const;
   Status Account(int output, int64_t bytes);
   StatusOr<Tensor*> Allocate(int output, const Shape& shape, bool zero_fill);
 
-  internal::NodeRun* run_;
+  Run* run_;
 };
 
 class OpKernel {

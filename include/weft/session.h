@@ -23,10 +23,6 @@
 
 namespace weft {
 
-namespace internal {
-class SessionImpl;
-}  // namespace internal
-
 class Session {
  public:
   // Validates the options, compiles the graph (every node's op, inputs,
@@ -66,8 +62,9 @@ class Session {
   int intra_op_threads() const;
 
  private:
-  explicit Session(std::unique_ptr<internal::SessionImpl> impl);
-  std::unique_ptr<internal::SessionImpl> impl_;
+  class Impl;  // Defined inside the library.
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace weft

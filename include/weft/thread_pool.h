@@ -18,10 +18,6 @@
 
 namespace weft {
 
-namespace internal {
-class PoolCore;
-}  // namespace internal
-
 struct ThreadPoolOptions {
   // Names the threads "weft-<name>-<index>" (as seen in `top -H`, gdb and
   // traces). Linux keeps 15 characters of a thread name; the rest is cut.
@@ -80,12 +76,12 @@ class ThreadPool {
 
   const ThreadPoolOptions& options() const;
 
-  // weft's own parallel algorithms reach the scheduler through this; it is
-  // not part of the stable API.
-  internal::PoolCore& core() const { return *core_; }
-
  private:
-  std::unique_ptr<internal::PoolCore> core_;
+  // weft's own parallel algorithms reach the scheduler through
+  // ThreadPoolInternal (src/threading/thread_pool_internal.h).
+  friend class ThreadPoolInternal;
+  class Core;  // The scheduler; defined inside the library.
+  std::unique_ptr<Core> core_;
 };
 
 }  // namespace weft

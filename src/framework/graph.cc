@@ -2,7 +2,27 @@
 
 #include <utility>
 
+#include "framework/graph_internal.h"
+
 namespace weft {
+
+Graph::Graph() : index_(std::make_unique<Index>()) {}
+
+Graph::~Graph() = default;
+
+Graph::Graph(const Graph& other)
+    : nodes_(other.nodes_),
+      index_(std::make_unique<Index>(other.index_ ? *other.index_ : Index())),
+      status_(other.status_) {}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this != &other) *this = Graph(other);
+  return *this;
+}
+
+Graph::Graph(Graph&& other) noexcept = default;
+
+Graph& Graph::operator=(Graph&& other) noexcept = default;
 
 Status Graph::AddNode(NodeDef node) {
   Status status;
@@ -18,8 +38,17 @@ Status Graph::AddNode(NodeDef node) {
     status = InvalidArgumentError("node '" + node.name +
                                   "' would make the graph larger than " +
                                   std::to_string(kMaxNodes) + " nodes");
-  } else if (!index_.Insert(node.name, static_cast<int>(nodes_.size()),
-                            internal::NameMember(nodes_))) {
+  } else if (index_ == nullptr) {  // Moved from or taken: index again.
+    index_ = std::make_unique<Index>();
+    index_->Reserve(nodes_.size() + 1);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      index_->Insert(nodes_[i].name, static_cast<int>(i),
+                     internal::NameMember(nodes_));
+    }
+  }
+  if (status.ok() &&
+      !index_->Insert(node.name, static_cast<int>(nodes_.size()),
+                      internal::NameMember(nodes_))) {
     status = InvalidArgumentError("duplicate node name '" + node.name + "'");
   }
   if (!status.ok()) {
@@ -31,7 +60,13 @@ Status Graph::AddNode(NodeDef node) {
 }
 
 const NodeDef* Graph::FindNode(const std::string& name) const {
-  const int i = index_.Find(name, internal::NameMember(nodes_));
+  if (index_ == nullptr) {  // Moved from or taken: look through the nodes.
+    for (const NodeDef& node : nodes_) {
+      if (node.name == name) return &node;
+    }
+    return nullptr;
+  }
+  const int i = index_->Find(name, internal::NameMember(nodes_));
   return i < 0 ? nullptr : &nodes_[i];
 }
 

@@ -1,4 +1,4 @@
-#include "weft/name_index.h"
+#include "framework/name_index.h"
 
 #include <gtest/gtest.h>
 

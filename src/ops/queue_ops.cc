@@ -19,6 +19,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "runtime/core_budget.h"
+#include "runtime/node_run.h"
 #include "runtime/resources.h"
 
 namespace weft::internal {
@@ -166,7 +167,7 @@ class QueueKernel : public OpKernel {
 
  protected:
   StatusOr<std::shared_ptr<FifoQueue>> GetQueue(KernelContext& ctx) const {
-    ResourceMgr* resources = ctx.resources();
+    ResourceMgr* resources = KernelContextInternal::resources(ctx);
     if (resources == nullptr) {
       return FailedPreconditionError("queues need a session");
     }

@@ -10,6 +10,7 @@
 #include <span>
 #include <utility>
 
+#include "framework/graph_internal.h"
 #include "framework/op_registry_impl.h"
 #include "runtime/signature.h"
 
@@ -151,7 +152,8 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     Graph&& graph, const CompileOptions& options) {
-  return CompileWithIndex(graph, std::move(graph.index_), options);
+  internal::NameIndex index = GraphInternal::TakeIndex(std::move(graph));
+  return CompileWithIndex(graph, std::move(index), options);
 }
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(

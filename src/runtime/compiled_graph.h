@@ -14,7 +14,7 @@
 
 #include "weft/graph.h"
 #include "weft/kernel.h"
-#include "weft/name_index.h"
+#include "framework/name_index.h"
 #include "weft/op_registry.h"
 
 namespace weft::internal {

@@ -13,6 +13,7 @@
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
 #include "threading/pool_core.h"
+#include "threading/thread_pool_internal.h"
 
 namespace weft::internal {
 namespace {
@@ -71,7 +72,7 @@ void Dispatch(RunState& run, int node) {
   if (node != NodeTask::kStart && run.graph().node(node).blocking) {
     BlockingPool::Global().Schedule(&run.task(node));
   } else if (ThreadPool* pool = run.config().inter_pool) {
-    pool->core().Schedule(&run.task(node));
+    ThreadPoolInternal::core(*pool).Schedule(&run.task(node));
   } else {
     run.PushCallerNode(node);
   }
@@ -121,7 +122,7 @@ bool ExecuteNode(RunState& run, int index) {
   node_run.intra_pool = run.config().intra_pool;
   node_run.trace = trace;
 
-  KernelContext ctx(&node_run);
+  KernelContext ctx = KernelContextInternal::ContextFor(&node_run);
   Status status;
   try {
     status = node.kernel->Compute(ctx);
@@ -254,7 +255,7 @@ void Process(RunState& run, int first) {
   if (ThreadPool* intra = run.config().intra_pool;
       intra != nullptr &&
       CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0) {
-    intra->core().ScheduleAdvert();
+    ThreadPoolInternal::core(*intra).ScheduleAdvert();
   }
   run.FinishOutstanding();
 }

@@ -226,8 +226,9 @@ bool KernelContext::WaitFor(std::chrono::nanoseconds duration) {
   return run_->run->WaitUnlessCancelled(duration);
 }
 
-internal::ResourceMgr* KernelContext::resources() const {
-  return run_->run->config().resources;
+internal::ResourceMgr* KernelContextInternal::resources(
+    const KernelContext& ctx) {
+  return ctx.run_->run->config().resources;
 }
 
 }  // namespace weft

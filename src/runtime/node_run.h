@@ -1,4 +1,5 @@
-// NodeRun: the state behind one KernelContext — one execution of one node.
+// The state behind one KernelContext — one execution of one node — and the
+// library's access to it.
 #ifndef WEFT_SRC_RUNTIME_NODE_RUN_H_
 #define WEFT_SRC_RUNTIME_NODE_RUN_H_
 
@@ -9,11 +10,12 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/run_state.h"
 
-namespace weft::internal {
+namespace weft {
 
-struct NodeRun {
-  const CompiledNode* node = nullptr;
-  RunState* run = nullptr;
+// The state behind a KernelContext.
+struct KernelContext::Run {
+  const internal::CompiledNode* node = nullptr;
+  internal::RunState* run = nullptr;
   // The Run's value array: input i is values[node->input_values[i]].
   const Tensor* values = nullptr;
   Tensor* outputs = nullptr;  // node->output_dtypes.size() entries.
@@ -24,10 +26,25 @@ struct NodeRun {
   std::vector<ShardExecStats> shards;  // Guarded by shards_mu.
 };
 
+// What the library reaches in a KernelContext that kernels outside it do
+// not (leveldb's WriteBatchInternal pattern).
+class KernelContextInternal {
+ public:
+  using Run = KernelContext::Run;
+  static KernelContext ContextFor(Run* run) { return KernelContext(run); }
+  // The session's named resources (queues); null outside a session.
+  static internal::ResourceMgr* resources(const KernelContext& ctx);
+};
+
+namespace internal {
+
+using NodeRun = KernelContextInternal::Run;
+
 // The calling thread's OS id and name (cached per thread).
 int64_t CurrentOsThreadId();
 const std::string& CurrentThreadName();
 
-}  // namespace weft::internal
+}  // namespace internal
+}  // namespace weft
 
 #endif  // WEFT_SRC_RUNTIME_NODE_RUN_H_

@@ -321,6 +321,11 @@ Status SessionImpl::Close() {
 
 }  // namespace internal
 
+class Session::Impl : public internal::SessionImpl {
+ public:
+  using SessionImpl::SessionImpl;
+};
+
 StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_ASSIGN_OR_RETURN(internal::CompileOptions compile,
@@ -341,11 +346,11 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
   return std::unique_ptr<Session>(
-      new Session(std::make_unique<internal::SessionImpl>(
+      new Session(std::make_unique<Impl>(
           std::move(compiled), std::move(pools), options)));
 }
 
-Session::Session(std::unique_ptr<internal::SessionImpl> impl)
+Session::Session(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 
 Session::~Session() { (void)impl_->Close(); }

@@ -14,6 +14,7 @@
 
 #include "threading/parallel_for_internal.h"
 #include "threading/pool_core.h"
+#include "threading/thread_pool_internal.h"
 #include "threading/spin.h"
 #include "weft/thread_pool.h"
 
@@ -308,21 +309,22 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   // The inboxes that took an entry, for Release(); beyond the first few,
   // an entry no helper took is abandoned instead.
   std::array<int, 8> inboxes;
+  internal::PoolCore& core = ThreadPoolInternal::core(pool);
   const internal::PoolCore::Copies placed =
-      pool.core().ScheduleCopies(job, helpers, inboxes);
-  bool advertised = advertise && pool.core().Advertise(job);
+      core.ScheduleCopies(job, helpers, inboxes);
+  bool advertised = advertise && core.Advertise(job);
   if (advertise && !advertised) job->ForgetEntries(1);  // Slot taken.
-  if (advertised && core_freed()) pool.core().ScheduleAdvert();
+  if (advertised && core_freed()) core.ScheduleAdvert();
   job->RunFirstBlock();
   job->RunBlocks();
   // Every block is claimed: a helper arriving now would find nothing.
-  if (advertised && pool.core().WithdrawAdvert(job)) {
+  if (advertised && core.WithdrawAdvert(job)) {
     job->ForgetEntries(1);
     advertised = false;
   }
   job->Wait(pool.options().spin_us);
   const std::exception_ptr error = job->TakeError();
-  if (job->Release(pool.core(), std::span(inboxes.data(), placed.inboxes),
+  if (job->Release(core, std::span(inboxes.data(), placed.inboxes),
                    placed.own_deque)) {
     tls_job_cache.Give(job);
   }

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "threading/pool_core.h"
+#include "threading/thread_pool_internal.h"
 
 namespace weft {
 namespace {
@@ -22,7 +22,7 @@ class FunctionTask final : public internal::Task {
 }  // namespace
 
 ThreadPool::ThreadPool(ThreadPoolOptions options)
-    : core_(std::make_unique<internal::PoolCore>(std::move(options))) {}
+    : core_(std::make_unique<Core>(std::move(options))) {}
 
 ThreadPool::~ThreadPool() = default;
 

@@ -6,8 +6,8 @@
 // 32 MB of one flat array, where a std::unordered_map<std::string, size_t>
 // took a separately allocated node and a copy of every name (~100 MB), and
 // a lookup costs one probe of that array plus one name comparison.
-#ifndef WEFT_NAME_INDEX_H_
-#define WEFT_NAME_INDEX_H_
+#ifndef WEFT_SRC_FRAMEWORK_NAME_INDEX_H_
+#define WEFT_SRC_FRAMEWORK_NAME_INDEX_H_
 
 #include <cstdint>
 #include <functional>
@@ -97,4 +97,4 @@ auto NameMember(const Records& records) {
 
 }  // namespace weft::internal
 
-#endif  // WEFT_NAME_INDEX_H_
+#endif  // WEFT_SRC_FRAMEWORK_NAME_INDEX_H_
