@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "weft/status.h"
 #include "weft/tensor.h"
 
 namespace weft {
@@ -76,6 +77,35 @@ class AttrValue {
 };
 
 using AttrMap = std::map<std::string, AttrValue>;
+
+// Attribute `name` of attrs as a T, or a Status naming what is wrong: the
+// attribute is missing, or holds another type.
+template <class T>
+StatusOr<const T*> FindAttr(const AttrMap& attrs, const std::string& name) {
+  const auto it = attrs.find(name);
+  if (it == attrs.end()) {
+    return NotFoundError("no attribute '" + name + "'");
+  }
+  if (const T* value = it->second.get_if<T>()) return value;
+  return InvalidArgumentError(
+      "attribute '" + name + "' is " + AttrTypeName(it->second.type()) +
+      ", read as " + AttrTypeName(AttrValue(T{}).type()));
+}
+
+// What KernelConstruction::attr and InferenceContext::attr share: the
+// attribute, or, when it is missing or of another type, an empty T and the
+// error kept in *first_error (if that holds none yet). The caller (the
+// graph compiler) fails with that error once the kernel factory or shape
+// function returns; no exception or null dereference reaches the caller.
+template <class T>
+const T& AttrOrRecordError(const AttrMap& attrs, const std::string& name,
+                           Status* first_error) {
+  StatusOr<const T*> found = FindAttr<T>(attrs, name);
+  if (found.ok()) return **found;
+  if (first_error->ok()) *first_error = found.status();
+  static const T kEmpty{};
+  return kEmpty;
+}
 
 }  // namespace weft
 

@@ -53,10 +53,15 @@ class KernelConstruction {
   const std::string& op() const { return op_; }
   // Attributes with defaults filled in, type-checked against the op.
   const AttrMap& attrs() const { return attrs_; }
+  // Attribute `name`, which the op declares with C++ type T. Asking for one
+  // it does not declare, or as another type, returns an empty T and makes
+  // status() (and so compiling the graph) an error naming the attribute.
   template <class T>
   const T& attr(const std::string& name) const {
-    return *attrs_.at(name).get_if<T>();
+    return AttrOrRecordError<T>(attrs_, name, &status_);
   }
+  // The first error attr() met.
+  const Status& status() const { return status_; }
   const std::vector<DataType>& input_dtypes() const { return input_dtypes_; }
   const std::vector<DataType>& output_dtypes() const { return output_dtypes_; }
   const std::vector<PartialShape>& input_shapes() const {
@@ -74,6 +79,7 @@ class KernelConstruction {
   const std::vector<DataType>& output_dtypes_;
   const std::vector<PartialShape>& input_shapes_;
   const std::vector<PartialShape>& output_shapes_;
+  mutable Status status_;
 };
 
 // What a kernel sees on every execution. Not thread-safe: one per execution.

@@ -76,11 +76,15 @@ class InferenceContext {
   // The value of input i when it comes straight from a Const, else null.
   const Tensor* input_constant(int i) const { return input_constants_[i]; }
   const AttrMap& attrs() const { return attrs_; }
-  // REQUIRES: the op declares attribute `name` of C++ type T.
+  // Attribute `name`, which the op declares with C++ type T. Asking for one
+  // it does not declare, or as another type, returns an empty T and makes
+  // status() (and so compiling the graph) an error naming the attribute.
   template <class T>
   const T& attr(const std::string& name) const {
-    return *attrs_.at(name).get_if<T>();
+    return AttrOrRecordError<T>(attrs_, name, &status_);
   }
+  // The first error attr() met.
+  const Status& status() const { return status_; }
 
   int num_outputs() const { return static_cast<int>(output_shapes_.size()); }
   void set_output(int i, PartialShape shape) {
@@ -97,6 +101,7 @@ class InferenceContext {
   std::span<const PartialShape> input_shapes_;
   std::span<const Tensor* const> input_constants_;
   std::vector<PartialShape> output_shapes_;
+  mutable Status status_;
 };
 
 using ShapeFn = std::function<Status(InferenceContext&)>;

@@ -20,6 +20,11 @@ struct ThreadPoolSpec {
   std::string global_name;
 };
 
+// The largest thread count any setting accepts: SessionOptions, the
+// process-wide setters, the WEFT_* environment variables and the command's
+// flags all check against it.
+inline constexpr int kMaxThreads = 4096;
+
 struct SessionOptions {
   // Threads that run independent nodes at the same time.
   //   0 (default): auto — weft::threading::SetInterOpParallelismThreads, else

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "weft/check.h"
+
 namespace weft {
 
 // Codes follow absl::StatusCode / TensorFlow's error codes.
@@ -108,11 +110,8 @@ class [[nodiscard]] StatusOr {
 
  private:
   void CheckOk() const {
-    if (!status_.ok()) {
-      std::fprintf(stderr, "weft: StatusOr::value() on error: %s\n",
-                   status_.ToString().c_str());
-      std::abort();
-    }
+    WEFT_CHECK(status_.ok(), "StatusOr::value() on error: " +
+                                 status_.ToString());
   }
 
   Status status_;

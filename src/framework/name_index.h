@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "weft/check.h"
+
 namespace weft::internal {
 
 class NameIndex {
@@ -39,6 +41,7 @@ class NameIndex {
   // returns `name` for it from now on.
   template <class NameOf>
   bool Insert(std::string_view name, int position, const NameOf& name_of) {
+    WEFT_DCHECK(position >= 0, "a name's position is >= 0");
     if (Find(name, name_of) >= 0) return false;
     if (2 * (size_ + 1) > slots_.size()) Rehash(slots_.size() * 2);
     Place({Hash(name), position});

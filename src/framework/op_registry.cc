@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "framework/op_registry_impl.h"
+#include "weft/check.h"
 
 namespace weft {
 
@@ -178,7 +179,7 @@ OpRegistry& OpRegistry::Global() {
 
 Status OpRegistry::RegisterOp(OpDef def) {
   WEFT_RETURN_IF_ERROR(ValidateOpDef(def));
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(mu_);
   if (ops_.count(def.name) != 0) {
     return AlreadyExistsError("op '" + def.name + "' is already registered");
   }
@@ -189,7 +190,7 @@ Status OpRegistry::RegisterOp(OpDef def) {
 
 Status OpRegistry::RegisterKernel(const std::string& op,
                                   KernelFactory factory) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(mu_);
   if (ops_.count(op) == 0) {
     return NotFoundError("cannot register a kernel for op '" + op +
                          "': no such op is registered");
@@ -206,7 +207,7 @@ Status OpRegistry::RegisterCustomFunction(const std::string& name,
   if (name.empty()) {
     return InvalidArgumentError("a custom function needs a name");
   }
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(mu_);
   if (functions_.count(name) != 0) {
     return AlreadyExistsError("custom function '" + name +
                               "' is already registered");
@@ -216,30 +217,27 @@ Status OpRegistry::RegisterCustomFunction(const std::string& name,
 }
 
 const OpDef* OpRegistry::FindOp(std::string_view name) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(mu_);
   auto it = ops_.find(name);
   return it == ops_.end() ? nullptr : it->second.get();
 }
 
 const KernelFactory* OpRegistry::FindKernel(const std::string& op) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(mu_);
   auto it = kernels_.find(op);
   return it == kernels_.end() ? nullptr : it->second.get();
 }
 
 const CustomFunction* OpRegistry::FindCustomFunction(
     const std::string& name) const {
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(mu_);
   auto it = functions_.find(name);
   return it == functions_.end() ? nullptr : it->second.get();
 }
 
 void CheckRegistered(const Status& status) {
-  if (!status.ok()) {
-    std::fprintf(stderr, "weft: registering a built-in op failed: %s\n",
-                 status.ToString().c_str());
-    std::abort();
-  }
+  WEFT_CHECK(status.ok(),
+             "registering a built-in op failed: " + status.ToString());
 }
 
 }  // namespace internal

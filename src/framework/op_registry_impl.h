@@ -4,9 +4,9 @@
 
 #include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 
+#include "threading/mutex.h"
 #include "weft/kernel.h"
 #include "weft/op_registry.h"
 
@@ -29,10 +29,13 @@ class OpRegistry {
  private:
   OpRegistry() = default;
 
-  mutable std::shared_mutex mu_;
-  std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
-  std::map<std::string, std::unique_ptr<KernelFactory>> kernels_;
-  std::map<std::string, std::unique_ptr<CustomFunction>> functions_;
+  mutable SharedMutex mu_;
+  std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_
+      WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<KernelFactory>> kernels_
+      WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<CustomFunction>> functions_
+      WEFT_GUARDED_BY(mu_);
 };
 
 // Defined in src/ops/: registers every built-in op family.

@@ -5,9 +5,10 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <new>
 #include <vector>
+
+#include "threading/mutex.h"
 
 namespace weft {
 namespace {
@@ -31,7 +32,7 @@ class BufferCache {
 
   void* Take(size_t bytes) {
     if (bytes < kMinCachedBytes) return nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(mu_);
     auto it = free_.find(bytes);
     if (it == free_.end() || it->second.empty()) return nullptr;
     void* p = it->second.back();
@@ -42,7 +43,7 @@ class BufferCache {
 
   void Give(void* p, size_t bytes) {
     if (bytes >= kMinCachedBytes) {
-      std::lock_guard<std::mutex> lock(mu_);
+      internal::MutexLock lock(mu_);
       if (cached_bytes_ + bytes <= kMaxCachedBytes) {
         free_[bytes].push_back(p);
         cached_bytes_ += bytes;
@@ -53,9 +54,9 @@ class BufferCache {
   }
 
  private:
-  std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;  // Guarded by mu_.
-  size_t cached_bytes_ = 0;                    // Guarded by mu_.
+  internal::Mutex mu_;
+  std::map<size_t, std::vector<void*>> free_ WEFT_GUARDED_BY(mu_);
+  size_t cached_bytes_ WEFT_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

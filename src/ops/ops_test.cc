@@ -258,6 +258,59 @@ TEST(OpsTest, UserRegisteredOpAndKernel) {
               HasSubstr("dtype int32 is not allowed"));
 }
 
+// A kernel that reads an attribute its op does not declare (a kernel
+// author's mistake) and one that reads a declared one as the wrong type.
+class ReadsUndeclaredAttr : public OpKernel {
+ public:
+  explicit ReadsUndeclaredAttr(const KernelConstruction& c)
+      : value_(c.attr<int64_t>("not_declared")) {}
+  Status Compute(KernelContext&) const override { return Status::OK(); }
+
+ private:
+  int64_t value_;
+};
+
+class ReadsAttrAsWrongType : public OpKernel {
+ public:
+  explicit ReadsAttrAsWrongType(const KernelConstruction& c)
+      : value_(c.attr<std::string>("n")) {}
+  Status Compute(KernelContext&) const override { return Status::OK(); }
+
+ private:
+  std::string value_;
+};
+
+TEST(OpsTest, AKernelReadingAMissingOrMistypedAttributeFailsCompilation) {
+  static const bool registered = [] {
+    for (const char* name : {"TestUndeclaredAttr", "TestMistypedAttr"}) {
+      EXPECT_TRUE(RegisterOp(OpDefBuilder(name)
+                                 .Output(ArgDef::Fixed("y", DataType::kFloat32))
+                                 .Attr("n", AttrType::kInt, int64_t{3})
+                                 .Build())
+                      .ok());
+    }
+    EXPECT_TRUE(RegisterKernel("TestUndeclaredAttr",
+                               KernelFactoryFor<ReadsUndeclaredAttr>())
+                    .ok());
+    EXPECT_TRUE(RegisterKernel("TestMistypedAttr",
+                               KernelFactoryFor<ReadsAttrAsWrongType>())
+                    .ok());
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  Graph missing;
+  ASSERT_TRUE(missing.AddNode({"m", "TestUndeclaredAttr", {}, {}, ""}).ok());
+  const Status missing_status = EvalStatus(missing, "m");
+  EXPECT_EQ(missing_status.code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing_status.message(),
+              HasSubstr("no attribute 'not_declared'"));
+  EXPECT_THAT(missing_status.message(), HasSubstr("'m'"));
+  Graph mistyped;
+  ASSERT_TRUE(mistyped.AddNode({"t", "TestMistypedAttr", {}, {}, ""}).ok());
+  EXPECT_THAT(EvalStatus(mistyped, "t").message(),
+              HasSubstr("attribute 'n' is int, read as string"));
+}
+
 TEST(OpsTest, OpDefinitionErrors) {
   EXPECT_THAT(
       RegisterOp(

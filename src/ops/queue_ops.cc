@@ -13,14 +13,13 @@
 // Dequeue from a closed, empty queue fails with OutOfRange; Enqueue to a
 // closed queue with Cancelled (as TensorFlow's FIFOQueue).
 #include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 
 #include "framework/op_registry_impl.h"
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
 #include "runtime/resources.h"
+#include "threading/mutex.h"
 
 namespace weft::internal {
 namespace {
@@ -60,66 +59,64 @@ class FifoQueue final : public Resource {
             "' holds shape " + def_.shapes[i].ToString());
       }
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    WEFT_RETURN_IF_ERROR(WaitUntil(ctx, lock, "enqueue to", [&] {
-      return closed_ || def_.capacity < 0 ||
-             static_cast<int64_t>(elements_.size()) < def_.capacity;
-    }));
+    MutexLock lock(mu_);
+    CoreBudget::Waiting waiting;  // A waiting kernel holds no core.
+    while (!closed_ && def_.capacity >= 0 &&
+           static_cast<int64_t>(elements_.size()) >= def_.capacity) {
+      WEFT_RETURN_IF_ERROR(WaitForChange(ctx, lock, "enqueue to"));
+    }
     if (closed_) {
       return CancelledError("queue '" + name_ + "' is closed");
     }
     elements_.push_back(std::move(element));
-    changed_.notify_all();
+    changed_.NotifyAll();
     return Status::OK();
   }
 
   StatusOr<std::vector<Tensor>> Dequeue(KernelContext& ctx) {
-    std::unique_lock<std::mutex> lock(mu_);
-    WEFT_RETURN_IF_ERROR(WaitUntil(ctx, lock, "dequeue from", [&] {
-      return closed_ || !elements_.empty();
-    }));
+    MutexLock lock(mu_);
+    CoreBudget::Waiting waiting;
+    while (!closed_ && elements_.empty()) {
+      WEFT_RETURN_IF_ERROR(WaitForChange(ctx, lock, "dequeue from"));
+    }
     if (elements_.empty()) {
       return OutOfRangeError("queue '" + name_ + "' is closed and empty");
     }
     std::vector<Tensor> element = std::move(elements_.front());
     elements_.pop_front();
-    changed_.notify_all();
+    changed_.NotifyAll();
     return element;
   }
 
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
-    changed_.notify_all();
+    changed_.NotifyAll();
   }
 
   int64_t Size() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return static_cast<int64_t>(elements_.size());
   }
 
  private:
-  // Waits for `ready` under `lock`, giving the kernel's core back, and
-  // checking for cancellation every kCancelPoll.
-  template <class Ready>
-  Status WaitUntil(KernelContext& ctx, std::unique_lock<std::mutex>& lock,
-                   const char* what, Ready ready) {
-    CoreBudget::Waiting waiting;
-    while (!changed_.wait_for(lock, kCancelPoll, ready)) {
-      if (ctx.IsCancelled()) {
-        return CancelledError(std::string("cancelled while waiting to ") +
-                              what + " queue '" + name_ + "'");
-      }
+  // Waits under `lock` for a change of the queue or kCancelPoll, whichever
+  // comes first; an error once the Run is cancelled.
+  Status WaitForChange(KernelContext& ctx, MutexLock& lock, const char* what) {
+    if (ctx.IsCancelled()) {
+      return CancelledError(std::string("cancelled while waiting to ") + what +
+                            " queue '" + name_ + "'");
     }
+    changed_.WaitFor(lock, kCancelPoll);
     return Status::OK();
   }
 
   const std::string name_;
   const QueueDefinition def_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::deque<std::vector<Tensor>> elements_;  // Guarded by mu_.
-  bool closed_ = false;                       // Guarded by mu_.
+  Mutex mu_;
+  CondVar changed_;
+  std::deque<std::vector<Tensor>> elements_ WEFT_GUARDED_BY(mu_);
+  bool closed_ WEFT_GUARDED_BY(mu_) = false;
 };
 
 // The definition a queue op's attributes give. Checked by the shape

@@ -17,30 +17,31 @@ BlockingPool& BlockingPool::Global() {
 bool BlockingPool::OnPoolThread() { return tls_on_blocking_thread; }
 
 void BlockingPool::Schedule(Task* task) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   tasks_.push_back(task);
   // Every queued task needs a thread of its own: it may block for as long
   // as it likes. Wake an idle thread nobody has claimed yet, else start one.
   if (idle_ > wakes_pending_) {
     ++wakes_pending_;
-    work_.notify_one();
+    work_.NotifyOne();
     return;
   }
-  if (threads_ >= kMaxThreads) return;  // Queued for the next free thread.
+  if (threads_ >= kMaxBlockingThreads) return;  // Queued for the next free thread.
   ++threads_;
-  lock.unlock();
+  lock.Unlock();
   std::thread([this] { ThreadLoop(); }).detach();
 }
 
 void BlockingPool::ThreadLoop() {
   tls_on_blocking_thread = true;
   pthread_setname_np(pthread_self(), "weft-blocking");
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     while (tasks_.empty()) {
       ++idle_;
-      const bool woken =
-          work_.wait_for(lock, kIdleTimeout, [&] { return !tasks_.empty(); });
+      const auto give_up = std::chrono::steady_clock::now() + kIdleTimeout;
+      bool woken = true;
+      while (tasks_.empty() && woken) woken = work_.WaitUntil(lock, give_up);
       --idle_;
       if (wakes_pending_ > 0) --wakes_pending_;
       if (!woken && tasks_.empty()) {
@@ -50,9 +51,9 @@ void BlockingPool::ThreadLoop() {
     }
     Task* task = tasks_.front();
     tasks_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     task->Run();
-    lock.lock();
+    lock.Lock();
   }
 }
 

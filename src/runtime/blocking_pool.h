@@ -4,7 +4,7 @@
 // enqueue would otherwise wait forever.
 //
 // Elastic and process-wide: a task goes to an idle thread, or a new thread
-// is started for it (up to kMaxThreads, then tasks queue); a thread idle for
+// is started for it (up to kMaxBlockingThreads, then tasks queue); a thread idle for
 // kIdleTimeout exits. Waiting costs no CPU, so these threads are outside the
 // core budget; a blocking kernel that computes counts against it as any
 // other kernel does.
@@ -12,38 +12,37 @@
 #define WEFT_SRC_RUNTIME_BLOCKING_POOL_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 
+#include "threading/mutex.h"
 #include "threading/task.h"
 
 namespace weft::internal {
 
 class BlockingPool {
  public:
-  static constexpr int kMaxThreads = 1024;
+  static constexpr int kMaxBlockingThreads = 1024;
   static constexpr std::chrono::seconds kIdleTimeout{10};
 
   // The process's pool (never destroyed: its threads may outlive main).
   static BlockingPool& Global();
 
   // Runs task->Run() on a pool thread, soon.
-  void Schedule(Task* task);
+  void Schedule(Task* task) WEFT_EXCLUDES(mu_);
 
   // True on a blocking-pool thread.
   static bool OnPoolThread();
 
  private:
   BlockingPool() = default;
-  void ThreadLoop();
+  void ThreadLoop() WEFT_EXCLUDES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable work_;
-  std::deque<Task*> tasks_;  // Guarded by mu_.
-  int threads_ = 0;          // Guarded by mu_.
-  int idle_ = 0;             // Guarded by mu_: threads waiting for a task.
-  int wakes_pending_ = 0;    // Guarded by mu_: idle threads already woken.
+  Mutex mu_;
+  CondVar work_;
+  std::deque<Task*> tasks_ WEFT_GUARDED_BY(mu_);
+  int threads_ WEFT_GUARDED_BY(mu_) = 0;
+  int idle_ WEFT_GUARDED_BY(mu_) = 0;  // Threads waiting for a task.
+  int wakes_pending_ WEFT_GUARDED_BY(mu_) = 0;  // Idle ones already woken.
 };
 
 }  // namespace weft::internal

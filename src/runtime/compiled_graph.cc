@@ -325,6 +325,9 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
       if (!s.ok()) return s.WithContext(NodeContext(def));
     }
     costs[i] = InitialCostNs(*node.def, ctx);
+    if (!ctx.status().ok()) {  // An attribute the op does not declare.
+      return ctx.status().WithContext(NodeContext(def) + ": shape function");
+    }
 
     node.blocking = node.def->blocking;
     if (auto it = attrs.find("blocking"); it != attrs.end()) {
@@ -352,6 +355,9 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     } catch (const std::exception& e) {
       kernel =
           InternalError(std::string("kernel construction threw: ") + e.what());
+    }
+    if (kernel.ok() && !construction.status().ok()) {
+      kernel = construction.status().WithContext("kernel construction");
     }
     if (!kernel.ok()) return kernel.status().WithContext(NodeContext(def));
     node.kernel = std::move(kernel).value();

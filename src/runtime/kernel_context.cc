@@ -149,7 +149,7 @@ class BlockRunner {
     shard.start_ns = NowNs();
     fn_(begin, end);
     shard.end_ns = NowNs();
-    std::lock_guard<std::mutex> lock(run_->shards_mu);
+    internal::MutexLock lock(run_->shards_mu);
     run_->shards.push_back(std::move(shard));
   }
 

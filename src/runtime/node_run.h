@@ -3,12 +3,12 @@
 #ifndef WEFT_SRC_RUNTIME_NODE_RUN_H_
 #define WEFT_SRC_RUNTIME_NODE_RUN_H_
 
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "runtime/compiled_graph.h"
 #include "runtime/run_state.h"
+#include "threading/mutex.h"
 
 namespace weft {
 
@@ -22,8 +22,8 @@ struct KernelContext::Run {
   ThreadPool* intra_pool = nullptr;
   int max_shards = 1;  // The most threads one ParallelFor call enlisted.
   bool trace = false;
-  std::mutex shards_mu;
-  std::vector<ShardExecStats> shards;  // Guarded by shards_mu.
+  internal::Mutex shards_mu;
+  std::vector<ShardExecStats> shards WEFT_GUARDED_BY(shards_mu);
 };
 
 // What the library reaches in a KernelContext that kernels outside it do

@@ -1,7 +1,6 @@
 // Which thread pools a session runs on: the process-wide pools (created by
 // the first session that shares them, as in TensorFlow), pools of its own,
-// or named pools shared process-wide; and the process-wide threading
-// settings behind weft::threading::*.
+// or named pools shared process-wide (threading/process_threading.h).
 #ifndef WEFT_SRC_RUNTIME_POOLS_H_
 #define WEFT_SRC_RUNTIME_POOLS_H_
 
@@ -27,12 +26,9 @@ struct SessionPools {
   int intra_threads = 1;              // Counting the thread running the op.
 };
 
-// Checks the threading fields of `options` and returns the session's pools.
+// The session's pools. REQUIRES: ValidateSessionOptions(options) is OK.
 // Errors name the option or environment variable at fault.
 StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options);
-
-// Testing only: forget the process-wide pools and settings.
-void ResetProcessThreadingForTest();
 
 }  // namespace weft::internal
 

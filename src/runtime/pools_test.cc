@@ -1,6 +1,7 @@
 // Process-wide threading settings: setters, getters, environment,
 // precedence, sharing of the global pools, named pools.
 #include "runtime/pools.h"
+#include "threading/process_threading.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -6,9 +6,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "threading/mutex.h"
 #include "weft/status.h"
 
 namespace weft::internal {
@@ -28,7 +28,7 @@ class ResourceMgr {
   StatusOr<std::shared_ptr<T>> LookupOrCreate(
       const std::string& name,
       const std::function<StatusOr<std::shared_ptr<T>>()>& make) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = resources_.find(name);
     if (it == resources_.end()) {
       WEFT_ASSIGN_OR_RETURN(std::shared_ptr<T> made, make());
@@ -41,8 +41,9 @@ class ResourceMgr {
   }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Resource>> resources_;  // Guarded.
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<Resource>> resources_
+      WEFT_GUARDED_BY(mu_);
 };
 
 }  // namespace weft::internal

@@ -1,5 +1,6 @@
 #include "runtime/run_state.h"
 
+#include <algorithm>
 #include <thread>
 #include <utility>
 
@@ -29,16 +30,13 @@ void RunState::Reset(Config config) {
   completion_.store(kRunning, std::memory_order_relaxed);
   sleep_announced_ = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     status_ = Status::OK();
     complete_ = false;
+    caller_queue_.clear();
   }
   stats_.clear();
   executed_.clear();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    caller_queue_.clear();
-  }
   Initialize();
 }
 
@@ -78,21 +76,28 @@ void RunState::Initialize() {
 
 void RunState::Abort(const Status& status) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (status_.ok()) status_ = status;
     cancelled_.store(true, std::memory_order_release);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 Status RunState::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return status_;
 }
 
 bool RunState::WaitUnlessCancelled(std::chrono::nanoseconds duration) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_for(lock, duration, [&] { return cancelled(); });
+  // At most a year: steady_clock's now() + the largest duration overflows.
+  const auto until = std::chrono::steady_clock::now() +
+                     std::min<std::chrono::nanoseconds>(
+                         duration, std::chrono::hours(24 * 365));
+  MutexLock lock(mu_);
+  while (!cancelled()) {
+    if (!cv_.WaitUntil(lock, until)) return !cancelled();
+  }
+  return false;
 }
 
 void RunState::Complete() {
@@ -100,9 +105,9 @@ void RunState::Complete() {
     return;  // The waiter spins and may free this RunState any moment now.
   }
   // The waiter sleeps and cannot return before this unlock.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   complete_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool RunState::SpinUntilComplete(int spin_us) const {
@@ -139,21 +144,24 @@ bool RunState::WaitForCompletion(std::chrono::steady_clock::time_point deadline,
   // mu_ (Complete() may still be notifying), so no more spinning.
   if (!sleep_announced_ && SpinUntilComplete(spin_us)) return true;
   if (!PrepareToSleep()) return true;
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_until(lock, deadline, [&] { return complete_; });
+  MutexLock lock(mu_);
+  while (!complete_) {
+    if (!cv_.WaitUntil(lock, deadline)) return complete_;
+  }
+  return true;
 }
 
 void RunState::WaitForCompletion(int spin_us) {
   if (!sleep_announced_ && SpinUntilComplete(spin_us)) return;
   if (!PrepareToSleep()) return;
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return complete_; });
+  MutexLock lock(mu_);
+  while (!complete_) cv_.Wait(lock);
 }
 
 void RunState::PushCallerNode(int node) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   caller_queue_.push_back(node);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 Status RunDeadline::Exceeded() const {
@@ -162,15 +170,14 @@ Status RunDeadline::Exceeded() const {
 }
 
 int RunState::NextCallerNode(std::optional<RunDeadline> deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  auto ready = [&] { return !caller_queue_.empty() || complete_; };
+  MutexLock lock(mu_);
   for (;;) {
     if (deadline && std::chrono::steady_clock::now() > deadline->at) {
       const Status exceeded = deadline->Exceeded();
       deadline.reset();
-      lock.unlock();
+      lock.Unlock();
       Abort(exceeded);
-      lock.lock();
+      lock.Lock();
     }
     if (!caller_queue_.empty()) {
       const int node = caller_queue_.back();
@@ -178,10 +185,11 @@ int RunState::NextCallerNode(std::optional<RunDeadline> deadline) {
       return node;
     }
     if (complete_) return kRunComplete;
+    // Spurious wake-ups and timeouts alike go round the loop again.
     if (deadline) {
-      cv_.wait_until(lock, deadline->at, ready);
+      cv_.WaitUntil(lock, deadline->at);
     } else {
-      cv_.wait(lock, ready);
+      cv_.Wait(lock);
     }
   }
 }

@@ -6,10 +6,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +15,7 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
 #include "runtime/resources.h"
+#include "threading/mutex.h"
 #include "threading/task.h"
 #include "weft/options.h"
 #include "weft/status.h"
@@ -194,14 +193,14 @@ class RunState {
   // any announcement, in which case Complete() will not touch mu_.
   bool PrepareToSleep();
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;  // Completion and cancellation.
-  Status status_;               // Guarded by mu_.
-  bool complete_ = false;       // Guarded by mu_; see completion_.
+  mutable Mutex mu_;
+  CondVar cv_;  // Completion and cancellation.
+  Status status_ WEFT_GUARDED_BY(mu_);
+  bool complete_ WEFT_GUARDED_BY(mu_) = false;  // See completion_.
 
   std::vector<NodeExecStats> stats_;
   std::vector<char> executed_;
-  std::vector<int> caller_queue_;  // Guarded by mu_.
+  std::vector<int> caller_queue_ WEFT_GUARDED_BY(mu_);
 };
 
 }  // namespace weft::internal

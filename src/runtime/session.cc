@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "runtime/compiled_graph.h"
@@ -12,26 +10,19 @@
 #include "runtime/executor.h"
 #include "runtime/pools.h"
 #include "runtime/run_state.h"
+#include "runtime/session_options.h"
+#include "threading/mutex.h"
 
 namespace weft {
 namespace internal {
 namespace {
 
-StatusOr<CompileOptions> DeviceOptions(const SessionOptions& options) {
+// REQUIRES: ValidateSessionOptions(options) is OK.
+CompileOptions DeviceOptions(const SessionOptions& options) {
   CompileOptions compile;
-  for (const auto& [device, count] : options.device_count) {
-    if (device == "CPU") {
-      if (count < 1 || count > 4096) {
-        return InvalidArgumentError(
-            "SessionOptions.device_count[\"CPU\"] = " + std::to_string(count) +
-            " must be in [1, 4096]");
-      }
-      compile.num_cpu_devices = count;
-    } else if (count != 0) {
-      return InvalidArgumentError(
-          "SessionOptions.device_count names device type '" + device +
-          "'; weft runs on CPU only (use {\"CPU\": n})");
-    }
+  if (auto it = options.device_count.find("CPU");
+      it != options.device_count.end()) {
+    compile.num_cpu_devices = it->second;
   }
   compile.allow_soft_placement = options.allow_soft_placement;
   compile.log_device_placement = options.log_device_placement;
@@ -58,8 +49,8 @@ class SessionImpl {
   SessionImpl(std::shared_ptr<const CompiledGraph> graph, SessionPools pools,
               SessionOptions options)
       : graph_(std::move(graph)),
-        pools_(std::move(pools)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        pools_(std::move(pools)) {}
 
   Status Run(const RunOptions& run_options,
              const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -75,8 +66,14 @@ class SessionImpl {
     return CheckFeeds(*plan, feeds);
   }
 
-  int inter_op_threads() const { return pools_.inter[0].threads; }
-  int intra_op_threads() const { return pools_.intra_threads; }
+  int inter_op_threads() const {
+    MutexLock lock(mu_);
+    return pools_.inter[0].threads;
+  }
+  int intra_op_threads() const {
+    MutexLock lock(mu_);
+    return pools_.intra_threads;
+  }
 
  private:
   // The plan of a signature, built on first use; the session keeps every
@@ -89,26 +86,29 @@ class SessionImpl {
       const ExecutionPlan& plan,
       const std::vector<std::pair<std::string, Tensor>>& feeds) const;
   StatusOr<RunState::Config> MakeConfig(const RunOptions& run_options,
-                                        const ExecutionPlan* plan);
-  // A RunState for `config`: a recycled one when there is one. REQUIRES: mu_.
-  std::unique_ptr<RunState> AcquireRunState(RunState::Config config);
+                                        const ExecutionPlan* plan)
+      WEFT_REQUIRES(mu_);
+  // A RunState for `config`: a recycled one when there is one.
+  std::unique_ptr<RunState> AcquireRunState(RunState::Config config)
+      WEFT_REQUIRES(mu_);
   // Ends a Run: no longer active; its RunState is kept for reuse.
   void ReleaseRunState(std::unique_ptr<RunState> run);
   static void FillMetadata(RunState& run, int64_t start_ns,
                            RunMetadata* metadata);
 
   const std::shared_ptr<const CompiledGraph> graph_;
-  SessionPools pools_;  // Released by Close().
   const SessionOptions options_;
 
-  std::mutex mu_;
-  std::condition_variable runs_done_;
-  bool closed_ = false;            // Guarded by mu_.
-  std::vector<RunState*> active_;  // Runs in flight. Guarded by mu_.
+  mutable Mutex mu_;
+  CondVar runs_done_;
+  SessionPools pools_ WEFT_GUARDED_BY(mu_);  // Released by Close().
+  bool closed_ WEFT_GUARDED_BY(mu_) = false;
+  std::vector<RunState*> active_ WEFT_GUARDED_BY(mu_);  // Runs in flight.
   // Finished RunStates kept for reuse (at most kMaxIdleRunStates).
   static constexpr size_t kMaxIdleRunStates = 8;
-  std::vector<std::unique_ptr<RunState>> idle_runs_;  // Guarded by mu_.
-  std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_;  // mu_
+  std::vector<std::unique_ptr<RunState>> idle_runs_ WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_
+      WEFT_GUARDED_BY(mu_);
   ResourceMgr resources_;  // Queues shared by every Run; thread-safe.
 };
 
@@ -118,7 +118,7 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
     const std::vector<std::string>& targets) {
   const std::string key = PlanKey(feeds, fetches, targets);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.get();
   }
@@ -127,7 +127,7 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
   WEFT_ASSIGN_OR_RETURN(
       std::shared_ptr<const ExecutionPlan> plan,
       ExecutionPlan::Build(*graph_, feed_names, fetches, targets));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // A concurrent Run may have built the same plan: keep the first.
   return plans_.emplace(key, std::move(plan)).first->second.get();
 }
@@ -217,12 +217,12 @@ void SessionImpl::ReleaseRunState(std::unique_ptr<RunState> run) {
   // Run may have left values and counters anywhere); the others go.
   const bool reusable = run->status().ok();
   if (reusable) run->ReleaseValues();  // Outside the lock.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   active_.erase(std::find(active_.begin(), active_.end(), run.get()));
   if (reusable && !closed_ && idle_runs_.size() < kMaxIdleRunStates) {
     idle_runs_.push_back(std::move(run));
   }
-  runs_done_.notify_all();
+  runs_done_.NotifyAll();
 }
 
 void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
@@ -266,7 +266,7 @@ Status SessionImpl::Run(
   std::unique_ptr<RunState> run;
   {
     // Under mu_: Close() releases the pools the config takes.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return FailedPreconditionError("the session is closed");
     WEFT_ASSIGN_OR_RETURN(RunState::Config config,
                           MakeConfig(run_options, plan));
@@ -306,14 +306,14 @@ Status SessionImpl::Run(
 }
 
 Status SessionImpl::Close() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!closed_) {
     closed_ = true;
     for (const auto& run : active_) {
       run->Abort(CancelledError("the session was closed during the Run"));
     }
   }
-  runs_done_.wait(lock, [&] { return active_.empty(); });
+  while (!active_.empty()) runs_done_.Wait(lock);
   idle_runs_.clear();
   pools_ = SessionPools{{InterPool{}}, nullptr, pools_.intra_threads};
   return Status::OK();
@@ -328,21 +328,10 @@ class Session::Impl : public internal::SessionImpl {
 
 StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
-  WEFT_ASSIGN_OR_RETURN(internal::CompileOptions compile,
-                        internal::DeviceOptions(options));
-  if (options.memory_limit_bytes < 0) {
-    return InvalidArgumentError("SessionOptions.memory_limit_bytes = " +
-                                std::to_string(options.memory_limit_bytes) +
-                                " must be >= 0 (0: no limit)");
-  }
-  if (options.operation_timeout_ms < 0) {
-    return InvalidArgumentError("SessionOptions.operation_timeout_ms = " +
-                                std::to_string(options.operation_timeout_ms) +
-                                " must be >= 0");
-  }
-  WEFT_ASSIGN_OR_RETURN(
-      std::shared_ptr<const internal::CompiledGraph> compiled,
-      internal::CompiledGraph::Compile(std::move(graph), compile));
+  WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
+  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const internal::CompiledGraph> compiled,
+                        internal::CompiledGraph::Compile(
+                            std::move(graph), internal::DeviceOptions(options)));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
   return std::unique_ptr<Session>(

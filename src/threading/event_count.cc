@@ -4,7 +4,7 @@ namespace weft::internal {
 
 uint64_t EventCount::PrepareWait() {
   waiters_.fetch_add(1, std::memory_order_seq_cst);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return epoch_;
 }
 
@@ -14,8 +14,8 @@ void EventCount::CancelWait() {
 
 void EventCount::CommitWait(uint64_t key) {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return epoch_ != key; });
+    MutexLock lock(mu_);
+    while (epoch_ == key) cv_.Wait(lock);
   }
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
 }
@@ -27,13 +27,13 @@ void EventCount::NotifyAll() { Notify(/*all=*/true); }
 void EventCount::Notify(bool all) {
   if (waiters_.load(std::memory_order_seq_cst) == 0) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++epoch_;
   }
   if (all) {
-    cv_.notify_all();
+    cv_.NotifyAll();
   } else {
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
 }
 

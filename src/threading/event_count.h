@@ -22,9 +22,9 @@
 #define WEFT_SRC_THREADING_EVENT_COUNT_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
+
+#include "threading/mutex.h"
 
 namespace weft::internal {
 
@@ -40,16 +40,14 @@ class EventCount {
   void NotifyOne();
   // Wakes every committed waiter.
   void NotifyAll();
-  // Registered waiters (prepared or committed); a hint.
-  int Waiters() const { return waiters_.load(std::memory_order_relaxed); }
 
  private:
   void Notify(bool all);
 
   std::atomic<int> waiters_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t epoch_ = 0;  // Guarded by mu_.
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t epoch_ WEFT_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace weft::internal

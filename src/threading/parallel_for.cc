@@ -17,6 +17,7 @@
 #include "threading/thread_pool_internal.h"
 #include "threading/spin.h"
 #include "weft/thread_pool.h"
+#include "weft/check.h"
 
 namespace weft {
 namespace {
@@ -49,6 +50,9 @@ class alignas(64) ParallelForJob final : public internal::Task {
   // Prepares a job for a new call. REQUIRES: no other thread refers to it,
   // 2 <= ceil(n / block) <= kMaxBlocks, 0 <= helpers <= kMaxHelpers.
   void Reset(RangeFn fn, int64_t n, int64_t block, int helpers) {
+    WEFT_DCHECK(block > 0 && n > block && (n - 1) / block < kMaxBlocks,
+                "a job has 2 to kMaxBlocks blocks");
+    WEFT_DCHECK(helpers >= 0 && helpers <= kMaxHelpers, "helpers in range");
     fn_ = fn;
     n_ = n;
     block_ = block;

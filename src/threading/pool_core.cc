@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "threading/spin.h"
+#include "weft/check.h"
 
 namespace weft::internal {
 namespace {
@@ -46,15 +47,13 @@ uint64_t NextRandom(uint64_t* state) {  // xorshift64
 }  // namespace
 
 PoolCore::PoolCore(ThreadPoolOptions options) : options_(std::move(options)) {
-  if (options_.num_threads < 0 || options_.spin_us < 0) {
-    DieWithMessage("ThreadPool '" + options_.name +
-                   "': num_threads and spin_us must be >= 0");
-  }
+  WEFT_CHECK(options_.num_threads >= 0 && options_.spin_us >= 0,
+             "ThreadPool '" + options_.name +
+                 "': num_threads and spin_us must be >= 0");
   for (int cpu : options_.pin_cpus) {
-    if (cpu < 0 || cpu >= CPU_SETSIZE) {
-      DieWithMessage("ThreadPool '" + options_.name + "': pin CPU " +
-                     std::to_string(cpu) + " is out of range");
-    }
+    WEFT_CHECK(cpu >= 0 && cpu < CPU_SETSIZE,
+               "ThreadPool '" + options_.name + "': pin CPU " +
+                   std::to_string(cpu) + " is out of range");
   }
   workers_.reserve(options_.num_threads);
   for (int i = 0; i < options_.num_threads; ++i) {
@@ -118,7 +117,10 @@ bool PoolCore::WithdrawFromOwnDeque(Task* task) {
   if (newest == task) return true;
   // Something else is on top (or the deque is empty): put it back where it
   // was. Only this thread pushes here, and it just made room.
-  if (newest != nullptr && !queue.Push(newest)) std::abort();
+  if (newest != nullptr) {
+    const bool pushed = queue.Push(newest);
+    WEFT_CHECK(pushed, "a slot just popped takes the entry back");
+  }
   return false;
 }
 
@@ -157,7 +159,7 @@ PoolCore::Placement PoolCore::Push(Task* task) {
     return {worker, workers_[worker]->spinning.load(std::memory_order_seq_cst)};
   }
   {
-    std::lock_guard<std::mutex> lock(inject_mu_);
+    MutexLock lock(inject_mu_);
     injected_.PushBack(task);
   }
   injected_size_.fetch_add(1, std::memory_order_seq_cst);
@@ -203,7 +205,7 @@ Task* PoolCore::TakeFromInbox(int worker) {
 
 Task* PoolCore::PopInjected(int self) {
   if (injected_size_.load(std::memory_order_seq_cst) == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(inject_mu_);
+  MutexLock lock(inject_mu_);
   if (injected_.empty()) return nullptr;
   Task* task = injected_.PopFront();
   int64_t taken = 1;
@@ -214,9 +216,8 @@ Task* PoolCore::PopInjected(int self) {
     const size_t share =
         std::min<size_t>(injected_.size() / NumThreads(), kInjectedBatch - 1);
     for (size_t i = 0; i < share; ++i) {
-      if (!workers_[self]->queue.Push(injected_.PopFront())) {
-        std::abort();  // Unreachable: share < capacity and the deque is empty.
-      }
+      const bool pushed = workers_[self]->queue.Push(injected_.PopFront());
+      WEFT_CHECK(pushed, "share < capacity and the deque was empty");
       ++taken;
     }
   }

@@ -30,12 +30,12 @@
 #include <cstdint>
 #include <latch>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "threading/event_count.h"
+#include "threading/mutex.h"
 #include "threading/run_queue.h"
 #include "threading/task.h"
 #include "threading/task_ring.h"
@@ -131,8 +131,8 @@ class PoolCore {
   const ThreadPoolOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
 
-  alignas(64) std::mutex inject_mu_;
-  TaskRing injected_;                                  // Guarded by inject_mu_.
+  alignas(64) Mutex inject_mu_;
+  TaskRing injected_ WEFT_GUARDED_BY(inject_mu_);
   alignas(64) std::atomic<int64_t> injected_size_{0};  // injected_.size().
 
   alignas(64) EventCount event_;

@@ -28,6 +28,8 @@
 #include <memory>
 #include <type_traits>
 
+#include "weft/check.h"
+
 namespace weft::internal {
 
 template <class T>
@@ -38,7 +40,10 @@ class RunQueue {
   // REQUIRES: capacity is a power of two.
   explicit RunQueue(size_t capacity)
       : mask_(static_cast<int64_t>(capacity) - 1),
-        slots_(new std::atomic<T>[capacity]) {}
+        slots_(new std::atomic<T>[capacity]) {
+    WEFT_CHECK(capacity > 0 && (capacity & (capacity - 1)) == 0,
+               "RunQueue capacity must be a power of two");
+  }
 
   RunQueue(const RunQueue&) = delete;
   RunQueue& operator=(const RunQueue&) = delete;

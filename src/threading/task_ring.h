@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "threading/task.h"
+#include "weft/check.h"
 
 namespace weft::internal {
 
@@ -25,6 +26,7 @@ class TaskRing {
 
   // REQUIRES: !empty().
   Task* PopFront() {
+    WEFT_DCHECK(size_ > 0, "PopFront on an empty ring");
     Task* task = slots_[head_];
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;

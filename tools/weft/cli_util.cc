@@ -231,10 +231,10 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
     auto [ptr, ec] =
         std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() ||
-        value < 1 || value > 4096) {
+        value < 1 || value > kMaxThreads) {
       return InvalidArgumentError(flag + " '" + text +
                                   "': every entry must be an integer from 1 "
-                                  "to 4096");
+                                  "to " + std::to_string(kMaxThreads));
     }
     out.push_back(value);
   }

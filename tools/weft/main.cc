@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   auto* intra_opt = run_cmd
                         ->add_option("--intra", run_intra,
                                      "intra-op threads, counting the caller")
-                        ->check(CLI::Range(0, 4096));
+                        ->check(CLI::Range(0, weft::kMaxThreads));
   run_cmd->add_option("--feed", run.feeds,
                       "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
   run_cmd->add_option(

@@ -1,0 +1,87 @@
+#include "runtime/session_options.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "weft/threading.h"
+
+namespace weft::internal {
+namespace {
+
+Status InRange(int64_t value, int64_t lo, int64_t hi, const std::string& field) {
+  if (value >= lo && value <= hi) return Status::OK();
+  return InvalidArgumentError("SessionOptions." + field + " = " +
+                              std::to_string(value) + " is out of range [" +
+                              std::to_string(lo) + ", " + std::to_string(hi) +
+                              "]");
+}
+
+Status CheckThreads(const SessionOptions& o) {
+  WEFT_RETURN_IF_ERROR(InRange(o.inter_op_parallelism_threads, -kMaxThreads,
+                               kMaxThreads, "inter_op_parallelism_threads"));
+  WEFT_RETURN_IF_ERROR(InRange(o.intra_op_parallelism_threads, 0, kMaxThreads,
+                               "intra_op_parallelism_threads"));
+  for (size_t i = 0; i < o.session_inter_op_thread_pools.size(); ++i) {
+    WEFT_RETURN_IF_ERROR(InRange(o.session_inter_op_thread_pools[i].num_threads,
+                                 0, kMaxThreads,
+                                 "session_inter_op_thread_pools[" +
+                                     std::to_string(i) + "].num_threads"));
+  }
+  WEFT_RETURN_IF_ERROR(
+      InRange(o.inter_op_spin_us, 0, 1'000'000, "inter_op_spin_us"));
+  WEFT_RETURN_IF_ERROR(
+      InRange(o.intra_op_spin_us, 0, 1'000'000, "intra_op_spin_us"));
+  const std::vector<int>& allowed = AutoCpuBudget().allowed_cpus;
+  for (const auto* list : {&o.inter_op_pin_cpus, &o.intra_op_pin_cpus}) {
+    for (int cpu : *list) {
+      if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end()) {
+        return InvalidArgumentError("SessionOptions pin CPU " +
+                                    std::to_string(cpu) +
+                                    " is not in this process's affinity mask");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckDevices(const SessionOptions& o) {
+  for (const auto& [device, count] : o.device_count) {
+    if (device == "CPU") {
+      if (count < 1 || count > kMaxThreads) {
+        return InvalidArgumentError(
+            "SessionOptions.device_count[\"CPU\"] = " + std::to_string(count) +
+            " must be in [1, " + std::to_string(kMaxThreads) + "]");
+      }
+    } else if (count != 0) {
+      return InvalidArgumentError(
+          "SessionOptions.device_count names device type '" + device +
+          "'; weft runs on CPU only (use {\"CPU\": n})");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckLimits(const SessionOptions& o) {
+  if (o.memory_limit_bytes < 0) {
+    return InvalidArgumentError("SessionOptions.memory_limit_bytes = " +
+                                std::to_string(o.memory_limit_bytes) +
+                                " must be >= 0 (0: no limit)");
+  }
+  if (o.operation_timeout_ms < 0) {
+    return InvalidArgumentError("SessionOptions.operation_timeout_ms = " +
+                                std::to_string(o.operation_timeout_ms) +
+                                " must be >= 0");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidateSessionOptions(const SessionOptions& options) {
+  WEFT_RETURN_IF_ERROR(CheckDevices(options));
+  WEFT_RETURN_IF_ERROR(CheckLimits(options));
+  return CheckThreads(options);
+}
+
+}  // namespace weft::internal

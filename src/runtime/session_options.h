@@ -1,0 +1,18 @@
+// Every check of a SessionOptions, in one place.
+#ifndef WEFT_SRC_RUNTIME_SESSION_OPTIONS_H_
+#define WEFT_SRC_RUNTIME_SESSION_OPTIONS_H_
+
+#include "weft/options.h"
+#include "weft/status.h"
+
+namespace weft::internal {
+
+// Session::Create calls it before anything else; the pools, the compiler
+// and the executor take its result for granted. Errors name the field
+// ("SessionOptions.intra_op_parallelism_threads = -2 is out of range
+// [0, 4096]").
+Status ValidateSessionOptions(const SessionOptions& options);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_SESSION_OPTIONS_H_
