@@ -94,7 +94,11 @@ void RecordTrace(RunState& run, int index, NodeRun& node_run, int64_t start,
   stats.os_thread_id = CurrentOsThreadId();
   stats.thread_name = CurrentThreadName();
   stats.intra_op_shards = node_run.max_shards;
-  stats.shards = std::move(node_run.shards);  // Every shard has finished.
+  {
+    // Every shard has finished; the lock only states that to the analysis.
+    MutexLock lock(node_run.shards_mu);
+    stats.shards = std::move(node_run.shards);
+  }
   stats.output_shapes.clear();
   for (size_t k = 0; k < node.output_dtypes.size(); ++k) {
     if (node_run.outputs[k].IsInitialized()) {
