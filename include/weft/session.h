@@ -35,12 +35,12 @@ class Session {
   // Runs the nodes needed for `fetches` ("node" or "node:k") and `targets`
   // (nodes run for their effect), with `feeds` replacing tensors. On success
   // *outputs holds one tensor per fetch; on failure it is left empty.
-  Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+  Status Run(const NamedTensors& feeds,
              const std::vector<std::string>& fetches,
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs);
   Status Run(const RunOptions& run_options,
-             const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const NamedTensors& feeds,
              const std::vector<std::string>& fetches,
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs, RunMetadata* metadata);
@@ -48,7 +48,7 @@ class Session {
   // Checks a Run's feeds (names, dtypes, shapes), fetches and targets, and
   // prepares its plan, without running anything: the errors Run would give
   // before starting any node.
-  Status Prepare(const std::vector<std::pair<std::string, Tensor>>& feeds,
+  Status Prepare(const NamedTensors& feeds,
                  const std::vector<std::string>& fetches,
                  const std::vector<std::string>& targets);
 

@@ -345,6 +345,9 @@ class Tensor {
   Buffer* buffer_ = nullptr;
 };
 
+// Named tensors in order: a Run's feeds ("x", value), a model's outputs.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
 }  // namespace weft
 
 #endif  // WEFT_TENSOR_H_

@@ -38,7 +38,7 @@ class OpRegistry {
       WEFT_GUARDED_BY(mu_);
 };
 
-// Defined in src/ops/: registers every built-in op family.
+// Defined in src/ops/registry.cc: registers every built-in op family.
 void RegisterBuiltinOps(OpRegistry& registry);
 
 // Each family registers its ops and kernels (one file each in src/ops/).

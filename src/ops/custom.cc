@@ -59,26 +59,4 @@ void RegisterCustomOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterKernel("CustomOp", MakeCustomOpKernel));
 }
 
-void RegisterBuiltinOps(OpRegistry& registry) {
-  RegisterArrayOps(registry);
-  RegisterMathOps(registry);
-  RegisterElementwiseOps(registry);
-  RegisterNormalizationOps(registry);
-  RegisterShapeOps(registry);
-  RegisterMatMulOps(registry);
-  RegisterReduceOps(registry);
-  RegisterRandomOps(registry);
-  RegisterControlOps(registry);
-  RegisterCustomOps(registry);
-  RegisterQueueOps(registry);
-  RegisterReshapeOps(registry);
-  RegisterLogicOps(registry);
-  RegisterActivationOps(registry);
-  RegisterIndexOps(registry);
-  RegisterNnOps(registry);
-  RegisterLossOps(registry);
-  RegisterResizeOps(registry);
-  RegisterRnnOps(registry);
-}
-
 }  // namespace weft::internal

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "framework/graph_internal.h"
+#include "framework/node_context.h"
 #include "framework/op_registry_impl.h"
 #include "runtime/signature.h"
 
@@ -18,7 +19,7 @@ namespace weft::internal {
 namespace {
 
 std::string NodeContext(const NodeDef& node) {
-  return "node '" + node.name + "' (op " + node.op + ")";
+  return internal::NodeContext(node.name, node.op);
 }
 
 std::optional<int64_t> ParseNonNegative(std::string_view text) {
@@ -33,18 +34,34 @@ std::optional<int64_t> ParseNonNegative(std::string_view text) {
 
 // Per-node lists in two flat arrays (compressed rows): a graph of a million
 // nodes would otherwise cost a million small vectors.
-struct Adjacency {
-  std::vector<int>
-      offsets;  // Node i's list is items[offsets[i], offsets[i+1]).
-  std::vector<int> items;
-  std::span<const int> of(int i) const {
+template <class T>
+struct CompressedRows {
+  std::vector<int> offsets;  // Row i is items[offsets[i], offsets[i + 1]).
+  std::vector<T> items;
+  std::span<const T> row(int i) const {
     return {items.data() + offsets[i], items.data() + offsets[i + 1]};
   }
 };
 
+// Groups entries into rows 0..rows-1 by key, each row keeping the order in
+// which the entries were given: for_each(emit) must call emit(key, item)
+// for every entry, and the same entries in the same order each time (it is
+// called twice: once to count, once to fill).
+template <class T, class ForEach>
+CompressedRows<T> GroupByKey(int rows, const ForEach& for_each) {
+  CompressedRows<T> out;
+  out.offsets.assign(rows + 1, 0);
+  for_each([&](int key, const T&) { ++out.offsets[key + 1]; });
+  for (int i = 0; i < rows; ++i) out.offsets[i + 1] += out.offsets[i];
+  out.items.resize(out.offsets[rows]);
+  std::vector<int> fill(out.offsets.begin(), out.offsets.end() - 1);
+  for_each([&](int key, const T& item) { out.items[fill[key]++] = item; });
+  return out;
+}
+
 // Names a node on a cycle among `unsorted` (nodes Kahn's algorithm could not
 // order): walking inputs from any of them must revisit a node.
-std::string FindNodeOnCycle(const Adjacency& producers,
+std::string FindNodeOnCycle(const CompressedRows<int>& producers,
                             const std::vector<char>& unsorted,
                             const Graph& graph) {
   int start = 0;
@@ -53,7 +70,7 @@ std::string FindNodeOnCycle(const Adjacency& producers,
   int current = start;
   while (!seen[current]) {
     seen[current] = 1;
-    for (int p : producers.of(current)) {
+    for (int p : producers.row(current)) {
       if (unsorted[p]) {
         current = p;
         break;
@@ -156,36 +173,79 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
   return CompileWithIndex(graph, std::move(index), options);
 }
 
-StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
-    const Graph& graph, NameIndex index, const CompileOptions& options) {
-  WEFT_RETURN_IF_ERROR(graph.status());
-  std::shared_ptr<CompiledGraph> out(new CompiledGraph());
-  const std::vector<NodeDef>& defs = graph.nodes();
-  // Fits: Graph::AddNode refuses more than Graph::kMaxNodes nodes.
-  const int n = static_cast<int>(defs.size());
+// Compiling, in four named steps over the state they share. Each step
+// returns the first error it meets, naming the node.
+class CompiledGraph::Builder {
+ public:
+  Builder(const Graph& graph, const CompileOptions& options)
+      : graph_(graph),
+        defs_(graph.nodes()),
+        // Fits: Graph::AddNode refuses more than Graph::kMaxNodes nodes.
+        n_(static_cast<int>(defs_.size())),
+        options_(options),
+        out_(new CompiledGraph()) {}
 
-  // Names, ops, inputs, devices. Graph::AddNode refuses duplicate names, so
-  // a well-formed graph's index has one entry per node.
-  out->index_ = std::move(index);
-  if (out->index_.size() != defs.size()) {
+  StatusOr<std::shared_ptr<const CompiledGraph>> Build(NameIndex index) {
+    WEFT_RETURN_IF_ERROR(graph_.status());
+    WEFT_RETURN_IF_ERROR(ResolveInputs(std::move(index)));
+    WEFT_RETURN_IF_ERROR(Order());
+    WEFT_RETURN_IF_ERROR(InstantiateInOrder());
+    LinkConsumers();
+    return std::shared_ptr<const CompiledGraph>(std::move(out_));
+  }
+
+ private:
+  Status ResolveInputs(NameIndex index);
+  Status Order();
+  Status InstantiateInOrder();
+  Status Instantiate(int i);
+  void LinkConsumers();
+
+  const Graph& graph_;
+  const std::vector<NodeDef>& defs_;
+  const int n_;
+  const CompileOptions& options_;
+  std::shared_ptr<CompiledGraph> out_;
+
+  // Every input's producer, data and control, per node in input order.
+  CompressedRows<int> producers_;
+  // Rows of out_->inputs_ and out_->control_inputs_ per node.
+  std::vector<int> input_offsets_;
+  std::vector<int> control_offsets_;
+  std::vector<int> order_;  // Producers before consumers.
+  std::vector<double> costs_;
+  std::vector<int> num_outputs_;
+  const OpDef* const_def_ = nullptr;
+  // Per-node buffers of InstantiateInOrder, reused.
+  std::vector<DataType> input_dtypes_;
+  std::vector<PartialShape> input_shapes_;
+  std::vector<const Tensor*> constants_;
+};
+
+// Step 1: names, ops, inputs and devices, in graph order. Inputs may name
+// nodes not reached yet: names are looked up in the whole graph's index.
+Status CompiledGraph::Builder::ResolveInputs(NameIndex index) {
+  // Graph::AddNode refuses duplicate names, so a well-formed graph's index
+  // has one entry per node.
+  out_->index_ = std::move(index);
+  if (out_->index_.size() != defs_.size()) {
     return InvalidArgumentError("the graph has duplicate node names");
   }
-  out->nodes_.resize(n);
-  Adjacency producers;  // Data and control, in input order.
-  producers.offsets.reserve(n + 1);
-  producers.offsets.push_back(0);
-  for (const NodeDef& def : defs) {
-    producers.offsets.push_back(producers.offsets.back() +
-                                static_cast<int>(def.inputs.size()));
+  out_->nodes_.resize(n_);
+  producers_.offsets.reserve(n_ + 1);
+  producers_.offsets.push_back(0);
+  for (const NodeDef& def : defs_) {
+    producers_.offsets.push_back(producers_.offsets.back() +
+                                 static_cast<int>(def.inputs.size()));
   }
-  producers.items.reserve(producers.offsets.back());
-  out->inputs_.reserve(producers.offsets.back());
-  std::vector<int> input_offsets(n + 1, 0);
-  std::vector<int> control_offsets(n + 1, 0);
+  producers_.items.reserve(producers_.offsets.back());
+  out_->inputs_.reserve(producers_.offsets.back());
+  input_offsets_.assign(n_ + 1, 0);
+  control_offsets_.assign(n_ + 1, 0);
   const OpDef* last_def = nullptr;  // Neighbours often share an op.
-  for (int i = 0; i < n; ++i) {
-    const NodeDef& def = defs[i];
-    CompiledNode& node = out->nodes_[i];
+  for (int i = 0; i < n_; ++i) {
+    const NodeDef& def = defs_[i];
+    CompiledNode& node = out_->nodes_[i];
     node.name = def.name;
     node.def = last_def != nullptr && last_def->name == def.op
                    ? last_def
@@ -197,225 +257,226 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
     for (const std::string& text : def.inputs) {
       auto spec = ParseInput(text);
       if (!spec.ok()) return spec.status().WithContext(NodeContext(def));
-      // Inputs may name nodes not reached yet: look names up in the graph.
-      const int producer = out->index_.Find(spec->node, NameMember(defs));
+      const int producer = out_->index_.Find(spec->node, NameMember(defs_));
       if (producer < 0) {
         return InvalidArgumentError(NodeContext(def) + ": input '" + text +
                                     "' refers to node '" + spec->node +
                                     "', which does not exist");
       }
       if (spec->control) {
-        out->control_inputs_.push_back(producer);
+        out_->control_inputs_.push_back(producer);
       } else {
-        out->inputs_.push_back({producer, spec->output});
+        out_->inputs_.push_back({producer, spec->output});
       }
-      producers.items.push_back(producer);
+      producers_.items.push_back(producer);
     }
-    input_offsets[i + 1] = static_cast<int>(out->inputs_.size());
-    control_offsets[i + 1] = static_cast<int>(out->control_inputs_.size());
-    // Device placement.
+    input_offsets_[i + 1] = static_cast<int>(out_->inputs_.size());
+    control_offsets_[i + 1] = static_cast<int>(out_->control_inputs_.size());
     const auto cpu = ParseCpuDevice(def.device);
-    if (!cpu || *cpu >= options.num_cpu_devices) {
-      if (!options.allow_soft_placement) {
+    if (!cpu || *cpu >= options_.num_cpu_devices) {
+      if (!options_.allow_soft_placement) {
         return InvalidArgumentError(
             NodeContext(def) + ": device '" + def.device +
             "' does not exist (this session has /cpu:0 to /cpu:" +
-            std::to_string(options.num_cpu_devices - 1) +
+            std::to_string(options_.num_cpu_devices - 1) +
             "; set allow_soft_placement to place it on /cpu:0)");
       }
       node.cpu = 0;
     } else {
       node.cpu = *cpu;
     }
-    if (options.log_device_placement) {
+    if (options_.log_device_placement) {
       std::fprintf(stderr, "weft: %s placed on %s\n", NodeContext(def).c_str(),
                    node.device().c_str());
     }
   }
-  // Row i of a compressed-rows array.
-  const auto view = [](const auto& items, const std::vector<int>& offsets,
-                       int i) {
-    return std::span(items.data() + offsets[i], items.data() + offsets[i + 1]);
-  };
+  return Status::OK();
+}
 
-  // Topological order (Kahn); what is left over lies on or behind a cycle.
-  std::vector<int> order;
-  order.reserve(n);
-  {
-    std::vector<int> missing(n);
-    Adjacency successors;
-    successors.offsets.assign(n + 1, 0);
-    for (int p : producers.items) ++successors.offsets[p + 1];
-    for (int i = 0; i < n; ++i) {
-      successors.offsets[i + 1] += successors.offsets[i];
-      missing[i] = static_cast<int>(producers.of(i).size());
-    }
-    successors.items.resize(producers.items.size());
-    std::vector<int> fill(successors.offsets.begin(),
-                          successors.offsets.end() - 1);
-    for (int i = 0; i < n; ++i) {
-      for (int p : producers.of(i)) successors.items[fill[p]++] = i;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (missing[i] == 0) order.push_back(i);
-    }
-    for (size_t k = 0; k < order.size(); ++k) {
-      for (int s : successors.of(order[k])) {
-        if (--missing[s] == 0) order.push_back(s);
-      }
-    }
-    if (static_cast<int>(order.size()) != n) {
-      std::vector<char> unsorted(n, 1);
-      for (int i : order) unsorted[i] = 0;
-      return InvalidArgumentError("the graph has a cycle through node '" +
-                                  FindNodeOnCycle(producers, unsorted, graph) +
-                                  "'");
+// Step 2: a topological order (Kahn's algorithm); what is left over lies on
+// or behind a cycle.
+Status CompiledGraph::Builder::Order() {
+  const CompressedRows<int> successors =
+      GroupByKey<int>(n_, [&](const auto& emit) {
+        for (int i = 0; i < n_; ++i) {
+          for (int p : producers_.row(i)) emit(p, i);
+        }
+      });
+  std::vector<int> missing(n_);
+  order_.reserve(n_);
+  for (int i = 0; i < n_; ++i) {
+    missing[i] = static_cast<int>(producers_.row(i).size());
+    if (missing[i] == 0) order_.push_back(i);
+  }
+  for (size_t k = 0; k < order_.size(); ++k) {
+    for (int s : successors.row(order_[k])) {
+      if (--missing[s] == 0) order_.push_back(s);
     }
   }
+  if (static_cast<int>(order_.size()) == n_) return Status::OK();
+  std::vector<char> unsorted(n_, 1);
+  for (int i : order_) unsorted[i] = 0;
+  return InvalidArgumentError("the graph has a cycle through node '" +
+                              FindNodeOnCycle(producers_, unsorted, graph_) +
+                              "'");
+}
 
-  // Signatures, attributes, shapes and kernels, producers first. Values are
-  // numbered in this order, so a node's inputs are known when it is reached.
-  // The buffers below are per node, reused.
-  const OpDef* const_def = OpRegistry::Global().FindOp("Const");
-  std::vector<double> costs(n);
-  std::vector<int> num_outputs(n, 0);
-  std::vector<DataType> input_dtypes;
-  std::vector<PartialShape> input_shapes;
-  std::vector<const Tensor*> constants;
-  out->value_dtypes_.reserve(n);
-  out->value_shapes_.reserve(n);
-  for (int i : order) {
-    const NodeDef& def = defs[i];
-    CompiledNode& node = out->nodes_[i];
-    input_dtypes.clear();
-    input_shapes.clear();
-    constants.clear();
-    for (const EdgeRef& in : view(out->inputs_, input_offsets, i)) {
-      const CompiledNode& producer = out->nodes_[in.node];
-      if (in.slot >= num_outputs[in.node]) {
-        return InvalidArgumentError(
-            NodeContext(def) + ": input '" + producer.name + ":" +
-            std::to_string(in.slot) + "' does not exist ('" + producer.name +
-            "' has " + std::to_string(num_outputs[in.node]) + " outputs)");
+// Step 3: signatures, attributes, shapes and kernels, producers first.
+// Values are numbered in this order, so a node's inputs are known when it
+// is reached.
+Status CompiledGraph::Builder::InstantiateInOrder() {
+  const_def_ = OpRegistry::Global().FindOp("Const");
+  costs_.assign(n_, 0.0);
+  num_outputs_.assign(n_, 0);
+  out_->value_dtypes_.reserve(n_);
+  out_->value_shapes_.reserve(n_);
+  for (int i : order_) WEFT_RETURN_IF_ERROR(Instantiate(i));
+  return Status::OK();
+}
+
+Status CompiledGraph::Builder::Instantiate(int i) {
+  const NodeDef& def = defs_[i];
+  CompiledNode& node = out_->nodes_[i];
+  input_dtypes_.clear();
+  input_shapes_.clear();
+  constants_.clear();
+  for (int k = input_offsets_[i]; k < input_offsets_[i + 1]; ++k) {
+    const EdgeRef in = out_->inputs_[k];
+    const CompiledNode& producer = out_->nodes_[in.node];
+    if (in.slot >= num_outputs_[in.node]) {
+      return InvalidArgumentError(
+          NodeContext(def) + ": input '" + producer.name + ":" +
+          std::to_string(in.slot) + "' does not exist ('" + producer.name +
+          "' has " + std::to_string(num_outputs_[in.node]) + " outputs)");
+    }
+    const int value = producer.first_value + in.slot;
+    input_dtypes_.push_back(out_->value_dtypes_[value]);
+    input_shapes_.push_back(out_->value_shapes_[value]);
+    // A Const's value (type-checked when the Const was compiled) lets
+    // shape functions read shapes and axes given as tensors.
+    const Tensor* constant = nullptr;
+    if (producer.def == const_def_) {
+      const AttrMap& attrs = defs_[in.node].attrs;
+      if (auto it = attrs.find("value"); it != attrs.end()) {
+        constant = it->second.get_if<Tensor>();
       }
-      const int value = producer.first_value + in.slot;
-      input_dtypes.push_back(out->value_dtypes_[value]);
-      input_shapes.push_back(out->value_shapes_[value]);
-      // A Const's value (type-checked when the Const was compiled) lets
-      // shape functions read shapes and axes given as tensors.
-      const Tensor* constant = nullptr;
-      if (producer.def == const_def) {
-        const AttrMap& attrs = defs[in.node].attrs;
-        if (auto it = attrs.find("value"); it != attrs.end()) {
-          constant = it->second.get_if<Tensor>();
-        }
-      }
-      constants.push_back(constant);
     }
-    auto signature = ResolveSignature(*node.def, def.attrs, input_dtypes);
-    if (!signature.ok())
-      return signature.status().WithContext(NodeContext(def));
-    const AttrMap& attrs = signature->attrs;
-    const std::vector<DataType>& output_dtypes = signature->output_dtypes;
+    constants_.push_back(constant);
+  }
+  auto signature = ResolveSignature(*node.def, def.attrs, input_dtypes_);
+  if (!signature.ok()) return signature.status().WithContext(NodeContext(def));
+  const AttrMap& attrs = signature->attrs;
+  const std::vector<DataType>& output_dtypes = signature->output_dtypes;
 
-    InferenceContext ctx(node.name, attrs, input_dtypes, input_shapes,
-                         constants, static_cast<int>(output_dtypes.size()));
-    if (node.def->shape_fn) {
-      Status s = node.def->shape_fn(ctx);
-      if (!s.ok()) return s.WithContext(NodeContext(def));
-    }
-    costs[i] = InitialCostNs(*node.def, ctx);
-    if (!ctx.status().ok()) {  // An attribute the op does not declare.
-      return ctx.status().WithContext(NodeContext(def) + ": shape function");
-    }
+  InferenceContext ctx(node.name, attrs, input_dtypes_, input_shapes_,
+                       constants_, static_cast<int>(output_dtypes.size()));
+  if (node.def->shape_fn) {
+    Status s = node.def->shape_fn(ctx);
+    if (!s.ok()) return s.WithContext(NodeContext(def));
+  }
+  costs_[i] = InitialCostNs(*node.def, ctx);
+  if (!ctx.status().ok()) {  // An attribute the op does not declare.
+    return ctx.status().WithContext(NodeContext(def) + ": shape function");
+  }
 
-    node.blocking = node.def->blocking;
-    if (auto it = attrs.find("blocking"); it != attrs.end()) {
-      if (const bool* b = it->second.get_if<bool>()) node.blocking |= *b;
-    }
-    node.is_placeholder = def.op == "Placeholder";
-    if (node.def == const_def && control_offsets[i] == control_offsets[i + 1]) {
-      if (const Tensor* value = attrs.at("value").get_if<Tensor>()) {
+  node.blocking = node.def->blocking;
+  if (auto it = attrs.find("blocking"); it != attrs.end()) {
+    if (const bool* b = it->second.get_if<bool>()) node.blocking |= *b;
+  }
+  node.is_placeholder = def.op == "Placeholder";
+  if (node.def == const_def_ && control_offsets_[i] == control_offsets_[i + 1]) {
+    if (auto it = attrs.find("value"); it != attrs.end()) {
+      if (const Tensor* value = it->second.get_if<Tensor>()) {
         node.constant = std::make_unique<Tensor>(*value);
       }
     }
-
-    const KernelFactory* factory = OpRegistry::Global().FindKernel(def.op);
-    if (factory == nullptr) {
-      return UnimplementedError(NodeContext(def) + ": op '" + def.op +
-                                "' has no kernel");
-    }
-    KernelConstruction construction(node.name, node.op(), attrs, input_dtypes,
-                                    output_dtypes, input_shapes,
-                                    ctx.output_shapes());
-    StatusOr<std::unique_ptr<OpKernel>> kernel =
-        InternalError("kernel factory did not run");
-    try {
-      kernel = (*factory)(construction);
-    } catch (const std::exception& e) {
-      kernel =
-          InternalError(std::string("kernel construction threw: ") + e.what());
-    }
-    if (kernel.ok() && !construction.status().ok()) {
-      kernel = construction.status().WithContext("kernel construction");
-    }
-    if (!kernel.ok()) return kernel.status().WithContext(NodeContext(def));
-    node.kernel = std::move(kernel).value();
-
-    node.first_value = out->num_values_;
-    num_outputs[i] = static_cast<int>(output_dtypes.size());
-    out->num_values_ += num_outputs[i];
-    out->value_dtypes_.insert(out->value_dtypes_.end(), output_dtypes.begin(),
-                              output_dtypes.end());
-    out->value_shapes_.insert(out->value_shapes_.end(),
-                              ctx.output_shapes().begin(),
-                              ctx.output_shapes().end());
   }
 
-  // Consumer lists (compressed rows, in consumer then slot order), the
-  // value each input reads, and every node's views.
-  std::vector<int> consumer_offsets(n + 1, 0);
-  std::vector<int> control_consumer_offsets(n + 1, 0);
-  for (const EdgeRef& in : out->inputs_) ++consumer_offsets[in.node + 1];
-  for (int p : out->control_inputs_) ++control_consumer_offsets[p + 1];
-  for (int i = 0; i < n; ++i) {
-    consumer_offsets[i + 1] += consumer_offsets[i];
-    control_consumer_offsets[i + 1] += control_consumer_offsets[i];
+  const KernelFactory* factory = OpRegistry::Global().FindKernel(def.op);
+  if (factory == nullptr) {
+    return UnimplementedError(NodeContext(def) + ": op '" + def.op +
+                              "' has no kernel");
   }
-  out->consumers_.resize(out->inputs_.size());
-  out->control_consumers_.resize(out->control_inputs_.size());
-  out->input_values_.resize(out->inputs_.size());
-  {
-    std::vector<int> fill(consumer_offsets.begin(), consumer_offsets.end() - 1);
-    std::vector<int> control_fill(control_consumer_offsets.begin(),
-                                  control_consumer_offsets.end() - 1);
-    for (int i = 0; i < n; ++i) {
-      for (int k = input_offsets[i]; k < input_offsets[i + 1]; ++k) {
-        const EdgeRef in = out->inputs_[k];
-        out->consumers_[fill[in.node]++] = {i, k - input_offsets[i]};
-        out->input_values_[k] = out->nodes_[in.node].first_value + in.slot;
-      }
-      for (int k = control_offsets[i]; k < control_offsets[i + 1]; ++k) {
-        out->control_consumers_[control_fill[out->control_inputs_[k]]++] = i;
-      }
-    }
+  KernelConstruction construction(node.name, node.op(), attrs, input_dtypes_,
+                                  output_dtypes, input_shapes_,
+                                  ctx.output_shapes());
+  StatusOr<std::unique_ptr<OpKernel>> kernel =
+      InternalError("kernel factory did not run");
+  try {
+    kernel = (*factory)(construction);
+  } catch (const std::exception& e) {
+    kernel =
+        InternalError(std::string("kernel construction threw: ") + e.what());
   }
-  out->cost_ns_ = std::make_unique<std::atomic<double>[]>(n);
-  for (int i = 0; i < n; ++i) {
-    out->cost_ns_[i].store(costs[i], std::memory_order_relaxed);
-    CompiledNode& node = out->nodes_[i];
-    node.inputs = view(out->inputs_, input_offsets, i);
-    node.input_values = view(out->input_values_, input_offsets, i);
-    node.control_inputs = view(out->control_inputs_, control_offsets, i);
-    node.consumers = view(out->consumers_, consumer_offsets, i);
+  if (kernel.ok() && !construction.status().ok()) {
+    kernel = construction.status().WithContext("kernel construction");
+  }
+  if (!kernel.ok()) return kernel.status().WithContext(NodeContext(def));
+  node.kernel = std::move(kernel).value();
+
+  node.first_value = out_->num_values_;
+  num_outputs_[i] = static_cast<int>(output_dtypes.size());
+  out_->num_values_ += num_outputs_[i];
+  out_->value_dtypes_.insert(out_->value_dtypes_.end(), output_dtypes.begin(),
+                             output_dtypes.end());
+  out_->value_shapes_.insert(out_->value_shapes_.end(),
+                             ctx.output_shapes().begin(),
+                             ctx.output_shapes().end());
+  return Status::OK();
+}
+
+// Step 4: consumer lists (in consumer, then input slot order), the value
+// each input reads, and every node's views into the flat arrays.
+void CompiledGraph::Builder::LinkConsumers() {
+  CompiledGraph& g = *out_;
+  CompressedRows<EdgeRef> consumers =
+      GroupByKey<EdgeRef>(n_, [&](const auto& emit) {
+        for (int i = 0; i < n_; ++i) {
+          for (int k = input_offsets_[i]; k < input_offsets_[i + 1]; ++k) {
+            emit(g.inputs_[k].node, EdgeRef{i, k - input_offsets_[i]});
+          }
+        }
+      });
+  CompressedRows<int> control_consumers =
+      GroupByKey<int>(n_, [&](const auto& emit) {
+        for (int i = 0; i < n_; ++i) {
+          for (int k = control_offsets_[i]; k < control_offsets_[i + 1]; ++k) {
+            emit(g.control_inputs_[k], i);
+          }
+        }
+      });
+  g.consumers_ = std::move(consumers.items);
+  g.control_consumers_ = std::move(control_consumers.items);
+  g.input_values_.resize(g.inputs_.size());
+  for (size_t k = 0; k < g.inputs_.size(); ++k) {
+    const EdgeRef in = g.inputs_[k];
+    g.input_values_[k] = g.nodes_[in.node].first_value + in.slot;
+  }
+  // Row i of a flat array, by the offsets that lay it out.
+  const auto row = [](const auto& items, const std::vector<int>& offsets,
+                      int i) {
+    return std::span(items.data() + offsets[i], items.data() + offsets[i + 1]);
+  };
+  g.cost_ns_ = std::make_unique<std::atomic<double>[]>(n_);
+  for (int i = 0; i < n_; ++i) {
+    g.cost_ns_[i].store(costs_[i], std::memory_order_relaxed);
+    CompiledNode& node = g.nodes_[i];
+    node.inputs = row(g.inputs_, input_offsets_, i);
+    node.input_values = row(g.input_values_, input_offsets_, i);
+    node.control_inputs = row(g.control_inputs_, control_offsets_, i);
+    node.consumers = row(g.consumers_, consumers.offsets, i);
     node.control_consumers =
-        view(out->control_consumers_, control_consumer_offsets, i);
-    node.output_dtypes = {out->value_dtypes_.data() + node.first_value,
-                          static_cast<size_t>(num_outputs[i])};
-    node.output_shapes = {out->value_shapes_.data() + node.first_value,
-                          static_cast<size_t>(num_outputs[i])};
+        row(g.control_consumers_, control_consumers.offsets, i);
+    node.output_dtypes = {g.value_dtypes_.data() + node.first_value,
+                          static_cast<size_t>(num_outputs_[i])};
+    node.output_shapes = {g.value_shapes_.data() + node.first_value,
+                          static_cast<size_t>(num_outputs_[i])};
   }
-  return std::shared_ptr<const CompiledGraph>(std::move(out));
+}
+
+StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::CompileWithIndex(
+    const Graph& graph, NameIndex index, const CompileOptions& options) {
+  return Builder(graph, options).Build(std::move(index));
 }
 
 }  // namespace weft::internal

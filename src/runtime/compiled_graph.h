@@ -86,6 +86,7 @@ class CompiledGraph {
   // Compile with `index` (node name -> position in graph.nodes()).
   static StatusOr<std::shared_ptr<const CompiledGraph>> CompileWithIndex(
       const Graph& graph, NameIndex index, const CompileOptions& options);
+  class Builder;  // The compilation steps (compiled_graph.cc).
   CompiledGraph() = default;
   CompiledGraph(const CompiledGraph&) = delete;  // Nodes point into it.
   CompiledGraph& operator=(const CompiledGraph&) = delete;

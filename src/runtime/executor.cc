@@ -9,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "framework/node_context.h"
 #include "runtime/blocking_pool.h"
+#include "runtime/clock.h"
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
 #include "threading/pool_core.h"
@@ -20,12 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             Clock::now().time_since_epoch())
-      .count();
-}
-
 // Cost is measured on every 16th node a thread runs (and on every node when
 // tracing): two clock reads per node would cost more than a cheap kernel.
 bool ShouldSampleCost() {
@@ -34,7 +30,7 @@ bool ShouldSampleCost() {
 }
 
 std::string NodeContext(const CompiledNode& node) {
-  return "node '" + node.name + "' (op " + node.op() + ")";
+  return internal::NodeContext(node.name, node.op());
 }
 
 // Per-thread stacks of ready nodes, one per nesting level (a kernel may call

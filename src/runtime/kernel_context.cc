@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "framework/node_context.h"
+#include "runtime/clock.h"
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
 #include "threading/parallel_for_internal.h"
@@ -26,7 +28,7 @@ const Tensor& KernelContext::input(int i) const {
 }
 
 std::string KernelContext::IndexOutOfRange(const char* what, int i) const {
-  return "node '" + node_name() + "' (op " + op() + "): KernelContext " + what +
+  return internal::NodeContext(node_name(), op()) + ": KernelContext " + what +
          " " + std::to_string(i) + " of " +
          std::to_string(std::string_view(what) == "input" ? num_inputs()
                                                           : num_outputs());
@@ -123,11 +125,7 @@ void KernelContext::RecordShards(int threads) {
 
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using internal::NowNs;
 
 // Wraps a kernel's block function: a block of a cancelled Run is skipped
 // (the Run's outputs are discarded anyway, and a long kernel then ends

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
 #include "runtime/executor.h"
@@ -29,7 +30,7 @@ CompileOptions DeviceOptions(const SessionOptions& options) {
   return compile;
 }
 
-std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
+std::string PlanKey(const NamedTensors& feeds,
                     const std::vector<std::string>& fetches,
                     const std::vector<std::string>& targets) {
   // '\0' cannot appear in a node name; '\1' separates the three lists.
@@ -53,12 +54,12 @@ class SessionImpl {
         pools_(std::move(pools)) {}
 
   Status Run(const RunOptions& run_options,
-             const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const NamedTensors& feeds,
              const std::vector<std::string>& fetches,
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs, RunMetadata* metadata);
   Status Close();
-  Status Prepare(const std::vector<std::pair<std::string, Tensor>>& feeds,
+  Status Prepare(const NamedTensors& feeds,
                  const std::vector<std::string>& fetches,
                  const std::vector<std::string>& targets) {
     WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
@@ -79,12 +80,12 @@ class SessionImpl {
   // The plan of a signature, built on first use; the session keeps every
   // plan it built for its lifetime.
   StatusOr<const ExecutionPlan*> GetPlan(
-      const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const NamedTensors& feeds,
       const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
   Status CheckFeeds(
       const ExecutionPlan& plan,
-      const std::vector<std::pair<std::string, Tensor>>& feeds) const;
+      const NamedTensors& feeds) const;
   StatusOr<RunState::Config> MakeConfig(const RunOptions& run_options,
                                         const ExecutionPlan* plan)
       WEFT_REQUIRES(mu_);
@@ -113,7 +114,7 @@ class SessionImpl {
 };
 
 StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
-    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const NamedTensors& feeds,
     const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
   const std::string key = PlanKey(feeds, fetches, targets);
@@ -134,7 +135,7 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
 
 Status SessionImpl::CheckFeeds(
     const ExecutionPlan& plan,
-    const std::vector<std::pair<std::string, Tensor>>& feeds) const {
+    const NamedTensors& feeds) const {
   for (size_t i = 0; i < feeds.size(); ++i) {
     const Tensor& value = feeds[i].second;
     const CompiledNode& node = graph_->node(plan.feeds[i].node);
@@ -228,10 +229,7 @@ void SessionImpl::ReleaseRunState(std::unique_ptr<RunState> run) {
 void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
                                RunMetadata* metadata) {
   metadata->run_start_ns = start_ns;
-  metadata->run_end_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count();
+  metadata->run_end_ns = NowNs();
   metadata->node_stats.clear();
   if (!run.config().trace) return;
   for (size_t i = 0; i < run.stats().size(); ++i) {
@@ -245,7 +243,7 @@ void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
 
 Status SessionImpl::Run(
     const RunOptions& run_options,
-    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const NamedTensors& feeds,
     const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
     RunMetadata* metadata) {
@@ -288,11 +286,7 @@ Status SessionImpl::Run(
   ExecuteRun(*run, deadline);
 
   if (metadata != nullptr) {
-    FillMetadata(*run,
-                 std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     start.time_since_epoch())
-                     .count(),
-                 metadata);
+    FillMetadata(*run, ToNs(start), metadata);
   }
   Status status = run->status();
   if (status.ok()) {
@@ -344,7 +338,7 @@ Session::Session(std::unique_ptr<Impl> impl)
 
 Session::~Session() { (void)impl_->Close(); }
 
-Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+Status Session::Run(const NamedTensors& feeds,
                     const std::vector<std::string>& fetches,
                     const std::vector<std::string>& targets,
                     std::vector<Tensor>* outputs) {
@@ -352,7 +346,7 @@ Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
 }
 
 Status Session::Run(const RunOptions& run_options,
-                    const std::vector<std::pair<std::string, Tensor>>& feeds,
+                    const NamedTensors& feeds,
                     const std::vector<std::string>& fetches,
                     const std::vector<std::string>& targets,
                     std::vector<Tensor>* outputs, RunMetadata* metadata) {
@@ -360,7 +354,7 @@ Status Session::Run(const RunOptions& run_options,
 }
 
 Status Session::Prepare(
-    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const NamedTensors& feeds,
     const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
   return impl_->Prepare(feeds, fetches, targets);

@@ -45,7 +45,7 @@ inline void MustAdd(Graph& graph, NodeDef node) {
 // Runs and returns the fetched tensors, failing the test on error.
 inline std::vector<Tensor> MustRun(
     Session& session, const std::vector<std::string>& fetches,
-    const std::vector<std::pair<std::string, Tensor>>& feeds = {}) {
+    const NamedTensors& feeds = {}) {
   std::vector<Tensor> outputs;
   Status status = session.Run(feeds, fetches, {}, &outputs);
   EXPECT_TRUE(status.ok()) << status;
@@ -56,7 +56,7 @@ inline std::vector<Tensor> MustRun(
 // error.
 inline RunMetadata MustRunTraced(
     Session& session, const std::vector<std::string>& fetches,
-    const std::vector<std::pair<std::string, Tensor>>& feeds = {}) {
+    const NamedTensors& feeds = {}) {
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFull;
   std::vector<Tensor> outputs;

@@ -14,7 +14,7 @@ namespace weft::cli {
 
 StatusOr<BenchReport> BenchGraph(
     const GraphFile& file,
-    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const NamedTensors& feeds,
     const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
     int warmup, int repeat, bool progress) {
   BenchReport report;

@@ -57,9 +57,9 @@ StatusOr<Model> LoadModel(const std::string& path) {
   return model;
 }
 
-StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags,
+StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
                           const Model& model) {
-  Feeds feeds;
+  NamedTensors feeds;
   for (const std::string& flag : flags) {
     const auto eq = flag.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
@@ -95,7 +95,7 @@ std::string NodeOf(const std::string& tensor_name) {
 // Placeholders reachable from the fetches, not looking behind fed nodes.
 std::vector<const NodeDef*> NeededPlaceholders(
     const GraphFile& file, const std::vector<std::string>& fetches,
-    const Feeds& feeds) {
+    const NamedTensors& feeds) {
   std::set<std::string> fed;
   for (const auto& feed : feeds) fed.insert(NodeOf(feed.first));
   std::vector<std::string> stack;
@@ -118,7 +118,7 @@ std::vector<const NodeDef*> NeededPlaceholders(
 
 std::vector<std::string> MissingFeeds(const GraphFile& file,
                                       const std::vector<std::string>& fetches,
-                                      const Feeds& feeds) {
+                                      const NamedTensors& feeds) {
   std::vector<std::string> names;
   for (const NodeDef* node : NeededPlaceholders(file, fetches, feeds)) {
     names.push_back(node->name);
@@ -127,7 +127,7 @@ std::vector<std::string> MissingFeeds(const GraphFile& file,
 }
 
 Status AddRandomFeeds(const GraphFile& file,
-                      const std::vector<std::string>& fetches, Feeds* feeds) {
+                      const std::vector<std::string>& fetches, NamedTensors* feeds) {
   for (const NodeDef* node : NeededPlaceholders(file, fetches, *feeds)) {
     auto dtype_it = node->attrs.find("dtype");
     auto shape_it = node->attrs.find("shape");

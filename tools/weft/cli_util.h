@@ -20,8 +20,6 @@ constexpr int kExitBadInput = 2;
 // Prints "weft: error: <message>" to stderr and returns `code`.
 int Fail(int code, const std::string& message);
 
-using Feeds = std::vector<std::pair<std::string, Tensor>>;
-
 // A weft JSON graph or an ONNX model (by the .onnx extension), with the
 // names its user knows: an ONNX model's inputs and outputs are fed and
 // fetched by their ONNX names, which map to weft tensors here.
@@ -38,7 +36,7 @@ StatusOr<Model> LoadModel(const std::string& path);
 
 // Parses NAME=FILE flags (FILE a .npy or an ONNX TensorProto .pb) and reads
 // the files; NAME is mapped through model.TensorOf.
-StatusOr<Feeds> ReadFeeds(const std::vector<std::string>& flags,
+StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
                           const Model& model);
 
 // `name` made safe as a file name: '/', ':' and '\\' become '_'.
@@ -48,12 +46,12 @@ std::string FileNameFor(std::string name);
 // its declared dtype and shape, from a fixed seed (the same for every call).
 // An unfed placeholder of unknown shape is an error naming it.
 Status AddRandomFeeds(const GraphFile& file,
-                      const std::vector<std::string>& fetches, Feeds* feeds);
+                      const std::vector<std::string>& fetches, NamedTensors* feeds);
 
 // The placeholders the fetches need that `feeds` does not provide.
 std::vector<std::string> MissingFeeds(const GraphFile& file,
                                       const std::vector<std::string>& fetches,
-                                      const Feeds& feeds);
+                                      const NamedTensors& feeds);
 
 // A 64-bit FNV-1a hash of dtype, shape and bytes, as 16 hex digits.
 std::string ContentHash(const Tensor& tensor);

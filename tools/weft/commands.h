@@ -70,7 +70,7 @@ struct BenchReport {
 // pools, `warmup` untimed Runs, then `repeat` timed ones.
 StatusOr<BenchReport> BenchGraph(
     const GraphFile& file,
-    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const NamedTensors& feeds,
     const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
     int warmup, int repeat, bool progress);
 void PrintBenchTable(const BenchReport& report);

@@ -103,7 +103,7 @@ int DemoCommand(const DemoArgs& args) {
       "warm-up run, median of %d runs.\n\n",
       threads, args.repeat);
   for (const DemoGraph& demo : graphs) {
-    std::vector<std::pair<std::string, Tensor>> feeds;
+    NamedTensors feeds;
     if (Status s = AddRandomFeeds(demo.graph, demo.graph.outputs, &feeds);
         !s.ok()) {
       return Fail(kExitRunFailed, s.ToString());

@@ -164,7 +164,7 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
                   std::to_string(model->inputs.size()) + " and " +
                   std::to_string(model->outputs.size())};
     }
-    std::vector<std::pair<std::string, Tensor>> feeds;
+    NamedTensors feeds;
     for (size_t i = 0; i < data->inputs.size(); ++i) {
       feeds.emplace_back(model->inputs[i].tensor, data->inputs[i]);
     }

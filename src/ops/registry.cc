@@ -1,0 +1,31 @@
+// The built-in op list: every op family registers itself here, once, when
+// OpRegistry::Global() is first used. A new family (a file in src/ops/)
+// adds its Register*Ops declaration to framework/op_registry_impl.h and a
+// line below.
+#include "framework/op_registry_impl.h"
+
+namespace weft::internal {
+
+void RegisterBuiltinOps(OpRegistry& registry) {
+  RegisterArrayOps(registry);
+  RegisterMathOps(registry);
+  RegisterElementwiseOps(registry);
+  RegisterNormalizationOps(registry);
+  RegisterShapeOps(registry);
+  RegisterMatMulOps(registry);
+  RegisterReduceOps(registry);
+  RegisterRandomOps(registry);
+  RegisterControlOps(registry);
+  RegisterCustomOps(registry);
+  RegisterQueueOps(registry);
+  RegisterReshapeOps(registry);
+  RegisterLogicOps(registry);
+  RegisterActivationOps(registry);
+  RegisterIndexOps(registry);
+  RegisterNnOps(registry);
+  RegisterLossOps(registry);
+  RegisterResizeOps(registry);
+  RegisterRnnOps(registry);
+}
+
+}  // namespace weft::internal
