@@ -87,9 +87,9 @@ StatusOr<const T*> FindAttr(const AttrMap& attrs, const std::string& name) {
     return NotFoundError("no attribute '" + name + "'");
   }
   if (const T* value = it->second.get_if<T>()) return value;
-  return InvalidArgumentError(
-      "attribute '" + name + "' is " + AttrTypeName(it->second.type()) +
-      ", read as " + AttrTypeName(AttrValue(T{}).type()));
+  return InvalidArgumentError("attribute '" + name + "' is " +
+                              AttrTypeName(it->second.type()) + ", read as " +
+                              AttrTypeName(AttrValue(T{}).type()));
 }
 
 // What KernelConstruction::attr and InferenceContext::attr share: the

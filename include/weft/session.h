@@ -35,12 +35,10 @@ class Session {
   // Runs the nodes needed for `fetches` ("node" or "node:k") and `targets`
   // (nodes run for their effect), with `feeds` replacing tensors. On success
   // *outputs holds one tensor per fetch; on failure it is left empty.
-  Status Run(const NamedTensors& feeds,
-             const std::vector<std::string>& fetches,
+  Status Run(const NamedTensors& feeds, const std::vector<std::string>& fetches,
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs);
-  Status Run(const RunOptions& run_options,
-             const NamedTensors& feeds,
+  Status Run(const RunOptions& run_options, const NamedTensors& feeds,
              const std::vector<std::string>& fetches,
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs, RunMetadata* metadata);

@@ -110,8 +110,8 @@ class [[nodiscard]] StatusOr {
 
  private:
   void CheckOk() const {
-    WEFT_CHECK(status_.ok(), "StatusOr::value() on error: " +
-                                 status_.ToString());
+    WEFT_CHECK(status_.ok(),
+               "StatusOr::value() on error: " + status_.ToString());
   }
 
   Status status_;

@@ -46,9 +46,8 @@ Status Graph::AddNode(NodeDef node) {
                      internal::NameMember(nodes_));
     }
   }
-  if (status.ok() &&
-      !index_->Insert(node.name, static_cast<int>(nodes_.size()),
-                      internal::NameMember(nodes_))) {
+  if (status.ok() && !index_->Insert(node.name, static_cast<int>(nodes_.size()),
+                                     internal::NameMember(nodes_))) {
     status = InvalidArgumentError("duplicate node name '" + node.name + "'");
   }
   if (!status.ok()) {

@@ -1,8 +1,8 @@
 #include "weft/graph.h"
 
-#include <utility>
-
 #include <gtest/gtest.h>
+
+#include <utility>
 
 #include "weft/session.h"
 

@@ -75,9 +75,9 @@ StatusOr<MatMulShape> CheckShapes(const PartialShape& a, const PartialShape& b,
 // Output tile size: rows x cols of C computed by one single-threaded call.
 // It depends only on the matrix sizes, never on the thread count, so results
 // are the same for every configuration. Large tiles run Eigen's kernel best
-// (measured on the development machine: 512 x 512 tiles of a 2048 product
-// reach ~90 GFLOP/s on one core, 64 x 256 tiles ~47); at least two row tiles
-// keep two cores busy on small products.
+// (measured on a 2-vCPU Intel Xeon guest, docs/kernels.md: 512 x 512 tiles
+// of a 2048 product reach ~90 GFLOP/s on one core, 64 x 256 tiles ~47); at
+// least two row tiles keep two cores busy on small products.
 struct TileShape {
   int64_t rows, cols;
 };

@@ -26,7 +26,8 @@ void BlockingPool::Schedule(Task* task) {
     work_.NotifyOne();
     return;
   }
-  if (threads_ >= kMaxBlockingThreads) return;  // Queued for the next free thread.
+  if (threads_ >= kMaxBlockingThreads)
+    return;  // Queued for the next free thread.
   ++threads_;
   lock.Unlock();
   std::thread([this] { ThreadLoop(); }).detach();

@@ -4,10 +4,10 @@
 // enqueue would otherwise wait forever.
 //
 // Elastic and process-wide: a task goes to an idle thread, or a new thread
-// is started for it (up to kMaxBlockingThreads, then tasks queue); a thread idle for
-// kIdleTimeout exits. Waiting costs no CPU, so these threads are outside the
-// core budget; a blocking kernel that computes counts against it as any
-// other kernel does.
+// is started for it (up to kMaxBlockingThreads, then tasks queue); a thread
+// idle for kIdleTimeout exits. Waiting costs no CPU, so these threads are
+// outside the core budget; a blocking kernel that computes counts against it as
+// any other kernel does.
 #ifndef WEFT_SRC_RUNTIME_BLOCKING_POOL_H_
 #define WEFT_SRC_RUNTIME_BLOCKING_POOL_H_
 
@@ -41,7 +41,7 @@ class BlockingPool {
   CondVar work_;
   std::deque<Task*> tasks_ WEFT_GUARDED_BY(mu_);
   int threads_ WEFT_GUARDED_BY(mu_) = 0;
-  int idle_ WEFT_GUARDED_BY(mu_) = 0;  // Threads waiting for a task.
+  int idle_ WEFT_GUARDED_BY(mu_) = 0;           // Threads waiting for a task.
   int wakes_pending_ WEFT_GUARDED_BY(mu_) = 0;  // Idle ones already woken.
 };
 

@@ -384,7 +384,8 @@ Status CompiledGraph::Builder::Instantiate(int i) {
     if (const bool* b = it->second.get_if<bool>()) node.blocking |= *b;
   }
   node.is_placeholder = def.op == "Placeholder";
-  if (node.def == const_def_ && control_offsets_[i] == control_offsets_[i + 1]) {
+  if (node.def == const_def_ &&
+      control_offsets_[i] == control_offsets_[i + 1]) {
     if (auto it = attrs.find("value"); it != attrs.end()) {
       if (const Tensor* value = it->second.get_if<Tensor>()) {
         node.constant = std::make_unique<Tensor>(*value);

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "framework/name_index.h"
 #include "weft/graph.h"
 #include "weft/kernel.h"
-#include "framework/name_index.h"
 #include "weft/op_registry.h"
 
 namespace weft::internal {

@@ -92,7 +92,6 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
           DataTypeName(node.output_dtypes[0]) + ", shape " +
           node.output_shapes[0].ToString() + ")");
     }
-    ++plan->num_run_nodes;
     int32_t pending = 0;
     for (const EdgeRef& in : node.inputs) {
       if (plan->role[in.node] == kFed) {

@@ -21,8 +21,7 @@ struct ExecutionPlan {
   std::vector<char> role;
   // Per node: data and control inputs from nodes that run.
   std::vector<int32_t> initial_pending;
-  std::vector<int> roots;  // Run nodes with nothing pending.
-  int num_run_nodes = 0;
+  std::vector<int> roots;        // Run nodes with nothing pending.
   std::vector<EdgeRef> feeds;    // Per feed: the output it replaces.
   std::vector<EdgeRef> fetches;  // Per fetch: the output it reads.
   // Per value (CompiledNode::first_value + output): how many data inputs of

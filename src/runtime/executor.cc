@@ -283,7 +283,8 @@ namespace {
 // A Run whose roots are all cheap (below inline_node_cost_ns, not blocking)
 // starts on the calling thread, which would otherwise only wait: handing
 // the start to a worker and the end back costs two cross-core hand-offs
-// (about 1.5 us here), more than such nodes. The caller runs cheap nodes
+// (about 1.5 us, measured on a 2-vCPU Intel Xeon guest; docs/BENCHMARKS.md),
+// more than such nodes. The caller runs cheap nodes
 // only: every expensive node it makes ready goes to the pool (Process).
 bool StartsOnCaller(const RunState& run) {
   const double inline_cost = run.config().inline_node_cost_ns;
@@ -324,7 +325,7 @@ void ExecuteRun(RunState& run, std::optional<RunDeadline> deadline) {
     Dispatch(run, NodeTask::kStart);
     run.FinishOutstanding();
   }
-  const int spin_us = pool != nullptr ? pool->options().spin_us : 0;
+  const int spin_us = pool->options().spin_us;
   if (deadline && !run.WaitForCompletion(deadline->at, spin_us)) {
     run.Abort(deadline->Exceeded());
   }

@@ -31,11 +31,12 @@ std::shared_ptr<ThreadPool> ShareOrCreate(std::optional<SharedPool>& slot,
   if (!slot) {
     slot = SharedPool{MakePool(name, workers, spin_us, pin_cpus), threads};
   } else if (explicitly_requested && slot->threads != threads) {
-    WarnThreading(std::string("session asked for ") + std::to_string(threads) + " " +
-         name + "-op threads, but shares the process-wide " + name +
-         "-op pool of " + std::to_string(slot->threads) +
-         " (created by an earlier session; set use_per_session_threads for "
-         "pools of its own)");
+    WarnThreading(
+        std::string("session asked for ") + std::to_string(threads) + " " +
+        name + "-op threads, but shares the process-wide " + name +
+        "-op pool of " + std::to_string(slot->threads) +
+        " (created by an earlier session; set use_per_session_threads for "
+        "pools of its own)");
   }
   return slot->pool;
 }

@@ -1,13 +1,13 @@
 // Process-wide threading settings: setters, getters, environment,
 // precedence, sharing of the global pools, named pools.
 #include "runtime/pools.h"
-#include "threading/process_threading.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include "test_support/session_util.h"
+#include "threading/process_threading.h"
 #include "weft/threading.h"
 
 namespace weft {

@@ -53,8 +53,7 @@ class SessionImpl {
         options_(std::move(options)),
         pools_(std::move(pools)) {}
 
-  Status Run(const RunOptions& run_options,
-             const NamedTensors& feeds,
+  Status Run(const RunOptions& run_options, const NamedTensors& feeds,
              const std::vector<std::string>& fetches,
              const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs, RunMetadata* metadata);
@@ -80,12 +79,9 @@ class SessionImpl {
   // The plan of a signature, built on first use; the session keeps every
   // plan it built for its lifetime.
   StatusOr<const ExecutionPlan*> GetPlan(
-      const NamedTensors& feeds,
-      const std::vector<std::string>& fetches,
+      const NamedTensors& feeds, const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
-  Status CheckFeeds(
-      const ExecutionPlan& plan,
-      const NamedTensors& feeds) const;
+  Status CheckFeeds(const ExecutionPlan& plan, const NamedTensors& feeds) const;
   StatusOr<RunState::Config> MakeConfig(const RunOptions& run_options,
                                         const ExecutionPlan* plan)
       WEFT_REQUIRES(mu_);
@@ -114,8 +110,7 @@ class SessionImpl {
 };
 
 StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
-    const NamedTensors& feeds,
-    const std::vector<std::string>& fetches,
+    const NamedTensors& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
   const std::string key = PlanKey(feeds, fetches, targets);
   {
@@ -133,9 +128,8 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
   return plans_.emplace(key, std::move(plan)).first->second.get();
 }
 
-Status SessionImpl::CheckFeeds(
-    const ExecutionPlan& plan,
-    const NamedTensors& feeds) const {
+Status SessionImpl::CheckFeeds(const ExecutionPlan& plan,
+                               const NamedTensors& feeds) const {
   for (size_t i = 0; i < feeds.size(); ++i) {
     const Tensor& value = feeds[i].second;
     const CompiledNode& node = graph_->node(plan.feeds[i].node);
@@ -241,12 +235,11 @@ void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
             });
 }
 
-Status SessionImpl::Run(
-    const RunOptions& run_options,
-    const NamedTensors& feeds,
-    const std::vector<std::string>& fetches,
-    const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
-    RunMetadata* metadata) {
+Status SessionImpl::Run(const RunOptions& run_options,
+                        const NamedTensors& feeds,
+                        const std::vector<std::string>& fetches,
+                        const std::vector<std::string>& targets,
+                        std::vector<Tensor>* outputs, RunMetadata* metadata) {
   const auto start = std::chrono::steady_clock::now();
   if (outputs == nullptr && !fetches.empty()) {
     return InvalidArgumentError("Run has fetches but outputs is null");
@@ -323,18 +316,17 @@ class Session::Impl : public internal::SessionImpl {
 StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
-  WEFT_ASSIGN_OR_RETURN(std::shared_ptr<const internal::CompiledGraph> compiled,
-                        internal::CompiledGraph::Compile(
-                            std::move(graph), internal::DeviceOptions(options)));
+  WEFT_ASSIGN_OR_RETURN(
+      std::shared_ptr<const internal::CompiledGraph> compiled,
+      internal::CompiledGraph::Compile(std::move(graph),
+                                       internal::DeviceOptions(options)));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
-  return std::unique_ptr<Session>(
-      new Session(std::make_unique<Impl>(
-          std::move(compiled), std::move(pools), options)));
+  return std::unique_ptr<Session>(new Session(
+      std::make_unique<Impl>(std::move(compiled), std::move(pools), options)));
 }
 
-Session::Session(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Session::~Session() { (void)impl_->Close(); }
 
@@ -345,18 +337,16 @@ Status Session::Run(const NamedTensors& feeds,
   return impl_->Run(RunOptions{}, feeds, fetches, targets, outputs, nullptr);
 }
 
-Status Session::Run(const RunOptions& run_options,
-                    const NamedTensors& feeds,
+Status Session::Run(const RunOptions& run_options, const NamedTensors& feeds,
                     const std::vector<std::string>& fetches,
                     const std::vector<std::string>& targets,
                     std::vector<Tensor>* outputs, RunMetadata* metadata) {
   return impl_->Run(run_options, feeds, fetches, targets, outputs, metadata);
 }
 
-Status Session::Prepare(
-    const NamedTensors& feeds,
-    const std::vector<std::string>& fetches,
-    const std::vector<std::string>& targets) {
+Status Session::Prepare(const NamedTensors& feeds,
+                        const std::vector<std::string>& fetches,
+                        const std::vector<std::string>& targets) {
   return impl_->Prepare(feeds, fetches, targets);
 }
 

@@ -9,7 +9,8 @@
 namespace weft::internal {
 namespace {
 
-Status InRange(int64_t value, int64_t lo, int64_t hi, const std::string& field) {
+Status InRange(int64_t value, int64_t lo, int64_t hi,
+               const std::string& field) {
   if (value >= lo && value <= hi) return Status::OK();
   return InvalidArgumentError("SessionOptions." + field + " = " +
                               std::to_string(value) + " is out of range [" +

@@ -308,8 +308,7 @@ TEST(SessionTest, CheapNodesOfARunWithCheapRootsRunOnTheCallersThread) {
   auto x = g.Placeholder("x", DataType::kFloat32, {4});
   g.Relu("y", g.Add("sum", x, x));
   SessionOptions options = PerSessionOptions(2, 1);
-  const NamedTensors feeds = {
-      {"x", Tensor(DataType::kFloat32, {4})}};
+  const NamedTensors feeds = {{"x", Tensor(DataType::kFloat32, {4})}};
   RunMetadata metadata = MustRunTraced(*MustCreate(g, options), {"y"}, feeds);
   ASSERT_EQ(metadata.node_stats.size(), 2u);
   const int64_t caller = static_cast<int64_t>(gettid());

@@ -43,9 +43,9 @@ inline void MustAdd(Graph& graph, NodeDef node) {
 }
 
 // Runs and returns the fetched tensors, failing the test on error.
-inline std::vector<Tensor> MustRun(
-    Session& session, const std::vector<std::string>& fetches,
-    const NamedTensors& feeds = {}) {
+inline std::vector<Tensor> MustRun(Session& session,
+                                   const std::vector<std::string>& fetches,
+                                   const NamedTensors& feeds = {}) {
   std::vector<Tensor> outputs;
   Status status = session.Run(feeds, fetches, {}, &outputs);
   EXPECT_TRUE(status.ok()) << status;
@@ -54,9 +54,9 @@ inline std::vector<Tensor> MustRun(
 
 // Runs with full tracing and returns the metadata, failing the test on
 // error.
-inline RunMetadata MustRunTraced(
-    Session& session, const std::vector<std::string>& fetches,
-    const NamedTensors& feeds = {}) {
+inline RunMetadata MustRunTraced(Session& session,
+                                 const std::vector<std::string>& fetches,
+                                 const NamedTensors& feeds = {}) {
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFull;
   std::vector<Tensor> outputs;

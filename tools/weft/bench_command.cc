@@ -7,16 +7,17 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 
 namespace weft::cli {
 
-StatusOr<BenchReport> BenchGraph(
-    const GraphFile& file,
-    const NamedTensors& feeds,
-    const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
-    int warmup, int repeat, bool progress) {
+StatusOr<BenchReport> BenchGraph(const GraphFile& file,
+                                 const NamedTensors& feeds,
+                                 const std::vector<int>& inter_grid,
+                                 const std::vector<int>& intra_grid, int warmup,
+                                 int repeat, bool progress) {
   BenchReport report;
   const int total = static_cast<int>(inter_grid.size() * intra_grid.size());
   double baseline_ms = 0;
@@ -130,23 +131,26 @@ int BenchCommand(const BenchArgs& args) {
   if (args.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const BenchRow& r : report->rows) {
-      rows.push_back({{"inter", r.inter},
-                      {"intra", r.intra},
-                      {"median_ms", r.median_ms},
-                      {"min_ms", r.min_ms},
-                      {"max_ms", r.max_ms},
-                      {"speedup", r.speedup},
-                      {"outputs_match", r.outputs_match},
-                      {"hashes", r.hashes}});
+      nlohmann::json row = {{"median_ms", r.median_ms},
+                            {"min_ms", r.min_ms},
+                            {"max_ms", r.max_ms},
+                            {"speedup", r.speedup},
+                            {"outputs_match", r.outputs_match},
+                            {"hashes", r.hashes},
+                            // Deprecated (0.1): the keys before the shared
+                            // vocabulary; removed in the next release.
+                            {"inter", r.inter},
+                            {"intra", r.intra}};
+      AddThreadCounts(row, r.inter, r.intra);
+      rows.push_back(std::move(row));
     }
+    nlohmann::json best_json = {{"median_ms", best.median_ms}};
+    AddThreadCounts(best_json, best.inter, best.intra);
     nlohmann::json out = {{"graph", args.graph},
                           {"repeat", args.repeat},
                           {"warmup", args.warmup},
                           {"rows", rows},
-                          {"best",
-                           {{"inter_op_parallelism_threads", best.inter},
-                            {"intra_op_parallelism_threads", best.intra},
-                            {"median_ms", best.median_ms}}}};
+                          {"best", best_json}};
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;
   }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_json.h"
 #include "io/npy.h"
 #include "ops/op_util.h"
 
@@ -15,6 +16,9 @@ namespace weft::cli {
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "weft: error: %s\n", message.c_str());
+  if (JsonErrorsEnabled()) {
+    std::printf("%s\n", ErrorJson(code, message).dump(1).c_str());
+  }
   return code;
 }
 
@@ -58,7 +62,7 @@ StatusOr<Model> LoadModel(const std::string& path) {
 }
 
 StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
-                          const Model& model) {
+                                 const Model& model) {
   NamedTensors feeds;
   for (const std::string& flag : flags) {
     const auto eq = flag.find('=');
@@ -127,7 +131,8 @@ std::vector<std::string> MissingFeeds(const GraphFile& file,
 }
 
 Status AddRandomFeeds(const GraphFile& file,
-                      const std::vector<std::string>& fetches, NamedTensors* feeds) {
+                      const std::vector<std::string>& fetches,
+                      NamedTensors* feeds) {
   for (const NodeDef* node : NeededPlaceholders(file, fetches, *feeds)) {
     auto dtype_it = node->attrs.find("dtype");
     auto shape_it = node->attrs.find("shape");
@@ -234,7 +239,8 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
         value < 1 || value > kMaxThreads) {
       return InvalidArgumentError(flag + " '" + text +
                                   "': every entry must be an integer from 1 "
-                                  "to " + std::to_string(kMaxThreads));
+                                  "to " +
+                                  std::to_string(kMaxThreads));
     }
     out.push_back(value);
   }

@@ -37,7 +37,7 @@ StatusOr<Model> LoadModel(const std::string& path);
 // Parses NAME=FILE flags (FILE a .npy or an ONNX TensorProto .pb) and reads
 // the files; NAME is mapped through model.TensorOf.
 StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
-                          const Model& model);
+                                 const Model& model);
 
 // `name` made safe as a file name: '/', ':' and '\\' become '_'.
 std::string FileNameFor(std::string name);
@@ -46,7 +46,8 @@ std::string FileNameFor(std::string name);
 // its declared dtype and shape, from a fixed seed (the same for every call).
 // An unfed placeholder of unknown shape is an error naming it.
 Status AddRandomFeeds(const GraphFile& file,
-                      const std::vector<std::string>& fetches, NamedTensors* feeds);
+                      const std::vector<std::string>& fetches,
+                      NamedTensors* feeds);
 
 // The placeholders the fetches need that `feeds` does not provide.
 std::vector<std::string> MissingFeeds(const GraphFile& file,

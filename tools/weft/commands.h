@@ -20,6 +20,7 @@ struct RunArgs {
   int repeat = 1;
   int64_t timeout_ms = 0;
   bool json = false;
+  bool values = false;  // With json: every output element.
 };
 int RunCommand(const RunArgs& args);
 
@@ -68,11 +69,11 @@ struct BenchReport {
 
 // Runs the experiment: for each (inter, intra), a fresh session with its own
 // pools, `warmup` untimed Runs, then `repeat` timed ones.
-StatusOr<BenchReport> BenchGraph(
-    const GraphFile& file,
-    const NamedTensors& feeds,
-    const std::vector<int>& inter_grid, const std::vector<int>& intra_grid,
-    int warmup, int repeat, bool progress);
+StatusOr<BenchReport> BenchGraph(const GraphFile& file,
+                                 const NamedTensors& feeds,
+                                 const std::vector<int>& inter_grid,
+                                 const std::vector<int>& intra_grid, int warmup,
+                                 int repeat, bool progress);
 void PrintBenchTable(const BenchReport& report);
 
 }  // namespace weft::cli

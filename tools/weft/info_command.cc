@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
+#include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "threading/cpu_info.h"
@@ -49,8 +51,23 @@ std::string Join(const std::vector<std::string>& items) {
   return out.empty() ? "none" : out;
 }
 
+// shape: an array of sizes, a symbolic dimension as its name, one of
+// unknown size as null; null for an unknown rank.
 nlohmann::json ValueInfoJson(const OnnxValueInfo& v) {
-  return {{"name", v.name}, {"type", v.type_name}, {"shape", v.ShapeString()}};
+  nlohmann::json shape = nullptr;
+  if (v.rank_known) {
+    shape = nlohmann::json::array();
+    for (const OnnxDim& d : v.dims) {
+      if (d.fixed()) {
+        shape.push_back(d.size);
+      } else if (!d.symbol.empty()) {
+        shape.push_back(d.symbol);
+      } else {
+        shape.push_back(nullptr);
+      }
+    }
+  }
+  return {{"name", v.name}, {"type", v.type_name}, {"shape", shape}};
 }
 
 std::string OpsetList(const OnnxModelSummary& m) {
@@ -134,38 +151,43 @@ int InfoCommand(const std::string& model, bool json) {
   if (!model.empty()) return ModelInfo(model, json);
   const CpuBudget& budget = AutoCpuBudget();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  std::vector<std::string> env;
+  std::vector<std::pair<std::string, std::string>> env;
   for (const char* name :
        {"WEFT_NUM_INTEROP_THREADS", "WEFT_NUM_INTRAOP_THREADS"}) {
-    if (const char* value = std::getenv(name)) {
-      env.push_back(std::string(name) + "=" + value);
-    }
+    if (const char* value = std::getenv(name)) env.emplace_back(name, value);
   }
   const int inter = threading::GetInterOpParallelismThreads();
   const int intra = threading::GetIntraOpParallelismThreads();
-  const std::string compiler = "g++ " __VERSION__;
+  const std::string compiler = CompilerName();
   const std::string json_version =
       std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
       std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
       std::to_string(NLOHMANN_JSON_VERSION_PATCH);
   if (json) {
-    nlohmann::json out = {
-        {"cpu_model", CpuModel()},
-        {"logical_cpus_online", online},
-        {"affinity", internal::FormatCpuList(budget.allowed_cpus)},
-        {"physical_cores_allowed", budget.physical_cores},
-        {"cgroup_quota_cpus", budget.cgroup_quota_cpus},
-        {"auto_threads", budget.threads},
-        {"derivation", budget.derivation},
-        {"effective_inter_op_threads", inter},
-        {"effective_intra_op_threads", intra},
-        {"environment", env},
-        {"simd", SimdFeatures()},
-        {"versions",
-         {{"weft", WEFT_VERSION},
-          {"compiler", compiler},
-          {"nlohmann_json", json_version},
-          {"CLI11", CLI11_VERSION}}}};
+    nlohmann::json environment = nlohmann::json::array();
+    for (const auto& [name, value] : env) {
+      environment.push_back({{"name", name}, {"value", value}});
+    }
+    nlohmann::json derivation = nlohmann::json::array();
+    std::istringstream lines(budget.derivation);
+    for (std::string line; std::getline(lines, line);) {
+      derivation.push_back(line);
+    }
+    nlohmann::json out = {{"cpu_model", CpuModel()},
+                          {"logical_cpus_online", online},
+                          {"allowed_cpus", budget.allowed_cpus},
+                          {"physical_cores_allowed", budget.physical_cores},
+                          {"cgroup_quota_cpus", budget.cgroup_quota_cpus},
+                          {"auto_threads", budget.threads},
+                          {"derivation", derivation},
+                          {"environment", environment},
+                          {"simd", SimdFeatures()},
+                          {"versions",
+                           {{"weft", WEFT_VERSION},
+                            {"compiler", compiler},
+                            {"nlohmann_json", json_version},
+                            {"CLI11", CLI11_VERSION}}}};
+    AddThreadCounts(out, inter, intra);
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;
   }
@@ -192,7 +214,9 @@ int InfoCommand(const std::string& model, bool json) {
     }
   }
   std::printf("effective counts:    inter-op %d, intra-op %d\n", inter, intra);
-  std::printf("WEFT_* variables:    %s\n", Join(env).c_str());
+  std::vector<std::string> env_lines;
+  for (const auto& [name, value] : env) env_lines.push_back(name + "=" + value);
+  std::printf("WEFT_* variables:    %s\n", Join(env_lines).c_str());
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 
@@ -48,6 +49,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--timeout-ms", run.timeout_ms, "deadline per run")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   run_cmd->add_flag("--json", run.json, "print one JSON object");
+  run_cmd->add_flag("--values", run.values,
+                    "with --json: every element of every output");
 
   BenchArgs bench;
   auto* bench_cmd = app.add_subcommand(
@@ -100,6 +103,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "weft: error: %s\n", e.what());
     std::fprintf(stderr, "run 'weft --help' for usage\n");
     return kExitBadInput;
+  }
+  if (info_json || run.json || bench.json || test_onnx.json) {
+    EnableJsonErrors();  // docs/cli-json.md: errors as JSON on stdout too.
   }
   if (*info) return InfoCommand(info_model, info_json);
   if (*test_onnx_cmd) return TestOnnxCommand(test_onnx);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "io/chrome_trace.h"
@@ -92,13 +93,15 @@ int RunCommand(const RunArgs& args) {
   }
 
   if (args.json) {
-    nlohmann::json out = {{"outputs", nlohmann::json::array()},
-                          {"times_ms", times_ms}};
+    nlohmann::json out = {{"graph", args.graph},
+                          {"repeat", args.repeat},
+                          {"times_ms", times_ms},
+                          {"median_ms", Median(times_ms)},
+                          {"outputs", nlohmann::json::array()}};
+    AddThreadCounts(out, (*session)->inter_op_threads(),
+                    (*session)->intra_op_threads());
     for (size_t i = 0; i < fetches.size(); ++i) {
-      out["outputs"].push_back({{"name", names[i]},
-                                {"dtype", DataTypeName(outputs[i].dtype())},
-                                {"shape", outputs[i].shape().dims()},
-                                {"hash", ContentHash(outputs[i])}});
+      out["outputs"].push_back(TensorJson(names[i], outputs[i], args.values));
     }
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "weft/onnx.h"
@@ -27,6 +28,13 @@ namespace fs = std::filesystem;
 // bool outputs must be exact.
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-7;
+
+// Every case runs at each of these (inter, intra) settings; the outputs of
+// all of them must be bitwise equal.
+struct Setting {
+  int inter, intra;
+};
+constexpr Setting kSettings[] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
 
 enum class Outcome { kPassed, kFailed, kSkipped };
 
@@ -135,12 +143,8 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
 
   const std::vector<fs::path> sets = SortedEntries(dir, "test_data_set_");
   if (sets.empty()) return {name, Outcome::kFailed, "no test_data_set_N"};
-  struct Setting {
-    int inter, intra;
-  };
-  const Setting settings[] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
   std::vector<std::unique_ptr<Session>> sessions;
-  for (const Setting& s : settings) {
+  for (const Setting& s : kSettings) {
     SessionOptions options;
     options.inter_op_parallelism_threads = s.inter;
     options.intra_op_parallelism_threads = s.intra;
@@ -190,8 +194,8 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
         if (!outputs[k].BitwiseEqual(first[k])) {
           return {name, Outcome::kFailed,
                   set_name + ": output '" + model->outputs[k].name +
-                      "' at (inter " + std::to_string(settings[s].inter) +
-                      ", intra " + std::to_string(settings[s].intra) +
+                      "' at (inter " + std::to_string(kSettings[s].inter) +
+                      ", intra " + std::to_string(kSettings[s].intra) +
                       ") differs bitwise from (1, 1)"};
         }
       }
@@ -299,6 +303,12 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
       j["cases"].push_back({{"name", r.name},
                             {"result", OutcomeName(r.outcome)},
                             {"message", r.message}});
+    }
+    j["settings"] = nlohmann::json::array();
+    for (const Setting& s : kSettings) {
+      nlohmann::json setting;
+      AddThreadCounts(setting, s.inter, s.intra);
+      j["settings"].push_back(std::move(setting));
     }
     j["passed"] = counts[0];
     j["failed"] = counts[1];
