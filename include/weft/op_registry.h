@@ -111,6 +111,9 @@ using CostFn = std::function<double(const InferenceContext&)>;
 
 struct OpDef {
   std::string name;
+  // One line for `weft ops` and docs/ops.md. weft's own ops take theirs
+  // from one table (src/ops/op_summaries.cc) when they leave it empty.
+  std::string summary;
   std::vector<ArgDef> inputs;
   std::vector<ArgDef> outputs;
   std::vector<AttrDef> attrs;
@@ -135,6 +138,7 @@ class OpDefBuilder {
   OpDefBuilder& SetCostFn(CostFn fn);
   OpDefBuilder& SetBlocking(bool blocking = true);
   OpDefBuilder& SetStateful(bool stateful = true);
+  OpDefBuilder& Summary(std::string summary);
   OpDef Build() { return std::move(def_); }
 
  private:
@@ -147,6 +151,9 @@ Status RegisterOp(OpDef def);
 
 // The registered op, or null. The pointer stays valid for the process.
 const OpDef* FindOpDef(std::string_view name);
+
+// Every registered op, by name. The pointers stay valid for the process.
+std::vector<const OpDef*> RegisteredOps();
 
 // Shape functions shared by many ops.
 namespace shape_fns {

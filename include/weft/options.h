@@ -20,17 +20,20 @@ struct ThreadPoolSpec {
   std::string global_name;
 };
 
-// The largest thread count any setting accepts: SessionOptions, the
-// process-wide setters, the WEFT_* environment variables and the command's
-// flags all check against it.
+// The thread counts every way of setting one accepts (SessionOptions, the
+// process-wide setters in weft/threading.h, the WEFT_* environment
+// variables, the command's flags): inter-op from -1 (every node on the
+// calling thread) to kMaxThreads, intra-op from 0 to kMaxThreads; 0 is auto.
 inline constexpr int kMaxThreads = 4096;
+inline constexpr int kMinInterOpThreads = -1;
 
 struct SessionOptions {
   // Threads that run independent nodes at the same time.
   //   0 (default): auto — weft::threading::SetInterOpParallelismThreads, else
   //     WEFT_NUM_INTEROP_THREADS, else the CPU budget (weft/threading.h);
   //   n > 0: n threads;
-  //   n < 0: every node runs in the thread that called Run.
+  //   -1: every node runs in the thread that called Run.
+  // From -1 to kMaxThreads.
   int inter_op_parallelism_threads = 0;
 
   // Threads one op may split its work over, counting the thread running the

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "weft/status.h"
+
 namespace weft {
 
 // The result of probing the CPUs available to this process.
@@ -42,9 +44,12 @@ const CpuBudget& AutoCpuBudget();
 // pools have (or would get) for a session that sets nothing itself.
 // Thread-safe.
 namespace threading {
-void SetInterOpParallelismThreads(int n);  // n < 0: the caller's thread
+// The setters check n as SessionOptions does (weft/options.h: inter-op
+// from -1, the caller's thread, to kMaxThreads; intra-op from 0 to
+// kMaxThreads) and return InvalidArgument, changing nothing, outside it.
+Status SetInterOpParallelismThreads(int n);
 int GetInterOpParallelismThreads();
-void SetIntraOpParallelismThreads(int n);  // REQUIRES: n >= 0
+Status SetIntraOpParallelismThreads(int n);
 int GetIntraOpParallelismThreads();
 }  // namespace threading
 

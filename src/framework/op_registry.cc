@@ -68,6 +68,11 @@ OpDefBuilder& OpDefBuilder::Attr(std::string name, AttrType type,
   return *this;
 }
 
+OpDefBuilder& OpDefBuilder::Summary(std::string summary) {
+  def_.summary = std::move(summary);
+  return *this;
+}
+
 OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   def_.shape_fn = std::move(fn);
   return *this;
@@ -183,6 +188,7 @@ Status OpRegistry::RegisterOp(OpDef def) {
   if (ops_.count(def.name) != 0) {
     return AlreadyExistsError("op '" + def.name + "' is already registered");
   }
+  if (def.summary.empty()) def.summary = BuiltinOpSummary(def.name);
   std::string name = def.name;
   ops_.emplace(std::move(name), std::make_unique<OpDef>(std::move(def)));
   return Status::OK();
@@ -222,6 +228,14 @@ const OpDef* OpRegistry::FindOp(std::string_view name) const {
   return it == ops_.end() ? nullptr : it->second.get();
 }
 
+std::vector<const OpDef*> OpRegistry::AllOps() const {
+  ReaderLock lock(mu_);
+  std::vector<const OpDef*> out;
+  out.reserve(ops_.size());
+  for (const auto& [name, def] : ops_) out.push_back(def.get());
+  return out;  // By name: ops_ is ordered.
+}
+
 const KernelFactory* OpRegistry::FindKernel(const std::string& op) const {
   ReaderLock lock(mu_);
   auto it = kernels_.find(op);
@@ -248,6 +262,10 @@ Status RegisterOp(OpDef def) {
 
 const OpDef* FindOpDef(std::string_view name) {
   return internal::OpRegistry::Global().FindOp(name);
+}
+
+std::vector<const OpDef*> RegisteredOps() {
+  return internal::OpRegistry::Global().AllOps();
 }
 
 Status RegisterKernel(const std::string& op, KernelFactory factory) {

@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "threading/mutex.h"
 #include "weft/kernel.h"
@@ -23,6 +25,7 @@ class OpRegistry {
   Status RegisterCustomFunction(const std::string& name, CustomFunction fn);
 
   const OpDef* FindOp(std::string_view name) const;
+  std::vector<const OpDef*> AllOps() const;  // By name.
   const KernelFactory* FindKernel(const std::string& op) const;
   const CustomFunction* FindCustomFunction(const std::string& name) const;
 
@@ -37,6 +40,12 @@ class OpRegistry {
   std::map<std::string, std::unique_ptr<CustomFunction>> functions_
       WEFT_GUARDED_BY(mu_);
 };
+
+// The one-line summary of a built-in op (src/ops/op_summaries.cc); "" for
+// a name that is not one.
+std::string BuiltinOpSummary(std::string_view op);
+// Every op the summary table names (for the test that keeps it complete).
+std::vector<std::string_view> BuiltinOpsWithSummary();
 
 // Defined in src/ops/registry.cc: registers every built-in op family.
 void RegisterBuiltinOps(OpRegistry& registry);

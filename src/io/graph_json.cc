@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -7,9 +8,10 @@
 #include <sstream>
 #include <type_traits>
 
-#include "io/npy.h"
+#include "framework/suggest.h"
 #include "ops/op_util.h"
 #include "weft/graph_io.h"
+#include "weft/npy.h"
 #include "weft/op_registry.h"
 
 namespace weft {
@@ -110,10 +112,41 @@ std::optional<T> FittingValue(const Json& v) {
 
 // --- JSON -> attribute values, through the op's schema. --------------------
 
+// Integer attributes that ONNX uses as yes/no flags: a JSON true or false
+// is read as 1 or 0 for them (a user writes "keepdims": false).
+bool IsIntegerFlag(std::string_view name) {
+  static constexpr std::string_view kFlags[] = {
+      "keepdims",
+      "transA",
+      "transB",
+      "noop_with_empty_axes",
+      "select_last_index",
+      "ceil_mode",
+      "count_include_pad",
+      "center_point_box",
+      "exclusive",
+      "reverse",
+      "detect_negative",
+      "detect_positive",
+      "training_mode",
+      "layout",
+      "input_forget",
+      "largest",
+      "sorted",
+      "upper",
+      "storage_order",
+      "spatial",
+  };
+  return std::find(std::begin(kFlags), std::end(kFlags), name) !=
+         std::end(kFlags);
+}
+
 class AttrReader {
  public:
-  AttrReader(std::string context, std::string base_dir)
-      : context_(std::move(context)), base_dir_(std::move(base_dir)) {}
+  AttrReader(std::string context, std::string base_dir, bool int_flag = false)
+      : context_(std::move(context)),
+        base_dir_(std::move(base_dir)),
+        int_flag_(int_flag) {}
 
   StatusOr<AttrValue> Read(const Json& j, AttrType type) const {
     switch (type) {
@@ -158,6 +191,9 @@ class AttrReader {
   }
 
   StatusOr<AttrValue> ReadInt(const Json& j) const {
+    if (int_flag_ && j.is_boolean()) {
+      return AttrValue(int64_t{j.get<bool>() ? 1 : 0});
+    }
     if (!j.is_number_integer()) return Wrong(j, "an integer");
     const std::optional<int64_t> value = FittingValue<int64_t>(j);
     if (!value) {
@@ -203,7 +239,7 @@ class AttrReader {
     if (j.is_string()) {
       std::filesystem::path path(j.get<std::string>());
       if (path.is_relative()) path = std::filesystem::path(base_dir_) / path;
-      auto tensor = internal::ReadNpy(path.string());
+      auto tensor = ReadNpy(path.string());
       if (!tensor.ok()) return tensor.status().WithContext(context_);
       return AttrValue(std::move(tensor).value());
     }
@@ -279,6 +315,7 @@ class AttrReader {
 
   std::string context_;
   std::string base_dir_;
+  bool int_flag_ = false;  // IsIntegerFlag: true/false read as 1/0.
 };
 
 const AttrDef* FindAttrDef(const OpDef& def, const std::string& name) {
@@ -331,7 +368,8 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
   }
   const OpDef* def = FindOpDef(node.op);
   if (def == nullptr) {
-    return NotFoundError(context + ": unknown op '" + node.op + "'");
+    return NotFoundError(context + ": unknown op '" + node.op + "'" +
+                         internal::SuggestOp(node.op));
   }
   if (j.contains("attrs")) {
     if (!j["attrs"].is_object()) {
@@ -341,9 +379,11 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
       const AttrDef* attr = FindAttrDef(*def, name);
       if (attr == nullptr) {
         return InvalidArgumentError(context + ": unknown attribute '" + name +
-                                    "' for op " + node.op);
+                                    "' for op " + node.op +
+                                    internal::SuggestAttr(name, *def));
       }
-      AttrReader reader(context + ", attribute '" + name + "'", base_dir);
+      AttrReader reader(context + ", attribute '" + name + "'", base_dir,
+                        IsIntegerFlag(name));
       WEFT_ASSIGN_OR_RETURN(AttrValue parsed, reader.Read(value, attr->type));
       node.attrs[name] = std::move(parsed);
     }

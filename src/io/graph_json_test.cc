@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/npy.h"
 #include "test_support/session_util.h"
 #include "weft/graph_io.h"
+#include "weft/npy.h"
 
 namespace weft {
 namespace {
@@ -53,6 +53,26 @@ TEST(GraphJsonTest, AttributesAreReadThroughTheOpSchema) {
   EXPECT_THAT(bad.status().message(),
               AllOf(HasSubstr("node 's'"), HasSubstr("attribute 'micros'"),
                     HasSubstr("must be an integer")));
+}
+
+TEST(GraphJsonTest, ABooleanIsReadAsZeroOrOneForIntegerFlags) {
+  auto file = ParseGraph(Wrap(
+      R"({"name": "s", "op": "ReduceSum", "inputs": ["x"], "attrs": {"keepdims": false}})"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(*file->graph.FindNode("s")->attrs.at("keepdims").get_if<int64_t>(),
+            0);
+  // An integer that is not a flag still wants an integer.
+  auto bad = ParseGraph(
+      Wrap(R"({"name": "s", "op": "Spin", "attrs": {"micros": true}})"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("must be an integer"));
+  // And an unknown op or attribute names the closest ones.
+  auto typo = ParseGraph(Wrap(R"({"name": "r", "op": "relu"})"));
+  EXPECT_THAT(typo.status().message(),
+              HasSubstr("unknown op 'relu' — did you mean 'Relu'?"));
+  auto attr =
+      ParseGraph(Wrap(R"({"name": "s", "op": "Spin", "attrs": {"micro": 3}})"));
+  EXPECT_THAT(attr.status().message(),
+              HasSubstr("did you mean 'micros'?; Spin's attributes: micros"));
 }
 
 TEST(GraphJsonTest, InlineConstAndDtypeFromValue) {
@@ -109,8 +129,7 @@ TEST(GraphJsonTest, ConstFromNpyRelativeToTheGraphFile) {
                    ("weft_graph_json_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir / "data");
   Tensor value = Tensor::FromVector<double>({3}, {0.5, 1.5, 2.5});
-  ASSERT_TRUE(
-      internal::WriteNpy((dir / "data" / "v.npy").string(), value).ok());
+  ASSERT_TRUE(WriteNpy((dir / "data" / "v.npy").string(), value).ok());
   std::ofstream(dir / "g.json") << Wrap(
       R"({"name": "c", "op": "Const", "attrs": {"value": "data/v.npy"}})",
       R"(["c"])");

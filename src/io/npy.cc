@@ -1,4 +1,4 @@
-#include "io/npy.h"
+#include "weft/npy.h"
 
 #include <charconv>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-namespace weft::internal {
+namespace weft {
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
@@ -242,4 +242,4 @@ Status WriteNpy(const std::string& path, const Tensor& tensor) {
   return Status::OK();
 }
 
-}  // namespace weft::internal
+}  // namespace weft

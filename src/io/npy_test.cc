@@ -1,4 +1,4 @@
-#include "io/npy.h"
+#include "weft/npy.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

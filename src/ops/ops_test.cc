@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
+#include "framework/op_registry_impl.h"
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -309,6 +311,37 @@ TEST(OpsTest, AKernelReadingAMissingOrMistypedAttributeFailsCompilation) {
   ASSERT_TRUE(mistyped.AddNode({"t", "TestMistypedAttr", {}, {}, ""}).ok());
   EXPECT_THAT(EvalStatus(mistyped, "t").message(),
               HasSubstr("attribute 'n' is int, read as string"));
+}
+
+TEST(OpsTest, EveryBuiltinOpHasASummaryAndEverySummaryAnOp) {
+  std::set<std::string> registered;
+  for (const OpDef* op : RegisteredOps()) {
+    registered.insert(op->name);
+    if (op->name.rfind("Test", 0) == 0) continue;  // Registered by tests.
+    EXPECT_FALSE(op->summary.empty()) << op->name << " has no summary";
+  }
+  for (std::string_view op : internal::BuiltinOpsWithSummary()) {
+    EXPECT_TRUE(registered.count(std::string(op)))
+        << "op_summaries.cc names '" << op << "', which is not registered";
+  }
+}
+
+TEST(OpsTest, UnknownOpsAndAttributesSuggestTheClosestNames) {
+  Graph typo;
+  typo.Const("x", Tensor::Scalar<float>(1));
+  ASSERT_TRUE(typo.AddNode({"r", "relu", {"x"}, {}, ""}).ok());
+  EXPECT_THAT(EvalStatus(typo, "r").message(),
+              HasSubstr("unknown op 'relu' — did you mean 'Relu'?"));
+  Graph attr;
+  attr.Const("x", Tensor::FromVector<float>({2}, {1, 2}));
+  ASSERT_TRUE(
+      attr.AddNode({"s", "ReduceSum", {"x"}, {{"keep_dims", int64_t{0}}}, ""})
+          .ok());
+  const std::string message = EvalStatus(attr, "s").message();
+  EXPECT_THAT(message, HasSubstr("unknown attribute 'keep_dims' for op "
+                                 "ReduceSum — did you mean 'keepdims'?"));
+  EXPECT_THAT(message, HasSubstr("ReduceSum's attributes: "));
+  EXPECT_THAT(message, HasSubstr("axes"));
 }
 
 TEST(OpsTest, OpDefinitionErrors) {

@@ -13,6 +13,7 @@
 #include "framework/graph_internal.h"
 #include "framework/node_context.h"
 #include "framework/op_registry_impl.h"
+#include "framework/suggest.h"
 #include "runtime/signature.h"
 
 namespace weft::internal {
@@ -251,7 +252,8 @@ Status CompiledGraph::Builder::ResolveInputs(NameIndex index) {
                    ? last_def
                    : OpRegistry::Global().FindOp(def.op);
     if (node.def == nullptr) {
-      return NotFoundError(NodeContext(def) + ": unknown op '" + def.op + "'");
+      return NotFoundError(NodeContext(def) + ": unknown op '" + def.op + "'" +
+                           SuggestOp(def.op));
     }
     last_def = node.def;
     for (const std::string& text : def.inputs) {

@@ -35,7 +35,8 @@ class ProcessThreadingTest : public ::testing::Test {
 TEST_F(ProcessThreadingTest, GettersReturnEffectiveCountsNeverZero) {
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), AutoCpuBudget().threads);
   EXPECT_EQ(threading::GetIntraOpParallelismThreads(), AutoCpuBudget().threads);
-  threading::SetInterOpParallelismThreads(0);  // 0 = auto, still not 0.
+  ASSERT_TRUE(threading::SetInterOpParallelismThreads(0)
+                  .ok());  // 0 = auto, still not 0.
   EXPECT_GE(threading::GetInterOpParallelismThreads(), 1);
 }
 
@@ -64,7 +65,7 @@ TEST_F(ProcessThreadingTest, InvalidEnvironmentValueIsAnError) {
 
 TEST_F(ProcessThreadingTest, PrecedenceOptionOverSetterOverEnvironment) {
   setenv("WEFT_NUM_INTEROP_THREADS", "3", 1);
-  threading::SetInterOpParallelismThreads(2);
+  ASSERT_TRUE(threading::SetInterOpParallelismThreads(2).ok());
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), 2);
   auto from_setter =
       test::MustCreate(SpinGraph(), test::PerSessionOptions(0, 1));
@@ -72,7 +73,8 @@ TEST_F(ProcessThreadingTest, PrecedenceOptionOverSetterOverEnvironment) {
   auto from_option =
       test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
   EXPECT_EQ(from_option->inter_op_threads(), 1);
-  threading::SetInterOpParallelismThreads(0);  // Back to the environment.
+  ASSERT_TRUE(threading::SetInterOpParallelismThreads(0)
+                  .ok());  // Back to the environment.
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), 3);
 }
 
@@ -105,10 +107,11 @@ TEST_F(ProcessThreadingTest,
 
 TEST_F(ProcessThreadingTest, SetterAfterPoolsExistAffectsLaterSessionsOnly) {
   SessionOptions defaults;
-  threading::SetInterOpParallelismThreads(3);
+  ASSERT_TRUE(threading::SetInterOpParallelismThreads(3).ok());
   auto before = test::MustCreate(SpinGraph(), defaults);
   EXPECT_EQ(before->inter_op_threads(), 3);
-  threading::SetInterOpParallelismThreads(2);  // Does not fail.
+  ASSERT_TRUE(
+      threading::SetInterOpParallelismThreads(2).ok());  // Does not fail.
   EXPECT_EQ(threading::GetInterOpParallelismThreads(), 2);
   auto after = test::MustCreate(SpinGraph(), defaults);
   EXPECT_EQ(after->inter_op_threads(), 2);
@@ -116,9 +119,24 @@ TEST_F(ProcessThreadingTest, SetterAfterPoolsExistAffectsLaterSessionsOnly) {
   // The earlier session keeps working on its pool.
   test::MustRun(*before, {"s"});
   test::MustRun(*after, {"s"});
-  threading::SetIntraOpParallelismThreads(1);
+  ASSERT_TRUE(threading::SetIntraOpParallelismThreads(1).ok());
   auto serial = test::MustCreate(SpinGraph(), defaults);
   EXPECT_EQ(serial->intra_op_threads(), 1);
+}
+
+TEST_F(ProcessThreadingTest, SettersCheckTheRangesTheOptionsCheck) {
+  ASSERT_TRUE(threading::SetInterOpParallelismThreads(2).ok());
+  for (int bad : {kMinInterOpThreads - 1, kMaxThreads + 1}) {
+    Status s = threading::SetInterOpParallelismThreads(bad);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("must be from -1 to 4096"));
+  }
+  EXPECT_EQ(threading::GetInterOpParallelismThreads(), 2);  // Unchanged.
+  EXPECT_TRUE(threading::SetInterOpParallelismThreads(-1).ok());
+  EXPECT_THAT(threading::SetIntraOpParallelismThreads(-1).message(),
+              HasSubstr("must be from 0 to 4096"));
+  EXPECT_FALSE(threading::SetIntraOpParallelismThreads(kMaxThreads + 1).ok());
+  EXPECT_TRUE(threading::SetIntraOpParallelismThreads(kMaxThreads).ok());
 }
 
 TEST_F(ProcessThreadingTest, PerSessionThreadsIgnoreGlobalPools) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "framework/node_context.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
@@ -28,6 +29,31 @@ CompileOptions DeviceOptions(const SessionOptions& options) {
   compile.allow_soft_placement = options.allow_soft_placement;
   compile.log_device_placement = options.log_device_placement;
   return compile;
+}
+
+// A node whose output size is known when the graph is compiled and alone
+// exceeds the Run's memory limit can never run: say so at load, naming it,
+// instead of in the middle of a Run.
+Status CheckStaticSizes(const CompiledGraph& graph, int64_t limit) {
+  if (limit <= 0) return Status::OK();
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    const CompiledNode& node = graph.node(i);
+    for (size_t k = 0; k < node.output_shapes.size(); ++k) {
+      const PartialShape& shape = node.output_shapes[k];
+      if (!shape.IsFullyDefined()) continue;
+      const int64_t n = shape.ToShape().NumElements();
+      const int64_t element =
+          static_cast<int64_t>(DataTypeSize(node.output_dtypes[k]));
+      if (n < 0 || (element > 0 && n > limit / element)) {
+        return ResourceExhaustedError(
+            NodeContext(node.name, node.op()) + ": output " +
+            std::to_string(k) + " of shape " + shape.ToString() +
+            " needs more than SessionOptions.memory_limit_bytes = " +
+            std::to_string(limit) + " bytes");
+      }
+    }
+  }
+  return Status::OK();
 }
 
 std::string PlanKey(const NamedTensors& feeds,
@@ -320,6 +346,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
       std::shared_ptr<const internal::CompiledGraph> compiled,
       internal::CompiledGraph::Compile(std::move(graph),
                                        internal::DeviceOptions(options)));
+  WEFT_RETURN_IF_ERROR(
+      internal::CheckStaticSizes(*compiled, options.memory_limit_bytes));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
   return std::unique_ptr<Session>(new Session(

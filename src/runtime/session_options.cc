@@ -19,8 +19,9 @@ Status InRange(int64_t value, int64_t lo, int64_t hi,
 }
 
 Status CheckThreads(const SessionOptions& o) {
-  WEFT_RETURN_IF_ERROR(InRange(o.inter_op_parallelism_threads, -kMaxThreads,
-                               kMaxThreads, "inter_op_parallelism_threads"));
+  WEFT_RETURN_IF_ERROR(InRange(o.inter_op_parallelism_threads,
+                               kMinInterOpThreads, kMaxThreads,
+                               "inter_op_parallelism_threads"));
   WEFT_RETURN_IF_ERROR(InRange(o.intra_op_parallelism_threads, 0, kMaxThreads,
                                "intra_op_parallelism_threads"));
   for (size_t i = 0; i < o.session_inter_op_thread_pools.size(); ++i) {

@@ -28,7 +28,7 @@ TEST(SessionOptionsTest, ThreadCountsAreCheckedAgainstOneLimit) {
   options.intra_op_parallelism_threads = -1;
   EXPECT_THAT(ErrorOf(options), HasSubstr("intra_op_parallelism_threads"));
   options = {};
-  options.inter_op_parallelism_threads = -kMaxThreads - 1;
+  options.inter_op_parallelism_threads = kMinInterOpThreads - 1;
   EXPECT_THAT(ErrorOf(options), HasSubstr("inter_op_parallelism_threads"));
   options = {};
   options.session_inter_op_thread_pools.push_back({kMaxThreads + 1, ""});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "framework/suggest.h"
+
 namespace weft::internal {
 namespace {
 
@@ -113,7 +115,7 @@ StatusOr<ResolvedSignature> ResolveSignature(
     const AttrDef* attr = FindAttr(def, name);
     if (attr == nullptr) {
       return InvalidArgumentError("unknown attribute '" + name + "' for op " +
-                                  def.name);
+                                  def.name + SuggestAttr(name, def));
     }
     auto coerced = CoerceAttr(value, attr->type);
     if (!coerced) {

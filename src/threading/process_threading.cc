@@ -16,14 +16,20 @@ namespace {
 StatusOr<std::optional<int>> ReadEnvThreads(const char* variable) {
   const char* text = std::getenv(variable);
   if (text == nullptr || *text == '\0') return std::optional<int>();
+  // The same ranges as the options: only inter-op has -1.
+  const int lowest =
+      std::string_view(variable).find("INTEROP") != std::string_view::npos
+          ? kMinInterOpThreads
+          : 0;
   int value = 0;
   const char* end = text + std::char_traits<char>::length(text);
   auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || value > kMaxThreads || value < -1) {
+  if (ec != std::errc() || ptr != end || value > kMaxThreads ||
+      value < lowest) {
     return InvalidArgumentError(
         std::string("environment variable ") + variable + "='" + text +
-        "' is not a thread count (an integer from -1 to " +
-        std::to_string(kMaxThreads) + ")");
+        "' is not a thread count (an integer from " + std::to_string(lowest) +
+        " to " + std::to_string(kMaxThreads) + ")");
   }
   return std::optional<int>(value);
 }
@@ -78,12 +84,19 @@ namespace weft::threading {
 using internal::MutexLock;
 using internal::ProcessThreading;
 
-void SetInterOpParallelismThreads(int n) {
+Status SetInterOpParallelismThreads(int n) {
+  if (n < kMinInterOpThreads || n > kMaxThreads) {
+    return InvalidArgumentError("SetInterOpParallelismThreads(" +
+                                std::to_string(n) + "): must be from " +
+                                std::to_string(kMinInterOpThreads) + " to " +
+                                std::to_string(kMaxThreads));
+  }
   ProcessThreading& state = ProcessThreading::Get();
   MutexLock lock(state.mu);
   state.inter_setting = n;
   // Running sessions keep the pool they hold; later sessions get a new one.
   if (state.inter && state.inter->threads != n) state.inter.reset();
+  return Status::OK();
 }
 
 int GetInterOpParallelismThreads() {
@@ -93,11 +106,17 @@ int GetInterOpParallelismThreads() {
                              "WEFT_NUM_INTEROP_THREADS");
 }
 
-void SetIntraOpParallelismThreads(int n) {
+Status SetIntraOpParallelismThreads(int n) {
+  if (n < 0 || n > kMaxThreads) {
+    return InvalidArgumentError("SetIntraOpParallelismThreads(" +
+                                std::to_string(n) + "): must be from 0 to " +
+                                std::to_string(kMaxThreads));
+  }
   ProcessThreading& state = ProcessThreading::Get();
   MutexLock lock(state.mu);
-  state.intra_setting = n < 0 ? 0 : n;
+  state.intra_setting = n;
   if (state.intra && state.intra->threads != n) state.intra.reset();
+  return Status::OK();
 }
 
 int GetIntraOpParallelismThreads() {

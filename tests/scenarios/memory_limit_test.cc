@@ -19,21 +19,34 @@ SessionOptions Limited(int64_t bytes, int inter) {
 }
 
 TEST(MemoryLimitTest, AnOutputPastTheLimitFailsTheRunNamingTheNode) {
+  // big's size is known only when x is fed: the Run, not the load, fails.
   Graph g;
   g.Relu("small", g.RandomUniform("seed", DataType::kFloat32, {16}, 1));
-  g.RandomUniform("big", DataType::kFloat32, {1024, 1024}, 2);  // 4 MiB
+  g.Relu("big", g.Placeholder("x", DataType::kFloat32));
+  const Tensor x(DataType::kFloat32, Shape{1024, 1024});  // 4 MiB
   for (int inter : {-1, 1, 2}) {
     auto session = test::MustCreate(g, Limited(1 << 20, inter));
     std::vector<Tensor> out;
     EXPECT_TRUE(session->Run({}, {"small"}, {}, &out).ok());
-    Status s = session->Run({}, {"big"}, {}, &out);
+    Status s = session->Run({{"x", x}}, {"big"}, {}, &out);
     EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s;
-    EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'big' (op RandomUniform)"),
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'big' (op Relu)"),
                                    HasSubstr("needs 4194304 bytes"),
                                    HasSubstr("memory_limit_bytes is 1048576")));
     // The session stays usable.
     EXPECT_TRUE(session->Run({}, {"small"}, {}, &out).ok());
   }
+}
+
+TEST(MemoryLimitTest, AnOutputKnownAtLoadToPassTheLimitFailsTheLoad) {
+  Graph g;
+  g.RandomUniform("big", DataType::kFloat32, {1024, 1024}, 2);  // 4 MiB
+  auto session = Session::Create(g, Limited(1 << 20, 1));
+  EXPECT_EQ(session.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(session.status().message(),
+              AllOf(HasSubstr("node 'big' (op RandomUniform)"),
+                    HasSubstr("shape [1024, 1024]"),
+                    HasSubstr("memory_limit_bytes = 1048576")));
 }
 
 TEST(MemoryLimitTest, ReleasedIntermediatesDoNotCount) {

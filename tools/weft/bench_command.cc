@@ -73,14 +73,15 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
 }
 
 void PrintBenchTable(const BenchReport& report) {
-  std::printf("  %5s %5s %11s %9s %9s %8s  %s\n", "inter", "intra", "median ms",
+  std::printf("  %5s %5s %10s %10s %10s %8s  %s\n", "inter", "intra", "median",
               "min", "max", "speedup", "outputs");
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const BenchRow& r = report.rows[i];
-    std::printf("%s %5d %5d %11.2f %9.2f %9.2f %7.2fx  %s\n",
+    std::printf("%s %5d %5d %10s %10s %10s %7.2fx  %s\n",
                 static_cast<int>(i) == report.best ? "*" : " ", r.inter,
-                r.intra, r.median_ms, r.min_ms, r.max_ms, r.speedup,
-                r.outputs_match ? "identical" : "DIFFERENT");
+                r.intra, FormatMs(r.median_ms).c_str(),
+                FormatMs(r.min_ms).c_str(), FormatMs(r.max_ms).c_str(),
+                r.speedup, r.outputs_match ? "identical" : "DIFFERENT");
   }
 }
 
@@ -107,7 +108,14 @@ int BenchCommand(const BenchArgs& args) {
   }
   auto feeds = ReadFeeds(args.feeds, *model);
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
-  if (Status s = AddRandomFeeds(*file, file->outputs, &*feeds); !s.ok()) {
+  // Placeholders are filled as `run` fills them: from --feed, or with
+  // --random-feeds; never silently.
+  if (args.random_feeds) {
+    if (Status s = AddRandomFeeds(*file, file->outputs, &*feeds); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+  }
+  if (Status s = CheckFeedsGiven(*model, file->outputs, *feeds); !s.ok()) {
     return Fail(kExitBadInput, s.message());
   }
   // Check the graph and feeds once, so that a bad input is exit code 2.
@@ -115,7 +123,7 @@ int BenchCommand(const BenchArgs& args) {
     auto session = Session::Create(file->graph, SessionOptions());
     if (!session.ok()) {
       return Fail(kExitBadInput,
-                  args.graph + ": " + session.status().ToString());
+                  session.status().WithContext(args.graph).ToString());
     }
     if (Status s = (*session)->Prepare(*feeds, file->outputs, {}); !s.ok()) {
       return Fail(kExitBadInput, s.ToString());

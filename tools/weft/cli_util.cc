@@ -1,16 +1,19 @@
 #include "cli_util.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "cli_json.h"
-#include "io/npy.h"
 #include "ops/op_util.h"
+#include "weft/npy.h"
 
 namespace weft::cli {
 
@@ -46,6 +49,11 @@ std::string Model::TensorOf(const std::string& name) const {
 
 StatusOr<Model> LoadModel(const std::string& path) {
   Model model;
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError(path +
+                                " is a directory, not a graph file (a .json "
+                                "graph or a .onnx model)");
+  }
   if (!HasExtension(path, ".onnx")) {
     WEFT_ASSIGN_OR_RETURN(model.file, LoadGraph(path));
     model.output_names = model.file.outputs;
@@ -71,8 +79,8 @@ StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
           "--feed '" + flag + "' must be NAME=FILE (a .npy or ONNX .pb file)");
     }
     const std::string file = flag.substr(eq + 1);
-    auto value = HasExtension(file, ".pb") ? LoadOnnxTensor(file)
-                                           : internal::ReadNpy(file);
+    auto value =
+        HasExtension(file, ".pb") ? LoadOnnxTensor(file) : ReadNpy(file);
     if (!value.ok()) {
       return value.status().WithContext("--feed " + flag.substr(0, eq));
     }
@@ -130,6 +138,42 @@ std::vector<std::string> MissingFeeds(const GraphFile& file,
   return names;
 }
 
+namespace {
+
+bool IsFloatDtype(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 ||
+         dtype == DataType::kFloat16;
+}
+
+}  // namespace
+
+Status CheckFeedsGiven(const Model& model,
+                       const std::vector<std::string>& fetches,
+                       const NamedTensors& feeds) {
+  for (const std::string& name : MissingFeeds(model.file, fetches, feeds)) {
+    const std::string user_name = model.NameOf(name);
+    const char* kind = model.tensor_of.empty() ? "placeholder" : "input";
+    return InvalidArgumentError(std::string(kind) + " '" + user_name +
+                                "' has no value: pass --feed " + user_name +
+                                "=FILE.npy (or .pb), or --random-feeds");
+  }
+  return Status::OK();
+}
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+std::string FormatMs(double ms) {
+  char buf[32];
+  if (ms < 1.0) {
+    std::snprintf(buf, sizeof(buf), "%.3g µs", ms * 1000);
+  } else if (ms < 1000.0) {
+    std::snprintf(buf, sizeof(buf), "%.3g ms", ms);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3g s", ms / 1000);
+  }
+  return buf;
+}
+
 Status AddRandomFeeds(const GraphFile& file,
                       const std::vector<std::string>& fetches,
                       NamedTensors* feeds) {
@@ -175,6 +219,16 @@ Status AddRandomFeeds(const GraphFile& file,
         }
       });
     }
+    std::fprintf(stderr,
+                 "weft: placeholder '%s' (%s %s) filled with random values: "
+                 "%s, xorshift64 seeded with 0x5EED and the name\n",
+                 node->name.c_str(), DataTypeName(*dtype),
+                 shape->ToString().c_str(),
+                 *dtype == DataType::kBool
+                     ? "true or false, even odds"
+                     : (IsFloatDtype(*dtype) ? "uniform in [-1, 1)"
+                                             : "uniform integers in [-100, "
+                                               "100) ([0, 200) unsigned)"));
     feeds->emplace_back(node->name, std::move(value));
   }
   return Status::OK();

@@ -20,6 +20,13 @@ constexpr int kExitBadInput = 2;
 // Prints "weft: error: <message>" to stderr and returns `code`.
 int Fail(int code, const std::string& message);
 
+// The C library's text for errno ("Permission denied").
+std::string ErrnoText();
+
+// A duration in ms with three significant digits and a unit that keeps
+// them: "412 µs", "41.3 ms", "4.13 s".
+std::string FormatMs(double ms);
+
 // A weft JSON graph or an ONNX model (by the .onnx extension), with the
 // names its user knows: an ONNX model's inputs and outputs are fed and
 // fetched by their ONNX names, which map to weft tensors here.
@@ -43,11 +50,20 @@ StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
 std::string FileNameFor(std::string name);
 
 // Gives every placeholder the fetches need and `feeds` lacks random values of
-// its declared dtype and shape, from a fixed seed (the same for every call).
-// An unfed placeholder of unknown shape is an error naming it.
+// its declared dtype and shape, from a fixed seed (the same for every call),
+// and says so on stderr, naming the distribution: floats uniform in
+// [-1, 1), integers in [-100, 100) ([0, 200) unsigned), booleans at even
+// odds. An unfed placeholder of unknown shape is an error naming it. run
+// and bench do this only with --random-feeds.
 Status AddRandomFeeds(const GraphFile& file,
                       const std::vector<std::string>& fetches,
                       NamedTensors* feeds);
+
+// An error naming the first placeholder (or ONNX input) the fetches need
+// that `feeds` does not provide, and how to provide it.
+Status CheckFeedsGiven(const Model& model,
+                       const std::vector<std::string>& fetches,
+                       const NamedTensors& feeds);
 
 // The placeholders the fetches need that `feeds` does not provide.
 std::vector<std::string> MissingFeeds(const GraphFile& file,

@@ -20,7 +20,8 @@ struct RunArgs {
   int repeat = 1;
   int64_t timeout_ms = 0;
   bool json = false;
-  bool values = false;  // With json: every output element.
+  bool values = false;        // With json: every output element.
+  bool random_feeds = false;  // Fill placeholders without --feed.
 };
 int RunCommand(const RunArgs& args);
 
@@ -31,6 +32,7 @@ struct BenchArgs {
   int repeat = 5;
   int warmup = 2;
   bool json = false;
+  bool random_feeds = false;  // Fill placeholders without --feed.
 };
 int BenchCommand(const BenchArgs& args);
 
@@ -46,6 +48,15 @@ struct TestOnnxArgs {
   bool json = false;
 };
 int TestOnnxCommand(const TestOnnxArgs& args);
+
+// Without a name: every registered op with its one-line summary. With one:
+// its inputs, outputs, attributes (type, default, allowed dtypes), and
+// whether it blocks. --markdown: docs/ops.md's form.
+struct OpsArgs {
+  std::string name;
+  bool markdown = false;
+};
+int OpsCommand(const OpsArgs& args);
 
 struct DemoArgs {
   std::string write_examples_dir;

@@ -1,9 +1,12 @@
 // weft: run, benchmark and inspect dataflow graphs.
-//   weft info | run GRAPH | bench GRAPH | demo
+//   weft info | ops | run GRAPH | bench GRAPH | demo | test-onnx | help
 // Exit codes: 0 success, 1 the run failed, 2 bad usage or bad input.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
+#include "cli_args.h"
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -13,6 +16,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "weft: dataflow graphs of tensor ops on two cooperating thread pools"};
   app.require_subcommand(1);
+  // --version is answered before parsing (HandleHelpAndUnknownCommands);
+  // declared here so that --help lists it.
+  app.add_flag("--version")->description("print weft's version");
 
   bool info_json = false;
   std::string info_model;
@@ -23,61 +29,87 @@ int main(int argc, char** argv) {
                    "an ONNX model: inputs, outputs, parameters, ops");
   info->add_flag("--json", info_json, "print one JSON object");
 
+  OpsArgs ops;
+  auto* ops_cmd = app.add_subcommand(
+      "ops", "list every op, or describe one: inputs, outputs, attributes");
+  ops_cmd->add_option("NAME", ops.name, "an op to describe");
+  ops_cmd->add_flag("--markdown", ops.markdown,
+                    "print the reference as Markdown (docs/ops.md)");
+
+  // Thread counts and --repeat are read as text and checked after parsing,
+  // so that an error names the flag as typed (CheckedFlags, cli_args.h).
   RunArgs run;
-  int run_inter = 0, run_intra = 0;
+  FlagText run_flags;
   auto* run_cmd =
       app.add_subcommand("run", "run a graph file and print its outputs");
   run_cmd->add_option("GRAPH", run.graph, "graph file (JSON) or model.onnx")
       ->required();
-  auto* inter_opt = run_cmd->add_option(
-      "--inter", run_inter, "inter-op threads (<0: caller's thread)");
-  auto* intra_opt = run_cmd
-                        ->add_option("--intra", run_intra,
-                                     "intra-op threads, counting the caller")
-                        ->check(CLI::Range(0, weft::kMaxThreads));
-  run_cmd->add_option("--feed", run.feeds,
-                      "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
-  run_cmd->add_option(
-      "--fetch", run.fetches,
-      "tensor to fetch (repeatable; default: the graph's outputs)");
+  run_cmd->add_option("--inter", run_flags.inter,
+                      "inter-op threads, -1 to 4096 (-1: the caller's "
+                      "thread; default: auto)");
+  run_cmd->add_option("--intra", run_flags.intra,
+                      "intra-op threads counting the caller, 0 to 4096 "
+                      "(default 0: auto)");
+  run_cmd
+      ->add_option("--feed", run.feeds,
+                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
+      ->allow_extra_args(false);
+  run_cmd
+      ->add_option("--fetch", run.fetches,
+                   "tensor to fetch (repeatable; default: the graph's "
+                   "outputs)")
+      ->allow_extra_args(false);
+  run_cmd->add_flag("--random-feeds", run.random_feeds,
+                    "fill placeholders without --feed with seeded random "
+                    "values (printed when used)");
   run_cmd->add_option("--save", run.save_dir,
-                      "write each output to DIR/NAME.npy");
+                      "write each output to DIR/NAME.npy ('node:1' is "
+                      "saved as node_1.npy)");
   run_cmd->add_option("--trace", run.trace_file,
-                      "write a Chrome trace of the last run");
-  run_cmd->add_option("--repeat", run.repeat, "runs")
-      ->check(CLI::Range(1, 1000000));
-  run_cmd->add_option("--timeout-ms", run.timeout_ms, "deadline per run")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+                      "write a Chrome trace of the last run ('-': stdout)");
+  run_cmd->add_option("--repeat", run_flags.repeat, "runs (default 1)");
+  run_cmd->add_option("--timeout-ms", run_flags.timeout_ms,
+                      "deadline per run (default 0: none)");
   run_cmd->add_flag("--json", run.json, "print one JSON object");
   run_cmd->add_flag("--values", run.values,
                     "with --json: every element of every output");
 
   BenchArgs bench;
+  FlagText bench_flags;
   auto* bench_cmd = app.add_subcommand(
       "bench", "time a graph over a grid of (inter, intra) settings");
   bench_cmd->add_option("GRAPH", bench.graph, "graph file (JSON) or model.onnx")
       ->required();
   bench_cmd->add_option("--inter", bench.inter_list,
-                        "inter-op thread counts, e.g. 1,2,4");
+                        "inter-op thread counts, e.g. 1,2,4 (default: 1, 2, "
+                        "4, ... up to the CPU budget)");
   bench_cmd->add_option("--intra", bench.intra_list,
-                        "intra-op thread counts, e.g. 1,2");
-  bench_cmd->add_option("--feed", bench.feeds,
-                        "NAME=FILE.npy or NAME=FILE.pb (repeatable)");
-  bench_cmd->add_option("--repeat", bench.repeat, "timed runs per setting")
-      ->check(CLI::Range(1, 100000));
-  bench_cmd->add_option("--warmup", bench.warmup, "untimed runs per setting")
-      ->check(CLI::Range(0, 100000));
+                        "intra-op thread counts, e.g. 1,2 (default: as "
+                        "--inter)");
+  bench_cmd
+      ->add_option("--feed", bench.feeds,
+                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
+      ->allow_extra_args(false);
+  bench_cmd->add_flag("--random-feeds", bench.random_feeds,
+                      "fill placeholders without --feed with seeded random "
+                      "values (printed when used)");
+  bench_cmd->add_option("--repeat", bench_flags.repeat,
+                        "timed runs per setting (default 5)");
+  bench_cmd->add_option("--warmup", bench_flags.warmup,
+                        "untimed runs per setting (default 2)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
 
   DemoArgs demo;
+  FlagText demo_flags;
   auto* demo_cmd = app.add_subcommand(
       "demo", "the thread-configuration experiment on built-in graphs");
   demo_cmd->add_option("--write-examples", demo.write_examples_dir,
                        "write the demo graphs as files into DIR");
-  demo_cmd->add_option("--repeat", demo.repeat, "timed runs per setting")
-      ->check(CLI::Range(1, 1000));
+  demo_cmd->add_option("--repeat", demo_flags.repeat,
+                       "timed runs per setting (default 5)");
 
   TestOnnxArgs test_onnx;
+  FlagText test_onnx_flags;
   auto* test_onnx_cmd = app.add_subcommand(
       "test-onnx",
       "run ONNX backend test cases (model.onnx + test_data_set_N)");
@@ -87,34 +119,53 @@ int main(int argc, char** argv) {
       ->required();
   test_onnx_cmd->add_option("--must-pass", test_onnx.must_pass_file,
                             "file listing cases that must pass (one per line)");
-  test_onnx_cmd
-      ->add_option("--timeout-ms", test_onnx.timeout_ms,
-                   "deadline per Run (default 60000)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  test_onnx_cmd->add_option("--timeout-ms", test_onnx_flags.timeout_ms,
+                            "deadline per Run (default 60000)");
   test_onnx_cmd->add_flag("--json", test_onnx.json, "print one JSON object");
 
+  std::vector<std::string> args = NormalizeArgs(argc, argv);
+  if (int code = 0; HandleHelpAndUnknownCommands(app, args, &code)) {
+    return code;
+  }
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
+    app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "weft: error: %s\n", e.what());
-    std::fprintf(stderr, "run 'weft --help' for usage\n");
-    return kExitBadInput;
+    return Fail(kExitBadInput,
+                DescribeParseError(e, args) + " (weft help for usage)");
   }
   if (info_json || run.json || bench.json || test_onnx.json) {
     EnableJsonErrors();  // docs/cli-json.md: errors as JSON on stdout too.
   }
   if (*info) return InfoCommand(info_model, info_json);
-  if (*test_onnx_cmd) return TestOnnxCommand(test_onnx);
+  if (*ops_cmd) return OpsCommand(ops);
+  if (*test_onnx_cmd) {
+    if (weft::Status s = ApplyFlags(test_onnx_flags, &test_onnx); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return TestOnnxCommand(test_onnx);
+  }
   if (*run_cmd) {
-    if (*inter_opt) run.inter = run_inter;
-    if (*intra_opt) run.intra = run_intra;
+    if (weft::Status s = ApplyFlags(run_flags, &run); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
     return RunCommand(run);
   }
-  if (*bench_cmd) return BenchCommand(bench);
-  if (*demo_cmd) return DemoCommand(demo);
+  if (*bench_cmd) {
+    if (weft::Status s = ApplyFlags(bench_flags, &bench); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return BenchCommand(bench);
+  }
+  if (*demo_cmd) {
+    if (weft::Status s = ApplyFlags(demo_flags, &demo); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return DemoCommand(demo);
+  }
   return kExitBadInput;
 }

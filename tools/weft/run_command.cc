@@ -9,7 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "io/chrome_trace.h"
-#include "io/npy.h"
+#include "weft/npy.h"
 
 namespace weft::cli {
 
@@ -30,12 +30,37 @@ int RunCommand(const RunArgs& args) {
   }
   auto feeds = ReadFeeds(args.feeds, *model);
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
-  for (const std::string& name : MissingFeeds(*file, fetches, *feeds)) {
-    const std::string user_name = model->NameOf(name);
-    const char* kind = model->tensor_of.empty() ? "placeholder" : "input";
-    return Fail(kExitBadInput, std::string(kind) + " '" + user_name +
-                                   "' has no value: pass --feed " + user_name +
-                                   "=FILE.npy (or .pb)");
+  if (args.json && args.trace_file == "-") {
+    return Fail(kExitBadInput,
+                "--trace - and --json both write to standard output: give "
+                "--trace a file");
+  }
+  if (args.random_feeds) {
+    if (Status s = AddRandomFeeds(*file, fetches, &*feeds); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+  }
+  if (Status s = CheckFeedsGiven(*model, fetches, *feeds); !s.ok()) {
+    return Fail(kExitBadInput, s.message());
+  }
+  // Output files are opened before anything runs: a path that cannot be
+  // written is the user's input (exit 2), found before a long run.
+  std::unique_ptr<std::ofstream> trace_file;
+  if (!args.trace_file.empty() && args.trace_file != "-") {
+    trace_file = std::make_unique<std::ofstream>(args.trace_file);
+    if (!*trace_file) {
+      return Fail(kExitBadInput, "--trace " + args.trace_file +
+                                     ": cannot write: " + ErrnoText());
+    }
+  }
+  if (!args.save_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.save_dir, ec);
+    if (ec) {
+      return Fail(kExitBadInput,
+                  "--save " + args.save_dir +
+                      ": cannot create the folder: " + ec.message());
+    }
   }
 
   SessionOptions options;
@@ -43,7 +68,8 @@ int RunCommand(const RunArgs& args) {
   if (args.intra) options.intra_op_parallelism_threads = *args.intra;
   auto session = Session::Create(file->graph, options);
   if (!session.ok()) {
-    return Fail(kExitBadInput, args.graph + ": " + session.status().ToString());
+    return Fail(kExitBadInput,
+                session.status().WithContext(args.graph).ToString());
   }
   if (Status s = (*session)->Prepare(*feeds, fetches, {}); !s.ok()) {
     return Fail(kExitBadInput, s.ToString());
@@ -67,27 +93,24 @@ int RunCommand(const RunArgs& args) {
     if (!s.ok()) return Fail(kExitRunFailed, "the run failed: " + s.ToString());
   }
 
-  if (!args.trace_file.empty()) {
-    std::ofstream out(args.trace_file);
-    out << internal::ChromeTraceJson(metadata);
-    if (!out) {
-      return Fail(kExitRunFailed, args.trace_file + ": cannot write the trace");
+  if (args.trace_file == "-") {
+    std::printf("%s\n", internal::ChromeTraceJson(metadata).c_str());
+  } else if (trace_file != nullptr) {
+    *trace_file << internal::ChromeTraceJson(metadata);
+    trace_file->flush();
+    if (!*trace_file) {
+      return Fail(kExitRunFailed,
+                  "--trace " + args.trace_file +
+                      ": cannot write the trace: " + ErrnoText());
     }
   }
   if (!args.save_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.save_dir, ec);
-    if (ec) {
-      return Fail(
-          kExitRunFailed,
-          args.save_dir + ": cannot create the folder: " + ec.message());
-    }
     for (size_t i = 0; i < fetches.size(); ++i) {
       const std::string path = (std::filesystem::path(args.save_dir) /
                                 (FileNameFor(names[i]) + ".npy"))
                                    .string();
-      if (Status s = internal::WriteNpy(path, outputs[i]); !s.ok()) {
-        return Fail(kExitRunFailed, s.ToString());
+      if (Status s = WriteNpy(path, outputs[i]); !s.ok()) {
+        return Fail(kExitBadInput, "--save: " + s.ToString());
       }
     }
   }
@@ -112,9 +135,10 @@ int RunCommand(const RunArgs& args) {
         DataTypeName(outputs[i].dtype()), outputs[i].shape().ToString().c_str(),
         ContentHash(outputs[i]).c_str(), FirstValues(outputs[i], 8).c_str());
   }
-  std::printf("time: median %.3f ms over %d run%s (inter %d, intra %d)\n",
-              Median(times_ms), args.repeat, args.repeat == 1 ? "" : "s",
-              (*session)->inter_op_threads(), (*session)->intra_op_threads());
+  std::printf("time: median %s over %d run%s (inter %d, intra %d)\n",
+              FormatMs(Median(times_ms)).c_str(), args.repeat,
+              args.repeat == 1 ? "" : "s", (*session)->inter_op_threads(),
+              (*session)->intra_op_threads());
   return kExitOk;
 }
 

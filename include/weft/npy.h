@@ -1,7 +1,13 @@
-// NumPy .npy files (format versions 1.0, 2.0, 3.0), little-endian, C order:
-// float32, float64, int32, int64 and bool.
-#ifndef WEFT_SRC_IO_NPY_H_
-#define WEFT_SRC_IO_NPY_H_
+// NumPy .npy files: read a tensor from one, write one to one.
+//
+//   weft::StatusOr<weft::Tensor> x = weft::ReadNpy("x.npy");
+//   if (!x.ok()) ...  // x.status() names the file and what is wrong
+//   weft::Status s = weft::WriteNpy("y.npy", outputs[0]);
+//
+// Format versions 1.0, 2.0 and 3.0, little-endian, C order, every weft
+// dtype (NumPy's <f4, <f8, <f2, <i1..<i8, |u1..<u8, |b1).
+#ifndef WEFT_NPY_H_
+#define WEFT_NPY_H_
 
 #include <string>
 #include <string_view>
@@ -9,7 +15,7 @@
 #include "weft/status.h"
 #include "weft/tensor.h"
 
-namespace weft::internal {
+namespace weft {
 
 // Parses the bytes of a .npy file. Every malformed part (magic, version,
 // header, dtype, Fortran order, shape, data size) is an InvalidArgument
@@ -23,6 +29,6 @@ StatusOr<Tensor> ReadNpy(const std::string& path);
 std::string SerializeNpy(const Tensor& tensor);
 Status WriteNpy(const std::string& path, const Tensor& tensor);
 
-}  // namespace weft::internal
+}  // namespace weft
 
-#endif  // WEFT_SRC_IO_NPY_H_
+#endif  // WEFT_NPY_H_
