@@ -182,10 +182,14 @@ inline AxisLines LinesAlong(const Shape& shape, int axis,
 // (RandomUniform, RandomNormal, Fill): it must be fully known and valid.
 inline Status ShapeFromShapeAttr(InferenceContext& ctx) {
   const PartialShape& shape = ctx.attr<PartialShape>("shape");
-  if (!shape.IsFullyDefined() || !shape.ToShape().IsValid()) {
+  if (!shape.IsFullyDefined()) {
     return InvalidArgumentError(
         "attribute 'shape' must be fully defined with dimensions >= 0, got " +
         shape.ToString());
+  }
+  if (!shape.ToShape().IsValid()) {  // Dimensions >= 0: their product.
+    return InvalidArgumentError("attribute 'shape' " + shape.ToString() +
+                                " has more elements than fit in 64 bits");
   }
   ctx.set_output(0, shape);
   return Status::OK();
