@@ -97,8 +97,13 @@ std::optional<T> FittingValue(const Json& v) {
       return static_cast<T>(u);
     }
     const int64_t i = v.get<int64_t>();
-    if (i < std::numeric_limits<T>::lowest() ||
-        i > std::numeric_limits<T>::max()) {
+    if constexpr (std::is_unsigned_v<T>) {
+      // A negative value here; a non-negative one is unsigned in the JSON.
+      if (i < 0 || static_cast<uint64_t>(i) > std::numeric_limits<T>::max()) {
+        return std::nullopt;
+      }
+    } else if (i < std::numeric_limits<T>::lowest() ||
+               i > std::numeric_limits<T>::max()) {
       return std::nullopt;
     }
     return static_cast<T>(i);

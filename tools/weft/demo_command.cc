@@ -25,8 +25,8 @@ void Explain(const BenchReport& report, int threads) {
   const BenchRow* serial = Find(report, 1, 1);
   const BenchRow* inter_only = Find(report, threads, 1);
   const BenchRow* intra_only = Find(report, 1, threads);
-  std::printf("  Winner: inter = %d, intra = %d (%.2f ms", best.inter,
-              best.intra, best.median_ms);
+  std::printf("  Winner: inter = %d, intra = %d (%s", best.inter, best.intra,
+              FormatMs(best.median_ms).c_str());
   if (serial != nullptr && serial != &best) {
     std::printf(", %.2fx faster than one thread",
                 serial->median_ms / best.median_ms);

@@ -127,34 +127,6 @@ Status Direct(const OnnxNode& n, NodeDef* out, const std::string& op,
   return Status::OK();
 }
 
-// Input i, which weft takes as an attribute, as a list of int64: it must be
-// a constant 1-D (or scalar) integer tensor.
-StatusOr<std::vector<int64_t>> ConstInts(const OnnxNode& n, int i,
-                                         const char* what) {
-  const Tensor* t = n.constant(i);
-  if (t == nullptr) {
-    return UnimplementedError(n.Where() + ": input " + std::to_string(i) +
-                              " (" + what +
-                              ") must be a constant (an initializer or a "
-                              "Constant node)");
-  }
-  if (t->shape().rank() > 1) {
-    return InvalidArgumentError(n.Where() + ": input '" + what +
-                                "' must be 1-D, got " + t->shape().ToString());
-  }
-  std::vector<int64_t> v;
-  if (t->dtype() == DataType::kInt64) {
-    v.assign(t->data<int64_t>(), t->data<int64_t>() + t->NumElements());
-  } else if (t->dtype() == DataType::kInt32) {
-    v.assign(t->data<int32_t>(), t->data<int32_t>() + t->NumElements());
-  } else {
-    return InvalidArgumentError(n.Where() + ": input '" + what +
-                                "' must be int32 or int64, got " +
-                                DataTypeName(t->dtype()));
-  }
-  return v;
-}
-
 // An attribute read directly (for converters that rename or adapt).
 const AttributeProto* Attr(const OnnxNode& n, const char* name) {
   return n.FindAttr(name);
