@@ -26,6 +26,9 @@ struct ThreadPoolSpec {
 // calling thread) to kMaxThreads, intra-op from 0 to kMaxThreads; 0 is auto.
 inline constexpr int kMaxThreads = 4096;
 inline constexpr int kMinInterOpThreads = -1;
+// The spin window of a pool when nothing sets one, in microseconds.
+inline constexpr int kDefaultSpinUs = 50;
+inline constexpr int kMaxSpinUs = 1'000'000;
 
 struct SessionOptions {
   // Threads that run independent nodes at the same time.
@@ -70,12 +73,16 @@ struct SessionOptions {
   // being killed. 0: no limit.
   int64_t memory_limit_bytes = 0;
 
-  // How long idle workers spin before parking, in microseconds: lower
-  // latency for back-to-back work against CPU burnt while idle.
-  int inter_op_spin_us = 50;
-  int intra_op_spin_us = 50;
+  // How long idle workers spin before parking, in microseconds (0 to
+  // 1,000,000): lower latency for back-to-back work against CPU burnt while
+  // idle. -1 (default): the process default — threading::Set*SpinUs, else
+  // WEFT_SPIN_US or KMP_BLOCKTIME, else kDefaultSpinUs.
+  int inter_op_spin_us = -1;
+  int intra_op_spin_us = -1;
 
-  // Pin workers to CPUs (round robin over the list); empty: no pinning.
+  // Pin workers to CPUs (round robin over the list). Empty (default): the
+  // process default — threading::Set*PinCpus, else WEFT_PIN_CPUS,
+  // KMP_AFFINITY or OMP_PROC_BIND/OMP_PLACES, else no pinning.
   std::vector<int> inter_op_pin_cpus;
   std::vector<int> intra_op_pin_cpus;
 

@@ -58,6 +58,14 @@ class Session {
   // and intra-op threads counting the caller.
   int inter_op_threads() const;
   int intra_op_threads() const;
+  // Effective spin windows (us) and pinning of inter-op pool 0 and the
+  // intra-op pool: what the pools were made with, which for a session that
+  // shares the process-wide pools may differ from what it asked (it was
+  // warned, naming the field).
+  int inter_op_spin_us() const;
+  int intra_op_spin_us() const;
+  std::vector<int> inter_op_pin_cpus() const;
+  std::vector<int> intra_op_pin_cpus() const;
 
  private:
   class Impl;  // Defined inside the library.

@@ -23,6 +23,13 @@ struct CpuBudget {
   std::vector<int> allowed_cpus;
   // Distinct physical cores among allowed_cpus.
   int physical_cores = 1;
+  // Per entry of allowed_cpus: its physical core, numbered 0 ..
+  // physical_cores - 1 in (socket, die, core) order.
+  std::vector<int> core_of_cpu;
+  // Sockets (physical packages) among allowed_cpus, and NUMA nodes of the
+  // machine (1 when the kernel shows none).
+  int sockets = 1;
+  int numa_nodes = 1;
   // The tightest cgroup CPU quota found, in CPUs; 0 when there is none.
   double cgroup_quota_cpus = 0;
   // One line per source consulted and the value it gave, then the result.
@@ -51,6 +58,25 @@ Status SetInterOpParallelismThreads(int n);
 int GetInterOpParallelismThreads();
 Status SetIntraOpParallelismThreads(int n);
 int GetIntraOpParallelismThreads();
+
+// Process-wide spin windows and pinning, for sessions that leave
+// SessionOptions' spin (-1) and pin (empty) fields at their defaults.
+// Precedence as for the counts: the session's option > these setters >
+// the environment (WEFT_SPIN_US, KMP_BLOCKTIME; WEFT_PIN_CPUS,
+// KMP_AFFINITY, OMP_PROC_BIND / OMP_PLACES) > 50 us and no pinning.
+// Spin: 0 to 1,000,000 us, -1 restores the default. Pinning: CPUs of this
+// process's affinity mask; an empty list means no pinning (and overrides
+// the environment). Out of range is InvalidArgument and changes nothing.
+// The getters return the effective values (the live shared pool's, else
+// what a new one would get).
+Status SetInterOpSpinUs(int us);
+Status SetIntraOpSpinUs(int us);
+int GetInterOpSpinUs();
+int GetIntraOpSpinUs();
+Status SetInterOpPinCpus(std::vector<int> cpus);
+Status SetIntraOpPinCpus(std::vector<int> cpus);
+std::vector<int> GetInterOpPinCpus();
+std::vector<int> GetIntraOpPinCpus();
 }  // namespace threading
 
 }  // namespace weft

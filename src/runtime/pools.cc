@@ -4,41 +4,78 @@
 #include <map>
 #include <optional>
 
+#include "threading/cpu_info.h"
 #include "threading/process_threading.h"
 
 namespace weft::internal {
 namespace {
 
-std::shared_ptr<ThreadPool> MakePool(const std::string& name, int workers,
-                                     int spin_us,
-                                     const std::vector<int>& pin_cpus) {
+// What a session asks of one pool, resolved against the process defaults,
+// and which fields it set itself (only those warn when a shared pool was
+// made otherwise).
+struct PoolRequest {
+  const char* kind;  // "inter" or "intra": names the options' fields.
+  int threads = 1;   // As users count them.
+  int workers = 0;
+  int spin_us = 0;
+  std::vector<int> pin_cpus;
+  bool threads_explicit = false, spin_explicit = false, pin_explicit = false;
+};
+
+std::shared_ptr<ThreadPool> MakePool(const std::string& name,
+                                     const PoolRequest& request, int workers) {
   if (workers <= 0) return nullptr;
   ThreadPoolOptions options;
   options.name = name;
   options.num_threads = workers;
-  options.spin_us = spin_us;
-  options.pin_cpus = pin_cpus;
+  options.spin_us = request.spin_us;
+  options.pin_cpus = request.pin_cpus;
   return std::make_shared<ThreadPool>(options);
 }
 
-// Returns the process-wide pool in `slot`, creating it with `threads` if
-// there is none. REQUIRES: the process-wide state's mu held.
-std::shared_ptr<ThreadPool> ShareOrCreate(std::optional<SharedPool>& slot,
-                                          int threads, int workers,
-                                          const char* name, int spin_us,
-                                          const std::vector<int>& pin_cpus,
-                                          bool explicitly_requested) {
-  if (!slot) {
-    slot = SharedPool{MakePool(name, workers, spin_us, pin_cpus), threads};
-  } else if (explicitly_requested && slot->threads != threads) {
-    WarnThreading(
-        std::string("session asked for ") + std::to_string(threads) + " " +
-        name + "-op threads, but shares the process-wide " + name +
-        "-op pool of " + std::to_string(slot->threads) +
-        " (created by an earlier session; set use_per_session_threads for "
-        "pools of its own)");
+std::string CpusText(const std::vector<int>& cpus) {
+  return cpus.empty() ? "none" : FormatCpuList(cpus);
+}
+
+// One warning naming every field the session set that the shared pool it
+// joins does not have: the requested and the effective value.
+void WarnAboutDifferences(const PoolRequest& request, const SharedPool& pool) {
+  const std::string prefix = std::string(request.kind) + "_op_";
+  std::string fields;
+  const auto add = [&](const std::string& field, const std::string& asked,
+                       const std::string& effective) {
+    fields += (fields.empty() ? "" : "; ") + prefix + field + " " + asked +
+              " requested, " + effective + " effective";
+  };
+  if (request.threads_explicit && pool.threads != request.threads) {
+    add("parallelism_threads", std::to_string(request.threads),
+        std::to_string(pool.threads));
   }
-  return slot->pool;
+  if (request.spin_explicit && pool.spin_us != request.spin_us) {
+    add("spin_us", std::to_string(request.spin_us),
+        std::to_string(pool.spin_us));
+  }
+  if (request.pin_explicit && pool.pin_cpus != request.pin_cpus) {
+    add("pin_cpus", CpusText(request.pin_cpus), CpusText(pool.pin_cpus));
+  }
+  if (fields.empty()) return;
+  WarnThreading("this session shares the process-wide " +
+                std::string(request.kind) +
+                "-op pool, made by an earlier session: " + fields +
+                " (set use_per_session_threads for pools of its own)");
+}
+
+// The process-wide pool in `slot`, made for `request` if there is none.
+// REQUIRES: the process-wide state's mu held.
+const SharedPool& ShareOrCreate(std::optional<SharedPool>& slot,
+                                const PoolRequest& request) {
+  if (!slot) {
+    slot = SharedPool{MakePool(request.kind, request, request.workers),
+                      request.threads, request.spin_us, request.pin_cpus};
+  } else {
+    WarnAboutDifferences(request, *slot);
+  }
+  return *slot;
 }
 
 }  // namespace
@@ -47,34 +84,56 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
   // Session::Create validated the options (ValidateSessionOptions).
   ProcessThreading& state = ProcessThreading::Get();
   MutexLock lock(state.mu);
+  WEFT_ASSIGN_OR_RETURN(ProcessDefaults defaults,
+                        ResolveProcessDefaults(state));
 
-  WEFT_ASSIGN_OR_RETURN(
-      int inter_default,
-      ProcessDefault(state.inter_setting, "WEFT_NUM_INTEROP_THREADS"));
-  WEFT_ASSIGN_OR_RETURN(
-      int intra_default,
-      ProcessDefault(state.intra_setting, "WEFT_NUM_INTRAOP_THREADS"));
-  const bool inter_explicit = options.inter_op_parallelism_threads != 0;
-  const bool intra_explicit = options.intra_op_parallelism_threads != 0;
-  const int inter =
-      inter_explicit ? options.inter_op_parallelism_threads : inter_default;
-  const int intra = std::max(
-      1, intra_explicit ? options.intra_op_parallelism_threads : intra_default);
+  PoolRequest inter_request{"inter"};
+  inter_request.threads_explicit = options.inter_op_parallelism_threads != 0;
+  inter_request.threads = inter_request.threads_explicit
+                              ? options.inter_op_parallelism_threads
+                              : defaults.inter;
+  inter_request.workers = inter_request.threads;
+  inter_request.spin_explicit = options.inter_op_spin_us >= 0;
+  inter_request.spin_us = inter_request.spin_explicit ? options.inter_op_spin_us
+                                                      : defaults.inter_spin_us;
+  inter_request.pin_explicit = !options.inter_op_pin_cpus.empty();
+  inter_request.pin_cpus = inter_request.pin_explicit
+                               ? options.inter_op_pin_cpus
+                               : defaults.inter_pin_cpus;
+
+  PoolRequest intra_request{"intra"};
+  intra_request.threads_explicit = options.intra_op_parallelism_threads != 0;
+  intra_request.threads = std::max(1, intra_request.threads_explicit
+                                          ? options.intra_op_parallelism_threads
+                                          : defaults.intra);
+  // A pool of n intra-op threads has n - 1 workers (the op's thread works).
+  intra_request.workers = intra_request.threads - 1;
+  intra_request.spin_explicit = options.intra_op_spin_us >= 0;
+  intra_request.spin_us = intra_request.spin_explicit ? options.intra_op_spin_us
+                                                      : defaults.intra_spin_us;
+  intra_request.pin_explicit = !options.intra_op_pin_cpus.empty();
+  intra_request.pin_cpus = intra_request.pin_explicit
+                               ? options.intra_op_pin_cpus
+                               : defaults.intra_pin_cpus;
 
   SessionPools pools;
-  pools.intra_threads = intra;
   const bool shared = !options.use_per_session_threads;
   if (shared) {
-    // A shared intra pool of size n has n - 1 workers (the op's thread works).
-    pools.intra = ShareOrCreate(state.intra, intra, intra - 1, "intra",
-                                options.intra_op_spin_us,
-                                options.intra_op_pin_cpus, intra_explicit);
-    pools.intra_threads = state.intra->threads;
+    const SharedPool& intra = ShareOrCreate(state.intra, intra_request);
+    pools.intra = intra.pool;
+    pools.intra_threads = intra.threads;
+    pools.intra_spin_us = intra.spin_us;
+    pools.intra_pin_cpus = intra.pin_cpus;
   } else {
-    pools.intra = MakePool("intra", intra - 1, options.intra_op_spin_us,
-                           options.intra_op_pin_cpus);
+    pools.intra = MakePool("intra", intra_request, intra_request.workers);
+    pools.intra_threads = intra_request.threads;
+    pools.intra_spin_us = intra_request.spin_us;
+    pools.intra_pin_cpus = intra_request.pin_cpus;
   }
+  pools.inter_spin_us = inter_request.spin_us;
+  pools.inter_pin_cpus = inter_request.pin_cpus;
 
+  const int inter = inter_request.threads;
   if (!options.session_inter_op_thread_pools.empty()) {
     for (size_t i = 0; i < options.session_inter_op_thread_pools.size(); ++i) {
       const ThreadPoolSpec& spec = options.session_inter_op_thread_pools[i];
@@ -82,19 +141,18 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
           spec.num_threads > 0 ? spec.num_threads : std::max(inter, 1);
       if (spec.global_name.empty()) {
         const std::string name = "inter" + std::to_string(i);
-        pools.inter.push_back({MakePool(name, threads, options.inter_op_spin_us,
-                                        options.inter_op_pin_cpus),
-                               name, threads});
+        pools.inter.push_back(
+            {MakePool(name, inter_request, threads), name, threads});
         continue;
       }
       auto it = state.named.find(spec.global_name);
       if (it == state.named.end()) {
         it = state.named
                  .emplace(spec.global_name,
-                          SharedPool{MakePool(spec.global_name, threads,
-                                              options.inter_op_spin_us,
-                                              options.inter_op_pin_cpus),
-                                     threads})
+                          SharedPool{MakePool(spec.global_name, inter_request,
+                                              threads),
+                                     threads, inter_request.spin_us,
+                                     inter_request.pin_cpus})
                  .first;
       } else if (it->second.threads != threads) {
         return InvalidArgumentError(
@@ -111,14 +169,13 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
   if (inter < 0) {
     pools.inter.push_back({nullptr, "caller", -1});
   } else if (shared) {
-    auto pool = ShareOrCreate(state.inter, inter, inter, "inter",
-                              options.inter_op_spin_us,
-                              options.inter_op_pin_cpus, inter_explicit);
-    pools.inter.push_back({pool, "inter", state.inter->threads});
+    const SharedPool& pool = ShareOrCreate(state.inter, inter_request);
+    pools.inter.push_back({pool.pool, "inter", pool.threads});
+    pools.inter_spin_us = pool.spin_us;
+    pools.inter_pin_cpus = pool.pin_cpus;
   } else {
-    pools.inter.push_back({MakePool("inter", inter, options.inter_op_spin_us,
-                                    options.inter_op_pin_cpus),
-                           "inter", inter});
+    pools.inter.push_back(
+        {MakePool("inter", inter_request, inter), "inter", inter});
   }
   return pools;
 }

@@ -24,6 +24,10 @@ struct SessionPools {
   std::vector<InterPool> inter;       // RunOptions::inter_op_thread_pool.
   std::shared_ptr<ThreadPool> intra;  // Null when intra = 1.
   int intra_threads = 1;              // Counting the thread running the op.
+  // The effective spin windows and pinning of pool 0 and the intra pool
+  // (what they were made with, even when shared and asked otherwise).
+  int inter_spin_us = 0, intra_spin_us = 0;
+  std::vector<int> inter_pin_cpus, intra_pin_cpus;
 };
 
 // The session's pools. REQUIRES: ValidateSessionOptions(options) is OK.

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+
 #include "test_support/session_util.h"
 #include "threading/process_threading.h"
+#include "threading/threading_env.h"
 #include "weft/threading.h"
 
 namespace weft {
@@ -19,8 +22,7 @@ using ::testing::HasSubstr;
 class ProcessThreadingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    unsetenv("WEFT_NUM_INTEROP_THREADS");
-    unsetenv("WEFT_NUM_INTRAOP_THREADS");
+    for (const char* name : internal::ThreadingVariableNames()) unsetenv(name);
     internal::ResetProcessThreadingForTest();
   }
   void TearDown() override { SetUp(); }
@@ -94,8 +96,8 @@ TEST_F(ProcessThreadingTest,
   auto b = test::MustCreate(SpinGraph(), second);
   const std::string warning = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(b->inter_op_threads(), 3);
-  EXPECT_THAT(warning, AllOf(HasSubstr("asked for 1 inter-op threads"),
-                             HasSubstr("pool of 3")));
+  EXPECT_THAT(warning, HasSubstr("inter_op_parallelism_threads 1 requested, 3 "
+                                 "effective"));
   EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
 
   // A session that asks for nothing shares silently.
@@ -137,6 +139,85 @@ TEST_F(ProcessThreadingTest, SettersCheckTheRangesTheOptionsCheck) {
               HasSubstr("must be from 0 to 4096"));
   EXPECT_FALSE(threading::SetIntraOpParallelismThreads(kMaxThreads + 1).ok());
   EXPECT_TRUE(threading::SetIntraOpParallelismThreads(kMaxThreads).ok());
+}
+
+TEST_F(ProcessThreadingTest,
+       JoiningAPoolMadeOtherwiseWarnsOnceNamingEachField) {
+  SessionOptions first;
+  first.intra_op_parallelism_threads = 2;
+  first.intra_op_spin_us = 10;
+  auto a = test::MustCreate(SpinGraph(), first);
+  EXPECT_EQ(a->intra_op_spin_us(), 10);
+  SessionOptions second;
+  second.intra_op_parallelism_threads = 2;  // The same: not named.
+  second.intra_op_spin_us = 0;
+  second.intra_op_pin_cpus = {AutoCpuBudget().allowed_cpus[0]};
+  ::testing::internal::CaptureStderr();
+  auto b = test::MustCreate(SpinGraph(), second);
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
+  EXPECT_THAT(warning,
+              AllOf(HasSubstr("intra_op_spin_us 0 requested, 10 effective"),
+                    HasSubstr("intra_op_pin_cpus " +
+                              std::to_string(AutoCpuBudget().allowed_cpus[0]) +
+                              " requested, none effective")));
+  EXPECT_THAT(warning, ::testing::Not(HasSubstr("parallelism_threads")));
+  // The getters say what the session really has.
+  EXPECT_EQ(b->intra_op_spin_us(), 10);
+  EXPECT_TRUE(b->intra_op_pin_cpus().empty());
+}
+
+TEST_F(ProcessThreadingTest, SpinAndPinningComeFromSettersThenTheEnvironment) {
+  EXPECT_EQ(threading::GetInterOpSpinUs(), kDefaultSpinUs);
+  setenv("KMP_BLOCKTIME", "0", 1);
+  EXPECT_EQ(threading::GetInterOpSpinUs(), 0);
+  auto a = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
+  EXPECT_EQ(a->inter_op_spin_us(), 0);
+  ASSERT_TRUE(threading::SetIntraOpSpinUs(7).ok());  // Setter beats env.
+  EXPECT_EQ(threading::GetIntraOpSpinUs(), 7);
+  EXPECT_EQ(threading::GetInterOpSpinUs(), 0);
+  EXPECT_FALSE(threading::SetInterOpSpinUs(-2).ok());
+  EXPECT_FALSE(threading::SetInterOpSpinUs(kMaxSpinUs + 1).ok());
+  const int cpu = AutoCpuBudget().allowed_cpus.back();
+  setenv("WEFT_PIN_CPUS", std::to_string(cpu).c_str(), 1);
+  EXPECT_EQ(threading::GetIntraOpPinCpus(), std::vector<int>{cpu});
+  auto b = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 2));
+  EXPECT_EQ(b->intra_op_pin_cpus(), std::vector<int>{cpu});
+  ASSERT_TRUE(threading::SetIntraOpPinCpus({}).ok());  // No pinning.
+  EXPECT_TRUE(threading::GetIntraOpPinCpus().empty());
+  EXPECT_THAT(threading::SetInterOpPinCpus({1 << 20}).message(),
+              HasSubstr("not in this process's affinity mask"));
+}
+
+TEST_F(ProcessThreadingTest, ForeignVariablesSetCountsAndBadOnesWarnOnce) {
+  setenv("TF_NUM_INTEROP_THREADS", "3", 1);
+  setenv("OMP_NUM_THREADS", "2,1", 1);
+  EXPECT_EQ(threading::GetInterOpParallelismThreads(), 3);
+  EXPECT_EQ(threading::GetIntraOpParallelismThreads(), 2);
+  setenv("WEFT_NUM_INTEROP_THREADS", "1", 1);  // weft's own wins.
+  EXPECT_EQ(threading::GetInterOpParallelismThreads(), 1);
+  setenv("KMP_AFFINITY", "granularity=fine,sideways", 1);
+  ::testing::internal::CaptureStderr();
+  auto a = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
+  auto b = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
+  EXPECT_THAT(warning, AllOf(HasSubstr("KMP_AFFINITY='granularity=fine,"
+                                       "sideways'"),
+                             HasSubstr("'sideways'"), HasSubstr("ignored")));
+}
+
+TEST_F(ProcessThreadingTest, KmpSettingsPrintsTheEffectiveSettingsOnce) {
+  setenv("KMP_SETTINGS", "1", 1);
+  setenv("OMP_NUM_THREADS", "2", 1);
+  ::testing::internal::CaptureStderr();
+  auto a = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
+  auto b = test::MustCreate(SpinGraph(), test::PerSessionOptions(1, 1));
+  const std::string out = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(out, AllOf(HasSubstr("weft: threading settings:"),
+                         HasSubstr("intra-op threads 2"),
+                         HasSubstr("OMP_NUM_THREADS=2: intra-op threads: 2")));
+  EXPECT_EQ(out.find("threading settings"), out.rfind("threading settings"));
 }
 
 TEST_F(ProcessThreadingTest, PerSessionThreadsIgnoreGlobalPools) {

@@ -100,6 +100,11 @@ class SessionImpl {
     MutexLock lock(mu_);
     return pools_.intra_threads;
   }
+  // A copy: Close() replaces pools_.
+  SessionPools pools() const {
+    MutexLock lock(mu_);
+    return pools_;
+  }
 
  private:
   // The plan of a signature, built on first use; the session keeps every
@@ -328,7 +333,8 @@ Status SessionImpl::Close() {
   }
   while (!active_.empty()) runs_done_.Wait(lock);
   idle_runs_.clear();
-  pools_ = SessionPools{{InterPool{}}, nullptr, pools_.intra_threads};
+  pools_.inter = {InterPool{}};  // Releases the pools; keeps the facts.
+  pools_.intra = nullptr;
   return Status::OK();
 }
 
@@ -383,5 +389,17 @@ Status Session::Close() { return impl_->Close(); }
 int Session::inter_op_threads() const { return impl_->inter_op_threads(); }
 
 int Session::intra_op_threads() const { return impl_->intra_op_threads(); }
+
+int Session::inter_op_spin_us() const { return impl_->pools().inter_spin_us; }
+
+int Session::intra_op_spin_us() const { return impl_->pools().intra_spin_us; }
+
+std::vector<int> Session::inter_op_pin_cpus() const {
+  return impl_->pools().inter_pin_cpus;
+}
+
+std::vector<int> Session::intra_op_pin_cpus() const {
+  return impl_->pools().intra_pin_cpus;
+}
 
 }  // namespace weft

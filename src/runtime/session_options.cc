@@ -31,9 +31,9 @@ Status CheckThreads(const SessionOptions& o) {
                                      std::to_string(i) + "].num_threads"));
   }
   WEFT_RETURN_IF_ERROR(
-      InRange(o.inter_op_spin_us, 0, 1'000'000, "inter_op_spin_us"));
+      InRange(o.inter_op_spin_us, -1, kMaxSpinUs, "inter_op_spin_us"));
   WEFT_RETURN_IF_ERROR(
-      InRange(o.intra_op_spin_us, 0, 1'000'000, "intra_op_spin_us"));
+      InRange(o.intra_op_spin_us, -1, kMaxSpinUs, "intra_op_spin_us"));
   const std::vector<int>& allowed = AutoCpuBudget().allowed_cpus;
   for (const auto* list : {&o.inter_op_pin_cpus, &o.intra_op_pin_cpus}) {
     for (int cpu : *list) {

@@ -38,7 +38,7 @@ TEST(SessionOptionsTest, ThreadCountsAreCheckedAgainstOneLimit) {
 
 TEST(SessionOptionsTest, SpinPinDevicesAndLimitsAreChecked) {
   SessionOptions options;
-  options.intra_op_spin_us = -1;
+  options.intra_op_spin_us = -2;
   EXPECT_THAT(ErrorOf(options), HasSubstr("intra_op_spin_us"));
   options = {};
   options.inter_op_pin_cpus = {1 << 20};

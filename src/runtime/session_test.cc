@@ -460,7 +460,7 @@ TEST(SessionTest, InvalidOptionsAreErrors) {
   EXPECT_THAT(Session::Create(g, options).status().message(),
               HasSubstr("intra_op_parallelism_threads = -2"));
   options = SessionOptions();
-  options.inter_op_spin_us = -1;
+  options.inter_op_spin_us = -2;
   EXPECT_THAT(Session::Create(g, options).status().message(),
               HasSubstr("inter_op_spin_us"));
   options = SessionOptions();

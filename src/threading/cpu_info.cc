@@ -247,12 +247,17 @@ std::optional<std::vector<int>> AffinityFromStatus(const std::string& root) {
 }
 
 // Distinct (package, die, core) triples among cpus; a CPU without topology
-// files counts as a core of its own.
+// files counts as a core of its own. Fills budget->core_of_cpu and
+// budget->sockets.
 int CountPhysicalCores(const std::string& root, const std::vector<int>& cpus,
-                       bool* topology_found) {
-  std::set<std::tuple<int64_t, int64_t, int64_t>> cores;
+                       bool* topology_found, CpuBudget* budget) {
+  using Core = std::tuple<int64_t, int64_t, int64_t>;
+  std::set<Core> cores;
+  std::set<int64_t> packages;
+  std::vector<Core> core_of(cpus.size());
   *topology_found = false;
-  for (int cpu : cpus) {
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    const int cpu = cpus[i];
     const fs::path dir = Under(root, "/sys/devices/system/cpu") /
                          ("cpu" + std::to_string(cpu)) / "topology";
     auto read = [&](const char* name) -> std::optional<int64_t> {
@@ -261,14 +266,38 @@ int CountPhysicalCores(const std::string& root, const std::vector<int>& cpus,
     };
     const auto core = read("core_id");
     if (!core) {
-      cores.emplace(-1, -1, -1 - cpu);  // Unique per CPU.
+      core_of[i] = Core(-1, -1, -1 - cpu);  // Unique per CPU.
+      cores.insert(core_of[i]);
       continue;
     }
     *topology_found = true;
-    cores.emplace(read("physical_package_id").value_or(0),
-                  read("die_id").value_or(0), *core);
+    const int64_t package = read("physical_package_id").value_or(0);
+    packages.insert(package);
+    core_of[i] = Core(package, read("die_id").value_or(0), *core);
+    cores.insert(core_of[i]);
   }
+  budget->core_of_cpu.clear();
+  for (const Core& c : core_of) {
+    budget->core_of_cpu.push_back(
+        static_cast<int>(std::distance(cores.begin(), cores.find(c))));
+  }
+  budget->sockets = std::max<int>(1, static_cast<int>(packages.size()));
   return static_cast<int>(cores.size());
+}
+
+// NUMA nodes the kernel shows (/sys/devices/system/node/nodeN); 1 if none.
+int CountNumaNodes(const std::string& root) {
+  std::error_code ec;
+  int nodes = 0;
+  for (const auto& entry :
+       fs::directory_iterator(Under(root, "/sys/devices/system/node"), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 4 && name.rfind("node", 0) == 0 &&
+        ParseInt(name.substr(4))) {
+      ++nodes;
+    }
+  }
+  return std::max(1, nodes);
 }
 
 std::string FormatCpus(double cpus) {
@@ -341,7 +370,8 @@ CpuBudget ProbeCpuBudget(const CpuProbeSources& sources) {
   // 2. Physical cores among them.
   bool topology_found = false;
   budget.physical_cores =
-      CountPhysicalCores(sources.root, *allowed, &topology_found);
+      CountPhysicalCores(sources.root, *allowed, &topology_found, &budget);
+  budget.numa_nodes = CountNumaNodes(sources.root);
   why +=
       "topology: " + std::to_string(budget.physical_cores) +
       " physical cores among them" +

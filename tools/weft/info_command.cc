@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/Version.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "threading/cpu_info.h"
+#include "threading/threading_env.h"
 
 namespace weft::cli {
 namespace {
@@ -147,17 +149,75 @@ int ModelInfo(const std::string& path, bool json) {
 
 }  // namespace
 
+namespace {
+
+// Intel's TensorFlow CPU tuning guide, for this machine: intra-op and
+// OMP_NUM_THREADS = NUM_PARALLEL_EXEC_UNITS (the physical cores),
+// inter-op = the sockets, KMP_BLOCKTIME 1, KMP_AFFINITY compact over cores.
+struct Recipe {
+  int intra = 1, inter = 1;
+  std::string blocktime = "1";
+  std::string affinity = "granularity=fine,compact,1,0";
+};
+
+Recipe GuideRecipe(const CpuBudget& budget) {
+  return {std::max(1, budget.physical_cores), std::max(1, budget.sockets)};
+}
+
+// Why weft's auto differs from the recipe, one line per difference.
+std::vector<std::string> RecipeDifferences(const CpuBudget& budget,
+                                           const Recipe& recipe, int inter,
+                                           int intra) {
+  std::vector<std::string> out;
+  if (intra != recipe.intra) {
+    out.push_back("intra-op " + std::to_string(intra) + " against " +
+                  std::to_string(recipe.intra) +
+                  (budget.cgroup_quota_cpus > 0
+                       ? ": weft counts the cgroup CPU quota, the guide only "
+                         "the cores"
+                       : ": set by a setter, option or variable"));
+  }
+  if (inter != recipe.inter) {
+    out.push_back(
+        "inter-op " + std::to_string(inter) + " against " +
+        std::to_string(recipe.inter) +
+        ": the guide sizes inter-op by sockets to avoid oversubscribing; in "
+        "weft inter-op and intra-op threads share one core budget, so "
+        "inter-op threads cost nothing when idle and let independent "
+        "branches overlap");
+  }
+  out.push_back(
+      "spin: weft spins " + std::to_string(threading::GetIntraOpSpinUs()) +
+      " us before parking (the guide's KMP_BLOCKTIME=1 is 1000 us; weft "
+      "reads it as that if set)");
+  const std::vector<int> pins = threading::GetIntraOpPinCpus();
+  out.push_back(pins.empty()
+                    ? "pinning: weft does not pin unless asked (the guide's "
+                      "KMP_AFFINITY would pin to CPUs " +
+                          internal::FormatCpuList(internal::PinOrder(
+                              internal::PinForm::kCoresFirst, budget)) +
+                          ")"
+                    : "pinning: CPUs " + internal::FormatCpuList(pins));
+  return out;
+}
+
+}  // namespace
+
 int InfoCommand(const std::string& model, bool json) {
   if (!model.empty()) return ModelInfo(model, json);
   const CpuBudget& budget = AutoCpuBudget();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  std::vector<std::pair<std::string, std::string>> env;
-  for (const char* name :
-       {"WEFT_NUM_INTEROP_THREADS", "WEFT_NUM_INTRAOP_THREADS"}) {
-    if (const char* value = std::getenv(name)) env.emplace_back(name, value);
-  }
+  // Reading the counts also warns, once, about variables weft does not
+  // understand.
   const int inter = threading::GetInterOpParallelismThreads();
   const int intra = threading::GetIntraOpParallelismThreads();
+  const internal::ThreadingEnvironment env = internal::ReadThreadingEnvironment(
+      [](const char* name) { return std::getenv(name); }, budget);
+  const int cores_per_socket =
+      std::max(1, budget.physical_cores / std::max(1, budget.sockets));
+  const Recipe recipe = GuideRecipe(budget);
+  const std::vector<std::string> differences =
+      RecipeDifferences(budget, recipe, inter, intra);
   const std::string compiler = CompilerName();
   const std::string json_version =
       std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
@@ -165,22 +225,36 @@ int InfoCommand(const std::string& model, bool json) {
       std::to_string(NLOHMANN_JSON_VERSION_PATCH);
   if (json) {
     nlohmann::json environment = nlohmann::json::array();
-    for (const auto& [name, value] : env) {
-      environment.push_back({{"name", name}, {"value", value}});
+    for (const internal::EnvReading& r : env.seen) {
+      environment.push_back({{"name", r.name},
+                             {"value", r.value},
+                             {"effect", r.effect},
+                             {"understood", r.understood}});
     }
     nlohmann::json derivation = nlohmann::json::array();
     std::istringstream lines(budget.derivation);
     for (std::string line; std::getline(lines, line);) {
       derivation.push_back(line);
     }
+    nlohmann::json recipe_json = {{"OMP_NUM_THREADS", recipe.intra},
+                                  {"KMP_BLOCKTIME", recipe.blocktime},
+                                  {"KMP_AFFINITY", recipe.affinity},
+                                  {"differences", differences}};
+    AddThreadCounts(recipe_json, recipe.inter, recipe.intra);
     nlohmann::json out = {{"cpu_model", CpuModel()},
                           {"logical_cpus_online", online},
                           {"allowed_cpus", budget.allowed_cpus},
                           {"physical_cores_allowed", budget.physical_cores},
+                          {"sockets", budget.sockets},
+                          {"cores_per_socket", cores_per_socket},
+                          {"numa_nodes", budget.numa_nodes},
                           {"cgroup_quota_cpus", budget.cgroup_quota_cpus},
                           {"auto_threads", budget.threads},
                           {"derivation", derivation},
                           {"environment", environment},
+                          {"spin_us", threading::GetIntraOpSpinUs()},
+                          {"pin_cpus", threading::GetIntraOpPinCpus()},
+                          {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
@@ -196,27 +270,48 @@ int InfoCommand(const std::string& model, bool json) {
   std::printf("affinity mask:       %s (%zu CPUs)\n",
               internal::FormatCpuList(budget.allowed_cpus).c_str(),
               budget.allowed_cpus.size());
-  std::printf("physical cores:      %d among the allowed CPUs\n",
-              budget.physical_cores);
+  std::printf(
+      "physical cores:      %d among the allowed CPUs (%d socket%s, "
+      "%d cores per socket, %d NUMA node%s)\n",
+      budget.physical_cores, budget.sockets, budget.sockets == 1 ? "" : "s",
+      cores_per_socket, budget.numa_nodes, budget.numa_nodes == 1 ? "" : "s");
   if (budget.cgroup_quota_cpus > 0) {
     std::printf("cgroup CPU quota:    %.2f CPUs\n", budget.cgroup_quota_cpus);
   } else {
     std::printf("cgroup CPU quota:    none\n");
   }
   std::printf("auto thread count:   %d, derived as:\n", budget.threads);
-  std::string line;
-  for (char c : budget.derivation + "\n") {
-    if (c == '\n') {
-      if (!line.empty()) std::printf("  %s\n", line.c_str());
-      line.clear();
-    } else {
-      line += c;
+  std::istringstream lines(budget.derivation);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) std::printf("  %s\n", line.c_str());
+  }
+  std::printf(
+      "effective counts:    inter-op %d, intra-op %d; spin %d us; "
+      "pinning %s\n",
+      inter, intra, threading::GetIntraOpSpinUs(),
+      threading::GetIntraOpPinCpus().empty()
+          ? "none"
+          : internal::FormatCpuList(threading::GetIntraOpPinCpus()).c_str());
+  if (env.seen.empty()) {
+    std::printf(
+        "threading variables: none set (weft reads WEFT_*, TF_*, "
+        "OMP_* and KMP_* ones: docs/configuration.md)\n");
+  } else {
+    std::printf("threading variables:\n");
+    for (const internal::EnvReading& r : env.seen) {
+      std::printf("  %s=%s: %s\n", r.name.c_str(), r.value.c_str(),
+                  r.effect.c_str());
     }
   }
-  std::printf("effective counts:    inter-op %d, intra-op %d\n", inter, intra);
-  std::vector<std::string> env_lines;
-  for (const auto& [name, value] : env) env_lines.push_back(name + "=" + value);
-  std::printf("WEFT_* variables:    %s\n", Join(env_lines).c_str());
+  std::printf(
+      "tuning-guide recipe: intra_op_parallelism_threads = "
+      "OMP_NUM_THREADS = %d (NUM_PARALLEL_EXEC_UNITS: the physical "
+      "cores), inter_op_parallelism_threads = %d (sockets), "
+      "KMP_BLOCKTIME=%s, KMP_AFFINITY=%s\n",
+      recipe.intra, recipe.inter, recipe.blocktime.c_str(),
+      recipe.affinity.c_str());
+  std::printf("weft's auto against it:\n");
+  for (const std::string& d : differences) std::printf("  %s\n", d.c_str());
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
