@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -348,6 +349,16 @@ class Session::Impl : public internal::SessionImpl {
 StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
+  if (auto it = options.device_count.find("CPU");
+      it != options.device_count.end() && it->second > 1) {
+    // TensorFlow users expect more devices to mean more speed; say once
+    // per session that here they do not.
+    std::fprintf(stderr,
+                 "weft: note: device_count {\"CPU\": %d}: the %d CPU devices "
+                 "share this session's pools; placement is recorded in "
+                 "RunMetadata, but gives no speed-up\n",
+                 it->second, it->second);
+  }
   WEFT_ASSIGN_OR_RETURN(
       std::shared_ptr<const internal::CompiledGraph> compiled,
       internal::CompiledGraph::Compile(std::move(graph),

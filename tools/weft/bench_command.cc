@@ -10,6 +10,7 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "config_file.h"
 
 namespace weft::cli {
 
@@ -17,7 +18,8 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  const NamedTensors& feeds,
                                  const std::vector<int>& inter_grid,
                                  const std::vector<int>& intra_grid, int warmup,
-                                 int repeat, bool progress) {
+                                 int repeat, bool progress,
+                                 const SessionOptions& base) {
   BenchReport report;
   const int total = static_cast<int>(inter_grid.size() * intra_grid.size());
   double baseline_ms = 0;
@@ -27,7 +29,7 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
         std::fprintf(stderr, "\r[%zu/%d] inter=%d intra=%d ...   ",
                      report.rows.size() + 1, total, inter, intra);
       }
-      SessionOptions options;
+      SessionOptions options = base;
       options.use_per_session_threads = true;  // Fresh pools per setting.
       options.inter_op_parallelism_threads = inter;
       options.intra_op_parallelism_threads = intra;
@@ -40,6 +42,8 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
       BenchRow row;
       row.inter = inter;
       row.intra = intra;
+      row.effective_inter = session->inter_op_threads();
+      row.effective_intra = session->intra_op_threads();
       std::vector<double> times;
       for (int i = 0; i < repeat; ++i) {
         const auto start = std::chrono::steady_clock::now();
@@ -72,16 +76,26 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
   return report;
 }
 
+// A setting as given, with what it resolved to when that differs:
+// "0 (2)" for auto on two cores.
+std::string SettingText(int setting, int effective) {
+  return setting == effective || (setting < 0 && effective < 0)
+             ? std::to_string(setting)
+             : std::to_string(setting) + " (" + std::to_string(effective) + ")";
+}
+
 void PrintBenchTable(const BenchReport& report) {
   std::printf("  %5s %5s %10s %10s %10s %8s  %s\n", "inter", "intra", "median",
               "min", "max", "speedup", "outputs");
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const BenchRow& r = report.rows[i];
-    std::printf("%s %5d %5d %10s %10s %10s %7.2fx  %s\n",
-                static_cast<int>(i) == report.best ? "*" : " ", r.inter,
-                r.intra, FormatMs(r.median_ms).c_str(),
-                FormatMs(r.min_ms).c_str(), FormatMs(r.max_ms).c_str(),
-                r.speedup, r.outputs_match ? "identical" : "DIFFERENT");
+    std::printf("%s %5s %5s %10s %10s %10s %7.2fx  %s\n",
+                static_cast<int>(i) == report.best ? "*" : " ",
+                SettingText(r.inter, r.effective_inter).c_str(),
+                SettingText(r.intra, r.effective_intra).c_str(),
+                FormatMs(r.median_ms).c_str(), FormatMs(r.min_ms).c_str(),
+                FormatMs(r.max_ms).c_str(), r.speedup,
+                r.outputs_match ? "identical" : "DIFFERENT");
   }
 }
 
@@ -91,12 +105,12 @@ int BenchCommand(const BenchArgs& args) {
   }
   std::vector<int> inter_grid = DefaultGrid(), intra_grid = DefaultGrid();
   if (!args.inter_list.empty()) {
-    auto parsed = ParseIntList("--inter", args.inter_list);
+    auto parsed = ParseIntList("--inter", args.inter_list, kMinInterOpThreads);
     if (!parsed.ok()) return Fail(kExitBadInput, parsed.status().message());
     inter_grid = *parsed;
   }
   if (!args.intra_list.empty()) {
-    auto parsed = ParseIntList("--intra", args.intra_list);
+    auto parsed = ParseIntList("--intra", args.intra_list, 0);
     if (!parsed.ok()) return Fail(kExitBadInput, parsed.status().message());
     intra_grid = *parsed;
   }
@@ -105,6 +119,17 @@ int BenchCommand(const BenchArgs& args) {
   const GraphFile* file = &model->file;
   if (file->outputs.empty()) {
     return Fail(kExitBadInput, args.graph + ": the graph lists no \"outputs\"");
+  }
+  RunConfig config;
+  if (!args.config_file.empty()) {
+    if (Status s = ApplyConfigFile(args.config_file, &config); !s.ok()) {
+      return Fail(kExitBadInput, s.ToString());
+    }
+  }
+  for (const std::string& setting : args.settings) {
+    if (Status s = ApplySetting(setting, &config); !s.ok()) {
+      return Fail(kExitBadInput, s.ToString());
+    }
   }
   auto feeds = ReadFeeds(args.feeds, *model);
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
@@ -120,7 +145,7 @@ int BenchCommand(const BenchArgs& args) {
   }
   // Check the graph and feeds once, so that a bad input is exit code 2.
   {
-    auto session = Session::Create(file->graph, SessionOptions());
+    auto session = Session::Create(file->graph, config.session);
     if (!session.ok()) {
       return Fail(kExitBadInput,
                   session.status().WithContext(args.graph).ToString());
@@ -129,8 +154,9 @@ int BenchCommand(const BenchArgs& args) {
       return Fail(kExitBadInput, s.ToString());
     }
   }
-  auto report = BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
-                           args.repeat, isatty(STDERR_FILENO) != 0);
+  auto report =
+      BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
+                 args.repeat, isatty(STDERR_FILENO) != 0, config.session);
   if (!report.ok()) {
     return Fail(kExitRunFailed,
                 "the run failed: " + report.status().ToString());
@@ -150,6 +176,7 @@ int BenchCommand(const BenchArgs& args) {
                             {"inter", r.inter},
                             {"intra", r.intra}};
       AddThreadCounts(row, r.inter, r.intra);
+      AddThreadCounts(row["effective"], r.effective_inter, r.effective_intra);
       rows.push_back(std::move(row));
     }
     nlohmann::json best_json = {{"median_ms", best.median_ms}};

@@ -281,7 +281,7 @@ double Median(std::vector<double> values) {
 }
 
 StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
-                                        const std::string& text) {
+                                        const std::string& text, int lowest) {
   std::vector<int> out;
   std::stringstream in(text);
   std::string part;
@@ -290,11 +290,11 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
     auto [ptr, ec] =
         std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() ||
-        value < 1 || value > kMaxThreads) {
-      return InvalidArgumentError(flag + " '" + text +
-                                  "': every entry must be an integer from 1 "
-                                  "to " +
-                                  std::to_string(kMaxThreads));
+        value < lowest || value > kMaxThreads) {
+      return InvalidArgumentError(
+          flag + " '" + text + "': every entry must be an integer from " +
+          std::to_string(lowest) + " to " + std::to_string(kMaxThreads) +
+          (lowest < 0 ? " (-1: the caller's thread, 0: auto)" : " (0: auto)"));
     }
     out.push_back(value);
   }

@@ -78,9 +78,10 @@ std::string FirstValues(const Tensor& tensor, int count);
 
 double Median(std::vector<double> values);
 
-// Thread counts of a grid flag: "1,2,4". Errors name the flag and value.
+// Thread counts of a grid flag: "-1,0,1,2", each from `lowest` (-1 for
+// inter-op, 0 for intra-op) to kMaxThreads. Errors name the flag and value.
 StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
-                                        const std::string& text);
+                                        const std::string& text, int lowest);
 
 // 1, 2, 4, ... up to the auto count, plus the auto count.
 std::vector<int> DefaultGrid();

@@ -12,6 +12,8 @@ namespace weft::cli {
 
 struct RunArgs {
   std::string graph;
+  std::string config_file;            // --config: SessionOptions, RunOptions.
+  std::vector<std::string> settings;  // --set FIELD=VALUE, after the file.
   std::optional<int> inter, intra;
   std::vector<std::string> feeds;
   std::vector<std::string> fetches;
@@ -27,6 +29,8 @@ int RunCommand(const RunArgs& args);
 
 struct BenchArgs {
   std::string graph;
+  std::string config_file;
+  std::vector<std::string> settings;
   std::string inter_list, intra_list;  // Empty: the default grid.
   std::vector<std::string> feeds;
   int repeat = 5;
@@ -66,7 +70,8 @@ int DemoCommand(const DemoArgs& args);
 
 // One row of the thread-configuration experiment.
 struct BenchRow {
-  int inter = 1, intra = 1;
+  int inter = 1, intra = 1;  // The setting (0: auto, -1: caller's thread).
+  int effective_inter = 1, effective_intra = 1;  // What it resolved to.
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double speedup = 0;  // Against inter = 1 / intra = 1 (0 when not measured).
   bool outputs_match = true;  // Hashes equal to the first row's.
@@ -79,12 +84,14 @@ struct BenchReport {
 };
 
 // Runs the experiment: for each (inter, intra), a fresh session with its own
-// pools, `warmup` untimed Runs, then `repeat` timed ones.
+// pools, `warmup` untimed Runs, then `repeat` timed ones. `base` gives every
+// other SessionOptions field (--config).
 StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  const NamedTensors& feeds,
                                  const std::vector<int>& inter_grid,
                                  const std::vector<int>& intra_grid, int warmup,
-                                 int repeat, bool progress);
+                                 int repeat, bool progress,
+                                 const SessionOptions& base = {});
 void PrintBenchTable(const BenchReport& report);
 
 }  // namespace weft::cli

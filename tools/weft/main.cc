@@ -44,6 +44,14 @@ int main(int argc, char** argv) {
       app.add_subcommand("run", "run a graph file and print its outputs");
   run_cmd->add_option("GRAPH", run.graph, "graph file (JSON) or model.onnx")
       ->required();
+  run_cmd->add_option("--config", run.config_file,
+                      "SessionOptions and RunOptions from FILE: JSON or "
+                      "TensorFlow's text-format ConfigProto");
+  run_cmd
+      ->add_option("--set", run.settings,
+                   "FIELD=VALUE over --config, e.g. "
+                   "inter_op_parallelism_threads=2 (repeatable)")
+      ->allow_extra_args(false);
   run_cmd->add_option("--inter", run_flags.inter,
                       "inter-op threads, -1 to 4096 (-1: the caller's "
                       "thread; default: auto)");
@@ -80,12 +88,18 @@ int main(int argc, char** argv) {
       "bench", "time a graph over a grid of (inter, intra) settings");
   bench_cmd->add_option("GRAPH", bench.graph, "graph file (JSON) or model.onnx")
       ->required();
+  bench_cmd->add_option("--config", bench.config_file,
+                        "SessionOptions from FILE (JSON or text-format "
+                        "ConfigProto); the grid sets the thread counts");
+  bench_cmd->add_option("--set", bench.settings, "FIELD=VALUE over --config")
+      ->allow_extra_args(false);
   bench_cmd->add_option("--inter", bench.inter_list,
-                        "inter-op thread counts, e.g. 1,2,4 (default: 1, 2, "
-                        "4, ... up to the CPU budget)");
+                        "inter-op thread counts, e.g. -1,0,1,2 (-1: the "
+                        "caller's thread, 0: auto; default: 1, 2, 4, ... up "
+                        "to the CPU budget)");
   bench_cmd->add_option("--intra", bench.intra_list,
-                        "intra-op thread counts, e.g. 1,2 (default: as "
-                        "--inter)");
+                        "intra-op thread counts, e.g. 0,1,2 (0: auto; "
+                        "default: as --inter)");
   bench_cmd
       ->add_option("--feed", bench.feeds,
                    "NAME=FILE.npy or NAME=FILE.pb (repeatable)")

@@ -8,6 +8,7 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "config_file.h"
 #include "io/chrome_trace.h"
 #include "weft/npy.h"
 
@@ -63,7 +64,19 @@ int RunCommand(const RunArgs& args) {
     }
   }
 
-  SessionOptions options;
+  // The configuration file, then --set, then the thread flags.
+  RunConfig config;
+  if (!args.config_file.empty()) {
+    if (Status s = ApplyConfigFile(args.config_file, &config); !s.ok()) {
+      return Fail(kExitBadInput, s.ToString());
+    }
+  }
+  for (const std::string& setting : args.settings) {
+    if (Status s = ApplySetting(setting, &config); !s.ok()) {
+      return Fail(kExitBadInput, s.ToString());
+    }
+  }
+  SessionOptions& options = config.session;
   if (args.inter) options.inter_op_parallelism_threads = *args.inter;
   if (args.intra) options.intra_op_parallelism_threads = *args.intra;
   auto session = Session::Create(file->graph, options);
@@ -75,8 +88,8 @@ int RunCommand(const RunArgs& args) {
     return Fail(kExitBadInput, s.ToString());
   }
 
-  RunOptions run_options;
-  run_options.timeout_ms = args.timeout_ms;
+  RunOptions run_options = config.run;
+  if (args.timeout_ms > 0) run_options.timeout_ms = args.timeout_ms;
   if (!args.trace_file.empty()) {
     run_options.trace_level = RunOptions::TraceLevel::kFull;
   }

@@ -1,0 +1,521 @@
+#include "config_file.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+
+namespace weft::cli {
+namespace {
+
+// A parsed value of either syntax, with where it started.
+struct Value {
+  enum class Kind { kScalar, kString, kList, kMessage };
+  Kind kind = Kind::kScalar;
+  std::string text;          // A scalar's token, or a string's contents.
+  std::vector<Value> items;  // kList.
+  std::vector<std::pair<std::string, Value>> fields;  // kMessage, in order.
+  int line = 1, column = 1;
+};
+
+std::string At(const std::string& source, int line, int column = 0) {
+  return source + ":" + std::to_string(line) +
+         (column > 0 ? ":" + std::to_string(column) : "");
+}
+
+// --- TensorFlow's text format (the subset ConfigProto needs). -------------
+
+class TextParser {
+ public:
+  TextParser(const std::string& text, std::string source)
+      : text_(text), source_(std::move(source)) {}
+
+  StatusOr<Value> ParseMessageBody(char closing) {
+    Value message;
+    message.kind = Value::Kind::kMessage;
+    message.line = line_;
+    message.column = column_;
+    for (;;) {
+      SkipSpace();
+      if (AtEnd()) {
+        if (closing == 0) return message;
+        return Error("the message opened here is not closed: expected '" +
+                     std::string(1, closing) + "'");
+      }
+      if (Peek() == closing) {
+        Advance();
+        return message;
+      }
+      const int line = line_, column = column_;
+      std::string name = Identifier();
+      if (name.empty()) {
+        return Error(std::string("expected a field name, got '") + Peek() +
+                     "'");
+      }
+      SkipSpace();
+      bool colon = false;
+      if (!AtEnd() && Peek() == ':') {
+        Advance();
+        colon = true;
+        SkipSpace();
+      }
+      if (AtEnd()) return Error("field '" + name + "' has no value");
+      Value value;
+      if (Peek() == '{' || Peek() == '<') {
+        const char close = Peek() == '{' ? '}' : '>';
+        Advance();
+        WEFT_ASSIGN_OR_RETURN(value, ParseMessageBody(close));
+      } else if (!colon) {
+        return Error("expected ':' after field '" + name + "'");
+      } else {
+        WEFT_ASSIGN_OR_RETURN(value, ParseScalarOrList());
+      }
+      value.line = line;
+      value.column = column;
+      message.fields.emplace_back(std::move(name), std::move(value));
+      SkipSpace();
+      if (!AtEnd() && (Peek() == ',' || Peek() == ';')) Advance();
+    }
+  }
+
+  StatusOr<Value> ParseScalarOrList() {
+    Value value;
+    value.line = line_;
+    value.column = column_;
+    if (Peek() == '[') {
+      Advance();
+      value.kind = Value::Kind::kList;
+      for (;;) {
+        SkipSpace();
+        if (AtEnd()) return Error("the list is not closed: expected ']'");
+        if (Peek() == ']') {
+          Advance();
+          return value;
+        }
+        WEFT_ASSIGN_OR_RETURN(Value item, ParseScalarOrList());
+        value.items.push_back(std::move(item));
+        SkipSpace();
+        if (!AtEnd() && Peek() == ',') Advance();
+      }
+    }
+    if (Peek() == '"' || Peek() == '\'') {
+      const char quote = Peek();
+      Advance();
+      value.kind = Value::Kind::kString;
+      while (!AtEnd() && Peek() != quote) {
+        if (Peek() == '\n') return Error("a string runs past the line end");
+        if (Peek() == '\\') Advance();
+        if (!AtEnd()) value.text += Advance();
+      }
+      if (AtEnd()) return Error("a string is not closed");
+      Advance();
+      return value;
+    }
+    while (!AtEnd() &&
+           (std::isalnum(static_cast<unsigned char>(Peek())) || Peek() == '-' ||
+            Peek() == '+' || Peek() == '.' || Peek() == '_')) {
+      value.text += Advance();
+    }
+    if (value.text.empty()) {
+      return Error(std::string("expected a value, got '") + Peek() + "'");
+    }
+    return value;
+  }
+
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  void SkipSpace() {
+    while (!AtEnd()) {
+      if (Peek() == '#') {
+        while (!AtEnd() && Peek() != '\n') Advance();
+      } else if (std::isspace(static_cast<unsigned char>(Peek()))) {
+        Advance();
+      } else {
+        return;
+      }
+    }
+  }
+
+ private:
+  char Peek() const { return text_[pos_]; }
+  char Advance() {
+    const char c = text_[pos_++];
+    if (c == '\n') {
+      ++line_;
+      column_ = 1;
+    } else {
+      ++column_;
+    }
+    return c;
+  }
+  std::string Identifier() {
+    std::string out;
+    while (!AtEnd() && (std::isalnum(static_cast<unsigned char>(Peek())) ||
+                        Peek() == '_')) {
+      out += Advance();
+    }
+    return out;
+  }
+  Status Error(const std::string& what) const {
+    return InvalidArgumentError(At(source_, line_, column_) +
+                                ": syntax error: " + what);
+  }
+
+  const std::string& text_;
+  const std::string source_;
+  size_t pos_ = 0;
+  int line_ = 1, column_ = 1;
+};
+
+// --- JSON, into the same Value. --------------------------------------------
+
+// The line of the first `"key"` at or after `from` (JSON keeps no
+// positions; keys are found in the text, in order).
+int LineOfKey(const std::string& text, const std::string& key, size_t* from) {
+  const size_t at = text.find("\"" + key + "\"", *from);
+  if (at == std::string::npos) return 0;
+  *from = at + key.size() + 2;
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+Value FromJson(const nlohmann::json& j, const std::string& text, size_t* from,
+               int line) {
+  Value v;
+  v.line = line;
+  if (j.is_object()) {
+    v.kind = Value::Kind::kMessage;
+    for (const auto& [key, item] : j.items()) {
+      const int key_line = LineOfKey(text, key, from);
+      v.fields.emplace_back(key, FromJson(item, text, from, key_line));
+    }
+  } else if (j.is_array()) {
+    v.kind = Value::Kind::kList;
+    for (const auto& item : j)
+      v.items.push_back(FromJson(item, text, from, line));
+  } else if (j.is_string()) {
+    v.kind = Value::Kind::kString;
+    v.text = j.get<std::string>();
+  } else {
+    v.text = j.dump();  // Numbers, true, false, null.
+  }
+  return v;
+}
+
+StatusOr<Value> ParseJson(const std::string& text, const std::string& source) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object()) {
+      return InvalidArgumentError(source +
+                                  ": a configuration is a JSON object");
+    }
+    size_t from = 0;
+    return FromJson(j, text, &from, 1);
+  } catch (const nlohmann::json::parse_error& e) {
+    const size_t byte = std::min(e.byte, text.size());
+    const int line = 1 + static_cast<int>(std::count(
+                             text.begin(), text.begin() + byte, '\n'));
+    const size_t line_start = text.rfind('\n', byte == 0 ? 0 : byte - 1);
+    const int column = static_cast<int>(
+        line_start == std::string::npos ? byte : byte - line_start - 1);
+    return InvalidArgumentError(At(source, line, std::max(1, column)) +
+                                ": syntax error: not valid JSON");
+  }
+}
+
+// --- Fields. ----------------------------------------------------------------
+
+class Applier {
+ public:
+  Applier(std::string source, RunConfig* config)
+      : source_(std::move(source)), config_(config) {}
+
+  Status ApplyTop(const Value& message) {
+    for (const auto& [name, value] : message.fields) {
+      WEFT_RETURN_IF_ERROR(ApplyField(name, value));
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status Where(const Value& v, const std::string& what) const {
+    return InvalidArgumentError(At(source_, v.line) + ": " + what);
+  }
+
+  StatusOr<int64_t> Int(const std::string& field, const Value& v, int64_t lo,
+                        int64_t hi) const {
+    int64_t out = 0;
+    const char* end = v.text.data() + v.text.size();
+    auto [ptr, ec] = std::from_chars(v.text.data(), end, out);
+    if (v.kind != Value::Kind::kScalar || v.text.empty() || ptr != end ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+      return Where(v, field + " must be an integer, got " + Shown(v));
+    }
+    if (ec == std::errc::result_out_of_range || out < lo || out > hi) {
+      return Where(v, field + " = " + v.text + " is out of range [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return out;
+  }
+
+  StatusOr<double> Number(const std::string& field, const Value& v) const {
+    double out = 0;
+    const char* end = v.text.data() + v.text.size();
+    auto [ptr, ec] = std::from_chars(v.text.data(), end, out);
+    if (v.kind != Value::Kind::kScalar || ptr != end || ec != std::errc() ||
+        out < 0) {
+      return Where(v, field + " must be a number >= 0, got " + Shown(v));
+    }
+    return out;
+  }
+
+  StatusOr<bool> Bool(const std::string& field, const Value& v) const {
+    if (v.kind == Value::Kind::kScalar && (v.text == "true" || v.text == "1")) {
+      return true;
+    }
+    if (v.kind == Value::Kind::kScalar &&
+        (v.text == "false" || v.text == "0")) {
+      return false;
+    }
+    return Where(v, field + " must be true or false, got " + Shown(v));
+  }
+
+  StatusOr<std::string> String(const std::string& field, const Value& v) const {
+    if (v.kind != Value::Kind::kString) {
+      return Where(v, field + " must be a string, got " + Shown(v));
+    }
+    return v.text;
+  }
+
+  StatusOr<std::vector<int>> Cpus(const std::string& field,
+                                  const Value& v) const {
+    std::vector<int> out;
+    const std::vector<Value> single = {v};
+    const std::vector<Value>& items =
+        v.kind == Value::Kind::kList ? v.items : single;
+    for (const Value& item : items) {
+      WEFT_ASSIGN_OR_RETURN(int64_t cpu, Int(field, item, 0, 1 << 20));
+      out.push_back(static_cast<int>(cpu));
+    }
+    return out;
+  }
+
+  static std::string Shown(const Value& v) {
+    switch (v.kind) {
+      case Value::Kind::kString:
+        return "\"" + v.text + "\"";
+      case Value::Kind::kList:
+        return "a list";
+      case Value::Kind::kMessage:
+        return "a message";
+      case Value::Kind::kScalar:
+        return v.text;
+    }
+    return v.text;
+  }
+
+  // session_inter_op_thread_pool { num_threads: 2 global_name: "x" }, one
+  // per pool (a list of them in JSON).
+  Status ApplyPool(const Value& v) {
+    if (v.kind == Value::Kind::kList) {
+      for (const Value& item : v.items) WEFT_RETURN_IF_ERROR(ApplyPool(item));
+      return Status::OK();
+    }
+    if (v.kind != Value::Kind::kMessage) {
+      return Where(
+          v, "session_inter_op_thread_pool must be a message, got " + Shown(v));
+    }
+    ThreadPoolSpec spec;
+    for (const auto& [name, field] : v.fields) {
+      if (name == "num_threads") {
+        WEFT_ASSIGN_OR_RETURN(int64_t n,
+                              Int(name, field, 0, weft::kMaxThreads));
+        spec.num_threads = static_cast<int>(n);
+      } else if (name == "global_name") {
+        WEFT_ASSIGN_OR_RETURN(spec.global_name, String(name, field));
+      } else {
+        return Where(field, "unknown field '" + name +
+                                "' in session_inter_op_thread_pool (it has "
+                                "num_threads and global_name)");
+      }
+    }
+    config_->session.session_inter_op_thread_pools.push_back(spec);
+    return Status::OK();
+  }
+
+  // Text: device_count { key: "CPU" value: 2 } (one per entry). JSON:
+  // "device_count": {"CPU": 2}.
+  Status ApplyDeviceCount(const Value& v) {
+    if (v.kind != Value::Kind::kMessage) {
+      return Where(v, "device_count must be a map, got " + Shown(v));
+    }
+    const bool entry = !v.fields.empty() && (v.fields.front().first == "key" ||
+                                             v.fields.front().first == "value");
+    if (!entry) {  // {"CPU": 2, ...}
+      for (const auto& [device, count] : v.fields) {
+        WEFT_ASSIGN_OR_RETURN(int64_t n, Int("device_count[\"" + device + "\"]",
+                                             count, 0, weft::kMaxThreads));
+        config_->session.device_count[device] = static_cast<int>(n);
+      }
+      return Status::OK();
+    }
+    std::string device;
+    int64_t n = -1;
+    for (const auto& [name, field] : v.fields) {
+      if (name == "key") {
+        WEFT_ASSIGN_OR_RETURN(device, String("device_count key", field));
+      } else if (name == "value") {
+        WEFT_ASSIGN_OR_RETURN(
+            n, Int("device_count value", field, 0, weft::kMaxThreads));
+      } else {
+        return Where(field, "unknown field '" + name +
+                                "' in device_count (it has key and value)");
+      }
+    }
+    if (device.empty() || n < 0) {
+      return Where(v, "device_count needs a key and a value");
+    }
+    config_->session.device_count[device] = static_cast<int>(n);
+    return Status::OK();
+  }
+
+  Status ApplyField(const std::string& name, const Value& v) {
+    SessionOptions& s = config_->session;
+    RunOptions& r = config_->run;
+    const auto set_int = [&](int* out, int64_t lo, int64_t hi) -> Status {
+      WEFT_ASSIGN_OR_RETURN(int64_t n, Int(name, v, lo, hi));
+      *out = static_cast<int>(n);
+      return Status::OK();
+    };
+    const auto set_int64 = [&](int64_t* out) -> Status {
+      WEFT_ASSIGN_OR_RETURN(
+          *out, Int(name, v, 0, std::numeric_limits<int64_t>::max()));
+      return Status::OK();
+    };
+    const auto set_bool = [&](bool* out) -> Status {
+      WEFT_ASSIGN_OR_RETURN(*out, Bool(name, v));
+      return Status::OK();
+    };
+    if (name == "inter_op_parallelism_threads") {
+      return set_int(&s.inter_op_parallelism_threads, kMinInterOpThreads,
+                     kMaxThreads);
+    }
+    if (name == "intra_op_parallelism_threads") {
+      return set_int(&s.intra_op_parallelism_threads, 0, kMaxThreads);
+    }
+    if (name == "use_per_session_threads") {
+      return set_bool(&s.use_per_session_threads);
+    }
+    if (name == "session_inter_op_thread_pool") return ApplyPool(v);
+    if (name == "device_count") return ApplyDeviceCount(v);
+    if (name == "allow_soft_placement") {
+      return set_bool(&s.allow_soft_placement);
+    }
+    if (name == "log_device_placement") {
+      return set_bool(&s.log_device_placement);
+    }
+    if (name == "operation_timeout_in_ms") {
+      return set_int64(&s.operation_timeout_ms);
+    }
+    if (name == "memory_limit_bytes") return set_int64(&s.memory_limit_bytes);
+    if (name == "inter_op_spin_us") {
+      return set_int(&s.inter_op_spin_us, -1, kMaxSpinUs);
+    }
+    if (name == "intra_op_spin_us") {
+      return set_int(&s.intra_op_spin_us, -1, kMaxSpinUs);
+    }
+    if (name == "inter_op_pin_cpus") {
+      WEFT_ASSIGN_OR_RETURN(s.inter_op_pin_cpus, Cpus(name, v));
+      return Status::OK();
+    }
+    if (name == "intra_op_pin_cpus") {
+      WEFT_ASSIGN_OR_RETURN(s.intra_op_pin_cpus, Cpus(name, v));
+      return Status::OK();
+    }
+    if (name == "inline_node_cost_ns") {
+      WEFT_ASSIGN_OR_RETURN(s.inline_node_cost_ns, Number(name, v));
+      return Status::OK();
+    }
+    // RunOptions (TensorFlow's names).
+    if (name == "timeout_in_ms") return set_int64(&r.timeout_ms);
+    if (name == "inter_op_thread_pool") {
+      return set_int(&r.inter_op_thread_pool, -1, kMaxThreads);
+    }
+    if (name == "trace_level") {
+      const std::string level = v.text;
+      if (level == "NO_TRACE" || level == "0") {
+        r.trace_level = RunOptions::TraceLevel::kNone;
+      } else if (level == "FULL_TRACE" || level == "3") {
+        r.trace_level = RunOptions::TraceLevel::kFull;
+      } else {
+        return Where(v, "trace_level must be NO_TRACE or FULL_TRACE, got " +
+                            Shown(v) +
+                            " (SOFTWARE_TRACE and HARDWARE_TRACE are not "
+                            "implemented)");
+      }
+      return Status::OK();
+    }
+    return Where(v,
+                 "unknown field '" + name +
+                     "' (weft takes inter_op_parallelism_threads, "
+                     "intra_op_parallelism_threads, use_per_session_threads, "
+                     "session_inter_op_thread_pool, device_count, "
+                     "allow_soft_placement, log_device_placement, "
+                     "operation_timeout_in_ms, memory_limit_bytes, "
+                     "inter_op_spin_us, intra_op_spin_us, inter_op_pin_cpus, "
+                     "intra_op_pin_cpus, inline_node_cost_ns, timeout_in_ms, "
+                     "inter_op_thread_pool, trace_level)");
+  }
+
+  const std::string source_;
+  RunConfig* config_;
+};
+
+}  // namespace
+
+Status ApplyConfigText(const std::string& text, const std::string& source,
+                       RunConfig* config) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  Value message;
+  if (first != std::string::npos && text[first] == '{') {
+    WEFT_ASSIGN_OR_RETURN(message, ParseJson(text, source));
+  } else {
+    TextParser parser(text, source);
+    WEFT_ASSIGN_OR_RETURN(message, parser.ParseMessageBody(0));
+  }
+  return Applier(source, config).ApplyTop(message);
+}
+
+Status ApplyConfigFile(const std::string& path, RunConfig* config) {
+  std::ifstream in(path);
+  if (!in) {
+    return NotFoundError("--config " + path + ": cannot open the file");
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ApplyConfigText(buffer.str(), path, config);
+}
+
+Status ApplySetting(const std::string& assignment, RunConfig* config) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return InvalidArgumentError("--set '" + assignment +
+                                "' must be FIELD=VALUE");
+  }
+  const std::string field = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  // A message value is written without the colon in text format.
+  const std::string text = field +
+                           (value.find_first_not_of(" ") != std::string::npos &&
+                                    value[value.find_first_not_of(" ")] == '{'
+                                ? " "
+                                : ": ") +
+                           value;
+  return ApplyConfigText(text, "--set " + assignment, config);
+}
+
+}  // namespace weft::cli
