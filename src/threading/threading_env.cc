@@ -152,16 +152,13 @@ Offer<int> KmpBlocktime(const std::string& text) {
   return {static_cast<int>(us), effect + " (both pools)"};
 }
 
+// "pinning: worker i to CPU list[i % n] of 0,4,1,5".
 std::string PinText(const std::vector<int>& cpus) {
-  return cpus.empty() ? "pinning: none"
-                      : "pinning: workers to CPUs " + FormatCpuList(cpus) +
-                            " in the order " + [&] {
-                              std::string s;
-                              for (int c : cpus) {
-                                s += (s.empty() ? "" : ",") + std::to_string(c);
-                              }
-                              return s;
-                            }();
+  if (cpus.empty()) return "pinning: none";
+  std::string order;
+  for (int cpu : cpus)
+    order += (order.empty() ? "" : ",") + std::to_string(cpu);
+  return "pinning: worker i to CPU list[i % n] of " + order;
 }
 
 Offer<std::vector<int>> PinCpuList(const std::string& text,
@@ -187,7 +184,7 @@ Offer<std::vector<int>> KmpAffinity(const std::string& text,
   for (const std::string& token : SplitOn(Lower(text), ',')) {
     if (token.rfind("granularity=", 0) == 0 || token == "verbose" ||
         token == "noverbose" || token == "respect" || token == "norespect" ||
-        token == "warnings" || token == "nowarnings" || token == "nowarnings") {
+        token == "warnings" || token == "nowarnings") {
       continue;  // Modifiers that do not change where workers go.
     }
     if (token == "compact" || token == "scatter" || token == "balanced" ||

@@ -103,8 +103,7 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> out;
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string& arg = in[i];
-    if ((arg != "--feed" && arg.rfind("--feed=", 0) != 0) ||
-        i + 1 > in.size()) {
+    if (arg != "--feed" && arg.rfind("--feed=", 0) != 0) {
       out.push_back(arg);
       continue;
     }
@@ -173,13 +172,11 @@ bool HandleHelpAndUnknownCommands(CLI::App& app,
 
 std::string DescribeParseError(const CLI::ParseError& error,
                                const std::vector<std::string>& args) {
+  // By type: CLI11 names some errors after the subcommand that threw them,
+  // so get_name() does not tell them apart.
   const std::string what = error.what();
-  // By type: CLI11 names some errors after the subcommand that threw them.
-  const auto is = [&](auto* type) {
-    return dynamic_cast<decltype(type)>(&error) != nullptr;
-  };
   const std::string command = args.size() > 1 ? args[1] : "weft";
-  if (is(static_cast<const CLI::RequiredError*>(nullptr))) {
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
     if (what.find("subcommand") != std::string::npos) {
       return "which command? the commands are: " + CommandList();
     }
@@ -189,7 +186,7 @@ std::string DescribeParseError(const CLI::ParseError& error,
     if (name == "PATH") return command + " needs a PATH";
     return command + " needs " + name;
   }
-  if (is(static_cast<const CLI::ExtrasError*>(nullptr))) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     // "The following argument(s) were not expected: a b"
     const size_t colon = what.find(':');
     const std::string extras =
@@ -197,7 +194,7 @@ std::string DescribeParseError(const CLI::ParseError& error,
     return command + ": unexpected argument '" + extras +
            "' (a command takes one GRAPH; options start with --)";
   }
-  if (is(static_cast<const CLI::ArgumentMismatch*>(nullptr))) {
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
     const std::string name = what.substr(0, what.find(':'));
     if (what.find("At Most") != std::string::npos ||
         what.find("Expected") != std::string::npos) {
