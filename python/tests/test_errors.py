@@ -1,0 +1,40 @@
+"""Errors are Python exceptions of the fitting type, naming what is wrong."""
+import os
+
+import numpy as np
+import pytest
+
+import weft
+from conftest import DATA
+
+
+def test_unknown_feed_or_fetch_is_a_key_error(mlp_path):
+    session = weft.InferenceSession(mlp_path)
+    with pytest.raises(KeyError, match="no input named 'z'; the inputs are x"):
+        session.run(None, {"z": np.ones((1, 4), np.float32)})
+    with pytest.raises(KeyError, match="no output named 'q'"):
+        session.run(["q"], {"x": np.ones((1, 4), np.float32)})
+
+
+def test_a_wrong_dtype_or_shape_is_a_value_error_naming_the_input(mlp_path):
+    session = weft.InferenceSession(mlp_path)
+    with pytest.raises(ValueError, match="input 'x': expected dtype float32, got int64"):
+        session.run(None, {"x": np.ones((1, 4), np.int64)})
+    with pytest.raises(ValueError, match="dimension 1 is 5"):
+        session.run(None, {"x": np.ones((1, 5), np.float32)})
+
+
+def test_a_bad_model_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown op 'FluxCapacitor'"):
+        weft.InferenceSession(os.path.join(DATA, "unknown_op.json"))
+
+
+def test_a_missing_file_is_a_file_not_found_error_naming_it():
+    with pytest.raises(FileNotFoundError, match="no_such.onnx"):
+        weft.InferenceSession(os.path.join(DATA, "no_such.onnx"))
+
+
+def test_a_failing_run_is_a_value_error_naming_the_node():
+    session = weft.InferenceSession(os.path.join(DATA, "div_zero.json"))
+    with pytest.raises((ValueError, RuntimeError), match="node 'q'"):
+        session.run(None, {})

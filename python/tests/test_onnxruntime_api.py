@@ -1,0 +1,95 @@
+"""ONNX Runtime's API, same names: a script written for onnxruntime runs
+after changing its import line."""
+import threading
+
+import numpy as np
+import pytest
+
+import weft as ort  # The one line an onnxruntime script changes.
+
+
+def mlp_reference(x, path):
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(path)
+    w = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    matmul, add = [n for n in model.graph.node if n.op_type in ("MatMul", "Add")]
+    return np.maximum(x @ w[matmul.input[1]] + w[add.input[1]], 0)
+
+
+def test_an_onnxruntime_script_runs_unchanged(mlp_path):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.inter_op_num_threads = 2
+    options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(mlp_path, sess_options=options,
+                                   providers=["CPUExecutionProvider"])
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
+    (y,) = session.run(None, {session.get_inputs()[0].name: x})
+    assert y.shape == (2, 3) and y.dtype == np.float32
+    np.testing.assert_allclose(y, mlp_reference(x, mlp_path), rtol=1e-6)
+    # Output names select outputs; the bytes of the model load too.
+    with open(mlp_path, "rb") as f:
+        from_bytes = ort.InferenceSession(f.read())
+    (y2,) = from_bytes.run([from_bytes.get_outputs()[0].name], {"x": x})
+    np.testing.assert_array_equal(y, y2)
+
+
+def test_inputs_and_outputs_describe_the_model(mlp_path):
+    session = ort.InferenceSession(mlp_path)
+    (x,) = session.get_inputs()
+    assert x.name == "x"
+    assert x.type == "tensor(float)"
+    assert x.shape == ["batch", 4]  # Symbolic dimensions as strings.
+    (y,) = session.get_outputs()
+    assert y.type == "tensor(float)"
+
+
+def test_execution_mode_maps_to_the_inter_op_pool(mlp_path):
+    options = ort.SessionOptions()
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.inter_op_num_threads = 2
+    assert ort.InferenceSession(mlp_path, options).inter_op_threads == 1
+    options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+    assert ort.InferenceSession(mlp_path, options).inter_op_threads == 2
+    options.intra_op_num_threads = 1
+    assert ort.InferenceSession(mlp_path, options).intra_op_threads == 1
+
+
+def test_outputs_own_weft_buffers_and_outlive_the_session(mlp_path):
+    session = ort.InferenceSession(mlp_path)
+    x = np.ones((3, 4), np.float32)
+    (y,) = session.run(None, {"x": x})
+    assert y.base is not None  # A view of weft's buffer, not a copy.
+    expected = y.copy()
+    del session
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_concurrent_runs_from_eight_threads(mlp_path):
+    session = ort.InferenceSession(mlp_path)
+    inputs = [np.full((2, 4), i, np.float32) for i in range(8)]
+    expected = [session.run(None, {"x": x})[0] for x in inputs]
+    results = [None] * 8
+
+    def work(i):
+        for _ in range(50):
+            results[i] = session.run(None, {"x": inputs[i]})[0]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_weft_json_graph_loads_by_path():
+    import os
+    from conftest import DATA
+    session = ort.InferenceSession(os.path.join(DATA, "add_feed.json"))
+    assert [i.name for i in session.get_inputs()] == ["x"]
+    (y,) = session.run(None, {"x": np.array([1, 2, 3], np.float32)})
+    np.testing.assert_array_equal(y, [11, 22, 33])
