@@ -22,6 +22,23 @@ struct PoolRequest {
   bool threads_explicit = false, spin_explicit = false, pin_explicit = false;
 };
 
+// One pool's request: each field the session's option when it sets one
+// (a non-zero count, a spin window >= 0, a pin list), else the default.
+PoolRequest Request(const char* kind, int threads, int default_threads,
+                    int spin_us, int default_spin_us,
+                    const std::vector<int>& pin_cpus,
+                    const std::vector<int>& default_pin_cpus) {
+  PoolRequest request{kind};
+  request.threads_explicit = threads != 0;
+  request.threads = request.threads_explicit ? threads : default_threads;
+  request.workers = request.threads;
+  request.spin_explicit = spin_us >= 0;
+  request.spin_us = request.spin_explicit ? spin_us : default_spin_us;
+  request.pin_explicit = !pin_cpus.empty();
+  request.pin_cpus = request.pin_explicit ? pin_cpus : default_pin_cpus;
+  return request;
+}
+
 std::shared_ptr<ThreadPool> MakePool(const std::string& name,
                                      const PoolRequest& request, int workers) {
   if (workers <= 0) return nullptr;
@@ -87,34 +104,17 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options) {
   WEFT_ASSIGN_OR_RETURN(ProcessDefaults defaults,
                         ResolveProcessDefaults(state));
 
-  PoolRequest inter_request{"inter"};
-  inter_request.threads_explicit = options.inter_op_parallelism_threads != 0;
-  inter_request.threads = inter_request.threads_explicit
-                              ? options.inter_op_parallelism_threads
-                              : defaults.inter;
-  inter_request.workers = inter_request.threads;
-  inter_request.spin_explicit = options.inter_op_spin_us >= 0;
-  inter_request.spin_us = inter_request.spin_explicit ? options.inter_op_spin_us
-                                                      : defaults.inter_spin_us;
-  inter_request.pin_explicit = !options.inter_op_pin_cpus.empty();
-  inter_request.pin_cpus = inter_request.pin_explicit
-                               ? options.inter_op_pin_cpus
-                               : defaults.inter_pin_cpus;
-
-  PoolRequest intra_request{"intra"};
-  intra_request.threads_explicit = options.intra_op_parallelism_threads != 0;
-  intra_request.threads = std::max(1, intra_request.threads_explicit
-                                          ? options.intra_op_parallelism_threads
-                                          : defaults.intra);
+  const PoolRequest inter_request =
+      Request("inter", options.inter_op_parallelism_threads, defaults.inter,
+              options.inter_op_spin_us, defaults.inter_spin_us,
+              options.inter_op_pin_cpus, defaults.inter_pin_cpus);
+  PoolRequest intra_request =
+      Request("intra", options.intra_op_parallelism_threads, defaults.intra,
+              options.intra_op_spin_us, defaults.intra_spin_us,
+              options.intra_op_pin_cpus, defaults.intra_pin_cpus);
   // A pool of n intra-op threads has n - 1 workers (the op's thread works).
+  intra_request.threads = std::max(1, intra_request.threads);
   intra_request.workers = intra_request.threads - 1;
-  intra_request.spin_explicit = options.intra_op_spin_us >= 0;
-  intra_request.spin_us = intra_request.spin_explicit ? options.intra_op_spin_us
-                                                      : defaults.intra_spin_us;
-  intra_request.pin_explicit = !options.intra_op_pin_cpus.empty();
-  intra_request.pin_cpus = intra_request.pin_explicit
-                               ? options.intra_op_pin_cpus
-                               : defaults.intra_pin_cpus;
 
   SessionPools pools;
   const bool shared = !options.use_per_session_threads;

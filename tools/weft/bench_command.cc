@@ -120,17 +120,9 @@ int BenchCommand(const BenchArgs& args) {
   if (file->outputs.empty()) {
     return Fail(kExitBadInput, args.graph + ": the graph lists no \"outputs\"");
   }
-  RunConfig config;
-  if (!args.config_file.empty()) {
-    if (Status s = ApplyConfigFile(args.config_file, &config); !s.ok()) {
-      return Fail(kExitBadInput, s.ToString());
-    }
-  }
-  for (const std::string& setting : args.settings) {
-    if (Status s = ApplySetting(setting, &config); !s.ok()) {
-      return Fail(kExitBadInput, s.ToString());
-    }
-  }
+  StatusOr<RunConfig> read = ReadRunConfig(args.config_file, args.settings);
+  if (!read.ok()) return Fail(kExitBadInput, read.status().ToString());
+  RunConfig& config = *read;
   auto feeds = ReadFeeds(args.feeds, *model);
   if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
   // Placeholders are filled as `run` fills them: from --feed, or with

@@ -500,6 +500,16 @@ Status ApplyConfigFile(const std::string& path, RunConfig* config) {
   return ApplyConfigText(buffer.str(), path, config);
 }
 
+StatusOr<RunConfig> ReadRunConfig(const std::string& path,
+                                  const std::vector<std::string>& settings) {
+  RunConfig config;
+  if (!path.empty()) WEFT_RETURN_IF_ERROR(ApplyConfigFile(path, &config));
+  for (const std::string& setting : settings) {
+    WEFT_RETURN_IF_ERROR(ApplySetting(setting, &config));
+  }
+  return config;
+}
+
 Status ApplySetting(const std::string& assignment, RunConfig* config) {
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {

@@ -35,6 +35,10 @@ Status ApplyConfigFile(const std::string& path, RunConfig* config);
 // "name", FULL_TRACE, [0, 1], {num_threads: 2}).
 Status ApplySetting(const std::string& assignment, RunConfig* config);
 
+// The --config file (when `path` is not empty), then each --set in order.
+StatusOr<RunConfig> ReadRunConfig(const std::string& path,
+                                  const std::vector<std::string>& settings);
+
 }  // namespace weft::cli
 
 #endif  // WEFT_TOOLS_WEFT_CONFIG_FILE_H_

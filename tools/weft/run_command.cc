@@ -65,17 +65,9 @@ int RunCommand(const RunArgs& args) {
   }
 
   // The configuration file, then --set, then the thread flags.
-  RunConfig config;
-  if (!args.config_file.empty()) {
-    if (Status s = ApplyConfigFile(args.config_file, &config); !s.ok()) {
-      return Fail(kExitBadInput, s.ToString());
-    }
-  }
-  for (const std::string& setting : args.settings) {
-    if (Status s = ApplySetting(setting, &config); !s.ok()) {
-      return Fail(kExitBadInput, s.ToString());
-    }
-  }
+  StatusOr<RunConfig> read = ReadRunConfig(args.config_file, args.settings);
+  if (!read.ok()) return Fail(kExitBadInput, read.status().ToString());
+  RunConfig& config = *read;
   SessionOptions& options = config.session;
   if (args.inter) options.inter_op_parallelism_threads = *args.inter;
   if (args.intra) options.intra_op_parallelism_threads = *args.intra;
