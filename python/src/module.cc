@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/chrome_trace.h"
 #include "weft/weft.h"
 
 namespace py = pybind11;
@@ -185,34 +186,50 @@ class PySession {
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
 
   // fetches: output names (None: every output); feeds: {name: array}.
+  // With `by_tensor` (TensorFlow's Session), names are the graph's own
+  // tensor names ("node", "node:k") rather than the model's declared
+  // inputs and outputs. `metadata`, when not null, receives the Run's
+  // statistics (per node with `trace`).
   py::list Run(py::object fetch_names, py::dict feeds, int64_t timeout_ms,
-               bool trace) {
+               bool trace, int inter_op_thread_pool, RunMetadata* metadata,
+               bool by_tensor) {
     std::vector<std::string> fetches;
     if (fetch_names.is_none()) {
       for (const ValueInfo& v : outputs_) fetches.push_back(v.tensor);
     } else {
       for (py::handle name : fetch_names) {
-        fetches.push_back(TensorOf(py::str(name), outputs_, "output"));
+        fetches.push_back(by_tensor
+                              ? py::str(name).cast<std::string>()
+                              : TensorOf(py::str(name), outputs_, "output"));
       }
     }
     NamedTensors inputs;
     for (auto [key, value] : feeds) {
       const std::string name = py::str(key);
       const ValueInfo* info = Find(name, inputs_);
-      if (info == nullptr) {
+      if (info == nullptr && !by_tensor) {
         throw py::key_error("no input named '" + name + "'; the inputs are " +
                             Names(inputs_));
       }
-      inputs.emplace_back(info->tensor, FromNumpy(name, value, info->dtype));
+      inputs.emplace_back(
+          info != nullptr ? info->tensor : name,
+          FromNumpy(name, value, info != nullptr ? info->dtype : std::nullopt));
     }
     RunOptions options;
     options.timeout_ms = timeout_ms;
+    options.inter_op_thread_pool = inter_op_thread_pool;
     if (trace) options.trace_level = RunOptions::TraceLevel::kFull;
     std::vector<Tensor> outputs;
     Status status;
     {
       py::gil_scoped_release release;
-      status = session_->Run(options, inputs, fetches, {}, &outputs, nullptr);
+      status = session_->Run(options, inputs, fetches, {}, &outputs, metadata);
+    }
+    if (status.code() == StatusCode::kNotFound ||
+        (by_tensor && status.code() == StatusCode::kInvalidArgument &&
+         status.message().find("does not exist") != std::string::npos)) {
+      // An unknown fetch or feed name (TensorFlow raises KeyError too).
+      throw py::key_error(status.ToString());
     }
     Check(status);
     py::list out;
@@ -336,11 +353,41 @@ PYBIND11_MODULE(_weft, m) {
       .def_readonly("shape", &ValueInfo::shape)
       .def_readonly("type", &ValueInfo::type);
 
+  py::class_<RunMetadata>(m, "_RunMetadata")
+      .def(py::init<>())
+      .def_readonly("run_start_ns", &RunMetadata::run_start_ns)
+      .def_readonly("run_end_ns", &RunMetadata::run_end_ns)
+      .def("node_stats",
+           [](const RunMetadata& md) {
+             py::list out;
+             for (const NodeExecStats& s : md.node_stats) {
+               py::dict d;
+               d["node_name"] = s.node_name;
+               d["op"] = s.op;
+               d["device"] = s.device;
+               d["scheduled_ns"] = s.scheduled_ns;
+               d["start_ns"] = s.start_ns;
+               d["end_ns"] = s.end_ns;
+               d["pool"] = s.pool;
+               d["thread_index"] = s.thread_index;
+               d["thread_name"] = s.thread_name;
+               d["intra_op_shards"] = s.intra_op_shards;
+               out.append(d);
+             }
+             return out;
+           })
+      .def("to_chrome_trace",
+           [](const RunMetadata& md) { return internal::ChromeTraceJson(md); });
+
   py::class_<PySession>(m, "_Session")
       .def(py::init<py::object, const SessionOptions&>())
       .def("inputs", &PySession::inputs, py::return_value_policy::copy)
       .def("outputs", &PySession::outputs, py::return_value_policy::copy)
-      .def("run", &PySession::Run)
+      .def("run", &PySession::Run, py::arg("fetches"), py::arg("feeds"),
+           py::arg("timeout_ms") = 0, py::arg("trace") = false,
+           py::arg("inter_op_thread_pool") = 0,
+           py::arg("metadata") = static_cast<RunMetadata*>(nullptr),
+           py::arg("by_tensor") = false)
       .def_property_readonly("inter_op_threads", &PySession::inter_op_threads)
       .def_property_readonly("intra_op_threads", &PySession::intra_op_threads);
 

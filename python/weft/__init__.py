@@ -22,7 +22,11 @@ import types as _types
 from . import _weft
 
 __all__ = [
+    "ConfigProto",
     "ExecutionMode",
+    "RunMetadata",
+    "Session",
+    "ThreadPoolOptionProto",
     "GraphOptimizationLevel",
     "InferenceSession",
     "NodeArg",
@@ -169,6 +173,127 @@ class InferenceSession:
     def intra_op_threads(self):
         """Effective intra-op threads, counting the op's own."""
         return self._session.intra_op_threads
+
+
+class ThreadPoolOptionProto:
+    """TensorFlow's ThreadPoolOptionProto: one of a session's inter-op pools
+    (``num_threads``, 0 = the inter-op count; ``global_name`` shares it
+    process-wide)."""
+
+    def __init__(self, num_threads=0, global_name=""):
+        self.num_threads = num_threads
+        self.global_name = global_name
+
+
+class ConfigProto:
+    """TensorFlow's ConfigProto, with the fields weft implements and their
+    TensorFlow names (docs/configuration.md)."""
+
+    def __init__(self, inter_op_parallelism_threads=0,
+                 intra_op_parallelism_threads=0, use_per_session_threads=False,
+                 session_inter_op_thread_pool=None, device_count=None,
+                 allow_soft_placement=False, log_device_placement=False,
+                 operation_timeout_in_ms=0):
+        self.inter_op_parallelism_threads = inter_op_parallelism_threads
+        self.intra_op_parallelism_threads = intra_op_parallelism_threads
+        self.use_per_session_threads = use_per_session_threads
+        self.session_inter_op_thread_pool = list(session_inter_op_thread_pool or [])
+        self.device_count = dict(device_count or {})
+        self.allow_soft_placement = allow_soft_placement
+        self.log_device_placement = log_device_placement
+        self.operation_timeout_in_ms = operation_timeout_in_ms
+
+    def _to_core(self):
+        core = _weft._SessionOptions()
+        core.inter_op_parallelism_threads = int(self.inter_op_parallelism_threads)
+        core.intra_op_parallelism_threads = int(self.intra_op_parallelism_threads)
+        core.use_per_session_threads = bool(self.use_per_session_threads)
+        core.device_count = {str(k): int(v) for k, v in self.device_count.items()}
+        core.allow_soft_placement = bool(self.allow_soft_placement)
+        core.log_device_placement = bool(self.log_device_placement)
+        core.operation_timeout_ms = int(self.operation_timeout_in_ms)
+        for pool in self.session_inter_op_thread_pool:
+            if isinstance(pool, dict):
+                pool = ThreadPoolOptionProto(**pool)
+            core.add_inter_op_pool(int(pool.num_threads), str(pool.global_name))
+        return core
+
+
+class RunMetadata:
+    """What a run recorded: ``step_stats`` (one dict per node with
+    ``RunOptions(trace_level=RunOptions.FULL_TRACE)``: node, op, device,
+    start and end in steady-clock ns, pool, thread) and
+    ``to_chrome_trace()`` (a trace for Perfetto or chrome://tracing)."""
+
+    def __init__(self):
+        self._core = _weft._RunMetadata()
+
+    @property
+    def step_stats(self):
+        return self._core.node_stats()
+
+    def to_chrome_trace(self):
+        """The run as Chrome trace JSON (a string)."""
+        return self._core.to_chrome_trace()
+
+
+class Session:
+    """TensorFlow's Session: ``Session(graph_or_path, config=None)`` over a
+    weft JSON graph or an ONNX model (a path, or an ONNX model's bytes).
+
+    ``run(fetches, feed_dict=None, options=None, run_metadata=None)``: fetches
+    is a tensor name (``"y"``, ``"y:1"``), a list or tuple of them, or a dict
+    of them, and the result has the same structure, with NumPy arrays.
+    feed_dict maps tensor names to arrays.
+    """
+
+    def __init__(self, graph_or_path, config=None):
+        config = config if config is not None else ConfigProto()
+        if isinstance(graph_or_path, _os.PathLike):
+            graph_or_path = _os.fspath(graph_or_path)
+        if isinstance(graph_or_path, str) and not _os.path.isfile(graph_or_path):
+            raise FileNotFoundError(f"no graph file {graph_or_path!r}")
+        self._session = _weft._Session(graph_or_path, config._to_core())
+        self._closed = False
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs the graph for ``fetches`` and returns their values in the
+        same structure."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        if isinstance(fetches, dict):
+            keys = list(fetches.keys())
+            names = [fetches[k] for k in keys]
+        elif isinstance(fetches, (list, tuple)):
+            names = list(fetches)
+        else:
+            names = [fetches]
+        options = options if options is not None else RunOptions()
+        values = self._session.run(
+            [str(n) for n in names], dict(feed_dict or {}),
+            int(options.timeout_in_ms),
+            options.trace_level == RunOptions.FULL_TRACE,
+            int(options.inter_op_thread_pool),
+            run_metadata._core if run_metadata is not None else None,
+            True)
+        if isinstance(fetches, dict):
+            return dict(zip(keys, values))
+        if isinstance(fetches, tuple):
+            return tuple(values)
+        if isinstance(fetches, list):
+            return values
+        return values[0]
+
+    def close(self):
+        """Releases the session; later runs raise RuntimeError."""
+        self._closed = True
+        self._session = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def set_num_threads(n):
