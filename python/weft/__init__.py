@@ -120,6 +120,16 @@ class NodeArg:
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
 
 
+def _model_source(path_or_bytes, what):
+    """A path (str or PathLike) or a model's bytes, as the core takes it; a
+    path to no file is FileNotFoundError, before the core sees it."""
+    if isinstance(path_or_bytes, _os.PathLike):
+        path_or_bytes = _os.fspath(path_or_bytes)
+    if isinstance(path_or_bytes, str) and not _os.path.isfile(path_or_bytes):
+        raise FileNotFoundError(f"no {what} file {path_or_bytes!r}")
+    return path_or_bytes
+
+
 class InferenceSession:
     """ONNX Runtime's InferenceSession over weft's runtime.
 
@@ -132,11 +142,8 @@ class InferenceSession:
     def __init__(self, path_or_bytes, sess_options=None, providers=None, **kwargs):
         del providers, kwargs  # CPU only; accepted as ONNX Runtime does.
         options = sess_options if sess_options is not None else SessionOptions()
-        if isinstance(path_or_bytes, _os.PathLike):
-            path_or_bytes = _os.fspath(path_or_bytes)
-        if isinstance(path_or_bytes, str) and not _os.path.isfile(path_or_bytes):
-            raise FileNotFoundError(f"no model file {path_or_bytes!r}")
-        self._session = _weft._Session(path_or_bytes, options._to_core())
+        self._session = _weft._Session(_model_source(path_or_bytes, "model"),
+                                       options._to_core())
         self._inputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.inputs()]
         self._outputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.outputs()]
 
@@ -249,11 +256,8 @@ class Session:
 
     def __init__(self, graph_or_path, config=None):
         config = config if config is not None else ConfigProto()
-        if isinstance(graph_or_path, _os.PathLike):
-            graph_or_path = _os.fspath(graph_or_path)
-        if isinstance(graph_or_path, str) and not _os.path.isfile(graph_or_path):
-            raise FileNotFoundError(f"no graph file {graph_or_path!r}")
-        self._session = _weft._Session(graph_or_path, config._to_core())
+        self._session = _weft._Session(_model_source(graph_or_path, "graph"),
+                                       config._to_core())
         self._closed = False
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -330,7 +334,6 @@ def _threading_namespace():
                   "effective counts from the getters and setters that work "
                   "at any time.")
     return ns
-
 
 #: TensorFlow's ``tf.config``: ``weft.config.threading.set_..._threads``.
 config = _types.SimpleNamespace(threading=_threading_namespace())

@@ -167,7 +167,8 @@ Recipe GuideRecipe(const CpuBudget& budget) {
 // Why weft's auto differs from the recipe, one line per difference.
 std::vector<std::string> RecipeDifferences(const CpuBudget& budget,
                                            const Recipe& recipe, int inter,
-                                           int intra) {
+                                           int intra, int spin_us,
+                                           const std::vector<int>& pins) {
   std::vector<std::string> out;
   if (intra != recipe.intra) {
     out.push_back("intra-op " + std::to_string(intra) + " against " +
@@ -187,10 +188,9 @@ std::vector<std::string> RecipeDifferences(const CpuBudget& budget,
         "branches overlap");
   }
   out.push_back(
-      "spin: weft spins " + std::to_string(threading::GetIntraOpSpinUs()) +
+      "spin: weft spins " + std::to_string(spin_us) +
       " us before parking (the guide's KMP_BLOCKTIME=1 is 1000 us; weft "
       "reads it as that if set)");
-  const std::vector<int> pins = threading::GetIntraOpPinCpus();
   out.push_back(pins.empty()
                     ? "pinning: weft does not pin unless asked (the guide's "
                       "KMP_AFFINITY would pin to CPUs " +
@@ -211,13 +211,15 @@ int InfoCommand(const std::string& model, bool json) {
   // understand.
   const int inter = threading::GetInterOpParallelismThreads();
   const int intra = threading::GetIntraOpParallelismThreads();
+  const int spin_us = threading::GetIntraOpSpinUs();
+  const std::vector<int> pins = threading::GetIntraOpPinCpus();
   const internal::ThreadingEnvironment env = internal::ReadThreadingEnvironment(
       [](const char* name) { return std::getenv(name); }, budget);
   const int cores_per_socket =
       std::max(1, budget.physical_cores / std::max(1, budget.sockets));
   const Recipe recipe = GuideRecipe(budget);
   const std::vector<std::string> differences =
-      RecipeDifferences(budget, recipe, inter, intra);
+      RecipeDifferences(budget, recipe, inter, intra, spin_us, pins);
   const std::string compiler = CompilerName();
   const std::string json_version =
       std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
@@ -252,8 +254,8 @@ int InfoCommand(const std::string& model, bool json) {
                           {"auto_threads", budget.threads},
                           {"derivation", derivation},
                           {"environment", environment},
-                          {"spin_us", threading::GetIntraOpSpinUs()},
-                          {"pin_cpus", threading::GetIntraOpPinCpus()},
+                          {"spin_us", spin_us},
+                          {"pin_cpus", pins},
                           {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
                           {"versions",
@@ -288,10 +290,8 @@ int InfoCommand(const std::string& model, bool json) {
   std::printf(
       "effective counts:    inter-op %d, intra-op %d; spin %d us; "
       "pinning %s\n",
-      inter, intra, threading::GetIntraOpSpinUs(),
-      threading::GetIntraOpPinCpus().empty()
-          ? "none"
-          : internal::FormatCpuList(threading::GetIntraOpPinCpus()).c_str());
+      inter, intra, spin_us,
+      pins.empty() ? "none" : internal::FormatCpuList(pins).c_str());
   if (env.seen.empty()) {
     std::printf(
         "threading variables: none set (weft reads WEFT_*, TF_*, "
