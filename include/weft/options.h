@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,32 @@ struct SessionOptions {
   double inline_node_cost_ns = 5000;
 };
 
+// Ends Runs from another thread: ONNX Runtime's RunOptions.terminate,
+// TensorFlow's CancellationManager. Share one through
+// RunOptions::cancellation; Cancel() ends every Run given it that is in
+// flight with Cancelled once the nodes then running return (a kernel that
+// checks IsCancelled, or waits in WaitFor, returns early), and every later
+// Run given it fails at once, until Reset(). Thread-safe.
+class RunCancellation {
+ public:
+  RunCancellation();
+  ~RunCancellation();
+  RunCancellation(const RunCancellation&) = delete;
+  RunCancellation& operator=(const RunCancellation&) = delete;
+
+  void Cancel();
+  // Later Runs given it run again (Runs it ended stay ended).
+  void Reset();
+  bool cancelled() const;
+
+ private:
+  // Sessions register their Runs through RunCancellationInternal
+  // (src/runtime/run_cancellation.h).
+  friend class RunCancellationInternal;
+  struct State;  // Defined inside the library.
+  std::unique_ptr<State> state_;
+};
+
 struct RunOptions {
   enum class TraceLevel { kNone, kFull };
 
@@ -106,6 +133,8 @@ struct RunOptions {
   int inter_op_thread_pool = 0;
   // kFull fills RunMetadata::node_stats.
   TraceLevel trace_level = TraceLevel::kNone;
+  // Null: the Run ends only by itself, its deadline, an error or Close().
+  std::shared_ptr<RunCancellation> cancellation;
 };
 
 // One block of an intra-op ParallelFor, with RunOptions::TraceLevel::kFull.

@@ -1,4 +1,5 @@
-// Tensors: a dtype, a shape and a 64-byte aligned, reference-counted buffer.
+// Tensors: a dtype, a shape and a reference-counted buffer: 64-byte aligned
+// when weft allocates it, or memory the caller owns (Tensor::WrapExternal).
 //
 // Copying a Tensor shares the buffer. The runtime never mutates a tensor
 // after the kernel that produced it returned; kernels write only the outputs
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -206,6 +208,17 @@ class Tensor {
   // Convenience for tests and graph building: as Create, but aborts on error.
   Tensor(DataType dtype, const Shape& shape);
 
+  // A tensor over memory weft did not allocate (a NumPy array, a mapped
+  // file), without a copy. `data` must hold shape.NumElements() elements of
+  // `dtype`, aligned to the element size, and stay valid and unchanged until
+  // `release` is called: once, when the last handle goes, on whichever
+  // thread drops it. weft only reads such a tensor (kernels write only the
+  // outputs they allocate). Fails, calling `release` at once, on an invalid
+  // shape, a null `data` with elements, or a misaligned `data`.
+  static StatusOr<Tensor> WrapExternal(DataType dtype, const Shape& shape,
+                                       void* data,
+                                       std::function<void()> release);
+
   template <class T>
   static Tensor Scalar(T value) {
     Tensor t(DataTypeOf<T>(), Shape{});
@@ -313,12 +326,16 @@ class Tensor {
   // One allocation per buffer: this header, then the data at the next
   // 64-byte boundary. Intrusive, so a tensor costs one malloc, not three
   // (aligned block, shared_ptr control block), which matters for the small
-  // tensors of executor-bound graphs.
+  // tensors of executor-bound graphs. An external buffer's header is
+  // allocated alone and points at the caller's memory.
   struct Buffer {
     std::atomic<int64_t> refs{1};
     size_t block_bytes = 0;  // Its size, for the recycling cache.
     void* block = nullptr;   // What was allocated, for the free.
-    void* data() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
+    void* bytes = nullptr;   // The data: inside the block, or external.
+    // External memory only: called when the last handle goes.
+    std::function<void()>* release = nullptr;
+    void* data() { return bytes; }
   };
   static constexpr size_t kHeaderBytes = 64;
   void Unref() {

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "threading/mutex.h"
@@ -215,6 +217,7 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   Buffer* buffer = new (reinterpret_cast<void*>(aligned)) Buffer;
   buffer->block_bytes = block_bytes;
   buffer->block = block;
+  buffer->bytes = reinterpret_cast<char*>(buffer) + kHeaderBytes;
   Unref();
   dtype_ = dtype;
   shape_ = shape;
@@ -225,6 +228,12 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
 }
 
 void Tensor::Free(Buffer* buffer) {
+  if (buffer->release != nullptr) {
+    std::unique_ptr<std::function<void()>> release(buffer->release);
+    delete buffer;
+    (*release)();
+    return;
+  }
   void* block = buffer->block;
   const size_t block_bytes = buffer->block_bytes;
   buffer->~Buffer();
@@ -233,6 +242,38 @@ void Tensor::Free(Buffer* buffer) {
 
 Tensor::Tensor(DataType dtype, const Shape& shape) {
   *this = Create(dtype, shape).value();
+}
+
+StatusOr<Tensor> Tensor::WrapExternal(DataType dtype, const Shape& shape,
+                                      void* data,
+                                      std::function<void()> release) {
+  auto refuse = [&](const std::string& why) -> Status {
+    if (release) release();
+    return InvalidArgumentError(
+        std::string("cannot wrap external memory as a ") + DataTypeName(dtype) +
+        shape.ToString() + " tensor: " + why);
+  };
+  if (!shape.IsValid()) return refuse("invalid shape");
+  const int64_t n = shape.NumElements();
+  const size_t element = DataTypeSize(dtype);
+  if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / element) {
+    return refuse("too large");
+  }
+  if (data == nullptr && n > 0) return refuse("the data pointer is null");
+  if (reinterpret_cast<uintptr_t>(data) % element != 0) {
+    return refuse("the data is not aligned to its " + std::to_string(element) +
+                  "-byte elements");
+  }
+  auto* buffer = new Buffer;
+  buffer->bytes = data;
+  buffer->release = new std::function<void()>(
+      release ? std::move(release) : std::function<void()>([] {}));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.num_elements_ = n;
+  t.buffer_ = buffer;
+  return t;
 }
 
 Status Tensor::ValueCountError(const Shape& shape, size_t count) {

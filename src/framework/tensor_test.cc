@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "weft/status.h"
 
@@ -42,6 +43,47 @@ TEST(TensorTest, CopiesShareTheBuffer) {
   a.data<float>()[0] = 3;
   EXPECT_EQ(b.data<float>()[0], 3);
   EXPECT_TRUE(a.BitwiseEqual(b));
+}
+
+TEST(TensorTest,
+     WrapExternalViewsTheMemoryAndReleasesItOnceWhenTheLastHandleGoes) {
+  std::vector<float> memory = {1, 2, 3, 4, 5, 6};
+  int releases = 0;
+  {
+    StatusOr<Tensor> t = Tensor::WrapExternal(
+        DataType::kFloat32, Shape({2, 3}), memory.data(), [&] { ++releases; });
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->raw_data(), memory.data());  // No copy.
+    EXPECT_EQ(t->data<float>()[5], 6.0f);
+    Tensor copy = *t;
+    Tensor reshaped = copy.WithShape(Shape({6}));
+    t = Tensor();
+    copy = Tensor();
+    EXPECT_EQ(releases, 0);  // `reshaped` still holds it.
+    EXPECT_EQ(reshaped.data<float>()[0], 1.0f);
+  }
+  EXPECT_EQ(releases, 1);
+}
+
+TEST(TensorTest, WrapExternalRefusesBadMemoryAndReleasesItAtOnce) {
+  alignas(8) char memory[16] = {};
+  int releases = 0;
+  auto count = [&] { ++releases; };
+  StatusOr<Tensor> misaligned =
+      Tensor::WrapExternal(DataType::kFloat32, Shape({2}), memory + 1, count);
+  EXPECT_FALSE(misaligned.ok());
+  EXPECT_THAT(misaligned.status().message(), HasSubstr("not aligned"));
+  StatusOr<Tensor> null_data =
+      Tensor::WrapExternal(DataType::kInt32, Shape({2}), nullptr, count);
+  EXPECT_THAT(null_data.status().message(), HasSubstr("null"));
+  StatusOr<Tensor> bad_shape =
+      Tensor::WrapExternal(DataType::kInt32, Shape({-1}), memory, count);
+  EXPECT_THAT(bad_shape.status().message(), HasSubstr("invalid shape"));
+  EXPECT_EQ(releases, 3);
+  // No elements need no memory.
+  EXPECT_TRUE(
+      Tensor::WrapExternal(DataType::kFloat32, Shape({0, 3}), nullptr, count)
+          .ok());
 }
 
 TEST(TensorTest, BadShapesAreErrorsNotCrashes) {

@@ -12,6 +12,7 @@
 #include "runtime/execution_plan.h"
 #include "runtime/executor.h"
 #include "runtime/pools.h"
+#include "runtime/run_cancellation.h"
 #include "runtime/run_state.h"
 #include "runtime/session_options.h"
 #include "threading/mutex.h"
@@ -295,6 +296,13 @@ Status SessionImpl::Run(const RunOptions& run_options,
                           MakeConfig(run_options, plan));
     run = AcquireRunState(std::move(config));
   }
+  RunCancellation* cancellation = run_options.cancellation.get();
+  if (cancellation != nullptr &&
+      !RunCancellationInternal::Register(*cancellation, run.get())) {
+    ReleaseRunState(std::move(run));
+    return CancelledError(
+        "the Run was cancelled before it started (RunCancellation)");
+  }
   for (size_t i = 0; i < feeds.size(); ++i) {
     const EdgeRef& ref = run->plan().feeds[i];
     run->values()[graph_->node(ref.node).first_value + ref.slot] =
@@ -309,6 +317,9 @@ Status SessionImpl::Run(const RunOptions& run_options,
         RunDeadline{start + std::chrono::milliseconds(timeout_ms), timeout_ms};
   }
   ExecuteRun(*run, deadline);
+  if (cancellation != nullptr) {
+    RunCancellationInternal::Unregister(*cancellation, run.get());
+  }
 
   if (metadata != nullptr) {
     FillMetadata(*run, ToNs(start), metadata);

@@ -537,6 +537,89 @@ TEST(SessionTest, CloseCancelsRunsInFlight) {
             StatusCode::kFailedPrecondition);
 }
 
+// RunCancellation at each inter-op setting: a chain of 200 busy nodes of
+// 10 ms stops after the node running at Cancel(); a node waiting 60 s
+// wakes; a cancelled cancellation refuses Runs until Reset; the session
+// stays usable.
+TEST(SessionTest,
+     RunCancellationEndsRunsInFlightAndRefusesLaterOnesUntilReset) {
+  for (int inter : {-1, 1, 2}) {
+    SCOPED_TRACE("inter = " + std::to_string(inter));
+    Graph g;
+    std::string previous;
+    for (int i = 0; i < 200; ++i) {
+      previous = g.Spin("spin" + std::to_string(i), 10000, previous);
+    }
+    g.Sleep("sleep", 60 * 1000 * 1000);
+    auto session = MustCreate(std::move(g), PerSessionOptions(inter, 1));
+    for (const char* target : {"spin199", "sleep"}) {
+      SCOPED_TRACE(target);
+      RunOptions options;
+      options.trace_level = RunOptions::TraceLevel::kFull;
+      options.cancellation = std::make_shared<RunCancellation>();
+      RunMetadata metadata;
+      Status status;
+      std::atomic<bool> done{false};
+      std::thread runner([&] {
+        std::vector<Tensor> out;
+        status = session->Run(options, {}, {}, {target}, &out, &metadata);
+        done = true;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      options.cancellation->Cancel();
+      runner.join();
+      EXPECT_EQ(status.code(), StatusCode::kCancelled) << status;
+      EXPECT_THAT(status.message(), HasSubstr("RunCancellation"));
+      EXPECT_LT(metadata.node_stats.size(), 200u);
+
+      std::vector<Tensor> out;
+      Status refused = session->Run(options, {}, {}, {"spin0"}, &out, nullptr);
+      EXPECT_EQ(refused.code(), StatusCode::kCancelled);
+      EXPECT_THAT(refused.message(), HasSubstr("before it started"));
+      options.cancellation->Reset();
+      EXPECT_TRUE(session->Run(options, {}, {}, {"spin0"}, &out, nullptr).ok());
+    }
+  }
+}
+
+// Feeds over caller-owned memory of exactly their size (no SIMD slack at
+// the end, unlike weft's buffers): kernels read them in place, give the
+// bits an owned copy gives, and read nothing past the end (the ASan build
+// checks that), with inter and intra at 2.
+TEST(SessionTest, ExternalFeedsAreReadInPlaceAndGiveTheBitsOfAnOwnedCopy) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {37, 37});
+  auto w = g.RandomUniform("w", DataType::kFloat32, {37, 37}, 5);
+  auto product = g.MatMul("product", x, w);
+  auto relu = g.Relu("relu", g.Add("sum", x, product));
+  g.ReduceSum("total", g.Mul("square", relu, x));
+  auto session = MustCreate(std::move(g), PerSessionOptions(2, 2));
+  auto* memory = new std::vector<float>(37 * 37);
+  for (size_t i = 0; i < memory->size(); ++i) {
+    (*memory)[i] = static_cast<float>(i % 11) - 5.0f;
+  }
+  bool released = false;
+  {
+    StatusOr<Tensor> external =
+        Tensor::WrapExternal(DataType::kFloat32, Shape({37, 37}),
+                             memory->data(), [&released, memory] {
+                               released = true;
+                               delete memory;
+                             });
+    ASSERT_TRUE(external.ok()) << external.status();
+    Tensor owned = Tensor::FromVector(Shape({37, 37}), *memory);
+    const std::vector<std::string> fetches = {"relu", "total", "x"};
+    auto in_place = MustRun(*session, fetches, {{"x", *external}});
+    auto copied = MustRun(*session, fetches, {{"x", owned}});
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      EXPECT_TRUE(in_place[i].BitwiseEqual(copied[i])) << fetches[i];
+    }
+    EXPECT_EQ(in_place[2].raw_data(), external->raw_data());  // Fed through.
+    EXPECT_FALSE(released);
+  }
+  EXPECT_TRUE(released);
+}
+
 TEST(SessionTest, ConcurrentRunsOnOneSessionGetTheirOwnResults) {
   Graph g;
   auto x = g.Placeholder("x", DataType::kFloat32, {64});
