@@ -171,7 +171,9 @@ const KernelFactory* FindKernelFactory(const std::string& op);
 //    "blocking": true}}
 // calls the function registered under "my_fn"; Tout lists its output dtypes
 // and the optional output_shapes their shapes. Mark it blocking when it waits
-// (I/O, another Session::Run).
+// (I/O, another Session::Run): it then runs on the blocking pool and holds no
+// inter-op thread. Add "inter_op_bound": true when it also computes: a Run
+// then runs at most as many such nodes at once as it has inter-op threads.
 using CustomFunction = std::function<Status(KernelContext&)>;
 Status RegisterCustomFunction(const std::string& name, CustomFunction fn);
 

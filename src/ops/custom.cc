@@ -1,7 +1,9 @@
 // CustomOp: a node backed by a registered C++ callable (weft's
 // tf.py_function). Attributes: function (its registered name), Tout (output
 // dtypes), output_shapes (optional), blocking (it waits rather than
-// computes).
+// computes), inter_op_bound (with blocking: it also computes, so a Run runs
+// at most as many such nodes at once as it has inter-op threads — Python's
+// py_function, whose body holds the GIL or releases it).
 #include "framework/op_registry_impl.h"
 
 namespace weft::internal {
@@ -39,6 +41,7 @@ void RegisterCustomOps(OpRegistry& registry) {
           .Attr("output_shapes", AttrType::kListShape,
                 std::vector<PartialShape>{})
           .Attr("blocking", AttrType::kBool, false)
+          .Attr("inter_op_bound", AttrType::kBool, false)
           .SetStateful()
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const auto& shapes =

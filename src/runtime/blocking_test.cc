@@ -192,3 +192,59 @@ TEST(BlockingTest, FullQueueBlocksTheEnqueueUntilADequeue) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// Concurrency of the test function below: now and the most seen.
+std::atomic<int> g_bound_running{0};
+std::atomic<int> g_bound_most{0};
+
+// Six independent blocking CustomOps that each hold a place for 30 ms:
+// with inter_op_bound, a Run runs at most its inter-op thread count of them
+// at once (1 in the caller-thread mode); without it, the blocking pool runs
+// them all at once.
+TEST(BlockingTest, InterOpBoundNodesRunAtMostInterOpThreadsAtOnce) {
+  static const bool registered =
+      RegisterCustomFunction("blocking_test_hold", [](KernelContext& ctx) {
+        const int now = ++g_bound_running;
+        int most = g_bound_most.load();
+        while (now > most && !g_bound_most.compare_exchange_weak(most, now)) {
+        }
+        ctx.WaitFor(std::chrono::milliseconds(30));
+        --g_bound_running;
+        return Status::OK();
+      }).ok();
+  ASSERT_TRUE(registered);
+  for (bool bound : {true, false}) {
+    Graph g;
+    std::vector<std::string> targets;
+    for (int i = 0; i < 6; ++i) {
+      targets.push_back("hold" + std::to_string(i));
+      ASSERT_TRUE(g.AddNode({targets.back(),
+                             "CustomOp",
+                             {},
+                             {{"function", "blocking_test_hold"},
+                              {"blocking", true},
+                              {"inter_op_bound", bound}},
+                             ""})
+                      .ok());
+    }
+    for (int inter : {-1, 1, 2}) {
+      SCOPED_TRACE("inter = " + std::to_string(inter) +
+                   (bound ? ", bound" : ", not bound"));
+      auto session = MustCreate(g, PerSessionOptions(inter, 1));
+      g_bound_most = 0;
+      std::vector<Tensor> out;
+      ASSERT_TRUE(session->Run({}, {}, targets, &out).ok());
+      if (bound) {
+        EXPECT_EQ(g_bound_most.load(), inter == -1 ? 1 : inter);
+      } else {
+        EXPECT_GT(g_bound_most.load(), 2);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft

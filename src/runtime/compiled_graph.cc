@@ -385,6 +385,11 @@ Status CompiledGraph::Builder::Instantiate(int i) {
   if (auto it = attrs.find("blocking"); it != attrs.end()) {
     if (const bool* b = it->second.get_if<bool>()) node.blocking |= *b;
   }
+  if (auto it = attrs.find("inter_op_bound"); it != attrs.end()) {
+    if (const bool* b = it->second.get_if<bool>()) {
+      node.inter_op_bound = node.blocking && *b;
+    }
+  }
   node.is_placeholder = def.op == "Placeholder";
   if (node.def == const_def_ &&
       control_offsets_[i] == control_offsets_[i + 1]) {

@@ -42,6 +42,10 @@ struct CompiledNode {
   int first_value = 0;  // Index of output 0 in a Run's value array.
   int cpu = 0;          // Placed on /cpu:<cpu>.
   bool blocking = false;
+  // A blocking node whose body computes (CustomOp's inter_op_bound, set by
+  // Python's py_function): a Run lets at most as many of them run at once as
+  // it has inter-op threads (RunState::TakeBoundPlace).
+  bool inter_op_bound = false;
   bool is_placeholder = false;
   // Set for a Const without control inputs: its output is the same in every
   // Run, so Runs take it as given instead of running the node.

@@ -66,6 +66,11 @@ thread_local int LocalStack::depth_ = 0;
 void Dispatch(RunState& run, int node) {
   run.AddOutstanding(1);
   if (node != NodeTask::kStart && run.graph().node(node).blocking) {
+    // An inter_op_bound node without a place waits in the RunState (still
+    // outstanding) until ExecuteBoundNode hands it one.
+    if (run.graph().node(node).inter_op_bound && !run.TakeBoundPlace(node)) {
+      return;
+    }
     BlockingPool::Global().Schedule(&run.task(node));
   } else if (ThreadPool* pool = run.config().inter_pool) {
     ThreadPoolInternal::core(*pool).Schedule(&run.task(node));
@@ -231,7 +236,16 @@ void Process(RunState& run, int first) {
   while (!local.empty()) {
     const int index = local.back();
     local.pop_back();
-    if (!ExecuteNode(run, index)) continue;
+    const bool executed = ExecuteNode(run, index);
+    if (graph.node(index).inter_op_bound) {
+      // Its place goes to the next waiting node, which was counted
+      // outstanding when it was dispatched. Even if cancelled: it then
+      // returns at once.
+      if (const int next = run.ReleaseBoundPlace(); next >= 0) {
+        BlockingPool::Global().Schedule(&run.task(next));
+      }
+    }
+    if (!executed) continue;
     const CompiledNode& node = graph.node(index);
     mark = local.size();
     if (trace) now = NowNs();

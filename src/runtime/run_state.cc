@@ -34,6 +34,8 @@ void RunState::Reset(Config config) {
     status_ = Status::OK();
     complete_ = false;
     caller_queue_.clear();
+    bound_running_ = 0;
+    bound_waiting_.clear();
   }
   stats_.clear();
   executed_.clear();
@@ -162,6 +164,27 @@ void RunState::PushCallerNode(int node) {
   MutexLock lock(mu_);
   caller_queue_.push_back(node);
   cv_.NotifyAll();
+}
+
+bool RunState::TakeBoundPlace(int node) {
+  MutexLock lock(mu_);
+  if (bound_running_ < config_.inter_op_bound_places) {
+    ++bound_running_;
+    return true;
+  }
+  bound_waiting_.push_back(node);
+  return false;
+}
+
+int RunState::ReleaseBoundPlace() {
+  MutexLock lock(mu_);
+  if (bound_waiting_.empty()) {
+    --bound_running_;
+    return -1;
+  }
+  const int next = bound_waiting_.front();  // Takes the place over.
+  bound_waiting_.pop_front();
+  return next;
 }
 
 Status RunDeadline::Exceeded() const {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,9 @@ class RunState {
     int intra_threads = 1;  // The session's setting, caller included.
     ResourceMgr* resources = nullptr;  // The session's queues.
     int64_t memory_limit_bytes = 0;    // 0: none.
+    // How many inter_op_bound blocking nodes may run at once: the inter-op
+    // pool's threads, 1 in the caller-thread mode.
+    int inter_op_bound_places = 1;
     bool trace = false;
     double inline_node_cost_ns = 0;
   };
@@ -147,6 +151,16 @@ class RunState {
                          int spin_us);
   void WaitForCompletion(int spin_us);
 
+  // Places for inter_op_bound nodes (CompiledNode::inter_op_bound), so that
+  // inter_op_parallelism_threads bounds how many of a Run's blocking nodes
+  // that compute run at once, as it bounds its other nodes, while a node
+  // waiting for a place holds no thread. TakeBoundPlace: true if `node` may
+  // be scheduled now; otherwise it is queued and a later ReleaseBoundPlace
+  // hands it out. ReleaseBoundPlace: frees a place, returning the queued
+  // node that takes it over (to be scheduled by the caller), or -1.
+  bool TakeBoundPlace(int node);
+  int ReleaseBoundPlace();
+
   // Trace records (config().trace only), indexed by node.
   std::vector<NodeExecStats>& stats() { return stats_; }
   std::vector<char>& executed() { return executed_; }
@@ -201,6 +215,8 @@ class RunState {
   std::vector<NodeExecStats> stats_;
   std::vector<char> executed_;
   std::vector<int> caller_queue_ WEFT_GUARDED_BY(mu_);
+  int bound_running_ WEFT_GUARDED_BY(mu_) = 0;
+  std::deque<int> bound_waiting_ WEFT_GUARDED_BY(mu_);  // First come first.
 };
 
 }  // namespace weft::internal

@@ -216,6 +216,9 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
   if (index >= 0) {
     config.inter_pool = pools_.inter[index].pool.get();
     config.inter_pool_name = pools_.inter[index].name;
+    if (config.inter_pool != nullptr) {  // Null: inter = -1 (the caller).
+      config.inter_op_bound_places = config.inter_pool->NumThreads();
+    }
   }
   config.intra_pool = pools_.intra.get();
   config.intra_threads = pools_.intra_threads;
