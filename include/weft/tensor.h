@@ -278,6 +278,12 @@ class Tensor {
   ~Tensor() { Unref(); }
 
   bool IsInitialized() const { return buffer_ != nullptr; }
+  // True when this is the only handle on its buffer (TensorFlow's
+  // RefCountIsOne): writing through it then changes no other tensor.
+  bool RefCountIsOne() const {
+    return buffer_ != nullptr &&
+           buffer_->refs.load(std::memory_order_acquire) == 1;
+  }
   // Element i (row-major) converted to double, whatever the dtype: for
   // printing and comparing. REQUIRES: 0 <= i < NumElements(); checked.
   double ValueAsDouble(int64_t i) const;

@@ -1,0 +1,176 @@
+#include "convert.h"
+
+#include <Python.h>
+
+#include <cstring>
+#include <vector>
+
+namespace weft::python {
+namespace {
+
+struct DtypeInfo {
+  DataType dtype;
+  const char* numpy;  // NumPy's dtype name.
+  const char* onnx;   // ONNX Runtime's type name.
+};
+
+constexpr DtypeInfo kDtypes[] = {
+    {DataType::kFloat32, "float32", "tensor(float)"},
+    {DataType::kFloat64, "float64", "tensor(double)"},
+    {DataType::kFloat16, "float16", "tensor(float16)"},
+    {DataType::kInt8, "int8", "tensor(int8)"},
+    {DataType::kUInt8, "uint8", "tensor(uint8)"},
+    {DataType::kInt16, "int16", "tensor(int16)"},
+    {DataType::kUInt16, "uint16", "tensor(uint16)"},
+    {DataType::kInt32, "int32", "tensor(int32)"},
+    {DataType::kUInt32, "uint32", "tensor(uint32)"},
+    {DataType::kInt64, "int64", "tensor(int64)"},
+    {DataType::kUInt64, "uint64", "tensor(uint64)"},
+    {DataType::kBool, "bool", "tensor(bool)"},
+};
+
+const DtypeInfo& InfoOf(DataType dtype) {
+  for (const DtypeInfo& info : kDtypes) {
+    if (info.dtype == dtype) return info;
+  }
+  return kDtypes[0];
+}
+
+const DtypeInfo* InfoOfNumpyName(const std::string& name) {
+  for (const DtypeInfo& info : kDtypes) {
+    if (name == info.numpy) return &info;
+  }
+  return nullptr;
+}
+
+// Drops a reference to a Python object from any thread, GIL held or not:
+// the release callback of a tensor over a NumPy array, which the last
+// holder of the tensor runs wherever it is (often a pool thread).
+void ReleaseFromAnyThread(PyObject* object) {
+  // At interpreter exit the object goes with everything else; taking the
+  // GIL then could hang.
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(object);
+  PyGILState_Release(state);
+}
+
+}  // namespace
+
+void Raise(const Status& status) {
+  const std::string message = status.ToString();
+  switch (status.code()) {
+    case StatusCode::kDeadlineExceeded:
+      PyErr_SetString(PyExc_TimeoutError, message.c_str());
+      break;
+    case StatusCode::kResourceExhausted:
+      PyErr_SetString(PyExc_MemoryError, message.c_str());
+      break;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:  // An unknown op (a missing file is checked
+                                 // first, in Python: FileNotFoundError).
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kUnimplemented:
+    case StatusCode::kOutOfRange:
+      PyErr_SetString(PyExc_ValueError, message.c_str());
+      break;
+    default:
+      PyErr_SetString(PyExc_RuntimeError, message.c_str());
+      break;
+  }
+  throw py::error_already_set();
+}
+
+const char* NumpyName(DataType dtype) { return InfoOf(dtype).numpy; }
+
+const char* OnnxTypeName(DataType dtype) { return InfoOf(dtype).onnx; }
+
+std::optional<DataType> DtypeOfOnnxName(const std::string& onnx_name) {
+  for (const DtypeInfo& info : kDtypes) {
+    if (onnx_name == info.onnx) return info.dtype;
+  }
+  return std::nullopt;
+}
+
+DataType DtypeFromPython(py::handle dtype, const std::string& what) {
+  py::dtype numpy_dtype;
+  try {
+    numpy_dtype =
+        py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+  } catch (py::error_already_set&) {
+    throw py::value_error(what + ": " + py::repr(dtype).cast<std::string>() +
+                          " is not a dtype");
+  }
+  const std::string name = py::str(numpy_dtype).cast<std::string>();
+  const DtypeInfo* info = InfoOfNumpyName(name);
+  if (info == nullptr) {
+    throw py::value_error(what + ": dtype " + name + " is not one weft has");
+  }
+  return info->dtype;
+}
+
+py::array ToNumpy(const Tensor& tensor) {
+  const bool writable = tensor.RefCountIsOne();
+  auto* owned = new Tensor(tensor);
+  py::capsule base(owned, [](void* p) { delete static_cast<Tensor*>(p); });
+  const std::vector<int64_t> dims = tensor.shape().dims();
+  const std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+  py::array array(py::dtype(NumpyName(tensor.dtype())), shape,
+                  owned->raw_data(), base);
+  if (!writable) {
+    py::detail::array_proxy(array.ptr())->flags &=
+        ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  }
+  return array;
+}
+
+Tensor FromNumpy(const std::string& what, py::handle value,
+                 std::optional<DataType> expected, bool cast) {
+  py::array array;
+  if (cast && expected) {
+    array = py::array::ensure(value);
+    const py::dtype target(NumpyName(*expected));
+    if (!array || !array.dtype().equal(target)) {
+      // np.asarray(value, dtype): a list, a scalar or another dtype,
+      // converted once.
+      array = py::module_::import("numpy").attr("asarray")(value, target);
+    }
+  } else {
+    array = py::array::ensure(value);
+  }
+  if (!array) {
+    throw py::value_error(what +
+                          ": expected a NumPy array (or something "
+                          "np.asarray takes), got " +
+                          py::str(py::type::of(value)).cast<std::string>());
+  }
+  const std::string given = py::str(array.dtype()).cast<std::string>();
+  const DtypeInfo* info = InfoOfNumpyName(given);
+  if (expected && (info == nullptr || info->dtype != *expected)) {
+    throw py::value_error(what + ": expected dtype " + NumpyName(*expected) +
+                          ", got " + given);
+  }
+  if (info == nullptr) {
+    throw py::value_error(what + ": dtype " + given + " is not one weft has");
+  }
+  const int flags = array.flags();
+  const bool in_place = (flags & py::array::c_style) != 0 &&
+                        (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) != 0;
+  if (!in_place) {
+    // Non-contiguous or misaligned: one copy into a C-contiguous array,
+    // which the tensor then uses in place.
+    array = py::array::ensure(array, py::array::c_style | py::array::forcecast);
+  }
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  PyObject* object = array.ptr();
+  Py_INCREF(object);  // Released by the tensor's last holder.
+  StatusOr<Tensor> tensor = Tensor::WrapExternal(
+      info->dtype, Shape(dims), const_cast<void*>(array.data()),
+      [object] { ReleaseFromAnyThread(object); });
+  if (!tensor.ok()) {
+    throw py::value_error(what + ": " + tensor.status().message());
+  }
+  return *std::move(tensor);
+}
+
+}  // namespace weft::python

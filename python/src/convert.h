@@ -1,0 +1,51 @@
+// Between Python and weft: Status -> Python exception, dtypes, and tensors
+// <-> NumPy arrays without copies where the memory allows.
+#ifndef WEFT_PYTHON_SRC_CONVERT_H_
+#define WEFT_PYTHON_SRC_CONVERT_H_
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+
+#include "weft/weft.h"
+
+namespace weft::python {
+
+namespace py = pybind11;
+
+// Raises the Python exception that fits the status (docs/python.md):
+// TimeoutError, MemoryError, ValueError or RuntimeError.
+[[noreturn]] void Raise(const Status& status);
+inline void Check(const Status& status) {
+  if (!status.ok()) Raise(status);
+}
+
+// NumPy's name ("float32") and ONNX Runtime's ("tensor(float)").
+const char* NumpyName(DataType dtype);
+const char* OnnxTypeName(DataType dtype);
+// The dtype of an ONNX Runtime type name, if weft has it.
+std::optional<DataType> DtypeOfOnnxName(const std::string& onnx_name);
+// A dtype from anything np.dtype() takes (np.float32, "float32", an
+// array's dtype). ValueError, naming `what`, for one weft does not have.
+DataType DtypeFromPython(py::handle dtype, const std::string& what);
+
+// A NumPy array over the tensor's buffer (no copy): the array keeps the
+// buffer alive. Writable only when nothing else holds the buffer (a
+// constant of the graph, a feed passed through, a fetch named twice come
+// back read-only, so writing one cannot change the graph or the feed).
+py::array ToNumpy(const Tensor& tensor);
+
+// A tensor for the value `value` of input `what`. A C-contiguous, aligned
+// array of `expected`'s dtype (or, without one, of any dtype weft has) is
+// used in place: the tensor holds a reference to it, released when weft is
+// done. Other arrays and sequences are converted once; with `cast`, to
+// `expected` whatever their dtype, else a dtype other than `expected` is a
+// ValueError naming the input, the expected and the given dtype.
+Tensor FromNumpy(const std::string& what, py::handle value,
+                 std::optional<DataType> expected, bool cast = false);
+
+}  // namespace weft::python
+
+#endif  // WEFT_PYTHON_SRC_CONVERT_H_

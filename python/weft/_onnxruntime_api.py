@@ -1,0 +1,125 @@
+"""ONNX Runtime's Python API, same names, over weft's runtime."""
+
+import enum as _enum
+
+from . import _weft
+from ._common import model_source
+from ._run_options import run_arguments
+
+
+class ExecutionMode(_enum.IntEnum):
+    """ONNX Runtime's execution modes, mapped onto weft's inter-op pool.
+
+    ORT_SEQUENTIAL runs one node at a time (inter_op_num_threads = 1);
+    ORT_PARALLEL lets independent nodes overlap (inter_op_num_threads as
+    set, 0 = auto). In weft both share one core budget with the intra-op
+    pool, so ORT_PARALLEL does not oversubscribe.
+    """
+
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+class GraphOptimizationLevel(_enum.IntEnum):
+    """Accepted for compatibility; weft applies its own passes at every level."""
+
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+
+class SessionOptions:
+    """ONNX Runtime's SessionOptions, with the fields weft implements.
+
+    ``intra_op_num_threads``: threads one op may split over, counting the one
+    running it (0 = auto, as in ONNX Runtime). ``inter_op_num_threads``:
+    threads running independent nodes in ORT_PARALLEL mode (0 = auto).
+    ``execution_mode``: an ExecutionMode. ``graph_optimization_level``:
+    accepted. ``use_per_session_threads``: True (ONNX Runtime's default)
+    gives the session its own pools; False shares the process-wide ones.
+    """
+
+    def __init__(self):
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.use_per_session_threads = True
+
+    def _to_core(self):
+        core = _weft._SessionOptions()
+        core.intra_op_parallelism_threads = int(self.intra_op_num_threads)
+        if ExecutionMode(self.execution_mode) == ExecutionMode.ORT_SEQUENTIAL:
+            core.inter_op_parallelism_threads = 1
+        else:
+            core.inter_op_parallelism_threads = int(self.inter_op_num_threads)
+        core.use_per_session_threads = bool(self.use_per_session_threads)
+        return core
+
+
+class NodeArg:
+    """An input or output of a session: ``name``, ``shape`` (ints; symbolic
+    dimensions as strings, unknown ones as None) and ``type`` as ONNX Runtime
+    prints it (``'tensor(float)'``)."""
+
+    def __init__(self, name, shape, type):  # noqa: A002 (ONNX Runtime's name)
+        self.name = name
+        self.shape = shape
+        self.type = type
+
+    def __repr__(self):
+        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
+
+
+class InferenceSession:
+    """ONNX Runtime's InferenceSession over weft's runtime.
+
+    ``InferenceSession(path_or_bytes, sess_options=None, providers=None)``
+    loads an ONNX model (a path or its bytes; a weft JSON graph by path, or a
+    ``weft.Graph``) and compiles it. The GIL is released while it loads and
+    compiles and during every run, so runs from several Python threads
+    overlap. Ctrl-C during a run on the main thread cancels the run and
+    raises KeyboardInterrupt; the session stays usable.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, **kwargs):
+        del providers, kwargs  # CPU only; accepted as ONNX Runtime does.
+        options = sess_options if sess_options is not None else SessionOptions()
+        self._session = _weft._Session(model_source(path_or_bytes, "model"),
+                                       options._to_core())
+        self._inputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.inputs()]
+        self._outputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.outputs()]
+
+    def get_inputs(self):
+        """The model's inputs (initializers excluded), as NodeArg."""
+        return list(self._inputs)
+
+    def get_outputs(self):
+        """The model's outputs, as NodeArg."""
+        return list(self._outputs)
+
+    def get_providers(self):
+        """weft runs on the CPU: ``['CPUExecutionProvider']``."""
+        return ["CPUExecutionProvider"]
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Runs the model: ``output_names`` (None: all), ``input_feed``
+        ({name: array}; a C-contiguous array of the input's dtype is read in
+        place, without a copy -- do not change it during the run),
+        ``run_options`` (a RunOptions). Returns a list of NumPy arrays, one
+        per output, that own weft's buffers (no copy)."""
+        timeout, trace, pool, control = run_arguments(run_options)
+        names = None if output_names is None else list(output_names)
+        return self._session.run(names, dict(input_feed), timeout, trace, pool,
+                                 None, False, control)
+
+    @property
+    def inter_op_threads(self):
+        """Effective inter-op threads (-1: the caller's thread)."""
+        return self._session.inter_op_threads
+
+    @property
+    def intra_op_threads(self):
+        """Effective intra-op threads, counting the op's own."""
+        return self._session.intra_op_threads

@@ -1,0 +1,137 @@
+"""TensorFlow's Session API, same names, over weft's runtime."""
+
+from . import _weft
+from ._common import model_source
+from ._run_options import RunOptions, run_arguments
+
+
+class ThreadPoolOptionProto:
+    """TensorFlow's ThreadPoolOptionProto: one of a session's inter-op pools
+    (``num_threads``, 0 = the inter-op count; ``global_name`` shares it
+    process-wide)."""
+
+    def __init__(self, num_threads=0, global_name=""):
+        self.num_threads = num_threads
+        self.global_name = global_name
+
+
+class ConfigProto:
+    """TensorFlow's ConfigProto, with the fields weft implements and their
+    TensorFlow names: ``inter_op_parallelism_threads``,
+    ``intra_op_parallelism_threads``, ``use_per_session_threads``,
+    ``session_inter_op_thread_pool`` (ThreadPoolOptionProto or dicts),
+    ``device_count``, ``allow_soft_placement``, ``log_device_placement``,
+    ``operation_timeout_in_ms`` (docs/configuration.md)."""
+
+    def __init__(self, inter_op_parallelism_threads=0,
+                 intra_op_parallelism_threads=0, use_per_session_threads=False,
+                 session_inter_op_thread_pool=None, device_count=None,
+                 allow_soft_placement=False, log_device_placement=False,
+                 operation_timeout_in_ms=0):
+        self.inter_op_parallelism_threads = inter_op_parallelism_threads
+        self.intra_op_parallelism_threads = intra_op_parallelism_threads
+        self.use_per_session_threads = use_per_session_threads
+        self.session_inter_op_thread_pool = list(session_inter_op_thread_pool or [])
+        self.device_count = dict(device_count or {})
+        self.allow_soft_placement = allow_soft_placement
+        self.log_device_placement = log_device_placement
+        self.operation_timeout_in_ms = operation_timeout_in_ms
+
+    def _to_core(self):
+        core = _weft._SessionOptions()
+        core.inter_op_parallelism_threads = int(self.inter_op_parallelism_threads)
+        core.intra_op_parallelism_threads = int(self.intra_op_parallelism_threads)
+        core.use_per_session_threads = bool(self.use_per_session_threads)
+        core.device_count = {str(k): int(v) for k, v in self.device_count.items()}
+        core.allow_soft_placement = bool(self.allow_soft_placement)
+        core.log_device_placement = bool(self.log_device_placement)
+        core.operation_timeout_ms = int(self.operation_timeout_in_ms)
+        for pool in self.session_inter_op_thread_pool:
+            if isinstance(pool, dict):
+                pool = ThreadPoolOptionProto(**pool)
+            core.add_inter_op_pool(int(pool.num_threads), str(pool.global_name))
+        return core
+
+
+class RunMetadata:
+    """What a run recorded: ``step_stats`` (one dict per node with
+    ``RunOptions(trace_level=RunOptions.FULL_TRACE)``: node, op, device,
+    start and end in steady-clock ns, pool, thread) and
+    ``to_chrome_trace()`` (a trace for Perfetto or chrome://tracing)."""
+
+    def __init__(self):
+        self._core = _weft._RunMetadata()
+
+    @property
+    def step_stats(self):
+        """One dict per executed node, in order of start time."""
+        return self._core.node_stats()
+
+    def to_chrome_trace(self):
+        """The run as Chrome trace JSON (a string)."""
+        return self._core.to_chrome_trace()
+
+
+class Session:
+    """TensorFlow's Session: ``Session(graph_or_path, config=None)`` over a
+    ``weft.Graph``, a weft JSON graph or an ONNX model (a path, or an ONNX
+    model's bytes), with a ConfigProto.
+
+    ``run(fetches, feed_dict=None, options=None, run_metadata=None)``: fetches
+    is a tensor name (``"y"``, ``"y:1"``), a list or tuple of them, or a dict
+    of them, and the result has the same structure, with NumPy arrays.
+    feed_dict maps tensor names to arrays. Usable as a context manager.
+    """
+
+    def __init__(self, graph_or_path, config=None):
+        config = config if config is not None else ConfigProto()
+        self._session = _weft._Session(model_source(graph_or_path, "graph"),
+                                       config._to_core())
+        self._closed = False
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs the graph for ``fetches`` and returns their values in the
+        same structure (a name, a list, a tuple or a dict of names)."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        if isinstance(fetches, dict):
+            keys = list(fetches.keys())
+            names = [fetches[k] for k in keys]
+        elif isinstance(fetches, (list, tuple)):
+            names = list(fetches)
+        else:
+            names = [fetches]
+        options = options if options is not None else RunOptions()
+        timeout, trace, pool, control = run_arguments(options)
+        values = self._session.run(
+            [str(n) for n in names], dict(feed_dict or {}), timeout, trace, pool,
+            run_metadata._core if run_metadata is not None else None, True,
+            control)
+        if isinstance(fetches, dict):
+            return dict(zip(keys, values))
+        if isinstance(fetches, tuple):
+            return tuple(values)
+        if isinstance(fetches, list):
+            return values
+        return values[0]
+
+    @property
+    def inter_op_threads(self):
+        """Effective inter-op threads (-1: the caller's thread)."""
+        return self._session.inter_op_threads
+
+    @property
+    def intra_op_threads(self):
+        """Effective intra-op threads, counting the op's own."""
+        return self._session.intra_op_threads
+
+    def close(self):
+        """Releases the session; later runs raise RuntimeError."""
+        self._closed = True
+        self._session = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
