@@ -109,8 +109,8 @@ DataType DtypeFromPython(py::handle dtype, const std::string& what) {
   return info->dtype;
 }
 
-py::array ToNumpy(const Tensor& tensor) {
-  const bool writable = tensor.RefCountIsOne();
+py::array ToNumpy(const Tensor& tensor, bool read_only) {
+  const bool writable = !read_only && tensor.RefCountIsOne();
   auto* owned = new Tensor(tensor);
   py::capsule base(owned, [](void* p) { delete static_cast<Tensor*>(p); });
   const std::vector<int64_t> dims = tensor.shape().dims();

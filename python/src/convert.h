@@ -35,7 +35,9 @@ DataType DtypeFromPython(py::handle dtype, const std::string& what);
 // buffer alive. Writable only when nothing else holds the buffer (a
 // constant of the graph, a feed passed through, a fetch named twice come
 // back read-only, so writing one cannot change the graph or the feed).
-py::array ToNumpy(const Tensor& tensor);
+// `read_only` forces a read-only view (a node's inputs, which later nodes
+// and fetches may share).
+py::array ToNumpy(const Tensor& tensor, bool read_only = false);
 
 // A tensor for the value `value` of input `what`. A C-contiguous, aligned
 // array of `expected`'s dtype (or, without one, of any dtype weft has) is

@@ -222,7 +222,8 @@ Status CallPython(const PythonBody& body, KernelContext& ctx) {
   const std::string node = "py_function '" + ctx.node_name() + "'";
   try {
     py::tuple args(ctx.num_inputs());
-    for (int i = 0; i < ctx.num_inputs(); ++i) args[i] = ToNumpy(ctx.input(i));
+    for (int i = 0; i < ctx.num_inputs(); ++i)
+      args[i] = ToNumpy(ctx.input(i), /*read_only=*/true);
     py::object result = py::reinterpret_borrow<py::object>(body.func)(*args);
     std::vector<py::object> values;
     if (body.single_output) {
@@ -276,7 +277,16 @@ std::string PyGraph::UniqueName(py::handle name, const std::string& base) {
 }
 
 void PyGraph::Add(NodeDef node) {
-  const std::string name = node.name;
+  // Checked here first: Graph keeps the first error of AddNode and fails
+  // compilation with it, but a builder that raised should stay usable.
+  if (file_.graph.FindNode(node.name) != nullptr) {
+    throw py::value_error("duplicate node name '" + node.name + "'");
+  }
+  if (node.name.empty() ||
+      node.name.find_first_of(":^ \t\n") != std::string::npos) {
+    throw py::value_error("node name '" + node.name +
+                          "' is empty or contains ':', '^' or white space");
+  }
   Status status = file_.graph.AddNode(std::move(node));
   if (!status.ok()) throw py::value_error(status.message());
 }

@@ -155,7 +155,6 @@ class PySession {
     {
       py::gil_scoped_release release;
       status = session_->Run(options, inputs, fetches, {}, &outputs, metadata);
-      inputs.clear();  // The feeds' arrays go back while the GIL is free.
     }
     if (interrupt.interrupted()) {
       // Ctrl-C: Python's handler has run; let it raise KeyboardInterrupt.
@@ -170,6 +169,8 @@ class PySession {
       throw py::key_error(status.ToString());
     }
     Check(status);
+    // While `inputs` still holds the feeds, so that a feed fetched back
+    // comes out read-only (it is the caller's array).
     py::list out;
     for (const Tensor& t : outputs) out.append(ToNumpy(t));
     return out;
