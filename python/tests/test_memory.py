@@ -1,5 +1,6 @@
 """Reference counts and memory: 10,000 runs leave RSS flat and every array
 with the references it had."""
+import os
 import sys
 
 import numpy as np
@@ -10,6 +11,10 @@ import weft
 def _rss_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
+
+
+def _threads():
+    return len(os.listdir("/proc/self/task"))
 
 
 def test_ten_thousand_runs_keep_rss_flat_and_refcounts_unchanged():
@@ -37,3 +42,6 @@ def test_ten_thousand_runs_keep_rss_flat_and_refcounts_unchanged():
     assert sys.getrefcount(y_value) == 2  # This name and getrefcount's own.
     # A leak of one 1 KiB buffer per run would be 10 MB.
     assert growth < 2 * 1024 * 1024, f"RSS grew by {growth} bytes"
+    # The py_function nodes reuse the blocking pool's idle threads (a
+    # leaked wake-up count once started a thread per run, up to 1024).
+    assert _threads() < 32

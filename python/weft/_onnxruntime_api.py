@@ -3,7 +3,7 @@
 import enum as _enum
 
 from . import _weft
-from ._common import model_source
+from ._common import SessionThreads, model_source
 from ._run_options import run_arguments
 
 
@@ -72,7 +72,7 @@ class NodeArg:
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
 
 
-class InferenceSession:
+class InferenceSession(SessionThreads):
     """ONNX Runtime's InferenceSession over weft's runtime.
 
     ``InferenceSession(path_or_bytes, sess_options=None, providers=None)``
@@ -113,13 +113,3 @@ class InferenceSession:
         names = None if output_names is None else list(output_names)
         return self._session.run(names, dict(input_feed), timeout, trace, pool,
                                  None, False, control)
-
-    @property
-    def inter_op_threads(self):
-        """Effective inter-op threads (-1: the caller's thread)."""
-        return self._session.inter_op_threads
-
-    @property
-    def intra_op_threads(self):
-        """Effective intra-op threads, counting the op's own."""
-        return self._session.intra_op_threads

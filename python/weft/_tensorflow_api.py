@@ -1,7 +1,7 @@
 """TensorFlow's Session API, same names, over weft's runtime."""
 
 from . import _weft
-from ._common import model_source
+from ._common import SessionThreads, model_source
 from ._run_options import RunOptions, run_arguments
 
 
@@ -72,7 +72,7 @@ class RunMetadata:
         return self._core.to_chrome_trace()
 
 
-class Session:
+class Session(SessionThreads):
     """TensorFlow's Session: ``Session(graph_or_path, config=None)`` over a
     ``weft.Graph``, a weft JSON graph or an ONNX model (a path, or an ONNX
     model's bytes), with a ConfigProto.
@@ -114,16 +114,6 @@ class Session:
         if isinstance(fetches, list):
             return values
         return values[0]
-
-    @property
-    def inter_op_threads(self):
-        """Effective inter-op threads (-1: the caller's thread)."""
-        return self._session.inter_op_threads
-
-    @property
-    def intra_op_threads(self):
-        """Effective intra-op threads, counting the op's own."""
-        return self._session.intra_op_threads
 
     def close(self):
         """Releases the session; later runs raise RuntimeError."""

@@ -20,9 +20,10 @@ void BlockingPool::Schedule(Task* task) {
   MutexLock lock(mu_);
   tasks_.push_back(task);
   // Every queued task needs a thread of its own: it may block for as long
-  // as it likes. Wake an idle thread nobody has claimed yet, else start one.
-  if (idle_ > wakes_pending_) {
-    ++wakes_pending_;
+  // as it likes. While the idle threads outnumber the queued tasks, one of
+  // them takes it (a thread coming back from a task may take it first; the
+  // woken one then waits again, still idle). Otherwise start a thread.
+  if (tasks_.size() <= static_cast<size_t>(idle_)) {
     work_.NotifyOne();
     return;
   }
@@ -38,14 +39,13 @@ void BlockingPool::ThreadLoop() {
   pthread_setname_np(pthread_self(), "weft-blocking");
   MutexLock lock(mu_);
   for (;;) {
-    while (tasks_.empty()) {
+    if (tasks_.empty()) {
       ++idle_;
       const auto give_up = std::chrono::steady_clock::now() + kIdleTimeout;
       bool woken = true;
       while (tasks_.empty() && woken) woken = work_.WaitUntil(lock, give_up);
       --idle_;
-      if (wakes_pending_ > 0) --wakes_pending_;
-      if (!woken && tasks_.empty()) {
+      if (tasks_.empty()) {  // Idle for kIdleTimeout.
         --threads_;
         return;
       }

@@ -41,8 +41,7 @@ class BlockingPool {
   CondVar work_;
   std::deque<Task*> tasks_ WEFT_GUARDED_BY(mu_);
   int threads_ WEFT_GUARDED_BY(mu_) = 0;
-  int idle_ WEFT_GUARDED_BY(mu_) = 0;           // Threads waiting for a task.
-  int wakes_pending_ WEFT_GUARDED_BY(mu_) = 0;  // Idle ones already woken.
+  int idle_ WEFT_GUARDED_BY(mu_) = 0;  // Threads waiting for a task.
 };
 
 }  // namespace weft::internal

@@ -6,10 +6,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
+#include "runtime/blocking_pool.h"
 #include "test_support/session_util.h"
+#include "test_support/wait.h"
 
 namespace weft {
 namespace {
@@ -244,6 +248,61 @@ TEST(BlockingTest, InterOpBoundNodesRunAtMostInterOpThreadsAtOnce) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace weft
+
+namespace weft {
+namespace {
+
+// Threads of this process the OS knows by `name`.
+int ThreadsNamed(const std::string& name) {
+  int count = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++count;
+  }
+  return count;
+}
+
+// A task that schedules itself again as its last act, `remaining` times:
+// the thread coming back from it finds its follow-up already queued, while
+// the pool has woken an idle thread for it.
+class RescheduleTask final : public internal::Task {
+ public:
+  explicit RescheduleTask(int times) : remaining_(times) {}
+  void Run() override {
+    if (--remaining_ > 0) {
+      internal::BlockingPool::Global().Schedule(this);
+    } else {
+      done_ = true;
+    }
+  }
+  bool done() const { return done_; }
+
+ private:
+  int remaining_;  // Touched by one thread at a time (each Run schedules).
+  std::atomic<bool> done_{false};
+};
+
+// The blocking pool reuses idle threads when a thread coming back from a
+// task takes the next one first. (A wake-up counter that leaked in that
+// race once made every later Schedule start a new thread: hundreds of
+// threads after a few thousand Python py_function runs.)
+TEST(BlockingTest, IdleBlockingThreadsAreReusedWhenAReturningThreadTakesTheTask) {
+  const int before = ThreadsNamed("weft-blocking");
+  RescheduleTask warm_up(1);  // Leaves one more idle thread to be woken.
+  internal::BlockingPool::Global().Schedule(&warm_up);
+  ASSERT_TRUE(test::WaitFor([&] { return warm_up.done(); }));
+  RescheduleTask chain(3000);
+  internal::BlockingPool::Global().Schedule(&chain);
+  ASSERT_TRUE(test::WaitFor([&] { return chain.done(); }));
+  // Each task runs alone: two threads suffice; a few more may start while
+  // one is still coming back. Hundreds would be the leak.
+  EXPECT_LE(ThreadsNamed("weft-blocking") - before, 8);
 }
 
 }  // namespace

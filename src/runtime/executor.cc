@@ -67,7 +67,7 @@ void Dispatch(RunState& run, int node) {
   run.AddOutstanding(1);
   if (node != NodeTask::kStart && run.graph().node(node).blocking) {
     // An inter_op_bound node without a place waits in the RunState (still
-    // outstanding) until ExecuteBoundNode hands it one.
+    // outstanding) until Process hands it the place of one that finished.
     if (run.graph().node(node).inter_op_bound && !run.TakeBoundPlace(node)) {
       return;
     }
