@@ -20,16 +20,18 @@ void BlockingPool::Schedule(Task* task) {
   MutexLock lock(mu_);
   tasks_.push_back(task);
   // Every queued task needs a thread of its own: it may block for as long
-  // as it likes. While the idle threads outnumber the queued tasks, one of
-  // them takes it (a thread coming back from a task may take it first; the
-  // woken one then waits again, still idle). Otherwise start a thread.
-  if (tasks_.size() <= static_cast<size_t>(idle_)) {
+  // as it likes. While idle threads and threads still starting up are at
+  // least as many as the queued tasks, one of them takes it (a thread
+  // coming back from a task may take it first; a woken one then waits
+  // again, still idle). Otherwise start a thread.
+  if (tasks_.size() <= static_cast<size_t>(idle_ + starting_)) {
     work_.NotifyOne();
     return;
   }
   if (threads_ >= kMaxBlockingThreads)
     return;  // Queued for the next free thread.
   ++threads_;
+  ++starting_;
   lock.Unlock();
   std::thread([this] { ThreadLoop(); }).detach();
 }
@@ -38,6 +40,7 @@ void BlockingPool::ThreadLoop() {
   tls_on_blocking_thread = true;
   pthread_setname_np(pthread_self(), "weft-blocking");
   MutexLock lock(mu_);
+  --starting_;
   for (;;) {
     if (tasks_.empty()) {
       ++idle_;

@@ -42,6 +42,8 @@ class BlockingPool {
   std::deque<Task*> tasks_ WEFT_GUARDED_BY(mu_);
   int threads_ WEFT_GUARDED_BY(mu_) = 0;
   int idle_ WEFT_GUARDED_BY(mu_) = 0;  // Threads waiting for a task.
+  // Threads started but not yet in their loop: each will take a task.
+  int starting_ WEFT_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace weft::internal

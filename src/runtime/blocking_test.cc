@@ -288,10 +288,12 @@ class RescheduleTask final : public internal::Task {
   std::atomic<bool> done_{false};
 };
 
-// The blocking pool reuses idle threads when a thread coming back from a
-// task takes the next one first. (A wake-up counter that leaked in that
-// race once made every later Schedule start a new thread: hundreds of
-// threads after a few thousand Python py_function runs.)
+// The blocking pool reuses its threads when tasks follow each other
+// faster than a thread comes back from one: a thread coming back may take
+// the next task before the idle thread woken for it, and threads still
+// starting count as ones that will take a task. (Without either, every
+// Schedule started a new thread: the pool reached its 1024-thread cap here,
+// and hundreds of threads after a few thousand Python py_function runs.)
 TEST(BlockingTest, IdleBlockingThreadsAreReusedWhenAReturningThreadTakesTheTask) {
   const int before = ThreadsNamed("weft-blocking");
   RescheduleTask warm_up(1);  // Leaves one more idle thread to be woken.
