@@ -38,3 +38,18 @@ def test_a_failing_run_is_a_value_error_naming_the_node():
     session = weft.InferenceSession(os.path.join(DATA, "div_zero.json"))
     with pytest.raises((ValueError, RuntimeError), match="node 'q'"):
         session.run(None, {})
+
+
+def test_a_run_past_the_memory_limit_is_a_memory_error():
+    g = weft.Graph()
+    x = g.placeholder("x", np.float32, [None])
+    y = g.op("Add", [x, x], name="y")
+    feed = {x: np.ones(1 << 20, np.float32)}  # y needs 4 MiB.
+    limited = weft.ConfigProto(memory_limit_bytes=1 << 20)
+    with pytest.raises(MemoryError, match="memory"):
+        weft.Session(g, limited).run(y, feed)
+    options = weft.SessionOptions()
+    options.memory_limit_bytes = 1 << 20
+    with pytest.raises(MemoryError):
+        weft.InferenceSession(g, options).run(None, {"x": feed[x]})
+    assert weft.Session(g).run(y, feed).shape == (1 << 20,)

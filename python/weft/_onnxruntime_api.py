@@ -38,6 +38,8 @@ class SessionOptions:
     ``execution_mode``: an ExecutionMode. ``graph_optimization_level``:
     accepted. ``use_per_session_threads``: True (ONNX Runtime's default)
     gives the session its own pools; False shares the process-wide ones.
+    ``memory_limit_bytes`` (weft's; 0 = none): a run whose tensors would pass
+    it raises MemoryError.
     """
 
     def __init__(self):
@@ -46,6 +48,7 @@ class SessionOptions:
         self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self.use_per_session_threads = True
+        self.memory_limit_bytes = 0
 
     def _to_core(self):
         core = _weft._SessionOptions()
@@ -55,6 +58,7 @@ class SessionOptions:
         else:
             core.inter_op_parallelism_threads = int(self.inter_op_num_threads)
         core.use_per_session_threads = bool(self.use_per_session_threads)
+        core.memory_limit_bytes = int(self.memory_limit_bytes)
         return core
 
 

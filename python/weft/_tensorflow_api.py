@@ -21,13 +21,15 @@ class ConfigProto:
     ``intra_op_parallelism_threads``, ``use_per_session_threads``,
     ``session_inter_op_thread_pool`` (ThreadPoolOptionProto or dicts),
     ``device_count``, ``allow_soft_placement``, ``log_device_placement``,
-    ``operation_timeout_in_ms`` (docs/configuration.md)."""
+    ``operation_timeout_in_ms`` (docs/configuration.md), and weft's
+    ``memory_limit_bytes`` (0 = none): a run whose tensors would pass it
+    raises MemoryError."""
 
     def __init__(self, inter_op_parallelism_threads=0,
                  intra_op_parallelism_threads=0, use_per_session_threads=False,
                  session_inter_op_thread_pool=None, device_count=None,
                  allow_soft_placement=False, log_device_placement=False,
-                 operation_timeout_in_ms=0):
+                 operation_timeout_in_ms=0, memory_limit_bytes=0):
         self.inter_op_parallelism_threads = inter_op_parallelism_threads
         self.intra_op_parallelism_threads = intra_op_parallelism_threads
         self.use_per_session_threads = use_per_session_threads
@@ -36,6 +38,7 @@ class ConfigProto:
         self.allow_soft_placement = allow_soft_placement
         self.log_device_placement = log_device_placement
         self.operation_timeout_in_ms = operation_timeout_in_ms
+        self.memory_limit_bytes = memory_limit_bytes
 
     def _to_core(self):
         core = _weft._SessionOptions()
@@ -46,6 +49,7 @@ class ConfigProto:
         core.allow_soft_placement = bool(self.allow_soft_placement)
         core.log_device_placement = bool(self.log_device_placement)
         core.operation_timeout_ms = int(self.operation_timeout_in_ms)
+        core.memory_limit_bytes = int(self.memory_limit_bytes)
         for pool in self.session_inter_op_thread_pool:
             if isinstance(pool, dict):
                 pool = ThreadPoolOptionProto(**pool)
