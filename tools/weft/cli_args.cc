@@ -98,6 +98,20 @@ Status ApplyFlags(const FlagText& flags, TestOnnxArgs* args) {
   return Status::OK();
 }
 
+Status ApplyFlags(const FlagText& flags, TuneArgs* args) {
+  if (!flags.cores.empty()) {
+    int cores = 0;
+    WEFT_RETURN_IF_ERROR(ParseInto("--cores", flags.cores, 1, kMaxThreads,
+                                   &cores, " (a machine's core count)"));
+    args->cores = cores;
+  }
+  if (flags.timeout_ms.empty()) return Status::OK();
+  WEFT_ASSIGN_OR_RETURN(
+      args->timeout_ms,
+      ParseFlag("--timeout-ms", flags.timeout_ms, 1, int64_t{1} << 40));
+  return Status::OK();
+}
+
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> in(argv, argv + argc);
   std::vector<std::string> out;

@@ -40,6 +40,18 @@ struct BenchArgs {
 };
 int BenchCommand(const BenchArgs& args);
 
+struct TuneArgs {
+  std::string graph;
+  std::string config_file;
+  std::vector<std::string> settings;
+  std::vector<std::string> feeds;
+  std::optional<int> cores;  // Predict for another machine size.
+  int64_t timeout_ms = 60000;
+  bool json = false;
+  bool random_feeds = false;
+};
+int TuneCommand(const TuneArgs& args);
+
 // Without a model: the machine, the CPU budget and versions. With an ONNX
 // model: its producer, opsets, inputs, outputs, parameters and op histogram
 // (unsupported ops marked).

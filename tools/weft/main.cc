@@ -1,5 +1,6 @@
 // weft: run, benchmark and inspect dataflow graphs.
-//   weft info | ops | run GRAPH | bench GRAPH | demo | test-onnx | help
+//   weft info | ops | run GRAPH | bench GRAPH | tune GRAPH | demo | test-onnx
+//   | help
 // Exit codes: 0 success, 1 the run failed, 2 bad usage or bad input.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -113,6 +114,34 @@ int main(int argc, char** argv) {
                         "untimed runs per setting (default 2)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
 
+  TuneArgs tune;
+  FlagText tune_flags;
+  auto* tune_cmd = app.add_subcommand(
+      "tune",
+      "predict the best (inter, intra) setting from a profile, measure the "
+      "best few, explain");
+  tune_cmd->add_option("GRAPH", tune.graph, "graph file (JSON) or model.onnx")
+      ->required();
+  tune_cmd->add_option("--config", tune.config_file,
+                       "SessionOptions from FILE (JSON or text-format "
+                       "ConfigProto); tune sets the thread counts");
+  tune_cmd->add_option("--set", tune.settings, "FIELD=VALUE over --config")
+      ->allow_extra_args(false);
+  tune_cmd
+      ->add_option("--feed", tune.feeds,
+                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
+      ->allow_extra_args(false);
+  tune_cmd->add_flag("--random-feeds", tune.random_feeds,
+                     "fill placeholders without --feed with seeded random "
+                     "values (printed when used)");
+  tune_cmd->add_option("--cores", tune_flags.cores,
+                       "predict for a machine of N cores (a prediction: "
+                       "nothing is measured unless N is this machine's)");
+  tune_cmd->add_option("--timeout-ms", tune_flags.timeout_ms,
+                       "deadline per profiling or timing run (default "
+                       "60000)");
+  tune_cmd->add_flag("--json", tune.json, "print one JSON object");
+
   DemoArgs demo;
   FlagText demo_flags;
   auto* demo_cmd = app.add_subcommand(
@@ -152,7 +181,7 @@ int main(int argc, char** argv) {
     return Fail(kExitBadInput,
                 DescribeParseError(e, args) + " (weft help for usage)");
   }
-  if (info_json || run.json || bench.json || test_onnx.json) {
+  if (info_json || run.json || bench.json || test_onnx.json || tune.json) {
     EnableJsonErrors();  // docs/cli-json.md: errors as JSON on stdout too.
   }
   if (*info) return InfoCommand(info_model, info_json);
@@ -174,6 +203,12 @@ int main(int argc, char** argv) {
       return Fail(kExitBadInput, s.message());
     }
     return BenchCommand(bench);
+  }
+  if (*tune_cmd) {
+    if (weft::Status s = ApplyFlags(tune_flags, &tune); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return TuneCommand(tune);
   }
   if (*demo_cmd) {
     if (weft::Status s = ApplyFlags(demo_flags, &demo); !s.ok()) {

@@ -1,0 +1,175 @@
+#include "tune/profile.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <unordered_map>
+
+namespace weft::tune {
+namespace {
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// "node:1" and "^node" -> "node".
+std::string NodeOf(const std::string& input) {
+  std::string name = input;
+  if (!name.empty() && name[0] == '^') name.erase(0, 1);
+  if (size_t colon = name.find(':'); colon != std::string::npos) {
+    name.resize(colon);
+  }
+  return name;
+}
+
+}  // namespace
+
+double GraphProfile::Speedup(const std::string& op, int k) const {
+  auto it = speedup.find(op);
+  if (it == speedup.end() || it->second.empty() || k <= 1) return 1.0;
+  const int index = std::min<int>(k, static_cast<int>(it->second.size())) - 1;
+  return it->second[index];
+}
+
+double GraphProfile::SplittingShare() const {
+  if (work_ms <= 0) return 0;
+  double split = 0;
+  for (const NodeProfile& node : nodes) {
+    if (Splits(node.op)) split += node.serial_ms;
+  }
+  return split / work_ms;
+}
+
+NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs) {
+  std::map<std::string, std::vector<double>> samples;
+  for (const RunMetadata& run : runs) {
+    for (const NodeExecStats& stats : run.node_stats) {
+      samples[stats.node_name].push_back(
+          static_cast<double>(stats.end_ns - stats.start_ns) / 1e6);
+    }
+  }
+  NodeTimes medians;
+  for (auto& [name, values] : samples) medians[name] = Median(values);
+  return medians;
+}
+
+GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
+                          const std::vector<NodeTimes>& times_at,
+                          double serial_run_ms, int cores) {
+  GraphProfile profile;
+  profile.cores = cores;
+  profile.serial_run_ms = serial_run_ms;
+  // The executed nodes in graph order, then their executed predecessors:
+  // an edge through a node that did not run (an Identity on a constant,
+  // say) is followed to what it reads.
+  std::unordered_map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& def : graph.nodes()) by_name[def.name] = &def;
+  std::unordered_map<std::string, int> index;
+  for (const NodeDef& def : graph.nodes()) {
+    auto it = serial.find(def.name);
+    if (it == serial.end()) continue;
+    index[def.name] = static_cast<int>(profile.nodes.size());
+    profile.nodes.push_back({def.name, def.op, it->second, {}, {}});
+  }
+  std::function<void(const NodeDef&, std::set<int>&, std::set<std::string>&)>
+      collect = [&](const NodeDef& def, std::set<int>& out,
+                    std::set<std::string>& seen) {
+        for (const std::string& input : def.inputs) {
+          const std::string name = NodeOf(input);
+          if (!seen.insert(name).second) continue;
+          if (auto it = index.find(name); it != index.end()) {
+            out.insert(it->second);
+          } else if (auto d = by_name.find(name); d != by_name.end()) {
+            collect(*d->second, out, seen);
+          }
+        }
+      };
+  for (NodeProfile& node : profile.nodes) {
+    std::set<int> predecessors;
+    std::set<std::string> seen;
+    collect(*by_name[node.name], predecessors, seen);
+    node.predecessors.assign(predecessors.begin(), predecessors.end());
+  }
+  // Graph order is not always a topological one: sort (Kahn).
+  const int n = static_cast<int>(profile.nodes.size());
+  std::vector<int> pending(n);
+  std::vector<std::vector<int>> successors(n);
+  for (int i = 0; i < n; ++i) {
+    pending[i] = static_cast<int>(profile.nodes[i].predecessors.size());
+    for (int p : profile.nodes[i].predecessors) successors[p].push_back(i);
+  }
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) order.push_back(i);
+  }
+  for (size_t k = 0; k < order.size(); ++k) {
+    for (int s : successors[order[k]]) {
+      if (--pending[s] == 0) order.push_back(s);
+    }
+  }
+  std::vector<int> position(n);
+  for (int k = 0; k < n; ++k) position[order[k]] = k;
+  std::vector<NodeProfile> sorted;
+  for (int i : order) sorted.push_back(std::move(profile.nodes[i]));
+  for (NodeProfile& node : sorted) {
+    for (int& p : node.predecessors) p = position[p];
+  }
+  profile.nodes = std::move(sorted);
+  for (int i = 0; i < n; ++i) {
+    for (int p : profile.nodes[i].predecessors) {
+      profile.nodes[p].successors.push_back(i);
+    }
+  }
+
+  // Speed-up curves per op: serial time over time at k, summed per op.
+  std::map<std::string, std::vector<double>> at_k_sum;
+  std::map<std::string, double> serial_sum;
+  for (const NodeProfile& node : profile.nodes) {
+    serial_sum[node.op] += node.serial_ms;
+    auto& sums = at_k_sum[node.op];
+    sums.resize(times_at.size(), 0.0);
+    for (size_t k = 0; k < times_at.size(); ++k) {
+      auto it = times_at[k].find(node.name);
+      sums[k] += it != times_at[k].end() ? it->second : node.serial_ms;
+    }
+  }
+  for (const auto& [op, sums] : at_k_sum) {
+    std::vector<double> curve = {1.0};
+    for (double at_k : sums) {
+      // Never below 1: a thread count that slows an op down is one the
+      // core budget would not give it more of... and noise on tiny ops.
+      curve.push_back(at_k > 0 ? std::max(1.0, serial_sum[op] / at_k) : 1.0);
+    }
+    profile.speedup[op] = std::move(curve);
+  }
+
+  // Work, span and the critical path.
+  std::vector<double> finish(n, 0);
+  std::vector<int> via(n, -1);
+  for (int i = 0; i < n; ++i) {
+    const NodeProfile& node = profile.nodes[i];
+    double start = 0;
+    for (int p : node.predecessors) {
+      if (finish[p] > start) {
+        start = finish[p];
+        via[i] = p;
+      }
+    }
+    finish[i] = start + node.serial_ms;
+    profile.work_ms += node.serial_ms;
+  }
+  int last = -1;
+  for (int i = 0; i < n; ++i) {
+    if (last < 0 || finish[i] > finish[last]) last = i;
+  }
+  if (last >= 0) profile.span_ms = finish[last];
+  for (int i = last; i >= 0; i = via[i]) profile.critical_path.push_back(i);
+  std::reverse(profile.critical_path.begin(), profile.critical_path.end());
+  profile.overhead_ms = std::max(0.0, serial_run_ms - profile.work_ms);
+  return profile;
+}
+
+}  // namespace weft::tune

@@ -1,0 +1,66 @@
+// What `weft tune` learns about a graph from traced Runs: each executed
+// node's serial cost, each op kind's intra-op speed-up curve, and the
+// graph's dependency structure; from these the total work, the critical
+// path and the average parallelism.
+#ifndef WEFT_SRC_TUNE_PROFILE_H_
+#define WEFT_SRC_TUNE_PROFILE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::tune {
+
+struct NodeProfile {
+  std::string name;
+  std::string op;
+  double serial_ms = 0;           // Median time with intra = 1.
+  std::vector<int> predecessors;  // Indices into GraphProfile::nodes.
+  std::vector<int> successors;
+};
+
+struct GraphProfile {
+  // The nodes the Runs executed, in an order where every node comes after
+  // its predecessors (fed and constant tensors are not nodes here).
+  std::vector<NodeProfile> nodes;
+  // speedup[op][k - 1]: how many times faster the op's nodes ran with k
+  // intra-op threads than with 1, summed over the graph's nodes of that op
+  // (k = 1 ... cores; 1.0 at k = 1).
+  std::map<std::string, std::vector<double>> speedup;
+  int cores = 1;  // The CPU budget the curves were measured on.
+  // A Run's time beyond its nodes' (dispatch, start, completion), from the
+  // serial Run: its median wall time minus the nodes' total.
+  double overhead_ms = 0;
+  double serial_run_ms = 0;  // Median wall time at inter = 1, intra = 1.
+
+  double work_ms = 0;              // W: the nodes' serial costs summed.
+  double span_ms = 0;              // S: the longest dependency chain of them.
+  std::vector<int> critical_path;  // Its nodes, first to last.
+  double parallelism() const { return span_ms > 0 ? work_ms / span_ms : 1; }
+
+  // The speed-up of `op` on k threads (the last measured one beyond).
+  double Speedup(const std::string& op, int k) const;
+  // Ops whose nodes run at least 15% faster on 2 threads than on 1.
+  bool Splits(const std::string& op) const { return Speedup(op, 2) >= 1.15; }
+  // Share of the work in ops that split, 0..1.
+  double SplittingShare() const;
+};
+
+// The per-node timings of traced Runs: medians per node name.
+using NodeTimes = std::map<std::string, double>;
+NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs);
+
+// Builds the profile of `graph` from serial node times (intra = 1), the
+// node times at intra = k for k = 2 ... cores (times_at[k - 2]), and the
+// serial Run's median wall time. Nodes missing from the serial times did
+// not run (fed, constant, pruned) and are left out, edges through them
+// included.
+GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
+                          const std::vector<NodeTimes>& times_at,
+                          double serial_run_ms, int cores);
+
+}  // namespace weft::tune
+
+#endif  // WEFT_SRC_TUNE_PROFILE_H_

@@ -1,0 +1,38 @@
+// A model of weft's executor, replaying a profiled graph on C cores for one
+// (inter, intra) setting and predicting the Run's time.
+//
+// What it models, from src/runtime (docs/architecture.md):
+// - inter-op workers: `inter` threads (0: C; -1: the calling thread only)
+//   take ready nodes first come, first served;
+// - the core budget: every running node holds a core; a node of an op that
+//   splits enlists intra-op helpers up to intra - 1 while the budget has
+//   cores left (max(C, intra) minus running nodes), and takes freed cores
+//   when other nodes finish;
+// - more threads computing than cores share them evenly (time slicing);
+// - a node on k threads runs speedup(op, k) times faster than on one;
+// - the Run's fixed overhead, measured on the serial Run.
+// The inline rule (cheap nodes run on the thread that readied them) is not
+// modelled separately: such nodes cost little either way.
+#ifndef WEFT_SRC_TUNE_SIMULATE_H_
+#define WEFT_SRC_TUNE_SIMULATE_H_
+
+#include "tune/profile.h"
+
+namespace weft::tune {
+
+struct Setting {
+  int inter = 1;  // -1, 0 (auto) or a count.
+  int intra = 1;  // 0 (auto) or a count, the op's own thread included.
+};
+
+// Predicted wall time (ms) of one Run of the profiled graph with `setting`
+// on a machine of `cores` cores.
+double PredictRunMs(const GraphProfile& profile, Setting setting, int cores);
+
+// The grid `weft tune` predicts: inter in {-1, 1, 2, ..., cores}, intra in
+// {1, ..., cores}.
+std::vector<Setting> TuneGrid(int cores);
+
+}  // namespace weft::tune
+
+#endif  // WEFT_SRC_TUNE_SIMULATE_H_

@@ -1,0 +1,137 @@
+// The tune engine on profiles with known answers: work, span and critical
+// path; the executor model's predictions for chains, branches, splitting
+// ops and the core budget.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tune/profile.h"
+#include "tune/simulate.h"
+#include "tune/tuner.h"
+
+namespace weft::tune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+NodeDef Node(const std::string& name, const std::string& op,
+             std::vector<std::string> inputs = {}) {
+  return {name, op, std::move(inputs), {}, ""};
+}
+
+Graph MakeGraph(const std::vector<NodeDef>& nodes) {
+  Graph g;
+  for (const NodeDef& node : nodes) EXPECT_TRUE(g.AddNode(node).ok());
+  return g;
+}
+
+// x (fed) -> a -> b, x -> c, and d reads b and c: two branches, the first
+// twice as long.
+GraphProfile BranchesProfile(double speedup_at_2 = 1.0) {
+  Graph g = MakeGraph({Node("d", "Add", {"b", "c:0"}), Node("x", "Placeholder"),
+                       Node("a", "Spin", {"x"}), Node("b", "Spin", {"^a"}),
+                       Node("c", "Spin", {"x"})});
+  const NodeTimes serial = {{"a", 10}, {"b", 10}, {"c", 20}, {"d", 1}};
+  const NodeTimes at_2 = {{"a", 10 / speedup_at_2},
+                          {"b", 10 / speedup_at_2},
+                          {"c", 20 / speedup_at_2},
+                          {"d", 1}};
+  return BuildProfile(g, serial, {at_2}, /*serial_run_ms=*/42, /*cores=*/2);
+}
+
+TEST(TuneProfileTest, WorkSpanCriticalPathAndTopologicalOrder) {
+  GraphProfile p = BranchesProfile();
+  ASSERT_EQ(p.nodes.size(), 4u);  // x was fed: not a node here.
+  // d comes after its predecessors although the graph lists it first.
+  EXPECT_EQ(p.nodes.back().name, "d");
+  EXPECT_DOUBLE_EQ(p.work_ms, 41);
+  EXPECT_DOUBLE_EQ(p.span_ms, 21);
+  EXPECT_NEAR(p.parallelism(), 41.0 / 21, 1e-12);
+  std::vector<std::string> path;
+  for (int i : p.critical_path) path.push_back(p.nodes[i].name);
+  EXPECT_THAT(path, ElementsAre("a", "b", "d"));  // Ties: the first.
+  EXPECT_DOUBLE_EQ(p.overhead_ms, 1);  // 42 measured - 41 of nodes.
+  EXPECT_FALSE(p.Splits("Spin"));
+}
+
+TEST(TuneProfileTest, SpeedupCurvesArePerOpAndNeverBelowOne) {
+  GraphProfile p = BranchesProfile(1.8);
+  EXPECT_NEAR(p.Speedup("Spin", 2), 1.8, 1e-12);
+  EXPECT_NEAR(p.Speedup("Spin", 8), 1.8, 1e-12);  // The last measured.
+  EXPECT_DOUBLE_EQ(p.Speedup("Add", 2), 1.0);
+  EXPECT_DOUBLE_EQ(p.Speedup("Unknown", 2), 1.0);
+  EXPECT_TRUE(p.Splits("Spin"));
+  EXPECT_NEAR(p.SplittingShare(), 40.0 / 41, 1e-12);
+}
+
+TEST(TuneSimulateTest, BranchesOverlapOnlyWithInterOpThreads) {
+  GraphProfile p = BranchesProfile();
+  // Serial: the work plus the overhead, whatever intra (nothing splits).
+  EXPECT_NEAR(PredictRunMs(p, {1, 1}, 2), 42, 1e-9);
+  EXPECT_NEAR(PredictRunMs(p, {-1, 2}, 2), 42, 1e-9);
+  EXPECT_NEAR(PredictRunMs(p, {1, 2}, 2), 42, 1e-9);
+  // Two workers: c overlaps a -> b; then d.
+  EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2), 22, 1e-9);
+  EXPECT_NEAR(PredictRunMs(p, {0, 1}, 2), 22, 1e-9);  // 0: the cores.
+  // Four workers on one core: the two branches share it.
+  EXPECT_NEAR(PredictRunMs(p, {4, 1}, 1), 42, 1e-9);
+}
+
+TEST(TuneSimulateTest, SplittingOpsShareTheCoreBudget) {
+  GraphProfile p = BranchesProfile(1.8);
+  // Alone, each Spin gets both cores.
+  EXPECT_NEAR(PredictRunMs(p, {1, 2}, 2), 40 / 1.8 + 1 + 1, 1e-9);
+  // Two at once get one core each (the budget is spent); when the short
+  // branch ends at 20 ms the long one takes the freed core for its last
+  // 0 ms... here both end together: c (20) against a -> b (10 + 10).
+  EXPECT_NEAR(PredictRunMs(p, {2, 2}, 2), 20 + 1 + 1, 1e-9);
+}
+
+TEST(TuneSimulateTest, AFreedCoreGoesToTheNodeStillRunning) {
+  Graph g = MakeGraph({Node("short", "MatMul"), Node("long", "MatMul")});
+  GraphProfile p =
+      BuildProfile(g, {{"short", 10}, {"long", 30}},
+                   {{{"short", 5}, {"long", 15}}}, /*serial_run_ms=*/40, 2);
+  // Both start with one core; at 10 ms `long` has 20 ms of serial work
+  // left and runs on two threads from then: 10 ms more.
+  EXPECT_NEAR(PredictRunMs(p, {2, 2}, 2), 20, 1e-9);
+}
+
+TEST(TuneSimulateTest, TheGridIsInterFromMinusOneAndIntraFromOne) {
+  std::vector<std::pair<int, int>> grid;
+  for (Setting s : TuneGrid(2)) grid.emplace_back(s.inter, s.intra);
+  EXPECT_THAT(grid, ElementsAre(std::pair(-1, 1), std::pair(-1, 2),
+                                std::pair(1, 1), std::pair(1, 2),
+                                std::pair(2, 1), std::pair(2, 2)));
+}
+
+TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {
+  TuneResult result;
+  result.profile = BranchesProfile(1.8);
+  result.cores = 2;
+  for (Setting s : TuneGrid(2)) {
+    result.settings.push_back({s, PredictRunMs(result.profile, s, 2), {}});
+  }
+  result.best = 3;  // (1, 2)
+  result.settings[3].measured_ms = 24.5;
+  const std::string text = Explain(result);
+  EXPECT_THAT(text, HasSubstr("parallelism 2.0"));
+  EXPECT_THAT(text, HasSubstr("Spin is 98% of the work and runs 1.8x faster "
+                              "on 2 threads -> intra >= 2 pays"));
+  EXPECT_THAT(text, HasSubstr("(1, 1) predicted"));
+}
+
+TEST(TuneGraphTest, BadCoreCountsAreRefused) {
+  GraphFile file;
+  ASSERT_TRUE(file.graph.AddNode(Node("s", "Spin")).ok());
+  file.outputs = {"s"};
+  TuneOptions options;
+  options.cores = 0;
+  EXPECT_THAT(TuneGraph(file, {}, options).status().message(),
+              HasSubstr("--cores 0 is out of range: 1 to 4096"));
+  options.cores = 10000;
+  EXPECT_FALSE(TuneGraph(file, {}, options).ok());
+}
+
+}  // namespace
+}  // namespace weft::tune

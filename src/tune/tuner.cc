@@ -1,0 +1,239 @@
+#include "tune/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace weft::tune {
+namespace {
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// A session with per-session pools of the setting's size.
+StatusOr<std::unique_ptr<Session>> SessionFor(const GraphFile& file,
+                                              Setting setting,
+                                              const TuneOptions& options) {
+  SessionOptions session = options.base;
+  session.use_per_session_threads = true;
+  session.inter_op_parallelism_threads = setting.inter;
+  session.intra_op_parallelism_threads = setting.intra;
+  return Session::Create(file.graph, session);
+}
+
+Status RunOnce(Session& session, const GraphFile& file,
+               const NamedTensors& feeds, const TuneOptions& options,
+               bool trace, RunMetadata* metadata) {
+  RunOptions run;
+  run.timeout_ms = options.timeout_ms;
+  if (trace) run.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> outputs;
+  Status status = session.Run(run, feeds, file.outputs, {}, &outputs, metadata);
+  if (status.code() == StatusCode::kDeadlineExceeded) {
+    return DeadlineExceededError(
+        "a Run passed the tuning deadline of " +
+        std::to_string(options.timeout_ms) +
+        " ms; raise it with --timeout-ms, or tune a smaller input (" +
+        status.message() + ")");
+  }
+  return status;
+}
+
+// Median wall time (ms) of `runs` untraced Runs after the warm-up.
+StatusOr<double> TimeRuns(Session& session, const GraphFile& file,
+                          const NamedTensors& feeds, const TuneOptions& options,
+                          int runs) {
+  for (int i = 0; i < options.warmup; ++i) {
+    WEFT_RETURN_IF_ERROR(
+        RunOnce(session, file, feeds, options, false, nullptr));
+  }
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    WEFT_RETURN_IF_ERROR(
+        RunOnce(session, file, feeds, options, false, nullptr));
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+  return Median(times);
+}
+
+// Per-node medians of traced Runs at `setting`.
+StatusOr<NodeTimes> TraceNodes(const GraphFile& file, const NamedTensors& feeds,
+                               Setting setting, const TuneOptions& options) {
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                        SessionFor(file, setting, options));
+  WEFT_RETURN_IF_ERROR(RunOnce(*session, file, feeds, options, false, nullptr));
+  std::vector<RunMetadata> runs(options.profile_runs);
+  for (RunMetadata& metadata : runs) {
+    WEFT_RETURN_IF_ERROR(
+        RunOnce(*session, file, feeds, options, true, &metadata));
+  }
+  return MedianNodeTimes(runs);
+}
+
+std::string Percent(double share) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.0f%%", 100 * share);
+  return text;
+}
+
+std::string Fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+std::string SettingText(Setting s) {
+  return "(" + std::to_string(s.inter) + ", " + std::to_string(s.intra) + ")";
+}
+
+}  // namespace
+
+std::string Explain(const TuneResult& result) {
+  const GraphProfile& p = result.profile;
+  const SettingResult& best = result.settings[result.best];
+  std::string text = "parallelism " + Fixed(p.parallelism(), 1) + ": ";
+  if (p.parallelism() >= 1.5) {
+    text += "independent branches much of the time -> inter >= 2 pays";
+  } else if (p.parallelism() >= 1.1) {
+    text += "some independent branches -> inter = 2 pays a little";
+  } else {
+    text += "one chain -> more inter-op threads have nothing to overlap";
+  }
+  // The op with the most work, and its speed-up on the cores.
+  std::map<std::string, double> work;
+  for (const NodeProfile& node : p.nodes) work[node.op] += node.serial_ms;
+  auto top = std::max_element(
+      work.begin(), work.end(),
+      [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (top != work.end() && p.work_ms > 0) {
+    const int k = std::max(2, p.cores);
+    const double speedup = p.Speedup(top->first, k);
+    text += "; " + top->first + " is " + Percent(top->second / p.work_ms) +
+            " of the work and runs " + Fixed(speedup, 1) + "x faster on " +
+            std::to_string(k) + " threads";
+    text += speedup >= 1.15 ? " -> intra >= 2 pays" : " -> intra does not pay";
+  }
+  // The chosen setting against the best with the other intra-op count, or
+  // the other inter-op count, to show what the core budget costs.
+  const SettingResult* other_intra = nullptr;
+  const SettingResult* other_inter = nullptr;
+  for (const SettingResult& r : result.settings) {
+    if (&r == &best) continue;
+    if (r.setting.inter == best.setting.inter &&
+        (other_intra == nullptr ||
+         r.predicted_ms < other_intra->predicted_ms)) {
+      other_intra = &r;
+    }
+    if (r.setting.intra == best.setting.intra &&
+        (other_inter == nullptr ||
+         r.predicted_ms < other_inter->predicted_ms)) {
+      other_inter = &r;
+    }
+  }
+  // Like with like: measured against measured, else predicted against
+  // predicted.
+  auto compare = [&](const SettingResult* r) {
+    if (r == nullptr) return;
+    const bool measured = r->measured_ms && best.measured_ms;
+    const double mine = measured ? *best.measured_ms : best.predicted_ms;
+    const double theirs = measured ? *r->measured_ms : r->predicted_ms;
+    if (mine <= 0) return;
+    const double change = theirs / mine - 1;
+    text += "; " + SettingText(r->setting) + " " +
+            (measured ? "measured " : "predicted ") +
+            Percent(std::abs(change)) + (change >= 0 ? " slower" : " faster") +
+            " than " + SettingText(best.setting);
+  };
+  compare(other_intra);
+  compare(other_inter);
+  if (best.setting.inter != 1 && best.setting.intra > 1) {
+    text += " (inter x intra share " + std::to_string(result.cores) +
+            " cores through the core budget)";
+  }
+  return text;
+}
+
+StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
+                               const TuneOptions& options) {
+  TuneResult result;
+  result.machine_cores = std::max(1, AutoCpuBudget().threads);
+  result.cores = options.cores.value_or(result.machine_cores);
+  if (result.cores < 1 || result.cores > kMaxThreads) {
+    return InvalidArgumentError("--cores " + std::to_string(result.cores) +
+                                " is out of range: 1 to " +
+                                std::to_string(kMaxThreads));
+  }
+  if (options.profile_runs < 1 || options.measure_runs < 1 ||
+      options.warmup < 0 || options.timeout_ms < 0) {
+    return InvalidArgumentError(
+        "profile and measure runs must be >= 1, warm-up and timeout >= 0");
+  }
+  result.measured = result.cores == result.machine_cores;
+
+  // Profile: serial node costs and the serial Run's time, then every op's
+  // time at intra = 2 ... cores with one inter-op thread (nothing else
+  // running, so each node gets the threads it asks for).
+  WEFT_ASSIGN_OR_RETURN(NodeTimes serial,
+                        TraceNodes(file, feeds, {1, 1}, options));
+  double serial_run_ms = 0;
+  {
+    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                          SessionFor(file, {1, 1}, options));
+    WEFT_ASSIGN_OR_RETURN(
+        serial_run_ms,
+        TimeRuns(*session, file, feeds, options, options.measure_runs));
+  }
+  std::vector<NodeTimes> times_at;
+  for (int k = 2; k <= result.machine_cores; ++k) {
+    WEFT_ASSIGN_OR_RETURN(NodeTimes at_k,
+                          TraceNodes(file, feeds, {1, k}, options));
+    times_at.push_back(std::move(at_k));
+  }
+  result.profile = BuildProfile(file.graph, serial, times_at, serial_run_ms,
+                                result.machine_cores);
+
+  // Predict the grid.
+  for (Setting setting : TuneGrid(result.cores)) {
+    result.settings.push_back(
+        {setting, PredictRunMs(result.profile, setting, result.cores), {}});
+  }
+  std::vector<int> order(result.settings.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return result.settings[a].predicted_ms < result.settings[b].predicted_ms;
+  });
+  result.best = order.front();
+
+  // Confirm: measure the best predicted, at most half the grid.
+  if (result.measured) {
+    const int count = std::max(
+        1, std::min<int>(options.confirm,
+                         static_cast<int>(result.settings.size()) / 2));
+    for (int i = 0; i < count; ++i) {
+      SettingResult& r = result.settings[order[i]];
+      WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                            SessionFor(file, r.setting, options));
+      WEFT_ASSIGN_OR_RETURN(double ms, TimeRuns(*session, file, feeds, options,
+                                                options.measure_runs));
+      r.measured_ms = ms;
+    }
+    for (int i = 1; i < count; ++i) {
+      if (*result.settings[order[i]].measured_ms <
+          *result.settings[result.best].measured_ms) {
+        result.best = order[i];
+      }
+    }
+  }
+  result.explanation = Explain(result);
+  return result;
+}
+
+}  // namespace weft::tune

@@ -1,0 +1,60 @@
+// weft tune: profile a graph, predict every (inter, intra) setting with the
+// executor model (simulate.h), measure the few best predicted, and explain
+// the choice with the numbers. Used by the command and by weft.tune().
+#ifndef WEFT_SRC_TUNE_TUNER_H_
+#define WEFT_SRC_TUNE_TUNER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/profile.h"
+#include "tune/simulate.h"
+#include "weft/weft.h"
+
+namespace weft::tune {
+
+struct TuneOptions {
+  // Predict for a machine of this many cores (default: this one's CPU
+  // budget). Another count than this machine's is a prediction only:
+  // nothing is measured.
+  std::optional<int> cores;
+  int profile_runs = 5;  // Traced Runs per profiled setting (medians).
+  int measure_runs = 7;  // Timed Runs per confirmed setting (medians).
+  int warmup = 1;
+  // Settings measured to confirm: at most this many, and at most half the
+  // grid.
+  int confirm = 3;
+  int64_t timeout_ms = 60000;  // Per Run, profile and confirmation alike.
+  SessionOptions base;         // Everything but the thread counts.
+};
+
+struct SettingResult {
+  Setting setting;
+  double predicted_ms = 0;
+  std::optional<double> measured_ms;  // Only for confirmed settings.
+};
+
+struct TuneResult {
+  GraphProfile profile;
+  int cores = 1;          // Predicted for.
+  int machine_cores = 1;  // This machine's budget, where it was measured.
+  bool measured = false;  // False for a --cores prediction.
+  std::vector<SettingResult> settings;  // The grid, in grid order.
+  int best = 0;  // Index into settings: best measured, else
+                 // best predicted.
+  std::string explanation;
+};
+
+// Runs the profile, predictions and confirmation. Errors: a graph or feed
+// that does not run (with the Run's error), a Run past options.timeout_ms,
+// cores outside 1 ... kMaxThreads.
+StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
+                               const TuneOptions& options);
+
+// The explanation of a result, built from its numbers only.
+std::string Explain(const TuneResult& result);
+
+}  // namespace weft::tune
+
+#endif  // WEFT_SRC_TUNE_TUNER_H_

@@ -1,0 +1,195 @@
+// weft tune GRAPH: the best thread settings for a graph without trying them
+// all — profile, predict with a model of weft's executor, confirm the best
+// few, and explain the choice with the numbers (src/tune/).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli_json.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "config_file.h"
+#include "tune/tuner.h"
+
+namespace weft::cli {
+namespace {
+
+std::string Cell(const std::optional<double>& ms) {
+  return ms ? FormatMs(*ms) : "-";
+}
+
+// The chosen setting in each framework's words.
+void PrintSettingFor(const tune::Setting& s) {
+  const int inter = s.inter;
+  const int intra = s.intra;
+  std::printf(
+      "chosen: SessionOptions.inter_op_parallelism_threads = %d, "
+      "SessionOptions.intra_op_parallelism_threads = %d\n",
+      inter, intra);
+  std::printf(
+      "  TensorFlow:   tf.compat.v1.ConfigProto(inter_op_parallelism_threads="
+      "%d, intra_op_parallelism_threads=%d)\n"
+      "                tf.config.threading.set_inter_op_parallelism_threads(%d)"
+      "; tf.config.threading.set_intra_op_parallelism_threads(%d)\n",
+      inter, intra, inter, intra);
+  // PyTorch has no caller-thread mode: one inter-op thread is closest.
+  std::printf(
+      "  PyTorch:      torch.set_num_interop_threads(%d); "
+      "torch.set_num_threads(%d)\n",
+      inter < 1 ? 1 : inter, intra);
+  if (inter == 1 || inter == -1) {
+    std::printf(
+        "  ONNX Runtime: so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL; "
+        "so.intra_op_num_threads = %d\n",
+        intra);
+  } else {
+    std::printf(
+        "  ONNX Runtime: so.execution_mode = ort.ExecutionMode.ORT_PARALLEL; "
+        "so.inter_op_num_threads = %d; so.intra_op_num_threads = %d\n",
+        inter, intra);
+  }
+}
+
+nlohmann::json ResultJson(const std::string& graph,
+                          const tune::TuneResult& result) {
+  const tune::GraphProfile& p = result.profile;
+  nlohmann::json settings = nlohmann::json::array();
+  for (const tune::SettingResult& r : result.settings) {
+    nlohmann::json row = {{"inter", r.setting.inter},
+                          {"intra", r.setting.intra},
+                          {"predicted_ms", r.predicted_ms},
+                          {"measured_ms", nullptr}};
+    if (r.measured_ms) row["measured_ms"] = *r.measured_ms;
+    AddThreadCounts(row, r.setting.inter, r.setting.intra);
+    settings.push_back(std::move(row));
+  }
+  const tune::SettingResult& best = result.settings[result.best];
+  nlohmann::json best_json = {{"predicted_ms", best.predicted_ms},
+                              {"measured_ms", nullptr}};
+  if (best.measured_ms) best_json["measured_ms"] = *best.measured_ms;
+  AddThreadCounts(best_json, best.setting.inter, best.setting.intra);
+  nlohmann::json path = nlohmann::json::array();
+  for (int i : p.critical_path) path.push_back(p.nodes[i].name);
+  nlohmann::json speedup = nlohmann::json::object();
+  for (const auto& [op, curve] : p.speedup) speedup[op] = curve;
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const tune::NodeProfile& node : p.nodes) {
+    nodes.push_back({{"name", node.name},
+                     {"op", node.op},
+                     {"serial_ms", node.serial_ms},
+                     {"predecessors", node.predecessors}});
+  }
+  return {{"graph", graph},
+          {"cores", result.cores},
+          {"machine_cores", result.machine_cores},
+          {"measured", result.measured},
+          {"best", best_json},
+          {"settings", settings},
+          {"work_ms", p.work_ms},
+          {"span_ms", p.span_ms},
+          {"parallelism", p.parallelism()},
+          {"splitting_share", p.SplittingShare()},
+          {"overhead_ms", p.overhead_ms},
+          {"critical_path", path},
+          {"speedup", speedup},
+          {"nodes", nodes},
+          {"explanation", result.explanation}};
+}
+
+void PrintResult(const std::string& graph, const tune::TuneResult& result) {
+  const tune::GraphProfile& p = result.profile;
+  std::printf("%s: profiled on %d cores\n", graph.c_str(),
+              result.machine_cores);
+  std::printf(
+      "  work %s, critical path %s, parallelism %.2f; %.0f%% of the work in "
+      "ops that split\n",
+      FormatMs(p.work_ms).c_str(), FormatMs(p.span_ms).c_str(), p.parallelism(),
+      100 * p.SplittingShare());
+  std::string path;
+  for (size_t i = 0; i < p.critical_path.size(); ++i) {
+    if (i == 6 && p.critical_path.size() > 8) {
+      path +=
+          " -> ... (" + std::to_string(p.critical_path.size() - 7) + " more)";
+      i = p.critical_path.size() - 2;
+      continue;
+    }
+    path += (i == 0 ? "" : " -> ") + p.nodes[p.critical_path[i]].name;
+  }
+  std::printf("  critical path: %s\n", path.c_str());
+  if (!result.measured) {
+    std::printf(
+        "prediction for a machine of %d cores (this one has %d): nothing "
+        "below was measured\n",
+        result.cores, result.machine_cores);
+  }
+  std::printf("  %5s %5s %10s %10s\n", "inter", "intra", "predicted",
+              "measured");
+  for (size_t i = 0; i < result.settings.size(); ++i) {
+    const tune::SettingResult& r = result.settings[i];
+    std::printf("%s %5d %5d %10s %10s\n",
+                static_cast<int>(i) == result.best ? "*" : " ", r.setting.inter,
+                r.setting.intra, FormatMs(r.predicted_ms).c_str(),
+                Cell(r.measured_ms).c_str());
+  }
+  PrintSettingFor(result.settings[result.best].setting);
+  std::printf("why: %s\n", result.explanation.c_str());
+}
+
+}  // namespace
+
+int TuneCommand(const TuneArgs& args) {
+  if (args.cores && (*args.cores < 1 || *args.cores > kMaxThreads)) {
+    return Fail(kExitBadInput, "--cores " + std::to_string(*args.cores) +
+                                   " is out of range: 1 to " +
+                                   std::to_string(kMaxThreads));
+  }
+  if (args.timeout_ms < 1) {
+    return Fail(kExitBadInput, "--timeout-ms must be >= 1");
+  }
+  auto model = LoadModel(args.graph);
+  if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
+  const GraphFile& file = model->file;
+  if (file.outputs.empty()) {
+    return Fail(kExitBadInput, args.graph + ": the graph lists no \"outputs\"");
+  }
+  StatusOr<RunConfig> config = ReadRunConfig(args.config_file, args.settings);
+  if (!config.ok()) return Fail(kExitBadInput, config.status().ToString());
+  auto feeds = ReadFeeds(args.feeds, *model);
+  if (!feeds.ok()) return Fail(kExitBadInput, feeds.status().ToString());
+  if (args.random_feeds) {
+    if (Status s = AddRandomFeeds(file, file.outputs, &*feeds); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+  }
+  if (Status s = CheckFeedsGiven(*model, file.outputs, *feeds); !s.ok()) {
+    return Fail(kExitBadInput, s.message());
+  }
+  {  // A graph or feed that does not fit is bad input (exit 2).
+    auto session = Session::Create(file.graph, config->session);
+    if (!session.ok()) {
+      return Fail(kExitBadInput,
+                  session.status().WithContext(args.graph).ToString());
+    }
+    if (Status s = (*session)->Prepare(*feeds, file.outputs, {}); !s.ok()) {
+      return Fail(kExitBadInput, s.ToString());
+    }
+  }
+  tune::TuneOptions options;
+  options.cores = args.cores;
+  options.timeout_ms = args.timeout_ms;
+  options.base = config->session;
+  auto result = tune::TuneGraph(file, *feeds, options);
+  if (!result.ok()) {
+    // A model that fails to run or passes the deadline: no recommendation.
+    return Fail(kExitRunFailed, "cannot tune " + args.graph + ": " +
+                                    result.status().ToString() +
+                                    "; no setting is recommended");
+  }
+  if (args.json) {
+    std::printf("%s\n", ResultJson(args.graph, *result).dump(1).c_str());
+  } else {
+    PrintResult(args.graph, *result);
+  }
+  return kExitOk;
+}
+
+}  // namespace weft::cli
