@@ -11,6 +11,7 @@
 
 #include "convert.h"
 #include "framework/suggest.h"
+#include "model_source.h"
 
 namespace weft::python {
 namespace {
@@ -419,20 +420,7 @@ GraphFile PyGraph::file() const {
 }
 
 PyGraph LoadGraphFile(const std::string& path) {
-  const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
-  StatusOr<GraphFile> file = InvalidArgumentError("not loaded");
-  {
-    py::gil_scoped_release release;
-    if (json) {
-      file = LoadGraph(path);
-    } else {
-      StatusOr<OnnxModel> model = LoadOnnxModel(path);
-      file = model.ok() ? StatusOr<GraphFile>(std::move(model->file))
-                        : StatusOr<GraphFile>(model.status());
-    }
-  }
-  Check(file.status());
-  return PyGraph(*std::move(file));
+  return PyGraph(LoadModelSource(py::str(path)).file);
 }
 
 void BindGraph(py::module_& m) {

@@ -21,6 +21,7 @@ PYBIND11_MODULE(_weft, m) {
   RememberMainThread();
   BindSession(m);
   BindGraph(m);
+  BindTune(m);
 
   m.def("set_inter_op_parallelism_threads",
         [](int n) { Check(threading::SetInterOpParallelismThreads(n)); });

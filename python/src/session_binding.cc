@@ -15,6 +15,7 @@
 #include "graph_binding.h"
 #include "interrupt.h"
 #include "io/chrome_trace.h"
+#include "model_source.h"
 
 namespace weft::python {
 namespace {
@@ -65,17 +66,6 @@ class RunControl {
   std::vector<std::shared_ptr<RunCancellation>> runs_;
 };
 
-// One declared input or output: name, shape (ints, symbolic names as
-// strings, None for unknown), ONNX Runtime's type name, and the tensor of
-// the graph it stands for.
-struct ValueInfo {
-  std::string name;
-  py::list shape;
-  std::string type;
-  std::string tensor;
-  std::optional<DataType> dtype;
-};
-
 class PySession {
  public:
   // source: a weft.Graph, a path (.onnx or .json) or an ONNX model's bytes.
@@ -85,7 +75,7 @@ class PySession {
       file = source.cast<const PyGraph&>().file();
       DescribeGraph(file);
     } else {
-      OnnxModel model = Load(source);
+      OnnxModel model = LoadModelSource(source);
       file = std::move(model.file);
       if (!model.inputs.empty() || !model.outputs.empty()) {
         for (const OnnxValueInfo& v : model.inputs) {
@@ -180,45 +170,6 @@ class PySession {
   int intra_op_threads() const { return session_->intra_op_threads(); }
 
  private:
-  // A path (.onnx, or .json for a weft graph) or an ONNX model's bytes.
-  static OnnxModel Load(py::object source) {
-    StatusOr<OnnxModel> model = InvalidArgumentError("not loaded");
-    if (py::isinstance<py::bytes>(source)) {
-      const std::string bytes = source.cast<std::string>();
-      py::gil_scoped_release release;
-      model = ParseOnnxModel(bytes, ".");
-    } else {
-      const std::string path = py::str(source).cast<std::string>();
-      const bool json =
-          path.size() >= 5 && path.substr(path.size() - 5) == ".json";
-      py::gil_scoped_release release;
-      if (json) {
-        StatusOr<GraphFile> file = LoadGraph(path);
-        model = file.ok() ? StatusOr<OnnxModel>(OnnxModel{*std::move(file)})
-                          : StatusOr<OnnxModel>(file.status());
-      } else {
-        model = LoadOnnxModel(path);
-      }
-    }
-    Check(model.status());
-    return *std::move(model);
-  }
-
-  static ValueInfo Describe(const OnnxValueInfo& v) {
-    ValueInfo info{v.name, py::list(), v.type_name, v.tensor,
-                   DtypeOfOnnxName(v.type_name)};
-    for (const OnnxDim& d : v.dims) {
-      if (d.fixed()) {
-        info.shape.append(d.size);
-      } else if (!d.symbol.empty()) {
-        info.shape.append(d.symbol);
-      } else {
-        info.shape.append(py::none());
-      }
-    }
-    return info;
-  }
-
   // A weft graph: its placeholders are the inputs, its listed outputs the
   // outputs.
   void DescribeGraph(const GraphFile& file) {

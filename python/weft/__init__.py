@@ -11,6 +11,9 @@ The threading settings speak the languages their users know:
 * PyTorch: ``weft.set_num_threads``, ``weft.get_num_threads``,
   ``weft.set_num_interop_threads``, ``weft.get_num_interop_threads``.
 
+``weft.tune(model)`` recommends the thread settings for a model, with the
+reason in numbers.
+
 Graphs come from files (``weft.load``, or a path given to a session) or are
 built with ``weft.Graph``, whose ``py_function`` runs Python code as a node.
 
@@ -27,6 +30,7 @@ from ._onnxruntime_api import (ExecutionMode, GraphOptimizationLevel,
 from ._run_options import RunOptions
 from ._tensorflow_api import (ConfigProto, RunMetadata, Session,
                               ThreadPoolOptionProto)
+from ._tune import TuneResult, tune
 from ._threading_api import (config, get_num_interop_threads, get_num_threads,
                              set_num_interop_threads, set_num_threads)
 
@@ -56,10 +60,12 @@ __all__ = [
     "Session",
     "SessionOptions",
     "ThreadPoolOptionProto",
+    "TuneResult",
     "config",
     "get_num_interop_threads",
     "get_num_threads",
     "load",
     "set_num_interop_threads",
     "set_num_threads",
+    "tune",
 ]

@@ -43,16 +43,21 @@ double GraphProfile::SplittingShare() const {
   return split / work_ms;
 }
 
-NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs) {
+NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
+                          bool only_split) {
   std::map<std::string, std::vector<double>> samples;
+  std::set<std::string> split;
   for (const RunMetadata& run : runs) {
     for (const NodeExecStats& stats : run.node_stats) {
       samples[stats.node_name].push_back(
           static_cast<double>(stats.end_ns - stats.start_ns) / 1e6);
+      if (stats.intra_op_shards > 1) split.insert(stats.node_name);
     }
   }
   NodeTimes medians;
-  for (auto& [name, values] : samples) medians[name] = Median(values);
+  for (auto& [name, values] : samples) {
+    if (!only_split || split.count(name)) medians[name] = Median(values);
+  }
   return medians;
 }
 

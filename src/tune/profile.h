@@ -48,9 +48,13 @@ struct GraphProfile {
   double SplittingShare() const;
 };
 
-// The per-node timings of traced Runs: medians per node name.
+// The per-node timings of traced Runs: medians per node name. A node whose
+// ParallelFor never enlisted a helper (intra_op_shards 1 in every Run) is
+// left out when `only_split` is set: its time at k threads is its serial
+// time, whatever the noise says.
 using NodeTimes = std::map<std::string, double>;
-NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs);
+NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
+                          bool only_split = false);
 
 // Builds the profile of `graph` from serial node times (intra = 1), the
 // node times at intra = k for k = 2 ... cores (times_at[k - 2]), and the

@@ -7,16 +7,22 @@
 namespace weft::tune {
 
 std::vector<Setting> TuneGrid(int cores) {
+  // Every count up to 8, then powers of two and the cores themselves: a
+  // 64-core grid has 12 x 11 settings, not 65 x 64.
+  std::vector<int> counts;
+  for (int k = 1; k <= cores; k = k < 8 ? k + 1 : 2 * k) counts.push_back(k);
+  if (counts.back() != cores) counts.push_back(cores);
   std::vector<Setting> grid;
   std::vector<int> inters = {-1};
-  for (int i = 1; i <= cores; ++i) inters.push_back(i);
+  inters.insert(inters.end(), counts.begin(), counts.end());
   for (int inter : inters) {
-    for (int intra = 1; intra <= cores; ++intra) grid.push_back({inter, intra});
+    for (int intra : counts) grid.push_back({inter, intra});
   }
   return grid;
 }
 
-double PredictRunMs(const GraphProfile& profile, Setting setting, int cores) {
+double PredictRunMs(const GraphProfile& profile, Setting setting, int cores,
+                    std::vector<TimelineEntry>* timeline) {
   const int n = static_cast<int>(profile.nodes.size());
   const int workers = setting.inter == -1  ? 1
                       : setting.inter == 0 ? cores
@@ -34,14 +40,21 @@ double PredictRunMs(const GraphProfile& profile, Setting setting, int cores) {
     int node;
     double remaining_ms;  // Serial milliseconds of work left.
     bool splits;
+    double start_ms;
+    int lane;
   };
+  std::vector<bool> lane_busy(workers, false);
   std::vector<Running> running;  // In start order.
   double now = 0;
   for (;;) {
     while (static_cast<int>(running.size()) < workers && !ready.empty()) {
       const NodeProfile& node = profile.nodes[ready.front()];
+      const int lane = static_cast<int>(
+          std::find(lane_busy.begin(), lane_busy.end(), false) -
+          lane_busy.begin());
+      lane_busy[lane] = true;
       running.push_back(
-          {ready.front(), node.serial_ms, profile.Splits(node.op)});
+          {ready.front(), node.serial_ms, profile.Splits(node.op), now, lane});
       ready.pop_front();
     }
     if (running.empty()) break;
@@ -75,6 +88,11 @@ double PredictRunMs(const GraphProfile& profile, Setting setting, int cores) {
       if (running[i].remaining_ms > 1e-12) {
         still.push_back(running[i]);
         continue;
+      }
+      lane_busy[running[i].lane] = false;
+      if (timeline != nullptr) {
+        timeline->push_back(
+            {running[i].node, running[i].start_ms, now, running[i].lane});
       }
       for (int s : profile.nodes[running[i].node].successors) {
         if (--pending[s] == 0) ready.push_back(s);

@@ -25,12 +25,24 @@ struct Setting {
   int intra = 1;  // 0 (auto) or a count, the op's own thread included.
 };
 
-// Predicted wall time (ms) of one Run of the profiled graph with `setting`
-// on a machine of `cores` cores.
-double PredictRunMs(const GraphProfile& profile, Setting setting, int cores);
+// One node of a Run's timeline: when it ran (ms from the Run's start) and
+// on which inter-op worker (or thread) it ran.
+struct TimelineEntry {
+  int node = 0;  // Index into GraphProfile::nodes.
+  double start_ms = 0;
+  double end_ms = 0;
+  int lane = 0;
+};
 
-// The grid `weft tune` predicts: inter in {-1, 1, 2, ..., cores}, intra in
-// {1, ..., cores}.
+// Predicted wall time (ms) of one Run of the profiled graph with `setting`
+// on a machine of `cores` cores; with `timeline`, also when each node would
+// run.
+double PredictRunMs(const GraphProfile& profile, Setting setting, int cores,
+                    std::vector<TimelineEntry>* timeline = nullptr);
+
+// The grid `weft tune` predicts: inter in {-1} and the counts, intra in the
+// counts, where the counts are 1 ... min(cores, 8), then powers of two up
+// to the cores, and the cores.
 std::vector<Setting> TuneGrid(int cores);
 
 }  // namespace weft::tune

@@ -50,7 +50,7 @@ TEST(TuneProfileTest, WorkSpanCriticalPathAndTopologicalOrder) {
   std::vector<std::string> path;
   for (int i : p.critical_path) path.push_back(p.nodes[i].name);
   EXPECT_THAT(path, ElementsAre("a", "b", "d"));  // Ties: the first.
-  EXPECT_DOUBLE_EQ(p.overhead_ms, 1);  // 42 measured - 41 of nodes.
+  EXPECT_DOUBLE_EQ(p.overhead_ms, 1);             // 42 measured - 41 of nodes.
   EXPECT_FALSE(p.Splits("Spin"));
 }
 
@@ -100,9 +100,14 @@ TEST(TuneSimulateTest, AFreedCoreGoesToTheNodeStillRunning) {
 TEST(TuneSimulateTest, TheGridIsInterFromMinusOneAndIntraFromOne) {
   std::vector<std::pair<int, int>> grid;
   for (Setting s : TuneGrid(2)) grid.emplace_back(s.inter, s.intra);
-  EXPECT_THAT(grid, ElementsAre(std::pair(-1, 1), std::pair(-1, 2),
-                                std::pair(1, 1), std::pair(1, 2),
-                                std::pair(2, 1), std::pair(2, 2)));
+  EXPECT_THAT(grid,
+              ElementsAre(std::pair(-1, 1), std::pair(-1, 2), std::pair(1, 1),
+                          std::pair(1, 2), std::pair(2, 1), std::pair(2, 2)));
+  std::vector<int> intras;
+  for (Setting s : TuneGrid(48)) {
+    if (s.inter == -1) intras.push_back(s.intra);
+  }
+  EXPECT_THAT(intras, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 48));
 }
 
 TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {

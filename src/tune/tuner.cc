@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
 
 namespace weft::tune {
@@ -75,7 +76,8 @@ StatusOr<NodeTimes> TraceNodes(const GraphFile& file, const NamedTensors& feeds,
     WEFT_RETURN_IF_ERROR(
         RunOnce(*session, file, feeds, options, true, &metadata));
   }
-  return MedianNodeTimes(runs);
+  // At intra > 1, only nodes that split: the others ran as serially.
+  return MedianNodeTimes(runs, /*only_split=*/setting.intra > 1);
 }
 
 std::string Percent(double share) {
@@ -92,6 +94,44 @@ std::string Fixed(double value, int digits) {
 
 std::string SettingText(Setting s) {
   return "(" + std::to_string(s.inter) + ", " + std::to_string(s.intra) + ")";
+}
+
+// The timeline of one Run at the best setting: a traced Run when this
+// machine is the one predicted for, else the model's schedule. Lanes are
+// the threads nodes ran on, numbered in order of first use.
+Status RecordTimeline(const GraphFile& file, const NamedTensors& feeds,
+                      const TuneOptions& options, TuneResult* result) {
+  const Setting best = result->settings[result->best].setting;
+  const GraphProfile& profile = result->profile;
+  if (!result->measured) {
+    PredictRunMs(profile, best, result->cores, &result->timeline);
+    return Status::OK();
+  }
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                        SessionFor(file, best, options));
+  WEFT_RETURN_IF_ERROR(RunOnce(*session, file, feeds, options, false, nullptr));
+  RunMetadata metadata;
+  WEFT_RETURN_IF_ERROR(
+      RunOnce(*session, file, feeds, options, true, &metadata));
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < profile.nodes.size(); ++i) {
+    index[profile.nodes[i].name] = static_cast<int>(i);
+  }
+  std::map<int64_t, int> lanes;
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    auto it = index.find(stats.node_name);
+    if (it == index.end()) continue;
+    const int lane =
+        lanes.emplace(stats.os_thread_id, static_cast<int>(lanes.size()))
+            .first->second;
+    result->timeline.push_back(
+        {it->second,
+         static_cast<double>(stats.start_ns - metadata.run_start_ns) / 1e6,
+         static_cast<double>(stats.end_ns - metadata.run_start_ns) / 1e6,
+         lane});
+  }
+  result->timeline_measured = true;
+  return Status::OK();
 }
 
 }  // namespace
@@ -232,6 +272,7 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
       }
     }
   }
+  WEFT_RETURN_IF_ERROR(RecordTimeline(file, feeds, options, &result));
   result.explanation = Explain(result);
   return result;
 }

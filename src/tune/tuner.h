@@ -44,6 +44,9 @@ struct TuneResult {
   int best = 0;  // Index into settings: best measured, else
                  // best predicted.
   std::string explanation;
+  // One Run at the best setting: traced when measured, else as predicted.
+  std::vector<TimelineEntry> timeline;
+  bool timeline_measured = false;
 };
 
 // Runs the profile, predictions and confirmation. Errors: a graph or feed

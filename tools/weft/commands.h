@@ -46,6 +46,7 @@ struct TuneArgs {
   std::vector<std::string> settings;
   std::vector<std::string> feeds;
   std::optional<int> cores;  // Predict for another machine size.
+  std::string plot_file;     // --plot: a PNG or SVG of the result.
   int64_t timeout_ms = 60000;
   bool json = false;
   bool random_feeds = false;

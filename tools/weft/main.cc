@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--timeout-ms", tune_flags.timeout_ms,
                        "deadline per profiling or timing run (default "
                        "60000)");
+  tune_cmd->add_option("--plot", tune.plot_file,
+                       "draw the grid (heat maps) and one Run (timeline) "
+                       "into FILE.png or FILE.svg (needs python3-matplotlib)");
   tune_cmd->add_flag("--json", tune.json, "print one JSON object");
 
   DemoArgs demo;

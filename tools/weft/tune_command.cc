@@ -1,13 +1,16 @@
 // weft tune GRAPH: the best thread settings for a graph without trying them
 // all — profile, predict with a model of weft's executor, confirm the best
 // few, and explain the choice with the numbers (src/tune/).
-#include <cstdio>
-#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "cli_json.h"
+#include <cstdio>
+#include <cstdlib>
+
 #include "cli_util.h"
 #include "commands.h"
 #include "config_file.h"
+#include "tune/tune_json.h"
 #include "tune/tuner.h"
 
 namespace weft::cli {
@@ -49,52 +52,6 @@ void PrintSettingFor(const tune::Setting& s) {
   }
 }
 
-nlohmann::json ResultJson(const std::string& graph,
-                          const tune::TuneResult& result) {
-  const tune::GraphProfile& p = result.profile;
-  nlohmann::json settings = nlohmann::json::array();
-  for (const tune::SettingResult& r : result.settings) {
-    nlohmann::json row = {{"inter", r.setting.inter},
-                          {"intra", r.setting.intra},
-                          {"predicted_ms", r.predicted_ms},
-                          {"measured_ms", nullptr}};
-    if (r.measured_ms) row["measured_ms"] = *r.measured_ms;
-    AddThreadCounts(row, r.setting.inter, r.setting.intra);
-    settings.push_back(std::move(row));
-  }
-  const tune::SettingResult& best = result.settings[result.best];
-  nlohmann::json best_json = {{"predicted_ms", best.predicted_ms},
-                              {"measured_ms", nullptr}};
-  if (best.measured_ms) best_json["measured_ms"] = *best.measured_ms;
-  AddThreadCounts(best_json, best.setting.inter, best.setting.intra);
-  nlohmann::json path = nlohmann::json::array();
-  for (int i : p.critical_path) path.push_back(p.nodes[i].name);
-  nlohmann::json speedup = nlohmann::json::object();
-  for (const auto& [op, curve] : p.speedup) speedup[op] = curve;
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const tune::NodeProfile& node : p.nodes) {
-    nodes.push_back({{"name", node.name},
-                     {"op", node.op},
-                     {"serial_ms", node.serial_ms},
-                     {"predecessors", node.predecessors}});
-  }
-  return {{"graph", graph},
-          {"cores", result.cores},
-          {"machine_cores", result.machine_cores},
-          {"measured", result.measured},
-          {"best", best_json},
-          {"settings", settings},
-          {"work_ms", p.work_ms},
-          {"span_ms", p.span_ms},
-          {"parallelism", p.parallelism()},
-          {"splitting_share", p.SplittingShare()},
-          {"overhead_ms", p.overhead_ms},
-          {"critical_path", path},
-          {"speedup", speedup},
-          {"nodes", nodes},
-          {"explanation", result.explanation}};
-}
-
 void PrintResult(const std::string& graph, const tune::TuneResult& result) {
   const tune::GraphProfile& p = result.profile;
   std::printf("%s: profiled on %d cores\n", graph.c_str(),
@@ -132,6 +89,51 @@ void PrintResult(const std::string& graph, const tune::TuneResult& result) {
   }
   PrintSettingFor(result.settings[result.best].setting);
   std::printf("why: %s\n", result.explanation.c_str());
+}
+
+// The plotting script: the installed copy, else the one in the sources.
+std::string PlotScript() {
+  for (const char* path :
+       {WEFT_PLOT_SCRIPT_INSTALLED, WEFT_PLOT_SCRIPT_SOURCE}) {
+    if (access(path, R_OK) == 0) return path;
+  }
+  return "";
+}
+
+// Draws `json` into `file` with matplotlib (python/weft/_tune_plot.py).
+Status Plot(const std::string& json, const std::string& file) {
+  const std::string script = PlotScript();
+  if (script.empty()) {
+    return NotFoundError(
+        "--plot needs weft's Python package (its _tune_plot.py) installed: "
+        "cmake --install build");
+  }
+  char scratch[] = "/tmp/weft-tune-XXXXXX";
+  const int fd = mkstemp(scratch);
+  if (fd < 0)
+    return InternalError("cannot make a scratch file: " + ErrnoText());
+  const bool written =
+      write(fd, json.data(), json.size()) == static_cast<ssize_t>(json.size());
+  close(fd);
+  if (!written) {
+    unlink(scratch);
+    return InternalError("cannot write the scratch file: " + ErrnoText());
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    execlp(WEFT_PLOT_PYTHON, WEFT_PLOT_PYTHON, script.c_str(), scratch,
+           file.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (child > 0) waitpid(child, &status, 0);
+  unlink(scratch);
+  if (child < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return UnknownError(
+        std::string("drawing ") + file + " failed (" WEFT_PLOT_PYTHON " " +
+        script + "); it needs matplotlib: apt-get install python3-matplotlib");
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -184,8 +186,15 @@ int TuneCommand(const TuneArgs& args) {
                                     result.status().ToString() +
                                     "; no setting is recommended");
   }
+  if (!args.plot_file.empty()) {
+    if (Status s =
+            Plot(tune::TuneResultJson(args.graph, *result, -1), args.plot_file);
+        !s.ok()) {
+      return Fail(kExitRunFailed, s.message());
+    }
+  }
   if (args.json) {
-    std::printf("%s\n", ResultJson(args.graph, *result).dump(1).c_str());
+    std::printf("%s\n", tune::TuneResultJson(args.graph, *result).c_str());
   } else {
     PrintResult(args.graph, *result);
   }
