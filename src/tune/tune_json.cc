@@ -29,8 +29,11 @@ std::string TuneResultJson(const std::string& graph, const TuneResult& result,
   }
   json path = json::array();
   for (int i : p.critical_path) path.push_back(p.nodes[i].name);
-  json speedup = json::object();
-  for (const auto& [op, curve] : p.speedup) speedup[op] = curve;
+  // One entry per op kind: its speed-up on 1, 2, ... intra-op threads.
+  json speedup = json::array();
+  for (const auto& [op, curve] : p.speedup) {
+    speedup.push_back({{"op", op}, {"speedup", curve}});
+  }
   json nodes = json::array();
   for (const NodeProfile& node : p.nodes) {
     nodes.push_back({{"name", node.name},

@@ -31,8 +31,8 @@ Status ParseInto(const char* flag, const std::string& text, int64_t lo,
   return Status::OK();
 }
 
-const char* const kCommands[] = {"info", "ops",       "run", "bench",
-                                 "demo", "test-onnx", "help"};
+const char* const kCommands[] = {"info", "ops",  "run",       "bench",
+                                 "tune", "demo", "test-onnx", "help"};
 
 std::string CommandList() {
   std::string out;
