@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <set>
 #include <unordered_map>
 
@@ -62,7 +63,7 @@ NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
 }
 
 GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
-                          const std::vector<NodeTimes>& times_at,
+                          const std::map<int, NodeTimes>& times_at,
                           double serial_run_ms, int cores) {
   GraphProfile profile;
   profile.cores = cores;
@@ -129,24 +130,37 @@ GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
     }
   }
 
-  // Speed-up curves per op: serial time over time at k, summed per op.
-  std::map<std::string, std::vector<double>> at_k_sum;
+  // Speed-up curves per op: serial time over time at k, summed per op, at
+  // the measured k; linear in between.
   std::map<std::string, double> serial_sum;
+  std::map<std::string, std::map<int, double>> at_k_sum;
   for (const NodeProfile& node : profile.nodes) {
     serial_sum[node.op] += node.serial_ms;
-    auto& sums = at_k_sum[node.op];
-    sums.resize(times_at.size(), 0.0);
-    for (size_t k = 0; k < times_at.size(); ++k) {
-      auto it = times_at[k].find(node.name);
-      sums[k] += it != times_at[k].end() ? it->second : node.serial_ms;
+    for (const auto& [k, times] : times_at) {
+      auto it = times.find(node.name);
+      at_k_sum[node.op][k] += it != times.end() ? it->second : node.serial_ms;
     }
   }
-  for (const auto& [op, sums] : at_k_sum) {
-    std::vector<double> curve = {1.0};
-    for (double at_k : sums) {
-      // Never below 1: a thread count that slows an op down is one the
-      // core budget would not give it more of... and noise on tiny ops.
-      curve.push_back(at_k > 0 ? std::max(1.0, serial_sum[op] / at_k) : 1.0);
+  const int largest = times_at.empty() ? 1 : times_at.rbegin()->first;
+  for (const auto& [op, serial_ms] : serial_sum) {
+    std::map<int, double> measured = {{1, 1.0}};
+    for (const auto& [k, at_k] : at_k_sum[op]) {
+      // Never below 1: the noise of tiny ops would otherwise read as a
+      // slow-down that more threads cannot cause (the core budget gives a
+      // node helpers, it does not force them on it).
+      measured[k] = at_k > 0 ? std::max(1.0, serial_ms / at_k) : 1.0;
+    }
+    std::vector<double> curve;
+    for (int k = 1; k <= largest; ++k) {
+      auto above = measured.lower_bound(k);
+      if (above->first == k) {
+        curve.push_back(above->second);
+        continue;
+      }
+      auto below = std::prev(above);
+      const double t =
+          static_cast<double>(k - below->first) / (above->first - below->first);
+      curve.push_back(below->second + t * (above->second - below->second));
     }
     profile.speedup[op] = std::move(curve);
   }

@@ -57,12 +57,13 @@ NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
                           bool only_split = false);
 
 // Builds the profile of `graph` from serial node times (intra = 1), the
-// node times at intra = k for k = 2 ... cores (times_at[k - 2]), and the
-// serial Run's median wall time. Nodes missing from the serial times did
-// not run (fed, constant, pruned) and are left out, edges through them
+// node times at some intra-op counts k > 1 (times_at[k]; counts between
+// them are interpolated, counts beyond the largest take its speed-up), and
+// the serial Run's median wall time. Nodes missing from the serial times
+// did not run (fed, constant, pruned) and are left out, edges through them
 // included.
 GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
-                          const std::vector<NodeTimes>& times_at,
+                          const std::map<int, NodeTimes>& times_at,
                           double serial_run_ms, int cores);
 
 }  // namespace weft::tune

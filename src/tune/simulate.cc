@@ -6,12 +6,17 @@
 
 namespace weft::tune {
 
-std::vector<Setting> TuneGrid(int cores) {
+std::vector<int> IntraOpCounts(int cores) {
   // Every count up to 8, then powers of two and the cores themselves: a
   // 64-core grid has 12 x 11 settings, not 65 x 64.
   std::vector<int> counts;
   for (int k = 1; k <= cores; k = k < 8 ? k + 1 : 2 * k) counts.push_back(k);
   if (counts.back() != cores) counts.push_back(cores);
+  return counts;
+}
+
+std::vector<Setting> TuneGrid(int cores) {
+  const std::vector<int> counts = IntraOpCounts(cores);
   std::vector<Setting> grid;
   std::vector<int> inters = {-1};
   inters.insert(inters.end(), counts.begin(), counts.end());

@@ -40,6 +40,10 @@ struct TimelineEntry {
 double PredictRunMs(const GraphProfile& profile, Setting setting, int cores,
                     std::vector<TimelineEntry>* timeline = nullptr);
 
+// The intra-op counts of the grid: 1 ... min(cores, 8), then powers of
+// two up to the cores, and the cores.
+std::vector<int> IntraOpCounts(int cores);
+
 // The grid `weft tune` predicts: inter in {-1} and the counts, intra in the
 // counts, where the counts are 1 ... min(cores, 8), then powers of two up
 // to the cores, and the cores.

@@ -36,7 +36,8 @@ GraphProfile BranchesProfile(double speedup_at_2 = 1.0) {
                           {"b", 10 / speedup_at_2},
                           {"c", 20 / speedup_at_2},
                           {"d", 1}};
-  return BuildProfile(g, serial, {at_2}, /*serial_run_ms=*/42, /*cores=*/2);
+  return BuildProfile(g, serial, {{2, at_2}}, /*serial_run_ms=*/42,
+                      /*cores=*/2);
 }
 
 TEST(TuneProfileTest, WorkSpanCriticalPathAndTopologicalOrder) {
@@ -64,6 +65,17 @@ TEST(TuneProfileTest, SpeedupCurvesArePerOpAndNeverBelowOne) {
   EXPECT_NEAR(p.SplittingShare(), 40.0 / 41, 1e-12);
 }
 
+TEST(TuneProfileTest, SpeedupsBetweenMeasuredCountsAreInterpolated) {
+  Graph g = MakeGraph({Node("m", "MatMul")});
+  // Measured at 1 (10 ms) and 4 threads (4 ms): 2.5x; 2 and 3 in between.
+  GraphProfile p =
+      BuildProfile(g, {{"m", 10}}, {{4, {{"m", 4}}}}, /*serial_run_ms=*/10, 4);
+  EXPECT_NEAR(p.Speedup("MatMul", 2), 1.5, 1e-12);
+  EXPECT_NEAR(p.Speedup("MatMul", 3), 2.0, 1e-12);
+  EXPECT_NEAR(p.Speedup("MatMul", 4), 2.5, 1e-12);
+  EXPECT_NEAR(p.Speedup("MatMul", 64), 2.5, 1e-12);
+}
+
 TEST(TuneSimulateTest, BranchesOverlapOnlyWithInterOpThreads) {
   GraphProfile p = BranchesProfile();
   // Serial: the work plus the overhead, whatever intra (nothing splits).
@@ -89,9 +101,9 @@ TEST(TuneSimulateTest, SplittingOpsShareTheCoreBudget) {
 
 TEST(TuneSimulateTest, AFreedCoreGoesToTheNodeStillRunning) {
   Graph g = MakeGraph({Node("short", "MatMul"), Node("long", "MatMul")});
-  GraphProfile p =
-      BuildProfile(g, {{"short", 10}, {"long", 30}},
-                   {{{"short", 5}, {"long", 15}}}, /*serial_run_ms=*/40, 2);
+  GraphProfile p = BuildProfile(g, {{"short", 10}, {"long", 30}},
+                                {{2, {{"short", 5}, {"long", 15}}}},
+                                /*serial_run_ms=*/40, 2);
   // Both start with one core; at 10 ms `long` has 20 ms of serial work
   // left and runs on two threads from then: 10 ms more.
   EXPECT_NEAR(PredictRunMs(p, {2, 2}, 2), 20, 1e-9);

@@ -65,19 +65,31 @@ StatusOr<double> TimeRuns(Session& session, const GraphFile& file,
   return Median(times);
 }
 
-// Per-node medians of traced Runs at `setting`.
-StatusOr<NodeTimes> TraceNodes(const GraphFile& file, const NamedTensors& feeds,
-                               Setting setting, const TuneOptions& options) {
+// One profiled setting (1, k): per-node medians of traced Runs, and the
+// median wall time of untraced ones (tracing costs a little per node).
+struct ProfiledSetting {
+  NodeTimes nodes;
+  double run_ms = 0;
+};
+
+StatusOr<ProfiledSetting> ProfileSetting(const GraphFile& file,
+                                         const NamedTensors& feeds,
+                                         Setting setting,
+                                         const TuneOptions& options) {
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                         SessionFor(file, setting, options));
-  WEFT_RETURN_IF_ERROR(RunOnce(*session, file, feeds, options, false, nullptr));
+  ProfiledSetting profiled;
+  WEFT_ASSIGN_OR_RETURN(
+      profiled.run_ms,
+      TimeRuns(*session, file, feeds, options, options.measure_runs));
   std::vector<RunMetadata> runs(options.profile_runs);
   for (RunMetadata& metadata : runs) {
     WEFT_RETURN_IF_ERROR(
         RunOnce(*session, file, feeds, options, true, &metadata));
   }
   // At intra > 1, only nodes that split: the others ran as serially.
-  return MedianNodeTimes(runs, /*only_split=*/setting.intra > 1);
+  profiled.nodes = MedianNodeTimes(runs, /*only_split=*/setting.intra > 1);
+  return profiled;
 }
 
 std::string Percent(double share) {
@@ -218,32 +230,35 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   }
   result.measured = result.cores == result.machine_cores;
 
-  // Profile: serial node costs and the serial Run's time, then every op's
-  // time at intra = 2 ... cores with one inter-op thread (nothing else
-  // running, so each node gets the threads it asks for).
-  WEFT_ASSIGN_OR_RETURN(NodeTimes serial,
-                        TraceNodes(file, feeds, {1, 1}, options));
-  double serial_run_ms = 0;
-  {
-    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                          SessionFor(file, {1, 1}, options));
-    WEFT_ASSIGN_OR_RETURN(
-        serial_run_ms,
-        TimeRuns(*session, file, feeds, options, options.measure_runs));
+  // Profile at (1, k) for each intra-op count k of this machine's grid:
+  // one inter-op thread, so nothing else runs and each node gets the
+  // threads it asks for. These are settings of the grid, timed as the
+  // confirmation times them.
+  NodeTimes serial;
+  std::map<int, NodeTimes> times_at;
+  std::map<int, double> run_ms_at;
+  for (int k : IntraOpCounts(result.machine_cores)) {
+    WEFT_ASSIGN_OR_RETURN(ProfiledSetting profiled,
+                          ProfileSetting(file, feeds, {1, k}, options));
+    run_ms_at[k] = profiled.run_ms;
+    if (k == 1) {
+      serial = std::move(profiled.nodes);
+    } else {
+      times_at[k] = std::move(profiled.nodes);
+    }
   }
-  std::vector<NodeTimes> times_at;
-  for (int k = 2; k <= result.machine_cores; ++k) {
-    WEFT_ASSIGN_OR_RETURN(NodeTimes at_k,
-                          TraceNodes(file, feeds, {1, k}, options));
-    times_at.push_back(std::move(at_k));
-  }
-  result.profile = BuildProfile(file.graph, serial, times_at, serial_run_ms,
+  result.profile = BuildProfile(file.graph, serial, times_at, run_ms_at[1],
                                 result.machine_cores);
 
   // Predict the grid.
   for (Setting setting : TuneGrid(result.cores)) {
-    result.settings.push_back(
-        {setting, PredictRunMs(result.profile, setting, result.cores), {}});
+    SettingResult r{
+        setting, PredictRunMs(result.profile, setting, result.cores), {}};
+    if (result.measured && setting.inter == 1 &&
+        run_ms_at.count(setting.intra)) {
+      r.measured_ms = run_ms_at[setting.intra];
+    }
+    result.settings.push_back(r);
   }
   std::vector<int> order(result.settings.size());
   std::iota(order.begin(), order.end(), 0);
@@ -252,23 +267,30 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   });
   result.best = order.front();
 
-  // Confirm: measure the best predicted, at most half the grid.
+  // Confirm: time the best predicted settings not timed yet, while the
+  // timed ones stay at most half the grid; the winner is the best timed.
   if (result.measured) {
-    const int count = std::max(
-        1, std::min<int>(options.confirm,
-                         static_cast<int>(result.settings.size()) / 2));
-    for (int i = 0; i < count; ++i) {
-      SettingResult& r = result.settings[order[i]];
+    const int half = static_cast<int>(result.settings.size()) / 2;
+    int timed = static_cast<int>(run_ms_at.size());
+    int confirmed = 0;
+    for (int i : order) {
+      if (timed >= half || confirmed >= options.confirm) break;
+      SettingResult& r = result.settings[i];
+      if (r.measured_ms) continue;
       WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                             SessionFor(file, r.setting, options));
       WEFT_ASSIGN_OR_RETURN(double ms, TimeRuns(*session, file, feeds, options,
                                                 options.measure_runs));
       r.measured_ms = ms;
+      ++timed;
+      ++confirmed;
     }
-    for (int i = 1; i < count; ++i) {
-      if (*result.settings[order[i]].measured_ms <
-          *result.settings[result.best].measured_ms) {
-        result.best = order[i];
+    for (size_t i = 0; i < result.settings.size(); ++i) {
+      const SettingResult& r = result.settings[i];
+      const SettingResult& best = result.settings[result.best];
+      if (r.measured_ms &&
+          (!best.measured_ms || *r.measured_ms < *best.measured_ms)) {
+        result.best = static_cast<int>(i);
       }
     }
   }

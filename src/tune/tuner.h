@@ -22,8 +22,8 @@ struct TuneOptions {
   int profile_runs = 5;  // Traced Runs per profiled setting (medians).
   int measure_runs = 7;  // Timed Runs per confirmed setting (medians).
   int warmup = 1;
-  // Settings measured to confirm: at most this many, and at most half the
-  // grid.
+  // Settings timed to confirm, beyond the (1, k) ones the profile timed:
+  // at most this many, and the timed ones at most half the grid.
   int confirm = 3;
   int64_t timeout_ms = 60000;  // Per Run, profile and confirmation alike.
   SessionOptions base;         // Everything but the thread counts.
@@ -32,7 +32,7 @@ struct TuneOptions {
 struct SettingResult {
   Setting setting;
   double predicted_ms = 0;
-  std::optional<double> measured_ms;  // Only for confirmed settings.
+  std::optional<double> measured_ms;  // Only for timed settings.
 };
 
 struct TuneResult {
