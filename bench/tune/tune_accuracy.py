@@ -31,7 +31,7 @@ def measure(weft, model, flags):
     tuned = run_json([weft, "tune", model, "--json", *flags])
     inters = sorted({s["inter"] for s in tuned["settings"]})
     intras = sorted({s["intra"] for s in tuned["settings"]})
-    bench = run_json([weft, "bench", model, "--json", "--repeat", "9", "--warmup", "2",
+    bench = run_json([weft, "bench", model, "--json", "--in-turns", "--repeat", "9", "--warmup", "2",
                       "--inter", ",".join(map(str, inters)),
                       "--intra", ",".join(map(str, intras)), *flags])
     measured = {(r["inter"], r["intra"]): r["median_ms"] for r in bench["rows"]}

@@ -23,6 +23,9 @@ namespace weft::tune {
 struct Setting {
   int inter = 1;  // -1, 0 (auto) or a count.
   int intra = 1;  // 0 (auto) or a count, the op's own thread included.
+
+  friend bool operator==(const Setting&, const Setting&) = default;
+  friend auto operator<=>(const Setting&, const Setting&) = default;
 };
 
 // One node of a Run's timeline: when it ran (ms from the Run's start) and

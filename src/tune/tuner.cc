@@ -45,51 +45,50 @@ Status RunOnce(Session& session, const GraphFile& file,
   return status;
 }
 
-// Median wall time (ms) of `runs` untraced Runs after the warm-up.
-StatusOr<double> TimeRuns(Session& session, const GraphFile& file,
-                          const NamedTensors& feeds, const TuneOptions& options,
-                          int runs) {
+// Median wall times (ms) of Runs on each session, timed in turns: after a
+// warm-up on each, every round runs each session once, so that the
+// machine's drift (large on shared VMs) reaches every setting alike.
+StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
+                                          const GraphFile& file,
+                                          const NamedTensors& feeds,
+                                          const TuneOptions& options) {
+  for (Session* session : sessions) {
+    for (int i = 0; i < options.warmup; ++i) {
+      WEFT_RETURN_IF_ERROR(
+          RunOnce(*session, file, feeds, options, false, nullptr));
+    }
+  }
+  std::vector<std::vector<double>> times(sessions.size());
+  for (int round = 0; round < options.measure_runs; ++round) {
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      WEFT_RETURN_IF_ERROR(
+          RunOnce(*sessions[i], file, feeds, options, false, nullptr));
+      times[i].push_back(std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count());
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) medians.push_back(Median(std::move(t)));
+  return medians;
+}
+
+// Per-node medians of traced Runs on `session`, after a warm-up. At
+// intra > 1 only nodes that split count: the others ran as serially.
+StatusOr<NodeTimes> TraceNodes(Session& session, const GraphFile& file,
+                               const NamedTensors& feeds, int intra,
+                               const TuneOptions& options) {
   for (int i = 0; i < options.warmup; ++i) {
     WEFT_RETURN_IF_ERROR(
         RunOnce(session, file, feeds, options, false, nullptr));
   }
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    WEFT_RETURN_IF_ERROR(
-        RunOnce(session, file, feeds, options, false, nullptr));
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  return Median(times);
-}
-
-// One profiled setting (1, k): per-node medians of traced Runs, and the
-// median wall time of untraced ones (tracing costs a little per node).
-struct ProfiledSetting {
-  NodeTimes nodes;
-  double run_ms = 0;
-};
-
-StatusOr<ProfiledSetting> ProfileSetting(const GraphFile& file,
-                                         const NamedTensors& feeds,
-                                         Setting setting,
-                                         const TuneOptions& options) {
-  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                        SessionFor(file, setting, options));
-  ProfiledSetting profiled;
-  WEFT_ASSIGN_OR_RETURN(
-      profiled.run_ms,
-      TimeRuns(*session, file, feeds, options, options.measure_runs));
   std::vector<RunMetadata> runs(options.profile_runs);
   for (RunMetadata& metadata : runs) {
     WEFT_RETURN_IF_ERROR(
-        RunOnce(*session, file, feeds, options, true, &metadata));
+        RunOnce(session, file, feeds, options, true, &metadata));
   }
-  // At intra > 1, only nodes that split: the others ran as serially.
-  profiled.nodes = MedianNodeTimes(runs, /*only_split=*/setting.intra > 1);
-  return profiled;
+  return MedianNodeTimes(runs, /*only_split=*/intra > 1);
 }
 
 std::string Percent(double share) {
@@ -232,33 +231,34 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
 
   // Profile at (1, k) for each intra-op count k of this machine's grid:
   // one inter-op thread, so nothing else runs and each node gets the
-  // threads it asks for. These are settings of the grid, timed as the
-  // confirmation times them.
+  // threads it asks for. These are settings of the grid, and are timed with
+  // the confirmed ones below.
+  std::map<Setting, std::unique_ptr<Session>> timed;
   NodeTimes serial;
   std::map<int, NodeTimes> times_at;
-  std::map<int, double> run_ms_at;
   for (int k : IntraOpCounts(result.machine_cores)) {
-    WEFT_ASSIGN_OR_RETURN(ProfiledSetting profiled,
-                          ProfileSetting(file, feeds, {1, k}, options));
-    run_ms_at[k] = profiled.run_ms;
+    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                          SessionFor(file, {1, k}, options));
+    WEFT_ASSIGN_OR_RETURN(NodeTimes nodes,
+                          TraceNodes(*session, file, feeds, k, options));
     if (k == 1) {
-      serial = std::move(profiled.nodes);
+      serial = std::move(nodes);
     } else {
-      times_at[k] = std::move(profiled.nodes);
+      times_at[k] = std::move(nodes);
     }
+    timed[{1, k}] = std::move(session);
   }
-  result.profile = BuildProfile(file.graph, serial, times_at, run_ms_at[1],
+  // The serial Run's time, for the model's fixed overhead.
+  WEFT_ASSIGN_OR_RETURN(
+      std::vector<double> serial_run_ms,
+      TimeInTurns({timed[{1, 1}].get()}, file, feeds, options));
+  result.profile = BuildProfile(file.graph, serial, times_at, serial_run_ms[0],
                                 result.machine_cores);
 
   // Predict the grid.
   for (Setting setting : TuneGrid(result.cores)) {
-    SettingResult r{
-        setting, PredictRunMs(result.profile, setting, result.cores), {}};
-    if (result.measured && setting.inter == 1 &&
-        run_ms_at.count(setting.intra)) {
-      r.measured_ms = run_ms_at[setting.intra];
-    }
-    result.settings.push_back(r);
+    result.settings.push_back(
+        {setting, PredictRunMs(result.profile, setting, result.cores), {}});
   }
   std::vector<int> order(result.settings.size());
   std::iota(order.begin(), order.end(), 0);
@@ -266,32 +266,43 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
     return result.settings[a].predicted_ms < result.settings[b].predicted_ms;
   });
   result.best = order.front();
+  if (!result.measured) {
+    WEFT_RETURN_IF_ERROR(RecordTimeline(file, feeds, options, &result));
+    result.explanation = Explain(result);
+    return result;
+  }
 
-  // Confirm: time the best predicted settings not timed yet, while the
-  // timed ones stay at most half the grid; the winner is the best timed.
-  if (result.measured) {
-    const int half = static_cast<int>(result.settings.size()) / 2;
-    int timed = static_cast<int>(run_ms_at.size());
-    int confirmed = 0;
-    for (int i : order) {
-      if (timed >= half || confirmed >= options.confirm) break;
-      SettingResult& r = result.settings[i];
-      if (r.measured_ms) continue;
-      WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                            SessionFor(file, r.setting, options));
-      WEFT_ASSIGN_OR_RETURN(double ms, TimeRuns(*session, file, feeds, options,
-                                                options.measure_runs));
-      r.measured_ms = ms;
-      ++timed;
-      ++confirmed;
+  // Confirm: the best predicted settings not profiled, while the timed ones
+  // stay at most half the grid; then every timed setting in turns. The
+  // winner is the best timed.
+  const size_t half = result.settings.size() / 2;
+  int confirmed = 0;
+  for (int i : order) {
+    if (timed.size() >= half || confirmed >= options.confirm) break;
+    const Setting setting = result.settings[i].setting;
+    if (timed.count(setting)) continue;
+    WEFT_ASSIGN_OR_RETURN(timed[setting], SessionFor(file, setting, options));
+    ++confirmed;
+  }
+  std::vector<Session*> sessions;
+  for (const auto& [setting, session] : timed)
+    sessions.push_back(session.get());
+  WEFT_ASSIGN_OR_RETURN(std::vector<double> medians,
+                        TimeInTurns(sessions, file, feeds, options));
+  size_t next = 0;
+  for (const auto& [setting, session] : timed) {
+    for (SettingResult& r : result.settings) {
+      if (r.setting == setting) r.measured_ms = medians[next];
     }
-    for (size_t i = 0; i < result.settings.size(); ++i) {
-      const SettingResult& r = result.settings[i];
-      const SettingResult& best = result.settings[result.best];
-      if (r.measured_ms &&
-          (!best.measured_ms || *r.measured_ms < *best.measured_ms)) {
-        result.best = static_cast<int>(i);
-      }
+    ++next;
+  }
+  result.best = -1;
+  for (size_t i = 0; i < result.settings.size(); ++i) {
+    const SettingResult& r = result.settings[i];
+    if (r.measured_ms &&
+        (result.best < 0 ||
+         *r.measured_ms < *result.settings[result.best].measured_ms)) {
+      result.best = static_cast<int>(i);
     }
   }
   WEFT_RETURN_IF_ERROR(RecordTimeline(file, feeds, options, &result));

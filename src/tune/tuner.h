@@ -20,8 +20,9 @@ struct TuneOptions {
   // nothing is measured.
   std::optional<int> cores;
   int profile_runs = 5;  // Traced Runs per profiled setting (medians).
-  int measure_runs = 7;  // Timed Runs per confirmed setting (medians).
-  int warmup = 1;
+  // Timed Runs per timed setting (medians), taken in turns across them.
+  int measure_runs = 9;
+  int warmup = 2;
   // Settings timed to confirm, beyond the (1, k) ones the profile timed:
   // at most this many, and the timed ones at most half the grid.
   int confirm = 3;

@@ -14,60 +14,112 @@
 
 namespace weft::cli {
 
+namespace {
+
+// One setting of the experiment while it is measured.
+struct Trial {
+  std::unique_ptr<Session> session;
+  BenchRow row;
+  std::vector<double> times;
+};
+
+StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
+                           int inter, int intra, int warmup,
+                           const SessionOptions& base) {
+  SessionOptions options = base;
+  options.use_per_session_threads = true;  // Fresh pools per setting.
+  options.inter_op_parallelism_threads = inter;
+  options.intra_op_parallelism_threads = intra;
+  Trial trial;
+  WEFT_ASSIGN_OR_RETURN(trial.session, Session::Create(file.graph, options));
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < warmup; ++i) {
+    WEFT_RETURN_IF_ERROR(trial.session->Run(feeds, file.outputs, {}, &outputs));
+  }
+  trial.row.inter = inter;
+  trial.row.intra = intra;
+  trial.row.effective_inter = trial.session->inter_op_threads();
+  trial.row.effective_intra = trial.session->intra_op_threads();
+  return trial;
+}
+
+// One timed Run; the first one's outputs are hashed.
+Status TimeOnce(const GraphFile& file, const NamedTensors& feeds,
+                Trial& trial) {
+  std::vector<Tensor> outputs;
+  const auto start = std::chrono::steady_clock::now();
+  WEFT_RETURN_IF_ERROR(trial.session->Run(feeds, file.outputs, {}, &outputs));
+  trial.times.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+  if (trial.times.size() == 1) {
+    for (const Tensor& t : outputs) trial.row.hashes.push_back(ContentHash(t));
+  }
+  return Status::OK();
+}
+
+BenchRow FinishTrial(Trial& trial) {
+  BenchRow row = std::move(trial.row);
+  row.median_ms = Median(trial.times);
+  row.min_ms = *std::min_element(trial.times.begin(), trial.times.end());
+  row.max_ms = *std::max_element(trial.times.begin(), trial.times.end());
+  return row;
+}
+
+}  // namespace
+
 StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  const NamedTensors& feeds,
                                  const std::vector<int>& inter_grid,
                                  const std::vector<int>& intra_grid, int warmup,
                                  int repeat, bool progress,
-                                 const SessionOptions& base) {
+                                 const SessionOptions& base, bool in_turns) {
   BenchReport report;
   const int total = static_cast<int>(inter_grid.size() * intra_grid.size());
-  double baseline_ms = 0;
-  for (int inter : inter_grid) {
-    for (int intra : intra_grid) {
-      if (progress) {
-        std::fprintf(stderr, "\r[%zu/%d] inter=%d intra=%d ...   ",
-                     report.rows.size() + 1, total, inter, intra);
+  auto show = [&](size_t done, int inter, int intra) {
+    if (progress) {
+      std::fprintf(stderr, "\r[%zu/%d] inter=%d intra=%d ...   ", done + 1,
+                   total, inter, intra);
+    }
+  };
+  if (in_turns) {
+    // Every session first, then rounds that run each once.
+    std::vector<Trial> trials;
+    for (int inter : inter_grid) {
+      for (int intra : intra_grid) {
+        show(trials.size(), inter, intra);
+        WEFT_ASSIGN_OR_RETURN(
+            Trial trial, StartTrial(file, feeds, inter, intra, warmup, base));
+        trials.push_back(std::move(trial));
       }
-      SessionOptions options = base;
-      options.use_per_session_threads = true;  // Fresh pools per setting.
-      options.inter_op_parallelism_threads = inter;
-      options.intra_op_parallelism_threads = intra;
-      WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                            Session::Create(file.graph, options));
-      std::vector<Tensor> outputs;
-      for (int i = 0; i < warmup; ++i) {
-        WEFT_RETURN_IF_ERROR(session->Run(feeds, file.outputs, {}, &outputs));
+    }
+    for (int round = 0; round < repeat; ++round) {
+      for (Trial& trial : trials) {
+        WEFT_RETURN_IF_ERROR(TimeOnce(file, feeds, trial));
       }
-      BenchRow row;
-      row.inter = inter;
-      row.intra = intra;
-      row.effective_inter = session->inter_op_threads();
-      row.effective_intra = session->intra_op_threads();
-      std::vector<double> times;
-      for (int i = 0; i < repeat; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        WEFT_RETURN_IF_ERROR(session->Run(feeds, file.outputs, {}, &outputs));
-        times.push_back(std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - start)
-                            .count());
-        if (i == 0) {
-          for (const Tensor& t : outputs) row.hashes.push_back(ContentHash(t));
+    }
+    for (Trial& trial : trials) report.rows.push_back(FinishTrial(trial));
+  } else {
+    for (int inter : inter_grid) {
+      for (int intra : intra_grid) {
+        show(report.rows.size(), inter, intra);
+        WEFT_ASSIGN_OR_RETURN(
+            Trial trial, StartTrial(file, feeds, inter, intra, warmup, base));
+        for (int i = 0; i < repeat; ++i) {
+          WEFT_RETURN_IF_ERROR(TimeOnce(file, feeds, trial));
         }
+        report.rows.push_back(FinishTrial(trial));
       }
-      row.median_ms = Median(times);
-      row.min_ms = *std::min_element(times.begin(), times.end());
-      row.max_ms = *std::max_element(times.begin(), times.end());
-      if (!report.rows.empty()) {
-        row.outputs_match = row.hashes == report.rows.front().hashes;
-      }
-      if (inter == 1 && intra == 1) baseline_ms = row.median_ms;
-      report.rows.push_back(std::move(row));
     }
   }
   if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  double baseline_ms = 0;
+  for (const BenchRow& row : report.rows) {
+    if (row.inter == 1 && row.intra == 1) baseline_ms = row.median_ms;
+  }
   for (size_t i = 0; i < report.rows.size(); ++i) {
     BenchRow& row = report.rows[i];
+    row.outputs_match = row.hashes == report.rows.front().hashes;
     row.speedup = baseline_ms > 0 ? baseline_ms / row.median_ms : 0;
     if (row.median_ms < report.rows[report.best].median_ms) {
       report.best = static_cast<int>(i);
@@ -146,9 +198,9 @@ int BenchCommand(const BenchArgs& args) {
       return Fail(kExitBadInput, s.ToString());
     }
   }
-  auto report =
-      BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
-                 args.repeat, isatty(STDERR_FILENO) != 0, config.session);
+  auto report = BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
+                           args.repeat, isatty(STDERR_FILENO) != 0,
+                           config.session, args.in_turns);
   if (!report.ok()) {
     return Fail(kExitRunFailed,
                 "the run failed: " + report.status().ToString());
@@ -175,14 +227,17 @@ int BenchCommand(const BenchArgs& args) {
     AddThreadCounts(best_json, best.inter, best.intra);
     nlohmann::json out = {{"graph", args.graph},
                           {"repeat", args.repeat},
+                          {"in_turns", args.in_turns},
                           {"warmup", args.warmup},
                           {"rows", rows},
                           {"best", best_json}};
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;
   }
-  std::printf("%s: median of %d runs after %d warm-up, fresh session per row\n",
-              args.graph.c_str(), args.repeat, args.warmup);
+  std::printf(
+      "%s: median of %d runs after %d warm-up, fresh session per row%s\n",
+      args.graph.c_str(), args.repeat, args.warmup,
+      args.in_turns ? ", rows timed in turns" : "");
   PrintBenchTable(*report);
   std::printf(
       "best (*): SessionOptions.inter_op_parallelism_threads = %d, "

@@ -37,6 +37,7 @@ struct BenchArgs {
   int warmup = 2;
   bool json = false;
   bool random_feeds = false;  // Fill placeholders without --feed.
+  bool in_turns = false;      // Time the settings in turns (noisy machines).
 };
 int BenchCommand(const BenchArgs& args);
 
@@ -98,13 +99,16 @@ struct BenchReport {
 
 // Runs the experiment: for each (inter, intra), a fresh session with its own
 // pools, `warmup` untimed Runs, then `repeat` timed ones. `base` gives every
-// other SessionOptions field (--config).
+// other SessionOptions field (--config). With `in_turns`, every session is
+// made and warmed up first and each round times each once, so that drift of
+// the machine's speed reaches every setting alike.
 StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  const NamedTensors& feeds,
                                  const std::vector<int>& inter_grid,
                                  const std::vector<int>& intra_grid, int warmup,
                                  int repeat, bool progress,
-                                 const SessionOptions& base = {});
+                                 const SessionOptions& base = {},
+                                 bool in_turns = false);
 void PrintBenchTable(const BenchReport& report);
 
 }  // namespace weft::cli

@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
                         "timed runs per setting (default 5)");
   bench_cmd->add_option("--warmup", bench_flags.warmup,
                         "untimed runs per setting (default 2)");
+  bench_cmd->add_flag("--in-turns", bench.in_turns,
+                      "make every setting's session first, then time them "
+                      "in turns, one Run each per round (for noisy "
+                      "machines: drift reaches every setting alike)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
 
   TuneArgs tune;
