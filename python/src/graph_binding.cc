@@ -230,6 +230,7 @@ Status CallPython(const PythonBody& body, KernelContext& ctx) {
     if (body.single_output) {
       values.push_back(result);
     } else if (body.tout.empty() && result.is_none()) {
+      // No outputs declared and none returned: nothing to set.
     } else if (py::isinstance<py::sequence>(result) &&
                !py::isinstance<py::str>(result) &&
                static_cast<size_t>(py::len(result)) == body.tout.size()) {

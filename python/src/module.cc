@@ -11,6 +11,7 @@
 #include "graph_binding.h"
 #include "interrupt.h"
 #include "session_binding.h"
+#include "tune_binding.h"
 #include "weft/weft.h"
 
 PYBIND11_MODULE(_weft, m) {

@@ -10,8 +10,6 @@
 namespace weft::python {
 
 void BindSession(pybind11::module_& m);
-// weft.tune()'s core: _tune(source, feeds, cores, timeout_ms) -> JSON.
-void BindTune(pybind11::module_& m);
 
 }  // namespace weft::python
 

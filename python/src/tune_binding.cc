@@ -1,5 +1,5 @@
-// weft.tune(): the tune engine (src/tune/) for Python, which wraps the JSON
-// result in weft.TuneResult.
+#include "tune_binding.h"
+
 #include <pybind11/stl.h>
 
 #include "convert.h"
