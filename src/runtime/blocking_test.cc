@@ -294,7 +294,8 @@ class RescheduleTask final : public internal::Task {
 // starting count as ones that will take a task. (Without either, every
 // Schedule started a new thread: the pool reached its 1024-thread cap here,
 // and hundreds of threads after a few thousand Python py_function runs.)
-TEST(BlockingTest, IdleBlockingThreadsAreReusedWhenAReturningThreadTakesTheTask) {
+TEST(BlockingTest,
+     IdleBlockingThreadsAreReusedWhenAReturningThreadTakesTheTask) {
   const int before = ThreadsNamed("weft-blocking");
   RescheduleTask warm_up(1);  // Leaves one more idle thread to be woken.
   internal::BlockingPool::Global().Schedule(&warm_up);
