@@ -332,7 +332,7 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
       core.ScheduleCopies(job, helpers, inboxes);
   bool advertised = advertise && core.Advertise(job);
   if (advertise && !advertised) job->ForgetEntries(1);  // Slot taken.
-  if (advertised && core_freed()) core.ScheduleAdvert();
+  if (advertised && core_freed()) core.ScheduleOwnAdvert(job);
   job->RunFirstBlock();
   job->RunBlocks();
   // Every block is claimed: a helper arriving now would find nothing.

@@ -125,27 +125,47 @@ bool PoolCore::WithdrawFromOwnDeque(Task* task) {
 }
 
 bool PoolCore::Advertise(Task* task) {
-  Task* empty = nullptr;
-  // seq_cst: see ScheduleAdvert.
-  return advert_.load(std::memory_order_relaxed) == nullptr &&
-         advert_.compare_exchange_strong(empty, task, std::memory_order_seq_cst,
-                                         std::memory_order_relaxed);
+  for (std::atomic<Task*>& slot : adverts_) {
+    Task* empty = nullptr;
+    // seq_cst: see ScheduleAdvert.
+    if (slot.load(std::memory_order_relaxed) == nullptr &&
+        slot.compare_exchange_strong(empty, task, std::memory_order_seq_cst,
+                                     std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool PoolCore::WithdrawAdvert(Task* task) {
-  return advert_.compare_exchange_strong(
-      task, nullptr, std::memory_order_acq_rel, std::memory_order_relaxed);
+  for (std::atomic<Task*>& slot : adverts_) {
+    Task* expected = task;
+    if (slot.compare_exchange_strong(expected, nullptr,
+                                     std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void PoolCore::ScheduleAdvert() {
-  // The common case, nothing advertised, reads a line that rarely changes.
-  // seq_cst (a plain load on x86), paired with Advertise's: a caller that
-  // freed a core and then finds the slot empty is ordered against the
-  // advertiser, who then sees the freed core (ParallelForCapped).
-  if (advert_.load(std::memory_order_seq_cst) == nullptr) return;
-  if (Task* task = advert_.exchange(nullptr, std::memory_order_acq_rel)) {
-    Schedule(task);
+  // The common case, nothing advertised, reads one line that rarely
+  // changes. seq_cst (plain loads on x86), paired with Advertise's: a
+  // caller that freed a core and then finds every slot empty is ordered
+  // against the advertiser, who then sees the freed core
+  // (ParallelForCapped).
+  for (std::atomic<Task*>& slot : adverts_) {
+    if (slot.load(std::memory_order_seq_cst) == nullptr) continue;
+    if (Task* task = slot.exchange(nullptr, std::memory_order_acq_rel)) {
+      Schedule(task);
+      return;
+    }
   }
+}
+
+void PoolCore::ScheduleOwnAdvert(Task* task) {
+  if (WithdrawAdvert(task)) Schedule(task);
 }
 
 PoolCore::Placement PoolCore::Push(Task* task) {

@@ -26,6 +26,7 @@
 #ifndef WEFT_SRC_THREADING_POOL_CORE_H_
 #define WEFT_SRC_THREADING_POOL_CORE_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <latch>
@@ -77,15 +78,20 @@ class PoolCore {
   // thread that is not a worker of this pool.
   bool WithdrawFromOwnDeque(Task* task);
 
-  // One slot for a task that could use another worker later (a ParallelFor
-  // that started with fewer helpers than it could use, because other
-  // kernels held the cores). Advertise() puts task there if the slot is
-  // free; WithdrawAdvert() takes it back if nobody has scheduled it;
-  // ScheduleAdvert() schedules whatever is there, once: a thread that has
-  // just freed a core calls it.
+  // A few slots for tasks that could use another worker later (a
+  // ParallelFor that started with fewer helpers than it could use, because
+  // other kernels held the cores). Advertise() puts task in a free slot;
+  // WithdrawAdvert() takes it back if nobody has scheduled it;
+  // ScheduleAdvert() schedules one advertised task: a thread that has just
+  // freed a core calls it; ScheduleOwnAdvert(task) schedules task if it is
+  // still advertised. More than one slot because a short kernel's
+  // advertisement must not shut out a long one that starts beside it
+  // (a MatMul held to one thread for its whole length, docs/BENCHMARKS.md).
+  static constexpr int kAdvertSlots = 4;
   bool Advertise(Task* task);
   bool WithdrawAdvert(Task* task);
   void ScheduleAdvert();
+  void ScheduleOwnAdvert(Task* task);
 
   int NumThreads() const { return static_cast<int>(workers_.size()); }
   int CurrentThreadIndex() const;
@@ -138,7 +144,8 @@ class PoolCore {
   alignas(64) EventCount event_;
   alignas(64) std::atomic<int> spinning_{0};
   alignas(64) std::atomic<bool> stopping_{false};
-  alignas(64) std::atomic<Task*> advert_{nullptr};
+  // One cache line: ScheduleAdvert's common case, all empty, reads one line.
+  alignas(64) std::array<std::atomic<Task*>, kAdvertSlots> adverts_{};
 };
 
 }  // namespace weft::internal

@@ -86,6 +86,47 @@ TEST(PoolCoreTest, AnEntryAWorkerTookCannotBeWithdrawn) {
   EXPECT_EQ(task.runs.load(), 1);
 }
 
+// Two kernels held below their helpers advertise at once (a short one
+// beside a long MatMul): both get a slot, each freed core schedules one of
+// them, and a withdrawn one never runs.
+TEST(PoolCoreTest, SeveralAdvertisementsAreEachScheduledOnce) {
+  PoolCore pool(OneWorker());
+  CountingTask short_kernel, long_kernel, withdrawn;
+  ASSERT_TRUE(pool.Advertise(&short_kernel));
+  ASSERT_TRUE(pool.Advertise(&long_kernel));
+  ASSERT_TRUE(pool.Advertise(&withdrawn));
+  EXPECT_TRUE(pool.WithdrawAdvert(&withdrawn));
+  EXPECT_FALSE(pool.WithdrawAdvert(&withdrawn));
+
+  pool.ScheduleAdvert();  // One freed core: one task.
+  ASSERT_TRUE(test::WaitFor(
+      [&] { return short_kernel.runs.load() + long_kernel.runs.load() == 1; }));
+  pool.ScheduleAdvert();
+  ASSERT_TRUE(test::WaitFor(
+      [&] { return short_kernel.runs.load() + long_kernel.runs.load() == 2; }));
+  pool.ScheduleAdvert();  // Nothing left: schedules nothing.
+  EXPECT_EQ(short_kernel.runs.load(), 1);
+  EXPECT_EQ(long_kernel.runs.load(), 1);
+  EXPECT_EQ(withdrawn.runs.load(), 0);
+}
+
+TEST(PoolCoreTest, AdvertisementsBeyondTheSlotsAreRefused) {
+  PoolCore pool(OneWorker());
+  std::array<CountingTask, PoolCore::kAdvertSlots + 1> tasks;
+  for (int i = 0; i < PoolCore::kAdvertSlots; ++i) {
+    EXPECT_TRUE(pool.Advertise(&tasks[i]));
+  }
+  EXPECT_FALSE(pool.Advertise(&tasks.back()));
+  // ScheduleOwnAdvert schedules only the task it names.
+  pool.ScheduleOwnAdvert(&tasks[2]);
+  pool.ScheduleOwnAdvert(&tasks.back());  // Not advertised: nothing.
+  ASSERT_TRUE(test::WaitFor([&] { return tasks[2].runs.load() == 1; }));
+  for (int i = 0; i < PoolCore::kAdvertSlots; ++i) {
+    if (i != 2) EXPECT_TRUE(pool.WithdrawAdvert(&tasks[i]));
+  }
+  EXPECT_EQ(tasks.back().runs.load(), 0);
+}
+
 TEST(PoolCoreTest, OnlyInboxPlacementsAreRecorded) {
   BusyPool busy;
   // One inbox: the first copy goes there, the second to the shared queue.
