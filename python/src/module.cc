@@ -7,11 +7,10 @@
 // outputs are NumPy arrays that own weft's buffer (no copy either way).
 #include <pybind11/pybind11.h>
 
+#include "bindings.h"
 #include "convert.h"
 #include "graph_binding.h"
 #include "interrupt.h"
-#include "session_binding.h"
-#include "tune_binding.h"
 #include "weft/weft.h"
 
 PYBIND11_MODULE(_weft, m) {

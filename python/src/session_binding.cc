@@ -1,5 +1,3 @@
-#include "session_binding.h"
-
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "bindings.h"
 #include "convert.h"
 #include "graph_binding.h"
 #include "interrupt.h"

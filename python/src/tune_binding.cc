@@ -1,7 +1,6 @@
-#include "tune_binding.h"
-
 #include <pybind11/stl.h>
 
+#include "bindings.h"
 #include "convert.h"
 #include "graph_binding.h"
 #include "model_source.h"

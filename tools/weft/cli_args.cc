@@ -1,6 +1,5 @@
 #include "cli_args.h"
 
-#include <charconv>
 #include <cstdio>
 #include <optional>
 
@@ -12,15 +11,13 @@ namespace {
 // An integer in [lo, hi] from `text`, or an error naming the flag.
 StatusOr<int64_t> ParseFlag(const char* flag, const std::string& text,
                             int64_t lo, int64_t hi, const char* meaning = "") {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || value < lo || value > hi) {
+  const std::optional<int64_t> value = ParseIntInRange(text, lo, hi);
+  if (!value) {
     return InvalidArgumentError(
         std::string(flag) + " " + text + ": must be an integer from " +
         std::to_string(lo) + " to " + std::to_string(hi) + meaning);
   }
-  return value;
+  return *value;
 }
 
 Status ParseInto(const char* flag, const std::string& text, int64_t lo,

@@ -280,23 +280,33 @@ double Median(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
+std::optional<int64_t> ParseIntInRange(std::string_view text, int64_t lo,
+                                       int64_t hi) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < lo ||
+      value > hi) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
                                         const std::string& text, int lowest) {
   std::vector<int> out;
   std::stringstream in(text);
   std::string part;
   while (std::getline(in, part, ',')) {
-    int value = 0;
-    auto [ptr, ec] =
-        std::from_chars(part.data(), part.data() + part.size(), value);
-    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() ||
-        value < lowest || value > kMaxThreads) {
+    const std::optional<int64_t> value =
+        ParseIntInRange(part, lowest, kMaxThreads);
+    if (!value) {
       return InvalidArgumentError(
           flag + " '" + text + "': every entry must be an integer from " +
           std::to_string(lowest) + " to " + std::to_string(kMaxThreads) +
           (lowest < 0 ? " (-1: the caller's thread, 0: auto)" : " (0: auto)"));
     }
-    out.push_back(value);
+    out.push_back(static_cast<int>(*value));
   }
   if (out.empty()) return InvalidArgumentError(flag + " is empty");
   return out;

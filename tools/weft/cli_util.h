@@ -2,9 +2,11 @@
 #ifndef WEFT_TOOLS_WEFT_CLI_UTIL_H_
 #define WEFT_TOOLS_WEFT_CLI_UTIL_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -77,6 +79,12 @@ std::string ContentHash(const Tensor& tensor);
 std::string FirstValues(const Tensor& tensor, int count);
 
 double Median(std::vector<double> values);
+
+// The whole of `text` as a decimal integer in [lo, hi]; nullopt for
+// anything else (empty, trailing characters, out of range). The one
+// integer reader behind every numeric flag.
+std::optional<int64_t> ParseIntInRange(std::string_view text, int64_t lo,
+                                       int64_t hi);
 
 // Thread counts of a grid flag: "-1,0,1,2", each from `lowest` (-1 for
 // inter-op, 0 for intra-op) to kMaxThreads. Errors name the flag and value.

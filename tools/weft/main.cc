@@ -12,6 +12,22 @@
 #include "cli_util.h"
 #include "commands.h"
 
+namespace {
+
+// --feed and --random-feeds, as run, bench and tune take them.
+void AddFeedFlags(CLI::App* command, std::vector<std::string>* feeds,
+                  bool* random_feeds) {
+  command
+      ->add_option("--feed", *feeds,
+                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
+      ->allow_extra_args(false);
+  command->add_flag("--random-feeds", *random_feeds,
+                    "fill placeholders without --feed with seeded random "
+                    "values (printed when used)");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace weft::cli;
   CLI::App app{
@@ -59,18 +75,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--intra", run_flags.intra,
                       "intra-op threads counting the caller, 0 to 4096 "
                       "(default 0: auto)");
-  run_cmd
-      ->add_option("--feed", run.feeds,
-                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
-      ->allow_extra_args(false);
+  AddFeedFlags(run_cmd, &run.feeds, &run.random_feeds);
   run_cmd
       ->add_option("--fetch", run.fetches,
                    "tensor to fetch (repeatable; default: the graph's "
                    "outputs)")
       ->allow_extra_args(false);
-  run_cmd->add_flag("--random-feeds", run.random_feeds,
-                    "fill placeholders without --feed with seeded random "
-                    "values (printed when used)");
   run_cmd->add_option("--save", run.save_dir,
                       "write each output to DIR/NAME.npy ('node:1' is "
                       "saved as node_1.npy)");
@@ -101,13 +111,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--intra", bench.intra_list,
                         "intra-op thread counts, e.g. 0,1,2 (0: auto; "
                         "default: as --inter)");
-  bench_cmd
-      ->add_option("--feed", bench.feeds,
-                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
-      ->allow_extra_args(false);
-  bench_cmd->add_flag("--random-feeds", bench.random_feeds,
-                      "fill placeholders without --feed with seeded random "
-                      "values (printed when used)");
+  AddFeedFlags(bench_cmd, &bench.feeds, &bench.random_feeds);
   bench_cmd->add_option("--repeat", bench_flags.repeat,
                         "timed runs per setting (default 5)");
   bench_cmd->add_option("--warmup", bench_flags.warmup,
@@ -131,13 +135,7 @@ int main(int argc, char** argv) {
                        "ConfigProto); tune sets the thread counts");
   tune_cmd->add_option("--set", tune.settings, "FIELD=VALUE over --config")
       ->allow_extra_args(false);
-  tune_cmd
-      ->add_option("--feed", tune.feeds,
-                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
-      ->allow_extra_args(false);
-  tune_cmd->add_flag("--random-feeds", tune.random_feeds,
-                     "fill placeholders without --feed with seeded random "
-                     "values (printed when used)");
+  AddFeedFlags(tune_cmd, &tune.feeds, &tune.random_feeds);
   tune_cmd->add_option("--cores", tune_flags.cores,
                        "predict for a machine of N cores (a prediction: "
                        "nothing is measured unless N is this machine's)");
