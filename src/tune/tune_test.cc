@@ -122,6 +122,23 @@ TEST(TuneSimulateTest, TheGridIsInterFromMinusOneAndIntraFromOne) {
   EXPECT_THAT(intras, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 48));
 }
 
+// Predictions closer than kTieFraction are a tie, broken towards fewer
+// threads; a clearly faster setting still comes first.
+TEST(TuneRankTest, NearTiesGoToTheSettingWithFewerThreads) {
+  const std::vector<SettingResult> settings = {
+      {{1, 2}, 6.35, {}},   // 0: inter worker + 1 helper.
+      {{2, 2}, 6.23, {}},   // 1: best predicted, 2 workers + 1 helper.
+      {{-1, 2}, 6.35, {}},  // 2: the caller + 1 helper.
+      {{-1, 1}, 11.3, {}},  // 3
+      {{2, 1}, 4.0, {}},    // 4 (in the second case only)
+  };
+  EXPECT_THAT(RankPredictions({settings.begin(), settings.begin() + 4}, 2),
+              ElementsAre(2, 0, 1, 3));
+  // (2, 1) is clearly best: nothing ties with it, the rest keep their
+  // predicted order.
+  EXPECT_THAT(RankPredictions(settings, 2), ElementsAre(4, 1, 0, 2, 3));
+}
+
 TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {
   TuneResult result;
   result.profile = BranchesProfile(1.8);

@@ -212,6 +212,36 @@ std::string Explain(const TuneResult& result) {
   return text;
 }
 
+std::vector<int> RankPredictions(const std::vector<SettingResult>& settings,
+                                 int cores) {
+  // Threads a setting adds to the caller's: inter-op workers (none for -1)
+  // and intra-op helpers.
+  auto extra_threads = [cores](Setting s) {
+    const int inter = s.inter == 0 ? cores : std::max(s.inter, 0);
+    const int intra = s.intra == 0 ? cores : s.intra;
+    return inter + intra - 1;
+  };
+  std::vector<int> order(settings.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return settings[a].predicted_ms < settings[b].predicted_ms;
+  });
+  // Within kTieFraction of the best, order by threads: stable, so equal
+  // counts keep their predicted order.
+  if (!order.empty()) {
+    const double tie_ms =
+        settings[order.front()].predicted_ms * (1 + kTieFraction);
+    const auto ties_end = std::find_if(order.begin(), order.end(), [&](int i) {
+      return settings[i].predicted_ms > tie_ms;
+    });
+    std::stable_sort(order.begin(), ties_end, [&](int a, int b) {
+      return extra_threads(settings[a].setting) <
+             extra_threads(settings[b].setting);
+    });
+  }
+  return order;
+}
+
 StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
                                const TuneOptions& options) {
   TuneResult result;
@@ -260,11 +290,7 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
     result.settings.push_back(
         {setting, PredictRunMs(result.profile, setting, result.cores), {}});
   }
-  std::vector<int> order(result.settings.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return result.settings[a].predicted_ms < result.settings[b].predicted_ms;
-  });
+  const std::vector<int> order = RankPredictions(result.settings, result.cores);
   result.best = order.front();
   if (!result.measured) {
     WEFT_RETURN_IF_ERROR(RecordTimeline(file, feeds, options, &result));

@@ -56,6 +56,16 @@ struct TuneResult {
 StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
                                const TuneOptions& options);
 
+// Indices of `settings` from the one to time first to the last: by
+// predicted time, except that settings predicted within kTieFraction of the
+// best count as tied and come fewest threads first (inter = -1 adds no
+// thread), because a prediction is not finer than that, and of two equal
+// settings the one that starts fewer threads leaves more of the machine
+// to everything else (on chain graphs, measured: docs/tune.md).
+inline constexpr double kTieFraction = 0.03;
+std::vector<int> RankPredictions(const std::vector<SettingResult>& settings,
+                                 int cores);
+
 // The explanation of a result, built from its numbers only.
 std::string Explain(const TuneResult& result);
 
