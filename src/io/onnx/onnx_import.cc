@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "io/onnx/onnx_ops.h"
 #include "io/onnx/tensor_proto.h"
@@ -21,7 +24,100 @@ using internal::ExternalDataRoot;
 using internal::OnnxTensorTypeString;
 using internal::OnnxTypeName;
 
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
+// weft's op conversions follow the ONNX definitions of opset 7 onwards. A
+// model of opset 1 to 6 is read when each of its ops is defined at opset 7
+// as it was at the model's opset: these are the ops whose version at
+// opset 7 dates from opset 6 or earlier, with that version (from
+// onnx.defs.get_schema(op, 7).since_version, python3-onnx 1.12). Any other
+// op (Add, BatchNormalization, Gemm, ... changed at opset 7) is refused.
+constexpr int64_t kFirstFullOpset = 7;
+constexpr std::pair<std::string_view, int64_t> kVersionAtOpset7[] = {
+    {"Abs", 6},
+    {"ArgMax", 1},
+    {"ArgMin", 1},
+    {"Cast", 6},
+    {"Ceil", 6},
+    {"Clip", 6},
+    {"Concat", 4},
+    {"Constant", 1},
+    {"Conv", 1},
+    {"ConvTranspose", 1},
+    {"DepthToSpace", 1},
+    {"Elu", 6},
+    {"Exp", 6},
+    {"Flatten", 1},
+    {"Floor", 6},
+    {"Gather", 1},
+    {"GlobalAveragePool", 1},
+    {"GlobalLpPool", 2},
+    {"GlobalMaxPool", 1},
+    {"HardSigmoid", 6},
+    {"Hardmax", 1},
+    {"Identity", 1},
+    {"If", 1},
+    {"InstanceNormalization", 6},
+    {"LRN", 1},
+    {"LeakyRelu", 6},
+    {"Log", 6},
+    {"LogSoftmax", 1},
+    {"Loop", 1},
+    {"LpNormalization", 1},
+    {"LpPool", 2},
+    {"MatMul", 1},
+    {"Max", 6},
+    {"MaxPool", 1},
+    {"MaxRoiPool", 1},
+    {"Mean", 6},
+    {"Min", 6},
+    {"Neg", 6},
+    {"Not", 1},
+    {"Pad", 2},
+    {"RandomNormal", 1},
+    {"RandomNormalLike", 1},
+    {"RandomUniform", 1},
+    {"RandomUniformLike", 1},
+    {"Reciprocal", 6},
+    {"ReduceL1", 1},
+    {"ReduceL2", 1},
+    {"ReduceLogSum", 1},
+    {"ReduceLogSumExp", 1},
+    {"ReduceMax", 1},
+    {"ReduceMean", 1},
+    {"ReduceMin", 1},
+    {"ReduceProd", 1},
+    {"ReduceSum", 1},
+    {"ReduceSumSquare", 1},
+    {"Relu", 6},
+    {"Reshape", 5},
+    {"Selu", 6},
+    {"Shape", 1},
+    {"Sigmoid", 6},
+    {"Size", 1},
+    {"Slice", 1},
+    {"Softmax", 1},
+    {"Softplus", 1},
+    {"Softsign", 1},
+    {"SpaceToDepth", 1},
+    {"Split", 2},
+    {"Sqrt", 6},
+    {"Squeeze", 1},
+    {"Sum", 6},
+    {"Tanh", 6},
+    {"Tile", 6},
+    {"TopK", 1},
+    {"Transpose", 1},
+    {"Unsqueeze", 1},
+};
+
+// The version an op of the default domain has at opset 7, if it is one of
+// kVersionAtOpset7.
+std::optional<int64_t> VersionAtOpset7(std::string_view op) {
+  for (const auto& [name, version] : kVersionAtOpset7) {
+    if (name == op) return version;
+  }
+  return std::nullopt;
+}
 constexpr int64_t kMaxOpset = 17;
 
 bool IsDefaultDomain(const std::string& domain) {
@@ -325,6 +421,15 @@ class Importer {
     if (opset_ == 0) {
       return InvalidArgumentError(
           where + ": the model imports no opset of the default ONNX domain");
+    }
+    if (opset_ < kFirstFullOpset) {
+      const std::optional<int64_t> version = VersionAtOpset7(node.op_type());
+      if (!version || *version > opset_) {
+        return UnimplementedError(where + ": opset " + std::to_string(opset_) +
+                                  " defines it differently from opset " +
+                                  std::to_string(kFirstFullOpset) +
+                                  ", the oldest definition weft implements");
+      }
     }
     NodeDef def;
     def.name = node_names_[index];

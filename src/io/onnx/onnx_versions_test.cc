@@ -243,6 +243,35 @@ TEST(OnnxVersionsTest, SliceBoundsAreAttributesBefore10) {
             (std::vector<float>{3, 1}));
 }
 
+// Below opset 7, an op is read when its definition did not change between
+// the model's opset and 7 (Elu-6, Softsign-1, Slice-1), and refused with the
+// reason when it did (Elu-1 had consumed_inputs; Add-7 broadcasts
+// differently from Add-6).
+TEST(OnnxVersionsTest, OpsetsBelow7ReadOnlyOpsDefinedThereAsAt7) {
+  EXPECT_EQ(FloatsOf(OneNodeModel("Elu", 6, {2}).Run()),
+            (std::vector<float>{0, 1}));
+  EXPECT_EQ(FloatsOf(OneNodeModel("Softsign", 1, {2}).Run()),
+            (std::vector<float>{0, 0.5f}));
+  EXPECT_EQ(FloatsOf(OneNodeModel("Slice", 1, {4})
+                         .AttrInts("starts", {1})
+                         .AttrInts("ends", {3})
+                         .Run()),
+            (std::vector<float>{1, 2}));
+  for (const auto& [op, opset] :
+       {std::pair<std::string, int64_t>{"Elu", 5}, {"Add", 6}, {"Gemm", 6}}) {
+    OneNodeModel model(op, opset, {2});
+    if (op == "Add") model.FloatScalar("b", 1);
+    const Status s = model.Run().status();
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << op;
+    EXPECT_THAT(s.message(),
+                HasSubstr("(ONNX " + op + "): opset " + std::to_string(opset) +
+                          " defines it differently from opset 7"));
+  }
+  // Opsets past the newest weft reads are still refused as a whole.
+  EXPECT_THAT(OneNodeModel("Elu", 18, {2}).Run().status().message(),
+              HasSubstr("opset 18 of the default domain is not supported"));
+}
+
 TEST(OnnxVersionsTest, PadIsAttributesBefore11AndInputsFrom11) {
   const std::vector<float> want = {7, 0, 1, 2, 7, 7};
   EXPECT_EQ(FloatsOf(OneNodeModel("Pad", 10, {3})
