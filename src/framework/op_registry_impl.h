@@ -70,6 +70,7 @@ void RegisterNnOps(OpRegistry& registry);
 void RegisterLossOps(OpRegistry& registry);
 void RegisterResizeOps(OpRegistry& registry);
 void RegisterRnnOps(OpRegistry& registry);
+void RegisterSignalOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

@@ -26,6 +26,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterLossOps(registry);
   RegisterResizeOps(registry);
   RegisterRnnOps(registry);
+  RegisterSignalOps(registry);
 }
 
 }  // namespace weft::internal

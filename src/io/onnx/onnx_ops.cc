@@ -464,6 +464,7 @@ constexpr const char* kSameNameOps[] = {
     "GatherND", "ScatterND", "OneHot", "CumSum", "Conv", "ConvTranspose",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
+    "HannWindow", "HammingWindow", "BlackmanWindow",
 };
 // clang-format on
 
