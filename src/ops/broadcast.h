@@ -42,14 +42,15 @@ class BroadcastIndexer {
 StatusOr<Tensor*> AllocateBroadcastOutput(KernelContext& ctx, const Tensor& a,
                                           const Tensor& b, int index = 0);
 
-// Applies out = op(a, b) element-wise with broadcasting, split over rows on
-// the intra-op pool. Each output element is computed by one thread from the
-// same inputs, so the result does not depend on the thread count.
-template <class In, class Out, class Op>
-void BroadcastBinary(KernelContext& ctx, const Tensor& a, const Tensor& b,
-                     Tensor* out, Op op) {
-  const In* pa = a.data<In>();
-  const In* pb = b.data<In>();
+// Applies out = op(a, b) element-wise with broadcasting, for a of element
+// type A and b of B, split over rows on the intra-op pool. Each output
+// element is computed by one thread from the same inputs, so the result
+// does not depend on the thread count.
+template <class A, class B, class Out, class Op>
+void BroadcastMixed(KernelContext& ctx, const Tensor& a, const Tensor& b,
+                    Tensor* out, Op op) {
+  const A* pa = a.data<A>();
+  const B* pb = b.data<B>();
   Out* po = out->data<Out>();
   if (a.shape() == b.shape()) {
     ctx.ParallelFor(out->NumElements(), 1.0, [&](int64_t begin, int64_t end) {
@@ -72,6 +73,13 @@ void BroadcastBinary(KernelContext& ctx, const Tensor& a, const Tensor& b,
                       }
                     }
                   });
+}
+
+// BroadcastMixed for two inputs of one element type.
+template <class In, class Out, class Op>
+void BroadcastBinary(KernelContext& ctx, const Tensor& a, const Tensor& b,
+                     Tensor* out, Op op) {
+  BroadcastMixed<In, In, Out>(ctx, a, b, out, op);
 }
 
 }  // namespace weft::internal

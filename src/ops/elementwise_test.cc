@@ -99,6 +99,45 @@ TEST(ElementwiseTest, BinaryMaxMinPowWithBroadcasting) {
             (std::vector<float>{2, 243, 0.125f, 9}));
 }
 
+// ONNX Pow-15: the exponent's dtype may differ from the base's. An integer
+// base with an integral exponent is exact and wraps as NumPy's power; other
+// exponents go through double, truncated and saturated (NaN gives 0).
+TEST(ElementwiseTest, PowWithAnExponentOfAnotherDtype) {
+  Graph g;
+  auto f = g.Const("f", Tensor::FromVector<float>({3}, {1, 2, 3}));
+  auto i32 = g.Const("i32", Tensor::FromVector<int32_t>({3}, {4, 5, 6}));
+  auto u64 = g.Const("u64", Tensor::FromVector<uint64_t>({3}, {4, 5, 6}));
+  auto big = g.Const("big", Tensor::FromVector<int64_t>({3}, {3, 2, -2}));
+  auto e = g.Const("e", Tensor::FromVector<int64_t>({3}, {40, 63, -1}));
+  auto half = g.Const("half", Tensor::FromVector<float>({3}, {0.5f, 40, NAN}));
+  ASSERT_TRUE(g.AddNode({"f_i32", "Pow", {f, i32}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"f_u64", "Pow", {f, u64}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"i32_i32", "Pow", {i32, i32}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"wrap", "Pow", {big, e}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"i64_f", "Pow", {big, half}, {}, ""}).ok());
+  auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
+  const std::vector<std::string> fetches = {"f_i32", "f_u64", "i32_i32", "wrap",
+                                            "i64_f"};
+  auto out = test::MustRun(*serial, fetches);
+  auto again = test::MustRun(*parallel, fetches);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_TRUE(out[i].BitwiseEqual(again[i])) << fetches[i];
+  }
+  EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{1, 32, 729}));
+  EXPECT_EQ(test::Values<float>(out[1]), (std::vector<float>{1, 32, 729}));
+  EXPECT_EQ(test::Values<int32_t>(out[2]),
+            (std::vector<int32_t>{256, 3125, 46656}));
+  // 3^40 wraps modulo 2^64 as NumPy's int64 power does; 2^63 wraps to the
+  // minimum; (-2)^-1 = -0.5 truncates to 0.
+  EXPECT_EQ(test::Values<int64_t>(out[3]),
+            (std::vector<int64_t>{static_cast<int64_t>(12157665459056928801ull),
+                                  INT64_MIN, 0}));
+  // 3^0.5 = 1.73 truncates to 1; 2^40 fits; (-2)^NaN is NaN: 0.
+  EXPECT_EQ(test::Values<int64_t>(out[4]),
+            (std::vector<int64_t>{1, int64_t{1} << 40, 0}));
+}
+
 TEST(ElementwiseTest, IntegerNegAndAbsWrapLikeNumpy) {
   Graph g;
   auto x = g.Const("x", Tensor::FromVector<int32_t>({3}, {INT32_MIN, -4, 7}));

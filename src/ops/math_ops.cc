@@ -1,8 +1,10 @@
 // Element-wise math: Add, Sub, Mul, Div, Pow (NumPy broadcasting), Relu.
+// Pow takes an exponent of another dtype than its base (ONNX Pow-15).
 // The variadic Max and Min are in elementwise.cc.
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
@@ -12,7 +14,7 @@
 namespace weft::internal {
 namespace {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
 template <class T>
 Status CheckDivisor(const Tensor& b) {
@@ -51,15 +53,69 @@ class BinaryKernel : public OpKernel {
         BroadcastBinary<T, T>(ctx, a, b, out, std::minus<T>());
       } else if constexpr (kOp == BinaryOp::kMul) {
         BroadcastBinary<T, T>(ctx, a, b, out, std::multiplies<T>());
-      } else if constexpr (kOp == BinaryOp::kDiv) {
+      } else {
         WEFT_RETURN_IF_ERROR(CheckDivisor<T>(b));
         BroadcastBinary<T, T>(ctx, a, b, out, SafeDivide<T>);
-      } else {
-        BroadcastBinary<T, T>(ctx, a, b, out, [](T x, T y) {
-          return static_cast<T>(std::pow(x, y));
-        });
       }
       return Status::OK();
+    });
+  }
+};
+
+// x to the power y for an integer base: exact (wrapping, as NumPy's integer
+// power) for a non-negative integral exponent; otherwise through double,
+// truncated towards zero and saturated to T's range (NaN gives 0), since
+// casting an out-of-range double to an integer is undefined.
+template <class T, class E>
+T IntegerPower(T x, E y) {
+  if constexpr (std::is_integral_v<E>) {
+    if (y >= E(0)) {
+      using U = std::make_unsigned_t<T>;
+      U base = static_cast<U>(x), result = 1;
+      for (auto e = static_cast<std::make_unsigned_t<E>>(y); e != 0; e >>= 1) {
+        if (e & 1) result = static_cast<U>(result * base);
+        base = static_cast<U>(base * base);
+      }
+      return static_cast<T>(result);
+    }
+  }
+  const double p =
+      std::trunc(std::pow(static_cast<double>(x), static_cast<double>(y)));
+  if (std::isnan(p)) return T(0);
+  if (p <= static_cast<double>(std::numeric_limits<T>::min())) {
+    return std::numeric_limits<T>::min();
+  }
+  if (p >= static_cast<double>(std::numeric_limits<T>::max())) {
+    return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(p);
+}
+
+// C = A ** B with broadcasting; B may have another dtype than A (then it is
+// converted to A's type for a float base, as ONNX's reference does).
+class PowKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
+    return DispatchNumeric(a.dtype(), [&](auto base_zero) -> Status {
+      using T = decltype(base_zero);
+      return DispatchNumeric(b.dtype(), [&](auto exponent_zero) -> Status {
+        using E = decltype(exponent_zero);
+        if constexpr (std::is_floating_point_v<T>) {
+          BroadcastMixed<T, E, T>(ctx, a, b, out, [](T x, E y) {
+            return static_cast<T>(std::pow(x, static_cast<T>(y)));
+          });
+        } else if constexpr (std::is_integral_v<T> &&
+                             (std::is_integral_v<E> ||
+                              std::is_floating_point_v<E>)) {
+          BroadcastMixed<T, E, T>(ctx, a, b, out, IntegerPower<T, E>);
+        } else {
+          return InternalError("Pow: unexpected dtypes");
+        }
+        return Status::OK();
+      });
     });
   }
 };
@@ -81,6 +137,12 @@ class ReluKernel : public OpKernel {
     });
   }
 };
+
+// ONNX Pow-15's exponent types but float16 and bfloat16.
+const std::vector<DataType> kPowExponentTypes = {
+    DataType::kFloat32, DataType::kFloat64, DataType::kInt8,  DataType::kInt16,
+    DataType::kInt32,   DataType::kInt64,   DataType::kUInt8, DataType::kUInt16,
+    DataType::kUInt32,  DataType::kUInt64};
 
 void RegisterBinary(OpRegistry& registry, const char* name,
                     KernelFactory factory,
@@ -111,9 +173,19 @@ void RegisterMathOps(OpRegistry& registry) {
   RegisterBinary(registry, "Div",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kDiv>>(),
                  kAllNumericTypes);
-  RegisterBinary(registry, "Pow",
-                 KernelFactoryFor<BinaryKernel<BinaryOp::kPow>>(),
-                 {DataType::kFloat32, DataType::kFloat64});
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Pow")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("Y", "T1"))
+          .Output(ArgDef::Typed("Z", "T"))
+          .Attr("T", AttrType::kType, std::nullopt,
+                {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+                 DataType::kInt64})
+          .Attr("T1", AttrType::kType, std::nullopt, kPowExponentTypes)
+          .SetShapeFn(shape_fns::Broadcast)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Pow", KernelFactoryFor<PowKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Relu")
           .Input(ArgDef::Typed("X", "T"))

@@ -175,8 +175,9 @@ Status Same(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, kOp);
 }
 
+// Pow: the exponent may have another dtype than the base from opset 12.
 Status Pow(const OnnxNode& n, NodeDef* out) {
-  WEFT_RETURN_IF_ERROR(SameDeclaredTypes(n));
+  if (n.opset() < 12) WEFT_RETURN_IF_ERROR(SameDeclaredTypes(n));
   return Same<kPow>(n, out);
 }
 
