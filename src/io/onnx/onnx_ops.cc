@@ -276,6 +276,23 @@ Status Resize(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// Upsample (opsets 9 to 10, deprecated for Resize): (X, scales) as Resize
+// at opset 10. Opsets 7 and 8 gave the scales as an attribute.
+Status Upsample(const OnnxNode& n, NodeDef* out) {
+  if (n.opset() < 9) {
+    return UnimplementedError(n.Where() +
+                              ": Upsample before opset 9 (scales as an "
+                              "attribute) is not supported");
+  }
+  return Resize(n, out);
+}
+
+// Scatter (opsets 9 to 10, deprecated): ScatterElements under its old name.
+Status Scatter(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, "ScatterElements");
+}
+
 // RNN, GRU, LSTM: X, W, R, then any of B, sequence_lens, initial_h,
 // initial_c (LSTM), P (LSTM) omitted or not; weft's op takes the present ones
 // in order and lists their ONNX indices. Output 0 (Y) may be omitted.
@@ -530,6 +547,8 @@ const std::map<std::string, Converter>& Converters() {
         {"MaxPool", MaxPool},
         {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
         {"Resize", Resize},
+        {"Upsample", Upsample},
+        {"Scatter", Scatter},
         {"RNN", Recurrent},
         {"GRU", Recurrent},
         {"LSTM", Recurrent},

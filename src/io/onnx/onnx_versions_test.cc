@@ -222,6 +222,20 @@ TEST(OnnxVersionsTest, ResizeOpset10IsAsymmetricNearestFloor) {
             (std::vector<float>{0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3}));
 }
 
+// The deprecated names: Upsample-9 is Resize-10, Scatter is
+// ScatterElements.
+TEST(OnnxVersionsTest, UpsampleAndScatterAreReadUnderTheirOldNames) {
+  EXPECT_EQ(FloatsOf(OneNodeModel("Upsample", 9, {4}).Floats("s", {2}).Run()),
+            (std::vector<float>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_THAT(OneNodeModel("Upsample", 8, {4}).Run().status().message(),
+              HasSubstr("Upsample before opset 9"));
+  EXPECT_EQ(FloatsOf(OneNodeModel("Scatter", 10, {4})
+                         .Ints("indices", {3, 0})
+                         .Floats("updates", {9, 8})
+                         .Run()),
+            (std::vector<float>{8, 1, 2, 9}));
+}
+
 TEST(OnnxVersionsTest, SliceBoundsAreAttributesBefore10) {
   const std::vector<float> want = {1, 2};
   EXPECT_EQ(FloatsOf(OneNodeModel("Slice", 9, {4})
