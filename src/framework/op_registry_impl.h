@@ -71,6 +71,8 @@ void RegisterLossOps(OpRegistry& registry);
 void RegisterResizeOps(OpRegistry& registry);
 void RegisterRnnOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
+void RegisterSequenceIndexOps(OpRegistry& registry);
+void RegisterLinalgOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

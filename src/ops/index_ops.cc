@@ -36,13 +36,6 @@ Status NormalizeIndices(std::vector<int64_t>& indices, int64_t dim,
   return Status::OK();
 }
 
-// Product of dims [begin, end).
-int64_t DimProduct(const Shape& s, int begin, int end) {
-  int64_t p = 1;
-  for (int i = begin; i < end; ++i) p *= s.dim(i);
-  return p;
-}
-
 // --- Gather
 // -------------------------------------------------------------------
 

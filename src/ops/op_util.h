@@ -103,6 +103,13 @@ inline const std::vector<DataType> kAllNumericTypes = {
     DataType::kFloat16, DataType::kInt8,    DataType::kUInt8, DataType::kInt16,
     DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64};
 
+// Product of dims [begin, end) of a valid shape (no overflow).
+inline int64_t DimProduct(const Shape& s, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i) p *= s.dim(i);
+  return p;
+}
+
 // An axis in [-rank, rank) as a non-negative index; errors name the axis.
 inline StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
   if (axis < -rank || axis >= rank) {

@@ -27,6 +27,8 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterResizeOps(registry);
   RegisterRnnOps(registry);
   RegisterSignalOps(registry);
+  RegisterSequenceIndexOps(registry);
+  RegisterLinalgOps(registry);
 }
 
 }  // namespace weft::internal

@@ -482,7 +482,8 @@ constexpr const char* kSameNameOps[] = {
     "GatherND", "ScatterND", "OneHot", "CumSum", "Conv", "ConvTranspose",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
-    "HannWindow", "HammingWindow", "BlackmanWindow",
+    "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
+    "ReverseSequence", "Det", "MeanVarianceNormalization",
 };
 // clang-format on
 

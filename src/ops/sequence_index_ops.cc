@@ -1,0 +1,144 @@
+// Ops whose output positions come from the data (ONNX names): NonZero (the
+// indices of the non-zero elements) and ReverseSequence (each batch entry's
+// first seq_lens[i] steps reversed). Both run on one thread in index order,
+// so their results do not depend on the thread count; every length is
+// checked against its dimension before any element moves.
+#include <cstring>
+#include <vector>
+
+#include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+// NonZero: a [rank, count] int64 tensor whose column j holds the index of
+// the j-th non-zero element in row-major order (NumPy's nonzero, stacked).
+class NonZeroKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& shape = x.shape();
+    std::vector<int64_t> flat;  // Row-major offsets of the non-zeros.
+    DispatchDtype(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T* p = x.data<T>();
+      for (int64_t i = 0; i < x.NumElements(); ++i) {
+        if (static_cast<double>(p[i]) != 0) flat.push_back(i);
+      }
+    });
+    const int rank = shape.rank();
+    const auto count = static_cast<int64_t>(flat.size());
+    // A scalar is indexed as one element of rank 1 (ONNX's reference).
+    const int rows = rank == 0 ? 1 : rank;
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutputUninitialized(0, Shape{rows, count}));
+    int64_t* out = y->data<int64_t>();
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t rest = flat[j];
+      for (int d = rank - 1; d >= 0; --d) {
+        out[d * count + j] = rest % shape.dim(d);
+        rest /= shape.dim(d);
+      }
+      if (rank == 0) out[j] = 0;
+    }
+    return Status::OK();
+  }
+};
+
+// ReverseSequence: along time_axis, reverses the first seq_lens[b] entries
+// of every batch entry b (batch_axis), copying the rest. The input is at
+// least 2-D, and batch_axis and time_axis are 0 and 1 in some order.
+class ReverseSequenceKernel : public OpKernel {
+ public:
+  explicit ReverseSequenceKernel(const KernelConstruction& c)
+      : batch_axis_(c.attr<int64_t>("batch_axis")),
+        time_axis_(c.attr<int64_t>("time_axis")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& shape = x.shape();
+    if (shape.rank() < 2) {
+      return InvalidArgumentError("input must be at least 2-D, got " +
+                                  shape.ToString());
+    }
+    if (!((batch_axis_ == 0 && time_axis_ == 1) ||
+          (batch_axis_ == 1 && time_axis_ == 0))) {
+      return InvalidArgumentError(
+          "batch_axis and time_axis must be 0 and 1 in some order, got " +
+          std::to_string(batch_axis_) + " and " + std::to_string(time_axis_));
+    }
+    const int64_t batch = shape.dim(static_cast<int>(batch_axis_));
+    const int64_t steps = shape.dim(static_cast<int>(time_axis_));
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> lens,
+                          IntsFromTensor(ctx.input(1), "sequence_lens"));
+    if (static_cast<int64_t>(lens.size()) != batch) {
+      return InvalidArgumentError(
+          "sequence_lens has " + std::to_string(lens.size()) +
+          " entries for a batch of " + std::to_string(batch));
+    }
+    for (size_t b = 0; b < lens.size(); ++b) {
+      if (lens[b] < 0 || lens[b] > steps) {
+        return InvalidArgumentError("sequence_lens[" + std::to_string(b) +
+                                    "] = " + std::to_string(lens[b]) +
+                                    " is outside [0, " + std::to_string(steps) +
+                                    "]");
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, shape));
+    // Rows of the inner dimensions move whole: element (i0, i1) of the two
+    // leading axes is one row of `row` bytes.
+    const size_t row =
+        static_cast<size_t>(DimProduct(shape, 2, shape.rank()) *
+                            static_cast<int64_t>(DataTypeSize(x.dtype())));
+    const int64_t dim1 = shape.dim(1);
+    const auto* src = static_cast<const char*>(x.raw_data());
+    auto* dst = static_cast<char*>(y->raw_data());
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t t = 0; t < steps; ++t) {
+        const int64_t from = t < lens[b] ? lens[b] - 1 - t : t;
+        const int64_t out_pos = batch_axis_ == 0 ? b * dim1 + t : t * dim1 + b;
+        const int64_t in_pos =
+            batch_axis_ == 0 ? b * dim1 + from : from * dim1 + b;
+        std::memcpy(dst + out_pos * row, src + in_pos * row, row);
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  const int64_t batch_axis_, time_axis_;
+};
+
+}  // namespace
+
+void RegisterSequenceIndexOps(OpRegistry& registry) {
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("NonZero")
+                              .Input(ArgDef::Typed("X", "T"))
+                              .Output(ArgDef::Fixed("Y", DataType::kInt64))
+                              .Attr("T", AttrType::kType)
+                              .SetShapeFn([](InferenceContext& ctx) -> Status {
+                                ctx.set_output(0, PartialShape({-1, -1}));
+                                return Status::OK();
+                              })
+                              .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("NonZero", KernelFactoryFor<NonZeroKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("ReverseSequence")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::Fixed("sequence_lens", DataType::kInt64))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType)
+          .Attr("batch_axis", AttrType::kInt, int64_t{1})
+          .Attr("time_axis", AttrType::kInt, int64_t{0})
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "ReverseSequence", KernelFactoryFor<ReverseSequenceKernel>()));
+}
+
+}  // namespace weft::internal

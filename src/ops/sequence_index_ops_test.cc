@@ -1,0 +1,74 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs op on x with intra 1 and 2 (bitwise equal) and returns the output.
+StatusOr<Tensor> RunOne(const std::string& op, Tensor x, AttrMap attrs = {}) {
+  Graph g;
+  const std::string in = g.Const("x", std::move(x));
+  WEFT_RETURN_IF_ERROR(g.AddNode({"y", op, {in}, std::move(attrs), ""}));
+  std::vector<Tensor> results;
+  for (int threads : {1, 2}) {
+    WEFT_ASSIGN_OR_RETURN(
+        auto session,
+        Session::Create(g, test::PerSessionOptions(threads, threads)));
+    std::vector<Tensor> out;
+    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
+    results.push_back(out[0]);
+  }
+  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
+  return results[0];
+}
+
+TEST(SequenceIndexOpsTest, NonZeroListsIndicesInRowMajorOrder) {
+  auto y = RunOne("NonZero",
+                  Tensor::FromVector<int32_t>({2, 3}, {0, 5, 0, 7, 0, 9}));
+  ASSERT_TRUE(y.ok());
+  EXPECT_EQ(y->shape(), (Shape{2, 3}));
+  EXPECT_EQ(test::Values<int64_t>(*y),
+            (std::vector<int64_t>{0, 1, 1, 1, 0, 2}));
+  auto none = RunOne("NonZero", Tensor::FromVector<float>({2}, {0, 0}));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->shape(), (Shape{1, 0}));
+}
+
+TEST(SequenceIndexOpsTest, ReverseSequenceReversesEachPrefix) {
+  Graph g;
+  const std::string x =
+      g.Const("x", Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  const std::string lens =
+      g.Const("lens", Tensor::FromVector<int64_t>({2}, {3, 2}));
+  ASSERT_TRUE(
+      g.AddNode({"y",
+                 "ReverseSequence",
+                 {x, lens},
+                 {{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}},
+                 ""})
+          .ok());
+  auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  auto out = test::MustRun(*session, {"y"});
+  EXPECT_EQ(test::Values<float>(out[0]),
+            (std::vector<float>{3, 2, 1, 5, 4, 6}));
+
+  Graph bad;
+  const std::string bx =
+      bad.Const("x", Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}));
+  const std::string bl =
+      bad.Const("lens", Tensor::FromVector<int64_t>({2}, {3, 1}));
+  ASSERT_TRUE(bad.AddNode({"y", "ReverseSequence", {bx, bl}, {}, ""}).ok());
+  auto bad_session = test::MustCreate(bad, test::PerSessionOptions(1, 1));
+  std::vector<Tensor> unused;
+  EXPECT_THAT(bad_session->Run({}, {"y"}, {}, &unused).message(),
+              HasSubstr("sequence_lens[0] = 3 is outside [0, 2]"));
+}
+
+}  // namespace
+}  // namespace weft
