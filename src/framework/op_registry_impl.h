@@ -73,6 +73,7 @@ void RegisterRnnOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
 void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
+void RegisterQuantizeOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

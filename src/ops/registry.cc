@@ -29,6 +29,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterSignalOps(registry);
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
+  RegisterQuantizeOps(registry);
 }
 
 }  // namespace weft::internal

@@ -276,6 +276,12 @@ Status Resize(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// DynamicQuantizeLinear: three outputs (y, y_scale, y_zero_point).
+Status DynamicQuantizeLinear(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 3));
+  return Direct(n, out, "DynamicQuantizeLinear");
+}
+
 // Upsample (opsets 9 to 10, deprecated for Resize): (X, scales) as Resize
 // at opset 10. Opsets 7 and 8 gave the scales as an attribute.
 Status Upsample(const OnnxNode& n, NodeDef* out) {
@@ -483,7 +489,8 @@ constexpr const char* kSameNameOps[] = {
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
-    "ReverseSequence", "Det", "MeanVarianceNormalization",
+    "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
+    "QuantizeLinear", "MatMulInteger", "QLinearMatMul",
 };
 // clang-format on
 
@@ -549,6 +556,7 @@ const std::map<std::string, Converter>& Converters() {
         {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
         {"Resize", Resize},
         {"Upsample", Upsample},
+        {"DynamicQuantizeLinear", DynamicQuantizeLinear},
         {"Scatter", Scatter},
         {"RNN", Recurrent},
         {"GRU", Recurrent},

@@ -1,0 +1,498 @@
+// Quantized inference (ONNX names): QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, MatMulInteger and QLinearMatMul, with per-tensor
+// scales and zero points, and per-axis ones where ONNX has them
+// (QuantizeLinear and DequantizeLinear along `axis`; the matrix products
+// per row of A and per column of B).
+//
+// Arithmetic follows ONNX's reference: a quantized value is
+// saturate(round_half_even(x / scale) + zero_point) with the division in
+// float32; a product accumulates (a - a_zero) * (b - b_zero) exactly in
+// int32. Each output element is computed by one thread from the same
+// inputs, so results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+const std::vector<DataType> kQuantizedTypes = {DataType::kUInt8,
+                                               DataType::kInt8};
+
+// round_half_even(v) + zero, saturated to Q's range.
+template <class Q>
+Q Saturate(float rounded_plus_zero) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min());
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  if (std::isnan(rounded_plus_zero)) return Q(0);
+  return static_cast<Q>(std::clamp(rounded_plus_zero, lo, hi));
+}
+
+// Which entry of a per-axis parameter element i of `shape` uses: the
+// index along `axis`; always 0 for a per-tensor (one-element) parameter.
+class ParameterIndex {
+ public:
+  static StatusOr<ParameterIndex> For(const Shape& shape, int64_t axis,
+                                      const Tensor& parameter,
+                                      const char* what) {
+    if (parameter.NumElements() == 1) return ParameterIndex(1, 1);
+    if (parameter.shape().rank() != 1) {
+      return InvalidArgumentError(std::string(what) +
+                                  " must be a scalar or 1-D, got shape " +
+                                  parameter.shape().ToString());
+    }
+    WEFT_ASSIGN_OR_RETURN(int a, NormalizeAxis(axis, shape.rank()));
+    if (parameter.NumElements() != shape.dim(a)) {
+      return InvalidArgumentError(std::string(what) + " has " +
+                                  std::to_string(parameter.NumElements()) +
+                                  " entries for axis " + std::to_string(a) +
+                                  " of size " + std::to_string(shape.dim(a)));
+    }
+    return ParameterIndex(DimProduct(shape, a + 1, shape.rank()), shape.dim(a));
+  }
+  int64_t operator()(int64_t i) const { return i / inner_ % size_; }
+
+ private:
+  ParameterIndex(int64_t inner, int64_t size) : inner_(inner), size_(size) {}
+  int64_t inner_, size_;
+};
+
+// Inputs (x, scale[, zero_point]): the zero point, if given, must have the
+// dtype the op computes in (checked here, before any element moves).
+Status CheckZeroPoint(KernelContext& ctx, int index, DataType want,
+                      const Tensor& scale) {
+  if (ctx.num_inputs() <= index) return Status::OK();
+  const Tensor& zero = ctx.input(index);
+  if (zero.dtype() != want) {
+    return InvalidArgumentError("the zero point has dtype " +
+                                std::string(DataTypeName(zero.dtype())) +
+                                ", expected " + DataTypeName(want));
+  }
+  if (zero.shape() != scale.shape()) {
+    return InvalidArgumentError("the zero point has shape " +
+                                zero.shape().ToString() + ", the scale has " +
+                                scale.shape().ToString());
+  }
+  return Status::OK();
+}
+
+class QuantizeLinearKernel : public OpKernel {
+ public:
+  explicit QuantizeLinearKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")),
+        output_dtype_(c.attr<DataType>("output_dtype")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    if (ctx.num_inputs() < 2 || ctx.num_inputs() > 3) {
+      return InvalidArgumentError(
+          "takes x, y_scale and an optional zero point");
+    }
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    if (x.dtype() != DataType::kFloat32 ||
+        scale.dtype() != DataType::kFloat32) {
+      return InvalidArgumentError("x and y_scale must be float32");
+    }
+    WEFT_RETURN_IF_ERROR(CheckZeroPoint(ctx, 2, output_dtype_, scale));
+    WEFT_ASSIGN_OR_RETURN(
+        ParameterIndex channel,
+        ParameterIndex::For(x.shape(), axis_, scale, "y_scale"));
+    const float* s = scale.data<float>();
+    for (int64_t i = 0; i < scale.NumElements(); ++i) {
+      if (!(s[i] != 0) || !std::isfinite(s[i])) {
+        return InvalidArgumentError("y_scale[" + std::to_string(i) + "] is " +
+                                    std::to_string(s[i]) +
+                                    ": a scale must be finite and non-zero");
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    auto run = [&](auto zero_type) {
+      using Q = decltype(zero_type);
+      const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
+      const float* in = x.data<float>();
+      Q* out = y->data<Q>();
+      ctx.ParallelFor(x.NumElements(), 2.0, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t c = channel(i);
+          const float z = zero != nullptr ? static_cast<float>(zero[c]) : 0.f;
+          out[i] = Saturate<Q>(std::nearbyint(in[i] / s[c]) + z);
+        }
+      });
+    };
+    if (output_dtype_ == DataType::kUInt8) {
+      run(uint8_t{});
+    } else {
+      run(int8_t{});
+    }
+    return Status::OK();
+  }
+
+ private:
+  const int64_t axis_;
+  const DataType output_dtype_;
+};
+
+class DequantizeLinearKernel : public OpKernel {
+ public:
+  explicit DequantizeLinearKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    if (ctx.num_inputs() < 2 || ctx.num_inputs() > 3) {
+      return InvalidArgumentError(
+          "takes x, x_scale and an optional zero point");
+    }
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    if (scale.dtype() != DataType::kFloat32) {
+      return InvalidArgumentError("x_scale must be float32");
+    }
+    WEFT_RETURN_IF_ERROR(CheckZeroPoint(ctx, 2, x.dtype(), scale));
+    WEFT_ASSIGN_OR_RETURN(
+        ParameterIndex channel,
+        ParameterIndex::For(x.shape(), axis_, scale, "x_scale"));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    const float* s = scale.data<float>();
+    float* out = y->data<float>();
+    return DispatchNumeric(x.dtype(), [&](auto zero_type) -> Status {
+      using Q = decltype(zero_type);
+      if constexpr (std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t> ||
+                    std::is_same_v<Q, int32_t>) {
+        const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
+        const Q* in = x.data<Q>();
+        ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            const int64_t c = channel(i);
+            const float z = zero != nullptr ? static_cast<float>(zero[c]) : 0.f;
+            out[i] = (static_cast<float>(in[i]) - z) * s[c];
+          }
+        });
+        return Status::OK();
+      } else {
+        return InvalidArgumentError("x must be uint8, int8 or int32");
+      }
+    });
+  }
+
+ private:
+  const int64_t axis_;
+};
+
+// DynamicQuantizeLinear: uint8 with the scale and zero point that map
+// [min(0, min x), max(0, max x)] onto [0, 255].
+class DynamicQuantizeLinearKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const float* in = x.data<float>();
+    const int64_t n = x.NumElements();
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(in[i])) {
+        return InvalidArgumentError("x holds NaN at element " +
+                                    std::to_string(i));
+      }
+      lo = std::min(lo, in[i]);
+      hi = std::max(hi, in[i]);
+    }
+    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    const uint8_t zero = Saturate<uint8_t>(std::nearbyint(0.0f - lo / scale));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y_scale,
+                          ctx.AllocateOutputUninitialized(1, Shape{}));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y_zero,
+                          ctx.AllocateOutputUninitialized(2, Shape{}));
+    *y_scale->data<float>() = scale;
+    *y_zero->data<uint8_t>() = zero;
+    uint8_t* out = y->data<uint8_t>();
+    ctx.ParallelFor(n, 2.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        out[i] = Saturate<uint8_t>(std::nearbyint(in[i] / scale) +
+                                   static_cast<float>(zero));
+      }
+    });
+    return Status::OK();
+  }
+};
+
+// The shapes of a batched product A [..., M, K] x B [..., K, N]: the batch
+// dims equal, or one side 2-D (shared by every batch entry).
+struct ProductShape {
+  int64_t batches = 1, m = 0, k = 0, n = 0;
+  bool a_batched = false, b_batched = false;
+  Shape out;
+};
+
+StatusOr<ProductShape> ShapeOfProduct(const Shape& a, const Shape& b) {
+  if (a.rank() < 2 || b.rank() < 2) {
+    return InvalidArgumentError("A and B must be at least 2-D, got " +
+                                a.ToString() + " and " + b.ToString());
+  }
+  ProductShape p;
+  p.m = a.dim(a.rank() - 2);
+  p.k = a.dim(a.rank() - 1);
+  p.n = b.dim(b.rank() - 1);
+  if (b.dim(b.rank() - 2) != p.k) {
+    return InvalidArgumentError("A " + a.ToString() + " and B " + b.ToString() +
+                                " do not multiply");
+  }
+  std::vector<int64_t> a_batch = a.dims(), b_batch = b.dims();
+  a_batch.resize(a.rank() - 2);
+  b_batch.resize(b.rank() - 2);
+  p.a_batched = !a_batch.empty();
+  p.b_batched = !b_batch.empty();
+  if (p.a_batched && p.b_batched && a_batch != b_batch) {
+    return InvalidArgumentError("batch dims of A " + a.ToString() + " and B " +
+                                b.ToString() +
+                                " must be equal (or one side 2-D)");
+  }
+  std::vector<int64_t> dims = p.a_batched ? a_batch : b_batch;
+  for (int64_t d : dims) p.batches *= d;
+  dims.push_back(p.m);
+  dims.push_back(p.n);
+  p.out = Shape(dims);
+  return p;
+}
+
+// Zero points and scales of a product: per tensor (one element) or per row
+// of A (M entries) / per column of B (N entries).
+StatusOr<int64_t> PerRowOrTensor(const Tensor& t, int64_t count,
+                                 const char* what) {
+  if (t.NumElements() == 1) return 1;
+  if (t.shape().rank() == 1 && t.NumElements() == count) return count;
+  return InvalidArgumentError(
+      std::string(what) + " has shape " + t.shape().ToString() +
+      "; expected one entry or " + std::to_string(count));
+}
+
+// acc[b, m, n] = sum_k (A - a_zero) (B - b_zero), exact in int32.
+template <class QA, class QB, class Emit>
+void IntegerProduct(KernelContext& ctx, const ProductShape& p, const QA* a,
+                    const QB* b, const QA* a_zero, int64_t a_zeros,
+                    const QB* b_zero, int64_t b_zeros, Emit emit) {
+  const double cost = static_cast<double>(p.k * p.n);
+  ctx.ParallelFor(p.batches * p.m, cost, [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> row(static_cast<size_t>(p.n));
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t batch = r / p.m, i = r % p.m;
+      const QA* a_row = a + ((p.a_batched ? batch * p.m : 0) + i) * p.k;
+      const QB* b_mat = b + (p.b_batched ? batch * p.k * p.n : 0);
+      const int32_t az = a_zero ? a_zero[a_zeros == 1 ? 0 : i] : 0;
+      std::fill(row.begin(), row.end(), 0);
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        const int32_t av = static_cast<int32_t>(a_row[kk]) - az;
+        const QB* b_row = b_mat + kk * p.n;
+        for (int64_t j = 0; j < p.n; ++j) {
+          const int32_t bz = b_zero ? b_zero[b_zeros == 1 ? 0 : j] : 0;
+          row[j] += av * (static_cast<int32_t>(b_row[j]) - bz);
+        }
+      }
+      emit(r, i, row);
+    }
+  });
+}
+
+// Runs fn(QA{}, QB{}) for A's and B's quantized dtypes.
+template <class Fn>
+Status DispatchQuantizedPair(DataType a, DataType b, Fn&& fn) {
+  auto second = [&](auto qa) -> Status {
+    if (b == DataType::kUInt8) return fn(qa, uint8_t{});
+    if (b == DataType::kInt8) return fn(qa, int8_t{});
+    return InvalidArgumentError("B must be uint8 or int8");
+  };
+  if (a == DataType::kUInt8) return second(uint8_t{});
+  if (a == DataType::kInt8) return second(int8_t{});
+  return InvalidArgumentError("A must be uint8 or int8");
+}
+
+// MatMulInteger (A, B[, a_zero_point[, b_zero_point]]) -> int32.
+class MatMulIntegerKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(ProductShape p, ShapeOfProduct(a.shape(), b.shape()));
+    const Tensor* a_zero = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+    const Tensor* b_zero = ctx.num_inputs() > 3 ? &ctx.input(3) : nullptr;
+    int64_t a_zeros = 1, b_zeros = 1;
+    if (a_zero != nullptr) {
+      if (a_zero->dtype() != a.dtype()) {
+        return InvalidArgumentError("a_zero_point must have A's dtype");
+      }
+      WEFT_ASSIGN_OR_RETURN(a_zeros,
+                            PerRowOrTensor(*a_zero, p.m, "a_zero_point"));
+    }
+    if (b_zero != nullptr) {
+      if (b_zero->dtype() != b.dtype()) {
+        return InvalidArgumentError("b_zero_point must have B's dtype");
+      }
+      WEFT_ASSIGN_OR_RETURN(b_zeros,
+                            PerRowOrTensor(*b_zero, p.n, "b_zero_point"));
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, p.out));
+    int32_t* out = y->data<int32_t>();
+    return DispatchQuantizedPair(a.dtype(), b.dtype(), [&](auto qa, auto qb) {
+      using QA = decltype(qa);
+      using QB = decltype(qb);
+      IntegerProduct<QA, QB>(
+          ctx, p, a.data<QA>(), b.data<QB>(),
+          a_zero ? a_zero->data<QA>() : nullptr, a_zeros,
+          b_zero ? b_zero->data<QB>() : nullptr, b_zeros,
+          [&](int64_t r, int64_t, const std::vector<int32_t>& row) {
+            std::copy(row.begin(), row.end(), out + r * p.n);
+          });
+      return Status::OK();
+    });
+  }
+};
+
+// QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+// y_scale, y_zero_point): the int32 product requantized to y's dtype with
+// the multiplier a_scale * b_scale / y_scale (per row of a and column of b
+// when those are per row / column).
+class QLinearMatMulKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    // Dtypes are the op signature's: a, b and their zero points uint8 or
+    // int8 alike, scales float32, y's dtype y_zero_point's.
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    WEFT_ASSIGN_OR_RETURN(ProductShape p, ShapeOfProduct(a.shape(), b.shape()));
+    const Tensor& a_scale = ctx.input(1);
+    const Tensor& b_scale = ctx.input(4);
+    const Tensor& y_scale = ctx.input(6);
+    const Tensor& y_zero = ctx.input(7);
+    if (y_scale.NumElements() != 1 || y_zero.NumElements() != 1) {
+      return InvalidArgumentError("y_scale and y_zero_point must be scalars");
+    }
+    const float ys = *y_scale.data<float>();
+    if (!(ys != 0) || !std::isfinite(ys)) {
+      return InvalidArgumentError("y_scale must be finite and non-zero");
+    }
+    WEFT_ASSIGN_OR_RETURN(int64_t a_params,
+                          PerRowOrTensor(a_scale, p.m, "a_scale"));
+    WEFT_ASSIGN_OR_RETURN(int64_t b_params,
+                          PerRowOrTensor(b_scale, p.n, "b_scale"));
+    WEFT_ASSIGN_OR_RETURN(int64_t a_zeros,
+                          PerRowOrTensor(ctx.input(2), p.m, "a_zero_point"));
+    WEFT_ASSIGN_OR_RETURN(int64_t b_zeros,
+                          PerRowOrTensor(ctx.input(5), p.n, "b_zero_point"));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, p.out));
+    const float* as = a_scale.data<float>();
+    const float* bs = b_scale.data<float>();
+    return DispatchQuantizedPair(a.dtype(), b.dtype(), [&](auto qa, auto qb) {
+      using QA = decltype(qa);
+      using QB = decltype(qb);
+      auto requantize = [&](auto qy) {
+        using QY = decltype(qy);
+        QY* out = y->data<QY>();
+        const float zy = static_cast<float>(*y_zero.data<QY>());
+        IntegerProduct<QA, QB>(
+            ctx, p, a.data<QA>(), b.data<QB>(), ctx.input(2).data<QA>(),
+            a_zeros, ctx.input(5).data<QB>(), b_zeros,
+            [&](int64_t r, int64_t i, const std::vector<int32_t>& row) {
+              const float sa = as[a_params == 1 ? 0 : i];
+              for (int64_t j = 0; j < p.n; ++j) {
+                const float multiplier = sa * bs[b_params == 1 ? 0 : j] / ys;
+                out[r * p.n + j] = Saturate<QY>(
+                    std::nearbyint(static_cast<float>(row[j]) * multiplier) +
+                    zy);
+              }
+            });
+      };
+      if (y_zero.dtype() == DataType::kUInt8) {
+        requantize(uint8_t{});
+      } else {
+        requantize(int8_t{});
+      }
+      return Status::OK();
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterQuantizeOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("QuantizeLinear")
+          .Input(ArgDef::Fixed("x", DataType::kFloat32))
+          .Input(ArgDef::Fixed("y_scale", DataType::kFloat32))
+          // None or one: the output dtype is the zero point's, uint8
+          // without one (ONNX's rule).
+          .Input(
+              ArgDef::Repeated("y_zero_point", "output_dtype", "zero_points"))
+          .Output(ArgDef::Typed("y", "output_dtype"))
+          .Attr("axis", AttrType::kInt, int64_t{1})
+          .Attr("output_dtype", AttrType::kType, DataType::kUInt8,
+                kQuantizedTypes)
+          .Attr("zero_points", AttrType::kInt)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "QuantizeLinear", KernelFactoryFor<QuantizeLinearKernel>()));
+
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("DequantizeLinear")
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::Fixed("y", DataType::kFloat32))
+                              .Attr("axis", AttrType::kInt, int64_t{1})
+                              .SetShapeFn(shape_fns::SameAsInput0)
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "DequantizeLinear", KernelFactoryFor<DequantizeLinearKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("DynamicQuantizeLinear")
+          .Input(ArgDef::Fixed("x", DataType::kFloat32))
+          .Output(ArgDef::Fixed("y", DataType::kUInt8))
+          .Output(ArgDef::Fixed("y_scale", DataType::kFloat32))
+          .Output(ArgDef::Fixed("y_zero_point", DataType::kUInt8))
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            WEFT_RETURN_IF_ERROR(shape_fns::SameAsInput0(ctx));
+            ctx.set_output(1, PartialShape({}));
+            ctx.set_output(2, PartialShape({}));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("DynamicQuantizeLinear",
+                              KernelFactoryFor<DynamicQuantizeLinearKernel>()));
+
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("MatMulInteger")
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::Fixed("Y", DataType::kInt32))
+                              .SetShapeFn([](InferenceContext& ctx) -> Status {
+                                ctx.set_output(0, PartialShape::UnknownRank());
+                                return Status::OK();
+                              })
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "MatMulInteger", KernelFactoryFor<MatMulIntegerKernel>()));
+
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("QLinearMatMul")
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::Typed("y", "output_dtype"))
+                              .Attr("output_dtype", AttrType::kType,
+                                    DataType::kUInt8, kQuantizedTypes)
+                              .SetShapeFn([](InferenceContext& ctx) -> Status {
+                                ctx.set_output(0, PartialShape::UnknownRank());
+                                return Status::OK();
+                              })
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "QLinearMatMul", KernelFactoryFor<QLinearMatMulKernel>()));
+}
+
+}  // namespace weft::internal

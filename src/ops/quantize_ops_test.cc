@@ -1,0 +1,149 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Builds y = op(inputs...) from constants and runs it with intra 1 and 2
+// (bitwise equal); returns every output.
+StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
+                                    std::vector<Tensor> inputs, int outputs = 1,
+                                    AttrMap attrs = {}) {
+  Graph g;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    names.push_back(g.Const("in" + std::to_string(i), std::move(inputs[i])));
+  }
+  WEFT_RETURN_IF_ERROR(g.AddNode({"y", op, names, std::move(attrs), ""}));
+  std::vector<std::string> fetches = {"y"};
+  for (int i = 1; i < outputs; ++i) fetches.push_back("y:" + std::to_string(i));
+  std::vector<std::vector<Tensor>> results;
+  for (int threads : {1, 2}) {
+    WEFT_ASSIGN_OR_RETURN(
+        auto session,
+        Session::Create(g, test::PerSessionOptions(threads, threads)));
+    std::vector<Tensor> out;
+    WEFT_RETURN_IF_ERROR(session->Run({}, fetches, {}, &out));
+    results.push_back(std::move(out));
+  }
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    EXPECT_TRUE(results[0][i].BitwiseEqual(results[1][i])) << op << " " << i;
+  }
+  return results[0];
+}
+
+Tensor F(std::vector<int64_t> dims, std::vector<float> v) {
+  return Tensor::FromVector<float>(Shape(dims), v);
+}
+Tensor U8(std::vector<int64_t> dims, std::vector<uint8_t> v) {
+  return Tensor::FromVector<uint8_t>(Shape(dims), v);
+}
+Tensor I8(std::vector<int64_t> dims, std::vector<int8_t> v) {
+  return Tensor::FromVector<int8_t>(Shape(dims), v);
+}
+
+TEST(QuantizeOpsTest, QuantizeRoundsHalfToEvenAndSaturates) {
+  // x / 2: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, then + 128; -1000 and 1000 clamp.
+  auto y = RunOp("QuantizeLinear",
+                 {F({5}, {1, 3, 5, -1000, 1000}), F({}, {2}), U8({}, {128})});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(test::Values<uint8_t>((*y)[0]),
+            (std::vector<uint8_t>{128, 130, 130, 0, 255}));
+  // No zero point: uint8 around 0. An int8 zero point makes the output int8.
+  auto none = RunOp("QuantizeLinear", {F({2}, {-4, 4}), F({}, {1})});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ((*none)[0].dtype(), DataType::kUInt8);
+  EXPECT_EQ(test::Values<uint8_t>((*none)[0]), (std::vector<uint8_t>{0, 4}));
+  auto s8 =
+      RunOp("QuantizeLinear", {F({2}, {-400, 4}), F({}, {1}), I8({}, {-1})});
+  ASSERT_TRUE(s8.ok());
+  EXPECT_EQ(test::Values<int8_t>((*s8)[0]), (std::vector<int8_t>{-128, 3}));
+}
+
+TEST(QuantizeOpsTest, PerAxisScalesAndZeroPoints) {
+  // Axis 1 of [2, 2]: column 0 scale 1 zero 0, column 1 scale 10 zero 100.
+  auto q = RunOp("QuantizeLinear", {F({2, 2}, {1, 20, 2, 40}), F({2}, {1, 10}),
+                                    U8({2}, {0, 100})});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(test::Values<uint8_t>((*q)[0]),
+            (std::vector<uint8_t>{1, 102, 2, 104}));
+  auto d =
+      RunOp("DequantizeLinear", {(*q)[0], F({2}, {1, 10}), U8({2}, {0, 100})});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(test::Values<float>((*d)[0]), (std::vector<float>{1, 20, 2, 40}));
+}
+
+TEST(QuantizeOpsTest, BadScalesAndZeroPointsAreErrors) {
+  EXPECT_THAT(
+      RunOp("QuantizeLinear", {F({2}, {1, 2}), F({}, {0})}).status().message(),
+      HasSubstr("a scale must be finite and non-zero"));
+  // A float zero point: the output dtype would be float32.
+  EXPECT_THAT(RunOp("QuantizeLinear", {F({2}, {1, 2}), F({}, {1}), F({}, {0})})
+                  .status()
+                  .message(),
+              HasSubstr("output_dtype"));
+  EXPECT_THAT(RunOp("QuantizeLinear", {F({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                       F({2}, {1, 1}), U8({2}, {0, 0})})
+                  .status()
+                  .message(),
+              HasSubstr("y_scale has 2 entries for axis 1 of size 3"));
+  EXPECT_THAT(
+      RunOp("DequantizeLinear", {U8({2}, {1, 2}), F({}, {1}), I8({}, {0})})
+          .status()
+          .message(),
+      HasSubstr("the zero point has dtype int8, expected uint8"));
+}
+
+TEST(QuantizeOpsTest, DynamicQuantizeCoversTheRangeWithZero) {
+  // Range [0, 255] (min clamped up to 0): scale 1, zero point 0.
+  auto y = RunOp("DynamicQuantizeLinear", {F({3}, {0, 2.5f, 255})}, 3);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(test::Values<uint8_t>((*y)[0]), (std::vector<uint8_t>{0, 2, 255}));
+  EXPECT_EQ((*y)[1].data<float>()[0], 1.0f);
+  EXPECT_EQ((*y)[2].data<uint8_t>()[0], 0);
+  // [-51, 204]: scale 1, zero point 51.
+  auto shifted = RunOp("DynamicQuantizeLinear", {F({2}, {-51, 204})}, 3);
+  ASSERT_TRUE(shifted.ok());
+  EXPECT_EQ(test::Values<uint8_t>((*shifted)[0]),
+            (std::vector<uint8_t>{0, 255}));
+  EXPECT_EQ((*shifted)[2].data<uint8_t>()[0], 51);
+}
+
+TEST(QuantizeOpsTest, IntegerProductsAreExact) {
+  // (A - a_zero per row) x (B - b_zero): A = [[3, 4], [5, 6]] minus rows'
+  // zeros 1 and 2 is [[2, 3], [3, 4]]; B = [[1, 0], [0, 1]] minus 0.
+  auto y = RunOp("MatMulInteger", {U8({2, 2}, {3, 4, 5, 6}),
+                                   U8({2, 2}, {1, 0, 0, 1}), U8({2}, {1, 2})});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ((*y)[0].dtype(), DataType::kInt32);
+  EXPECT_EQ(test::Values<int32_t>((*y)[0]), (std::vector<int32_t>{2, 3, 3, 4}));
+  // The largest int8 products sum exactly: 128 * 127 * K for K = 1000.
+  std::vector<int8_t> ones(1000, -128), other(1000, 127);
+  auto big =
+      RunOp("MatMulInteger", {I8({1, 1000}, ones), I8({1000, 1}, other)});
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ((*big)[0].data<int32_t>()[0], -128 * 127 * 1000);
+
+  // QLinearMatMul: (2 * 0.5) x (4 * 0.25) = 1 per term, K = 2: 2 / y_scale 0.5
+  // = 4, + y_zero 10 = 14.
+  auto q =
+      RunOp("QLinearMatMul",
+            {U8({1, 2}, {2, 2}), F({}, {0.5f}), U8({}, {0}), U8({2, 1}, {4, 4}),
+             F({}, {0.25f}), U8({}, {0}), F({}, {0.5f}), U8({}, {10})});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(test::Values<uint8_t>((*q)[0]), (std::vector<uint8_t>{14}));
+  EXPECT_THAT(RunOp("MatMulInteger",
+                    {U8({2, 3}, {0, 0, 0, 0, 0, 0}), U8({2, 2}, {0, 0, 0, 0})})
+                  .status()
+                  .message(),
+              HasSubstr("do not multiply"));
+}
+
+}  // namespace
+}  // namespace weft
