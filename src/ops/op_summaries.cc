@@ -102,6 +102,8 @@ constexpr Summary kSummaries[] = {
     {"Mul", "a * b with broadcasting"},
     {"Neg", "-x, element-wise"},
     {"NegativeLogLikelihoodLoss", "negative log-likelihood loss with weights"},
+    {"NonMaxSuppression",
+     "indices of the boxes kept by greedy non-maximum suppression"},
     {"NonZero", "indices of the non-zero elements, one column each"},
     {"Not", "logical not, element-wise"},
     {"OneHot", "one-hot vectors from indices, depth and on/off values"},

@@ -30,6 +30,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);
+  RegisterDetectionOps(registry);
 }
 
 }  // namespace weft::internal

@@ -490,7 +490,7 @@ constexpr const char* kSameNameOps[] = {
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
-    "QuantizeLinear", "MatMulInteger", "QLinearMatMul",
+    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "NonMaxSuppression",
 };
 // clang-format on
 

@@ -1,0 +1,91 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::HasSubstr;
+
+StatusOr<Tensor> Nms(Tensor boxes, Tensor scores, std::vector<Tensor> limits,
+                     int64_t center_point_box = 0) {
+  Graph g;
+  std::vector<std::string> inputs = {g.Const("boxes", std::move(boxes)),
+                                     g.Const("scores", std::move(scores))};
+  for (size_t i = 0; i < limits.size(); ++i) {
+    inputs.push_back(g.Const("limit" + std::to_string(i), limits[i]));
+  }
+  WEFT_RETURN_IF_ERROR(g.AddNode({"nms",
+                                  "NonMaxSuppression",
+                                  inputs,
+                                  {{"center_point_box", center_point_box}},
+                                  ""}));
+  WEFT_ASSIGN_OR_RETURN(auto session,
+                        Session::Create(g, test::PerSessionOptions(2, 2)));
+  std::vector<Tensor> out;
+  WEFT_RETURN_IF_ERROR(session->Run({}, {"nms"}, {}, &out));
+  return out[0];
+}
+
+Tensor Int64Scalar(int64_t v) { return Tensor::FromVector<int64_t>({}, {v}); }
+Tensor FloatScalar(float v) { return Tensor::FromVector<float>({}, {v}); }
+
+// Three boxes: 0 and 1 overlap by IoU 0.81 (the second given with its
+// corners flipped), 2 is apart. By score 1 (0.9) goes first and
+// suppresses 0 (0.8); 2 (0.3) stays unless the score threshold drops it.
+TEST(DetectionOpsTest, NonMaxSuppressionKeepsTheBestOfOverlappingBoxes) {
+  const Tensor boxes = Tensor::FromVector<float>(
+      {1, 3, 4}, {0, 0, 10, 10, 10, 10, 1, 1, 20, 20, 30, 30});
+  const Tensor scores =
+      Tensor::FromVector<float>({1, 1, 3}, {0.8f, 0.9f, 0.3f});
+  auto kept = Nms(boxes, scores,
+                  {Int64Scalar(10), FloatScalar(0.5f), FloatScalar(0.0f)});
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->shape(), (Shape{2, 3}));
+  EXPECT_EQ(test::Values<int64_t>(*kept),
+            (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  // A threshold above both overlaps keeps all three, best first.
+  auto loose = Nms(boxes, scores, {Int64Scalar(10), FloatScalar(0.9f)});
+  ASSERT_TRUE(loose.ok());
+  EXPECT_EQ(test::Values<int64_t>(*loose),
+            (std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 0, 2}));
+  // The score threshold and the per-class limit.
+  auto scored = Nms(boxes, scores,
+                    {Int64Scalar(10), FloatScalar(0.5f), FloatScalar(0.5f)});
+  ASSERT_TRUE(scored.ok());
+  EXPECT_EQ(test::Values<int64_t>(*scored), (std::vector<int64_t>{0, 0, 1}));
+  auto none = Nms(boxes, scores, {});  // max_output_boxes_per_class 0.
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->shape(), (Shape{0, 3}));
+}
+
+TEST(DetectionOpsTest, NonMaxSuppressionCentreFormAndBadInputs) {
+  // Centre form [x, y, w, h]: the same two overlapping boxes.
+  auto kept = Nms(
+      Tensor::FromVector<float>({1, 2, 4}, {5, 5, 10, 10, 5.5f, 5.5f, 9, 9}),
+      Tensor::FromVector<float>({1, 1, 2}, {0.5f, 0.6f}),
+      {Int64Scalar(5), FloatScalar(0.5f)}, 1);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(test::Values<int64_t>(*kept), (std::vector<int64_t>{0, 0, 1}));
+
+  EXPECT_THAT(Nms(Tensor::FromVector<float>({1, 4}, {0, 0, 1, 1}),
+                  Tensor::FromVector<float>({1, 1, 1}, {1}), {})
+                  .status()
+                  .message(),
+              HasSubstr("boxes must be [batches, boxes, 4]"));
+  EXPECT_THAT(Nms(Tensor::FromVector<float>({1, 1, 4}, {0, 0, 1, 1}),
+                  Tensor::FromVector<float>({1, 1, 2}, {1, 1}), {})
+                  .status()
+                  .message(),
+              HasSubstr("scores must be [batches, classes, boxes]"));
+  EXPECT_THAT(Nms(Tensor::FromVector<float>({1, 1, 4}, {0, 0, 1, 1}),
+                  Tensor::FromVector<float>({1, 1, 1}, {1}),
+                  {Int64Scalar(1), FloatScalar(2)})
+                  .status()
+                  .message(),
+              HasSubstr("iou_threshold 2.000000 is outside [0, 1]"));
+}
+
+}  // namespace
+}  // namespace weft
