@@ -173,6 +173,8 @@ constexpr Summary kSummaries[] = {
     {"TopK", "the k largest or smallest along an axis, with indices"},
     {"Transpose", "permute axes"},
     {"Trilu", "keep the upper or lower triangle of the last two axes"},
+    {"Unique",
+     "distinct elements or slices, first indices, inverse and counts"},
     {"Unsqueeze", "insert axes of size 1"},
     {"Where", "condition ? x : y with broadcasting"},
     {"Xor", "logical exclusive or with broadcasting"},

@@ -1,9 +1,13 @@
 // Ops whose output positions come from the data (ONNX names): NonZero (the
-// indices of the non-zero elements) and ReverseSequence (each batch entry's
-// first seq_lens[i] steps reversed). Both run on one thread in index order,
-// so their results do not depend on the thread count; every length is
-// checked against its dimension before any element moves.
+// indices of the non-zero elements), ReverseSequence (each batch entry's
+// first seq_lens[i] steps reversed) and Unique (distinct elements or
+// slices, with where they first occur, where each went, and how many). Both run
+// on one thread in index order, so their results do not depend on the thread
+// count; every length is checked against its dimension before any element
+// moves.
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "framework/op_registry_impl.h"
@@ -111,6 +115,104 @@ class ReverseSequenceKernel : public OpKernel {
   const int64_t batch_axis_, time_axis_;
 };
 
+// Unique: the distinct slices of X along `axis` (elements of the
+// flattened X without one), ascending (lexicographically for slices) when
+// `sorted`, else in order of first occurrence. Outputs: Y, the index of each
+// one's first occurrence, for each slice of X the position of its value in
+// Y, and each one's count (NumPy's unique with every return_*).
+class UniqueKernel : public OpKernel {
+ public:
+  explicit UniqueKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")),
+        has_axis_(c.attr<int64_t>("has_axis") != 0),
+        sorted_(c.attr<int64_t>("sorted") != 0) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& in = ctx.input(0);
+    const Tensor x = has_axis_ ? in : in.WithShape(Shape{in.NumElements()});
+    const Shape& shape = x.shape();
+    WEFT_ASSIGN_OR_RETURN(int axis,
+                          NormalizeAxis(has_axis_ ? axis_ : 0, shape.rank()));
+    // X as [outer, length, inner]: slice j is X[o, j, i] in (o, i) order.
+    const int64_t outer = DimProduct(shape, 0, axis);
+    const int64_t length = shape.dim(axis);
+    const int64_t inner = DimProduct(shape, axis + 1, shape.rank());
+    std::vector<int64_t> order(static_cast<size_t>(length));
+    std::iota(order.begin(), order.end(), 0);
+    auto compare = [&](auto less) {
+      // Stable: equal slices stay in index order, so a group's first entry
+      // is its first occurrence.
+      std::stable_sort(order.begin(), order.end(), less);
+    };
+    std::vector<int64_t> group_start;  // In `order`, where each group begins.
+    DispatchDtype(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T* p = x.data<T>();
+      auto at = [&](int64_t slice, int64_t k) {
+        return p[(k / inner * length + slice) * inner + k % inner];
+      };
+      const int64_t slice_size = outer * inner;
+      auto less = [&](int64_t a, int64_t b) {
+        for (int64_t k = 0; k < slice_size; ++k) {
+          if (at(a, k) < at(b, k)) return true;
+          if (at(b, k) < at(a, k)) return false;
+        }
+        return false;
+      };
+      compare(less);
+      for (int64_t r = 0; r < length; ++r) {
+        if (r == 0 || less(order[r - 1], order[r])) group_start.push_back(r);
+      }
+    });
+    const auto groups = static_cast<int64_t>(group_start.size());
+    // Group g covers order[group_start[g], group_start[g + 1]).
+    std::vector<int64_t> rank(static_cast<size_t>(groups));
+    std::iota(rank.begin(), rank.end(), 0);
+    if (!sorted_) {
+      std::sort(rank.begin(), rank.end(), [&](int64_t a, int64_t b) {
+        return order[group_start[a]] < order[group_start[b]];
+      });
+    }
+    // rank[position in Y] = the group there.
+
+    std::vector<int64_t> y_dims = shape.dims();
+    y_dims[axis] = groups;
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, Shape(y_dims)));
+    const size_t esize = DataTypeSize(x.dtype());
+    const auto* src = static_cast<const char*>(x.raw_data());
+    auto* dst = static_cast<char*>(y->raw_data());
+    for (int64_t pos = 0; pos < groups; ++pos) {
+      const int64_t slice = order[group_start[rank[pos]]];
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(dst + ((o * groups + pos) * inner) * esize,
+                    src + ((o * length + slice) * inner) * esize,
+                    static_cast<size_t>(inner) * esize);
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * first,
+                          ctx.AllocateOutputUninitialized(1, Shape{groups}));
+    WEFT_ASSIGN_OR_RETURN(Tensor * inverse,
+                          ctx.AllocateOutputUninitialized(2, Shape{length}));
+    WEFT_ASSIGN_OR_RETURN(Tensor * counts,
+                          ctx.AllocateOutputUninitialized(3, Shape{groups}));
+    for (int64_t pos = 0; pos < groups; ++pos) {
+      const int64_t g = rank[pos];
+      const int64_t end = g + 1 < groups ? group_start[g + 1] : length;
+      first->data<int64_t>()[pos] = order[group_start[g]];
+      counts->data<int64_t>()[pos] = end - group_start[g];
+      for (int64_t r = group_start[g]; r < end; ++r) {
+        inverse->data<int64_t>()[order[r]] = pos;
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  const int64_t axis_;
+  const bool has_axis_, sorted_;
+};
+
 }  // namespace
 
 void RegisterSequenceIndexOps(OpRegistry& registry) {
@@ -139,6 +241,29 @@ void RegisterSequenceIndexOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "ReverseSequence", KernelFactoryFor<ReverseSequenceKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Unique")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Output(ArgDef::Fixed("indices", DataType::kInt64))
+          .Output(ArgDef::Fixed("inverse_indices", DataType::kInt64))
+          .Output(ArgDef::Fixed("counts", DataType::kInt64))
+          .Attr("T", AttrType::kType)
+          .Attr("axis", AttrType::kInt, int64_t{0})
+          // ONNX tells "no axis" (flatten first) by the attribute's absence;
+          // the importer sets this.
+          .Attr("has_axis", AttrType::kInt, int64_t{1})
+          .Attr("sorted", AttrType::kInt, int64_t{1})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            for (int i = 0; i < ctx.num_outputs(); ++i) {
+              ctx.set_output(i, PartialShape::UnknownRank());
+            }
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Unique", KernelFactoryFor<UniqueKernel>()));
 }
 
 }  // namespace weft::internal

@@ -70,5 +70,44 @@ TEST(SequenceIndexOpsTest, ReverseSequenceReversesEachPrefix) {
               HasSubstr("sequence_lens[0] = 3 is outside [0, 2]"));
 }
 
+// NumPy's unique with every return_*: sorted, or in order of first
+// occurrence; along an axis, whole slices compare lexicographically.
+TEST(SequenceIndexOpsTest, UniqueValuesFirstIndicesInverseAndCounts) {
+  Graph g;
+  const std::string x =
+      g.Const("x", Tensor::FromVector<float>({6}, {2, 1, 1, 3, 4, 3}));
+  const std::string m =
+      g.Const("m", Tensor::FromVector<int32_t>({3, 2}, {1, 0, 0, 1, 1, 0}));
+  ASSERT_TRUE(
+      g.AddNode({"sorted", "Unique", {x}, {{"has_axis", int64_t{0}}}, ""})
+          .ok());
+  ASSERT_TRUE(g.AddNode({"seen",
+                         "Unique",
+                         {x},
+                         {{"has_axis", int64_t{0}}, {"sorted", int64_t{0}}},
+                         ""})
+                  .ok());
+  ASSERT_TRUE(
+      g.AddNode({"rows", "Unique", {m}, {{"axis", int64_t{0}}}, ""}).ok());
+  auto session = test::MustCreate(g, test::PerSessionOptions(2, 2));
+  auto out = test::MustRun(
+      *session, {"sorted", "sorted:1", "sorted:2", "sorted:3", "seen", "seen:1",
+                 "seen:2", "rows", "rows:2", "rows:3"});
+  EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(test::Values<int64_t>(out[1]), (std::vector<int64_t>{1, 0, 3, 4}));
+  EXPECT_EQ(test::Values<int64_t>(out[2]),
+            (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
+  EXPECT_EQ(test::Values<int64_t>(out[3]), (std::vector<int64_t>{2, 1, 2, 1}));
+  EXPECT_EQ(test::Values<float>(out[4]), (std::vector<float>{2, 1, 3, 4}));
+  EXPECT_EQ(test::Values<int64_t>(out[5]), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(test::Values<int64_t>(out[6]),
+            (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  // Rows [1, 0], [0, 1], [1, 0]: two distinct, [0, 1] first when sorted.
+  EXPECT_EQ(out[7].shape(), (Shape{2, 2}));
+  EXPECT_EQ(test::Values<int32_t>(out[7]), (std::vector<int32_t>{0, 1, 1, 0}));
+  EXPECT_EQ(test::Values<int64_t>(out[8]), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(test::Values<int64_t>(out[9]), (std::vector<int64_t>{1, 2}));
+}
+
 }  // namespace
 }  // namespace weft

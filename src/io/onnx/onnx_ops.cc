@@ -282,6 +282,14 @@ Status DynamicQuantizeLinear(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "DynamicQuantizeLinear");
 }
 
+// Unique: up to four outputs; no axis attribute means the flattened input.
+Status Unique(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 4));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Unique"));
+  out->attrs["has_axis"] = int64_t{Attr(n, "axis") != nullptr ? 1 : 0};
+  return Status::OK();
+}
+
 // Upsample (opsets 9 to 10, deprecated for Resize): (X, scales) as Resize
 // at opset 10. Opsets 7 and 8 gave the scales as an attribute.
 Status Upsample(const OnnxNode& n, NodeDef* out) {
@@ -556,6 +564,7 @@ const std::map<std::string, Converter>& Converters() {
         {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
         {"Resize", Resize},
         {"Upsample", Upsample},
+        {"Unique", Unique},
         {"DynamicQuantizeLinear", DynamicQuantizeLinear},
         {"Scatter", Scatter},
         {"RNN", Recurrent},
