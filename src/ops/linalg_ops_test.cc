@@ -52,6 +52,53 @@ TEST(LinalgOpsTest, DetOfABatchNeedsPivotingAndKeepsTheSwapSign) {
       HasSubstr("needs square matrices"));
 }
 
+// Einsum against the same products written out: explicit and implicit
+// outputs, a repeated label (trace), an ellipsis that broadcasts.
+TEST(LinalgOpsTest, EinsumEquations) {
+  auto run = [](const std::string& equation,
+                std::vector<Tensor> inputs) -> StatusOr<Tensor> {
+    Graph g;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      names.push_back(g.Const("in" + std::to_string(i), inputs[i]));
+    }
+    WEFT_RETURN_IF_ERROR(
+        g.AddNode({"y", "Einsum", names, {{"equation", equation}}, ""}));
+    WEFT_ASSIGN_OR_RETURN(auto session,
+                          Session::Create(g, test::PerSessionOptions(2, 2)));
+    std::vector<Tensor> out;
+    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
+    return out[0];
+  };
+  const Tensor a = Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4});
+  const Tensor b = Tensor::FromVector<float>({2, 2}, {5, 6, 7, 8});
+  auto product = run("ij,jk->ik", {a, b});
+  ASSERT_TRUE(product.ok()) << product.status().ToString();
+  EXPECT_EQ(test::Values<float>(*product),
+            (std::vector<float>{19, 22, 43, 50}));
+  auto implicit = run("ij, jk", {a, b});  // Output "ik": letters used once.
+  ASSERT_TRUE(implicit.ok());
+  EXPECT_EQ(test::Values<float>(*implicit), test::Values<float>(*product));
+  auto trace = run("ii", {a});
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace->shape(), Shape{});
+  EXPECT_EQ(trace->data<float>()[0], 5);
+  // "...j,j->..." over a [2, 2] and a [2]: a matrix-vector product.
+  auto broadcast =
+      run("...j,j->...", {a, Tensor::FromVector<float>({2}, {1, 1})});
+  ASSERT_TRUE(broadcast.ok());
+  EXPECT_EQ(test::Values<float>(*broadcast), (std::vector<float>{3, 7}));
+  EXPECT_THAT(run("ij,jk->ik", {a}).status().message(),
+              HasSubstr("has 2 input terms for 1 inputs"));
+  EXPECT_THAT(run("ij,ij->i",
+                  {a, Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6})})
+                  .status()
+                  .message(),
+              HasSubstr("label 'j' is 2 in one place and 3 in another"));
+  EXPECT_THAT(run("i1->i", {a}).status().message(),
+              HasSubstr("'1' is not a letter"));
+}
+
 TEST(LinalgOpsTest, MeanVarianceNormalizationOverTheGivenAxes) {
   // Over axis 1 of [[1, 3], [2, 2]]: row 0 has mean 2, std 1; row 1 has
   // std 0, so it becomes 0 (the 1e-9 keeps it finite).

@@ -53,6 +53,7 @@ constexpr Summary kSummaries[] = {
     {"Dropout", "identity at inference; optional mask of ones"},
     {"DynamicQuantizeLinear",
      "float to uint8 with the scale and zero point of its range"},
+    {"Einsum", "sum of products over labelled axes, as in NumPy einsum"},
     {"Elu", "exponential linear unit"},
     {"Equal", "a == b with broadcasting"},
     {"Erf", "error function, element-wise"},
