@@ -75,6 +75,7 @@ void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);
+void RegisterGridSampleOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

@@ -73,6 +73,8 @@ constexpr Summary kSummaries[] = {
     {"GlobalMaxPool", "maximum over all spatial positions"},
     {"Greater", "a > b with broadcasting"},
     {"GreaterOrEqual", "a >= b with broadcasting"},
+    {"GridSample",
+     "sample an image at grid points (bilinear, nearest, bicubic)"},
     {"HammingWindow", "Hamming window of a given size (periodic or symmetric)"},
     {"HannWindow", "Hann window of a given size (periodic or symmetric)"},
     {"HardSigmoid", "max(0, min(1, alpha x + beta))"},

@@ -31,6 +31,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);
   RegisterDetectionOps(registry);
+  RegisterGridSampleOps(registry);
 }
 
 }  // namespace weft::internal

@@ -1,0 +1,224 @@
+// GridSample (ONNX opset 16, PyTorch's grid_sample in 2-D): output pixel
+// (n, c, h, w) samples X[n, c] at the point grid[n, h, w] = (x, y), given
+// in [-1, 1] from the left/top to the right/bottom edge (align_corners = 0:
+// pixel edges; 1: pixel centres). `mode` is bilinear, nearest (ties to
+// even) or bicubic (A = -0.75); `padding_mode` says what lies outside:
+// zeros, the border pixel, or the image reflected. Each output element is
+// computed by one thread from the same reads, so results do not depend on
+// the thread count.
+#include <cmath>
+#include <string>
+
+#include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+enum class SampleMode { kBilinear, kNearest, kBicubic };
+enum class Padding { kZeros, kBorder, kReflection };
+
+StatusOr<SampleMode> ParseMode(const std::string& mode) {
+  if (mode == "bilinear") return SampleMode::kBilinear;
+  if (mode == "nearest") return SampleMode::kNearest;
+  if (mode == "bicubic") return SampleMode::kBicubic;
+  return InvalidArgumentError("mode '" + mode +
+                              "' is not bilinear, nearest or bicubic");
+}
+
+StatusOr<Padding> ParsePadding(const std::string& padding) {
+  if (padding == "zeros") return Padding::kZeros;
+  if (padding == "border") return Padding::kBorder;
+  if (padding == "reflection") return Padding::kReflection;
+  return InvalidArgumentError("padding_mode '" + padding +
+                              "' is not zeros, border or reflection");
+}
+
+// One axis of the image: `size` pixels.
+class Axis {
+ public:
+  Axis(int64_t size, bool align_corners, Padding padding)
+      : size_(size), align_corners_(align_corners), padding_(padding) {}
+
+  // The pixel coordinate of a grid value in [-1, 1].
+  float Unnormalize(float g) const {
+    const auto n = static_cast<float>(size_);
+    return align_corners_ ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2;
+  }
+
+  // A coordinate moved inside the image as the padding mode says (zeros:
+  // unchanged; out-of-range reads then give 0).
+  float Pad(float coord) const {
+    const auto n = static_cast<float>(size_);
+    if (padding_ == Padding::kBorder) return Clip(coord);
+    if (padding_ == Padding::kReflection) {
+      coord = align_corners_ ? Reflect(coord, 0, 2 * (n - 1))
+                             : Reflect(coord, -1, 2 * n - 1);
+      return Clip(coord);
+    }
+    return coord;
+  }
+
+  bool Inside(int64_t i) const { return i >= 0 && i < size_; }
+
+ private:
+  float Clip(float coord) const {
+    return std::min(static_cast<float>(size_ - 1), std::max(coord, 0.f));
+  }
+  // Reflects into [twice_low / 2, twice_high / 2] as often as it takes.
+  static float Reflect(float coord, float twice_low, float twice_high) {
+    if (twice_low == twice_high) return 0;
+    const float low = twice_low / 2;
+    const float span = (twice_high - twice_low) / 2;
+    coord = std::fabs(coord - low);
+    const float extra = std::fmod(coord, span);
+    const auto flips = static_cast<int64_t>(std::floor(coord / span));
+    return flips % 2 == 0 ? extra + low : span - extra + low;
+  }
+
+  int64_t size_;
+  bool align_corners_;
+  Padding padding_;
+};
+
+// Keys' cubic convolution weights for the taps at -1, 0, 1, 2 from the
+// floor of a coordinate `t` past it (PyTorch's A = -0.75).
+void CubicWeights(float t, float w[4]) {
+  constexpr float kA = -0.75f;
+  auto near = [](float x) { return ((kA + 2) * x - (kA + 3)) * x * x + 1; };
+  auto far = [](float x) {
+    return ((kA * x - 5 * kA) * x + 8 * kA) * x - 4 * kA;
+  };
+  w[0] = far(t + 1);
+  w[1] = near(t);
+  w[2] = near(1 - t);
+  w[3] = far(2 - t);
+}
+
+class GridSampleKernel : public OpKernel {
+ public:
+  explicit GridSampleKernel(const KernelConstruction& c)
+      : align_corners_(c.attr<int64_t>("align_corners") != 0),
+        mode_text_(c.attr<std::string>("mode")),
+        padding_text_(c.attr<std::string>("padding_mode")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(SampleMode mode, ParseMode(mode_text_));
+    WEFT_ASSIGN_OR_RETURN(Padding padding, ParsePadding(padding_text_));
+    const Tensor& x = ctx.input(0);
+    const Tensor& grid = ctx.input(1);
+    const Shape& xs = x.shape();
+    const Shape& gs = grid.shape();
+    if (xs.rank() != 4 || gs.rank() != 4 || gs.dim(3) != 2 ||
+        gs.dim(0) != xs.dim(0)) {
+      return InvalidArgumentError(
+          "X must be [N, C, H, W] and grid [N, H_out, W_out, 2]; got " +
+          xs.ToString() + " and " + gs.ToString());
+    }
+    const int64_t batch = xs.dim(0), channels = xs.dim(1), height = xs.dim(2),
+                  width = xs.dim(3), out_h = gs.dim(1), out_w = gs.dim(2);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(
+                              0, Shape{batch, channels, out_h, out_w}));
+    const Axis along_x(width, align_corners_, padding);
+    const Axis along_y(height, align_corners_, padding);
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      if constexpr (!std::is_floating_point_v<T>) {
+        return InvalidArgumentError("X must be float32 or float64");
+      } else {
+        const T* in = x.data<T>();
+        const T* g = grid.data<T>();
+        T* out = y->data<T>();
+        const int64_t plane = out_h * out_w;
+        const double cost = mode == SampleMode::kBicubic ? 40.0 : 10.0;
+        ctx.ParallelFor(
+            batch * plane, cost * static_cast<double>(channels),
+            [&](int64_t begin, int64_t end) {
+              for (int64_t p = begin; p < end; ++p) {
+                const int64_t n = p / plane, pixel = p % plane;
+                const float gx = static_cast<float>(g[p * 2]);
+                const float gy = static_cast<float>(g[p * 2 + 1]);
+                for (int64_t c = 0; c < channels; ++c) {
+                  const T* image = in + (n * channels + c) * height * width;
+                  // A pixel, 0 outside the image (after padding's move).
+                  auto at = [&](int64_t ix, int64_t iy) -> float {
+                    if (!along_x.Inside(ix) || !along_y.Inside(iy)) return 0;
+                    return static_cast<float>(image[iy * width + ix]);
+                  };
+                  float value = 0;
+                  if (mode == SampleMode::kBicubic) {
+                    // Taps around the unpadded point, each moved by padding.
+                    const float fx = along_x.Unnormalize(gx);
+                    const float fy = along_y.Unnormalize(gy);
+                    const float x0 = std::floor(fx), y0 = std::floor(fy);
+                    float wx[4], wy[4];
+                    CubicWeights(fx - x0, wx);
+                    CubicWeights(fy - y0, wy);
+                    auto tap = [&](float tx, float ty) {
+                      const float px = along_x.Pad(tx), py = along_y.Pad(ty);
+                      return at(static_cast<int64_t>(px),
+                                static_cast<int64_t>(py));
+                    };
+                    for (int j = 0; j < 4; ++j) {
+                      float row = 0;
+                      for (int i = 0; i < 4; ++i) {
+                        row += wx[i] * tap(x0 - 1 + static_cast<float>(i),
+                                           y0 - 1 + static_cast<float>(j));
+                      }
+                      value += wy[j] * row;
+                    }
+                  } else {
+                    const float fx = along_x.Pad(along_x.Unnormalize(gx));
+                    const float fy = along_y.Pad(along_y.Unnormalize(gy));
+                    if (mode == SampleMode::kNearest) {
+                      value = at(static_cast<int64_t>(std::nearbyint(fx)),
+                                 static_cast<int64_t>(std::nearbyint(fy)));
+                    } else {
+                      const float x0 = std::floor(fx), y0 = std::floor(fy);
+                      const float tx = fx - x0, ty = fy - y0;
+                      const auto ix = static_cast<int64_t>(x0);
+                      const auto iy = static_cast<int64_t>(y0);
+                      value = at(ix, iy) * (1 - tx) * (1 - ty) +
+                              at(ix + 1, iy) * tx * (1 - ty) +
+                              at(ix, iy + 1) * (1 - tx) * ty +
+                              at(ix + 1, iy + 1) * tx * ty;
+                    }
+                  }
+                  out[(n * channels + c) * plane + pixel] =
+                      static_cast<T>(value);
+                }
+              }
+            });
+        return Status::OK();
+      }
+    });
+  }
+
+ private:
+  const bool align_corners_;
+  const std::string mode_text_, padding_text_;
+};
+
+}  // namespace
+
+void RegisterGridSampleOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("GridSample")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("grid", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("align_corners", AttrType::kInt, int64_t{0})
+          .Attr("mode", AttrType::kString, std::string("bilinear"))
+          .Attr("padding_mode", AttrType::kString, std::string("zeros"))
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            ctx.set_output(0, PartialShape({-1, -1, -1, -1}));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "GridSample", KernelFactoryFor<GridSampleKernel>()));
+}
+
+}  // namespace weft::internal

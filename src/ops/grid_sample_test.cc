@@ -1,0 +1,81 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::HasSubstr;
+
+StatusOr<Tensor> Sample(Tensor x, Tensor grid, AttrMap attrs) {
+  Graph g;
+  const std::string in = g.Const("x", std::move(x));
+  const std::string at = g.Const("grid", std::move(grid));
+  WEFT_RETURN_IF_ERROR(
+      g.AddNode({"y", "GridSample", {in, at}, std::move(attrs), ""}));
+  std::vector<Tensor> results;
+  for (int threads : {1, 2}) {
+    WEFT_ASSIGN_OR_RETURN(
+        auto session,
+        Session::Create(g, test::PerSessionOptions(threads, threads)));
+    std::vector<Tensor> out;
+    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
+    results.push_back(out[0]);
+  }
+  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
+  return results[0];
+}
+
+// A 1 x 1 x 2 x 2 image [[0, 1], [2, 3]] sampled at its centre, at a pixel
+// centre and outside on the right, with align_corners = 1 (-1 and 1 are
+// the corner pixels' centres).
+TEST(GridSampleTest, ModesAndPaddingAtKnownPoints) {
+  const Tensor image = Tensor::FromVector<float>({1, 1, 2, 2}, {0, 1, 2, 3});
+  const Tensor grid = Tensor::FromVector<float>(
+      {1, 1, 3, 2}, {0, 0, /*pixel (1, 0)*/ 1, -1, /*outside*/ 3, -1});
+  auto bilinear = Sample(image, grid, {{"align_corners", int64_t{1}}});
+  ASSERT_TRUE(bilinear.ok()) << bilinear.status().ToString();
+  EXPECT_EQ(bilinear->shape(), (Shape{1, 1, 1, 3}));
+  EXPECT_EQ(test::Values<float>(*bilinear), (std::vector<float>{1.5f, 1, 0}));
+  auto border = Sample(
+      image, grid,
+      {{"align_corners", int64_t{1}}, {"padding_mode", std::string("border")}});
+  ASSERT_TRUE(border.ok());
+  EXPECT_EQ(test::Values<float>(*border), (std::vector<float>{1.5f, 1, 1}));
+  // x = 3 reflects about the right edge (x = 1) to x = -1: pixel (0, 0).
+  auto reflection = Sample(image, grid,
+                           {{"align_corners", int64_t{1}},
+                            {"padding_mode", std::string("reflection")}});
+  ASSERT_TRUE(reflection.ok());
+  EXPECT_EQ(test::Values<float>(*reflection), (std::vector<float>{1.5f, 1, 0}));
+  // Nearest: the centre (0.5, 0.5) rounds to even, pixel (0, 0).
+  auto nearest =
+      Sample(image, grid,
+             {{"align_corners", int64_t{1}}, {"mode", std::string("nearest")}});
+  ASSERT_TRUE(nearest.ok());
+  EXPECT_EQ(test::Values<float>(*nearest), (std::vector<float>{0, 1, 0}));
+  // Bicubic reproduces a pixel exactly at its centre.
+  auto bicubic =
+      Sample(image, grid,
+             {{"align_corners", int64_t{1}}, {"mode", std::string("bicubic")}});
+  ASSERT_TRUE(bicubic.ok());
+  EXPECT_NEAR(test::Values<float>(*bicubic)[1], 1.0f, 1e-6);
+}
+
+TEST(GridSampleTest, BadShapesAndModesAreErrors) {
+  const Tensor image = Tensor::FromVector<float>({1, 1, 2, 2}, {0, 1, 2, 3});
+  EXPECT_THAT(
+      Sample(image, Tensor::FromVector<float>({1, 1, 1, 3}, {0, 0, 0}), {})
+          .status()
+          .message(),
+      HasSubstr("grid [N, H_out, W_out, 2]"));
+  EXPECT_THAT(Sample(image, Tensor::FromVector<float>({1, 1, 1, 2}, {0, 0}),
+                     {{"mode", std::string("linear")}})
+                  .status()
+                  .message(),
+              HasSubstr("mode 'linear' is not bilinear, nearest or bicubic"));
+}
+
+}  // namespace
+}  // namespace weft
