@@ -9,22 +9,8 @@ namespace {
 using ::testing::HasSubstr;
 
 StatusOr<Tensor> Sample(Tensor x, Tensor grid, AttrMap attrs) {
-  Graph g;
-  const std::string in = g.Const("x", std::move(x));
-  const std::string at = g.Const("grid", std::move(grid));
-  WEFT_RETURN_IF_ERROR(
-      g.AddNode({"y", "GridSample", {in, at}, std::move(attrs), ""}));
-  std::vector<Tensor> results;
-  for (int threads : {1, 2}) {
-    WEFT_ASSIGN_OR_RETURN(
-        auto session,
-        Session::Create(g, test::PerSessionOptions(threads, threads)));
-    std::vector<Tensor> out;
-    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
-    results.push_back(out[0]);
-  }
-  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
-  return results[0];
+  return test::RunOneOutput("GridSample", {std::move(x), std::move(grid)},
+                            std::move(attrs));
 }
 
 // A 1 x 1 x 2 x 2 image [[0, 1], [2, 3]] sampled at its centre, at a pixel

@@ -10,22 +10,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Runs op on x with intra 1 and 2 (bitwise equal) and returns the output.
 StatusOr<Tensor> RunOne(const std::string& op, Tensor x, AttrMap attrs = {}) {
-  Graph g;
-  const std::string in = g.Const("x", std::move(x));
-  WEFT_RETURN_IF_ERROR(g.AddNode({"y", op, {in}, std::move(attrs), ""}));
-  std::vector<Tensor> results;
-  for (int threads : {1, 2}) {
-    WEFT_ASSIGN_OR_RETURN(
-        auto session,
-        Session::Create(g, test::PerSessionOptions(threads, threads)));
-    std::vector<Tensor> out;
-    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
-    results.push_back(out[0]);
-  }
-  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
-  return results[0];
+  return test::RunOneOutput(op, {std::move(x)}, std::move(attrs));
 }
 
 TEST(LinalgOpsTest, DetOfABatchNeedsPivotingAndKeepsTheSwapSign) {
@@ -55,20 +41,9 @@ TEST(LinalgOpsTest, DetOfABatchNeedsPivotingAndKeepsTheSwapSign) {
 // Einsum against the same products written out: explicit and implicit
 // outputs, a repeated label (trace), an ellipsis that broadcasts.
 TEST(LinalgOpsTest, EinsumEquations) {
-  auto run = [](const std::string& equation,
-                std::vector<Tensor> inputs) -> StatusOr<Tensor> {
-    Graph g;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      names.push_back(g.Const("in" + std::to_string(i), inputs[i]));
-    }
-    WEFT_RETURN_IF_ERROR(
-        g.AddNode({"y", "Einsum", names, {{"equation", equation}}, ""}));
-    WEFT_ASSIGN_OR_RETURN(auto session,
-                          Session::Create(g, test::PerSessionOptions(2, 2)));
-    std::vector<Tensor> out;
-    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
-    return out[0];
+  auto run = [](const std::string& equation, std::vector<Tensor> inputs) {
+    return test::RunOneOutput("Einsum", std::move(inputs),
+                              {{"equation", equation}});
   };
   const Tensor a = Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4});
   const Tensor b = Tensor::FromVector<float>({2, 2}, {5, 6, 7, 8});

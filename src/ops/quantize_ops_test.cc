@@ -10,32 +10,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Builds y = op(inputs...) from constants and runs it with intra 1 and 2
-// (bitwise equal); returns every output.
+// y = op(inputs...) at one and two threads (bitwise equal): y's first
+// `outputs` outputs.
 StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
-                                    std::vector<Tensor> inputs, int outputs = 1,
-                                    AttrMap attrs = {}) {
-  Graph g;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    names.push_back(g.Const("in" + std::to_string(i), std::move(inputs[i])));
-  }
-  WEFT_RETURN_IF_ERROR(g.AddNode({"y", op, names, std::move(attrs), ""}));
-  std::vector<std::string> fetches = {"y"};
-  for (int i = 1; i < outputs; ++i) fetches.push_back("y:" + std::to_string(i));
-  std::vector<std::vector<Tensor>> results;
-  for (int threads : {1, 2}) {
-    WEFT_ASSIGN_OR_RETURN(
-        auto session,
-        Session::Create(g, test::PerSessionOptions(threads, threads)));
-    std::vector<Tensor> out;
-    WEFT_RETURN_IF_ERROR(session->Run({}, fetches, {}, &out));
-    results.push_back(std::move(out));
-  }
-  for (size_t i = 0; i < results[0].size(); ++i) {
-    EXPECT_TRUE(results[0][i].BitwiseEqual(results[1][i])) << op << " " << i;
-  }
-  return results[0];
+                                    std::vector<Tensor> inputs,
+                                    int outputs = 1) {
+  return test::RunOneNode(op, std::move(inputs), {}, outputs);
 }
 
 Tensor F(std::vector<int64_t> dims, std::vector<float> v) {

@@ -10,22 +10,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Runs op on x with intra 1 and 2 (bitwise equal) and returns the output.
 StatusOr<Tensor> RunOne(const std::string& op, Tensor x, AttrMap attrs = {}) {
-  Graph g;
-  const std::string in = g.Const("x", std::move(x));
-  WEFT_RETURN_IF_ERROR(g.AddNode({"y", op, {in}, std::move(attrs), ""}));
-  std::vector<Tensor> results;
-  for (int threads : {1, 2}) {
-    WEFT_ASSIGN_OR_RETURN(
-        auto session,
-        Session::Create(g, test::PerSessionOptions(threads, threads)));
-    std::vector<Tensor> out;
-    WEFT_RETURN_IF_ERROR(session->Run({}, {"y"}, {}, &out));
-    results.push_back(out[0]);
-  }
-  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
-  return results[0];
+  return test::RunOneOutput(op, {std::move(x)}, std::move(attrs));
 }
 
 TEST(SequenceIndexOpsTest, NonZeroListsIndicesInRowMajorOrder) {

@@ -11,23 +11,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Runs one window op of `size` with `attrs`; both thread settings must give
-// the same bits.
+// One window op of `size`, at one and two threads (bitwise equal).
 StatusOr<Tensor> Window(const std::string& op, Tensor size, AttrMap attrs) {
-  Graph g;
-  const std::string s = g.Const("size", std::move(size));
-  WEFT_RETURN_IF_ERROR(g.AddNode({"w", op, {s}, std::move(attrs), ""}));
-  std::vector<Tensor> results;
-  for (int threads : {1, 2}) {
-    WEFT_ASSIGN_OR_RETURN(
-        auto session,
-        Session::Create(g, test::PerSessionOptions(threads, threads)));
-    std::vector<Tensor> out;
-    WEFT_RETURN_IF_ERROR(session->Run({}, {"w"}, {}, &out));
-    results.push_back(out[0]);
-  }
-  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
-  return results[0];
+  return test::RunOneOutput(op, {std::move(size)}, std::move(attrs));
 }
 
 Tensor Int64Scalar(int64_t v) { return Tensor::FromVector<int64_t>({}, {v}); }

@@ -66,6 +66,55 @@ inline RunMetadata MustRunTraced(Session& session,
   return metadata;
 }
 
+// Runs `fetches` of `graph` at (inter, intra) = (1, 1) and (2, 2); the
+// two must agree bit for bit (a test failure otherwise). Returns the first
+// Run's tensors, or the first error (graph, session or Run).
+inline StatusOr<std::vector<Tensor>> RunAtOneAndTwoThreads(
+    const Graph& graph, const std::vector<std::string>& fetches) {
+  std::vector<std::vector<Tensor>> results;
+  for (int threads : {1, 2}) {
+    WEFT_RETURN_IF_ERROR(graph.status());
+    WEFT_ASSIGN_OR_RETURN(
+        auto session,
+        Session::Create(graph, PerSessionOptions(threads, threads)));
+    std::vector<Tensor> out;
+    WEFT_RETURN_IF_ERROR(session->Run({}, fetches, {}, &out));
+    results.push_back(std::move(out));
+  }
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    EXPECT_TRUE(results[0][i].BitwiseEqual(results[1][i])) << fetches[i];
+  }
+  return std::move(results[0]);
+}
+
+// A graph of constants `inputs` ("in0", "in1", ...) and one node "y" of
+// `op` over them, run by RunAtOneAndTwoThreads; returns y's first
+// `outputs` outputs.
+inline StatusOr<std::vector<Tensor>> RunOneNode(const std::string& op,
+                                                std::vector<Tensor> inputs,
+                                                AttrMap attrs = {},
+                                                int outputs = 1) {
+  Graph graph;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    names.push_back(
+        graph.Const("in" + std::to_string(i), std::move(inputs[i])));
+  }
+  WEFT_RETURN_IF_ERROR(graph.AddNode({"y", op, names, std::move(attrs), ""}));
+  std::vector<std::string> fetches = {"y"};
+  for (int i = 1; i < outputs; ++i) fetches.push_back("y:" + std::to_string(i));
+  return RunAtOneAndTwoThreads(graph, fetches);
+}
+
+// RunOneNode for y's first output alone.
+inline StatusOr<Tensor> RunOneOutput(const std::string& op,
+                                     std::vector<Tensor> inputs,
+                                     AttrMap attrs = {}) {
+  WEFT_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                        RunOneNode(op, std::move(inputs), std::move(attrs)));
+  return std::move(out[0]);
+}
+
 template <class T>
 std::vector<T> Values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
