@@ -8,24 +8,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// NonMaxSuppression over boxes, scores and the optional limits, at one
+// and two threads (bitwise equal).
 StatusOr<Tensor> Nms(Tensor boxes, Tensor scores, std::vector<Tensor> limits,
                      int64_t center_point_box = 0) {
-  Graph g;
-  std::vector<std::string> inputs = {g.Const("boxes", std::move(boxes)),
-                                     g.Const("scores", std::move(scores))};
-  for (size_t i = 0; i < limits.size(); ++i) {
-    inputs.push_back(g.Const("limit" + std::to_string(i), limits[i]));
-  }
-  WEFT_RETURN_IF_ERROR(g.AddNode({"nms",
-                                  "NonMaxSuppression",
-                                  inputs,
-                                  {{"center_point_box", center_point_box}},
-                                  ""}));
-  WEFT_ASSIGN_OR_RETURN(auto session,
-                        Session::Create(g, test::PerSessionOptions(2, 2)));
-  std::vector<Tensor> out;
-  WEFT_RETURN_IF_ERROR(session->Run({}, {"nms"}, {}, &out));
-  return out[0];
+  std::vector<Tensor> inputs = {std::move(boxes), std::move(scores)};
+  for (Tensor& limit : limits) inputs.push_back(std::move(limit));
+  return test::RunOneOutput("NonMaxSuppression", std::move(inputs),
+                            {{"center_point_box", center_point_box}});
 }
 
 Tensor Int64Scalar(int64_t v) { return Tensor::FromVector<int64_t>({}, {v}); }

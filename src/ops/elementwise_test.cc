@@ -115,15 +115,10 @@ TEST(ElementwiseTest, PowWithAnExponentOfAnotherDtype) {
   ASSERT_TRUE(g.AddNode({"i32_i32", "Pow", {i32, i32}, {}, ""}).ok());
   ASSERT_TRUE(g.AddNode({"wrap", "Pow", {big, e}, {}, ""}).ok());
   ASSERT_TRUE(g.AddNode({"i64_f", "Pow", {big, half}, {}, ""}).ok());
-  auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
-  auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
-  const std::vector<std::string> fetches = {"f_i32", "f_u64", "i32_i32", "wrap",
-                                            "i64_f"};
-  auto out = test::MustRun(*serial, fetches);
-  auto again = test::MustRun(*parallel, fetches);
-  for (size_t i = 0; i < out.size(); ++i) {
-    EXPECT_TRUE(out[i].BitwiseEqual(again[i])) << fetches[i];
-  }
+  auto run = test::RunAtOneAndTwoThreads(
+      g, {"f_i32", "f_u64", "i32_i32", "wrap", "i64_f"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::vector<Tensor>& out = *run;
   EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{1, 32, 729}));
   EXPECT_EQ(test::Values<float>(out[1]), (std::vector<float>{1, 32, 729}));
   EXPECT_EQ(test::Values<int32_t>(out[2]),

@@ -279,6 +279,12 @@ void IntegerProduct(KernelContext& ctx, const ProductShape& p, const QA* a,
                     const QB* b, const QA* a_zero, int64_t a_zeros,
                     const QB* b_zero, int64_t b_zeros, Emit emit) {
   const double cost = static_cast<double>(p.k * p.n);
+  // B's zero point per column, spread out once rather than chosen per term.
+  std::vector<int32_t> b_zero_of(static_cast<size_t>(p.n), 0);
+  if (b_zero != nullptr) {
+    for (int64_t j = 0; j < p.n; ++j)
+      b_zero_of[j] = b_zero[b_zeros == 1 ? 0 : j];
+  }
   ctx.ParallelFor(p.batches * p.m, cost, [&](int64_t begin, int64_t end) {
     std::vector<int32_t> row(static_cast<size_t>(p.n));
     for (int64_t r = begin; r < end; ++r) {
@@ -291,8 +297,7 @@ void IntegerProduct(KernelContext& ctx, const ProductShape& p, const QA* a,
         const int32_t av = static_cast<int32_t>(a_row[kk]) - az;
         const QB* b_row = b_mat + kk * p.n;
         for (int64_t j = 0; j < p.n; ++j) {
-          const int32_t bz = b_zero ? b_zero[b_zeros == 1 ? 0 : j] : 0;
-          row[j] += av * (static_cast<int32_t>(b_row[j]) - bz);
+          row[j] += av * (static_cast<int32_t>(b_row[j]) - b_zero_of[j]);
         }
       }
       emit(r, i, row);

@@ -139,11 +139,6 @@ class UniqueKernel : public OpKernel {
     const int64_t inner = DimProduct(shape, axis + 1, shape.rank());
     std::vector<int64_t> order(static_cast<size_t>(length));
     std::iota(order.begin(), order.end(), 0);
-    auto compare = [&](auto less) {
-      // Stable: equal slices stay in index order, so a group's first entry
-      // is its first occurrence.
-      std::stable_sort(order.begin(), order.end(), less);
-    };
     std::vector<int64_t> group_start;  // In `order`, where each group begins.
     DispatchDtype(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
@@ -159,7 +154,9 @@ class UniqueKernel : public OpKernel {
         }
         return false;
       };
-      compare(less);
+      // Stable: equal slices stay in index order, so a group's first entry
+      // is its first occurrence.
+      std::stable_sort(order.begin(), order.end(), less);
       for (int64_t r = 0; r < length; ++r) {
         if (r == 0 || less(order[r - 1], order[r])) group_start.push_back(r);
       }

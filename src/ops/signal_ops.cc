@@ -55,14 +55,17 @@ class WindowKernel : public OpKernel {
     return DispatchNumeric(y->dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       T* out = y->data<T>();
+      if (period == 0) {
+        // A symmetric window of one point, where ONNX's reference divides
+        // by zero: 1, as in PyTorch's windows.
+        if (size == 1) out[0] = T(1);
+        return Status::OK();
+      }
       for (int64_t n = 0; n < size; ++n) {
         const double x = 2 * std::numbers::pi * static_cast<double>(n) / period;
         out[n] = static_cast<T>(kSum.a0 - kSum.a1 * std::cos(x) +
                                 kSum.a2 * std::cos(2 * x));
       }
-      // A symmetric window of one point has period 0, where ONNX's
-      // reference divides by zero; it is 1, as in PyTorch's windows.
-      if (period == 0 && size == 1) out[0] = T(1);
       return Status::OK();
     });
   }
