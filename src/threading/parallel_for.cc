@@ -151,7 +151,7 @@ class alignas(64) ParallelForJob final : public internal::Task {
   }
 
   // Drops the references of `count` helper entries that will never exist or
-  // run (withdrawn from an inbox or the advertisement slot, or never
+  // run (withdrawn from an inbox or an advertisement slot, or never
   // placed). Returns true when the caller is then the sole owner.
   // REQUIRES: the caller's own reference is still held.
   bool ForgetEntries(int count) {
@@ -331,7 +331,7 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
   const internal::PoolCore::Copies placed =
       core.ScheduleCopies(job, helpers, inboxes);
   bool advertised = advertise && core.Advertise(job);
-  if (advertise && !advertised) job->ForgetEntries(1);  // Slot taken.
+  if (advertise && !advertised) job->ForgetEntries(1);  // Every slot taken.
   if (advertised && core_freed()) core.ScheduleOwnAdvert(job);
   job->RunFirstBlock();
   job->RunBlocks();

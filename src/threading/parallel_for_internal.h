@@ -23,7 +23,7 @@ namespace weft::internal {
 // freed after max_helpers was decided but before then found nothing to
 // schedule, so if it says a core is free now, the call schedules its own
 // advertisement. (A lost wake-up otherwise: the freeing thread's release of
-// its core and look at the slot, and this call's posting and look at the
+// its core and look at the slots, and this call's posting and look at the
 // budget, are each ordered seq_cst, so one of the two sees the other.)
 inline constexpr double kLateHelperMinNs = 200'000;
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
