@@ -5,13 +5,13 @@
 //   build/bin/weft_kernels_bench --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 #include <omp.h>
 
 #include <cmath>
 #include <memory>
 #include <vector>
 
+#include "openblas_peer.h"
 #include "weft/weft.h"
 
 namespace {
@@ -63,6 +63,11 @@ void BM_MatMul_Weft(benchmark::State& state) {
 
 // args: n, OpenBLAS threads.
 void BM_MatMul_OpenBLAS(benchmark::State& state) {
+  if (const std::string why = weft_bench::CblasSgemmIsNotOpenBlas();
+      !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
   const int64_t n = state.range(0);
   openblas_set_num_threads(static_cast<int>(state.range(1)));
   const weft::Tensor a = RandomMatrix(n, 1), b = RandomMatrix(n, 2);

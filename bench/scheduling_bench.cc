@@ -16,7 +16,6 @@
 //
 // bench/compare prints the grid's ratios (scheduling issue, items 3 to 5).
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -27,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "openblas_peer.h"
 #include "weft/weft.h"
 
 namespace {
@@ -162,6 +162,11 @@ void Join(const float* a, const float* b, std::vector<float>* sum) {
 
 // (i) Two OpenMP sections, each a single-threaded BLAS chain.
 void BM_Branches_OmpSections(benchmark::State& state) {
+  if (const std::string why = weft_bench::CblasSgemmIsNotOpenBlas();
+      !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
   openblas_set_num_threads(1);
   BranchData data;
   std::vector<float> sum(kSize * kSize);
@@ -181,6 +186,11 @@ void BM_Branches_OmpSections(benchmark::State& state) {
 
 // (ii) One thread, every product on 2-thread BLAS, in sequence.
 void BM_Branches_BlasTwoThreads(benchmark::State& state) {
+  if (const std::string why = weft_bench::CblasSgemmIsNotOpenBlas();
+      !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
   openblas_set_num_threads(2);
   BranchData data;
   std::vector<float> sum(kSize * kSize);

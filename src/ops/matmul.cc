@@ -3,18 +3,19 @@
 // (ONNX: Y = alpha * op(A) op(B) + beta * C).
 //
 // The output of each 2-D product is cut into tiles (ChooseTiles) that threads
-// claim through ParallelFor; each tile is one single-threaded Eigen product
-// over the full inner dimension. Why this is deterministic: a tile's shape,
-// and so Eigen's blocking and summation order for each element, depends only
-// on the matrix sizes, never on the thread count or on which thread computes
-// it. Why no thread but weft's computes: Eigen's products use threads only
-// with OpenMP or EIGEN_USE_THREADS, and weft builds with neither
-// (docs/kernels.md).
-#include <Eigen/Core>
+// claim through ParallelFor; each tile is one single-threaded product over
+// the full inner dimension (GemmTile: Eigen or BLIS, chosen per CPU). Why this
+// is deterministic: a tile's shape, and so the kernel's blocking and
+// summation order for each element, depends only on the matrix sizes, never
+// on the thread count or on which thread computes it. Why no thread but
+// weft's computes: Eigen's products use threads only with OpenMP or
+// EIGEN_USE_THREADS, and weft builds with neither; the BLIS build is the
+// serial one (docs/kernels.md).
 #include <algorithm>
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/gemm_tile.h"
 #include "ops/op_util.h"
 
 namespace weft::internal {
@@ -89,39 +90,16 @@ TileShape ChooseTiles(const MatMulDims& d) {
           std::clamp<int64_t>(d.n, 1, kMaxTile)};
 }
 
-template <class T>
-using RowMajor =
-    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using ConstMap =
-    Eigen::Map<const RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
-template <class T>
-using MutableMap =
-    Eigen::Map<RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
-
 // C[r0:r0+rows, c0:c0+cols] = op(A)[r0:r0+rows, :] * op(B)[:, c0:c0+cols]
 // for one matrix of a batch (a, b, c point at that matrix).
 template <class T>
 void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
                   bool tb, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
-  MutableMap<T> out(c + r0 * d.n + c0, rows, cols, Eigen::OuterStride<>(d.n));
   // A is m x k (or k x m when transposed), B is k x n (or n x k), row-major.
-  const ConstMap<T> a_full(a, ta ? d.k : d.m, ta ? d.m : d.k,
-                           Eigen::OuterStride<>(ta ? d.m : d.k));
-  const ConstMap<T> b_full(b, tb ? d.n : d.k, tb ? d.k : d.n,
-                           Eigen::OuterStride<>(tb ? d.k : d.n));
-  if (!ta && !tb) {
-    out.noalias() = a_full.middleRows(r0, rows) * b_full.middleCols(c0, cols);
-  } else if (!ta && tb) {
-    out.noalias() =
-        a_full.middleRows(r0, rows) * b_full.middleRows(c0, cols).transpose();
-  } else if (ta && !tb) {
-    out.noalias() =
-        a_full.middleCols(r0, rows).transpose() * b_full.middleCols(c0, cols);
-  } else {
-    out.noalias() = a_full.middleCols(r0, rows).transpose() *
-                    b_full.middleRows(c0, cols).transpose();
-  }
+  const GemmOperand<T> a_rows{ta ? a + r0 : a + r0 * d.k, ta ? d.m : d.k, ta};
+  const GemmOperand<T> b_cols{tb ? b + c0 * d.k : b + c0, tb ? d.k : d.n, tb};
+  GemmTile(rows, cols, d.k, a_rows, b_cols, c + r0 * d.n + c0, d.n,
+           /*accumulate=*/false);
 }
 
 // What Gemm does to a finished tile: C = alpha * C + beta * bias, with bias
@@ -178,10 +156,9 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
       const int64_t c0 = (t % col_tiles) * tile.cols;
       const int64_t rows = std::min(tile.rows, d.m - r0);
       const int64_t cols = std::min(tile.cols, d.n - c0);
-      if (d.k > 0) {
-        MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d, ta,
-                     tb, r0, rows, c0, cols);
-      }
+      // With k = 0 the tile is zeros, which GemmTile writes too.
+      MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d, ta,
+                   tb, r0, rows, c0, cols);
       if (epilogue.alpha == T(1) && epilogue.bias == nullptr) continue;
       for (int64_t i = r0; i < r0 + rows; ++i) {
         int64_t bias_off = 0, unused = 0;
@@ -217,7 +194,7 @@ class MatMulKernel : public OpKernel {
     std::vector<int64_t> dims = batch.dims();
     dims.push_back(s.d.m);
     dims.push_back(s.d.n);
-    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, Shape(dims)));
+    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputUninitialized(0, Shape(dims)));
     if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
       WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
@@ -238,9 +215,9 @@ class MatMulKernel : public OpKernel {
   const bool tb_;
 };
 
-class GemmKernel : public OpKernel {
+class GemmOpKernel : public OpKernel {
  public:
-  explicit GemmKernel(const KernelConstruction& c)
+  explicit GemmOpKernel(const KernelConstruction& c)
       : alpha_(c.attr<double>("alpha")),
         beta_(c.attr<double>("beta")),
         ta_(c.attr<int64_t>("transA") != 0),
@@ -266,7 +243,7 @@ class GemmKernel : public OpKernel {
       }
       index.emplace(bias->shape(), out_shape, out_shape);
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, out_shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputUninitialized(0, out_shape));
     if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
       WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
@@ -376,7 +353,7 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .SetCostFn(ProductCost)
           .Build()));
   CheckRegistered(
-      registry.RegisterKernel("Gemm", KernelFactoryFor<GemmKernel>()));
+      registry.RegisterKernel("Gemm", KernelFactoryFor<GemmOpKernel>()));
 }
 
 }  // namespace weft::internal

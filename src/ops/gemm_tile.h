@@ -1,0 +1,70 @@
+// The single-threaded matrix product that every product tile of weft runs
+// (MatMul, Gemm, Conv). weft's pools split a product into tiles of fixed
+// shape; this is the kernel inside one tile, taken from a library:
+//
+//   kEigen  Eigen 3.4's product (header-only, any CPU)
+//   kBlis   BLIS, serial build (Debian libblis-serial-dev, linked statically;
+//           it picks its micro-kernel for the CPU at run time)
+//
+// Which one runs is decided once per process from the CPU, never from a
+// timing, so one machine always gives the same bits (docs/kernels.md has the
+// measurements behind the rule). Neither kernel starts a thread.
+#ifndef WEFT_SRC_OPS_GEMM_TILE_H_
+#define WEFT_SRC_OPS_GEMM_TILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace weft::internal {
+
+enum class GemmKernel { kEigen, kBlis };
+
+std::string_view GemmKernelName(GemmKernel kernel);
+std::optional<GemmKernel> ParseGemmKernel(std::string_view name);
+
+// What the CPU rule looks at.
+struct CpuIdentity {
+  bool amd = false;
+  bool intel = false;
+  bool avx2_fma = false;
+};
+CpuIdentity ThisCpu();
+
+// The rule: BLIS on AMD CPUs with AVX2 and FMA (measured faster than Eigen
+// and on par with OpenBLAS there), Eigen elsewhere (measured faster than
+// OpenBLAS on an Intel Xeon).
+GemmKernel GemmKernelForCpu(const CpuIdentity& cpu);
+
+// The kernel of this process: WEFT_GEMM_KERNEL ("eigen" or "blis") when set,
+// for side-by-side measurements; otherwise GemmKernelForCpu(ThisCpu()).
+// Read once; an unknown name is ignored with a warning on stderr.
+GemmKernel ActiveGemmKernel();
+
+// A row-major matrix operand: element (i, j) of the stored matrix is
+// data[i * ld + j]; `transposed` uses the stored matrix's transpose.
+template <class T>
+struct GemmOperand {
+  const T* data;
+  int64_t ld;
+  bool transposed = false;
+};
+
+// C = op(A) * op(B) + (accumulate ? C : 0), with op(A) m x k, op(B) k x n
+// and C m x n row-major with leading dimension ldc. Single-threaded; for a
+// given kernel and shape, each element's summation order is fixed.
+// Instantiated for float and double.
+template <class T>
+void GemmTile(GemmKernel kernel, int64_t m, int64_t n, int64_t k,
+              GemmOperand<T> a, GemmOperand<T> b, T* c, int64_t ldc,
+              bool accumulate);
+
+template <class T>
+void GemmTile(int64_t m, int64_t n, int64_t k, GemmOperand<T> a,
+              GemmOperand<T> b, T* c, int64_t ldc, bool accumulate) {
+  GemmTile(ActiveGemmKernel(), m, n, k, a, b, c, ldc, accumulate);
+}
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_GEMM_TILE_H_
