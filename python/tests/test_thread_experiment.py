@@ -31,7 +31,12 @@ def test_gil_releasing_bodies_overlap_and_pure_python_ones_do_not():
     # Perfect overlap on 2 cores is 0.5, none is 1.0.
     assert float(ratios["NumPy product + sleep (releases the GIL)"]) <= 0.6, out
     assert float(ratios["pure Python (holds the GIL)"]) >= 0.75, out
-    assert "they do not overlap" in out and "they overlap:" in out
+    # Each conclusion follows its own ratio: GIL-releasing bodies overlap;
+    # pure-Python ones do not, or (on a noisy machine, 0.75-0.85) in part.
+    assert "releases the GIL): inter = 2 takes" in out
+    assert re.search(r"releases the GIL\): .*; they overlap:", out), out
+    assert re.search(r"holds the GIL\): .*; they (do not overlap|overlap in part)",
+                     out), out
 
 
 def test_bad_arguments_are_refused():

@@ -3,21 +3,21 @@
 // BatchNormalization (inference), InstanceNormalization, LRN, Pad and
 // Dropout (inference).
 //
-// Determinism: Conv cuts each image's output pixels into tiles of a fixed
-// size (kConvTile) and computes each tile as one single-threaded Eigen
-// product of fixed shape, so every output element's summation order depends
-// on the sizes alone, never on the thread count. The other ops compute each
-// output element in one thread in a fixed order.
-//
-// These kernels are correct first; their speed is the next issue's work
-// (docs/kernels.md).
-#include <Eigen/Core>
+// Determinism: Conv cuts each image's output into tiles (blocks of output
+// channels x kConvTile pixels) whose shapes depend on the sizes alone and
+// computes each tile as one single-threaded product (GemmTile) over the whole
+// depth; depthwise planes are computed by one thread each. So every output
+// element's summation order depends on the sizes alone, never on the thread
+// count. The other ops compute each output element in one thread in a fixed
+// order.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "framework/op_registry_impl.h"
+#include "ops/conv_kernels.h"
+#include "ops/gemm_tile.h"
 #include "ops/op_util.h"
 
 namespace weft::internal {
@@ -187,10 +187,9 @@ Shape OutShape(int64_t n, int64_t c, const std::vector<int64_t>& spatial) {
 
 // Output pixels per tile: each tile is one product of fixed shape.
 constexpr int64_t kConvTile = 256;
-
-template <class T>
-using RowMajor =
-    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+// Below this many (image, group, pixel tile) jobs, output channels are split
+// into blocks as well.
+constexpr int64_t kConvMinJobs = 8;
 
 class ConvKernel : public OpKernel {
  public:
@@ -249,12 +248,119 @@ class ConvKernel : public OpKernel {
   }
 
  private:
-  // Per (image, group, tile of output pixels): gather the tile's inputs into
-  // columns [C/g * K, P], then Y_tile [M/g, P] = W_g [M/g, C/g * K] * cols.
   template <class T>
   void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
            const Tensor* bias, Tensor* y, const Window& win, int64_t n,
            int64_t cg, int64_t mg) const {
+    if (win.rank != 2) {
+      RunAnyRank<T>(ctx, x, w, bias, y, win, n, cg, mg);
+    } else if (cg == 1) {
+      RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg);
+    } else {
+      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg);
+    }
+  }
+
+  static Conv2DGeometry Geometry2D(const Window& win) {
+    return {win.in[0],       win.in[1],       win.out[0],
+            win.out[1],      win.kernel[0],   win.kernel[1],
+            win.stride[0],   win.stride[1],   win.dilation[0],
+            win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
+  }
+
+  // Groups of one input channel (depthwise): each output plane computed
+  // directly by one thread.
+  template <class T>
+  void RunDepthwise2D(KernelContext& ctx, const Tensor& x, const Tensor& w,
+                      const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
+                      int64_t n, int64_t mg) const {
+    const int64_t m = group_ * mg, c = group_;
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    const T* pb = bias ? bias->data<T>() : nullptr;
+    T* py = y->data<T>();
+    const double cost = 0.5 * static_cast<double>(geo.OutSize() * geo.Taps());
+    ctx.ParallelFor(n * m, cost, [&](int64_t begin, int64_t end) {
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const int64_t image = plane / m, oc = plane % m, group = oc / mg;
+        DepthwisePlane2D<T>(geo, px + (image * c + group) * geo.InSize(),
+                            pw + oc * geo.Taps(), pb ? pb[oc] : T(0),
+                            py + plane * geo.OutSize());
+      }
+    });
+  }
+
+  // Per (image, group, block of output channels, tile of output pixels):
+  // Y_tile [channels, P] = W_g [channels, C/g * K] * cols [C/g * K, P],
+  // where cols gathers the tile's receptive fields (Im2Col2D) or, for a 1x1
+  // window over every pixel, is the input itself. The tiles' shapes depend
+  // on the sizes only: every output element is one product over the whole
+  // depth, whatever the thread count.
+  template <class T>
+  void RunProduct2D(KernelContext& ctx, const Tensor& x, const Tensor& w,
+                    const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
+                    int64_t n, int64_t cg, int64_t mg) const {
+    const int64_t g = group_;
+    const int64_t out_size = geo.OutSize(), in_size = geo.InSize();
+    const int64_t depth = cg * geo.Taps();
+    const bool pointwise = geo.IsPointwise();
+    const int64_t pixel_tiles = (out_size + kConvTile - 1) / kConvTile;
+    // Few pixel tiles (late layers, batch 1): split the output channels too,
+    // so that the pool has work for more than one thread.
+    const int64_t base_jobs = n * g * pixel_tiles;
+    int64_t channel_blocks = 1;
+    if (base_jobs < kConvMinJobs) {
+      channel_blocks = std::min((mg + 15) / 16,
+                                (kConvMinJobs + base_jobs - 1) / base_jobs);
+    }
+    const int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
+    channel_blocks = (mg + channel_tile - 1) / channel_tile;
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    const T* pb = bias ? bias->data<T>() : nullptr;
+    T* py = y->data<T>();
+    // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
+    const double cost =
+        0.01 * static_cast<double>(channel_tile * depth * kConvTile) +
+        (pointwise ? 0.0 : 0.5 * static_cast<double>(depth * kConvTile));
+    const int64_t jobs = n * g * channel_blocks * pixel_tiles;
+    ctx.ParallelFor(jobs, cost, [&](int64_t begin, int64_t end) {
+      std::vector<T> cols(pointwise ? 0 : depth * kConvTile);
+      for (int64_t job = begin; job < end; ++job) {
+        const int64_t tile = job % pixel_tiles;
+        const int64_t block = job / pixel_tiles % channel_blocks;
+        const int64_t ng = job / pixel_tiles / channel_blocks;
+        const int64_t image = ng / g, group = ng % g;
+        const int64_t p0 = tile * kConvTile;
+        const int64_t pixels = std::min(kConvTile, out_size - p0);
+        const int64_t ch0 = block * channel_tile;
+        const int64_t channels = std::min(channel_tile, mg - ch0);
+        const T* x_group = px + (image * g + group) * cg * in_size;
+        GemmOperand<T> columns{x_group + p0, in_size};
+        if (!pointwise) {
+          Im2Col2D<T>(geo, x_group, cg, p0, pixels, cols.data(), pixels);
+          columns = {cols.data(), pixels};
+        }
+        const int64_t oc0 = group * mg + ch0;
+        T* out = py + (image * g * mg + oc0) * out_size + p0;
+        if (pb != nullptr) {
+          for (int64_t r = 0; r < channels; ++r) {
+            std::fill(out + r * out_size, out + r * out_size + pixels,
+                      pb[oc0 + r]);
+          }
+        }
+        GemmTile<T>(channels, pixels, depth, {pw + oc0 * depth, depth},
+                    columns, out, out_size, /*accumulate=*/pb != nullptr);
+      }
+    });
+  }
+
+  // Any spatial rank: per (image, group, tile of output pixels), gather the
+  // tile's inputs into columns [C/g * K, P], then one product as above.
+  template <class T>
+  void RunAnyRank(KernelContext& ctx, const Tensor& x, const Tensor& w,
+                  const Tensor* bias, Tensor* y, const Window& win, int64_t n,
+                  int64_t cg, int64_t mg) const {
     const int64_t g = group_;
     const int64_t out_size = win.OutSize(), in_size = win.InSize();
     const int64_t taps = win.KernelSize();
@@ -267,31 +373,31 @@ class ConvKernel : public OpKernel {
     const double cost =
         2.0 * static_cast<double>(mg * depth * kConvTile) * 0.05;
     ctx.ParallelFor(n * g * tiles, cost, [&](int64_t begin, int64_t end) {
-      RowMajor<T> cols(depth, kConvTile);
+      std::vector<T> cols(depth * kConvTile);
       for (int64_t job = begin; job < end; ++job) {
         const int64_t tile = job % tiles, ng = job / tiles;
         const int64_t image = ng / g, group = ng % g;
         const int64_t p0 = tile * kConvTile;
         const int64_t pixels = std::min(kConvTile, out_size - p0);
         const T* x_group = px + (image * g + group) * cg * in_size;
-        cols.setZero();
+        std::fill(cols.begin(), cols.end(), T(0));
         for (int64_t p = 0; p < pixels; ++p) {
           ForEachTap(win, p0 + p, [&](int64_t offset, int64_t k) {
             if (offset < 0) return;
             for (int64_t ch = 0; ch < cg; ++ch) {
-              cols(ch * taps + k, p) = x_group[ch * in_size + offset];
+              cols[(ch * taps + k) * pixels + p] =
+                  x_group[ch * in_size + offset];
             }
           });
         }
-        Eigen::Map<const RowMajor<T>> weights(pw + group * mg * depth, mg,
-                                              depth);
-        Eigen::Map<RowMajor<T>, Eigen::Unaligned, Eigen::OuterStride<>> out(
-            py + (image * g + group) * mg * out_size + p0, mg, pixels,
-            Eigen::OuterStride<>(out_size));
-        out.noalias() = weights * cols.leftCols(pixels);
+        T* out = py + (image * g + group) * mg * out_size + p0;
+        GemmTile<T>(mg, pixels, depth, {pw + group * mg * depth, depth},
+                    {cols.data(), pixels}, out, out_size, false);
         if (pb != nullptr) {
           for (int64_t r = 0; r < mg; ++r) {
-            out.row(r).array() += pb[group * mg + r];
+            for (int64_t p = 0; p < pixels; ++p) {
+              out[r * out_size + p] += pb[group * mg + r];
+            }
           }
         }
       }

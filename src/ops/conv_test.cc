@@ -1,0 +1,122 @@
+// Conv against a direct float64 reference, over the shapes of the three
+// 2-D paths (depthwise, 1x1 over every pixel, gathered columns), output
+// channels split into blocks, and the any-rank path; each run at one and two
+// threads, which must agree bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+struct ConvCase {
+  const char* name;
+  int64_t n, c, h, w, m, group, kh, kw, stride, dilation, pad;
+  bool bias;
+};
+
+Tensor Random(Shape shape, uint32_t seed) {
+  Tensor t(DataType::kFloat32, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
+  }
+  return t;
+}
+
+class ConvTest : public testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvTest, MatchesADirectReference) {
+  const ConvCase p = GetParam();
+  const int64_t cg = p.c / p.group, mg = p.m / p.group;
+  const Tensor x = Random({p.n, p.c, p.h, p.w}, 1);
+  const Tensor w = Random({p.m, cg, p.kh, p.kw}, 2);
+  const Tensor b = Random({p.m}, 3);
+  std::vector<Tensor> inputs = {x, w};
+  if (p.bias) inputs.push_back(b);
+  AttrMap attrs = {
+      {"group", AttrValue(p.group)},
+      {"strides", AttrValue(std::vector<int64_t>{p.stride, p.stride})},
+      {"dilations", AttrValue(std::vector<int64_t>{p.dilation, p.dilation})},
+      {"pads", AttrValue(std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad})}};
+  auto y = test::RunOneOutput("Conv", inputs, attrs);
+  ASSERT_TRUE(y.ok()) << y.status();
+  const int64_t oh = (p.h + 2 * p.pad - ((p.kh - 1) * p.dilation + 1)) / p.stride + 1;
+  const int64_t ow = (p.w + 2 * p.pad - ((p.kw - 1) * p.dilation + 1)) / p.stride + 1;
+  ASSERT_EQ(y->shape(), Shape({p.n, p.m, oh, ow}));
+  const float* px = x.data<float>();
+  const float* pw = w.data<float>();
+  for (int64_t i = 0; i < p.n; ++i) {
+    for (int64_t oc = 0; oc < p.m; ++oc) {
+      const int64_t group = oc / mg;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double want = p.bias ? b.data<float>()[oc] : 0.0;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            for (int64_t ky = 0; ky < p.kh; ++ky) {
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                const int64_t iy = oy * p.stride - p.pad + ky * p.dilation;
+                const int64_t ix = ox * p.stride - p.pad + kx * p.dilation;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                want += double(px[((i * p.c + group * cg + ci) * p.h + iy) * p.w + ix]) *
+                        pw[((oc * cg + ci) * p.kh + ky) * p.kw + kx];
+              }
+            }
+          }
+          const float got = y->data<float>()[((i * p.m + oc) * oh + oy) * ow + ox];
+          ASSERT_NEAR(got, want, 1e-4 * std::max(1.0, std::abs(want)))
+              << "image " << i << " channel " << oc << " at " << oy << "," << ox;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Paths, ConvTest,
+    testing::Values(
+        // name, n, c, h, w, m, group, kh, kw, stride, dilation, pad, bias
+        ConvCase{"pointwise", 2, 16, 9, 30, 24, 1, 1, 1, 1, 1, 0, true},
+        ConvCase{"pointwise_strided", 1, 8, 10, 10, 8, 1, 1, 1, 2, 1, 0, false},
+        ConvCase{"three_by_three_pad", 2, 5, 17, 19, 7, 1, 3, 3, 1, 1, 1, true},
+        ConvCase{"seven_by_seven_stride2", 1, 3, 40, 37, 16, 1, 7, 7, 2, 1, 3, true},
+        ConvCase{"dilated", 1, 4, 15, 15, 6, 1, 3, 3, 1, 2, 2, false},
+        ConvCase{"grouped", 2, 8, 12, 12, 12, 4, 3, 3, 1, 1, 1, true},
+        ConvCase{"depthwise", 2, 6, 14, 21, 6, 6, 3, 3, 1, 1, 1, true},
+        ConvCase{"depthwise_stride2", 1, 5, 15, 16, 5, 5, 3, 3, 2, 1, 1, false},
+        ConvCase{"depthwise_multiplier", 1, 3, 9, 9, 6, 3, 5, 5, 1, 1, 2, true},
+        ConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1, 1, 1, true},
+        ConvCase{"window_in_padding_only", 1, 2, 2, 2, 3, 1, 3, 3, 3, 1, 2, true}),
+    [](const testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
+TEST(ConvAnyRankTest, OneDimensionalMatchesADirectReference) {
+  const Tensor x = Random({2, 3, 20}, 4), w = Random({4, 3, 5}, 5);
+  auto y = test::RunOneOutput(
+      "Conv", {x, w},
+      {{"pads", AttrValue(std::vector<int64_t>{2, 2})},
+       {"strides", AttrValue(std::vector<int64_t>{2})}});
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->shape(), Shape({2, 4, 10}));
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t oc = 0; oc < 4; ++oc) {
+      for (int64_t o = 0; o < 10; ++o) {
+        double want = 0;
+        for (int64_t ci = 0; ci < 3; ++ci) {
+          for (int64_t k = 0; k < 5; ++k) {
+            const int64_t at = o * 2 - 2 + k;
+            if (at < 0 || at >= 20) continue;
+            want += double(x.data<float>()[(i * 3 + ci) * 20 + at]) *
+                    w.data<float>()[(oc * 3 + ci) * 5 + k];
+          }
+        }
+        EXPECT_NEAR(y->data<float>()[(i * 4 + oc) * 10 + o], want, 1e-5);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft
