@@ -18,11 +18,17 @@ mkdir -p "$work"
 
 # The peers: Debian's PyTorch and torchvision (installed when missing, as
 # root), and node/npm for onnxruntime-node.
-if ! "$python" -c 'import torch, torchvision, onnx' 2>/dev/null; then
-  echo "installing python3-torch, python3-torchvision, python3-onnx" >&2
+missing=()
+"$python" -c 'import torch, torchvision' 2>/dev/null ||
+  missing+=(python3-torch python3-torchvision)
+"$python" -c 'import onnx' 2>/dev/null || missing+=(python3-onnx)
+# node and npm may come from outside Debian (they do on the project's
+# machines); Debian's packages would conflict with them.
+command -v npm >/dev/null || missing+=(nodejs npm)
+if ((${#missing[@]})); then
+  echo "installing ${missing[*]}" >&2
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    python3-torch python3-torchvision python3-onnx nodejs npm >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if [[ ! -f "$work/bert_encoder.onnx" ]]; then

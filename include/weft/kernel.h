@@ -102,6 +102,12 @@ class KernelContext {
   StatusOr<Tensor*> AllocateOutputUninitialized(int i, const Shape& shape);
   // Sets output i to an existing tensor (an input, to forward it).
   Status SetOutput(int i, Tensor tensor);
+  // False when nothing in this Run reads output i (no consumer runs and it
+  // is not fetched), as TensorFlow's OpKernelContext::output_required: a
+  // kernel may then skip computing it (MaxPool's Indices). An output that is
+  // not required may still be allocated.
+  // REQUIRES: 0 <= i < num_outputs(); checked (WEFT_CHECK).
+  bool output_required(int i) const;
 
   // ParallelFor / ParallelForFixedBlocks (weft/parallel_for.h) on the
   // session's intra-op pool; serial in this thread when intra = 1.

@@ -1,6 +1,7 @@
 #include "ops/conv_kernels.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace weft::internal {
 namespace {
@@ -91,6 +92,36 @@ void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
   }
 }
 
+template <class T>
+void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y) {
+  for (int64_t oy = 0; oy < g.out_h; ++oy) {
+    T* out = y + oy * g.out_w;
+    std::fill(out, out + g.out_w, std::numeric_limits<T>::lowest());
+    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+      const int64_t iy = oy * g.stride_h + kh * g.dilation_h - g.pad_top;
+      if (iy < 0 || iy >= g.in_h) continue;
+      const T* src = x + iy * g.in_w;  // src[ox * stride_w + shift]
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+        const int64_t shift = kw * g.dilation_w - g.pad_left;
+        const ColumnRange inside = InsideColumns(g, shift);
+        // "v > best ? v : best" keeps best when v is NaN, and is one
+        // vector max instruction.
+        if (g.stride_w == 1) {
+          for (int64_t ox = inside.first; ox < inside.last; ++ox) {
+            const T v = src[ox + shift];
+            out[ox] = v > out[ox] ? v : out[ox];
+          }
+        } else {
+          for (int64_t ox = inside.first; ox < inside.last; ++ox) {
+            const T v = src[ox * g.stride_w + shift];
+            out[ox] = v > out[ox] ? v : out[ox];
+          }
+        }
+      }
+    }
+  }
+}
+
 template void Im2Col2D<float>(const Conv2DGeometry&, const float*, int64_t,
                               int64_t, int64_t, float*, int64_t);
 template void Im2Col2D<double>(const Conv2DGeometry&, const double*, int64_t,
@@ -99,5 +130,9 @@ template void DepthwisePlane2D<float>(const Conv2DGeometry&, const float*,
                                       const float*, float, float*);
 template void DepthwisePlane2D<double>(const Conv2DGeometry&, const double*,
                                        const double*, double, double*);
+template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*,
+                                    float*);
+template void MaxPoolPlane2D<double>(const Conv2DGeometry&, const double*,
+                                     double*);
 
 }  // namespace weft::internal

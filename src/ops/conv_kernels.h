@@ -5,7 +5,8 @@
 //                     columns, for one product with the weights (GemmTile);
 //   DepthwisePlane2D  one output plane of a convolution whose groups have a
 //                     single input channel (MobileNet's depthwise layers),
-//                     computed directly, row by row, vectorisable along x.
+//                     computed directly, row by row, vectorisable along x;
+//   MaxPoolPlane2D    one output plane of MaxPool, the same way.
 //
 // Both are single-threaded and visit taps in a fixed order, so each output
 // element's arithmetic does not depend on how the caller splits the work.
@@ -46,6 +47,12 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels,
 template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
                       T* y);
+
+// y[p] = the largest input under p's window, ignoring the padding and NaN
+// inputs; the lowest finite value when the window holds neither. (MaxPool
+// without its optional indices output.)
+template <class T>
+void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y);
 
 }  // namespace weft::internal
 

@@ -4,7 +4,9 @@
 // threads, which must agree bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "test_support/session_util.h"
@@ -113,6 +115,43 @@ TEST(ConvAnyRankTest, OneDimensionalMatchesADirectReference) {
           }
         }
         EXPECT_NEAR(y->data<float>()[(i * 4 + oc) * 10 + o], want, 1e-5);
+      }
+    }
+  }
+}
+
+// The plane-by-plane 2-D MaxPool against a direct reference: stride, pads,
+// dilation and ceil_mode, including windows that hang over the end.
+TEST(MaxPool2DTest, MatchesADirectReference) {
+  const Tensor x = Random({2, 3, 13, 16}, 6);
+  const int64_t k = 3, s = 2, d = 2, pad = 1;
+  auto y = test::RunOneOutput(
+      "MaxPool", {x},
+      {{"kernel_shape", AttrValue(std::vector<int64_t>{k, k})},
+       {"strides", AttrValue(std::vector<int64_t>{s, s})},
+       {"dilations", AttrValue(std::vector<int64_t>{d, d})},
+       {"pads", AttrValue(std::vector<int64_t>{pad, pad, pad, pad})},
+       {"ceil_mode", AttrValue(int64_t{1})}});
+  ASSERT_TRUE(y.ok()) << y.status();
+  const int64_t span = (k - 1) * d + 1;
+  auto out_dim = [&](int64_t in) {
+    return (in + 2 * pad - span + s - 1) / s + 1;  // ceil_mode
+  };
+  const int64_t oh = out_dim(13), ow = out_dim(16);
+  ASSERT_EQ(y->shape(), Shape({2, 3, oh, ow}));
+  for (int64_t plane = 0; plane < 6; ++plane) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        float want = std::numeric_limits<float>::lowest();
+        for (int64_t ky = 0; ky < k; ++ky) {
+          for (int64_t kx = 0; kx < k; ++kx) {
+            const int64_t iy = oy * s - pad + ky * d, ix = ox * s - pad + kx * d;
+            if (iy < 0 || iy >= 13 || ix < 0 || ix >= 16) continue;
+            want = std::max(want, x.data<float>()[(plane * 13 + iy) * 16 + ix]);
+          }
+        }
+        ASSERT_EQ(y->data<float>()[(plane * oh + oy) * ow + ox], want)
+            << plane << " " << oy << "," << ox;
       }
     }
   }

@@ -166,6 +166,14 @@ void ForEachTap(const Window& w, int64_t o, Fn fn) {
   }
 }
 
+// The geometry of a window over two spatial dims, for conv_kernels.h.
+Conv2DGeometry Geometry2D(const Window& win) {
+  return {win.in[0],       win.in[1],       win.out[0],
+          win.out[1],      win.kernel[0],   win.kernel[1],
+          win.stride[0],   win.stride[1],   win.dilation[0],
+          win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
+}
+
 StatusOr<std::vector<int64_t>> SpatialDims(const Shape& s, const char* what) {
   if (s.rank() < 3 || s.rank() > 5) {
     return InvalidArgumentError(std::string(what) +
@@ -261,13 +269,6 @@ class ConvKernel : public OpKernel {
     }
   }
 
-  static Conv2DGeometry Geometry2D(const Window& win) {
-    return {win.in[0],       win.in[1],       win.out[0],
-            win.out[1],      win.kernel[0],   win.kernel[1],
-            win.stride[0],   win.stride[1],   win.dilation[0],
-            win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
-  }
-
   // Groups of one input channel (depthwise): each output plane computed
   // directly by one thread.
   template <class T>
@@ -319,30 +320,52 @@ class ConvKernel : public OpKernel {
     const T* pw = w.data<T>();
     const T* pb = bias ? bias->data<T>() : nullptr;
     T* py = y->data<T>();
+    // When output channels are split, every block of a pixel tile needs the
+    // same columns: gather them once, into one buffer per (image, group,
+    // pixel tile), before the products. Small by construction (fewer than
+    // kConvMinJobs tiles).
+    const bool shared_columns = !pointwise && channel_blocks > 1;
+    std::vector<T> gathered(shared_columns ? base_jobs * depth * kConvTile : 0);
+    auto gather = [&](int64_t ng, int64_t tile, T* cols) {
+      const int64_t p0 = tile * kConvTile;
+      const int64_t pixels = std::min(kConvTile, out_size - p0);
+      Im2Col2D<T>(geo, px + ng * cg * in_size, cg, p0, pixels, cols, pixels);
+    };
+    const double gather_cost = 0.5 * static_cast<double>(depth * kConvTile);
+    if (shared_columns) {
+      ctx.ParallelFor(base_jobs, gather_cost, [&](int64_t begin, int64_t end) {
+        for (int64_t job = begin; job < end; ++job) {
+          gather(job / pixel_tiles, job % pixel_tiles,
+                 gathered.data() + job * depth * kConvTile);
+        }
+      });
+    }
     // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
     const double cost =
         0.01 * static_cast<double>(channel_tile * depth * kConvTile) +
-        (pointwise ? 0.0 : 0.5 * static_cast<double>(depth * kConvTile));
-    const int64_t jobs = n * g * channel_blocks * pixel_tiles;
+        (pointwise || shared_columns ? 0.0 : gather_cost);
+    const int64_t jobs = base_jobs * channel_blocks;
     ctx.ParallelFor(jobs, cost, [&](int64_t begin, int64_t end) {
-      std::vector<T> cols(pointwise ? 0 : depth * kConvTile);
+      std::vector<T> own(pointwise || shared_columns ? 0 : depth * kConvTile);
       for (int64_t job = begin; job < end; ++job) {
         const int64_t tile = job % pixel_tiles;
         const int64_t block = job / pixel_tiles % channel_blocks;
         const int64_t ng = job / pixel_tiles / channel_blocks;
-        const int64_t image = ng / g, group = ng % g;
+        const int64_t group = ng % g;
         const int64_t p0 = tile * kConvTile;
         const int64_t pixels = std::min(kConvTile, out_size - p0);
         const int64_t ch0 = block * channel_tile;
         const int64_t channels = std::min(channel_tile, mg - ch0);
-        const T* x_group = px + (image * g + group) * cg * in_size;
-        GemmOperand<T> columns{x_group + p0, in_size};
-        if (!pointwise) {
-          Im2Col2D<T>(geo, x_group, cg, p0, pixels, cols.data(), pixels);
-          columns = {cols.data(), pixels};
+        GemmOperand<T> columns{px + ng * cg * in_size + p0, in_size};
+        if (shared_columns) {
+          const int64_t chunk = ng * pixel_tiles + tile;
+          columns = {gathered.data() + chunk * depth * kConvTile, pixels};
+        } else if (!pointwise) {
+          gather(ng, tile, own.data());
+          columns = {own.data(), pixels};
         }
         const int64_t oc0 = group * mg + ch0;
-        T* out = py + (image * g * mg + oc0) * out_size + p0;
+        T* out = py + ((ng - group) * mg + oc0) * out_size + p0;
         if (pb != nullptr) {
           for (int64_t r = 0; r < channels; ++r) {
             std::fill(out + r * out_size, out + r * out_size + pixels,
@@ -589,8 +612,12 @@ class PoolKernel : public OpKernel {
                           ctx.AllocateOutputUninitialized(0, out_shape));
     Tensor* indices = nullptr;
     if (kPool == Pool::kMax && ctx.num_outputs() > 1) {
-      WEFT_ASSIGN_OR_RETURN(indices,
-                            ctx.AllocateOutputUninitialized(1, out_shape));
+      if (ctx.output_required(1)) {
+        WEFT_ASSIGN_OR_RETURN(indices,
+                              ctx.AllocateOutputUninitialized(1, out_shape));
+      } else {  // Nothing reads it: zeros, and Y alone is computed.
+        WEFT_RETURN_IF_ERROR(ctx.AllocateOutput(1, out_shape).status());
+      }
     }
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
@@ -606,6 +633,19 @@ class PoolKernel : public OpKernel {
     const int64_t out_size = win.OutSize(), in_size = win.InSize();
     const T* px = x.data<T>();
     T* py = y->data<T>();
+    if constexpr (kPool == Pool::kMax && std::is_floating_point_v<T>) {
+      if (win.rank == 2 && indices == nullptr) {  // Plane by plane, vectorised.
+        const Conv2DGeometry geo = Geometry2D(win);
+        ctx.ParallelFor(planes, static_cast<double>(out_size * win.KernelSize()),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t plane = begin; plane < end; ++plane) {
+                            MaxPoolPlane2D<T>(geo, px + plane * in_size,
+                                              py + plane * out_size);
+                          }
+                        });
+        return;
+      }
+    }
     int64_t* pi = indices ? indices->data<int64_t>() : nullptr;
     ctx.ParallelFor(
         planes * out_size, static_cast<double>(win.KernelSize()),

@@ -38,6 +38,11 @@ int KernelContext::num_outputs() const {
   return static_cast<int>(run_->node->output_dtypes.size());
 }
 
+bool KernelContext::output_required(int i) const {
+  WEFT_CHECK(i >= 0 && i < num_outputs(), IndexOutOfRange("output", i));
+  return run_->run->plan().value_uses[run_->node->first_value + i] != 0;
+}
+
 DataType KernelContext::output_dtype(int i) const {
   WEFT_CHECK(i >= 0 && i < num_outputs(), IndexOutOfRange("output", i));
   return run_->node->output_dtypes[i];
