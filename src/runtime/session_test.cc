@@ -742,5 +742,40 @@ TEST(SessionTest, ScalarsAndZeroSizeTensorsFlowThrough) {
   EXPECT_EQ(out[2].data<float>()[0], 0);
 }
 
+// output_required: true for a fetched output or one a running node reads,
+// false for an output of a target node that nothing reads.
+std::atomic<int> g_required_calls{0};
+std::atomic<bool> g_output_required{false};
+
+TEST(SessionTest, OutputRequiredFollowsFetchesAndConsumers) {
+  ASSERT_TRUE(RegisterCustomFunction("session_test_required",
+                                     [](KernelContext& ctx) {
+                                       g_output_required = ctx.output_required(0);
+                                       ++g_required_calls;
+                                       return ctx.SetOutput(0, Tensor::Scalar<float>(1.0f));
+                                     })
+                  .ok());
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"f",
+                         "CustomOp",
+                         {},
+                         {{"function", "session_test_required"},
+                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                         ""})
+                  .ok());
+  g.Add("sum", "f", g.Const("one", Tensor::Scalar<float>(1.0f)));
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({}, {}, {"f"}, &out).ok());  // A target only.
+  EXPECT_EQ(g_required_calls.load(), 1);
+  EXPECT_FALSE(g_output_required.load());
+  MustRun(*session, {"f"});  // Fetched.
+  EXPECT_TRUE(g_output_required.load());
+  g_output_required = false;
+  MustRun(*session, {"sum"});  // Read by a node that runs.
+  EXPECT_TRUE(g_output_required.load());
+  EXPECT_EQ(g_required_calls.load(), 3);
+}
+
 }  // namespace
 }  // namespace weft
