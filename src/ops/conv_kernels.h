@@ -14,6 +14,7 @@
 #define WEFT_SRC_OPS_CONV_KERNELS_H_
 
 #include <cstdint>
+#include <vector>
 
 namespace weft::internal {
 
@@ -42,11 +43,12 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels,
               int64_t p0, int64_t pixels, T* cols, int64_t ld_cols);
 
 // y[p] = bias + sum over taps of w[tap] * x[tap's input of p], for every
-// output pixel p of one plane; taps in the padding are skipped. Taps are
-// added in row-major order after the bias.
+// output pixel p of one plane; taps in the padding add zero. Taps are added
+// in row-major order after the bias. `scratch` is a buffer the caller keeps
+// between planes (a zero-padded copy of the plane).
 template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
-                      T* y);
+                      T* y, std::vector<T>& scratch);
 
 // y[p] = the largest input under p's window, ignoring the padding and NaN
 // inputs; the lowest finite value when the window holds neither. (MaxPool

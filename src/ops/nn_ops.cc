@@ -282,11 +282,12 @@ class ConvKernel : public OpKernel {
     T* py = y->data<T>();
     const double cost = 0.5 * static_cast<double>(geo.OutSize() * geo.Taps());
     ctx.ParallelFor(n * m, cost, [&](int64_t begin, int64_t end) {
+      std::vector<T> scratch;
       for (int64_t plane = begin; plane < end; ++plane) {
         const int64_t image = plane / m, oc = plane % m, group = oc / mg;
         DepthwisePlane2D<T>(geo, px + (image * c + group) * geo.InSize(),
                             pw + oc * geo.Taps(), pb ? pb[oc] : T(0),
-                            py + plane * geo.OutSize());
+                            py + plane * geo.OutSize(), scratch);
       }
     });
   }
