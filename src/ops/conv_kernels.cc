@@ -97,6 +97,7 @@ void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
   // those loops read, rounded up to whole groups of kLanes outputs: no
   // bounds tests inside. Taps on the zero border add +0, which leaves every
   // finite sum unchanged.
+  if (g.out_h <= 0 || g.out_w <= 0) return;  // An empty plane.
   constexpr int64_t kLanes = 8;
   const int64_t width = (g.out_w + kLanes - 1) / kLanes * kLanes;
   const int64_t rows =

@@ -120,6 +120,18 @@ TEST(ConvAnyRankTest, OneDimensionalMatchesADirectReference) {
   }
 }
 
+// An input with no rows: every path returns an empty output, no crash.
+TEST(ConvTest, EmptyInputPlanesGiveEmptyOutputs) {
+  for (int64_t group : {1, 2}) {
+    auto y = test::RunOneOutput(
+        "Conv", {Random({1, 2, 0, 5}, 7), Random({2, 2 / group, 3, 3}, 8)},
+        {{"group", AttrValue(group)},
+         {"auto_pad", AttrValue(std::string("SAME_UPPER"))}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->shape(), Shape({1, 2, 0, 5})) << "group " << group;
+  }
+}
+
 // The plane-by-plane 2-D MaxPool against a direct reference: stride, pads,
 // dilation and ceil_mode, including windows that hang over the end.
 TEST(MaxPool2DTest, MatchesADirectReference) {

@@ -260,6 +260,7 @@ class ConvKernel : public OpKernel {
   void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
            const Tensor* bias, Tensor* y, const Window& win, int64_t n,
            int64_t cg, int64_t mg) const {
+    if (y->NumElements() == 0) return;
     if (win.rank != 2) {
       RunAnyRank<T>(ctx, x, w, bias, y, win, n, cg, mg);
     } else if (cg == 1) {
