@@ -21,6 +21,28 @@ ColumnRange InsideColumns(const Conv2DGeometry& g, int64_t shift) {
   return {std::min(first, g.out_w), std::clamp(last, int64_t{0}, g.out_w)};
 }
 
+// One output row of a depthwise plane, kLanes columns at a time: each group
+// of columns sums its taps in registers (bias first, taps in row-major
+// order). kStride: the column stride, or 0 to use `stride`.
+template <class T, int64_t kLanes, int64_t kStride>
+void DepthwiseRow(const Conv2DGeometry& g, const T* src, int64_t cols,
+                  const T* w, T bias, int64_t width, int64_t stride, T* row) {
+  const int64_t sw = kStride != 0 ? kStride : stride;
+  for (int64_t ox = 0; ox < width; ox += kLanes) {
+    T sum[kLanes];
+    for (int64_t j = 0; j < kLanes; ++j) sum[j] = bias;
+    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+      const T* line = src + kh * g.dilation_h * cols + ox * sw;
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+        const T weight = w[kh * g.kernel_w + kw];
+        const T* tap = line + kw * g.dilation_w;
+        for (int64_t j = 0; j < kLanes; ++j) sum[j] += weight * tap[j * sw];
+      }
+    }
+    for (int64_t j = 0; j < kLanes; ++j) row[ox + j] = sum[j];
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -61,28 +83,6 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels,
         }
       }
     }
-  }
-}
-
-// One output row of a depthwise plane, kLanes columns at a time: each group
-// of columns sums its taps in registers (bias first, taps in row-major
-// order). kStride: the column stride, or 0 to use `stride`.
-template <class T, int64_t kLanes, int64_t kStride>
-void DepthwiseRow(const Conv2DGeometry& g, const T* src, int64_t cols,
-                  const T* w, T bias, int64_t width, int64_t stride, T* row) {
-  const int64_t sw = kStride != 0 ? kStride : stride;
-  for (int64_t ox = 0; ox < width; ox += kLanes) {
-    T sum[kLanes];
-    for (int64_t j = 0; j < kLanes; ++j) sum[j] = bias;
-    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-      const T* line = src + kh * g.dilation_h * cols + ox * sw;
-      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        const T weight = w[kh * g.kernel_w + kw];
-        const T* tap = line + kw * g.dilation_w;
-        for (int64_t j = 0; j < kLanes; ++j) sum[j] += weight * tap[j * sw];
-      }
-    }
-    for (int64_t j = 0; j < kLanes; ++j) row[ox + j] = sum[j];
   }
 }
 
