@@ -46,8 +46,8 @@ void DepthwiseRow(const Conv2DGeometry& g, const T* src, int64_t cols,
 }  // namespace
 
 template <class T>
-void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels,
-              int64_t p0, int64_t pixels, T* cols, int64_t ld_cols) {
+void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
+              int64_t pixels, T* cols, int64_t ld_cols) {
   const int64_t end = p0 + pixels;
   for (int64_t c = 0; c < channels; ++c) {
     const T* plane = x + c * g.InSize();

@@ -39,8 +39,8 @@ struct Conv2DGeometry {
 // in the padding; for c < channels, p < pixels. x: channels planes of
 // InSize(). Instantiated for float and double.
 template <class T>
-void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels,
-              int64_t p0, int64_t pixels, T* cols, int64_t ld_cols);
+void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
+              int64_t pixels, T* cols, int64_t ld_cols);
 
 // y[p] = bias + sum over taps of w[tap] * x[tap's input of p], for every
 // output pixel p of one plane; taps in the padding add zero. Taps are added

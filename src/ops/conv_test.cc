@@ -46,8 +46,10 @@ TEST_P(ConvTest, MatchesADirectReference) {
       {"pads", AttrValue(std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad})}};
   auto y = test::RunOneOutput("Conv", inputs, attrs);
   ASSERT_TRUE(y.ok()) << y.status();
-  const int64_t oh = (p.h + 2 * p.pad - ((p.kh - 1) * p.dilation + 1)) / p.stride + 1;
-  const int64_t ow = (p.w + 2 * p.pad - ((p.kw - 1) * p.dilation + 1)) / p.stride + 1;
+  const int64_t oh =
+      (p.h + 2 * p.pad - ((p.kh - 1) * p.dilation + 1)) / p.stride + 1;
+  const int64_t ow =
+      (p.w + 2 * p.pad - ((p.kw - 1) * p.dilation + 1)) / p.stride + 1;
   ASSERT_EQ(y->shape(), Shape({p.n, p.m, oh, ow}));
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
@@ -63,14 +65,18 @@ TEST_P(ConvTest, MatchesADirectReference) {
                 const int64_t iy = oy * p.stride - p.pad + ky * p.dilation;
                 const int64_t ix = ox * p.stride - p.pad + kx * p.dilation;
                 if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-                want += double(px[((i * p.c + group * cg + ci) * p.h + iy) * p.w + ix]) *
-                        pw[((oc * cg + ci) * p.kh + ky) * p.kw + kx];
+                want +=
+                    double(px[((i * p.c + group * cg + ci) * p.h + iy) * p.w +
+                              ix]) *
+                    pw[((oc * cg + ci) * p.kh + ky) * p.kw + kx];
               }
             }
           }
-          const float got = y->data<float>()[((i * p.m + oc) * oh + oy) * ow + ox];
+          const float got =
+              y->data<float>()[((i * p.m + oc) * oh + oy) * ow + ox];
           ASSERT_NEAR(got, want, 1e-4 * std::max(1.0, std::abs(want)))
-              << "image " << i << " channel " << oc << " at " << oy << "," << ox;
+              << "image " << i << " channel " << oc << " at " << oy << ","
+              << ox;
         }
       }
     }
@@ -84,22 +90,27 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"pointwise", 2, 16, 9, 30, 24, 1, 1, 1, 1, 1, 0, true},
         ConvCase{"pointwise_strided", 1, 8, 10, 10, 8, 1, 1, 1, 2, 1, 0, false},
         ConvCase{"three_by_three_pad", 2, 5, 17, 19, 7, 1, 3, 3, 1, 1, 1, true},
-        ConvCase{"seven_by_seven_stride2", 1, 3, 40, 37, 16, 1, 7, 7, 2, 1, 3, true},
+        ConvCase{"seven_by_seven_stride2", 1, 3, 40, 37, 16, 1, 7, 7, 2, 1, 3,
+                 true},
         ConvCase{"dilated", 1, 4, 15, 15, 6, 1, 3, 3, 1, 2, 2, false},
         ConvCase{"grouped", 2, 8, 12, 12, 12, 4, 3, 3, 1, 1, 1, true},
         ConvCase{"depthwise", 2, 6, 14, 21, 6, 6, 3, 3, 1, 1, 1, true},
         ConvCase{"depthwise_stride2", 1, 5, 15, 16, 5, 5, 3, 3, 2, 1, 1, false},
         ConvCase{"depthwise_multiplier", 1, 3, 9, 9, 6, 3, 5, 5, 1, 1, 2, true},
-        ConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1, 1, 1, true},
-        ConvCase{"window_in_padding_only", 1, 2, 2, 2, 3, 1, 3, 3, 3, 1, 2, true}),
-    [](const testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+        ConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1, 1,
+                 1, true},
+        ConvCase{"window_in_padding_only", 1, 2, 2, 2, 3, 1, 3, 3, 3, 1, 2,
+                 true}),
+    [](const testing::TestParamInfo<ConvCase>& info) {
+      return info.param.name;
+    });
 
 TEST(ConvAnyRankTest, OneDimensionalMatchesADirectReference) {
   const Tensor x = Random({2, 3, 20}, 4), w = Random({4, 3, 5}, 5);
-  auto y = test::RunOneOutput(
-      "Conv", {x, w},
-      {{"pads", AttrValue(std::vector<int64_t>{2, 2})},
-       {"strides", AttrValue(std::vector<int64_t>{2})}});
+  auto y =
+      test::RunOneOutput("Conv", {x, w},
+                         {{"pads", AttrValue(std::vector<int64_t>{2, 2})},
+                          {"strides", AttrValue(std::vector<int64_t>{2})}});
   ASSERT_TRUE(y.ok()) << y.status();
   ASSERT_EQ(y->shape(), Shape({2, 4, 10}));
   for (int64_t i = 0; i < 2; ++i) {
@@ -157,7 +168,8 @@ TEST(MaxPool2DTest, MatchesADirectReference) {
         float want = std::numeric_limits<float>::lowest();
         for (int64_t ky = 0; ky < k; ++ky) {
           for (int64_t kx = 0; kx < k; ++kx) {
-            const int64_t iy = oy * s - pad + ky * d, ix = ox * s - pad + kx * d;
+            const int64_t iy = oy * s - pad + ky * d,
+                          ix = ox * s - pad + kx * d;
             if (iy < 0 || iy >= 13 || ix < 0 || ix >= 16) continue;
             want = std::max(want, x.data<float>()[(plane * 13 + iy) * 16 + ix]);
           }

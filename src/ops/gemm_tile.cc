@@ -23,8 +23,9 @@ using MutableMap =
 // The stored matrix behind op(X), which is rows x cols.
 template <class T>
 ConstMap<T> Stored(const GemmOperand<T>& x, int64_t rows, int64_t cols) {
-  return x.transposed ? ConstMap<T>(x.data, cols, rows, Eigen::OuterStride<>(x.ld))
-                      : ConstMap<T>(x.data, rows, cols, Eigen::OuterStride<>(x.ld));
+  return x.transposed
+             ? ConstMap<T>(x.data, cols, rows, Eigen::OuterStride<>(x.ld))
+             : ConstMap<T>(x.data, rows, cols, Eigen::OuterStride<>(x.ld));
 }
 
 template <class T, class Lhs, class Rhs>
@@ -78,9 +79,9 @@ void BlisTile(int64_t m, int64_t n, int64_t k, const GemmOperand<T>& a,
 GemmKernel ChooseActiveKernel() {
   if (const char* env = std::getenv("WEFT_GEMM_KERNEL")) {
     if (auto kernel = ParseGemmKernel(env)) return *kernel;
-    std::fprintf(stderr,
-                 "weft: ignoring WEFT_GEMM_KERNEL=%s (expected eigen or blis)\n",
-                 env);
+    std::fprintf(
+        stderr, "weft: ignoring WEFT_GEMM_KERNEL=%s (expected eigen or blis)\n",
+        env);
   }
   return GemmKernelForCpu(ThisCpu());
 }
@@ -102,7 +103,8 @@ CpuIdentity ThisCpu() {
   CpuIdentity cpu;
   cpu.amd = __builtin_cpu_is("amd");
   cpu.intel = __builtin_cpu_is("intel");
-  cpu.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  cpu.avx2_fma =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return cpu;
 }
 

@@ -48,7 +48,8 @@ TEST_P(GemmTileTest, MatchesADoubleReference) {
       ASSERT_NEAR(c[i * ldc + j], want, 1e-5) << i << "," << j;
     }
     // The padding between rows of C is not written.
-    for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], c0[i * ldc + j]);
+    for (int64_t j = n; j < ldc; ++j)
+      ASSERT_EQ(c[i * ldc + j], c0[i * ldc + j]);
   }
 }
 
@@ -56,27 +57,29 @@ std::vector<Case> AllCases() {
   std::vector<Case> cases;
   for (GemmKernel kernel : {GemmKernel::kEigen, GemmKernel::kBlis}) {
     for (int mask = 0; mask < 8; ++mask) {
-      cases.push_back({kernel, (mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0});
+      cases.push_back(
+          {kernel, (mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0});
     }
   }
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    KernelsAndTransposes, GemmTileTest, testing::ValuesIn(AllCases()),
-    [](const testing::TestParamInfo<Case>& info) {
-      const Case& c = info.param;
-      return std::string(GemmKernelName(c.kernel)) + (c.ta ? "_At" : "_A") +
-             (c.tb ? "Bt" : "B") + (c.accumulate ? "_accumulate" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(KernelsAndTransposes, GemmTileTest,
+                         testing::ValuesIn(AllCases()),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           const Case& c = info.param;
+                           return std::string(GemmKernelName(c.kernel)) +
+                                  (c.ta ? "_At" : "_A") + (c.tb ? "Bt" : "B") +
+                                  (c.accumulate ? "_accumulate" : "");
+                         });
 
 TEST(GemmTileTest, DoubleProductsAreExactOnIntegers) {
-  const std::vector<double> a = {1, 2, 3, 4, 5, 6};   // 2 x 3
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6};     // 2 x 3
   const std::vector<double> b = {7, 8, 9, 10, 11, 12};  // 3 x 2
   for (GemmKernel kernel : {GemmKernel::kEigen, GemmKernel::kBlis}) {
     std::vector<double> c(4, -1);
-    GemmTile<double>(kernel, 2, 2, 3, {a.data(), 3}, {b.data(), 2}, c.data(),
-                     2, false);
+    GemmTile<double>(kernel, 2, 2, 3, {a.data(), 3}, {b.data(), 2}, c.data(), 2,
+                     false);
     EXPECT_EQ(c, (std::vector<double>{58, 64, 139, 154}))
         << GemmKernelName(kernel);
   }
@@ -92,7 +95,8 @@ TEST(GemmTileTest, EmptyInnerDimensionGivesZerosNotGarbage) {
 }
 
 TEST(GemmKernelTest, TheRuleDependsOnTheCpuOnly) {
-  EXPECT_EQ(GemmKernelForCpu({.amd = true, .avx2_fma = true}), GemmKernel::kBlis);
+  EXPECT_EQ(GemmKernelForCpu({.amd = true, .avx2_fma = true}),
+            GemmKernel::kBlis);
   EXPECT_EQ(GemmKernelForCpu({.amd = true, .avx2_fma = false}),
             GemmKernel::kEigen);
   EXPECT_EQ(GemmKernelForCpu({.intel = true, .avx2_fma = true}),

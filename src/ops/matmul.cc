@@ -138,7 +138,8 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
   const int64_t row_tiles = (d.m + tile.rows - 1) / tile.rows;
   const int64_t col_tiles = (d.n + tile.cols - 1) / tile.cols;
   const int64_t tiles = row_tiles * col_tiles;
-  // About 0.02 ns per multiply-add at Eigen's speed on one core.
+  // About 0.02 ns per multiply-add on one core (a rough figure for either
+  // tile kernel; the cost only decides how finely ParallelFor splits).
   const double tile_cost = 0.02 * static_cast<double>(tile.rows) *
                            static_cast<double>(tile.cols) *
                            static_cast<double>(std::max<int64_t>(d.k, 1));
@@ -279,7 +280,7 @@ double ProductCost(const InferenceContext& ctx) {
   if (!out.IsFullyDefined() || !a.IsFullyDefined() || a.rank() < 2) return 1e5;
   const double k =
       static_cast<double>(std::min(a.dim(a.rank() - 1), a.dim(a.rank() - 2)));
-  // About 0.02 ns per multiply-add (Eigen, one core); k is a guess when
+  // About 0.02 ns per multiply-add on one core; k is a guess when
   // transposed, which is fine for an estimate.
   return 0.02 * static_cast<double>(out.ToShape().NumElements()) * k;
 }
