@@ -94,6 +94,14 @@ struct SessionOptions {
   // the inter-op pool (a hand-off to the pool and back would cost more than
   // cheap nodes). 0: neither.
   double inline_node_cost_ns = 5000;
+
+  // Rewrite the graph when the session is created (weft/graph_passes.h):
+  // fold constants, fuse activations into convolutions, ... ONNX Runtime's
+  // graph_optimization_level ALL (true) or DISABLE_ALL (false).
+  bool optimize_graph = true;
+  // Passes to skip, by name (`weft info --passes`; ONNX Runtime's
+  // disabled_optimizers). An unknown name is an error.
+  std::vector<std::string> disabled_graph_passes;
 };
 
 // Ends Runs from another thread: ONNX Runtime's RunOptions.terminate,

@@ -15,6 +15,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
+#include "ops/fused_activation.h"
 #include "ops/gemm_tile.h"
 #include "ops/op_util.h"
 
@@ -103,13 +104,14 @@ void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
 }
 
 // What Gemm does to a finished tile: C = alpha * C + beta * bias, with bias
-// broadcast to (m, n). MatMul passes none.
+// broadcast to (m, n), then FusedGemm's activation. MatMul passes none.
 template <class T>
 struct Epilogue {
   T alpha = T(1);
   T beta = T(0);
   const Tensor* bias = nullptr;
   const BroadcastIndexer* bias_index = nullptr;
+  ActivationSpec activation;
 };
 
 // Runs a (batched) product into `c`, whose shape is batch + [m, n].
@@ -160,7 +162,10 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
       // With k = 0 the tile is zeros, which GemmTile writes too.
       MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d, ta,
                    tb, r0, rows, c0, cols);
-      if (epilogue.alpha == T(1) && epilogue.bias == nullptr) continue;
+      if (epilogue.alpha == T(1) && epilogue.bias == nullptr &&
+          epilogue.activation.kind == FusedActivation::kNone) {
+        continue;
+      }
       for (int64_t i = r0; i < r0 + rows; ++i) {
         int64_t bias_off = 0, unused = 0;
         if (epilogue.bias_index) {
@@ -176,6 +181,7 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
           v *= epilogue.alpha;
           if (bias) v += epilogue.beta * bias[j * bias_stride];
         }
+        ApplyActivation(epilogue.activation, c_matrix + i * d.n + c0, cols);
       }
     }
   });
@@ -218,13 +224,26 @@ class MatMulKernel : public OpKernel {
 
 class GemmOpKernel : public OpKernel {
  public:
+  // Gemm, or FusedGemm when the node has an `activation` attribute.
   explicit GemmOpKernel(const KernelConstruction& c)
       : alpha_(c.attr<double>("alpha")),
         beta_(c.attr<double>("beta")),
         ta_(c.attr<int64_t>("transA") != 0),
-        tb_(c.attr<int64_t>("transB") != 0) {}
+        tb_(c.attr<int64_t>("transB") != 0) {
+    if (c.attrs().count("activation") > 0) {
+      auto spec =
+          ParseActivation(c.attr<std::string>("activation"),
+                          c.attr<std::vector<double>>("activation_params"));
+      if (spec.ok()) {
+        activation_ = *spec;
+      } else {
+        activation_status_ = spec.status();
+      }
+    }
+  }
 
   Status Compute(KernelContext& ctx) const override {
+    WEFT_RETURN_IF_ERROR(activation_status_);
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.shape().rank() != 2 || b.shape().rank() != 2) {
@@ -255,15 +274,17 @@ class GemmOpKernel : public OpKernel {
       WEFT_ASSIGN_OR_RETURN(Tensor c32,
                             Tensor::Create(DataType::kFloat32, out_shape));
       Epilogue<float> e{static_cast<float>(alpha_), static_cast<float>(beta_),
-                        bias ? &bias32 : nullptr, index ? &*index : nullptr};
+                        bias ? &bias32 : nullptr, index ? &*index : nullptr,
+                        ActivationSpec{}};  // FusedGemm has no float16.
       RunProduct<float>(ctx, a32, b32, ta_, tb_, s.d, Shape{}, &c32, e);
       NarrowToFloat16(c32, c);
     } else if (a.dtype() == DataType::kFloat32) {
       Epilogue<float> e{static_cast<float>(alpha_), static_cast<float>(beta_),
-                        bias, index ? &*index : nullptr};
+                        bias, index ? &*index : nullptr, activation_};
       RunProduct<float>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
     } else {
-      Epilogue<double> e{alpha_, beta_, bias, index ? &*index : nullptr};
+      Epilogue<double> e{alpha_, beta_, bias, index ? &*index : nullptr,
+                         activation_};
       RunProduct<double>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
     }
     return Status::OK();
@@ -272,6 +293,9 @@ class GemmOpKernel : public OpKernel {
  private:
   const double alpha_, beta_;
   const bool ta_, tb_;
+  // FusedGemm's (float32 and float64 only: the float16 path has none).
+  ActivationSpec activation_;
+  Status activation_status_;
 };
 
 double ProductCost(const InferenceContext& ctx) {
@@ -283,6 +307,45 @@ double ProductCost(const InferenceContext& ctx) {
   // About 0.02 ns per multiply-add on one core; k is a guess when
   // transposed, which is fine for an estimate.
   return 0.02 * static_cast<double>(out.ToShape().NumElements()) * k;
+}
+
+// Gemm's definition, under `name` (Gemm and FusedGemm), for `types`.
+OpDefBuilder GemmDef(const char* name, const std::vector<DataType>& types) {
+  OpDefBuilder b = OpDefBuilder(name)
+          .Input(ArgDef::Typed("A", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Input(ArgDef::AnyList("C"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, types)
+          .Attr("alpha", AttrType::kFloat, 1.0)
+          .Attr("beta", AttrType::kFloat, 1.0)
+          .Attr("transA", AttrType::kInt, int64_t{0})
+          .Attr("transB", AttrType::kInt, int64_t{0})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            if (ctx.num_inputs() > 3) {
+              return InvalidArgumentError("takes A, B and an optional C");
+            }
+            if (ctx.num_inputs() == 3 &&
+                ctx.input_dtype(2) != ctx.input_dtype(0)) {
+              return InvalidArgumentError("C must have A's dtype");
+            }
+            for (int i = 0; i < 2; ++i) {
+              if (ctx.input_shape(i).rank_known() &&
+                  ctx.input_shape(i).rank() != 2) {
+                return InvalidArgumentError("Gemm needs 2-D A and B, got " +
+                                            ctx.input_shape(i).ToString());
+              }
+            }
+            WEFT_ASSIGN_OR_RETURN(
+                MatMulShape s,
+                CheckShapes(ctx.input_shape(0), ctx.input_shape(1),
+                            ctx.attr<int64_t>("transA") != 0,
+                            ctx.attr<int64_t>("transB") != 0));
+            ctx.set_output(0, PartialShape({s.d.m, s.d.n}));
+            return Status::OK();
+          })
+          .SetCostFn(ProductCost);
+  return b;
 }
 
 }  // namespace
@@ -317,44 +380,18 @@ void RegisterMatMulOps(OpRegistry& registry) {
   CheckRegistered(
       registry.RegisterKernel("MatMul", KernelFactoryFor<MatMulKernel>()));
 
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Gemm")
-          .Input(ArgDef::Typed("A", "T"))
-          .Input(ArgDef::Typed("B", "T"))
-          .Input(ArgDef::AnyList("C"))
-          .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
-          .Attr("alpha", AttrType::kFloat, 1.0)
-          .Attr("beta", AttrType::kFloat, 1.0)
-          .Attr("transA", AttrType::kInt, int64_t{0})
-          .Attr("transB", AttrType::kInt, int64_t{0})
-          .SetShapeFn([](InferenceContext& ctx) -> Status {
-            if (ctx.num_inputs() > 3) {
-              return InvalidArgumentError("takes A, B and an optional C");
-            }
-            if (ctx.num_inputs() == 3 &&
-                ctx.input_dtype(2) != ctx.input_dtype(0)) {
-              return InvalidArgumentError("C must have A's dtype");
-            }
-            for (int i = 0; i < 2; ++i) {
-              if (ctx.input_shape(i).rank_known() &&
-                  ctx.input_shape(i).rank() != 2) {
-                return InvalidArgumentError("Gemm needs 2-D A and B, got " +
-                                            ctx.input_shape(i).ToString());
-              }
-            }
-            WEFT_ASSIGN_OR_RETURN(
-                MatMulShape s,
-                CheckShapes(ctx.input_shape(0), ctx.input_shape(1),
-                            ctx.attr<int64_t>("transA") != 0,
-                            ctx.attr<int64_t>("transB") != 0));
-            ctx.set_output(0, PartialShape({s.d.m, s.d.n}));
-            return Status::OK();
-          })
-          .SetCostFn(ProductCost)
-          .Build()));
+  CheckRegistered(registry.RegisterOp(GemmDef("Gemm", kFloatTypesWithHalf).Build()));
   CheckRegistered(
       registry.RegisterKernel("Gemm", KernelFactoryFor<GemmOpKernel>()));
+  // Made by the graph passes (src/optimize/): Gemm, then the activation.
+  CheckRegistered(registry.RegisterOp(
+      GemmDef("FusedGemm", kFloatTypes)
+          .Attr("activation", AttrType::kString, std::string())
+          .Attr("activation_params", AttrType::kListFloat,
+                std::vector<double>{})
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("FusedGemm", KernelFactoryFor<GemmOpKernel>()));
 }
 
 }  // namespace weft::internal

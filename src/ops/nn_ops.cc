@@ -17,6 +17,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/conv_kernels.h"
+#include "ops/fused_activation.h"
 #include "ops/gemm_tile.h"
 #include "ops/op_util.h"
 
@@ -201,13 +202,30 @@ constexpr int64_t kConvMinJobs = 8;
 
 class ConvKernel : public OpKernel {
  public:
+  // Conv, or FusedConv when the node has an `activation` attribute.
   explicit ConvKernel(const KernelConstruction& c)
-      : attrs_(ReadWindowAttrs(c)), group_(c.attr<int64_t>("group")) {}
+      : attrs_(ReadWindowAttrs(c)),
+        group_(c.attr<int64_t>("group")),
+        fused_(c.attrs().count("activation") > 0) {
+    if (fused_) {
+      auto spec =
+          ParseActivation(c.attr<std::string>("activation"),
+                          c.attr<std::vector<double>>("activation_params"));
+      if (spec.ok()) {
+        activation_ = *spec;
+      } else {
+        activation_status_ = spec.status();
+      }
+    }
+  }
 
   Status Compute(KernelContext& ctx) const override {
+    WEFT_RETURN_IF_ERROR(activation_status_);
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* bias = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+    const Tensor* residual =
+        fused_ && ctx.num_inputs() > 3 ? &ctx.input(3) : nullptr;
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
     if (w.shape().rank() != x.shape().rank()) {
       return InvalidArgumentError("W has shape " + w.shape().ToString() +
@@ -235,6 +253,11 @@ class ConvKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, in, kernel));
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
                                           0, OutShape(n, m, win.out)));
+    if (residual != nullptr && !(residual->shape() == y->shape())) {
+      return InvalidArgumentError("Z has shape " + residual->shape().ToString() +
+                                  ", the output " + y->shape().ToString());
+    }
+    const Epilogue epilogue{activation_, residual};
     if (x.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor x32, WidenToFloat32(x));
       WEFT_ASSIGN_OR_RETURN(Tensor w32, WidenToFloat32(w));
@@ -245,28 +268,49 @@ class ConvKernel : public OpKernel {
       WEFT_ASSIGN_OR_RETURN(Tensor y32, Tensor::CreateUninitialized(
                                             DataType::kFloat32, y->shape()));
       Run<float>(ctx, x32, w32, bias ? &b32 : nullptr, &y32, win, n, c / g,
-                 m / g);
+                 m / g, {});
       NarrowToFloat16(y32, y);
     } else if (x.dtype() == DataType::kFloat32) {
-      Run<float>(ctx, x, w, bias, y, win, n, c / g, m / g);
+      Run<float>(ctx, x, w, bias, y, win, n, c / g, m / g, epilogue);
     } else {
-      Run<double>(ctx, x, w, bias, y, win, n, c / g, m / g);
+      Run<double>(ctx, x, w, bias, y, win, n, c / g, m / g, epilogue);
     }
     return Status::OK();
   }
 
  private:
+  // FusedConv's residual input and activation (FusedConv takes float32 and
+  // float64 only, so the float16 path never has one).
+  struct Epilogue {
+    ActivationSpec activation;
+    const Tensor* residual = nullptr;
+    bool empty() const {
+      return residual == nullptr &&
+             activation.kind == FusedActivation::kNone;
+    }
+    // Finishes the rows x cols block of y at `offset` (row stride ld).
+    template <class T>
+    void Finish(Tensor* y, int64_t offset, int64_t rows, int64_t cols,
+                int64_t ld) const {
+      if (empty()) return;
+      FinishBlock<T>(activation,
+                     residual ? residual->data<T>() + offset : nullptr,
+                     y->data<T>() + offset, rows, cols, ld);
+    }
+  };
+
   template <class T>
   void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
            const Tensor* bias, Tensor* y, const Window& win, int64_t n,
-           int64_t cg, int64_t mg) const {
+           int64_t cg, int64_t mg, const Epilogue& epilogue) const {
     if (y->NumElements() == 0) return;
     if (win.rank != 2) {
-      RunAnyRank<T>(ctx, x, w, bias, y, win, n, cg, mg);
+      RunAnyRank<T>(ctx, x, w, bias, y, win, n, cg, mg, epilogue);
     } else if (cg == 1) {
-      RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg);
+      RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg, epilogue);
     } else {
-      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg);
+      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg,
+                      epilogue);
     }
   }
 
@@ -275,7 +319,7 @@ class ConvKernel : public OpKernel {
   template <class T>
   void RunDepthwise2D(KernelContext& ctx, const Tensor& x, const Tensor& w,
                       const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
-                      int64_t n, int64_t mg) const {
+                      int64_t n, int64_t mg, const Epilogue& epilogue) const {
     const int64_t m = group_ * mg, c = group_;
     const T* px = x.data<T>();
     const T* pw = w.data<T>();
@@ -289,6 +333,8 @@ class ConvKernel : public OpKernel {
         DepthwisePlane2D<T>(geo, px + (image * c + group) * geo.InSize(),
                             pw + oc * geo.Taps(), pb ? pb[oc] : T(0),
                             py + plane * geo.OutSize(), scratch);
+        epilogue.Finish<T>(y, plane * geo.OutSize(), 1, geo.OutSize(),
+                           geo.OutSize());
       }
     });
   }
@@ -302,7 +348,8 @@ class ConvKernel : public OpKernel {
   template <class T>
   void RunProduct2D(KernelContext& ctx, const Tensor& x, const Tensor& w,
                     const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
-                    int64_t n, int64_t cg, int64_t mg) const {
+                    int64_t n, int64_t cg, int64_t mg,
+                    const Epilogue& epilogue) const {
     const int64_t g = group_;
     const int64_t out_size = geo.OutSize(), in_size = geo.InSize();
     const int64_t depth = cg * geo.Taps();
@@ -376,6 +423,7 @@ class ConvKernel : public OpKernel {
         }
         GemmTile<T>(channels, pixels, depth, {pw + oc0 * depth, depth},
                     columns, out, out_size, /*accumulate=*/pb != nullptr);
+        epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
       }
     });
   }
@@ -385,7 +433,7 @@ class ConvKernel : public OpKernel {
   template <class T>
   void RunAnyRank(KernelContext& ctx, const Tensor& x, const Tensor& w,
                   const Tensor* bias, Tensor* y, const Window& win, int64_t n,
-                  int64_t cg, int64_t mg) const {
+                  int64_t cg, int64_t mg, const Epilogue& epilogue) const {
     const int64_t g = group_;
     const int64_t out_size = win.OutSize(), in_size = win.InSize();
     const int64_t taps = win.KernelSize();
@@ -425,12 +473,16 @@ class ConvKernel : public OpKernel {
             }
           }
         }
+        epilogue.Finish<T>(y, out - py, mg, pixels, out_size);
       }
     });
   }
 
   const WindowAttrs attrs_;
   const int64_t group_;
+  const bool fused_;
+  ActivationSpec activation_;
+  Status activation_status_;
 };
 
 // --- ConvTranspose
@@ -1092,6 +1144,24 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("group", AttrType::kInt, int64_t{1});
     CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
     CheckRegistered(registry.RegisterKernel("Conv", Factory<ConvKernel>()));
+  }
+  {
+    // Made by the graph passes (src/optimize/): Conv + bias, then + Z (a
+    // residual of the output's shape) when given, then the activation.
+    OpDefBuilder b("FusedConv");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Input(ArgDef::Typed("W", "T"))
+        .Input(ArgDef::Typed("B", "T"))
+        .Input(ArgDef::AnyList("Z"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+        .Attr("group", AttrType::kInt, int64_t{1})
+        .Attr("activation", AttrType::kString, std::string())
+        .Attr("activation_params", AttrType::kListFloat,
+              std::vector<double>{});
+    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(
+        registry.RegisterKernel("FusedConv", Factory<ConvKernel>()));
   }
   {
     OpDefBuilder b("ConvTranspose");

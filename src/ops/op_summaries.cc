@@ -64,6 +64,10 @@ constexpr Summary kSummaries[] = {
     {"Flatten", "reshape to 2-D at an axis"},
     {"Floor", "round down, element-wise"},
     {"GRU", "gated recurrent unit layer (forward, reverse, bidirectional)"},
+    {"FusedConv",
+     "Conv + bias + residual Z + activation in one pass (made by the graph "
+     "passes)"},
+    {"FusedGemm", "Gemm + activation in one pass (made by the graph passes)"},
     {"Gather", "take slices along an axis by index"},
     {"GatherElements", "take elements along an axis by an index tensor"},
     {"GatherND", "take slices by N-d index tuples"},

@@ -34,6 +34,7 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     const std::vector<std::string>& fetch_names,
     const std::vector<std::string>& target_names) {
   auto plan = std::make_shared<ExecutionPlan>();
+  plan->graph = &graph;
   const int n = graph.num_nodes();
   plan->role.assign(n, kSkip);
   plan->initial_pending.assign(n, 0);

@@ -15,6 +15,10 @@ namespace weft::internal {
 struct ExecutionPlan {
   enum Role : char { kSkip = 0, kRun = 1, kFed = 2, kConstant = 3 };
 
+  // The graph the plan runs (a session may hold two: the optimised graph
+  // and the graph as given); it outlives the plan.
+  const CompiledGraph* graph = nullptr;
+
   // Per node: skipped (not needed), run, fed (its outputs come from feeds)
   // or constant (CompiledNode::constant: its output is set, not computed;
   // consumers do not wait for it).

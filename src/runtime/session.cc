@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "framework/node_context.h"
@@ -15,6 +16,7 @@
 #include "runtime/run_cancellation.h"
 #include "runtime/run_state.h"
 #include "runtime/session_options.h"
+#include "weft/graph_passes.h"
 #include "threading/mutex.h"
 
 namespace weft {
@@ -73,11 +75,24 @@ std::string PlanKey(const NamedTensors& feeds,
 
 }  // namespace
 
+// The graph a session runs: the graph the passes made, and, when they
+// changed anything, the graph as given, compiled when a Run first needs it
+// (a Run that names a node the passes removed or replaced, or feeds
+// anything but a Placeholder).
+struct SessionGraphs {
+  std::shared_ptr<const CompiledGraph> optimized;
+  std::optional<Graph> as_given;  // None: the passes changed nothing.
+  CompileOptions compile;
+  std::set<std::string> changed;  // Nodes removed or replaced by a pass.
+};
+
 class SessionImpl {
  public:
-  SessionImpl(std::shared_ptr<const CompiledGraph> graph, SessionPools pools,
-              SessionOptions options)
-      : graph_(std::move(graph)),
+  SessionImpl(SessionGraphs graphs, SessionPools pools, SessionOptions options)
+      : graph_(std::move(graphs.optimized)),
+        as_given_(std::move(graphs.as_given)),
+        compile_(std::move(graphs.compile)),
+        changed_(std::move(graphs.changed)),
         options_(std::move(options)),
         pools_(std::move(pools)) {}
 
@@ -126,7 +141,19 @@ class SessionImpl {
   static void FillMetadata(RunState& run, int64_t start_ns,
                            RunMetadata* metadata);
 
+  // Whether a Run with these names must run the graph as given.
+  bool NeedsGraphAsGiven(const NamedTensors& feeds,
+                         const std::vector<std::string>& fetches,
+                         const std::vector<std::string>& targets) const;
+  StatusOr<const CompiledGraph*> GraphAsGiven();
+
   const std::shared_ptr<const CompiledGraph> graph_;
+  Mutex as_given_mu_;
+  std::optional<Graph> as_given_ WEFT_GUARDED_BY(as_given_mu_);
+  std::shared_ptr<const CompiledGraph> as_given_compiled_
+      WEFT_GUARDED_BY(as_given_mu_);
+  const CompileOptions compile_;
+  const std::set<std::string> changed_;
   const SessionOptions options_;
 
   mutable Mutex mu_;
@@ -153,19 +180,53 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
   }
   std::vector<std::string> feed_names;
   for (const auto& feed : feeds) feed_names.push_back(feed.first);
+  const CompiledGraph* graph = graph_.get();
+  if (NeedsGraphAsGiven(feeds, fetches, targets)) {
+    WEFT_ASSIGN_OR_RETURN(graph, GraphAsGiven());
+  }
   WEFT_ASSIGN_OR_RETURN(
       std::shared_ptr<const ExecutionPlan> plan,
-      ExecutionPlan::Build(*graph_, feed_names, fetches, targets));
+      ExecutionPlan::Build(*graph, feed_names, fetches, targets));
   MutexLock lock(mu_);
   // A concurrent Run may have built the same plan: keep the first.
   return plans_.emplace(key, std::move(plan)).first->second.get();
+}
+
+bool SessionImpl::NeedsGraphAsGiven(
+    const NamedTensors& feeds, const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) const {
+  if (changed_.empty()) return false;
+  auto changed = [&](const std::string& name) {
+    auto spec = ParseInput(name[0] == '^' ? name.substr(1) : name);
+    return spec.ok() && changed_.count(spec->node) > 0;
+  };
+  for (const auto& feed : feeds) {
+    // A fed intermediate may not have the shape the passes inferred for it.
+    auto spec = ParseInput(feed.first);
+    const int node = spec.ok() ? graph_->FindNode(spec->node) : -1;
+    if (changed(feed.first) ||
+        (node >= 0 && !graph_->node(node).is_placeholder)) {
+      return true;
+    }
+  }
+  return std::any_of(fetches.begin(), fetches.end(), changed) ||
+         std::any_of(targets.begin(), targets.end(), changed);
+}
+
+StatusOr<const CompiledGraph*> SessionImpl::GraphAsGiven() {
+  MutexLock lock(as_given_mu_);
+  if (as_given_compiled_ == nullptr) {
+    WEFT_ASSIGN_OR_RETURN(as_given_compiled_,
+                          CompiledGraph::Compile(*as_given_, compile_));
+  }
+  return as_given_compiled_.get();
 }
 
 Status SessionImpl::CheckFeeds(const ExecutionPlan& plan,
                                const NamedTensors& feeds) const {
   for (size_t i = 0; i < feeds.size(); ++i) {
     const Tensor& value = feeds[i].second;
-    const CompiledNode& node = graph_->node(plan.feeds[i].node);
+    const CompiledNode& node = plan.graph->node(plan.feeds[i].node);
     const int slot = plan.feeds[i].slot;
     if (!value.IsInitialized()) {
       return InvalidArgumentError("feed '" + feeds[i].first +
@@ -203,7 +264,7 @@ Status SessionImpl::CheckFeeds(const ExecutionPlan& plan,
 StatusOr<RunState::Config> SessionImpl::MakeConfig(
     const RunOptions& run_options, const ExecutionPlan* plan) {
   RunState::Config config;
-  config.graph = graph_.get();
+  config.graph = plan->graph;
   config.plan = plan;
   const int index = run_options.inter_op_thread_pool;
   if (index < -1 || index >= static_cast<int>(pools_.inter.size())) {
@@ -308,7 +369,7 @@ Status SessionImpl::Run(const RunOptions& run_options,
   }
   for (size_t i = 0; i < feeds.size(); ++i) {
     const EdgeRef& ref = run->plan().feeds[i];
-    run->values()[graph_->node(ref.node).first_value + ref.slot] =
+    run->values()[plan->graph->node(ref.node).first_value + ref.slot] =
         feeds[i].second;
   }
   const int64_t timeout_ms = run_options.timeout_ms > 0
@@ -331,7 +392,8 @@ Status SessionImpl::Run(const RunOptions& run_options,
   if (status.ok()) {
     for (const EdgeRef& fetch : run->plan().fetches) {
       outputs->push_back(
-          run->values()[graph_->node(fetch.node).first_value + fetch.slot]);
+          run->values()[plan->graph->node(fetch.node).first_value +
+                        fetch.slot]);
     }
   }
   ReleaseRunState(std::move(run));
@@ -373,16 +435,40 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
                  "RunMetadata, but gives no speed-up\n",
                  it->second, it->second);
   }
-  WEFT_ASSIGN_OR_RETURN(
-      std::shared_ptr<const internal::CompiledGraph> compiled,
-      internal::CompiledGraph::Compile(std::move(graph),
-                                       internal::DeviceOptions(options)));
-  WEFT_RETURN_IF_ERROR(
-      internal::CheckStaticSizes(*compiled, options.memory_limit_bytes));
+  internal::SessionGraphs graphs;
+  graphs.compile = internal::DeviceOptions(options);
+  if (options.optimize_graph) {
+    GraphPassOptions passes;
+    passes.disabled = options.disabled_graph_passes;
+    passes.num_cpu_devices = graphs.compile.num_cpu_devices;
+    passes.allow_soft_placement = graphs.compile.allow_soft_placement;
+    WEFT_ASSIGN_OR_RETURN(OptimizedGraph optimized,
+                          OptimizeGraph(graph, passes));
+    graphs.changed = std::move(optimized.changed);
+    if (!graphs.changed.empty()) {
+      graphs.as_given = std::move(graph);
+      graph = std::move(optimized.graph);
+    }
+  }
+  auto compiled = internal::CompiledGraph::Compile(std::move(graph),
+                                                   graphs.compile);
+  if (!compiled.ok() && graphs.as_given) {
+    // OptimizeGraph leaves a graph that does not compile as it is, so this
+    // is a pass's fault, not the user's: say so, and how to go on.
+    return InternalError(
+        "the graph passes made a graph that does not compile (" +
+        compiled.status().message() +
+        "); create the session with optimize_graph = false (--no-optimize) "
+        "and report this");
+  }
+  WEFT_RETURN_IF_ERROR(compiled.status());
+  graphs.optimized = *std::move(compiled);
+  WEFT_RETURN_IF_ERROR(internal::CheckStaticSizes(*graphs.optimized,
+                                                  options.memory_limit_bytes));
   WEFT_ASSIGN_OR_RETURN(internal::SessionPools pools,
                         internal::AcquireSessionPools(options));
   return std::unique_ptr<Session>(new Session(
-      std::make_unique<Impl>(std::move(compiled), std::move(pools), options)));
+      std::make_unique<Impl>(std::move(graphs), std::move(pools), options)));
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "framework/suggest.h"
+#include "weft/graph_passes.h"
 #include "weft/threading.h"
 
 namespace weft::internal {
@@ -78,10 +80,25 @@ Status CheckLimits(const SessionOptions& o) {
   return Status::OK();
 }
 
+Status CheckGraphPasses(const SessionOptions& o) {
+  std::vector<std::string> names;
+  for (const GraphPassInfo& pass : GraphPasses()) names.push_back(pass.name);
+  for (const std::string& name : o.disabled_graph_passes) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return InvalidArgumentError(
+          "SessionOptions.disabled_graph_passes names '" + name +
+          "', which is not a graph pass" + DidYouMean(name, names) +
+          " (`weft info --passes` lists them)");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ValidateSessionOptions(const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(CheckDevices(options));
+  WEFT_RETURN_IF_ERROR(CheckGraphPasses(options));
   WEFT_RETURN_IF_ERROR(CheckLimits(options));
   return CheckThreads(options);
 }

@@ -1,0 +1,148 @@
+// What FusedConv and FusedGemm do to a finished output tile while it is
+// still in cache: add a residual tensor, then apply an activation. The graph
+// pass that makes these ops (src/optimize/fusion_passes.cc) replaces an Add
+// and an activation node, so each function here computes exactly what that
+// node's kernel computes, element for element: a fused graph gives the same
+// bits as the unfused one.
+#ifndef WEFT_SRC_OPS_FUSED_ACTIVATION_H_
+#define WEFT_SRC_OPS_FUSED_ACTIVATION_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ops/vector_math.h"
+#include "weft/status.h"
+
+namespace weft::internal {
+
+enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kHardSwish, kGelu };
+
+struct ActivationSpec {
+  FusedActivation kind = FusedActivation::kNone;
+  double alpha = 0;  // Clip: min; LeakyRelu: alpha.
+  double beta = 0;   // Clip: max.
+};
+
+// The ONNX op names a fused kernel accepts as its `activation` attribute.
+inline bool IsFusableActivation(const std::string& op) {
+  return op == "Relu" || op == "Clip" || op == "LeakyRelu" ||
+         op == "HardSwish" || op == "Gelu";
+}
+
+// From the `activation` ("" for none) and `activation_params` attributes:
+// Clip takes [min, max], LeakyRelu [alpha], the others nothing.
+inline StatusOr<ActivationSpec> ParseActivation(
+    const std::string& name, const std::vector<double>& params) {
+  ActivationSpec spec;
+  size_t want = 0;
+  if (name.empty()) {
+    spec.kind = FusedActivation::kNone;
+  } else if (name == "Relu") {
+    spec.kind = FusedActivation::kRelu;
+  } else if (name == "Clip") {
+    spec.kind = FusedActivation::kClip;
+    want = 2;
+  } else if (name == "LeakyRelu") {
+    spec.kind = FusedActivation::kLeakyRelu;
+    want = 1;
+  } else if (name == "HardSwish") {
+    spec.kind = FusedActivation::kHardSwish;
+  } else if (name == "Gelu") {
+    spec.kind = FusedActivation::kGelu;
+  } else {
+    return InvalidArgumentError(
+        "activation \"" + name +
+        "\" is not one of \"\", Relu, Clip, LeakyRelu, HardSwish, Gelu");
+  }
+  if (params.size() != want) {
+    return InvalidArgumentError("activation " + name + " takes " +
+                                std::to_string(want) +
+                                " activation_params, got " +
+                                std::to_string(params.size()));
+  }
+  if (want > 0) spec.alpha = params[0];
+  if (want > 1) spec.beta = params[1];
+  return spec;
+}
+
+// Clip's bound for T, saturated as ClipKernel does.
+template <class T>
+T SaturateBound(double v) {
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+    return std::numeric_limits<T>::lowest();
+  }
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+    return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
+
+// Applies the activation to n elements in place (T is float or double).
+template <class T>
+void ApplyActivation(const ActivationSpec& spec, T* data, int64_t n) {
+  static_assert(std::is_floating_point_v<T>);
+  switch (spec.kind) {
+    case FusedActivation::kNone:
+      return;
+    case FusedActivation::kRelu:  // As ReluKernel.
+      for (int64_t i = 0; i < n; ++i) data[i] = std::max(data[i], T(0));
+      return;
+    case FusedActivation::kClip: {  // As ClipKernel: NaN stays NaN.
+      const T lo = SaturateBound<T>(spec.alpha);
+      const T hi = SaturateBound<T>(spec.beta);
+      for (int64_t i = 0; i < n; ++i) {
+        const T low = data[i] < lo ? lo : data[i];
+        data[i] = low > hi ? hi : low;
+      }
+      return;
+    }
+    case FusedActivation::kLeakyRelu: {  // As activation_ops.cc.
+      const T a = static_cast<T>(spec.alpha);
+      for (int64_t i = 0; i < n; ++i) {
+        data[i] = data[i] < T(0) ? a * data[i] : data[i];
+      }
+      return;
+    }
+    case FusedActivation::kHardSwish:  // As activation_ops.cc.
+      for (int64_t i = 0; i < n; ++i) {
+        const T x = data[i];
+        data[i] = x * std::clamp(x / T(6) + T(0.5), T(0), T(1));
+      }
+      return;
+    case FusedActivation::kGelu:  // As GeluKernel: 0.5 x erfc(-x / sqrt 2).
+      for (int64_t i = 0; i < n; ++i) {
+        const T x = data[i];
+        const T arg = -x * T(0.70710678118654752440);
+        if constexpr (std::is_same_v<T, float>) {
+          data[i] = 0.5f * x * vmath::ErfcF(arg);
+        } else {
+          data[i] = T(0.5) * x * std::erfc(arg);
+        }
+      }
+      return;
+  }
+}
+
+// The fused epilogue over a block of `rows` x `cols` outputs with row
+// stride `ld`: out += residual (when given; it points at the same element
+// of a tensor of the output's shape), then the activation.
+template <class T>
+void FinishBlock(const ActivationSpec& spec, const T* residual, T* out,
+                 int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = out + r * ld;
+    if (residual != nullptr) {
+      const T* z = residual + r * ld;
+      for (int64_t j = 0; j < cols; ++j) row[j] = row[j] + z[j];
+    }
+    ApplyActivation(spec, row, cols);
+  }
+}
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_FUSED_ACTIVATION_H_

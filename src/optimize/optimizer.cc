@@ -1,0 +1,113 @@
+// The pass pipeline: which passes exist, the order they run in, and
+// OptimizeGraph.
+#include <functional>
+#include <set>
+
+#include "framework/suggest.h"
+#include "optimize/passes.h"
+#include "weft/graph_passes.h"
+
+namespace weft {
+namespace {
+
+struct Pass {
+  GraphPassInfo info;
+  std::function<StatusOr<int>(internal::GraphEditor&)> run;
+};
+
+template <int (*kFn)(internal::GraphEditor&)>
+StatusOr<int> Run(internal::GraphEditor& graph) {
+  return kFn(graph);
+}
+
+// In order: removals and folding first, so that the patterns after them
+// see constants as Consts; recognition before fusion, so that a recognised
+// Gelu can fuse into the Gemm before it; the residual Add before the
+// activation, so that Conv + Add + Relu becomes one node.
+const std::vector<Pass>& Pipeline() {
+  static const std::vector<Pass> passes = {
+      {{"identity-elimination",
+        "removes Identity and inference Dropout; readers read the input"},
+       Run<internal::EliminateIdentities>},
+      {{"shape-folding",
+        "Shape and Size of a tensor whose whole shape is inferred become "
+        "constants"},
+       Run<internal::FoldStaticShapes>},
+      {{"constant-folding",
+        "nodes computed from constants alone are computed once, at session "
+        "creation"},
+       internal::FoldConstants},
+      {{"layernorm-recognition",
+        "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add over the last "
+        "axis becomes LayerNormalization"},
+       Run<internal::RecognizeLayerNorm>},
+      {{"gelu-recognition",
+        "x * 0.5 * (1 + Erf(x / sqrt 2)) becomes Gelu"},
+       Run<internal::RecognizeGelu>},
+      {{"batchnorm-folding",
+        "BatchNormalization after a Conv or Gemm with constant weights is "
+        "folded into those weights"},
+       Run<internal::FoldBatchNorm>},
+      {{"matmul-add-to-gemm",
+        "a 2-D MatMul and the Add of a bias become one Gemm"},
+       Run<internal::FuseMatMulAdd>},
+      {{"conv-residual-fusion",
+        "Conv + Add of a same-shaped tensor becomes FusedConv (the Add in "
+        "the output loop)"},
+       Run<internal::FuseConvResidual>},
+      {{"activation-fusion",
+        "Relu, Clip, LeakyRelu, HardSwish or Gelu after a Conv or Gemm "
+        "runs in its output loop (FusedConv, FusedGemm)"},
+       Run<internal::FuseActivations>},
+  };
+  return passes;
+}
+
+}  // namespace
+
+const std::vector<GraphPassInfo>& GraphPasses() {
+  static const std::vector<GraphPassInfo> infos = [] {
+    std::vector<GraphPassInfo> out;
+    for (const Pass& pass : Pipeline()) out.push_back(pass.info);
+    return out;
+  }();
+  return infos;
+}
+
+StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
+                                       const GraphPassOptions& options) {
+  std::set<std::string> disabled;
+  std::vector<std::string> names;
+  for (const Pass& pass : Pipeline()) names.push_back(pass.info.name);
+  for (const std::string& name : options.disabled) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return InvalidArgumentError(
+          "there is no graph pass '" + name + "'" +
+          internal::DidYouMean(name, names) + "; `weft info --passes` lists them");
+    }
+    disabled.insert(name);
+  }
+  OptimizedGraph result;
+  internal::CompileOptions compile;
+  compile.num_cpu_devices = options.num_cpu_devices;
+  compile.allow_soft_placement = options.allow_soft_placement;
+  // A graph that does not compile goes on as given: its errors are the
+  // session's to report, under the names the user wrote.
+  if (!graph.status().ok() ||
+      !internal::CompiledGraph::Compile(graph, compile).ok()) {
+    result.graph = graph;
+    return result;
+  }
+  internal::GraphEditor editor(graph, compile);
+  for (const Pass& pass : Pipeline()) {
+    if (disabled.count(pass.info.name) > 0) continue;
+    WEFT_ASSIGN_OR_RETURN(int rewrites, pass.run(editor));
+    result.passes.push_back({pass.info.name, rewrites});
+  }
+  result.graph = editor.Snapshot();
+  result.removed = std::move(editor.removed());
+  result.changed = editor.changed();
+  return result;
+}
+
+}  // namespace weft

@@ -1,0 +1,41 @@
+// The graph passes. Each rewrites what it matches through the editor,
+// commits, and returns how many rewrites it made. The pipeline and the
+// order they run in are in optimizer.cc; what each does is in
+// docs/graph-passes.md.
+#ifndef WEFT_SRC_OPTIMIZE_PASSES_H_
+#define WEFT_SRC_OPTIMIZE_PASSES_H_
+
+#include <string>
+#include <vector>
+
+#include "optimize/graph_editor.h"
+
+namespace weft::internal {
+
+int EliminateIdentities(GraphEditor& graph);
+int FoldStaticShapes(GraphEditor& graph);
+StatusOr<int> FoldConstants(GraphEditor& graph);
+int RecognizeLayerNorm(GraphEditor& graph);
+int RecognizeGelu(GraphEditor& graph);
+int FoldBatchNorm(GraphEditor& graph);
+int FuseMatMulAdd(GraphEditor& graph);
+int FuseConvResidual(GraphEditor& graph);
+int FuseActivations(GraphEditor& graph);
+
+// Removes the nodes in `candidates` that nothing reads any more, then
+// whatever they alone read, as long as it is a Const or in `removable`
+// (never a Placeholder or a stateful node). Commits; returns how many it
+// removed.
+int SweepUnused(GraphEditor& graph, std::vector<int> candidates,
+                 const std::vector<char>& removable, const std::string& pass);
+
+// Appends the live nodes node i reads (data or control).
+void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out);
+
+// A float scalar constant (any single-element float tensor), else nullopt.
+std::optional<double> ScalarConstant(const GraphEditor& graph,
+                                     const std::string& input);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPTIMIZE_PASSES_H_
