@@ -1090,40 +1090,76 @@ class DropoutKernel : public OpKernel {
 
 // The window attributes, checked when the graph is compiled so that a bad
 // value is refused before any Run (output shapes are found at Run).
+Status CheckWindowAttrs(InferenceContext& ctx);
+
 OpDefBuilder& WindowAttrsOn(OpDefBuilder& b) {
   return b.Attr("kernel_shape", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("strides", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("dilations", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("pads", AttrType::kListInt, std::vector<int64_t>{})
       .Attr("auto_pad", AttrType::kString, std::string("NOTSET"))
-      .SetShapeFn([](InferenceContext& ctx) -> Status {
-        const std::string& pad = ctx.attr<std::string>("auto_pad");
-        if (pad != "NOTSET" && pad != "SAME_UPPER" && pad != "SAME_LOWER" &&
-            pad != "VALID") {
-          return InvalidArgumentError("auto_pad \"" + pad +
-                                      "\" is not one of NOTSET, SAME_UPPER, "
-                                      "SAME_LOWER, VALID");
-        }
-        for (const char* list : {"kernel_shape", "strides", "dilations"}) {
-          for (int64_t v : ctx.attr<std::vector<int64_t>>(list)) {
-            if (v < 1) {
-              return InvalidArgumentError(std::string(list) +
-                                          " must be >= 1, got " +
-                                          std::to_string(v));
-            }
-          }
-        }
-        for (int64_t v : ctx.attr<std::vector<int64_t>>("pads")) {
-          if (v < 0) {
-            return InvalidArgumentError("pads must be >= 0, got " +
-                                        std::to_string(v));
-          }
-        }
-        for (int i = 0; i < ctx.num_outputs(); ++i) {
-          ctx.set_output(i, PartialShape::UnknownRank());
-        }
-        return Status::OK();
-      });
+      .SetShapeFn(CheckWindowAttrs);
+}
+
+// Conv's and FusedConv's output shape when X's and W's are known (the
+// graph passes need it to fuse a residual Add); unknown otherwise, or when
+// the sizes do not fit, which the kernel then reports.
+Status InferConvShape(InferenceContext& ctx) {
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const PartialShape& x = ctx.input_shape(0);
+  const PartialShape& w = ctx.input_shape(1);
+  if (!x.IsFullyDefined() || !w.IsFullyDefined() || x.rank() < 3 ||
+      w.rank() != x.rank()) {
+    return Status::OK();
+  }
+  WindowAttrs attrs;
+  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
+  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
+  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
+  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
+  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  std::vector<int64_t> in, kernel;
+  for (int i = 2; i < x.rank(); ++i) {
+    in.push_back(x.dim(i));
+    kernel.push_back(w.dim(i));
+  }
+  if (!attrs.kernel.empty() && attrs.kernel != kernel) return Status::OK();
+  auto window = ForwardWindow(attrs, in, kernel);
+  if (!window.ok()) return Status::OK();
+  std::vector<int64_t> out = {x.dim(0), w.dim(0)};
+  out.insert(out.end(), window->out.begin(), window->out.end());
+  ctx.set_output(0, PartialShape(out));
+  return Status::OK();
+}
+
+// The attribute checks every windowed op shares; output shapes unknown.
+Status CheckWindowAttrs(InferenceContext& ctx) {
+  const std::string& pad = ctx.attr<std::string>("auto_pad");
+  if (pad != "NOTSET" && pad != "SAME_UPPER" && pad != "SAME_LOWER" &&
+      pad != "VALID") {
+    return InvalidArgumentError("auto_pad \"" + pad +
+                                "\" is not one of NOTSET, SAME_UPPER, "
+                                "SAME_LOWER, VALID");
+  }
+  for (const char* list : {"kernel_shape", "strides", "dilations"}) {
+    for (int64_t v : ctx.attr<std::vector<int64_t>>(list)) {
+      if (v < 1) {
+        return InvalidArgumentError(std::string(list) +
+                                    " must be >= 1, got " +
+                                    std::to_string(v));
+      }
+    }
+  }
+  for (int64_t v : ctx.attr<std::vector<int64_t>>("pads")) {
+    if (v < 0) {
+      return InvalidArgumentError("pads must be >= 0, got " +
+                                  std::to_string(v));
+    }
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    ctx.set_output(i, PartialShape::UnknownRank());
+  }
+  return Status::OK();
 }
 
 template <class K>
@@ -1142,7 +1178,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Output(ArgDef::Typed("Y", "T"))
         .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("group", AttrType::kInt, int64_t{1});
-    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(
+        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
     CheckRegistered(registry.RegisterKernel("Conv", Factory<ConvKernel>()));
   }
   {
@@ -1159,7 +1196,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("activation", AttrType::kString, std::string())
         .Attr("activation_params", AttrType::kListFloat,
               std::vector<double>{});
-    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(
+        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
     CheckRegistered(
         registry.RegisterKernel("FusedConv", Factory<ConvKernel>()));
   }

@@ -196,6 +196,28 @@ int EliminateIdentities(GraphEditor& graph) {
   return rewrites;
 }
 
+// The nodes of 1 + Erf(x / sqrt 2) (or of x * (1 / sqrt 2)) whose output is
+// `sum`: the Add, the Erf and the scaling; nullopt when `sum` is not that.
+std::optional<std::vector<int>> MatchErfChain(const GraphEditor& graph,
+                                              const std::string& x,
+                                              const std::string& sum) {
+  const int add = ProducerWithOp(graph, sum, "Add");
+  if (add < 0) return std::nullopt;
+  const std::string erf_out = OperandBesideScalar(graph, graph.node(add), 1.0);
+  const int erf = erf_out.empty() ? -1 : ProducerWithOp(graph, erf_out, "Erf");
+  if (erf < 0 || graph.node(erf).inputs.size() != 1) return std::nullopt;
+  const int scale = graph.Producer(graph.node(erf).inputs[0]).node;
+  if (scale < 0 || graph.claimed(scale)) return std::nullopt;
+  const NodeDef& s = graph.node(scale);
+  const bool divides = s.op == "Div" && s.inputs.size() == 2 &&
+                       s.inputs[0] == x &&
+                       IsScalarNear(graph, s.inputs[1], std::sqrt(2.0));
+  const bool multiplies =
+      s.op == "Mul" && OperandBesideScalar(graph, s, std::sqrt(0.5)) == x;
+  if (!divides && !multiplies) return std::nullopt;
+  return std::vector<int>{add, erf, scale};
+}
+
 // x * 0.5 * (1 + erf(x / sqrt 2)) in the orders exporters write it, as one
 // Gelu node named after the last Mul.
 int RecognizeGelu(GraphEditor& graph) {
@@ -206,53 +228,43 @@ int RecognizeGelu(GraphEditor& graph) {
       continue;
     }
     // The Add of 1 + erf(...) is one operand of the last Mul; the other is
-    // x * 0.5 (form B), or the last Mul multiplies (x * (1 + erf)) by 0.5.
-    std::string x, sum_input;
-    std::vector<int> inner;  // The pattern's nodes but the last Mul.
+    // x * 0.5 (form B), or the last Mul multiplies (x * (1 + erf)) by 0.5
+    // (form A). Each way of reading the operands is a candidate (x, the
+    // Add's output, the Mul between), tried until one matches throughout.
     const NodeDef& last = graph.node(e);
     if (last.inputs.size() != 2) continue;
+    struct Candidate {
+      std::string x, sum;
+      int mul;
+    };
+    std::vector<Candidate> candidates;
     const std::string by_half = OperandBesideScalar(graph, last, 0.5);
-    int d = by_half.empty() ? -1 : ProducerWithOp(graph, by_half, "Mul");
-    if (d >= 0) {  // Form A: (x * (1 + erf)) * 0.5.
-      for (int k = 0; k < 2 && x.empty() && graph.node(d).inputs.size() == 2;
-           ++k) {
-        const int add = ProducerWithOp(graph, graph.node(d).inputs[k], "Add");
-        if (add >= 0) {
-          x = graph.node(d).inputs[1 - k];
-          sum_input = graph.node(d).inputs[k];
-        }
+    const int d = by_half.empty() ? -1 : ProducerWithOp(graph, by_half, "Mul");
+    if (d >= 0 && graph.node(d).inputs.size() == 2) {
+      for (int k = 0; k < 2; ++k) {
+        candidates.push_back(
+            {graph.node(d).inputs[1 - k], graph.node(d).inputs[k], d});
       }
-      inner.push_back(d);
-    } else {  // Form B: (x * 0.5) * (1 + erf).
-      for (int k = 0; k < 2 && x.empty(); ++k) {
-        const int h = ProducerWithOp(graph, last.inputs[k], "Mul");
-        const int add = ProducerWithOp(graph, last.inputs[1 - k], "Add");
-        if (h < 0 || add < 0) continue;
-        x = OperandBesideScalar(graph, graph.node(h), 0.5);
-        sum_input = last.inputs[1 - k];
-        inner = {h};
+    }
+    for (int k = 0; k < 2; ++k) {
+      const int h = ProducerWithOp(graph, last.inputs[k], "Mul");
+      if (h < 0) continue;
+      candidates.push_back({OperandBesideScalar(graph, graph.node(h), 0.5),
+                            last.inputs[1 - k], h});
+    }
+    std::string x;
+    std::vector<int> inner;  // The pattern's nodes but the last Mul.
+    for (const Candidate& c : candidates) {
+      const std::optional<std::vector<int>> chain =
+          MatchErfChain(graph, c.x, c.sum);
+      if (!c.x.empty() && chain) {
+        x = c.x;
+        inner = {c.mul};
+        inner.insert(inner.end(), chain->begin(), chain->end());
+        break;
       }
     }
     if (x.empty()) continue;
-    const int add = ProducerWithOp(graph, sum_input, "Add");
-    const std::string erf_out = OperandBesideScalar(graph, graph.node(add), 1.0);
-    const int erf = ProducerWithOp(graph, erf_out, "Erf");
-    if (erf < 0) continue;
-    const NodeDef& erf_node = graph.node(erf);
-    if (erf_node.inputs.size() != 1) continue;
-    const int scale = graph.Producer(erf_node.inputs[0]).node;
-    if (scale < 0 || graph.claimed(scale)) continue;
-    const NodeDef& s = graph.node(scale);
-    // x / sqrt(2), or x * (1 / sqrt(2)).
-    const bool divides = s.op == "Div" && s.inputs.size() == 2 &&
-                         s.inputs[0] == x &&
-                         IsScalarNear(graph, s.inputs[1], std::sqrt(2.0));
-    const bool multiplies =
-        s.op == "Mul" && OperandBesideScalar(graph, s, std::sqrt(0.5)) == x;
-    if (!divides && !multiplies) continue;
-    inner.push_back(add);
-    inner.push_back(erf);
-    inner.push_back(scale);
     // Every inner node must feed the next one only (x alone has other
     // readers), or removing it would take a value someone else reads.
     bool sole = true;

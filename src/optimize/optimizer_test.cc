@@ -1,0 +1,453 @@
+// The graph passes: what each rewrites, that results keep their bits (or
+// stay within tolerance where a pass rounds differently), that thread
+// settings still agree bitwise, and that every name stays usable.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "test_support/session_util.h"
+#include "weft/graph_passes.h"
+
+namespace weft {
+namespace {
+
+Tensor Random(Shape shape, uint32_t seed) {
+  Tensor t(DataType::kFloat32, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
+  }
+  return t;
+}
+
+Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
+
+std::string OpOf(const Graph& graph, const std::string& name) {
+  const NodeDef* node = graph.FindNode(name);
+  return node ? node->op : "(none)";
+}
+
+std::multiset<std::string> Ops(const Graph& graph) {
+  std::multiset<std::string> ops;
+  for (const NodeDef& node : graph.nodes()) ops.insert(node.op);
+  return ops;
+}
+
+SessionOptions Options(int inter, int intra, bool optimize) {
+  SessionOptions options = test::PerSessionOptions(inter, intra);
+  options.optimize_graph = optimize;
+  return options;
+}
+
+// The fetch's value with the passes off, and with them on at (1, 1) and
+// (2, 2); the last two must agree bit for bit.
+struct Outcome {
+  Tensor unoptimized, optimized;
+};
+Outcome RunBothWays(const Graph& graph, const std::string& fetch,
+                    const NamedTensors& feeds) {
+  Outcome out;
+  auto plain = test::MustCreate(graph, Options(1, 1, false));
+  out.unoptimized = test::MustRun(*plain, {fetch}, feeds).at(0);
+  auto serial = test::MustCreate(graph, Options(1, 1, true));
+  out.optimized = test::MustRun(*serial, {fetch}, feeds).at(0);
+  auto wide = test::MustCreate(graph, Options(2, 2, true));
+  const Tensor parallel = test::MustRun(*wide, {fetch}, feeds).at(0);
+  EXPECT_EQ(0, std::memcmp(out.optimized.raw_data(), parallel.raw_data(),
+                           parallel.size_bytes()))
+      << "thread settings disagree";
+  return out;
+}
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.size_bytes()) == 0;
+}
+
+double MaxRelativeError(const Tensor& got, const Tensor& want) {
+  double worst = 0;
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    const double w = want.ValueAsDouble(i), g = got.ValueAsDouble(i);
+    worst = std::max(worst, std::abs(g - w) / std::max(1.0, std::abs(w)));
+  }
+  return worst;
+}
+
+NodeDef ConvNode(const std::string& name, std::vector<std::string> inputs,
+                 int64_t group = 1, int64_t pad = 1) {
+  return {name,
+          "Conv",
+          std::move(inputs),
+          {{"group", group},
+           {"pads", std::vector<int64_t>{pad, pad, pad, pad}}},
+          ""};
+}
+
+TEST(GraphPassesTest, ListsEveryPassOnceInPipelineOrder) {
+  std::set<std::string> names;
+  for (const GraphPassInfo& pass : GraphPasses()) {
+    EXPECT_FALSE(pass.summary.empty()) << pass.name;
+    EXPECT_TRUE(names.insert(pass.name).second) << pass.name;
+  }
+  EXPECT_EQ(GraphPasses().front().name, "identity-elimination");
+  EXPECT_EQ(GraphPasses().back().name, "activation-fusion");
+}
+
+TEST(GraphPassesTest, AnUnknownPassNameIsAnErrorWithASuggestion) {
+  Graph g;
+  g.Relu("y", g.Placeholder("x", DataType::kFloat32, {2}));
+  GraphPassOptions options;
+  options.disabled = {"activation-fusoin"};
+  auto optimized = OptimizeGraph(g, options);
+  ASSERT_FALSE(optimized.ok());
+  EXPECT_NE(optimized.status().message().find("activation-fusion"),
+            std::string::npos)
+      << optimized.status();
+  SessionOptions session = Options(1, 1, true);
+  session.disabled_graph_passes = {"constant-foldin"};
+  auto created = Session::Create(g, session);
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.status().message().find("'constant-folding'"),
+            std::string::npos)
+      << created.status();
+}
+
+// A ResNet basic block's tail: Conv, residual Add, Relu.
+Graph ResidualBlock() {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {1, 8, 9, 9});
+  g.Const("w", Random({8, 8, 3, 3}, 2));
+  g.Const("b", Random({8}, 3));
+  EXPECT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
+  g.Add("add", "conv", "x");
+  g.Relu("relu", "add");
+  return g;
+}
+
+TEST(GraphPassesTest, ConvResidualAndReluBecomeOneFusedConvWithTheSameBits) {
+  const Graph g = ResidualBlock();
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "relu"), "FusedConv");
+  EXPECT_EQ(optimized->graph.FindNode("conv"), nullptr);
+  EXPECT_EQ(optimized->graph.FindNode("add"), nullptr);
+  EXPECT_EQ(optimized->removed.at("conv").replaced_by, "add");
+  EXPECT_EQ(optimized->removed.at("add").replaced_by, "relu");
+  const NamedTensors feeds = {{"x", Random({1, 8, 9, 9}, 1)}};
+  const Outcome out = RunBothWays(g, "relu", feeds);
+  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+}
+
+TEST(GraphPassesTest, DepthwiseConvWithoutBiasFusesClipFromConstantBounds) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {2, 4, 7, 7});
+  g.Const("w", Random({4, 1, 3, 3}, 2));
+  ASSERT_TRUE(g.AddNode(ConvNode("dw", {"x", "w"}, /*group=*/4)).ok());
+  g.Const("lo", Scalar(0.0f));
+  g.Const("hi", Scalar(0.25f));
+  ASSERT_TRUE(g.AddNode({"relu6", "Clip", {"dw", "lo", "hi"}, {}, ""}).ok());
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "relu6"), "FusedConv");
+  // The bounds went with the Clip; the zero bias made for FusedConv came.
+  EXPECT_EQ(optimized->graph.FindNode("lo"), nullptr);
+  const Outcome out = RunBothWays(g, "relu6", {{"x", Random({2, 4, 7, 7}, 1)}});
+  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+}
+
+TEST(GraphPassesTest, OneDimensionalConvFusesLeakyRelu) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {1, 3, 20});
+  g.Const("w", Random({5, 3, 3}, 2));
+  g.Const("b", Random({5}, 3));
+  ASSERT_TRUE(g.AddNode({"conv", "Conv", {"x", "w", "b"}, {}, ""}).ok());
+  ASSERT_TRUE(
+      g.AddNode({"act", "LeakyRelu", {"conv"}, {{"alpha", 0.2}}, ""}).ok());
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "act"), "FusedConv");
+  const Outcome out = RunBothWays(g, "act", {{"x", Random({1, 3, 20}, 1)}});
+  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+}
+
+TEST(GraphPassesTest, BatchNormFoldsIntoTheConvBeforeIt) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {1, 3, 8, 8});
+  g.Const("w", Random({6, 3, 3, 3}, 2));
+  ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w"})).ok());
+  g.Const("scale", Random({6}, 4));
+  g.Const("shift", Random({6}, 5));
+  g.Const("mean", Random({6}, 6));
+  Tensor var = Random({6}, 7);
+  for (int i = 0; i < 6; ++i) var.data<float>()[i] += 1.0f;  // Positive.
+  g.Const("var", var);
+  ASSERT_TRUE(g.AddNode({"bn",
+                         "BatchNormalization",
+                         {"conv", "scale", "shift", "mean", "var"},
+                         {{"epsilon", 1e-3}},
+                         ""})
+                  .ok());
+  g.Relu("relu", "bn");
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(Ops(optimized->graph).count("BatchNormalization"), 0u);
+  EXPECT_EQ(OpOf(optimized->graph, "relu"), "FusedConv");
+  EXPECT_EQ(optimized->graph.FindNode("mean"), nullptr);  // Swept.
+  const Outcome out = RunBothWays(g, "relu", {{"x", Random({1, 3, 8, 8}, 1)}});
+  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-5);
+}
+
+TEST(GraphPassesTest, BatchNormFoldsIntoAGemmWithTransposedWeights) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {4, 5});
+  g.Const("w", Random({3, 5}, 2));
+  g.Const("c", Random({3}, 3));
+  ASSERT_TRUE(g.AddNode({"gemm",
+                         "Gemm",
+                         {"x", "w", "c"},
+                         {{"transB", int64_t{1}}, {"beta", 0.5}},
+                         ""})
+                  .ok());
+  for (const char* name : {"scale", "shift", "mean"}) {
+    g.Const(name, Random({3}, name[0]));
+  }
+  g.Const("var", Tensor::FromVector<float>({3}, {1.0f, 2.0f, 0.5f}));
+  ASSERT_TRUE(g.AddNode({"bn",
+                         "BatchNormalization",
+                         {"gemm", "scale", "shift", "mean", "var"},
+                         {},
+                         ""})
+                  .ok());
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "bn"), "Gemm");
+  const Outcome out = RunBothWays(g, "bn", {{"x", Random({4, 5}, 1)}});
+  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-5);
+}
+
+// x W + b, then GELU in the Erf form torch exports before opset 20.
+Graph LinearGelu() {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {6, 16});
+  g.Const("w", Random({16, 12}, 2));
+  g.Const("b", Random({12}, 3));
+  g.MatMul("mm", "x", "w");
+  g.Add("lin", "mm", "b");
+  g.Const("sqrt2", Scalar(1.4142135f));
+  g.Div("scaled", "lin", "sqrt2");
+  EXPECT_TRUE(g.AddNode({"erf", "Erf", {"scaled"}, {}, ""}).ok());
+  g.Const("one", Scalar(1.0f));
+  g.Add("sum", "erf", "one");
+  g.Mul("prod", "lin", "sum");
+  g.Const("half", Scalar(0.5f));
+  g.Mul("gelu", "prod", "half");
+  return g;
+}
+
+TEST(GraphPassesTest, MatMulAddAndErfGeluBecomeOneFusedGemm) {
+  const Graph g = LinearGelu();
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "gelu"), "FusedGemm");
+  EXPECT_EQ(Ops(optimized->graph),
+            (std::multiset<std::string>{"Placeholder", "Const", "Const",
+                                        "FusedGemm"}));
+  const Outcome out = RunBothWays(g, "gelu", {{"x", Random({6, 16}, 1)}});
+  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-6);
+}
+
+TEST(GraphPassesTest, MatMulAddAloneBecomesGemmWithTheSameBits) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {7, 9});
+  g.Const("w", Random({9, 5}, 2));
+  g.Const("b", Random({1, 5}, 3));
+  g.MatMul("mm", "x", "w");
+  g.Add("y", "b", "mm");
+  g.Relu("out", "y");
+  GraphPassOptions options;
+  options.disabled = {"activation-fusion"};
+  auto optimized = OptimizeGraph(g, options);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "y"), "Gemm");
+  EXPECT_EQ(OpOf(optimized->graph, "out"), "Relu");
+  const Outcome out = RunBothWays(g, "out", {{"x", Random({7, 9}, 1)}});
+  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+}
+
+TEST(GraphPassesTest, ABatchedMatMulStaysAMatMul) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {2, 7, 9});
+  g.Const("w", Random({9, 5}, 2));
+  g.Const("b", Random({5}, 3));
+  g.MatMul("mm", "x", "w");
+  g.Add("y", "mm", "b");
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "mm"), "MatMul");
+  EXPECT_EQ(OpOf(optimized->graph, "y"), "Add");
+}
+
+TEST(GraphPassesTest, DecomposedLayerNormBecomesLayerNormalization) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {3, 4, 8});
+  auto last_axis = [](const std::string& name, const std::string& in) {
+    return NodeDef{name, "ReduceMean", {in},
+                   {{"axes", std::vector<int64_t>{-1}}}, ""};
+  };
+  ASSERT_TRUE(g.AddNode(last_axis("mean", "x")).ok());
+  g.Sub("d", "x", "mean");
+  g.Const("two", Scalar(2.0f));
+  ASSERT_TRUE(g.AddNode({"sq", "Pow", {"d", "two"}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode(last_axis("var", "sq")).ok());
+  g.Const("eps", Scalar(1e-5f));
+  g.Add("ve", "var", "eps");
+  ASSERT_TRUE(g.AddNode({"sd", "Sqrt", {"ve"}, {}, ""}).ok());
+  g.Div("norm", "d", "sd");
+  g.Const("gamma", Random({8}, 2));
+  g.Const("beta", Random({8}, 3));
+  g.Mul("scaled", "norm", "gamma");
+  g.Add("y", "scaled", "beta");
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "y"), "LayerNormalization");
+  EXPECT_EQ(Ops(optimized->graph),
+            (std::multiset<std::string>{"Placeholder", "Const", "Const",
+                                        "LayerNormalization"}));
+  const Outcome out = RunBothWays(g, "y", {{"x", Random({3, 4, 8}, 1)}});
+  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-5);
+}
+
+TEST(GraphPassesTest, IdentityAndInferenceDropoutAreRemovedButStayFetchable) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {4});
+  g.Identity("id", "x");
+  ASSERT_TRUE(g.AddNode({"drop", "Dropout", {"id"}, {}, ""}).ok());
+  g.Relu("y", "drop");
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(optimized->graph.FindNode("id"), nullptr);
+  EXPECT_EQ(optimized->graph.FindNode("drop"), nullptr);
+  EXPECT_EQ(optimized->graph.FindNode("y")->inputs,
+            std::vector<std::string>{"x"});
+  auto session = test::MustCreate(g, Options(1, 1, true));
+  const Tensor x = Tensor::FromVector<float>({4}, {-1, 2, -3, 4});
+  const auto out = test::MustRun(*session, {"y", "drop", "id"}, {{"x", x}});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].data<float>()[1], 2.0f);
+  EXPECT_EQ(out[1].data<float>()[0], -1.0f);  // The graph as given.
+  EXPECT_EQ(out[2].data<float>()[2], -3.0f);
+}
+
+TEST(GraphPassesTest, ShapeArithmeticOverAStaticShapeFoldsToAConstant) {
+  // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): what
+  // exporters write for x.view(x.size(0), -1).
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {2, 3, 4});
+  ASSERT_TRUE(g.AddNode({"shape", "Shape", {"x"}, {}, ""}).ok());
+  g.Const("zero", Tensor::Scalar<int64_t>(0));
+  ASSERT_TRUE(g.AddNode({"dim0", "Gather", {"shape", "zero"}, {}, ""}).ok());
+  g.Const("axes", Tensor::FromVector<int64_t>({1}, {0}));
+  ASSERT_TRUE(g.AddNode({"dim0v", "Unsqueeze", {"dim0", "axes"}, {}, ""}).ok());
+  g.Const("rest", Tensor::FromVector<int64_t>({1}, {-1}));
+  ASSERT_TRUE(g.AddNode({"target", "Concat", {"dim0v", "rest"},
+                         {{"axis", int64_t{0}}}, ""})
+                  .ok());
+  ASSERT_TRUE(g.AddNode({"flat", "Reshape", {"x", "target"}, {}, ""}).ok());
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(Ops(optimized->graph),
+            (std::multiset<std::string>{"Placeholder", "Const", "Reshape"}));
+  const Tensor* target =
+      optimized->graph.FindNode("target")->attrs.at("value").get_if<Tensor>();
+  ASSERT_NE(target, nullptr);
+  EXPECT_EQ(target->data<int64_t>()[0], 2);
+  EXPECT_EQ(target->data<int64_t>()[1], -1);
+  const Outcome out = RunBothWays(g, "flat", {{"x", Random({2, 3, 4}, 1)}});
+  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+  EXPECT_EQ(out.optimized.shape(), (Shape{2, 12}));
+}
+
+TEST(GraphPassesTest, FoldingKeepsOutputsPlaceholdersAndRandomOps) {
+  Graph g;
+  g.Const("a", Scalar(2.0f));
+  g.Const("b", Scalar(3.0f));
+  g.Add("sum", "a", "b");                     // Folds; a sink, kept by name.
+  g.Const("unused", Scalar(1.0f));            // An output: kept.
+  g.Placeholder("p", DataType::kFloat32, {});  // Unread: kept.
+  g.RandomUniform("r", DataType::kFloat32, {3}, 7);
+  g.Relu("rr", "r");  // Reads a random op: not folded.
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "sum"), "Const");
+  EXPECT_EQ(optimized->graph.FindNode("a"), nullptr);
+  EXPECT_EQ(OpOf(optimized->graph, "unused"), "Const");
+  EXPECT_EQ(OpOf(optimized->graph, "p"), "Placeholder");
+  EXPECT_EQ(OpOf(optimized->graph, "r"), "RandomUniform");
+  EXPECT_EQ(OpOf(optimized->graph, "rr"), "Relu");
+  auto session = test::MustCreate(g, Options(1, 1, true));
+  EXPECT_EQ(test::MustRun(*session, {"sum"}).at(0).data<float>()[0], 5.0f);
+  // A folded-away constant is still there to fetch, from the graph as given.
+  EXPECT_EQ(test::MustRun(*session, {"a"}).at(0).data<float>()[0], 2.0f);
+}
+
+TEST(GraphPassesTest, AFusedAwayNodeIsFetchedFromTheGraphAsGiven) {
+  const Graph g = ResidualBlock();
+  auto session = test::MustCreate(g, Options(1, 1, true));
+  auto plain = test::MustCreate(g, Options(1, 1, false));
+  const NamedTensors feeds = {{"x", Random({1, 8, 9, 9}, 1)}};
+  const Tensor conv = test::MustRun(*session, {"conv"}, feeds).at(0);
+  EXPECT_TRUE(SameBits(conv, test::MustRun(*plain, {"conv"}, feeds).at(0)));
+  // Feeding an intermediate runs the graph as given too: the Relu sees the
+  // fed Add, not the fused convolution.
+  const Tensor add = Random({1, 8, 9, 9}, 5);
+  const Tensor relu =
+      test::MustRun(*session, {"relu"}, {{"add", add}}).at(0);
+  EXPECT_EQ(relu.data<float>()[0], std::max(add.data<float>()[0], 0.0f));
+}
+
+TEST(GraphPassesTest, DisabledPassesLeaveTheirPatternsAlone) {
+  GraphPassOptions passes;
+  passes.disabled = {"conv-residual-fusion", "activation-fusion"};
+  auto optimized = OptimizeGraph(ResidualBlock(), passes);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(OpOf(optimized->graph, "conv"), "Conv");
+  EXPECT_EQ(OpOf(optimized->graph, "relu"), "Relu");
+  for (const GraphPassResult& ran : optimized->passes) {
+    EXPECT_NE(ran.pass, "activation-fusion");
+  }
+}
+
+TEST(GraphPassesTest, AGraphThatDoesNotCompileIsLeftForTheSessionToReport) {
+  Graph g;
+  g.Relu("y", "missing");
+  auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_TRUE(optimized->passes.empty());
+  auto session = Session::Create(g, Options(1, 1, true));
+  ASSERT_FALSE(session.ok());
+  EXPECT_NE(session.status().message().find("missing"), std::string::npos);
+}
+
+TEST(FusedKernelsTest, AnUnknownActivationIsAnErrorNamingIt) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {1, 1, 3, 3});
+  g.Const("w", Random({1, 1, 1, 1}, 2));
+  g.Const("b", Random({1}, 3));
+  ASSERT_TRUE(g.AddNode({"y",
+                         "FusedConv",
+                         {"x", "w", "b"},
+                         {{"activation", std::string("Swish")}},
+                         ""})
+                  .ok());
+  auto session = test::MustCreate(g, Options(1, 1, false));
+  std::vector<Tensor> out;
+  const Status s =
+      session->Run({{"x", Random({1, 1, 3, 3}, 1)}}, {"y"}, {}, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Swish"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace weft
