@@ -10,14 +10,13 @@
 // or a stateful or blocking node.
 //
 // Every name stays usable: a session keeps the graph as given beside the
-// optimised one, and a Run that fetches or feeds a node the passes removed
-// or replaced, or feeds anything but a Placeholder, runs the graph as given
-// (compiled on first need).
+// optimised one, and a Run that fetches or feeds a node the passes removed,
+// or feeds anything but a Placeholder, runs the graph as given (compiled on
+// first need).
 #ifndef WEFT_GRAPH_PASSES_H_
 #define WEFT_GRAPH_PASSES_H_
 
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -60,10 +59,10 @@ struct GraphPassResult {
 struct OptimizedGraph {
   Graph graph;
   std::vector<GraphPassResult> passes;  // One per pass that ran, in order.
+  // A node a pass replaced by another under the same name (a folded
+  // constant, a fused Conv named after its activation) computes the same
+  // value and is not listed.
   std::map<std::string, RemovedNode> removed;
-  // The names of the nodes removed, and of those a pass replaced by another
-  // op under the same name (a folded constant, a fused Conv).
-  std::set<std::string> changed;
 };
 
 // Runs every pass not disabled. A graph that does not compile as given is

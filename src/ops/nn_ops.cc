@@ -1132,6 +1132,29 @@ Status InferConvShape(InferenceContext& ctx) {
   return Status::OK();
 }
 
+// MaxPool's and AveragePool's output shape (and Indices') when X's is known.
+Status InferPoolShape(InferenceContext& ctx) {
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const PartialShape& x = ctx.input_shape(0);
+  if (!x.IsFullyDefined() || x.rank() < 3) return Status::OK();
+  WindowAttrs attrs;
+  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
+  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
+  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
+  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
+  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  attrs.ceil_mode = ctx.attr<int64_t>("ceil_mode") != 0;
+  std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+  auto window = ForwardWindow(attrs, in, attrs.kernel);
+  if (!window.ok()) return Status::OK();
+  std::vector<int64_t> out = {x.dim(0), x.dim(1)};
+  out.insert(out.end(), window->out.begin(), window->out.end());
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    ctx.set_output(i, PartialShape(out));
+  }
+  return Status::OK();
+}
+
 // The attribute checks every windowed op shares; output shapes unknown.
 Status CheckWindowAttrs(InferenceContext& ctx) {
   const std::string& pad = ctx.attr<std::string>("auto_pad");
@@ -1223,7 +1246,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("storage_order", AttrType::kInt, int64_t{0});
-    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(
+        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
     CheckRegistered(
         registry.RegisterKernel("MaxPool", Factory<PoolKernel<Pool::kMax>>()));
   }
@@ -1234,7 +1258,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("count_include_pad", AttrType::kInt, int64_t{0});
-    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(
+        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
     CheckRegistered(registry.RegisterKernel(
         "AveragePool", Factory<PoolKernel<Pool::kAverage>>()));
   }

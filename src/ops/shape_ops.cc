@@ -538,6 +538,22 @@ void RegisterShapeOps(OpRegistry& registry) {
               WEFT_ASSIGN_OR_RETURN(Shape out,
                                     ResolveReshape(in.ToShape(), *spec));
               ctx.set_output(0, out);
+            } else if (spec != nullptr && spec->shape().rank() == 1) {
+              // The rank, and each dimension the spec gives outright or
+              // copies (0) from a known input dimension.
+              std::vector<int64_t> dims;
+              for (int64_t i = 0; i < spec->NumElements(); ++i) {
+                const int64_t d = spec->data<int64_t>()[i];
+                const bool copied = d == 0 && in.rank_known() && i < in.rank();
+                dims.push_back(d > 0 ? d : (copied ? in.dim(i) : -1));
+              }
+              ctx.set_output(0, PartialShape(dims));
+            } else if (const PartialShape& given = ctx.input_shape(1);
+                       given.rank_known() && given.rank() == 1 &&
+                       given.dim(0) >= 0) {
+              // A computed spec of known length: the rank alone.
+              ctx.set_output(0, PartialShape(std::vector<int64_t>(
+                                    given.dim(0), int64_t{-1})));
             } else {
               ctx.set_output(0, PartialShape::UnknownRank());
             }

@@ -6,13 +6,11 @@ namespace weft::internal {
 
 GraphEditor::GraphEditor(const Graph& graph, CompileOptions compile)
     : nodes_(graph.nodes().begin(), graph.nodes().end()), compile_(compile) {
-  given_ = size();
   alive_.assign(nodes_.size(), 1);
   Commit();
 }
 
 void GraphEditor::Replace(int i, NodeDef node) {
-  if (i < given_) changed_.insert(node.name);
   nodes_[i] = std::move(node);
 }
 
@@ -31,7 +29,6 @@ int GraphEditor::Add(NodeDef node) {
 
 void GraphEditor::Remove(int i, RemovedNode why) {
   alive_[i] = 0;
-  if (i < given_) changed_.insert(nodes_[i].name);
   index_.erase(nodes_[i].name);
   removed_[nodes_[i].name] = std::move(why);
 }

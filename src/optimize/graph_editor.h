@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -84,8 +83,6 @@ class GraphEditor {
   // The graph as it now is (live nodes, in order).
   Graph Snapshot() const;
   std::map<std::string, RemovedNode>& removed() { return removed_; }
-  // Names of the nodes of the graph as given that were removed or replaced.
-  const std::set<std::string>& changed() const { return changed_; }
 
  private:
   const CompiledGraph* Compiled();
@@ -98,8 +95,6 @@ class GraphEditor {
   std::unordered_map<std::string, int> index_;
   std::vector<std::vector<NodeUse>> uses_;
   std::map<std::string, RemovedNode> removed_;
-  std::set<std::string> changed_;
-  int given_ = 0;  // Nodes [0, given_) are the graph as given.
   CompileOptions compile_;
   // The compiled graph for shapes: null until asked for; `compile_failed_`
   // when the current graph does not compile.

@@ -13,7 +13,15 @@ namespace {
 struct Pass {
   GraphPassInfo info;
   std::function<StatusOr<int>(internal::GraphEditor&)> run;
+  // Consecutive passes of one group run again, in turn, while a round
+  // rewrites anything: a folded Shape makes a Reshape's target constant,
+  // whose output shape is then known, so the next Shape folds.
+  int group = 0;
 };
+
+// Rounds of a group at most (each folds at least one more node, and shape
+// chains in exported models are a few steps deep).
+constexpr int kMaxRounds = 16;
 
 template <int (*kFn)(internal::GraphEditor&)>
 StatusOr<int> Run(internal::GraphEditor& graph) {
@@ -32,11 +40,11 @@ const std::vector<Pass>& Pipeline() {
       {{"shape-folding",
         "Shape and Size of a tensor whose whole shape is inferred become "
         "constants"},
-       Run<internal::FoldStaticShapes>},
+       Run<internal::FoldStaticShapes>, 1},
       {{"constant-folding",
         "nodes computed from constants alone are computed once, at session "
         "creation"},
-       internal::FoldConstants},
+       internal::FoldConstants, 1},
       {{"layernorm-recognition",
         "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add over the last "
         "axis becomes LayerNormalization"},
@@ -99,14 +107,35 @@ StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
     return result;
   }
   internal::GraphEditor editor(graph, compile);
-  for (const Pass& pass : Pipeline()) {
-    if (disabled.count(pass.info.name) > 0) continue;
-    WEFT_ASSIGN_OR_RETURN(int rewrites, pass.run(editor));
-    result.passes.push_back({pass.info.name, rewrites});
+  const std::vector<Pass>& pipeline = Pipeline();
+  for (size_t first = 0; first < pipeline.size();) {
+    // [first, last): one pass, or a group of them.
+    size_t last = first + 1;
+    while (pipeline[first].group != 0 && last < pipeline.size() &&
+           pipeline[last].group == pipeline[first].group) {
+      ++last;
+    }
+    const size_t results = result.passes.size();
+    for (size_t i = first; i < last; ++i) {
+      if (disabled.count(pipeline[i].info.name) == 0) {
+        result.passes.push_back({pipeline[i].info.name, 0});
+      }
+    }
+    for (int round = 0; round < kMaxRounds; ++round) {
+      int round_rewrites = 0;
+      size_t slot = results;
+      for (size_t i = first; i < last; ++i) {
+        if (disabled.count(pipeline[i].info.name) > 0) continue;
+        WEFT_ASSIGN_OR_RETURN(int rewrites, pipeline[i].run(editor));
+        result.passes[slot++].rewrites += rewrites;
+        round_rewrites += rewrites;
+      }
+      if (round_rewrites == 0 || pipeline[first].group == 0) break;
+    }
+    first = last;
   }
   result.graph = editor.Snapshot();
   result.removed = std::move(editor.removed());
-  result.changed = editor.changed();
   return result;
 }
 

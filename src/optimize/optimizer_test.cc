@@ -407,6 +407,33 @@ TEST(GraphPassesTest, AFusedAwayNodeIsFetchedFromTheGraphAsGiven) {
   EXPECT_EQ(relu.data<float>()[0], std::max(add.data<float>()[0], 0.0f));
 }
 
+TEST(GraphPassesTest, OpenPlaceholderShapesAreSpecialisedPerFeedShape) {
+  // A batch left open, as ONNX exports write it: the residual Add fuses
+  // only once the feed's shape is known.
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 8, 9, 9}));
+  g.Const("w", Random({8, 8, 3, 3}, 2));
+  g.Const("b", Random({8}, 3));
+  ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
+  g.Add("add", "conv", "x");
+  g.Relu("relu", "add");
+  auto general = OptimizeGraph(g);
+  ASSERT_TRUE(general.ok()) << general.status();
+  EXPECT_EQ(OpOf(general->graph, "add"), "Add");  // Shapes unknown here.
+  auto session = test::MustCreate(g, Options(2, 2, true));
+  auto plain = test::MustCreate(g, Options(1, 1, false));
+  for (int64_t batch : {1, 3, 1}) {
+    const NamedTensors feeds = {{"x", Random({batch, 8, 9, 9}, 1)}};
+    const RunMetadata metadata = test::MustRunTraced(*session, {"relu"}, feeds);
+    std::multiset<std::string> ops;
+    for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
+    EXPECT_EQ(ops, std::multiset<std::string>{"FusedConv"}) << batch;
+    EXPECT_TRUE(SameBits(test::MustRun(*session, {"relu"}, feeds).at(0),
+                         test::MustRun(*plain, {"relu"}, feeds).at(0)))
+        << batch;
+  }
+}
+
 TEST(GraphPassesTest, DisabledPassesLeaveTheirPatternsAlone) {
   GraphPassOptions passes;
   passes.disabled = {"conv-residual-fusion", "activation-fusion"};

@@ -79,12 +79,67 @@ std::string PlanKey(const NamedTensors& feeds,
 // changed anything, the graph as given, compiled when a Run first needs it
 // (a Run that names a node the passes removed or replaced, or feeds
 // anything but a Placeholder).
+//
+// A graph whose placeholders leave dimensions open (an ONNX model's batch
+// and sequence) is also optimised again for each set of feed shapes, with
+// its placeholders declaring them (ExecutionPlan for that signature): the
+// shape arithmetic folds and the fusions that need shapes apply. At most
+// kMaxSpecializations of them; later shapes run the general graph.
 struct SessionGraphs {
   std::shared_ptr<const CompiledGraph> optimized;
-  std::optional<Graph> as_given;  // None: the passes changed nothing.
+  // None: the passes changed nothing, and there is nothing to specialise.
+  std::optional<Graph> as_given;
   CompileOptions compile;
-  std::set<std::string> changed;  // Nodes removed or replaced by a pass.
+  std::set<std::string> changed;  // Nodes the passes removed.
+  bool specialize = false;
 };
+
+// The graph optimised for one set of feed shapes.
+struct SpecializedGraph {
+  std::shared_ptr<const CompiledGraph> graph;
+  std::set<std::string> changed;
+};
+
+// Whether some placeholder of `graph` leaves its shape open.
+bool HasOpenPlaceholders(const Graph& graph) {
+  for (const NodeDef& node : graph.nodes()) {
+    if (node.op != "Placeholder") continue;
+    auto it = node.attrs.find("shape");
+    const PartialShape* shape =
+        it == node.attrs.end() ? nullptr : it->second.get_if<PartialShape>();
+    if (shape == nullptr || !shape->IsFullyDefined()) return true;
+  }
+  return false;
+}
+
+// `graph` with every fed placeholder declaring its feed's shape.
+Graph WithFeedShapes(const Graph& graph, const NamedTensors& feeds) {
+  std::map<std::string, Shape> fed;
+  for (const auto& [name, value] : feeds) {
+    auto spec = ParseInput(name);
+    if (spec.ok() && spec->output == 0) fed[spec->node] = value.shape();
+  }
+  Graph out;
+  for (NodeDef node : graph.nodes()) {
+    auto it = fed.find(node.name);
+    if (node.op == "Placeholder" && it != fed.end()) {
+      node.attrs["shape"] = PartialShape(it->second);
+    }
+    (void)out.AddNode(std::move(node));
+  }
+  return out;
+}
+
+// The feeds' names and shapes, as a cache key.
+std::string ShapeKey(const NamedTensors& feeds) {
+  std::string key;
+  for (const auto& [name, value] : feeds) {
+    key += name + '\0';
+    for (int64_t d : value.shape().dims()) key += std::to_string(d) + ',';
+    key += '\0';
+  }
+  return key;
+}
 
 class SessionImpl {
  public:
@@ -93,6 +148,8 @@ class SessionImpl {
         as_given_(std::move(graphs.as_given)),
         compile_(std::move(graphs.compile)),
         changed_(std::move(graphs.changed)),
+        specialize_(graphs.specialize),
+        keeps_as_given_(as_given_.has_value()),
         options_(std::move(options)),
         pools_(std::move(pools)) {}
 
@@ -141,11 +198,21 @@ class SessionImpl {
   static void FillMetadata(RunState& run, int64_t start_ns,
                            RunMetadata* metadata);
 
-  // Whether a Run with these names must run the graph as given.
-  bool NeedsGraphAsGiven(const NamedTensors& feeds,
-                         const std::vector<std::string>& fetches,
-                         const std::vector<std::string>& targets) const;
+  // Whether a Run with these names must run the graph as given rather than
+  // `graph`, whose passes changed the nodes `changed`.
+  static bool NeedsGraphAsGiven(const CompiledGraph& graph,
+                                const std::set<std::string>& changed,
+                                const NamedTensors& feeds,
+                                const std::vector<std::string>& fetches,
+                                const std::vector<std::string>& targets);
   StatusOr<const CompiledGraph*> GraphAsGiven();
+  // The plan over the graph optimised for these feed shapes; null when the
+  // Run should keep the general plan (too many shapes seen, a name the
+  // specialised passes changed, or specialising failed).
+  const ExecutionPlan* GetSpecializedPlan(
+      const NamedTensors& feeds, const std::vector<std::string>& fetches,
+      const std::vector<std::string>& targets);
+  static constexpr size_t kMaxSpecializations = 8;
 
   const std::shared_ptr<const CompiledGraph> graph_;
   Mutex as_given_mu_;
@@ -154,6 +221,8 @@ class SessionImpl {
       WEFT_GUARDED_BY(as_given_mu_);
   const CompileOptions compile_;
   const std::set<std::string> changed_;
+  const bool specialize_;
+  const bool keeps_as_given_;  // The passes changed something.
   const SessionOptions options_;
 
   mutable Mutex mu_;
@@ -166,6 +235,13 @@ class SessionImpl {
   std::vector<std::unique_ptr<RunState>> idle_runs_ WEFT_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> plans_
       WEFT_GUARDED_BY(mu_);
+  // By ShapeKey (null: specialising these shapes failed), and their plans
+  // by ShapeKey + PlanKey. Kept for the session's lifetime: plans point
+  // into the graphs.
+  std::map<std::string, std::shared_ptr<const SpecializedGraph>> specialized_
+      WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const ExecutionPlan>>
+      specialized_plans_ WEFT_GUARDED_BY(mu_);
   ResourceMgr resources_;  // Queues shared by every Run; thread-safe.
 };
 
@@ -181,7 +257,8 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
   std::vector<std::string> feed_names;
   for (const auto& feed : feeds) feed_names.push_back(feed.first);
   const CompiledGraph* graph = graph_.get();
-  if (NeedsGraphAsGiven(feeds, fetches, targets)) {
+  if (keeps_as_given_ &&
+      NeedsGraphAsGiven(*graph_, changed_, feeds, fetches, targets)) {
     WEFT_ASSIGN_OR_RETURN(graph, GraphAsGiven());
   }
   WEFT_ASSIGN_OR_RETURN(
@@ -192,25 +269,84 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
   return plans_.emplace(key, std::move(plan)).first->second.get();
 }
 
-bool SessionImpl::NeedsGraphAsGiven(
-    const NamedTensors& feeds, const std::vector<std::string>& fetches,
-    const std::vector<std::string>& targets) const {
-  if (changed_.empty()) return false;
+bool SessionImpl::NeedsGraphAsGiven(const CompiledGraph& graph,
+                                    const std::set<std::string>& changed_nodes,
+                                    const NamedTensors& feeds,
+                                    const std::vector<std::string>& fetches,
+                                    const std::vector<std::string>& targets) {
   auto changed = [&](const std::string& name) {
     auto spec = ParseInput(name[0] == '^' ? name.substr(1) : name);
-    return spec.ok() && changed_.count(spec->node) > 0;
+    return spec.ok() && changed_nodes.count(spec->node) > 0;
   };
   for (const auto& feed : feeds) {
     // A fed intermediate may not have the shape the passes inferred for it.
     auto spec = ParseInput(feed.first);
-    const int node = spec.ok() ? graph_->FindNode(spec->node) : -1;
+    const int node = spec.ok() ? graph.FindNode(spec->node) : -1;
     if (changed(feed.first) ||
-        (node >= 0 && !graph_->node(node).is_placeholder)) {
+        (node >= 0 && !graph.node(node).is_placeholder)) {
       return true;
     }
   }
   return std::any_of(fetches.begin(), fetches.end(), changed) ||
          std::any_of(targets.begin(), targets.end(), changed);
+}
+
+const ExecutionPlan* SessionImpl::GetSpecializedPlan(
+    const NamedTensors& feeds, const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) {
+  const std::string shapes = ShapeKey(feeds);
+  const std::string key = shapes + '\2' + PlanKey(feeds, fetches, targets);
+  std::shared_ptr<const SpecializedGraph> graph;
+  {
+    MutexLock lock(mu_);
+    if (auto it = specialized_plans_.find(key); it != specialized_plans_.end()) {
+      return it->second.get();
+    }
+    if (auto it = specialized_.find(shapes); it != specialized_.end()) {
+      graph = it->second;
+      if (graph == nullptr) return nullptr;
+    } else if (specialized_.size() >= kMaxSpecializations) {
+      return nullptr;
+    }
+  }
+  if (graph == nullptr) {
+    Graph shaped;
+    {
+      MutexLock lock(as_given_mu_);
+      shaped = WithFeedShapes(*as_given_, feeds);
+    }
+    GraphPassOptions passes;
+    passes.disabled = options_.disabled_graph_passes;
+    passes.num_cpu_devices = compile_.num_cpu_devices;
+    passes.allow_soft_placement = compile_.allow_soft_placement;
+    auto optimized = OptimizeGraph(shaped, passes);
+    std::shared_ptr<SpecializedGraph> made;
+    if (optimized.ok()) {
+      auto compiled = CompiledGraph::Compile(std::move(optimized->graph),
+                                             compile_);
+      if (compiled.ok()) {
+        made = std::make_shared<SpecializedGraph>();
+        made->graph = *std::move(compiled);
+        for (const auto& entry : optimized->removed) {
+          made->changed.insert(entry.first);
+        }
+      }
+    }
+    MutexLock lock(mu_);
+    // A concurrent Run may have made it first: keep that one.
+    graph = specialized_.emplace(shapes, std::move(made)).first->second;
+    if (graph == nullptr) return nullptr;
+  }
+  if (NeedsGraphAsGiven(*graph->graph, graph->changed, feeds, fetches,
+                        targets)) {
+    return nullptr;
+  }
+  std::vector<std::string> feed_names;
+  for (const auto& feed : feeds) feed_names.push_back(feed.first);
+  auto plan = ExecutionPlan::Build(*graph->graph, feed_names, fetches, targets);
+  if (!plan.ok()) return nullptr;
+  MutexLock lock(mu_);
+  return specialized_plans_.emplace(key, *std::move(plan)).first->second.get();
 }
 
 StatusOr<const CompiledGraph*> SessionImpl::GraphAsGiven() {
@@ -350,6 +486,12 @@ Status SessionImpl::Run(const RunOptions& run_options,
   WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
                         GetPlan(feeds, fetches, targets));
   WEFT_RETURN_IF_ERROR(CheckFeeds(*plan, feeds));
+  if (specialize_ && plan->graph == graph_.get() && !feeds.empty()) {
+    if (const ExecutionPlan* specialized =
+            GetSpecializedPlan(feeds, fetches, targets)) {
+      plan = specialized;
+    }
+  }
 
   std::unique_ptr<RunState> run;
   {
@@ -444,8 +586,15 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     passes.allow_soft_placement = graphs.compile.allow_soft_placement;
     WEFT_ASSIGN_OR_RETURN(OptimizedGraph optimized,
                           OptimizeGraph(graph, passes));
-    graphs.changed = std::move(optimized.changed);
-    if (!graphs.changed.empty()) {
+    for (const auto& entry : optimized.removed) {
+      graphs.changed.insert(entry.first);
+    }
+    graphs.specialize = internal::HasOpenPlaceholders(graph);
+    int rewrites = 0;
+    for (const GraphPassResult& pass : optimized.passes) {
+      rewrites += pass.rewrites;
+    }
+    if (rewrites > 0 || graphs.specialize) {
       graphs.as_given = std::move(graph);
       graph = std::move(optimized.graph);
     }

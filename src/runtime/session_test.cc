@@ -417,6 +417,7 @@ TEST(SessionTest, DeviceCountAndSoftPlacementThroughSession) {
   auto c = g.Const("c", Vec({1}));
   ASSERT_TRUE(g.AddNode({"i", "Identity", {c}, {}, "/cpu:1"}).ok());
   SessionOptions options = PerSessionOptions(1, 1);
+  options.optimize_graph = false;  // "i" must run, not fold to a constant.
   EXPECT_FALSE(Session::Create(g, options).ok());
   options.device_count = {{"CPU", 2}};
   auto session = MustCreate(g, options);

@@ -58,6 +58,10 @@ int TuneCommand(const TuneArgs& args);
 // model: its producer, opsets, inputs, outputs, parameters and op histogram
 // (unsupported ops marked).
 int InfoCommand(const std::string& model, bool json);
+// `weft info --passes [GRAPH]`: the graph passes, and what each does to
+// GRAPH when one is given.
+int PassesCommand(const std::string& graph,
+                  const std::vector<std::string>& disabled, bool json);
 
 struct TestOnnxArgs {
   std::vector<std::string> paths;  // Test cases or folders of them.

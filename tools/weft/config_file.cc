@@ -440,6 +440,30 @@ class Applier {
       WEFT_ASSIGN_OR_RETURN(s.inline_node_cost_ns, Number(name, v));
       return Status::OK();
     }
+    if (name == "optimize_graph") return set_bool(&s.optimize_graph);
+    if (name == "disabled_graph_passes") {
+      // A list of names, or one text of comma-separated names (--set).
+      const std::vector<Value> single = {v};
+      s.disabled_graph_passes.clear();
+      for (const Value& item : v.kind == Value::Kind::kList ? v.items : single) {
+        if (item.kind == Value::Kind::kList ||
+            item.kind == Value::Kind::kMessage) {
+          return Where(item, "disabled_graph_passes takes pass names, got " +
+                                 Shown(item));
+        }
+        size_t begin = 0;
+        while (begin <= item.text.size()) {
+          const size_t end = std::min(item.text.find(',', begin),
+                                      item.text.size());
+          if (end > begin) {
+            s.disabled_graph_passes.push_back(
+                item.text.substr(begin, end - begin));
+          }
+          begin = end + 1;
+        }
+      }
+      return Status::OK();
+    }
     // RunOptions (TensorFlow's names).
     if (name == "timeout_in_ms") return set_int64(&r.timeout_ms);
     if (name == "inter_op_thread_pool") {
@@ -467,7 +491,8 @@ class Applier {
                      "allow_soft_placement, log_device_placement, "
                      "operation_timeout_in_ms, memory_limit_bytes, "
                      "inter_op_spin_us, intra_op_spin_us, inter_op_pin_cpus, "
-                     "intra_op_pin_cpus, inline_node_cost_ns, timeout_in_ms, "
+                     "intra_op_pin_cpus, inline_node_cost_ns, "
+                     "optimize_graph, disabled_graph_passes, timeout_in_ms, "
                      "inter_op_thread_pool, trace_level)");
   }
 

@@ -43,8 +43,16 @@ int main(int argc, char** argv) {
       "info",
       "CPU budget, auto thread counts and versions; or what MODEL.onnx holds");
   info->add_option("MODEL", info_model,
-                   "an ONNX model: inputs, outputs, parameters, ops");
+                   "an ONNX model: inputs, outputs, parameters, ops (with "
+                   "--passes: any graph file)");
   info->add_flag("--json", info_json, "print one JSON object");
+  bool info_passes = false;
+  std::vector<std::string> info_disabled;
+  info->add_flag("--passes", info_passes,
+                 "the graph passes; with GRAPH, what each changes in it");
+  info->add_option("--disable-pass", info_disabled,
+                   "with --passes: leave this pass out (repeatable)")
+      ->allow_extra_args(false);
 
   OpsArgs ops;
   auto* ops_cmd = app.add_subcommand(
@@ -188,6 +196,9 @@ int main(int argc, char** argv) {
   }
   if (info_json || run.json || bench.json || test_onnx.json || tune.json) {
     EnableJsonErrors();  // docs/cli-json.md: errors as JSON on stdout too.
+  }
+  if (*info && info_passes) {
+    return PassesCommand(info_model, info_disabled, info_json);
   }
   if (*info) return InfoCommand(info_model, info_json);
   if (*ops_cmd) return OpsCommand(ops);
