@@ -248,6 +248,9 @@ void BindSession(py::module_& m) {
       .def_readwrite("memory_limit_bytes", &SessionOptions::memory_limit_bytes)
       .def_readwrite("inter_op_spin_us", &SessionOptions::inter_op_spin_us)
       .def_readwrite("intra_op_spin_us", &SessionOptions::intra_op_spin_us)
+      .def_readwrite("optimize_graph", &SessionOptions::optimize_graph)
+      .def_readwrite("disabled_graph_passes",
+                     &SessionOptions::disabled_graph_passes)
       .def("add_inter_op_pool",
            [](SessionOptions& o, int num_threads, std::string global_name) {
              o.session_inter_op_thread_pools.push_back(

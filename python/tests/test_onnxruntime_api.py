@@ -93,3 +93,22 @@ def test_a_weft_json_graph_loads_by_path():
     assert [i.name for i in session.get_inputs()] == ["x"]
     (y,) = session.run(None, {"x": np.array([1, 2, 3], np.float32)})
     np.testing.assert_array_equal(y, [11, 22, 33])
+
+
+def test_graph_optimization_level_and_disabled_optimizers(mlp_path):
+    # MatMul + Add + Relu: one FusedGemm with the passes on, three nodes
+    # with them off; the same bits either way.
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    results = []
+    for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                  ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+        options = ort.SessionOptions()
+        options.graph_optimization_level = level
+        (y,) = ort.InferenceSession(mlp_path, options).run(None, {"x": x})
+        results.append(y)
+    np.testing.assert_array_equal(results[0], results[1])
+    kept = ort.InferenceSession(mlp_path,
+                                disabled_optimizers=["activation-fusion"])
+    np.testing.assert_array_equal(kept.run(None, {"x": x})[0], results[0])
+    with pytest.raises(ValueError, match="activation-fusion"):
+        ort.InferenceSession(mlp_path, disabled_optimizers=["activation-fusoin"])

@@ -21,7 +21,8 @@ class ExecutionMode(_enum.IntEnum):
 
 
 class GraphOptimizationLevel(_enum.IntEnum):
-    """Accepted for compatibility; weft applies its own passes at every level."""
+    """ORT_DISABLE_ALL turns weft's graph passes off; every other level runs
+    all of them (``weft info --passes`` lists them)."""
 
     ORT_DISABLE_ALL = 0
     ORT_ENABLE_BASIC = 1
@@ -35,8 +36,8 @@ class SessionOptions:
     ``intra_op_num_threads``: threads one op may split over, counting the one
     running it (0 = auto, as in ONNX Runtime). ``inter_op_num_threads``:
     threads running independent nodes in ORT_PARALLEL mode (0 = auto).
-    ``execution_mode``: an ExecutionMode. ``graph_optimization_level``:
-    accepted. ``use_per_session_threads``: True (ONNX Runtime's default)
+    ``execution_mode``: an ExecutionMode. ``graph_optimization_level``: a
+    GraphOptimizationLevel. ``use_per_session_threads``: True (ONNX Runtime's default)
     gives the session its own pools; False shares the process-wide ones.
     ``memory_limit_bytes`` (weft's; 0 = none): a run whose tensors would pass
     it raises MemoryError.
@@ -59,6 +60,8 @@ class SessionOptions:
             core.inter_op_parallelism_threads = int(self.inter_op_num_threads)
         core.use_per_session_threads = bool(self.use_per_session_threads)
         core.memory_limit_bytes = int(self.memory_limit_bytes)
+        core.optimize_graph = (GraphOptimizationLevel(self.graph_optimization_level)
+                               != GraphOptimizationLevel.ORT_DISABLE_ALL)
         return core
 
 
@@ -87,11 +90,15 @@ class InferenceSession(SessionThreads):
     raises KeyboardInterrupt; the session stays usable.
     """
 
-    def __init__(self, path_or_bytes, sess_options=None, providers=None, **kwargs):
+    def __init__(self, path_or_bytes, sess_options=None, providers=None,
+                 disabled_optimizers=None, **kwargs):
         del providers, kwargs  # CPU only; accepted as ONNX Runtime does.
         options = sess_options if sess_options is not None else SessionOptions()
-        self._session = _weft._Session(model_source(path_or_bytes, "model"),
-                                       options._to_core())
+        core = options._to_core()
+        # weft's pass names, as `weft info --passes` lists them; an unknown
+        # one raises ValueError naming the nearest.
+        core.disabled_graph_passes = list(disabled_optimizers or [])
+        self._session = _weft._Session(model_source(path_or_bytes, "model"), core)
         self._inputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.inputs()]
         self._outputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.outputs()]
 
