@@ -19,7 +19,14 @@
 
 namespace weft::internal {
 
-enum class FusedActivation { kNone, kRelu, kClip, kLeakyRelu, kHardSwish, kGelu };
+enum class FusedActivation {
+  kNone,
+  kRelu,
+  kClip,
+  kLeakyRelu,
+  kHardSwish,
+  kGelu
+};
 
 struct ActivationSpec {
   FusedActivation kind = FusedActivation::kNone;
@@ -59,10 +66,9 @@ inline StatusOr<ActivationSpec> ParseActivation(
         "\" is not one of \"\", Relu, Clip, LeakyRelu, HardSwish, Gelu");
   }
   if (params.size() != want) {
-    return InvalidArgumentError("activation " + name + " takes " +
-                                std::to_string(want) +
-                                " activation_params, got " +
-                                std::to_string(params.size()));
+    return InvalidArgumentError(
+        "activation " + name + " takes " + std::to_string(want) +
+        " activation_params, got " + std::to_string(params.size()));
   }
   if (want > 0) spec.alpha = params[0];
   if (want > 1) spec.beta = params[1];

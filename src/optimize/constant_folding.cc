@@ -47,8 +47,8 @@ bool IsFoldableOp(const std::string& op) {
 int64_t IntAttrOr(const NodeDef& node, const std::string& name,
                   int64_t fallback) {
   auto it = node.attrs.find(name);
-  const int64_t* v = it == node.attrs.end() ? nullptr
-                                            : it->second.get_if<int64_t>();
+  const int64_t* v =
+      it == node.attrs.end() ? nullptr : it->second.get_if<int64_t>();
   return v ? *v : fallback;
 }
 
@@ -76,8 +76,7 @@ int FoldStaticShapes(GraphEditor& graph) {
         return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank);
       };
       const int64_t begin = clamp(IntAttrOr(node, "start", 0));
-      const int64_t end = std::max(
-          begin, clamp(IntAttrOr(node, "end", rank)));
+      const int64_t end = std::max(begin, clamp(IntAttrOr(node, "end", rank)));
       value = Tensor::FromVector<int64_t>(
           weft::Shape{end - begin},
           std::vector<int64_t>(dims.begin() + begin, dims.begin() + end));
@@ -109,8 +108,7 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
     const int p = ready.back();
     ready.pop_back();
     for (const NodeUse& use : graph.uses(p)) {
-      if (!use.control && pending[use.node] > 0 &&
-          --pending[use.node] == 0) {
+      if (!use.control && pending[use.node] > 0 && --pending[use.node] == 0) {
         foldable[use.node] = 1;
         ready.push_back(use.node);
       }

@@ -68,7 +68,10 @@ std::string AddConst(GraphEditor& graph, const std::string& base,
                      const std::string& device, Tensor value) {
   const std::string name = graph.UniqueName(base);
   const DataType dtype = value.dtype();
-  graph.Add({name, "Const", {}, {{"value", std::move(value)}, {"dtype", dtype}},
+  graph.Add({name,
+             "Const",
+             {},
+             {{"value", std::move(value)}, {"dtype", dtype}},
              device});
   return name;
 }
@@ -147,8 +150,8 @@ int FoldBatchNorm(GraphEditor& graph) {
     const bool gemm = p.op == "Gemm" && p.inputs.size() <= 3;
     if (!conv && !gemm) continue;
     const Tensor* w = graph.Constant(p.inputs[1]);
-    const Tensor* bias = p.inputs.size() > 2 ? graph.Constant(p.inputs[2])
-                                             : nullptr;
+    const Tensor* bias =
+        p.inputs.size() > 2 ? graph.Constant(p.inputs[2]) : nullptr;
     if (w == nullptr || (p.inputs.size() > 2 && bias == nullptr) ||
         !IsFloatOrDouble(w->dtype())) {
       continue;
@@ -248,8 +251,8 @@ int FuseMatMulAdd(GraphEditor& graph) {
     if (!broadcasts) continue;
     auto flag = [&](const char* name) -> int64_t {
       auto it = product.attrs.find(name);
-      const bool* v = it == product.attrs.end() ? nullptr
-                                                : it->second.get_if<bool>();
+      const bool* v =
+          it == product.attrs.end() ? nullptr : it->second.get_if<bool>();
       return v && *v ? 1 : 0;
     };
     const NodeDef& sum = graph.node(add);
@@ -302,8 +305,10 @@ int FuseConvResidual(GraphEditor& graph) {
       }
       const std::string b = BiasOrZeros(graph, conv, *dtype);
       if (b.empty()) continue;
-      NodeDef fused{sum.name, "FusedConv",
-                    {conv.inputs[0], conv.inputs[1], b, z}, conv.attrs,
+      NodeDef fused{sum.name,
+                    "FusedConv",
+                    {conv.inputs[0], conv.inputs[1], b, z},
+                    conv.attrs,
                     sum.device};
       if (plain) {
         fused.attrs["activation"] = std::string();
@@ -326,9 +331,8 @@ int FuseActivations(GraphEditor& graph) {
   std::vector<int> read;
   for (int act = 0; act < graph.size(); ++act) {
     const NodeDef& f = graph.node(act);
-    if (!graph.alive(act) || graph.claimed(act) ||
-        !IsFusableActivation(f.op) || f.inputs.empty() ||
-        graph.HasControlInputs(act)) {
+    if (!graph.alive(act) || graph.claimed(act) || !IsFusableActivation(f.op) ||
+        f.inputs.empty() || graph.HasControlInputs(act)) {
       continue;
     }
     std::vector<double> params;
@@ -365,7 +369,8 @@ int FuseActivations(GraphEditor& graph) {
       continue;
     }
     const NodeUse in = graph.Producer(f.inputs[0]);
-    if (in.node < 0 || in.slot != 0 || !IsFusableProducer(graph, in.node, act) ||
+    if (in.node < 0 || in.slot != 0 ||
+        !IsFusableProducer(graph, in.node, act) ||
         !IsFloatOrDouble(graph.Dtype(graph.node(in.node).name))) {
       continue;
     }

@@ -10,9 +10,7 @@ GraphEditor::GraphEditor(const Graph& graph, CompileOptions compile)
   Commit();
 }
 
-void GraphEditor::Replace(int i, NodeDef node) {
-  nodes_[i] = std::move(node);
-}
+void GraphEditor::Replace(int i, NodeDef node) { nodes_[i] = std::move(node); }
 
 void GraphEditor::SetInput(int i, int input, std::string value) {
   nodes_[i].inputs[input] = std::move(value);
@@ -48,8 +46,8 @@ void GraphEditor::Commit() {
       if (!spec.ok()) continue;
       const int producer = Find(spec->node);
       if (producer < 0) continue;
-      uses_[producer].push_back({i, k, spec->control ? 0 : spec->output,
-                                 spec->control});
+      uses_[producer].push_back(
+          {i, k, spec->control ? 0 : spec->output, spec->control});
     }
   }
   claimed_.assign(nodes_.size(), 0);
@@ -108,7 +106,8 @@ std::optional<DataType> GraphEditor::Dtype(const std::string& input) {
   const CompiledGraph* compiled = p.node < 0 ? nullptr : Compiled();
   if (compiled == nullptr) return std::nullopt;
   const int n = compiled->FindNode(nodes_[p.node].name);
-  if (n < 0 || p.slot >= static_cast<int>(compiled->node(n).output_dtypes.size())) {
+  if (n < 0 ||
+      p.slot >= static_cast<int>(compiled->node(n).output_dtypes.size())) {
     return std::nullopt;
   }
   return compiled->node(n).output_dtypes[p.slot];
@@ -119,7 +118,8 @@ std::optional<PartialShape> GraphEditor::Shape(const std::string& input) {
   const CompiledGraph* compiled = p.node < 0 ? nullptr : Compiled();
   if (compiled == nullptr) return std::nullopt;
   const int n = compiled->FindNode(nodes_[p.node].name);
-  if (n < 0 || p.slot >= static_cast<int>(compiled->node(n).output_shapes.size())) {
+  if (n < 0 ||
+      p.slot >= static_cast<int>(compiled->node(n).output_shapes.size())) {
     return std::nullopt;
   }
   return compiled->node(n).output_shapes[p.slot];

@@ -40,17 +40,18 @@ const std::vector<Pass>& Pipeline() {
       {{"shape-folding",
         "Shape and Size of a tensor whose whole shape is inferred become "
         "constants"},
-       Run<internal::FoldStaticShapes>, 1},
+       Run<internal::FoldStaticShapes>,
+       1},
       {{"constant-folding",
         "nodes computed from constants alone are computed once, at session "
         "creation"},
-       internal::FoldConstants, 1},
+       internal::FoldConstants,
+       1},
       {{"layernorm-recognition",
         "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add over the last "
         "axis becomes LayerNormalization"},
        Run<internal::RecognizeLayerNorm>},
-      {{"gelu-recognition",
-        "x * 0.5 * (1 + Erf(x / sqrt 2)) becomes Gelu"},
+      {{"gelu-recognition", "x * 0.5 * (1 + Erf(x / sqrt 2)) becomes Gelu"},
        Run<internal::RecognizeGelu>},
       {{"batchnorm-folding",
         "BatchNormalization after a Conv or Gemm with constant weights is "
@@ -89,9 +90,9 @@ StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
   for (const Pass& pass : Pipeline()) names.push_back(pass.info.name);
   for (const std::string& name : options.disabled) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      return InvalidArgumentError(
-          "there is no graph pass '" + name + "'" +
-          internal::DidYouMean(name, names) + "; `weft info --passes` lists them");
+      return InvalidArgumentError("there is no graph pass '" + name + "'" +
+                                  internal::DidYouMean(name, names) +
+                                  "; `weft info --passes` lists them");
     }
     disabled.insert(name);
   }

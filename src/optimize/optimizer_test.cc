@@ -77,12 +77,12 @@ double MaxRelativeError(const Tensor& got, const Tensor& want) {
 
 NodeDef ConvNode(const std::string& name, std::vector<std::string> inputs,
                  int64_t group = 1, int64_t pad = 1) {
-  return {name,
-          "Conv",
-          std::move(inputs),
-          {{"group", group},
-           {"pads", std::vector<int64_t>{pad, pad, pad, pad}}},
-          ""};
+  return {
+      name,
+      "Conv",
+      std::move(inputs),
+      {{"group", group}, {"pads", std::vector<int64_t>{pad, pad, pad, pad}}},
+      ""};
 }
 
 TEST(GraphPassesTest, ListsEveryPassOnceInPipelineOrder) {
@@ -293,8 +293,8 @@ TEST(GraphPassesTest, DecomposedLayerNormBecomesLayerNormalization) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {3, 4, 8});
   auto last_axis = [](const std::string& name, const std::string& in) {
-    return NodeDef{name, "ReduceMean", {in},
-                   {{"axes", std::vector<int64_t>{-1}}}, ""};
+    return NodeDef{
+        name, "ReduceMean", {in}, {{"axes", std::vector<int64_t>{-1}}}, ""};
   };
   ASSERT_TRUE(g.AddNode(last_axis("mean", "x")).ok());
   g.Sub("d", "x", "mean");
@@ -351,9 +351,10 @@ TEST(GraphPassesTest, ShapeArithmeticOverAStaticShapeFoldsToAConstant) {
   g.Const("axes", Tensor::FromVector<int64_t>({1}, {0}));
   ASSERT_TRUE(g.AddNode({"dim0v", "Unsqueeze", {"dim0", "axes"}, {}, ""}).ok());
   g.Const("rest", Tensor::FromVector<int64_t>({1}, {-1}));
-  ASSERT_TRUE(g.AddNode({"target", "Concat", {"dim0v", "rest"},
-                         {{"axis", int64_t{0}}}, ""})
-                  .ok());
+  ASSERT_TRUE(
+      g.AddNode(
+           {"target", "Concat", {"dim0v", "rest"}, {{"axis", int64_t{0}}}, ""})
+          .ok());
   ASSERT_TRUE(g.AddNode({"flat", "Reshape", {"x", "target"}, {}, ""}).ok());
   auto optimized = OptimizeGraph(g);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
@@ -373,8 +374,8 @@ TEST(GraphPassesTest, FoldingKeepsOutputsPlaceholdersAndRandomOps) {
   Graph g;
   g.Const("a", Scalar(2.0f));
   g.Const("b", Scalar(3.0f));
-  g.Add("sum", "a", "b");                     // Folds; a sink, kept by name.
-  g.Const("unused", Scalar(1.0f));            // An output: kept.
+  g.Add("sum", "a", "b");                      // Folds; a sink, kept by name.
+  g.Const("unused", Scalar(1.0f));             // An output: kept.
   g.Placeholder("p", DataType::kFloat32, {});  // Unread: kept.
   g.RandomUniform("r", DataType::kFloat32, {3}, 7);
   g.Relu("rr", "r");  // Reads a random op: not folded.
@@ -402,8 +403,7 @@ TEST(GraphPassesTest, AFusedAwayNodeIsFetchedFromTheGraphAsGiven) {
   // Feeding an intermediate runs the graph as given too: the Relu sees the
   // fed Add, not the fused convolution.
   const Tensor add = Random({1, 8, 9, 9}, 5);
-  const Tensor relu =
-      test::MustRun(*session, {"relu"}, {{"add", add}}).at(0);
+  const Tensor relu = test::MustRun(*session, {"relu"}, {{"add", add}}).at(0);
   EXPECT_EQ(relu.data<float>()[0], std::max(add.data<float>()[0], 0.0f));
 }
 

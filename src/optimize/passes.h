@@ -27,7 +27,7 @@ int FuseActivations(GraphEditor& graph);
 // (never a Placeholder or a stateful node). Commits; returns how many it
 // removed.
 int SweepUnused(GraphEditor& graph, std::vector<int> candidates,
-                 const std::vector<char>& removable, const std::string& pass);
+                const std::vector<char>& removable, const std::string& pass);
 
 // Appends the live nodes node i reads (data or control).
 void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out);

@@ -273,8 +273,9 @@ int RecognizeGelu(GraphEditor& graph) {
     }
     if (!sole || graph.HasControlInputs(e)) continue;
     const std::optional<DataType> dtype = graph.Dtype(x);
-    if (!dtype || (*dtype != DataType::kFloat32 && *dtype != DataType::kFloat64 &&
-                   *dtype != DataType::kFloat16)) {
+    if (!dtype ||
+        (*dtype != DataType::kFloat32 && *dtype != DataType::kFloat64 &&
+         *dtype != DataType::kFloat16)) {
       continue;
     }
     // The constants the pattern read (0.5, 1, sqrt 2) go when nothing else
@@ -286,7 +287,10 @@ int RecognizeGelu(GraphEditor& graph) {
       graph.Remove(node, {"gelu-recognition", last.name});
     }
     graph.Claim(e);
-    NodeDef gelu{last.name, "Gelu", {x}, {{"approximate", std::string("none")}},
+    NodeDef gelu{last.name,
+                 "Gelu",
+                 {x},
+                 {{"approximate", std::string("none")}},
                  last.device};
     graph.Replace(e, std::move(gelu));
     ++rewrites;
@@ -350,7 +354,8 @@ int RecognizeLayerNorm(GraphEditor& graph) {
     // each a constant vector over the last axis.
     const int mul = graph.SoleConsumer(div);
     if (mul < 0 || graph.node(mul).op != "Mul") continue;
-    const std::string gamma = OtherOperand(graph.node(mul), graph.node(div).name);
+    const std::string gamma =
+        OtherOperand(graph.node(mul), graph.node(div).name);
     const Tensor* gamma_value = graph.Constant(gamma);
     if (gamma_value == nullptr || gamma_value->shape().rank() != 1) continue;
     int last = mul;
@@ -359,7 +364,8 @@ int RecognizeLayerNorm(GraphEditor& graph) {
     if (add >= 0 && graph.node(add).op == "Add" && !graph.claimed(add)) {
       beta = OtherOperand(graph.node(add), graph.node(mul).name);
       const Tensor* beta_value = graph.Constant(beta);
-      if (beta_value != nullptr && beta_value->shape() == gamma_value->shape()) {
+      if (beta_value != nullptr &&
+          beta_value->shape() == gamma_value->shape()) {
         last = add;
       } else {
         beta.clear();
@@ -375,8 +381,11 @@ int RecognizeLayerNorm(GraphEditor& graph) {
     for (int node : inner) free = free && !graph.claimed(node);
     if (!free || graph.HasControlInputs(last)) continue;
     const NodeDef& anchor = graph.node(last);
-    NodeDef norm{anchor.name, "LayerNormalization", {x, gamma},
-                 {{"axis", int64_t{-1}}, {"epsilon", *eps}}, anchor.device};
+    NodeDef norm{anchor.name,
+                 "LayerNormalization",
+                 {x, gamma},
+                 {{"axis", int64_t{-1}}, {"epsilon", *eps}},
+                 anchor.device};
     if (!beta.empty()) norm.inputs.push_back(beta);
     std::vector<int> read;  // The axes, exponent and epsilon constants.
     for (int node : inner) AddProducers(graph, node, &read);

@@ -82,8 +82,7 @@ int PassesCommand(const std::string& path,
   for (const auto& [op, n] : after) changed[op].second = n;
   for (const auto& [op, counts] : changed) {
     if (counts.first == counts.second) continue;
-    std::printf("  %-24s %4d -> %d\n", op.c_str(), counts.first,
-                counts.second);
+    std::printf("  %-24s %4d -> %d\n", op.c_str(), counts.first, counts.second);
   }
   return kExitOk;
 }
