@@ -311,7 +311,8 @@ double ProductCost(const InferenceContext& ctx) {
 
 // Gemm's definition, under `name` (Gemm and FusedGemm), for `types`.
 OpDefBuilder GemmDef(const char* name, const std::vector<DataType>& types) {
-  OpDefBuilder b = OpDefBuilder(name)
+  OpDefBuilder b =
+      OpDefBuilder(name)
           .Input(ArgDef::Typed("A", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Input(ArgDef::AnyList("C"))
@@ -380,7 +381,8 @@ void RegisterMatMulOps(OpRegistry& registry) {
   CheckRegistered(
       registry.RegisterKernel("MatMul", KernelFactoryFor<MatMulKernel>()));
 
-  CheckRegistered(registry.RegisterOp(GemmDef("Gemm", kFloatTypesWithHalf).Build()));
+  CheckRegistered(
+      registry.RegisterOp(GemmDef("Gemm", kFloatTypesWithHalf).Build()));
   CheckRegistered(
       registry.RegisterKernel("Gemm", KernelFactoryFor<GemmOpKernel>()));
   // Made by the graph passes (src/optimize/): Gemm, then the activation.

@@ -254,7 +254,8 @@ class ConvKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
                                           0, OutShape(n, m, win.out)));
     if (residual != nullptr && !(residual->shape() == y->shape())) {
-      return InvalidArgumentError("Z has shape " + residual->shape().ToString() +
+      return InvalidArgumentError("Z has shape " +
+                                  residual->shape().ToString() +
                                   ", the output " + y->shape().ToString());
     }
     const Epilogue epilogue{activation_, residual};
@@ -285,8 +286,7 @@ class ConvKernel : public OpKernel {
     ActivationSpec activation;
     const Tensor* residual = nullptr;
     bool empty() const {
-      return residual == nullptr &&
-             activation.kind == FusedActivation::kNone;
+      return residual == nullptr && activation.kind == FusedActivation::kNone;
     }
     // Finishes the rows x cols block of y at `offset` (row stride ld).
     template <class T>
@@ -309,8 +309,7 @@ class ConvKernel : public OpKernel {
     } else if (cg == 1) {
       RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg, epilogue);
     } else {
-      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg,
-                      epilogue);
+      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg, epilogue);
     }
   }
 
@@ -1167,8 +1166,7 @@ Status CheckWindowAttrs(InferenceContext& ctx) {
   for (const char* list : {"kernel_shape", "strides", "dilations"}) {
     for (int64_t v : ctx.attr<std::vector<int64_t>>(list)) {
       if (v < 1) {
-        return InvalidArgumentError(std::string(list) +
-                                    " must be >= 1, got " +
+        return InvalidArgumentError(std::string(list) + " must be >= 1, got " +
                                     std::to_string(v));
       }
     }
@@ -1201,8 +1199,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Output(ArgDef::Typed("Y", "T"))
         .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("group", AttrType::kInt, int64_t{1});
-    CheckRegistered(
-        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
+    CheckRegistered(registry.RegisterOp(
+        WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
     CheckRegistered(registry.RegisterKernel("Conv", Factory<ConvKernel>()));
   }
   {
@@ -1217,10 +1215,9 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
         .Attr("group", AttrType::kInt, int64_t{1})
         .Attr("activation", AttrType::kString, std::string())
-        .Attr("activation_params", AttrType::kListFloat,
-              std::vector<double>{});
-    CheckRegistered(
-        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
+        .Attr("activation_params", AttrType::kListFloat, std::vector<double>{});
+    CheckRegistered(registry.RegisterOp(
+        WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
     CheckRegistered(
         registry.RegisterKernel("FusedConv", Factory<ConvKernel>()));
   }
@@ -1246,8 +1243,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("storage_order", AttrType::kInt, int64_t{0});
-    CheckRegistered(
-        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
+    CheckRegistered(registry.RegisterOp(
+        WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
     CheckRegistered(
         registry.RegisterKernel("MaxPool", Factory<PoolKernel<Pool::kMax>>()));
   }
@@ -1258,8 +1255,8 @@ void RegisterNnOps(OpRegistry& registry) {
         .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("count_include_pad", AttrType::kInt, int64_t{0});
-    CheckRegistered(
-        registry.RegisterOp(WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
+    CheckRegistered(registry.RegisterOp(
+        WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
     CheckRegistered(registry.RegisterKernel(
         "AveragePool", Factory<PoolKernel<Pool::kAverage>>()));
   }

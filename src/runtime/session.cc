@@ -16,8 +16,8 @@
 #include "runtime/run_cancellation.h"
 #include "runtime/run_state.h"
 #include "runtime/session_options.h"
-#include "weft/graph_passes.h"
 #include "threading/mutex.h"
+#include "weft/graph_passes.h"
 
 namespace weft {
 namespace internal {
@@ -240,8 +240,8 @@ class SessionImpl {
   // into the graphs.
   std::map<std::string, std::shared_ptr<const SpecializedGraph>> specialized_
       WEFT_GUARDED_BY(mu_);
-  std::map<std::string, std::shared_ptr<const ExecutionPlan>>
-      specialized_plans_ WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const ExecutionPlan>> specialized_plans_
+      WEFT_GUARDED_BY(mu_);
   ResourceMgr resources_;  // Queues shared by every Run; thread-safe.
 };
 
@@ -299,7 +299,8 @@ const ExecutionPlan* SessionImpl::GetSpecializedPlan(
   std::shared_ptr<const SpecializedGraph> graph;
   {
     MutexLock lock(mu_);
-    if (auto it = specialized_plans_.find(key); it != specialized_plans_.end()) {
+    if (auto it = specialized_plans_.find(key);
+        it != specialized_plans_.end()) {
       return it->second.get();
     }
     if (auto it = specialized_.find(shapes); it != specialized_.end()) {
@@ -322,8 +323,8 @@ const ExecutionPlan* SessionImpl::GetSpecializedPlan(
     auto optimized = OptimizeGraph(shaped, passes);
     std::shared_ptr<SpecializedGraph> made;
     if (optimized.ok()) {
-      auto compiled = CompiledGraph::Compile(std::move(optimized->graph),
-                                             compile_);
+      auto compiled =
+          CompiledGraph::Compile(std::move(optimized->graph), compile_);
       if (compiled.ok()) {
         made = std::make_shared<SpecializedGraph>();
         made->graph = *std::move(compiled);
@@ -599,8 +600,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
       graph = std::move(optimized.graph);
     }
   }
-  auto compiled = internal::CompiledGraph::Compile(std::move(graph),
-                                                   graphs.compile);
+  auto compiled =
+      internal::CompiledGraph::Compile(std::move(graph), graphs.compile);
   if (!compiled.ok() && graphs.as_given) {
     // OptimizeGraph leaves a graph that does not compile as it is, so this
     // is a pass's fault, not the user's: say so, and how to go on.

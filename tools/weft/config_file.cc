@@ -445,7 +445,8 @@ class Applier {
       // A list of names, or one text of comma-separated names (--set).
       const std::vector<Value> single = {v};
       s.disabled_graph_passes.clear();
-      for (const Value& item : v.kind == Value::Kind::kList ? v.items : single) {
+      for (const Value& item :
+           v.kind == Value::Kind::kList ? v.items : single) {
         if (item.kind == Value::Kind::kList ||
             item.kind == Value::Kind::kMessage) {
           return Where(item, "disabled_graph_passes takes pass names, got " +
@@ -453,8 +454,8 @@ class Applier {
         }
         size_t begin = 0;
         while (begin <= item.text.size()) {
-          const size_t end = std::min(item.text.find(',', begin),
-                                      item.text.size());
+          const size_t end =
+              std::min(item.text.find(',', begin), item.text.size());
           if (end > begin) {
             s.disabled_graph_passes.push_back(
                 item.text.substr(begin, end - begin));
