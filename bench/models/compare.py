@@ -14,7 +14,9 @@ work = sys.argv[1]
 ok = True
 print(f"{'model':<14} {'inter':>5} {'intra':>5} {'weft ms':>9} {'ORT ms':>9} "
       f"{'torch ms':>9} {'weft/ORT':>9} {'rel L2 vs torch':>16}")
-for model in ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder"]:
+summary = []
+for model in ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder",
+              "two_towers"]:
     weft = json.load(open(os.path.join(work, model + ".weft.json")))
     ort = json.load(open(os.path.join(work, model + ".ort.json")))
     torch_ms = {}
@@ -33,6 +35,17 @@ for model in ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder"]:
               f"{row['median_ms']:>9.2f} {ort[setting]:>9.2f} "
               f"{torch_ms[setting]:>9.2f} "
               f"{row['median_ms'] / ort[setting]:>8.2f}x {rel:>16.2e}")
+    best_weft = min(row["median_ms"] for row in weft["rows"])
+    at_22 = [r["median_ms"] for r in weft["rows"]
+             if (r["inter"], r["intra"]) == (2, 2)]
+    summary.append((model, best_weft, min(ort.values()),
+                    at_22[0] / best_weft if at_22 else float("nan")))
+print()
+print(f"{'model':<14} {'best weft':>10} {'best ORT':>10} {'ratio':>7} "
+      f"{'weft (2,2) / best':>18}")
+for model, best_weft, best_ort, spread in summary:
+    print(f"{model:<14} {best_weft:>10.2f} {best_ort:>10.2f} "
+          f"{best_weft / best_ort:>6.2f}x {spread:>17.2f}x")
 if not ok:
     print(f"FAILED: a relative L2 error above {MAX_REL_L2} or outputs that "
           "differ between settings", file=sys.stderr)

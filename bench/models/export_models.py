@@ -3,7 +3,7 @@
 
 For each model: DIR/<name>.onnx, DIR/<name>.input.npy (the feed) and
 DIR/<name>.reference.npy (PyTorch's output on it, the accuracy reference).
-    export_models.py DIR
+    export_models.py DIR [NAME...]
 Uses Debian's python3-torch 1.13 and python3-torchvision.
 """
 import math
@@ -69,6 +69,24 @@ class Encoder(torch.nn.Module):
         return x
 
 
+class TwoTowers(torch.nn.Module):
+    """Two independent towers of `depth` Linear + GELU layers over one input,
+    added at the end: independent branches, where inter-op parallelism is
+    the difference."""
+
+    def __init__(self, width=512, depth=6):
+        super().__init__()
+        def tower():
+            layers = []
+            for _ in range(depth):
+                layers += [torch.nn.Linear(width, width), torch.nn.GELU()]
+            return torch.nn.Sequential(*layers)
+        self.left, self.right = tower(), tower()
+
+    def forward(self, x):
+        return self.left(x) + self.right(x)
+
+
 def export(model, name, feeds, out_dir, dynamic):
     model.eval()
     names = list(feeds)
@@ -85,7 +103,8 @@ def export(model, name, feeds, out_dir, dynamic):
     print("exported", name, file=sys.stderr)
 
 
-MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder"]
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder",
+          "two_towers"]
 
 
 def build(name):
@@ -101,6 +120,10 @@ def build(name):
             "input_ids": {0: "batch", 1: "sequence"},
             "attention_mask": {0: "batch", 1: "sequence"},
             "output": {0: "batch", 1: "sequence"}}
+    if name == "two_towers":
+        model = TwoTowers().eval()
+        return model, {"input": torch.randn(64, 512)}, {
+            "input": {0: "batch"}, "output": {0: "batch"}}
     model = getattr(torchvision.models, name)(weights=None).eval()
     image = torch.randn(1, 3, 224, 224)
     return model, {"input": image}, {"input": {0: "batch"},
@@ -110,7 +133,7 @@ def build(name):
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
-    for name in MODELS:
+    for name in sys.argv[2:] or MODELS:
         model, feeds, dynamic = build(name)
         export(model, name, feeds, out_dir, dynamic)
 

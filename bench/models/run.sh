@@ -31,8 +31,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [[ ! -f "$work/bert_encoder.onnx" ]]; then
-  "$python" "$here/export_models.py" "$work"
+models=(resnet18 mobilenet_v2 squeezenet1_1 bert_encoder two_towers)
+missing_models=()
+for m in "${models[@]}"; do
+  [[ -f "$work/$m.onnx" ]] || missing_models+=("$m")
+done
+if ((${#missing_models[@]})); then
+  "$python" "$here/export_models.py" "$work" "${missing_models[@]}"
 fi
 if [[ ! -d "$work/ort/node_modules/onnxruntime-node" ]]; then
   mkdir -p "$work/ort"
@@ -49,7 +54,7 @@ feeds_of() {  # model -> NAME=FILE.npy arguments
   done
 }
 
-for m in resnet18 mobilenet_v2 squeezenet1_1 bert_encoder; do
+for m in "${models[@]}"; do
   mapfile -t feeds < <(feeds_of "$m")
   feed_flags=()
   for f in "${feeds[@]}"; do feed_flags+=(--feed "$f"); done
