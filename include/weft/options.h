@@ -180,6 +180,11 @@ struct NodeExecStats {
 struct RunMetadata {
   int64_t run_start_ns = 0;
   int64_t run_end_ns = 0;
+  // With RunOptions::TraceLevel::kFull: the most bytes of tensors the Run
+  // held at once, counted as memory_limit_bytes counts them (outputs its
+  // nodes produced, from allocation until their last reader has run; feeds
+  // and constants are not counted). 0 otherwise.
+  int64_t peak_bytes = 0;
   std::vector<NodeExecStats> node_stats;  // In order of start time.
 };
 

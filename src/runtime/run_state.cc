@@ -26,6 +26,7 @@ void RunState::Reset(Config config) {
   config_ = std::move(config);
   outstanding_.store(0, std::memory_order_relaxed);
   live_bytes_.store(0, std::memory_order_relaxed);
+  peak_bytes_.store(0, std::memory_order_relaxed);
   cancelled_.store(false, std::memory_order_relaxed);
   completion_.store(kRunning, std::memory_order_relaxed);
   sleep_announced_ = false;

@@ -90,26 +90,37 @@ class RunState {
   // nodes, so the counters' cache lines start out where they are used.
   void ResetCounters();
 
-  // Memory accounting (SessionOptions::memory_limit_bytes): reserves
-  // `bytes` for an output about to be allocated; false (nothing reserved)
-  // if that would pass the limit. `held` receives the bytes held before.
-  // Without a limit nothing is counted: a shared counter would cost every
-  // node an atomic on a contended cache line.
+  // Memory accounting (SessionOptions::memory_limit_bytes, and the peak a
+  // traced Run reports in RunMetadata::peak_bytes): reserves `bytes` for an
+  // output about to be allocated; false (nothing reserved) if that would
+  // pass the limit. `held` receives the bytes held before. Without a limit
+  // or a trace nothing is counted: a shared counter would cost every node an
+  // atomic on a contended cache line.
   bool ReserveBytes(int64_t bytes, int64_t* held) {
     *held = 0;
-    if (config_.memory_limit_bytes == 0) return true;
+    if (!counting_bytes()) return true;
     const int64_t before =
         live_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     *held = before;
-    if (before + bytes > config_.memory_limit_bytes) {
+    if (config_.memory_limit_bytes > 0 &&
+        before + bytes > config_.memory_limit_bytes) {
       live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
       return false;
+    }
+    int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
+    while (before + bytes > peak &&
+           !peak_bytes_.compare_exchange_weak(peak, before + bytes,
+                                              std::memory_order_relaxed)) {
     }
     return true;
   }
   void ReleaseBytes(int64_t bytes) {
-    if (config_.memory_limit_bytes == 0) return;
+    if (!counting_bytes()) return;
     live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  // The most bytes ReserveBytes saw held at once (0 when not counting).
+  int64_t peak_bytes() const {
+    return peak_bytes_.load(std::memory_order_relaxed);
   }
 
   const CompiledGraph& graph() const { return *config_.graph; }
@@ -189,7 +200,12 @@ class RunState {
   std::unique_ptr<NodeTask[]> tasks_;
   NodeTask start_task_;
   std::atomic<int64_t> outstanding_{0};
+  bool counting_bytes() const {
+    return config_.memory_limit_bytes > 0 || config_.trace;
+  }
+
   std::atomic<int64_t> live_bytes_{0};  // Produced tensors held (accounting).
+  std::atomic<int64_t> peak_bytes_{0};
   std::atomic<bool> cancelled_{false};
   // Completion handshake. The waiter spins on it; before sleeping it moves
   // kRunning -> kSleeping. Complete() exchanges in kDone and, only if it saw

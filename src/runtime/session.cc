@@ -458,6 +458,7 @@ void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
                                RunMetadata* metadata) {
   metadata->run_start_ns = start_ns;
   metadata->run_end_ns = NowNs();
+  metadata->peak_bytes = run.peak_bytes();
   metadata->node_stats.clear();
   if (!run.config().trace) return;
   for (size_t i = 0; i < run.stats().size(); ++i) {

@@ -442,6 +442,27 @@ TEST(SessionTest, DeviceCountAndSoftPlacementThroughSession) {
               HasSubstr("'GPU'"));
 }
 
+TEST(SessionTest, ATracedRunReportsThePeakBytesItHeld) {
+  // Three chained 10x10 float products (400 bytes each): m1 and m2 are held
+  // together, then m2 and m3; the feed is not counted.
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {10, 10});
+  g.MatMul("m1", "x", "x");
+  g.MatMul("m2", "m1", "m1");
+  g.MatMul("m3", "m2", "m2");
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  const NamedTensors feeds = {{"x", Tensor(DataType::kFloat32, {10, 10})}};
+  RunOptions traced;
+  traced.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  ASSERT_TRUE(session->Run(traced, feeds, {"m3"}, {}, &out, &metadata).ok());
+  EXPECT_EQ(metadata.peak_bytes, 800);
+  // Not counted without a trace (nor a memory limit): no shared counter.
+  ASSERT_TRUE(session->Run({}, feeds, {"m3"}, {}, &out, &metadata).ok());
+  EXPECT_EQ(metadata.peak_bytes, 0);
+}
+
 TEST(SessionTest, LogDevicePlacementPrintsEachNode) {
   Graph g;
   g.Const("c", Vec({1}));

@@ -36,6 +36,13 @@ StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
   for (int i = 0; i < warmup; ++i) {
     WEFT_RETURN_IF_ERROR(trial.session->Run(feeds, file.outputs, {}, &outputs));
   }
+  // One more, untimed and traced, for the memory it holds at its peak.
+  RunOptions traced;
+  traced.trace_level = RunOptions::TraceLevel::kFull;
+  RunMetadata metadata;
+  WEFT_RETURN_IF_ERROR(trial.session->Run(traced, feeds, file.outputs, {},
+                                          &outputs, &metadata));
+  trial.row.peak_bytes = metadata.peak_bytes;
   trial.row.inter = inter;
   trial.row.intra = intra;
   trial.row.effective_inter = trial.session->inter_op_threads();
@@ -136,18 +143,23 @@ std::string SettingText(int setting, int effective) {
              : std::to_string(setting) + " (" + std::to_string(effective) + ")";
 }
 
-void PrintBenchTable(const BenchReport& report) {
-  std::printf("  %5s %5s %10s %10s %10s %8s  %s\n", "inter", "intra", "median",
-              "min", "max", "speedup", "outputs");
+void PrintBenchTable(const BenchReport& report, bool show_peak) {
+  std::printf("  %5s %5s %10s %10s %10s %8s", "inter", "intra", "median",
+              "min", "max", "speedup");
+  if (show_peak) std::printf(" %9s", "peak MB");
+  std::printf("  outputs\n");
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const BenchRow& r = report.rows[i];
-    std::printf("%s %5s %5s %10s %10s %10s %7.2fx  %s\n",
+    std::printf("%s %5s %5s %10s %10s %10s %7.2fx",
                 static_cast<int>(i) == report.best ? "*" : " ",
                 SettingText(r.inter, r.effective_inter).c_str(),
                 SettingText(r.intra, r.effective_intra).c_str(),
                 FormatMs(r.median_ms).c_str(), FormatMs(r.min_ms).c_str(),
-                FormatMs(r.max_ms).c_str(), r.speedup,
-                r.outputs_match ? "identical" : "DIFFERENT");
+                FormatMs(r.max_ms).c_str(), r.speedup);
+    if (show_peak) {
+      std::printf(" %9.2f", static_cast<double>(r.peak_bytes) / 1e6);
+    }
+    std::printf("  %s\n", r.outputs_match ? "identical" : "DIFFERENT");
   }
 }
 
@@ -213,6 +225,7 @@ int BenchCommand(const BenchArgs& args) {
                             {"min_ms", r.min_ms},
                             {"max_ms", r.max_ms},
                             {"speedup", r.speedup},
+                            {"peak_bytes", r.peak_bytes},
                             {"outputs_match", r.outputs_match},
                             {"hashes", r.hashes},
                             // Deprecated (0.1): the keys before the shared
@@ -238,7 +251,7 @@ int BenchCommand(const BenchArgs& args) {
       "%s: median of %d runs after %d warm-up, fresh session per row%s\n",
       args.graph.c_str(), args.repeat, args.warmup,
       args.in_turns ? ", rows timed in turns" : "");
-  PrintBenchTable(*report);
+  PrintBenchTable(*report, /*show_peak=*/true);
   std::printf(
       "best (*): SessionOptions.inter_op_parallelism_threads = %d, "
       "SessionOptions.intra_op_parallelism_threads = %d\n",

@@ -92,6 +92,7 @@ struct BenchRow {
   int effective_inter = 1, effective_intra = 1;  // What it resolved to.
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double speedup = 0;  // Against inter = 1 / intra = 1 (0 when not measured).
+  int64_t peak_bytes = 0;  // RunMetadata::peak_bytes of one traced Run.
   bool outputs_match = true;  // Hashes equal to the first row's.
   std::vector<std::string> hashes;
 };
@@ -113,7 +114,8 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  int repeat, bool progress,
                                  const SessionOptions& base = {},
                                  bool in_turns = false);
-void PrintBenchTable(const BenchReport& report);
+// With `show_peak`, a column of each setting's peak_bytes in MB.
+void PrintBenchTable(const BenchReport& report, bool show_peak);
 
 }  // namespace weft::cli
 

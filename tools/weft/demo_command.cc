@@ -115,7 +115,7 @@ int DemoCommand(const DemoArgs& args) {
       return Fail(kExitRunFailed,
                   "the run failed: " + report.status().ToString());
     }
-    PrintBenchTable(*report);
+    PrintBenchTable(*report, /*show_peak=*/false);
     Explain(*report, threads);
     std::printf("\n");
   }
