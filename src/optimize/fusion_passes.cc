@@ -234,11 +234,22 @@ int FuseMatMulAdd(GraphEditor& graph) {
     const std::optional<PartialShape> b = graph.Shape(product.inputs[1]);
     const std::optional<PartialShape> out = graph.Shape(product.name);
     const std::optional<PartialShape> c = graph.Shape(bias);
-    if (!a || !b || !out || !c || !a->rank_known() || a->rank() != 2 ||
+    if (!a || !b || !out || !c || !a->rank_known() || a->rank() < 2 ||
         !b->rank_known() || b->rank() != 2 || !out->rank_known() ||
         !c->rank_known() || c->rank() > 2 ||
         !IsFloatOrDouble(graph.Dtype(product.name)) ||
         graph.Dtype(bias) != graph.Dtype(product.name)) {
+      continue;
+    }
+    // A batch of rows times one matrix (a projection in a transformer) is
+    // one 2-D product over all the rows: Reshape (no copy) to [rows, K],
+    // Gemm, Reshape back. Its shapes must be known (a session knows them
+    // per feed shape), and the bias must broadcast along the last axis only.
+    const bool batched = a->rank() > 2;
+    if (batched && (!a->IsFullyDefined() || !out->IsFullyDefined() ||
+                    (c->rank() == 2 && c->dim(0) != 1) ||
+                    (product.attrs.count("transpose_a") &&
+                     *product.attrs.at("transpose_a").get_if<bool>()))) {
       continue;
     }
     // Gemm's C broadcasts one way only: to [M, N], never growing it.
@@ -267,7 +278,36 @@ int FuseMatMulAdd(GraphEditor& graph) {
     graph.Claim(mm);
     graph.Claim(add);
     graph.Remove(mm, {"matmul-add-to-gemm", sum.name});
-    graph.Replace(add, std::move(gemm));
+    if (batched) {
+      const std::vector<int64_t> dims = a->ToShape().dims();
+      int64_t rows = 1;
+      for (size_t i = 0; i + 1 < dims.size(); ++i) rows *= dims[i];
+      const std::string flat = graph.UniqueName(sum.name + "/rows");
+      graph.Add(
+          {flat,
+           "Reshape",
+           {product.inputs[0],
+            AddConst(graph, flat + "_shape", sum.device,
+                     Tensor::FromVector<int64_t>({2}, {rows, dims.back()}))},
+           {},
+           sum.device});
+      gemm.name = graph.UniqueName(sum.name + "/gemm");
+      gemm.inputs[0] = flat;
+      const std::vector<int64_t> out_dims = out->ToShape().dims();
+      NodeDef back{
+          sum.name,
+          "Reshape",
+          {gemm.name,
+           AddConst(graph, sum.name + "/shape", sum.device,
+                    Tensor::FromVector<int64_t>(
+                        {static_cast<int64_t>(out_dims.size())}, out_dims))},
+          {},
+          sum.device};
+      graph.Add(std::move(gemm));
+      graph.Replace(add, std::move(back));
+    } else {
+      graph.Replace(add, std::move(gemm));
+    }
     ++rewrites;
   }
   graph.Commit();
@@ -368,7 +408,41 @@ int FuseActivations(GraphEditor& graph) {
     } else if (f.inputs.size() != 1) {
       continue;
     }
-    const NodeUse in = graph.Producer(f.inputs[0]);
+    NodeUse in = graph.Producer(f.inputs[0]);
+    // An element-wise activation after Reshape(Gemm) is the Reshape of the
+    // activated Gemm (matmul-add-to-gemm writes that for batched rows).
+    if (in.node >= 0 && in.slot == 0 && graph.node(in.node).op == "Reshape" &&
+        !graph.claimed(in.node) && graph.SoleConsumer(in.node) == act) {
+      const int reshape = in.node;
+      const NodeUse gemm = graph.Producer(graph.node(reshape).inputs[0]);
+      if (gemm.node >= 0 && gemm.slot == 0 &&
+          (graph.node(gemm.node).op == "Gemm" ||
+           graph.node(gemm.node).op == "FusedGemm") &&
+          IsFusableProducer(graph, gemm.node, reshape) &&
+          IsFloatOrDouble(graph.Dtype(graph.node(gemm.node).name))) {
+        // A new name: the Gemm's own now names a value without the
+        // activation, which a Run may still fetch (from the graph as given).
+        const NodeDef& g = graph.node(gemm.node);
+        NodeDef fused{graph.UniqueName(f.name + "/gemm"), "FusedGemm", g.inputs,
+                      g.attrs, g.device};
+        fused.attrs["activation"] = f.op;
+        fused.attrs["activation_params"] = params;
+        NodeDef back = graph.node(reshape);
+        back.name = f.name;
+        back.device = f.device;
+        back.inputs[0] = fused.name;
+        graph.Claim(gemm.node);
+        graph.Claim(reshape);
+        graph.Claim(act);
+        graph.Remove(gemm.node, {"activation-fusion", fused.name});
+        graph.Remove(reshape, {"activation-fusion", f.name});
+        AddProducers(graph, act, &read);
+        graph.Add(std::move(fused));
+        graph.Replace(act, std::move(back));
+        ++rewrites;
+        continue;
+      }
+    }
     if (in.node < 0 || in.slot != 0 ||
         !IsFusableProducer(graph, in.node, act) ||
         !IsFloatOrDouble(graph.Dtype(graph.node(in.node).name))) {

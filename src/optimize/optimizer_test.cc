@@ -276,14 +276,40 @@ TEST(GraphPassesTest, MatMulAddAloneBecomesGemmWithTheSameBits) {
   EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
 }
 
-TEST(GraphPassesTest, ABatchedMatMulStaysAMatMul) {
+// A transformer's projection: rows of a batch times one weight, a bias,
+// then GELU.
+Graph BatchedProjection(PartialShape x_shape) {
   Graph g;
-  g.Placeholder("x", DataType::kFloat32, {2, 7, 9});
+  g.Placeholder("x", DataType::kFloat32, std::move(x_shape));
   g.Const("w", Random({9, 5}, 2));
   g.Const("b", Random({5}, 3));
   g.MatMul("mm", "x", "w");
   g.Add("y", "mm", "b");
+  EXPECT_TRUE(g.AddNode({"act", "Gelu", {"y"}, {}, ""}).ok());
+  return g;
+}
+
+TEST(GraphPassesTest, ABatchedProjectionBecomesOneFusedGemmOverItsRows) {
+  const Graph g = BatchedProjection(PartialShape({2, 7, 9}));
   auto optimized = OptimizeGraph(g);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  // Reshape (no copy) to [14, 9], FusedGemm with the GELU, Reshape back.
+  EXPECT_EQ(OpOf(optimized->graph, "act"), "Reshape");
+  EXPECT_EQ(Ops(optimized->graph).count("FusedGemm"), 1u);
+  EXPECT_EQ(Ops(optimized->graph).count("MatMul"), 0u);
+  const Outcome out = RunBothWays(g, "act", {{"x", Random({2, 7, 9}, 1)}});
+  EXPECT_EQ(out.optimized.shape(), (Shape{2, 7, 5}));
+  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-6);
+  // "y" (now fused away) is still fetched without the GELU.
+  auto session = test::MustCreate(g, Options(1, 1, true));
+  auto plain = test::MustCreate(g, Options(1, 1, false));
+  const NamedTensors feeds = {{"x", Random({2, 7, 9}, 1)}};
+  EXPECT_TRUE(SameBits(test::MustRun(*session, {"y"}, feeds).at(0),
+                       test::MustRun(*plain, {"y"}, feeds).at(0)));
+}
+
+TEST(GraphPassesTest, ABatchedProjectionOfOpenShapeWaitsForTheFeedShape) {
+  auto optimized = OptimizeGraph(BatchedProjection(PartialShape({-1, 7, 9})));
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_EQ(OpOf(optimized->graph, "mm"), "MatMul");
   EXPECT_EQ(OpOf(optimized->graph, "y"), "Add");
