@@ -117,6 +117,26 @@ GemmKernel ActiveGemmKernel() {
   return kernel;
 }
 
+Status CheckGemmKernelEnvironment() {
+  const char* env = std::getenv("WEFT_GEMM_KERNEL");
+  if (env == nullptr || ParseGemmKernel(env)) return Status::OK();
+  return InvalidArgumentError(std::string("WEFT_GEMM_KERNEL=") + env +
+                              " is not a tile kernel (eigen or blis; unset "
+                              "it for the per-CPU choice, docs/kernels.md)");
+}
+
+std::string DescribeActiveGemmKernel() {
+  const std::string name(GemmKernelName(ActiveGemmKernel()));
+  const char* env = std::getenv("WEFT_GEMM_KERNEL");
+  if (env != nullptr && ParseGemmKernel(env)) {
+    return name + " (WEFT_GEMM_KERNEL)";
+  }
+  const CpuIdentity cpu = ThisCpu();
+  return name + (cpu.amd && cpu.avx2_fma
+                     ? " (per CPU: AMD with AVX2 and FMA)"
+                     : " (per CPU: not an AMD CPU with AVX2 and FMA)");
+}
+
 template <class T>
 void GemmTile(GemmKernel kernel, int64_t m, int64_t n, int64_t k,
               GemmOperand<T> a, GemmOperand<T> b, T* c, int64_t ldc,

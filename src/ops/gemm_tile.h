@@ -14,7 +14,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+
+#include "weft/status.h"
 
 namespace weft::internal {
 
@@ -40,6 +43,15 @@ GemmKernel GemmKernelForCpu(const CpuIdentity& cpu);
 // for side-by-side measurements; otherwise GemmKernelForCpu(ThisCpu()).
 // Read once; an unknown name is ignored with a warning on stderr.
 GemmKernel ActiveGemmKernel();
+
+// InvalidArgument naming WEFT_GEMM_KERNEL when it is set to anything but
+// eigen or blis: Session::Create fails on it, as on the other WEFT_*
+// variables, rather than run with another kernel than the one asked for.
+Status CheckGemmKernelEnvironment();
+
+// How the active kernel was chosen, for `weft info`: "blis (per CPU: AMD
+// with AVX2 and FMA)" or "eigen (WEFT_GEMM_KERNEL)".
+std::string DescribeActiveGemmKernel();
 
 // A row-major matrix operand: element (i, j) of the stored matrix is
 // data[i * ld + j]; `transposed` uses the stored matrix's transpose.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "framework/node_context.h"
+#include "ops/gemm_tile.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
@@ -569,6 +570,7 @@ class Session::Impl : public internal::SessionImpl {
 StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
+  WEFT_RETURN_IF_ERROR(internal::CheckGemmKernelEnvironment());
   if (auto it = options.device_count.find("CPU");
       it != options.device_count.end() && it->second > 1) {
     // TensorFlow users expect more devices to mean more speed; say once

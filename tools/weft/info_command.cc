@@ -13,6 +13,7 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "ops/gemm_tile.h"
 #include "threading/cpu_info.h"
 #include "threading/threading_env.h"
 
@@ -258,6 +259,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"pin_cpus", pins},
                           {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
+                          {"gemm_kernel", internal::DescribeActiveGemmKernel()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
                             {"compiler", compiler},
@@ -313,6 +315,8 @@ int InfoCommand(const std::string& model, bool json) {
   std::printf("weft's auto against it:\n");
   for (const std::string& d : differences) std::printf("  %s\n", d.c_str());
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
+  std::printf("product tile kernel: %s\n",
+              internal::DescribeActiveGemmKernel().c_str());
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
               CLI11_VERSION);
