@@ -271,6 +271,7 @@ void BindSession(py::module_& m) {
       .def(py::init<>())
       .def_readonly("run_start_ns", &RunMetadata::run_start_ns)
       .def_readonly("run_end_ns", &RunMetadata::run_end_ns)
+      .def_readonly("peak_bytes", &RunMetadata::peak_bytes)
       .def("node_stats",
            [](const RunMetadata& md) {
              py::list out;

@@ -38,6 +38,8 @@ def test_run_metadata_and_chrome_trace():
     assert all(s["end_ns"] >= s["start_ns"] for s in metadata.step_stats)
     trace = json.loads(metadata.to_chrome_trace())
     assert trace["traceEvents"]
+    # Spin outputs (scalars the branches produce) are held at the peak.
+    assert metadata.peak_bytes > 0
 
 
 def test_a_deadline_is_a_timeout_error_and_the_session_stays_usable():
@@ -65,3 +67,12 @@ def test_every_public_name_has_a_docstring():
         obj = getattr(weft, name)
         if callable(obj):
             assert obj.__doc__, name
+
+
+def test_config_proto_switches_the_graph_passes():
+    path = os.path.join(EXAMPLES, "two_spin_branches.json")
+    for optimize in (True, False):
+        sess = weft.Session(path, weft.ConfigProto(optimize_graph=optimize))
+        assert sess.run("join") == 40000
+    with pytest.raises(ValueError, match="constant-folding"):
+        weft.Session(path, weft.ConfigProto(disabled_graph_passes=["constant-foldin"]))

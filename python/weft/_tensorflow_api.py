@@ -23,13 +23,16 @@ class ConfigProto:
     ``device_count``, ``allow_soft_placement``, ``log_device_placement``,
     ``operation_timeout_in_ms`` (docs/configuration.md), and weft's
     ``memory_limit_bytes`` (0 = none): a run whose tensors would pass it
-    raises MemoryError."""
+    raises MemoryError; ``optimize_graph`` (default True: the graph passes
+    of docs/graph-passes.md, TensorFlow's Grappler) and
+    ``disabled_graph_passes`` (pass names to skip)."""
 
     def __init__(self, inter_op_parallelism_threads=0,
                  intra_op_parallelism_threads=0, use_per_session_threads=False,
                  session_inter_op_thread_pool=None, device_count=None,
                  allow_soft_placement=False, log_device_placement=False,
-                 operation_timeout_in_ms=0, memory_limit_bytes=0):
+                 operation_timeout_in_ms=0, memory_limit_bytes=0,
+                 optimize_graph=True, disabled_graph_passes=None):
         self.inter_op_parallelism_threads = inter_op_parallelism_threads
         self.intra_op_parallelism_threads = intra_op_parallelism_threads
         self.use_per_session_threads = use_per_session_threads
@@ -39,6 +42,8 @@ class ConfigProto:
         self.log_device_placement = log_device_placement
         self.operation_timeout_in_ms = operation_timeout_in_ms
         self.memory_limit_bytes = memory_limit_bytes
+        self.optimize_graph = optimize_graph
+        self.disabled_graph_passes = list(disabled_graph_passes or [])
 
     def _to_core(self):
         core = _weft._SessionOptions()
@@ -50,6 +55,8 @@ class ConfigProto:
         core.log_device_placement = bool(self.log_device_placement)
         core.operation_timeout_ms = int(self.operation_timeout_in_ms)
         core.memory_limit_bytes = int(self.memory_limit_bytes)
+        core.optimize_graph = bool(self.optimize_graph)
+        core.disabled_graph_passes = [str(p) for p in self.disabled_graph_passes]
         for pool in self.session_inter_op_thread_pool:
             if isinstance(pool, dict):
                 pool = ThreadPoolOptionProto(**pool)
@@ -60,8 +67,10 @@ class ConfigProto:
 class RunMetadata:
     """What a run recorded: ``step_stats`` (one dict per node with
     ``RunOptions(trace_level=RunOptions.FULL_TRACE)``: node, op, device,
-    start and end in steady-clock ns, pool, thread) and
-    ``to_chrome_trace()`` (a trace for Perfetto or chrome://tracing)."""
+    start and end in steady-clock ns, pool, thread), ``peak_bytes`` (with
+    FULL_TRACE: the most bytes of tensors the run held at once, feeds and
+    constants not counted) and ``to_chrome_trace()`` (a trace for Perfetto
+    or chrome://tracing)."""
 
     def __init__(self):
         self._core = _weft._RunMetadata()
@@ -70,6 +79,11 @@ class RunMetadata:
     def step_stats(self):
         """One dict per executed node, in order of start time."""
         return self._core.node_stats()
+
+    @property
+    def peak_bytes(self):
+        """The most bytes of tensors a traced run held at once (0 untraced)."""
+        return self._core.peak_bytes
 
     def to_chrome_trace(self):
         """The run as Chrome trace JSON (a string)."""
