@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/vector_math.h"
+#include "weft/attr.h"
 #include "weft/status.h"
 
 namespace weft::internal {
@@ -73,6 +74,23 @@ inline StatusOr<ActivationSpec> ParseActivation(
   if (want > 0) spec.alpha = params[0];
   if (want > 1) spec.beta = params[1];
   return spec;
+}
+
+// A fused kernel's activation from its node's attributes: none when the
+// node has no `activation` attribute (plain Conv or Gemm), else
+// ParseActivation's result.
+inline StatusOr<ActivationSpec> ActivationFromAttrs(const AttrMap& attrs) {
+  auto name = attrs.find("activation");
+  if (name == attrs.end()) return ActivationSpec{};
+  auto params = attrs.find("activation_params");
+  const std::string* text = name->second.get_if<std::string>();
+  const std::vector<double>* values =
+      params == attrs.end() ? nullptr
+                            : params->second.get_if<std::vector<double>>();
+  if (text == nullptr) {
+    return InvalidArgumentError("activation must be a string");
+  }
+  return ParseActivation(*text, values ? *values : std::vector<double>{});
 }
 
 // Clip's bound for T, saturated as ClipKernel does.

@@ -229,21 +229,11 @@ class GemmOpKernel : public OpKernel {
       : alpha_(c.attr<double>("alpha")),
         beta_(c.attr<double>("beta")),
         ta_(c.attr<int64_t>("transA") != 0),
-        tb_(c.attr<int64_t>("transB") != 0) {
-    if (c.attrs().count("activation") > 0) {
-      auto spec =
-          ParseActivation(c.attr<std::string>("activation"),
-                          c.attr<std::vector<double>>("activation_params"));
-      if (spec.ok()) {
-        activation_ = *spec;
-      } else {
-        activation_status_ = spec.status();
-      }
-    }
-  }
+        tb_(c.attr<int64_t>("transB") != 0),
+        activation_(ActivationFromAttrs(c.attrs())) {}
 
   Status Compute(KernelContext& ctx) const override {
-    WEFT_RETURN_IF_ERROR(activation_status_);
+    WEFT_RETURN_IF_ERROR(activation_.status());
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.shape().rank() != 2 || b.shape().rank() != 2) {
@@ -280,11 +270,11 @@ class GemmOpKernel : public OpKernel {
       NarrowToFloat16(c32, c);
     } else if (a.dtype() == DataType::kFloat32) {
       Epilogue<float> e{static_cast<float>(alpha_), static_cast<float>(beta_),
-                        bias, index ? &*index : nullptr, activation_};
+                        bias, index ? &*index : nullptr, *activation_};
       RunProduct<float>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
     } else {
       Epilogue<double> e{alpha_, beta_, bias, index ? &*index : nullptr,
-                         activation_};
+                         *activation_};
       RunProduct<double>(ctx, a, b, ta_, tb_, s.d, Shape{}, c, e);
     }
     return Status::OK();
@@ -293,9 +283,9 @@ class GemmOpKernel : public OpKernel {
  private:
   const double alpha_, beta_;
   const bool ta_, tb_;
-  // FusedGemm's (float32 and float64 only: the float16 path has none).
-  ActivationSpec activation_;
-  Status activation_status_;
+  // FusedGemm's (float32 and float64 only: the float16 path has none); an
+  // error fails Compute.
+  const StatusOr<ActivationSpec> activation_;
 };
 
 double ProductCost(const InferenceContext& ctx) {

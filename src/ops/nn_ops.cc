@@ -206,21 +206,11 @@ class ConvKernel : public OpKernel {
   explicit ConvKernel(const KernelConstruction& c)
       : attrs_(ReadWindowAttrs(c)),
         group_(c.attr<int64_t>("group")),
-        fused_(c.attrs().count("activation") > 0) {
-    if (fused_) {
-      auto spec =
-          ParseActivation(c.attr<std::string>("activation"),
-                          c.attr<std::vector<double>>("activation_params"));
-      if (spec.ok()) {
-        activation_ = *spec;
-      } else {
-        activation_status_ = spec.status();
-      }
-    }
-  }
+        fused_(c.attrs().count("activation") > 0),
+        activation_(ActivationFromAttrs(c.attrs())) {}
 
   Status Compute(KernelContext& ctx) const override {
-    WEFT_RETURN_IF_ERROR(activation_status_);
+    WEFT_RETURN_IF_ERROR(activation_.status());
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* bias = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
@@ -258,7 +248,7 @@ class ConvKernel : public OpKernel {
                                   residual->shape().ToString() +
                                   ", the output " + y->shape().ToString());
     }
-    const Epilogue epilogue{activation_, residual};
+    const Epilogue epilogue{*activation_, residual};
     if (x.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor x32, WidenToFloat32(x));
       WEFT_ASSIGN_OR_RETURN(Tensor w32, WidenToFloat32(w));
@@ -480,8 +470,7 @@ class ConvKernel : public OpKernel {
   const WindowAttrs attrs_;
   const int64_t group_;
   const bool fused_;
-  ActivationSpec activation_;
-  Status activation_status_;
+  const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
 };
 
 // --- ConvTranspose
@@ -1105,6 +1094,17 @@ OpDefBuilder& WindowAttrsOn(OpDefBuilder& b) {
       .SetShapeFn(CheckWindowAttrs);
 }
 
+// The window attributes as a shape function sees them.
+WindowAttrs InferredWindowAttrs(const InferenceContext& ctx) {
+  WindowAttrs attrs;
+  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
+  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
+  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
+  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
+  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  return attrs;
+}
+
 // Conv's and FusedConv's output shape when X's and W's are known (the
 // graph passes need it to fuse a residual Add); unknown otherwise, or when
 // the sizes do not fit, which the kernel then reports.
@@ -1116,12 +1116,7 @@ Status InferConvShape(InferenceContext& ctx) {
       w.rank() != x.rank()) {
     return Status::OK();
   }
-  WindowAttrs attrs;
-  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
-  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
-  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
-  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
-  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  const WindowAttrs attrs = InferredWindowAttrs(ctx);
   std::vector<int64_t> in, kernel;
   for (int i = 2; i < x.rank(); ++i) {
     in.push_back(x.dim(i));
@@ -1141,12 +1136,7 @@ Status InferPoolShape(InferenceContext& ctx) {
   WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
   const PartialShape& x = ctx.input_shape(0);
   if (!x.IsFullyDefined() || x.rank() < 3) return Status::OK();
-  WindowAttrs attrs;
-  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
-  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
-  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
-  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
-  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  WindowAttrs attrs = InferredWindowAttrs(ctx);
   attrs.ceil_mode = ctx.attr<int64_t>("ceil_mode") != 0;
   std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
   auto window = ForwardWindow(attrs, in, attrs.kernel);

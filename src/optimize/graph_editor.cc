@@ -101,28 +101,32 @@ const CompiledGraph* GraphEditor::Compiled() {
   return compiled_.get();
 }
 
-std::optional<DataType> GraphEditor::Dtype(const std::string& input) {
+const CompiledNode* GraphEditor::CompiledProducer(const std::string& input,
+                                                  int* slot) {
   const NodeUse p = Producer(input);
   const CompiledGraph* compiled = p.node < 0 ? nullptr : Compiled();
-  if (compiled == nullptr) return std::nullopt;
+  if (compiled == nullptr) return nullptr;
   const int n = compiled->FindNode(nodes_[p.node].name);
   if (n < 0 ||
       p.slot >= static_cast<int>(compiled->node(n).output_dtypes.size())) {
-    return std::nullopt;
+    return nullptr;
   }
-  return compiled->node(n).output_dtypes[p.slot];
+  *slot = p.slot;
+  return &compiled->node(n);
+}
+
+std::optional<DataType> GraphEditor::Dtype(const std::string& input) {
+  int slot = 0;
+  const CompiledNode* node = CompiledProducer(input, &slot);
+  if (node == nullptr) return std::nullopt;
+  return node->output_dtypes[slot];
 }
 
 std::optional<PartialShape> GraphEditor::Shape(const std::string& input) {
-  const NodeUse p = Producer(input);
-  const CompiledGraph* compiled = p.node < 0 ? nullptr : Compiled();
-  if (compiled == nullptr) return std::nullopt;
-  const int n = compiled->FindNode(nodes_[p.node].name);
-  if (n < 0 ||
-      p.slot >= static_cast<int>(compiled->node(n).output_shapes.size())) {
-    return std::nullopt;
-  }
-  return compiled->node(n).output_shapes[p.slot];
+  int slot = 0;
+  const CompiledNode* node = CompiledProducer(input, &slot);
+  if (node == nullptr) return std::nullopt;
+  return node->output_shapes[slot];
 }
 
 std::string GraphEditor::UniqueName(const std::string& base) {

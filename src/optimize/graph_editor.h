@@ -86,6 +86,8 @@ class GraphEditor {
 
  private:
   const CompiledGraph* Compiled();
+  // The compiled node a data input reads and the output (`slot`), or null.
+  const CompiledNode* CompiledProducer(const std::string& input, int* slot);
 
   // A deque: Add keeps references to other nodes valid, so a pass may hold
   // one while it adds constants.

@@ -14,12 +14,7 @@ namespace weft {
 namespace {
 
 Tensor Random(Shape shape, uint32_t seed) {
-  Tensor t(DataType::kFloat32, shape);
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
-  }
-  return t;
+  return test::SeededFloats(std::move(shape), seed);
 }
 
 Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }

@@ -120,6 +120,17 @@ std::vector<T> Values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
+// A float32 tensor of `shape` with values in [-0.5, 0.5) from a linear
+// congruential sequence started at `seed`: the same on every machine.
+inline Tensor SeededFloats(Shape shape, uint32_t seed) {
+  Tensor t(DataType::kFloat32, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
+  }
+  return t;
+}
+
 }  // namespace weft::test
 
 #endif  // WEFT_SRC_TEST_SUPPORT_SESSION_UTIL_H_
