@@ -185,8 +185,8 @@ template void DepthwisePlane2D<float>(const Conv2DGeometry&, const float*,
 template void DepthwisePlane2D<double>(const Conv2DGeometry&, const double*,
                                        const double*, double, double*,
                                        std::vector<double>&);
-template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*,
-                                    float*, std::vector<float>&);
+template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*, float*,
+                                    std::vector<float>&);
 template void MaxPoolPlane2D<double>(const Conv2DGeometry&, const double*,
                                      double*, std::vector<double>&);
 

@@ -201,7 +201,8 @@ class MatMulKernel : public OpKernel {
     std::vector<int64_t> dims = batch.dims();
     dims.push_back(s.d.m);
     dims.push_back(s.d.n);
-    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputUninitialized(0, Shape(dims)));
+    WEFT_ASSIGN_OR_RETURN(Tensor * c,
+                          ctx.AllocateOutputUninitialized(0, Shape(dims)));
     if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
       WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
@@ -253,7 +254,8 @@ class GemmOpKernel : public OpKernel {
       }
       index.emplace(bias->shape(), out_shape, out_shape);
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputUninitialized(0, out_shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * c,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
     if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
       WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));

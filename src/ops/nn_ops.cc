@@ -169,10 +169,9 @@ void ForEachTap(const Window& w, int64_t o, Fn fn) {
 
 // The geometry of a window over two spatial dims, for conv_kernels.h.
 Conv2DGeometry Geometry2D(const Window& win) {
-  return {win.in[0],       win.in[1],       win.out[0],
-          win.out[1],      win.kernel[0],   win.kernel[1],
-          win.stride[0],   win.stride[1],   win.dilation[0],
-          win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
+  return {win.in[0],       win.in[1],       win.out[0],       win.out[1],
+          win.kernel[0],   win.kernel[1],   win.stride[0],    win.stride[1],
+          win.dilation[0], win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
 }
 
 StatusOr<std::vector<int64_t>> SpatialDims(const Shape& s, const char* what) {
@@ -349,8 +348,8 @@ class ConvKernel : public OpKernel {
     const int64_t base_jobs = n * g * pixel_tiles;
     int64_t channel_blocks = 1;
     if (base_jobs < kConvMinJobs) {
-      channel_blocks = std::min((mg + 15) / 16,
-                                (kConvMinJobs + base_jobs - 1) / base_jobs);
+      channel_blocks =
+          std::min((mg + 15) / 16, (kConvMinJobs + base_jobs - 1) / base_jobs);
     }
     const int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
     channel_blocks = (mg + channel_tile - 1) / channel_tile;
@@ -410,8 +409,8 @@ class ConvKernel : public OpKernel {
                       pb[oc0 + r]);
           }
         }
-        GemmTile<T>(channels, pixels, depth, {pw + oc0 * depth, depth},
-                    columns, out, out_size, /*accumulate=*/pb != nullptr);
+        GemmTile<T>(channels, pixels, depth, {pw + oc0 * depth, depth}, columns,
+                    out, out_size, /*accumulate=*/pb != nullptr);
         epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
       }
     });
@@ -682,7 +681,8 @@ class PoolKernel : public OpKernel {
     if constexpr (kPool == Pool::kMax && std::is_floating_point_v<T>) {
       if (win.rank == 2 && indices == nullptr) {  // Plane by plane, vectorised.
         const Conv2DGeometry geo = Geometry2D(win);
-        ctx.ParallelFor(planes, static_cast<double>(out_size * win.KernelSize()),
+        ctx.ParallelFor(planes,
+                        static_cast<double>(out_size * win.KernelSize()),
                         [&](int64_t begin, int64_t end) {
                           std::vector<T> line;
                           for (int64_t plane = begin; plane < end; ++plane) {

@@ -770,13 +770,12 @@ std::atomic<int> g_required_calls{0};
 std::atomic<bool> g_output_required{false};
 
 TEST(SessionTest, OutputRequiredFollowsFetchesAndConsumers) {
-  ASSERT_TRUE(RegisterCustomFunction("session_test_required",
-                                     [](KernelContext& ctx) {
-                                       g_output_required = ctx.output_required(0);
-                                       ++g_required_calls;
-                                       return ctx.SetOutput(0, Tensor::Scalar<float>(1.0f));
-                                     })
-                  .ok());
+  ASSERT_TRUE(
+      RegisterCustomFunction("session_test_required", [](KernelContext& ctx) {
+        g_output_required = ctx.output_required(0);
+        ++g_required_calls;
+        return ctx.SetOutput(0, Tensor::Scalar<float>(1.0f));
+      }).ok());
   Graph g;
   ASSERT_TRUE(g.AddNode({"f",
                          "CustomOp",

@@ -40,8 +40,8 @@ StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
   RunOptions traced;
   traced.trace_level = RunOptions::TraceLevel::kFull;
   RunMetadata metadata;
-  WEFT_RETURN_IF_ERROR(trial.session->Run(traced, feeds, file.outputs, {},
-                                          &outputs, &metadata));
+  WEFT_RETURN_IF_ERROR(
+      trial.session->Run(traced, feeds, file.outputs, {}, &outputs, &metadata));
   trial.row.peak_bytes = metadata.peak_bytes;
   trial.row.inter = inter;
   trial.row.intra = intra;
@@ -144,8 +144,8 @@ std::string SettingText(int setting, int effective) {
 }
 
 void PrintBenchTable(const BenchReport& report, bool show_peak) {
-  std::printf("  %5s %5s %10s %10s %10s %8s", "inter", "intra", "median",
-              "min", "max", "speedup");
+  std::printf("  %5s %5s %10s %10s %10s %8s", "inter", "intra", "median", "min",
+              "max", "speedup");
   if (show_peak) std::printf(" %9s", "peak MB");
   std::printf("  outputs\n");
   for (size_t i = 0; i < report.rows.size(); ++i) {
