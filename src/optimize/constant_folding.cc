@@ -44,14 +44,6 @@ bool IsFoldableOp(const std::string& op) {
           def->outputs[0].kind == ArgDef::Kind::kTypeAttr);
 }
 
-int64_t IntAttrOr(const NodeDef& node, const std::string& name,
-                  int64_t fallback) {
-  auto it = node.attrs.find(name);
-  const int64_t* v =
-      it == node.attrs.end() ? nullptr : it->second.get_if<int64_t>();
-  return v ? *v : fallback;
-}
-
 }  // namespace
 
 int FoldStaticShapes(GraphEditor& graph) {
@@ -75,8 +67,9 @@ int FoldStaticShapes(GraphEditor& graph) {
       auto clamp = [rank](int64_t v) {
         return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank);
       };
-      const int64_t begin = clamp(IntAttrOr(node, "start", 0));
-      const int64_t end = std::max(begin, clamp(IntAttrOr(node, "end", rank)));
+      const int64_t begin = clamp(AttrOr<int64_t>(node, "start", 0));
+      const int64_t end =
+          std::max(begin, clamp(AttrOr<int64_t>(node, "end", rank)));
       value = Tensor::FromVector<int64_t>(
           weft::Shape{end - begin},
           std::vector<int64_t>(dims.begin() + begin, dims.begin() + end));

@@ -39,13 +39,6 @@ std::optional<double> FloatAttr(const NodeDef& node, const std::string& name) {
   return std::nullopt;
 }
 
-std::string StringAttr(const NodeDef& node, const std::string& name) {
-  auto it = node.attrs.find(name);
-  const std::string* s =
-      it == node.attrs.end() ? nullptr : it->second.get_if<std::string>();
-  return s ? *s : "";
-}
-
 // Element i of a float tensor as double.
 double At(const Tensor& t, int64_t i) { return t.ValueAsDouble(i); }
 
@@ -96,7 +89,7 @@ bool IsFusableProducer(GraphEditor& graph, int p, int consumer) {
   const NodeDef& node = graph.node(p);
   if (node.op == "Conv" || node.op == "Gemm") return true;
   return (node.op == "FusedConv" || node.op == "FusedGemm") &&
-         StringAttr(node, "activation").empty();
+         AttrOr<std::string>(node, "activation", "").empty();
 }
 
 // Per channel c of a batch normalisation: y = x * scale[c] + shift[c].
@@ -175,8 +168,7 @@ int FoldBatchNorm(GraphEditor& graph) {
         new_b[c] = b * affine->scale[c] + affine->shift[c];
       }
     } else {  // Y = alpha A B + beta C; channel j is column j of Y.
-      const bool tb = p.attrs.count("transB") &&
-                      *p.attrs.at("transB").get_if<int64_t>() != 0;
+      const bool tb = AttrOr<int64_t>(p, "transB", 0) != 0;
       const std::optional<double> beta = FloatAttr(p, "beta");
       if (w->shape().rank() != 2 || !beta ||
           w->shape().dim(tb ? 0 : 1) != channels ||
@@ -248,8 +240,7 @@ int FuseMatMulAdd(GraphEditor& graph) {
     const bool batched = a->rank() > 2;
     if (batched && (!a->IsFullyDefined() || !out->IsFullyDefined() ||
                     (c->rank() == 2 && c->dim(0) != 1) ||
-                    (product.attrs.count("transpose_a") &&
-                     *product.attrs.at("transpose_a").get_if<bool>()))) {
+                    AttrOr<bool>(product, "transpose_a", false))) {
       continue;
     }
     // Gemm's C broadcasts one way only: to [M, N], never growing it.
@@ -261,10 +252,7 @@ int FuseMatMulAdd(GraphEditor& graph) {
     }
     if (!broadcasts) continue;
     auto flag = [&](const char* name) -> int64_t {
-      auto it = product.attrs.find(name);
-      const bool* v =
-          it == product.attrs.end() ? nullptr : it->second.get_if<bool>();
-      return v && *v ? 1 : 0;
+      return AttrOr<bool>(product, name, false) ? 1 : 0;
     };
     const NodeDef& sum = graph.node(add);
     NodeDef gemm{sum.name,
@@ -377,8 +365,8 @@ int FuseActivations(GraphEditor& graph) {
     }
     std::vector<double> params;
     if (f.op == "Gelu") {
-      if (f.inputs.size() != 1 || (!StringAttr(f, "approximate").empty() &&
-                                   StringAttr(f, "approximate") != "none")) {
+      if (f.inputs.size() != 1 ||
+          AttrOr<std::string>(f, "approximate", "none") != "none") {
         continue;
       }
     } else if (f.op == "LeakyRelu") {

@@ -32,6 +32,14 @@ int SweepUnused(GraphEditor& graph, std::vector<int> candidates,
 // Appends the live nodes node i reads (data or control).
 void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out);
 
+// Attribute `name` of a node when the node sets it as a T, else
+// `fallback` (the op's default, which a pass has to know).
+template <class T>
+T AttrOr(const NodeDef& node, const std::string& name, T fallback) {
+  StatusOr<const T*> found = FindAttr<T>(node.attrs, name);
+  return found.ok() ? **found : std::move(fallback);
+}
+
 // A float scalar constant (any single-element float tensor), else nullopt.
 std::optional<double> ScalarConstant(const GraphEditor& graph,
                                      const std::string& input);

@@ -8,18 +8,6 @@
 namespace weft::internal {
 namespace {
 
-const AttrValue* FindAttr(const NodeDef& node, const std::string& name) {
-  auto it = node.attrs.find(name);
-  return it == node.attrs.end() ? nullptr : &it->second;
-}
-
-int64_t IntAttr(const NodeDef& node, const std::string& name,
-                int64_t fallback) {
-  const AttrValue* v = FindAttr(node, name);
-  const int64_t* i = v ? v->get_if<int64_t>() : nullptr;
-  return i ? *i : fallback;
-}
-
 bool IsScalarNear(const GraphEditor& graph, const std::string& input,
                   double value) {
   const std::optional<double> v = ScalarConstant(graph, input);
@@ -75,17 +63,14 @@ bool IsInferenceDropout(const GraphEditor& graph, int i) {
 // The axes of a reduction node that reduces the last axis only, keeping
 // it: true when its axes are [-1] or [rank - 1].
 bool ReducesLastAxisKeepingIt(GraphEditor& graph, const NodeDef& node) {
-  if (IntAttr(node, "keepdims", 1) != 1) return false;
+  if (AttrOr<int64_t>(node, "keepdims", 1) != 1) return false;
   std::vector<int64_t> axes;
   if (node.inputs.size() == 2) {
     const Tensor* t = graph.Constant(node.inputs[1]);
     if (t == nullptr || t->dtype() != DataType::kInt64) return false;
     axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->NumElements());
   } else if (node.inputs.size() == 1) {
-    const AttrValue* v = FindAttr(node, "axes");
-    const auto* list = v ? v->get_if<std::vector<int64_t>>() : nullptr;
-    if (list == nullptr) return false;
-    axes = *list;
+    axes = AttrOr<std::vector<int64_t>>(node, "axes", {});
   } else {
     return false;
   }

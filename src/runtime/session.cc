@@ -78,8 +78,8 @@ std::string PlanKey(const NamedTensors& feeds,
 
 // The graph a session runs: the graph the passes made, and, when they
 // changed anything, the graph as given, compiled when a Run first needs it
-// (a Run that names a node the passes removed or replaced, or feeds
-// anything but a Placeholder).
+// (a Run that names a node the passes removed, or feeds anything but a
+// Placeholder).
 //
 // A graph whose placeholders leave dimensions open (an ONNX model's batch
 // and sequence) is also optimised again for each set of feed shapes, with
@@ -91,14 +91,14 @@ struct SessionGraphs {
   // None: the passes changed nothing, and there is nothing to specialise.
   std::optional<Graph> as_given;
   CompileOptions compile;
-  std::set<std::string> changed;  // Nodes the passes removed.
+  std::set<std::string> removed;  // Nodes the passes removed.
   bool specialize = false;
 };
 
 // The graph optimised for one set of feed shapes.
 struct SpecializedGraph {
   std::shared_ptr<const CompiledGraph> graph;
-  std::set<std::string> changed;
+  std::set<std::string> removed;  // Nodes its passes removed.
 };
 
 // Whether some placeholder of `graph` leaves its shape open.
@@ -148,7 +148,7 @@ class SessionImpl {
       : graph_(std::move(graphs.optimized)),
         as_given_(std::move(graphs.as_given)),
         compile_(std::move(graphs.compile)),
-        changed_(std::move(graphs.changed)),
+        removed_(std::move(graphs.removed)),
         specialize_(graphs.specialize),
         keeps_as_given_(as_given_.has_value()),
         options_(std::move(options)),
@@ -163,7 +163,8 @@ class SessionImpl {
                  const std::vector<std::string>& fetches,
                  const std::vector<std::string>& targets) {
     WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
-                          GetPlan(feeds, fetches, targets));
+                          GetPlan(PlanKey(feeds, fetches, targets), feeds,
+                                  fetches, targets));
     return CheckFeeds(*plan, feeds);
   }
 
@@ -182,10 +183,11 @@ class SessionImpl {
   }
 
  private:
-  // The plan of a signature, built on first use; the session keeps every
-  // plan it built for its lifetime.
+  // The plan of a signature (`key`: its PlanKey), built on first use; the
+  // session keeps every plan it built for its lifetime.
   StatusOr<const ExecutionPlan*> GetPlan(
-      const NamedTensors& feeds, const std::vector<std::string>& fetches,
+      const std::string& key, const NamedTensors& feeds,
+      const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
   Status CheckFeeds(const ExecutionPlan& plan, const NamedTensors& feeds) const;
   StatusOr<RunState::Config> MakeConfig(const RunOptions& run_options,
@@ -200,18 +202,19 @@ class SessionImpl {
                            RunMetadata* metadata);
 
   // Whether a Run with these names must run the graph as given rather than
-  // `graph`, whose passes changed the nodes `changed`.
+  // `graph`, from which the passes removed the nodes `removed`.
   static bool NeedsGraphAsGiven(const CompiledGraph& graph,
-                                const std::set<std::string>& changed,
+                                const std::set<std::string>& removed,
                                 const NamedTensors& feeds,
                                 const std::vector<std::string>& fetches,
                                 const std::vector<std::string>& targets);
   StatusOr<const CompiledGraph*> GraphAsGiven();
   // The plan over the graph optimised for these feed shapes; null when the
   // Run should keep the general plan (too many shapes seen, a name the
-  // specialised passes changed, or specialising failed).
+  // specialised passes removed, or specialising failed).
   const ExecutionPlan* GetSpecializedPlan(
-      const NamedTensors& feeds, const std::vector<std::string>& fetches,
+      const std::string& plan_key, const NamedTensors& feeds,
+      const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
   static constexpr size_t kMaxSpecializations = 8;
 
@@ -221,9 +224,9 @@ class SessionImpl {
   std::shared_ptr<const CompiledGraph> as_given_compiled_
       WEFT_GUARDED_BY(as_given_mu_);
   const CompileOptions compile_;
-  const std::set<std::string> changed_;
+  const std::set<std::string> removed_;
   const bool specialize_;
-  const bool keeps_as_given_;  // The passes changed something.
+  const bool keeps_as_given_;  // as_given_ holds a graph (never changes).
   const SessionOptions options_;
 
   mutable Mutex mu_;
@@ -247,9 +250,9 @@ class SessionImpl {
 };
 
 StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
-    const NamedTensors& feeds, const std::vector<std::string>& fetches,
+    const std::string& key, const NamedTensors& feeds,
+    const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
-  const std::string key = PlanKey(feeds, fetches, targets);
   {
     MutexLock lock(mu_);
     auto it = plans_.find(key);
@@ -259,7 +262,7 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
   for (const auto& feed : feeds) feed_names.push_back(feed.first);
   const CompiledGraph* graph = graph_.get();
   if (keeps_as_given_ &&
-      NeedsGraphAsGiven(*graph_, changed_, feeds, fetches, targets)) {
+      NeedsGraphAsGiven(*graph_, removed_, feeds, fetches, targets)) {
     WEFT_ASSIGN_OR_RETURN(graph, GraphAsGiven());
   }
   WEFT_ASSIGN_OR_RETURN(
@@ -271,32 +274,33 @@ StatusOr<const ExecutionPlan*> SessionImpl::GetPlan(
 }
 
 bool SessionImpl::NeedsGraphAsGiven(const CompiledGraph& graph,
-                                    const std::set<std::string>& changed_nodes,
+                                    const std::set<std::string>& removed,
                                     const NamedTensors& feeds,
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets) {
-  auto changed = [&](const std::string& name) {
+  auto gone = [&](const std::string& name) {
     auto spec = ParseInput(name[0] == '^' ? name.substr(1) : name);
-    return spec.ok() && changed_nodes.count(spec->node) > 0;
+    return spec.ok() && removed.count(spec->node) > 0;
   };
   for (const auto& feed : feeds) {
     // A fed intermediate may not have the shape the passes inferred for it.
     auto spec = ParseInput(feed.first);
     const int node = spec.ok() ? graph.FindNode(spec->node) : -1;
-    if (changed(feed.first) ||
+    if (gone(feed.first) ||
         (node >= 0 && !graph.node(node).is_placeholder)) {
       return true;
     }
   }
-  return std::any_of(fetches.begin(), fetches.end(), changed) ||
-         std::any_of(targets.begin(), targets.end(), changed);
+  return std::any_of(fetches.begin(), fetches.end(), gone) ||
+         std::any_of(targets.begin(), targets.end(), gone);
 }
 
 const ExecutionPlan* SessionImpl::GetSpecializedPlan(
-    const NamedTensors& feeds, const std::vector<std::string>& fetches,
+    const std::string& plan_key, const NamedTensors& feeds,
+    const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
   const std::string shapes = ShapeKey(feeds);
-  const std::string key = shapes + '\2' + PlanKey(feeds, fetches, targets);
+  const std::string key = shapes + '\2' + plan_key;
   std::shared_ptr<const SpecializedGraph> graph;
   {
     MutexLock lock(mu_);
@@ -330,7 +334,7 @@ const ExecutionPlan* SessionImpl::GetSpecializedPlan(
         made = std::make_shared<SpecializedGraph>();
         made->graph = *std::move(compiled);
         for (const auto& entry : optimized->removed) {
-          made->changed.insert(entry.first);
+          made->removed.insert(entry.first);
         }
       }
     }
@@ -339,7 +343,7 @@ const ExecutionPlan* SessionImpl::GetSpecializedPlan(
     graph = specialized_.emplace(shapes, std::move(made)).first->second;
     if (graph == nullptr) return nullptr;
   }
-  if (NeedsGraphAsGiven(*graph->graph, graph->changed, feeds, fetches,
+  if (NeedsGraphAsGiven(*graph->graph, graph->removed, feeds, fetches,
                         targets)) {
     return nullptr;
   }
@@ -486,12 +490,13 @@ Status SessionImpl::Run(const RunOptions& run_options,
         "RunOptions.timeout_ms = " + std::to_string(run_options.timeout_ms) +
         " must be >= 0");
   }
+  const std::string plan_key = PlanKey(feeds, fetches, targets);
   WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
-                        GetPlan(feeds, fetches, targets));
+                        GetPlan(plan_key, feeds, fetches, targets));
   WEFT_RETURN_IF_ERROR(CheckFeeds(*plan, feeds));
   if (specialize_ && plan->graph == graph_.get() && !feeds.empty()) {
     if (const ExecutionPlan* specialized =
-            GetSpecializedPlan(feeds, fetches, targets)) {
+            GetSpecializedPlan(plan_key, feeds, fetches, targets)) {
       plan = specialized;
     }
   }
@@ -591,7 +596,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     WEFT_ASSIGN_OR_RETURN(OptimizedGraph optimized,
                           OptimizeGraph(graph, passes));
     for (const auto& entry : optimized.removed) {
-      graphs.changed.insert(entry.first);
+      graphs.removed.insert(entry.first);
     }
     graphs.specialize = internal::HasOpenPlaceholders(graph);
     int rewrites = 0;
