@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -13,6 +14,9 @@
 
 namespace weft {
 
+struct Subgraph;  // weft/graph.h
+using SubgraphPtr = std::shared_ptr<const Subgraph>;
+
 enum class AttrType {
   kInt,
   kFloat,
@@ -21,6 +25,7 @@ enum class AttrType {
   kType,
   kShape,
   kTensor,
+  kGraph,  // A subgraph a node calls (weft/graph.h, Subgraph).
   kListInt,
   kListFloat,
   kListBool,
@@ -36,7 +41,8 @@ const char* AttrTypeName(AttrType type);  // "int", "list(float)", ...
 class AttrValue {
  public:
   using Variant = std::variant<int64_t, double, bool, std::string, DataType,
-                               PartialShape, Tensor, std::vector<int64_t>,
+                               PartialShape, Tensor, SubgraphPtr,
+                               std::vector<int64_t>,
                                std::vector<double>, std::vector<bool>,
                                std::vector<std::string>, std::vector<DataType>,
                                std::vector<PartialShape>, std::vector<Tensor>>;
@@ -53,6 +59,7 @@ class AttrValue {
   AttrValue(PartialShape v) : value_(std::move(v)) {}               // NOLINT
   AttrValue(const Shape& v) : value_(PartialShape(v)) {}            // NOLINT
   AttrValue(Tensor v) : value_(std::move(v)) {}                     // NOLINT
+  AttrValue(SubgraphPtr v) : value_(std::move(v)) {}                // NOLINT
   AttrValue(std::vector<int64_t> v) : value_(std::move(v)) {}       // NOLINT
   AttrValue(std::vector<double> v) : value_(std::move(v)) {}        // NOLINT
   AttrValue(std::vector<bool> v) : value_(std::move(v)) {}          // NOLINT

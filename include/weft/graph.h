@@ -96,6 +96,20 @@ class Graph {
   Status status_;
 };
 
+// A graph that a node calls: If's branches, Loop's and Scan's bodies, held
+// in a kGraph attribute. Its parameters are the Placeholders named in
+// `inputs`, in order: the calling node binds them, and its input dtypes and
+// shapes replace those the placeholders declare when the subgraph is
+// compiled (once, with the node). Its results are the values named in
+// `outputs` ("node" or "node:k"), which may be inputs themselves. A
+// subgraph reads nothing of the graph around it but through its inputs: an
+// ONNX body's outer-scope reads become extra inputs of the calling node.
+struct Subgraph {
+  Graph graph;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+
 }  // namespace weft
 
 #endif  // WEFT_GRAPH_H_

@@ -175,6 +175,10 @@ struct NodeExecStats {
   std::vector<ShardExecStats> shards;
   // Shapes of the node's outputs.
   std::vector<std::vector<int64_t>> output_shapes;
+  // A node of a subgraph (If's branch, Loop's or Scan's body) is named
+  // "<calling node>/<node>" and carries the iteration it ran in (0 for an
+  // If); -1 for the graph's own nodes.
+  int64_t iteration = -1;
 };
 
 struct RunMetadata {

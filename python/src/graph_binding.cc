@@ -117,6 +117,10 @@ AttrValue AttrFromPython(AttrType type, py::handle value,
       return ShapeFromPython(value, what);
     case AttrType::kTensor:
       return CopyFromNumpy(what, value, std::nullopt);
+    case AttrType::kGraph:
+      throw py::value_error(what +
+                            ": a subgraph comes from an ONNX model or a JSON "
+                            "graph file, not from a Python value");
     case AttrType::kListInt:
       return ListOf<int64_t>(value, what, &Scalar<int64_t>);
     case AttrType::kListFloat:

@@ -1,5 +1,7 @@
 #include "weft/attr.h"
 
+#include "weft/graph.h"
+
 #include <cstdio>
 
 namespace weft {
@@ -18,6 +20,12 @@ std::string Describe(const std::string& v) { return "\"" + v + "\""; }
 std::string Describe(DataType v) { return DataTypeName(v); }
 std::string Describe(const PartialShape& v) { return v.ToString(); }
 std::string Describe(const Tensor& v) { return v.DebugString(); }
+std::string Describe(const SubgraphPtr& v) {
+  if (v == nullptr) return "<no graph>";
+  return "<graph of " + std::to_string(v->graph.nodes().size()) + " nodes, " +
+         std::to_string(v->inputs.size()) + " inputs, " +
+         std::to_string(v->outputs.size()) + " outputs>";
+}
 template <class T>
 std::string Describe(const std::vector<T>& v) {
   std::string out = "[";
@@ -50,6 +58,8 @@ const char* AttrTypeName(AttrType type) {
       return "shape";
     case AttrType::kTensor:
       return "tensor";
+    case AttrType::kGraph:
+      return "graph";
     case AttrType::kListInt:
       return "list(int)";
     case AttrType::kListFloat:

@@ -60,6 +60,7 @@ void RegisterMatMulOps(OpRegistry& registry);
 void RegisterReduceOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
 void RegisterControlOps(OpRegistry& registry);
+void RegisterControlFlowOps(OpRegistry& registry);
 void RegisterCustomOps(OpRegistry& registry);
 void RegisterQueueOps(OpRegistry& registry);
 void RegisterReshapeOps(OpRegistry& registry);

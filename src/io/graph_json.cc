@@ -146,6 +146,9 @@ bool IsIntegerFlag(std::string_view name) {
          std::end(kFlags);
 }
 
+StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
+                           const std::string& base_dir);
+
 class AttrReader {
  public:
   AttrReader(std::string context, std::string base_dir, bool int_flag = false)
@@ -171,6 +174,8 @@ class AttrReader {
         return ReadShape(j);
       case AttrType::kTensor:
         return ReadTensor(j);
+      case AttrType::kGraph:
+        return ReadSubgraph(j);
       case AttrType::kListInt:
         return ReadList<int64_t>(j, AttrType::kInt);
       case AttrType::kListFloat:
@@ -193,6 +198,46 @@ class AttrReader {
   Status Wrong(const Json& j, const char* expected) const {
     return InvalidArgumentError(context_ + " must be " + expected + ", got " +
                                 JsonKind(j) + " " + j.dump());
+  }
+
+  // {"nodes": [...], "inputs": ["x", ...], "outputs": ["y", ...]}.
+  StatusOr<AttrValue> ReadSubgraph(const Json& j) const {
+    if (!j.is_object()) return Wrong(j, "an object with \"nodes\"");
+    auto sub = std::make_shared<Subgraph>();
+    for (const auto& [key, value] : j.items()) {
+      if (key != "nodes" && key != "inputs" && key != "outputs") {
+        return InvalidArgumentError(context_ + ": unknown field \"" + key +
+                                    "\"");
+      }
+    }
+    if (!j.contains("nodes") || !j["nodes"].is_array()) {
+      return InvalidArgumentError(context_ + ": \"nodes\" must be a list");
+    }
+    const Json& nodes = j["nodes"];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      auto node = ReadNode(nodes[i], i, base_dir_);
+      if (!node.ok()) return node.status().WithContext(context_);
+      WEFT_RETURN_IF_ERROR(
+          sub->graph.AddNode(*std::move(node)).WithContext(context_));
+    }
+    for (const char* list : {"inputs", "outputs"}) {
+      std::vector<std::string>& names =
+          list[0] == 'i' ? sub->inputs : sub->outputs;
+      if (!j.contains(list)) continue;
+      if (!j[list].is_array()) {
+        return InvalidArgumentError(context_ + ": \"" + list +
+                                    "\" must be a list of strings");
+      }
+      for (const Json& name : j[list]) {
+        if (!name.is_string()) {
+          return InvalidArgumentError(context_ + ": \"" + list +
+                                      "\" must be a list of strings, got " +
+                                      name.dump());
+        }
+        names.push_back(name.get<std::string>());
+      }
+    }
+    return AttrValue(SubgraphPtr(std::move(sub)));
   }
 
   StatusOr<AttrValue> ReadInt(const Json& j) const {
@@ -425,6 +470,8 @@ OJson ShapeOJson(const PartialShape& s) {
   return s.rank_known() ? OJson(s.dims()) : OJson(nullptr);
 }
 
+OJson NodesOJson(const Graph& graph);
+
 OJson ToOJson(const AttrValue& value) {
   return std::visit(
       [](const auto& v) -> OJson {
@@ -435,6 +482,11 @@ OJson ToOJson(const AttrValue& value) {
           return ShapeOJson(v);
         } else if constexpr (std::is_same_v<T, Tensor>) {
           return TensorOJson(v);
+        } else if constexpr (std::is_same_v<T, SubgraphPtr>) {
+          if (v == nullptr) return nullptr;
+          return OJson{{"nodes", NodesOJson(v->graph)},
+                       {"inputs", v->inputs},
+                       {"outputs", v->outputs}};
         } else if constexpr (std::is_same_v<T, std::vector<DataType>>) {
           OJson out = OJson::array();
           for (DataType d : v) out.push_back(DataTypeName(d));
@@ -550,9 +602,11 @@ StatusOr<GraphFile> LoadGraph(const std::string& path) {
   return file;
 }
 
-std::string SerializeGraph(const GraphFile& file) {
+namespace {
+
+OJson NodesOJson(const Graph& graph) {
   OJson nodes = OJson::array();
-  for (const NodeDef& node : file.graph.nodes()) {
+  for (const NodeDef& node : graph.nodes()) {
     OJson j = {{"name", node.name}, {"op", node.op}};
     if (!node.inputs.empty()) j["inputs"] = node.inputs;
     if (!node.attrs.empty()) {
@@ -563,9 +617,15 @@ std::string SerializeGraph(const GraphFile& file) {
     if (!node.device.empty()) j["device"] = node.device;
     nodes.push_back(j);
   }
+  return nodes;
+}
+
+}  // namespace
+
+std::string SerializeGraph(const GraphFile& file) {
   OJson root = {{"format", "weft-graph"},
                 {"version", 1},
-                {"nodes", nodes},
+                {"nodes", NodesOJson(file.graph)},
                 {"outputs", file.outputs}};
   return root.dump(1) + "\n";
 }

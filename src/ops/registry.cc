@@ -16,6 +16,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterReduceOps(registry);
   RegisterRandomOps(registry);
   RegisterControlOps(registry);
+  RegisterControlFlowOps(registry);
   RegisterCustomOps(registry);
   RegisterQueueOps(registry);
   RegisterReshapeOps(registry);

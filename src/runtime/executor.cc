@@ -346,4 +346,28 @@ void ExecuteRun(RunState& run, std::optional<RunDeadline> deadline) {
   run.WaitForCompletion(spin_us);
 }
 
+void ExecuteNestedRun(RunState& run) {
+  ThreadPool* pool = run.config().inter_pool;
+  if (pool == nullptr || pool->CurrentThreadIndex() < 0) {
+    CoreBudget::Waiting waiting;
+    ExecuteRun(run, std::nullopt);
+    return;
+  }
+  if (run.plan().roots.empty()) return;  // Everything fetched was fed.
+  CoreBudget::Waiting waiting;
+  run.AddOutstanding(1);  // Released by Process.
+  Process(run, NodeTask::kStart);
+  PoolCore& core = ThreadPoolInternal::core(*pool);
+  // What Process handed to the pool sits on this worker's deque unless
+  // another worker took it; either way the Run completes without this
+  // thread sleeping while a task it could run is queued. A node finishing
+  // on the blocking pool hands its successors to the pool from outside:
+  // the bounded wait below finds them within one period.
+  constexpr auto kPollPeriod = std::chrono::microseconds(100);
+  while (!run.IsComplete()) {
+    if (core.RunOneQueuedTask()) continue;
+    if (run.WaitForCompletion(Clock::now() + kPollPeriod, 0)) break;
+  }
+}
+
 }  // namespace weft::internal

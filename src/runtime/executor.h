@@ -34,6 +34,16 @@ namespace weft::internal {
 // cancellation); the call still returns only once no node of it runs.
 void ExecuteRun(RunState& run, std::optional<RunDeadline> deadline);
 
+// Runs `run` to completion from inside a kernel of another Run (a subgraph:
+// If's branch, Loop's body) on the same pools. On a worker of the Run's
+// inter-op pool the calling thread starts the Run itself and, while it
+// waits, runs queued tasks of that pool, this Run's nodes among them: with
+// one inter-op thread it is the only thread that could, so a plain wait
+// would deadlock. Elsewhere it is ExecuteRun without a deadline. The
+// calling kernel's core is given back while it waits (CoreBudget::Waiting)
+// and counted again for each node it runs.
+void ExecuteNestedRun(RunState& run);
+
 }  // namespace weft::internal
 
 #endif  // WEFT_SRC_RUNTIME_EXECUTOR_H_

@@ -34,6 +34,10 @@ class KernelContextInternal {
   static KernelContext ContextFor(Run* run) { return KernelContext(run); }
   // The session's named resources (queues); null outside a session.
   static internal::ResourceMgr* resources(const KernelContext& ctx);
+  // The Run the context's node belongs to.
+  static internal::RunState& run_state(const KernelContext& ctx) {
+    return *ctx.run_->run;
+  }
 };
 
 namespace internal {

@@ -40,6 +40,10 @@ void RunState::Reset(Config config) {
   }
   stats_.clear();
   executed_.clear();
+  {
+    MutexLock lock(nested_mu_);
+    nested_stats_.clear();
+  }
   Initialize();
 }
 
@@ -152,6 +156,24 @@ bool RunState::WaitForCompletion(std::chrono::steady_clock::time_point deadline,
     if (!cv_.WaitUntil(lock, deadline)) return complete_;
   }
   return true;
+}
+
+void RunState::AddNestedStats(std::vector<NodeExecStats> stats) {
+  MutexLock lock(nested_mu_);
+  for (NodeExecStats& s : stats) nested_stats_.push_back(std::move(s));
+}
+
+std::vector<NodeExecStats> RunState::TakeNestedStats() {
+  MutexLock lock(nested_mu_);
+  return std::move(nested_stats_);
+}
+
+bool RunState::IsComplete() {
+  if (!sleep_announced_) {
+    return completion_.load(std::memory_order_acquire) == kDone;
+  }
+  MutexLock lock(mu_);  // Complete() may still be notifying.
+  return complete_;
 }
 
 void RunState::WaitForCompletion(int spin_us) {

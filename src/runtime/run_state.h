@@ -161,6 +161,9 @@ class RunState {
   bool WaitForCompletion(std::chrono::steady_clock::time_point deadline,
                          int spin_us);
   void WaitForCompletion(int spin_us);
+  // Whether the Run is complete, without waiting. Once true, the RunState
+  // is the caller's again (as after WaitForCompletion). Waiting thread only.
+  bool IsComplete();
 
   // Places for inter_op_bound nodes (CompiledNode::inter_op_bound), so that
   // inter_op_parallelism_threads bounds how many of a Run's blocking nodes
@@ -172,6 +175,10 @@ class RunState {
   bool TakeBoundPlace(int node);
   int ReleaseBoundPlace();
 
+  // Trace records of subgraph nodes (If's branches, Loop's and Scan's
+  // bodies) that this Run's kernels ran; config().trace only. Any thread.
+  void AddNestedStats(std::vector<NodeExecStats> stats);
+  std::vector<NodeExecStats> TakeNestedStats();
   // Trace records (config().trace only), indexed by node.
   std::vector<NodeExecStats>& stats() { return stats_; }
   std::vector<char>& executed() { return executed_; }
@@ -230,6 +237,8 @@ class RunState {
 
   std::vector<NodeExecStats> stats_;
   std::vector<char> executed_;
+  Mutex nested_mu_;
+  std::vector<NodeExecStats> nested_stats_ WEFT_GUARDED_BY(nested_mu_);
   std::vector<int> caller_queue_ WEFT_GUARDED_BY(mu_);
   int bound_running_ WEFT_GUARDED_BY(mu_) = 0;
   std::deque<int> bound_waiting_ WEFT_GUARDED_BY(mu_);  // First come first.

@@ -469,6 +469,9 @@ void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
   for (size_t i = 0; i < run.stats().size(); ++i) {
     if (run.executed()[i]) metadata->node_stats.push_back(run.stats()[i]);
   }
+  for (NodeExecStats& nested : run.TakeNestedStats()) {
+    metadata->node_stats.push_back(std::move(nested));
+  }
   std::sort(metadata->node_stats.begin(), metadata->node_stats.end(),
             [](const NodeExecStats& a, const NodeExecStats& b) {
               return a.start_ns < b.start_ns;

@@ -78,6 +78,16 @@ int PoolCore::CurrentThreadIndex() const {
   return tls_pool == this ? tls_index : -1;
 }
 
+bool PoolCore::RunOneQueuedTask() {
+  const int self = CurrentThreadIndex();
+  if (self < 0) return false;
+  thread_local uint64_t rng = 0x2545F4914F6CDD1Dull;
+  Task* task = FindTask(self, &rng);
+  if (task == nullptr) return false;
+  RunTask(task, self);
+  return true;
+}
+
 void PoolCore::Schedule(Task* task) {
   if (workers_.empty()) {
     RunTask(task, -1);

@@ -93,6 +93,14 @@ class PoolCore {
   void ScheduleAdvert();
   void ScheduleOwnAdvert(Task* task);
 
+  // For a worker that must wait for tasks it may have to run itself (a
+  // kernel waiting for its subgraph's nodes on a pool of one thread, as
+  // Taskflow's corun): runs one queued task of this pool, looking where the
+  // worker would (own deque, inbox, injection queue, other workers). Returns
+  // false, running nothing, when it finds none or the calling thread is no
+  // worker of this pool.
+  bool RunOneQueuedTask();
+
   int NumThreads() const { return static_cast<int>(workers_.size()); }
   int CurrentThreadIndex() const;
   const ThreadPoolOptions& options() const { return options_; }

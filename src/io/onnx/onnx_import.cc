@@ -196,6 +196,14 @@ StatusOr<OnnxValueInfo> ValueInfo(const onnx::ValueInfoProto& proto,
   return info;
 }
 
+// The dtype a subgraph's Placeholder declares when the file does not: the
+// calling node binds the real one when it compiles the subgraph.
+constexpr DataType kAnyDtype = DataType::kFloat32;
+
+NodeDef PlaceholderNode(const std::string& name, DataType dtype) {
+  return {name, "Placeholder", {}, {{"dtype", dtype}}, ""};
+}
+
 NodeDef ConstNode(const std::string& name, Tensor value) {
   const DataType dtype = value.dtype();
   return {
@@ -252,6 +260,15 @@ class Importer {
  public:
   Importer(const onnx::ModelProto& model, std::string base_dir)
       : model_(model), root_{std::move(base_dir)} {}
+
+  // The importer of a subgraph (If's branches, Loop's and Scan's bodies)
+  // of a node that `parent` converts. Names the subgraph reads from outer
+  // scopes become its captures.
+  explicit Importer(Importer* parent)
+      : model_(parent->model_),
+        root_(parent->root_),
+        opset_(parent->opset_),
+        parent_(parent) {}
 
   StatusOr<OnnxModel> Import() {
     WEFT_RETURN_IF_ERROR(ReadHeader());
@@ -312,6 +329,64 @@ class Importer {
     for (const onnx::TensorProto& t : g.initializer()) {
       declared_type_[t.name()] = t.data_type();
     }
+  }
+
+  // Converts a subgraph: its parameters become Placeholders, its nodes and
+  // initializers nodes of its own graph. Finish() completes it.
+  Status ImportSubgraph(const onnx::GraphProto& g) {
+    IndexDeclaredTypes(g);
+    WEFT_RETURN_IF_ERROR(AddInitializers(g));
+    for (const onnx::ValueInfoProto& input : g.input()) {
+      if (constants_.count(input.name())) continue;
+      WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info,
+                            ValueInfo(input, "subgraph input"));
+      // The calling node binds the dtype; a declared one only documents.
+      const auto dtype = internal::FromOnnxType(info.onnx_type);
+      if (input.has_type() && !dtype) {
+        return UnimplementedError("subgraph input '" + info.name +
+                                  "': dtype " + OnnxTypeName(info.onnx_type) +
+                                  " is not supported");
+      }
+      const std::string name = names_.Take(info.name);
+      WEFT_RETURN_IF_ERROR(
+          graph().AddNode(PlaceholderNode(name, dtype.value_or(kAnyDtype))));
+      WEFT_RETURN_IF_ERROR(
+          Produce(info.name, name, "subgraph input '" + info.name + "'"));
+      parameters_.push_back(name);
+    }
+    WEFT_RETURN_IF_ERROR(IndexNodes(g));
+    for (int i = 0; i < g.node_size(); ++i) {
+      WEFT_RETURN_IF_ERROR(AddNode(g.node(i), i));
+    }
+    for (const onnx::ValueInfoProto& output : g.output()) {
+      WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info,
+                            ValueInfo(output, "subgraph output"));
+      WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(info.name));
+      outputs_.push_back(std::move(ref));
+      output_types_.push_back(info.onnx_type);
+    }
+    return Status::OK();
+  }
+
+  // The ONNX names this subgraph reads from outer scopes, in first-read
+  // order.
+  const std::vector<std::string>& captures() const { return captures_; }
+  // The element types its outputs declare (0: undeclared).
+  const std::vector<int32_t>& output_types() const { return output_types_; }
+
+  // The converted subgraph. Its inputs are its parameters, then one
+  // Placeholder per name of `captures` (a superset of captures(), in the
+  // calling node's order).
+  StatusOr<SubgraphPtr> Finish(const std::vector<std::string>& captures) {
+    auto sub = std::make_shared<Subgraph>();
+    sub->inputs = parameters_;
+    for (const std::string& name : captures) {
+      WEFT_ASSIGN_OR_RETURN(std::string ref, CapturePlaceholder(name));
+      sub->inputs.push_back(std::move(ref));
+    }
+    sub->outputs = outputs_;
+    sub->graph = std::move(graph());
+    return SubgraphPtr(std::move(sub));
   }
 
   Status Produce(const std::string& tensor, std::string reference,
@@ -407,6 +482,178 @@ class Importer {
     return Status::OK();
   }
 
+  // The weft reference of ONNX tensor `name` in this graph. In a subgraph, a
+  // name of an outer scope becomes a copy of the constant or a capture.
+  StatusOr<std::string> Resolve(const std::string& name) {
+    if (auto it = producer_.find(name); it != producer_.end()) {
+      return it->second;
+    }
+    if (parent_ == nullptr) {
+      return InvalidArgumentError("input '" + name +
+                                  "' is not produced by any node, input or "
+                                  "initializer");
+    }
+    if (const Tensor* value = parent_->FindConstant(name)) {
+      const std::string node = names_.Take(name);
+      WEFT_RETURN_IF_ERROR(graph().AddNode(ConstNode(node, *value)));
+      producer_[name] = node;
+      constants_[name] = *value;
+      return node;
+    }
+    auto outer = parent_->Resolve(name);
+    if (!outer.ok()) return outer.status();
+    return CapturePlaceholder(name);
+  }
+
+  // The Placeholder standing for outer-scope tensor `name`, made on first
+  // use.
+  StatusOr<std::string> CapturePlaceholder(const std::string& name) {
+    if (auto it = captured_.find(name); it != captured_.end()) {
+      return it->second;
+    }
+    const std::string node = names_.Take(name);
+    WEFT_RETURN_IF_ERROR(graph().AddNode(PlaceholderNode(node, kAnyDtype)));
+    producer_.emplace(name, node);
+    captured_[name] = node;
+    captures_.push_back(name);
+    return node;
+  }
+
+  const Tensor* FindConstant(const std::string& name) const {
+    if (auto it = constants_.find(name); it != constants_.end()) {
+      return &it->second;
+    }
+    // A name this scope produces hides an outer constant of that name.
+    if (producer_.count(name) || parent_ == nullptr) return nullptr;
+    return parent_->FindConstant(name);
+  }
+
+  int32_t FindDeclaredType(const std::string& name) const {
+    if (auto it = declared_type_.find(name); it != declared_type_.end()) {
+      return it->second;
+    }
+    return parent_ == nullptr ? 0 : parent_->FindDeclaredType(name);
+  }
+
+  // If, Loop and Scan: their graph attributes become kGraph attributes, and
+  // what the subgraphs read of outer scopes becomes extra inputs after the
+  // node's own (num_captures of them for Loop and Scan).
+  Status AddControlFlow(const onnx::NodeProto& node, NodeDef& def,
+                        std::vector<std::string> inputs,
+                        const std::string& where) {
+    const std::string& op = node.op_type();
+    if (op == "Scan" && opset_ < 9) {
+      return UnimplementedError(where +
+                                ": Scan before opset 9 (batched, with "
+                                "sequence_lens) is not supported");
+    }
+    std::vector<std::unique_ptr<Importer>> subs;
+    std::vector<std::string> attr_names;
+    std::vector<std::string> captures;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.type() != onnx::AttributeProto::GRAPH) continue;
+      auto sub = std::make_unique<Importer>(this);
+      Status status = sub->ImportSubgraph(a.g());
+      if (!status.ok()) {
+        return status.WithContext(where + ", attribute '" + a.name() + "'");
+      }
+      for (const std::string& name : sub->captures()) {
+        if (std::find(captures.begin(), captures.end(), name) ==
+            captures.end()) {
+          captures.push_back(name);
+        }
+      }
+      attr_names.push_back(a.name());
+      subs.push_back(std::move(sub));
+    }
+    const std::vector<std::string> wanted =
+        op == "If" ? std::vector<std::string>{"then_branch", "else_branch"}
+                   : std::vector<std::string>{"body"};
+    for (const std::string& name : wanted) {
+      if (std::find(attr_names.begin(), attr_names.end(), name) ==
+          attr_names.end()) {
+        return InvalidArgumentError(where + ": graph attribute '" + name +
+                                    "' is missing");
+      }
+    }
+    // Tout: what the subgraph outputs declare, past Loop's condition.
+    const Importer& first = *subs[0];
+    const size_t skip = op == "Loop" ? 1 : 0;
+    std::vector<DataType> tout;
+    for (size_t i = skip; i < first.output_types().size(); ++i) {
+      int32_t type = first.output_types()[i];
+      if (type == 0 && subs.size() > 1 &&
+          i < subs[1]->output_types().size()) {
+        type = subs[1]->output_types()[i];
+      }
+      const auto dtype = internal::FromOnnxType(type);
+      if (!dtype) {
+        return UnimplementedError(
+            where + ": subgraph output " + std::to_string(i) +
+            (type == 0 ? " declares no type; weft needs its dtype"
+                       : " has dtype " + OnnxTypeName(type) +
+                             ", which is not supported"));
+      }
+      tout.push_back(*dtype);
+    }
+    for (size_t s = 0; s < subs.size(); ++s) {
+      WEFT_ASSIGN_OR_RETURN(SubgraphPtr graph, subs[s]->Finish(captures));
+      def.attrs[attr_names[s]] = std::move(graph);
+    }
+    for (const std::string& name : captures) {
+      WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(name));
+      inputs.push_back(std::move(ref));
+    }
+    def.op = op;
+    def.attrs["Tout"] = tout;
+    if (op == "If") {
+      if (inputs.empty() || inputs[0].empty()) {
+        return InvalidArgumentError(where + ": input 'cond' is missing");
+      }
+    } else if (op == "Loop") {
+      if (inputs.size() < 2 + captures.size()) {
+        return InvalidArgumentError(where +
+                                    ": Loop needs inputs M and cond (either "
+                                    "may be empty)");
+      }
+      def.attrs["has_trip_count"] = !inputs[0].empty();
+      def.attrs["has_condition"] = !inputs[1].empty();
+      def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      std::vector<std::string> present;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].empty()) {
+          present.push_back(inputs[i]);
+        } else if (i >= 2) {
+          return InvalidArgumentError(where + ": loop-carried input " +
+                                      std::to_string(i) + " is empty");
+        }
+      }
+      inputs = std::move(present);
+    } else {  // Scan
+      def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      for (const onnx::AttributeProto& a : node.attribute()) {
+        if (a.name() == "num_scan_inputs" &&
+            a.type() == onnx::AttributeProto::INT) {
+          def.attrs[a.name()] = a.i();
+        } else if (a.name().starts_with("scan_") &&
+                   a.type() == onnx::AttributeProto::INTS) {
+          def.attrs[a.name()] =
+              std::vector<int64_t>(a.ints().begin(), a.ints().end());
+        } else if (a.type() != onnx::AttributeProto::GRAPH) {
+          return InvalidArgumentError(where + ": unexpected attribute '" +
+                                      a.name() + "'");
+        }
+      }
+    }
+    for (const std::string& input : inputs) {
+      if (input.empty()) {
+        return InvalidArgumentError(where + ": an input is empty");
+      }
+    }
+    def.inputs = std::move(inputs);
+    return graph().AddNode(std::move(def)).WithContext(where);
+  }
+
   std::string Where(const onnx::NodeProto& node, int index) const {
     return "node '" + (node.name().empty() ? node_names_[index] : node.name()) +
            "' (ONNX " + node.op_type() + ")";
@@ -441,22 +688,21 @@ class Importer {
     std::vector<const Tensor*> constants;
     std::vector<int32_t> types;
     for (const std::string& input : node.input()) {
-      auto declared = declared_type_.find(input);
-      types.push_back(declared == declared_type_.end() ? 0 : declared->second);
+      types.push_back(FindDeclaredType(input));
       if (input.empty()) {
         inputs.emplace_back();
         constants.push_back(nullptr);
         continue;
       }
-      auto it = producer_.find(input);
-      if (it == producer_.end()) {
-        return InvalidArgumentError(where + ": input '" + input +
-                                    "' is not produced by any node, input "
-                                    "or initializer");
-      }
-      inputs.push_back(it->second);
+      auto resolved = Resolve(input);
+      if (!resolved.ok()) return resolved.status().WithContext(where);
+      inputs.push_back(*std::move(resolved));
       auto c = constants_.find(input);
       constants.push_back(c == constants_.end() ? nullptr : &c->second);
+    }
+    if (node.op_type() == "If" || node.op_type() == "Loop" ||
+        node.op_type() == "Scan") {
+      return AddControlFlow(node, def, std::move(inputs), where);
     }
     internal::OnnxNode onnx_node(node, opset_, def.name, std::move(inputs),
                                  std::move(constants), std::move(types));
@@ -490,6 +736,14 @@ class Importer {
   const onnx::ModelProto& model_;
   ExternalDataRoot root_;
   int64_t opset_ = 0;
+  Importer* parent_ = nullptr;  // The enclosing graph's, in a subgraph.
+  // In a subgraph: its parameters (weft names), outputs (references) and
+  // their declared element types, and the outer-scope names it reads.
+  std::vector<std::string> parameters_;
+  std::vector<std::string> outputs_;
+  std::vector<int32_t> output_types_;
+  std::vector<std::string> captures_;
+  std::map<std::string, std::string> captured_;  // ONNX name -> placeholder.
   NameAllocator names_;
   std::vector<std::string> node_names_;
   std::map<std::string, std::string> producer_;   // ONNX name -> reference.

@@ -612,7 +612,8 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
 }
 
 bool IsOnnxOpSupported(const std::string& op_type) {
-  return op_type == "Constant" || Converters().count(op_type) > 0;
+  return op_type == "Constant" || op_type == "If" || op_type == "Loop" ||
+         op_type == "Scan" || Converters().count(op_type) > 0;
 }
 
 }  // namespace weft::internal

@@ -1,0 +1,78 @@
+// Subgraphs run from inside a kernel (If's branches, Loop's and Scan's
+// bodies): compiled once, with the node that calls them, and run on the
+// pools of the calling node's Run under the same core budget.
+#ifndef WEFT_SRC_RUNTIME_SUBGRAPH_RUN_H_
+#define WEFT_SRC_RUNTIME_SUBGRAPH_RUN_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/compiled_graph.h"
+#include "runtime/execution_plan.h"
+#include "weft/graph.h"
+#include "weft/kernel.h"
+
+namespace weft::internal {
+
+class RunState;
+
+// A Subgraph bound to the dtypes of the node that calls it, compiled, with
+// the plan of a Run from its inputs to its outputs. Immutable: concurrent
+// Runs of the calling node share it.
+class CompiledSubgraph {
+ public:
+  // How a parameter is bound: the calling node's dtype always; its shape
+  // only where every call passes that shape (an If's inputs), not where a
+  // loop may change it from one iteration to the next.
+  struct Binding {
+    DataType dtype = DataType::kFloat32;
+    PartialShape shape = PartialShape::UnknownRank();
+  };
+  // `what` names the subgraph in errors ("node 'loop', attribute 'body'").
+  static StatusOr<std::unique_ptr<CompiledSubgraph>> Compile(
+      const Subgraph& subgraph, std::span<const Binding> inputs,
+      const std::string& what);
+
+  int num_inputs() const { return static_cast<int>(plan_->feeds.size()); }
+  int num_outputs() const { return static_cast<int>(plan_->fetches.size()); }
+  DataType output_dtype(int i) const;
+  const PartialShape& output_shape(int i) const;
+  const std::string& what() const { return what_; }
+
+ private:
+  friend class SubgraphRunner;
+  CompiledSubgraph() = default;
+  std::shared_ptr<const CompiledGraph> graph_;
+  std::shared_ptr<const ExecutionPlan> plan_;
+  std::string what_;
+};
+
+// Runs a CompiledSubgraph any number of times inside one execution of the
+// calling kernel, reusing one RunState between runs.
+class SubgraphRunner {
+ public:
+  SubgraphRunner(KernelContext& ctx, const CompiledSubgraph& subgraph);
+  ~SubgraphRunner();
+  SubgraphRunner(const SubgraphRunner&) = delete;
+  SubgraphRunner& operator=(const SubgraphRunner&) = delete;
+
+  // One run: `inputs` bind the parameters in order; `outputs` receives the
+  // results. `iteration` labels the trace records and errors. Fails with
+  // the first error of a subgraph node, or Cancelled when the calling Run
+  // is cancelled (checked before the run starts).
+  Status Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
+             int64_t iteration);
+
+ private:
+  KernelContext& ctx_;
+  const CompiledSubgraph& subgraph_;
+  RunState& parent_;
+  std::unique_ptr<RunState> run_;  // Kept between successful runs.
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_RUNTIME_SUBGRAPH_RUN_H_
