@@ -350,7 +350,9 @@ void ExecuteNestedRun(RunState& run) {
   ThreadPool* pool = run.config().inter_pool;
   if (pool == nullptr || pool->CurrentThreadIndex() < 0) {
     CoreBudget::Waiting waiting;
-    ExecuteRun(run, std::nullopt);
+    // In the caller-thread mode the outer Run's waiter is this very thread,
+    // busy in the calling kernel: the nested Run enforces the deadline.
+    ExecuteRun(run, pool == nullptr ? run.config().deadline : std::nullopt);
     return;
   }
   if (run.plan().roots.empty()) return;  // Everything fetched was fed.

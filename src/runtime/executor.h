@@ -39,7 +39,8 @@ void ExecuteRun(RunState& run, std::optional<RunDeadline> deadline);
 // inter-op pool the calling thread starts the Run itself and, while it
 // waits, runs queued tasks of that pool, this Run's nodes among them: with
 // one inter-op thread it is the only thread that could, so a plain wait
-// would deadlock. Elsewhere it is ExecuteRun without a deadline. The
+// would deadlock. Elsewhere it is ExecuteRun, with the Run's
+// config().deadline in the caller-thread mode (inter = -1). The
 // calling kernel's core is given back while it waits (CoreBudget::Waiting)
 // and counted again for each node it runs.
 void ExecuteNestedRun(RunState& run);

@@ -504,6 +504,14 @@ Status SessionImpl::Run(const RunOptions& run_options,
     }
   }
 
+  const int64_t timeout_ms = run_options.timeout_ms > 0
+                                 ? run_options.timeout_ms
+                                 : options_.operation_timeout_ms;
+  std::optional<RunDeadline> deadline;
+  if (timeout_ms > 0) {
+    deadline =
+        RunDeadline{start + std::chrono::milliseconds(timeout_ms), timeout_ms};
+  }
   std::unique_ptr<RunState> run;
   {
     // Under mu_: Close() releases the pools the config takes.
@@ -511,6 +519,7 @@ Status SessionImpl::Run(const RunOptions& run_options,
     if (closed_) return FailedPreconditionError("the session is closed");
     WEFT_ASSIGN_OR_RETURN(RunState::Config config,
                           MakeConfig(run_options, plan));
+    config.deadline = deadline;
     run = AcquireRunState(std::move(config));
   }
   RunCancellation* cancellation = run_options.cancellation.get();
@@ -524,14 +533,6 @@ Status SessionImpl::Run(const RunOptions& run_options,
     const EdgeRef& ref = run->plan().feeds[i];
     run->values()[plan->graph->node(ref.node).first_value + ref.slot] =
         feeds[i].second;
-  }
-  const int64_t timeout_ms = run_options.timeout_ms > 0
-                                 ? run_options.timeout_ms
-                                 : options_.operation_timeout_ms;
-  std::optional<RunDeadline> deadline;
-  if (timeout_ms > 0) {
-    deadline =
-        RunDeadline{start + std::chrono::milliseconds(timeout_ms), timeout_ms};
   }
   ExecuteRun(*run, deadline);
   if (cancellation != nullptr) {

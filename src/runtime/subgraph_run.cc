@@ -84,10 +84,15 @@ SubgraphRunner::~SubgraphRunner() = default;
 
 Status SubgraphRunner::Run(std::span<const Tensor> inputs,
                            std::vector<Tensor>* outputs, int64_t iteration) {
+  const std::optional<RunDeadline>& deadline = parent_.config().deadline;
+  if (deadline && std::chrono::steady_clock::now() >= deadline->at) {
+    // The waiter of a caller-thread Run is this thread: end the Run here.
+    parent_.Abort(deadline->Exceeded());
+  }
   if (ctx_.IsCancelled()) {
-    return CancelledError("the Run was cancelled before iteration " +
-                          std::to_string(iteration) + " of " +
-                          subgraph_.what());
+    Status status = parent_.status();
+    if (status.ok()) status = CancelledError("the Run was cancelled");
+    return status;
   }
   WEFT_CHECK(static_cast<int>(inputs.size()) == subgraph_.num_inputs(),
              "SubgraphRunner::Run: wrong number of inputs");

@@ -61,8 +61,9 @@ class SubgraphRunner {
 
   // One run: `inputs` bind the parameters in order; `outputs` receives the
   // results. `iteration` labels the trace records and errors. Fails with
-  // the first error of a subgraph node, or Cancelled when the calling Run
-  // is cancelled (checked before the run starts).
+  // the first error of a subgraph node, or with the calling Run's error
+  // when that Run is cancelled or past its deadline (checked before the
+  // run starts).
   Status Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
              int64_t iteration);
 
