@@ -596,6 +596,21 @@ class Importer {
       }
       tout.push_back(*dtype);
     }
+    if (op == "Loop" && inputs.size() >= 2 &&
+        first.output_types().size() < inputs.size() - 1) {
+      return InvalidArgumentError(
+          where + ": the body has " +
+          std::to_string(first.output_types().size()) +
+          " outputs; it must give the condition and the " +
+          std::to_string(inputs.size() - 2) +
+          " loop-carried values, then any scan outputs");
+    }
+    if (static_cast<size_t>(node.output_size()) > tout.size()) {
+      return InvalidArgumentError(where + ": the node has " +
+                                  std::to_string(node.output_size()) +
+                                  " outputs; its subgraph gives " +
+                                  std::to_string(tout.size()));
+    }
     for (size_t s = 0; s < subs.size(); ++s) {
       WEFT_ASSIGN_OR_RETURN(SubgraphPtr graph, subs[s]->Finish(captures));
       def.attrs[attr_names[s]] = std::move(graph);

@@ -230,9 +230,13 @@ save("if_with_bad_branches.onnx",
      model([helper.make_node("If", ["c"], ["y"], then_branch=then_g,
                              else_branch=else_g)], outputs=[out()],
            inits=[x_init, const("c", np.array(True))]))
+I64 = TensorProto.INT64
+B = TensorProto.BOOL
+loop_params = [out("i", I64, []), out("cond", B, [])]
 body = helper.make_graph([helper.make_node("Relu", ["b"], ["a"]),
-                          helper.make_node("Relu", ["a"], ["b"])], "body",
-                         [], [out("b")])
+                          helper.make_node("Relu", ["a"], ["b"]),
+                          helper.make_node("Identity", ["cond"], ["c2"])],
+                         "body", loop_params, [out("c2", B), out("b")])
 save("loop_with_cycle.onnx",
      model([helper.make_node("Loop", ["n", "c"], ["y"], body=body)],
            outputs=[out()],
@@ -241,5 +245,55 @@ save("loop_with_cycle.onnx",
 save("if_without_branches.onnx",
      model([helper.make_node("If", ["c"], ["y"])], outputs=[out()],
            inits=[const("c", np.array(True))]))
+
+# --- Control flow that compiles but cannot run, or runs away ---------------
+# Loop(M, cond, v) with body (i, cond, v) -> (cond, v + x, scan: v), x read
+# from the outer scope.
+def loop_model(m, with_cond=True, body_outputs=None, scan=True):
+    nodes = [helper.make_node("Add", ["v", "x"], ["v2"]),
+             helper.make_node("Identity", ["cond"], ["c2"]),
+             helper.make_node("Identity", ["v"], ["s"])]
+    outs = body_outputs or ([out("c2", B), out("v2")] +
+                            ([out("s")] if scan else []))
+    g = helper.make_graph(nodes, "body", loop_params + [out("v")], outs)
+    ins = ["m", "c" if with_cond else "", "v0"]
+    return model([helper.make_node("Loop", ins,
+                                   ["y"] + (["ys"] if scan else []), body=g)],
+                 outputs=[out()],
+                 inits=[x_init, const("m", np.array(m, np.int64)),
+                        const("c", np.array(True)),
+                        const("v0", np.zeros(4, np.float32))])
+
+
+save("loop_body_missing_outputs.onnx",
+     loop_model(3, body_outputs=[out("c2", B)], scan=False))
+save("loop_negative_trip_count.onnx", loop_model(-5))
+save("loop_absurd_trip_count.onnx", loop_model(1 << 60, with_cond=False))
+then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then",
+                           [], [out("t")])
+save("if_cond_of_two_elements.onnx",
+     model([helper.make_node("If", ["c"], ["y"], then_branch=then_g,
+                             else_branch=then_g)], outputs=[out()],
+           inits=[x_init, const("c", np.array([True, False]))]))
+scan_body = helper.make_graph([helper.make_node("Add", ["s", "r"], ["s2"])],
+                              "body", [out("s"), out("r")], [out("s2")])
+save("scan_axis_out_of_range.onnx",
+     model([helper.make_node("Scan", ["s0", "x"], ["y"], body=scan_body,
+                             num_scan_inputs=1, scan_input_axes=[5])],
+           outputs=[out()],
+           inits=[x_init, const("s0", np.zeros((), np.float32))]))
+
+# --- Quantization ------------------------------------------------------------
+save("quantize_zero_scale.onnx",
+     model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+           outputs=[out("y", TensorProto.UINT8)],
+           inits=[x_init, const("s", np.array(0, np.float32)),
+                  const("z", np.array(0, np.uint8))]))
+save("dequantize_zero_point_of_wrong_dtype.onnx",
+     model([helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+           outputs=[out()],
+           inits=[const("q", np.ones(4, np.int8)),
+                  const("s", np.array(0.5, np.float32)),
+                  const("z", np.array(0, np.int32))]))
 print("wrote", len([f for f in os.listdir(HERE) if f.endswith(".onnx")]),
       "models")
