@@ -75,6 +75,7 @@ void RegisterSignalOps(OpRegistry& registry);
 void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);
+void RegisterQuantizedConvOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);
 void RegisterGridSampleOps(OpRegistry& registry);
 

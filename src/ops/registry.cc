@@ -31,6 +31,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);
+  RegisterQuantizedConvOps(registry);
   RegisterDetectionOps(registry);
   RegisterGridSampleOps(registry);
 }

@@ -498,7 +498,7 @@ constexpr const char* kSameNameOps[] = {
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
-    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "NonMaxSuppression", "Einsum", "GridSample",
+    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "NonMaxSuppression", "Einsum", "GridSample",
 };
 // clang-format on
 
