@@ -76,6 +76,7 @@ void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);
 void RegisterQuantizedConvOps(OpRegistry& registry);
+void RegisterRoiOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);
 void RegisterGridSampleOps(OpRegistry& registry);
 

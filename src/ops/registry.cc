@@ -32,6 +32,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);
   RegisterQuantizedConvOps(registry);
+  RegisterRoiOps(registry);
   RegisterDetectionOps(registry);
   RegisterGridSampleOps(registry);
 }

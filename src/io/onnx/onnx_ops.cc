@@ -383,6 +383,18 @@ Status LayerNormalization(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "LayerNormalization", -1, {"stash_type"});
 }
 
+// RoiAlign: opset 10 had no coordinate_transformation_mode and behaved as
+// "output_half_pixel"; 16 added it with "half_pixel" the default.
+Status RoiAlign(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "RoiAlign"));
+  if (n.opset() < 16) {
+    out->attrs["coordinate_transformation_mode"] =
+        std::string("output_half_pixel");
+  }
+  return Status::OK();
+}
+
 // The ops whose weft form has the ONNX name, inputs and attributes.
 Status SameName(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
@@ -498,7 +510,7 @@ constexpr const char* kSameNameOps[] = {
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
-    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "NonMaxSuppression", "Einsum", "GridSample",
+    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "NonMaxSuppression", "Einsum", "GridSample",
 };
 // clang-format on
 
@@ -549,6 +561,7 @@ const std::map<std::string, Converter>& Converters() {
         {"ReduceLogSum", Reduce},
         {"ReduceLogSumExp", Reduce},
         {"LayerNormalization", LayerNormalization},
+        {"RoiAlign", RoiAlign},
         {"Squeeze", AxesOp},
         {"Unsqueeze", AxesOp},
         {"Clip", Clip},
