@@ -72,6 +72,7 @@ void RegisterLossOps(OpRegistry& registry);
 void RegisterResizeOps(OpRegistry& registry);
 void RegisterRnnOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
+void RegisterSpectralOps(OpRegistry& registry);
 void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);

@@ -28,6 +28,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterResizeOps(registry);
   RegisterRnnOps(registry);
   RegisterSignalOps(registry);
+  RegisterSpectralOps(registry);
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);

@@ -395,6 +395,22 @@ Status RoiAlign(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// STFT (signal, frame_step[, window][, frame_length]): either optional input
+// may be omitted; weft's node lists those given and says which.
+Status Stft(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "STFT", 2));
+  if (!n.has_input(1)) {
+    return InvalidArgumentError(n.Where() + ": input 'frame_step' is missing");
+  }
+  out->attrs["has_window"] = n.has_input(2);
+  out->attrs["has_frame_length"] = n.has_input(3);
+  for (int i = 2; i < 4; ++i) {
+    if (n.has_input(i)) out->inputs.push_back(n.input(i));
+  }
+  return Status::OK();
+}
+
 // The ops whose weft form has the ONNX name, inputs and attributes.
 Status SameName(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
@@ -510,7 +526,7 @@ constexpr const char* kSameNameOps[] = {
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
-    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "NonMaxSuppression", "Einsum", "GridSample",
+    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "DFT", "MelWeightMatrix", "NonMaxSuppression", "Einsum", "GridSample",
 };
 // clang-format on
 
@@ -562,6 +578,7 @@ const std::map<std::string, Converter>& Converters() {
         {"ReduceLogSumExp", Reduce},
         {"LayerNormalization", LayerNormalization},
         {"RoiAlign", RoiAlign},
+        {"STFT", Stft},
         {"Squeeze", AxesOp},
         {"Unsqueeze", AxesOp},
         {"Clip", Clip},
