@@ -1,7 +1,10 @@
-// RandomUniform (ONNX attributes: dtype, shape, seed, low, high).
-// Counter-based: element i is a hash of (seed, i), so the output depends on
-// neither the thread count nor the order in which blocks run.
+// RandomUniform, RandomNormal, their -Like forms (the shape of an input)
+// and Bernoulli, with ONNX's attributes. Counter-based: element i is a hash
+// of (seed, i), so the output depends on neither the thread count nor the
+// order in which blocks run, and a seed gives the same values on every
+// machine.
 #include <cmath>
+#include <optional>
 
 #include "framework/op_registry_impl.h"
 #include "ops/op_util.h"
@@ -24,33 +27,52 @@ uint64_t Bits(uint64_t seed, uint64_t index) {
              (index * 0xD1B54A32D192ED03ull));
 }
 
+// The shape a random op fills: its `shape` attribute, or (the -Like ops)
+// its input's.
+Shape OutputShape(KernelContext& ctx, const std::optional<Shape>& attr) {
+  return attr ? *attr : ctx.input(0).shape();
+}
+
+std::optional<Shape> ShapeAttr(const KernelConstruction& c) {
+  if (c.attrs().count("shape") == 0) return std::nullopt;
+  return c.attr<PartialShape>("shape").ToShape();
+}
+
+// A uniform in [0, 1) from counter i: 24 bits for float32, 53 for float64.
+float UnitFloat(uint64_t seed, int64_t i) {
+  return static_cast<float>(Bits(seed, static_cast<uint64_t>(i)) >> 40) *
+         0x1p-24f;
+}
+double UnitDouble(uint64_t seed, int64_t i) {
+  return static_cast<double>(Bits(seed, static_cast<uint64_t>(i)) >> 11) *
+         0x1p-53;
+}
+
+// RandomUniform and RandomUniformLike.
 class RandomUniformKernel : public OpKernel {
  public:
   explicit RandomUniformKernel(const KernelConstruction& c)
-      : shape_(c.attr<PartialShape>("shape").ToShape()),
+      : shape_(ShapeAttr(c)),
         seed_(static_cast<uint64_t>(c.attr<int64_t>("seed"))),
         low_(c.attr<double>("low")),
         high_(c.attr<double>("high")) {}
 
   Status Compute(KernelContext& ctx) const override {
-    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape_));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutput(0, OutputShape(ctx, shape_)));
     const double scale = high_ - low_;
     if (out->dtype() == DataType::kFloat32) {
       float* p = out->data<float>();
       ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          const float unit =
-              static_cast<float>(Bits(seed_, i) >> 40) * 0x1p-24f;
-          p[i] = static_cast<float>(low_ + scale * unit);
+          p[i] = static_cast<float>(low_ + scale * UnitFloat(seed_, i));
         }
       });
     } else {
       double* p = out->data<double>();
       ctx.ParallelFor(out->NumElements(), 2.0, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          const double unit =
-              static_cast<double>(Bits(seed_, i) >> 11) * 0x1p-53;
-          p[i] = low_ + scale * unit;
+          p[i] = low_ + scale * UnitDouble(seed_, i);
         }
       });
     }
@@ -58,23 +80,60 @@ class RandomUniformKernel : public OpKernel {
   }
 
  private:
-  const Shape shape_;
+  const std::optional<Shape> shape_;
   const uint64_t seed_;
   const double low_;
   const double high_;
 };
 
-// RandomNormal: Box-Muller on the two uniforms of counter 2i and 2i + 1.
+// Bernoulli: 1 where a uniform of the element's counter falls below its
+// probability, else 0, in the output dtype.
+class BernoulliKernel : public OpKernel {
+ public:
+  explicit BernoulliKernel(const KernelConstruction& c)
+      : seed_(static_cast<uint64_t>(c.attr<int64_t>("seed"))) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& p = ctx.input(0);
+    for (int64_t i = 0; i < p.NumElements(); ++i) {
+      const double v = p.ValueAsDouble(i);
+      if (!(v >= 0 && v <= 1)) {
+        return InvalidArgumentError("input element " + std::to_string(i) +
+                                    " is " + std::to_string(v) +
+                                    ", not a probability in [0, 1]");
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutputUninitialized(0, p.shape()));
+    return DispatchDtype(out->dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      T* y = out->data<T>();
+      ctx.ParallelFor(p.NumElements(), 3.0, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          y[i] = static_cast<T>(UnitDouble(seed_, i) < p.ValueAsDouble(i));
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const uint64_t seed_;
+};
+
+// RandomNormal and RandomNormalLike: Box-Muller on the two uniforms of
+// counter 2i and 2i + 1.
 class RandomNormalKernel : public OpKernel {
  public:
   explicit RandomNormalKernel(const KernelConstruction& c)
-      : shape_(c.attr<PartialShape>("shape").ToShape()),
+      : shape_(ShapeAttr(c)),
         seed_(static_cast<uint64_t>(c.attr<int64_t>("seed"))),
         mean_(c.attr<double>("mean")),
         scale_(c.attr<double>("scale")) {}
 
   Status Compute(KernelContext& ctx) const override {
-    WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape_));
+    WEFT_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.AllocateOutput(0, OutputShape(ctx, shape_)));
     const bool f32 = out->dtype() == DataType::kFloat32;
     ctx.ParallelFor(out->NumElements(), 20.0, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
@@ -98,7 +157,7 @@ class RandomNormalKernel : public OpKernel {
   }
 
  private:
-  const Shape shape_;
+  const std::optional<Shape> shape_;
   const uint64_t seed_;
   const double mean_;
   const double scale_;
@@ -139,6 +198,46 @@ void RegisterRandomOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "RandomUniform", KernelFactoryFor<RandomUniformKernel>()));
+
+  // The -Like forms: the input's shape; its dtype unless `dtype` says
+  // otherwise (the ONNX importer fills it in).
+  const std::vector<DataType> kFloats = {DataType::kFloat32,
+                                         DataType::kFloat64};
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("RandomUniformLike")
+          .Input(ArgDef::AnyList("input"))
+          .Output(ArgDef::Typed("output", "dtype"))
+          .Attr("dtype", AttrType::kType, std::nullopt, kFloats)
+          .Attr("seed", AttrType::kInt, int64_t{0})
+          .Attr("low", AttrType::kFloat, 0.0)
+          .Attr("high", AttrType::kFloat, 1.0)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "RandomUniformLike", KernelFactoryFor<RandomUniformKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("RandomNormalLike")
+          .Input(ArgDef::AnyList("input"))
+          .Output(ArgDef::Typed("output", "dtype"))
+          .Attr("dtype", AttrType::kType, std::nullopt, kFloats)
+          .Attr("seed", AttrType::kInt, int64_t{0})
+          .Attr("mean", AttrType::kFloat, 0.0)
+          .Attr("scale", AttrType::kFloat, 1.0)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "RandomNormalLike", KernelFactoryFor<RandomNormalKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Bernoulli")
+          .Input(ArgDef::Typed("input", "T"))
+          .Output(ArgDef::Typed("output", "dtype"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloats)
+          .Attr("dtype", AttrType::kType)
+          .Attr("seed", AttrType::kInt, int64_t{0})
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "Bernoulli", KernelFactoryFor<BernoulliKernel>()));
 }
 
 }  // namespace weft::internal

@@ -3,6 +3,7 @@
 // input into the attribute weft's op takes, or drop what inference ignores.
 #include "io/onnx/onnx_ops.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -411,6 +412,61 @@ Status Stft(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// The random ops. ONNX's seed is a float and optional: weft's is an int,
+// and a node without one gets a seed from its name, so that two unseeded
+// nodes differ and a model gives the same values on every run and machine.
+// A -Like op or Bernoulli without `dtype` takes its input's.
+Status RandomOp(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  const bool has_input = n.op_type().ends_with("Like") ||
+                         n.op_type() == "Bernoulli";
+  out->op = n.op_type();
+  if (has_input) out->inputs.push_back(n.input(0));
+  for (const AttributeProto& a : n.proto().attribute()) {
+    if (a.name() == "seed") {
+      if (a.type() != AttributeProto::FLOAT) {
+        return WrongAttrType(n, a, "FLOAT");
+      }
+      if (!std::isfinite(a.f())) {
+        return InvalidArgumentError(n.Where() + ": seed is not finite");
+      }
+      out->attrs["seed"] = static_cast<int64_t>(a.f());
+      continue;
+    }
+    AttrType type = AttrType::kFloat;
+    if (a.name() == "dtype") {
+      type = AttrType::kType;
+    } else if (a.name() == "shape") {
+      if (a.type() != AttributeProto::INTS) {
+        return WrongAttrType(n, a, "INTS");
+      }
+      out->attrs["shape"] =
+          PartialShape(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+      continue;
+    } else if (a.name() != "low" && a.name() != "high" &&
+               a.name() != "mean" && a.name() != "scale") {
+      return UnimplementedError(n.Where() + ": attribute '" + a.name() +
+                                "' is not supported");
+    }
+    WEFT_ASSIGN_OR_RETURN(out->attrs[a.name()], ConvertAttr(n, a, type));
+  }
+  if (out->attrs.count("seed") == 0) {
+    uint64_t hash = 0xCBF29CE484222325ull;  // FNV-1a of the node's name.
+    for (unsigned char c : n.name()) hash = (hash ^ c) * 0x100000001B3ull;
+    out->attrs["seed"] = static_cast<int64_t>(hash >> 1);
+  }
+  if (has_input && out->attrs.count("dtype") == 0) {
+    const auto dtype = FromOnnxType(n.declared_type(0));
+    if (!dtype) {
+      return UnimplementedError(n.Where() +
+                                ": no dtype attribute and the input's type is "
+                                "not declared");
+    }
+    out->attrs["dtype"] = *dtype;
+  }
+  return Status::OK();
+}
+
 // The ops whose weft form has the ONNX name, inputs and attributes.
 Status SameName(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
@@ -579,6 +635,11 @@ const std::map<std::string, Converter>& Converters() {
         {"LayerNormalization", LayerNormalization},
         {"RoiAlign", RoiAlign},
         {"STFT", Stft},
+        {"RandomUniform", RandomOp},
+        {"RandomNormal", RandomOp},
+        {"RandomUniformLike", RandomOp},
+        {"RandomNormalLike", RandomOp},
+        {"Bernoulli", RandomOp},
         {"Squeeze", AxesOp},
         {"Unsqueeze", AxesOp},
         {"Clip", Clip},
