@@ -73,6 +73,7 @@ void RegisterResizeOps(OpRegistry& registry);
 void RegisterRnnOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
 void RegisterSpectralOps(OpRegistry& registry);
+void RegisterTextOps(OpRegistry& registry);
 void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);

@@ -188,6 +188,7 @@ constexpr Summary kSummaries[] = {
     {"Sum", "element-wise sum of any number of inputs, broadcast"},
     {"Tan", "tangent, element-wise"},
     {"Tanh", "hyperbolic tangent, element-wise"},
+    {"TfIdfVectorizer", "n-gram counts of token ids, as TF, IDF or TF-IDF"},
     {"ThresholdedRelu", "x above alpha, zero elsewhere"},
     {"Tile", "repeat along each axis"},
     {"TopK", "the k largest or smallest along an axis, with indices"},

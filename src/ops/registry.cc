@@ -29,6 +29,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterRnnOps(registry);
   RegisterSignalOps(registry);
   RegisterSpectralOps(registry);
+  RegisterTextOps(registry);
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);

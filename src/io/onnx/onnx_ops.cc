@@ -582,7 +582,7 @@ constexpr const char* kSameNameOps[] = {
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
-    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "DFT", "MelWeightMatrix", "NonMaxSuppression", "Einsum", "GridSample",
+    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "DFT", "MelWeightMatrix", "TfIdfVectorizer", "NonMaxSuppression", "Einsum", "GridSample",
 };
 // clang-format on
 
