@@ -192,6 +192,7 @@ constexpr Summary kSummaries[] = {
     {"ThresholdedRelu", "x above alpha, zero elsewhere"},
     {"Tile", "repeat along each axis"},
     {"TopK", "the k largest or smallest along an axis, with indices"},
+    {"TrainingDropout", "Dropout whose training_mode comes at Run: seeded random mask"},
     {"Transpose", "permute axes"},
     {"Trilu", "keep the upper or lower triangle of the last two axes"},
     {"Unique",

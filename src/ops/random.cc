@@ -121,6 +121,69 @@ class BernoulliKernel : public OpKernel {
   const uint64_t seed_;
 };
 
+// TrainingDropout (data, training_mode[, ratio]): ONNX's Dropout with a
+// training_mode known only at Run. Training: each element is kept where a
+// uniform of its counter is >= ratio, and scaled by 1 / (1 - ratio); the
+// mask says which. Otherwise data passes through with a mask of ones.
+class TrainingDropoutKernel : public OpKernel {
+ public:
+  explicit TrainingDropoutKernel(const KernelConstruction& c)
+      : seed_(static_cast<uint64_t>(c.attr<int64_t>("seed"))),
+        default_ratio_(c.attr<double>("ratio")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& mode = ctx.input(1);
+    if (mode.NumElements() != 1) {
+      return InvalidArgumentError("training_mode must be a scalar, got " +
+                                  mode.shape().ToString());
+    }
+    double ratio = default_ratio_;
+    if (ctx.num_inputs() > 2) {
+      const Tensor& r = ctx.input(2);
+      if (r.NumElements() != 1) {
+        return InvalidArgumentError("ratio must be a scalar, got " +
+                                    r.shape().ToString());
+      }
+      ratio = r.ValueAsDouble(0);
+    }
+    if (!(ratio >= 0 && ratio < 1)) {
+      return InvalidArgumentError("ratio " + std::to_string(ratio) +
+                                  " is outside [0, 1)");
+    }
+    const bool training = *mode.data<bool>();
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * mask,
+                          ctx.AllocateOutputUninitialized(1, x.shape()));
+    bool* keep = mask->data<bool>();
+    const double scale = 1.0 / (1.0 - ratio);
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      const T* in = x.data<T>();
+      T* out = y->data<T>();
+      ctx.ParallelFor(x.NumElements(), 3.0, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          keep[i] = !training || UnitDouble(seed_, i) >= ratio;
+          out[i] = !training ? in[i]
+                   : keep[i] ? static_cast<T>(in[i] * scale)
+                             : T(0);
+        }
+      });
+    };
+    if (x.dtype() == DataType::kFloat64) {
+      run(double{});
+    } else {
+      run(float{});
+    }
+    return Status::OK();
+  }
+
+ private:
+  const uint64_t seed_;
+  const double default_ratio_;
+};
+
 // RandomNormal and RandomNormalLike: Box-Muller on the two uniforms of
 // counter 2i and 2i + 1.
 class RandomNormalKernel : public OpKernel {
@@ -238,6 +301,24 @@ void RegisterRandomOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "Bernoulli", KernelFactoryFor<BernoulliKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("TrainingDropout")
+          .Input(ArgDef::Typed("data", "T"))
+          .Input(ArgDef::Fixed("training_mode", DataType::kBool))
+          .Input(ArgDef::AnyList("ratio"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Output(ArgDef::Fixed("mask", DataType::kBool))
+          .Attr("T", AttrType::kType, std::nullopt, kFloats)
+          .Attr("seed", AttrType::kInt, int64_t{0})
+          .Attr("ratio", AttrType::kFloat, 0.5)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            ctx.set_output(0, ctx.input_shape(0));
+            ctx.set_output(1, ctx.input_shape(0));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "TrainingDropout", KernelFactoryFor<TrainingDropoutKernel>()));
 }
 
 }  // namespace weft::internal

@@ -72,5 +72,31 @@ TEST(RandomOpsTest, LikeOpsTakeTheInputsShapeAndTheirSeed) {
   EXPECT_NEAR(std::sqrt(var), 2.0, 0.1);
 }
 
+TEST(RandomOpsTest, TrainingDropoutKeepsAndScalesOnlyInTraining) {
+  const int64_t n = 10'000;
+  const Tensor x = Tensor::FromVector<float>({n}, std::vector<float>(n, 3.0f));
+  for (bool training : {true, false}) {
+    auto y = test::RunOneNode(
+        "TrainingDropout",
+        {x, Tensor::Scalar<bool>(training),
+         Tensor::FromVector<float>({}, {0.75f})},
+        {{"seed", int64_t{5}}}, 2);
+    ASSERT_TRUE(y.ok()) << y.status();
+    const std::vector<float> out = test::Values<float>((*y)[0]);
+    const bool* keep = (*y)[1].data<bool>();
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      kept += keep[i];
+      // Kept elements are scaled by 1 / (1 - 0.75) in training.
+      ASSERT_EQ(out[i], keep[i] ? (training ? 12.0f : 3.0f) : 0.0f) << i;
+    }
+    if (training) {
+      EXPECT_NEAR(static_cast<double>(kept) / n, 0.25, 0.02);
+    } else {
+      EXPECT_EQ(kept, n);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft

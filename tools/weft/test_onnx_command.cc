@@ -142,7 +142,7 @@ std::string Compare(const std::string& output, const Tensor& expected,
 bool DrawsRandomNumbers(const Graph& graph) {
   static const std::set<std::string> kRandomOps = {
       "RandomUniform", "RandomNormal", "RandomUniformLike",
-      "RandomNormalLike", "Bernoulli"};
+      "RandomNormalLike", "Bernoulli", "TrainingDropout"};
   for (const NodeDef& node : graph.nodes()) {
     if (kRandomOps.count(node.op)) return true;
   }

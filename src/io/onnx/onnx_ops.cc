@@ -194,9 +194,19 @@ Status Softmax(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
-// Dropout in inference: Identity, or weft's Dropout when the mask is asked
-// for. Training mode is random unless its ratio is 0, so it must be a
-// constant false (or come with a constant ratio of 0).
+// The seed of a random node that has none: a hash (FNV-1a) of its name, so
+// that two unseeded nodes differ and a model draws the same numbers on
+// every run and machine.
+int64_t SeedFromName(const OnnxNode& n) {
+  uint64_t hash = 0xCBF29CE484222325ull;
+  for (unsigned char c : n.name()) hash = (hash ^ c) * 0x100000001B3ull;
+  return static_cast<int64_t>(hash >> 1);
+}
+
+// Dropout: in inference (training_mode a constant false, or a constant
+// ratio of 0) Identity, or weft's Dropout when the mask is asked for;
+// otherwise TrainingDropout, which draws seeded masks when the mode is true
+// at Run.
 Status Dropout(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
   if (n.has_input(2)) {
@@ -210,9 +220,12 @@ Status Dropout(const OnnxNode& n, NodeDef* out) {
         ((ratio->dtype() == DataType::kFloat32 && *ratio->data<float>() == 0) ||
          (ratio->dtype() == DataType::kFloat64 && *ratio->data<double>() == 0));
     if (!inference && !zero_ratio) {
-      return UnimplementedError(n.Where() +
-                                ": training_mode must be a constant false, "
-                                "or ratio a constant 0 (weft runs inference)");
+      // Training mode, or a mode known only at Run: random masks.
+      out->op = "TrainingDropout";
+      out->inputs = {n.input(0), n.input(2)};
+      if (n.has_input(1)) out->inputs.push_back(n.input(1));
+      out->attrs["seed"] = SeedFromName(n);
+      return Status::OK();
     }
   }
   if (n.has_output(1)) {
@@ -413,9 +426,7 @@ Status Stft(const OnnxNode& n, NodeDef* out) {
 }
 
 // The random ops. ONNX's seed is a float and optional: weft's is an int,
-// and a node without one gets a seed from its name, so that two unseeded
-// nodes differ and a model gives the same values on every run and machine.
-// A -Like op or Bernoulli without `dtype` takes its input's.
+// and a node without one gets SeedFromName. A -Like op or Bernoulli without `dtype` takes its input's.
 Status RandomOp(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   const bool has_input = n.op_type().ends_with("Like") ||
@@ -450,11 +461,7 @@ Status RandomOp(const OnnxNode& n, NodeDef* out) {
     }
     WEFT_ASSIGN_OR_RETURN(out->attrs[a.name()], ConvertAttr(n, a, type));
   }
-  if (out->attrs.count("seed") == 0) {
-    uint64_t hash = 0xCBF29CE484222325ull;  // FNV-1a of the node's name.
-    for (unsigned char c : n.name()) hash = (hash ^ c) * 0x100000001B3ull;
-    out->attrs["seed"] = static_cast<int64_t>(hash >> 1);
-  }
+  if (out->attrs.count("seed") == 0) out->attrs["seed"] = SeedFromName(n);
   if (has_input && out->attrs.count("dtype") == 0) {
     const auto dtype = FromOnnxType(n.declared_type(0));
     if (!dtype) {
