@@ -161,7 +161,9 @@ class FnKernel : public OpKernel {
 class ClipKernel : public OpKernel {
  public:
   explicit ClipKernel(const KernelConstruction& c)
-      : min_(c.attr<double>("min")), max_(c.attr<double>("max")) {}
+      : min_(c.attr<double>("min")),
+        max_(c.attr<double>("max")),
+        max_only_(c.attr<bool>("max_only")) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
@@ -177,13 +179,14 @@ class ClipKernel : public OpKernel {
       for (int i = 1; i < ctx.num_inputs(); ++i) {
         const Tensor& bound = ctx.input(i);
         if (bound.NumElements() == 0) continue;  // An omitted bound.
+        const bool is_max = i == 2 || max_only_;
         if (bound.NumElements() != 1 || bound.dtype() != x.dtype()) {
           return InvalidArgumentError(
-              std::string(i == 1 ? "min" : "max") +
+              std::string(is_max ? "max" : "min") +
               " must be a scalar of the input's dtype, got " +
               DataTypeName(bound.dtype()) + " " + bound.shape().ToString());
         }
-        (i == 1 ? lo : hi) = *bound.data<T>();
+        (is_max ? hi : lo) = *bound.data<T>();
       }
       // min then max as NumPy's clip: NaN stays NaN.
       MapElements(ctx, x.data<T>(), y->data<T>(), x.NumElements(),
@@ -208,6 +211,8 @@ class ClipKernel : public OpKernel {
   }
 
   const double min_, max_;
+  // ONNX's Clip(x, "", max): the one bound input is the max.
+  const bool max_only_;
 };
 
 // PRelu: x where x >= 0, else slope * x (slope broadcast to x).
@@ -380,6 +385,7 @@ void RegisterActivationOps(OpRegistry& registry) {
                 -static_cast<double>(std::numeric_limits<float>::max()))
           .Attr("max", AttrType::kFloat,
                 static_cast<double>(std::numeric_limits<float>::max()))
+          .Attr("max_only", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             if (ctx.num_inputs() > 3) {
               return InvalidArgumentError(

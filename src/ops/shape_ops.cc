@@ -55,8 +55,10 @@ void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
 
 // --- Reshape ----------------------------------------------------------------
 
-// ONNX rules: 0 copies the input's dimension, -1 (at most once) is inferred.
-StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec) {
+// ONNX rules: 0 copies the input's dimension (unless allowzero: then it is
+// a dimension of size 0), -1 (at most once) is inferred.
+StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec,
+                               bool allowzero) {
   if (spec.dtype() != DataType::kInt64 || spec.shape().rank() != 1) {
     return InvalidArgumentError("the shape input must be a 1-D int64 tensor");
   }
@@ -65,7 +67,7 @@ StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec) {
   int infer = -1;
   int64_t known = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 0) {
+    if (dims[i] == 0 && !allowzero) {
       if (static_cast<int>(i) >= in.rank()) {
         return InvalidArgumentError("shape entry 0 at " + std::to_string(i) +
                                     " has no input dimension to copy");
@@ -107,11 +109,18 @@ StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec) {
 
 class ReshapeKernel : public OpKernel {
  public:
+  explicit ReshapeKernel(const KernelConstruction& c)
+      : allowzero_(c.attr<bool>("allowzero")) {}
+
   Status Compute(KernelContext& ctx) const override {
-    WEFT_ASSIGN_OR_RETURN(Shape shape,
-                          ResolveReshape(ctx.input(0).shape(), ctx.input(1)));
+    WEFT_ASSIGN_OR_RETURN(
+        Shape shape,
+        ResolveReshape(ctx.input(0).shape(), ctx.input(1), allowzero_));
     return ctx.SetOutput(0, ctx.input(0).WithShape(shape));
   }
+
+ private:
+  const bool allowzero_;
 };
 
 // --- Transpose --------------------------------------------------------------
@@ -531,12 +540,14 @@ void RegisterShapeOps(OpRegistry& registry) {
           .Input(ArgDef::Fixed("shape", DataType::kInt64))
           .Output(ArgDef::Typed("reshaped", "T"))
           .Attr("T", AttrType::kType)
+          .Attr("allowzero", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const Tensor* spec = ctx.input_constant(1);
             const PartialShape& in = ctx.input_shape(0);
+            const bool allowzero = ctx.attr<bool>("allowzero");
             if (spec != nullptr && in.IsFullyDefined()) {
-              WEFT_ASSIGN_OR_RETURN(Shape out,
-                                    ResolveReshape(in.ToShape(), *spec));
+              WEFT_ASSIGN_OR_RETURN(
+                  Shape out, ResolveReshape(in.ToShape(), *spec, allowzero));
               ctx.set_output(0, out);
             } else if (spec != nullptr && spec->shape().rank() == 1) {
               // The rank, and each dimension the spec gives outright or
@@ -544,8 +555,11 @@ void RegisterShapeOps(OpRegistry& registry) {
               std::vector<int64_t> dims;
               for (int64_t i = 0; i < spec->NumElements(); ++i) {
                 const int64_t d = spec->data<int64_t>()[i];
-                const bool copied = d == 0 && in.rank_known() && i < in.rank();
-                dims.push_back(d > 0 ? d : (copied ? in.dim(i) : -1));
+                const bool copied =
+                    d == 0 && !allowzero && in.rank_known() && i < in.rank();
+                dims.push_back(d > 0 || (d == 0 && allowzero)
+                                   ? d
+                                   : (copied ? in.dim(i) : -1));
               }
               ctx.set_output(0, PartialShape(dims));
             } else if (const PartialShape& given = ctx.input_shape(1);

@@ -52,6 +52,23 @@ TEST(ShapeOpsTest, ReshapeWithZeroAndMinusOne) {
   EXPECT_THAT(CreateStatus(bad).message(), HasSubstr("cannot reshape [2, 3]"));
 }
 
+TEST(ShapeOpsTest, ReshapeAllowzeroMakesZeroASize) {
+  // [0, 3] with allowzero: an empty [0, 3] from an empty input; without, 0
+  // copies the input's first dimension.
+  Graph g;
+  auto x = g.Const("x", Tensor(DataType::kFloat32, Shape{3, 0}));
+  auto s = g.Const("s", Int64s({0, 3}));
+  ASSERT_TRUE(
+      g.AddNode({"r", "Reshape", {x, s}, {{"allowzero", true}}, ""}).ok());
+  auto out = Eval(g, {"r"});
+  EXPECT_EQ(out[0].shape(), (Shape{0, 3}));
+  Graph copy;
+  auto y = copy.Const("y", Iota({3, 2}));
+  auto t = copy.Const("t", Int64s({0, -1}));
+  ASSERT_TRUE(copy.AddNode({"r", "Reshape", {y, t}, {}, ""}).ok());
+  EXPECT_EQ(Eval(copy, {"r"})[0].shape(), (Shape{3, 2}));
+}
+
 TEST(ShapeOpsTest, TransposeDefaultAndPerm) {
   Graph g;
   auto x = g.Const("x", Iota({2, 3, 4}));
@@ -289,6 +306,18 @@ TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
     var += (v - mean) * (v - mean) / 20000.0;
   EXPECT_NEAR(mean, 1.0, 0.05);
   EXPECT_NEAR(std::sqrt(var), 2.0, 0.05);
+}
+
+TEST(ShapeOpsTest, ClipWithOnlyAMaxInput) {
+  // ONNX's Clip(x, "", max) with max known at Run: max_only says the one
+  // bound input is the max.
+  auto y = test::RunOneOutput(
+      "Clip",
+      {Tensor::FromVector<float>({3}, {-5, 1, 5}),
+       Tensor::FromVector<float>({}, {2})},
+      {{"max_only", true}});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(test::Values<float>(*y), (std::vector<float>{-5, 1, 2}));
 }
 
 }  // namespace

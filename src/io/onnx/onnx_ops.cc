@@ -360,10 +360,7 @@ Status MaxPool(const OnnxNode& n, NodeDef* out) {
 Status Cast(const OnnxNode& n, NodeDef* out) { return Direct(n, out, "Cast"); }
 
 Status Reshape(const OnnxNode& n, NodeDef* out) {
-  if (const AttributeProto* a = Attr(n, "allowzero"); a && a->i() != 0) {
-    return UnimplementedError(n.Where() + ": allowzero = 1 is not supported");
-  }
-  return Direct(n, out, "Reshape", 2, {"allowzero"});
+  return Direct(n, out, "Reshape", 2);
 }
 
 // Split's sizes: an attribute before 13, an optional input from 13.
@@ -487,8 +484,9 @@ Status AxesOp(const OnnxNode& n, NodeDef* out) {
 }
 
 // Clip: min and max attributes before 11, optional inputs from 11. weft's
-// kernel takes the inputs in order, so an omitted min before a given max
-// needs the max as a constant (it becomes the attribute).
+// kernel takes the inputs in order; for an omitted min before a given max,
+// a constant float max becomes the attribute, and any other max is the
+// node's one bound input with max_only set.
 Status Clip(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   if (n.opset() < 11) return Direct(n, out, "Clip", 1);
@@ -498,9 +496,10 @@ Status Clip(const OnnxNode& n, NodeDef* out) {
     if (max == nullptr || max->NumElements() != 1 ||
         (max->dtype() != DataType::kFloat32 &&
          max->dtype() != DataType::kFloat64)) {
-      return UnimplementedError(n.Where() +
-                                ": max without min must be a constant float "
-                                "scalar");
+      // A max known at Run (or not float): the one bound input is the max.
+      out->inputs.push_back(n.input(2));
+      out->attrs["max_only"] = true;
+      return Status::OK();
     }
     out->attrs["max"] = max->dtype() == DataType::kFloat32
                             ? double{*max->data<float>()}
