@@ -40,12 +40,12 @@ const char* AttrTypeName(AttrType type);  // "int", "list(float)", ...
 // One attribute value. The variant's alternatives are in AttrType's order.
 class AttrValue {
  public:
-  using Variant = std::variant<int64_t, double, bool, std::string, DataType,
-                               PartialShape, Tensor, SubgraphPtr,
-                               std::vector<int64_t>,
-                               std::vector<double>, std::vector<bool>,
-                               std::vector<std::string>, std::vector<DataType>,
-                               std::vector<PartialShape>, std::vector<Tensor>>;
+  using Variant =
+      std::variant<int64_t, double, bool, std::string, DataType, PartialShape,
+                   Tensor, SubgraphPtr, std::vector<int64_t>,
+                   std::vector<double>, std::vector<bool>,
+                   std::vector<std::string>, std::vector<DataType>,
+                   std::vector<PartialShape>, std::vector<Tensor>>;
 
   AttrValue() = default;
   // Implicit conversions keep graph-building code short: attrs{{"seed", 7}}.

@@ -1,8 +1,8 @@
 #include "weft/attr.h"
 
-#include "weft/graph.h"
-
 #include <cstdio>
+
+#include "weft/graph.h"
 
 namespace weft {
 namespace {

@@ -26,13 +26,13 @@ Binding DtypeOnly(DataType dtype) { return Binding{dtype, {}}; }
 
 // Checks that `subgraph`'s output `i` has `dtype`, for the node's output
 // `what`.
-Status CheckOutputDtype(const CompiledSubgraph& subgraph, int i,
-                        DataType dtype, const std::string& what) {
+Status CheckOutputDtype(const CompiledSubgraph& subgraph, int i, DataType dtype,
+                        const std::string& what) {
   if (subgraph.output_dtype(i) != dtype) {
-    return InvalidArgumentError(
-        subgraph.what() + ": output " + std::to_string(i) + " is " +
-        DataTypeName(subgraph.output_dtype(i)) + ", but " + what + " is " +
-        DataTypeName(dtype));
+    return InvalidArgumentError(subgraph.what() + ": output " +
+                                std::to_string(i) + " is " +
+                                DataTypeName(subgraph.output_dtype(i)) +
+                                ", but " + what + " is " + DataTypeName(dtype));
   }
   return Status::OK();
 }
@@ -40,10 +40,9 @@ Status CheckOutputDtype(const CompiledSubgraph& subgraph, int i,
 Status CheckOutputCount(const CompiledSubgraph& subgraph, int expected,
                         const std::string& why) {
   if (subgraph.num_outputs() != expected) {
-    return InvalidArgumentError(subgraph.what() + " has " +
-                                std::to_string(subgraph.num_outputs()) +
-                                " outputs; " + why + " make " +
-                                std::to_string(expected));
+    return InvalidArgumentError(
+        subgraph.what() + " has " + std::to_string(subgraph.num_outputs()) +
+        " outputs; " + why + " make " + std::to_string(expected));
   }
   return Status::OK();
 }
@@ -91,8 +90,8 @@ class Stacker {
   Status Add(Tensor slice, int64_t iteration) {
     if (!slices_.empty() && !(slice.shape() == slices_[0].shape())) {
       return InvalidArgumentError(
-          what_ + ": iteration " + std::to_string(iteration) +
-          " gives shape " + slice.shape().ToString() + ", iteration 0 gave " +
+          what_ + ": iteration " + std::to_string(iteration) + " gives shape " +
+          slice.shape().ToString() + ", iteration 0 gave " +
           slices_[0].shape().ToString() + "; every iteration must agree");
     }
     bytes_ += static_cast<int64_t>(slice.size_bytes());
@@ -228,8 +227,8 @@ class LoopKernel : public OpKernel {
     WEFT_RETURN_IF_ERROR(c.status());
     const auto& in = c.input_dtypes();
     k.first_carried_ = (k.has_trip_count_ ? 1 : 0) + (k.has_condition_ ? 1 : 0);
-    const int64_t carried = static_cast<int64_t>(in.size()) -
-                            k.first_carried_ - k.num_captures_;
+    const int64_t carried =
+        static_cast<int64_t>(in.size()) - k.first_carried_ - k.num_captures_;
     if (k.num_captures_ < 0 || carried < 0 ||
         carried > static_cast<int64_t>(tout.size())) {
       return InvalidArgumentError(
@@ -264,11 +263,11 @@ class LoopKernel : public OpKernel {
       bindings.push_back({in[at], c.input_shapes()[at]});
     }
     WEFT_ASSIGN_OR_RETURN(k.body_, CompileAttr(c, "body", bindings));
-    WEFT_RETURN_IF_ERROR(CheckOutputCount(
-        *k.body_, 1 + static_cast<int>(tout.size()),
-        "the condition, " + std::to_string(k.num_carried_) +
-            " loop-carried values and " + std::to_string(k.num_scans_) +
-            " scan outputs"));
+    WEFT_RETURN_IF_ERROR(
+        CheckOutputCount(*k.body_, 1 + static_cast<int>(tout.size()),
+                         "the condition, " + std::to_string(k.num_carried_) +
+                             " loop-carried values and " +
+                             std::to_string(k.num_scans_) + " scan outputs"));
     WEFT_RETURN_IF_ERROR(
         CheckOutputDtype(*k.body_, 0, DataType::kBool, "the condition"));
     for (size_t i = 0; i < tout.size(); ++i) {
@@ -332,10 +331,9 @@ class LoopKernel : public OpKernel {
     }
     for (int k = 0; k < num_scans_; ++k) {
       const int out = num_carried_ + k;
-      WEFT_ASSIGN_OR_RETURN(
-          Tensor stacked,
-          scans[k].Stack(ctx.output_dtype(out), 0, false,
-                         body_->output_shape(1 + out)));
+      WEFT_ASSIGN_OR_RETURN(Tensor stacked,
+                            scans[k].Stack(ctx.output_dtype(out), 0, false,
+                                           body_->output_shape(1 + out)));
       WEFT_RETURN_IF_ERROR(ctx.SetOutput(out, std::move(stacked)));
     }
     return Status::OK();
@@ -401,16 +399,16 @@ class ScanKernel : public OpKernel {
         state > static_cast<int64_t>(tout.size())) {
       return InvalidArgumentError(
           std::to_string(in.size()) + " inputs do not fit num_scan_inputs = " +
-          std::to_string(scan_inputs) + ", num_captures = " +
-          std::to_string(captures) + " and " + std::to_string(tout.size()) +
-          " outputs");
+          std::to_string(scan_inputs) +
+          ", num_captures = " + std::to_string(captures) + " and " +
+          std::to_string(tout.size()) + " outputs");
     }
     k.num_state_ = static_cast<int>(state);
     k.num_scan_inputs_ = static_cast<int>(scan_inputs);
     k.num_captures_ = static_cast<int>(captures);
     k.num_scan_outputs_ = static_cast<int>(tout.size()) - k.num_state_;
-    WEFT_RETURN_IF_ERROR(CheckListLength("scan_input_axes", k.input_axes_,
-                                         k.num_scan_inputs_));
+    WEFT_RETURN_IF_ERROR(
+        CheckListLength("scan_input_axes", k.input_axes_, k.num_scan_inputs_));
     WEFT_RETURN_IF_ERROR(CheckListLength(
         "scan_input_directions", k.input_directions_, k.num_scan_inputs_));
     WEFT_RETURN_IF_ERROR(CheckListLength("scan_output_axes", k.output_axes_,
@@ -421,9 +419,8 @@ class ScanKernel : public OpKernel {
     for (int i = 0; i < k.num_state_; ++i) {
       if (in[i] != tout[i]) {
         return InvalidArgumentError(
-            "state " + std::to_string(i) + " enters as " +
-            DataTypeName(in[i]) + " but the node outputs " +
-            DataTypeName(tout[i]));
+            "state " + std::to_string(i) + " enters as " + DataTypeName(in[i]) +
+            " but the node outputs " + DataTypeName(tout[i]));
       }
       bindings.push_back(DtypeOnly(in[i]));
     }
@@ -464,10 +461,10 @@ class ScanKernel : public OpKernel {
       const int64_t rank = static_cast<int64_t>(dims.size());
       int64_t axis = input_axes_.empty() ? 0 : input_axes_[m];
       if (axis < -rank || axis >= rank) {
-        return InvalidArgumentError(
-            "scan input " + std::to_string(m) + ": axis " +
-            std::to_string(axis) + " is out of range for shape " +
-            x.shape().ToString());
+        return InvalidArgumentError("scan input " + std::to_string(m) +
+                                    ": axis " + std::to_string(axis) +
+                                    " is out of range for shape " +
+                                    x.shape().ToString());
       }
       if (axis < 0) axis += rank;
       View& v = views[m];
@@ -479,10 +476,11 @@ class ScanKernel : public OpKernel {
       for (int64_t d = axis + 1; d < rank; ++d) v.inner *= dims[d];
       v.reverse = !input_directions_.empty() && input_directions_[m] == 1;
       if (length >= 0 && v.length != length) {
-        return InvalidArgumentError(
-            "scan input " + std::to_string(m) + " has " +
-            std::to_string(v.length) + " steps along its axis, scan input 0 "
-            "has " + std::to_string(length));
+        return InvalidArgumentError("scan input " + std::to_string(m) +
+                                    " has " + std::to_string(v.length) +
+                                    " steps along its axis, scan input 0 "
+                                    "has " +
+                                    std::to_string(length));
       }
       length = v.length;
     }
@@ -529,11 +527,10 @@ class ScanKernel : public OpKernel {
       const int out = num_state_ + k;
       WEFT_ASSIGN_OR_RETURN(
           Tensor stacked,
-          scans[k].Stack(ctx.output_dtype(out),
-                         output_axes_.empty() ? 0 : output_axes_[k],
-                         !output_directions_.empty() &&
-                             output_directions_[k] == 1,
-                         body_->output_shape(out)));
+          scans[k].Stack(
+              ctx.output_dtype(out), output_axes_.empty() ? 0 : output_axes_[k],
+              !output_directions_.empty() && output_directions_[k] == 1,
+              body_->output_shape(out)));
       WEFT_RETURN_IF_ERROR(ctx.SetOutput(out, std::move(stacked)));
     }
     return Status::OK();
@@ -545,10 +542,9 @@ class ScanKernel : public OpKernel {
   static Status CheckListLength(const char* name,
                                 const std::vector<int64_t>& list, int count) {
     if (!list.empty() && static_cast<int>(list.size()) != count) {
-      return InvalidArgumentError(std::string(name) + " has " +
-                                  std::to_string(list.size()) +
-                                  " entries; it needs " +
-                                  std::to_string(count));
+      return InvalidArgumentError(
+          std::string(name) + " has " + std::to_string(list.size()) +
+          " entries; it needs " + std::to_string(count));
     }
     for (int64_t v : list) {
       if (std::string_view(name).ends_with("directions") && v != 0 && v != 1) {
@@ -578,28 +574,28 @@ double SubgraphCost(const InferenceContext&) { return 1e6; }
 
 void RegisterControlFlowOps(OpRegistry& registry) {
   const std::vector<int64_t> none;
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("If")
-          .Input(ArgDef::Fixed("cond", DataType::kBool))
-          .Input(ArgDef::AnyList("inputs"))
-          .Output(ArgDef::TypeList("outputs", "Tout"))
-          .Attr("then_branch", AttrType::kGraph)
-          .Attr("else_branch", AttrType::kGraph)
-          .Attr("Tout", AttrType::kListType)
-          .SetCostFn(SubgraphCost)
-          .Build()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("If")
+                              .Input(ArgDef::Fixed("cond", DataType::kBool))
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::TypeList("outputs", "Tout"))
+                              .Attr("then_branch", AttrType::kGraph)
+                              .Attr("else_branch", AttrType::kGraph)
+                              .Attr("Tout", AttrType::kListType)
+                              .SetCostFn(SubgraphCost)
+                              .Build()));
   CheckRegistered(registry.RegisterKernel("If", &IfKernel::Create));
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Loop")
-          .Input(ArgDef::AnyList("inputs"))
-          .Output(ArgDef::TypeList("outputs", "Tout"))
-          .Attr("body", AttrType::kGraph)
-          .Attr("has_trip_count", AttrType::kBool, false)
-          .Attr("has_condition", AttrType::kBool, false)
-          .Attr("num_captures", AttrType::kInt, int64_t{0})
-          .Attr("Tout", AttrType::kListType)
-          .SetCostFn(SubgraphCost)
-          .Build()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("Loop")
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::TypeList("outputs", "Tout"))
+                              .Attr("body", AttrType::kGraph)
+                              .Attr("has_trip_count", AttrType::kBool, false)
+                              .Attr("has_condition", AttrType::kBool, false)
+                              .Attr("num_captures", AttrType::kInt, int64_t{0})
+                              .Attr("Tout", AttrType::kListType)
+                              .SetCostFn(SubgraphCost)
+                              .Build()));
   CheckRegistered(registry.RegisterKernel("Loop", &LoopKernel::Create));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Scan")

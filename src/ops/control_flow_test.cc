@@ -15,8 +15,8 @@ using ::testing::HasSubstr;
 // The (inter, intra) settings every control-flow test runs at: the caller
 // thread alone, one inter-op thread (the thread running the loop is the
 // pool's only one), and two.
-const std::vector<std::pair<int, int>> kSettings = {
-    {-1, 1}, {-1, 2}, {1, 1}, {1, 2}, {2, 1}, {2, 2}};
+const std::vector<std::pair<int, int>> kSettings = {{-1, 1}, {-1, 2}, {1, 1},
+                                                    {1, 2},  {2, 1},  {2, 2}};
 
 SessionOptions Options(int inter, int intra) {
   return test::PerSessionOptions(inter, intra);
@@ -38,13 +38,13 @@ SubgraphPtr MakeSubgraph(std::vector<NodeDef> nodes,
 
 // Loop body: (i, cond, acc, x) -> (cond, acc + x, 2 (acc + x)), x captured.
 SubgraphPtr SumBody() {
-  return MakeSubgraph(
-      {Placeholder("i", DataType::kInt64), Placeholder("c", DataType::kBool),
-       Placeholder("acc", DataType::kFloat32),
-       Placeholder("x", DataType::kFloat32),
-       {"sum", "Add", {"acc", "x"}, {}, ""},
-       {"twice", "Add", {"sum", "sum"}, {}, ""}},
-      {"i", "c", "acc", "x"}, {"c", "sum", "twice"});
+  return MakeSubgraph({Placeholder("i", DataType::kInt64),
+                       Placeholder("c", DataType::kBool),
+                       Placeholder("acc", DataType::kFloat32),
+                       Placeholder("x", DataType::kFloat32),
+                       {"sum", "Add", {"acc", "x"}, {}, ""},
+                       {"twice", "Add", {"sum", "sum"}, {}, ""}},
+                      {"i", "c", "acc", "x"}, {"c", "sum", "twice"});
 }
 
 // m (int64 scalar), acc0 and x (float32 [2]) fed; loop = Loop(m, acc0, x).
@@ -97,7 +97,8 @@ TEST(LoopTest, ZeroIterationsPassTheInitialValuesThrough) {
 TEST(LoopTest, StopsWhenTheBodysConditionTurnsFalse) {
   // Body: (i, c, n, limit) -> (i + 1 < limit, n + 1); no trip count.
   auto body = MakeSubgraph(
-      {Placeholder("i", DataType::kInt64), Placeholder("c", DataType::kBool),
+      {Placeholder("i", DataType::kInt64),
+       Placeholder("c", DataType::kBool),
        Placeholder("n", DataType::kInt64),
        Placeholder("limit", DataType::kInt64),
        {"one",
@@ -113,15 +114,14 @@ TEST(LoopTest, StopsWhenTheBodysConditionTurnsFalse) {
   test::MustAdd(g, Placeholder("go", DataType::kBool));
   test::MustAdd(g, Placeholder("n0", DataType::kInt64));
   test::MustAdd(g, Placeholder("limit", DataType::kInt64));
-  test::MustAdd(
-      g, {"loop",
-          "Loop",
-          {"go", "n0", "limit"},
-          {{"body", body},
-           {"has_condition", true},
-           {"num_captures", int64_t{1}},
-           {"Tout", std::vector<DataType>{DataType::kInt64}}},
-          ""});
+  test::MustAdd(g, {"loop",
+                    "Loop",
+                    {"go", "n0", "limit"},
+                    {{"body", body},
+                     {"has_condition", true},
+                     {"num_captures", int64_t{1}},
+                     {"Tout", std::vector<DataType>{DataType::kInt64}}},
+                    ""});
   for (auto [inter, intra] : kSettings) {
     auto session = test::MustCreate(g, Options(inter, intra));
     auto out = test::MustRun(*session, {"loop"},
@@ -154,7 +154,8 @@ TEST(LoopTest, AnAbsurdTripCountWithScanOutputsFailsAfterOneIteration) {
   const Status status =
       session->Run(SumFeeds(int64_t{1} << 60), {"loop:1"}, {}, &out);
   EXPECT_EQ(status.code(), StatusCode::kResourceExhausted);
-  EXPECT_THAT(status.message(), HasSubstr("trip count M = 1152921504606846976"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("trip count M = 1152921504606846976"));
 }
 
 TEST(LoopTest, ScanOutputsObeyTheSessionMemoryLimit) {
@@ -162,23 +163,22 @@ TEST(LoopTest, ScanOutputsObeyTheSessionMemoryLimit) {
   options.memory_limit_bytes = 1000;
   // A condition input: the loop is not bounded by M alone, so only the
   // limit stops it, after 125 iterations of 8 bytes.
-  auto body = MakeSubgraph(
-      {Placeholder("i", DataType::kInt64), Placeholder("c", DataType::kBool),
-       Placeholder("x", DataType::kFloat32),
-       {"y", "Add", {"x", "x"}, {}, ""}},
-      {"i", "c", "x"}, {"c", "y"});
+  auto body = MakeSubgraph({Placeholder("i", DataType::kInt64),
+                            Placeholder("c", DataType::kBool),
+                            Placeholder("x", DataType::kFloat32),
+                            {"y", "Add", {"x", "x"}, {}, ""}},
+                           {"i", "c", "x"}, {"c", "y"});
   Graph g;
   test::MustAdd(g, Placeholder("go", DataType::kBool));
   test::MustAdd(g, Placeholder("x", DataType::kFloat32));
-  test::MustAdd(
-      g, {"loop",
-          "Loop",
-          {"go", "x"},
-          {{"body", body},
-           {"has_condition", true},
-           {"num_captures", int64_t{1}},
-           {"Tout", std::vector<DataType>{DataType::kFloat32}}},
-          ""});
+  test::MustAdd(g, {"loop",
+                    "Loop",
+                    {"go", "x"},
+                    {{"body", body},
+                     {"has_condition", true},
+                     {"num_captures", int64_t{1}},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                    ""});
   auto session = test::MustCreate(g, options);
   std::vector<Tensor> out;
   const Status status =
@@ -192,31 +192,30 @@ TEST(LoopTest, ScanOutputsObeyTheSessionMemoryLimit) {
 // A body of two independent 20 ms Spins and a Sleep that waits for both:
 // work for two inter-op threads and the blocking pool.
 Graph SpinLoopGraph(int64_t spin_us, int64_t sleep_us) {
-  auto body = MakeSubgraph(
-      {Placeholder("i", DataType::kInt64), Placeholder("c", DataType::kBool),
-       Placeholder("t", DataType::kFloat32),
-       {"a", "Spin", {"t"}, {{"micros", spin_us}}, ""},
-       {"b", "Spin", {"t"}, {{"micros", spin_us}}, ""},
-       {"s", "Sleep", {"a", "b"}, {{"micros", sleep_us}}, ""},
-       {"t1", "Add", {"t", "s"}, {}, ""}},
-      {"i", "c", "t"}, {"c", "t1"});
+  auto body =
+      MakeSubgraph({Placeholder("i", DataType::kInt64),
+                    Placeholder("c", DataType::kBool),
+                    Placeholder("t", DataType::kFloat32),
+                    {"a", "Spin", {"t"}, {{"micros", spin_us}}, ""},
+                    {"b", "Spin", {"t"}, {{"micros", spin_us}}, ""},
+                    {"s", "Sleep", {"a", "b"}, {{"micros", sleep_us}}, ""},
+                    {"t1", "Add", {"t", "s"}, {}, ""}},
+                   {"i", "c", "t"}, {"c", "t1"});
   Graph g;
   test::MustAdd(g, Placeholder("m", DataType::kInt64));
   test::MustAdd(g, Placeholder("t0", DataType::kFloat32));
-  test::MustAdd(
-      g, {"loop",
-          "Loop",
-          {"m", "t0"},
-          {{"body", body},
-           {"has_trip_count", true},
-           {"Tout", std::vector<DataType>{DataType::kFloat32}}},
-          ""});
+  test::MustAdd(g, {"loop",
+                    "Loop",
+                    {"m", "t0"},
+                    {{"body", body},
+                     {"has_trip_count", true},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                    ""});
   return g;
 }
 
 NamedTensors SpinFeeds(int64_t m) {
-  return {{"m", Tensor::Scalar<int64_t>(m)},
-          {"t0", Tensor::Scalar<float>(0)}};
+  return {{"m", Tensor::Scalar<int64_t>(m)}, {"t0", Tensor::Scalar<float>(0)}};
 }
 
 // With one inter-op thread, the thread running the Loop is the only one
@@ -225,7 +224,8 @@ NamedTensors SpinFeeds(int64_t m) {
 TEST(LoopTest, CompletesWhenTheBodyNeedsTheOnlyInterOpThread) {
   for (int inter : {1, -1, 2}) {
     SCOPED_TRACE("inter " + std::to_string(inter));
-    auto session = test::MustCreate(SpinLoopGraph(2000, 1000), Options(inter, 1));
+    auto session =
+        test::MustCreate(SpinLoopGraph(2000, 1000), Options(inter, 1));
     auto out = test::MustRun(*session, {"loop"}, SpinFeeds(4));
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(*out[0].data<float>(), 4000.0f);  // Four Sleeps of 1000 us.
@@ -236,11 +236,11 @@ TEST(LoopTest, IndependentBodyNodesOverlapOnTwoInterOpThreads) {
   // Two 30 ms Spins in each of 3 iterations: on two threads at least one
   // iteration runs them at the same time. Tried a few times: a loaded
   // machine may hold one thread back for a whole iteration.
-  auto session =
-      test::MustCreate(SpinLoopGraph(30'000, 0), Options(2, 1));
+  auto session = test::MustCreate(SpinLoopGraph(30'000, 0), Options(2, 1));
   bool overlapped = false;
   for (int attempt = 0; attempt < 5 && !overlapped; ++attempt) {
-    RunMetadata metadata = test::MustRunTraced(*session, {"loop"}, SpinFeeds(3));
+    RunMetadata metadata =
+        test::MustRunTraced(*session, {"loop"}, SpinFeeds(3));
     for (const NodeExecStats& a : metadata.node_stats) {
       if (a.node_name != "loop/a") continue;
       for (const NodeExecStats& b : metadata.node_stats) {
@@ -256,8 +256,7 @@ TEST(LoopTest, IndependentBodyNodesOverlapOnTwoInterOpThreads) {
 
 TEST(LoopTest, TraceShowsBodyNodesWithTheirIteration) {
   auto session = test::MustCreate(SumLoopGraph(), Options(2, 2));
-  RunMetadata metadata =
-      test::MustRunTraced(*session, {"loop:0"}, SumFeeds(3));
+  RunMetadata metadata = test::MustRunTraced(*session, {"loop:0"}, SumFeeds(3));
   std::vector<int64_t> sum_iterations;
   for (const NodeExecStats& s : metadata.node_stats) {
     if (s.node_name == "loop/sum") sum_iterations.push_back(s.iteration);
@@ -270,22 +269,21 @@ TEST(LoopTest, TraceShowsBodyNodesWithTheirIteration) {
 TEST(LoopTest, BodyKernelsSplitOverTheIntraOpPool) {
   // A 256 x 256 product in the body: with intra = 2 and nothing else
   // running, its ParallelFor enlists the second thread.
-  auto body = MakeSubgraph(
-      {Placeholder("i", DataType::kInt64), Placeholder("c", DataType::kBool),
-       Placeholder("a", DataType::kFloat32),
-       {"p", "MatMul", {"a", "a"}, {}, ""}},
-      {"i", "c", "a"}, {"c", "p"});
+  auto body = MakeSubgraph({Placeholder("i", DataType::kInt64),
+                            Placeholder("c", DataType::kBool),
+                            Placeholder("a", DataType::kFloat32),
+                            {"p", "MatMul", {"a", "a"}, {}, ""}},
+                           {"i", "c", "a"}, {"c", "p"});
   Graph g;
   test::MustAdd(g, Placeholder("m", DataType::kInt64));
   test::MustAdd(g, Placeholder("a", DataType::kFloat32));
-  test::MustAdd(
-      g, {"loop",
-          "Loop",
-          {"m", "a"},
-          {{"body", body},
-           {"has_trip_count", true},
-           {"Tout", std::vector<DataType>{DataType::kFloat32}}},
-          ""});
+  test::MustAdd(g, {"loop",
+                    "Loop",
+                    {"m", "a"},
+                    {{"body", body},
+                     {"has_trip_count", true},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                    ""});
   const Tensor a = test::SeededFloats(Shape{256, 256}, 3);
   std::vector<Tensor> results;
   for (int intra : {1, 2}) {
@@ -317,7 +315,8 @@ TEST(LoopTest, BodyKernelsSplitOverTheIntraOpPool) {
 TEST(LoopTest, ADeadlineStopsALongLoopBetweenIterations) {
   for (int inter : {1, 2, -1}) {
     SCOPED_TRACE("inter " + std::to_string(inter));
-    auto session = test::MustCreate(SpinLoopGraph(100, 2000), Options(inter, 1));
+    auto session =
+        test::MustCreate(SpinLoopGraph(100, 2000), Options(inter, 1));
     RunOptions options;
     options.timeout_ms = 50;
     std::vector<Tensor> out;
@@ -330,7 +329,8 @@ TEST(LoopTest, ADeadlineStopsALongLoopBetweenIterations) {
 TEST(LoopTest, CloseStopsALongLoop) {
   for (int inter : {1, 2, -1}) {
     SCOPED_TRACE("inter " + std::to_string(inter));
-    auto session = test::MustCreate(SpinLoopGraph(100, 2000), Options(inter, 1));
+    auto session =
+        test::MustCreate(SpinLoopGraph(100, 2000), Options(inter, 1));
     std::thread closer([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       EXPECT_TRUE(session->Close().ok());
@@ -361,24 +361,22 @@ TEST(LoopTest, ABodyOfTheWrongDtypeFailsAtSessionCreation) {
 
 // If: y = cond ? x + x : -x, x captured by both branches.
 Graph IfGraph() {
-  auto then_branch =
-      MakeSubgraph({Placeholder("x", DataType::kFloat32),
-                    {"y", "Add", {"x", "x"}, {}, ""}},
-                   {"x"}, {"y"});
+  auto then_branch = MakeSubgraph(
+      {Placeholder("x", DataType::kFloat32), {"y", "Add", {"x", "x"}, {}, ""}},
+      {"x"}, {"y"});
   auto else_branch = MakeSubgraph(
       {Placeholder("x", DataType::kFloat32), {"y", "Neg", {"x"}, {}, ""}},
       {"x"}, {"y"});
   Graph g;
   test::MustAdd(g, Placeholder("cond", DataType::kBool));
   test::MustAdd(g, Placeholder("x", DataType::kFloat32));
-  test::MustAdd(
-      g, {"if",
-          "If",
-          {"cond", "x"},
-          {{"then_branch", then_branch},
-           {"else_branch", else_branch},
-           {"Tout", std::vector<DataType>{DataType::kFloat32}}},
-          ""});
+  test::MustAdd(g, {"if",
+                    "If",
+                    {"cond", "x"},
+                    {{"then_branch", then_branch},
+                     {"else_branch", else_branch},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                    ""});
   return g;
 }
 
@@ -401,9 +399,8 @@ TEST(IfTest, AConditionOfManyElementsIsAnError) {
   auto session = test::MustCreate(IfGraph(), Options(1, 1));
   std::vector<Tensor> out;
   Tensor two(DataType::kBool, Shape{2});
-  const Status status =
-      session->Run({{"cond", two}, {"x", Tensor::Scalar<float>(1)}}, {"if"},
-                   {}, &out);
+  const Status status = session->Run(
+      {{"cond", two}, {"x", Tensor::Scalar<float>(1)}}, {"if"}, {}, &out);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("cond has 2 elements"));
 }
@@ -411,28 +408,26 @@ TEST(IfTest, AConditionOfManyElementsIsAnError) {
 // Scan: a running sum over the rows of x (axis 1, reversed), the partial
 // sums stacked along output axis 1 in reverse.
 TEST(ScanTest, SlicesAndStacksAlongAxesInEitherDirection) {
-  auto body = MakeSubgraph(
-      {Placeholder("s", DataType::kFloat32),
-       Placeholder("row", DataType::kFloat32),
-       {"s1", "Add", {"s", "row"}, {}, ""},
-       {"out", "Identity", {"s1"}, {}, ""}},
-      {"s", "row"}, {"s1", "out"});
+  auto body = MakeSubgraph({Placeholder("s", DataType::kFloat32),
+                            Placeholder("row", DataType::kFloat32),
+                            {"s1", "Add", {"s", "row"}, {}, ""},
+                            {"out", "Identity", {"s1"}, {}, ""}},
+                           {"s", "row"}, {"s1", "out"});
   Graph g;
   test::MustAdd(g, Placeholder("s0", DataType::kFloat32));
   test::MustAdd(g, Placeholder("x", DataType::kFloat32));
-  test::MustAdd(
-      g, {"scan",
-          "Scan",
-          {"s0", "x"},
-          {{"body", body},
-           {"num_scan_inputs", int64_t{1}},
-           {"scan_input_axes", std::vector<int64_t>{1}},
-           {"scan_input_directions", std::vector<int64_t>{1}},
-           {"scan_output_axes", std::vector<int64_t>{-1}},
-           {"scan_output_directions", std::vector<int64_t>{1}},
-           {"Tout", std::vector<DataType>{DataType::kFloat32,
-                                          DataType::kFloat32}}},
-          ""});
+  test::MustAdd(g, {"scan",
+                    "Scan",
+                    {"s0", "x"},
+                    {{"body", body},
+                     {"num_scan_inputs", int64_t{1}},
+                     {"scan_input_axes", std::vector<int64_t>{1}},
+                     {"scan_input_directions", std::vector<int64_t>{1}},
+                     {"scan_output_axes", std::vector<int64_t>{-1}},
+                     {"scan_output_directions", std::vector<int64_t>{1}},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32,
+                                                    DataType::kFloat32}}},
+                    ""});
   // x is [2, 3]: scanning axis 1 backwards gives columns 2, 1, 0.
   const Tensor x = Tensor::FromVector<float>({2, 3}, {1, 2, 3, 10, 20, 30});
   for (auto [inter, intra] : kSettings) {

@@ -915,7 +915,6 @@ class DropoutKernel : public OpKernel {
 // --- Registration
 // -----------------------------------------------------------------
 
-
 // The window attributes as a shape function sees them.
 WindowAttrs InferredWindowAttrs(const InferenceContext& ctx) {
   WindowAttrs attrs;
@@ -970,7 +969,6 @@ Status InferPoolShape(InferenceContext& ctx) {
   }
   return Status::OK();
 }
-
 
 template <class K>
 KernelFactory Factory() {

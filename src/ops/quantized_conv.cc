@@ -43,9 +43,9 @@ StatusOr<QuantizedConv> PlanConv(const WindowAttrs& attrs, int64_t group,
   q.group = group;
   if (group < 1 || q.c % group != 0 || q.m % group != 0 ||
       w.dim(1) * group != q.c) {
-    return InvalidArgumentError(
-        "group " + std::to_string(group) + " does not fit x " + x.ToString() +
-        " and w " + w.ToString());
+    return InvalidArgumentError("group " + std::to_string(group) +
+                                " does not fit x " + x.ToString() + " and w " +
+                                w.ToString());
   }
   std::vector<int64_t> kernel;
   for (int i = 2; i < w.rank(); ++i) kernel.push_back(w.dim(i));
@@ -84,20 +84,20 @@ void Convolve(KernelContext& ctx, const QuantizedConv& q, const QX* x,
   std::vector<int32_t> cols(static_cast<size_t>(rows * pixels));
   for (int64_t image = 0; image < q.n; ++image) {
     const QX* xi = x + image * q.c * in_size;
-    ctx.ParallelFor(pixels, static_cast<double>(rows),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t o = begin; o < end; ++o) {
-                        ForEachTap(win, o, [&](int64_t offset, int64_t k) {
-                          for (int64_t ch = 0; ch < q.c; ++ch) {
-                            cols[(ch * taps + k) * pixels + o] =
-                                offset < 0 ? 0
-                                           : static_cast<int32_t>(
-                                                 xi[ch * in_size + offset]) -
-                                                 x_zero;
-                          }
-                        });
-                      }
-                    });
+    ctx.ParallelFor(
+        pixels, static_cast<double>(rows), [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            ForEachTap(win, o, [&](int64_t offset, int64_t k) {
+              for (int64_t ch = 0; ch < q.c; ++ch) {
+                cols[(ch * taps + k) * pixels + o] =
+                    offset < 0
+                        ? 0
+                        : static_cast<int32_t>(xi[ch * in_size + offset]) -
+                              x_zero;
+              }
+            });
+          }
+        });
     const int64_t m_per_group = q.m / q.group;
     ctx.ParallelFor(
         q.m, static_cast<double>(q.rows_per_group * pixels),
@@ -138,8 +138,8 @@ Status DispatchPair(DataType x, DataType w, Fn&& fn) {
 
 // The zero point of input `index` as int32 (0 when absent); it must be one
 // element of the dtype of the tensor it offsets.
-StatusOr<int32_t> ScalarZeroPoint(KernelContext& ctx, int index,
-                                  DataType dtype, const char* what) {
+StatusOr<int32_t> ScalarZeroPoint(KernelContext& ctx, int index, DataType dtype,
+                                  const char* what) {
   if (ctx.num_inputs() <= index) return 0;
   const Tensor& z = ctx.input(index);
   if (z.dtype() != dtype) {
@@ -166,9 +166,8 @@ class ConvIntegerKernel : public OpKernel {
     const Tensor& w = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(QuantizedConv q,
                           PlanConv(attrs_, group_, x.shape(), w.shape()));
-    WEFT_ASSIGN_OR_RETURN(
-        int32_t x_zero,
-        ScalarZeroPoint(ctx, 2, x.dtype(), "x_zero_point"));
+    WEFT_ASSIGN_OR_RETURN(int32_t x_zero,
+                          ScalarZeroPoint(ctx, 2, x.dtype(), "x_zero_point"));
     const Tensor* w_zero = ctx.num_inputs() > 3 ? &ctx.input(3) : nullptr;
     bool per_m = false;
     if (w_zero != nullptr) {
@@ -179,7 +178,8 @@ class ConvIntegerKernel : public OpKernel {
       }
       WEFT_ASSIGN_OR_RETURN(per_m, PerChannel(*w_zero, q.m, "w_zero_point"));
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(0, q.out));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, q.out));
     int32_t* out = y->data<int32_t>();
     const int64_t pixels = q.win.OutSize();
     return DispatchPair(x.dtype(), w.dtype(), [&](auto qx, auto qw) {
@@ -222,8 +222,8 @@ class QLinearConvKernel : public OpKernel {
       return InvalidArgumentError(
           "x_scale, y_scale and y_zero_point must be scalars");
     }
-    WEFT_ASSIGN_OR_RETURN(
-        int32_t x_zero, ScalarZeroPoint(ctx, 2, x.dtype(), "x_zero_point"));
+    WEFT_ASSIGN_OR_RETURN(int32_t x_zero,
+                          ScalarZeroPoint(ctx, 2, x.dtype(), "x_zero_point"));
     WEFT_ASSIGN_OR_RETURN(bool scale_per_m,
                           PerChannel(w_scale, q.m, "w_scale"));
     WEFT_ASSIGN_OR_RETURN(bool zero_per_m,
@@ -242,14 +242,14 @@ class QLinearConvKernel : public OpKernel {
       const Tensor& b = ctx.input(8);
       if (b.dtype() != DataType::kInt32 || b.shape().rank() != 1 ||
           b.NumElements() != q.m) {
-        return InvalidArgumentError("B must be int32 of shape [" +
-                                    std::to_string(q.m) + "], got " +
-                                    DataTypeName(b.dtype()) + " " +
-                                    b.shape().ToString());
+        return InvalidArgumentError(
+            "B must be int32 of shape [" + std::to_string(q.m) + "], got " +
+            DataTypeName(b.dtype()) + " " + b.shape().ToString());
       }
       bias = b.data<int32_t>();
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(0, q.out));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, q.out));
     const int64_t pixels = q.win.OutSize();
     return DispatchPair(x.dtype(), w.dtype(), [&](auto qx, auto qw) {
       using QX = decltype(qx);
@@ -261,16 +261,15 @@ class QLinearConvKernel : public OpKernel {
         constexpr float lo = std::numeric_limits<QY>::min();
         constexpr float hi = std::numeric_limits<QY>::max();
         Convolve<QX, QW>(
-            ctx, q, x.data<QX>(), x_zero, w.data<QW>(),
-            ctx.input(5).data<QW>(), zero_per_m,
-            [&](int64_t image, int64_t oc, const int32_t* acc) {
+            ctx, q, x.data<QX>(), x_zero, w.data<QW>(), ctx.input(5).data<QW>(),
+            zero_per_m, [&](int64_t image, int64_t oc, const int32_t* acc) {
               const float multiplier = xs * ws[scale_per_m ? oc : 0] / ys;
               const int32_t b = bias ? bias[oc] : 0;
               QY* dst = out + (image * q.m + oc) * pixels;
               for (int64_t p = 0; p < pixels; ++p) {
-                const float v =
-                    std::nearbyint(static_cast<float>(acc[p] + b) * multiplier) +
-                    zy;
+                const float v = std::nearbyint(static_cast<float>(acc[p] + b) *
+                                               multiplier) +
+                                zy;
                 dst[p] = std::isnan(v) ? QY(0)
                                        : static_cast<QY>(std::clamp(v, lo, hi));
               }

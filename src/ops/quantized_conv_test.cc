@@ -12,10 +12,9 @@ using ::testing::HasSubstr;
 
 // A direct int32 reference: x [1, C, H, W] (uint8), w [M, C/group, kh, kw]
 // (int8), stride 1, `pad` on every side, w's zero point per output channel.
-std::vector<int32_t> ReferenceConv(const std::vector<uint8_t>& x, int c,
-                                   int h, int w_, const std::vector<int8_t>& w,
-                                   int m, int k, int group, int pad,
-                                   int32_t x_zero,
+std::vector<int32_t> ReferenceConv(const std::vector<uint8_t>& x, int c, int h,
+                                   int w_, const std::vector<int8_t>& w, int m,
+                                   int k, int group, int pad, int32_t x_zero,
                                    const std::vector<int8_t>& w_zero) {
   const int oh = h + 2 * pad - k + 1, ow = w_ + 2 * pad - k + 1;
   const int cg = c / group, mg = m / group;
@@ -47,7 +46,8 @@ std::vector<int32_t> ReferenceConv(const std::vector<uint8_t>& x, int c,
 TEST(QuantizedConvTest, ConvIntegerMatchesADirectSumWithGroupsAndPadding) {
   const int c = 4, h = 5, w = 6, m = 6, k = 3, group = 2, pad = 1;
   std::vector<uint8_t> x(c * h * w);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 37 % 251);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<uint8_t>(i * 37 % 251);
   std::vector<int8_t> wt(m * (c / group) * k * k);
   for (size_t i = 0; i < wt.size(); ++i) {
     wt[i] = static_cast<int8_t>(static_cast<int>(i * 53 % 255) - 127);
@@ -55,13 +55,13 @@ TEST(QuantizedConvTest, ConvIntegerMatchesADirectSumWithGroupsAndPadding) {
   const std::vector<int8_t> w_zero = {0, 3, -2, 1, 5, -7};
   const AttrMap attrs = {{"group", int64_t{group}},
                          {"pads", std::vector<int64_t>{pad, pad, pad, pad}}};
-  auto y = test::RunOneNode(
-      "ConvInteger",
-      {Tensor::FromVector<uint8_t>({1, c, h, w}, x),
-       Tensor::FromVector<int8_t>({m, c / group, k, k}, wt),
-       Tensor::FromVector<uint8_t>({}, {7}),
-       Tensor::FromVector<int8_t>({m}, w_zero)},
-      attrs);
+  auto y =
+      test::RunOneNode("ConvInteger",
+                       {Tensor::FromVector<uint8_t>({1, c, h, w}, x),
+                        Tensor::FromVector<int8_t>({m, c / group, k, k}, wt),
+                        Tensor::FromVector<uint8_t>({}, {7}),
+                        Tensor::FromVector<int8_t>({m}, w_zero)},
+                       attrs);
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ((*y)[0].shape(), (Shape{1, m, h, w}));
   EXPECT_EQ(test::Values<int32_t>((*y)[0]),
@@ -90,10 +90,10 @@ TEST(QuantizedConvTest, QLinearConvRequantizesWithBiasAndPerChannelScales) {
 }
 
 TEST(QuantizedConvTest, RefusesAZeroPointOfTheWrongDtype) {
-  auto y = test::RunOneNode("ConvInteger",
-                            {Tensor::FromVector<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4}),
-                             Tensor::FromVector<int8_t>({1, 1, 1, 1}, {1}),
-                             Tensor::FromVector<int8_t>({}, {0})});
+  auto y = test::RunOneNode(
+      "ConvInteger", {Tensor::FromVector<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4}),
+                      Tensor::FromVector<int8_t>({1, 1, 1, 1}, {1}),
+                      Tensor::FromVector<int8_t>({}, {0})});
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(),
               HasSubstr("x_zero_point has dtype int8, expected uint8"));

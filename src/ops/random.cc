@@ -290,17 +290,17 @@ void RegisterRandomOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "RandomNormalLike", KernelFactoryFor<RandomNormalKernel>()));
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Bernoulli")
-          .Input(ArgDef::Typed("input", "T"))
-          .Output(ArgDef::Typed("output", "dtype"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloats)
-          .Attr("dtype", AttrType::kType)
-          .Attr("seed", AttrType::kInt, int64_t{0})
-          .SetShapeFn(shape_fns::SameAsInput0)
-          .Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "Bernoulli", KernelFactoryFor<BernoulliKernel>()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("Bernoulli")
+                              .Input(ArgDef::Typed("input", "T"))
+                              .Output(ArgDef::Typed("output", "dtype"))
+                              .Attr("T", AttrType::kType, std::nullopt, kFloats)
+                              .Attr("dtype", AttrType::kType)
+                              .Attr("seed", AttrType::kInt, int64_t{0})
+                              .SetShapeFn(shape_fns::SameAsInput0)
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel("Bernoulli",
+                                          KernelFactoryFor<BernoulliKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("TrainingDropout")
           .Input(ArgDef::Typed("data", "T"))

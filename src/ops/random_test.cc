@@ -16,9 +16,9 @@ TEST(RandomOpsTest, BernoulliDrawsZerosAndOnesAtTheGivenRates) {
   std::vector<float> p(n + 2, 0.25f);
   p[n] = 0.0f;
   p[n + 1] = 1.0f;
-  auto y = test::RunOneOutput(
-      "Bernoulli", {Tensor::FromVector<float>({n + 2}, p)},
-      {{"dtype", DataType::kInt32}, {"seed", int64_t{7}}});
+  auto y =
+      test::RunOneOutput("Bernoulli", {Tensor::FromVector<float>({n + 2}, p)},
+                         {{"dtype", DataType::kInt32}, {"seed", int64_t{7}}});
   ASSERT_TRUE(y.ok()) << y.status();
   const std::vector<int32_t> v = test::Values<int32_t>(*y);
   int64_t ones = 0;
@@ -32,9 +32,9 @@ TEST(RandomOpsTest, BernoulliDrawsZerosAndOnesAtTheGivenRates) {
 }
 
 TEST(RandomOpsTest, BernoulliRefusesAValueThatIsNoProbability) {
-  auto y = test::RunOneOutput(
-      "Bernoulli", {Tensor::FromVector<float>({2}, {0.5f, 1.5f})},
-      {{"dtype", DataType::kFloat32}});
+  auto y = test::RunOneOutput("Bernoulli",
+                              {Tensor::FromVector<float>({2}, {0.5f, 1.5f})},
+                              {{"dtype", DataType::kFloat32}});
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(),
               HasSubstr("input element 1 is 1.500000, not a probability"));
@@ -76,11 +76,10 @@ TEST(RandomOpsTest, TrainingDropoutKeepsAndScalesOnlyInTraining) {
   const int64_t n = 10'000;
   const Tensor x = Tensor::FromVector<float>({n}, std::vector<float>(n, 3.0f));
   for (bool training : {true, false}) {
-    auto y = test::RunOneNode(
-        "TrainingDropout",
-        {x, Tensor::Scalar<bool>(training),
-         Tensor::FromVector<float>({}, {0.75f})},
-        {{"seed", int64_t{5}}}, 2);
+    auto y = test::RunOneNode("TrainingDropout",
+                              {x, Tensor::Scalar<bool>(training),
+                               Tensor::FromVector<float>({}, {0.75f})},
+                              {{"seed", int64_t{5}}}, 2);
     ASSERT_TRUE(y.ok()) << y.status();
     const std::vector<float> out = test::Values<float>((*y)[0]);
     const bool* keep = (*y)[1].data<bool>();

@@ -95,15 +95,15 @@ class RoiAlignKernel : public OpKernel {
     const int64_t* batch_of = batch.data<int64_t>();
     for (int64_t r = 0; r < num_rois; ++r) {
       if (batch_of[r] < 0 || batch_of[r] >= n) {
-        return InvalidArgumentError(
-            "batch_indices[" + std::to_string(r) + "] = " +
-            std::to_string(batch_of[r]) + " is outside [0, " +
-            std::to_string(n) + ")");
+        return InvalidArgumentError("batch_indices[" + std::to_string(r) +
+                                    "] = " + std::to_string(batch_of[r]) +
+                                    " is outside [0, " + std::to_string(n) +
+                                    ")");
       }
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(
-                              0, Shape{num_rois, c, out_h_, out_w_}));
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y,
+        ctx.AllocateOutputUninitialized(0, Shape{num_rois, c, out_h_, out_w_}));
     // float32 or float64 (the op's T).
     auto run = [&](auto zero) {
       using T = decltype(zero);
@@ -142,15 +142,16 @@ class RoiAlignKernel : public OpKernel {
     }
     const float bin_h = roi_h / static_cast<float>(out_h_);
     const float bin_w = roi_w / static_cast<float>(out_w_);
-    const int64_t grid_h =
-        sampling_ratio_ > 0
-            ? sampling_ratio_
-            : static_cast<int64_t>(std::ceil(roi_h / static_cast<float>(out_h_)));
-    const int64_t grid_w =
-        sampling_ratio_ > 0
-            ? sampling_ratio_
-            : static_cast<int64_t>(std::ceil(roi_w / static_cast<float>(out_w_)));
-    const float count = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
+    const int64_t grid_h = sampling_ratio_ > 0
+                               ? sampling_ratio_
+                               : static_cast<int64_t>(std::ceil(
+                                     roi_h / static_cast<float>(out_h_)));
+    const int64_t grid_w = sampling_ratio_ > 0
+                               ? sampling_ratio_
+                               : static_cast<int64_t>(std::ceil(
+                                     roi_w / static_cast<float>(out_w_)));
+    const float count =
+        static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
     for (int64_t ph = 0; ph < out_h_; ++ph) {
       for (int64_t pw = 0; pw < out_w_; ++pw) {
         float acc = 0.0f;
@@ -168,8 +169,8 @@ class RoiAlignKernel : public OpKernel {
               // ONNX's definition: the largest weighted neighbour.
               float v = s.weight[0] * static_cast<float>(plane[s.offset[0]]);
               for (int k = 1; k < 4; ++k) {
-                v = std::max(v, s.weight[k] *
-                                    static_cast<float>(plane[s.offset[k]]));
+                v = std::max(
+                    v, s.weight[k] * static_cast<float>(plane[s.offset[k]]));
               }
               acc = first ? v : std::max(acc, v);
               first = false;
@@ -194,8 +195,7 @@ class RoiAlignKernel : public OpKernel {
 Status CheckRoiAlignAttrs(InferenceContext& ctx) {
   const std::string& mode = ctx.attr<std::string>("mode");
   if (mode != "avg" && mode != "max") {
-    return InvalidArgumentError("mode \"" + mode +
-                                "\" is not one of avg, max");
+    return InvalidArgumentError("mode \"" + mode + "\" is not one of avg, max");
   }
   const std::string& transform =
       ctx.attr<std::string>("coordinate_transformation_mode");
@@ -232,10 +232,9 @@ class MaxUnpoolKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
     if (attrs_.kernel.size() != in.size()) {
-      return InvalidArgumentError("kernel_shape has " +
-                                  std::to_string(attrs_.kernel.size()) +
-                                  " entries for " + std::to_string(in.size()) +
-                                  " spatial dims");
+      return InvalidArgumentError(
+          "kernel_shape has " + std::to_string(attrs_.kernel.size()) +
+          " entries for " + std::to_string(in.size()) + " spatial dims");
     }
     // The unpooled shape follows from the window; indices address it.
     const size_t rank = in.size();
@@ -255,10 +254,10 @@ class MaxUnpoolKernel : public OpKernel {
       const Tensor& shape = ctx.input(2);
       if (shape.dtype() != DataType::kInt64 || shape.shape().rank() != 1 ||
           shape.NumElements() != x.shape().rank()) {
-        return InvalidArgumentError(
-            "output_shape must be int64 with " +
-            std::to_string(x.shape().rank()) + " entries, got " +
-            shape.shape().ToString());
+        return InvalidArgumentError("output_shape must be int64 with " +
+                                    std::to_string(x.shape().rank()) +
+                                    " entries, got " +
+                                    shape.shape().ToString());
       }
       out_shape = Shape(std::vector<int64_t>(
           shape.data<int64_t>(), shape.data<int64_t>() + shape.NumElements()));
@@ -266,9 +265,9 @@ class MaxUnpoolKernel : public OpKernel {
         const bool same = d < 2;  // N and C stay.
         if (same ? out_shape.dim(d) != unpooled.dim(d)
                  : out_shape.dim(d) < unpooled.dim(d)) {
-          return InvalidArgumentError(
-              "output_shape " + out_shape.ToString() +
-              " does not hold the unpooled shape " + unpooled.ToString());
+          return InvalidArgumentError("output_shape " + out_shape.ToString() +
+                                      " does not hold the unpooled shape " +
+                                      unpooled.ToString());
         }
       }
     }
@@ -278,10 +277,9 @@ class MaxUnpoolKernel : public OpKernel {
     std::vector<int64_t> target(static_cast<size_t>(x.NumElements()));
     for (int64_t j = 0; j < x.NumElements(); ++j) {
       if (idx[j] < 0 || idx[j] >= total) {
-        return InvalidArgumentError("I[" + std::to_string(j) + "] = " +
-                                    std::to_string(idx[j]) +
-                                    " is outside the unpooled shape " +
-                                    unpooled.ToString());
+        return InvalidArgumentError(
+            "I[" + std::to_string(j) + "] = " + std::to_string(idx[j]) +
+            " is outside the unpooled shape " + unpooled.ToString());
       }
       // The index's coordinates in the unpooled shape, placed in the output.
       int64_t rest = idx[j], flat = 0, scale = 1;
@@ -333,8 +331,8 @@ void RegisterRoiOps(OpRegistry& registry) {
           .Attr("spatial_scale", AttrType::kFloat, 1.0)
           .SetShapeFn(CheckRoiAlignAttrs)
           .Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "RoiAlign", KernelFactoryFor<RoiAlignKernel>()));
+  CheckRegistered(
+      registry.RegisterKernel("RoiAlign", KernelFactoryFor<RoiAlignKernel>()));
   OpDefBuilder unpool("MaxUnpool");
   unpool.Input(ArgDef::Typed("X", "T"))
       .Input(ArgDef::Fixed("I", DataType::kInt64))
@@ -343,8 +341,8 @@ void RegisterRoiOps(OpRegistry& registry) {
       .Attr("T", AttrType::kType, std::nullopt, kFloatTypes);
   WindowAttrsOn(unpool).SetShapeFn(CheckMaxUnpoolAttrs);
   CheckRegistered(registry.RegisterOp(unpool.Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "MaxUnpool", KernelFactoryFor<MaxUnpoolKernel>()));
+  CheckRegistered(registry.RegisterKernel("MaxUnpool",
+                                          KernelFactoryFor<MaxUnpoolKernel>()));
 }
 
 }  // namespace weft::internal

@@ -20,13 +20,13 @@ TEST(RoiAlignTest, AveragesBilinearSamplesOfEachBin) {
   // 2 x 2 samples each: on a linear ramp a bin's average is the ramp at
   // the bin's centre, shifted by the half pixel: (2 i + 0.5) * 4 +
   // (2 j + 0.5).
-  auto y = test::RunOneNode(
-      "RoiAlign",
-      {Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 4, 4}),
-       Tensor::FromVector<int64_t>({1}, {0})},
-      {{"output_height", int64_t{2}},
-       {"output_width", int64_t{2}},
-       {"sampling_ratio", int64_t{2}}});
+  auto y =
+      test::RunOneNode("RoiAlign",
+                       {Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 4, 4}),
+                        Tensor::FromVector<int64_t>({1}, {0})},
+                       {{"output_height", int64_t{2}},
+                        {"output_width", int64_t{2}},
+                        {"sampling_ratio", int64_t{2}}});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ((*y)[0].shape(), (Shape{1, 1, 2, 2}));
   const std::vector<float> got = test::Values<float>((*y)[0]);
@@ -63,19 +63,19 @@ TEST(MaxUnpoolTest, PutsValuesWhereMaxPoolFoundThem) {
   auto y = test::RunOneNode("MaxUnpool", {x, i}, attrs);
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ((*y)[0].shape(), (Shape{1, 1, 4, 4}));
-  EXPECT_EQ(test::Values<float>((*y)[0]),
-            (std::vector<float>{0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0,
-                                8}));
+  EXPECT_EQ(
+      test::Values<float>((*y)[0]),
+      (std::vector<float>{0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8}));
   // A larger output_shape keeps the coordinates; a smaller one is refused.
   auto big = test::RunOneNode(
-      "MaxUnpool",
-      {x, i, Tensor::FromVector<int64_t>({4}, {1, 1, 5, 5})}, attrs);
+      "MaxUnpool", {x, i, Tensor::FromVector<int64_t>({4}, {1, 1, 5, 5})},
+      attrs);
   ASSERT_TRUE(big.ok()) << big.status();
   EXPECT_EQ(test::Values<float>((*big)[0])[6], 5.0f);   // (1, 1)
   EXPECT_EQ(test::Values<float>((*big)[0])[18], 8.0f);  // (3, 3)
   auto small = test::RunOneNode(
-      "MaxUnpool",
-      {x, i, Tensor::FromVector<int64_t>({4}, {1, 1, 3, 3})}, attrs);
+      "MaxUnpool", {x, i, Tensor::FromVector<int64_t>({4}, {1, 1, 3, 3})},
+      attrs);
   ASSERT_FALSE(small.ok());
   EXPECT_THAT(small.status().message(), HasSubstr("does not hold"));
   auto wild = test::RunOneNode(

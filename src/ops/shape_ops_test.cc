@@ -311,11 +311,10 @@ TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
 TEST(ShapeOpsTest, ClipWithOnlyAMaxInput) {
   // ONNX's Clip(x, "", max) with max known at Run: max_only says the one
   // bound input is the max.
-  auto y = test::RunOneOutput(
-      "Clip",
-      {Tensor::FromVector<float>({3}, {-5, 1, 5}),
-       Tensor::FromVector<float>({}, {2})},
-      {{"max_only", true}});
+  auto y = test::RunOneOutput("Clip",
+                              {Tensor::FromVector<float>({3}, {-5, 1, 5}),
+                               Tensor::FromVector<float>({}, {2})},
+                              {{"max_only", true}});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(test::Values<float>(*y), (std::vector<float>{-5, 1, 2}));
 }

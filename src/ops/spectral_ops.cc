@@ -122,8 +122,8 @@ class DftKernel : public OpKernel {
     int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     if (axis < 0 || axis >= rank - 1) {
       return InvalidArgumentError("axis " + std::to_string(axis_) +
-                                  " is out of range for shape " +
-                                  s.ToString() + " (the last dim is not one)");
+                                  " is out of range for shape " + s.ToString() +
+                                  " (the last dim is not one)");
     }
     const bool complex_in = s.dim(rank - 1) == 2;
     if (onesided_ && (complex_in || inverse_)) {
@@ -155,10 +155,10 @@ class DftKernel : public OpKernel {
       using T = decltype(zero);
       const T* in = x.data<T>();
       T* out = y->data<T>();
-      const double cost = static_cast<double>(length) *
-                          static_cast<double>(IsPowerOfTwo(length)
-                                                  ? std::log2(length) + 1
-                                                  : static_cast<double>(bins));
+      const double cost =
+          static_cast<double>(length) *
+          static_cast<double>(IsPowerOfTwo(length) ? std::log2(length) + 1
+                                                   : static_cast<double>(bins));
       ctx.ParallelFor(outer * inner, cost, [&](int64_t begin, int64_t end) {
         std::vector<Complex> signal(static_cast<size_t>(length));
         std::vector<Complex> spectrum(static_cast<size_t>(bins));
@@ -263,9 +263,9 @@ class StftKernel : public OpKernel {
               for (int64_t j = 0; j < frame; ++j) {
                 const T* e = in + (b * length + f * step + j) * comp;
                 const double w = win ? static_cast<double>(win[j]) : 1.0;
-                signal[j] = Complex(
-                    static_cast<double>(e[0]) * w,
-                    complex_in ? static_cast<double>(e[1]) * w : 0.0);
+                signal[j] =
+                    Complex(static_cast<double>(e[0]) * w,
+                            complex_in ? static_cast<double>(e[1]) * w : 0.0);
               }
               Transform(signal, false, spectrum);
               T* o = out + bf * bins * 2;
@@ -311,18 +311,21 @@ class MelWeightMatrixKernel : public OpKernel {
     }
     // The filter edges in spectrogram bins, computed as ONNX's reference
     // does: mel in float32, the rest in double, floored.
-    const float low_mel = 2595.0f * std::log10(1.0f + static_cast<float>(lower) / 700.0f);
-    const float high_mel = 2595.0f * std::log10(1.0f + static_cast<float>(upper) / 700.0f);
+    const float low_mel =
+        2595.0f * std::log10(1.0f + static_cast<float>(lower) / 700.0f);
+    const float high_mel =
+        2595.0f * std::log10(1.0f + static_cast<float>(upper) / 700.0f);
     const float mel_step =
         (high_mel - low_mel) / static_cast<float>(mel_bins + 2);
     std::vector<int64_t> edge(static_cast<size_t>(mel_bins + 2));
     for (int64_t i = 0; i < mel_bins + 2; ++i) {
-      const double mel = static_cast<double>(i) * static_cast<double>(mel_step) +
-                         static_cast<double>(low_mel);
+      const double mel =
+          static_cast<double>(i) * static_cast<double>(mel_step) +
+          static_cast<double>(low_mel);
       const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-      edge[i] = static_cast<int64_t>(std::floor(
-          static_cast<double>(dft_length + 1) * hz /
-          static_cast<double>(sample_rate)));
+      edge[i] = static_cast<int64_t>(
+          std::floor(static_cast<double>(dft_length + 1) * hz /
+                     static_cast<double>(sample_rate)));
       if (edge[i] < 0 || edge[i] >= spectrogram_bins) {
         return InvalidArgumentError(
             "upper_edge_hertz " + std::to_string(upper) +

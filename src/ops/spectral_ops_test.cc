@@ -32,11 +32,10 @@ std::vector<double> DirectDft(const std::vector<double>& x, int64_t n) {
 StatusOr<Tensor> Dft(const std::vector<double>& x, int64_t length,
                      AttrMap attrs = {}) {
   const int64_t n = static_cast<int64_t>(x.size());
-  return test::RunOneOutput(
-      "DFT",
-      {Tensor::FromVector<double>({1, n, 1}, x),
-       Tensor::FromVector<int64_t>({}, {length})},
-      std::move(attrs));
+  return test::RunOneOutput("DFT",
+                            {Tensor::FromVector<double>({1, n, 1}, x),
+                             Tensor::FromVector<int64_t>({}, {length})},
+                            std::move(attrs));
 }
 
 TEST(SpectralOpsTest, DftMatchesTheDefinitionForEveryLength) {
@@ -78,19 +77,17 @@ TEST(SpectralOpsTest, OnesidedKeepsHalfTheBinsAndInverseUndoesTheForward) {
 
 TEST(SpectralOpsTest, StftNeedsAFrameThatFitsTheSignal) {
   const Tensor signal = Tensor::FromVector<float>({1, 4, 1}, {1, 2, 3, 4});
-  auto y = test::RunOneOutput(
-      "STFT",
-      {signal, Tensor::FromVector<int64_t>({}, {2}),
-       Tensor::FromVector<int64_t>({}, {8})},
-      {{"has_frame_length", true}});
+  auto y = test::RunOneOutput("STFT",
+                              {signal, Tensor::FromVector<int64_t>({}, {2}),
+                               Tensor::FromVector<int64_t>({}, {8})},
+                              {{"has_frame_length", true}});
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(),
               HasSubstr("frame_length 8 is longer than the signal (4)"));
-  auto ok = test::RunOneOutput(
-      "STFT",
-      {signal, Tensor::FromVector<int64_t>({}, {2}),
-       Tensor::FromVector<int64_t>({}, {2})},
-      {{"has_frame_length", true}});
+  auto ok = test::RunOneOutput("STFT",
+                               {signal, Tensor::FromVector<int64_t>({}, {2}),
+                                Tensor::FromVector<int64_t>({}, {2})},
+                               {{"has_frame_length", true}});
   ASSERT_TRUE(ok.ok()) << ok.status();
   // Frames [1, 2] and [3, 4]: bins 0 and 1 are the sum and the difference.
   EXPECT_EQ(ok->shape(), (Shape{1, 2, 2, 2}));
@@ -99,12 +96,12 @@ TEST(SpectralOpsTest, StftNeedsAFrameThatFitsTheSignal) {
 }
 
 TEST(SpectralOpsTest, MelWeightMatrixRefusesEdgesBeyondNyquist) {
-  auto y = test::RunOneOutput(
-      "MelWeightMatrix",
-      {Tensor::FromVector<int32_t>({}, {8}), Tensor::FromVector<int32_t>({}, {16}),
-       Tensor::FromVector<int32_t>({}, {8000}),
-       Tensor::FromVector<float>({}, {0}),
-       Tensor::FromVector<float>({}, {20000})});
+  auto y = test::RunOneOutput("MelWeightMatrix",
+                              {Tensor::FromVector<int32_t>({}, {8}),
+                               Tensor::FromVector<int32_t>({}, {16}),
+                               Tensor::FromVector<int32_t>({}, {8000}),
+                               Tensor::FromVector<float>({}, {0}),
+                               Tensor::FromVector<float>({}, {20000})});
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(), HasSubstr("beyond the Nyquist"));
 }

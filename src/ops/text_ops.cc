@@ -21,7 +21,8 @@ class TfIdfVectorizerKernel : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(
       const KernelConstruction& c) {
-    auto k = std::unique_ptr<TfIdfVectorizerKernel>(new TfIdfVectorizerKernel());
+    auto k =
+        std::unique_ptr<TfIdfVectorizerKernel>(new TfIdfVectorizerKernel());
     const std::string& mode = c.attr<std::string>("mode");
     k->min_gram_ = c.attr<int64_t>("min_gram_length");
     k->max_gram_ = c.attr<int64_t>("max_gram_length");
@@ -57,10 +58,9 @@ class TfIdfVectorizerKernel : public OpKernel {
       if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) ||
           (end - begin) % n != 0) {
         return InvalidArgumentError(
-            "ngram_counts " + std::to_string(i) + " (" +
-            std::to_string(begin) + ") does not cut the pool of " +
-            std::to_string(pool.size()) + " items into " + std::to_string(n) +
-            "-grams");
+            "ngram_counts " + std::to_string(i) + " (" + std::to_string(begin) +
+            ") does not cut the pool of " + std::to_string(pool.size()) +
+            " items into " + std::to_string(n) + "-grams");
       }
       for (int64_t at = begin; at < end; at += n, ++id) {
         if (id >= static_cast<int64_t>(indexes.size())) {
@@ -71,17 +71,16 @@ class TfIdfVectorizerKernel : public OpKernel {
         if (indexes[id] < 0) {
           return InvalidArgumentError("ngram_indexes holds a negative index");
         }
-        k->grams_[std::vector<int64_t>(pool.begin() + at, pool.begin() + at + n)] =
-            indexes[id];
+        k->grams_[std::vector<int64_t>(pool.begin() + at,
+                                       pool.begin() + at + n)] = indexes[id];
         k->width_ = std::max(k->width_, indexes[id] + 1);
       }
     }
     if (!k->weights_.empty() &&
         static_cast<int64_t>(k->weights_.size()) < k->width_) {
-      return InvalidArgumentError("weights has " +
-                                  std::to_string(k->weights_.size()) +
-                                  " entries for " + std::to_string(k->width_) +
-                                  " outputs");
+      return InvalidArgumentError(
+          "weights has " + std::to_string(k->weights_.size()) +
+          " entries for " + std::to_string(k->width_) + " outputs");
     }
     return std::unique_ptr<OpKernel>(std::move(k));
   }
@@ -104,14 +103,13 @@ class TfIdfVectorizerKernel : public OpKernel {
     const Shape out_shape = rank == 1 ? Shape{width_} : Shape{rows, width_};
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
     float* out = y->data<float>();
-    ctx.ParallelFor(rows, static_cast<double>(cols * (max_skip_ + 1) *
-                                              max_gram_ * 20),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t r = begin; r < end; ++r) {
-                        CountRow(tokens.data() + r * cols, cols,
-                                 out + r * width_);
-                      }
-                    });
+    ctx.ParallelFor(
+        rows, static_cast<double>(cols * (max_skip_ + 1) * max_gram_ * 20),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            CountRow(tokens.data() + r * cols, cols, out + r * width_);
+          }
+        });
     return Status::OK();
   }
 
@@ -135,8 +133,8 @@ class TfIdfVectorizerKernel : public OpKernel {
       }
     }
     for (int64_t i = 0; i < width_; ++i) {
-      const float weight = weights_.empty() ? 1.0f
-                                            : static_cast<float>(weights_[i]);
+      const float weight =
+          weights_.empty() ? 1.0f : static_cast<float>(weights_[i]);
       if (mode_ == TfIdfMode::kIdf) {
         out[i] = out[i] > 0 ? weight : 0.0f;
       } else if (mode_ == TfIdfMode::kTfIdf) {
@@ -174,8 +172,8 @@ void RegisterTextOps(OpRegistry& registry) {
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("TfIdfVectorizer", &TfIdfVectorizerKernel::Create));
+  CheckRegistered(registry.RegisterKernel("TfIdfVectorizer",
+                                          &TfIdfVectorizerKernel::Create));
 }
 
 }  // namespace weft::internal

@@ -22,9 +22,9 @@ AttrMap Attrs(const std::string& mode, int64_t max_skip = 0) {
 
 std::vector<float> Vectorize(std::vector<int64_t> tokens, AttrMap attrs) {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  auto y = test::RunOneOutput(
-      "TfIdfVectorizer", {Tensor::FromVector<int64_t>({n}, tokens)},
-      std::move(attrs));
+  auto y = test::RunOneOutput("TfIdfVectorizer",
+                              {Tensor::FromVector<int64_t>({n}, tokens)},
+                              std::move(attrs));
   EXPECT_TRUE(y.ok()) << y.status();
   return y.ok() ? test::Values<float>(*y) : std::vector<float>{};
 }
@@ -46,8 +46,8 @@ TEST(TextOpsTest, TfIdfVectorizerCountsWeighsAndSkips) {
 TEST(TextOpsTest, TfIdfVectorizerRefusesAPoolItsCountsDoNotCut) {
   AttrMap attrs = Attrs("TF");
   attrs["pool_int64s"] = std::vector<int64_t>{1, 2, 1};
-  auto y = test::RunOneOutput(
-      "TfIdfVectorizer", {Tensor::FromVector<int64_t>({1}, {1})}, attrs);
+  auto y = test::RunOneOutput("TfIdfVectorizer",
+                              {Tensor::FromVector<int64_t>({1}, {1})}, attrs);
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(), HasSubstr("does not cut the pool"));
 }

@@ -162,9 +162,9 @@ class SessionImpl {
   Status Prepare(const NamedTensors& feeds,
                  const std::vector<std::string>& fetches,
                  const std::vector<std::string>& targets) {
-    WEFT_ASSIGN_OR_RETURN(const ExecutionPlan* plan,
-                          GetPlan(PlanKey(feeds, fetches, targets), feeds,
-                                  fetches, targets));
+    WEFT_ASSIGN_OR_RETURN(
+        const ExecutionPlan* plan,
+        GetPlan(PlanKey(feeds, fetches, targets), feeds, fetches, targets));
     return CheckFeeds(*plan, feeds);
   }
 
@@ -286,8 +286,7 @@ bool SessionImpl::NeedsGraphAsGiven(const CompiledGraph& graph,
     // A fed intermediate may not have the shape the passes inferred for it.
     auto spec = ParseInput(feed.first);
     const int node = spec.ok() ? graph.FindNode(spec->node) : -1;
-    if (gone(feed.first) ||
-        (node >= 0 && !graph.node(node).is_placeholder)) {
+    if (gone(feed.first) || (node >= 0 && !graph.node(node).is_placeholder)) {
       return true;
     }
   }

@@ -141,8 +141,8 @@ std::string Compare(const std::string& output, const Tensor& expected,
 // bit, since weft's generators are seeded and counter-based.
 bool DrawsRandomNumbers(const Graph& graph) {
   static const std::set<std::string> kRandomOps = {
-      "RandomUniform", "RandomNormal", "RandomUniformLike",
-      "RandomNormalLike", "Bernoulli", "TrainingDropout"};
+      "RandomUniform",    "RandomNormal", "RandomUniformLike",
+      "RandomNormalLike", "Bernoulli",    "TrainingDropout"};
   for (const NodeDef& node : graph.nodes()) {
     if (kRandomOps.count(node.op)) return true;
   }
@@ -214,9 +214,8 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
       if (!status.ok()) return FromStatus(name, status, set_name.c_str());
       if (s == 0) {
         for (size_t k = 0; k < outputs.size(); ++k) {
-          std::string diff =
-              (random ? CompareRandom : Compare)(model->outputs[k].name,
-                                                 data->outputs[k], outputs[k]);
+          std::string diff = (random ? CompareRandom : Compare)(
+              model->outputs[k].name, data->outputs[k], outputs[k]);
           if (!diff.empty()) {
             return {name, Outcome::kFailed, set_name + ": " + diff};
           }
@@ -235,9 +234,9 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
       }
     }
   }
-  return {name, Outcome::kPassed,
-          random ? "random output: dtype, shape and finite values checked"
-                 : ""};
+  return {
+      name, Outcome::kPassed,
+      random ? "random output: dtype, shape and finite values checked" : ""};
 }
 
 // The case folders under `path`: itself when it holds model.onnx, else its

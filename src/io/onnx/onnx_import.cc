@@ -343,8 +343,8 @@ class Importer {
       // The calling node binds the dtype; a declared one only documents.
       const auto dtype = internal::FromOnnxType(info.onnx_type);
       if (input.has_type() && !dtype) {
-        return UnimplementedError("subgraph input '" + info.name +
-                                  "': dtype " + OnnxTypeName(info.onnx_type) +
+        return UnimplementedError("subgraph input '" + info.name + "': dtype " +
+                                  OnnxTypeName(info.onnx_type) +
                                   " is not supported");
       }
       const std::string name = names_.Take(info.name);
@@ -582,8 +582,7 @@ class Importer {
     std::vector<DataType> tout;
     for (size_t i = skip; i < first.output_types().size(); ++i) {
       int32_t type = first.output_types()[i];
-      if (type == 0 && subs.size() > 1 &&
-          i < subs[1]->output_types().size()) {
+      if (type == 0 && subs.size() > 1 && i < subs[1]->output_types().size()) {
         type = subs[1]->output_types()[i];
       }
       const auto dtype = internal::FromOnnxType(type);
@@ -606,10 +605,9 @@ class Importer {
           " loop-carried values, then any scan outputs");
     }
     if (static_cast<size_t>(node.output_size()) > tout.size()) {
-      return InvalidArgumentError(where + ": the node has " +
-                                  std::to_string(node.output_size()) +
-                                  " outputs; its subgraph gives " +
-                                  std::to_string(tout.size()));
+      return InvalidArgumentError(
+          where + ": the node has " + std::to_string(node.output_size()) +
+          " outputs; its subgraph gives " + std::to_string(tout.size()));
     }
     for (size_t s = 0; s < subs.size(); ++s) {
       WEFT_ASSIGN_OR_RETURN(SubgraphPtr graph, subs[s]->Finish(captures));

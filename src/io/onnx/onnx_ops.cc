@@ -423,11 +423,12 @@ Status Stft(const OnnxNode& n, NodeDef* out) {
 }
 
 // The random ops. ONNX's seed is a float and optional: weft's is an int,
-// and a node without one gets SeedFromName. A -Like op or Bernoulli without `dtype` takes its input's.
+// and a node without one gets SeedFromName. A -Like op or Bernoulli without
+// `dtype` takes its input's.
 Status RandomOp(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
-  const bool has_input = n.op_type().ends_with("Like") ||
-                         n.op_type() == "Bernoulli";
+  const bool has_input =
+      n.op_type().ends_with("Like") || n.op_type() == "Bernoulli";
   out->op = n.op_type();
   if (has_input) out->inputs.push_back(n.input(0));
   for (const AttributeProto& a : n.proto().attribute()) {
@@ -451,8 +452,8 @@ Status RandomOp(const OnnxNode& n, NodeDef* out) {
       out->attrs["shape"] =
           PartialShape(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
       continue;
-    } else if (a.name() != "low" && a.name() != "high" &&
-               a.name() != "mean" && a.name() != "scale") {
+    } else if (a.name() != "low" && a.name() != "high" && a.name() != "mean" &&
+               a.name() != "scale") {
       return UnimplementedError(n.Where() + ": attribute '" + a.name() +
                                 "' is not supported");
     }
