@@ -45,6 +45,17 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
   return fn(bool{});
 }
 
+// fn(float{}) or fn(double{}) for a float32 or float64 dtype: for ops
+// whose signature allows those two alone.
+template <class Fn>
+void DispatchFloat32Or64(DataType dtype, Fn&& fn) {
+  if (dtype == DataType::kFloat64) {
+    fn(double{});
+  } else {
+    fn(float{});
+  }
+}
+
 // DispatchDtype for the numeric types; bool is an error.
 template <class Fn>
 Status DispatchNumeric(DataType dtype, Fn&& fn) {

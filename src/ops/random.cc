@@ -171,11 +171,7 @@ class TrainingDropoutKernel : public OpKernel {
         }
       });
     };
-    if (x.dtype() == DataType::kFloat64) {
-      run(double{});
-    } else {
-      run(float{});
-    }
+    DispatchFloat32Or64(x.dtype(), run);
     return Status::OK();
   }
 

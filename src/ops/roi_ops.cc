@@ -119,11 +119,7 @@ class RoiAlignKernel : public OpKernel {
         }
       });
     };
-    if (x.dtype() == DataType::kFloat64) {
-      run(double{});
-    } else {
-      run(float{});
-    }
+    DispatchFloat32Or64(x.dtype(), run);
     return Status::OK();
   }
 

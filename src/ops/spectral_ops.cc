@@ -90,16 +90,6 @@ StatusOr<int64_t> ScalarLength(const Tensor& t, const char* what) {
   return v[0];
 }
 
-// Runs fn(float{}) or fn(double{}) for a float32 / float64 tensor.
-template <class Fn>
-void ForFloat(DataType dtype, Fn&& fn) {
-  if (dtype == DataType::kFloat64) {
-    fn(double{});
-  } else {
-    fn(float{});
-  }
-}
-
 // DFT (input[, dft_length]): along `axis`, zero-padded or cut to
 // dft_length; onesided keeps the first length / 2 + 1 bins of a real
 // signal's transform.
@@ -151,7 +141,7 @@ class DftKernel : public OpKernel {
       inner *= s.dim(d);
     }
     const int64_t comp = s.dim(rank - 1);
-    ForFloat(x.dtype(), [&](auto zero) {
+    DispatchFloat32Or64(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* in = x.data<T>();
       T* out = y->data<T>();
@@ -248,7 +238,7 @@ class StftKernel : public OpKernel {
     const int64_t bins = onesided_ ? frame / 2 + 1 : frame;
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
                                           0, Shape{batch, frames, bins, 2}));
-    ForFloat(x.dtype(), [&](auto zero) {
+    DispatchFloat32Or64(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* in = x.data<T>();
       const T* win = window ? window->data<T>() : nullptr;
@@ -368,7 +358,7 @@ class MelWeightMatrixKernel : public OpKernel {
                                   t.shape().ToString());
     }
     double v = 0;
-    ForFloat(t.dtype(), [&](auto zero) {
+    DispatchFloat32Or64(t.dtype(), [&](auto zero) {
       v = static_cast<double>(*t.data<decltype(zero)>());
     });
     return v;
