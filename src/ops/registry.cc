@@ -30,6 +30,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterSignalOps(registry);
   RegisterSpectralOps(registry);
   RegisterTextOps(registry);
+  RegisterOptimizerOps(registry);
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);

@@ -472,6 +472,24 @@ Status RandomOp(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// Adagrad, Momentum (ai.onnx.preview.training): R, T, then the tensors;
+// weft's node counts them.
+Status TrainingOptimizer(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, n.op_type()));
+  if (out->inputs.size() != static_cast<size_t>(n.num_inputs())) {
+    return InvalidArgumentError(n.Where() + ": an input is empty");
+  }
+  for (int i = 0; i < n.num_outputs(); ++i) {
+    if (!n.has_output(i)) {
+      return UnimplementedError(n.Where() + ": omitting output " +
+                                std::to_string(i) + " is not supported");
+    }
+  }
+  out->attrs["num_inputs"] = static_cast<int64_t>(n.num_inputs() - 2);
+  out->attrs["num_outputs"] = static_cast<int64_t>(n.num_outputs());
+  return Status::OK();
+}
+
 // The ops whose weft form has the ONNX name, inputs and attributes.
 Status SameName(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
@@ -642,6 +660,8 @@ const std::map<std::string, Converter>& Converters() {
         {"LayerNormalization", LayerNormalization},
         {"RoiAlign", RoiAlign},
         {"STFT", Stft},
+        {"Adagrad", TrainingOptimizer},
+        {"Momentum", TrainingOptimizer},
         {"RandomUniform", RandomOp},
         {"RandomNormal", RandomOp},
         {"RandomUniformLike", RandomOp},
