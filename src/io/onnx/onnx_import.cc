@@ -15,6 +15,7 @@
 
 #include "io/onnx/onnx_ops.h"
 #include "io/onnx/tensor_proto.h"
+#include "runtime/subgraph_run.h"
 #include "weft/onnx.h"
 
 namespace weft {
@@ -545,6 +546,48 @@ class Importer {
     return parent_ == nullptr ? 0 : parent_->FindDeclaredType(name);
   }
 
+  // Output dtypes a subgraph does not declare, found by compiling it with
+  // its parameters bound to the declared types of what the node passes
+  // (Loop's iteration and condition: int64 and bool). Fails, naming the
+  // output, when one of those is not declared either.
+  Status InferOutputDtypes(const onnx::NodeProto& node,
+                           const SubgraphPtr& subgraph,
+                           const std::vector<std::string>& captures,
+                           size_t skip, size_t undeclared,
+                           const std::string& where,
+                           std::vector<DataType>& tout) {
+    const std::string& op = node.op_type();
+    std::vector<std::string> passed;  // ONNX names bound to parameters.
+    if (op == "Loop") {
+      for (int i = 2; i < node.input_size(); ++i) passed.push_back(node.input(i));
+    } else if (op == "Scan") {
+      for (int i = 0; i < node.input_size(); ++i) passed.push_back(node.input(i));
+    }
+    passed.insert(passed.end(), captures.begin(), captures.end());
+    std::vector<internal::CompiledSubgraph::Binding> bindings;
+    if (op == "Loop") {
+      bindings.push_back({DataType::kInt64, {}});
+      bindings.push_back({DataType::kBool, {}});
+    }
+    for (const std::string& name : passed) {
+      const auto dtype = internal::FromOnnxType(FindDeclaredType(name));
+      if (!dtype) {
+        return UnimplementedError(where + ": subgraph output " +
+                                  std::to_string(undeclared) +
+                                  " declares no type, nor does '" + name +
+                                  "', from which weft would infer it");
+      }
+      bindings.push_back({*dtype, {}});
+    }
+    auto compiled = internal::CompiledSubgraph::Compile(*subgraph, bindings,
+                                                        "the subgraph");
+    if (!compiled.ok()) return compiled.status().WithContext(where);
+    for (size_t k = 0; k < tout.size(); ++k) {
+      tout[k] = (*compiled)->output_dtype(static_cast<int>(k + skip));
+    }
+    return Status::OK();
+  }
+
   // If, Loop and Scan: their graph attributes become kGraph attributes, and
   // what the subgraphs read of outer scopes becomes extra inputs after the
   // node's own (num_captures of them for Loop and Scan).
@@ -586,24 +629,26 @@ class Importer {
                                     "' is missing");
       }
     }
-    // Tout: what the subgraph outputs declare, past Loop's condition.
+    // Tout: what the subgraph outputs declare, past Loop's condition; an
+    // undeclared one is inferred below.
     const Importer& first = *subs[0];
     const size_t skip = op == "Loop" ? 1 : 0;
     std::vector<DataType> tout;
+    std::optional<size_t> undeclared;
     for (size_t i = skip; i < first.output_types().size(); ++i) {
       int32_t type = first.output_types()[i];
       if (type == 0 && subs.size() > 1 && i < subs[1]->output_types().size()) {
         type = subs[1]->output_types()[i];
       }
       const auto dtype = internal::FromOnnxType(type);
-      if (!dtype) {
-        return UnimplementedError(
-            where + ": subgraph output " + std::to_string(i) +
-            (type == 0 ? " declares no type; weft needs its dtype"
-                       : " has dtype " + OnnxTypeName(type) +
-                             ", which is not supported"));
+      if (!dtype && type != 0) {
+        return UnimplementedError(where + ": subgraph output " +
+                                  std::to_string(i) + " has dtype " +
+                                  OnnxTypeName(type) +
+                                  ", which is not supported");
       }
-      tout.push_back(*dtype);
+      if (!dtype && !undeclared) undeclared = i;
+      tout.push_back(dtype.value_or(DataType::kFloat32));
     }
     if (op == "Loop" && inputs.size() >= 2 &&
         first.output_types().size() < inputs.size() - 1) {
@@ -622,6 +667,11 @@ class Importer {
     for (size_t s = 0; s < subs.size(); ++s) {
       WEFT_ASSIGN_OR_RETURN(SubgraphPtr graph, subs[s]->Finish(captures));
       def.attrs[attr_names[s]] = std::move(graph);
+    }
+    if (undeclared) {
+      WEFT_RETURN_IF_ERROR(InferOutputDtypes(
+          node, *def.attrs[attr_names[0]].get_if<SubgraphPtr>(), captures,
+          skip, *undeclared, where, tout));
     }
     for (const std::string& name : captures) {
       WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(name));
