@@ -391,6 +391,7 @@ class ScanKernel : public OpKernel {
     k.output_axes_ = c.attr<std::vector<int64_t>>("scan_output_axes");
     k.output_directions_ =
         c.attr<std::vector<int64_t>>("scan_output_directions");
+    k.batched_ = c.attr<bool>("batched");
     WEFT_RETURN_IF_ERROR(c.status());
     const auto& in = c.input_dtypes();
     const int64_t state =
@@ -445,6 +446,78 @@ class ScanKernel : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    std::vector<Tensor> in(static_cast<size_t>(ctx.num_inputs()));
+    for (int i = 0; i < ctx.num_inputs(); ++i) in[i] = ctx.input(i);
+    SubgraphRunner runner(ctx, *body_);
+    std::vector<Tensor> results;
+    if (!batched_) {
+      WEFT_RETURN_IF_ERROR(ScanOnce(ctx, runner, in, &results));
+    } else {
+      WEFT_RETURN_IF_ERROR(ScanBatch(ctx, runner, in, &results));
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      WEFT_RETURN_IF_ERROR(ctx.SetOutput(static_cast<int>(i), results[i]));
+    }
+    return Status::OK();
+  }
+
+ private:
+  ScanKernel() = default;
+
+  // Opset 8's form: every state and scan input has a batch axis first, and
+  // each batch entry is scanned on its own (the scan axis is then the
+  // entry's first); the results are stacked back along the batch axis.
+  Status ScanBatch(KernelContext& ctx, SubgraphRunner& runner,
+                   const std::vector<Tensor>& in,
+                   std::vector<Tensor>* results) const {
+    const int batched = num_state_ + num_scan_inputs_;
+    const int64_t batch = in[0].shape().rank() > 0 ? in[0].shape().dim(0) : -1;
+    for (int i = 0; i < batched; ++i) {
+      if (in[i].shape().rank() == 0 || in[i].shape().dim(0) != batch) {
+        return InvalidArgumentError(
+            "input " + std::to_string(i) + " has shape " +
+            in[i].shape().ToString() + "; every state and scan input needs "
+            "the batch axis first (" + std::to_string(batch) + ")");
+      }
+    }
+    const int64_t limit = StackLimitBytes(ctx);
+    std::vector<Stacker> stacks;
+    for (int k = 0; k < num_state_ + num_scan_outputs_; ++k) {
+      stacks.emplace_back("output " + std::to_string(k), limit);
+    }
+    std::vector<Tensor> entry = in;
+    std::vector<Tensor> out;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int i = 0; i < batched; ++i) {
+        std::vector<int64_t> dims = in[i].shape().dims();
+        dims.erase(dims.begin());
+        WEFT_ASSIGN_OR_RETURN(
+            entry[i], Tensor::CreateUninitialized(in[i].dtype(), Shape(dims)));
+        const size_t bytes = entry[i].size_bytes();
+        std::memcpy(entry[i].raw_data(),
+                    static_cast<const char*>(in[i].raw_data()) + b * bytes,
+                    bytes);
+      }
+      WEFT_RETURN_IF_ERROR(ScanOnce(ctx, runner, entry, &out));
+      for (size_t k = 0; k < out.size(); ++k) {
+        WEFT_RETURN_IF_ERROR(stacks[k].Add(std::move(out[k]), b));
+      }
+    }
+    results->clear();
+    for (int k = 0; k < num_state_ + num_scan_outputs_; ++k) {
+      WEFT_ASSIGN_OR_RETURN(Tensor stacked,
+                            stacks[k].Stack(ctx.output_dtype(k), 0, false,
+                                            PartialShape::UnknownRank()));
+      results->push_back(std::move(stacked));
+    }
+    return Status::OK();
+  }
+
+  // One scan over `in` (state, scan inputs, captures): `results` receives
+  // the final state, then the stacked scan outputs.
+  Status ScanOnce(KernelContext& ctx, SubgraphRunner& runner,
+                  const std::vector<Tensor>& in,
+                  std::vector<Tensor>* results) const {
     // Each scan input as (outer, length, inner bytes) around its axis.
     struct View {
       int64_t outer = 1;
@@ -456,7 +529,7 @@ class ScanKernel : public OpKernel {
     std::vector<View> views(num_scan_inputs_);
     int64_t length = -1;
     for (int m = 0; m < num_scan_inputs_; ++m) {
-      const Tensor& x = ctx.input(num_state_ + m);
+      const Tensor& x = in[num_state_ + m];
       const std::vector<int64_t> dims = x.shape().dims();
       const int64_t rank = static_cast<int64_t>(dims.size());
       int64_t axis = input_axes_.empty() ? 0 : input_axes_[m];
@@ -485,22 +558,21 @@ class ScanKernel : public OpKernel {
       length = v.length;
     }
     std::vector<Tensor> inputs(num_state_ + num_scan_inputs_ + num_captures_);
-    for (int i = 0; i < num_state_; ++i) inputs[i] = ctx.input(i);
+    for (int i = 0; i < num_state_; ++i) inputs[i] = in[i];
     for (int i = 0; i < num_captures_; ++i) {
       const int at = num_state_ + num_scan_inputs_ + i;
-      inputs[at] = ctx.input(at);
+      inputs[at] = in[at];
     }
     const int64_t limit = StackLimitBytes(ctx);
     std::vector<Stacker> scans;
     for (int k = 0; k < num_scan_outputs_; ++k) {
       scans.emplace_back("scan output " + std::to_string(k), limit);
     }
-    SubgraphRunner runner(ctx, *body_);
     std::vector<Tensor> outputs;
     for (int64_t t = 0; t < length; ++t) {
       for (int m = 0; m < num_scan_inputs_; ++m) {
         const View& v = views[m];
-        const Tensor& x = ctx.input(num_state_ + m);
+        const Tensor& x = in[num_state_ + m];
         WEFT_ASSIGN_OR_RETURN(
             Tensor slice,
             Tensor::CreateUninitialized(x.dtype(), Shape(v.slice_dims)));
@@ -520,9 +592,7 @@ class ScanKernel : public OpKernel {
             scans[k].Add(std::move(outputs[num_state_ + k]), t));
       }
     }
-    for (int i = 0; i < num_state_; ++i) {
-      WEFT_RETURN_IF_ERROR(ctx.SetOutput(i, inputs[i]));
-    }
+    results->assign(inputs.begin(), inputs.begin() + num_state_);
     for (int k = 0; k < num_scan_outputs_; ++k) {
       const int out = num_state_ + k;
       WEFT_ASSIGN_OR_RETURN(
@@ -531,13 +601,11 @@ class ScanKernel : public OpKernel {
               ctx.output_dtype(out), output_axes_.empty() ? 0 : output_axes_[k],
               !output_directions_.empty() && output_directions_[k] == 1,
               body_->output_shape(out)));
-      WEFT_RETURN_IF_ERROR(ctx.SetOutput(out, std::move(stacked)));
+      results->push_back(std::move(stacked));
     }
     return Status::OK();
   }
 
- private:
-  ScanKernel() = default;
 
   static Status CheckListLength(const char* name,
                                 const std::vector<int64_t>& list, int count) {
@@ -555,6 +623,7 @@ class ScanKernel : public OpKernel {
     return Status::OK();
   }
 
+  bool batched_ = false;
   int num_state_ = 0;
   int num_scan_inputs_ = 0;
   int num_captures_ = 0;
@@ -608,6 +677,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
           .Attr("scan_input_directions", AttrType::kListInt, none)
           .Attr("scan_output_axes", AttrType::kListInt, none)
           .Attr("scan_output_directions", AttrType::kListInt, none)
+          .Attr("batched", AttrType::kBool, false)
           .Attr("Tout", AttrType::kListType)
           .SetCostFn(SubgraphCost)
           .Build()));

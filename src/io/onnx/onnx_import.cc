@@ -561,7 +561,10 @@ class Importer {
     if (op == "Loop") {
       for (int i = 2; i < node.input_size(); ++i) passed.push_back(node.input(i));
     } else if (op == "Scan") {
-      for (int i = 0; i < node.input_size(); ++i) passed.push_back(node.input(i));
+      // Opset 8's sequence_lens is no parameter; it is empty (checked).
+      for (int i = opset_ < 9 ? 1 : 0; i < node.input_size(); ++i) {
+        passed.push_back(node.input(i));
+      }
     }
     passed.insert(passed.end(), captures.begin(), captures.end());
     std::vector<internal::CompiledSubgraph::Binding> bindings;
@@ -595,10 +598,13 @@ class Importer {
                         std::vector<std::string> inputs,
                         const std::string& where) {
     const std::string& op = node.op_type();
-    if (op == "Scan" && opset_ < 9) {
+    // Scan before opset 9: a batch axis first on every state and scan
+    // input, and sequence_lens first among the inputs.
+    const bool batched_scan = op == "Scan" && opset_ < 9;
+    if (batched_scan && node.input_size() > 0 && !node.input(0).empty()) {
       return UnimplementedError(where +
-                                ": Scan before opset 9 (batched, with "
-                                "sequence_lens) is not supported");
+                                ": Scan's sequence_lens (opset 8) is not "
+                                "supported");
     }
     std::vector<std::unique_ptr<Importer>> subs;
     std::vector<std::string> attr_names;
@@ -704,10 +710,18 @@ class Importer {
       inputs = std::move(present);
     } else {  // Scan
       def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      if (batched_scan) {
+        inputs.erase(inputs.begin());  // The omitted sequence_lens.
+        def.attrs["batched"] = true;
+      }
       for (const onnx::AttributeProto& a : node.attribute()) {
         if (a.name() == "num_scan_inputs" &&
             a.type() == onnx::AttributeProto::INT) {
           def.attrs[a.name()] = a.i();
+        } else if (batched_scan && a.name() == "directions" &&
+                   a.type() == onnx::AttributeProto::INTS) {
+          def.attrs["scan_input_directions"] =
+              std::vector<int64_t>(a.ints().begin(), a.ints().end());
         } else if (a.name().starts_with("scan_") &&
                    a.type() == onnx::AttributeProto::INTS) {
           def.attrs[a.name()] =
