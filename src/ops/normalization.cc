@@ -3,7 +3,8 @@
 // on) and
 // LayerNormalization (`axis` default -1, `epsilon` default 1e-5; inputs X,
 // Scale and an optional B; outputs Y and, as ONNX, each row's Mean and
-// InvStdDev).
+// InvStdDev), and BatchNormalizationTraining (ONNX's BatchNormalization
+// with training_mode = 1).
 //
 // Each is computed per row: a row is the elements sharing every index but
 // the normalised ones, and one thread computes a whole row in a fixed order,
@@ -240,7 +241,111 @@ void RegisterSoftmax(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+// BatchNormalizationTraining (X, scale, B, input_mean, input_var) -> (Y,
+// running_mean, running_var): each channel normalised with the batch's
+// mean and (population) variance over N and the spatial dims, and the
+// running statistics moved towards them by (1 - momentum). One thread per
+// channel, sums in double in a fixed order.
+class BatchNormTrainingKernel : public OpKernel {
+ public:
+  explicit BatchNormTrainingKernel(const KernelConstruction& c)
+      : epsilon_(c.attr<double>("epsilon")),
+        momentum_(c.attr<double>("momentum")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 2) {
+      return InvalidArgumentError("X must be N x C x ..., got " +
+                                  x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    const int64_t inner = c == 0 || n == 0 ? 0 : x.NumElements() / (n * c);
+    for (int i = 1; i < 5; ++i) {
+      if (!(ctx.input(i).shape() == Shape{c})) {
+        return InvalidArgumentError(
+            "input " + std::to_string(i) + " has shape " +
+            ctx.input(i).shape().ToString() + "; expected [" +
+            std::to_string(c) + "]");
+      }
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    WEFT_ASSIGN_OR_RETURN(Tensor * mean_out,
+                          ctx.AllocateOutputUninitialized(1, Shape{c}));
+    WEFT_ASSIGN_OR_RETURN(Tensor * var_out,
+                          ctx.AllocateOutputUninitialized(2, Shape{c}));
+    const double count = static_cast<double>(n * inner);
+    DispatchFloat32Or64(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T* xd = x.data<T>();
+      const T* scale = ctx.input(1).data<T>();
+      const T* bias = ctx.input(2).data<T>();
+      const T* mean_in = ctx.input(3).data<T>();
+      const T* var_in = ctx.input(4).data<T>();
+      T* yd = y->data<T>();
+      ctx.ParallelFor(c, static_cast<double>(3 * n * inner),
+                      [&](int64_t begin, int64_t end) {
+        for (int64_t ch = begin; ch < end; ++ch) {
+          double sum = 0, squares = 0;
+          for (int64_t b = 0; b < n; ++b) {
+            const T* p = xd + (b * c + ch) * inner;
+            for (int64_t i = 0; i < inner; ++i) sum += p[i];
+          }
+          const double mean = count > 0 ? sum / count : 0;
+          for (int64_t b = 0; b < n; ++b) {
+            const T* p = xd + (b * c + ch) * inner;
+            for (int64_t i = 0; i < inner; ++i) {
+              squares += (p[i] - mean) * (p[i] - mean);
+            }
+          }
+          const double var = count > 0 ? squares / count : 0;
+          const double k = scale[ch] / std::sqrt(var + epsilon_);
+          for (int64_t b = 0; b < n; ++b) {
+            const T* p = xd + (b * c + ch) * inner;
+            T* q = yd + (b * c + ch) * inner;
+            for (int64_t i = 0; i < inner; ++i) {
+              q[i] = static_cast<T>((p[i] - mean) * k + bias[ch]);
+            }
+          }
+          mean_out->data<T>()[ch] =
+              static_cast<T>(mean_in[ch] * momentum_ + mean * (1 - momentum_));
+          var_out->data<T>()[ch] =
+              static_cast<T>(var_in[ch] * momentum_ + var * (1 - momentum_));
+        }
+      });
+    });
+    return Status::OK();
+  }
+
+ private:
+  const double epsilon_;
+  const double momentum_;
+};
+
 void RegisterNormalizationOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("BatchNormalizationTraining")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Input(ArgDef::Typed("input_mean", "T"))
+          .Input(ArgDef::Typed("input_var", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Output(ArgDef::Typed("running_mean", "T"))
+          .Output(ArgDef::Typed("running_var", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .Attr("momentum", AttrType::kFloat, 0.9)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            ctx.set_output(0, ctx.input_shape(0));
+            ctx.set_output(1, ctx.input_shape(3));
+            ctx.set_output(2, ctx.input_shape(4));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "BatchNormalizationTraining",
+      KernelFactoryFor<BatchNormTrainingKernel>()));
   RegisterSoftmax(registry, "Softmax",
                   KernelFactoryFor<SoftmaxKernel<false>>());
   RegisterSoftmax(registry, "LogSoftmax",

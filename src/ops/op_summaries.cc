@@ -31,6 +31,7 @@ constexpr Summary kSummaries[] = {
     {"Atanh", "inverse hyperbolic tangent, element-wise"},
     {"AveragePool", "average over sliding windows (N, C, spatial...)"},
     {"BatchNormalization", "inference batch norm with given mean and variance"},
+    {"BatchNormalizationTraining", "BatchNormalization with batch statistics; running mean and variance"},
     {"Bernoulli", "1 with the probability its input gives, else 0 (seeded)"},
     {"BitShift", "shift unsigned integers left or right, element-wise"},
     {"BlackmanWindow",

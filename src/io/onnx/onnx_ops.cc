@@ -237,16 +237,17 @@ Status Dropout(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
-// BatchNormalization in inference: the running-statistics outputs of
-// training mode are unsupported; opsets before 9 had `spatial`, of which
+// BatchNormalization: inference, or with training_mode = 1 weft's
+// BatchNormalizationTraining (batch statistics; the running mean and
+// variance as outputs 1 and 2). Opsets before 9 had `spatial`, of which
 // weft implements the default (1).
 Status BatchNormalization(const OnnxNode& n, NodeDef* out) {
-  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   if (const AttributeProto* a = Attr(n, "training_mode"); a && a->i() != 0) {
-    return UnimplementedError(n.Where() +
-                              ": training_mode = 1 is not supported (weft "
-                              "runs inference)");
+    // Batch statistics, and the running ones as outputs 1 and 2.
+    WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 3));
+    return Direct(n, out, "BatchNormalizationTraining", -1, {"training_mode"});
   }
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   if (const AttributeProto* a = Attr(n, "spatial"); a && a->i() != 1) {
     return UnimplementedError(n.Where() + ": spatial = 0 is not supported");
   }
