@@ -2,7 +2,9 @@
 // (default SessionOptions, the process-wide pools):
 //   (a) a chain of 1,000 Adds on 16-element float32 tensors;
 //   (b) 1,000 independent Adds reduced by a tree of 999 Adds;
-//   (c) the fixed cost of Run on a one-node graph.
+//   (c) the fixed cost of Run on a one-node graph;
+//   (d) a Loop of 1,000 iterations whose body is one Add, at inter = -1, 1
+//       and 2: the cost of one iteration (a nested Run of the body).
 // Each case has a "Direct" twin that does the same arithmetic in a plain
 // loop, so weft's cost per node is (weft - direct) / nodes; the counter
 // `ns_per_node` is weft's whole time per node. Chain_CallerThread runs the
@@ -169,6 +171,38 @@ void BM_OneNode_CallerThread(benchmark::State& state) {
   RunLoop(state, std::move(g), y, 1, CallerThread());
 }
 
+// (d) y = Loop(1000, x) with body (i, c, v) -> (c, v + 0.5).
+void BM_LoopIteration(benchmark::State& state) {
+  auto body = std::make_shared<weft::Subgraph>();
+  weft::Graph& b = body->graph;
+  b.Placeholder("i", weft::DataType::kInt64);
+  b.Placeholder("cond", weft::DataType::kBool);
+  const std::string v = b.Placeholder("v", weft::DataType::kFloat32);
+  b.Add("next", v, b.Const("half", Filled(0.5f)));
+  body->inputs = {"i", "cond", "v"};
+  body->outputs = {"cond", "next"};
+  weft::Graph g;
+  const std::string x =
+      g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  const std::string m = g.Const("m", weft::Tensor::Scalar<int64_t>(kNodes));
+  const weft::Status added = g.AddNode(
+      {"loop",
+       "Loop",
+       {m, x},
+       {{"body", weft::SubgraphPtr(std::move(body))},
+        {"has_trip_count", true},
+        {"Tout", std::vector<weft::DataType>{weft::DataType::kFloat32}}},
+       ""});
+  if (!added.ok() || !b.status().ok() || !g.status().ok()) {
+    state.SkipWithError("could not build the loop graph");
+    return;
+  }
+  weft::SessionOptions options;
+  options.inter_op_parallelism_threads = static_cast<int>(state.range(0));
+  options.use_per_session_threads = true;
+  RunLoop(state, std::move(g), "loop", kNodes, options);
+}
+
 BENCHMARK(BM_Chain_Weft)->UseRealTime();
 BENCHMARK(BM_Chain_CallerThread)->UseRealTime();
 BENCHMARK(BM_Chain_Direct)->UseRealTime();
@@ -176,6 +210,7 @@ BENCHMARK(BM_WideTree_Weft)->UseRealTime();
 BENCHMARK(BM_WideTree_Direct)->UseRealTime();
 BENCHMARK(BM_OneNode_Weft)->UseRealTime();
 BENCHMARK(BM_OneNode_CallerThread)->UseRealTime();
+BENCHMARK(BM_LoopIteration)->Arg(-1)->Arg(1)->Arg(2)->UseRealTime();
 
 }  // namespace
 
