@@ -474,10 +474,11 @@ class ScanKernel : public OpKernel {
     const int64_t batch = in[0].shape().rank() > 0 ? in[0].shape().dim(0) : -1;
     for (int i = 0; i < batched; ++i) {
       if (in[i].shape().rank() == 0 || in[i].shape().dim(0) != batch) {
-        return InvalidArgumentError(
-            "input " + std::to_string(i) + " has shape " +
-            in[i].shape().ToString() + "; every state and scan input needs "
-            "the batch axis first (" + std::to_string(batch) + ")");
+        return InvalidArgumentError("input " + std::to_string(i) +
+                                    " has shape " + in[i].shape().ToString() +
+                                    "; every state and scan input needs "
+                                    "the batch axis first (" +
+                                    std::to_string(batch) + ")");
       }
     }
     const int64_t limit = StackLimitBytes(ctx);
@@ -605,7 +606,6 @@ class ScanKernel : public OpKernel {
     }
     return Status::OK();
   }
-
 
   static Status CheckListLength(const char* name,
                                 const std::vector<int64_t>& list, int count) {

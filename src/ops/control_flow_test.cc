@@ -448,24 +448,22 @@ TEST(ScanTest, SlicesAndStacksAlongAxesInEitherDirection) {
 // Opset 8's batched Scan: each batch entry scanned on its own, results
 // stacked along the batch axis.
 TEST(ScanTest, BatchedScansEachEntry) {
-  auto body = MakeSubgraph(
-      {Placeholder("s", DataType::kFloat32),
-       Placeholder("row", DataType::kFloat32),
-       {"s1", "Add", {"s", "row"}, {}, ""}},
-      {"s", "row"}, {"s1", "s1"});
+  auto body = MakeSubgraph({Placeholder("s", DataType::kFloat32),
+                            Placeholder("row", DataType::kFloat32),
+                            {"s1", "Add", {"s", "row"}, {}, ""}},
+                           {"s", "row"}, {"s1", "s1"});
   Graph g;
   test::MustAdd(g, Placeholder("s0", DataType::kFloat32));
   test::MustAdd(g, Placeholder("x", DataType::kFloat32));
-  test::MustAdd(
-      g, {"scan",
-          "Scan",
-          {"s0", "x"},
-          {{"body", body},
-           {"num_scan_inputs", int64_t{1}},
-           {"batched", true},
-           {"Tout", std::vector<DataType>{DataType::kFloat32,
-                                          DataType::kFloat32}}},
-          ""});
+  test::MustAdd(g, {"scan",
+                    "Scan",
+                    {"s0", "x"},
+                    {{"body", body},
+                     {"num_scan_inputs", int64_t{1}},
+                     {"batched", true},
+                     {"Tout", std::vector<DataType>{DataType::kFloat32,
+                                                    DataType::kFloat32}}},
+                    ""});
   // x is [batch 2, steps 3]: entry 0 sums 1 2 3, entry 1 sums 10 20 30.
   auto session = test::MustCreate(g, Options(2, 1));
   auto out = test::MustRun(

@@ -262,10 +262,10 @@ class BatchNormTrainingKernel : public OpKernel {
     const int64_t inner = c == 0 || n == 0 ? 0 : x.NumElements() / (n * c);
     for (int i = 1; i < 5; ++i) {
       if (!(ctx.input(i).shape() == Shape{c})) {
-        return InvalidArgumentError(
-            "input " + std::to_string(i) + " has shape " +
-            ctx.input(i).shape().ToString() + "; expected [" +
-            std::to_string(c) + "]");
+        return InvalidArgumentError("input " + std::to_string(i) +
+                                    " has shape " +
+                                    ctx.input(i).shape().ToString() +
+                                    "; expected [" + std::to_string(c) + "]");
       }
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
@@ -283,36 +283,37 @@ class BatchNormTrainingKernel : public OpKernel {
       const T* mean_in = ctx.input(3).data<T>();
       const T* var_in = ctx.input(4).data<T>();
       T* yd = y->data<T>();
-      ctx.ParallelFor(c, static_cast<double>(3 * n * inner),
-                      [&](int64_t begin, int64_t end) {
-        for (int64_t ch = begin; ch < end; ++ch) {
-          double sum = 0, squares = 0;
-          for (int64_t b = 0; b < n; ++b) {
-            const T* p = xd + (b * c + ch) * inner;
-            for (int64_t i = 0; i < inner; ++i) sum += p[i];
-          }
-          const double mean = count > 0 ? sum / count : 0;
-          for (int64_t b = 0; b < n; ++b) {
-            const T* p = xd + (b * c + ch) * inner;
-            for (int64_t i = 0; i < inner; ++i) {
-              squares += (p[i] - mean) * (p[i] - mean);
+      ctx.ParallelFor(
+          c, static_cast<double>(3 * n * inner),
+          [&](int64_t begin, int64_t end) {
+            for (int64_t ch = begin; ch < end; ++ch) {
+              double sum = 0, squares = 0;
+              for (int64_t b = 0; b < n; ++b) {
+                const T* p = xd + (b * c + ch) * inner;
+                for (int64_t i = 0; i < inner; ++i) sum += p[i];
+              }
+              const double mean = count > 0 ? sum / count : 0;
+              for (int64_t b = 0; b < n; ++b) {
+                const T* p = xd + (b * c + ch) * inner;
+                for (int64_t i = 0; i < inner; ++i) {
+                  squares += (p[i] - mean) * (p[i] - mean);
+                }
+              }
+              const double var = count > 0 ? squares / count : 0;
+              const double k = scale[ch] / std::sqrt(var + epsilon_);
+              for (int64_t b = 0; b < n; ++b) {
+                const T* p = xd + (b * c + ch) * inner;
+                T* q = yd + (b * c + ch) * inner;
+                for (int64_t i = 0; i < inner; ++i) {
+                  q[i] = static_cast<T>((p[i] - mean) * k + bias[ch]);
+                }
+              }
+              mean_out->data<T>()[ch] = static_cast<T>(mean_in[ch] * momentum_ +
+                                                       mean * (1 - momentum_));
+              var_out->data<T>()[ch] = static_cast<T>(var_in[ch] * momentum_ +
+                                                      var * (1 - momentum_));
             }
-          }
-          const double var = count > 0 ? squares / count : 0;
-          const double k = scale[ch] / std::sqrt(var + epsilon_);
-          for (int64_t b = 0; b < n; ++b) {
-            const T* p = xd + (b * c + ch) * inner;
-            T* q = yd + (b * c + ch) * inner;
-            for (int64_t i = 0; i < inner; ++i) {
-              q[i] = static_cast<T>((p[i] - mean) * k + bias[ch]);
-            }
-          }
-          mean_out->data<T>()[ch] =
-              static_cast<T>(mean_in[ch] * momentum_ + mean * (1 - momentum_));
-          var_out->data<T>()[ch] =
-              static_cast<T>(var_in[ch] * momentum_ + var * (1 - momentum_));
-        }
-      });
+          });
     });
     return Status::OK();
   }
@@ -343,9 +344,9 @@ void RegisterNormalizationOps(OpRegistry& registry) {
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "BatchNormalizationTraining",
-      KernelFactoryFor<BatchNormTrainingKernel>()));
+  CheckRegistered(
+      registry.RegisterKernel("BatchNormalizationTraining",
+                              KernelFactoryFor<BatchNormTrainingKernel>()));
   RegisterSoftmax(registry, "Softmax",
                   KernelFactoryFor<SoftmaxKernel<false>>());
   RegisterSoftmax(registry, "LogSoftmax",

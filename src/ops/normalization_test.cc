@@ -14,8 +14,9 @@ TEST(NormalizationTest, BatchNormTrainingUsesBatchStatistics) {
   const Tensor x = Tensor::FromVector<float>({2, 1, 2}, {1, 2, 3, 4});
   auto out = test::RunOneNode(
       "BatchNormalizationTraining",
-      {x, Tensor::FromVector<float>({1}, {2}), Tensor::FromVector<float>({1}, {1}),
-       Tensor::FromVector<float>({1}, {0}), Tensor::FromVector<float>({1}, {1})},
+      {x, Tensor::FromVector<float>({1}, {2}),
+       Tensor::FromVector<float>({1}, {1}), Tensor::FromVector<float>({1}, {0}),
+       Tensor::FromVector<float>({1}, {1})},
       {{"epsilon", 0.0}}, 3);
   ASSERT_TRUE(out.ok()) << out.status();
   const std::vector<float> y = test::Values<float>((*out)[0]);

@@ -26,7 +26,8 @@ class OptimizerKernel : public OpKernel {
       : rule_(rule), attrs_(c.attrs()) {
     auto get = [&](const char* name, double fallback) {
       auto it = attrs_.find(name);
-      const double* v = it == attrs_.end() ? nullptr : it->second.get_if<double>();
+      const double* v =
+          it == attrs_.end() ? nullptr : it->second.get_if<double>();
       return v ? *v : fallback;
     };
     alpha_ = get("alpha", 0.9);
@@ -65,9 +66,9 @@ class OptimizerKernel : public OpKernel {
       for (int k = 1; k < group; ++k) {
         const Tensor& other = ctx.input(2 + k * n + i);
         if (!(other.shape() == x.shape())) {
-          return InvalidArgumentError(
-              "input " + std::to_string(2 + k * n + i) + " has shape " +
-              other.shape().ToString() + ", its X " + x.shape().ToString());
+          return InvalidArgumentError("input " + std::to_string(2 + k * n + i) +
+                                      " has shape " + other.shape().ToString() +
+                                      ", its X " + x.shape().ToString());
         }
       }
       std::vector<Tensor*> out(group - 1);
@@ -78,7 +79,8 @@ class OptimizerKernel : public OpKernel {
       DispatchFloat32Or64(x.dtype(), [&](auto zero) {
         using T = decltype(zero);
         std::vector<const T*> in(group);
-        for (int k = 0; k < group; ++k) in[k] = ctx.input(2 + k * n + i).data<T>();
+        for (int k = 0; k < group; ++k)
+          in[k] = ctx.input(2 + k * n + i).data<T>();
         std::vector<T*> o(group - 1);
         for (int k = 0; k < group - 1; ++k) o[k] = out[k]->data<T>();
         ctx.ParallelFor(x.NumElements(), 10.0, [&](int64_t b, int64_t e) {
@@ -107,10 +109,9 @@ class OptimizerKernel : public OpKernel {
       case Rule::kAdam: {
         const double v = alpha_ * in[2][j] + (1 - alpha_) * g;
         const double h = beta_ * in[3][j] + (1 - beta_) * g * g;
-        const double rate =
-            t > 0 ? r * std::sqrt(1 - std::pow(beta_, t)) /
-                        (1 - std::pow(alpha_, t))
-                  : r;
+        const double rate = t > 0 ? r * std::sqrt(1 - std::pow(beta_, t)) /
+                                        (1 - std::pow(alpha_, t))
+                                  : r;
         const double updated = x - rate * (v / (std::sqrt(h) + epsilon_));
         out[0][j] = static_cast<T>((1 - norm_post_) * updated);
         out[1][j] = static_cast<T>(v);
@@ -135,27 +136,26 @@ class OptimizerKernel : public OpKernel {
 };
 
 OpDefBuilder OptimizerOp(const char* name) {
-  return std::move(
-      OpDefBuilder(name)
-          .Input(ArgDef::Typed("R", "T1"))
-          .Input(ArgDef::Fixed("T", DataType::kInt64))
-          .Input(ArgDef::Repeated("inputs", "T3", "num_inputs"))
-          .Output(ArgDef::Repeated("outputs", "T3", "num_outputs"))
-          .Attr("T1", AttrType::kType, std::nullopt, kFloatTypes)
-          .Attr("T3", AttrType::kType, std::nullopt, kFloatTypes)
-          .Attr("num_inputs", AttrType::kInt)
-          .Attr("num_outputs", AttrType::kInt)
-          .Attr("norm_coefficient", AttrType::kFloat, 0.0));
+  return std::move(OpDefBuilder(name)
+                       .Input(ArgDef::Typed("R", "T1"))
+                       .Input(ArgDef::Fixed("T", DataType::kInt64))
+                       .Input(ArgDef::Repeated("inputs", "T3", "num_inputs"))
+                       .Output(ArgDef::Repeated("outputs", "T3", "num_outputs"))
+                       .Attr("T1", AttrType::kType, std::nullopt, kFloatTypes)
+                       .Attr("T3", AttrType::kType, std::nullopt, kFloatTypes)
+                       .Attr("num_inputs", AttrType::kInt)
+                       .Attr("num_outputs", AttrType::kInt)
+                       .Attr("norm_coefficient", AttrType::kFloat, 0.0));
 }
 
 }  // namespace
 
 void RegisterOptimizerOps(OpRegistry& registry) {
-  CheckRegistered(registry.RegisterOp(
-      OptimizerOp("Adagrad")
-          .Attr("decay_factor", AttrType::kFloat, 0.0)
-          .Attr("epsilon", AttrType::kFloat, 1e-6)
-          .Build()));
+  CheckRegistered(
+      registry.RegisterOp(OptimizerOp("Adagrad")
+                              .Attr("decay_factor", AttrType::kFloat, 0.0)
+                              .Attr("epsilon", AttrType::kFloat, 1e-6)
+                              .Build()));
   CheckRegistered(registry.RegisterKernel(
       "Adagrad",
       [](const KernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {

@@ -559,7 +559,8 @@ class Importer {
     const std::string& op = node.op_type();
     std::vector<std::string> passed;  // ONNX names bound to parameters.
     if (op == "Loop") {
-      for (int i = 2; i < node.input_size(); ++i) passed.push_back(node.input(i));
+      for (int i = 2; i < node.input_size(); ++i)
+        passed.push_back(node.input(i));
     } else if (op == "Scan") {
       // Opset 8's sequence_lens is no parameter; it is empty (checked).
       for (int i = opset_ < 9 ? 1 : 0; i < node.input_size(); ++i) {
@@ -648,10 +649,9 @@ class Importer {
       }
       const auto dtype = internal::FromOnnxType(type);
       if (!dtype && type != 0) {
-        return UnimplementedError(where + ": subgraph output " +
-                                  std::to_string(i) + " has dtype " +
-                                  OnnxTypeName(type) +
-                                  ", which is not supported");
+        return UnimplementedError(
+            where + ": subgraph output " + std::to_string(i) + " has dtype " +
+            OnnxTypeName(type) + ", which is not supported");
       }
       if (!dtype && !undeclared) undeclared = i;
       tout.push_back(dtype.value_or(DataType::kFloat32));
@@ -676,8 +676,8 @@ class Importer {
     }
     if (undeclared) {
       WEFT_RETURN_IF_ERROR(InferOutputDtypes(
-          node, *def.attrs[attr_names[0]].get_if<SubgraphPtr>(), captures,
-          skip, *undeclared, where, tout));
+          node, *def.attrs[attr_names[0]].get_if<SubgraphPtr>(), captures, skip,
+          *undeclared, where, tout));
     }
     for (const std::string& name : captures) {
       WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(name));
