@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -267,10 +268,104 @@ StatusOr<Tensor> ConstantValue(const onnx::NodeProto& node,
   return InvalidArgumentError(where + ": unknown attribute '" + key + "'");
 }
 
+// Model-local functions (ModelProto::functions) by (domain, name).
+using FunctionTable =
+    std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
+
+FunctionTable IndexFunctions(const onnx::ModelProto& model) {
+  FunctionTable table;
+  for (const onnx::FunctionProto& f : model.functions()) {
+    table[{f.domain(), f.name()}] = &f;
+  }
+  return table;
+}
+
+// Calls of model-local functions nest at most this deep (a function that
+// calls itself would never end).
+constexpr int kMaxFunctionDepth = 16;
+
+// Appends `nodes` to `out` with every call of a model-local function
+// replaced by the function's body: its formal inputs and outputs renamed
+// to the call's (an omitted optional input to ""), its other values and
+// nodes prefixed with "<call>/" so they stay unique, and each attribute
+// that refers to the call's (ref_attr_name) given the call's value, or
+// dropped when the call has none. Calls inside a body expand too.
+// Limitation: names read inside a body node's own graph attributes are
+// not renamed.
+Status ExpandFunctions(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+    const FunctionTable& functions, int depth,
+    std::vector<onnx::NodeProto>* out, int64_t* calls) {
+  for (const onnx::NodeProto& node : nodes) {
+    auto it = functions.find({node.domain(), node.op_type()});
+    if (it == functions.end()) {
+      out->push_back(node);
+      continue;
+    }
+    const onnx::FunctionProto& f = *it->second;
+    if (depth >= kMaxFunctionDepth) {
+      return InvalidArgumentError("function '" + f.name() +
+                                  "': calls of model-local functions nest "
+                                  "deeper than " +
+                                  std::to_string(kMaxFunctionDepth) +
+                                  " (does it call itself?)");
+    }
+    const std::string prefix = (node.name().empty() ? f.name() : node.name()) +
+                               "/" + std::to_string((*calls)++) + "/";
+    std::map<std::string, std::string> rename;
+    for (int i = 0; i < f.input_size(); ++i) {
+      rename[f.input(i)] = i < node.input_size() ? node.input(i) : "";
+    }
+    for (int i = 0; i < f.output_size(); ++i) {
+      rename[f.output(i)] = i < node.output_size() && !node.output(i).empty()
+                                ? node.output(i)
+                                : prefix + f.output(i);
+    }
+    auto name_of = [&](const std::string& value) -> std::string {
+      if (value.empty()) return value;
+      auto r = rename.find(value);
+      return r != rename.end() ? r->second : prefix + value;
+    };
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> body;
+    for (const onnx::NodeProto& b : f.node()) {
+      onnx::NodeProto* copy = body.Add();
+      *copy = b;
+      copy->set_name(prefix + b.name());
+      for (int i = 0; i < copy->input_size(); ++i) {
+        copy->set_input(i, name_of(b.input(i)));
+      }
+      for (int i = 0; i < copy->output_size(); ++i) {
+        copy->set_output(i, name_of(b.output(i)));
+      }
+      copy->clear_attribute();
+      for (const onnx::AttributeProto& a : b.attribute()) {
+        if (a.ref_attr_name().empty()) {
+          *copy->add_attribute() = a;
+          continue;
+        }
+        for (const onnx::AttributeProto& given : node.attribute()) {
+          if (given.name() == a.ref_attr_name()) {
+            onnx::AttributeProto* bound = copy->add_attribute();
+            *bound = given;
+            bound->set_name(a.name());
+          }
+        }
+      }
+    }
+    Status expanded = ExpandFunctions(body, functions, depth + 1, out, calls);
+    if (!expanded.ok()) {
+      return expanded.WithContext("function '" + f.name() + "'");
+    }
+  }
+  return Status::OK();
+}
+
 class Importer {
  public:
   Importer(const onnx::ModelProto& model, std::string base_dir)
-      : model_(model), root_{std::move(base_dir)} {}
+      : model_(model),
+        root_{std::move(base_dir)},
+        functions_(std::make_shared<FunctionTable>(IndexFunctions(model))) {}
 
   // The importer of a subgraph (If's branches, Loop's and Scan's bodies)
   // of a node that `parent` converts. Names the subgraph reads from outer
@@ -279,7 +374,8 @@ class Importer {
       : model_(parent->model_),
         root_(parent->root_),
         opset_(parent->opset_),
-        parent_(parent) {}
+        parent_(parent),
+        functions_(parent->functions_) {}
 
   StatusOr<OnnxModel> Import() {
     WEFT_RETURN_IF_ERROR(ReadHeader());
@@ -287,10 +383,7 @@ class Importer {
     IndexDeclaredTypes(g);
     WEFT_RETURN_IF_ERROR(AddInitializers(g));
     WEFT_RETURN_IF_ERROR(AddInputs(g));
-    WEFT_RETURN_IF_ERROR(IndexNodes(g));
-    for (int i = 0; i < g.node_size(); ++i) {
-      WEFT_RETURN_IF_ERROR(AddNode(g.node(i), i));
-    }
+    WEFT_RETURN_IF_ERROR(AddNodes(g));
     WEFT_RETURN_IF_ERROR(AddOutputs(g));
     return std::move(result_);
   }
@@ -365,10 +458,7 @@ class Importer {
           Produce(info.name, name, "subgraph input '" + info.name + "'"));
       parameters_.push_back(name);
     }
-    WEFT_RETURN_IF_ERROR(IndexNodes(g));
-    for (int i = 0; i < g.node_size(); ++i) {
-      WEFT_RETURN_IF_ERROR(AddNode(g.node(i), i));
-    }
+    WEFT_RETURN_IF_ERROR(AddNodes(g));
     for (const onnx::ValueInfoProto& output : g.output()) {
       WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info,
                             ValueInfo(output, "subgraph output"));
@@ -459,14 +549,28 @@ class Importer {
     return Status::OK();
   }
 
+  // The graph's nodes, calls of model-local functions expanded, indexed
+  // and converted.
+  Status AddNodes(const onnx::GraphProto& g) {
+    int64_t calls = 0;
+    nodes_.clear();
+    WEFT_RETURN_IF_ERROR(
+        ExpandFunctions(g.node(), *functions_, 0, &nodes_, &calls));
+    WEFT_RETURN_IF_ERROR(IndexNodes(nodes_));
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      WEFT_RETURN_IF_ERROR(AddNode(nodes_[i], static_cast<int>(i)));
+    }
+    return Status::OK();
+  }
+
   // Names every node and its outputs before any is converted, so that a
   // node may come before its producer in the file (ONNX asks for
   // topological order, but a cycle or a misordered file should get a clear
   // error from the compiler, not "undefined tensor").
-  Status IndexNodes(const onnx::GraphProto& g) {
-    node_names_.resize(g.node_size());
-    for (int i = 0; i < g.node_size(); ++i) {
-      const onnx::NodeProto& node = g.node(i);
+  Status IndexNodes(const std::vector<onnx::NodeProto>& nodes) {
+    node_names_.resize(nodes.size());
+    for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+      const onnx::NodeProto& node = nodes[i];
       std::string wanted = node.name();
       for (const std::string& out : node.output()) {
         if (!out.empty()) {
@@ -832,6 +936,8 @@ class Importer {
   ExternalDataRoot root_;
   int64_t opset_ = 0;
   Importer* parent_ = nullptr;  // The enclosing graph's, in a subgraph.
+  std::shared_ptr<const FunctionTable> functions_;
+  std::vector<onnx::NodeProto> nodes_;  // The graph's, functions expanded.
   // In a subgraph: its parameters (weft names), outputs (references) and
   // their declared element types, and the outer-scope names it reads.
   std::vector<std::string> parameters_;
@@ -965,10 +1071,14 @@ StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path) {
   }
   std::map<std::pair<std::string, std::string>, int64_t> counts;
   CountOps(g, &counts);
+  // A call of a model-local function is expanded at load: supported when
+  // its body is, which the load itself checks.
+  const FunctionTable functions = IndexFunctions(model);
   for (const auto& [key, count] : counts) {
-    summary.ops.push_back(
-        {key.first, key.second, count,
-         key.first.empty() && internal::IsOnnxOpSupported(key.second)});
+    const bool local = functions.count(key) > 0;
+    summary.ops.push_back({key.first, key.second, count,
+                           local || (key.first.empty() &&
+                                     internal::IsOnnxOpSupported(key.second))});
   }
   std::stable_sort(
       summary.ops.begin(), summary.ops.end(),

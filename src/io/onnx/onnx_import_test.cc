@@ -253,6 +253,78 @@ TEST(OnnxImportTest, MalformedModelsAreErrorsNamingWhatIsWrong) {
   }
 }
 
+// A model-local function scaled_add(a, b) = LeakyRelu(a + b) with its
+// alpha taken from the call's attribute "slope", called twice: y =
+// scaled_add(scaled_add(x, w), x) with slope 0.5.
+onnx::ModelProto FunctionModel() {
+  onnx::ModelProto m = AddModel();
+  m.mutable_graph()->clear_node();
+  auto* domain = m.add_opset_import();
+  domain->set_domain("local");
+  domain->set_version(1);
+  onnx::FunctionProto* f = m.add_functions();
+  f->set_name("scaled_add");
+  f->set_domain("local");
+  f->add_input("a");
+  f->add_input("b");
+  f->add_output("out");
+  f->add_attribute("slope");
+  auto* sum = f->add_node();
+  sum->set_op_type("Add");
+  sum->add_input("a");
+  sum->add_input("b");
+  sum->add_output("s");
+  auto* act = f->add_node();
+  act->set_op_type("LeakyRelu");
+  act->add_input("s");
+  act->add_output("out");
+  auto* alpha = act->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_ref_attr_name("slope");
+  for (const auto& [in, out] : std::vector<std::pair<std::string, std::string>>{
+           {"w", "t"}, {"x", "y"}}) {
+    auto* call = m.mutable_graph()->add_node();
+    call->set_op_type("scaled_add");
+    call->set_domain("local");
+    call->add_input(out == "t" ? "x" : "t");
+    call->add_input(in);
+    call->add_output(out);
+    auto* slope = call->add_attribute();
+    slope->set_name("slope");
+    slope->set_type(onnx::AttributeProto::FLOAT);
+    slope->set_f(0.5f);
+  }
+  return m;
+}
+
+TEST(OnnxImportTest, ModelLocalFunctionsAreExpandedAtLoad) {
+  auto model = Parse(FunctionModel());
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session =
+      Session::Create(model->file.graph, test::PerSessionOptions(1, 1));
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)
+                  ->Run({{model->inputs[0].tensor,
+                          Tensor::FromVector<float>({1, 3}, {-40, 1, 2})}},
+                        {model->outputs[0].tensor}, {}, &out)
+                  .ok());
+  // t = leaky(x + w) = leaky(-30, 21, 32) = (-15, 21, 32);
+  // y = leaky(t + x) = leaky(-55, 22, 34) = (-27.5, 22, 34).
+  EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{-27.5f, 22, 34}));
+}
+
+TEST(OnnxImportTest, AFunctionThatCallsItselfIsRefused) {
+  // The body's second node calls the function itself.
+  onnx::ModelProto m = FunctionModel();
+  m.mutable_functions(0)->mutable_node(1)->set_op_type("scaled_add");
+  m.mutable_functions(0)->mutable_node(1)->set_domain("local");
+  auto recursive = Parse(m);
+  ASSERT_FALSE(recursive.ok());
+  EXPECT_THAT(recursive.status().message(), HasSubstr("nest deeper than 16"));
+}
+
 TEST(OnnxImportTest, ATensorProtoFileParsesToATensor) {
   onnx::TensorProto t;
   t.set_name("input_0");
