@@ -281,8 +281,11 @@ FunctionTable IndexFunctions(const onnx::ModelProto& model) {
 }
 
 // Calls of model-local functions nest at most this deep (a function that
-// calls itself would never end).
+// calls itself would never end), and expand to at most this many nodes (a
+// hostile file of 16 levels of functions that each call the next three
+// times would otherwise ask for 43 million).
 constexpr int kMaxFunctionDepth = 16;
+constexpr size_t kMaxExpandedNodes = size_t{1} << 20;
 
 // Appends `nodes` to `out` with every call of a model-local function
 // replaced by the function's body: its formal inputs and outputs renamed
@@ -299,6 +302,11 @@ Status ExpandFunctions(
   for (const onnx::NodeProto& node : nodes) {
     auto it = functions.find({node.domain(), node.op_type()});
     if (it == functions.end()) {
+      if (out->size() >= kMaxExpandedNodes) {
+        return InvalidArgumentError(
+            "expanding model-local functions gives more than " +
+            std::to_string(kMaxExpandedNodes) + " nodes");
+      }
       out->push_back(node);
       continue;
     }

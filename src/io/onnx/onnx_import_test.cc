@@ -323,6 +323,32 @@ TEST(OnnxImportTest, AFunctionThatCallsItselfIsRefused) {
   auto recursive = Parse(m);
   ASSERT_FALSE(recursive.ok());
   EXPECT_THAT(recursive.status().message(), HasSubstr("nest deeper than 16"));
+  // Sixteen functions, each calling the next four times: 4^15 calls of
+  // the last are refused by count, not expanded.
+  onnx::ModelProto wide = AddModel();
+  for (int level = 0; level < 16; ++level) {
+    onnx::FunctionProto* f = wide.add_functions();
+    f->set_name("f" + std::to_string(level));
+    f->set_domain("local");
+    f->add_input("a");
+    f->add_output("a_out");
+    std::string prev = "a";
+    for (int call = 0; call < 4; ++call) {
+      auto* n = f->add_node();
+      const bool last = level == 15;
+      n->set_op_type(last ? "Relu" : "f" + std::to_string(level + 1));
+      if (!last) n->set_domain("local");
+      n->add_input(prev);
+      prev = call == 3 ? "a_out" : "t" + std::to_string(call);
+      n->add_output(prev);
+    }
+  }
+  wide.mutable_graph()->mutable_node(0)->set_op_type("f0");
+  wide.mutable_graph()->mutable_node(0)->set_domain("local");
+  wide.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();
+  auto huge = Parse(wide);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(huge.status().message(), HasSubstr("more than 1048576 nodes"));
 }
 
 TEST(OnnxImportTest, ATensorProtoFileParsesToATensor) {
