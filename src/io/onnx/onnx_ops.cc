@@ -437,8 +437,11 @@ Status RandomOp(const OnnxNode& n, NodeDef* out) {
       if (a.type() != AttributeProto::FLOAT) {
         return WrongAttrType(n, a, "FLOAT");
       }
-      if (!std::isfinite(a.f())) {
-        return InvalidArgumentError(n.Where() + ": seed is not finite");
+      // |seed| < 2^63, or the conversion to int64 is undefined.
+      if (!std::isfinite(a.f()) || std::fabs(a.f()) >= 0x1p63f) {
+        return InvalidArgumentError(n.Where() + ": seed " +
+                                    std::to_string(a.f()) +
+                                    " is not an integer in the int64 range");
       }
       out->attrs["seed"] = static_cast<int64_t>(a.f());
       continue;
@@ -718,8 +721,11 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
                               "' is not supported");
   }
   // Every op weft converts reads at least its first input and writes its
-  // first output, but for the recurrent ops, whose Y may go unused.
-  if (!node.has_input(0)) {
+  // first output, but for the recurrent ops, whose Y may go unused, and the
+  // random ops that take no input.
+  const bool takes_no_input =
+      node.op_type() == "RandomUniform" || node.op_type() == "RandomNormal";
+  if (!node.has_input(0) && !takes_no_input) {
     return InvalidArgumentError(node.Where() + ": input 0 is missing");
   }
   const bool recurrent = node.op_type() == "RNN" || node.op_type() == "GRU" ||

@@ -283,6 +283,11 @@ save("scan_axis_out_of_range.onnx",
            outputs=[out()],
            inits=[x_init, const("s0", np.zeros((), np.float32))]))
 
+# --- Random ops ---------------------------------------------------------------
+save("random_seed_out_of_range.onnx",
+     model([helper.make_node("RandomUniform", [], ["y"], shape=[2],
+                             seed=1.6e28)], outputs=[out()]))
+
 # --- Quantization ------------------------------------------------------------
 save("quantize_zero_scale.onnx",
      model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
