@@ -101,6 +101,9 @@ class RoiAlignKernel : public OpKernel {
                                     ")");
       }
     }
+    for (int64_t r = 0; r < num_rois; ++r) {
+      WEFT_RETURN_IF_ERROR(CheckRoi(rois, r));
+    }
     WEFT_ASSIGN_OR_RETURN(
         Tensor * y,
         ctx.AllocateOutputUninitialized(0, Shape{num_rois, c, out_h_, out_w_}));
@@ -124,6 +127,45 @@ class RoiAlignKernel : public OpKernel {
   }
 
  private:
+  // Samples per bin above this are refused: a hostile roi of 1e30 pixels
+  // would otherwise sample for ever (or overflow the grid's size).
+  static constexpr double kMaxSamplesPerBin = double{1 << 20};
+
+  // Roi r's coordinates are finite and its bins' sampling grids (as Pool
+  // computes them) hold at most kMaxSamplesPerBin samples.
+  Status CheckRoi(const Tensor& rois, int64_t r) const {
+    double v[4];
+    for (int k = 0; k < 4; ++k) {
+      v[k] = rois.ValueAsDouble(r * 4 + k);
+      if (!std::isfinite(v[k])) {
+        return InvalidArgumentError("rois[" + std::to_string(r) +
+                                    "] holds a value that is not finite");
+      }
+    }
+    double roi_w = (v[2] - v[0]) * spatial_scale_;
+    double roi_h = (v[3] - v[1]) * spatial_scale_;
+    if (!half_pixel_) {
+      roi_w = std::max(roi_w, 1.0);
+      roi_h = std::max(roi_h, 1.0);
+    }
+    auto grid = [&](double extent, int64_t bins) {
+      return sampling_ratio_ > 0
+                 ? static_cast<double>(sampling_ratio_)
+                 : std::ceil(extent / static_cast<double>(bins));
+    };
+    const double gh = std::fabs(grid(roi_h, out_h_));
+    const double gw = std::fabs(grid(roi_w, out_w_));
+    // Pool computes in float: allow its rounding one more sample a side.
+    if (!((gh + 1) * (gw + 1) <= kMaxSamplesPerBin)) {
+      return InvalidArgumentError(
+          "roi " + std::to_string(r) + " would take " +
+          std::to_string(gh * gw) + " samples per bin; at most " +
+          std::to_string(static_cast<int64_t>(kMaxSamplesPerBin)) +
+          " (a smaller sampling_ratio, or a roi of sane size)");
+    }
+    return Status::OK();
+  }
+
   template <class T>
   void Pool(const T* roi, const T* plane, int64_t h, int64_t w, T* out) const {
     const float offset = half_pixel_ ? 0.5f : 0.0f;

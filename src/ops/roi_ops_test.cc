@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -53,6 +55,19 @@ TEST(RoiAlignTest, ABatchIndexOutsideTheBatchIsAnError) {
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(),
               HasSubstr("batch_indices[0] = 3 is outside [0, 1)"));
+}
+
+TEST(RoiAlignTest, AHugeOrNonFiniteRoiIsRefusedBeforeSampling) {
+  for (float coord : {1e30f, std::numeric_limits<float>::infinity()}) {
+    auto y = test::RunOneNode(
+        "RoiAlign",
+        {Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, coord, coord}),
+         Tensor::FromVector<int64_t>({1}, {0})});
+    ASSERT_FALSE(y.ok());
+    EXPECT_THAT(y.status().message(),
+                ::testing::AnyOf(HasSubstr("samples per bin"),
+                                 HasSubstr("not finite")));
+  }
 }
 
 TEST(MaxUnpoolTest, PutsValuesWhereMaxPoolFoundThem) {

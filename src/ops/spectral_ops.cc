@@ -313,15 +313,16 @@ class MelWeightMatrixKernel : public OpKernel {
           static_cast<double>(i) * static_cast<double>(mel_step) +
           static_cast<double>(low_mel);
       const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-      edge[i] = static_cast<int64_t>(
-          std::floor(static_cast<double>(dft_length + 1) * hz /
-                     static_cast<double>(sample_rate)));
-      if (edge[i] < 0 || edge[i] >= spectrogram_bins) {
+      const double bin = std::floor(static_cast<double>(dft_length + 1) * hz /
+                                    static_cast<double>(sample_rate));
+      // Checked before the conversion: a huge edge would not fit int64.
+      if (!(bin >= 0 && bin < static_cast<double>(spectrogram_bins))) {
         return InvalidArgumentError(
             "upper_edge_hertz " + std::to_string(upper) +
             " lies beyond the Nyquist frequency of sample_rate " +
             std::to_string(sample_rate));
       }
+      edge[i] = static_cast<int64_t>(bin);
     }
     std::vector<double> w(static_cast<size_t>(spectrogram_bins * mel_bins), 0);
     for (int64_t i = 0; i < mel_bins; ++i) {

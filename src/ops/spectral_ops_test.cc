@@ -104,6 +104,15 @@ TEST(SpectralOpsTest, MelWeightMatrixRefusesEdgesBeyondNyquist) {
                                Tensor::FromVector<float>({}, {20000})});
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(), HasSubstr("beyond the Nyquist"));
+  // An edge so high its bin would not fit int64: refused the same way.
+  auto huge = test::RunOneOutput("MelWeightMatrix",
+                                 {Tensor::FromVector<int32_t>({}, {8}),
+                                  Tensor::FromVector<int32_t>({}, {16}),
+                                  Tensor::FromVector<int32_t>({}, {8000}),
+                                  Tensor::FromVector<float>({}, {0}),
+                                  Tensor::FromVector<float>({}, {3e38f})});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(huge.status().message(), HasSubstr("beyond the Nyquist"));
 }
 
 }  // namespace
