@@ -25,7 +25,8 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes);
 // Reads a .npy file; errors start with the path.
 StatusOr<Tensor> ReadNpy(const std::string& path);
 
-// The .npy bytes of a tensor (version 1.0 header).
+// The .npy bytes of a tensor (version 1.0 header). REQUIRES: a tensor
+// dtype, not a container (WriteNpy refuses one with an error); checked.
 std::string SerializeNpy(const Tensor& tensor);
 Status WriteNpy(const std::string& path, const Tensor& tensor);
 

@@ -15,6 +15,7 @@
 #define WEFT_ONNX_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,8 +39,14 @@ struct OnnxValueInfo {
   std::string name;  // The ONNX tensor name.
   std::string
       tensor;  // What to feed or fetch in the Graph: "node" or "node:k".
-  int32_t onnx_type = 0;  // onnx::TensorProto::DataType; 0 when undeclared.
-  std::string type_name;  // "tensor(float)", as ONNX Runtime prints it.
+  // onnx::TensorProto::DataType of the tensor, or of the tensors a
+  // sequence or optional holds; 0 when undeclared.
+  int32_t onnx_type = 0;
+  // weft's dtype for the value, containers included (weft/tensor.h);
+  // nullopt when undeclared or when weft has none.
+  std::optional<DataType> dtype;
+  // "tensor(float)", "seq(tensor(float))", as ONNX Runtime prints it.
+  std::string type_name;
   bool rank_known = false;
   std::vector<OnnxDim> dims;
   // "[batch, 3, 224, 224]", "[?, 10]", "<unknown rank>".
@@ -84,10 +91,16 @@ StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path);
 
 // A serialized onnx::TensorProto (the input_K.pb / output_K.pb files of the
 // ONNX test cases) as a Tensor. Its name, when it has one, goes to *name.
+// For a model's sequence or optional values, LoadOnnxValue below.
 StatusOr<Tensor> ParseOnnxTensor(std::string_view bytes,
                                  std::string* name = nullptr);
 StatusOr<Tensor> LoadOnnxTensor(const std::string& path,
                                 std::string* name = nullptr);
+// A test file holding a value of dtype `dtype`: a TensorProto for a tensor
+// dtype, a SequenceProto for a sequence, an OptionalProto for an optional.
+// Fails when the file holds something else.
+StatusOr<Tensor> LoadOnnxValue(const std::string& path, DataType dtype,
+                               std::string* name = nullptr);
 
 }  // namespace weft
 

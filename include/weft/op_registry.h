@@ -34,6 +34,10 @@ struct ArgDef {
     kRepeated,      // number_attr tensors, all of dtype type_attr
     kTypeListAttr,  // one tensor per entry of the list(type) attribute
     kAnyList,       // any number of tensors of any dtype (inputs only)
+    // Outputs only, from the type attribute type_attr (weft/tensor.h):
+    kSequenceOf,   // sequence(type_attr)
+    kOptionalOf,   // optional(type_attr)
+    kContainedIn,  // ContainedType(type_attr): what the container holds
   };
   std::string name;
   Kind kind = Kind::kFixed;
@@ -47,6 +51,9 @@ struct ArgDef {
                          std::string number_attr);
   static ArgDef TypeList(std::string name, std::string list_attr);
   static ArgDef AnyList(std::string name);
+  static ArgDef SequenceOf(std::string name, std::string type_attr);
+  static ArgDef OptionalOf(std::string name, std::string type_attr);
+  static ArgDef ContainedIn(std::string name, std::string type_attr);
 };
 
 struct AttrDef {
@@ -54,8 +61,11 @@ struct AttrDef {
   AttrType type = AttrType::kInt;
   // Used when a node does not set the attribute; none means required.
   std::optional<AttrValue> default_value;
-  // For kType / kListType: the dtypes allowed (empty: any).
+  // For kType / kListType: the tensor dtypes allowed (empty: any).
   std::vector<DataType> allowed_types;
+  // For kType / kListType: whether container dtypes (sequences, optionals)
+  // are allowed too, whatever allowed_types says. Off, an op never sees one.
+  bool accepts_containers = false;
 };
 
 // What a shape function sees: the node's input dtypes and (partial) shapes,
@@ -134,6 +144,9 @@ class OpDefBuilder {
   OpDefBuilder& Attr(std::string name, AttrType type,
                      std::optional<AttrValue> default_value = std::nullopt,
                      std::vector<DataType> allowed_types = {});
+  // Lets the type attribute `name`, declared before, take container
+  // dtypes.
+  OpDefBuilder& AcceptsContainers(const std::string& name);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
   OpDefBuilder& SetCostFn(CostFn fn);
   OpDefBuilder& SetBlocking(bool blocking = true);

@@ -48,10 +48,51 @@ inline constexpr DataType kAllDataTypes[] = {
     DataType::kInt8,    DataType::kUInt8,   DataType::kInt16,
     DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64};
 
+// Container dtypes, for ONNX's sequence and optional values: a sequence of
+// tensors of one tensor dtype, or an optional (possibly absent) tensor or
+// sequence. A container dtype is the dtype it contains plus a flag bit, so
+// that what a node takes out of a container has a dtype known when the
+// graph compiles. Its value is a scalar Tensor handle on an immutable
+// payload (weft/container.h). Ops take containers only where they declare
+// it (OpDefBuilder::AcceptsContainers); every other op refuses them at
+// compile time, so no kernel ever reads a container's bytes as numbers.
+inline constexpr int kSequenceFlag = 1 << 8;
+inline constexpr int kOptionalFlag = 1 << 9;
+constexpr bool IsSequenceType(DataType t) {
+  return (static_cast<int>(t) & kSequenceFlag) != 0 &&
+         (static_cast<int>(t) & kOptionalFlag) == 0;
+}
+constexpr bool IsOptionalType(DataType t) {
+  return (static_cast<int>(t) & kOptionalFlag) != 0;
+}
+constexpr bool IsContainerType(DataType t) {
+  return (static_cast<int>(t) & (kSequenceFlag | kOptionalFlag)) != 0;
+}
+// sequence(element). REQUIRES: `element` is a tensor dtype; checked.
+constexpr DataType SequenceOf(DataType element) {
+  WEFT_CHECK(!IsContainerType(element), "SequenceOf a container dtype");
+  return static_cast<DataType>(static_cast<int>(element) | kSequenceFlag);
+}
+// optional(value). REQUIRES: `value` is a tensor or sequence dtype;
+// checked.
+constexpr DataType OptionalOf(DataType value) {
+  WEFT_CHECK(!IsOptionalType(value), "OptionalOf an optional dtype");
+  return static_cast<DataType>(static_cast<int>(value) | kOptionalFlag);
+}
+// What a container holds: an optional's tensor or sequence dtype, a
+// sequence's element dtype. A tensor dtype is returned as it is.
+constexpr DataType ContainedType(DataType t) {
+  const int v = static_cast<int>(t);
+  if (v & kOptionalFlag) return static_cast<DataType>(v & ~kOptionalFlag);
+  return static_cast<DataType>(v & ~kSequenceFlag);
+}
+
 // "float32", "float64", "int32", "int64", "bool", "float16", "int8",
-// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names).
+// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names);
+// "sequence(float32)", "optional(float32)", "optional(sequence(float32))".
 const char* DataTypeName(DataType dtype);
 std::optional<DataType> DataTypeFromName(std::string_view name);
+// Bytes per element; a container's handle counts as one 8-byte element.
 size_t DataTypeSize(DataType dtype);
 
 template <class T>

@@ -3,6 +3,7 @@
 #define WEFT_WEFT_H_
 
 #include "weft/attr.h"
+#include "weft/container.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/kernel.h"

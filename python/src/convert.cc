@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "weft/container.h"
+
 namespace weft::python {
 namespace {
 
@@ -83,13 +85,14 @@ void Raise(const Status& status) {
 
 const char* NumpyName(DataType dtype) { return InfoOf(dtype).numpy; }
 
-const char* OnnxTypeName(DataType dtype) { return InfoOf(dtype).onnx; }
-
-std::optional<DataType> DtypeOfOnnxName(const std::string& onnx_name) {
-  for (const DtypeInfo& info : kDtypes) {
-    if (onnx_name == info.onnx) return info.dtype;
+std::string OnnxTypeName(DataType dtype) {
+  if (IsOptionalType(dtype)) {
+    return "optional(" + OnnxTypeName(ContainedType(dtype)) + ")";
   }
-  return std::nullopt;
+  if (IsSequenceType(dtype)) {
+    return "seq(" + OnnxTypeName(ContainedType(dtype)) + ")";
+  }
+  return InfoOf(dtype).onnx;
 }
 
 DataType DtypeFromPython(py::handle dtype, const std::string& what) {
@@ -122,6 +125,51 @@ py::array ToNumpy(const Tensor& tensor, bool read_only) {
         ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   }
   return array;
+}
+
+py::object ToPython(const Tensor& tensor) {
+  if (IsOptionalType(tensor.dtype())) {
+    const Tensor* value = OptionalValue(tensor);
+    return value == nullptr ? py::object(py::none()) : ToPython(*value);
+  }
+  if (IsSequenceType(tensor.dtype())) {
+    py::list items;
+    // Items may be shared with other sequences and fetches: read-only.
+    for (const Tensor& item : SequenceItems(tensor)) {
+      items.append(ToNumpy(item, /*read_only=*/true));
+    }
+    return items;
+  }
+  return ToNumpy(tensor);
+}
+
+Tensor ValueFromPython(const std::string& what, py::handle value,
+                       std::optional<DataType> expected) {
+  if (!expected || !IsContainerType(*expected)) {
+    return FromNumpy(what, value, expected);
+  }
+  StatusOr<Tensor> made = InvalidArgumentError("");
+  if (IsOptionalType(*expected)) {
+    const DataType inner = ContainedType(*expected);
+    made = value.is_none()
+               ? MakeOptional(inner, std::nullopt)
+               : MakeOptional(inner, ValueFromPython(what, value, inner));
+  } else {
+    if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value)) {
+      throw py::value_error(what + ": expected a list of arrays for a " +
+                            OnnxTypeName(*expected) + " input, got " +
+                            py::str(py::type::of(value)).cast<std::string>());
+    }
+    std::vector<Tensor> items;
+    int i = 0;
+    for (py::handle item : value) {
+      items.push_back(FromNumpy(what + " item " + std::to_string(i++), item,
+                                ContainedType(*expected)));
+    }
+    made = MakeSequence(ContainedType(*expected), std::move(items));
+  }
+  if (!made.ok()) throw py::value_error(what + ": " + made.status().message());
+  return *std::move(made);
 }
 
 Tensor FromNumpy(const std::string& what, py::handle value,

@@ -22,11 +22,10 @@ inline void Check(const Status& status) {
   if (!status.ok()) Raise(status);
 }
 
-// NumPy's name ("float32") and ONNX Runtime's ("tensor(float)").
+// NumPy's name ("float32") and ONNX Runtime's ("tensor(float)",
+// "seq(tensor(float))").
 const char* NumpyName(DataType dtype);
-const char* OnnxTypeName(DataType dtype);
-// The dtype of an ONNX Runtime type name, if weft has it.
-std::optional<DataType> DtypeOfOnnxName(const std::string& onnx_name);
+std::string OnnxTypeName(DataType dtype);
 // A dtype from anything np.dtype() takes (np.float32, "float32", an
 // array's dtype). ValueError, naming `what`, for one weft does not have.
 DataType DtypeFromPython(py::handle dtype, const std::string& what);
@@ -38,6 +37,14 @@ DataType DtypeFromPython(py::handle dtype, const std::string& what);
 // `read_only` forces a read-only view (a node's inputs, which later nodes
 // and fetches may share).
 py::array ToNumpy(const Tensor& tensor, bool read_only = false);
+// A fetched value as Python sees it: a tensor as ToNumpy, a sequence as a
+// list of read-only arrays, an optional as None or its value (as ONNX
+// Runtime's Python API returns them).
+py::object ToPython(const Tensor& tensor);
+// FromNumpy, and for a container input: a list (or tuple) of arrays for a
+// sequence, None or the value for an optional.
+Tensor ValueFromPython(const std::string& what, py::handle value,
+                       std::optional<DataType> expected);
 
 // A tensor for the value `value` of input `what`. A C-contiguous, aligned
 // array of `expected`'s dtype (or, without one, of any dtype weft has) is

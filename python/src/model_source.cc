@@ -29,7 +29,7 @@ OnnxModel LoadModelSource(py::object source) {
 
 ValueInfo Describe(const OnnxValueInfo& value) {
   ValueInfo info{value.name, py::list(), value.type_name, value.tensor,
-                 DtypeOfOnnxName(value.type_name)};
+                 value.dtype};
   for (const OnnxDim& d : value.dims) {
     if (d.fixed()) {
       info.shape.append(d.size);

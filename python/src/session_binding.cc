@@ -129,8 +129,8 @@ class PySession {
       }
       inputs.emplace_back(
           info != nullptr ? info->tensor : name,
-          FromNumpy("input '" + name + "'", value,
-                    info != nullptr ? info->dtype : std::nullopt));
+          ValueFromPython("input '" + name + "'", value,
+                          info != nullptr ? info->dtype : std::nullopt));
     }
     RunOptions options;
     options.timeout_ms = timeout_ms;
@@ -161,7 +161,7 @@ class PySession {
     // While `inputs` still holds the feeds, so that a feed fetched back
     // comes out read-only (it is the caller's array).
     py::list out;
-    for (const Tensor& t : outputs) out.append(ToNumpy(t));
+    for (const Tensor& t : outputs) out.append(ToPython(t));
     return out;
   }
 

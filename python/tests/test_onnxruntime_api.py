@@ -112,3 +112,40 @@ def test_graph_optimization_level_and_disabled_optimizers(mlp_path):
     np.testing.assert_array_equal(kept.run(None, {"x": x})[0], results[0])
     with pytest.raises(ValueError, match="activation-fusion"):
         ort.InferenceSession(mlp_path, disabled_optimizers=["activation-fusoin"])
+
+
+def test_sequences_and_optionals_are_lists_and_none(tmp_path):
+    # As ONNX Runtime's Python API: a sequence is a list of arrays, in and
+    # out; an optional is None or its value.
+    import onnx
+    from onnx import TensorProto, helper
+    seq_type = helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    opt_type = helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    graph = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["s", "t"], ["grown"]),
+         helper.make_node("OptionalHasElement", ["o"], ["has"])],
+        "g",
+        [helper.make_value_info("s", seq_type),
+         helper.make_tensor_value_info("t", TensorProto.FLOAT, [2]),
+         helper.make_value_info("o", opt_type)],
+        [helper.make_value_info("grown", seq_type),
+         helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 16)])
+    path = tmp_path / "seq.onnx"
+    onnx.save(model, str(path))
+    session = ort.InferenceSession(str(path))
+    assert session.get_inputs()[0].type == "seq(tensor(float))"
+    assert session.get_inputs()[2].type == "optional(tensor(float))"
+    a = np.ones(3, np.float32)
+    t = np.array([4, 5], np.float32)
+    grown, has = session.run(None, {"s": [a], "t": t, "o": None})
+    assert isinstance(grown, list) and len(grown) == 2
+    np.testing.assert_array_equal(grown[1], t)
+    assert not has
+    (has,) = session.run(["has"], {"s": [], "t": t, "o": t})
+    assert has
+    with pytest.raises(ValueError, match="expected a list of arrays"):
+        session.run(None, {"s": a, "t": t, "o": None})

@@ -50,6 +50,30 @@ ArgDef ArgDef::AnyList(std::string name) {
   return arg;
 }
 
+namespace {
+
+ArgDef Derived(std::string name, ArgDef::Kind kind, std::string type_attr) {
+  ArgDef arg;
+  arg.name = std::move(name);
+  arg.kind = kind;
+  arg.type_attr = std::move(type_attr);
+  return arg;
+}
+
+}  // namespace
+
+ArgDef ArgDef::SequenceOf(std::string name, std::string type_attr) {
+  return Derived(std::move(name), Kind::kSequenceOf, std::move(type_attr));
+}
+
+ArgDef ArgDef::OptionalOf(std::string name, std::string type_attr) {
+  return Derived(std::move(name), Kind::kOptionalOf, std::move(type_attr));
+}
+
+ArgDef ArgDef::ContainedIn(std::string name, std::string type_attr) {
+  return Derived(std::move(name), Kind::kContainedIn, std::move(type_attr));
+}
+
 OpDefBuilder& OpDefBuilder::Input(ArgDef arg) {
   def_.inputs.push_back(std::move(arg));
   return *this;
@@ -65,6 +89,13 @@ OpDefBuilder& OpDefBuilder::Attr(std::string name, AttrType type,
                                  std::vector<DataType> allowed_types) {
   def_.attrs.push_back(AttrDef{std::move(name), type, std::move(default_value),
                                std::move(allowed_types)});
+  return *this;
+}
+
+OpDefBuilder& OpDefBuilder::AcceptsContainers(const std::string& name) {
+  for (AttrDef& attr : def_.attrs) {
+    if (attr.name == name) attr.accepts_containers = true;
+  }
   return *this;
 }
 
@@ -159,6 +190,15 @@ Status ValidateOpDef(const OpDef& def) {
                                       "' cannot be an any-type list");
         }
         return Status::OK();
+      case ArgDef::Kind::kSequenceOf:
+      case ArgDef::Kind::kOptionalOf:
+      case ArgDef::Kind::kContainedIn:
+        if (!is_output) {
+          return InvalidArgumentError("op '" + def.name + "': input '" +
+                                      arg.name +
+                                      "' cannot have a derived dtype");
+        }
+        return need(arg.type_attr, AttrType::kType);
     }
     return Status::OK();
   };

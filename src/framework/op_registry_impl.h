@@ -61,6 +61,7 @@ void RegisterReduceOps(OpRegistry& registry);
 void RegisterRandomOps(OpRegistry& registry);
 void RegisterControlOps(OpRegistry& registry);
 void RegisterControlFlowOps(OpRegistry& registry);
+void RegisterContainerOps(OpRegistry& registry);
 void RegisterCustomOps(OpRegistry& registry);
 void RegisterQueueOps(OpRegistry& registry);
 void RegisterReshapeOps(OpRegistry& registry);

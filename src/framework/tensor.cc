@@ -1,5 +1,6 @@
 #include "weft/tensor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "threading/mutex.h"
+#include "weft/container.h"
 
 namespace weft {
 namespace {
@@ -63,7 +65,9 @@ class BufferCache {
 
 }  // namespace
 
-const char* DataTypeName(DataType dtype) {
+namespace {
+
+const char* TensorTypeName(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat32:
       return "float32";
@@ -93,14 +97,61 @@ const char* DataTypeName(DataType dtype) {
   return "invalid";
 }
 
+// Every container dtype: sequence, optional and optional-sequence of each
+// tensor dtype, in that order.
+constexpr int kContainerForms = 3;
+DataType ContainerType(int form, DataType element) {
+  switch (form) {
+    case 0:
+      return SequenceOf(element);
+    case 1:
+      return OptionalOf(element);
+    default:
+      return OptionalOf(SequenceOf(element));
+  }
+}
+
+// Names of the container dtypes, made once: DataTypeName returns a
+// pointer that stays valid for the process.
+const std::vector<std::pair<DataType, std::string>>& ContainerNames() {
+  static const auto* names = [] {
+    auto* out = new std::vector<std::pair<DataType, std::string>>;
+    for (int form = 0; form < kContainerForms; ++form) {
+      for (DataType element : kAllDataTypes) {
+        const std::string e = TensorTypeName(element);
+        const std::string name = form == 0   ? "sequence(" + e + ")"
+                                 : form == 1 ? "optional(" + e + ")"
+                                             : "optional(sequence(" + e + "))";
+        out->emplace_back(ContainerType(form, element), name);
+      }
+    }
+    return out;
+  }();
+  return *names;
+}
+
+}  // namespace
+
+const char* DataTypeName(DataType dtype) {
+  if (!IsContainerType(dtype)) return TensorTypeName(dtype);
+  for (const auto& [type, name] : ContainerNames()) {
+    if (type == dtype) return name.c_str();
+  }
+  return "invalid";
+}
+
 std::optional<DataType> DataTypeFromName(std::string_view name) {
   for (DataType dtype : kAllDataTypes) {
     if (name == DataTypeName(dtype)) return dtype;
+  }
+  for (const auto& [type, type_name] : ContainerNames()) {
+    if (name == type_name) return type;
   }
   return std::nullopt;
 }
 
 size_t DataTypeSize(DataType dtype) {
+  if (IsContainerType(dtype)) return sizeof(void*);
   switch (dtype) {
     case DataType::kFloat32:
     case DataType::kInt32:
@@ -187,6 +238,11 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
     return InvalidArgumentError("invalid tensor shape " + shape.ToString() +
                                 ": dimensions must be >= 0 and the element "
                                 "count must fit in 64 bits");
+  }
+  if (IsContainerType(dtype)) {
+    return InvalidArgumentError(std::string("a ") + DataTypeName(dtype) +
+                                " value is made from its contents "
+                                "(weft/container.h), not allocated");
   }
   const int64_t n = shape.NumElements();
   const size_t element = DataTypeSize(dtype);
@@ -288,6 +344,7 @@ Status Tensor::ValueCountError(const Shape& shape, size_t count) {
 
 double Tensor::ValueAsDouble(int64_t i) const {
   WEFT_CHECK(i >= 0 && i < num_elements_, "Tensor::ValueAsDouble out of range");
+  WEFT_CHECK(!IsContainerType(dtype_), "Tensor::ValueAsDouble of a container");
   switch (dtype_) {
     case DataType::kFloat32:
       return data<float>()[i];
@@ -325,12 +382,25 @@ std::string Tensor::TypedViewMismatch(DataType requested) const {
 bool Tensor::BitwiseEqual(const Tensor& other) const {
   if (IsInitialized() != other.IsInitialized()) return false;
   if (!IsInitialized()) return true;
+  if (IsContainerType(dtype_)) {
+    if (dtype_ != other.dtype_) return false;
+    const std::vector<Tensor>& a = ContainerItems(*this);
+    const std::vector<Tensor>& b = ContainerItems(other);
+    return std::equal(
+        a.begin(), a.end(), b.begin(), b.end(),
+        [](const Tensor& x, const Tensor& y) { return x.BitwiseEqual(y); });
+  }
   return dtype_ == other.dtype_ && shape_ == other.shape_ &&
          std::memcmp(raw_data(), other.raw_data(), size_bytes()) == 0;
 }
 
 std::string Tensor::DebugString() const {
   if (!IsInitialized()) return "<uninitialized tensor>";
+  if (IsContainerType(dtype_)) {
+    return std::string(DataTypeName(dtype_)) + " of " +
+           std::to_string(ContainerItems(*this).size()) + " item" +
+           (ContainerItems(*this).size() == 1 ? "" : "s");
+  }
   return std::string(DataTypeName(dtype_)) + shape_.ToString();
 }
 

@@ -209,6 +209,8 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
 }
 
 std::string SerializeNpy(const Tensor& tensor) {
+  WEFT_CHECK(!IsContainerType(tensor.dtype()),
+             "SerializeNpy of a container value");
   std::string shape = "(";
   for (int i = 0; i < tensor.shape().rank(); ++i) {
     shape += std::to_string(tensor.shape().dim(i)) + ",";
@@ -234,6 +236,11 @@ std::string SerializeNpy(const Tensor& tensor) {
 }
 
 Status WriteNpy(const std::string& path, const Tensor& tensor) {
+  if (IsContainerType(tensor.dtype())) {
+    return InvalidArgumentError(path + ": a " + DataTypeName(tensor.dtype()) +
+                                " value has no .npy form (.npy holds one "
+                                "array)");
+  }
   std::ofstream out(path, std::ios::binary);
   if (!out) return InvalidArgumentError(path + ": cannot open for writing");
   const std::string bytes = SerializeNpy(tensor);

@@ -41,6 +41,7 @@ void RegisterArrayOps(OpRegistry& registry) {
           .Output(ArgDef::Typed("output", "dtype"))
           .Attr("dtype", AttrType::kType)
           .Attr("shape", AttrType::kShape, PartialShape::UnknownRank())
+          .AcceptsContainers("dtype")
           .SetShapeFn([](InferenceContext& ctx) {
             ctx.set_output(0, ctx.attr<PartialShape>("shape"));
             return Status::OK();
@@ -78,6 +79,7 @@ void RegisterArrayOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("input", "T"))
           .Output(ArgDef::Typed("output", "T"))
           .Attr("T", AttrType::kType)
+          .AcceptsContainers("T")
           .SetShapeFn(shape_fns::SameAsInput0)
           .SetCostFn([](const InferenceContext&) { return 10.0; })
           .Build()));

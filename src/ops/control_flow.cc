@@ -16,6 +16,7 @@
 #include "framework/op_registry_impl.h"
 #include "runtime/node_run.h"
 #include "runtime/subgraph_run.h"
+#include "weft/container.h"
 
 namespace weft::internal {
 namespace {
@@ -238,6 +239,13 @@ class LoopKernel : public OpKernel {
     }
     k.num_carried_ = static_cast<int>(carried);
     k.num_scans_ = static_cast<int>(tout.size()) - k.num_carried_;
+    for (size_t i = k.num_carried_; i < tout.size(); ++i) {
+      if (IsContainerType(tout[i])) {  // Scan outputs stack tensors.
+        return InvalidArgumentError(
+            "scan output " + std::to_string(i - k.num_carried_) + " is " +
+            DataTypeName(tout[i]) + "; scan outputs must be tensors");
+      }
+    }
     if (k.has_trip_count_ && in[0] != DataType::kInt64) {
       return InvalidArgumentError(std::string("the trip count M is ") +
                                   DataTypeName(in[0]) + "; it must be int64");
@@ -250,7 +258,12 @@ class LoopKernel : public OpKernel {
     std::vector<Binding> bindings = {DtypeOnly(DataType::kInt64),
                                      DtypeOnly(DataType::kBool)};
     for (int i = 0; i < k.num_carried_; ++i) {
-      if (in[k.first_carried_ + i] != tout[i]) {
+      // An optional may enter where the body gives its contents (ONNX
+      // lets a value stand for an optional of it): each iteration's
+      // value is wrapped to feed the next.
+      const bool wrapped = in[k.first_carried_ + i] == OptionalOf(tout[i]);
+      k.wrap_carried_.push_back(wrapped);
+      if (in[k.first_carried_ + i] != tout[i] && !wrapped) {
         return InvalidArgumentError(
             "loop-carried value " + std::to_string(i) + " enters as " +
             DataTypeName(in[k.first_carried_ + i]) + " but the node outputs " +
@@ -319,7 +332,15 @@ class LoopKernel : public OpKernel {
           bool next, ScalarBool(outputs[0], "the body's condition output"));
       // Without a condition input the body's condition is ignored (ONNX).
       if (has_condition_) cond = next;
-      for (int k = 0; k < num_carried_; ++k) inputs[2 + k] = outputs[1 + k];
+      for (int k = 0; k < num_carried_; ++k) {
+        if (wrap_carried_[k]) {
+          WEFT_ASSIGN_OR_RETURN(
+              inputs[2 + k],
+              MakeOptional(outputs[1 + k].dtype(), std::move(outputs[1 + k])));
+        } else {
+          inputs[2 + k] = std::move(outputs[1 + k]);
+        }
+      }
       for (int k = 0; k < num_scans_; ++k) {
         WEFT_RETURN_IF_ERROR(
             scans[k].Add(std::move(outputs[1 + num_carried_ + k]), i));
@@ -327,7 +348,19 @@ class LoopKernel : public OpKernel {
       if (i == 0) WEFT_RETURN_IF_ERROR(CheckProjectedBytes(scans, trip_count));
     }
     for (int k = 0; k < num_carried_; ++k) {
-      WEFT_RETURN_IF_ERROR(ctx.SetOutput(k, inputs[2 + k]));
+      Tensor value = inputs[2 + k];
+      if (wrap_carried_[k]) {
+        const Tensor* contents = OptionalValue(value);
+        if (contents == nullptr) {
+          return InvalidArgumentError(
+              "loop-carried value " + std::to_string(k) +
+              " is an empty optional after the last iteration; the node "
+              "outputs " +
+              DataTypeName(ctx.output_dtype(k)));
+        }
+        value = *contents;
+      }
+      WEFT_RETURN_IF_ERROR(ctx.SetOutput(k, std::move(value)));
     }
     for (int k = 0; k < num_scans_; ++k) {
       const int out = num_carried_ + k;
@@ -369,6 +402,113 @@ class LoopKernel : public OpKernel {
   int first_carried_ = 0;
   int num_carried_ = 0;
   int num_scans_ = 0;
+  std::vector<bool> wrap_carried_;  // Enters as an optional of its type.
+  std::unique_ptr<CompiledSubgraph> body_;
+};
+
+// --- SequenceMap -------------------------------------------------------------
+
+// Inputs: input_sequence, additional inputs (sequences or tensors), captures
+// (C). The body runs once per item of input_sequence, taking item i of each
+// sequence input and each tensor input whole; the node's outputs are
+// sequences of the body's outputs. Every sequence input must be as long as
+// input_sequence.
+class SequenceMapKernel : public OpKernel {
+ public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(
+      const KernelConstruction& c) {
+    auto kernel = std::unique_ptr<SequenceMapKernel>(new SequenceMapKernel());
+    SequenceMapKernel& k = *kernel;
+    const int64_t captures = c.attr<int64_t>("num_captures");
+    const auto& tout = c.attr<std::vector<DataType>>("Tout");
+    WEFT_RETURN_IF_ERROR(c.status());
+    const auto& in = c.input_dtypes();
+    if (captures < 0 || captures >= static_cast<int64_t>(in.size())) {
+      return InvalidArgumentError(
+          std::to_string(in.size()) +
+          " inputs do not fit num_captures = " + std::to_string(captures));
+    }
+    k.num_mapped_ = static_cast<int>(in.size() - captures);
+    if (!IsSequenceType(in[0])) {
+      return InvalidArgumentError(
+          std::string("input_sequence must be a sequence, got ") +
+          DataTypeName(in[0]));
+    }
+    std::vector<Binding> bindings;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const bool mapped = static_cast<int>(i) < k.num_mapped_;
+      k.per_item_.push_back(mapped && IsSequenceType(in[i]));
+      bindings.push_back(k.per_item_.back()
+                             ? DtypeOnly(ContainedType(in[i]))
+                             : Binding{in[i], c.input_shapes()[i]});
+    }
+    WEFT_ASSIGN_OR_RETURN(k.body_, CompileAttr(c, "body", bindings));
+    WEFT_RETURN_IF_ERROR(CheckOutputCount(
+        *k.body_, static_cast<int>(tout.size()), "the node's outputs"));
+    for (size_t i = 0; i < tout.size(); ++i) {
+      if (!IsSequenceType(tout[i])) {
+        return InvalidArgumentError("output " + std::to_string(i) + " is " +
+                                    DataTypeName(tout[i]) +
+                                    "; SequenceMap's outputs are sequences");
+      }
+      WEFT_RETURN_IF_ERROR(CheckOutputDtype(
+          *k.body_, static_cast<int>(i), ContainedType(tout[i]),
+          "the items of the node's output " + std::to_string(i)));
+    }
+    return std::unique_ptr<OpKernel>(std::move(kernel));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const size_t length = SequenceItems(ctx.input(0)).size();
+    for (int i = 1; i < num_mapped_; ++i) {
+      if (per_item_[i] && SequenceItems(ctx.input(i)).size() != length) {
+        return InvalidArgumentError(
+            "input " + std::to_string(i) + " holds " +
+            std::to_string(SequenceItems(ctx.input(i)).size()) +
+            " items, input_sequence " + std::to_string(length) +
+            "; they must agree");
+      }
+    }
+    std::vector<Tensor> inputs(ctx.num_inputs());
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      if (!per_item_[i]) inputs[i] = ctx.input(i);
+    }
+    const int64_t limit = StackLimitBytes(ctx);
+    int64_t bytes = 0;
+    std::vector<std::vector<Tensor>> items(ctx.num_outputs());
+    SubgraphRunner runner(ctx, *body_);
+    std::vector<Tensor> outputs;
+    for (size_t n = 0; n < length; ++n) {
+      for (int i = 0; i < num_mapped_; ++i) {
+        if (per_item_[i]) inputs[i] = SequenceItems(ctx.input(i))[n];
+      }
+      WEFT_RETURN_IF_ERROR(
+          runner.Run(inputs, &outputs, static_cast<int64_t>(n)));
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        bytes += static_cast<int64_t>(outputs[k].size_bytes());
+        items[k].push_back(std::move(outputs[k]));
+      }
+      if (bytes > limit) {
+        return ResourceExhaustedError(
+            "the output sequences would hold more than " +
+            std::to_string(limit) + " bytes after item " + std::to_string(n) +
+            " (SessionOptions::memory_limit_bytes, or half the machine's "
+            "memory when it is not set)");
+      }
+    }
+    for (int k = 0; k < ctx.num_outputs(); ++k) {
+      WEFT_ASSIGN_OR_RETURN(Tensor seq,
+                            MakeSequence(ContainedType(ctx.output_dtype(k)),
+                                         std::move(items[k])));
+      WEFT_RETURN_IF_ERROR(ctx.SetOutput(k, std::move(seq)));
+    }
+    return Status::OK();
+  }
+
+ private:
+  SequenceMapKernel() = default;
+  int num_mapped_ = 0;
+  std::vector<bool> per_item_;  // Per input: the body takes one item.
   std::unique_ptr<CompiledSubgraph> body_;
 };
 
@@ -651,6 +791,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("then_branch", AttrType::kGraph)
                               .Attr("else_branch", AttrType::kGraph)
                               .Attr("Tout", AttrType::kListType)
+                              .AcceptsContainers("Tout")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(registry.RegisterKernel("If", &IfKernel::Create));
@@ -663,9 +804,22 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("has_condition", AttrType::kBool, false)
                               .Attr("num_captures", AttrType::kInt, int64_t{0})
                               .Attr("Tout", AttrType::kListType)
+                              .AcceptsContainers("Tout")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(registry.RegisterKernel("Loop", &LoopKernel::Create));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("SequenceMap")
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::TypeList("outputs", "Tout"))
+                              .Attr("body", AttrType::kGraph)
+                              .Attr("num_captures", AttrType::kInt, int64_t{0})
+                              .Attr("Tout", AttrType::kListType)
+                              .AcceptsContainers("Tout")
+                              .SetCostFn(SubgraphCost)
+                              .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("SequenceMap", &SequenceMapKernel::Create));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Scan")
           .Input(ArgDef::AnyList("inputs"))

@@ -17,6 +17,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterRandomOps(registry);
   RegisterControlOps(registry);
   RegisterControlFlowOps(registry);
+  RegisterContainerOps(registry);
   RegisterCustomOps(registry);
   RegisterQueueOps(registry);
   RegisterReshapeOps(registry);

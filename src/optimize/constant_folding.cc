@@ -139,7 +139,11 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
   int rewrites = 0;
   std::vector<int> read;
   for (size_t f = 0; f < frontier.size(); ++f) {
-    if (values[f].size_bytes() > kMaxFoldedBytes) continue;
+    // A container has no Const form (graph JSON stores tensors only).
+    if (values[f].size_bytes() > kMaxFoldedBytes ||
+        IsContainerType(values[f].dtype())) {
+      continue;
+    }
     const int i = frontier[f];
     AddProducers(graph, i, &read);
     graph.Replace(i, ConstNode(graph.node(i), std::move(values[f])));

@@ -164,6 +164,9 @@ StatusOr<ResolvedSignature> ResolveSignature(
           break;
         case ArgDef::Kind::kTypeListAttr:
         case ArgDef::Kind::kAnyList:
+        case ArgDef::Kind::kSequenceOf:  // Outputs only (RegisterOp checks).
+        case ArgDef::Kind::kOptionalOf:
+        case ArgDef::Kind::kContainedIn:
           break;
       }
     }
@@ -203,15 +206,21 @@ StatusOr<ResolvedSignature> ResolveSignature(
       }
       it = out.attrs.emplace(attr.name, *attr.default_value).first;
     }
-    if (attr.allowed_types.empty()) continue;
     auto allowed = [&](DataType t) {
-      return std::find(attr.allowed_types.begin(), attr.allowed_types.end(),
+      return attr.allowed_types.empty() ||
+             std::find(attr.allowed_types.begin(), attr.allowed_types.end(),
                        t) != attr.allowed_types.end();
     };
     std::vector<DataType> used;
     if (const DataType* t = it->second.get_if<DataType>()) used = {*t};
     if (const auto* ts = it->second.get_if<std::vector<DataType>>()) used = *ts;
     for (DataType t : used) {
+      if (IsContainerType(t)) {
+        if (attr.accepts_containers) continue;
+        return UnimplementedError("op " + def.name + " does not take " +
+                                  DataTypeName(t) + " values (for '" +
+                                  attr.name + "')");
+      }
       if (!allowed(t)) {
         // A valid dtype that this op has no kernel for: weft does not
         // implement it (the ONNX runner reports such a case as unsupported).
@@ -253,6 +262,24 @@ StatusOr<ResolvedSignature> ResolveSignature(
       }
       case ArgDef::Kind::kAnyList:
         break;
+      case ArgDef::Kind::kSequenceOf:
+      case ArgDef::Kind::kOptionalOf:
+      case ArgDef::Kind::kContainedIn: {
+        const DataType t = *out.attrs.at(arg.type_attr).get_if<DataType>();
+        if (arg.kind == ArgDef::Kind::kSequenceOf && IsContainerType(t)) {
+          return UnimplementedError(std::string("a sequence of ") +
+                                    DataTypeName(t) + " values");
+        }
+        if (arg.kind == ArgDef::Kind::kOptionalOf && IsOptionalType(t)) {
+          return UnimplementedError(std::string("an optional of ") +
+                                    DataTypeName(t) + " values");
+        }
+        out.output_dtypes.push_back(
+            arg.kind == ArgDef::Kind::kSequenceOf   ? SequenceOf(t)
+            : arg.kind == ArgDef::Kind::kOptionalOf ? OptionalOf(t)
+                                                    : ContainedType(t));
+        break;
+      }
     }
   }
   return out;

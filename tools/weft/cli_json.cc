@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "cli_util.h"
+#include "weft/container.h"
 
 namespace weft::cli {
 namespace {
@@ -78,6 +79,16 @@ nlohmann::json TensorJson(const std::string& name, const Tensor& tensor,
                         {"dtype", DataTypeName(tensor.dtype())},
                         {"shape", tensor.shape().dims()},
                         {"hash", ContentHash(tensor)}};
+  if (IsContainerType(tensor.dtype())) {
+    out.erase("shape");
+    out["items"] = nlohmann::json::array();
+    const std::vector<Tensor>& items = ContainerItems(tensor);
+    for (size_t i = 0; i < items.size(); ++i) {
+      out["items"].push_back(
+          TensorJson(name + "[" + std::to_string(i) + "]", items[i], values));
+    }
+    return out;
+  }
   if (values) out["values"] = ValuesJson(tensor);
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include "cli_json.h"
 #include "ops/op_util.h"
+#include "weft/container.h"
 #include "weft/npy.h"
 
 namespace weft::cli {
@@ -79,12 +80,24 @@ StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
           "--feed '" + flag + "' must be NAME=FILE (a .npy or ONNX .pb file)");
     }
     const std::string file = flag.substr(eq + 1);
-    auto value =
-        HasExtension(file, ".pb") ? LoadOnnxTensor(file) : ReadNpy(file);
+    const std::string tensor = model.TensorOf(flag.substr(0, eq));
+    // A sequence or optional input reads as one (SequenceProto,
+    // OptionalProto); .npy holds tensors only.
+    std::optional<DataType> container;
+    if (const NodeDef* node = model.file.graph.FindNode(tensor);
+        node != nullptr && node->op == "Placeholder") {
+      auto it = node->attrs.find("dtype");
+      const DataType* dtype =
+          it == node->attrs.end() ? nullptr : it->second.get_if<DataType>();
+      if (dtype != nullptr && IsContainerType(*dtype)) container = *dtype;
+    }
+    auto value = !HasExtension(file, ".pb") ? ReadNpy(file)
+                 : container                ? LoadOnnxValue(file, *container)
+                                            : LoadOnnxTensor(file);
     if (!value.ok()) {
       return value.status().WithContext("--feed " + flag.substr(0, eq));
     }
-    feeds.emplace_back(model.TensorOf(flag.substr(0, eq)), *std::move(value));
+    feeds.emplace_back(tensor, *std::move(value));
   }
   return feeds;
 }
@@ -245,14 +258,31 @@ std::string ContentHash(const Tensor& tensor) {
   };
   const std::string dtype = DataTypeName(tensor.dtype());
   mix(dtype.data(), dtype.size());
-  for (int64_t d : tensor.shape().dims()) mix(&d, sizeof(d));
-  mix(tensor.raw_data(), tensor.size_bytes());
+  if (IsContainerType(tensor.dtype())) {  // The items' hashes, in order.
+    for (const Tensor& item : ContainerItems(tensor)) {
+      const std::string item_hash = ContentHash(item);
+      mix(item_hash.data(), item_hash.size());
+    }
+  } else {
+    for (int64_t d : tensor.shape().dims()) mix(&d, sizeof(d));
+    mix(tensor.raw_data(), tensor.size_bytes());
+  }
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016" PRIx64, h);
   return buf;
 }
 
 std::string FirstValues(const Tensor& tensor, int count) {
+  if (IsContainerType(tensor.dtype())) {
+    const std::vector<Tensor>& items = ContainerItems(tensor);
+    std::string out =
+        std::to_string(items.size()) + " item" + (items.size() == 1 ? "" : "s");
+    if (!items.empty()) {
+      out += ", the first " + items[0].DebugString() + " " +
+             FirstValues(items[0], count);
+    }
+    return out;
+  }
   std::ostringstream out;
   out << "[";
   const int64_t n = std::min<int64_t>(tensor.NumElements(), count);

@@ -23,6 +23,12 @@ std::string ArgText(const ArgDef& arg) {
       return "one per entry of " + arg.type_attr;
     case ArgDef::Kind::kAnyList:
       return "any number, any dtype";
+    case ArgDef::Kind::kSequenceOf:
+      return "sequence(" + arg.type_attr + ")";
+    case ArgDef::Kind::kOptionalOf:
+      return "optional(" + arg.type_attr + ")";
+    case ArgDef::Kind::kContainedIn:
+      return "what " + arg.type_attr + " holds";
   }
   return "";
 }

@@ -16,6 +16,7 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "weft/container.h"
 #include "weft/onnx.h"
 
 namespace weft::cli {
@@ -81,16 +82,27 @@ std::vector<fs::path> SortedEntries(const fs::path& dir, const char* prefix) {
   return out;
 }
 
-StatusOr<DataSet> ReadDataSet(const fs::path& dir) {
+// Reads the files of a data set: as the model declares each input and
+// output (a tensor, sequence or optional), a TensorProto when it does not.
+StatusOr<DataSet> ReadDataSet(const fs::path& dir, const OnnxModel& model) {
   DataSet set;
-  for (const fs::path& p : SortedEntries(dir, "input_")) {
-    WEFT_ASSIGN_OR_RETURN(Tensor t, LoadOnnxTensor(p.string()));
-    set.inputs.push_back(std::move(t));
-  }
-  for (const fs::path& p : SortedEntries(dir, "output_")) {
-    WEFT_ASSIGN_OR_RETURN(Tensor t, LoadOnnxTensor(p.string()));
-    set.outputs.push_back(std::move(t));
-  }
+  auto read = [](const std::vector<fs::path>& files,
+                 const std::vector<OnnxValueInfo>& declared,
+                 std::vector<Tensor>* out) -> Status {
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::optional<DataType> dtype =
+          i < declared.size() ? declared[i].dtype : std::nullopt;
+      WEFT_ASSIGN_OR_RETURN(Tensor t,
+                            dtype ? LoadOnnxValue(files[i].string(), *dtype)
+                                  : LoadOnnxTensor(files[i].string()));
+      out->push_back(std::move(t));
+    }
+    return Status::OK();
+  };
+  WEFT_RETURN_IF_ERROR(
+      read(SortedEntries(dir, "input_"), model.inputs, &set.inputs));
+  WEFT_RETURN_IF_ERROR(
+      read(SortedEntries(dir, "output_"), model.outputs, &set.outputs));
   return set;
 }
 
@@ -101,6 +113,20 @@ std::string Compare(const std::string& output, const Tensor& expected,
   if (expected.dtype() != actual.dtype()) {
     return "output '" + output + "': dtype " + DataTypeName(actual.dtype()) +
            ", expected " + DataTypeName(expected.dtype());
+  }
+  if (IsContainerType(expected.dtype())) {  // Item by item.
+    const std::vector<Tensor>& e = ContainerItems(expected);
+    const std::vector<Tensor>& a = ContainerItems(actual);
+    if (e.size() != a.size()) {
+      return "output '" + output + "': " + std::to_string(a.size()) +
+             " items, expected " + std::to_string(e.size());
+    }
+    for (size_t i = 0; i < e.size(); ++i) {
+      std::string diff =
+          Compare(output + "[" + std::to_string(i) + "]", e[i], a[i]);
+      if (!diff.empty()) return diff;
+    }
+    return "";
   }
   if (!(expected.shape() == actual.shape())) {
     return "output '" + output + "': shape " + actual.shape().ToString() +
@@ -154,7 +180,8 @@ bool DrawsRandomNumbers(const Graph& graph) {
 std::string CompareRandom(const std::string& output, const Tensor& expected,
                           const Tensor& actual) {
   if (expected.dtype() != actual.dtype() ||
-      !(expected.shape() == actual.shape())) {
+      !(expected.shape() == actual.shape()) ||
+      IsContainerType(actual.dtype())) {
     return Compare(output, expected, actual);
   }
   for (int64_t i = 0; i < actual.NumElements(); ++i) {
@@ -190,7 +217,7 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
   const bool random = DrawsRandomNumbers(model->file.graph);
   for (const fs::path& set_dir : sets) {
     const std::string set_name = set_dir.filename().string();
-    auto data = ReadDataSet(set_dir);
+    auto data = ReadDataSet(set_dir, *model);
     if (!data.ok()) return FromStatus(name, data.status(), set_name.c_str());
     if (data->inputs.size() != model->inputs.size() ||
         data->outputs.size() != model->outputs.size()) {

@@ -180,14 +180,14 @@ StatusOr<OnnxValueInfo> ValueInfo(const onnx::ValueInfoProto& proto,
   }
   if (!proto.has_type()) return info;  // Undeclared: anything goes.
   const onnx::TypeProto& type = proto.type();
-  if (!type.has_tensor_type()) {
-    return UnimplementedError(what +
-                              " is not a tensor (sequence, map or optional "
-                              "values are not supported)");
-  }
+  WEFT_ASSIGN_OR_RETURN(const int32_t code,
+                        internal::OnnxValueTypeCode(type, what));
+  info.onnx_type =
+      code & ~(internal::kOnnxSequenceBit | internal::kOnnxOptionalBit);
+  info.dtype = internal::FromOnnxValueType(code);
+  info.type_name = internal::OnnxValueTypeString(code);
+  if (!type.has_tensor_type()) return info;  // A container: no shape.
   const auto& tensor = type.tensor_type();
-  info.onnx_type = tensor.elem_type();
-  info.type_name = OnnxTensorTypeString(info.onnx_type);
   if (tensor.has_shape()) {
     info.rank_known = true;
     for (const auto& dim : tensor.shape().dim()) {
@@ -433,9 +433,9 @@ class Importer {
   void IndexDeclaredTypes(const onnx::GraphProto& g) {
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const onnx::ValueInfoProto& v : *list) {
-        if (v.type().has_tensor_type()) {
-          declared_type_[v.name()] = v.type().tensor_type().elem_type();
-        }
+        // A type weft cannot hold is reported where the value is used.
+        auto code = internal::OnnxValueTypeCode(v.type(), v.name());
+        if (v.has_type() && code.ok()) declared_type_[v.name()] = *code;
       }
     }
     for (const onnx::TensorProto& t : g.initializer()) {
@@ -453,11 +453,10 @@ class Importer {
       WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info,
                             ValueInfo(input, "subgraph input"));
       // The calling node binds the dtype; a declared one only documents.
-      const auto dtype = internal::FromOnnxType(info.onnx_type);
+      const std::optional<DataType> dtype = info.dtype;
       if (input.has_type() && !dtype) {
         return UnimplementedError("subgraph input '" + info.name + "': dtype " +
-                                  OnnxTypeName(info.onnx_type) +
-                                  " is not supported");
+                                  info.type_name + " is not supported");
       }
       const std::string name = names_.Take(info.name);
       WEFT_RETURN_IF_ERROR(
@@ -472,7 +471,9 @@ class Importer {
                             ValueInfo(output, "subgraph output"));
       WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(info.name));
       outputs_.push_back(std::move(ref));
-      output_types_.push_back(info.onnx_type);
+      auto declared = declared_type_.find(info.name);
+      output_types_.push_back(
+          declared != declared_type_.end() ? declared->second : 0);
     }
     return Status::OK();
   }
@@ -533,7 +534,7 @@ class Importer {
       if (constants_.count(input.name())) continue;  // A default value.
       WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info, ValueInfo(input, "input"));
       if (input.has_type()) {
-        const auto dtype = internal::FromOnnxType(info.onnx_type);
+        const std::optional<DataType> dtype = info.dtype;
         if (!dtype) {
           return UnimplementedError("input '" + info.name + "': dtype " +
                                     OnnxTypeName(info.onnx_type) +
@@ -678,6 +679,8 @@ class Importer {
       for (int i = opset_ < 9 ? 1 : 0; i < node.input_size(); ++i) {
         passed.push_back(node.input(i));
       }
+    } else if (op == "SequenceMap") {
+      passed.assign(node.input().begin(), node.input().end());
     }
     passed.insert(passed.end(), captures.begin(), captures.end());
     std::vector<internal::CompiledSubgraph::Binding> bindings;
@@ -685,28 +688,34 @@ class Importer {
       bindings.push_back({DataType::kInt64, {}});
       bindings.push_back({DataType::kBool, {}});
     }
-    for (const std::string& name : passed) {
-      const auto dtype = internal::FromOnnxType(FindDeclaredType(name));
+    for (size_t i = 0; i < passed.size(); ++i) {
+      const std::string& name = passed[i];
+      auto dtype = internal::FromOnnxValueType(FindDeclaredType(name));
       if (!dtype) {
         return UnimplementedError(where + ": subgraph output " +
                                   std::to_string(undeclared) +
                                   " declares no type, nor does '" + name +
                                   "', from which weft would infer it");
       }
-      bindings.push_back({*dtype, {}});
+      // SequenceMap's body takes one item of each sequence it is given.
+      const bool per_item = op == "SequenceMap" &&
+                            i < static_cast<size_t>(node.input_size()) &&
+                            IsSequenceType(*dtype);
+      bindings.push_back({per_item ? ContainedType(*dtype) : *dtype, {}});
     }
     auto compiled = internal::CompiledSubgraph::Compile(*subgraph, bindings,
                                                         "the subgraph");
     if (!compiled.ok()) return compiled.status().WithContext(where);
     for (size_t k = 0; k < tout.size(); ++k) {
       tout[k] = (*compiled)->output_dtype(static_cast<int>(k + skip));
+      if (op == "SequenceMap") tout[k] = SequenceOf(tout[k]);
     }
     return Status::OK();
   }
 
-  // If, Loop and Scan: their graph attributes become kGraph attributes, and
-  // what the subgraphs read of outer scopes becomes extra inputs after the
-  // node's own (num_captures of them for Loop and Scan).
+  // If, Loop, Scan and SequenceMap: their graph attributes become kGraph
+  // attributes, and what the subgraphs read of outer scopes becomes extra
+  // inputs after the node's own (num_captures of them but for If).
   Status AddControlFlow(const onnx::NodeProto& node, NodeDef& def,
                         std::vector<std::string> inputs,
                         const std::string& where) {
@@ -759,13 +768,22 @@ class Importer {
       if (type == 0 && subs.size() > 1 && i < subs[1]->output_types().size()) {
         type = subs[1]->output_types()[i];
       }
-      const auto dtype = internal::FromOnnxType(type);
+      auto dtype = internal::FromOnnxValueType(type);
       if (!dtype && type != 0) {
         return UnimplementedError(
             where + ": subgraph output " + std::to_string(i) + " has dtype " +
-            OnnxTypeName(type) + ", which is not supported");
+            internal::OnnxValueTypeString(type) + ", which is not supported");
       }
       if (!dtype && !undeclared) undeclared = i;
+      // SequenceMap collects each body output into a sequence.
+      if (dtype && op == "SequenceMap") {
+        if (IsContainerType(*dtype)) {
+          return UnimplementedError(
+              where + ": body output " + std::to_string(i) + " is " +
+              DataTypeName(*dtype) + "; SequenceMap's outputs must be tensors");
+        }
+        dtype = SequenceOf(*dtype);
+      }
       tout.push_back(dtype.value_or(DataType::kFloat32));
     }
     if (op == "Loop" && inputs.size() >= 2 &&
@@ -820,6 +838,12 @@ class Importer {
         }
       }
       inputs = std::move(present);
+    } else if (op == "SequenceMap") {
+      def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      if (inputs.empty() || inputs[0].empty()) {
+        return InvalidArgumentError(where +
+                                    ": input 'input_sequence' is missing");
+      }
     } else {  // Scan
       def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
       if (batched_scan) {
@@ -908,7 +932,7 @@ class Importer {
       constants.push_back(c == constants_.end() ? nullptr : &c->second);
     }
     if (node.op_type() == "If" || node.op_type() == "Loop" ||
-        node.op_type() == "Scan") {
+        node.op_type() == "Scan" || node.op_type() == "SequenceMap") {
       return AddControlFlow(node, def, std::move(inputs), where);
     }
     internal::OnnxNode onnx_node(node, opset_, def.name, std::move(inputs),
@@ -1104,6 +1128,15 @@ StatusOr<Tensor> ParseOnnxTensor(std::string_view bytes, std::string* name) {
   const std::string what =
       proto.name().empty() ? "tensor" : "tensor '" + proto.name() + "'";
   return internal::TensorFromProto(proto, ExternalDataRoot{}, what);
+}
+
+StatusOr<Tensor> LoadOnnxValue(const std::string& path, DataType dtype,
+                               std::string* name) {
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  auto value = internal::ValueFromBytes(*bytes, dtype, "the value", name);
+  if (!value.ok()) return value.status().WithContext(path);
+  return value;
 }
 
 StatusOr<Tensor> LoadOnnxTensor(const std::string& path, std::string* name) {

@@ -596,6 +596,30 @@ Status TopK(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "TopK");
 }
 
+// Optional: with an input, the optional holding it; without, an empty
+// optional of the type the `type` attribute gives.
+Status OptionalOp(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (n.has_input(0)) return Direct(n, out, "Optional", 1, {"type"});
+  out->op = "EmptyOptional";
+  const AttributeProto* type = n.FindAttr("type");
+  if (type == nullptr || type->type() != AttributeProto::TYPE_PROTO) {
+    return InvalidArgumentError(n.Where() +
+                                ": an Optional without an input needs the "
+                                "'type' attribute");
+  }
+  WEFT_ASSIGN_OR_RETURN(
+      int32_t code,
+      OnnxValueTypeCode(type->tp(), n.Where() + ", attribute 'type'"));
+  const auto dtype = FromOnnxValueType(code);
+  if (!dtype || IsOptionalType(*dtype)) {
+    return UnimplementedError(n.Where() + ": attribute 'type': " +
+                              OnnxValueTypeString(code) + " is not supported");
+  }
+  out->attrs["V"] = *dtype;
+  return Status::OK();
+}
+
 // ONNX ops whose weft op has the same name, inputs and attributes.
 // clang-format off
 constexpr const char* kSameNameOps[] = {
@@ -612,6 +636,9 @@ constexpr const char* kSameNameOps[] = {
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
     "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "DFT", "MelWeightMatrix", "TfIdfVectorizer", "NonMaxSuppression", "Einsum", "GridSample",
+    "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
+    "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
+    "OptionalHasElement", "OptionalGetElement",
 };
 // clang-format on
 
@@ -692,6 +719,7 @@ const std::map<std::string, Converter>& Converters() {
         {"RNN", Recurrent},
         {"GRU", Recurrent},
         {"LSTM", Recurrent},
+        {"Optional", OptionalOp},
     };
     for (const char* op : kSameNameOps) t->emplace(op, SameName);
     return t;
@@ -724,7 +752,8 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
   // first output, but for the recurrent ops, whose Y may go unused, and the
   // random ops that take no input.
   const bool takes_no_input =
-      node.op_type() == "RandomUniform" || node.op_type() == "RandomNormal";
+      node.op_type() == "RandomUniform" || node.op_type() == "RandomNormal" ||
+      node.op_type() == "SequenceEmpty" || node.op_type() == "Optional";
   if (!node.has_input(0) && !takes_no_input) {
     return InvalidArgumentError(node.Where() + ": input 0 is missing");
   }
@@ -738,7 +767,8 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
 
 bool IsOnnxOpSupported(const std::string& op_type) {
   return op_type == "Constant" || op_type == "If" || op_type == "Loop" ||
-         op_type == "Scan" || Converters().count(op_type) > 0;
+         op_type == "Scan" || op_type == "SequenceMap" ||
+         Converters().count(op_type) > 0;
 }
 
 }  // namespace weft::internal

@@ -5,6 +5,10 @@
 #include <fstream>
 #include <limits>
 #include <system_error>
+#include <utility>
+#include <vector>
+
+#include "weft/container.h"
 
 namespace weft::internal {
 namespace {
@@ -212,6 +216,56 @@ std::string OnnxTensorTypeString(int32_t onnx_type) {
   return std::string("tensor(") + kNames[onnx_type] + ")";
 }
 
+StatusOr<int32_t> OnnxValueTypeCode(const onnx::TypeProto& type,
+                                    const std::string& what) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return type.tensor_type().elem_type();
+    case onnx::TypeProto::kSequenceType: {
+      const onnx::TypeProto& element = type.sequence_type().elem_type();
+      if (!element.has_tensor_type()) {
+        return UnimplementedError(what +
+                                  ": a sequence of anything but tensors is "
+                                  "not supported");
+      }
+      return element.tensor_type().elem_type() | kOnnxSequenceBit;
+    }
+    case onnx::TypeProto::kOptionalType: {
+      const onnx::TypeProto& element = type.optional_type().elem_type();
+      if (!element.has_tensor_type() && !element.has_sequence_type()) {
+        return UnimplementedError(what +
+                                  ": an optional of anything but a tensor "
+                                  "or a sequence is not supported");
+      }
+      WEFT_ASSIGN_OR_RETURN(int32_t inner, OnnxValueTypeCode(element, what));
+      return inner | kOnnxOptionalBit;
+    }
+    case onnx::TypeProto::kMapType:
+      return UnimplementedError(what + ": map values are not supported");
+    case onnx::TypeProto::kSparseTensorType:
+      return UnimplementedError(what + ": sparse tensors are not supported");
+    default:
+      return InvalidArgumentError(what + ": its type is empty");
+  }
+}
+
+std::optional<DataType> FromOnnxValueType(int32_t code) {
+  const int32_t bits = kOnnxSequenceBit | kOnnxOptionalBit;
+  std::optional<DataType> dtype = FromOnnxType(code & ~bits);
+  if (!dtype) return std::nullopt;
+  if (code & kOnnxSequenceBit) dtype = SequenceOf(*dtype);
+  if (code & kOnnxOptionalBit) dtype = OptionalOf(*dtype);
+  return dtype;
+}
+
+std::string OnnxValueTypeString(int32_t code) {
+  std::string out =
+      OnnxTensorTypeString(code & ~(kOnnxSequenceBit | kOnnxOptionalBit));
+  if (code & kOnnxSequenceBit) out = "seq(" + out + ")";
+  if (code & kOnnxOptionalBit) out = "optional(" + out + ")";
+  return out;
+}
+
 StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
                                  const ExternalDataRoot& root,
                                  const std::string& what) {
@@ -290,6 +344,96 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
       return TensorFromField<uint64_t>(proto.uint64_data(), shape, what);
   }
   return InternalError(what + ": unhandled dtype");
+}
+
+namespace {
+
+StatusOr<Tensor> SequenceFromProto(const onnx::SequenceProto& proto,
+                                   DataType expected, const std::string& what) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      !(proto.elem_type() == onnx::SequenceProto::UNDEFINED &&
+        proto.tensor_values_size() == 0)) {
+    return InvalidArgumentError(what +
+                                ": not a SequenceProto of tensors (elem_type " +
+                                std::to_string(proto.elem_type()) +
+                                "); weft reads sequences of tensors only");
+  }
+  std::vector<Tensor> items;
+  for (int i = 0; i < proto.tensor_values_size(); ++i) {
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor item, TensorFromProto(proto.tensor_values(i), ExternalDataRoot{},
+                                     what + ", item " + std::to_string(i)));
+    items.push_back(std::move(item));
+  }
+  return MakeSequence(ContainedType(expected), std::move(items));
+}
+
+StatusOr<Tensor> OptionalFromProto(const onnx::OptionalProto& proto,
+                                   DataType expected, const std::string& what) {
+  const DataType inner = ContainedType(expected);
+  switch (proto.elem_type()) {
+    case onnx::OptionalProto::UNDEFINED:
+      return MakeOptional(inner, std::nullopt);
+    case onnx::OptionalProto::TENSOR:
+      if (!IsContainerType(inner)) {
+        WEFT_ASSIGN_OR_RETURN(
+            Tensor value,
+            TensorFromProto(proto.tensor_value(), ExternalDataRoot{}, what));
+        return MakeOptional(inner, std::move(value));
+      }
+      break;
+    case onnx::OptionalProto::SEQUENCE:
+      if (IsSequenceType(inner)) {
+        WEFT_ASSIGN_OR_RETURN(
+            Tensor value,
+            SequenceFromProto(proto.sequence_value(), inner, what));
+        return MakeOptional(inner, std::move(value));
+      }
+      break;
+    default:
+      break;
+  }
+  return InvalidArgumentError(what + ": the optional's element type " +
+                              std::to_string(proto.elem_type()) +
+                              " does not match " + DataTypeName(expected));
+}
+
+template <class Proto>
+StatusOr<Proto> ParseProto(std::string_view bytes, const char* kind) {
+  Proto proto;
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgumentError(std::string("not an ONNX ") + kind);
+  }
+  return proto;
+}
+
+}  // namespace
+
+StatusOr<Tensor> ValueFromBytes(std::string_view bytes, DataType expected,
+                                const std::string& what, std::string* name) {
+  StatusOr<Tensor> value = InvalidArgumentError("");
+  if (IsSequenceType(expected)) {
+    WEFT_ASSIGN_OR_RETURN(
+        auto proto, ParseProto<onnx::SequenceProto>(bytes, "SequenceProto"));
+    if (name != nullptr) *name = proto.name();
+    value = SequenceFromProto(proto, expected, what);
+  } else if (IsOptionalType(expected)) {
+    WEFT_ASSIGN_OR_RETURN(
+        auto proto, ParseProto<onnx::OptionalProto>(bytes, "OptionalProto"));
+    if (name != nullptr) *name = proto.name();
+    value = OptionalFromProto(proto, expected, what);
+  } else {
+    WEFT_ASSIGN_OR_RETURN(auto proto,
+                          ParseProto<onnx::TensorProto>(bytes, "TensorProto"));
+    if (name != nullptr) *name = proto.name();
+    value = TensorFromProto(proto, ExternalDataRoot{}, what);
+  }
+  if (value.ok() && value->dtype() != expected) {
+    return InvalidArgumentError(what + " is " + DataTypeName(value->dtype()) +
+                                ", expected " + DataTypeName(expected));
+  }
+  return value;
 }
 
 }  // namespace weft::internal

@@ -2,11 +2,13 @@
 #ifndef WEFT_SRC_IO_ONNX_TENSOR_PROTO_H_
 #define WEFT_SRC_IO_ONNX_TENSOR_PROTO_H_
 
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "weft/status.h"
 #include "weft/tensor.h"
@@ -19,6 +21,23 @@ std::optional<DataType> FromOnnxType(int32_t onnx_type);
 std::string OnnxTypeName(int32_t onnx_type);
 // "tensor(float)", "tensor(int64)", ... as ONNX Runtime prints a type.
 std::string OnnxTensorTypeString(int32_t onnx_type);
+
+// The importer's codes for ONNX value types: a tensor's element type, or
+// that element type with one of these bits for seq(tensor(T)),
+// optional(tensor(T)) and (both) optional(seq(tensor(T))).
+inline constexpr int32_t kOnnxSequenceBit = 1 << 16;
+inline constexpr int32_t kOnnxOptionalBit = 1 << 17;
+// The code of a declared type; InvalidArgument for a malformed one,
+// Unimplemented (naming it) for a map, a sparse tensor, or a container of
+// containers other than optional(seq(tensor)). `what` names the value.
+StatusOr<int32_t> OnnxValueTypeCode(const onnx::TypeProto& type,
+                                    const std::string& what);
+// FromOnnxType for a code with the container bits (weft/tensor.h's
+// container dtypes); nullopt when weft has no such dtype.
+std::optional<DataType> FromOnnxValueType(int32_t code);
+// OnnxTensorTypeString for a code: "seq(tensor(float))",
+// "optional(seq(tensor(int64)))".
+std::string OnnxValueTypeString(int32_t code);
 
 // Where a TensorProto's external data may come from: files under `dir` (the
 // model's folder). Empty: external data is refused.
@@ -35,6 +54,13 @@ struct ExternalDataRoot {
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto,
                                  const ExternalDataRoot& root,
                                  const std::string& what);
+
+// The value an ONNX test file holds (a TensorProto, SequenceProto or
+// OptionalProto) as a weft value of dtype `expected`, which says which of
+// them the bytes are. Fails when they do not parse as it, or their types
+// differ from `expected`, naming `what`.
+StatusOr<Tensor> ValueFromBytes(std::string_view bytes, DataType expected,
+                                const std::string& what, std::string* name);
 
 }  // namespace weft::internal
 

@@ -92,10 +92,18 @@ save("node_without_input.onnx",
 save("node_without_output.onnx",
      model([helper.make_node("Relu", ["x"], []), relu], outputs=[out()],
            inits=[x_init]))
-save("sequence_input.onnx",
+save("sequence_of_sequences_input.onnx",
      model([helper.make_node("Identity", ["s"], ["y"])],
-           inputs=[helper.make_tensor_sequence_value_info("s", F, [2])],
+           inputs=[helper.make_value_info("s", helper.make_sequence_type_proto(
+               helper.make_sequence_type_proto(
+                   helper.make_tensor_type_proto(F, [2]))))],
            outputs=[out()]))
+map_type = onnx.TypeProto()
+map_type.map_type.key_type = TensorProto.INT64
+map_type.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(F, [2]))
+save("map_input.onnx",
+     model([helper.make_node("Identity", ["s"], ["y"])],
+           inputs=[helper.make_value_info("s", map_type)], outputs=[out()]))
 save("string_input.onnx",
      model([helper.make_node("Identity", ["s"], ["y"])],
            inputs=[helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
@@ -300,5 +308,36 @@ save("dequantize_zero_point_of_wrong_dtype.onnx",
            inits=[const("q", np.ones(4, np.int8)),
                   const("s", np.array(0.5, np.float32)),
                   const("z", np.array(0, np.int32))]))
+# --- Sequences and optionals --------------------------------------------------
+seq_of_x = helper.make_node("SequenceConstruct", ["x"], ["s"])
+seq_out = helper.make_tensor_sequence_value_info("y", F, None)
+save("sequence_position_out_of_range.onnx",
+     model([seq_of_x, helper.make_node("SequenceAt", ["s", "p"], ["y"])],
+           outputs=[out()],
+           inits=[x_init, const("p", np.array(5, np.int64))]))
+save("sequence_insert_of_wrong_dtype.onnx",
+     model([seq_of_x, helper.make_node("SequenceInsert", ["s", "i"], ["y"])],
+           outputs=[seq_out],
+           inits=[x_init, const("i", np.ones(4, np.int64))]))
+save("sequence_erase_from_empty.onnx",
+     model([helper.make_node("SequenceEmpty", [], ["e"]),
+            helper.make_node("SequenceErase", ["e"], ["y"])],
+           outputs=[seq_out]))
+save("concat_from_empty_sequence.onnx",
+     model([helper.make_node("SequenceEmpty", [], ["e"]),
+            helper.make_node("ConcatFromSequence", ["e"], ["y"], axis=0)],
+           outputs=[out()]))
+save("optional_get_element_of_empty.onnx",
+     model([helper.make_node("Optional", [], ["o"],
+                             type=helper.make_tensor_type_proto(F, [4])),
+            helper.make_node("OptionalGetElement", ["o"], ["y"])],
+           outputs=[out()], opset=16))
+map_body = helper.make_graph([helper.make_node("Relu", ["i"], ["a"])],
+                             "body", [out("i")], [out("a")])
+save("sequence_map_body_missing_outputs.onnx",
+     model([seq_of_x, helper.make_node("SequenceMap", ["s"], ["y", "z"],
+                                       body=map_body)],
+           outputs=[seq_out], inits=[x_init], opset=17))
+
 print("wrote", len([f for f in os.listdir(HERE) if f.endswith(".onnx")]),
       "models")
