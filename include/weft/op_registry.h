@@ -63,9 +63,12 @@ struct AttrDef {
   std::optional<AttrValue> default_value;
   // For kType / kListType: the tensor dtypes allowed (empty: any).
   std::vector<DataType> allowed_types;
-  // For kType / kListType: whether container dtypes (sequences, optionals)
-  // are allowed too, whatever allowed_types says. Off, an op never sees one.
-  bool accepts_containers = false;
+  // For kType / kListType: whether string and container dtypes (sequences,
+  // optionals) are allowed too, whatever allowed_types says: for ops that
+  // pass values along without reading their elements (Identity, If, the
+  // sequence ops). Off, an op sees strings only where allowed_types lists
+  // kString, and never a container.
+  bool accepts_any_value = false;
 };
 
 // What a shape function sees: the node's input dtypes and (partial) shapes,
@@ -144,9 +147,9 @@ class OpDefBuilder {
   OpDefBuilder& Attr(std::string name, AttrType type,
                      std::optional<AttrValue> default_value = std::nullopt,
                      std::vector<DataType> allowed_types = {});
-  // Lets the type attribute `name`, declared before, take container
-  // dtypes.
-  OpDefBuilder& AcceptsContainers(const std::string& name);
+  // Lets the type attribute `name`, declared before, take string and
+  // container dtypes (AttrDef::accepts_any_value).
+  OpDefBuilder& AcceptsAnyValue(const std::string& name);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
   OpDefBuilder& SetCostFn(CostFn fn);
   OpDefBuilder& SetBlocking(bool blocking = true);

@@ -39,9 +39,16 @@ enum class DataType {
   kUInt16,
   kUInt32,
   kUInt64,
+  // Variable-length byte strings (ONNX's STRING): each element a
+  // std::string. Ops take string tensors only where they list kString among
+  // their allowed dtypes or declare OpDefBuilder::AcceptsAnyValue; every
+  // other op refuses them at compile time, so no kernel copies a string's
+  // bytes as if they were numbers.
+  kString,
 };
 
-// Every DataType, in enum order.
+// Every numeric and bool DataType, in enum order (kString is apart: it is
+// no fixed-size number).
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
     DataType::kInt64,   DataType::kBool,    DataType::kFloat16,
@@ -54,7 +61,7 @@ inline constexpr DataType kAllDataTypes[] = {
 // that what a node takes out of a container has a dtype known when the
 // graph compiles. Its value is a scalar Tensor handle on an immutable
 // payload (weft/container.h). Ops take containers only where they declare
-// it (OpDefBuilder::AcceptsContainers); every other op refuses them at
+// it (OpDefBuilder::AcceptsAnyValue); every other op refuses them at
 // compile time, so no kernel ever reads a container's bytes as numbers.
 inline constexpr int kSequenceFlag = 1 << 8;
 inline constexpr int kOptionalFlag = 1 << 9;
@@ -88,11 +95,12 @@ constexpr DataType ContainedType(DataType t) {
 }
 
 // "float32", "float64", "int32", "int64", "bool", "float16", "int8",
-// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names);
+// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names), "string";
 // "sequence(float32)", "optional(float32)", "optional(sequence(float32))".
 const char* DataTypeName(DataType dtype);
 std::optional<DataType> DataTypeFromName(std::string_view name);
-// Bytes per element; a container's handle counts as one 8-byte element.
+// Bytes per element; a container's handle counts as one 8-byte element, a
+// string as sizeof(std::string).
 size_t DataTypeSize(DataType dtype);
 
 template <class T>
@@ -144,6 +152,10 @@ constexpr DataType DataTypeOf<uint32_t>() {
 template <>
 constexpr DataType DataTypeOf<uint64_t>() {
   return DataType::kUInt64;
+}
+template <>
+constexpr DataType DataTypeOf<std::string>() {
+  return DataType::kString;
 }
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
@@ -237,7 +249,8 @@ class Tensor {
   // An empty handle: IsInitialized() is false.
   Tensor() = default;
 
-  // Allocates a zero-filled tensor. Fails, rather than crashing, on a
+  // Allocates a zero-filled tensor (of empty strings, for kString). Fails,
+  // rather than crashing, on a
   // negative dimension, an element count or byte size that overflows, or a
   // failed allocation.
   static StatusOr<Tensor> Create(DataType dtype, const Shape& shape);
@@ -401,6 +414,7 @@ class Tensor {
   // Replaces this tensor with a new buffer; on error it is unchanged. For
   // KernelContext, which allocates outputs in place.
   Status Allocate(DataType dtype, const Shape& shape, bool zero_fill);
+  Status AllocateStrings(const Shape& shape);
   friend class KernelContext;
 
   DataType dtype_ = DataType::kFloat32;

@@ -92,6 +92,9 @@ std::string OnnxTypeName(DataType dtype) {
   if (IsSequenceType(dtype)) {
     return "seq(" + OnnxTypeName(ContainedType(dtype)) + ")";
   }
+  // Not in kDtypes: NumPy holds strings as objects, which FromNumpy must
+  // not take for string elements (StringsFromPython converts them).
+  if (dtype == DataType::kString) return "tensor(string)";
   return InfoOf(dtype).onnx;
 }
 
@@ -127,7 +130,74 @@ py::array ToNumpy(const Tensor& tensor, bool read_only) {
   return array;
 }
 
+namespace {
+
+// A string tensor as a NumPy array of Python str (bytes where an element
+// is not UTF-8), dtype object, as ONNX Runtime returns strings.
+py::object StringsToPython(const Tensor& tensor) {
+  py::list items;
+  for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+    const std::string& s = tensor.data<std::string>()[i];
+    PyObject* text = PyUnicode_DecodeUTF8(s.data(), s.size(), nullptr);
+    if (text == nullptr) {
+      PyErr_Clear();
+      items.append(py::bytes(s));
+    } else {
+      items.append(py::reinterpret_steal<py::object>(text));
+    }
+  }
+  py::module_ np = py::module_::import("numpy");
+  py::object array = np.attr("empty")(tensor.NumElements(), "object");
+  for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+    array[py::int_(i)] = items[i];
+  }
+  py::tuple shape(tensor.shape().rank());
+  for (int i = 0; i < tensor.shape().rank(); ++i) {
+    shape[i] = py::int_(tensor.shape().dim(i));
+  }
+  return array.attr("reshape")(shape);
+}
+
+// A string tensor from an array or list of str (UTF-8) or bytes.
+Tensor StringsFromPython(const std::string& what, py::handle value) {
+  py::module_ np = py::module_::import("numpy");
+  py::array array = np.attr("asarray")(value, "object");
+  const std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  StatusOr<Tensor> tensor = Tensor::Create(DataType::kString, Shape(dims));
+  if (!tensor.ok())
+    throw py::value_error(what + ": " + tensor.status().message());
+  py::object flat = array.attr("ravel")();
+  std::string* out = tensor->data<std::string>();
+  for (int64_t i = 0; i < tensor->NumElements(); ++i) {
+    py::object item = flat[py::int_(i)];
+    if (py::isinstance<py::bytes>(item)) {
+      out[i] = item.cast<std::string>();
+    } else if (py::isinstance<py::str>(item)) {
+      out[i] = item.cast<std::string>();  // UTF-8.
+    } else {
+      throw py::value_error(what + ": element " + std::to_string(i) + " is a " +
+                            py::str(py::type::of(item)).cast<std::string>() +
+                            ", not str or bytes");
+    }
+  }
+  return *std::move(tensor);
+}
+
+// Whether a value given without an expected dtype holds text.
+bool HoldsText(py::handle value) {
+  py::array array = py::array::ensure(value);
+  if (!array) return false;
+  const char kind = array.dtype().kind();
+  return kind == 'U' || kind == 'S' ||
+         (kind == 'O' && array.size() > 0 &&
+          (py::isinstance<py::str>(array.attr("flat")[py::int_(0)]) ||
+           py::isinstance<py::bytes>(array.attr("flat")[py::int_(0)])));
+}
+
+}  // namespace
+
 py::object ToPython(const Tensor& tensor) {
+  if (tensor.dtype() == DataType::kString) return StringsToPython(tensor);
   if (IsOptionalType(tensor.dtype())) {
     const Tensor* value = OptionalValue(tensor);
     return value == nullptr ? py::object(py::none()) : ToPython(*value);
@@ -136,7 +206,9 @@ py::object ToPython(const Tensor& tensor) {
     py::list items;
     // Items may be shared with other sequences and fetches: read-only.
     for (const Tensor& item : SequenceItems(tensor)) {
-      items.append(ToNumpy(item, /*read_only=*/true));
+      items.append(item.dtype() == DataType::kString
+                       ? StringsToPython(item)
+                       : py::object(ToNumpy(item, /*read_only=*/true)));
     }
     return items;
   }
@@ -145,6 +217,9 @@ py::object ToPython(const Tensor& tensor) {
 
 Tensor ValueFromPython(const std::string& what, py::handle value,
                        std::optional<DataType> expected) {
+  if (expected == DataType::kString || (!expected && HoldsText(value))) {
+    return StringsFromPython(what, value);
+  }
   if (!expected || !IsContainerType(*expected)) {
     return FromNumpy(what, value, expected);
   }
@@ -163,8 +238,8 @@ Tensor ValueFromPython(const std::string& what, py::handle value,
     std::vector<Tensor> items;
     int i = 0;
     for (py::handle item : value) {
-      items.push_back(FromNumpy(what + " item " + std::to_string(i++), item,
-                                ContainedType(*expected)));
+      items.push_back(ValueFromPython(what + " item " + std::to_string(i++),
+                                      item, ContainedType(*expected)));
     }
     made = MakeSequence(ContainedType(*expected), std::move(items));
   }

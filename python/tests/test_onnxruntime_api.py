@@ -149,3 +149,27 @@ def test_sequences_and_optionals_are_lists_and_none(tmp_path):
     assert has
     with pytest.raises(ValueError, match="expected a list of arrays"):
         session.run(None, {"s": a, "t": t, "o": None})
+
+
+def test_string_tensors_are_object_arrays_of_str(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("StringNormalizer", ["x"], ["y"],
+                          case_change_action="UPPER", stopwords=["b"]),
+         helper.make_node("Cast", ["n"], ["text"], to=TensorProto.STRING)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.STRING, [3]),
+         helper.make_tensor_value_info("n", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, None),
+         helper.make_tensor_value_info("text", TensorProto.STRING, [2])])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path / "strings.onnx"
+    onnx.save(model, str(path))
+    session = ort.InferenceSession(str(path))
+    assert session.get_inputs()[0].type == "tensor(string)"
+    y, text = session.run(None, {"x": np.array(["a", "B", "c"]),
+                                 "n": np.array([0.5, 1e-5], np.float32)})
+    assert y.dtype == object and list(y) == ["A", "C"]
+    assert list(text) == ["0.5", "1e-05"]

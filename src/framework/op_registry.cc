@@ -92,9 +92,9 @@ OpDefBuilder& OpDefBuilder::Attr(std::string name, AttrType type,
   return *this;
 }
 
-OpDefBuilder& OpDefBuilder::AcceptsContainers(const std::string& name) {
+OpDefBuilder& OpDefBuilder::AcceptsAnyValue(const std::string& name) {
   for (AttrDef& attr : def_.attrs) {
-    if (attr.name == name) attr.accepts_containers = true;
+    if (attr.name == name) attr.accepts_any_value = true;
   }
   return *this;
 }

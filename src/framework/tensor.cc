@@ -93,6 +93,8 @@ const char* TensorTypeName(DataType dtype) {
       return "uint32";
     case DataType::kUInt64:
       return "uint64";
+    case DataType::kString:
+      return "string";
   }
   return "invalid";
 }
@@ -144,6 +146,7 @@ std::optional<DataType> DataTypeFromName(std::string_view name) {
   for (DataType dtype : kAllDataTypes) {
     if (name == DataTypeName(dtype)) return dtype;
   }
+  if (name == "string") return DataType::kString;
   for (const auto& [type, type_name] : ContainerNames()) {
     if (name == type_name) return type;
   }
@@ -169,6 +172,8 @@ size_t DataTypeSize(DataType dtype) {
     case DataType::kInt8:
     case DataType::kUInt8:
       return 1;
+    case DataType::kString:
+      return sizeof(std::string);
   }
   return 1;
 }
@@ -245,6 +250,7 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
                                 "(weft/container.h), not allocated");
   }
   const int64_t n = shape.NumElements();
+  if (dtype == DataType::kString) return AllocateStrings(shape);
   const size_t element = DataTypeSize(dtype);
   if (static_cast<uint64_t>(n) >
       (std::numeric_limits<size_t>::max() - 4 * kTensorAlignment) / element) {
@@ -280,6 +286,36 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   num_elements_ = n;
   buffer_ = buffer;
   if (zero_fill) std::memset(buffer->data(), 0, size_bytes());
+  return Status::OK();
+}
+
+// String elements are std::string objects, which need constructing and
+// destroying: they live in a std::vector that the buffer points into, and
+// the buffer's release deletes it.
+Status Tensor::AllocateStrings(const Shape& shape) {
+  const int64_t n = shape.NumElements();
+  if (static_cast<uint64_t>(n) >
+      std::numeric_limits<size_t>::max() / sizeof(std::string)) {
+    return InvalidArgumentError("string tensor of shape " + shape.ToString() +
+                                " is too large");
+  }
+  std::vector<std::string>* strings = nullptr;
+  try {
+    strings = new std::vector<std::string>(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(
+        "could not allocate a string tensor of "
+        "shape " +
+        shape.ToString());
+  }
+  auto* buffer = new Buffer;
+  buffer->bytes = strings->data();
+  buffer->release = new std::function<void()>([strings] { delete strings; });
+  Unref();
+  dtype_ = DataType::kString;
+  shape_ = shape;
+  num_elements_ = n;
+  buffer_ = buffer;
   return Status::OK();
 }
 
@@ -344,7 +380,8 @@ Status Tensor::ValueCountError(const Shape& shape, size_t count) {
 
 double Tensor::ValueAsDouble(int64_t i) const {
   WEFT_CHECK(i >= 0 && i < num_elements_, "Tensor::ValueAsDouble out of range");
-  WEFT_CHECK(!IsContainerType(dtype_), "Tensor::ValueAsDouble of a container");
+  WEFT_CHECK(!IsContainerType(dtype_) && dtype_ != DataType::kString,
+             "Tensor::ValueAsDouble of a container or string tensor");
   switch (dtype_) {
     case DataType::kFloat32:
       return data<float>()[i];
@@ -370,6 +407,8 @@ double Tensor::ValueAsDouble(int64_t i) const {
       return data<uint32_t>()[i];
     case DataType::kUInt64:
       return static_cast<double>(data<uint64_t>()[i]);
+    case DataType::kString:
+      break;
   }
   return 0;
 }
@@ -389,6 +428,11 @@ bool Tensor::BitwiseEqual(const Tensor& other) const {
     return std::equal(
         a.begin(), a.end(), b.begin(), b.end(),
         [](const Tensor& x, const Tensor& y) { return x.BitwiseEqual(y); });
+  }
+  if (dtype_ == DataType::kString) {
+    return other.dtype_ == dtype_ && shape_ == other.shape_ &&
+           std::equal(data<std::string>(), data<std::string>() + num_elements_,
+                      other.data<std::string>());
   }
   return dtype_ == other.dtype_ && shape_ == other.shape_ &&
          std::memcmp(raw_data(), other.raw_data(), size_bytes()) == 0;

@@ -326,6 +326,18 @@ class AttrReader {
     }
     const DataType dtype = *dtype_value.get_if<DataType>();
     WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, shape));
+    if (dtype == DataType::kString) {
+      std::string* out = tensor.data<std::string>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (!values[i].is_string()) {
+          return InvalidArgumentError(context_ + ": value " +
+                                      std::to_string(i) + " (" +
+                                      values[i].dump() + ") is not a string");
+        }
+        out[i] = values[i].get<std::string>();
+      }
+      return AttrValue(std::move(tensor));
+    }
     WEFT_RETURN_IF_ERROR(
         internal::DispatchDtype(dtype, [&](auto zero) -> Status {
           using T = decltype(zero);
@@ -451,6 +463,14 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
 
 OJson TensorOJson(const Tensor& t) {
   OJson values = OJson::array();
+  if (t.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      values.push_back(t.data<std::string>()[i]);
+    }
+    return OJson{{"dtype", DataTypeName(t.dtype())},
+                 {"shape", t.shape().dims()},
+                 {"values", values}};
+  }
   internal::DispatchDtype(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
     for (int64_t i = 0; i < t.NumElements(); ++i) {
@@ -627,7 +647,9 @@ std::string SerializeGraph(const GraphFile& file) {
                 {"version", 1},
                 {"nodes", NodesOJson(file.graph)},
                 {"outputs", file.outputs}};
-  return root.dump(1) + "\n";
+  // JSON text is UTF-8: a string constant's bytes that are not print as
+  // U+FFFD (weft's graph format holds text, not arbitrary bytes).
+  return root.dump(1, ' ', false, OJson::error_handler_t::replace) + "\n";
 }
 
 }  // namespace weft

@@ -40,6 +40,8 @@ const char* Descr(DataType dtype) {
       return "<u4";
     case DataType::kUInt64:
       return "<u8";
+    case DataType::kString:
+      break;  // No fixed-size NumPy dtype.
   }
   return "";
 }
@@ -209,8 +211,9 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
 }
 
 std::string SerializeNpy(const Tensor& tensor) {
-  WEFT_CHECK(!IsContainerType(tensor.dtype()),
-             "SerializeNpy of a container value");
+  WEFT_CHECK(
+      !IsContainerType(tensor.dtype()) && tensor.dtype() != DataType::kString,
+      "SerializeNpy of a container or string value");
   std::string shape = "(";
   for (int i = 0; i < tensor.shape().rank(); ++i) {
     shape += std::to_string(tensor.shape().dim(i)) + ",";
@@ -236,10 +239,10 @@ std::string SerializeNpy(const Tensor& tensor) {
 }
 
 Status WriteNpy(const std::string& path, const Tensor& tensor) {
-  if (IsContainerType(tensor.dtype())) {
+  if (IsContainerType(tensor.dtype()) || tensor.dtype() == DataType::kString) {
     return InvalidArgumentError(path + ": a " + DataTypeName(tensor.dtype()) +
-                                " value has no .npy form (.npy holds one "
-                                "array)");
+                                " value has no .npy form (weft writes arrays "
+                                "of numbers and bools)");
   }
   std::ofstream out(path, std::ios::binary);
   if (!out) return InvalidArgumentError(path + ": cannot open for writing");

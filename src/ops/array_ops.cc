@@ -41,7 +41,7 @@ void RegisterArrayOps(OpRegistry& registry) {
           .Output(ArgDef::Typed("output", "dtype"))
           .Attr("dtype", AttrType::kType)
           .Attr("shape", AttrType::kShape, PartialShape::UnknownRank())
-          .AcceptsContainers("dtype")
+          .AcceptsAnyValue("dtype")
           .SetShapeFn([](InferenceContext& ctx) {
             ctx.set_output(0, ctx.attr<PartialShape>("shape"));
             return Status::OK();
@@ -55,6 +55,7 @@ void RegisterArrayOps(OpRegistry& registry) {
           .Output(ArgDef::Typed("output", "dtype"))
           .Attr("value", AttrType::kTensor)
           .Attr("dtype", AttrType::kType)
+          .AcceptsAnyValue("dtype")
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const Tensor& value = ctx.attr<Tensor>("value");
             if (!value.IsInitialized()) {
@@ -79,7 +80,7 @@ void RegisterArrayOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("input", "T"))
           .Output(ArgDef::Typed("output", "T"))
           .Attr("T", AttrType::kType)
-          .AcceptsContainers("T")
+          .AcceptsAnyValue("T")
           .SetShapeFn(shape_fns::SameAsInput0)
           .SetCostFn([](const InferenceContext&) { return 10.0; })
           .Build()));

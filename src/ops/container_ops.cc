@@ -447,7 +447,7 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Output(ArgDef::Typed("output_sequence", "S"))
          .Attr("S", AttrType::kType)
          .Attr("T", AttrType::kType)
-         .AcceptsContainers("S")
+         .AcceptsAnyValue("S")
          .SetShapeFn([](InferenceContext& ctx) -> Status {
            WEFT_RETURN_IF_ERROR(ExpectSequence(ctx, 0, "input_sequence"));
            if (ContainedType(ctx.input_dtype(0)) != ctx.input_dtype(1)) {
@@ -465,7 +465,7 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Output(ArgDef::ContainedIn("tensor", "S"))
          .Attr("S", AttrType::kType)
          .Attr("I", AttrType::kType, std::nullopt, kIndexTypes)
-         .AcceptsContainers("S")
+         .AcceptsAnyValue("S")
          .SetShapeFn([](InferenceContext& ctx) {
            return ExpectSequence(ctx, 0, "input_sequence");
          }),
@@ -475,7 +475,7 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Input(ArgDef::AnyList("position"))
          .Output(ArgDef::Typed("output_sequence", "S"))
          .Attr("S", AttrType::kType)
-         .AcceptsContainers("S")
+         .AcceptsAnyValue("S")
          .SetShapeFn([](InferenceContext& ctx) -> Status {
            WEFT_RETURN_IF_ERROR(ExpectSequence(ctx, 0, "input_sequence"));
            return ScalarHandle(ctx);
@@ -485,7 +485,7 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Input(ArgDef::Typed("input_sequence", "S"))
          .Output(ArgDef::Fixed("length", DataType::kInt64))
          .Attr("S", AttrType::kType)
-         .AcceptsContainers("S")
+         .AcceptsAnyValue("S")
          .SetShapeFn([](InferenceContext& ctx) -> Status {
            WEFT_RETURN_IF_ERROR(ExpectSequence(ctx, 0, "input_sequence"));
            return ScalarHandle(ctx);
@@ -506,7 +506,7 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Attr("S", AttrType::kType)
          .Attr("axis", AttrType::kInt)
          .Attr("new_axis", AttrType::kInt, int64_t{0})
-         .AcceptsContainers("S")
+         .AcceptsAnyValue("S")
          .SetShapeFn([](InferenceContext& ctx) {
            return ExpectSequence(ctx, 0, "input_sequence");
          }),
@@ -515,20 +515,20 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Input(ArgDef::Typed("input", "V"))
          .Output(ArgDef::OptionalOf("output", "V"))
          .Attr("V", AttrType::kType)
-         .AcceptsContainers("V")
+         .AcceptsAnyValue("V")
          .SetShapeFn(ScalarHandle),
      KernelFactoryFor<OptionalKernel>());
   op(OpDefBuilder("EmptyOptional")
          .Output(ArgDef::OptionalOf("output", "V"))
          .Attr("V", AttrType::kType)
-         .AcceptsContainers("V")
+         .AcceptsAnyValue("V")
          .SetShapeFn(ScalarHandle),
      KernelFactoryFor<EmptyOptionalKernel>());
   op(OpDefBuilder("OptionalHasElement")
          .Input(ArgDef::Typed("input", "O"))
          .Output(ArgDef::Fixed("output", DataType::kBool))
          .Attr("O", AttrType::kType)
-         .AcceptsContainers("O")
+         .AcceptsAnyValue("O")
          .SetShapeFn([](InferenceContext& ctx) -> Status {
            WEFT_RETURN_IF_ERROR(ExpectOptional(ctx, 0));
            return ScalarHandle(ctx);
@@ -538,7 +538,7 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Input(ArgDef::Typed("input", "O"))
          .Output(ArgDef::ContainedIn("output", "O"))
          .Attr("O", AttrType::kType)
-         .AcceptsContainers("O")
+         .AcceptsAnyValue("O")
          .SetShapeFn(
              [](InferenceContext& ctx) { return ExpectOptional(ctx, 0); }),
      KernelFactoryFor<OptionalGetElementKernel>());

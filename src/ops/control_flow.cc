@@ -791,7 +791,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("then_branch", AttrType::kGraph)
                               .Attr("else_branch", AttrType::kGraph)
                               .Attr("Tout", AttrType::kListType)
-                              .AcceptsContainers("Tout")
+                              .AcceptsAnyValue("Tout")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(registry.RegisterKernel("If", &IfKernel::Create));
@@ -804,7 +804,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("has_condition", AttrType::kBool, false)
                               .Attr("num_captures", AttrType::kInt, int64_t{0})
                               .Attr("Tout", AttrType::kListType)
-                              .AcceptsContainers("Tout")
+                              .AcceptsAnyValue("Tout")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(registry.RegisterKernel("Loop", &LoopKernel::Create));
@@ -815,7 +815,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("body", AttrType::kGraph)
                               .Attr("num_captures", AttrType::kInt, int64_t{0})
                               .Attr("Tout", AttrType::kListType)
-                              .AcceptsContainers("Tout")
+                              .AcceptsAnyValue("Tout")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(

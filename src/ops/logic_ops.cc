@@ -1,10 +1,12 @@
 // Comparisons, logic and selection (ONNX names): Equal, Less, Greater,
 // LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, Where, IsNaN, IsInf.
+// Equal compares strings too.
 // NumPy broadcasting; every output element comes from its own inputs alone,
 // so results do not depend on the thread count.
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <string>
 
 #include "framework/op_registry_impl.h"
 #include "ops/broadcast.h"
@@ -22,6 +24,12 @@ class CompareKernel : public OpKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
+    if (a.dtype() == DataType::kString) {  // Equal alone lists strings.
+      BroadcastBinary<std::string, bool>(
+          ctx, a, b, out,
+          [](const std::string& x, const std::string& y) { return x == y; });
+      return Status::OK();
+    }
     DispatchDtype(a.dtype(), [&](auto zero) {
       using T = decltype(zero);
       BroadcastBinary<T, bool>(ctx, a, b, out, [](T x, T y) -> bool {
@@ -147,8 +155,13 @@ class WhereKernel : public OpKernel {
   }
 };
 
-const std::vector<DataType> kComparable(std::begin(kAllDataTypes),
-                                        std::end(kAllDataTypes));
+// Equal compares strings too (ONNX opset 11 onwards).
+const std::vector<DataType> kComparable = [] {
+  std::vector<DataType> types(std::begin(kAllDataTypes),
+                              std::end(kAllDataTypes));
+  types.push_back(DataType::kString);
+  return types;
+}();
 
 void RegisterBinaryToBool(OpRegistry& registry, const char* name,
                           const std::vector<DataType>& types,

@@ -16,6 +16,8 @@ namespace weft::internal {
 // Calls fn(T{}) with the C++ type T of `dtype`.
 template <class Fn>
 decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
+  // Signatures keep strings from ops that do not list them (signature.cc).
+  WEFT_CHECK(dtype != DataType::kString, "DispatchDtype of a string tensor");
   switch (dtype) {
     case DataType::kFloat32:
       return fn(float{});
@@ -40,6 +42,7 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
     case DataType::kUInt64:
       return fn(uint64_t{});
     case DataType::kBool:
+    case DataType::kString:
       break;
   }
   return fn(bool{});

@@ -2,10 +2,14 @@
 // Split, Slice, Cast, Expand, Fill. Each output element is a copy (or
 // conversion) of one input element, so none depends on the thread count.
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
@@ -452,11 +456,110 @@ To Convert(From v) {
   }
 }
 
+// A number as text: floats in the shortest form that reads back to the
+// same value (as NumPy's str() of a float32 or float64: "0.039187793",
+// "1e-05", "nan", "inf"), integers in decimal, bool as "1" or "0".
+template <class T>
+std::string ToText(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "1" : "0";
+  } else if constexpr (std::is_same_v<T, Float16>) {
+    return ToText(static_cast<float>(v));
+  } else {
+    char buf[64];
+    const auto result = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, result.ptr);
+  }
+}
+
+// Text as a number: the whole string must be one (leading and trailing
+// white space allowed); floats take "nan", "inf" and "-INF" as strtod
+// does, integers must fit. bool reads as a number, non-zero true.
+template <class T>
+Status FromText(const std::string& text, T* out) {
+  const char* begin = text.c_str();
+  const char* end = begin + text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(*begin))) {
+    ++begin;
+  }
+  while (end > begin && std::isspace(static_cast<unsigned char>(end[-1]))) {
+    --end;
+  }
+  const std::string trimmed(begin, end);
+  bool ok = !trimmed.empty();
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Float16> ||
+                std::is_floating_point_v<T>) {
+    char* stop = nullptr;
+    const double v = ok ? std::strtod(trimmed.c_str(), &stop) : 0;
+    ok = ok && stop == trimmed.c_str() + trimmed.size();
+    if constexpr (std::is_same_v<T, bool>) {
+      *out = v != 0;
+    } else if constexpr (std::is_same_v<T, float>) {
+      // strtof, not a rounded double: the nearest float32 to the text.
+      *out = std::strtof(trimmed.c_str(), nullptr);
+    } else {
+      *out = static_cast<T>(v);
+    }
+  } else {
+    const char* first = trimmed.c_str();
+    if (!trimmed.empty() && *first == '+') ++first;
+    const auto [ptr, ec] =
+        std::from_chars(first, trimmed.c_str() + trimmed.size(), *out);
+    ok = ok && ec == std::errc() && ptr == trimmed.c_str() + trimmed.size();
+  }
+  if (!ok) {
+    return InvalidArgumentError("'" + text + "' is not a " +
+                                DataTypeName(DataTypeOf<T>()));
+  }
+  return Status::OK();
+}
+
+// Cast to or from strings (ONNX allows each numeric dtype both ways).
+Status CastStrings(KernelContext& ctx, const Tensor& x, Tensor* y) {
+  if (x.dtype() == DataType::kString && y->dtype() == DataType::kString) {
+    std::copy(x.data<std::string>(), x.data<std::string>() + x.NumElements(),
+              y->data<std::string>());
+    return Status::OK();
+  }
+  if (y->dtype() == DataType::kString) {
+    std::string* out = y->data<std::string>();
+    DispatchDtype(x.dtype(), [&](auto zero) {
+      using From = decltype(zero);
+      const From* in = x.data<From>();
+      ctx.ParallelForFixedBlocks(x.NumElements(), 4096,
+                                 [&](int64_t b, int64_t e) {
+                                   for (int64_t i = b; i < e; ++i) {
+                                     out[i] = ToText(in[i]);
+                                   }
+                                 });
+    });
+    return Status::OK();
+  }
+  const std::string* in = x.data<std::string>();
+  return DispatchDtype(y->dtype(), [&](auto zero) -> Status {
+    using To = decltype(zero);
+    To* out = y->data<To>();
+    // Serial: a parse error must name the first bad element whatever the
+    // thread count.
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      Status s = FromText(in[i], &out[i]);
+      if (!s.ok()) {
+        return InvalidArgumentError("element " + std::to_string(i) + ": " +
+                                    s.message());
+      }
+    }
+    return Status::OK();
+  });
+}
+
 class CastKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    if (x.dtype() == DataType::kString || y->dtype() == DataType::kString) {
+      return CastStrings(ctx, x, y);
+    }
     DispatchDtype(x.dtype(), [&](auto from_zero) {
       using From = decltype(from_zero);
       DispatchDtype(y->dtype(), [&](auto to_zero) {
@@ -530,6 +633,11 @@ class FillKernel : public OpKernel {
 
 const std::vector<DataType> kAllTypes(std::begin(kAllDataTypes),
                                       std::end(kAllDataTypes));
+const std::vector<DataType> kAllTypesAndString = [] {
+  std::vector<DataType> types = kAllTypes;
+  types.push_back(DataType::kString);
+  return types;
+}();
 
 }  // namespace
 
@@ -724,8 +832,8 @@ void RegisterShapeOps(OpRegistry& registry) {
       OpDefBuilder("Cast")
           .Input(ArgDef::Typed("input", "T1"))
           .Output(ArgDef::Typed("output", "to"))
-          .Attr("T1", AttrType::kType, std::nullopt, kAllTypes)
-          .Attr("to", AttrType::kType, std::nullopt, kAllTypes)
+          .Attr("T1", AttrType::kType, std::nullopt, kAllTypesAndString)
+          .Attr("to", AttrType::kType, std::nullopt, kAllTypesAndString)
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
   CheckRegistered(

@@ -1,11 +1,17 @@
-// TfIdfVectorizer (ONNX): counts, per row of token ids, the n-grams of a
+// TfIdfVectorizer (ONNX): counts, per row of tokens, the n-grams of a
 // pool, optionally with skips between their items, and scales the counts
 // as term frequencies (TF), inverse document frequencies (IDF: the weight
-// where the count is non-zero) or both (TFIDF). Integer tokens; the string
-// form needs the STRING dtype, which weft does not have. Each row is
+// where the count is non-zero) or both (TFIDF). Integer tokens against
+// pool_int64s, or strings against pool_strings (each distinct string of
+// the pool numbered, a token outside it matching nothing). Each row is
 // counted by one thread, so results do not depend on the thread count.
+//
+// StringNormalizer (ONNX): removes stop words from a [C] or [1, C] string
+// tensor, then changes case.
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,9 +35,28 @@ class TfIdfVectorizerKernel : public OpKernel {
     k->max_skip_ = c.attr<int64_t>("max_skip_count");
     const auto& counts = c.attr<std::vector<int64_t>>("ngram_counts");
     const auto& indexes = c.attr<std::vector<int64_t>>("ngram_indexes");
-    const auto& pool = c.attr<std::vector<int64_t>>("pool_int64s");
+    std::vector<int64_t> pool = c.attr<std::vector<int64_t>>("pool_int64s");
+    const auto& pool_strings = c.attr<std::vector<std::string>>("pool_strings");
     k->weights_ = c.attr<std::vector<double>>("weights");
     WEFT_RETURN_IF_ERROR(c.status());
+    const bool strings = c.input_dtypes()[0] == DataType::kString;
+    if (!pool.empty() && !pool_strings.empty()) {
+      return InvalidArgumentError(
+          "sets both pool_int64s and pool_strings; give one");
+    }
+    if (strings && !pool.empty()) {
+      return InvalidArgumentError("string tokens need pool_strings");
+    }
+    if (!strings && !pool_strings.empty()) {
+      return InvalidArgumentError("integer tokens need pool_int64s");
+    }
+    if (strings) {
+      for (const std::string& word : pool_strings) {
+        auto [it, added] =
+            k->ids_.emplace(word, static_cast<int64_t>(k->ids_.size()));
+        pool.push_back(it->second);
+      }
+    }
     if (mode == "TF") {
       k->mode_ = TfIdfMode::kTf;
     } else if (mode == "IDF") {
@@ -95,7 +120,13 @@ class TfIdfVectorizerKernel : public OpKernel {
     const int64_t rows = rank == 1 ? 1 : x.shape().dim(0);
     const int64_t cols = x.shape().dim(rank - 1);
     std::vector<int64_t> tokens(static_cast<size_t>(x.NumElements()));
-    if (x.dtype() == DataType::kInt32) {
+    if (x.dtype() == DataType::kString) {
+      const std::string* words = x.data<std::string>();
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        auto it = ids_.find(words[i]);
+        tokens[i] = it == ids_.end() ? -1 : it->second;  // -1: in no n-gram.
+      }
+    } else if (x.dtype() == DataType::kInt32) {
       std::copy_n(x.data<int32_t>(), tokens.size(), tokens.begin());
     } else {
       std::copy_n(x.data<int64_t>(), tokens.size(), tokens.begin());
@@ -148,6 +179,87 @@ class TfIdfVectorizerKernel : public OpKernel {
   int64_t width_ = 0;
   std::vector<double> weights_;
   std::map<std::vector<int64_t>, int64_t> grams_;  // n-gram -> output index.
+  std::map<std::string, int64_t> ids_;  // pool_strings: word -> token id.
+};
+
+enum class CaseChange { kNone, kLower, kUpper };
+
+// ASCII case mapping: the locales weft accepts (StringNormalizerKernel)
+// change the case of ASCII letters only.
+std::string ChangeCase(std::string s, CaseChange change) {
+  for (char& ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (change == CaseChange::kLower) ch = static_cast<char>(std::tolower(u));
+    if (change == CaseChange::kUpper) ch = static_cast<char>(std::toupper(u));
+  }
+  return s;
+}
+
+class StringNormalizerKernel : public OpKernel {
+ public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(
+      const KernelConstruction& c) {
+    auto k =
+        std::unique_ptr<StringNormalizerKernel>(new StringNormalizerKernel());
+    const std::string& action = c.attr<std::string>("case_change_action");
+    const std::string& locale = c.attr<std::string>("locale");
+    k->case_sensitive_ = c.attr<int64_t>("is_case_sensitive") != 0;
+    const auto& stopwords = c.attr<std::vector<std::string>>("stopwords");
+    WEFT_RETURN_IF_ERROR(c.status());
+    if (action == "NONE") {
+      k->change_ = CaseChange::kNone;
+    } else if (action == "LOWER") {
+      k->change_ = CaseChange::kLower;
+    } else if (action == "UPPER") {
+      k->change_ = CaseChange::kUpper;
+    } else {
+      return InvalidArgumentError("case_change_action \"" + action +
+                                  "\" is not one of NONE, LOWER, UPPER");
+    }
+    // Case rules beyond ASCII depend on the locale; weft implements the
+    // ASCII ones and refuses a locale that would need others.
+    static const std::set<std::string> kAsciiLocales = {
+        "", "C", "POSIX", "en_US", "en_US.UTF-8", "en_US.utf8"};
+    if (!kAsciiLocales.count(locale)) {
+      return UnimplementedError("locale \"" + locale +
+                                "\" is not supported (weft changes the "
+                                "case of ASCII letters: en_US, C)");
+    }
+    for (const std::string& word : stopwords) {
+      k->stopwords_.insert(
+          k->case_sensitive_ ? word : ChangeCase(word, CaseChange::kLower));
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& shape = x.shape();
+    if (!(shape.rank() == 1 || (shape.rank() == 2 && shape.dim(0) == 1))) {
+      return InvalidArgumentError("X must be [C] or [1, C], got " +
+                                  shape.ToString());
+    }
+    std::vector<std::string> kept;
+    const std::string* words = x.data<std::string>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      const std::string key =
+          case_sensitive_ ? words[i] : ChangeCase(words[i], CaseChange::kLower);
+      if (!stopwords_.count(key)) kept.push_back(ChangeCase(words[i], change_));
+    }
+    // Every word a stop word: one empty string, as ONNX specifies.
+    if (kept.empty()) kept.emplace_back();
+    const int64_t n = static_cast<int64_t>(kept.size());
+    const Shape out_shape = shape.rank() == 1 ? Shape{n} : Shape{1, n};
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
+    std::move(kept.begin(), kept.end(), y->data<std::string>());
+    return Status::OK();
+  }
+
+ private:
+  StringNormalizerKernel() = default;
+  CaseChange change_ = CaseChange::kNone;
+  bool case_sensitive_ = false;
+  std::set<std::string> stopwords_;  // Lower-cased unless case-sensitive.
 };
 
 }  // namespace
@@ -158,14 +270,16 @@ void RegisterTextOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("X", "T"))
           .Output(ArgDef::Fixed("Y", DataType::kFloat32))
           .Attr("T", AttrType::kType, std::nullopt,
-                {DataType::kInt32, DataType::kInt64})
+                {DataType::kInt32, DataType::kInt64, DataType::kString})
           .Attr("mode", AttrType::kString)
           .Attr("min_gram_length", AttrType::kInt)
           .Attr("max_gram_length", AttrType::kInt)
           .Attr("max_skip_count", AttrType::kInt)
           .Attr("ngram_counts", AttrType::kListInt)
           .Attr("ngram_indexes", AttrType::kListInt)
-          .Attr("pool_int64s", AttrType::kListInt)
+          .Attr("pool_int64s", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("pool_strings", AttrType::kListString,
+                std::vector<std::string>{})
           .Attr("weights", AttrType::kListFloat, std::vector<double>{})
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             ctx.set_output(0, PartialShape::UnknownRank());
@@ -174,6 +288,25 @@ void RegisterTextOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel("TfIdfVectorizer",
                                           &TfIdfVectorizerKernel::Create));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("StringNormalizer")
+          .Input(ArgDef::Fixed("X", DataType::kString))
+          .Output(ArgDef::Fixed("Y", DataType::kString))
+          .Attr("case_change_action", AttrType::kString, std::string("NONE"))
+          .Attr("is_case_sensitive", AttrType::kInt, int64_t{0})
+          .Attr("locale", AttrType::kString, std::string(""))
+          .Attr("stopwords", AttrType::kListString, std::vector<std::string>{})
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const PartialShape& x = ctx.input_shape(0);
+            ctx.set_output(
+                0, x.rank_known()
+                       ? PartialShape(std::vector<int64_t>(x.rank(), -1))
+                       : PartialShape::UnknownRank());
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("StringNormalizer",
+                                          &StringNormalizerKernel::Create));
 }
 
 }  // namespace weft::internal

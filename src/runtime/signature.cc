@@ -215,10 +215,21 @@ StatusOr<ResolvedSignature> ResolveSignature(
     if (const DataType* t = it->second.get_if<DataType>()) used = {*t};
     if (const auto* ts = it->second.get_if<std::vector<DataType>>()) used = *ts;
     for (DataType t : used) {
+      if (attr.accepts_any_value &&
+          (IsContainerType(t) || t == DataType::kString)) {
+        continue;
+      }
       if (IsContainerType(t)) {
-        if (attr.accepts_containers) continue;
         return UnimplementedError("op " + def.name + " does not take " +
                                   DataTypeName(t) + " values (for '" +
+                                  attr.name + "')");
+      }
+      const bool listed =
+          std::find(attr.allowed_types.begin(), attr.allowed_types.end(), t) !=
+          attr.allowed_types.end();
+      if (t == DataType::kString && !listed) {  // Only where listed.
+        return UnimplementedError("op " + def.name +
+                                  " does not take string tensors (for '" +
                                   attr.name + "')");
       }
       if (!allowed(t)) {

@@ -56,6 +56,8 @@ nlohmann::json ValuesJson(const Tensor& tensor) {
       return ValuesAs<double>(tensor);
     case DataType::kFloat32:
       return ValuesAs<float>(tensor);
+    case DataType::kString:  // Bytes that are not UTF-8 print as U+FFFD.
+      return ValuesAs<std::string>(tensor);
     case DataType::kFloat16:
       break;
   }

@@ -21,7 +21,10 @@ namespace weft::cli {
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "weft: error: %s\n", message.c_str());
   if (JsonErrorsEnabled()) {
-    std::printf("%s\n", ErrorJson(code, message).dump(1).c_str());
+    std::printf("%s\n", ErrorJson(code, message)
+                            .dump(1, ' ', false,
+                                  nlohmann::json::error_handler_t::replace)
+                            .c_str());
   }
   return code;
 }
@@ -263,6 +266,14 @@ std::string ContentHash(const Tensor& tensor) {
       const std::string item_hash = ContentHash(item);
       mix(item_hash.data(), item_hash.size());
     }
+  } else if (tensor.dtype() == DataType::kString) {
+    for (int64_t d : tensor.shape().dims()) mix(&d, sizeof(d));
+    for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+      const std::string& s = tensor.data<std::string>()[i];
+      const uint64_t size = s.size();  // Delimits: ["ab"] != ["a", "b"].
+      mix(&size, sizeof(size));
+      mix(s.data(), s.size());
+    }
   } else {
     for (int64_t d : tensor.shape().dims()) mix(&d, sizeof(d));
     mix(tensor.raw_data(), tensor.size_bytes());
@@ -288,7 +299,9 @@ std::string FirstValues(const Tensor& tensor, int count) {
   const int64_t n = std::min<int64_t>(tensor.NumElements(), count);
   for (int64_t i = 0; i < n; ++i) {
     if (i > 0) out << ", ";
-    if (tensor.dtype() == DataType::kBool) {
+    if (tensor.dtype() == DataType::kString) {
+      out << '"' << tensor.data<std::string>()[i] << '"';
+    } else if (tensor.dtype() == DataType::kBool) {
       out << (tensor.data<bool>()[i] ? "true" : "false");
     } else if (tensor.dtype() == DataType::kInt64) {
       out << tensor.data<int64_t>()[i];  // Exact past 2^53.

@@ -131,7 +131,9 @@ int RunCommand(const RunArgs& args) {
     for (size_t i = 0; i < fetches.size(); ++i) {
       out["outputs"].push_back(TensorJson(names[i], outputs[i], args.values));
     }
-    std::printf("%s\n", out.dump(1).c_str());
+    std::printf("%s\n", out.dump(1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace)
+                            .c_str());
     return kExitOk;
   }
   for (size_t i = 0; i < fetches.size(); ++i) {

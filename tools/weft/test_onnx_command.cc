@@ -132,6 +132,17 @@ std::string Compare(const std::string& output, const Tensor& expected,
     return "output '" + output + "': shape " + actual.shape().ToString() +
            ", expected " + expected.shape().ToString();
   }
+  if (expected.dtype() == DataType::kString) {  // Exact.
+    const std::string* e = expected.data<std::string>();
+    const std::string* a = actual.data<std::string>();
+    for (int64_t i = 0; i < expected.NumElements(); ++i) {
+      if (e[i] != a[i]) {
+        return "output '" + output + "': element " + std::to_string(i) +
+               " is \"" + a[i] + "\", expected \"" + e[i] + "\"";
+      }
+    }
+    return "";
+  }
   const bool exact = expected.dtype() != DataType::kFloat32 &&
                      expected.dtype() != DataType::kFloat64 &&
                      expected.dtype() != DataType::kFloat16;
@@ -181,7 +192,7 @@ std::string CompareRandom(const std::string& output, const Tensor& expected,
                           const Tensor& actual) {
   if (expected.dtype() != actual.dtype() ||
       !(expected.shape() == actual.shape()) ||
-      IsContainerType(actual.dtype())) {
+      IsContainerType(actual.dtype()) || actual.dtype() == DataType::kString) {
     return Compare(output, expected, actual);
   }
   for (int64_t i = 0; i < actual.NumElements(); ++i) {
@@ -376,7 +387,9 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
     j["failed"] = counts[1];
     j["skipped"] = counts[2];
     j["must_pass_missing"] = regressions;
-    std::printf("%s\n", j.dump(1).c_str());
+    std::printf("%s\n",
+                j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                    .c_str());
   } else {
     for (const std::string& name : regressions) {
       std::printf("must pass, did not: %s\n", name.c_str());

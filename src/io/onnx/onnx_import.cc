@@ -259,11 +259,20 @@ StatusOr<Tensor> ConstantValue(const onnx::NodeProto& node,
     std::vector<int64_t> v(a.ints().begin(), a.ints().end());
     return Tensor::Create<int64_t>(Shape{static_cast<int64_t>(v.size())}, v);
   }
-  if (key == "value_string" || key == "value_strings" ||
-      key == "sparse_value") {
+  if (key == "value_string") {
+    WEFT_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DataType::kString, Shape{}));
+    *t.data<std::string>() = a.s();
+    return t;
+  }
+  if (key == "value_strings") {
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Create(DataType::kString, Shape{a.strings_size()}));
+    std::copy(a.strings().begin(), a.strings().end(), t.data<std::string>());
+    return t;
+  }
+  if (key == "sparse_value") {
     return UnimplementedError(where + ": attribute '" + key +
-                              "' is not supported (string and sparse "
-                              "constants)");
+                              "' is not supported (sparse constants)");
   }
   return InvalidArgumentError(where + ": unknown attribute '" + key + "'");
 }

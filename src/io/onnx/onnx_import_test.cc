@@ -233,9 +233,9 @@ TEST(OnnxImportTest, MalformedModelsAreErrorsNamingWhatIsWrong) {
              ->mutable_input(0)
              ->mutable_type()
              ->mutable_tensor_type()
-             ->set_elem_type(onnx::TensorProto::STRING);
+             ->set_elem_type(onnx::TensorProto::COMPLEX64);
        },
-       StatusCode::kUnimplemented, "input 'x': dtype STRING"},
+       StatusCode::kUnimplemented, "input 'x': dtype COMPLEX64"},
       {[](auto& m) {
          auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
          a->set_name("alpha");

@@ -638,7 +638,7 @@ constexpr const char* kSameNameOps[] = {
     "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "DFT", "MelWeightMatrix", "TfIdfVectorizer", "NonMaxSuppression", "Einsum", "GridSample",
     "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
     "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
-    "OptionalHasElement", "OptionalGetElement",
+    "OptionalHasElement", "OptionalGetElement", "StringNormalizer",
 };
 // clang-format on
 

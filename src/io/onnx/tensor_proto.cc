@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -163,6 +164,30 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
   return tensor;
 }
 
+// A STRING tensor: its string_data, one entry per element (ONNX stores
+// strings nowhere else).
+StatusOr<Tensor> StringsFromProto(const TensorProto& proto, const Shape& shape,
+                                  const std::string& what) {
+  if (proto.has_raw_data() || proto.data_location() == TensorProto::EXTERNAL) {
+    return InvalidArgumentError(
+        what + ": a STRING tensor keeps its values in string_data");
+  }
+  if (static_cast<uint64_t>(proto.string_data_size()) !=
+      static_cast<uint64_t>(shape.NumElements())) {
+    return InvalidArgumentError(what + ": dims " + shape.ToString() + " need " +
+                                std::to_string(shape.NumElements()) +
+                                " strings, the tensor has " +
+                                std::to_string(proto.string_data_size()));
+  }
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                        Tensor::Create(DataType::kString, shape));
+  std::string* out = tensor.data<std::string>();
+  for (int i = 0; i < proto.string_data_size(); ++i) {
+    out[i] = proto.string_data(i);
+  }
+  return tensor;
+}
+
 }  // namespace
 
 std::optional<DataType> FromOnnxType(int32_t onnx_type) {
@@ -191,6 +216,8 @@ std::optional<DataType> FromOnnxType(int32_t onnx_type) {
       return DataType::kUInt32;
     case TensorProto::UINT64:
       return DataType::kUInt64;
+    case TensorProto::STRING:
+      return DataType::kString;
     default:
       return std::nullopt;
   }
@@ -279,6 +306,7 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
                               " is not supported");
   }
   WEFT_ASSIGN_OR_RETURN(Shape shape, ShapeOf(proto, what));
+  if (*dtype == DataType::kString) return StringsFromProto(proto, shape, what);
   const uint64_t count = static_cast<uint64_t>(shape.NumElements());
   const size_t element = DataTypeSize(*dtype);
   if (count > std::numeric_limits<uint64_t>::max() / element) {
@@ -342,6 +370,8 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
       return TensorFromField<uint32_t>(proto.uint64_data(), shape, what);
     case DataType::kUInt64:
       return TensorFromField<uint64_t>(proto.uint64_data(), shape, what);
+    case DataType::kString:
+      break;  // Read above.
   }
   return InternalError(what + ": unhandled dtype");
 }

@@ -104,10 +104,20 @@ map_type.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(F, [2]))
 save("map_input.onnx",
      model([helper.make_node("Identity", ["s"], ["y"])],
            inputs=[helper.make_value_info("s", map_type)], outputs=[out()]))
-save("string_input.onnx",
+save("string_cast_of_no_number.onnx",
+     model([helper.make_node("Constant", [], ["s"],
+                             value_strings=["1.5", "1.5x"]),
+            helper.make_node("Cast", ["s"], ["y"], to=F)], outputs=[out()]))
+save("string_normalizer_of_unknown_locale.onnx",
+     model([helper.make_node("Constant", [], ["s"], value_strings=["i"]),
+            helper.make_node("StringNormalizer", ["s"], ["y"],
+                             case_change_action="UPPER", locale="tr_TR")],
+           outputs=[out("y", TensorProto.STRING)], opset=10))
+short_strings = helper.make_tensor("s", TensorProto.STRING, [2], [b"a", b"b"])
+short_strings.dims[0] = 3  # Three strings declared, two stored.
+save("string_tensor_of_wrong_count.onnx",
      model([helper.make_node("Identity", ["s"], ["y"])],
-           inputs=[helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
-           outputs=[out("y", TensorProto.STRING)]))
+           outputs=[out("y", TensorProto.STRING)], inits=[short_strings]))
 save("input_unknown_dtype.onnx",
      model([relu], inputs=[helper.make_tensor_value_info("x", 99, [4])],
            outputs=[out()]))
@@ -123,7 +133,7 @@ save("attr_unknown.onnx",
      model([helper.make_node("Relu", ["x"], ["y"], frobnicate=3)],
            outputs=[out()], inits=[x_init]))
 save("attr_bad_dtype.onnx",
-     model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.STRING)],
+     model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.COMPLEX64)],
            outputs=[out()], inits=[x_init]))
 save("attr_bad_auto_pad.onnx",
      model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
