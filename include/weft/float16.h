@@ -1,4 +1,5 @@
-// weft::Float16: IEEE 754 binary16, the storage type of DataType::kFloat16.
+// weft::Float16: IEEE 754 binary16, the storage type of DataType::kFloat16;
+// weft::BFloat16, that of DataType::kBFloat16.
 //
 // weft stores float16 tensors as such and computes in float32: a Float16
 // converts implicitly to float (exactly) and from float (rounding to
@@ -86,6 +87,48 @@ class Float16 {
     float f;
     std::memcpy(&f, &x, sizeof f);
     return f;
+  }
+
+  uint16_t bits_ = 0;
+};
+
+// weft::BFloat16: bfloat16 (float32's sign, exponent and top 7 mantissa
+// bits), the storage type of DataType::kBFloat16. Only Cast reads and
+// writes it: it converts exactly to float, and from float rounding to
+// nearest even (FromFloat) or, as ONNX's reference before opset 19 does,
+// by truncation (FromFloatTruncated).
+class BFloat16 {
+ public:
+  constexpr BFloat16() = default;
+  static constexpr BFloat16 FromBits(uint16_t bits) {
+    BFloat16 b;
+    b.bits_ = bits;
+    return b;
+  }
+  static BFloat16 FromFloat(float f) {
+    const uint32_t x = Bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) {  // NaN: keep it a quiet NaN.
+      return FromBits(static_cast<uint16_t>((x >> 16) | 0x40u));
+    }
+    const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);  // Ties to even.
+    return FromBits(static_cast<uint16_t>((x + rounding) >> 16));
+  }
+  static BFloat16 FromFloatTruncated(float f) {
+    return FromBits(static_cast<uint16_t>(Bits(f) >> 16));
+  }
+  explicit operator float() const {
+    const uint32_t x = static_cast<uint32_t>(bits_) << 16;
+    float f;
+    std::memcpy(&f, &x, sizeof f);
+    return f;
+  }
+  constexpr uint16_t bits() const { return bits_; }
+
+ private:
+  static uint32_t Bits(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    return x;
   }
 
   uint16_t bits_ = 0;

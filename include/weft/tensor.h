@@ -45,10 +45,13 @@ enum class DataType {
   // other op refuses them at compile time, so no kernel copies a string's
   // bytes as if they were numbers.
   kString,
+  // bfloat16 (weft::BFloat16), for ONNX models that Cast to and from it:
+  // taken, like kString, only by ops that list it (Cast, Identity).
+  kBFloat16,
 };
 
-// Every numeric and bool DataType, in enum order (kString is apart: it is
-// no fixed-size number).
+// Every numeric and bool DataType that kernels compute on, in enum order.
+// kString and kBFloat16 are apart: ops see them only where they list them.
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
     DataType::kInt64,   DataType::kBool,    DataType::kFloat16,
@@ -95,7 +98,8 @@ constexpr DataType ContainedType(DataType t) {
 }
 
 // "float32", "float64", "int32", "int64", "bool", "float16", "int8",
-// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names), "string";
+// "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names), "string",
+// "bfloat16";
 // "sequence(float32)", "optional(float32)", "optional(sequence(float32))".
 const char* DataTypeName(DataType dtype);
 std::optional<DataType> DataTypeFromName(std::string_view name);
@@ -156,6 +160,15 @@ constexpr DataType DataTypeOf<uint64_t>() {
 template <>
 constexpr DataType DataTypeOf<std::string>() {
   return DataType::kString;
+}
+template <>
+constexpr DataType DataTypeOf<BFloat16>() {
+  return DataType::kBFloat16;
+}
+// kString and kBFloat16: dtypes an op takes only where it lists them among
+// its allowed dtypes (or declares OpDefBuilder::AcceptsAnyValue).
+constexpr bool IsListedOnlyType(DataType t) {
+  return t == DataType::kString || t == DataType::kBFloat16;
 }
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty

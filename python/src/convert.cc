@@ -95,6 +95,7 @@ std::string OnnxTypeName(DataType dtype) {
   // Not in kDtypes: NumPy holds strings as objects, which FromNumpy must
   // not take for string elements (StringsFromPython converts them).
   if (dtype == DataType::kString) return "tensor(string)";
+  if (dtype == DataType::kBFloat16) return "tensor(bfloat16)";
   return InfoOf(dtype).onnx;
 }
 
@@ -198,6 +199,11 @@ bool HoldsText(py::handle value) {
 
 py::object ToPython(const Tensor& tensor) {
   if (tensor.dtype() == DataType::kString) return StringsToPython(tensor);
+  if (tensor.dtype() == DataType::kBFloat16) {
+    throw py::value_error(
+        "a bfloat16 output has no NumPy dtype; Cast it to float32 in the "
+        "model");
+  }
   if (IsOptionalType(tensor.dtype())) {
     const Tensor* value = OptionalValue(tensor);
     return value == nullptr ? py::object(py::none()) : ToPython(*value);
@@ -219,6 +225,11 @@ Tensor ValueFromPython(const std::string& what, py::handle value,
                        std::optional<DataType> expected) {
   if (expected == DataType::kString || (!expected && HoldsText(value))) {
     return StringsFromPython(what, value);
+  }
+  if (expected == DataType::kBFloat16) {
+    throw py::value_error(what +
+                          ": a bfloat16 input has no NumPy dtype; feed "
+                          "float32 and Cast it in the model");
   }
   if (!expected || !IsContainerType(*expected)) {
     return FromNumpy(what, value, expected);

@@ -95,6 +95,8 @@ const char* TensorTypeName(DataType dtype) {
       return "uint64";
     case DataType::kString:
       return "string";
+    case DataType::kBFloat16:
+      return "bfloat16";
   }
   return "invalid";
 }
@@ -147,6 +149,7 @@ std::optional<DataType> DataTypeFromName(std::string_view name) {
     if (name == DataTypeName(dtype)) return dtype;
   }
   if (name == "string") return DataType::kString;
+  if (name == "bfloat16") return DataType::kBFloat16;
   for (const auto& [type, type_name] : ContainerNames()) {
     if (name == type_name) return type;
   }
@@ -165,6 +168,7 @@ size_t DataTypeSize(DataType dtype) {
     case DataType::kUInt64:
       return 8;
     case DataType::kFloat16:
+    case DataType::kBFloat16:
     case DataType::kInt16:
     case DataType::kUInt16:
       return 2;
@@ -407,6 +411,8 @@ double Tensor::ValueAsDouble(int64_t i) const {
       return data<uint32_t>()[i];
     case DataType::kUInt64:
       return static_cast<double>(data<uint64_t>()[i]);
+    case DataType::kBFloat16:
+      return static_cast<float>(data<BFloat16>()[i]);
     case DataType::kString:
       break;
   }

@@ -338,6 +338,15 @@ class AttrReader {
       }
       return AttrValue(std::move(tensor));
     }
+    if (dtype == DataType::kBFloat16) {  // Numbers, rounded to bfloat16.
+      BFloat16* out = tensor.data<BFloat16>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        const std::optional<float> value = FittingValue<float>(values[i]);
+        if (!value) return BadTensorValue(values[i], i, dtype);
+        out[i] = BFloat16::FromFloat(*value);
+      }
+      return AttrValue(std::move(tensor));
+    }
     WEFT_RETURN_IF_ERROR(
         internal::DispatchDtype(dtype, [&](auto zero) -> Status {
           using T = decltype(zero);
@@ -463,9 +472,13 @@ StatusOr<NodeDef> ReadNode(const Json& j, size_t index,
 
 OJson TensorOJson(const Tensor& t) {
   OJson values = OJson::array();
-  if (t.dtype() == DataType::kString) {
+  if (IsListedOnlyType(t.dtype())) {
     for (int64_t i = 0; i < t.NumElements(); ++i) {
-      values.push_back(t.data<std::string>()[i]);
+      if (t.dtype() == DataType::kString) {
+        values.push_back(t.data<std::string>()[i]);
+      } else {  // bfloat16 values are exact floats.
+        values.push_back(static_cast<float>(t.data<BFloat16>()[i]));
+      }
     }
     return OJson{{"dtype", DataTypeName(t.dtype())},
                  {"shape", t.shape().dims()},

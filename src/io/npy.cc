@@ -41,7 +41,8 @@ const char* Descr(DataType dtype) {
     case DataType::kUInt64:
       return "<u8";
     case DataType::kString:
-      break;  // No fixed-size NumPy dtype.
+    case DataType::kBFloat16:
+      break;  // No NumPy dtype.
   }
   return "";
 }
@@ -239,10 +240,10 @@ std::string SerializeNpy(const Tensor& tensor) {
 }
 
 Status WriteNpy(const std::string& path, const Tensor& tensor) {
-  if (IsContainerType(tensor.dtype()) || tensor.dtype() == DataType::kString) {
+  if (IsContainerType(tensor.dtype()) || IsListedOnlyType(tensor.dtype())) {
     return InvalidArgumentError(path + ": a " + DataTypeName(tensor.dtype()) +
-                                " value has no .npy form (weft writes arrays "
-                                "of numbers and bools)");
+                                " value has no .npy form (NumPy has no such "
+                                "dtype)");
   }
   std::ofstream out(path, std::ios::binary);
   if (!out) return InvalidArgumentError(path + ": cannot open for writing");

@@ -17,7 +17,8 @@ namespace weft::internal {
 template <class Fn>
 decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
   // Signatures keep strings from ops that do not list them (signature.cc).
-  WEFT_CHECK(dtype != DataType::kString, "DispatchDtype of a string tensor");
+  WEFT_CHECK(!IsListedOnlyType(dtype),
+             "DispatchDtype of a string or bfloat16 tensor");
   switch (dtype) {
     case DataType::kFloat32:
       return fn(float{});
@@ -43,6 +44,7 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
       return fn(uint64_t{});
     case DataType::kBool:
     case DataType::kString:
+    case DataType::kBFloat16:
       break;
   }
   return fn(bool{});

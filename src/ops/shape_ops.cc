@@ -552,11 +552,79 @@ Status CastStrings(KernelContext& ctx, const Tensor& x, Tensor* y) {
   });
 }
 
+// Elements of any dtype but bfloat16 as float32 (text parsed).
+StatusOr<Tensor> AsFloat32(KernelContext& ctx, const Tensor& x) {
+  WEFT_ASSIGN_OR_RETURN(
+      Tensor f, Tensor::CreateUninitialized(DataType::kFloat32, x.shape()));
+  if (x.dtype() == DataType::kString) {
+    WEFT_RETURN_IF_ERROR(CastStrings(ctx, x, &f));
+    return f;
+  }
+  DispatchDtype(x.dtype(), [&](auto zero) {
+    using From = decltype(zero);
+    const From* in = x.data<From>();
+    float* out = f.data<float>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      out[i] = Convert<float>(in[i]);
+    }
+  });
+  return f;
+}
+
+// Cast to or from bfloat16, through float32 (exact from bfloat16).
+Status CastBFloat16(KernelContext& ctx, const Tensor& x, Tensor* y,
+                    bool truncate) {
+  if (x.dtype() == DataType::kBFloat16 && y->dtype() == DataType::kBFloat16) {
+    std::memcpy(y->raw_data(), x.raw_data(), x.size_bytes());
+    return Status::OK();
+  }
+  if (y->dtype() == DataType::kBFloat16) {
+    WEFT_ASSIGN_OR_RETURN(Tensor f, AsFloat32(ctx, x));
+    const float* in = f.data<float>();
+    BFloat16* out = y->data<BFloat16>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      out[i] = truncate ? BFloat16::FromFloatTruncated(in[i])
+                        : BFloat16::FromFloat(in[i]);
+    }
+    return Status::OK();
+  }
+  WEFT_ASSIGN_OR_RETURN(
+      Tensor f, Tensor::CreateUninitialized(DataType::kFloat32, x.shape()));
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    f.data<float>()[i] = static_cast<float>(x.data<BFloat16>()[i]);
+  }
+  if (y->dtype() == DataType::kString) return CastStrings(ctx, f, y);
+  DispatchDtype(y->dtype(), [&](auto zero) {
+    using To = decltype(zero);
+    To* out = y->data<To>();
+    for (int64_t i = 0; i < f.NumElements(); ++i) {
+      out[i] = Convert<To>(f.data<float>()[i]);
+    }
+  });
+  return Status::OK();
+}
+
 class CastKernel : public OpKernel {
  public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(
+      const KernelConstruction& c) {
+    auto k = std::unique_ptr<CastKernel>(new CastKernel());
+    const std::string& rounding = c.attr<std::string>("bfloat16_rounding");
+    WEFT_RETURN_IF_ERROR(c.status());
+    if (rounding != "nearest_even" && rounding != "truncate") {
+      return InvalidArgumentError("bfloat16_rounding \"" + rounding +
+                                  "\" is not nearest_even or truncate");
+    }
+    k->truncate_bfloat16_ = rounding == "truncate";
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    if (x.dtype() == DataType::kBFloat16 || y->dtype() == DataType::kBFloat16) {
+      return CastBFloat16(ctx, x, y, truncate_bfloat16_);
+    }
     if (x.dtype() == DataType::kString || y->dtype() == DataType::kString) {
       return CastStrings(ctx, x, y);
     }
@@ -576,6 +644,10 @@ class CastKernel : public OpKernel {
     });
     return Status::OK();
   }
+
+ private:
+  CastKernel() = default;
+  bool truncate_bfloat16_ = false;
 };
 
 StatusOr<Shape> ShapeFromTensor(const Tensor& t) {
@@ -633,9 +705,11 @@ class FillKernel : public OpKernel {
 
 const std::vector<DataType> kAllTypes(std::begin(kAllDataTypes),
                                       std::end(kAllDataTypes));
-const std::vector<DataType> kAllTypesAndString = [] {
+// Cast converts between all of these, strings and bfloat16 included.
+const std::vector<DataType> kCastTypes = [] {
   std::vector<DataType> types = kAllTypes;
   types.push_back(DataType::kString);
+  types.push_back(DataType::kBFloat16);
   return types;
 }();
 
@@ -832,12 +906,14 @@ void RegisterShapeOps(OpRegistry& registry) {
       OpDefBuilder("Cast")
           .Input(ArgDef::Typed("input", "T1"))
           .Output(ArgDef::Typed("output", "to"))
-          .Attr("T1", AttrType::kType, std::nullopt, kAllTypesAndString)
-          .Attr("to", AttrType::kType, std::nullopt, kAllTypesAndString)
+          .Attr("T1", AttrType::kType, std::nullopt, kCastTypes)
+          .Attr("to", AttrType::kType, std::nullopt, kCastTypes)
+          // How a value between two bfloat16 ones rounds.
+          .Attr("bfloat16_rounding", AttrType::kString,
+                std::string("nearest_even"))
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("Cast", KernelFactoryFor<CastKernel>()));
+  CheckRegistered(registry.RegisterKernel("Cast", &CastKernel::Create));
 
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Expand")

@@ -319,5 +319,42 @@ TEST(ShapeOpsTest, ClipWithOnlyAMaxInput) {
   EXPECT_EQ(test::Values<float>(*y), (std::vector<float>{-5, 1, 2}));
 }
 
+// 1 + 2^-8 + 2^-9 lies between the bfloat16 values 1 and 1 + 2^-7, nearer
+// the second: rounding to nearest gives 1 + 2^-7, truncation 1.
+TEST(CastTest, BFloat16RoundsToNearestEvenOrTruncates) {
+  const float between = 1.0f + 0x1p-8f + 0x1p-9f;
+  Tensor x = Tensor::FromVector<float>({3}, {between, -2.5f, 65536.0f});
+  for (const char* rounding : {"nearest_even", "truncate"}) {
+    SCOPED_TRACE(rounding);
+    auto b = test::RunOneOutput("Cast", {x},
+                                {{"to", DataType::kBFloat16},
+                                 {"bfloat16_rounding", std::string(rounding)}});
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(b->dtype(), DataType::kBFloat16);
+    auto back = test::RunOneOutput("Cast", {*b}, {{"to", DataType::kFloat32}});
+    ASSERT_TRUE(back.ok()) << back.status();
+    const float first =
+        std::string(rounding) == "truncate" ? 1.0f : 1.0f + 0x1p-7f;
+    EXPECT_EQ(Values<float>(*back),
+              (std::vector<float>{first, -2.5f, 65536.0f}));
+  }
+}
+
+TEST(CastTest, BFloat16IsRefusedByOpsThatDoNotListIt) {
+  auto b = test::RunOneOutput("Cast", {Tensor::FromVector<float>({1}, {1})},
+                              {{"to", DataType::kBFloat16}});
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto sum = test::RunOneOutput("Add", {*b, *b});
+  ASSERT_FALSE(sum.ok());
+  EXPECT_THAT(sum.status().message(),
+              HasSubstr("op Add does not take bfloat16 tensors"));
+  auto bad = test::RunOneOutput(
+      "Cast", {*b},
+      {{"to", DataType::kFloat32}, {"bfloat16_rounding", std::string("up")}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("bfloat16_rounding \"up\" is not nearest_even"));
+}
+
 }  // namespace
 }  // namespace weft

@@ -216,7 +216,7 @@ StatusOr<ResolvedSignature> ResolveSignature(
     if (const auto* ts = it->second.get_if<std::vector<DataType>>()) used = *ts;
     for (DataType t : used) {
       if (attr.accepts_any_value &&
-          (IsContainerType(t) || t == DataType::kString)) {
+          (IsContainerType(t) || IsListedOnlyType(t))) {
         continue;
       }
       if (IsContainerType(t)) {
@@ -227,9 +227,9 @@ StatusOr<ResolvedSignature> ResolveSignature(
       const bool listed =
           std::find(attr.allowed_types.begin(), attr.allowed_types.end(), t) !=
           attr.allowed_types.end();
-      if (t == DataType::kString && !listed) {  // Only where listed.
-        return UnimplementedError("op " + def.name +
-                                  " does not take string tensors (for '" +
+      if (IsListedOnlyType(t) && !listed) {
+        return UnimplementedError("op " + def.name + " does not take " +
+                                  DataTypeName(t) + " tensors (for '" +
                                   attr.name + "')");
       }
       if (!allowed(t)) {

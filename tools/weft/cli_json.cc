@@ -59,6 +59,7 @@ nlohmann::json ValuesJson(const Tensor& tensor) {
     case DataType::kString:  // Bytes that are not UTF-8 print as U+FFFD.
       return ValuesAs<std::string>(tensor);
     case DataType::kFloat16:
+    case DataType::kBFloat16:
       break;
   }
   nlohmann::json list = nlohmann::json::array();

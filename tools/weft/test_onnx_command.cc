@@ -145,7 +145,8 @@ std::string Compare(const std::string& output, const Tensor& expected,
   }
   const bool exact = expected.dtype() != DataType::kFloat32 &&
                      expected.dtype() != DataType::kFloat64 &&
-                     expected.dtype() != DataType::kFloat16;
+                     expected.dtype() != DataType::kFloat16 &&
+                     expected.dtype() != DataType::kBFloat16;
   int64_t worst = -1;
   double worst_excess = 0;
   for (int64_t i = 0; i < expected.NumElements(); ++i) {
@@ -204,6 +205,26 @@ std::string CompareRandom(const std::string& output, const Tensor& expected,
   return "";
 }
 
+// "" when every input of the data set fits the shape the model declares
+// for it (fixed dimensions equal, the rank when known); else which does
+// not.
+std::string DataContradictsModel(const OnnxModel& model, const DataSet& data) {
+  for (size_t i = 0; i < data.inputs.size() && i < model.inputs.size(); ++i) {
+    const OnnxValueInfo& info = model.inputs[i];
+    const Tensor& given = data.inputs[i];
+    if (!info.rank_known || IsContainerType(given.dtype())) continue;
+    bool fits = given.shape().rank() == static_cast<int>(info.dims.size());
+    for (int d = 0; fits && d < given.shape().rank(); ++d) {
+      fits = !info.dims[d].fixed() || info.dims[d].size == given.shape().dim(d);
+    }
+    if (!fits) {
+      return "input '" + info.name + "' has shape " + given.shape().ToString() +
+             ", the model declares " + info.ShapeString();
+    }
+  }
+  return "";
+}
+
 CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
   const std::string name = dir.filename().string();
   auto model = LoadOnnxModel((dir / "model.onnx").string());
@@ -238,6 +259,14 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
                   " outputs for a model of " +
                   std::to_string(model->inputs.size()) + " and " +
                   std::to_string(model->outputs.size())};
+    }
+    // A data set that contradicts the model's declared input shapes is the
+    // case's fault, not weft's (onnx 1.12's CastLike bfloat16 cases declare
+    // 'like' as [3, 4] and feed [1]): reported apart, before running.
+    if (std::string clash = DataContradictsModel(*model, *data);
+        !clash.empty()) {
+      return {name, Outcome::kSkipped,
+              "invalid test data: " + set_name + ": " + clash};
     }
     NamedTensors feeds;
     for (size_t i = 0; i < data->inputs.size(); ++i) {

@@ -358,7 +358,13 @@ Status MaxPool(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "MaxPool");
 }
 
-Status Cast(const OnnxNode& n, NodeDef* out) { return Direct(n, out, "Cast"); }
+// Cast to bfloat16 truncates in ONNX's reference of the opsets weft reads
+// (before 19, which rounds to nearest even), and the node suite expects it.
+Status Cast(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast"));
+  out->attrs["bfloat16_rounding"] = std::string("truncate");
+  return Status::OK();
+}
 
 Status Reshape(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "Reshape", 2);
@@ -576,6 +582,7 @@ Status CastLike(const OnnxNode& n, NodeDef* out) {
   WEFT_ASSIGN_OR_RETURN(DataType dtype, DeclaredDtype(n, 1));
   WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast", 1));
   out->attrs["to"] = dtype;
+  out->attrs["bfloat16_rounding"] = std::string("truncate");  // As Cast.
   return Status::OK();
 }
 

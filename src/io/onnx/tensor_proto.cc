@@ -138,13 +138,14 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
   T* out = tensor.data<T>();
   for (int i = 0; i < field.size(); ++i) {
     const auto v = field.Get(i);
-    if constexpr (std::is_same_v<T, Float16>) {  // Bits in int32_data.
+    if constexpr (std::is_same_v<T, Float16> ||
+                  std::is_same_v<T, BFloat16>) {  // Bits in int32_data.
       if (v < 0 || v > 0xffff) {
-        return InvalidArgumentError(what + ": float16 value " +
-                                    std::to_string(i) + " has bits " +
-                                    std::to_string(v));
+        return InvalidArgumentError(
+            what + ": " + DataTypeName(DataTypeOf<T>()) + " value " +
+            std::to_string(i) + " has bits " + std::to_string(v));
       }
-      out[i] = Float16::FromBits(static_cast<uint16_t>(v));
+      out[i] = T::FromBits(static_cast<uint16_t>(v));
       continue;
     } else if constexpr (std::is_same_v<T, bool>) {
       if (v != 0 && v != 1) {
@@ -159,7 +160,7 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
             ") does not fit " + DataTypeName(DataTypeOf<T>()));
       }
     }
-    out[i] = static_cast<T>(v);
+    if constexpr (!std::is_same_v<T, BFloat16>) out[i] = static_cast<T>(v);
   }
   return tensor;
 }
@@ -218,6 +219,8 @@ std::optional<DataType> FromOnnxType(int32_t onnx_type) {
       return DataType::kUInt64;
     case TensorProto::STRING:
       return DataType::kString;
+    case TensorProto::BFLOAT16:
+      return DataType::kBFloat16;
     default:
       return std::nullopt;
   }
@@ -370,6 +373,8 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
       return TensorFromField<uint32_t>(proto.uint64_data(), shape, what);
     case DataType::kUInt64:
       return TensorFromField<uint64_t>(proto.uint64_data(), shape, what);
+    case DataType::kBFloat16:
+      return TensorFromField<BFloat16>(proto.int32_data(), shape, what);
     case DataType::kString:
       break;  // Read above.
   }
@@ -457,6 +462,12 @@ StatusOr<Tensor> ValueFromBytes(std::string_view bytes, DataType expected,
     WEFT_ASSIGN_OR_RETURN(auto proto,
                           ParseProto<onnx::TensorProto>(bytes, "TensorProto"));
     if (name != nullptr) *name = proto.name();
+    // ONNX's test data holds bfloat16 values as UINT16 bit patterns (NumPy
+    // has no bfloat16): read them as the bfloat16 they stand for.
+    if (expected == DataType::kBFloat16 &&
+        proto.data_type() == TensorProto::UINT16) {
+      proto.set_data_type(TensorProto::BFLOAT16);
+    }
     value = TensorFromProto(proto, ExternalDataRoot{}, what);
   }
   if (value.ok() && value->dtype() != expected) {

@@ -171,11 +171,11 @@ t = TensorProto(name="x", data_type=TensorProto.FLOAT16, dims=[1],
 save("init_float16_bad_bits.onnx",
      model([helper.make_node("Identity", ["x"], ["y"])],
            outputs=[out("y", TensorProto.FLOAT16)], inits=[t]))
-t = TensorProto(name="x", data_type=TensorProto.BFLOAT16, dims=[1],
-                int32_data=[0])
+t = TensorProto(name="x", data_type=TensorProto.COMPLEX64, dims=[1],
+                float_data=[0, 0])
 save("init_unsupported_dtype.onnx",
      model([helper.make_node("Identity", ["x"], ["y"])],
-           outputs=[out("y", TensorProto.BFLOAT16)], inits=[t]))
+           outputs=[out("y", TensorProto.COMPLEX64)], inits=[t]))
 
 # --- External data ---------------------------------------------------------
 with open(os.path.join(HERE, "weights.bin"), "wb") as f:
