@@ -26,6 +26,7 @@ TEST(ContainerTypeTest, FlagsComposeAndNamesRoundTrip) {
       EXPECT_EQ(DataTypeFromName(DataTypeName(c)), c) << DataTypeName(c);
     }
   }
+  EXPECT_STREQ(DataTypeName(SequenceOf(DataType::kString)), "sequence(string)");
   EXPECT_EQ(DataTypeFromName("sequence(sequence(int64))"), std::nullopt);
 }
 

@@ -120,8 +120,12 @@ DataType ContainerType(int form, DataType element) {
 const std::vector<std::pair<DataType, std::string>>& ContainerNames() {
   static const auto* names = [] {
     auto* out = new std::vector<std::pair<DataType, std::string>>;
+    std::vector<DataType> elements(std::begin(kAllDataTypes),
+                                   std::end(kAllDataTypes));
+    elements.push_back(DataType::kString);
+    elements.push_back(DataType::kBFloat16);
     for (int form = 0; form < kContainerForms; ++form) {
-      for (DataType element : kAllDataTypes) {
+      for (DataType element : elements) {
         const std::string e = TensorTypeName(element);
         const std::string name = form == 0   ? "sequence(" + e + ")"
                                  : form == 1 ? "optional(" + e + ")"

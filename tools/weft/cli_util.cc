@@ -84,18 +84,19 @@ StatusOr<NamedTensors> ReadFeeds(const std::vector<std::string>& flags,
     }
     const std::string file = flag.substr(eq + 1);
     const std::string tensor = model.TensorOf(flag.substr(0, eq));
-    // A sequence or optional input reads as one (SequenceProto,
-    // OptionalProto); .npy holds tensors only.
-    std::optional<DataType> container;
+    // A .pb file reads as the placeholder's dtype says: a SequenceProto or
+    // OptionalProto for a container, bfloat16 from ONNX's UINT16 test
+    // files. .npy holds tensors only.
+    std::optional<DataType> declared;
     if (const NodeDef* node = model.file.graph.FindNode(tensor);
         node != nullptr && node->op == "Placeholder") {
       auto it = node->attrs.find("dtype");
       const DataType* dtype =
           it == node->attrs.end() ? nullptr : it->second.get_if<DataType>();
-      if (dtype != nullptr && IsContainerType(*dtype)) container = *dtype;
+      if (dtype != nullptr) declared = *dtype;
     }
     auto value = !HasExtension(file, ".pb") ? ReadNpy(file)
-                 : container                ? LoadOnnxValue(file, *container)
+                 : declared                 ? LoadOnnxValue(file, *declared)
                                             : LoadOnnxTensor(file);
     if (!value.ok()) {
       return value.status().WithContext("--feed " + flag.substr(0, eq));
@@ -208,6 +209,14 @@ Status AddRandomFeeds(const GraphFile& file,
           "' has no fully known shape and dtype to draw random values for; "
           "pass --feed " +
           node->name + "=FILE.npy");
+    }
+    // Numbers and bools only: random text, sequences or bfloat16 would say
+    // little about a model; such inputs come from files.
+    if (IsListedOnlyType(*dtype) || IsContainerType(*dtype)) {
+      return InvalidArgumentError(
+          "placeholder '" + node->name + "' is " + DataTypeName(*dtype) +
+          ", which --random-feeds does not draw; pass --feed " + node->name +
+          "=FILE.pb (an ONNX TensorProto, SequenceProto or OptionalProto)");
     }
     WEFT_ASSIGN_OR_RETURN(Tensor value,
                           Tensor::Create(*dtype, shape->ToShape()));
