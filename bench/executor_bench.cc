@@ -203,6 +203,52 @@ void BM_LoopIteration(benchmark::State& state) {
   RunLoop(state, std::move(g), "loop", kNodes, options);
 }
 
+// (e) y = ConcatFromSequence(SequenceMap(SplitToSequence(X))) with body
+// item -> item + 0.5: X, x expanded to [1000, 16], cut into 1,000 rows,
+// one body run per row, the results stacked back.
+void BM_SequenceMapItem(benchmark::State& state) {
+  auto body = std::make_shared<weft::Subgraph>();
+  weft::Graph& b = body->graph;
+  const std::string item = b.Placeholder("item", weft::DataType::kFloat32);
+  b.Add("next", item, b.Const("half", Filled(0.5f)));
+  body->inputs = {"item"};
+  body->outputs = {"next"};
+  weft::Graph g;
+  const std::string x =
+      g.Placeholder("x", weft::DataType::kFloat32, {kElements});
+  const std::string shape = g.Const(
+      "shape", weft::Tensor::FromVector<int64_t>({2}, {kNodes, kElements}));
+  weft::Status added = g.AddNode({"xs", "Expand", {x, shape}, {}, ""});
+  if (added.ok()) {
+    added = g.AddNode(
+        {"rows", "SplitToSequence", {"xs"}, {{"keepdims", int64_t{0}}}, ""});
+  }
+  if (added.ok()) {
+    added = g.AddNode({"map",
+                       "SequenceMap",
+                       {"rows"},
+                       {{"body", weft::SubgraphPtr(std::move(body))},
+                        {"Tout", std::vector<weft::DataType>{weft::SequenceOf(
+                                     weft::DataType::kFloat32)}}},
+                       ""});
+  }
+  if (added.ok()) {
+    added = g.AddNode({"y",
+                       "ConcatFromSequence",
+                       {"map"},
+                       {{"axis", int64_t{0}}, {"new_axis", int64_t{1}}},
+                       ""});
+  }
+  if (!added.ok() || !b.status().ok() || !g.status().ok()) {
+    state.SkipWithError("could not build the sequence graph");
+    return;
+  }
+  weft::SessionOptions options;
+  options.inter_op_parallelism_threads = static_cast<int>(state.range(0));
+  options.use_per_session_threads = true;
+  RunLoop(state, std::move(g), "y", kNodes, options);
+}
+
 BENCHMARK(BM_Chain_Weft)->UseRealTime();
 BENCHMARK(BM_Chain_CallerThread)->UseRealTime();
 BENCHMARK(BM_Chain_Direct)->UseRealTime();
@@ -211,6 +257,7 @@ BENCHMARK(BM_WideTree_Direct)->UseRealTime();
 BENCHMARK(BM_OneNode_Weft)->UseRealTime();
 BENCHMARK(BM_OneNode_CallerThread)->UseRealTime();
 BENCHMARK(BM_LoopIteration)->Arg(-1)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_SequenceMapItem)->Arg(-1)->Arg(1)->Arg(2)->UseRealTime();
 
 }  // namespace
 

@@ -19,6 +19,9 @@ namespace {
 
 const std::vector<DataType> kIndexTypes = {DataType::kInt32, DataType::kInt64};
 
+// The most items SplitToSequence makes (each is a tensor of its own).
+constexpr size_t kMaxItems = size_t{1} << 24;
+
 // Shape functions' dtype checks: input i is a sequence (of `element`, when
 // given) or an optional.
 Status ExpectSequence(const InferenceContext& ctx, int i, const char* what) {
@@ -238,10 +241,22 @@ class SplitToSequenceKernel : public OpKernel {
     std::vector<int64_t> lengths;
     bool drop_axis = false;
     if (ctx.num_inputs() < 2) {
+      if (extent > static_cast<int64_t>(kMaxItems)) {
+        return InvalidArgumentError(
+            "splitting makes " + std::to_string(extent) +
+            " items; weft makes at most " + std::to_string(kMaxItems));
+      }
       lengths.assign(extent, 1);
       drop_axis = !keepdims_;
     } else {
       WEFT_ASSIGN_OR_RETURN(lengths, Lengths(ctx.input(1), extent));
+    }
+    // Each item is a tensor of its own: a tiny piece size over a long axis
+    // must not ask for billions of them.
+    if (lengths.size() > kMaxItems) {
+      return InvalidArgumentError(
+          "splitting makes " + std::to_string(lengths.size()) +
+          " items; weft makes at most " + std::to_string(kMaxItems));
     }
     const AxisSplit s = SplitAt(shape, axis, DataTypeSize(input.dtype()));
     const size_t row = s.inner_bytes;
@@ -285,9 +300,16 @@ class SplitToSequenceKernel : public OpKernel {
         return InvalidArgumentError("split " + std::to_string(piece) +
                                     " must be positive");
       }
+      const int64_t count = extent / piece + (extent % piece != 0 ? 1 : 0);
+      if (count > static_cast<int64_t>(kMaxItems)) {
+        return InvalidArgumentError(
+            "split " + std::to_string(piece) + " makes more than " +
+            std::to_string(kMaxItems) + " items of an axis of " +
+            std::to_string(extent));
+      }
       std::vector<int64_t> lengths;
-      for (int64_t at = 0; at < extent; at += piece) {
-        lengths.push_back(std::min(piece, extent - at));
+      for (int64_t k = 0; k < count; ++k) {  // k * piece < extent: no overflow.
+        lengths.push_back(std::min(piece, extent - k * piece));
       }
       return lengths;
     }
@@ -346,7 +368,10 @@ class ConcatFromSequenceKernel : public OpKernel {
             items[i].shape().ToString() + ", which does not fit item 0's " +
             first.ToString() + " along axis " + std::to_string(axis));
       }
-      total += d[axis];
+      if (__builtin_add_overflow(total, d[axis], &total)) {
+        return InvalidArgumentError("the items' extents along axis " +
+                                    std::to_string(axis) + " overflow int64");
+      }
     }
     dims[axis] = total;
     WEFT_ASSIGN_OR_RETURN(Tensor * out,
