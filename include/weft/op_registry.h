@@ -44,6 +44,10 @@ struct ArgDef {
   DataType fixed_type = DataType::kFloat32;
   std::string type_attr;
   std::string number_attr;
+  // kAnyList inputs only: whether string, bfloat16 and container values
+  // may come through too (OpDefBuilder::AcceptsAnyValue); off, such an
+  // input is refused at compile time.
+  bool accepts_any_value = false;
 
   static ArgDef Fixed(std::string name, DataType dtype);
   static ArgDef Typed(std::string name, std::string type_attr);
@@ -63,11 +67,11 @@ struct AttrDef {
   std::optional<AttrValue> default_value;
   // For kType / kListType: the tensor dtypes allowed (empty: any).
   std::vector<DataType> allowed_types;
-  // For kType / kListType: whether string and container dtypes (sequences,
-  // optionals) are allowed too, whatever allowed_types says: for ops that
-  // pass values along without reading their elements (Identity, If, the
-  // sequence ops). Off, an op sees strings only where allowed_types lists
-  // kString, and never a container.
+  // For kType / kListType: whether string, bfloat16 and container dtypes
+  // (sequences, optionals) are allowed too, whatever allowed_types says:
+  // for ops that pass values along without reading their elements
+  // (Identity, If, the sequence ops). Off, an op sees strings and bfloat16
+  // only where allowed_types lists them, and never a container.
   bool accepts_any_value = false;
 };
 
@@ -147,8 +151,9 @@ class OpDefBuilder {
   OpDefBuilder& Attr(std::string name, AttrType type,
                      std::optional<AttrValue> default_value = std::nullopt,
                      std::vector<DataType> allowed_types = {});
-  // Lets the type attribute `name`, declared before, take string and
-  // container dtypes (AttrDef::accepts_any_value).
+  // Lets the type attribute or any-type list input `name`, declared
+  // before, take string, bfloat16 and container dtypes
+  // (AttrDef::accepts_any_value, ArgDef::accepts_any_value).
   OpDefBuilder& AcceptsAnyValue(const std::string& name);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
   OpDefBuilder& SetCostFn(CostFn fn);

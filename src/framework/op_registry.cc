@@ -96,6 +96,11 @@ OpDefBuilder& OpDefBuilder::AcceptsAnyValue(const std::string& name) {
   for (AttrDef& attr : def_.attrs) {
     if (attr.name == name) attr.accepts_any_value = true;
   }
+  for (ArgDef& arg : def_.inputs) {
+    if (arg.name == name && arg.kind == ArgDef::Kind::kAnyList) {
+      arg.accepts_any_value = true;
+    }
+  }
   return *this;
 }
 

@@ -532,8 +532,14 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Attr("axis", AttrType::kInt)
          .Attr("new_axis", AttrType::kInt, int64_t{0})
          .AcceptsAnyValue("S")
-         .SetShapeFn([](InferenceContext& ctx) {
-           return ExpectSequence(ctx, 0, "input_sequence");
+         .SetShapeFn([](InferenceContext& ctx) -> Status {
+           WEFT_RETURN_IF_ERROR(ExpectSequence(ctx, 0, "input_sequence"));
+           // The kernel copies elements byte by byte.
+           if (ContainedType(ctx.input_dtype(0)) == DataType::kString) {
+             return UnimplementedError(
+                 "ConcatFromSequence of strings is not supported");
+           }
+           return Status::OK();
          }),
      KernelFactoryFor<ConcatFromSequenceKernel>());
   op(OpDefBuilder("Optional")

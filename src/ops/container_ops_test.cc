@@ -156,6 +156,54 @@ TEST(ContainerOpsTest, OpsThatTakeTensorsRefuseContainersAtCompile) {
               HasSubstr("input_sequence must be a sequence, got float32"));
 }
 
+// Kernels that copy bytes never see strings; ops whose any-type inputs do
+// not say they take strings refuse them.
+TEST(ContainerOpsTest, ByteCopyingOpsRefuseStrings) {
+  Graph g;
+  g.AddNode(
+      {"s", "Placeholder", {}, {{"dtype", SequenceOf(DataType::kString)}}, ""});
+  test::MustAdd(g,
+                {"y", "ConcatFromSequence", {"s"}, {{"axis", int64_t{0}}}, ""});
+  auto session = Session::Create(g, test::PerSessionOptions(1, 1));
+  ASSERT_FALSE(session.ok());
+  EXPECT_THAT(session.status().message(),
+              HasSubstr("ConcatFromSequence of strings is not supported"));
+
+  Tensor text(DataType::kString, Shape{1});
+  auto clipped =
+      test::RunOneOutput("Clip", {Tensor::FromVector<float>({1}, {1}), text});
+  ASSERT_FALSE(clipped.ok());
+  EXPECT_THAT(clipped.status().message(),
+              HasSubstr("does not take string values (for 'bounds[0]')"));
+}
+
+// A Loop may carry strings but not stack them as scan outputs (the
+// stacking copies bytes).
+TEST(ContainerOpsTest, LoopRefusesStringScanOutputs) {
+  auto body = std::make_shared<Subgraph>();
+  test::MustAdd(body->graph,
+                {"i", "Placeholder", {}, {{"dtype", DataType::kInt64}}, ""});
+  test::MustAdd(body->graph,
+                {"c", "Placeholder", {}, {{"dtype", DataType::kBool}}, ""});
+  body->graph.Const("word", Tensor(DataType::kString, Shape{1}));
+  body->inputs = {"i", "c"};
+  body->outputs = {"c", "word"};
+  Graph g;
+  g.Const("m", Tensor::Scalar<int64_t>(2));
+  test::MustAdd(g, {"loop",
+                    "Loop",
+                    {"m"},
+                    {{"body", SubgraphPtr(body)},
+                     {"has_trip_count", true},
+                     {"Tout", std::vector<DataType>{DataType::kString}}},
+                    ""});
+  auto session = Session::Create(g, test::PerSessionOptions(1, 1));
+  ASSERT_FALSE(session.ok());
+  EXPECT_THAT(session.status().message(),
+              HasSubstr("scan output 0 is string; scan outputs must be "
+                        "tensors of numbers or bools"));
+}
+
 // SequenceMap: body(item, bias) = item + bias over a sequence, with a
 // tensor passed whole, at every thread setting.
 TEST(SequenceMapTest, RunsTheBodyOnEachItem) {

@@ -240,10 +240,12 @@ class LoopKernel : public OpKernel {
     k.num_carried_ = static_cast<int>(carried);
     k.num_scans_ = static_cast<int>(tout.size()) - k.num_carried_;
     for (size_t i = k.num_carried_; i < tout.size(); ++i) {
-      if (IsContainerType(tout[i])) {  // Scan outputs stack tensors.
+      // Scan outputs stack fixed-size elements byte by byte.
+      if (IsContainerType(tout[i]) || tout[i] == DataType::kString) {
         return InvalidArgumentError(
             "scan output " + std::to_string(i - k.num_carried_) + " is " +
-            DataTypeName(tout[i]) + "; scan outputs must be tensors");
+            DataTypeName(tout[i]) +
+            "; scan outputs must be tensors of numbers or bools");
       }
     }
     if (k.has_trip_count_ && in[0] != DataType::kInt64) {
@@ -792,6 +794,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("else_branch", AttrType::kGraph)
                               .Attr("Tout", AttrType::kListType)
                               .AcceptsAnyValue("Tout")
+                              .AcceptsAnyValue("inputs")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(registry.RegisterKernel("If", &IfKernel::Create));
@@ -805,6 +808,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("num_captures", AttrType::kInt, int64_t{0})
                               .Attr("Tout", AttrType::kListType)
                               .AcceptsAnyValue("Tout")
+                              .AcceptsAnyValue("inputs")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(registry.RegisterKernel("Loop", &LoopKernel::Create));
@@ -816,6 +820,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                               .Attr("num_captures", AttrType::kInt, int64_t{0})
                               .Attr("Tout", AttrType::kListType)
                               .AcceptsAnyValue("Tout")
+                              .AcceptsAnyValue("inputs")
                               .SetCostFn(SubgraphCost)
                               .Build()));
   CheckRegistered(

@@ -162,8 +162,17 @@ StatusOr<ResolvedSignature> ResolveSignature(
           WEFT_RETURN_IF_ERROR(
               BindType(out.attrs, arg.type_attr, dtype, input_name));
           break;
-        case ArgDef::Kind::kTypeListAttr:
         case ArgDef::Kind::kAnyList:
+          // Strings, bfloat16 and containers only where the op says so:
+          // kernels read these inputs with DispatchDtype or memcpy.
+          if ((IsContainerType(dtype) || IsListedOnlyType(dtype)) &&
+              !arg.accepts_any_value) {
+            return UnimplementedError("op " + def.name + " does not take " +
+                                      DataTypeName(dtype) + " values (for '" +
+                                      input_name + "')");
+          }
+          break;
+        case ArgDef::Kind::kTypeListAttr:
         case ArgDef::Kind::kSequenceOf:  // Outputs only (RegisterOp checks).
         case ArgDef::Kind::kOptionalOf:
         case ArgDef::Kind::kContainedIn:
