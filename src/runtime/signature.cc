@@ -215,11 +215,6 @@ StatusOr<ResolvedSignature> ResolveSignature(
       }
       it = out.attrs.emplace(attr.name, *attr.default_value).first;
     }
-    auto allowed = [&](DataType t) {
-      return attr.allowed_types.empty() ||
-             std::find(attr.allowed_types.begin(), attr.allowed_types.end(),
-                       t) != attr.allowed_types.end();
-    };
     std::vector<DataType> used;
     if (const DataType* t = it->second.get_if<DataType>()) used = {*t};
     if (const auto* ts = it->second.get_if<std::vector<DataType>>()) used = *ts;
@@ -241,7 +236,7 @@ StatusOr<ResolvedSignature> ResolveSignature(
                                   DataTypeName(t) + " tensors (for '" +
                                   attr.name + "')");
       }
-      if (!allowed(t)) {
+      if (!attr.allowed_types.empty() && !listed) {
         // A valid dtype that this op has no kernel for: weft does not
         // implement it (the ONNX runner reports such a case as unsupported).
         return UnimplementedError(
