@@ -84,7 +84,9 @@ TEST(CoreBudgetTest, ShardCountsInRunMetadataFollowConcurrentLoad) {
 }
 
 // A kernel that starts while another holds the second core gets no helper;
-// when that kernel ends, the freed core joins it (a late helper). Two custom
+// when that kernel ends, the freed core joins it (a late helper): the
+// holder's own thread, already on that core, not an intra-op worker woken
+// there (the scheduler may queue that one behind a busy core). Two custom
 // functions fix the order whatever else loads the machine: the holder keeps
 // its core until the waiter is inside its ParallelFor, and the waiter's
 // first block waits there until another thread has run a block. Without a
@@ -93,6 +95,8 @@ struct LateHelperScene {
   std::atomic<bool> holder_running{false};
   std::atomic<bool> waiter_in_parallel_for{false};
   std::atomic<bool> helper_joined{false};
+  std::atomic<std::thread::id> holder_thread{};
+  std::atomic<bool> helper_was_holder{false};
 };
 LateHelperScene scene;
 
@@ -104,6 +108,7 @@ bool AwaitFlag(const std::atomic<bool>& flag) {
 }
 
 Status HoldCore(KernelContext& ctx) {
+  scene.holder_thread.store(std::this_thread::get_id());
   scene.holder_running.store(true, std::memory_order_release);
   if (!AwaitFlag(scene.waiter_in_parallel_for)) {
     return DeadlineExceededError("the waiter never reached its ParallelFor");
@@ -122,6 +127,8 @@ Status WaitForLateHelper(KernelContext& ctx) {
   // (internal::kLateHelperMinNs).
   ctx.ParallelFor(16, 100'000, [&](int64_t, int64_t) {
     if (std::this_thread::get_id() != caller) {
+      scene.helper_was_holder.store(std::this_thread::get_id() ==
+                                    scene.holder_thread.load());
       scene.helper_joined.store(true, std::memory_order_release);
     } else if (!scene.waiter_in_parallel_for.exchange(true)) {
       timed_out = !AwaitFlag(scene.helper_joined);  // The first block.
@@ -144,6 +151,7 @@ TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
   scene.holder_running = false;
   scene.waiter_in_parallel_for = false;
   scene.helper_joined = false;
+  scene.helper_was_holder = false;
   auto custom = [](const std::string& function) {
     return AttrMap{{"function", function},
                    {"Tout", std::vector<DataType>{DataType::kFloat32}}};
@@ -158,6 +166,7 @@ TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
   ASSERT_NE(session, nullptr);
   test::MustRun(*session, {"holder", "waiter"});
   EXPECT_TRUE(scene.helper_joined.load());
+  EXPECT_TRUE(scene.helper_was_holder.load());
 }
 
 }  // namespace

@@ -106,6 +106,16 @@ void RecordTrace(RunState& run, int index, NodeRun& node_run, int64_t start,
       stats.output_shapes.push_back(node_run.outputs[k].shape().dims());
     }
   }
+  stats.input_nodes.clear();
+  auto add_input = [&](int producer) {
+    const std::string& name = run.graph().node(producer).name;
+    if (std::find(stats.input_nodes.begin(), stats.input_nodes.end(), name) ==
+        stats.input_nodes.end()) {
+      stats.input_nodes.push_back(name);
+    }
+  };
+  for (const EdgeRef& edge : node.inputs) add_input(edge.node);
+  for (int producer : node.control_inputs) add_input(producer);
   run.executed()[index] = 1;
 }
 
@@ -262,16 +272,25 @@ void Process(RunState& run, int first) {
     end_batch();
   }
   // This thread's core is free again: a kernel that started with fewer
-  // intra-op helpers than it could use may take one now. Before
-  // FinishOutstanding, which may end the Run and with it the session's
-  // pools.
+  // intra-op helpers than it could use may take one now, and this thread
+  // becomes that helper. Waking an intra-op worker instead would hand the
+  // core over while this thread still holds it (it spins for work before
+  // parking), so the scheduler queues the woken worker behind a busy core
+  // and the idle core does not pull it for milliseconds: a MatMul ran its
+  // two tiles one after the other at (2, 2) (docs/BENCHMARKS.md). Taken
+  // before FinishOutstanding, which may end the Run and with it the
+  // session's pools; run after it, so that this Run's end never waits for
+  // another Run's kernel. The task touches only its job, which its kernel
+  // keeps alive until every claimed block has finished.
   computing.reset();
+  internal::Task* late_helper = nullptr;
   if (ThreadPool* intra = run.config().intra_pool;
       intra != nullptr &&
       CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0) {
-    ThreadPoolInternal::core(*intra).ScheduleAdvert();
+    late_helper = ThreadPoolInternal::core(*intra).TakeAdvert();
   }
   run.FinishOutstanding();
+  if (late_helper != nullptr) late_helper->Run();
 }
 
 }  // namespace

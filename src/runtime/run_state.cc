@@ -130,9 +130,11 @@ bool RunState::SpinUntilComplete(int spin_us) const {
       // a 2-vCPU Intel Xeon guest: spinning without yielding for the first
       // 10 us was no faster for one-node Runs and slower for long ones.
       std::this_thread::yield();
-      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
-        return false;
-      }
+      // The clock after every yield: a yield that hands the core over comes
+      // back only when the scheduler next picks this thread (a time slice,
+      // milliseconds, later), so counting rounds would keep this thread
+      // runnable, taking turns on a worker's core, through a whole long Run.
+      if (std::chrono::steady_clock::now() > deadline) return false;
     }
   }
 }

@@ -15,9 +15,10 @@ namespace weft::internal {
 // When it exceeds max_helpers and the work is worth at least
 // kLateHelperMinNs, the call is cut into blocks for wanted_helpers + 1
 // threads and advertised on the pool for one more helper, which a thread
-// that frees a core schedules (PoolCore::ScheduleAdvert); it claims the
-// blocks still unclaimed. A parked worker takes tens of microseconds to
-// wake, hence the minimum.
+// that frees a core takes and runs (PoolCore::TakeAdvert); it claims the
+// blocks still unclaimed. A late helper that must be scheduled (a parked
+// worker takes tens of microseconds to wake) needs enough work left, hence
+// the minimum.
 //
 // core_freed is asked once, right after the advertisement is up: a core
 // freed after max_helpers was decided but before then found nothing to

@@ -137,7 +137,7 @@ bool PoolCore::WithdrawFromOwnDeque(Task* task) {
 bool PoolCore::Advertise(Task* task) {
   for (std::atomic<Task*>& slot : adverts_) {
     Task* empty = nullptr;
-    // seq_cst: see ScheduleAdvert.
+    // seq_cst: see TakeAdvert.
     if (slot.load(std::memory_order_relaxed) == nullptr &&
         slot.compare_exchange_strong(empty, task, std::memory_order_seq_cst,
                                      std::memory_order_relaxed)) {
@@ -159,7 +159,7 @@ bool PoolCore::WithdrawAdvert(Task* task) {
   return false;
 }
 
-void PoolCore::ScheduleAdvert() {
+Task* PoolCore::TakeAdvert() {
   // The common case, nothing advertised, reads one line that rarely
   // changes. seq_cst (plain loads on x86), paired with Advertise's: a
   // caller that freed a core and then finds every slot empty is ordered
@@ -168,10 +168,10 @@ void PoolCore::ScheduleAdvert() {
   for (std::atomic<Task*>& slot : adverts_) {
     if (slot.load(std::memory_order_seq_cst) == nullptr) continue;
     if (Task* task = slot.exchange(nullptr, std::memory_order_acq_rel)) {
-      Schedule(task);
-      return;
+      return task;
     }
   }
+  return nullptr;
 }
 
 void PoolCore::ScheduleOwnAdvert(Task* task) {

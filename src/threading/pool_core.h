@@ -82,15 +82,16 @@ class PoolCore {
   // ParallelFor that started with fewer helpers than it could use, because
   // other kernels held the cores). Advertise() puts task in a free slot;
   // WithdrawAdvert() takes it back if nobody has scheduled it;
-  // ScheduleAdvert() schedules one advertised task: a thread that has just
-  // freed a core calls it; ScheduleOwnAdvert(task) schedules task if it is
-  // still advertised. More than one slot because a short kernel's
-  // advertisement must not shut out a long one that starts beside it
-  // (a MatMul held to one thread for its whole length, docs/BENCHMARKS.md).
+  // TakeAdvert() takes one advertised task out for a thread that has just
+  // freed a core, which runs it itself (nullptr when none is advertised);
+  // ScheduleOwnAdvert(task) schedules task if it is still advertised. More
+  // than one slot because a short kernel's advertisement must not shut out
+  // a long one that starts beside it (a MatMul held to one thread for its
+  // whole length, docs/BENCHMARKS.md).
   static constexpr int kAdvertSlots = 4;
   bool Advertise(Task* task);
   bool WithdrawAdvert(Task* task);
-  void ScheduleAdvert();
+  Task* TakeAdvert();
   void ScheduleOwnAdvert(Task* task);
 
   // For a worker that must wait for tasks it may have to run itself (a
@@ -152,7 +153,7 @@ class PoolCore {
   alignas(64) EventCount event_;
   alignas(64) std::atomic<int> spinning_{0};
   alignas(64) std::atomic<bool> stopping_{false};
-  // One cache line: ScheduleAdvert's common case, all empty, reads one line.
+  // One cache line: TakeAdvert's common case, all empty, reads one line.
   alignas(64) std::array<std::atomic<Task*>, kAdvertSlots> adverts_{};
 };
 

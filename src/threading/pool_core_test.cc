@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <latch>
+#include <set>
 
 #include "test_support/wait.h"
 
@@ -87,9 +88,9 @@ TEST(PoolCoreTest, AnEntryAWorkerTookCannotBeWithdrawn) {
 }
 
 // Two kernels held below their helpers advertise at once (a short one
-// beside a long MatMul): both get a slot, each freed core schedules one of
-// them, and a withdrawn one never runs.
-TEST(PoolCoreTest, SeveralAdvertisementsAreEachScheduledOnce) {
+// beside a long MatMul): both get a slot, each freed core takes one of
+// them, and a withdrawn one is never taken.
+TEST(PoolCoreTest, SeveralAdvertisementsAreEachTakenOnce) {
   PoolCore pool(OneWorker());
   CountingTask short_kernel, long_kernel, withdrawn;
   ASSERT_TRUE(pool.Advertise(&short_kernel));
@@ -98,16 +99,15 @@ TEST(PoolCoreTest, SeveralAdvertisementsAreEachScheduledOnce) {
   EXPECT_TRUE(pool.WithdrawAdvert(&withdrawn));
   EXPECT_FALSE(pool.WithdrawAdvert(&withdrawn));
 
-  pool.ScheduleAdvert();  // One freed core: one task.
-  ASSERT_TRUE(test::WaitFor(
-      [&] { return short_kernel.runs.load() + long_kernel.runs.load() == 1; }));
-  pool.ScheduleAdvert();
-  ASSERT_TRUE(test::WaitFor(
-      [&] { return short_kernel.runs.load() + long_kernel.runs.load() == 2; }));
-  pool.ScheduleAdvert();  // Nothing left: schedules nothing.
-  EXPECT_EQ(short_kernel.runs.load(), 1);
-  EXPECT_EQ(long_kernel.runs.load(), 1);
-  EXPECT_EQ(withdrawn.runs.load(), 0);
+  Task* first = pool.TakeAdvert();  // One freed core: one task.
+  Task* second = pool.TakeAdvert();
+  EXPECT_EQ(pool.TakeAdvert(), nullptr);  // Nothing left.
+  EXPECT_EQ(std::set<Task*>({first, second}),
+            std::set<Task*>({&short_kernel, &long_kernel}));
+  // A taken task is gone from the slots: its kernel's withdrawal fails.
+  EXPECT_FALSE(pool.WithdrawAdvert(&short_kernel));
+  EXPECT_FALSE(pool.WithdrawAdvert(&long_kernel));
+  EXPECT_EQ(short_kernel.runs.load() + long_kernel.runs.load(), 0);
 }
 
 TEST(PoolCoreTest, AdvertisementsBeyondTheSlotsAreRefused) {
