@@ -175,6 +175,11 @@ struct NodeExecStats {
   std::vector<ShardExecStats> shards;
   // Shapes of the node's outputs.
   std::vector<std::vector<int64_t>> output_shapes;
+  // The nodes it waited for (data and control inputs, each once, in input
+  // order) in the graph the Run executed: after the graph passes, so the
+  // names may be of fused nodes the graph as given does not have. A
+  // constant or feed the Run did not execute is listed too.
+  std::vector<std::string> input_nodes;
   // A node of a subgraph (If's branch, Loop's or Scan's body) is named
   // "<calling node>/<node>" and carries the iteration it ran in (0 for an
   // If); -1 for the graph's own nodes.

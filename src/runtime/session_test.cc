@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -23,7 +24,9 @@ using test::MustRunTraced;
 using test::PerSessionOptions;
 using test::Values;
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // A CustomOp function that counts its calls and outputs its input + 1.
 std::atomic<int>& CounterCalls() {
@@ -461,6 +464,39 @@ TEST(SessionTest, ATracedRunReportsThePeakBytesItHeld) {
   // Not counted without a trace (nor a memory limit): no shared counter.
   ASSERT_TRUE(session->Run({}, feeds, {"m3"}, {}, &out, &metadata).ok());
   EXPECT_EQ(metadata.peak_bytes, 0);
+}
+
+// A traced node lists the nodes it waited for, as the Run executed them:
+// data inputs once each (sum reads m1 twice), control inputs too, and the
+// fused node the passes made rather than the nodes it replaced.
+TEST(SessionTest, TracedNodesListTheNodesTheyWaitedForInTheGraphAsRun) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, {4, 4});
+  g.Const("w", test::SeededFloats({4, 4}, 1));
+  g.Const("b", test::SeededFloats({4}, 2));
+  g.MatMul("m1", "x", "w");
+  g.Add("biased", "m1", "b");
+  g.Relu("r", "biased");  // m1, biased and r run as one FusedGemm "r".
+  g.Spin("s", 1);
+  ASSERT_TRUE(g.AddNode({"sum", "Add", {"r", "r", "^s"}, {}, ""}).ok());
+  auto session = MustCreate(g, PerSessionOptions(1, 1));
+  RunOptions traced;
+  traced.trace_level = RunOptions::TraceLevel::kFull;
+  std::vector<Tensor> out;
+  RunMetadata metadata;
+  const NamedTensors feeds = {{"x", test::SeededFloats({4, 4}, 3)}};
+  ASSERT_TRUE(session->Run(traced, feeds, {"sum"}, {}, &out, &metadata).ok());
+  std::map<std::string, std::vector<std::string>> inputs;
+  std::map<std::string, std::string> ops;
+  for (const NodeExecStats& stats : metadata.node_stats) {
+    inputs[stats.node_name] = stats.input_nodes;
+    ops[stats.node_name] = stats.op;
+  }
+  EXPECT_EQ(ops["r"], "FusedGemm");
+  EXPECT_EQ(inputs.count("m1"), 0u);
+  EXPECT_THAT(inputs["r"], ElementsAre("x", "w", "b"));
+  EXPECT_THAT(inputs["sum"], ElementsAre("r", "s"));
+  EXPECT_THAT(inputs["s"], IsEmpty());
 }
 
 TEST(SessionTest, LogDevicePlacementPrintsEachNode) {

@@ -112,16 +112,23 @@ Status SubgraphRunner::Run(std::span<const Tensor> inputs,
   }
   ExecuteNestedRun(*run_);
   if (run_->config().trace) {
+    // Body nodes are named under the calling node, and so are their inputs.
+    auto qualify = [this](NodeExecStats& s) {
+      s.node_name = ctx_.node_name() + "/" + s.node_name;
+      for (std::string& input : s.input_nodes) {
+        input = ctx_.node_name() + "/" + input;
+      }
+    };
     std::vector<NodeExecStats> stats;
     for (size_t i = 0; i < run_->stats().size(); ++i) {
       if (!run_->executed()[i]) continue;
       NodeExecStats s = std::move(run_->stats()[i]);
-      s.node_name = ctx_.node_name() + "/" + s.node_name;
+      qualify(s);
       s.iteration = iteration;
       stats.push_back(std::move(s));
     }
     for (NodeExecStats& s : run_->TakeNestedStats()) {
-      s.node_name = ctx_.node_name() + "/" + s.node_name;
+      qualify(s);
       stats.push_back(std::move(s));
     }
     parent_.AddNestedStats(std::move(stats));

@@ -1,7 +1,6 @@
 #include "tune/profile.h"
 
 #include <algorithm>
-#include <functional>
 #include <iterator>
 #include <set>
 #include <unordered_map>
@@ -14,16 +13,6 @@ double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-// "node:1" and "^node" -> "node".
-std::string NodeOf(const std::string& input) {
-  std::string name = input;
-  if (!name.empty() && name[0] == '^') name.erase(0, 1);
-  if (size_t colon = name.find(':'); colon != std::string::npos) {
-    name.resize(colon);
-  }
-  return name;
 }
 
 }  // namespace
@@ -62,44 +51,43 @@ NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
   return medians;
 }
 
-GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
+std::vector<ExecutedNode> ExecutedNodes(const RunMetadata& run) {
+  std::vector<ExecutedNode> nodes;
+  for (const NodeExecStats& stats : run.node_stats) {
+    if (stats.iteration >= 0) continue;  // A body's node.
+    nodes.push_back({stats.node_name, stats.op, stats.input_nodes});
+  }
+  return nodes;
+}
+
+GraphProfile BuildProfile(const std::vector<ExecutedNode>& executed,
+                          const NodeTimes& serial,
                           const std::map<int, NodeTimes>& times_at,
                           double serial_run_ms, int cores) {
   GraphProfile profile;
   profile.cores = cores;
   profile.serial_run_ms = serial_run_ms;
-  // The executed nodes in graph order, then their executed predecessors:
-  // an edge through a node that did not run (an Identity on a constant,
-  // say) is followed to what it reads.
-  std::unordered_map<std::string, const NodeDef*> by_name;
-  for (const NodeDef& def : graph.nodes()) by_name[def.name] = &def;
   std::unordered_map<std::string, int> index;
-  for (const NodeDef& def : graph.nodes()) {
-    auto it = serial.find(def.name);
-    if (it == serial.end()) continue;
-    index[def.name] = static_cast<int>(profile.nodes.size());
-    profile.nodes.push_back({def.name, def.op, it->second, {}, {}});
+  std::vector<const ExecutedNode*> sources;
+  for (const ExecutedNode& node : executed) {
+    auto it = serial.find(node.name);
+    if (it == serial.end() || index.count(node.name)) continue;
+    index[node.name] = static_cast<int>(profile.nodes.size());
+    profile.nodes.push_back({node.name, node.op, it->second, {}, {}});
+    sources.push_back(&node);
   }
-  std::function<void(const NodeDef&, std::set<int>&, std::set<std::string>&)>
-      collect = [&](const NodeDef& def, std::set<int>& out,
-                    std::set<std::string>& seen) {
-        for (const std::string& input : def.inputs) {
-          const std::string name = NodeOf(input);
-          if (!seen.insert(name).second) continue;
-          if (auto it = index.find(name); it != index.end()) {
-            out.insert(it->second);
-          } else if (auto d = by_name.find(name); d != by_name.end()) {
-            collect(*d->second, out, seen);
-          }
-        }
-      };
-  for (NodeProfile& node : profile.nodes) {
+  for (size_t i = 0; i < profile.nodes.size(); ++i) {
     std::set<int> predecessors;
-    std::set<std::string> seen;
-    collect(*by_name[node.name], predecessors, seen);
-    node.predecessors.assign(predecessors.begin(), predecessors.end());
+    for (const std::string& input : sources[i]->inputs) {
+      if (auto it = index.find(input); it != index.end()) {
+        predecessors.insert(it->second);
+      }
+    }
+    profile.nodes[i].predecessors.assign(predecessors.begin(),
+                                         predecessors.end());
   }
-  // Graph order is not always a topological one: sort (Kahn).
+  // Start order need not be a topological one (a fed graph, a test): sort
+  // (Kahn).
   const int n = static_cast<int>(profile.nodes.size());
   std::vector<int> pending(n);
   std::vector<std::vector<int>> successors(n);

@@ -56,13 +56,27 @@ using NodeTimes = std::map<std::string, double>;
 NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
                           bool only_split = false);
 
-// Builds the profile of `graph` from serial node times (intra = 1), the
-// node times at some intra-op counts k > 1 (times_at[k]; counts between
-// them are interpolated, counts beyond the largest take its speed-up), and
-// the serial Run's median wall time. Nodes missing from the serial times
-// did not run (fed, constant, pruned) and are left out, edges through them
-// included.
-GraphProfile BuildProfile(const Graph& graph, const NodeTimes& serial,
+// One node of the graph a traced Run executed: after the graph passes, so
+// a fused node stands for the nodes it replaced (a profile of the graph as
+// given would miss its time, and count it as fixed overhead).
+struct ExecutedNode {
+  std::string name;
+  std::string op;
+  std::vector<std::string> inputs;  // NodeExecStats::input_nodes.
+};
+
+// The graph's own nodes (not those of If, Loop or Scan bodies, whose time
+// is their calling node's) that `run` executed, in order of start.
+std::vector<ExecutedNode> ExecutedNodes(const RunMetadata& run);
+
+// Builds the profile of the `executed` graph from serial node times
+// (intra = 1), the node times at some intra-op counts k > 1 (times_at[k];
+// counts between them are interpolated, counts beyond the largest take its
+// speed-up), and the serial Run's median wall time. Nodes missing from the
+// serial times are left out, and so are inputs that are not executed nodes
+// (feeds and constants).
+GraphProfile BuildProfile(const std::vector<ExecutedNode>& executed,
+                          const NodeTimes& serial,
                           const std::map<int, NodeTimes>& times_at,
                           double serial_run_ms, int cores);
 

@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "test_support/session_util.h"
 #include "tune/profile.h"
 #include "tune/simulate.h"
 #include "tune/tuner.h"
@@ -13,24 +16,21 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 NodeDef Node(const std::string& name, const std::string& op,
              std::vector<std::string> inputs = {}) {
   return {name, op, std::move(inputs), {}, ""};
 }
 
-Graph MakeGraph(const std::vector<NodeDef>& nodes) {
-  Graph g;
-  for (const NodeDef& node : nodes) EXPECT_TRUE(g.AddNode(node).ok());
-  return g;
-}
-
-// x (fed) -> a -> b, x -> c, and d reads b and c: two branches, the first
-// twice as long.
+// x (fed, so not executed) -> a -> b, x -> c, and d reads b and c: two
+// branches, the first twice as long. d is listed first: the profile must
+// not take the list's order for a topological one.
 GraphProfile BranchesProfile(double speedup_at_2 = 1.0) {
-  Graph g = MakeGraph({Node("d", "Add", {"b", "c:0"}), Node("x", "Placeholder"),
-                       Node("a", "Spin", {"x"}), Node("b", "Spin", {"^a"}),
-                       Node("c", "Spin", {"x"})});
+  const std::vector<ExecutedNode> g = {{"d", "Add", {"b", "c"}},
+                                       {"a", "Spin", {"x"}},
+                                       {"b", "Spin", {"a"}},
+                                       {"c", "Spin", {"x"}}};
   const NodeTimes serial = {{"a", 10}, {"b", 10}, {"c", 20}, {"d", 1}};
   const NodeTimes at_2 = {{"a", 10 / speedup_at_2},
                           {"b", 10 / speedup_at_2},
@@ -43,7 +43,7 @@ GraphProfile BranchesProfile(double speedup_at_2 = 1.0) {
 TEST(TuneProfileTest, WorkSpanCriticalPathAndTopologicalOrder) {
   GraphProfile p = BranchesProfile();
   ASSERT_EQ(p.nodes.size(), 4u);  // x was fed: not a node here.
-  // d comes after its predecessors although the graph lists it first.
+  // d comes after its predecessors although the Run listed it first.
   EXPECT_EQ(p.nodes.back().name, "d");
   EXPECT_DOUBLE_EQ(p.work_ms, 41);
   EXPECT_DOUBLE_EQ(p.span_ms, 21);
@@ -66,7 +66,7 @@ TEST(TuneProfileTest, SpeedupCurvesArePerOpAndNeverBelowOne) {
 }
 
 TEST(TuneProfileTest, SpeedupsBetweenMeasuredCountsAreInterpolated) {
-  Graph g = MakeGraph({Node("m", "MatMul")});
+  const std::vector<ExecutedNode> g = {{"m", "MatMul", {}}};
   // Measured at 1 (10 ms) and 4 threads (4 ms): 2.5x; 2 and 3 in between.
   GraphProfile p =
       BuildProfile(g, {{"m", 10}}, {{4, {{"m", 4}}}}, /*serial_run_ms=*/10, 4);
@@ -100,7 +100,8 @@ TEST(TuneSimulateTest, SplittingOpsShareTheCoreBudget) {
 }
 
 TEST(TuneSimulateTest, AFreedCoreGoesToTheNodeStillRunning) {
-  Graph g = MakeGraph({Node("short", "MatMul"), Node("long", "MatMul")});
+  const std::vector<ExecutedNode> g = {{"short", "MatMul", {}},
+                                       {"long", "MatMul", {}}};
   GraphProfile p = BuildProfile(g, {{"short", 10}, {"long", 30}},
                                 {{2, {{"short", 5}, {"long", 15}}}},
                                 /*serial_run_ms=*/40, 2);
@@ -153,6 +154,43 @@ TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {
   EXPECT_THAT(text, HasSubstr("Spin is 98% of the work and runs 1.8x faster "
                               "on 2 threads -> intra >= 2 pays"));
   EXPECT_THAT(text, HasSubstr("(1, 1) predicted"));
+}
+
+// The profile is of the graph the Runs executed: MatMul, Add and Relu run
+// as one FusedGemm, whose time is a node's and may split, not fixed
+// overhead (a profile of the graph as given had found none of its nodes).
+TEST(TuneGraphTest, TheProfileIsOfTheGraphAsExecutedAfterThePasses) {
+  GraphFile file;
+  file.graph.Placeholder("x", DataType::kFloat32, {64, 64});
+  file.graph.Const("w", test::SeededFloats({64, 64}, 1));
+  file.graph.Const("b", test::SeededFloats({64}, 2));
+  file.graph.MatMul("m", "x", "w");
+  file.graph.Add("biased", "m", "b");
+  file.graph.Relu("r", "biased");
+  file.graph.Spin("s", 1);
+  ASSERT_TRUE(file.graph.AddNode(Node("sum", "Add", {"r", "r", "^s"})).ok());
+  file.outputs = {"sum"};
+  TuneOptions options;
+  options.profile_runs = 1;
+  options.measure_runs = 1;
+  options.warmup = 0;
+  auto result =
+      TuneGraph(file, {{"x", test::SeededFloats({64, 64}, 3)}}, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::map<std::string, std::string> ops;
+  for (const NodeProfile& node : result->profile.nodes) {
+    ops[node.name] = node.op;
+  }
+  EXPECT_THAT(ops,
+              ElementsAre(std::pair("r", "FusedGemm"), std::pair("s", "Spin"),
+                          std::pair("sum", "Add")));
+  const NodeProfile& sum = result->profile.nodes.back();
+  ASSERT_EQ(sum.name, "sum");
+  std::vector<std::string> predecessors;
+  for (int p : sum.predecessors) {
+    predecessors.push_back(result->profile.nodes[p].name);
+  }
+  EXPECT_THAT(predecessors, UnorderedElementsAre("r", "s"));
 }
 
 TEST(TuneGraphTest, BadCoreCountsAreRefused) {

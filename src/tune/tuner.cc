@@ -75,10 +75,12 @@ StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
 }
 
 // Per-node medians of traced Runs on `session`, after a warm-up. At
-// intra > 1 only nodes that split count: the others ran as serially.
+// intra > 1 only nodes that split count: the others ran as serially. With
+// `executed`, also the graph the Runs executed.
 StatusOr<NodeTimes> TraceNodes(Session& session, const GraphFile& file,
                                const NamedTensors& feeds, int intra,
-                               const TuneOptions& options) {
+                               const TuneOptions& options,
+                               std::vector<ExecutedNode>* executed) {
   for (int i = 0; i < options.warmup; ++i) {
     WEFT_RETURN_IF_ERROR(
         RunOnce(session, file, feeds, options, false, nullptr));
@@ -88,6 +90,7 @@ StatusOr<NodeTimes> TraceNodes(Session& session, const GraphFile& file,
     WEFT_RETURN_IF_ERROR(
         RunOnce(session, file, feeds, options, true, &metadata));
   }
+  if (executed != nullptr) *executed = ExecutedNodes(runs.front());
   return MedianNodeTimes(runs, /*only_split=*/intra > 1);
 }
 
@@ -265,12 +268,14 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   // the confirmed ones below.
   std::map<Setting, std::unique_ptr<Session>> timed;
   NodeTimes serial;
+  std::vector<ExecutedNode> executed;
   std::map<int, NodeTimes> times_at;
   for (int k : IntraOpCounts(result.machine_cores)) {
     WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                           SessionFor(file, {1, k}, options));
     WEFT_ASSIGN_OR_RETURN(NodeTimes nodes,
-                          TraceNodes(*session, file, feeds, k, options));
+                          TraceNodes(*session, file, feeds, k, options,
+                                     k == 1 ? &executed : nullptr));
     if (k == 1) {
       serial = std::move(nodes);
     } else {
@@ -282,7 +287,7 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   WEFT_ASSIGN_OR_RETURN(
       std::vector<double> serial_run_ms,
       TimeInTurns({timed[{1, 1}].get()}, file, feeds, options));
-  result.profile = BuildProfile(file.graph, serial, times_at, serial_run_ms[0],
+  result.profile = BuildProfile(executed, serial, times_at, serial_run_ms[0],
                                 result.machine_cores);
 
   // Predict the grid.
