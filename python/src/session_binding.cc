@@ -287,6 +287,7 @@ void BindSession(py::module_& m) {
                d["thread_index"] = s.thread_index;
                d["thread_name"] = s.thread_name;
                d["intra_op_shards"] = s.intra_op_shards;
+               d["input_nodes"] = s.input_nodes;
                out.append(d);
              }
              return out;

@@ -36,6 +36,9 @@ def test_run_metadata_and_chrome_trace():
     nodes = {s["node_name"] for s in metadata.step_stats}
     assert "join" in nodes
     assert all(s["end_ns"] >= s["start_ns"] for s in metadata.step_stats)
+    inputs = {s["node_name"]: s["input_nodes"] for s in metadata.step_stats}
+    assert inputs["join"] == ["left_spin", "right_spin"]
+    assert inputs["left_spin"] == []
     trace = json.loads(metadata.to_chrome_trace())
     assert trace["traceEvents"]
     # Spin outputs (scalars the branches produce) are held at the peak.

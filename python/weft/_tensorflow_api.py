@@ -67,7 +67,9 @@ class ConfigProto:
 class RunMetadata:
     """What a run recorded: ``step_stats`` (one dict per node with
     ``RunOptions(trace_level=RunOptions.FULL_TRACE)``: node, op, device,
-    start and end in steady-clock ns, pool, thread), ``peak_bytes`` (with
+    start and end in steady-clock ns, pool, thread, and ``input_nodes``, the
+    nodes it waited for in the graph as run, after the graph passes),
+    ``peak_bytes`` (with
     FULL_TRACE: the most bytes of tensors the run held at once, feeds and
     constants not counted) and ``to_chrome_trace()`` (a trace for Perfetto
     or chrome://tracing)."""
