@@ -74,61 +74,24 @@ StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
   return medians;
 }
 
-// What the profile measures, on sessions at (1, k) for each intra-op count
-// k of the grid: per-node medians of traced Runs (at k > 1 only nodes that
-// split count: the others ran as serially), the graph those Runs executed,
-// and the median wall time of untraced serial Runs. After a warm-up, every
-// round runs each session once, traced, and the serial one once more,
-// timed: the machine's drift (large on shared VMs, where the second core
-// is worth 1.3x to 1.9x of the first from one second to the next) then
-// reaches the serial times and the speed-ups alike, instead of making one
-// k look slow because its Runs came in a slow second.
-struct Measured {
-  NodeTimes serial;
-  std::map<int, NodeTimes> times_at;
-  std::vector<ExecutedNode> executed;
-  double serial_run_ms = 0;
-};
-
-StatusOr<Measured> ProfileInTurns(const std::map<int, Session*>& by_intra,
-                                  const GraphFile& file,
-                                  const NamedTensors& feeds,
-                                  const TuneOptions& options) {
-  for (const auto& [k, session] : by_intra) {
-    for (int i = 0; i < options.warmup; ++i) {
-      WEFT_RETURN_IF_ERROR(
-          RunOnce(*session, file, feeds, options, false, nullptr));
-    }
+// Per-node medians of traced Runs on `session`, after a warm-up. At
+// intra > 1 only nodes that split count: the others ran as serially. With
+// `executed`, also the graph the Runs executed.
+StatusOr<NodeTimes> TraceNodes(Session& session, const GraphFile& file,
+                               const NamedTensors& feeds, int intra,
+                               const TuneOptions& options,
+                               std::vector<ExecutedNode>* executed) {
+  for (int i = 0; i < options.warmup; ++i) {
+    WEFT_RETURN_IF_ERROR(
+        RunOnce(session, file, feeds, options, false, nullptr));
   }
-  std::map<int, std::vector<RunMetadata>> traced;
-  std::vector<double> serial_ms;
-  Session& serial = *by_intra.at(1);
-  const int rounds = std::max(options.profile_runs, options.measure_runs);
-  for (int round = 0; round < rounds; ++round) {
-    if (round < options.profile_runs) {
-      for (const auto& [k, session] : by_intra) {
-        WEFT_RETURN_IF_ERROR(RunOnce(*session, file, feeds, options, true,
-                                     &traced[k].emplace_back()));
-      }
-    }
-    const auto start = std::chrono::steady_clock::now();
-    WEFT_RETURN_IF_ERROR(RunOnce(serial, file, feeds, options, false, nullptr));
-    serial_ms.push_back(std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - start)
-                            .count());
+  std::vector<RunMetadata> runs(options.profile_runs);
+  for (RunMetadata& metadata : runs) {
+    WEFT_RETURN_IF_ERROR(
+        RunOnce(session, file, feeds, options, true, &metadata));
   }
-  Measured measured;
-  for (auto& [k, runs] : traced) {
-    NodeTimes nodes = MedianNodeTimes(runs, /*only_split=*/k > 1);
-    if (k == 1) {
-      measured.executed = ExecutedNodes(runs.front());
-      measured.serial = std::move(nodes);
-    } else {
-      measured.times_at[k] = std::move(nodes);
-    }
-  }
-  measured.serial_run_ms = Median(std::move(serial_ms));
-  return measured;
+  if (executed != nullptr) *executed = ExecutedNodes(runs.front());
+  return MedianNodeTimes(runs, /*only_split=*/intra > 1);
 }
 
 std::string Percent(double share) {
@@ -304,17 +267,28 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   // threads it asks for. These are settings of the grid, and are timed with
   // the confirmed ones below.
   std::map<Setting, std::unique_ptr<Session>> timed;
-  std::map<int, Session*> by_intra;
+  NodeTimes serial;
+  std::vector<ExecutedNode> executed;
+  std::map<int, NodeTimes> times_at;
   for (int k : IntraOpCounts(result.machine_cores)) {
-    const Setting setting = {1, k};
-    WEFT_ASSIGN_OR_RETURN(timed[setting], SessionFor(file, setting, options));
-    by_intra[k] = timed[setting].get();
+    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                          SessionFor(file, {1, k}, options));
+    WEFT_ASSIGN_OR_RETURN(NodeTimes nodes,
+                          TraceNodes(*session, file, feeds, k, options,
+                                     k == 1 ? &executed : nullptr));
+    if (k == 1) {
+      serial = std::move(nodes);
+    } else {
+      times_at[k] = std::move(nodes);
+    }
+    timed[{1, k}] = std::move(session);
   }
-  WEFT_ASSIGN_OR_RETURN(Measured measured,
-                        ProfileInTurns(by_intra, file, feeds, options));
-  result.profile =
-      BuildProfile(measured.executed, measured.serial, measured.times_at,
-                   measured.serial_run_ms, result.machine_cores);
+  // The serial Run's time, for the model's fixed overhead.
+  WEFT_ASSIGN_OR_RETURN(
+      std::vector<double> serial_run_ms,
+      TimeInTurns({timed[{1, 1}].get()}, file, feeds, options));
+  result.profile = BuildProfile(executed, serial, times_at, serial_run_ms[0],
+                                result.machine_cores);
 
   // Predict the grid.
   for (Setting setting : TuneGrid(result.cores)) {

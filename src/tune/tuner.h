@@ -19,10 +19,8 @@ struct TuneOptions {
   // budget). Another count than this machine's is a prediction only:
   // nothing is measured.
   std::optional<int> cores;
-  // Traced Runs per profiled setting (medians), in turns across them.
-  int profile_runs = 5;
-  // Timed Runs per timed setting (medians), taken in turns across them;
-  // as many untraced serial Runs are timed between the profile's traced ones.
+  int profile_runs = 5;  // Traced Runs per profiled setting (medians).
+  // Timed Runs per timed setting (medians), taken in turns across them.
   int measure_runs = 9;
   int warmup = 2;
   // Settings timed to confirm, beyond the (1, k) ones the profile timed:
