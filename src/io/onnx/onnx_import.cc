@@ -4,6 +4,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -296,6 +297,16 @@ FunctionTable IndexFunctions(const onnx::ModelProto& model) {
 constexpr int kMaxFunctionDepth = 16;
 constexpr size_t kMaxExpandedNodes = size_t{1} << 20;
 
+// One graph's nodes with the calls of model-local functions expanded. The
+// graph's own nodes are referred to where they are, so a model without
+// functions copies nothing (its Constant nodes may hold large tensors);
+// the renamed function bodies are owned here (a deque: its elements stay
+// where they are as more are added).
+struct ExpandedNodes {
+  std::vector<const onnx::NodeProto*> nodes;
+  std::deque<google::protobuf::RepeatedPtrField<onnx::NodeProto>> bodies;
+};
+
 // Appends `nodes` to `out` with every call of a model-local function
 // replaced by the function's body: its formal inputs and outputs renamed
 // to the call's (an omitted optional input to ""), its other values and
@@ -306,17 +317,17 @@ constexpr size_t kMaxExpandedNodes = size_t{1} << 20;
 // not renamed.
 Status ExpandFunctions(
     const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-    const FunctionTable& functions, int depth,
-    std::vector<onnx::NodeProto>* out, int64_t* calls) {
+    const FunctionTable& functions, int depth, ExpandedNodes* out,
+    int64_t* calls) {
   for (const onnx::NodeProto& node : nodes) {
     auto it = functions.find({node.domain(), node.op_type()});
     if (it == functions.end()) {
-      if (out->size() >= kMaxExpandedNodes) {
+      if (out->nodes.size() >= kMaxExpandedNodes) {
         return InvalidArgumentError(
             "expanding model-local functions gives more than " +
             std::to_string(kMaxExpandedNodes) + " nodes");
       }
-      out->push_back(node);
+      out->nodes.push_back(&node);
       continue;
     }
     const onnx::FunctionProto& f = *it->second;
@@ -343,7 +354,8 @@ Status ExpandFunctions(
       auto r = rename.find(value);
       return r != rename.end() ? r->second : prefix + value;
     };
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> body;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto>& body =
+        out->bodies.emplace_back();
     for (const onnx::NodeProto& b : f.node()) {
       onnx::NodeProto* copy = body.Add();
       *copy = b;
@@ -571,12 +583,12 @@ class Importer {
   // and converted.
   Status AddNodes(const onnx::GraphProto& g) {
     int64_t calls = 0;
-    nodes_.clear();
+    nodes_ = {};
     WEFT_RETURN_IF_ERROR(
         ExpandFunctions(g.node(), *functions_, 0, &nodes_, &calls));
-    WEFT_RETURN_IF_ERROR(IndexNodes(nodes_));
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      WEFT_RETURN_IF_ERROR(AddNode(nodes_[i], static_cast<int>(i)));
+    WEFT_RETURN_IF_ERROR(IndexNodes(nodes_.nodes));
+    for (size_t i = 0; i < nodes_.nodes.size(); ++i) {
+      WEFT_RETURN_IF_ERROR(AddNode(*nodes_.nodes[i], static_cast<int>(i)));
     }
     return Status::OK();
   }
@@ -585,10 +597,10 @@ class Importer {
   // node may come before its producer in the file (ONNX asks for
   // topological order, but a cycle or a misordered file should get a clear
   // error from the compiler, not "undefined tensor").
-  Status IndexNodes(const std::vector<onnx::NodeProto>& nodes) {
+  Status IndexNodes(const std::vector<const onnx::NodeProto*>& nodes) {
     node_names_.resize(nodes.size());
     for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
-      const onnx::NodeProto& node = nodes[i];
+      const onnx::NodeProto& node = *nodes[i];
       std::string wanted = node.name();
       for (const std::string& out : node.output()) {
         if (!out.empty()) {
@@ -978,7 +990,7 @@ class Importer {
   int64_t opset_ = 0;
   Importer* parent_ = nullptr;  // The enclosing graph's, in a subgraph.
   std::shared_ptr<const FunctionTable> functions_;
-  std::vector<onnx::NodeProto> nodes_;  // The graph's, functions expanded.
+  ExpandedNodes nodes_;  // The graph's, functions expanded.
   // In a subgraph: its parameters (weft names), outputs (references) and
   // their declared element types, and the outer-scope names it reads.
   std::vector<std::string> parameters_;
