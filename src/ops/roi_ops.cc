@@ -101,29 +101,39 @@ class RoiAlignKernel : public OpKernel {
                                     ")");
       }
     }
-    for (int64_t r = 0; r < num_rois; ++r) {
-      WEFT_RETURN_IF_ERROR(CheckRoi(rois, r));
-    }
-    WEFT_ASSIGN_OR_RETURN(
-        Tensor * y,
-        ctx.AllocateOutputUninitialized(0, Shape{num_rois, c, out_h_, out_w_}));
     // float32 or float64 (the op's T).
+    Status status;
     auto run = [&](auto zero) {
       using T = decltype(zero);
-      const T* xd = x.data<T>();
       const T* rd = rois.data<T>();
-      T* yd = y->data<T>();
+      std::vector<RoiGrid> grids(static_cast<size_t>(num_rois));
+      for (int64_t r = 0; r < num_rois; ++r) {
+        auto grid = GridOf(rd + r * 4, r);
+        if (!grid.ok()) {
+          status = grid.status();
+          return;
+        }
+        grids[r] = *grid;
+      }
+      auto y = ctx.AllocateOutputUninitialized(
+          0, Shape{num_rois, c, out_h_, out_w_});
+      if (!y.ok()) {
+        status = y.status();
+        return;
+      }
+      const T* xd = x.data<T>();
+      T* yd = (*y)->template data<T>();
       const double cost = 16.0 * static_cast<double>(out_h_ * out_w_);
       ctx.ParallelFor(num_rois * c, cost, [&](int64_t begin, int64_t end) {
         for (int64_t rc = begin; rc < end; ++rc) {
           const int64_t r = rc / c, ch = rc % c;
-          Pool(rd + r * 4, xd + (batch_of[r] * c + ch) * h * w, h, w,
+          Pool(grids[r], xd + (batch_of[r] * c + ch) * h * w, h, w,
                yd + rc * out_h_ * out_w_);
         }
       });
     };
     DispatchFloat32Or64(x.dtype(), run);
-    return Status::OK();
+    return status;
   }
 
  private:
@@ -131,77 +141,76 @@ class RoiAlignKernel : public OpKernel {
   // would otherwise sample for ever (or overflow the grid's size).
   static constexpr double kMaxSamplesPerBin = double{1 << 20};
 
-  // Roi r's coordinates are finite and its bins' sampling grids (as Pool
-  // computes them) hold at most kMaxSamplesPerBin samples.
-  Status CheckRoi(const Tensor& rois, int64_t r) const {
-    double v[4];
+  // Where one roi's bins start and how they are sampled, in float as ONNX's
+  // reference computes them.
+  struct RoiGrid {
+    float start_h = 0, start_w = 0, bin_h = 0, bin_w = 0;
+    int64_t grid_h = 0, grid_w = 0;  // Samples per bin, each way.
+  };
+
+  // Roi r's grid; an error for a coordinate that is not finite, or a grid
+  // of more than kMaxSamplesPerBin samples per bin.
+  template <class T>
+  StatusOr<RoiGrid> GridOf(const T* roi, int64_t r) const {
     for (int k = 0; k < 4; ++k) {
-      v[k] = rois.ValueAsDouble(r * 4 + k);
-      if (!std::isfinite(v[k])) {
+      if (!std::isfinite(static_cast<double>(roi[k]))) {
         return InvalidArgumentError("rois[" + std::to_string(r) +
                                     "] holds a value that is not finite");
       }
     }
-    double roi_w = (v[2] - v[0]) * spatial_scale_;
-    double roi_h = (v[3] - v[1]) * spatial_scale_;
-    if (!half_pixel_) {
-      roi_w = std::max(roi_w, 1.0);
-      roi_h = std::max(roi_h, 1.0);
+    const float offset = half_pixel_ ? 0.5f : 0.0f;
+    RoiGrid g;
+    g.start_w = static_cast<float>(roi[0]) * spatial_scale_ - offset;
+    g.start_h = static_cast<float>(roi[1]) * spatial_scale_ - offset;
+    const float end_w = static_cast<float>(roi[2]) * spatial_scale_ - offset;
+    const float end_h = static_cast<float>(roi[3]) * spatial_scale_ - offset;
+    float roi_w = end_w - g.start_w, roi_h = end_h - g.start_h;
+    if (!half_pixel_) {  // The older definition: at least one pixel.
+      roi_w = std::max(roi_w, 1.0f);
+      roi_h = std::max(roi_h, 1.0f);
     }
-    auto grid = [&](double extent, int64_t bins) {
+    g.bin_h = roi_h / static_cast<float>(out_h_);
+    g.bin_w = roi_w / static_cast<float>(out_w_);
+    // Counted in double before any conversion: a float64 roi of 1e300, or
+    // one that overflows float, gives an infinite count, refused here.
+    auto samples = [&](float bin) {
       return sampling_ratio_ > 0
                  ? static_cast<double>(sampling_ratio_)
-                 : std::ceil(extent / static_cast<double>(bins));
+                 : std::fabs(std::ceil(static_cast<double>(bin)));
     };
-    const double gh = std::fabs(grid(roi_h, out_h_));
-    const double gw = std::fabs(grid(roi_w, out_w_));
-    // Pool computes in float: allow its rounding one more sample a side.
-    if (!((gh + 1) * (gw + 1) <= kMaxSamplesPerBin)) {
+    const double gh = samples(g.bin_h), gw = samples(g.bin_w);
+    if (!(gh * gw <= kMaxSamplesPerBin)) {
       return InvalidArgumentError(
           "roi " + std::to_string(r) + " would take " +
           std::to_string(gh * gw) + " samples per bin; at most " +
           std::to_string(static_cast<int64_t>(kMaxSamplesPerBin)) +
           " (a smaller sampling_ratio, or a roi of sane size)");
     }
-    return Status::OK();
+    // A negative extent (end before start) samples nothing, as before.
+    g.grid_h = sampling_ratio_ > 0 ? sampling_ratio_
+                                   : static_cast<int64_t>(std::ceil(g.bin_h));
+    g.grid_w = sampling_ratio_ > 0 ? sampling_ratio_
+                                   : static_cast<int64_t>(std::ceil(g.bin_w));
+    return g;
   }
 
   template <class T>
-  void Pool(const T* roi, const T* plane, int64_t h, int64_t w, T* out) const {
-    const float offset = half_pixel_ ? 0.5f : 0.0f;
-    const float start_w = static_cast<float>(roi[0]) * spatial_scale_ - offset;
-    const float start_h = static_cast<float>(roi[1]) * spatial_scale_ - offset;
-    const float end_w = static_cast<float>(roi[2]) * spatial_scale_ - offset;
-    const float end_h = static_cast<float>(roi[3]) * spatial_scale_ - offset;
-    float roi_w = end_w - start_w, roi_h = end_h - start_h;
-    if (!half_pixel_) {  // The older definition: at least one pixel.
-      roi_w = std::max(roi_w, 1.0f);
-      roi_h = std::max(roi_h, 1.0f);
-    }
-    const float bin_h = roi_h / static_cast<float>(out_h_);
-    const float bin_w = roi_w / static_cast<float>(out_w_);
-    const int64_t grid_h = sampling_ratio_ > 0
-                               ? sampling_ratio_
-                               : static_cast<int64_t>(std::ceil(
-                                     roi_h / static_cast<float>(out_h_)));
-    const int64_t grid_w = sampling_ratio_ > 0
-                               ? sampling_ratio_
-                               : static_cast<int64_t>(std::ceil(
-                                     roi_w / static_cast<float>(out_w_)));
+  void Pool(const RoiGrid& g, const T* plane, int64_t h, int64_t w,
+            T* out) const {
     const float count =
-        static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
+        static_cast<float>(std::max<int64_t>(g.grid_h * g.grid_w, 1));
     for (int64_t ph = 0; ph < out_h_; ++ph) {
       for (int64_t pw = 0; pw < out_w_; ++pw) {
         float acc = 0.0f;
         bool first = true;
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          const float yy = start_h + static_cast<float>(ph) * bin_h +
-                           (static_cast<float>(iy) + 0.5f) * bin_h /
-                               static_cast<float>(grid_h);
-          for (int64_t ix = 0; ix < grid_w; ++ix) {
-            const float xx = start_w + static_cast<float>(pw) * bin_w +
-                             (static_cast<float>(ix) + 0.5f) * bin_w /
-                                 static_cast<float>(grid_w);
+        for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+          const float yy = g.start_h + static_cast<float>(ph) * g.bin_h +
+                           (static_cast<float>(iy) + 0.5f) * g.bin_h /
+                               static_cast<float>(g.grid_h);
+          for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+            const float xx = g.start_w + static_cast<float>(pw) * g.bin_w +
+                             (static_cast<float>(ix) + 0.5f) * g.bin_w /
+                                 static_cast<float>(g.grid_w);
             const Sample s = BilinearSample(yy, xx, h, w);
             if (max_mode_) {
               // ONNX's definition: the largest weighted neighbour.

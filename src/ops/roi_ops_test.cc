@@ -58,16 +58,30 @@ TEST(RoiAlignTest, ABatchIndexOutsideTheBatchIsAnError) {
 }
 
 TEST(RoiAlignTest, AHugeOrNonFiniteRoiIsRefusedBeforeSampling) {
-  for (float coord : {1e30f, std::numeric_limits<float>::infinity()}) {
+  auto refusal = [](Tensor x, Tensor rois) {
     auto y = test::RunOneNode(
         "RoiAlign",
-        {Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, coord, coord}),
-         Tensor::FromVector<int64_t>({1}, {0})});
-    ASSERT_FALSE(y.ok());
-    EXPECT_THAT(y.status().message(),
-                ::testing::AnyOf(HasSubstr("samples per bin"),
-                                 HasSubstr("not finite")));
-  }
+        {std::move(x), std::move(rois), Tensor::FromVector<int64_t>({1}, {0})});
+    return y.ok() ? std::string("ran") : y.status().message();
+  };
+  EXPECT_THAT(
+      refusal(Ramp(), Tensor::FromVector<float>({1, 4}, {0, 0, 1e30f, 1e30f})),
+      HasSubstr("samples per bin"));
+  EXPECT_THAT(
+      refusal(Ramp(),
+              Tensor::FromVector<float>(
+                  {1, 4}, {0, 0, std::numeric_limits<float>::infinity(), 1})),
+      HasSubstr("rois[0] holds a value that is not finite"));
+  // Finite coordinates whose extent overflows float.
+  EXPECT_THAT(
+      refusal(Ramp(), Tensor::FromVector<float>({1, 4}, {-3e38f, 0, 3e38f, 1})),
+      HasSubstr("samples per bin"));
+  // A float64 roi beyond float's range.
+  Tensor ramp64 =
+      Tensor::FromVector<double>({1, 1, 4, 4}, std::vector<double>(16, 1.0));
+  EXPECT_THAT(
+      refusal(ramp64, Tensor::FromVector<double>({1, 4}, {0, 0, 1e300, 1})),
+      HasSubstr("samples per bin"));
 }
 
 TEST(MaxUnpoolTest, PutsValuesWhereMaxPoolFoundThem) {
