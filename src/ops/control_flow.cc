@@ -82,6 +82,18 @@ int64_t DefaultStackLimitBytes() {
   return limit;
 }
 
+// Makes `t` the scalar `value`, writing into its buffer when no other
+// handle shares it (the body let go of last iteration's), else into a new
+// one (the body kept it: a carried or scanned iteration number).
+template <class T>
+void SetScalar(Tensor& t, T value) {
+  if (t.RefCountIsOne() && t.dtype() == DataTypeOf<T>()) {
+    *t.data<T>() = value;
+  } else {
+    t = Tensor::Scalar<T>(value);
+  }
+}
+
 // Per-iteration tensors of one scan output, stacked at the end.
 class Stacker {
  public:
@@ -327,8 +339,8 @@ class LoopKernel : public OpKernel {
     std::vector<Tensor> outputs;
     int64_t i = 0;
     for (; i < trip_count && cond; ++i) {
-      inputs[0] = Tensor::Scalar<int64_t>(i);
-      inputs[1] = Tensor::Scalar<bool>(cond);
+      SetScalar(inputs[0], i);
+      SetScalar(inputs[1], cond);
       WEFT_RETURN_IF_ERROR(runner.Run(inputs, &outputs, i));
       WEFT_ASSIGN_OR_RETURN(
           bool next, ScalarBool(outputs[0], "the body's condition output"));

@@ -86,6 +86,38 @@ TEST(LoopTest, CarriesStateAndStacksScanOutputsAtEverySetting) {
   }
 }
 
+// The body hands its iteration number and condition out as scan outputs
+// (Identity keeps the very tensors): each iteration's must stay as it was,
+// though the Loop writes the next iteration's into a reused scalar when
+// nothing else holds it.
+TEST(LoopTest, ABodyThatKeepsItsIterationNumberSeesEachOneUnchanged) {
+  auto body = MakeSubgraph({Placeholder("i", DataType::kInt64),
+                            Placeholder("c", DataType::kBool),
+                            {"i_out", "Identity", {"i"}, {}, ""},
+                            {"c_out", "Identity", {"c"}, {}, ""}},
+                           {"i", "c"}, {"c", "i_out", "c_out"});
+  Graph g;
+  test::MustAdd(g, Placeholder("m", DataType::kInt64));
+  test::MustAdd(
+      g, {"loop",
+          "Loop",
+          {"m"},
+          {{"body", std::move(body)},
+           {"has_trip_count", true},
+           {"Tout", std::vector<DataType>{DataType::kInt64, DataType::kBool}}},
+          ""});
+  for (auto [inter, intra] : kSettings) {
+    auto session = test::MustCreate(g, Options(inter, intra));
+    ASSERT_NE(session, nullptr);
+    auto out = test::MustRun(*session, {"loop:0", "loop:1"},
+                             {{"m", Tensor::Scalar<int64_t>(4)}});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(test::Values<int64_t>(out[0]),
+              (std::vector<int64_t>{0, 1, 2, 3}));
+    EXPECT_EQ(out[1].shape(), (Shape{4}));
+  }
+}
+
 TEST(LoopTest, ZeroIterationsPassTheInitialValuesThrough) {
   auto session = test::MustCreate(SumLoopGraph(), Options(2, 1));
   auto out = test::MustRun(*session, {"loop:0", "loop:1"}, SumFeeds(0));
