@@ -19,8 +19,16 @@ namespace {
 
 const std::vector<DataType> kIndexTypes = {DataType::kInt32, DataType::kInt64};
 
-// The most items SplitToSequence makes (each is a tensor of its own).
-constexpr size_t kMaxItems = size_t{1} << 24;
+// The most items SplitToSequence makes: each is a tensor of its own, so a
+// tiny piece size over a long axis must not ask for billions of them.
+constexpr int64_t kMaxItems = int64_t{1} << 24;
+
+Status CheckItemCount(int64_t items) {
+  if (items <= kMaxItems) return Status::OK();
+  return InvalidArgumentError("splitting makes " + std::to_string(items) +
+                              " items; weft makes at most " +
+                              std::to_string(kMaxItems));
+}
 
 // Shape functions' dtype checks: input i is a sequence (of `element`, when
 // given) or an optional.
@@ -241,22 +249,11 @@ class SplitToSequenceKernel : public OpKernel {
     std::vector<int64_t> lengths;
     bool drop_axis = false;
     if (ctx.num_inputs() < 2) {
-      if (extent > static_cast<int64_t>(kMaxItems)) {
-        return InvalidArgumentError(
-            "splitting makes " + std::to_string(extent) +
-            " items; weft makes at most " + std::to_string(kMaxItems));
-      }
+      WEFT_RETURN_IF_ERROR(CheckItemCount(extent));
       lengths.assign(extent, 1);
       drop_axis = !keepdims_;
     } else {
       WEFT_ASSIGN_OR_RETURN(lengths, Lengths(ctx.input(1), extent));
-    }
-    // Each item is a tensor of its own: a tiny piece size over a long axis
-    // must not ask for billions of them.
-    if (lengths.size() > kMaxItems) {
-      return InvalidArgumentError(
-          "splitting makes " + std::to_string(lengths.size()) +
-          " items; weft makes at most " + std::to_string(kMaxItems));
     }
     const AxisSplit s = SplitAt(shape, axis, DataTypeSize(input.dtype()));
     const size_t row = s.inner_bytes;
@@ -286,27 +283,21 @@ class SplitToSequenceKernel : public OpKernel {
  private:
   SplitToSequenceKernel() = default;
 
+  // The item lengths `split` gives; each check before the vector is made.
   static StatusOr<std::vector<int64_t>> Lengths(const Tensor& split,
                                                 int64_t extent) {
-    std::vector<int64_t> given;
-    for (int64_t i = 0; i < split.NumElements(); ++i) {
-      given.push_back(split.dtype() == DataType::kInt32
-                          ? split.data<int32_t>()[i]
-                          : split.data<int64_t>()[i]);
-    }
+    auto length_at = [&split](int64_t i) -> int64_t {
+      return split.dtype() == DataType::kInt32 ? split.data<int32_t>()[i]
+                                               : split.data<int64_t>()[i];
+    };
     if (split.shape().rank() == 0) {
-      const int64_t piece = given[0];
+      const int64_t piece = length_at(0);
       if (piece <= 0) {
         return InvalidArgumentError("split " + std::to_string(piece) +
                                     " must be positive");
       }
       const int64_t count = extent / piece + (extent % piece != 0 ? 1 : 0);
-      if (count > static_cast<int64_t>(kMaxItems)) {
-        return InvalidArgumentError(
-            "split " + std::to_string(piece) + " makes more than " +
-            std::to_string(kMaxItems) + " items of an axis of " +
-            std::to_string(extent));
-      }
+      WEFT_RETURN_IF_ERROR(CheckItemCount(count));
       std::vector<int64_t> lengths;
       for (int64_t k = 0; k < count; ++k) {  // k * piece < extent: no overflow.
         lengths.push_back(std::min(piece, extent - k * piece));
@@ -316,6 +307,11 @@ class SplitToSequenceKernel : public OpKernel {
     if (split.shape().rank() != 1) {
       return InvalidArgumentError("split must be a scalar or 1-D, got shape " +
                                   split.shape().ToString());
+    }
+    WEFT_RETURN_IF_ERROR(CheckItemCount(split.NumElements()));
+    std::vector<int64_t> given(static_cast<size_t>(split.NumElements()));
+    for (size_t i = 0; i < given.size(); ++i) {
+      given[i] = length_at(static_cast<int64_t>(i));
     }
     int64_t total = 0;
     for (int64_t length : given) {

@@ -122,6 +122,29 @@ TEST(SequenceOpsTest, SplitLengthsMustCoverTheAxis) {
               HasSubstr("split lengths sum to 3, but the axis has 4"));
 }
 
+// More than 2^24 items is refused before any is made, whether the pieces
+// are the axis's elements or a scalar split's.
+TEST(SequenceOpsTest, SplittingIntoTooManyItemsIsRefused) {
+  const int64_t extent = (int64_t{1} << 24) + 1;
+  for (bool with_split : {false, true}) {
+    Graph g;
+    g.Placeholder("x", DataType::kUInt8, {extent});
+    if (with_split) {
+      g.Const("one", Tensor::Scalar<int64_t>(1));
+      test::MustAdd(g, {"s", "SplitToSequence", {"x", "one"}, {}, ""});
+    } else {
+      test::MustAdd(g, {"s", "SplitToSequence", {"x"}, {}, ""});
+    }
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+    ASSERT_NE(session, nullptr);
+    std::vector<Tensor> out;
+    const Status s = session->Run({{"x", Tensor(DataType::kUInt8, {extent})}},
+                                  {"s"}, {}, &out);
+    EXPECT_THAT(s.message(), HasSubstr("splitting makes 16777217 items; weft "
+                                       "makes at most 16777216"));
+  }
+}
+
 TEST(OptionalOpsTest, HasAndGetElement) {
   Graph g = ThreeTensors();
   test::MustAdd(g, {"some", "Optional", {"a"}, {}, ""});
