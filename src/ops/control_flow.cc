@@ -94,6 +94,17 @@ void SetScalar(Tensor& t, T value) {
   }
 }
 
+// The error for outputs collected over iterations (or items) that pass the
+// stacking limit: `what` would hold more than `limit_bytes` after `step`.
+Status StackLimitExceeded(const std::string& what, int64_t limit_bytes,
+                          const std::string& step) {
+  return ResourceExhaustedError(
+      what + " would hold more than " + std::to_string(limit_bytes) +
+      " bytes after " + step +
+      " (SessionOptions::memory_limit_bytes, or half the machine's memory "
+      "when it is not set)");
+}
+
 // Per-iteration tensors of one scan output, stacked at the end.
 class Stacker {
  public:
@@ -109,11 +120,8 @@ class Stacker {
     }
     bytes_ += static_cast<int64_t>(slice.size_bytes());
     if (bytes_ > limit_bytes_) {
-      return ResourceExhaustedError(
-          what_ + " would hold more than " + std::to_string(limit_bytes_) +
-          " bytes after iteration " + std::to_string(iteration) +
-          " (SessionOptions::memory_limit_bytes, or half the machine's "
-          "memory when it is not set)");
+      return StackLimitExceeded(what_, limit_bytes_,
+                                "iteration " + std::to_string(iteration));
     }
     slices_.push_back(std::move(slice));
     return Status::OK();
@@ -503,11 +511,8 @@ class SequenceMapKernel : public OpKernel {
         items[k].push_back(std::move(outputs[k]));
       }
       if (bytes > limit) {
-        return ResourceExhaustedError(
-            "the output sequences would hold more than " +
-            std::to_string(limit) + " bytes after item " + std::to_string(n) +
-            " (SessionOptions::memory_limit_bytes, or half the machine's "
-            "memory when it is not set)");
+        return StackLimitExceeded("the output sequences", limit,
+                                  "item " + std::to_string(n));
       }
     }
     for (int k = 0; k < ctx.num_outputs(); ++k) {
