@@ -140,6 +140,31 @@ TEST(TuneRankTest, NearTiesGoToTheSettingWithFewerThreads) {
   EXPECT_THAT(RankPredictions(settings, 2), ElementsAre(4, 1, 0, 2, 3));
 }
 
+// Measured within kTieFraction of the fastest is a tie, won by the setting
+// with fewest threads; a clearly faster setting still wins, and settings
+// not measured never do.
+TEST(TuneRankTest, MeasuredTiesGoToTheSettingWithFewerThreads) {
+  std::vector<SettingResult> settings = {
+      {{1, 2}, 5.0, 6.00},   // 0: fastest measured, 2 extra threads
+      {{-1, 2}, 5.0, 6.10},  // 1: within 3%, 1 extra thread
+      {{2, 2}, 4.0, {}},     // 2: best predicted, not measured
+      {{1, 1}, 9.0, 11.0},   // 3
+  };
+  EXPECT_EQ(ChooseMeasured(settings, 2), 1);
+  TuneResult result;
+  result.profile = BranchesProfile();
+  result.cores = 2;
+  result.settings = settings;
+  result.best = 1;
+  EXPECT_THAT(Explain(result),
+              HasSubstr("(1, 2) measured 2% faster, within the 3% a "
+                        "measurement does not resolve, and (-1, 2) starts "
+                        "fewer threads"));
+  settings[1].measured_ms = 6.30;  // 5% slower: no longer a tie.
+  EXPECT_EQ(ChooseMeasured(settings, 2), 0);
+  EXPECT_EQ(ChooseMeasured({{{1, 1}, 1.0, {}}}, 2), -1);
+}
+
 TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {
   TuneResult result;
   result.profile = BranchesProfile(1.8);

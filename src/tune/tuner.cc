@@ -212,18 +212,36 @@ std::string Explain(const TuneResult& result) {
     text += " (inter x intra share " + std::to_string(result.cores) +
             " cores through the core budget)";
   }
+  // Said when the tie rule, not the clock, chose (ChooseMeasured).
+  for (const SettingResult& r : result.settings) {
+    if (best.measured_ms && r.measured_ms &&
+        *r.measured_ms < *best.measured_ms) {
+      text += "; " + SettingText(r.setting) + " measured " +
+              Percent(1 - *r.measured_ms / *best.measured_ms) +
+              " faster, within the " + Percent(kTieFraction) +
+              " a measurement does not resolve, and " +
+              SettingText(best.setting) + " starts fewer threads";
+      break;
+    }
+  }
   return text;
 }
 
+namespace {
+
+// Threads a setting adds to the caller's: inter-op workers (none for -1)
+// and intra-op helpers.
+int ExtraThreads(Setting s, int cores) {
+  const int inter = s.inter == 0 ? cores : std::max(s.inter, 0);
+  const int intra = s.intra == 0 ? cores : s.intra;
+  return inter + intra - 1;
+}
+
+}  // namespace
+
 std::vector<int> RankPredictions(const std::vector<SettingResult>& settings,
                                  int cores) {
-  // Threads a setting adds to the caller's: inter-op workers (none for -1)
-  // and intra-op helpers.
-  auto extra_threads = [cores](Setting s) {
-    const int inter = s.inter == 0 ? cores : std::max(s.inter, 0);
-    const int intra = s.intra == 0 ? cores : s.intra;
-    return inter + intra - 1;
-  };
+  auto extra_threads = [cores](Setting s) { return ExtraThreads(s, cores); };
   std::vector<int> order(settings.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
@@ -243,6 +261,32 @@ std::vector<int> RankPredictions(const std::vector<SettingResult>& settings,
     });
   }
   return order;
+}
+
+int ChooseMeasured(const std::vector<SettingResult>& settings, int cores) {
+  int fastest = -1;
+  for (size_t i = 0; i < settings.size(); ++i) {
+    if (settings[i].measured_ms &&
+        (fastest < 0 ||
+         *settings[i].measured_ms < *settings[fastest].measured_ms)) {
+      fastest = static_cast<int>(i);
+    }
+  }
+  if (fastest < 0) return -1;
+  const double tie_ms = *settings[fastest].measured_ms * (1 + kTieFraction);
+  int chosen = fastest;
+  for (size_t i = 0; i < settings.size(); ++i) {
+    const SettingResult& r = settings[i];
+    if (!r.measured_ms || *r.measured_ms > tie_ms) continue;
+    const int threads = ExtraThreads(r.setting, cores);
+    const int chosen_threads = ExtraThreads(settings[chosen].setting, cores);
+    if (threads < chosen_threads ||
+        (threads == chosen_threads &&
+         *r.measured_ms < *settings[chosen].measured_ms)) {
+      chosen = static_cast<int>(i);
+    }
+  }
+  return chosen;
 }
 
 StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
@@ -327,15 +371,7 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
     }
     ++next;
   }
-  result.best = -1;
-  for (size_t i = 0; i < result.settings.size(); ++i) {
-    const SettingResult& r = result.settings[i];
-    if (r.measured_ms &&
-        (result.best < 0 ||
-         *r.measured_ms < *result.settings[result.best].measured_ms)) {
-      result.best = static_cast<int>(i);
-    }
-  }
+  result.best = ChooseMeasured(result.settings, result.cores);
   WEFT_RETURN_IF_ERROR(RecordTimeline(file, feeds, options, &result));
   result.explanation = Explain(result);
   return result;

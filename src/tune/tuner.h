@@ -66,6 +66,14 @@ inline constexpr double kTieFraction = 0.03;
 std::vector<int> RankPredictions(const std::vector<SettingResult>& settings,
                                  int cores);
 
+// Index of the setting to recommend among the measured ones (-1 when none
+// is): the fastest, except that a setting measured within kTieFraction of
+// it ties, and of tied settings the one with fewest threads wins (a
+// measured difference that small is within a median's noise on the
+// machines measured, and the setting that starts fewer threads leaves more
+// of the machine to everything else).
+int ChooseMeasured(const std::vector<SettingResult>& settings, int cores);
+
 // The explanation of a result, built from its numbers only.
 std::string Explain(const TuneResult& result);
 
