@@ -179,7 +179,10 @@ class RoiAlignKernel : public OpKernel {
                  : std::fabs(std::ceil(static_cast<double>(bin)));
     };
     const double gh = samples(g.bin_h), gw = samples(g.bin_w);
-    if (!(gh * gw <= kMaxSamplesPerBin)) {
+    // Each way too, before converting: an empty way (0 samples) must not
+    // let a huge other way through.
+    if (!(gh <= kMaxSamplesPerBin && gw <= kMaxSamplesPerBin &&
+          gh * gw <= kMaxSamplesPerBin)) {
       return InvalidArgumentError(
           "roi " + std::to_string(r) + " would take " +
           std::to_string(gh * gw) + " samples per bin; at most " +

@@ -76,6 +76,11 @@ TEST(RoiAlignTest, AHugeOrNonFiniteRoiIsRefusedBeforeSampling) {
   EXPECT_THAT(
       refusal(Ramp(), Tensor::FromVector<float>({1, 4}, {-3e38f, 0, 3e38f, 1})),
       HasSubstr("samples per bin"));
+  // No samples across (end before start), far too many down: refused
+  // before the count down is converted to an integer.
+  EXPECT_THAT(
+      refusal(Ramp(), Tensor::FromVector<float>({1, 4}, {0.5f, 0, 0, 1e30f})),
+      HasSubstr("samples per bin"));
   // A float64 roi beyond float's range.
   Tensor ramp64 =
       Tensor::FromVector<double>({1, 1, 4, 4}, std::vector<double>(16, 1.0));
