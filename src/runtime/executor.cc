@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "framework/node_context.h"
@@ -107,11 +108,11 @@ void RecordTrace(RunState& run, int index, NodeRun& node_run, int64_t start,
     }
   }
   stats.input_nodes.clear();
+  // A set, not a search of the list: a Concat may have thousands of inputs.
+  std::unordered_set<int> seen;
   auto add_input = [&](int producer) {
-    const std::string& name = run.graph().node(producer).name;
-    if (std::find(stats.input_nodes.begin(), stats.input_nodes.end(), name) ==
-        stats.input_nodes.end()) {
-      stats.input_nodes.push_back(name);
+    if (seen.insert(producer).second) {
+      stats.input_nodes.push_back(run.graph().node(producer).name);
     }
   };
   for (const EdgeRef& edge : node.inputs) add_input(edge.node);
