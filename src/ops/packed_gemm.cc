@@ -1,0 +1,196 @@
+#include "ops/packed_gemm.h"
+
+#include <blis.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "weft/check.h"
+
+namespace weft::internal {
+namespace {
+
+using FloatMicroKernelFn = void (*)(dim_t m, dim_t n, dim_t k, float* alpha,
+                                    float* a, float* b, float* beta, float* c,
+                                    inc_t rs_c, inc_t cs_c, auxinfo_t* data,
+                                    cntx_t* cntx);
+
+// The micro-kernel BLIS chose for this CPU, and its context (read-only after
+// bli_init, so shared by every thread).
+struct BlisMicroKernel {
+  FloatMicroKernelFn fn;
+  cntx_t* cntx;
+  MicroKernelShape shape;
+};
+
+const BlisMicroKernel& Blis() {
+  static const BlisMicroKernel kernel = [] {
+    bli_init();
+    BlisMicroKernel k;
+    k.cntx = bli_gks_query_cntx();
+    k.fn = reinterpret_cast<FloatMicroKernelFn>(
+        bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx));
+    k.shape.mr = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, k.cntx);
+    k.shape.nr = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_NR, k.cntx);
+    k.shape.kc = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_KC, k.cntx);
+    k.shape.mc = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MC, k.cntx);
+    // Whole panels of A per mc block keep the packed layout uniform.
+    k.shape.mc = std::max(k.shape.mr, k.shape.mc / k.shape.mr * k.shape.mr);
+    return k;
+  }();
+  return kernel;
+}
+
+// The micro-kernels load packed panels with aligned vector loads.
+constexpr size_t kPanelAlignment = 64;
+
+float* AllocatePanels(int64_t floats) {
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(floats, 1)) * 4;
+  bytes = (bytes + kPanelAlignment - 1) / kPanelAlignment * kPanelAlignment;
+  void* p = std::aligned_alloc(kPanelAlignment, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  return static_cast<float*>(p);
+}
+
+// Where element (outer o, depth p) of an operand lives: data[o * so + p * sp].
+struct Strided {
+  const float* data;
+  int64_t so, sp;
+};
+
+Strided StridesOf(PackedOperand::Side side, const GemmOperand<float>& x) {
+  // op(A)(i, p) = A[i][p], or A[p][i] transposed; op(B)(p, j) = B[p][j],
+  // or B[j][p] transposed.
+  const bool outer_is_row =
+      (side == PackedOperand::Side::kLeft) != x.transposed;
+  return outer_is_row ? Strided{x.data, x.ld, 1} : Strided{x.data, 1, x.ld};
+}
+
+// Packs outer indices [o0, o0 + count) x depth [p0, p0 + kc) into panels of
+// `width`, the last one zero-padded.
+void PackPanels(const Strided& x, int64_t o0, int64_t count, int64_t p0,
+                int64_t kc, int64_t width, float* dst) {
+  for (int64_t o = 0; o < count; o += width, dst += width * kc) {
+    const int64_t live = std::min(width, count - o);
+    const float* src = x.data + (o0 + o) * x.so + p0 * x.sp;
+    if (x.so == 1) {  // A panel's row of `width` is contiguous in memory.
+      for (int64_t p = 0; p < kc; ++p) {
+        std::memcpy(dst + p * width, src + p * x.sp, live * sizeof(float));
+        std::fill(dst + p * width + live, dst + (p + 1) * width, 0.0f);
+      }
+    } else {  // Each outer index's depth run is contiguous: read it in order.
+      for (int64_t i = 0; i < live; ++i) {
+        const float* run = src + i * x.so;
+        for (int64_t p = 0; p < kc; ++p) dst[p * width + i] = run[p * x.sp];
+      }
+      for (int64_t p = 0; p < kc; ++p) {
+        std::fill(dst + p * width + live, dst + (p + 1) * width, 0.0f);
+      }
+    }
+  }
+}
+
+int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// Per-thread buffers for operands packed during a call, grown as needed.
+struct PackBuffer {
+  std::unique_ptr<float, void (*)(void*)> data{nullptr, std::free};
+  int64_t floats = 0;
+  float* Get(int64_t need) {
+    if (need > floats) {
+      data.reset(AllocatePanels(need));
+      floats = need;
+    }
+    return data.get();
+  }
+};
+
+}  // namespace
+
+const MicroKernelShape& FloatMicroKernel() { return Blis().shape; }
+
+PackedOperand PackedOperand::Pack(Side side, const GemmOperand<float>& x,
+                                  int64_t rows, int64_t cols) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  const int64_t outer = side == Side::kLeft ? rows : cols;
+  const int64_t depth = side == Side::kLeft ? cols : rows;
+  PackedOperand out;
+  out.side_ = side;
+  out.outer_ = outer;
+  out.depth_ = depth;
+  out.width_ = side == Side::kLeft ? shape.mr : shape.nr;
+  out.padded_outer_ = RoundUp(outer, out.width_);
+  out.data_.reset(AllocatePanels(out.padded_outer_ * depth));
+  const Strided strided = StridesOf(side, x);
+  for (int64_t p0 = 0; p0 < depth; p0 += shape.kc) {
+    const int64_t kc = std::min(shape.kc, depth - p0);
+    PackPanels(strided, 0, outer, p0, kc, out.width_,
+               out.data_.get() + p0 * out.padded_outer_);
+  }
+  return out;
+}
+
+const float* PackedOperand::Panels(int64_t p0, int64_t o0) const {
+  const int64_t kc = std::min(FloatMicroKernel().kc, depth_ - p0);
+  return data_.get() + p0 * padded_outer_ + o0 * kc;
+}
+
+void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
+                    const GemmInput& b, float* c, int64_t ldc,
+                    bool accumulate) {
+  if (m <= 0 || n <= 0) return;
+  const BlisMicroKernel& blis = Blis();
+  const MicroKernelShape& shape = blis.shape;
+  WEFT_CHECK(a.packed == nullptr || a.offset % shape.mr == 0,
+             "a packed left operand starts at a panel boundary");
+  WEFT_CHECK(b.packed == nullptr || b.offset % shape.nr == 0,
+             "a packed right operand starts at a panel boundary");
+  if (k <= 0) {
+    if (!accumulate) {
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    }
+    return;
+  }
+  thread_local PackBuffer a_buffer, b_buffer;
+  const Strided a_plain = StridesOf(PackedOperand::Side::kLeft, a.plain);
+  const Strided b_plain = StridesOf(PackedOperand::Side::kRight, b.plain);
+  float one = 1.0f, zero = 0.0f;
+  auxinfo_t aux;
+  std::memset(&aux, 0, sizeof(aux));
+  for (int64_t p0 = 0; p0 < k; p0 += shape.kc) {
+    const int64_t kc = std::min(shape.kc, k - p0);
+    float* beta = p0 == 0 && !accumulate ? &zero : &one;
+    const float* b_panels;
+    if (b.packed != nullptr) {
+      b_panels = b.packed->Panels(p0, b.offset);
+    } else {
+      float* buffer = b_buffer.Get(RoundUp(n, shape.nr) * kc);
+      PackPanels(b_plain, 0, n, p0, kc, shape.nr, buffer);
+      b_panels = buffer;
+    }
+    for (int64_t i0 = 0; i0 < m; i0 += shape.mc) {
+      const int64_t mc = std::min(shape.mc, m - i0);
+      const float* a_panels;
+      if (a.packed != nullptr) {
+        a_panels = a.packed->Panels(p0, a.offset + i0);
+      } else {
+        float* buffer = a_buffer.Get(RoundUp(mc, shape.mr) * kc);
+        PackPanels(a_plain, i0, mc, p0, kc, shape.mr, buffer);
+        a_panels = buffer;
+      }
+      for (int64_t j = 0; j < n; j += shape.nr) {
+        float* b_panel = const_cast<float*>(b_panels + j * kc);
+        for (int64_t i = 0; i < mc; i += shape.mr) {
+          float* a_panel = const_cast<float*>(a_panels + i * kc);
+          blis.fn(std::min(shape.mr, mc - i), std::min(shape.nr, n - j), kc,
+                  &one, a_panel, b_panel, beta, c + (i0 + i) * ldc + j, ldc, 1,
+                  &aux, blis.cntx);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace weft::internal
