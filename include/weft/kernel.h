@@ -40,14 +40,16 @@ class KernelConstruction {
                      const std::vector<DataType>& input_dtypes,
                      const std::vector<DataType>& output_dtypes,
                      const std::vector<PartialShape>& input_shapes,
-                     const std::vector<PartialShape>& output_shapes)
+                     const std::vector<PartialShape>& output_shapes,
+                     const std::vector<const Tensor*>& constant_inputs)
       : node_name_(node_name),
         op_(op),
         attrs_(attrs),
         input_dtypes_(input_dtypes),
         output_dtypes_(output_dtypes),
         input_shapes_(input_shapes),
-        output_shapes_(output_shapes) {}
+        output_shapes_(output_shapes),
+        constant_inputs_(constant_inputs) {}
 
   const std::string& node_name() const { return node_name_; }
   const std::string& op() const { return op_; }
@@ -70,6 +72,15 @@ class KernelConstruction {
   const std::vector<PartialShape>& output_shapes() const {
     return output_shapes_;
   }
+  // Input i's value when a Const node produces it, else null. Every Run
+  // reads that same tensor unless a Run feeds the Const's output, so a
+  // kernel may prepare from it once (pack a weight) and must check at
+  // Compute that its input is still that tensor (the same raw_data()).
+  const Tensor* constant_input(int i) const {
+    return i >= 0 && i < static_cast<int>(constant_inputs_.size())
+               ? constant_inputs_[i]
+               : nullptr;
+  }
 
  private:
   const std::string& node_name_;
@@ -79,6 +90,7 @@ class KernelConstruction {
   const std::vector<DataType>& output_dtypes_;
   const std::vector<PartialShape>& input_shapes_;
   const std::vector<PartialShape>& output_shapes_;
+  const std::vector<const Tensor*>& constant_inputs_;
   mutable Status status_;
 };
 
@@ -146,6 +158,9 @@ class OpKernel {
   virtual ~OpKernel() = default;
   // Called concurrently by overlapping Runs: must not modify the kernel.
   virtual Status Compute(KernelContext& ctx) const = 0;
+  // Bytes the kernel prepared from its constant inputs when it was built
+  // (packed weights), reported by `weft info`.
+  virtual int64_t prepared_bytes() const { return 0; }
 };
 
 using KernelFactory = std::function<StatusOr<std::unique_ptr<OpKernel>>(

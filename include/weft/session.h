@@ -67,6 +67,12 @@ class Session {
   std::vector<int> inter_op_pin_cpus() const;
   std::vector<int> intra_op_pin_cpus() const;
 
+  // Bytes the kernels of the graph compiled at creation prepared from its
+  // constants: weights packed for the matrix-product micro-kernel
+  // (docs/kernels.md). A graph specialised for new feed shapes, or the graph
+  // as given, packs its own copies when first run.
+  int64_t prepared_bytes() const;
+
  private:
   class Impl;  // Defined inside the library.
   explicit Session(std::unique_ptr<Impl> impl);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/gemm_tile.h"
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -135,6 +136,70 @@ TEST(ConvTest, EmptyInputPlanesGiveEmptyOutputs) {
          {"auto_pad", AttrValue(std::string("SAME_UPPER"))}});
     ASSERT_TRUE(y.ok()) << y.status();
     EXPECT_EQ(y->shape(), Shape({1, 2, 0, 5})) << "group " << group;
+  }
+}
+
+// Fetches y, or an empty tensor after failing the test.
+Tensor RunY(Session& session, const NamedTensors& feeds) {
+  std::vector<Tensor> out = test::MustRun(session, {"y"}, feeds);
+  return out.empty() ? Tensor() : out[0];
+}
+
+// A constant W is packed for the micro-kernel when the session is created
+// (where the tile kernel is BLIS). Per path (gathered columns, columns shared
+// by channel blocks, 1x1, grouped): the packed session agrees with one that
+// feeds W (not packed) within float32 rounding, gives the same bits at
+// (1, 1) and (2, 2), and reports the packed bytes; a Run that feeds the
+// Const's output computes with the fed W, not the packed one.
+TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
+  struct Shape4 {
+    int64_t c, hw, m, group, k;
+  };
+  for (const Shape4& p : {Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
+                          Shape4{32, 9, 40, 1, 1}, Shape4{8, 12, 12, 2, 3}}) {
+    SCOPED_TRACE("c " + std::to_string(p.c) + " m " + std::to_string(p.m) +
+                 " group " + std::to_string(p.group));
+    const Shape x_shape{1, p.c, p.hw, p.hw};
+    const Shape w_shape{p.m, p.c / p.group, p.k, p.k};
+    const Tensor x = Random(x_shape, 11), w = Random(w_shape, 12);
+    const Tensor other_w = Random(w_shape, 13);
+    const AttrMap attrs = {
+        {"group", AttrValue(p.group)},
+        {"pads", AttrValue(std::vector<int64_t>(4, p.k / 2))}};
+    auto graph_with_w = [&](bool constant_w) {
+      Graph g;
+      g.Placeholder("x", DataType::kFloat32, PartialShape(x_shape.dims()));
+      if (constant_w) {
+        g.Const("w", w);
+      } else {
+        g.Placeholder("w", DataType::kFloat32, PartialShape(w_shape.dims()));
+      }
+      g.Const("b", Random({p.m}, 14));
+      EXPECT_TRUE(g.AddNode({"y", "Conv", {"x", "w", "b"}, attrs, ""}).ok());
+      return g;
+    };
+    const bool packs =
+        internal::ActiveGemmKernel() == internal::GemmKernel::kBlis;
+    std::vector<Tensor> packed;
+    for (int threads : {1, 2}) {
+      auto session = test::MustCreate(
+          graph_with_w(true), test::PerSessionOptions(threads, threads));
+      ASSERT_NE(session, nullptr);
+      EXPECT_EQ(session->prepared_bytes() > 0, packs);
+      packed.push_back(RunY(*session, {{"x", x}}));
+      // Feeding the Const's output replaces the weight.
+      const Tensor fed = RunY(*session, {{"x", x}, {"w", other_w}});
+      auto plain =
+          test::MustCreate(graph_with_w(false), test::PerSessionOptions(1, 1));
+      const Tensor want = RunY(*plain, {{"x", x}, {"w", other_w}});
+      EXPECT_LT(test::MaxAbsDifference(fed, want), 1e-4);
+      EXPECT_GT(test::MaxAbsDifference(fed, packed.back()), 1e-2);
+    }
+    EXPECT_TRUE(packed[0].BitwiseEqual(packed[1]));
+    auto plain =
+        test::MustCreate(graph_with_w(false), test::PerSessionOptions(1, 1));
+    const Tensor want = RunY(*plain, {{"x", x}, {"w", w}});
+    EXPECT_LT(test::MaxAbsDifference(packed[0], want), 1e-4);
   }
 }
 

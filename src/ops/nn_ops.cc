@@ -5,11 +5,11 @@
 //
 // Determinism: Conv cuts each image's output into tiles (blocks of output
 // channels x kConvTile pixels) whose shapes depend on the sizes alone and
-// computes each tile as one single-threaded product (GemmTile) over the whole
-// depth; depthwise planes are computed by one thread each. So every output
-// element's summation order depends on the sizes alone, never on the thread
-// count. The other ops compute each output element in one thread in a fixed
-// order.
+// computes each tile as one single-threaded product over the whole depth
+// (GemmTile, or PackedGemmTile when W was packed at construction); depthwise
+// planes are computed by one thread each. So every output element's summation
+// order depends on the sizes alone, never on the thread count. The other ops
+// compute each output element in one thread in a fixed order.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,6 +21,7 @@
 #include "ops/fused_activation.h"
 #include "ops/gemm_tile.h"
 #include "ops/op_util.h"
+#include "ops/packed_gemm.h"
 
 namespace weft::internal {
 namespace {
@@ -40,7 +41,15 @@ class ConvKernel : public OpKernel {
       : attrs_(ReadWindowAttrs(c)),
         group_(c.attr<int64_t>("group")),
         fused_(c.attrs().count("activation") > 0),
-        activation_(ActivationFromAttrs(c.attrs())) {}
+        activation_(ActivationFromAttrs(c.attrs())) {
+    PackConstantWeights(c.constant_input(1));
+  }
+
+  int64_t prepared_bytes() const override {
+    int64_t bytes = 0;
+    for (const PackedOperand& w : packed_w_) bytes += w.bytes();
+    return bytes;
+  }
 
   Status Compute(KernelContext& ctx) const override {
     WEFT_RETURN_IF_ERROR(activation_.status());
@@ -103,6 +112,36 @@ class ConvKernel : public OpKernel {
   }
 
  private:
+  // A constant float32 W of a 2-D convolution that runs as products is
+  // packed for the micro-kernel here, once, one operand per group (the
+  // products' left side: output channels x C/g * taps), where the tile
+  // kernel is BLIS.
+  void PackConstantWeights(const Tensor* w) {
+    if (w == nullptr || w->dtype() != DataType::kFloat32 ||
+        w->shape().rank() != 4 || w->shape().dim(1) < 2 || group_ < 1 ||
+        w->shape().dim(0) % group_ != 0 ||
+        ActiveGemmKernel() != GemmKernel::kBlis) {
+      return;
+    }
+    const int64_t mg = w->shape().dim(0) / group_;
+    const int64_t depth = w->NumElements() / w->shape().dim(0);
+    for (int64_t group = 0; group < group_; ++group) {
+      packed_w_.push_back(PackedOperand::Pack(
+          PackedOperand::Side::kLeft,
+          {w->data<float>() + group * mg * depth, depth}, mg, depth));
+    }
+    packed_source_ = *w;
+  }
+
+  // The packed groups of W when this Run's W is the constant they were
+  // packed from (a Run may feed the Const's output), else null.
+  const std::vector<PackedOperand>* PackedWeightsFor(const Tensor& w) const {
+    if (packed_w_.empty() || w.raw_data() != packed_source_.raw_data()) {
+      return nullptr;
+    }
+    return &packed_w_;
+  }
+
   // FusedConv's residual input and activation (FusedConv takes float32 and
   // float64 only, so the float16 path never has one).
   struct Epilogue {
@@ -185,7 +224,13 @@ class ConvKernel : public OpKernel {
       channel_blocks =
           std::min((mg + 15) / 16, (kConvMinJobs + base_jobs - 1) / base_jobs);
     }
-    const int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
+    const std::vector<PackedOperand>* packed_w = nullptr;
+    if constexpr (std::is_same_v<T, float>) packed_w = PackedWeightsFor(w);
+    int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
+    if (packed_w != nullptr) {  // Blocks start on the packed panels.
+      const int64_t mr = FloatMicroKernel().mr;
+      channel_tile = (channel_tile + mr - 1) / mr * mr;
+    }
     channel_blocks = (mg + channel_tile - 1) / channel_tile;
     const T* px = x.data<T>();
     const T* pw = w.data<T>();
@@ -193,21 +238,32 @@ class ConvKernel : public OpKernel {
     T* py = y->data<T>();
     // When output channels are split, every block of a pixel tile needs the
     // same columns: gather them once, into one buffer per (image, group,
-    // pixel tile), before the products. Small by construction (fewer than
+    // pixel tile), before the products; with packed weights, pack them once
+    // for the micro-kernel too. Small by construction (fewer than
     // kConvMinJobs tiles).
     const bool shared_columns = !pointwise && channel_blocks > 1;
     std::vector<T> gathered(shared_columns ? base_jobs * depth * kConvTile : 0);
+    std::vector<PackedOperand> packed_columns(
+        shared_columns && packed_w != nullptr ? base_jobs : 0);
     auto gather = [&](int64_t ng, int64_t tile, T* cols) {
       const int64_t p0 = tile * kConvTile;
       const int64_t pixels = std::min(kConvTile, out_size - p0);
       Im2Col2D<T>(geo, px + ng * cg * in_size, cg, p0, pixels, cols, pixels);
+      return pixels;
     };
     const double gather_cost = 0.5 * static_cast<double>(depth * kConvTile);
     if (shared_columns) {
       ctx.ParallelFor(base_jobs, gather_cost, [&](int64_t begin, int64_t end) {
         for (int64_t job = begin; job < end; ++job) {
-          gather(job / pixel_tiles, job % pixel_tiles,
-                 gathered.data() + job * depth * kConvTile);
+          T* cols = gathered.data() + job * depth * kConvTile;
+          const int64_t pixels =
+              gather(job / pixel_tiles, job % pixel_tiles, cols);
+          if constexpr (std::is_same_v<T, float>) {
+            if (!packed_columns.empty()) {
+              packed_columns[job] = PackedOperand::Pack(
+                  PackedOperand::Side::kRight, {cols, pixels}, depth, pixels);
+            }
+          }
         }
       });
     }
@@ -227,9 +283,9 @@ class ConvKernel : public OpKernel {
         const int64_t pixels = std::min(kConvTile, out_size - p0);
         const int64_t ch0 = block * channel_tile;
         const int64_t channels = std::min(channel_tile, mg - ch0);
+        const int64_t chunk = ng * pixel_tiles + tile;
         GemmOperand<T> columns{px + ng * cg * in_size + p0, in_size};
         if (shared_columns) {
-          const int64_t chunk = ng * pixel_tiles + tile;
           columns = {gathered.data() + chunk * depth * kConvTile, pixels};
         } else if (!pointwise) {
           gather(ng, tile, own.data());
@@ -241,6 +297,18 @@ class ConvKernel : public OpKernel {
           for (int64_t r = 0; r < channels; ++r) {
             std::fill(out + r * out_size, out + r * out_size + pixels,
                       pb[oc0 + r]);
+          }
+        }
+        if constexpr (std::is_same_v<T, float>) {
+          if (packed_w != nullptr) {
+            PackedGemmTile(channels, pixels, depth,
+                           GemmInput::Packed((*packed_w)[group], ch0),
+                           packed_columns.empty()
+                               ? GemmInput::Plain(columns)
+                               : GemmInput::Packed(packed_columns[chunk], 0),
+                           out, out_size, /*accumulate=*/pb != nullptr);
+            epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
+            continue;
           }
         }
         GemmTile<T>(channels, pixels, depth, {pw + oc0 * depth, depth}, columns,
@@ -304,6 +372,8 @@ class ConvKernel : public OpKernel {
   const int64_t group_;
   const bool fused_;
   const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
+  std::vector<PackedOperand> packed_w_;        // Empty when W is not packed.
+  Tensor packed_source_;                       // The W they were packed from.
 };
 
 // --- ConvTranspose

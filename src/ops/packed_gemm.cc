@@ -149,7 +149,8 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
              "a packed right operand starts at a panel boundary");
   if (k <= 0) {
     if (!accumulate) {
-      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+      for (int64_t i = 0; i < m; ++i)
+        std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     }
     return;
   }

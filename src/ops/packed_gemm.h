@@ -86,8 +86,7 @@ struct GemmInput {
 // C = op(A) * op(B) + (accumulate ? C : 0), as GemmTile; C is m x n
 // row-major with leading dimension ldc. Single-threaded.
 void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
-                    const GemmInput& b, float* c, int64_t ldc,
-                    bool accumulate);
+                    const GemmInput& b, float* c, int64_t ldc, bool accumulate);
 
 }  // namespace weft::internal
 

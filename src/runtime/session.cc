@@ -172,6 +172,15 @@ class SessionImpl {
     MutexLock lock(mu_);
     return pools_.inter[0].threads;
   }
+  int64_t prepared_bytes() const {
+    int64_t bytes = 0;
+    for (int i = 0; i < graph_->num_nodes(); ++i) {
+      if (const OpKernel* kernel = graph_->node(i).kernel.get()) {
+        bytes += kernel->prepared_bytes();
+      }
+    }
+    return bytes;
+  }
   int intra_op_threads() const {
     MutexLock lock(mu_);
     return pools_.intra_threads;
@@ -661,6 +670,8 @@ Status Session::Close() { return impl_->Close(); }
 int Session::inter_op_threads() const { return impl_->inter_op_threads(); }
 
 int Session::intra_op_threads() const { return impl_->intra_op_threads(); }
+
+int64_t Session::prepared_bytes() const { return impl_->prepared_bytes(); }
 
 int Session::inter_op_spin_us() const { return impl_->pools().inter_spin_us; }
 

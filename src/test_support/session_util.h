@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -113,6 +115,18 @@ inline StatusOr<Tensor> RunOneOutput(const std::string& op,
   WEFT_ASSIGN_OR_RETURN(std::vector<Tensor> out,
                         RunOneNode(op, std::move(inputs), std::move(attrs)));
   return std::move(out[0]);
+}
+
+// The largest elementwise difference between two float32 tensors of the same
+// size (infinity when the sizes differ).
+inline double MaxAbsDifference(const Tensor& a, const Tensor& b) {
+  if (a.NumElements() != b.NumElements()) return HUGE_VAL;
+  double worst = 0;
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(a.data<float>()[i]) -
+                                     b.data<float>()[i]));
+  }
+  return worst;
 }
 
 template <class T>

@@ -85,9 +85,25 @@ std::string OpsetList(const OnnxModelSummary& m) {
 
 // weft info MODEL.onnx: what the model holds and which of its ops weft
 // lacks, before anyone runs it.
+// Bytes of weights packed for the product micro-kernel when a session is
+// created for the model (one intra-op thread: the packing does not depend
+// on it), or the error that kept the session from being created.
+StatusOr<int64_t> PackedWeightBytes(const std::string& path) {
+  WEFT_ASSIGN_OR_RETURN(Model model, LoadModel(path));
+  SessionOptions options;
+  options.inter_op_parallelism_threads = 1;
+  options.intra_op_parallelism_threads = 1;
+  WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                        Session::Create(std::move(model.file.graph), options));
+  return session->prepared_bytes();
+}
+
 int ModelInfo(const std::string& path, bool json) {
   auto model = InspectOnnxModel(path);
   if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
+  // A model with ops weft lacks still gets its summary; only the packed
+  // bytes are then unknown (null in JSON).
+  const StatusOr<int64_t> packed = PackedWeightBytes(path);
   int64_t unsupported = 0;
   for (const OnnxOpUse& op : model->ops) unsupported += op.supported ? 0 : 1;
   if (json) {
@@ -100,6 +116,8 @@ int ModelInfo(const std::string& path, bool json) {
         {"outputs", nlohmann::json::array()},
         {"parameters", model->parameter_count},
         {"parameter_bytes", model->parameter_bytes},
+        {"packed_weight_bytes",
+         packed.ok() ? nlohmann::json(*packed) : nlohmann::json(nullptr)},
         {"ops", nlohmann::json::array()},
         {"unsupported_ops", unsupported}};
     for (const auto& [domain, version] : model->opsets) {
@@ -127,6 +145,15 @@ int ModelInfo(const std::string& path, bool json) {
   std::printf("parameters:  %lld (%.1f MB)\n",
               static_cast<long long>(model->parameter_count),
               static_cast<double>(model->parameter_bytes) / 1e6);
+  if (packed.ok()) {
+    std::printf(
+        "packed:      %.1f MB of weights packed for the product "
+        "kernel at session creation\n",
+        static_cast<double>(*packed) / 1e6);
+  } else {
+    std::printf("packed:      unknown (no session: %s)\n",
+                packed.status().message().c_str());
+  }
   std::printf("inputs:\n");
   for (const auto& v : model->inputs) {
     std::printf("  %-24s %-16s %s\n", v.name.c_str(), v.type_name.c_str(),
