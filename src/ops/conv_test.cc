@@ -139,6 +139,15 @@ TEST(ConvTest, EmptyInputPlanesGiveEmptyOutputs) {
   }
 }
 
+// A constant W with no output channels (nothing to pack) builds and runs:
+// an empty output, not a division by zero when the kernel is built.
+TEST(ConvPackedWeightTest, AnEmptyConstantWeightGivesAnEmptyOutput) {
+  auto y = test::RunOneOutput(
+      "Conv", {Random({1, 4, 5, 5}, 15), Random({0, 4, 3, 3}, 16)});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), Shape({1, 0, 3, 3}));
+}
+
 // Fetches y, or an empty tensor after failing the test.
 Tensor RunY(Session& session, const NamedTensors& feeds) {
   std::vector<Tensor> out = test::MustRun(session, {"y"}, feeds);

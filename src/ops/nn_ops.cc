@@ -118,7 +118,8 @@ class ConvKernel : public OpKernel {
   // kernel is BLIS.
   void PackConstantWeights(const Tensor* w) {
     if (w == nullptr || w->dtype() != DataType::kFloat32 ||
-        w->shape().rank() != 4 || w->shape().dim(1) < 2 || group_ < 1 ||
+        w->shape().rank() != 4 || w->NumElements() == 0 ||
+        w->shape().dim(1) < 2 || group_ < 1 ||
         w->shape().dim(0) % group_ != 0 ||
         ActiveGemmKernel() != GemmKernel::kBlis) {
       return;
