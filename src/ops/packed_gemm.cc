@@ -46,8 +46,15 @@ const BlisMicroKernel& Blis() {
 // The micro-kernels load packed panels with aligned vector loads.
 constexpr size_t kPanelAlignment = 64;
 
+// The micro-kernels load the next depth step's panel rows before they know
+// the loop has ended, so they read a little past a panel's end (BLIS pads its
+// own packing buffers likewise); a pad after the last panel keeps those reads
+// inside the allocation (AddressSanitizer and ThreadSanitizer place blocks
+// next to unmapped pages).
+constexpr int64_t kPanelTailFloats = 256;
+
 float* AllocatePanels(int64_t floats) {
-  size_t bytes = static_cast<size_t>(std::max<int64_t>(floats, 1)) * 4;
+  size_t bytes = static_cast<size_t>(floats + kPanelTailFloats) * 4;
   bytes = (bytes + kPanelAlignment - 1) / kPanelAlignment * kPanelAlignment;
   void* p = std::aligned_alloc(kPanelAlignment, bytes);
   if (p == nullptr) throw std::bad_alloc();
