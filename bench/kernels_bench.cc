@@ -1,6 +1,7 @@
 // Kernel benchmarks, side by side with the peers in the same binary:
 // MatMul through Session::Run against OpenBLAS cblas_sgemm (pthread build,
-// thread count set per case).
+// thread count set per case); Conv on the layer shapes of ResNet-18 and
+// SqueezeNet at batch 1, with W a constant (packed when the session is made).
 //
 //   build/bin/weft_kernels_bench --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true
@@ -90,14 +91,6 @@ void MatMulArgs(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_MatMul_Weft)->Apply(MatMulArgs);
 BENCHMARK(BM_MatMul_OpenBLAS)->Apply(MatMulArgs);
 
-// --- Element-wise and reductions against OpenMP loops -----------------------
-
-void SetBytes(benchmark::State& state, double bytes_per_iteration) {
-  state.counters["GBps"] = benchmark::Counter(
-      bytes_per_iteration * static_cast<double>(state.iterations()) / 1e9,
-      benchmark::Counter::kIsRate);
-}
-
 weft::Tensor RandomVector(int64_t n, uint32_t seed) {
   weft::Tensor t(weft::DataType::kFloat32, {n});
   uint32_t x = seed;
@@ -106,6 +99,83 @@ weft::Tensor RandomVector(int64_t n, uint32_t seed) {
     t.data<float>()[i] = static_cast<float>(x >> 8) * 0x1p-24f - 0.5f;
   }
   return t;
+}
+
+// --- Conv on real models' layer shapes ---------------------------------------
+
+struct ConvShape {
+  const char* name;
+  int64_t c, hw, m, kernel, stride, pad;
+};
+
+constexpr ConvShape kConvShapes[] = {
+    {"resnet_stem_7x7s2", 3, 224, 64, 7, 2, 3},
+    {"resnet_layer1_3x3", 64, 56, 64, 3, 1, 1},
+    {"resnet_layer2_3x3", 128, 28, 128, 3, 1, 1},
+    {"resnet_layer3_3x3", 256, 14, 256, 3, 1, 1},
+    {"resnet_layer4_3x3", 512, 7, 512, 3, 1, 1},
+    {"resnet_downsample_1x1s2", 256, 14, 512, 1, 2, 0},
+    {"squeezenet_squeeze_1x1", 128, 55, 16, 1, 1, 0},
+    {"squeezenet_classifier_1x1", 512, 13, 1000, 1, 1, 0},
+};
+
+// args: index into kConvShapes, intra-op threads (inter = 1).
+void BM_Conv_Weft(benchmark::State& state) {
+  const ConvShape& p = kConvShapes[state.range(0)];
+  state.SetLabel(p.name);
+  weft::Graph g;
+  g.Placeholder("x", weft::DataType::kFloat32, {1, p.c, p.hw, p.hw});
+  g.Const("w", RandomVector(p.m * p.c * p.kernel * p.kernel, 2)
+                   .WithShape({p.m, p.c, p.kernel, p.kernel}));
+  g.Const("b", RandomVector(p.m, 3));
+  weft::Status added = g.AddNode(
+      {"y",
+       "Conv",
+       {"x", "w", "b"},
+       {{"strides", weft::AttrValue(std::vector<int64_t>{p.stride, p.stride})},
+        {"pads", weft::AttrValue(std::vector<int64_t>(4, p.pad))}},
+       ""});
+  weft::SessionOptions options;
+  options.use_per_session_threads = true;
+  options.inter_op_parallelism_threads = 1;
+  options.intra_op_parallelism_threads = static_cast<int>(state.range(1));
+  auto session = added.ok()
+                     ? weft::Session::Create(std::move(g), options)
+                     : weft::StatusOr<std::unique_ptr<weft::Session>>(added);
+  if (!session.ok()) {
+    state.SkipWithError(session.status().ToString().c_str());
+    return;
+  }
+  const std::vector<std::pair<std::string, weft::Tensor>> feeds = {
+      {"x",
+       RandomVector(p.c * p.hw * p.hw, 1).WithShape({1, p.c, p.hw, p.hw})}};
+  std::vector<weft::Tensor> out;
+  for (auto _ : state) {
+    weft::Status s = (*session)->Run(feeds, {"y"}, {}, &out);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+  }
+  const int64_t out_hw = (p.hw + 2 * p.pad - p.kernel) / p.stride + 1;
+  SetFlops(state, 2.0 * p.m * p.c * p.kernel * p.kernel * out_hw * out_hw);
+}
+
+void ConvArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t i = 0; i < static_cast<int64_t>(std::size(kConvShapes)); ++i) {
+    for (int64_t threads : {1, 2}) b->Args({i, threads});
+  }
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Conv_Weft)->Apply(ConvArgs);
+
+// --- Element-wise and reductions against OpenMP loops -----------------------
+
+void SetBytes(benchmark::State& state, double bytes_per_iteration) {
+  state.counters["GBps"] = benchmark::Counter(
+      bytes_per_iteration * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
 }
 
 // A session computing `op` over placeholders shaped like `inputs`, with

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "ops/packed_gemm.h"
 
 namespace weft::internal {
 namespace {
@@ -43,7 +47,134 @@ void DepthwiseRow(const Conv2DGeometry& g, const T* src, int64_t cols,
   }
 }
 
+// How one panel's `width` pixels read their inputs under one tap: from
+// `start` on, `step` apart (pixels of one output row, all inside the
+// input), or, when step is 0, each from its own offset (a panel crossing an
+// output row or touching the padding, where an offset of -1 reads zero).
+struct PanelRun {
+  int64_t start, step;
+};
+
+// Writes one panel of a depth block: `rows` depth rows from channel c, tap
+// `tap` on, `width` floats each. kWidth: the panel width when known at
+// compile time (fixed-length copies the compiler vectorises), or 0.
+template <int64_t kWidth>
+float* GatherPanel(const Conv2DGeometry& g, const float* x, int64_t c,
+                   int64_t tap, int64_t rows, int64_t width,
+                   const PanelRun* runs, const int64_t* offsets, float* dst) {
+  const int64_t w = kWidth != 0 ? kWidth : width;
+  const int64_t taps = g.Taps();
+  const float* plane = x + c * g.InSize();
+  for (int64_t d = 0; d < rows; ++d, dst += w) {
+    const PanelRun run = runs[tap];
+    if (run.step == 1) {
+      const float* src = plane + run.start;
+      for (int64_t i = 0; i < w; ++i) dst[i] = src[i];
+    } else if (run.step > 1) {
+      const float* src = plane + run.start;
+      for (int64_t i = 0; i < w; ++i) dst[i] = src[i * run.step];
+    } else {
+      const int64_t* from = offsets + tap * w;
+      for (int64_t i = 0; i < w; ++i) {
+        dst[i] = from[i] >= 0 ? plane[from[i]] : 0.0f;
+      }
+    }
+    if (++tap == taps) {
+      tap = 0;
+      plane += g.InSize();
+    }
+  }
+  return dst;
+}
+
+template <int64_t kWidth>
+void GatherPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
+                  int64_t padded, int64_t width, int64_t kc,
+                  int64_t first_block, int64_t end_block,
+                  const std::vector<PanelRun>& runs,
+                  const std::vector<int64_t>& offsets, float* panels) {
+  const int64_t taps = g.Taps(), depth = channels * taps;
+  const int64_t panel_count = padded / width;
+  for (int64_t block = first_block; block < end_block; ++block) {
+    const int64_t d0 = block * kc, rows = std::min(kc, depth - d0);
+    float* dst = panels + d0 * padded;
+    for (int64_t q = 0; q < panel_count; ++q) {
+      dst = GatherPanel<kWidth>(g, x, d0 / taps, d0 % taps, rows, width,
+                                runs.data() + q * taps,
+                                offsets.data() + q * taps * width, dst);
+    }
+  }
+}
+
 }  // namespace
+
+bool ConvProductsRunTransposed(int64_t mg, int64_t depth, bool unit_window) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  auto round_up = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
+  return !unit_window && depth >= shape.kc &&
+         round_up(mg, shape.nr) * 8 <= round_up(mg, shape.mr) * 9;
+}
+
+void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
+                  int64_t p0, int64_t pixels, int64_t width, int64_t kc,
+                  int64_t first_block, int64_t end_block, float* panels) {
+  const int64_t taps = g.Taps();
+  const int64_t padded = (pixels + width - 1) / width * width;
+  const int64_t panel_count = padded / width;
+  // Per panel and tap (the same for every channel): each pixel's offset in a
+  // channel plane, -1 in the padding or past the last pixel, and the run
+  // they form.
+  std::vector<int64_t> offsets(panel_count * taps * width, -1);
+  std::vector<PanelRun> runs(panel_count * taps, PanelRun{0, 0});
+  // Each pixel's window corner in the input (may lie in the padding).
+  std::vector<int64_t> corner_y(pixels), corner_x(pixels);
+  for (int64_t i = 0, oy = p0 / g.out_w, ox = p0 % g.out_w; i < pixels; ++i) {
+    corner_y[i] = oy * g.stride_h - g.pad_top;
+    corner_x[i] = ox * g.stride_w - g.pad_left;
+    if (++ox == g.out_w) {
+      ox = 0;
+      ++oy;
+    }
+  }
+  for (int64_t q = 0; q < panel_count; ++q) {
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      const int64_t dy = tap / g.kernel_w * g.dilation_h;
+      const int64_t dx = tap % g.kernel_w * g.dilation_w;
+      int64_t* panel = offsets.data() + (q * taps + tap) * width;
+      for (int64_t i = 0; i < width && q * width + i < pixels; ++i) {
+        const int64_t iy = corner_y[q * width + i] + dy;
+        const int64_t ix = corner_x[q * width + i] + dx;
+        if (iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w) {
+          panel[i] = iy * g.in_w + ix;
+        }
+      }
+      // One output row, all inside: offsets stride_w apart.
+      bool even = panel[0] >= 0;
+      for (int64_t i = 1; i < width && even; ++i) {
+        even = panel[i] >= 0 && panel[i] == panel[0] + i * g.stride_w;
+      }
+      if (even) runs[q * taps + tap] = {panel[0], g.stride_w};
+    }
+  }
+  auto gather = [&](auto fixed_width) {
+    GatherPanels<decltype(fixed_width)::value>(g, x, channels, padded, width,
+                                               kc, first_block, end_block, runs,
+                                               offsets, panels);
+  };
+  switch (width) {  // The micro-kernels' row counts (mr) seen so far.
+    case 6:
+      gather(std::integral_constant<int64_t, 6>());
+      break;
+    case 8:
+      gather(std::integral_constant<int64_t, 8>());
+      break;
+    case 16:
+      gather(std::integral_constant<int64_t, 16>());
+      break;
+    default:
+      gather(std::integral_constant<int64_t, 0>());
+  }
+}
 
 template <class T>
 void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,

@@ -3,6 +3,9 @@
 //
 //   Im2Col2D          gathers a tile of output pixels' receptive fields into
 //                     columns, for one product with the weights (GemmTile);
+//   Im2ColPanels      gathers them straight into the micro-kernel's packed
+//                     panels, one pixel per row, for the product computed
+//                     transposed (pixels x depth times depth x channels);
 //   DepthwisePlane2D  one output plane of a convolution whose groups have a
 //                     single input channel (MobileNet's depthwise layers),
 //                     computed directly, row by row, vectorisable along x;
@@ -41,6 +44,35 @@ struct Conv2DGeometry {
 template <class T>
 void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
               int64_t pixels, T* cols, int64_t ld_cols);
+
+// Whether a Conv whose W is packed (float32, BLIS) computes its products
+// transposed, Y^T = cols^T * W^T:
+// pixels on the micro-kernel's mr-row side, output channels on its nr-column
+// side, C written by column. Pixel counts are often not multiples of nr
+// (ResNet's 7 x 7 = 49 pixels fill four 16-wide panels, 77% of the work
+// useful; nine 6-row panels are 91% useful), while channel counts mostly are.
+// But columns packed during a Run cost more as mr-wide panel rows than as
+// nr-wide ones, which pays only over a deep product: measured on an AMD EPYC
+// (Zen 4, docs/BENCHMARKS.md), transposed ran ResNet-18's 3 x 3 layers
+// (depth >= 576) 3-25% faster and its 1 x 1 stride-2 ones 15% faster, but
+// its 7 x 7 stem (depth 147) 30% slower and a 1 x 1 stride-1 layer over every
+// pixel (X itself is the columns) 45% slower. So transposed when the window
+// gathers, the depth is at least one depth block, and the nr-wide channel
+// panels pad the mg channels by at most an eighth more than mr-wide ones.
+// Decided by W's shape, the strides and the micro-kernel alone: one layer,
+// one path.
+bool ConvProductsRunTransposed(int64_t mg, int64_t depth, bool unit_window);
+
+// The rows [p0, p0 + pixels) of cols^T (output pixels x depth, depth in
+// Im2Col2D's order, depth = channels * Taps()) packed as a left operand of
+// PackedGemmTile (layout in packed_gemm.h): panels of `width` pixels, depth
+// blocks of `kc`, the last panel zero-padded; `panels` holds
+// PanelView::Floats(pixels, depth, width) floats. Only the depth blocks
+// [first_block, end_block) are written, so that callers can split one
+// gather over threads.
+void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
+                  int64_t p0, int64_t pixels, int64_t width, int64_t kc,
+                  int64_t first_block, int64_t end_block, float* panels);
 
 // y[p] = bias + sum over taps of w[tap] * x[tap's input of p], for every
 // output pixel p of one plane; taps in the padding add zero. Taps are added

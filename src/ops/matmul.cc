@@ -146,7 +146,7 @@ void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
                                     ? GemmInput::Packed(*packed_b, c0)
                                     : GemmInput::Plain(b_cols);
       PackedGemmTile(rows, cols, d.k, GemmInput::Plain(a_rows), b_input,
-                     c + r0 * d.n + c0, d.n, /*accumulate=*/false);
+                     {c + r0 * d.n + c0, d.n}, /*accumulate=*/false);
       return;
     }
   }

@@ -4,9 +4,10 @@
 // Dropout (inference).
 //
 // Determinism: Conv cuts each image's output into tiles (blocks of output
-// channels x kConvTile pixels) whose shapes depend on the sizes alone and
-// computes each tile as one single-threaded product over the whole depth
-// (GemmTile, or PackedGemmTile when W was packed at construction); depthwise
+// channels x pixels) whose shapes depend on the sizes (and the micro-kernel's
+// panel shape) alone and computes each tile as one single-threaded product
+// over the whole depth (GemmTile, or PackedGemmTile when W was packed at
+// construction, in the orientation W's shape chose); depthwise
 // planes are computed by one thread each. So every output element's summation
 // order depends on the sizes alone, never on the thread count. The other ops
 // compute each output element in one thread in a fixed order.
@@ -33,6 +34,9 @@ constexpr int64_t kConvTile = 256;
 // Below this many (image, group, pixel tile) jobs, output channels are split
 // into blocks as well.
 constexpr int64_t kConvMinJobs = 8;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
 
 class ConvKernel : public OpKernel {
  public:
@@ -113,9 +117,9 @@ class ConvKernel : public OpKernel {
 
  private:
   // A constant float32 W of a 2-D convolution that runs as products is
-  // packed for the micro-kernel here, once, one operand per group (the
-  // products' left side: output channels x C/g * taps), where the tile
-  // kernel is BLIS.
+  // packed for the micro-kernel here, once, one operand per group, where the
+  // tile kernel is BLIS: the products' left side (output channels x C/g *
+  // taps), or their right side (its transpose) when they run transposed.
   void PackConstantWeights(const Tensor* w) {
     if (w == nullptr || w->dtype() != DataType::kFloat32 ||
         w->shape().rank() != 4 || w->NumElements() == 0 ||
@@ -126,10 +130,18 @@ class ConvKernel : public OpKernel {
     }
     const int64_t mg = w->shape().dim(0) / group_;
     const int64_t depth = w->NumElements() / w->shape().dim(0);
+    // A 1 x 1 window moving one pixel at a time reads X itself as columns.
+    bool unit_window = w->shape().dim(2) == 1 && w->shape().dim(3) == 1;
+    for (int64_t stride : attrs_.strides) unit_window &= stride == 1;
+    transposed_ = ConvProductsRunTransposed(mg, depth, unit_window);
     for (int64_t group = 0; group < group_; ++group) {
-      packed_w_.push_back(PackedOperand::Pack(
-          PackedOperand::Side::kLeft,
-          {w->data<float>() + group * mg * depth, depth}, mg, depth));
+      const float* w_group = w->data<float>() + group * mg * depth;
+      packed_w_.push_back(
+          transposed_ ? PackedOperand::Pack(
+                            PackedOperand::Side::kRight,
+                            {w_group, depth, /*transposed=*/true}, depth, mg)
+                      : PackedOperand::Pack(PackedOperand::Side::kLeft,
+                                            {w_group, depth}, mg, depth));
     }
     packed_source_ = *w;
   }
@@ -171,6 +183,12 @@ class ConvKernel : public OpKernel {
       RunAnyRank<T>(ctx, x, w, bias, y, win, n, cg, mg, epilogue);
     } else if (cg == 1) {
       RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg, epilogue);
+    } else if (std::is_same_v<T, float> && transposed_ &&
+               PackedWeightsFor(w) != nullptr) {
+      if constexpr (std::is_same_v<T, float>) {
+        RunTransposed2D(ctx, x, *PackedWeightsFor(w), bias, y, Geometry2D(win),
+                        n, cg, mg, epilogue);
+      }
     } else {
       RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg, epilogue);
     }
@@ -307,7 +325,7 @@ class ConvKernel : public OpKernel {
                            packed_columns.empty()
                                ? GemmInput::Plain(columns)
                                : GemmInput::Packed(packed_columns[chunk], 0),
-                           out, out_size, /*accumulate=*/pb != nullptr);
+                           {out, out_size}, /*accumulate=*/pb != nullptr);
             epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
             continue;
           }
@@ -317,6 +335,111 @@ class ConvKernel : public OpKernel {
         epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
       }
     });
+  }
+
+  // W packed as the products' right side (ConvProductsRunTransposed): per
+  // (image, group, pixel tile, channel block),
+  //   Y_tile^T [pixels, channels] = cols^T [pixels, C/g * K] * W_g^T,
+  // written into Y by column. cols^T is gathered straight into packed panels
+  // (Im2ColPanels), or for a 1x1 window over every pixel is X^T itself. Pixel
+  // tiles are of about one mc block (the rows of A a depth block keeps in
+  // L2) and of equal size; when they give fewer than kConvMinJobs jobs, the
+  // channels are split into blocks too, and the blocks share columns
+  // gathered once, one depth block per job.
+  void RunTransposed2D(KernelContext& ctx, const Tensor& x,
+                       const std::vector<PackedOperand>& packed_w,
+                       const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
+                       int64_t n, int64_t cg, int64_t mg,
+                       const Epilogue& epilogue) const {
+    const MicroKernelShape& shape = FloatMicroKernel();
+    const int64_t g = group_;
+    const int64_t out_size = geo.OutSize(), in_size = geo.InSize();
+    const int64_t depth = cg * geo.Taps();
+    const bool pointwise = geo.IsPointwise();
+    const int64_t pixel_tile =
+        RoundUp(CeilDiv(out_size, CeilDiv(out_size, shape.mc)), shape.mr);
+    const int64_t pixel_tiles = CeilDiv(out_size, pixel_tile);
+    const int64_t base_jobs = n * g * pixel_tiles;
+    int64_t channel_blocks = 1;
+    if (base_jobs < kConvMinJobs) {
+      channel_blocks =
+          std::min(CeilDiv(mg, shape.nr), CeilDiv(kConvMinJobs, base_jobs));
+    }
+    const int64_t channel_tile = RoundUp(CeilDiv(mg, channel_blocks), shape.nr);
+    channel_blocks = CeilDiv(mg, channel_tile);
+    const int64_t tile_floats = PanelView::Floats(pixel_tile, depth, shape.mr);
+    const int64_t depth_blocks = CeilDiv(depth, shape.kc);
+    const float* px = x.data<float>();
+    const float* pb = bias ? bias->data<float>() : nullptr;
+    float* py = y->data<float>();
+    auto pixels_of = [&](int64_t tile) {
+      return std::min(pixel_tile, out_size - tile * pixel_tile);
+    };
+    auto gather = [&](int64_t chunk, int64_t first_block, int64_t end_block,
+                      float* panels) {
+      const int64_t ng = chunk / pixel_tiles, tile = chunk % pixel_tiles;
+      Im2ColPanels(geo, px + ng * cg * in_size, cg, tile * pixel_tile,
+                   pixels_of(tile), shape.mr, shape.kc, first_block, end_block,
+                   panels);
+    };
+    const bool shared_columns = !pointwise && channel_blocks > 1;
+    PanelBuffer shared;
+    const double gather_cost = 0.5 * static_cast<double>(depth * pixel_tile);
+    if (shared_columns) {
+      float* all = shared.Get(base_jobs * tile_floats);
+      ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t job = begin; job < end; ++job) {
+                          const int64_t chunk = job / depth_blocks;
+                          const int64_t block = job % depth_blocks;
+                          gather(chunk, block, block + 1,
+                                 all + chunk * tile_floats);
+                        }
+                      });
+    }
+    // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
+    const double cost =
+        0.01 * static_cast<double>(channel_tile * depth * pixel_tile) +
+        (pointwise || shared_columns ? 0.0 : gather_cost);
+    ctx.ParallelFor(
+        base_jobs * channel_blocks, cost, [&](int64_t begin, int64_t end) {
+          thread_local PanelBuffer own;  // Kept between Runs: no allocation.
+          for (int64_t job = begin; job < end; ++job) {
+            const int64_t tile = job % pixel_tiles;
+            const int64_t block = job / pixel_tiles % channel_blocks;
+            const int64_t ng = job / pixel_tiles / channel_blocks;
+            const int64_t chunk = ng * pixel_tiles + tile;
+            const int64_t group = ng % g;
+            const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
+            const int64_t ch0 = block * channel_tile;
+            const int64_t channels = std::min(channel_tile, mg - ch0);
+            GemmInput columns;
+            if (pointwise) {  // op(A)(p, c) = X[c][p0 + p]
+              columns = GemmInput::Plain(
+                  {px + ng * cg * in_size + p0, in_size, /*transposed=*/true});
+            } else {
+              float* panels = shared_columns
+                                  ? shared.data() + chunk * tile_floats
+                                  : own.Get(tile_floats);
+              if (!shared_columns) gather(chunk, 0, depth_blocks, panels);
+              columns = GemmInput::Panels(
+                  {panels, RoundUp(pixels, shape.mr), depth, shape.mr}, 0);
+            }
+            const int64_t oc0 = group * mg + ch0;
+            float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
+            if (pb != nullptr) {
+              for (int64_t r = 0; r < channels; ++r) {
+                std::fill(out + r * out_size, out + r * out_size + pixels,
+                          pb[oc0 + r]);
+              }
+            }
+            PackedGemmTile(pixels, channels, depth, columns,
+                           GemmInput::Packed(packed_w[group], ch0),
+                           {out, /*row_stride=*/1, /*col_stride=*/out_size},
+                           /*accumulate=*/pb != nullptr);
+            epilogue.Finish<float>(y, out - py, channels, pixels, out_size);
+          }
+        });
   }
 
   // Any spatial rank: per (image, group, tile of output pixels), gather the
@@ -375,6 +498,7 @@ class ConvKernel : public OpKernel {
   const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
   std::vector<PackedOperand> packed_w_;        // Empty when W is not packed.
   Tensor packed_source_;                       // The W they were packed from.
+  bool transposed_ = false;  // packed_w_ is W^T: RunTransposed2D.
 };
 
 // --- ConvTranspose

@@ -101,67 +101,66 @@ void PackPanels(const Strided& x, int64_t o0, int64_t count, int64_t p0,
 
 int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// Per-thread buffers for operands packed during a call, grown as needed.
-struct PackBuffer {
-  std::unique_ptr<float, void (*)(void*)> data{nullptr, std::free};
-  int64_t floats = 0;
-  float* Get(int64_t need) {
-    if (need > floats) {
-      data.reset(AllocatePanels(need));
-      floats = need;
-    }
-    return data.get();
-  }
-};
-
 }  // namespace
 
 const MicroKernelShape& FloatMicroKernel() { return Blis().shape; }
+
+float* PanelBuffer::Get(int64_t floats) {
+  if (floats > floats_) {
+    data_.reset(AllocatePanels(floats));
+    floats_ = floats;
+  }
+  return data_.get();
+}
+
+const float* PanelView::Panels(int64_t p0, int64_t o0) const {
+  const int64_t kc = std::min(FloatMicroKernel().kc, depth - p0);
+  return data + p0 * padded_outer + o0 * kc;
+}
 
 PackedOperand PackedOperand::Pack(Side side, const GemmOperand<float>& x,
                                   int64_t rows, int64_t cols) {
   const MicroKernelShape& shape = FloatMicroKernel();
   const int64_t outer = side == Side::kLeft ? rows : cols;
   const int64_t depth = side == Side::kLeft ? cols : rows;
+  const int64_t width = side == Side::kLeft ? shape.mr : shape.nr;
   PackedOperand out;
   out.side_ = side;
   out.outer_ = outer;
-  out.depth_ = depth;
-  out.width_ = side == Side::kLeft ? shape.mr : shape.nr;
-  out.padded_outer_ = RoundUp(outer, out.width_);
-  out.data_.reset(AllocatePanels(out.padded_outer_ * depth));
+  float* data = out.storage_.Get(PanelView::Floats(outer, depth, width));
+  out.view_ = {data, RoundUp(outer, width), depth, width};
   const Strided strided = StridesOf(side, x);
   for (int64_t p0 = 0; p0 < depth; p0 += shape.kc) {
     const int64_t kc = std::min(shape.kc, depth - p0);
-    PackPanels(strided, 0, outer, p0, kc, out.width_,
-               out.data_.get() + p0 * out.padded_outer_);
+    PackPanels(strided, 0, outer, p0, kc, width,
+               data + p0 * out.view_.padded_outer);
   }
   return out;
 }
 
-const float* PackedOperand::Panels(int64_t p0, int64_t o0) const {
-  const int64_t kc = std::min(FloatMicroKernel().kc, depth_ - p0);
-  return data_.get() + p0 * padded_outer_ + o0 * kc;
-}
-
 void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
-                    const GemmInput& b, float* c, int64_t ldc,
-                    bool accumulate) {
+                    const GemmInput& b, OutputMatrix c, bool accumulate) {
   if (m <= 0 || n <= 0) return;
   const BlisMicroKernel& blis = Blis();
   const MicroKernelShape& shape = blis.shape;
-  WEFT_CHECK(a.packed == nullptr || a.offset % shape.mr == 0,
-             "a packed left operand starts at a panel boundary");
-  WEFT_CHECK(b.packed == nullptr || b.offset % shape.nr == 0,
-             "a packed right operand starts at a panel boundary");
+  WEFT_CHECK(!a.is_packed() ||
+                 (a.packed.width == shape.mr && a.offset % shape.mr == 0),
+             "a packed left operand has mr-row panels, used from a boundary");
+  WEFT_CHECK(!b.is_packed() ||
+                 (b.packed.width == shape.nr && b.offset % shape.nr == 0),
+             "a packed right operand has nr-column panels, used from a "
+             "boundary");
   if (k <= 0) {
     if (!accumulate) {
-      for (int64_t i = 0; i < m; ++i)
-        std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          c.data[i * c.row_stride + j * c.col_stride] = 0.0f;
+        }
+      }
     }
     return;
   }
-  thread_local PackBuffer a_buffer, b_buffer;
+  thread_local PanelBuffer a_buffer, b_buffer;
   const Strided a_plain = StridesOf(PackedOperand::Side::kLeft, a.plain);
   const Strided b_plain = StridesOf(PackedOperand::Side::kRight, b.plain);
   float one = 1.0f, zero = 0.0f;
@@ -171,8 +170,8 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
     const int64_t kc = std::min(shape.kc, k - p0);
     float* beta = p0 == 0 && !accumulate ? &zero : &one;
     const float* b_panels;
-    if (b.packed != nullptr) {
-      b_panels = b.packed->Panels(p0, b.offset);
+    if (b.is_packed()) {
+      b_panels = b.packed.Panels(p0, b.offset);
     } else {
       float* buffer = b_buffer.Get(RoundUp(n, shape.nr) * kc);
       PackPanels(b_plain, 0, n, p0, kc, shape.nr, buffer);
@@ -181,8 +180,8 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
     for (int64_t i0 = 0; i0 < m; i0 += shape.mc) {
       const int64_t mc = std::min(shape.mc, m - i0);
       const float* a_panels;
-      if (a.packed != nullptr) {
-        a_panels = a.packed->Panels(p0, a.offset + i0);
+      if (a.is_packed()) {
+        a_panels = a.packed.Panels(p0, a.offset + i0);
       } else {
         float* buffer = a_buffer.Get(RoundUp(mc, shape.mr) * kc);
         PackPanels(a_plain, i0, mc, p0, kc, shape.mr, buffer);
@@ -193,8 +192,9 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
         for (int64_t i = 0; i < mc; i += shape.mr) {
           float* a_panel = const_cast<float*>(a_panels + i * kc);
           blis.fn(std::min(shape.mr, mc - i), std::min(shape.nr, n - j), kc,
-                  &one, a_panel, b_panel, beta, c + (i0 + i) * ldc + j, ldc, 1,
-                  &aux, blis.cntx);
+                  &one, a_panel, b_panel, beta,
+                  c.data + (i0 + i) * c.row_stride + j * c.col_stride,
+                  c.row_stride, c.col_stride, &aux, blis.cntx);
         }
       }
     }

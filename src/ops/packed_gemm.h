@@ -37,6 +37,38 @@ struct MicroKernelShape {
 };
 const MicroKernelShape& FloatMicroKernel();
 
+// 64-byte-aligned float storage for packed panels, with a pad after the
+// last panel (see kPanelTailFloats in packed_gemm.cc); grows, never shrinks.
+// Uninitialised: packing writes every float the micro-kernel uses.
+class PanelBuffer {
+ public:
+  float* Get(int64_t floats);
+  float* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t floats_ = 0;
+};
+
+// Packed panels of one operand, stored elsewhere: `outer` rows of op(A) (or
+// columns of op(B)) padded to whole panels of `width`, over `depth`, in the
+// layout above.
+struct PanelView {
+  const float* data = nullptr;
+  int64_t padded_outer = 0, depth = 0, width = 1;
+
+  // The first panel holding outer index `o0` (a multiple of width) in the
+  // depth block starting at p0.
+  const float* Panels(int64_t p0, int64_t o0) const;
+  // Floats that panels of `outer` x `depth` take at this width.
+  static int64_t Floats(int64_t outer, int64_t depth, int64_t width) {
+    return (outer + width - 1) / width * width * depth;
+  }
+};
+
 // One operand of the product, packed ahead of time.
 class PackedOperand {
  public:
@@ -49,44 +81,54 @@ class PackedOperand {
 
   Side side() const { return side_; }
   int64_t outer() const { return outer_; }
-  int64_t depth() const { return depth_; }
+  int64_t depth() const { return view_.depth; }
   // Panel width: mr for kLeft, nr for kRight. A product may start at any
   // multiple of it along the outer dimension.
-  int64_t width() const { return width_; }
+  int64_t width() const { return view_.width; }
   // Memory held, for `weft info`.
   int64_t bytes() const {
-    return depth_ * padded_outer_ * static_cast<int64_t>(sizeof(float));
+    return view_.depth * view_.padded_outer *
+           static_cast<int64_t>(sizeof(float));
   }
-  // The first panel holding outer index `o0` (a multiple of width()) in the
-  // depth block starting at p0.
-  const float* Panels(int64_t p0, int64_t o0) const;
+  const PanelView& view() const { return view_; }
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
   Side side_ = Side::kLeft;
-  int64_t outer_ = 0, depth_ = 0, width_ = 1, padded_outer_ = 0;
-  std::unique_ptr<float, Free> data_;
+  int64_t outer_ = 0;
+  PanelView view_;
+  PanelBuffer storage_;
 };
 
-// An operand of PackedGemmTile: a packed operand from outer index `offset`
-// on (a multiple of its width), or a plain one packed during the call.
+// An operand of PackedGemmTile: packed panels from outer index `offset` on
+// (a multiple of their width), or a plain operand packed during the call.
 struct GemmInput {
-  const PackedOperand* packed = nullptr;
+  PanelView packed;  // packed.data is null for a plain operand
   int64_t offset = 0;
   GemmOperand<float> plain{nullptr, 0};
 
-  static GemmInput Plain(GemmOperand<float> x) { return {nullptr, 0, x}; }
+  static GemmInput Plain(GemmOperand<float> x) { return {{}, 0, x}; }
   static GemmInput Packed(const PackedOperand& x, int64_t offset) {
-    return {&x, offset, {nullptr, 0}};
+    return Panels(x.view(), offset);
   }
+  static GemmInput Panels(const PanelView& x, int64_t offset) {
+    return {x, offset, {nullptr, 0}};
+  }
+  bool is_packed() const { return packed.data != nullptr; }
 };
 
-// C = op(A) * op(B) + (accumulate ? C : 0), as GemmTile; C is m x n
-// row-major with leading dimension ldc. Single-threaded.
+// Where PackedGemmTile writes C: element (i, j) at data[i * row_stride +
+// j * col_stride]. Row-major C has col_stride 1; a column-stored one (a
+// product computed transposed) has row_stride 1.
+struct OutputMatrix {
+  float* data;
+  int64_t row_stride;
+  int64_t col_stride = 1;
+};
+
+// C = op(A) * op(B) + (accumulate ? C : 0), as GemmTile; C is m x n.
+// Single-threaded.
 void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
-                    const GemmInput& b, float* c, int64_t ldc, bool accumulate);
+                    const GemmInput& b, OutputMatrix c, bool accumulate);
 
 }  // namespace weft::internal
 

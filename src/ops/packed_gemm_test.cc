@@ -49,7 +49,7 @@ TEST_P(PackedGemmTest, EveryOperandFormGivesTheSameBitsAndTheReference) {
 
   std::vector<float> plain = c0;
   PackedGemmTile(m, n, k, GemmInput::Plain(pa), GemmInput::Plain(pb),
-                 plain.data(), ldc, p.accumulate);
+                 {plain.data(), ldc}, p.accumulate);
   // The reference: Eigen's product, checked against a double reference in
   // GemmTileTest.
   std::vector<float> reference = c0;
@@ -64,22 +64,37 @@ TEST_P(PackedGemmTest, EveryOperandFormGivesTheSameBitsAndTheReference) {
 
   std::vector<float> both = c0, left = c0, right = c0;
   PackedGemmTile(m, n, k, GemmInput::Packed(packed_a, 0),
-                 GemmInput::Packed(packed_b, 0), both.data(), ldc,
+                 GemmInput::Packed(packed_b, 0), {both.data(), ldc},
                  p.accumulate);
   PackedGemmTile(m, n, k, GemmInput::Packed(packed_a, 0), GemmInput::Plain(pb),
-                 left.data(), ldc, p.accumulate);
+                 {left.data(), ldc}, p.accumulate);
   PackedGemmTile(m, n, k, GemmInput::Plain(pa), GemmInput::Packed(packed_b, 0),
-                 right.data(), ldc, p.accumulate);
+                 {right.data(), ldc}, p.accumulate);
   EXPECT_EQ(0, std::memcmp(both.data(), plain.data(), plain.size() * 4));
   EXPECT_EQ(0, std::memcmp(left.data(), plain.data(), plain.size() * 4));
   EXPECT_EQ(0, std::memcmp(right.data(), plain.data(), plain.size() * 4));
+
+  // C stored by column, as a product computed transposed writes it: the
+  // same product, element for element.
+  std::vector<float> by_column(n * m);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) by_column[j * m + i] = c0[i * ldc + j];
+  }
+  PackedGemmTile(m, n, k, GemmInput::Packed(packed_a, 0),
+                 GemmInput::Packed(packed_b, 0), {by_column.data(), 1, m},
+                 p.accumulate);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      ASSERT_EQ(by_column[j * m + i], plain[i * ldc + j]) << i << "," << j;
+    }
+  }
 
   // A tile from panel offsets: rows from mr on, columns from nr on.
   std::vector<float> tile = c0;
   const int64_t r0 = shape.mr, q0 = shape.nr;
   PackedGemmTile(m - r0, n - q0, k, GemmInput::Packed(packed_a, r0),
-                 GemmInput::Packed(packed_b, q0), tile.data() + r0 * ldc + q0,
-                 ldc, p.accumulate);
+                 GemmInput::Packed(packed_b, q0),
+                 {tile.data() + r0 * ldc + q0, ldc}, p.accumulate);
   for (int64_t i = r0; i < m; ++i) {
     for (int64_t j = q0; j < n; ++j) {
       ASSERT_EQ(tile[i * ldc + j], plain[i * ldc + j]) << i << "," << j;
@@ -121,11 +136,11 @@ TEST(PackedOperandTest, ReportsThePaddedPanelsItHolds) {
 TEST(PackedGemmTileTest, EmptyDepthGivesZerosOrLeavesC) {
   std::vector<float> c(6, std::nanf(""));
   PackedGemmTile(2, 3, 0, GemmInput::Plain({nullptr, 1}),
-                 GemmInput::Plain({nullptr, 3}), c.data(), 3, false);
+                 GemmInput::Plain({nullptr, 3}), {c.data(), 3}, false);
   for (float v : c) EXPECT_EQ(v, 0.0f);
   std::vector<float> kept(6, 2.0f);
   PackedGemmTile(2, 3, 0, GemmInput::Plain({nullptr, 1}),
-                 GemmInput::Plain({nullptr, 3}), kept.data(), 3, true);
+                 GemmInput::Plain({nullptr, 3}), {kept.data(), 3}, true);
   for (float v : kept) EXPECT_EQ(v, 2.0f);
 }
 

@@ -1,0 +1,129 @@
+// Im2ColPanels against Im2Col2D (checked against a direct convolution in
+// ConvTest): every packed element is the column element it stands for, the
+// padding panels hold zeros, and a gather split by depth blocks writes what
+// one call writes. And the rule that picks the transposed products.
+#include "ops/conv_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/packed_gemm.h"
+
+namespace weft::internal {
+namespace {
+
+struct PanelCase {
+  const char* name;
+  Conv2DGeometry geo;
+  int64_t channels, p0, pixels, width, kc;
+};
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = uniform(engine);
+  return v;
+}
+
+// Conv2DGeometry for a square input, kernel, stride, dilation and pad.
+Conv2DGeometry Square(int64_t in, int64_t kernel, int64_t stride,
+                      int64_t dilation, int64_t pad) {
+  const int64_t out =
+      (in + 2 * pad - ((kernel - 1) * dilation + 1)) / stride + 1;
+  return {in,     in,     out,      out,      kernel, kernel,
+          stride, stride, dilation, dilation, pad,    pad};
+}
+
+void PrintTo(const PanelCase& c, std::ostream* os) { *os << c.name; }
+
+class Im2ColPanelsTest : public testing::TestWithParam<PanelCase> {};
+
+TEST_P(Im2ColPanelsTest, HoldsTheColumnsInThePackedLayout) {
+  const PanelCase& p = GetParam();
+  const Conv2DGeometry& g = p.geo;
+  const int64_t depth = p.channels * g.Taps();
+  const std::vector<float> x = Random(p.channels * g.InSize(), 1);
+  std::vector<float> cols(depth * p.pixels);
+  Im2Col2D<float>(g, x.data(), p.channels, p.p0, p.pixels, cols.data(),
+                  p.pixels);
+  const int64_t floats = PanelView::Floats(p.pixels, depth, p.width);
+  const int64_t blocks = (depth + p.kc - 1) / p.kc;
+  std::vector<float> panels(floats, std::nanf(""));
+  Im2ColPanels(g, x.data(), p.channels, p.p0, p.pixels, p.width, p.kc, 0,
+               blocks, panels.data());
+  const int64_t padded = floats / depth;
+  for (int64_t d = 0; d < depth; ++d) {
+    const int64_t d0 = d / p.kc * p.kc, rows = std::min(p.kc, depth - d0);
+    for (int64_t i = 0; i < padded; ++i) {
+      const float got = panels[d0 * padded + i / p.width * p.width * rows +
+                               (d - d0) * p.width + i % p.width];
+      const float want = i < p.pixels ? cols[d * p.pixels + i] : 0.0f;
+      ASSERT_EQ(got, want) << "depth " << d << " pixel " << i;
+    }
+  }
+  // One depth block per call, in reverse order: the same floats.
+  std::vector<float> by_block(floats, std::nanf(""));
+  for (int64_t block = blocks - 1; block >= 0; --block) {
+    Im2ColPanels(g, x.data(), p.channels, p.p0, p.pixels, p.width, p.kc, block,
+                 block + 1, by_block.data());
+  }
+  for (int64_t f = 0; f < floats; ++f) {
+    ASSERT_EQ(by_block[f], panels[f]) << "float " << f;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, Im2ColPanelsTest,
+    testing::Values(
+        // Panels crossing output rows, the padding on both sides, a partial
+        // last panel; depth 36 in blocks of 16 (not a divisor).
+        PanelCase{"three_by_three_pad", Square(11, 3, 1, 1, 1), 4, 5, 50, 6,
+                  16},
+        // A stride: the runs of a panel read every second input.
+        PanelCase{"seven_by_seven_stride2", Square(30, 7, 2, 1, 3), 3, 17, 80,
+                  6, 64},
+        PanelCase{"dilated", Square(15, 3, 1, 2, 2), 2, 0, 225, 6, 7},
+        PanelCase{"one_by_one_stride2", Square(14, 1, 2, 1, 0), 5, 0, 49, 6, 4},
+        // Widths other than 6: the vectorised 16 and a width the code has
+        // no fixed-length copy for.
+        PanelCase{"width16", Square(9, 3, 1, 1, 1), 3, 2, 61, 16, 10},
+        PanelCase{"width5", Square(9, 3, 2, 1, 0), 3, 0, 16, 5, 27}),
+    [](const testing::TestParamInfo<PanelCase>& info) {
+      return info.param.name;
+    });
+
+// The rule that picks the transposed products, on any CPU's micro-kernel:
+// gathered windows at depth >= kc run transposed; a 1 x 1 window with unit
+// strides (X itself is the columns) and shallower depths do not.
+TEST(ConvProductsRunTransposedTest, FollowsDepthAndWindow) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  const int64_t whole = shape.mr * shape.nr;  // whole panels both ways
+  EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, false));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, true));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc - 1, false));
+}
+
+// And the channel counts it keeps in the other orientation, with the 6 x 16
+// micro-kernel BLIS picks for AMD's Zen CPUs: those that 16-wide panels pad
+// by more than an eighth over 6-wide ones.
+TEST(ConvProductsRunTransposedTest, KeepsChannelCountsThatWidePanelsPad) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  if (shape.mr != 6 || shape.nr != 16) {
+    GTEST_SKIP() << "the micro-kernel here is " << shape.mr << " x "
+                 << shape.nr;
+  }
+  const int64_t deep = shape.kc;
+  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, false));  // 512 vs 516
+  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, false));  // 128 vs 120
+  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, false));  // 32 vs 24
+  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, false));  // 48 vs 42
+}
+
+}  // namespace
+}  // namespace weft::internal
