@@ -76,18 +76,18 @@ void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
   const int64_t inner = rank == 0 ? 1 : shape.dim(rank - 1);
   const int64_t rows = inner == 0 ? 0 : out->NumElements() / inner;
   const int64_t inner_stride = rank == 0 ? 0 : in_strides[rank - 1];
-  ctx.ParallelFor(
-      rows, static_cast<double>(inner), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          int64_t rest = r, offset = in_start;
-          for (int d = rank - 2; d >= 0; --d) {
-            offset += (rest % shape.dim(d)) * in_strides[d];
-            rest /= shape.dim(d);
-          }
-          copy_row(src + offset * esize, inner_stride, inner, esize,
-                   dst + r * inner * esize);
-        }
-      });
+  ctx.ParallelFor(rows, static_cast<double>(inner),
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r) {
+                      int64_t rest = r, offset = in_start;
+                      for (int d = rank - 2; d >= 0; --d) {
+                        offset += (rest % shape.dim(d)) * in_strides[d];
+                        rest /= shape.dim(d);
+                      }
+                      copy_row(src + offset * esize, inner_stride, inner, esize,
+                               dst + r * inner * esize);
+                    }
+                  });
 }
 
 // --- Reshape ----------------------------------------------------------------
@@ -199,7 +199,8 @@ class TransposeKernel : public OpKernel {
       dims.push_back(x.shape().dim(p));
       strides.push_back(in_strides[p]);
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(0, Shape(dims)));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, Shape(dims)));
     GatherStrided(ctx, x, y, strides, 0);
     return Status::OK();
   }
@@ -319,7 +320,8 @@ class SplitKernel : public OpKernel {
     for (int i = 0; i < num_outputs_; ++i) {
       std::vector<int64_t> dims = x.shape().dims();
       dims[axis] = sizes[i];
-      WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(i, Shape(dims)));
+      WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                            ctx.AllocateOutputUninitialized(i, Shape(dims)));
       GatherStrided(ctx, x, y, strides, start * strides[axis]);
       start += sizes[i];
     }

@@ -159,7 +159,8 @@ T Exp(T x) {
 // Max propagate NaN).
 template <class T>
 T MaxPropagatingNaN(T acc, T v) {
-  return (v > acc || v != v) ? v : acc;
+  // `|`, not `||`: no branch, so that lanes of it vectorise (compare, blend).
+  return ((v > acc) | (v != v)) ? v : acc;
 }
 
 // Reduces load(0..n-1) with `combine`, keeping kLanes independent partial
@@ -181,11 +182,20 @@ A LaneReduce(int64_t n, A identity, Load load, Combine combine) {
   return acc;
 }
 
-// The maximum of x[0..n-1] (n >= 1); NaN if any element is NaN.
+// The maximum of x[0..n-1] (n >= 1); NaN if any element is NaN. Two
+// vectorised passes: the largest value by a plain compare-and-select (one
+// max instruction per vector), and whether any element is NaN. A single
+// select that also lets NaN win compiles to a branch per element (Softmax
+// spent more time in its row maximum than in its exponentials).
 template <class T>
 T MaxOf(const T* x, int64_t n) {
-  return LaneReduce<T>(
-      n, x[0], [x](int64_t i) { return x[i]; }, MaxPropagatingNaN<T>);
+  const T max = LaneReduce<T>(
+      n, x[0], [x](int64_t i) { return x[i]; },
+      [](T acc, T v) { return acc < v ? v : acc; });
+  const int any_nan = LaneReduce<int>(
+      n, 0, [x](int64_t i) { return static_cast<int>(x[i] != x[i]); },
+      [](int a, int b) { return a | b; });
+  return any_nan != 0 ? std::numeric_limits<T>::quiet_NaN() : max;
 }
 
 }  // namespace weft::internal::vmath
