@@ -36,6 +36,16 @@ constexpr int64_t kConvTile = 256;
 constexpr int64_t kConvMinJobs = 8;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Starts a tile of `channels` output rows of `pixels` (row stride ld) at
+// each channel's bias, for the product to accumulate onto.
+template <class T>
+void FillBias(const T* bias, int64_t channels, int64_t pixels, int64_t ld,
+              T* out) {
+  for (int64_t r = 0; r < channels; ++r) {
+    std::fill(out + r * ld, out + r * ld + pixels, bias[r]);
+  }
+}
 int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
 
 class ConvKernel : public OpKernel {
@@ -312,12 +322,7 @@ class ConvKernel : public OpKernel {
         }
         const int64_t oc0 = group * mg + ch0;
         T* out = py + ((ng - group) * mg + oc0) * out_size + p0;
-        if (pb != nullptr) {
-          for (int64_t r = 0; r < channels; ++r) {
-            std::fill(out + r * out_size, out + r * out_size + pixels,
-                      pb[oc0 + r]);
-          }
-        }
+        if (pb != nullptr) FillBias(pb + oc0, channels, pixels, out_size, out);
         if constexpr (std::is_same_v<T, float>) {
           if (packed_w != nullptr) {
             PackedGemmTile(channels, pixels, depth,
@@ -428,10 +433,7 @@ class ConvKernel : public OpKernel {
             const int64_t oc0 = group * mg + ch0;
             float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
             if (pb != nullptr) {
-              for (int64_t r = 0; r < channels; ++r) {
-                std::fill(out + r * out_size, out + r * out_size + pixels,
-                          pb[oc0 + r]);
-              }
+              FillBias(pb + oc0, channels, pixels, out_size, out);
             }
             PackedGemmTile(pixels, channels, depth, columns,
                            GemmInput::Packed(packed_w[group], ch0),
