@@ -36,6 +36,7 @@ constexpr int64_t kConvTile = 256;
 constexpr int64_t kConvMinJobs = 8;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
 
 // Starts a tile of `channels` output rows of `pixels` (row stride ld) at
 // each channel's bias, for the product to accumulate onto.
@@ -46,7 +47,6 @@ void FillBias(const T* bias, int64_t channels, int64_t pixels, int64_t ld,
     std::fill(out + r * ld, out + r * ld + pixels, bias[r]);
   }
 }
-int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
 
 class ConvKernel : public OpKernel {
  public:
@@ -346,11 +346,11 @@ class ConvKernel : public OpKernel {
   // (image, group, pixel tile, channel block),
   //   Y_tile^T [pixels, channels] = cols^T [pixels, C/g * K] * W_g^T,
   // written into Y by column. cols^T is gathered straight into packed panels
-  // (Im2ColPanels), or for a 1x1 window over every pixel is X^T itself. Pixel
-  // tiles are of about one mc block (the rows of A a depth block keeps in
-  // L2) and of equal size; when they give fewer than kConvMinJobs jobs, the
-  // channels are split into blocks too, and the blocks share columns
-  // gathered once, one depth block per job.
+  // (Im2ColPanels); the rule never sends a 1x1 window with unit strides
+  // here, so there is always a gather. Pixel tiles are of about one mc block
+  // (the rows of A a depth block keeps in L2) and of equal size; when they give
+  // fewer than kConvMinJobs jobs, the channels are split into blocks too, and
+  // the blocks share columns gathered once, one depth block per job.
   void RunTransposed2D(KernelContext& ctx, const Tensor& x,
                        const std::vector<PackedOperand>& packed_w,
                        const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
@@ -360,7 +360,6 @@ class ConvKernel : public OpKernel {
     const int64_t g = group_;
     const int64_t out_size = geo.OutSize(), in_size = geo.InSize();
     const int64_t depth = cg * geo.Taps();
-    const bool pointwise = geo.IsPointwise();
     const int64_t pixel_tile =
         RoundUp(CeilDiv(out_size, CeilDiv(out_size, shape.mc)), shape.mr);
     const int64_t pixel_tiles = CeilDiv(out_size, pixel_tile);
@@ -387,7 +386,7 @@ class ConvKernel : public OpKernel {
                    pixels_of(tile), shape.mr, shape.kc, first_block, end_block,
                    panels);
     };
-    const bool shared_columns = !pointwise && channel_blocks > 1;
+    const bool shared_columns = channel_blocks > 1;
     PanelBuffer shared;
     const double gather_cost = 0.5 * static_cast<double>(depth * pixel_tile);
     if (shared_columns) {
@@ -405,7 +404,7 @@ class ConvKernel : public OpKernel {
     // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
     const double cost =
         0.01 * static_cast<double>(channel_tile * depth * pixel_tile) +
-        (pointwise || shared_columns ? 0.0 : gather_cost);
+        (shared_columns ? 0.0 : gather_cost);
     ctx.ParallelFor(
         base_jobs * channel_blocks, cost, [&](int64_t begin, int64_t end) {
           thread_local PanelBuffer own;  // Kept between Runs: no allocation.
@@ -418,18 +417,11 @@ class ConvKernel : public OpKernel {
             const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
             const int64_t ch0 = block * channel_tile;
             const int64_t channels = std::min(channel_tile, mg - ch0);
-            GemmInput columns;
-            if (pointwise) {  // op(A)(p, c) = X[c][p0 + p]
-              columns = GemmInput::Plain(
-                  {px + ng * cg * in_size + p0, in_size, /*transposed=*/true});
-            } else {
-              float* panels = shared_columns
-                                  ? shared.data() + chunk * tile_floats
-                                  : own.Get(tile_floats);
-              if (!shared_columns) gather(chunk, 0, depth_blocks, panels);
-              columns = GemmInput::Panels(
-                  {panels, RoundUp(pixels, shape.mr), depth, shape.mr}, 0);
-            }
+            float* panels = shared_columns ? shared.data() + chunk * tile_floats
+                                           : own.Get(tile_floats);
+            if (!shared_columns) gather(chunk, 0, depth_blocks, panels);
+            const GemmInput columns = GemmInput::Panels(
+                {panels, RoundUp(pixels, shape.mr), depth, shape.mr}, 0);
             const int64_t oc0 = group * mg + ch0;
             float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
             if (pb != nullptr) {
