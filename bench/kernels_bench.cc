@@ -105,7 +105,7 @@ weft::Tensor RandomVector(int64_t n, uint32_t seed) {
 
 struct ConvShape {
   const char* name;
-  int64_t c, hw, m, kernel, stride, pad;
+  int64_t c, hw, m, kernel, stride, pad, group = 1;
 };
 
 constexpr ConvShape kConvShapes[] = {
@@ -117,6 +117,10 @@ constexpr ConvShape kConvShapes[] = {
     {"resnet_downsample_1x1s2", 256, 14, 512, 1, 2, 0},
     {"squeezenet_squeeze_1x1", 128, 55, 16, 1, 1, 0},
     {"squeezenet_classifier_1x1", 512, 13, 1000, 1, 1, 0},
+    {"mobilenet_depthwise_3x3_112", 32, 112, 32, 3, 1, 1, 32},
+    {"mobilenet_depthwise_3x3s2_112", 96, 112, 96, 3, 2, 1, 96},
+    {"mobilenet_depthwise_3x3_56", 144, 56, 144, 3, 1, 1, 144},
+    {"mobilenet_depthwise_3x3_7", 960, 7, 960, 3, 1, 1, 960},
 };
 
 // args: index into kConvShapes, intra-op threads (inter = 1).
@@ -125,14 +129,16 @@ void BM_Conv_Weft(benchmark::State& state) {
   state.SetLabel(p.name);
   weft::Graph g;
   g.Placeholder("x", weft::DataType::kFloat32, {1, p.c, p.hw, p.hw});
-  g.Const("w", RandomVector(p.m * p.c * p.kernel * p.kernel, 2)
-                   .WithShape({p.m, p.c, p.kernel, p.kernel}));
+  const int64_t cg = p.c / p.group;
+  g.Const("w", RandomVector(p.m * cg * p.kernel * p.kernel, 2)
+                   .WithShape({p.m, cg, p.kernel, p.kernel}));
   g.Const("b", RandomVector(p.m, 3));
   weft::Status added = g.AddNode(
       {"y",
        "Conv",
        {"x", "w", "b"},
-       {{"strides", weft::AttrValue(std::vector<int64_t>{p.stride, p.stride})},
+       {{"group", weft::AttrValue(p.group)},
+        {"strides", weft::AttrValue(std::vector<int64_t>{p.stride, p.stride})},
         {"pads", weft::AttrValue(std::vector<int64_t>(4, p.pad))}},
        ""});
   weft::SessionOptions options;
@@ -158,7 +164,7 @@ void BM_Conv_Weft(benchmark::State& state) {
     }
   }
   const int64_t out_hw = (p.hw + 2 * p.pad - p.kernel) / p.stride + 1;
-  SetFlops(state, 2.0 * p.m * p.c * p.kernel * p.kernel * out_hw * out_hw);
+  SetFlops(state, 2.0 * p.m * cg * p.kernel * p.kernel * out_hw * out_hw);
 }
 
 void ConvArgs(benchmark::internal::Benchmark* b) {

@@ -26,25 +26,80 @@ ColumnRange InsideColumns(const Conv2DGeometry& g, int64_t shift) {
   return {std::min(first, g.out_w), std::clamp(last, int64_t{0}, g.out_w)};
 }
 
-// One output row of a depthwise plane, kLanes columns at a time: each group
-// of columns sums its taps in registers (bias first, taps in row-major
-// order). kStride: the column stride, or 0 to use `stride`.
-template <class T, int64_t kLanes, int64_t kStride>
-void DepthwiseRow(const Conv2DGeometry& g, const T* src, int64_t cols,
-                  const T* w, T bias, int64_t width, int64_t stride, T* row) {
+// kRows output rows of a depthwise plane, into y (rows of out_w), computed
+// over `width` columns (out_w rounded up to kLanes): each group of kLanes
+// columns of the kRows rows sums its taps in registers, bias first, taps in
+// row-major order. The kRows x kLanes sums are independent chains of additions,
+// so the vector units overlap them; one row of 8 columns at a time was a single
+// chain, each tap waiting for the last (3.4 cycles per output on a Zen 4).
+// kStride: the column stride, or 0 to use `stride`.
+template <class T, int64_t kLanes, int64_t kRows, int64_t kStride>
+void DepthwiseRows(const Conv2DGeometry& g, const T* src, int64_t cols,
+                   const T* w, T bias, int64_t width, int64_t stride, T* y) {
+  static_assert(kRows == 1 || kRows == 4);
   const int64_t sw = kStride != 0 ? kStride : stride;
+  const int64_t row_step = g.stride_h * cols;
   for (int64_t ox = 0; ox < width; ox += kLanes) {
-    T sum[kLanes];
-    for (int64_t j = 0; j < kLanes; ++j) sum[j] = bias;
+    // One array per row, not one 2-D array: GCC keeps each in a vector
+    // register, where a 2-D array of the same size stayed on the stack.
+    T s0[kLanes], s1[kLanes], s2[kLanes], s3[kLanes];
+    for (int64_t j = 0; j < kLanes; ++j) s0[j] = s1[j] = s2[j] = s3[j] = bias;
     for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
       const T* line = src + kh * g.dilation_h * cols + ox * sw;
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
         const T weight = w[kh * g.kernel_w + kw];
         const T* tap = line + kw * g.dilation_w;
-        for (int64_t j = 0; j < kLanes; ++j) sum[j] += weight * tap[j * sw];
+        for (int64_t j = 0; j < kLanes; ++j) {
+          s0[j] += weight * tap[j * sw];
+          if constexpr (kRows == 4) {
+            s1[j] += weight * tap[row_step + j * sw];
+            s2[j] += weight * tap[2 * row_step + j * sw];
+            s3[j] += weight * tap[3 * row_step + j * sw];
+          }
+        }
       }
     }
-    for (int64_t j = 0; j < kLanes; ++j) row[ox + j] = sum[j];
+    // Straight into y for a whole group; the row's last, partial group
+    // through a buffer, so that every access to the sums has a fixed length
+    // (with a variable-length one, GCC split them into scalars).
+    const bool whole = ox + kLanes <= g.out_w;
+    T tail[4][kLanes];
+    auto store = [&](T* row0, int64_t ld) {
+      for (int64_t j = 0; j < kLanes; ++j) {
+        row0[j] = s0[j];
+        if constexpr (kRows == 4) {
+          row0[ld + j] = s1[j];
+          row0[2 * ld + j] = s2[j];
+          row0[3 * ld + j] = s3[j];
+        }
+      }
+    };
+    if (whole) {
+      store(y + ox, g.out_w);
+    } else {
+      store(tail[0], kLanes);
+      for (int64_t r = 0; r < kRows; ++r) {
+        std::copy(tail[r], tail[r] + (g.out_w - ox), y + r * g.out_w + ox);
+      }
+    }
+  }
+}
+
+// DepthwiseRows with the column stride made a constant where it is 1 or 2
+// (contiguous or evenly strided loads).
+template <class T, int64_t kLanes, int64_t kRows>
+void DepthwiseRowsAnyStride(const Conv2DGeometry& g, const T* src, int64_t cols,
+                            const T* w, T bias, int64_t width, T* y) {
+  switch (g.stride_w) {
+    case 1:
+      DepthwiseRows<T, kLanes, kRows, 1>(g, src, cols, w, bias, width, 1, y);
+      break;
+    case 2:
+      DepthwiseRows<T, kLanes, kRows, 2>(g, src, cols, w, bias, width, 2, y);
+      break;
+    default:
+      DepthwiseRows<T, kLanes, kRows, 0>(g, src, cols, w, bias, width,
+                                         g.stride_w, y);
   }
 }
 
@@ -217,52 +272,66 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
   }
 }
 
-template <class T>
-void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
-                      T* y, std::vector<T>& scratch) {
-  // Output rows are computed kLanes columns at a time, in fixed-length inner
-  // loops the compiler turns into vector instructions whatever the plane's
-  // width (MobileNet's late planes are 7 or 14 wide, narrower than one
-  // 512-bit vector loop's minimum trip count, and ran scalar). So the plane
-  // is first copied into a zero-bordered buffer holding every row and column
+template <class T, int64_t kLanes>
+void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
+                           T bias, T* y, std::vector<T>& scratch) {
+  // Output rows are computed in whole groups of kLanes columns, so that the
+  // compiler's vector loops run whatever the plane's width (MobileNet's late
+  // planes are 7 or 14 wide, narrower than one 512-bit vector loop's minimum
+  // trip count, and ran scalar). So the plane is first copied into a
+  // zero-bordered buffer holding every row and column
   // those loops read, rounded up to whole groups of kLanes outputs: no
   // bounds tests inside. Taps on the zero border add +0, which leaves every
   // finite sum unchanged.
-  if (g.out_h <= 0 || g.out_w <= 0) return;  // An empty plane.
-  constexpr int64_t kLanes = 8;
+  constexpr int64_t kRows = 4;
   const int64_t width = (g.out_w + kLanes - 1) / kLanes * kLanes;
   const int64_t rows =
       (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
   const int64_t cols =
       (width - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  scratch.assign(rows * cols + width, T(0));
+  // Every cell is written: the plane's rows where they fall, zeros around
+  // them (not the whole buffer zeroed first and then overwritten).
+  scratch.resize(rows * cols);
+  const int64_t first = std::max<int64_t>(0, g.pad_left);  // column of ix0
+  const int64_t ix0 = std::max<int64_t>(0, -g.pad_left);
+  const int64_t count =
+      std::max<int64_t>(0, std::min(g.in_w - ix0, cols - first));
   for (int64_t r = 0; r < rows; ++r) {
+    T* dst = scratch.data() + r * cols;
     const int64_t iy = r - g.pad_top;
-    if (iy < 0 || iy >= g.in_h) continue;
-    const int64_t first = std::max<int64_t>(0, g.pad_left);  // column of ix0
-    const int64_t ix0 = std::max<int64_t>(0, -g.pad_left);
-    const int64_t count = std::min(g.in_w - ix0, cols - first);
-    if (count > 0) {
-      std::copy(x + iy * g.in_w + ix0, x + iy * g.in_w + ix0 + count,
-                scratch.data() + r * cols + first);
+    if (iy < 0 || iy >= g.in_h || count == 0) {
+      std::fill(dst, dst + cols, T(0));
+      continue;
     }
+    std::fill(dst, dst + first, T(0));
+    std::copy(x + iy * g.in_w + ix0, x + iy * g.in_w + ix0 + count,
+              dst + first);
+    std::fill(dst + first + count, dst + cols, T(0));
   }
   const T* padded = scratch.data();
-  T* row = scratch.data() + rows * cols;  // One output row, `width` wide.
-  for (int64_t oy = 0; oy < g.out_h; ++oy) {
-    const T* src = padded + oy * g.stride_h * cols;
-    switch (g.stride_w) {  // A constant stride lets loads be contiguous.
-      case 1:
-        DepthwiseRow<T, kLanes, 1>(g, src, cols, w, bias, width, 1, row);
-        break;
-      case 2:
-        DepthwiseRow<T, kLanes, 2>(g, src, cols, w, bias, width, 2, row);
-        break;
-      default:
-        DepthwiseRow<T, kLanes, 0>(g, src, cols, w, bias, width, g.stride_w,
-                                   row);
-    }
-    std::copy(row, row + g.out_w, y + oy * g.out_w);
+  int64_t oy = 0;
+  for (; oy + kRows <= g.out_h; oy += kRows) {
+    DepthwiseRowsAnyStride<T, kLanes, kRows>(g, padded + oy * g.stride_h * cols,
+                                             cols, w, bias, width,
+                                             y + oy * g.out_w);
+  }
+  for (; oy < g.out_h; ++oy) {
+    DepthwiseRowsAnyStride<T, kLanes, 1>(g, padded + oy * g.stride_h * cols,
+                                         cols, w, bias, width,
+                                         y + oy * g.out_w);
+  }
+}
+
+template <class T>
+void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
+                      T* y, std::vector<T>& scratch) {
+  if (g.out_h <= 0 || g.out_w <= 0) return;  // An empty plane.
+  // Groups of 16 columns, or 8 for planes at most 8 wide (MobileNet's 7 x 7
+  // ones), which 16 would pad to more than twice their width.
+  if (g.out_w <= 8) {
+    DepthwisePlaneInLanes<T, 8>(g, x, w, bias, y, scratch);
+  } else {
+    DepthwisePlaneInLanes<T, 16>(g, x, w, bias, y, scratch);
   }
 }
 
