@@ -116,12 +116,29 @@ struct PanelRun {
 // compile time (fixed-length copies the compiler vectorises), or 0.
 template <int64_t kWidth>
 float* GatherPanel(const Conv2DGeometry& g, const float* x, int64_t c,
-                   int64_t tap, int64_t rows, int64_t width,
+                   int64_t tap, int64_t rows, int64_t width, bool interior,
                    const PanelRun* runs, const int64_t* offsets, float* dst) {
   const int64_t w = kWidth != 0 ? kWidth : width;
   const int64_t taps = g.Taps();
   const float* plane = x + c * g.InSize();
-  for (int64_t d = 0; d < rows; ++d, dst += w) {
+  int64_t d = 0;
+  if (interior) {    // Every tap reads consecutive inputs: no tests per row.
+    if (tap != 0) {  // The rest of the first channel.
+      for (; d < rows && tap < taps; ++d, ++tap, dst += w) {
+        std::memcpy(dst, plane + runs[tap].start, w * sizeof(float));
+      }
+      if (tap == taps) {
+        tap = 0;
+        plane += g.InSize();
+      }
+    }
+    for (; d + taps <= rows; d += taps, plane += g.InSize()) {
+      for (int64_t t = 0; t < taps; ++t, dst += w) {
+        std::memcpy(dst, plane + runs[t].start, w * sizeof(float));
+      }
+    }
+  }
+  for (; d < rows; ++d, dst += w) {
     const PanelRun run = runs[tap];
     if (run.step == 1) {  // A fixed-size memcpy: a few vector moves.
       std::memcpy(dst, plane + run.start, w * sizeof(float));
@@ -147,6 +164,7 @@ void GatherPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
                   int64_t padded, int64_t width, int64_t kc,
                   int64_t first_block, int64_t end_block,
                   const std::vector<PanelRun>& runs,
+                  const std::vector<char>& interior,
                   const std::vector<int64_t>& offsets, float* panels) {
   const int64_t taps = g.Taps(), depth = channels * taps;
   const int64_t panel_count = padded / width;
@@ -155,7 +173,7 @@ void GatherPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
     float* dst = panels + d0 * padded;
     for (int64_t q = 0; q < panel_count; ++q) {
       dst = GatherPanel<kWidth>(g, x, d0 / taps, d0 % taps, rows, width,
-                                runs.data() + q * taps,
+                                interior[q] != 0, runs.data() + q * taps,
                                 offsets.data() + q * taps * width, dst);
     }
   }
@@ -181,6 +199,8 @@ void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
   // they form.
   std::vector<int64_t> offsets(panel_count * taps * width, -1);
   std::vector<PanelRun> runs(panel_count * taps, PanelRun{0, 0});
+  // Panels whose every tap reads consecutive inputs.
+  std::vector<char> interior(panel_count, 1);
   // Each pixel's window corner in the input (may lie in the padding).
   std::vector<int64_t> corner_y(pixels), corner_x(pixels);
   for (int64_t i = 0, oy = p0 / g.out_w, ox = p0 % g.out_w; i < pixels; ++i) {
@@ -209,12 +229,13 @@ void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
         even = panel[i] >= 0 && panel[i] == panel[0] + i * g.stride_w;
       }
       if (even) runs[q * taps + tap] = {panel[0], g.stride_w};
+      interior[q] &= even && g.stride_w == 1;
     }
   }
   auto gather = [&](auto fixed_width) {
     GatherPanels<decltype(fixed_width)::value>(g, x, channels, padded, width,
                                                kc, first_block, end_block, runs,
-                                               offsets, panels);
+                                               interior, offsets, panels);
   };
   switch (width) {  // The micro-kernels' row counts (mr) seen so far.
     case 6:

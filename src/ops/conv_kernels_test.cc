@@ -89,6 +89,9 @@ INSTANTIATE_TEST_SUITE_P(
         PanelCase{"seven_by_seven_stride2", Square(30, 7, 2, 1, 3), 3, 17, 80,
                   6, 64},
         PanelCase{"dilated", Square(15, 3, 1, 2, 2), 2, 0, 225, 6, 7},
+        // Panels whose every tap is inside the input (copied without tests),
+        // with depth blocks that start inside a channel's taps.
+        PanelCase{"interior_panels", Square(20, 3, 1, 1, 1), 3, 21, 100, 6, 16},
         PanelCase{"one_by_one_stride2", Square(14, 1, 2, 1, 0), 5, 0, 49, 6, 4},
         // Widths other than 6: the vectorised 16 and a width the code has
         // no fixed-length copy for.
