@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Real models side by side: weft, ONNX Runtime 1.30 (npm onnxruntime-node,
 # its bundled CPU library) and PyTorch 1.13, at (inter, intra) in {1, 2}^2.
-#   bench/models/run.sh [WORK_DIR] [REPEAT]
+#   bench/models/run.sh [WORK_DIR] [REPEAT] [ROUNDS]
 # Exports the models (export_models.py, random weights from a fixed seed),
 # installs onnxruntime-node into WORK_DIR, runs each runtime, and prints per
 # model and setting the median latencies and weft's relative L2 error
-# against PyTorch's output. Fails if that error exceeds 1e-4 on any model
+# against PyTorch's output. weft and ONNX Runtime run in ROUNDS rounds
+# (default 3), taking turns which goes first, and each setting's latency is
+# the median over rounds of the per-round medians: a burst of load on this
+# shared host then lands on one round of each, not on one runtime. Fails if that error exceeds 1e-4 on any model
 # or if weft's outputs differ between settings.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${1:-$root/build/bench-models}
 repeat=${2:-10}
+rounds=${3:-3}
 weft=${WEFT:-$root/build/bin/weft}
 python=/usr/bin/python3  # Debian's, with python3-torch (not a pyenv one).
 mkdir -p "$work"
@@ -59,12 +63,24 @@ for m in "${models[@]}"; do
   feed_flags=()
   for f in "${feeds[@]}"; do feed_flags+=(--feed "$f"); done
   echo "== $m" >&2
-  "$weft" bench "$work/$m.onnx" "${feed_flags[@]}" --inter 1,2 --intra 1,2 \
-    --repeat "$repeat" --warmup 3 --json > "$work/$m.weft.json" 2>/dev/null
+  run_weft() {
+    "$weft" bench "$work/$m.onnx" "${feed_flags[@]}" --inter 1,2 --intra 1,2 \
+      --repeat "$repeat" --warmup 3 --json > "$work/$m.weft.$1.json" 2>/dev/null
+  }
+  run_ort() {
+    NODE_PATH="$work/ort/node_modules" node "$here/ort_bench.js" \
+      "$work/$m.onnx" "$repeat" "${feeds[@]}" > "$work/$m.ort.$1.json"
+  }
+  rm -f "$work/$m".weft.*.json "$work/$m".ort.*.json
+  for ((round = 1; round <= rounds; ++round)); do
+    if ((round % 2)); then
+      run_weft "$round" && run_ort "$round"
+    else
+      run_ort "$round" && run_weft "$round"
+    fi
+  done
   "$weft" run "$work/$m.onnx" "${feed_flags[@]}" --save "$work/$m.weft" \
     > /dev/null
-  NODE_PATH="$work/ort/node_modules" node "$here/ort_bench.js" \
-    "$work/$m.onnx" "$repeat" "${feeds[@]}" > "$work/$m.ort.json"
   : > "$work/$m.torch.txt"
   for inter in 1 2; do
     for intra in 1 2; do
