@@ -1,8 +1,7 @@
-#!/ usr / bin / python3
-""
-    "Prints the side-by-side table from run.sh's results and checks accuracy.
-    compare.py WORK_DIR Latencies are medians over
-        run.sh 's rounds of each round' s median; the
+#!/usr/bin/python3
+"""Prints the side-by-side table from run.sh's results and checks accuracy.
+    compare.py WORK_DIR
+Latencies are medians over run.sh's rounds of each round's median; the
 summary also gives the range of the per-round ratio of the best settings.
 Exit 1 when weft's relative L2 error against PyTorch exceeds 1e-4 on any
 model or weft's outputs differ between thread settings in any round."""
@@ -29,7 +28,7 @@ for model in ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder",
     if not weft_rounds or len(weft_rounds) != len(ort_rounds):
         sys.exit(f"{model}: {len(weft_rounds)} weft rounds and "
                  f"{len(ort_rounds)} ONNX Runtime rounds in {work}")
-#Per setting, the median over rounds; rows keep the first round's order.
+    # Per setting, the median over rounds; rows keep the first round's order.
     weft = {"rows": []}
     for row in weft_rounds[0]["rows"]:
         same = [r for w in weft_rounds for r in w["rows"]
