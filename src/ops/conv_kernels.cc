@@ -31,7 +31,8 @@ ColumnRange InsideColumns(const Conv2DGeometry& g, int64_t shift) {
 // columns of the kRows rows sums its taps in registers, bias first, taps in
 // row-major order. The kRows x kLanes sums are independent chains of additions,
 // so the vector units overlap them; one row of 8 columns at a time was a single
-// chain, each tap waiting for the last (3.4 cycles per output on a Zen 4).
+// chain, each tap waiting for the last (1.1 ns per output of a 112 x 112
+// plane on a Zen 4, against 0.7 now).
 // kStride: the column stride, or 0 to use `stride`.
 template <class T, int64_t kLanes, int64_t kRows, int64_t kStride>
 void DepthwiseRows(const Conv2DGeometry& g, const T* src, int64_t cols,
@@ -300,10 +301,9 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
   // compiler's vector loops run whatever the plane's width (MobileNet's late
   // planes are 7 or 14 wide, narrower than one 512-bit vector loop's minimum
   // trip count, and ran scalar). So the plane is first copied into a
-  // zero-bordered buffer holding every row and column
-  // those loops read, rounded up to whole groups of kLanes outputs: no
-  // bounds tests inside. Taps on the zero border add +0, which leaves every
-  // finite sum unchanged.
+  // zero-bordered buffer holding every row and column those loops read,
+  // rounded up to whole groups of kLanes outputs: no bounds tests inside.
+  // Taps on the zero border add +0, which leaves every finite sum unchanged.
   const int64_t width = (g.out_w + kLanes - 1) / kLanes * kLanes;
   const int64_t rows =
       (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
@@ -311,8 +311,8 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
       (width - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
   // Every cell is written: the plane's rows where they fall, zeros around
   // them. A small buffer is zeroed whole first (one memset, not two short
-  // fills per row); a large one only around the plane (zeroing it whole
-  // cost a tenth of a 112 x 112 plane's time).
+  // fills per row, whose calls cost more than a 7 x 7 plane's arithmetic);
+  // a large one only around the plane, not in an extra pass over all of it.
   const bool small = rows * cols <= 4096;
   if (small) {
     scratch.assign(rows * cols, T(0));
