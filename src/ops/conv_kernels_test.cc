@@ -8,11 +8,11 @@
 
 #include <cmath>
 #include <ostream>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "ops/packed_gemm.h"
+#include "test_support/session_util.h"
 
 namespace weft::internal {
 namespace {
@@ -22,14 +22,6 @@ struct PanelCase {
   Conv2DGeometry geo;
   int64_t channels, p0, pixels, width, kc;
 };
-
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = uniform(engine);
-  return v;
-}
 
 // Conv2DGeometry for a square input, kernel, stride, dilation and pad.
 Conv2DGeometry Square(int64_t in, int64_t kernel, int64_t stride,
@@ -48,15 +40,15 @@ TEST_P(Im2ColPanelsTest, HoldsTheColumnsInThePackedLayout) {
   const PanelCase& p = GetParam();
   const Conv2DGeometry& g = p.geo;
   const int64_t depth = p.channels * g.Taps();
-  const std::vector<float> x = Random(p.channels * g.InSize(), 1);
+  const Tensor x_tensor = test::SeededFloats({p.channels * g.InSize()}, 1);
+  const float* x = x_tensor.data<float>();
   std::vector<float> cols(depth * p.pixels);
-  Im2Col2D<float>(g, x.data(), p.channels, p.p0, p.pixels, cols.data(),
-                  p.pixels);
+  Im2Col2D<float>(g, x, p.channels, p.p0, p.pixels, cols.data(), p.pixels);
   const int64_t floats = PanelView::Floats(p.pixels, depth, p.width);
   const int64_t blocks = (depth + p.kc - 1) / p.kc;
   std::vector<float> panels(floats, std::nanf(""));
-  Im2ColPanels(g, x.data(), p.channels, p.p0, p.pixels, p.width, p.kc, 0,
-               blocks, panels.data());
+  Im2ColPanels(g, x, p.channels, p.p0, p.pixels, p.width, p.kc, 0, blocks,
+               panels.data());
   const int64_t padded = floats / depth;
   for (int64_t d = 0; d < depth; ++d) {
     const int64_t d0 = d / p.kc * p.kc, rows = std::min(p.kc, depth - d0);
@@ -70,7 +62,7 @@ TEST_P(Im2ColPanelsTest, HoldsTheColumnsInThePackedLayout) {
   // One depth block per call, in reverse order: the same floats.
   std::vector<float> by_block(floats, std::nanf(""));
   for (int64_t block = blocks - 1; block >= 0; --block) {
-    Im2ColPanels(g, x.data(), p.channels, p.p0, p.pixels, p.width, p.kc, block,
+    Im2ColPanels(g, x, p.channels, p.p0, p.pixels, p.width, p.kc, block,
                  block + 1, by_block.data());
   }
   for (int64_t f = 0; f < floats; ++f) {
