@@ -193,14 +193,20 @@ class ConvKernel : public OpKernel {
       RunAnyRank<T>(ctx, x, w, bias, y, win, n, cg, mg, epilogue);
     } else if (cg == 1) {
       RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg, epilogue);
-    } else if (std::is_same_v<T, float> && transposed_ &&
-               PackedWeightsFor(w) != nullptr) {
-      if constexpr (std::is_same_v<T, float>) {
-        RunTransposed2D(ctx, x, *PackedWeightsFor(w), bias, y, Geometry2D(win),
-                        n, cg, mg, epilogue);
-      }
     } else {
-      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg, epilogue);
+      // W packed at construction (float32 only), in the orientation chosen
+      // there: transposed products, or the left operand of RunProduct2D's.
+      const std::vector<PackedOperand>* packed_w = nullptr;
+      if constexpr (std::is_same_v<T, float>) {
+        packed_w = PackedWeightsFor(w);
+        if (packed_w != nullptr && transposed_) {
+          RunTransposed2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
+                          mg, epilogue);
+          return;
+        }
+      }
+      RunProduct2D<T>(ctx, x, w, packed_w, bias, y, Geometry2D(win), n, cg, mg,
+                      epilogue);
     }
   }
 
@@ -234,9 +240,11 @@ class ConvKernel : public OpKernel {
   // where cols gathers the tile's receptive fields (Im2Col2D) or, for a 1x1
   // window over every pixel, is the input itself. The tiles' shapes depend
   // on the sizes only: every output element is one product over the whole
-  // depth, whatever the thread count.
+  // depth, whatever the thread count. packed_w: W's groups packed as left
+  // operands, or null to read W as it is.
   template <class T>
   void RunProduct2D(KernelContext& ctx, const Tensor& x, const Tensor& w,
+                    const std::vector<PackedOperand>* packed_w,
                     const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
                     int64_t n, int64_t cg, int64_t mg,
                     const Epilogue& epilogue) const {
@@ -253,8 +261,6 @@ class ConvKernel : public OpKernel {
       channel_blocks =
           std::min((mg + 15) / 16, (kConvMinJobs + base_jobs - 1) / base_jobs);
     }
-    const std::vector<PackedOperand>* packed_w = nullptr;
-    if constexpr (std::is_same_v<T, float>) packed_w = PackedWeightsFor(w);
     int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
     if (packed_w != nullptr) {  // Blocks start on the packed panels.
       const int64_t mr = FloatMicroKernel().mr;
