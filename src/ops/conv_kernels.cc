@@ -33,29 +33,31 @@ ColumnRange InsideColumns(const Conv2DGeometry& g, int64_t shift) {
 // so the vector units overlap them; one row of 8 columns at a time was a single
 // chain, each tap waiting for the last (1.1 ns per output of a 112 x 112
 // plane on a Zen 4, against 0.7 now).
-// kStride: the column stride, or 0 to use `stride`.
-template <class T, int64_t kLanes, int64_t kRows, int64_t kStride>
-void DepthwiseRows(const Conv2DGeometry& g, const T* src, int64_t cols,
-                   const T* w, T bias, int64_t width, int64_t stride, T* y) {
+// `src` is the first input row, laid out as DepthwisePlaneInLanes describes:
+// rows of `row_len`, where output column ox under tap kw reads
+// src[tap_offsets[kw] + ox], so every load is contiguous whatever the stride.
+template <class T, int64_t kLanes, int64_t kRows>
+void DepthwiseRows(const Conv2DGeometry& g, const T* src, int64_t row_len,
+                   const int64_t* tap_offsets, const T* w, T bias,
+                   int64_t width, T* y) {
   static_assert(kRows == 1 || kRows == 4);
-  const int64_t sw = kStride != 0 ? kStride : stride;
-  const int64_t row_step = g.stride_h * cols;
+  const int64_t row_step = g.stride_h * row_len;
   for (int64_t ox = 0; ox < width; ox += kLanes) {
     // One array per row, not one 2-D array: GCC keeps each in a vector
     // register, where a 2-D array of the same size stayed on the stack.
     T s0[kLanes], s1[kLanes], s2[kLanes], s3[kLanes];
     for (int64_t j = 0; j < kLanes; ++j) s0[j] = s1[j] = s2[j] = s3[j] = bias;
     for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-      const T* line = src + kh * g.dilation_h * cols + ox * sw;
+      const T* line = src + kh * g.dilation_h * row_len + ox;
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
         const T weight = w[kh * g.kernel_w + kw];
-        const T* tap = line + kw * g.dilation_w;
+        const T* tap = line + tap_offsets[kw];
         for (int64_t j = 0; j < kLanes; ++j) {
-          s0[j] += weight * tap[j * sw];
+          s0[j] += weight * tap[j];
           if constexpr (kRows == 4) {
-            s1[j] += weight * tap[row_step + j * sw];
-            s2[j] += weight * tap[2 * row_step + j * sw];
-            s3[j] += weight * tap[3 * row_step + j * sw];
+            s1[j] += weight * tap[row_step + j];
+            s2[j] += weight * tap[2 * row_step + j];
+            s3[j] += weight * tap[3 * row_step + j];
           }
         }
       }
@@ -86,22 +88,9 @@ void DepthwiseRows(const Conv2DGeometry& g, const T* src, int64_t cols,
   }
 }
 
-// DepthwiseRows with the column stride made a constant where it is 1 or 2
-// (contiguous or evenly strided loads).
-template <class T, int64_t kLanes, int64_t kRows>
-void DepthwiseRowsAnyStride(const Conv2DGeometry& g, const T* src, int64_t cols,
-                            const T* w, T bias, int64_t width, T* y) {
-  switch (g.stride_w) {
-    case 1:
-      DepthwiseRows<T, kLanes, kRows, 1>(g, src, cols, w, bias, width, 1, y);
-      break;
-    case 2:
-      DepthwiseRows<T, kLanes, kRows, 2>(g, src, cols, w, bias, width, 2, y);
-      break;
-    default:
-      DepthwiseRows<T, kLanes, kRows, 0>(g, src, cols, w, bias, width,
-                                         g.stride_w, y);
-  }
+// ceil(a / b) for b > 0 and any sign of a.
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 
 // How one panel's `width` pixels read their inputs under one tap: from
@@ -304,48 +293,84 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
   // zero-bordered buffer holding every row and column those loops read,
   // rounded up to whole groups of kLanes outputs: no bounds tests inside.
   // Taps on the zero border add +0, which leaves every finite sum unchanged.
+  //
+  // With a column stride s > 1 each buffer row holds the padded row's columns
+  // split by phase: s segments of `phase_len`, segment p holding columns p,
+  // p + s, p + 2s, ... Output column ox under tap kw reads padded column
+  // ox * s + kw * dilation, which is entry ox + kw * dilation / s of segment
+  // (kw * dilation) % s: contiguous loads. Strided loads were permutes and
+  // scalar inserts with spills (8 GFLOP/s for MobileNet's 3 x 3 stride-2
+  // layers on a Zen 4, where the stride-1 ones reached 20).
+  const int64_t s = g.stride_w;
   const int64_t width = (g.out_w + kLanes - 1) / kLanes * kLanes;
   const int64_t rows =
       (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t cols =
-      (width - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t phase_len = width + (g.kernel_w - 1) * g.dilation_w / s;
+  const int64_t row_len = s * phase_len;
+  constexpr int64_t kInlineTaps = 16;
+  int64_t inline_offsets[kInlineTaps];
+  std::vector<int64_t> heap_offsets;
+  int64_t* tap_offsets = inline_offsets;
+  if (g.kernel_w > kInlineTaps) {
+    heap_offsets.resize(g.kernel_w);
+    tap_offsets = heap_offsets.data();
+  }
+  for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+    const int64_t column = kw * g.dilation_w;
+    tap_offsets[kw] = column % s * phase_len + column / s;
+  }
   // Every cell is written: the plane's rows where they fall, zeros around
   // them. A small buffer is zeroed whole first (one memset, not two short
   // fills per row, whose calls cost more than a 7 x 7 plane's arithmetic);
   // a large one only around the plane, not in an extra pass over all of it.
-  const bool small = rows * cols <= 4096;
+  const bool small = rows * row_len <= 4096;
   if (small) {
-    scratch.assign(rows * cols, T(0));
+    scratch.assign(rows * row_len, T(0));
   } else {
-    scratch.resize(rows * cols);
+    scratch.resize(rows * row_len);
   }
-  const int64_t first = std::max<int64_t>(0, g.pad_left);  // column of ix0
-  const int64_t ix0 = std::max<int64_t>(0, -g.pad_left);
-  const int64_t count =
-      std::max<int64_t>(0, std::min(g.in_w - ix0, cols - first));
   for (int64_t r = 0; r < rows; ++r) {
-    T* dst = scratch.data() + r * cols;
+    T* dst = scratch.data() + r * row_len;
     const int64_t iy = r - g.pad_top;
-    if (iy < 0 || iy >= g.in_h || count == 0) {
-      if (!small) std::fill(dst, dst + cols, T(0));
+    if (iy < 0 || iy >= g.in_h) {
+      if (!small) std::fill(dst, dst + row_len, T(0));
       continue;
     }
-    if (!small) std::fill(dst, dst + first, T(0));
-    std::copy(x + iy * g.in_w + ix0, x + iy * g.in_w + ix0 + count,
-              dst + first);
-    if (!small) std::fill(dst + first + count, dst + cols, T(0));
+    const T* src = x + iy * g.in_w;
+    for (int64_t p = 0; p < s; ++p) {
+      // Entry i of segment p is padded column i * s + p, input column
+      // i * s + p - pad_left, inside the row for i in [lo, hi).
+      T* segment = dst + p * phase_len;
+      const int64_t shift = p - g.pad_left;
+      const int64_t lo = std::clamp<int64_t>(CeilDiv(-shift, s), 0, phase_len);
+      const int64_t hi =
+          std::clamp<int64_t>(CeilDiv(g.in_w - shift, s), lo, phase_len);
+      if (!small) {
+        std::fill(segment, segment + lo, T(0));
+        std::fill(segment + hi, segment + phase_len, T(0));
+      }
+      const T* from = src + shift;
+      if (s == 1) {
+        std::copy(from + lo, from + hi, segment + lo);
+      } else if (s == 2) {
+        // A constant step: GCC loads two vectors and permutes, where the
+        // variable step below is a scalar load per element.
+        for (int64_t i = lo; i < hi; ++i) segment[i] = from[2 * i];
+      } else {
+        for (int64_t i = lo; i < hi; ++i) segment[i] = from[i * s];
+      }
+    }
   }
   const T* padded = scratch.data();
   int64_t oy = 0;
   for (; oy + kRows <= g.out_h; oy += kRows) {
-    DepthwiseRowsAnyStride<T, kLanes, kRows>(g, padded + oy * g.stride_h * cols,
-                                             cols, w, bias, width,
-                                             y + oy * g.out_w);
+    DepthwiseRows<T, kLanes, kRows>(g, padded + oy * g.stride_h * row_len,
+                                    row_len, tap_offsets, w, bias, width,
+                                    y + oy * g.out_w);
   }
   for (; oy < g.out_h; ++oy) {
-    DepthwiseRowsAnyStride<T, kLanes, 1>(g, padded + oy * g.stride_h * cols,
-                                         cols, w, bias, width,
-                                         y + oy * g.out_w);
+    DepthwiseRows<T, kLanes, 1>(g, padded + oy * g.stride_h * row_len, row_len,
+                                tap_offsets, w, bias, width, y + oy * g.out_w);
   }
 }
 

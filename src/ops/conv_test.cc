@@ -92,6 +92,13 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"grouped", 2, 8, 12, 12, 12, 4, 3, 3, 1, 1, 1, true},
         ConvCase{"depthwise", 2, 6, 14, 21, 6, 6, 3, 3, 1, 1, 1, true},
         ConvCase{"depthwise_stride2", 1, 5, 15, 16, 5, 5, 3, 3, 2, 1, 1, false},
+        // Wider than 16 outputs (the four-row path) over column phases.
+        ConvCase{"depthwise_stride2_wide", 1, 4, 41, 45, 4, 4, 3, 3, 2, 1, 1,
+                 true},
+        ConvCase{"depthwise_stride3_dilated", 1, 3, 30, 83, 3, 3, 5, 5, 3, 2, 3,
+                 false},
+        ConvCase{"depthwise_stride2_unpadded", 1, 2, 36, 37, 2, 2, 3, 3, 2, 1,
+                 0, true},
         ConvCase{"depthwise_multiplier", 1, 3, 9, 9, 6, 3, 5, 5, 1, 1, 2, true},
         ConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1, 1,
                  1, true},

@@ -274,12 +274,18 @@ class ConvKernel : public OpKernel {
     // When output channels are split, every block of a pixel tile needs the
     // same columns: gather them once, into one buffer per (image, group,
     // pixel tile), before the products; with packed weights, pack them once
-    // for the micro-kernel too. Small by construction (fewer than
-    // kConvMinJobs tiles).
-    const bool shared_columns = !pointwise && channel_blocks > 1;
+    // for the micro-kernel too, straight from X for a 1x1 window over every
+    // pixel (packing X per block instead cost MobileNet's 7 x 7 layers a
+    // third of their time). Small by construction (fewer than kConvMinJobs
+    // tiles).
+    const bool split = channel_blocks > 1;
+    bool pack_shared = false;
+    if constexpr (std::is_same_v<T, float>) {
+      pack_shared = split && packed_w != nullptr;
+    }
+    const bool shared_columns = split && !pointwise;
     std::vector<T> gathered(shared_columns ? base_jobs * depth * kConvTile : 0);
-    std::vector<PackedOperand> packed_columns(
-        shared_columns && packed_w != nullptr ? base_jobs : 0);
+    std::vector<PackedOperand> packed_columns(pack_shared ? base_jobs : 0);
     auto gather = [&](int64_t ng, int64_t tile, T* cols) {
       const int64_t p0 = tile * kConvTile;
       const int64_t pixels = std::min(kConvTile, out_size - p0);
@@ -287,16 +293,22 @@ class ConvKernel : public OpKernel {
       return pixels;
     };
     const double gather_cost = 0.5 * static_cast<double>(depth * kConvTile);
-    if (shared_columns) {
+    if (shared_columns || pack_shared) {
       ctx.ParallelFor(base_jobs, gather_cost, [&](int64_t begin, int64_t end) {
         for (int64_t job = begin; job < end; ++job) {
-          T* cols = gathered.data() + job * depth * kConvTile;
-          const int64_t pixels =
-              gather(job / pixel_tiles, job % pixel_tiles, cols);
+          const int64_t ng = job / pixel_tiles, tile = job % pixel_tiles;
+          const int64_t p0 = tile * kConvTile;
+          const int64_t pixels = std::min(kConvTile, out_size - p0);
+          GemmOperand<T> columns{px + ng * cg * in_size + p0, in_size};
+          if (shared_columns) {
+            T* cols = gathered.data() + job * depth * kConvTile;
+            gather(ng, tile, cols);
+            columns = {cols, pixels};
+          }
           if constexpr (std::is_same_v<T, float>) {
-            if (!packed_columns.empty()) {
+            if (pack_shared) {
               packed_columns[job] = PackedOperand::Pack(
-                  PackedOperand::Side::kRight, {cols, pixels}, depth, pixels);
+                  PackedOperand::Side::kRight, columns, depth, pixels);
             }
           }
         }
