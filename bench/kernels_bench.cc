@@ -125,6 +125,8 @@ constexpr ConvShape kConvShapes[] = {
     {"mobilenet_depthwise_3x3s2_112", 96, 112, 96, 3, 2, 1, 96},
     {"mobilenet_depthwise_3x3_56", 144, 56, 144, 3, 1, 1, 144},
     {"mobilenet_depthwise_3x3_7", 960, 7, 960, 3, 1, 1, 960},
+    {"mobilenet_depthwise_3x3_14", 576, 14, 576, 3, 1, 1, 576},
+    {"mobilenet_depthwise_3x3_28", 192, 28, 192, 3, 1, 1, 192},
 };
 
 // args: index into kConvShapes, intra-op threads (inter = 1).

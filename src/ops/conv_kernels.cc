@@ -387,6 +387,171 @@ void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
   }
 }
 
+namespace {
+
+// kDepthwiseLanes floats, one per plane of a block (GCC's vector extension:
+// one register on AVX-512, two on AVX2).
+using LaneVector =
+    float __attribute__((vector_size(kDepthwiseLanes * sizeof(float))));
+constexpr int64_t kLaneBytes = sizeof(LaneVector);
+static_assert(kDepthwiseLanes == 16, "Transpose16 is for 16 lanes");
+
+LaneVector InterleaveLow(LaneVector a, LaneVector b) {
+  return __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
+                                 6, 22, 7, 23);
+}
+LaneVector InterleaveHigh(LaneVector a, LaneVector b) {
+  return __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                 29, 14, 30, 15, 31);
+}
+
+// Transposes the 16 x 16 matrix whose rows are v[0..15], in registers: four
+// rounds of pairing row i with row i + 8 (a perfect shuffle each), 64
+// two-vector shuffles where element-wise copies took 256 loads and stores.
+void Transpose16(LaneVector* v) {
+  for (int round = 0; round < 4; ++round) {
+    LaneVector next[16];
+    for (int i = 0; i < 8; ++i) {
+      next[2 * i] = InterleaveLow(v[i], v[i + 8]);
+      next[2 * i + 1] = InterleaveHigh(v[i], v[i + 8]);
+    }
+    for (int i = 0; i < 16; ++i) v[i] = next[i];
+  }
+}
+
+// Loads `count` <= 16 floats from src into a vector, zeros after them; and
+// stores the first `count` lanes. A whole vector is one unaligned access; a
+// part goes element by element (a memcpy of variable length became
+// `rep movs`, slower than the arithmetic it fed).
+LaneVector LoadPart(const float* src, int64_t count) {
+  LaneVector v = {};
+  if (count == kDepthwiseLanes) {
+    std::memcpy(&v, src, kLaneBytes);
+  } else {
+    for (int64_t i = 0; i < count; ++i) v[i] = src[i];
+  }
+  return v;
+}
+void StorePart(LaneVector v, int64_t count, float* dst) {
+  if (count == kDepthwiseLanes) {
+    std::memcpy(dst, &v, kLaneBytes);
+  } else {
+    for (int64_t i = 0; i < count; ++i) dst[i] = v[i];
+  }
+}
+
+// kPixels outputs in lanes, output i reading its window from in + base[i]:
+// acc = bias, then each tap in row-major order. kPixels independent sums
+// keep the vector unit busy while each waits for its last addition (one
+// pixel at a time was a chain of 9 dependent additions per output).
+template <int64_t kPixels>
+void DepthwiseLanePixels(const Conv2DGeometry& g, const LaneVector* in,
+                         const int64_t* base, int64_t cols, const LaneVector* w,
+                         LaneVector bias, LaneVector* out) {
+  LaneVector acc[kPixels];
+  for (int64_t i = 0; i < kPixels; ++i) acc[i] = bias;
+  for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+    for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+      const LaneVector weight = w[kh * g.kernel_w + kw];
+      const LaneVector* tap = in + kh * g.dilation_h * cols + kw * g.dilation_w;
+      for (int64_t i = 0; i < kPixels; ++i) acc[i] += weight * tap[base[i]];
+    }
+  }
+  for (int64_t i = 0; i < kPixels; ++i) out[i] = acc[i];
+}
+
+}  // namespace
+
+bool DepthwiseRunsInLanes(const Conv2DGeometry& g) {
+  return g.OutSize() <= 28 * 28;
+}
+
+void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
+                      const float* w, const float* bias, int64_t lanes,
+                      float* const* outs, std::vector<float>& scratch) {
+  if (g.out_h <= 0 || g.out_w <= 0) return;
+  // The padded input rows and columns the outputs read, then the outputs,
+  // each pixel one vector of lanes; then the weights and the bias. Lanes
+  // past `lanes` stay zero and are never stored.
+  const int64_t rows =
+      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t cols =
+      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t vectors = rows * cols + g.OutSize() + g.Taps() + 1;
+  // One vector more than needed, to start on a vector boundary. Not
+  // zeroed: every vector read is written below first.
+  scratch.resize((vectors + 1) * kDepthwiseLanes);
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(scratch.data());
+  LaneVector* padded = reinterpret_cast<LaneVector*>((raw + kLaneBytes - 1) /
+                                                     kLaneBytes * kLaneBytes);
+  LaneVector* out = padded + rows * cols;
+  LaneVector* weights = out + g.OutSize();
+  LaneVector* bias_vector = weights + g.Taps();
+  // The planes' pixels, 16 at a time in row-major order (across row ends,
+  // so that rows narrower than 16 fill whole vectors), transposed into one
+  // vector per pixel and stored at the pixel's place in `padded`.
+  const int64_t iy0 = std::max<int64_t>(0, -g.pad_top);
+  const int64_t iy1 = std::min(g.in_h, rows - g.pad_top);
+  const int64_t ix0 = std::max<int64_t>(0, -g.pad_left);
+  const int64_t ix1 = std::min(g.in_w, cols - g.pad_left);
+  const int64_t in_size = g.InSize();
+  for (int64_t r = 0; r < rows; ++r) {  // The zero border.
+    LaneVector* row = padded + r * cols;
+    const int64_t iy = r - g.pad_top;
+    if (iy < iy0 || iy >= iy1) {
+      std::fill(row, row + cols, LaneVector{});
+    } else {
+      std::fill(row, row + ix0 + g.pad_left, LaneVector{});
+      std::fill(row + ix1 + g.pad_left, row + cols, LaneVector{});
+    }
+  }
+  int64_t iy = 0, ix = 0;  // Of pixel q0 + i below.
+  for (int64_t q0 = 0; q0 < in_size; q0 += kDepthwiseLanes) {
+    const int64_t count = std::min(kDepthwiseLanes, in_size - q0);
+    LaneVector v[kDepthwiseLanes] = {};
+    for (int64_t c = 0; c < lanes; ++c) v[c] = LoadPart(planes[c] + q0, count);
+    Transpose16(v);
+    for (int64_t i = 0; i < count; ++i) {  // No division per pixel.
+      if (iy >= iy0 && iy < iy1 && ix >= ix0 && ix < ix1) {
+        padded[(iy + g.pad_top) * cols + ix + g.pad_left] = v[i];
+      }
+      if (++ix == g.in_w) ix = 0, ++iy;
+    }
+  }
+  std::memcpy(weights, w, g.Taps() * kLaneBytes);
+  std::memcpy(bias_vector, bias, kLaneBytes);
+  // Groups of kPixels outputs in row-major order, across row ends (a 7-wide
+  // row alone would leave most of a group empty); the last group repeats
+  // the last output's window and keeps only its own.
+  constexpr int64_t kPixels = 8;
+  const int64_t size = g.OutSize();
+  int64_t oy = 0, ox = 0;  // Of output p0 + i below.
+  for (int64_t p0 = 0; p0 < size; p0 += kPixels) {
+    int64_t base[kPixels];
+    for (int64_t i = 0; i < kPixels; ++i) {
+      base[i] = oy * g.stride_h * cols + ox * g.stride_w;
+      if (p0 + i + 1 < size && ++ox == g.out_w) ox = 0, ++oy;
+    }
+    if (p0 + kPixels <= size) {
+      DepthwiseLanePixels<kPixels>(g, padded, base, cols, weights, *bias_vector,
+                                   out + p0);
+    } else {
+      LaneVector last[kPixels];
+      DepthwiseLanePixels<kPixels>(g, padded, base, cols, weights, *bias_vector,
+                                   last);
+      std::copy(last, last + (size - p0), out + p0);
+    }
+  }
+  // And back: 16 output pixels at a time, one row of 16 pixels per plane.
+  for (int64_t p0 = 0; p0 < size; p0 += kDepthwiseLanes) {
+    const int64_t count = std::min(kDepthwiseLanes, size - p0);
+    LaneVector v[kDepthwiseLanes] = {};
+    std::copy(out + p0, out + p0 + count, v);
+    Transpose16(v);
+    for (int64_t c = 0; c < lanes; ++c) StorePart(v[c], count, outs[c] + p0);
+  }
+}
+
 template <class T>
 void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
                     std::vector<T>& line) {

@@ -82,6 +82,24 @@ template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
                       T* y, std::vector<T>& scratch);
 
+// DepthwisePlane2D for kDepthwiseLanes output planes at once, the planes in
+// the lanes of one vector: planes[c] is the input plane of output plane
+// outs[c], w holds Taps() x kDepthwiseLanes weights (tap-major: w[tap *
+// kDepthwiseLanes + c]) and bias kDepthwiseLanes values; only the first
+// `lanes` planes are read and written. Each output adds the same terms in
+// the same order as DepthwisePlane2D's. For small planes, where one plane's
+// rows are too short for a vector loop (MobileNet's 14 x 14 and 7 x 7) and
+// the per-plane set-up outweighs the arithmetic. `scratch` is a buffer the
+// caller keeps between blocks.
+inline constexpr int64_t kDepthwiseLanes = 16;
+void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
+                      const float* w, const float* bias, int64_t lanes,
+                      float* const* outs, std::vector<float>& scratch);
+
+// Whether DepthwiseLanes2D computes a layer's planes: decided by the output
+// plane's size alone (measured in docs/BENCHMARKS.md).
+bool DepthwiseRunsInLanes(const Conv2DGeometry& g);
+
 // y[p] = the largest input under p's window, ignoring the padding and NaN
 // inputs; the lowest finite value when the window holds neither. (MaxPool
 // without its optional indices output.) `line` is a buffer the caller keeps

@@ -1,7 +1,8 @@
 // Im2ColPanels against Im2Col2D (checked against a direct convolution in
 // ConvTest): every packed element is the column element it stands for, the
 // padding panels hold zeros, and a gather split by depth blocks writes what
-// one call writes. And the rule that picks the transposed products.
+// one call writes. And the rule that picks the transposed products, and
+// the depthwise kernel that computes planes in vector lanes.
 #include "ops/conv_kernels.h"
 
 #include <gtest/gtest.h>
@@ -118,6 +119,64 @@ TEST(ConvProductsRunTransposedTest, KeepsChannelCountsThatWidePanelsPad) {
   EXPECT_TRUE(ConvProductsRunTransposed(120, deep, false));  // 128 vs 120
   EXPECT_FALSE(ConvProductsRunTransposed(24, deep, false));  // 32 vs 24
   EXPECT_FALSE(ConvProductsRunTransposed(40, deep, false));  // 48 vs 42
+}
+
+// DepthwiseLanes2D against DepthwisePlane2D (checked against a direct
+// convolution in ConvTest), plane by plane, within float rounding (the
+// compiler may fuse the multiply-adds of one and not the other), with every
+// lane used, with a partial block, and over strides, dilation, padding and
+// rows narrower than one vector; planes past `lanes` are not written.
+TEST(DepthwiseLanesTest, AgreesWithDepthwisePlane2D) {
+  struct LanesCase {
+    Conv2DGeometry geo;
+    int64_t lanes;
+  };
+  for (const LanesCase& c : {LanesCase{Square(7, 3, 1, 1, 1), 16},
+                             LanesCase{Square(14, 3, 2, 1, 1), 9},
+                             LanesCase{Square(13, 5, 1, 2, 4), 16},
+                             LanesCase{Square(30, 3, 3, 1, 0), 1},
+                             LanesCase{Square(2, 3, 1, 1, 1), 16}}) {
+    const Conv2DGeometry& g = c.geo;
+    SCOPED_TRACE("in " + std::to_string(g.in_h) + " kernel " +
+                 std::to_string(g.kernel_h) + " stride " +
+                 std::to_string(g.stride_h) + " lanes " +
+                 std::to_string(c.lanes));
+    const Tensor x = test::SeededFloats({kDepthwiseLanes * g.InSize()}, 2);
+    const Tensor w = test::SeededFloats({kDepthwiseLanes * g.Taps()}, 3);
+    const Tensor bias = test::SeededFloats({kDepthwiseLanes}, 4);
+    std::vector<float> lane_w(g.Taps() * kDepthwiseLanes);
+    const float* planes[kDepthwiseLanes];
+    float* outs[kDepthwiseLanes];
+    std::vector<float> got(kDepthwiseLanes * g.OutSize(), std::nanf(""));
+    for (int64_t lane = 0; lane < kDepthwiseLanes; ++lane) {
+      planes[lane] = x.data<float>() + lane * g.InSize();
+      outs[lane] = got.data() + lane * g.OutSize();
+      for (int64_t t = 0; t < g.Taps(); ++t) {
+        lane_w[t * kDepthwiseLanes + lane] =
+            w.data<float>()[lane * g.Taps() + t];
+      }
+    }
+    std::vector<float> scratch;
+    DepthwiseLanes2D(g, planes, lane_w.data(), bias.data<float>(), c.lanes,
+                     outs, scratch);
+    for (int64_t lane = 0; lane < kDepthwiseLanes; ++lane) {
+      std::vector<float> want(g.OutSize(), std::nanf(""));
+      if (lane < c.lanes) {
+        DepthwisePlane2D<float>(g, planes[lane],
+                                w.data<float>() + lane * g.Taps(),
+                                bias.data<float>()[lane], want.data(), scratch);
+      }
+      for (int64_t p = 0; p < g.OutSize(); ++p) {
+        const float value = outs[lane][p];
+        if (lane < c.lanes) {
+          ASSERT_NEAR(value, want[p], 1e-5f * (1.0f + std::fabs(want[p])))
+              << "lane " << lane << " pixel " << p;
+        } else {
+          ASSERT_TRUE(std::isnan(value)) << "lane " << lane << " pixel " << p;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -99,6 +99,14 @@ INSTANTIATE_TEST_SUITE_P(
                  false},
         ConvCase{"depthwise_stride2_unpadded", 1, 2, 36, 37, 2, 2, 3, 3, 2, 1,
                  0, true},
+        // Planes above DepthwiseRunsInLanes's size, one by one.
+        ConvCase{"depthwise_large_plane", 1, 3, 30, 31, 3, 3, 3, 3, 1, 1, 1,
+                 true},
+        ConvCase{"depthwise_large_plane_stride2", 1, 2, 64, 66, 2, 2, 3, 3, 2,
+                 1, 1, false},
+        // Several blocks of lanes, the last one partial.
+        ConvCase{"depthwise_lane_blocks", 1, 37, 9, 10, 37, 37, 3, 3, 1, 1, 1,
+                 true},
         ConvCase{"depthwise_multiplier", 1, 3, 9, 9, 6, 3, 5, 5, 1, 1, 2, true},
         ConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1, 1,
                  1, true},

@@ -34,6 +34,8 @@ constexpr int64_t kConvTile = 256;
 // Below this many (image, group, pixel tile) jobs, output channels are split
 // into blocks as well.
 constexpr int64_t kConvMinJobs = 8;
+// Taps of a depthwise window whose lane weights live on the stack.
+constexpr int64_t kMaxLaneTaps = 25;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
@@ -222,6 +224,48 @@ class ConvKernel : public OpKernel {
     const T* pb = bias ? bias->data<T>() : nullptr;
     T* py = y->data<T>();
     const double cost = 0.5 * static_cast<double>(geo.OutSize() * geo.Taps());
+    if constexpr (std::is_same_v<T, float>) {
+      if (DepthwiseRunsInLanes(geo)) {
+        const int64_t blocks = CeilDiv(m, kDepthwiseLanes);
+        ctx.ParallelFor(
+            n * blocks, cost * kDepthwiseLanes,
+            [&](int64_t begin, int64_t end) {
+              std::vector<float> scratch;
+              const float* planes[kDepthwiseLanes];
+              float* outs[kDepthwiseLanes];
+              float w16[kMaxLaneTaps * kDepthwiseLanes];
+              std::vector<float> wide_w;
+              float* lane_w = w16;
+              if (geo.Taps() > kMaxLaneTaps) {
+                wide_w.resize(geo.Taps() * kDepthwiseLanes);
+                lane_w = wide_w.data();
+              }
+              float bias16[kDepthwiseLanes];
+              for (int64_t job = begin; job < end; ++job) {
+                const int64_t image = job / blocks;
+                const int64_t oc0 = job % blocks * kDepthwiseLanes;
+                const int64_t lanes = std::min(kDepthwiseLanes, m - oc0);
+                std::fill(lane_w, lane_w + geo.Taps() * kDepthwiseLanes, 0.0f);
+                std::fill(bias16, bias16 + kDepthwiseLanes, 0.0f);
+                for (int64_t lane = 0; lane < lanes; ++lane) {
+                  const int64_t oc = oc0 + lane;
+                  planes[lane] = px + (image * c + oc / mg) * geo.InSize();
+                  outs[lane] = py + (image * m + oc) * geo.OutSize();
+                  for (int64_t t = 0; t < geo.Taps(); ++t) {
+                    lane_w[t * kDepthwiseLanes + lane] =
+                        pw[oc * geo.Taps() + t];
+                  }
+                  if (pb != nullptr) bias16[lane] = pb[oc];
+                }
+                DepthwiseLanes2D(geo, planes, lane_w, bias16, lanes, outs,
+                                 scratch);
+                epilogue.Finish<T>(y, (image * m + oc0) * geo.OutSize(), lanes,
+                                   geo.OutSize(), geo.OutSize());
+              }
+            });
+        return;
+      }
+    }
     ctx.ParallelFor(n * m, cost, [&](int64_t begin, int64_t end) {
       std::vector<T> scratch;
       for (int64_t plane = begin; plane < end; ++plane) {
