@@ -508,8 +508,11 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
   int64_t iy = 0, ix = 0;  // Of pixel q0 + i below.
   for (int64_t q0 = 0; q0 < in_size; q0 += kDepthwiseLanes) {
     const int64_t count = std::min(kDepthwiseLanes, in_size - q0);
-    LaneVector v[kDepthwiseLanes] = {};
-    for (int64_t c = 0; c < lanes; ++c) v[c] = LoadPart(planes[c] + q0, count);
+    // Not `= {}`: that zeroed the array in memory (a memset call) every time.
+    LaneVector v[kDepthwiseLanes];
+    for (int64_t c = 0; c < kDepthwiseLanes; ++c) {
+      v[c] = c < lanes ? LoadPart(planes[c] + q0, count) : LaneVector{};
+    }
     Transpose16(v);
     for (int64_t i = 0; i < count; ++i) {  // No division per pixel.
       if (iy >= iy0 && iy < iy1 && ix >= ix0 && ix < ix1) {
@@ -545,8 +548,10 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
   // And back: 16 output pixels at a time, one row of 16 pixels per plane.
   for (int64_t p0 = 0; p0 < size; p0 += kDepthwiseLanes) {
     const int64_t count = std::min(kDepthwiseLanes, size - p0);
-    LaneVector v[kDepthwiseLanes] = {};
-    std::copy(out + p0, out + p0 + count, v);
+    LaneVector v[kDepthwiseLanes];  // Pixels past `count` repeat the last.
+    for (int64_t i = 0; i < kDepthwiseLanes; ++i) {
+      v[i] = out[std::min(p0 + i, size - 1)];
+    }
     Transpose16(v);
     for (int64_t c = 0; c < lanes; ++c) StorePart(v[c], count, outs[c] + p0);
   }
