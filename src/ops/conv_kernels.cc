@@ -507,6 +507,13 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
   }
   int64_t iy = 0, ix = 0;  // Of pixel q0 + i below.
   for (int64_t q0 = 0; q0 < in_size; q0 += kDepthwiseLanes) {
+    if (q0 + kDepthwiseLanes > in_size && in_size >= kDepthwiseLanes) {
+      // The last 16 pixels instead of a partial group: whole-vector loads
+      // (a part was narrow stores read back as a vector, a stall each), and
+      // the pixels seen twice are stored twice, the same values.
+      q0 = in_size - kDepthwiseLanes;
+      iy = q0 / g.in_w, ix = q0 % g.in_w;
+    }
     const int64_t count = std::min(kDepthwiseLanes, in_size - q0);
     // Not `= {}`: that zeroed the array in memory (a memset call) every time.
     LaneVector v[kDepthwiseLanes];
@@ -547,6 +554,9 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
   }
   // And back: 16 output pixels at a time, one row of 16 pixels per plane.
   for (int64_t p0 = 0; p0 < size; p0 += kDepthwiseLanes) {
+    if (p0 + kDepthwiseLanes > size && size >= kDepthwiseLanes) {
+      p0 = size - kDepthwiseLanes;  // As above: whole vectors.
+    }
     const int64_t count = std::min(kDepthwiseLanes, size - p0);
     LaneVector v[kDepthwiseLanes];  // Pixels past `count` repeat the last.
     for (int64_t i = 0; i < kDepthwiseLanes; ++i) {
