@@ -424,13 +424,14 @@ void Transpose16(LaneVector* v) {
 // part goes element by element (a memcpy of variable length became
 // `rep movs`, slower than the arithmetic it fed).
 LaneVector LoadPart(const float* src, int64_t count) {
-  LaneVector v = {};
-  if (count == kDepthwiseLanes) {
-    std::memcpy(&v, src, kLaneBytes);
-  } else {
-    for (int64_t i = 0; i < count; ++i) v[i] = src[i];
+  if (count == kDepthwiseLanes) {  // Straight into a register.
+    LaneVector whole;
+    std::memcpy(&whole, src, kLaneBytes);
+    return whole;
   }
-  return v;
+  LaneVector part = {};
+  for (int64_t i = 0; i < count; ++i) part[i] = src[i];
+  return part;
 }
 void StorePart(LaneVector v, int64_t count, float* dst) {
   if (count == kDepthwiseLanes) {
