@@ -285,7 +285,7 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
 
 template <class T, int64_t kLanes, int64_t kRows>
 void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
-                           T bias, T* y, std::vector<T>& scratch) {
+                           T bias, T* y, PlaneScratch<T>& scratch) {
   // Output rows are computed in whole groups of kLanes columns, so that the
   // compiler's vector loops run whatever the plane's width (MobileNet's late
   // planes are 7 or 14 wide, narrower than one 512-bit vector loop's minimum
@@ -319,37 +319,25 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
     const int64_t column = kw * g.dilation_w;
     tap_offsets[kw] = column % s * phase_len + column / s;
   }
-  // Every cell is written: the plane's rows where they fall, zeros around
-  // them. A small buffer is zeroed whole first (one memset, not two short
-  // fills per row, whose calls cost more than a 7 x 7 plane's arithmetic);
-  // a large one only around the plane, not in an extra pass over all of it.
-  const bool small = rows * row_len <= 4096;
-  if (small) {
-    scratch.assign(rows * row_len, T(0));
-  } else {
-    scratch.resize(rows * row_len);
+  // The plane's rows where they fall; the zeros around them are already
+  // there when the buffer last held a plane of this layout.
+  if (scratch.zeroed_lanes != kLanes || !(scratch.zeroed_for == g)) {
+    scratch.buffer.assign(rows * row_len, T(0));
+    scratch.zeroed_for = g;
+    scratch.zeroed_lanes = kLanes;
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    T* dst = scratch.data() + r * row_len;
-    const int64_t iy = r - g.pad_top;
-    if (iy < 0 || iy >= g.in_h) {
-      if (!small) std::fill(dst, dst + row_len, T(0));
-      continue;
-    }
-    const T* src = x + iy * g.in_w;
-    for (int64_t p = 0; p < s; ++p) {
-      // Entry i of segment p is padded column i * s + p, input column
-      // i * s + p - pad_left, inside the row for i in [lo, hi).
-      T* segment = dst + p * phase_len;
-      const int64_t shift = p - g.pad_left;
-      const int64_t lo = std::clamp<int64_t>(CeilDiv(-shift, s), 0, phase_len);
-      const int64_t hi =
-          std::clamp<int64_t>(CeilDiv(g.in_w - shift, s), lo, phase_len);
-      if (!small) {
-        std::fill(segment, segment + lo, T(0));
-        std::fill(segment + hi, segment + phase_len, T(0));
-      }
-      const T* from = src + shift;
+  for (int64_t p = 0; p < s; ++p) {
+    // Entry i of segment p (of every row) is padded column i * s + p, input
+    // column i * s + p - pad_left, inside the row for i in [lo, hi).
+    const int64_t shift = p - g.pad_left;
+    const int64_t lo = std::clamp<int64_t>(CeilDiv(-shift, s), 0, phase_len);
+    const int64_t hi =
+        std::clamp<int64_t>(CeilDiv(g.in_w - shift, s), lo, phase_len);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t iy = r - g.pad_top;
+      if (iy < 0 || iy >= g.in_h) continue;
+      T* segment = scratch.buffer.data() + r * row_len + p * phase_len;
+      const T* from = x + iy * g.in_w + shift;
       if (s == 1) {
         std::copy(from + lo, from + hi, segment + lo);
       } else if (s == 2) {
@@ -361,7 +349,7 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
       }
     }
   }
-  const T* padded = scratch.data();
+  const T* padded = scratch.buffer.data();
   int64_t oy = 0;
   for (; oy + kRows <= g.out_h; oy += kRows) {
     DepthwiseRows<T, kLanes, kRows>(g, padded + oy * g.stride_h * row_len,
@@ -376,7 +364,7 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
 
 template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
-                      T* y, std::vector<T>& scratch) {
+                      T* y, PlaneScratch<T>& scratch) {
   if (g.out_h <= 0 || g.out_w <= 0) return;  // An empty plane.
   // Groups of 16 columns, or 8 for planes at most 8 wide (MobileNet's 7 x 7
   // ones), which 16 would pad to more than twice their width.
@@ -614,10 +602,10 @@ template void Im2Col2D<double>(const Conv2DGeometry&, const double*, int64_t,
                                int64_t, int64_t, double*, int64_t);
 template void DepthwisePlane2D<float>(const Conv2DGeometry&, const float*,
                                       const float*, float, float*,
-                                      std::vector<float>&);
+                                      PlaneScratch<float>&);
 template void DepthwisePlane2D<double>(const Conv2DGeometry&, const double*,
                                        const double*, double, double*,
-                                       std::vector<double>&);
+                                       PlaneScratch<double>&);
 template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*, float*,
                                     std::vector<float>&);
 template void MaxPoolPlane2D<double>(const Conv2DGeometry&, const double*,

@@ -27,6 +27,8 @@ struct Conv2DGeometry {
   int64_t stride_h, stride_w, dilation_h, dilation_w;
   int64_t pad_top, pad_left;  // Bottom and right pads follow from out_h/w.
 
+  bool operator==(const Conv2DGeometry&) const = default;
+
   int64_t Taps() const { return kernel_h * kernel_w; }
   int64_t InSize() const { return in_h * in_w; }
   int64_t OutSize() const { return out_h * out_w; }
@@ -74,13 +76,23 @@ void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
                   int64_t p0, int64_t pixels, int64_t width, int64_t kc,
                   int64_t first_block, int64_t end_block, float* panels);
 
+// DepthwisePlane2D's buffer, kept by the caller between planes: a copy of
+// the plane inside a border of zeros. The border's cells depend on the
+// geometry alone and no plane writes them, so they are zeroed once per
+// geometry, not per plane (per-row fills were a tenth of a stride-2 layer).
+template <class T>
+struct PlaneScratch {
+  std::vector<T> buffer;
+  Conv2DGeometry zeroed_for{};  // The layout whose border holds zeros.
+  int64_t zeroed_lanes = 0;     // 0: none yet.
+};
+
 // y[p] = bias + sum over taps of w[tap] * x[tap's input of p], for every
 // output pixel p of one plane; taps in the padding add zero. Taps are added
-// in row-major order after the bias. `scratch` is a buffer the caller keeps
-// between planes (a zero-padded copy of the plane).
+// in row-major order after the bias.
 template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
-                      T* y, std::vector<T>& scratch);
+                      T* y, PlaneScratch<T>& scratch);
 
 // DepthwisePlane2D for kDepthwiseLanes output planes at once, the planes in
 // the lanes of one vector: planes[c] is the input plane of output plane

@@ -159,12 +159,13 @@ TEST(DepthwiseLanesTest, AgreesWithDepthwisePlane2D) {
     std::vector<float> scratch;
     DepthwiseLanes2D(g, planes, lane_w.data(), bias.data<float>(), c.lanes,
                      outs, scratch);
+    PlaneScratch<float> plane_scratch;
     for (int64_t lane = 0; lane < kDepthwiseLanes; ++lane) {
       std::vector<float> want(g.OutSize(), std::nanf(""));
       if (lane < c.lanes) {
-        DepthwisePlane2D<float>(g, planes[lane],
-                                w.data<float>() + lane * g.Taps(),
-                                bias.data<float>()[lane], want.data(), scratch);
+        DepthwisePlane2D<float>(
+            g, planes[lane], w.data<float>() + lane * g.Taps(),
+            bias.data<float>()[lane], want.data(), plane_scratch);
       }
       for (int64_t p = 0; p < g.OutSize(); ++p) {
         const float value = outs[lane][p];

@@ -230,7 +230,8 @@ class ConvKernel : public OpKernel {
         ctx.ParallelFor(
             n * blocks, cost * kDepthwiseLanes,
             [&](int64_t begin, int64_t end) {
-              std::vector<float> scratch;
+              // Kept between calls: a fresh one was zeroed per chunk.
+              thread_local std::vector<float> scratch;
               const float* planes[kDepthwiseLanes];
               float* outs[kDepthwiseLanes];
               float w16[kMaxLaneTaps * kDepthwiseLanes];
@@ -267,7 +268,8 @@ class ConvKernel : public OpKernel {
       }
     }
     ctx.ParallelFor(n * m, cost, [&](int64_t begin, int64_t end) {
-      std::vector<T> scratch;
+      // Kept between calls: its zero border is written once per layout.
+      thread_local PlaneScratch<T> scratch;
       for (int64_t plane = begin; plane < end; ++plane) {
         const int64_t image = plane / m, oc = plane % m, group = oc / mg;
         DepthwisePlane2D<T>(geo, px + (image * c + group) * geo.InSize(),
