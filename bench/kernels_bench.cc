@@ -127,6 +127,11 @@ constexpr ConvShape kConvShapes[] = {
     {"mobilenet_depthwise_3x3_7", 960, 7, 960, 3, 1, 1, 960},
     {"mobilenet_depthwise_3x3_14", 576, 14, 576, 3, 1, 1, 576},
     {"mobilenet_depthwise_3x3_28", 192, 28, 192, 3, 1, 1, 192},
+    {"mobilenet_project_1x1_56", 144, 56, 24, 1, 1, 0},
+    {"mobilenet_project_1x1_112", 32, 112, 16, 1, 1, 0},
+    {"squeezenet_squeeze_1x1_32", 256, 27, 32, 1, 1, 0},
+    {"mobilenet_project_1x1_14", 384, 14, 64, 1, 1, 0},
+    {"mobilenet_project_1x1_14_96", 576, 14, 96, 1, 1, 0},
 };
 
 // args: index into kConvShapes, intra-op threads (inter = 1).

@@ -456,8 +456,9 @@ bool DepthwiseRunsInLanes(const Conv2DGeometry& g) {
 }
 
 void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
-                      const float* w, const float* bias, int64_t lanes,
-                      float* const* outs, std::vector<float>& scratch) {
+                      const float* w, const float* bias, float lower,
+                      float upper, int64_t lanes, float* const* outs,
+                      std::vector<float>& scratch) {
   if (g.out_h <= 0 || g.out_w <= 0) return;
   // The padded input rows and columns the outputs read, then the outputs,
   // each pixel one vector of lanes; then the weights and the bias. Lanes
@@ -541,7 +542,9 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
       std::copy(last, last + (size - p0), out + p0);
     }
   }
-  // And back: 16 output pixels at a time, one row of 16 pixels per plane.
+  // And back: 16 output pixels at a time, one row of 16 pixels per plane,
+  // bounded on the way.
+  const LaneVector low = LaneVector{} + lower, high = LaneVector{} + upper;
   for (int64_t p0 = 0; p0 < size; p0 += kDepthwiseLanes) {
     if (p0 + kDepthwiseLanes > size && size >= kDepthwiseLanes) {
       p0 = size - kDepthwiseLanes;  // As above: whole vectors.
@@ -549,7 +552,10 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
     const int64_t count = std::min(kDepthwiseLanes, size - p0);
     LaneVector v[kDepthwiseLanes];  // Pixels past `count` repeat the last.
     for (int64_t i = 0; i < kDepthwiseLanes; ++i) {
-      v[i] = out[std::min(p0 + i, size - 1)];
+      // As ClipKernel: "x < lower ? lower : x", then the same for upper.
+      const LaneVector x = out[std::min(p0 + i, size - 1)];
+      const LaneVector raised = x < low ? low : x;
+      v[i] = raised > high ? high : raised;
     }
     Transpose16(v);
     for (int64_t c = 0; c < lanes; ++c) StorePart(v[c], count, outs[c] + p0);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -157,8 +158,9 @@ TEST(DepthwiseLanesTest, AgreesWithDepthwisePlane2D) {
       }
     }
     std::vector<float> scratch;
-    DepthwiseLanes2D(g, planes, lane_w.data(), bias.data<float>(), c.lanes,
-                     outs, scratch);
+    const float inf = std::numeric_limits<float>::infinity();
+    DepthwiseLanes2D(g, planes, lane_w.data(), bias.data<float>(), -inf, inf,
+                     c.lanes, outs, scratch);
     PlaneScratch<float> plane_scratch;
     for (int64_t lane = 0; lane < kDepthwiseLanes; ++lane) {
       std::vector<float> want(g.OutSize(), std::nanf(""));
@@ -178,6 +180,45 @@ TEST(DepthwiseLanesTest, AgreesWithDepthwisePlane2D) {
       }
     }
   }
+}
+
+// The bounds are Clip's: each output of the unbounded run clamped to
+// [lower, upper], NaN (here from a NaN input) kept.
+TEST(DepthwiseLanesTest, BoundsOutputsAsClipDoes) {
+  const Conv2DGeometry g = Square(6, 3, 1, 1, 1);
+  Tensor x = test::SeededFloats({kDepthwiseLanes * g.InSize()}, 5);
+  x.data<float>()[7] = std::nanf("");  // Plane 0, pixel (1, 1).
+  const Tensor w = test::SeededFloats({g.Taps() * kDepthwiseLanes}, 6);
+  const Tensor bias = test::SeededFloats({kDepthwiseLanes}, 7);
+  const float* planes[kDepthwiseLanes];
+  float* outs[2][kDepthwiseLanes];
+  std::vector<float> y[2];
+  std::vector<float> scratch;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float lower = -0.1f, upper = 0.2f;
+  for (int bounded = 0; bounded < 2; ++bounded) {
+    y[bounded].assign(kDepthwiseLanes * g.OutSize(), 0.0f);
+    for (int64_t lane = 0; lane < kDepthwiseLanes; ++lane) {
+      planes[lane] = x.data<float>() + lane * g.InSize();
+      outs[bounded][lane] = y[bounded].data() + lane * g.OutSize();
+    }
+    DepthwiseLanes2D(g, planes, w.data<float>(), bias.data<float>(),
+                     bounded ? lower : -inf, bounded ? upper : inf,
+                     kDepthwiseLanes, outs[bounded], scratch);
+  }
+  int nans = 0, clamped = 0;
+  for (size_t i = 0; i < y[0].size(); ++i) {
+    const float free = y[0][i], got = y[1][i];
+    if (std::isnan(free)) {
+      ++nans;
+      EXPECT_TRUE(std::isnan(got)) << i;
+      continue;
+    }
+    clamped += free < lower || free > upper;
+    EXPECT_EQ(got, std::min(std::max(free, lower), upper)) << i;
+  }
+  EXPECT_EQ(nans, 9);  // The 3 x 3 outputs whose windows hold the NaN.
+  EXPECT_GT(clamped, 0);
 }
 
 }  // namespace

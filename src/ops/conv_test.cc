@@ -184,7 +184,7 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
   };
   for (const Shape4& p :
        {Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
-        Shape4{32, 9, 40, 1, 1}, Shape4{8, 12, 12, 2, 3},
+        Shape4{32, 9, 120, 1, 1}, Shape4{8, 12, 12, 2, 3},
         Shape4{32, 7, 48, 1, 3}, Shape4{32, 20, 120, 1, 3},
         Shape4{64, 9, 32, 2, 3}, Shape4{256, 14, 32, 1, 1, 2}}) {
     SCOPED_TRACE("c " + std::to_string(p.c) + " m " + std::to_string(p.m) +
@@ -233,6 +233,34 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
     const Tensor want = RunY(*plain, {{"x", x}, {"w", w}});
     EXPECT_LT(test::MaxAbsDifference(packed[0], want), 1e-4);
   }
+}
+
+// A 1x1 Conv with fewer than 96 output channels keeps W as it is (packing
+// X per Run would cost what the product does), reports no packed bytes,
+// and computes what the direct reference does.
+TEST(ConvPackedWeightTest, FewChannelsOverEveryPixelStayUnpacked) {
+  const Tensor x = Random({1, 40, 11, 13}, 21), w = Random({24, 40, 1, 1}, 22);
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({1, 40, 11, 13}));
+  g.Const("w", w);
+  ASSERT_TRUE(g.AddNode({"y", "Conv", {"x", "w"}, {}, ""}).ok());
+  auto session = test::MustCreate(std::move(g), test::PerSessionOptions(1, 2));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->prepared_bytes(), 0);
+  const Tensor y = RunY(*session, {{"x", x}});
+  double worst = 0;
+  for (int64_t o = 0; o < 24; ++o) {
+    for (int64_t p = 0; p < 11 * 13; ++p) {
+      double want = 0;
+      for (int64_t c = 0; c < 40; ++c) {
+        want += double(w.data<float>()[o * 40 + c]) *
+                x.data<float>()[c * 11 * 13 + p];
+      }
+      worst =
+          std::max(worst, std::abs(y.data<float>()[o * 11 * 13 + p] - want));
+    }
+  }
+  EXPECT_LT(worst, 1e-4);
 }
 
 // The plane-by-plane 2-D MaxPool against a direct reference: stride, pads,

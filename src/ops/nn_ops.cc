@@ -34,6 +34,9 @@ constexpr int64_t kConvTile = 256;
 // Below this many (image, group, pixel tile) jobs, output channels are split
 // into blocks as well.
 constexpr int64_t kConvMinJobs = 8;
+// A 1 x 1 Conv with fewer output channels per group than this many panels
+// of the micro-kernel's rows leaves W unpacked (PackConstantWeights).
+constexpr int64_t kPackedConvMinChannels = 16;
 // Taps of a depthwise window whose lane weights live on the stack.
 constexpr int64_t kMaxLaneTaps = 25;
 
@@ -145,6 +148,16 @@ class ConvKernel : public OpKernel {
     // A 1 x 1 window moving one pixel at a time reads X itself as columns.
     bool unit_window = w->shape().dim(2) == 1 && w->shape().dim(3) == 1;
     for (int64_t stride : attrs_.strides) unit_window &= stride == 1;
+    // Fewer than 96 output channels over X itself: packing X's columns for
+    // the micro-kernel each Run costs about what the product does (K x
+    // pixels floats copied for m x K x pixels multiply-adds), and
+    // bli_sgemm's own path (GemmTile) ran these layers faster: 128 -> 16
+    // at 55 x 55 0.26 -> 0.18 ms, 144 -> 24 at 56 x 56 0.33 -> 0.27,
+    // 384 -> 64 at 14 x 14 0.14 -> 0.13 (one core of an AMD EPYC Zen 4;
+    // at 96 channels the two paths tied).
+    if (unit_window && mg < kPackedConvMinChannels * FloatMicroKernel().mr) {
+      return;
+    }
     transposed_ = ConvProductsRunTransposed(mg, depth, unit_window);
     for (int64_t group = 0; group < group_; ++group) {
       const float* w_group = w->data<float>() + group * mg * depth;
@@ -185,6 +198,36 @@ class ConvKernel : public OpKernel {
                      y->data<T>() + offset, rows, cols, ld);
     }
   };
+
+  // DepthwiseLanes2D's bounds for an epilogue: Relu and Clip without a
+  // residual are bounds (and then the epilogue is finished); anything else
+  // runs as the epilogue after unbounded outputs.
+  struct LaneBounds {
+    float lower = -std::numeric_limits<float>::infinity();
+    float upper = std::numeric_limits<float>::infinity();
+    bool finished = true;
+  };
+  static LaneBounds LaneBoundsOf(const Epilogue& epilogue) {
+    LaneBounds bounds;
+    if (epilogue.residual != nullptr) {
+      bounds.finished = false;
+      return bounds;
+    }
+    switch (epilogue.activation.kind) {
+      case FusedActivation::kNone:
+        break;
+      case FusedActivation::kRelu:  // max(x, 0) keeps NaN, as Clip does.
+        bounds.lower = 0.0f;
+        break;
+      case FusedActivation::kClip:
+        bounds.lower = SaturateBound<float>(epilogue.activation.alpha);
+        bounds.upper = SaturateBound<float>(epilogue.activation.beta);
+        break;
+      default:
+        bounds.finished = false;
+    }
+    return bounds;
+  }
 
   template <class T>
   void Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
@@ -227,6 +270,7 @@ class ConvKernel : public OpKernel {
     if constexpr (std::is_same_v<T, float>) {
       if (DepthwiseRunsInLanes(geo)) {
         const int64_t blocks = CeilDiv(m, kDepthwiseLanes);
+        const LaneBounds bounds = LaneBoundsOf(epilogue);
         ctx.ParallelFor(
             n * blocks, cost * kDepthwiseLanes,
             [&](int64_t begin, int64_t end) {
@@ -258,10 +302,12 @@ class ConvKernel : public OpKernel {
                   }
                   if (pb != nullptr) bias16[lane] = pb[oc];
                 }
-                DepthwiseLanes2D(geo, planes, lane_w, bias16, lanes, outs,
-                                 scratch);
-                epilogue.Finish<T>(y, (image * m + oc0) * geo.OutSize(), lanes,
-                                   geo.OutSize(), geo.OutSize());
+                DepthwiseLanes2D(geo, planes, lane_w, bias16, bounds.lower,
+                                 bounds.upper, lanes, outs, scratch);
+                if (!bounds.finished) {
+                  epilogue.Finish<T>(y, (image * m + oc0) * geo.OutSize(),
+                                     lanes, geo.OutSize(), geo.OutSize());
+                }
               }
             });
         return;

@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""weft against ONNX Runtime node by node, one thread (issue 15's profile):
+
+    bench/models/layers.py [--runs N] MODEL NAME=FEED.npy ...
+
+Times each node of weft's run (`weft run --trace`, the fastest of N traced
+runs) and ONNX Runtime's per-node profile (ort_profile.js, medians over N
+runs), matched by output name, and prints a row per node with the
+convolution's shape, then totals by kind of layer. Nodes that one runtime
+fused and the other did not (weft's Conv + Add, for one) have no partner
+and count for their side only. Needs build/bin/weft (or $WEFT) and
+onnxruntime-node installed by run.sh in build/bench-models/ort.
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import onnx
+from onnx import shape_inference
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def weft_node_times(weft, model, feeds, runs):
+    """Fastest time per node (us) over `runs` traced runs."""
+    best = {}
+    order = []
+    feed_flags = [flag for feed in feeds for flag in ("--feed", feed)]
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        for _ in range(runs):
+            subprocess.run([weft, "run", model, *feed_flags, "--inter", "1", "--intra", "1",
+                            "--repeat", "3", "--trace", trace],
+                           check=True, capture_output=True)
+            with open(trace) as f:
+                events = json.load(f)["traceEvents"]
+            for e in events:
+                if e.get("cat") != "node":
+                    continue
+                if e["name"] not in best:
+                    order.append((e["name"], e["args"].get("op", "?")))
+                best[e["name"]] = min(best.get(e["name"], float("inf")), e["dur"])
+    return order, best
+
+
+def ort_node_times(model, feeds, runs):
+    env = dict(os.environ, NODE_PATH=os.path.join(ROOT, "build/bench-models/ort/node_modules"))
+    done = subprocess.run(["node", os.path.join(HERE, "ort_profile.js"), model, str(runs), *feeds],
+                          check=True, capture_output=True, text=True, env=env)
+    return json.loads(done.stdout)
+
+
+def conv_shapes(model):
+    """Output name of each node -> a description of the Conv it ends, found
+    by walking back over the activations and residual Adds fused into it."""
+    graph = shape_inference.infer_shapes(onnx.load(model)).graph
+    dims = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+            for v in list(graph.value_info) + list(graph.output)}
+    weights = {i.name: list(i.dims) for i in graph.initializer}
+    producer = {out: node for node in graph.node for out in node.output}
+
+    def describe(conv):
+        attrs = {a.name: a for a in conv.attribute}
+        group = attrs["group"].i if "group" in attrs else 1
+        stride = attrs["strides"].ints[0] if "strides" in attrs else 1
+        w = weights.get(conv.input[1])
+        y = dims.get(conv.output[0])
+        if w is None or not y:
+            return None
+        kind = "depthwise" if group > 1 and w[1] == 1 else (
+            "1x1" if w[2] == 1 and w[3] == 1 else f"{w[2]}x{w[3]}")
+        kind += f" s{stride}"
+        flops = 2 * y[1] * y[2] * y[3] * w[1] * w[2] * w[3]
+        return kind, f"{w[1] * group}->{w[0]} @{y[2]}x{y[3]}", flops
+
+    shapes = {}
+    for node in graph.node:
+        look = [node]
+        for _ in range(3):  # Conv <- Clip/Relu <- Add: at most a few steps.
+            conv = next((n for n in look if n.op_type == "Conv"), None)
+            if conv is not None:
+                found = describe(conv)
+                if found:
+                    shapes[node.output[0]] = found
+                break
+            look = [producer[i] for n in look for i in n.input if i in producer]
+    return shapes
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("model")
+    parser.add_argument("feeds", nargs="+")
+    args = parser.parse_args()
+    weft = os.environ.get("WEFT", os.path.join(ROOT, "build/bin/weft"))
+    order, weft_us = weft_node_times(weft, args.model, args.feeds, args.runs)
+    ort_us = ort_node_times(args.model, args.feeds, args.runs)
+    shapes = conv_shapes(args.model)
+    totals = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
+    print(f"{'node':44s} {'weft us':>8s} {'ORT us':>8s} {'ratio':>6s}  layer")
+    for name, op in order:
+        kind, desc, flops = shapes.get(name, (op, "", 0))
+        mine, theirs = weft_us[name], ort_us.get(name)
+        ratio = f"{mine / theirs:6.2f}" if theirs else "     -"
+        print(f"{name[-44:]:44s} {mine:8.0f} {theirs or 0:8.0f} {ratio}  {kind} {desc}")
+        totals[kind][0] += mine
+        totals[kind][1] += theirs or 0
+        totals[kind][2] += flops
+    print(f"\n{'kind':14s} {'weft us':>8s} {'ORT us':>8s} {'weft GFLOP/s':>13s}")
+    for kind, (mine, theirs, flops) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+        rate = f"{flops / mine / 1e3:13.1f}" if flops else " " * 13
+        print(f"{kind:14s} {mine:8.0f} {theirs:8.0f} {rate}")
+    unmatched = sorted(set(ort_us) - set(weft_us))
+    print(f"\nweft total {sum(weft_us.values()):.0f} us, ONNX Runtime total "
+          f"{sum(ort_us.values()):.0f} us ({len(unmatched)} of its nodes without a partner "
+          f"in weft's trace, counted in its total only)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+// ONNX Runtime's own per-node times on one model, one thread, sequential:
+//   node ort_profile.js MODEL RUNS NAME=FEED.npy...
+// prints one JSON object {"node output name": median microseconds, ...}
+// from ONNX Runtime's profiler (its "_kernel_time" events), with the
+// suffix it adds to nodes it rewrote into its blocked layout removed, so
+// that names match weft's trace (layers.py). Needs onnxruntime-node on
+// NODE_PATH.
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const ort = require('onnxruntime-node');
+const {readNpy, median} = require('./npy.js');
+
+(async () => {
+  const [model, runs, ...feedArgs] = process.argv.slice(2);
+  const feeds = {};
+  for (const arg of feedArgs) {
+    const eq = arg.indexOf('=');
+    feeds[arg.slice(0, eq)] = readNpy(ort, arg.slice(eq + 1));
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'));
+  const session = await ort.InferenceSession.create(model, {
+    interOpNumThreads: 1, intraOpNumThreads: 1, executionMode: 'sequential',
+    enableProfiling: true, profileFilePrefix: path.join(dir, 'profile')});
+  for (let i = 0; i < Number(runs); ++i) await session.run(feeds);
+  await session.release();  // Writes the profile.
+  const file = fs.readdirSync(dir).find(f => f.endsWith('.json'));
+  const events = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  fs.rmSync(dir, {recursive: true});
+  const times = {};
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.replace(/(_nchwc)?_kernel_time$/, '');
+    (times[name] = times[name] || []).push(e.dur);
+  }
+  const result = {};
+  for (const [name, values] of Object.entries(times)) result[name] = median(values);
+  console.log(JSON.stringify(result));
+})().catch(e => { console.error(e); process.exit(1); });
