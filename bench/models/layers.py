@@ -55,10 +55,15 @@ def ort_node_times(model, feeds, runs):
     return json.loads(done.stdout)
 
 
-def conv_shapes(model):
+# Ops weft fuses into the Conv before them (FusedConv), walked back over.
+FUSED_AFTER_CONV = {"Relu", "Clip", "LeakyRelu", "HardSwish", "Gelu", "Add"}
+
+
+def conv_shapes(graph, traced):
     """Output name of each node -> a description of the Conv it ends, found
-    by walking back over the activations and residual Adds fused into it."""
-    graph = shape_inference.infer_shapes(onnx.load(model)).graph
+    by walking back over the activations and residual Adds fused into it;
+    an input that is itself a traced node's output is the residual, not the
+    Conv's path."""
     dims = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
             for v in list(graph.value_info) + list(graph.output)}
     weights = {i.name: list(i.dims) for i in graph.initializer}
@@ -80,16 +85,28 @@ def conv_shapes(model):
 
     shapes = {}
     for node in graph.node:
-        look = [node]
+        step = node
         for _ in range(3):  # Conv <- Clip/Relu <- Add: at most a few steps.
-            conv = next((n for n in look if n.op_type == "Conv"), None)
-            if conv is not None:
-                found = describe(conv)
+            if step.op_type == "Conv":
+                found = describe(step)
                 if found:
                     shapes[node.output[0]] = found
                 break
-            look = [producer[i] for n in look for i in n.input if i in producer]
+            if step.op_type not in FUSED_AFTER_CONV:
+                break
+            inner = [producer[i] for i in step.input if i in producer and i not in traced
+                     and producer[i].op_type != "Constant"]
+            if len(inner) != 1:
+                break
+            step = inner[0]
     return shapes
+
+
+def by_output_name(graph, ort_us):
+    """ONNX Runtime names a node it kept by the node's name and one it
+    rewrote by its output; weft's trace names nodes by output."""
+    output_of = {node.name: node.output[0] for node in graph.node if node.name}
+    return {output_of.get(name, name): us for name, us in ort_us.items()}
 
 
 def main():
@@ -100,8 +117,9 @@ def main():
     args = parser.parse_args()
     weft = os.environ.get("WEFT", os.path.join(ROOT, "build/bin/weft"))
     order, weft_us = weft_node_times(weft, args.model, args.feeds, args.runs)
-    ort_us = ort_node_times(args.model, args.feeds, args.runs)
-    shapes = conv_shapes(args.model)
+    graph = shape_inference.infer_shapes(onnx.load(args.model)).graph
+    ort_us = by_output_name(graph, ort_node_times(args.model, args.feeds, args.runs))
+    shapes = conv_shapes(graph, set(weft_us))
     totals = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
     print(f"{'node':44s} {'weft us':>8s} {'ORT us':>8s} {'ratio':>6s}  layer")
     for name, op in order:
