@@ -366,8 +366,9 @@ template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
                       T* y, PlaneScratch<T>& scratch) {
   if (g.out_h <= 0 || g.out_w <= 0) return;  // An empty plane.
-  // Groups of 16 columns, or 8 for planes at most 8 wide (MobileNet's 7 x 7
-  // ones), which 16 would pad to more than twice their width.
+  // Groups of 16 columns, or 8 for planes at most 8 wide (float32 ones that
+  // small take DepthwiseLanes2D), which 16 would pad to more than twice
+  // their width.
   if (g.out_w <= 8) {
     DepthwisePlaneInLanes<T, 8, 1>(g, x, w, bias, y, scratch);
   } else {
@@ -408,9 +409,10 @@ void Transpose16(LaneVector* v) {
 }
 
 // Loads `count` <= 16 floats from src into a vector, zeros after them; and
-// stores the first `count` lanes. A whole vector is one unaligned access; a
-// part goes element by element (a memcpy of variable length became
-// `rep movs`, slower than the arithmetic it fed).
+// stores the first `count` lanes. A whole vector is one unaligned access.
+// Parts only occur for planes of fewer than 16 pixels (DepthwiseLanes2D
+// takes a plane's last 16 pixels instead of a partial group), so their
+// slower copies do not matter.
 LaneVector LoadPart(const float* src, int64_t count) {
   if (count == kDepthwiseLanes) {  // Straight into a register.
     LaneVector whole;

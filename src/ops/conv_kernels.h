@@ -94,19 +94,19 @@ template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
                       T* y, PlaneScratch<T>& scratch);
 
+inline constexpr int64_t kDepthwiseLanes = 16;
+
 // DepthwisePlane2D for kDepthwiseLanes output planes at once, the planes in
 // the lanes of one vector: planes[c] is the input plane of output plane
 // outs[c], w holds Taps() x kDepthwiseLanes weights (tap-major: w[tap *
 // kDepthwiseLanes + c]) and bias kDepthwiseLanes values; only the first
 // `lanes` planes are read and written. Each output adds the same terms in
-// the same order as DepthwisePlane2D's. For small planes, where one plane's
-// rows are too short for a vector loop (MobileNet's 14 x 14 and 7 x 7) and
-// the per-plane set-up outweighs the arithmetic. `scratch` is a buffer the
-// caller keeps between blocks.
-inline constexpr int64_t kDepthwiseLanes = 16;
-// Each output is then bounded to [lower, upper] as Clip bounds it (NaN stays
-// NaN; -infinity and +infinity for no bounds), in registers, which saves
-// MobileNet's ReLU6 a pass over the planes.
+// the same order as DepthwisePlane2D's, then is bounded to [lower, upper]
+// as Clip bounds it (NaN stays NaN; -infinity and +infinity for no bounds),
+// in registers, which saves MobileNet's ReLU6 a pass over the planes. For
+// small planes, where one plane's rows are too short for a vector loop
+// (MobileNet's 14 x 14 and 7 x 7) and the per-plane set-up outweighs the
+// arithmetic. `scratch` is a buffer the caller keeps between blocks.
 void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
                       const float* w, const float* bias, float lower,
                       float upper, int64_t lanes, float* const* outs,
