@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/int_division.h"
 #include "ops/packed_gemm.h"
 
 namespace weft::internal {
@@ -86,11 +87,6 @@ void DepthwiseRows(const Conv2DGeometry& g, const T* src, int64_t row_len,
       }
     }
   }
-}
-
-// ceil(a / b) for b > 0 and any sign of a.
-int64_t CeilDiv(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 
 // How one panel's `width` pixels read their inputs under one tap: from
@@ -455,6 +451,17 @@ void DepthwiseLanePixels(const Conv2DGeometry& g, const LaneVector* in,
 
 bool DepthwiseRunsInLanes(const Conv2DGeometry& g) {
   return g.OutSize() <= 28 * 28;
+}
+
+void ArrangeLaneWeights(const float* w, int64_t channels, int64_t taps,
+                        int64_t first, float* out) {
+  const int64_t lanes = std::min(kDepthwiseLanes, channels - first);
+  std::fill(out, out + taps * kDepthwiseLanes, 0.0f);
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    for (int64_t t = 0; t < taps; ++t) {
+      out[t * kDepthwiseLanes + lane] = w[(first + lane) * taps + t];
+    }
+  }
 }
 
 void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,

@@ -116,6 +116,12 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
 // plane's size alone (measured in docs/BENCHMARKS.md).
 bool DepthwiseRunsInLanes(const Conv2DGeometry& g);
 
+// DepthwiseLanes2D's weights for the block of kDepthwiseLanes output planes
+// from `first` on: out[tap * kDepthwiseLanes + c] = w[(first + c) * taps +
+// tap], zero for planes past `channels` (w holds channels x taps weights).
+void ArrangeLaneWeights(const float* w, int64_t channels, int64_t taps,
+                        int64_t first, float* out);
+
 // y[p] = the largest input under p's window, ignoring the padding and NaN
 // inputs; the lowest finite value when the window holds neither. (MaxPool
 // without its optional indices output.) `line` is a buffer the caller keeps

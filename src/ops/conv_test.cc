@@ -235,6 +235,49 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
   }
 }
 
+// A constant depthwise W is arranged for DepthwiseLanes2D once, when the
+// session is created: its bytes are reported, and over small planes (the
+// lanes path; 40 channels: two whole blocks of 16 and a partial one) it
+// gives the bits a session feeding the same W gives, which arranges it per
+// Run; feeding another W to the Const's output computes with that one.
+TEST(ConvPackedWeightTest, ConstantDepthwiseWeightsAreArrangedOnce) {
+  const Shape x_shape{1, 40, 9, 9}, w_shape{40, 1, 3, 3};
+  const Tensor x = Random(x_shape, 31), w = Random(w_shape, 32);
+  const Tensor other_w = Random(w_shape, 33);
+  auto graph_with_w = [&](bool constant_w) {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape(x_shape.dims()));
+    if (constant_w) {
+      g.Const("w", w);
+    } else {
+      g.Placeholder("w", DataType::kFloat32, PartialShape(w_shape.dims()));
+    }
+    g.Const("b", Random({40}, 34));
+    EXPECT_TRUE(g.AddNode({"y",
+                           "Conv",
+                           {"x", "w", "b"},
+                           {{"group", AttrValue(int64_t{40})},
+                            {"pads", AttrValue(std::vector<int64_t>(4, 1))}},
+                           ""})
+                    .ok());
+    return g;
+  };
+  auto arranged =
+      test::MustCreate(graph_with_w(true), test::PerSessionOptions(1, 2));
+  auto fed =
+      test::MustCreate(graph_with_w(false), test::PerSessionOptions(1, 2));
+  ASSERT_NE(arranged, nullptr);
+  ASSERT_NE(fed, nullptr);
+  // Three blocks of 16 planes, 9 taps each, in float32.
+  EXPECT_EQ(arranged->prepared_bytes(), 3 * 16 * 9 * 4);
+  EXPECT_TRUE(RunY(*arranged, {{"x", x}})
+                  .BitwiseEqual(RunY(*fed, {{"x", x}, {"w", w}})));
+  EXPECT_TRUE(RunY(*arranged, {{"x", x}, {"w", other_w}})
+                  .BitwiseEqual(RunY(*fed, {{"x", x}, {"w", other_w}})));
+  EXPECT_FALSE(RunY(*arranged, {{"x", x}})
+                   .BitwiseEqual(RunY(*fed, {{"x", x}, {"w", other_w}})));
+}
+
 // A 1x1 Conv with fewer than 96 output channels keeps W as it is (packing
 // X per Run would cost what the product does), reports no packed bytes,
 // and computes what the direct reference does.

@@ -21,6 +21,7 @@
 #include "ops/conv_window.h"
 #include "ops/fused_activation.h"
 #include "ops/gemm_tile.h"
+#include "ops/int_division.h"
 #include "ops/op_util.h"
 #include "ops/packed_gemm.h"
 
@@ -39,9 +40,6 @@ constexpr int64_t kConvMinJobs = 8;
 constexpr int64_t kPackedConvMinChannels = 16;
 // Taps of a depthwise window whose lane weights live on the stack.
 constexpr int64_t kMaxLaneTaps = 25;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
 
 // Starts a tile of `channels` output rows of `pixels` (row stride ld) at
 // each channel's bias, for the product to accumulate onto.
@@ -62,11 +60,13 @@ class ConvKernel : public OpKernel {
         fused_(c.attrs().count("activation") > 0),
         activation_(ActivationFromAttrs(c.attrs())) {
     PackConstantWeights(c.constant_input(1));
+    ArrangeConstantLaneWeights(c.constant_input(1));
   }
 
   int64_t prepared_bytes() const override {
     int64_t bytes = 0;
     for (const PackedOperand& w : packed_w_) bytes += w.bytes();
+    bytes += static_cast<int64_t>(lane_w_.size() * sizeof(float));
     return bytes;
   }
 
@@ -171,6 +171,26 @@ class ConvKernel : public OpKernel {
     packed_source_ = *w;
   }
 
+  // A constant float32 W of a depthwise 2-D convolution (one input channel
+  // per group), in DepthwiseLanes2D's layout for every block of output
+  // planes, so that a Run on small planes does not re-arrange it per block.
+  void ArrangeConstantLaneWeights(const Tensor* w) {
+    if (w == nullptr || w->dtype() != DataType::kFloat32 ||
+        w->shape().rank() != 4 || w->shape().dim(1) != 1 ||
+        w->NumElements() == 0) {
+      return;
+    }
+    const int64_t m = w->shape().dim(0);
+    const int64_t taps = w->NumElements() / m;
+    const int64_t block_floats = taps * kDepthwiseLanes;
+    lane_w_.resize(CeilDiv(m, kDepthwiseLanes) * block_floats);
+    for (int64_t oc0 = 0; oc0 < m; oc0 += kDepthwiseLanes) {
+      ArrangeLaneWeights(w->data<float>(), m, taps, oc0,
+                         lane_w_.data() + oc0 * taps);
+    }
+    lane_source_ = *w;
+  }
+
   // The packed groups of W when this Run's W is the constant they were
   // packed from (a Run may feed the Const's output), else null.
   const std::vector<PackedOperand>* PackedWeightsFor(const Tensor& w) const {
@@ -269,47 +289,7 @@ class ConvKernel : public OpKernel {
     const double cost = 0.5 * static_cast<double>(geo.OutSize() * geo.Taps());
     if constexpr (std::is_same_v<T, float>) {
       if (DepthwiseRunsInLanes(geo)) {
-        const int64_t blocks = CeilDiv(m, kDepthwiseLanes);
-        const LaneBounds bounds = LaneBoundsOf(epilogue);
-        ctx.ParallelFor(
-            n * blocks, cost * kDepthwiseLanes,
-            [&](int64_t begin, int64_t end) {
-              // Kept between calls: a fresh one was zeroed per chunk.
-              thread_local std::vector<float> scratch;
-              const float* planes[kDepthwiseLanes];
-              float* outs[kDepthwiseLanes];
-              float w16[kMaxLaneTaps * kDepthwiseLanes];
-              std::vector<float> wide_w;
-              float* lane_w = w16;
-              if (geo.Taps() > kMaxLaneTaps) {
-                wide_w.resize(geo.Taps() * kDepthwiseLanes);
-                lane_w = wide_w.data();
-              }
-              float bias16[kDepthwiseLanes];
-              for (int64_t job = begin; job < end; ++job) {
-                const int64_t image = job / blocks;
-                const int64_t oc0 = job % blocks * kDepthwiseLanes;
-                const int64_t lanes = std::min(kDepthwiseLanes, m - oc0);
-                std::fill(lane_w, lane_w + geo.Taps() * kDepthwiseLanes, 0.0f);
-                std::fill(bias16, bias16 + kDepthwiseLanes, 0.0f);
-                for (int64_t lane = 0; lane < lanes; ++lane) {
-                  const int64_t oc = oc0 + lane;
-                  planes[lane] = px + (image * c + oc / mg) * geo.InSize();
-                  outs[lane] = py + (image * m + oc) * geo.OutSize();
-                  for (int64_t t = 0; t < geo.Taps(); ++t) {
-                    lane_w[t * kDepthwiseLanes + lane] =
-                        pw[oc * geo.Taps() + t];
-                  }
-                  if (pb != nullptr) bias16[lane] = pb[oc];
-                }
-                DepthwiseLanes2D(geo, planes, lane_w, bias16, bounds.lower,
-                                 bounds.upper, lanes, outs, scratch);
-                if (!bounds.finished) {
-                  epilogue.Finish<T>(y, (image * m + oc0) * geo.OutSize(),
-                                     lanes, geo.OutSize(), geo.OutSize());
-                }
-              }
-            });
+        RunDepthwiseLanes(ctx, x, w, bias, y, geo, n, mg, epilogue);
         return;
       }
     }
@@ -323,6 +303,66 @@ class ConvKernel : public OpKernel {
                             py + plane * geo.OutSize(), scratch);
         epilogue.Finish<T>(y, plane * geo.OutSize(), 1, geo.OutSize(),
                            geo.OutSize());
+      }
+    });
+  }
+
+  // RunDepthwise2D's small planes: DepthwiseLanes2D over each (image, block
+  // of kDepthwiseLanes output planes), W taken arranged from construction
+  // when it is the constant it was arranged from.
+  void RunDepthwiseLanes(KernelContext& ctx, const Tensor& x, const Tensor& w,
+                         const Tensor* bias, Tensor* y,
+                         const Conv2DGeometry& geo, int64_t n, int64_t mg,
+                         const Epilogue& epilogue) const {
+    const int64_t m = group_ * mg, c = group_, taps = geo.Taps();
+    const float* px = x.data<float>();
+    const float* pb = bias ? bias->data<float>() : nullptr;
+    float* py = y->data<float>();
+    const float* arranged =
+        !lane_w_.empty() && w.raw_data() == lane_source_.raw_data()
+            ? lane_w_.data()
+            : nullptr;
+    const int64_t blocks = CeilDiv(m, kDepthwiseLanes);
+    const LaneBounds bounds = LaneBoundsOf(epilogue);
+    const double cost =
+        0.5 * static_cast<double>(geo.OutSize() * taps * kDepthwiseLanes);
+    ctx.ParallelFor(n * blocks, cost, [&](int64_t begin, int64_t end) {
+      // Kept between calls: a fresh one was zeroed per chunk.
+      thread_local std::vector<float> scratch;
+      const float* planes[kDepthwiseLanes];
+      float* outs[kDepthwiseLanes];
+      // W arranged here when it is not the constant (a fed W).
+      float w16[kMaxLaneTaps * kDepthwiseLanes];
+      std::vector<float> wide_w;
+      float* own_w = w16;
+      if (arranged == nullptr && taps > kMaxLaneTaps) {
+        wide_w.resize(taps * kDepthwiseLanes);
+        own_w = wide_w.data();
+      }
+      float bias16[kDepthwiseLanes];
+      for (int64_t job = begin; job < end; ++job) {
+        const int64_t image = job / blocks;
+        const int64_t oc0 = job % blocks * kDepthwiseLanes;
+        const int64_t lanes = std::min(kDepthwiseLanes, m - oc0);
+        for (int64_t lane = 0; lane < kDepthwiseLanes; ++lane) {
+          const int64_t oc = oc0 + lane;
+          bias16[lane] = lane < lanes && pb != nullptr ? pb[oc] : 0.0f;
+          if (lane >= lanes) continue;
+          planes[lane] = px + (image * c + oc / mg) * geo.InSize();
+          outs[lane] = py + (image * m + oc) * geo.OutSize();
+        }
+        const float* lane_w = own_w;
+        if (arranged != nullptr) {
+          lane_w = arranged + oc0 * taps;
+        } else {
+          ArrangeLaneWeights(w.data<float>(), m, taps, oc0, own_w);
+        }
+        DepthwiseLanes2D(geo, planes, lane_w, bias16, bounds.lower,
+                         bounds.upper, lanes, outs, scratch);
+        if (!bounds.finished) {
+          epilogue.Finish<float>(y, (image * m + oc0) * geo.OutSize(), lanes,
+                                 geo.OutSize(), geo.OutSize());
+        }
       }
     });
   }
@@ -602,7 +642,9 @@ class ConvKernel : public OpKernel {
   const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
   std::vector<PackedOperand> packed_w_;        // Empty when W is not packed.
   Tensor packed_source_;                       // The W they were packed from.
-  bool transposed_ = false;  // packed_w_ is W^T: RunTransposed2D.
+  bool transposed_ = false;    // packed_w_ is W^T: RunTransposed2D.
+  std::vector<float> lane_w_;  // W for DepthwiseLanes2D; empty when not made.
+  Tensor lane_source_;         // The W it was arranged from.
 };
 
 // --- ConvTranspose

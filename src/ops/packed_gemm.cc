@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "ops/int_division.h"
 #include "weft/check.h"
 
 namespace weft::internal {
@@ -98,8 +99,6 @@ void PackPanels(const Strided& x, int64_t o0, int64_t count, int64_t p0,
     }
   }
 }
-
-int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 }  // namespace
 
