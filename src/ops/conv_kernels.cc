@@ -12,6 +12,13 @@
 namespace weft::internal {
 namespace {
 
+// kDepthwiseLanes floats (GCC's vector extension: one register on AVX-512,
+// two on AVX2): one per plane of a block in DepthwiseLanes2D, 16 columns of
+// one plane in Depthwise3x3Rows.
+using LaneVector =
+    float __attribute__((vector_size(kDepthwiseLanes * sizeof(float))));
+constexpr int64_t kLaneBytes = sizeof(LaneVector);
+
 // Output columns ox whose tap at x offset `shift` (= kw * dilation_w -
 // pad_left) lands inside the input: [first, last).
 struct ColumnRange {
@@ -279,6 +286,52 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
   }
 }
 
+// DepthwiseRows<float, 16, 4> for a 3 x 3 window with dilation_h 1 and row
+// stride kStrideH: the same sums in the same order (bias, then taps in
+// row-major order), but each input row's three shifted vectors are loaded
+// once and added into every output row whose window covers that row (with
+// stride 1, 6 input rows feed 4 output rows: 18 loads where DepthwiseRows
+// makes 36), and the nine weights stay in registers. The loads were the
+// limit there: one per multiply-add, most of them across two cache lines.
+template <int64_t kStrideH>
+void Depthwise3x3Rows(const float* src, int64_t row_len,
+                      const int64_t* tap_offsets, const float* w, float bias,
+                      int64_t out_w, int64_t width, float* y) {
+  constexpr int64_t kRows = 4;
+  constexpr int64_t kInputRows = (kRows - 1) * kStrideH + 3;
+  LaneVector weight[9];
+  for (int t = 0; t < 9; ++t) weight[t] = LaneVector{} + w[t];
+  for (int64_t ox = 0; ox < width; ox += kDepthwiseLanes) {
+    LaneVector sum[kRows];
+    for (int64_t r = 0; r < kRows; ++r) sum[r] = LaneVector{} + bias;
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < kInputRows; ++i) {
+      const float* line = src + i * row_len + ox;
+#pragma GCC unroll 3
+      for (int64_t kw = 0; kw < 3; ++kw) {
+        LaneVector v;
+        std::memcpy(&v, line + tap_offsets[kw], kLaneBytes);
+#pragma GCC unroll 4
+        for (int64_t r = 0; r < kRows; ++r) {
+          const int64_t kh = i - r * kStrideH;
+          if (kh >= 0 && kh < 3) sum[r] += weight[kh * 3 + kw] * v;
+        }
+      }
+    }
+    if (ox + kDepthwiseLanes <= out_w) {
+      for (int64_t r = 0; r < kRows; ++r) {
+        std::memcpy(y + r * out_w + ox, &sum[r], kLaneBytes);
+      }
+    } else {  // The row's last, partial group.
+      for (int64_t r = 0; r < kRows; ++r) {
+        float tail[kDepthwiseLanes];
+        std::memcpy(tail, &sum[r], kLaneBytes);
+        std::copy(tail, tail + (out_w - ox), y + r * out_w + ox);
+      }
+    }
+  }
+}
+
 template <class T, int64_t kLanes, int64_t kRows>
 void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
                            T bias, T* y, PlaneScratch<T>& scratch) {
@@ -347,6 +400,23 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
   }
   const T* padded = scratch.buffer.data();
   int64_t oy = 0;
+  if constexpr (std::is_same_v<T, float> && kLanes == kDepthwiseLanes &&
+                kRows == 4) {
+    if (g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 &&
+        (g.stride_h == 1 || g.stride_h == 2)) {
+      for (; oy + kRows <= g.out_h; oy += kRows) {
+        const float* src = padded + oy * g.stride_h * row_len;
+        float* out = y + oy * g.out_w;
+        if (g.stride_h == 1) {
+          Depthwise3x3Rows<1>(src, row_len, tap_offsets, w, bias, g.out_w,
+                              width, out);
+        } else {
+          Depthwise3x3Rows<2>(src, row_len, tap_offsets, w, bias, g.out_w,
+                              width, out);
+        }
+      }
+    }
+  }
   for (; oy + kRows <= g.out_h; oy += kRows) {
     DepthwiseRows<T, kLanes, kRows>(g, padded + oy * g.stride_h * row_len,
                                     row_len, tap_offsets, w, bias, width,
@@ -374,11 +444,6 @@ void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
 
 namespace {
 
-// kDepthwiseLanes floats, one per plane of a block (GCC's vector extension:
-// one register on AVX-512, two on AVX2).
-using LaneVector =
-    float __attribute__((vector_size(kDepthwiseLanes * sizeof(float))));
-constexpr int64_t kLaneBytes = sizeof(LaneVector);
 static_assert(kDepthwiseLanes == 16, "Transpose16 is for 16 lanes");
 
 LaneVector InterleaveLow(LaneVector a, LaneVector b) {
