@@ -132,6 +132,8 @@ constexpr ConvShape kConvShapes[] = {
     {"squeezenet_squeeze_1x1_32", 256, 27, 32, 1, 1, 0},
     {"mobilenet_project_1x1_14", 384, 14, 64, 1, 1, 0},
     {"mobilenet_project_1x1_14_96", 576, 14, 96, 1, 1, 0},
+    {"mobilenet_depthwise_3x3s2_56", 144, 56, 144, 3, 2, 1, 144},
+    {"mobilenet_depthwise_3x3s2_14", 576, 14, 576, 3, 2, 1, 576},
 };
 
 // args: index into kConvShapes, intra-op threads (inter = 1).
