@@ -97,13 +97,21 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The rule that picks the transposed products, on any CPU's micro-kernel:
 // gathered windows at depth >= kc run transposed; a 1 x 1 window with unit
-// strides (X itself is the columns) and shallower depths do not.
+// strides (X itself is the columns) and shallower depths do not, unless the
+// plane is known and small enough that nr-wide panels would pad it (one
+// pixel more than a whole nr panel pads it to two: 2 nr against nr + mr).
 TEST(ConvProductsRunTransposedTest, FollowsDepthAndWindow) {
   const MicroKernelShape& shape = FloatMicroKernel();
   const int64_t whole = shape.mr * shape.nr;  // whole panels both ways
-  EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, false));
-  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, true));
-  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc - 1, false));
+  EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, false, 0));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, true, 0));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, true, whole));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc - 1, false, 0));
+  if (2 * shape.nr * 8 > (shape.nr + shape.mr) * 9) {
+    EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, true, shape.nr + 1));
+    EXPECT_FALSE(
+        ConvProductsRunTransposed(whole, shape.kc - 1, true, shape.nr + 1));
+  }
 }
 
 // And the channel counts it keeps in the other orientation, with the 6 x 16
@@ -116,10 +124,15 @@ TEST(ConvProductsRunTransposedTest, KeepsChannelCountsThatWidePanelsPad) {
                  << shape.nr;
   }
   const int64_t deep = shape.kc;
-  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, false));  // 512 vs 516
-  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, false));  // 128 vs 120
-  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, false));  // 32 vs 24
-  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, false));  // 48 vs 42
+  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, false, 0));  // 512 vs 516
+  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, false, 0));  // 128 vs 120
+  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, false, 0));  // 32 vs 24
+  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, false, 0));  // 48 vs 42
+  // 1 x 1 windows over MobileNetV2's planes: 7 x 7 (64 vs 54) runs
+  // transposed, 14 x 14 (208 vs 198) and 56 x 56 (3136 both) do not.
+  EXPECT_TRUE(ConvProductsRunTransposed(320, 960, true, 7 * 7));
+  EXPECT_FALSE(ConvProductsRunTransposed(96, 576, true, 14 * 14));
+  EXPECT_FALSE(ConvProductsRunTransposed(96, 576, true, 56 * 56));
 }
 
 // DepthwiseLanes2D against DepthwisePlane2D (checked against a direct

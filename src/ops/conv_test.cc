@@ -173,7 +173,8 @@ Tensor RunY(Session& session, const NamedTensors& feeds) {
 // (where the tile kernel is BLIS). Per path (gathered columns, columns shared
 // by channel blocks, 1x1, grouped; and transposed products, deep enough for
 // ConvProductsRunTransposed: columns gathered per tile or shared by channel
-// blocks, a partial channel panel, grouped, a 1x1 window with stride 2): the
+// blocks, a partial channel panel, grouped, a 1x1 window with stride 2, a
+// 1x1 window over every pixel of a small plane): the
 // packed session agrees with one that feeds W (not packed) within float32
 // rounding, gives the same bits at (1, 1) and (2, 2), and reports the packed
 // bytes; a Run that feeds the Const's output computes with the fed W, not
@@ -182,11 +183,11 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
   struct Shape4 {
     int64_t c, hw, m, group, k, stride = 1;
   };
-  for (const Shape4& p :
-       {Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
-        Shape4{32, 9, 120, 1, 1}, Shape4{8, 12, 12, 2, 3},
-        Shape4{32, 7, 48, 1, 3}, Shape4{32, 20, 120, 1, 3},
-        Shape4{64, 9, 32, 2, 3}, Shape4{256, 14, 32, 1, 1, 2}}) {
+  for (const Shape4& p : {Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
+                          Shape4{32, 9, 120, 1, 1}, Shape4{8, 12, 12, 2, 3},
+                          Shape4{32, 7, 48, 1, 3}, Shape4{32, 20, 120, 1, 3},
+                          Shape4{64, 9, 32, 2, 3}, Shape4{256, 14, 32, 1, 1, 2},
+                          Shape4{320, 7, 96, 1, 1}}) {
     SCOPED_TRACE("c " + std::to_string(p.c) + " m " + std::to_string(p.m) +
                  " group " + std::to_string(p.group) + " k " +
                  std::to_string(p.k) + " stride " + std::to_string(p.stride));

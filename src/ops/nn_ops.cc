@@ -59,7 +59,7 @@ class ConvKernel : public OpKernel {
         group_(c.attr<int64_t>("group")),
         fused_(c.attrs().count("activation") > 0),
         activation_(ActivationFromAttrs(c.attrs())) {
-    PackConstantWeights(c.constant_input(1));
+    PackConstantWeights(c.constant_input(1), KnownOutputPlane(c));
     ArrangeConstantLaneWeights(c.constant_input(1));
   }
 
@@ -131,11 +131,22 @@ class ConvKernel : public OpKernel {
   }
 
  private:
+  // The output plane's size (H x W) when the graph fixes it, else 0.
+  static int64_t KnownOutputPlane(const KernelConstruction& c) {
+    if (c.output_shapes().empty()) return 0;
+    const PartialShape& y = c.output_shapes()[0];
+    if (!y.rank_known() || y.rank() != 4 || y.dim(2) < 0 || y.dim(3) < 0) {
+      return 0;
+    }
+    return y.dim(2) * y.dim(3);
+  }
+
   // A constant float32 W of a 2-D convolution that runs as products is
   // packed for the micro-kernel here, once, one operand per group, where the
   // tile kernel is BLIS: the products' left side (output channels x C/g *
-  // taps), or their right side (its transpose) when they run transposed.
-  void PackConstantWeights(const Tensor* w) {
+  // taps), or their right side (its transpose) when they run transposed
+  // (ConvProductsRunTransposed, given the output plane's size when known).
+  void PackConstantWeights(const Tensor* w, int64_t out_pixels) {
     if (w == nullptr || w->dtype() != DataType::kFloat32 ||
         w->shape().rank() != 4 || w->NumElements() == 0 ||
         w->shape().dim(1) < 2 || group_ < 1 ||
@@ -158,7 +169,7 @@ class ConvKernel : public OpKernel {
     if (unit_window && mg < kPackedConvMinChannels * FloatMicroKernel().mr) {
       return;
     }
-    transposed_ = ConvProductsRunTransposed(mg, depth, unit_window);
+    transposed_ = ConvProductsRunTransposed(mg, depth, unit_window, out_pixels);
     for (int64_t group = 0; group < group_; ++group) {
       const float* w_group = w->data<float>() + group * mg * depth;
       packed_w_.push_back(
@@ -496,11 +507,11 @@ class ConvKernel : public OpKernel {
   // (image, group, pixel tile, channel block),
   //   Y_tile^T [pixels, channels] = cols^T [pixels, C/g * K] * W_g^T,
   // written into Y by column. cols^T is gathered straight into packed panels
-  // (Im2ColPanels); the rule never sends a 1x1 window with unit strides
-  // here, so there is always a gather. Pixel tiles are of about one mc block
-  // (the rows of A a depth block keeps in L2) and of equal size; when they give
-  // fewer than kConvMinJobs jobs, the channels are split into blocks too, and
-  // the blocks share columns gathered once, one depth block per job.
+  // (Im2ColPanels), also for a 1 x 1 window with unit strides, which the
+  // rule sends here over small planes only. Pixel tiles are of about one mc
+  // block (the rows of A a depth block keeps in L2) and of equal size; when
+  // they give fewer than kConvMinJobs jobs, the channels are split into blocks
+  // too, and the blocks share columns gathered once, one depth block per job.
   void RunTransposed2D(KernelContext& ctx, const Tensor& x,
                        const std::vector<PackedOperand>& packed_w,
                        const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
