@@ -95,10 +95,12 @@ struct PlaneScratch {
 
 // y[p] = bias + sum over taps of w[tap] * x[tap's input of p], for every
 // output pixel p of one plane; taps in the padding add zero. Taps are added
-// in row-major order after the bias.
+// in row-major order after the bias. Each output is then bounded to
+// [lower, upper] as Clip bounds it (NaN stays NaN; -infinity and +infinity
+// for no bounds), in registers where the row kernel allows.
 template <class T>
 void DepthwisePlane2D(const Conv2DGeometry& g, const T* x, const T* w, T bias,
-                      T* y, PlaneScratch<T>& scratch);
+                      T lower, T upper, T* y, PlaneScratch<T>& scratch);
 
 inline constexpr int64_t kDepthwiseLanes = 16;
 

@@ -180,7 +180,7 @@ TEST(DepthwiseLanesTest, AgreesWithDepthwisePlane2D) {
       if (lane < c.lanes) {
         DepthwisePlane2D<float>(
             g, planes[lane], w.data<float>() + lane * g.Taps(),
-            bias.data<float>()[lane], want.data(), plane_scratch);
+            bias.data<float>()[lane], -inf, inf, want.data(), plane_scratch);
       }
       for (int64_t p = 0; p < g.OutSize(); ++p) {
         const float value = outs[lane][p];
@@ -232,6 +232,51 @@ TEST(DepthwiseLanesTest, BoundsOutputsAsClipDoes) {
   }
   EXPECT_EQ(nans, 9);  // The 3 x 3 outputs whose windows hold the NaN.
   EXPECT_GT(clamped, 0);
+}
+
+// DepthwisePlane2D's bounds are Clip's too, on every row: planes whose
+// rows run four at a time in registers (3 x 3, strides 1 and 2) with rows
+// left over, and a 5 x 5 window (every row bounded after the sums); NaN
+// (from a NaN input) kept.
+TEST(DepthwisePlaneTest, BoundsOutputsAsClipDoes) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float lower = -0.1f, upper = 0.2f;
+  for (const Conv2DGeometry& g :
+       {Square(34, 3, 1, 1, 1), Square(35, 3, 2, 1, 1),
+        Square(33, 5, 1, 1, 2)}) {
+    SCOPED_TRACE("plane " + std::to_string(g.out_h) + " kernel " +
+                 std::to_string(g.kernel_h) + " stride " +
+                 std::to_string(g.stride_h));
+    Tensor x = test::SeededFloats({g.InSize()}, 8);
+    x.data<float>()[5 * g.in_w + 7] = std::nanf("");
+    const Tensor w = test::SeededFloats({g.Taps()}, 9);
+    std::vector<float> free(g.OutSize()), got(g.OutSize());
+    PlaneScratch<float> scratch;
+    DepthwisePlane2D<float>(g, x.data<float>(), w.data<float>(), 0.05f, -inf,
+                            inf, free.data(), scratch);
+    DepthwisePlane2D<float>(g, x.data<float>(), w.data<float>(), 0.05f, lower,
+                            upper, got.data(), scratch);
+    int nans = 0, clamped = 0;
+    for (int64_t i = 0; i < g.OutSize(); ++i) {
+      if (std::isnan(free[i])) {
+        ++nans;
+        EXPECT_TRUE(std::isnan(got[i])) << i;
+        continue;
+      }
+      clamped += free[i] < lower || free[i] > upper;
+      EXPECT_EQ(got[i], std::min(std::max(free[i], lower), upper)) << i;
+    }
+    EXPECT_GT(nans, 0);
+    EXPECT_GT(clamped, 0);
+    // Rows past the last group of four were bounded too.
+    const float* last_row = got.data() + (g.out_h - 1) * g.out_w;
+    for (int64_t j = 0; j < g.out_w; ++j) {
+      if (!std::isnan(last_row[j])) {
+        EXPECT_GE(last_row[j], lower);
+        EXPECT_LE(last_row[j], upper);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -230,16 +230,18 @@ class ConvKernel : public OpKernel {
     }
   };
 
-  // DepthwiseLanes2D's bounds for an epilogue: Relu and Clip without a
+  // The depthwise kernels' bounds for an epilogue: Relu and Clip without a
   // residual are bounds (and then the epilogue is finished); anything else
   // runs as the epilogue after unbounded outputs.
-  struct LaneBounds {
-    float lower = -std::numeric_limits<float>::infinity();
-    float upper = std::numeric_limits<float>::infinity();
+  template <class T>
+  struct ClipBounds {
+    T lower = -std::numeric_limits<T>::infinity();
+    T upper = std::numeric_limits<T>::infinity();
     bool finished = true;
   };
-  static LaneBounds LaneBoundsOf(const Epilogue& epilogue) {
-    LaneBounds bounds;
+  template <class T>
+  static ClipBounds<T> ClipBoundsOf(const Epilogue& epilogue) {
+    ClipBounds<T> bounds;
     if (epilogue.residual != nullptr) {
       bounds.finished = false;
       return bounds;
@@ -248,11 +250,11 @@ class ConvKernel : public OpKernel {
       case FusedActivation::kNone:
         break;
       case FusedActivation::kRelu:  // max(x, 0) keeps NaN, as Clip does.
-        bounds.lower = 0.0f;
+        bounds.lower = T(0);
         break;
       case FusedActivation::kClip:
-        bounds.lower = SaturateBound<float>(epilogue.activation.alpha);
-        bounds.upper = SaturateBound<float>(epilogue.activation.beta);
+        bounds.lower = SaturateBound<T>(epilogue.activation.alpha);
+        bounds.upper = SaturateBound<T>(epilogue.activation.beta);
         break;
       default:
         bounds.finished = false;
@@ -304,6 +306,7 @@ class ConvKernel : public OpKernel {
         return;
       }
     }
+    const ClipBounds<T> bounds = ClipBoundsOf<T>(epilogue);
     ctx.ParallelFor(n * m, cost, [&](int64_t begin, int64_t end) {
       // Kept between calls: its zero border is written once per layout.
       thread_local PlaneScratch<T> scratch;
@@ -311,9 +314,12 @@ class ConvKernel : public OpKernel {
         const int64_t image = plane / m, oc = plane % m, group = oc / mg;
         DepthwisePlane2D<T>(geo, px + (image * c + group) * geo.InSize(),
                             pw + oc * geo.Taps(), pb ? pb[oc] : T(0),
+                            bounds.lower, bounds.upper,
                             py + plane * geo.OutSize(), scratch);
-        epilogue.Finish<T>(y, plane * geo.OutSize(), 1, geo.OutSize(),
-                           geo.OutSize());
+        if (!bounds.finished) {
+          epilogue.Finish<T>(y, plane * geo.OutSize(), 1, geo.OutSize(),
+                             geo.OutSize());
+        }
       }
     });
   }
@@ -334,7 +340,7 @@ class ConvKernel : public OpKernel {
             ? lane_w_.data()
             : nullptr;
     const int64_t blocks = CeilDiv(m, kDepthwiseLanes);
-    const LaneBounds bounds = LaneBoundsOf(epilogue);
+    const ClipBounds<float> bounds = ClipBoundsOf<float>(epilogue);
     const double cost =
         0.5 * static_cast<double>(geo.OutSize() * taps * kDepthwiseLanes);
     ctx.ParallelFor(n * blocks, cost, [&](int64_t begin, int64_t end) {
