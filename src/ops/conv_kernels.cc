@@ -357,6 +357,48 @@ void Depthwise3x3Rows(const float* src, int64_t row_len,
   }
 }
 
+// One input row into the two column phases of a stride-2 buffer row (see
+// DepthwisePlaneInLanes): input column c is padded column c + pad_left, so
+// the even columns land in one phase and the odd ones in the other, each
+// from its own first entry. One pass splits 32 inputs with two shuffles,
+// where a loop per phase read the row twice and finished each phase with
+// 8-, 4- and 1-wide tails (the copy took more time than the sums on
+// MobileNetV2's stride-2 layers). Entries at or past phase_len are not
+// written: the outputs never read them.
+void SplitRowByPhase(const float* row, int64_t in_w, int64_t pad_left,
+                     int64_t phase_len, float* phase0, float* phase1) {
+  // Input column 2k goes to entry k + even_shift of its phase, 2k + 1 to
+  // entry k + odd_shift of the other.
+  float* even_phase = pad_left % 2 == 0 ? phase0 : phase1;
+  float* odd_phase = pad_left % 2 == 0 ? phase1 : phase0;
+  const int64_t even_shift = pad_left / 2, odd_shift = (pad_left + 1) / 2;
+  const int64_t evens =
+      std::clamp<int64_t>(phase_len - even_shift, 0, (in_w + 1) / 2);
+  const int64_t odds = std::clamp<int64_t>(phase_len - odd_shift, 0, in_w / 2);
+  // Whole vectors while both phases take 16 more and the 32 loads stay in
+  // the row; the last vector ends where the shorter phase does, rewriting
+  // entries the one before wrote with the same values.
+  const int64_t both = std::min({evens, odds, in_w / 2});
+  int64_t k = 0;
+  if (both >= kDepthwiseLanes) {
+    for (int64_t k0 = 0; k0 < both; k0 += kDepthwiseLanes) {
+      k0 = std::min(k0, both - kDepthwiseLanes);
+      LaneVector a, b;
+      std::memcpy(&a, row + 2 * k0, kLaneBytes);
+      std::memcpy(&b, row + 2 * k0 + kDepthwiseLanes, kLaneBytes);
+      const LaneVector even = __builtin_shufflevector(
+          a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      const LaneVector odd = __builtin_shufflevector(
+          a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+      std::memcpy(even_phase + even_shift + k0, &even, kLaneBytes);
+      std::memcpy(odd_phase + odd_shift + k0, &odd, kLaneBytes);
+    }
+    k = both;
+  }
+  for (int64_t e = k; e < evens; ++e) even_phase[e + even_shift] = row[2 * e];
+  for (int64_t o = k; o < odds; ++o) odd_phase[o + odd_shift] = row[2 * o + 1];
+}
+
 template <class T, int64_t kLanes, int64_t kRows>
 void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
                            T bias, T lower, T upper, T* y,
@@ -401,7 +443,19 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
     scratch.zeroed_for = g;
     scratch.zeroed_lanes = kLanes;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (s == 2) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t iy = r - g.pad_top;
+        if (iy < 0 || iy >= g.in_h) continue;
+        float* row = scratch.buffer.data() + r * row_len;
+        SplitRowByPhase(x + iy * g.in_w, g.in_w, g.pad_left, phase_len, row,
+                        row + phase_len);
+      }
+    }
+  }
   for (int64_t p = 0; p < s; ++p) {
+    if (std::is_same_v<T, float> && s == 2) break;  // Done above.
     // Entry i of segment p (of every row) is padded column i * s + p, input
     // column i * s + p - pad_left, inside the row for i in [lo, hi).
     const int64_t shift = p - g.pad_left;
