@@ -308,38 +308,53 @@ TEST(ConvPackedWeightTest, FewChannelsOverEveryPixelStayUnpacked) {
 }
 
 // The plane-by-plane 2-D MaxPool against a direct reference: stride, pads,
-// dilation and ceil_mode, including windows that hang over the end.
+// dilation and ceil_mode, including windows that hang over the end; stride 2
+// (split into column phases) over even and odd widths, pads that shift taps
+// by even and odd columns, and stride 1.
 TEST(MaxPool2DTest, MatchesADirectReference) {
-  const Tensor x = Random({2, 3, 13, 16}, 6);
-  const int64_t k = 3, s = 2, d = 2, pad = 1;
-  auto y = test::RunOneOutput(
-      "MaxPool", {x},
-      {{"kernel_shape", AttrValue(std::vector<int64_t>{k, k})},
-       {"strides", AttrValue(std::vector<int64_t>{s, s})},
-       {"dilations", AttrValue(std::vector<int64_t>{d, d})},
-       {"pads", AttrValue(std::vector<int64_t>{pad, pad, pad, pad})},
-       {"ceil_mode", AttrValue(int64_t{1})}});
-  ASSERT_TRUE(y.ok()) << y.status();
-  const int64_t span = (k - 1) * d + 1;
-  auto out_dim = [&](int64_t in) {
-    return (in + 2 * pad - span + s - 1) / s + 1;  // ceil_mode
+  struct PoolCase {
+    int64_t h, w, k, s, d, pad, ceil_mode;
   };
-  const int64_t oh = out_dim(13), ow = out_dim(16);
-  ASSERT_EQ(y->shape(), Shape({2, 3, oh, ow}));
-  for (int64_t plane = 0; plane < 6; ++plane) {
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        float want = std::numeric_limits<float>::lowest();
-        for (int64_t ky = 0; ky < k; ++ky) {
-          for (int64_t kx = 0; kx < k; ++kx) {
-            const int64_t iy = oy * s - pad + ky * d,
-                          ix = ox * s - pad + kx * d;
-            if (iy < 0 || iy >= 13 || ix < 0 || ix >= 16) continue;
-            want = std::max(want, x.data<float>()[(plane * 13 + iy) * 16 + ix]);
+  for (const PoolCase& c :
+       {PoolCase{13, 16, 3, 2, 2, 1, 1}, PoolCase{14, 15, 3, 2, 1, 1, 0},
+        PoolCase{9, 17, 5, 2, 1, 2, 1}, PoolCase{8, 16, 2, 2, 1, 0, 0},
+        PoolCase{10, 11, 3, 1, 1, 1, 0}}) {
+    SCOPED_TRACE(std::to_string(c.h) + " x " + std::to_string(c.w) +
+                 " kernel " + std::to_string(c.k) + " stride " +
+                 std::to_string(c.s) + " dilation " + std::to_string(c.d) +
+                 " pad " + std::to_string(c.pad));
+    const Tensor x = Random({2, 3, c.h, c.w}, 6);
+    auto y = test::RunOneOutput(
+        "MaxPool", {x},
+        {{"kernel_shape", AttrValue(std::vector<int64_t>{c.k, c.k})},
+         {"strides", AttrValue(std::vector<int64_t>{c.s, c.s})},
+         {"dilations", AttrValue(std::vector<int64_t>{c.d, c.d})},
+         {"pads", AttrValue(std::vector<int64_t>(4, c.pad))},
+         {"ceil_mode", AttrValue(c.ceil_mode)}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const int64_t span = (c.k - 1) * c.d + 1;
+    auto out_dim = [&](int64_t in) {
+      const int64_t room = in + 2 * c.pad - span;
+      return (c.ceil_mode ? (room + c.s - 1) / c.s : room / c.s) + 1;
+    };
+    const int64_t oh = out_dim(c.h), ow = out_dim(c.w);
+    ASSERT_EQ(y->shape(), Shape({2, 3, oh, ow}));
+    for (int64_t plane = 0; plane < 6; ++plane) {
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float want = std::numeric_limits<float>::lowest();
+          for (int64_t ky = 0; ky < c.k; ++ky) {
+            for (int64_t kx = 0; kx < c.k; ++kx) {
+              const int64_t iy = oy * c.s - c.pad + ky * c.d,
+                            ix = ox * c.s - c.pad + kx * c.d;
+              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+              want = std::max(want,
+                              x.data<float>()[(plane * c.h + iy) * c.w + ix]);
+            }
           }
+          ASSERT_EQ(y->data<float>()[(plane * oh + oy) * ow + ox], want)
+              << plane << " " << oy << "," << ox;
         }
-        ASSERT_EQ(y->data<float>()[(plane * oh + oy) * ow + ox], want)
-            << plane << " " << oy << "," << ox;
       }
     }
   }
