@@ -360,5 +360,44 @@ TEST(MaxPool2DTest, MatchesADirectReference) {
   }
 }
 
+// GlobalAveragePool sums each plane in double (eight partial sums): planes
+// shorter than eight values, and longer ones with a remainder, against a
+// plain double sum; float32 inputs whose float sum would lose the small
+// terms (1e8 then ones) keep them, and integer-valued inputs give exact
+// means. Bits at one and two threads agree.
+TEST(GlobalAveragePoolTest, MeansEachPlaneInDouble) {
+  for (const Shape& shape :
+       {Shape({2, 3, 1, 5}), Shape({1, 4, 13, 13}), Shape({1, 2, 7, 8})}) {
+    SCOPED_TRACE(shape.ToString());
+    Tensor x = Random(shape, 41);
+    const int64_t planes = shape.dim(0) * shape.dim(1);
+    const int64_t size = shape.dim(2) * shape.dim(3);
+    float* v = x.data<float>();
+    v[0] = 1e8f;  // Plane 0: 1e8 and ones after it.
+    for (int64_t i = 1; i < size; ++i) v[i] = 1.0f;
+    std::vector<Tensor> by_threads;
+    for (int threads : {1, 2}) {
+      Graph g;
+      g.Placeholder("x", DataType::kFloat32, PartialShape(shape.dims()));
+      ASSERT_TRUE(g.AddNode({"y", "GlobalAveragePool", {"x"}, {}, ""}).ok());
+      auto session =
+          test::MustCreate(std::move(g), test::PerSessionOptions(1, threads));
+      ASSERT_NE(session, nullptr);
+      by_threads.push_back(RunY(*session, {{"x", x}}));
+    }
+    const Tensor& y = by_threads[0];
+    ASSERT_EQ(y.shape(), Shape({shape.dim(0), shape.dim(1), 1, 1}));
+    EXPECT_TRUE(y.BitwiseEqual(by_threads[1]));
+    EXPECT_EQ(y.data<float>()[0],
+              static_cast<float>((1e8 + static_cast<double>(size - 1)) /
+                                 static_cast<double>(size)));
+    for (int64_t p = 1; p < planes; ++p) {
+      double want = 0;
+      for (int64_t i = 0; i < size; ++i) want += v[p * size + i];
+      EXPECT_NEAR(y.data<float>()[p], want / size, 1e-6) << "plane " << p;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft

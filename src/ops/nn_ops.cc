@@ -957,6 +957,27 @@ class PoolKernel : public OpKernel {
   const bool column_major_indices_;
 };
 
+// The sum of n values in double: element i goes to partial sum i % 8,
+// and the eight are added pairwise at the end, a fixed order for a given n.
+// One running sum was a chain of dependent additions (4 cycles each, 105 us
+// for SqueezeNet's 1000 planes of 13 x 13); eight independent ones fill a
+// vector.
+template <class T>
+double SumInDouble(const T* x, int64_t n) {
+  constexpr int64_t kPartials = 8;
+  double partial[kPartials] = {};
+  int64_t i = 0;
+  for (; i + kPartials <= n; i += kPartials) {
+    for (int64_t j = 0; j < kPartials; ++j) {
+      partial[j] += static_cast<double>(x[i + j]);
+    }
+  }
+  for (int64_t j = 0; i + j < n; ++j)
+    partial[j] += static_cast<double>(x[i + j]);
+  return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+         ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+}
+
 template <Pool kPool>
 class GlobalPoolKernel : public OpKernel {
  public:
@@ -972,23 +993,21 @@ class GlobalPoolKernel : public OpKernel {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
-      ctx.ParallelFor(n * c, static_cast<double>(size),
-                      [&](int64_t b, int64_t e) {
-                        for (int64_t p = b; p < e; ++p) {
-                          const T* src = px + p * size;
-                          if constexpr (kPool == Pool::kMax) {
-                            T best = size > 0 ? src[0] : T(0);
-                            for (int64_t i = 1; i < size; ++i)
-                              best = std::max(best, src[i]);
-                            py[p] = best;
-                          } else {
-                            double sum = 0;
-                            for (int64_t i = 0; i < size; ++i)
-                              sum += static_cast<double>(src[i]);
-                            py[p] = static_cast<T>(size > 0 ? sum / size : 0.0);
-                          }
-                        }
-                      });
+      ctx.ParallelFor(
+          n * c, static_cast<double>(size), [&](int64_t b, int64_t e) {
+            for (int64_t p = b; p < e; ++p) {
+              const T* src = px + p * size;
+              if constexpr (kPool == Pool::kMax) {
+                T best = size > 0 ? src[0] : T(0);
+                for (int64_t i = 1; i < size; ++i)
+                  best = std::max(best, src[i]);
+                py[p] = best;
+              } else {
+                py[p] = static_cast<T>(size > 0 ? SumInDouble(src, size) / size
+                                                : 0.0);
+              }
+            }
+          });
       return Status::OK();
     });
   }
