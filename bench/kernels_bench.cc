@@ -134,6 +134,8 @@ constexpr ConvShape kConvShapes[] = {
     {"mobilenet_project_1x1_14_96", 576, 14, 96, 1, 1, 0},
     {"mobilenet_depthwise_3x3s2_56", 144, 56, 144, 3, 2, 1, 144},
     {"mobilenet_depthwise_3x3s2_14", 576, 14, 576, 3, 2, 1, 576},
+    {"mobilenet_stem_3x3s2", 3, 224, 32, 3, 2, 1},
+    {"squeezenet_stem_3x3s2", 3, 224, 64, 3, 2, 0},
 };
 
 // args: index into kConvShapes, intra-op threads (inter = 1).
