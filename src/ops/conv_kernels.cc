@@ -301,8 +301,7 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
 // limit there: one per multiply-add, most of them across two cache lines.
 //
 // Each sum is then bounded to [lower, upper] as ClipKernel bounds it, in
-// registers (a pass over the plane afterwards cost about a fifth as much
-// as the sums).
+// registers, so that ReLU6 does not read the plane again.
 template <int64_t kStrideH>
 void Depthwise3x3Rows(const float* src, int64_t row_len,
                       const int64_t* tap_offsets, const float* w, float bias,
