@@ -28,8 +28,10 @@ def test_gil_releasing_bodies_overlap_and_pure_python_ones_do_not():
     assert "NumPy product + sleep (releases the GIL): 6 independent" in out
     ratios = dict(re.findall(r"^  (.*?): inter = 2 takes ([0-9.]+)x", out, re.M))
     assert len(ratios) == 2, out
-    # Perfect overlap on 2 cores is 0.5, none is 1.0.
-    assert float(ratios["NumPy product + sleep (releases the GIL)"]) <= 0.6, out
+    # Perfect overlap on 2 cores is 0.5, none is 1.0; the example calls up
+    # to 0.7 an overlap, and so does this test (0.61 on a noisy minute of
+    # the 2-vCPU CI machine failed a bound of 0.6).
+    assert float(ratios["NumPy product + sleep (releases the GIL)"]) <= 0.7, out
     assert float(ratios["pure Python (holds the GIL)"]) >= 0.75, out
     # Each conclusion follows its own ratio: GIL-releasing bodies overlap;
     # pure-Python ones do not, or (on a noisy machine, 0.75-0.85) in part.

@@ -163,6 +163,22 @@ TEST(ConvPackedWeightTest, AnEmptyConstantWeightGivesAnEmptyOutput) {
   EXPECT_EQ(y->shape(), Shape({1, 0, 3, 3}));
 }
 
+// y = Conv(x, w, b) with `attrs`, W a Const holding `w` or, when
+// constant_w is false, a placeholder of its shape to feed.
+Graph ConvGraph(const Shape& x_shape, const Tensor& w, bool constant_w,
+                const Tensor& bias, const AttrMap& attrs) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape(x_shape.dims()));
+  if (constant_w) {
+    g.Const("w", w);
+  } else {
+    g.Placeholder("w", DataType::kFloat32, PartialShape(w.shape().dims()));
+  }
+  g.Const("b", bias);
+  EXPECT_TRUE(g.AddNode({"y", "Conv", {"x", "w", "b"}, attrs, ""}).ok());
+  return g;
+}
+
 // Fetches y, or an empty tensor after failing the test.
 Tensor RunY(Session& session, const NamedTensors& feeds) {
   std::vector<Tensor> out = test::MustRun(session, {"y"}, feeds);
@@ -199,17 +215,9 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
         {"group", AttrValue(p.group)},
         {"strides", AttrValue(std::vector<int64_t>(2, p.stride))},
         {"pads", AttrValue(std::vector<int64_t>(4, p.k / 2))}};
+    const Tensor bias = Random({p.m}, 14);
     auto graph_with_w = [&](bool constant_w) {
-      Graph g;
-      g.Placeholder("x", DataType::kFloat32, PartialShape(x_shape.dims()));
-      if (constant_w) {
-        g.Const("w", w);
-      } else {
-        g.Placeholder("w", DataType::kFloat32, PartialShape(w_shape.dims()));
-      }
-      g.Const("b", Random({p.m}, 14));
-      EXPECT_TRUE(g.AddNode({"y", "Conv", {"x", "w", "b"}, attrs, ""}).ok());
-      return g;
+      return ConvGraph(x_shape, w, constant_w, bias, attrs);
     };
     const bool packs =
         internal::ActiveGemmKernel() == internal::GemmKernel::kBlis;
@@ -245,23 +253,11 @@ TEST(ConvPackedWeightTest, ConstantDepthwiseWeightsAreArrangedOnce) {
   const Shape x_shape{1, 40, 9, 9}, w_shape{40, 1, 3, 3};
   const Tensor x = Random(x_shape, 31), w = Random(w_shape, 32);
   const Tensor other_w = Random(w_shape, 33);
+  const Tensor bias = Random({40}, 34);
+  const AttrMap attrs = {{"group", AttrValue(int64_t{40})},
+                         {"pads", AttrValue(std::vector<int64_t>(4, 1))}};
   auto graph_with_w = [&](bool constant_w) {
-    Graph g;
-    g.Placeholder("x", DataType::kFloat32, PartialShape(x_shape.dims()));
-    if (constant_w) {
-      g.Const("w", w);
-    } else {
-      g.Placeholder("w", DataType::kFloat32, PartialShape(w_shape.dims()));
-    }
-    g.Const("b", Random({40}, 34));
-    EXPECT_TRUE(g.AddNode({"y",
-                           "Conv",
-                           {"x", "w", "b"},
-                           {{"group", AttrValue(int64_t{40})},
-                            {"pads", AttrValue(std::vector<int64_t>(4, 1))}},
-                           ""})
-                    .ok());
-    return g;
+    return ConvGraph(x_shape, w, constant_w, bias, attrs);
   };
   auto arranged =
       test::MustCreate(graph_with_w(true), test::PerSessionOptions(1, 2));
