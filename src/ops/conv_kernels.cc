@@ -442,6 +442,9 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
     scratch.zeroed_for = g;
     scratch.zeroed_lanes = kLanes;
   }
+  // float32 rows at stride 2 are split into both phases in one pass; the
+  // others are copied a phase at a time.
+  bool copied = false;
   if constexpr (std::is_same_v<T, float>) {
     if (s == 2) {
       for (int64_t r = 0; r < rows; ++r) {
@@ -451,10 +454,10 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
         SplitRowByPhase(x + iy * g.in_w, g.in_w, g.pad_left, phase_len, row,
                         row + phase_len);
       }
+      copied = true;
     }
   }
-  for (int64_t p = 0; p < s; ++p) {
-    if (std::is_same_v<T, float> && s == 2) break;  // Done above.
+  for (int64_t p = 0; p < s && !copied; ++p) {
     // Entry i of segment p (of every row) is padded column i * s + p, input
     // column i * s + p - pad_left, inside the row for i in [lo, hi).
     const int64_t shift = p - g.pad_left;
@@ -732,7 +735,7 @@ void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
   // same maxima: "v > best ? v : best" keeps best when v is NaN, so NaN
   // inputs are skipped either way.
   // The reduced row, then (stride 2) its even and odd columns.
-  line.resize(g.stride_w == 2 ? 2 * g.in_w + 1 : g.in_w);
+  line.resize(g.stride_w == 2 ? 2 * g.in_w : g.in_w);
   for (int64_t oy = 0; oy < g.out_h; ++oy) {
     std::fill(line.begin(), line.begin() + g.in_w,
               std::numeric_limits<T>::lowest());
