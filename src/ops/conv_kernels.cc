@@ -174,16 +174,13 @@ void GatherPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
 
 }  // namespace
 
-bool ConvProductsRunTransposed(int64_t mg, int64_t depth, bool unit_window,
-                               int64_t out_pixels) {
+bool ConvProductsRunTransposed(int64_t mg, int64_t depth, int64_t out_pixels) {
   const MicroKernelShape& shape = FloatMicroKernel();
   // Whether nr-wide panels pad `count` by more than an eighth over mr-wide.
   auto pads_more_by_nr = [&](int64_t count) {
     return RoundUp(count, shape.nr) * 8 > RoundUp(count, shape.mr) * 9;
   };
-  if (unit_window && !(out_pixels > 0 && pads_more_by_nr(out_pixels))) {
-    return false;
-  }
+  if (!(out_pixels > 0 && pads_more_by_nr(out_pixels))) return false;
   return depth >= shape.kc && !pads_more_by_nr(mg);
 }
 

@@ -48,28 +48,25 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
               int64_t pixels, T* cols, int64_t ld_cols);
 
 // Whether a Conv whose W is packed (float32, BLIS) computes its products
-// transposed, Y^T = cols^T * W^T:
-// pixels on the micro-kernel's mr-row side, output channels on its nr-column
-// side, C written by column. Pixel counts are often not multiples of nr
-// (ResNet's 7 x 7 = 49 pixels fill four 16-wide panels, 77% of the work
-// useful; nine 6-row panels are 91% useful), while channel counts mostly are.
-// But columns packed during a Run cost more as mr-wide panel rows than as
-// nr-wide ones, which pays only over a deep product: measured on an AMD EPYC
-// (Zen 4, docs/BENCHMARKS.md), transposed ran ResNet-18's 3 x 3 layers
-// (depth >= 576) 3-25% faster and its 1 x 1 stride-2 ones 15% faster, but
-// its 7 x 7 stem (depth 147) 30% slower and a 1 x 1 stride-1 layer over every
-// pixel (X itself is the columns) 45% slower. So transposed when the window
-// gathers, the depth is at least one depth block, and the nr-wide channel
-// panels pad the mg channels by at most an eighth more than mr-wide ones.
-// A 1 x 1 window over every pixel (unit_window) runs transposed too over an
-// output plane of `out_pixels` (its size when the graph fixes it, else 0)
-// that nr-wide panels would pad by more than an eighth: copying so small a
-// plane costs little, and MobileNetV2's 7 x 7 layers ran faster transposed
-// (960 -> 160: 0.235 -> 0.205 ms, 320 -> 1280: 0.53 -> 0.47; 14 x 14 ones
-// tied). Decided by W's shape, the strides, the graph's output shape and
-// the micro-kernel alone: one layer, one path.
-bool ConvProductsRunTransposed(int64_t mg, int64_t depth, bool unit_window,
-                               int64_t out_pixels);
+// transposed, Y^T = cols^T * W^T: pixels on the micro-kernel's mr-row side,
+// output channels on its nr-column side, C written by column. Otherwise
+// the pixels are the nr-wide panels, gathered from a phase copy
+// (conv_phase_panels.h) or read from X itself for a 1 x 1 window over every
+// pixel. Those panels are cheap to fill, so transposed pays only where they
+// waste work: over an output plane of `out_pixels` (its size when the graph
+// fixes it, else 0) that nr-wide panels pad by more than an eighth over
+// mr-wide ones (ResNet's 7 x 7 = 49 pixels fill four 16-wide panels, 77% of
+// the work useful; nine 6-row panels are 91% useful), with a depth of at
+// least one depth block and channel counts that nr-wide panels pad by at
+// most an eighth more than mr-wide ones. Measured on an AMD EPYC (Zen 4,
+// docs/BENCHMARKS.md): at 7 x 7, transposed ran ResNet-18's 512-channel
+// 3 x 3 layer 8% and its 1 x 1 stride-2 one 20% faster, MobileNetV2's 1 x 1
+// layers 12% faster (960 -> 160: 0.235 -> 0.205 ms); over 14 x 14 and
+// larger planes the phase panels ran ResNet-18's 3 x 3 layers 5-7% faster
+// than transposed, and its 7 x 7 stem 12% faster than columns packed twice.
+// Decided by W's shape, the graph's output shape and the micro-kernel
+// alone: one layer, one path.
+bool ConvProductsRunTransposed(int64_t mg, int64_t depth, int64_t out_pixels);
 
 // The rows [p0, p0 + pixels) of cols^T (output pixels x depth, depth in
 // Im2Col2D's order, depth = channels * Taps()) packed as a left operand of

@@ -96,43 +96,41 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // The rule that picks the transposed products, on any CPU's micro-kernel:
-// gathered windows at depth >= kc run transposed; a 1 x 1 window with unit
-// strides (X itself is the columns) and shallower depths do not, unless the
-// plane is known and small enough that nr-wide panels would pad it (one
-// pixel more than a whole nr panel pads it to two: 2 nr against nr + mr).
-TEST(ConvProductsRunTransposedTest, FollowsDepthAndWindow) {
+// only over a known plane small enough that nr-wide panels would pad it
+// (one pixel more than a whole nr panel pads it to two: 2 nr against
+// nr + mr), at depth >= kc; an unknown plane or one that nr-wide panels
+// fill keeps pixels in nr-wide panels.
+TEST(ConvProductsRunTransposedTest, FollowsPlaneAndDepth) {
   const MicroKernelShape& shape = FloatMicroKernel();
   const int64_t whole = shape.mr * shape.nr;  // whole panels both ways
-  EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, false, 0));
-  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, true, 0));
-  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, true, whole));
-  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc - 1, false, 0));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, 0));
+  EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc, whole));
   if (2 * shape.nr * 8 > (shape.nr + shape.mr) * 9) {
-    EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, true, shape.nr + 1));
-    EXPECT_FALSE(
-        ConvProductsRunTransposed(whole, shape.kc - 1, true, shape.nr + 1));
+    EXPECT_TRUE(ConvProductsRunTransposed(whole, shape.kc, shape.nr + 1));
+    EXPECT_FALSE(ConvProductsRunTransposed(whole, shape.kc - 1, shape.nr + 1));
   }
 }
 
-// And the channel counts it keeps in the other orientation, with the 6 x 16
-// micro-kernel BLIS picks for AMD's Zen CPUs: those that 16-wide panels pad
-// by more than an eighth over 6-wide ones.
-TEST(ConvProductsRunTransposedTest, KeepsChannelCountsThatWidePanelsPad) {
+// And the shapes of ResNet-18 and MobileNetV2 with the 6 x 16 micro-kernel
+// BLIS picks for AMD's Zen CPUs: over 7 x 7 (64 vs 54 pixels) transposed
+// unless 16-wide panels pad the channels by more than an eighth over 6-wide
+// ones; over 14 x 14 (208 vs 198) and larger planes never.
+TEST(ConvProductsRunTransposedTest, KeepsSmallPlanesAndChannelCountsThatPad) {
   const MicroKernelShape& shape = FloatMicroKernel();
   if (shape.mr != 6 || shape.nr != 16) {
     GTEST_SKIP() << "the micro-kernel here is " << shape.mr << " x "
                  << shape.nr;
   }
-  const int64_t deep = shape.kc;
-  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, false, 0));  // 512 vs 516
-  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, false, 0));  // 128 vs 120
-  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, false, 0));  // 32 vs 24
-  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, false, 0));  // 48 vs 42
-  // 1 x 1 windows over MobileNetV2's planes: 7 x 7 (64 vs 54) runs
-  // transposed, 14 x 14 (208 vs 198) and 56 x 56 (3136 both) do not.
-  EXPECT_TRUE(ConvProductsRunTransposed(320, 960, true, 7 * 7));
-  EXPECT_FALSE(ConvProductsRunTransposed(96, 576, true, 14 * 14));
-  EXPECT_FALSE(ConvProductsRunTransposed(96, 576, true, 56 * 56));
+  const int64_t deep = shape.kc, small = 7 * 7;
+  EXPECT_TRUE(ConvProductsRunTransposed(512, 4608, small));   // 3 x 3
+  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, small));   // 512 vs 516
+  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, small));   // 128 vs 120
+  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, small));   // 32 vs 24
+  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, small));   // 48 vs 42
+  EXPECT_TRUE(ConvProductsRunTransposed(320, 960, small));    // 1 x 1
+  EXPECT_FALSE(ConvProductsRunTransposed(256, 2304, 14 * 14));
+  EXPECT_FALSE(ConvProductsRunTransposed(96, 576, 14 * 14));
+  EXPECT_FALSE(ConvProductsRunTransposed(64, 576, 56 * 56));
 }
 
 // DepthwiseLanes2D against DepthwisePlane2D (checked against a direct

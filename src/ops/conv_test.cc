@@ -186,8 +186,9 @@ Tensor RunY(Session& session, const NamedTensors& feeds) {
 }
 
 // A constant W is packed for the micro-kernel when the session is created
-// (where the tile kernel is BLIS). Per path (gathered columns, columns shared
-// by channel blocks, 1x1, grouped; and transposed products, deep enough for
+// (where the tile kernel is BLIS). Per path (phase panels gathered per tile
+// or shared by channel blocks, with stride 2, grouped; a 1x1 window over
+// every pixel; and transposed products over planes small enough for
 // ConvProductsRunTransposed: columns gathered per tile or shared by channel
 // blocks, a partial channel panel, grouped, a 1x1 window with stride 2, a
 // 1x1 window over every pixel of a small plane): the
@@ -199,7 +200,8 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
   struct Shape4 {
     int64_t c, hw, m, group, k, stride = 1;
   };
-  for (const Shape4& p : {Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
+  for (const Shape4& p : {Shape4{16, 40, 24, 1, 3}, Shape4{16, 21, 24, 1, 3, 2},
+                          Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
                           Shape4{32, 9, 120, 1, 1}, Shape4{8, 12, 12, 2, 3},
                           Shape4{32, 7, 48, 1, 3}, Shape4{32, 20, 120, 1, 3},
                           Shape4{64, 9, 32, 2, 3}, Shape4{256, 14, 32, 1, 1, 2},

@@ -18,6 +18,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "ops/conv_kernels.h"
+#include "ops/conv_phase_panels.h"
 #include "ops/conv_window.h"
 #include "ops/fused_activation.h"
 #include "ops/gemm_tile.h"
@@ -38,8 +39,25 @@ constexpr int64_t kConvMinJobs = 8;
 // A 1 x 1 Conv with fewer output channels per group than this many panels
 // of the micro-kernel's rows leaves W unpacked (PackConstantWeights).
 constexpr int64_t kPackedConvMinChannels = 16;
+// RunPhasePanels2D's pixel tiles: about this many nr-wide panels each.
+constexpr int64_t kPhaseTilePanels = 8;
 // Taps of a depthwise window whose lane weights live on the stack.
 constexpr int64_t kMaxLaneTaps = 25;
+
+// Panels per pixel tile for a plane of `panels`: about kPhaseTilePanels,
+// and, where a few more tiles make it so, an even number of equal tiles
+// (ResNet-18's 56 x 56 plane: 196 panels in 28 tiles of 7, not 25 of 8).
+// Depends on the plane's size alone, so the tiles never depend on threads.
+int64_t PhaseTilePanels(int64_t panels) {
+  const int64_t base_tiles = CeilDiv(panels, kPhaseTilePanels);
+  if (base_tiles < 2) return panels;
+  for (int64_t tiles = base_tiles; tiles <= base_tiles + base_tiles / 4;
+       ++tiles) {
+    const int64_t per_tile = CeilDiv(panels, tiles);
+    if (CeilDiv(panels, per_tile) % 2 == 0) return per_tile;
+  }
+  return CeilDiv(panels, base_tiles);
+}
 
 // Starts a tile of `channels` output rows of `pixels` (row stride ld) at
 // each channel's bias, for the product to accumulate onto.
@@ -169,7 +187,7 @@ class ConvKernel : public OpKernel {
     if (unit_window && mg < kPackedConvMinChannels * FloatMicroKernel().mr) {
       return;
     }
-    transposed_ = ConvProductsRunTransposed(mg, depth, unit_window, out_pixels);
+    transposed_ = ConvProductsRunTransposed(mg, depth, out_pixels);
     for (int64_t group = 0; group < group_; ++group) {
       const float* w_group = w->data<float>() + group * mg * depth;
       packed_w_.push_back(
@@ -280,6 +298,12 @@ class ConvKernel : public OpKernel {
         if (packed_w != nullptr && transposed_) {
           RunTransposed2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
                           mg, epilogue);
+          return;
+        }
+        if (packed_w != nullptr && !Geometry2D(win).IsPointwise() &&
+            FloatMicroKernel().nr <= kMaxPhasePanelWidth) {
+          RunPhasePanels2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
+                           mg, epilogue);
           return;
         }
       }
@@ -599,6 +623,127 @@ class ConvKernel : public OpKernel {
                            {out, /*row_stride=*/1, /*col_stride=*/out_size},
                            /*accumulate=*/pb != nullptr);
             epilogue.Finish<float>(y, out - py, channels, pixels, out_size);
+          }
+        });
+  }
+
+  // W packed as the products' left side, X's windows gathered from a phase
+  // copy (conv_phase_panels.h): the input is copied once, padded and split
+  // into stride phases, then per (image, group, pixel tile, channel block)
+  //   Y_tile [channels, pixels] = W_g [channels, C/g * K] * cols,
+  // where cols is gathered straight into nr-wide panels, each panel row one
+  // vector load and store, and Y's rows are written in place. Pixel tiles
+  // are whole panels, about kPhaseTilePanels each, as many as make an even
+  // count where a few panels more or less allow it (two threads then share
+  // them evenly); when they give fewer than kConvMinJobs jobs, the channels
+  // are split into blocks too, sharing columns gathered once.
+  void RunPhasePanels2D(KernelContext& ctx, const Tensor& x,
+                        const std::vector<PackedOperand>& packed_w,
+                        const Tensor* bias, Tensor* y,
+                        const Conv2DGeometry& geo, int64_t n, int64_t cg,
+                        int64_t mg, const Epilogue& epilogue) const {
+    const MicroKernelShape& shape = FloatMicroKernel();
+    const int64_t g = group_;
+    const int64_t out_size = geo.OutSize(), in_size = geo.InSize();
+    const int64_t depth = cg * geo.Taps();
+    const PhasePlanes layout = PhasePlanes::Of(geo);
+    const float* px = x.data<float>();
+    const float* pb = bias ? bias->data<float>() : nullptr;
+    float* py = y->data<float>();
+
+    // The copy, with its slack zeroed (lanes read from it are discarded,
+    // but never uninitialised).
+    PanelBuffer copy_buffer;
+    const int64_t channels = n * g * cg;
+    float* copy = copy_buffer.Get(layout.BufferFloats(channels));
+    std::fill(copy, copy + kPhaseCopySlack, 0.0f);
+    copy += kPhaseCopySlack;
+    std::fill(copy + channels * layout.ChannelFloats(),
+              copy + channels * layout.ChannelFloats() + kPhaseCopySlack,
+              0.0f);
+    ctx.ParallelFor(channels,
+                    static_cast<double>(layout.ChannelFloats()),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t ch = begin; ch < end; ++ch) {
+                        CopyIntoPhasePlanes(geo, layout, px + ch * in_size,
+                                            copy + ch * layout.ChannelFloats());
+                      }
+                    });
+    std::vector<int64_t> offsets(depth);
+    PhaseTapOffsets(geo, layout, cg, offsets.data());
+
+    const int64_t panels = CeilDiv(out_size, shape.nr);
+    const int64_t pixel_tile = PhaseTilePanels(panels) * shape.nr;
+    const int64_t pixel_tiles = CeilDiv(out_size, pixel_tile);
+    const int64_t base_jobs = n * g * pixel_tiles;
+    int64_t channel_blocks = 1;
+    if (base_jobs < kConvMinJobs) {
+      channel_blocks =
+          std::min(CeilDiv(mg, shape.mr), CeilDiv(kConvMinJobs, base_jobs));
+    }
+    const int64_t channel_tile = RoundUp(CeilDiv(mg, channel_blocks), shape.mr);
+    channel_blocks = CeilDiv(mg, channel_tile);
+    const int64_t tile_floats = PanelView::Floats(pixel_tile, depth, shape.nr);
+    const int64_t depth_blocks = CeilDiv(depth, shape.kc);
+    auto pixels_of = [&](int64_t tile) {
+      return std::min(pixel_tile, out_size - tile * pixel_tile);
+    };
+    auto gather = [&](int64_t chunk, int64_t first_block, int64_t end_block,
+                      float* panels_out) {
+      const int64_t ng = chunk / pixel_tiles, tile = chunk % pixel_tiles;
+      GatherPhasePanels(geo, layout, copy + ng * cg * layout.ChannelFloats(),
+                        offsets.data(), depth, tile * pixel_tile,
+                        pixels_of(tile), shape.nr, shape.kc, first_block,
+                        end_block, panels_out);
+    };
+    const bool shared_columns = channel_blocks > 1;
+    PanelBuffer shared;
+    // A panel row costs about a load and a store.
+    const double gather_cost = 0.1 * static_cast<double>(depth * pixel_tile);
+    if (shared_columns) {
+      float* all = shared.Get(base_jobs * tile_floats);
+      ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t job = begin; job < end; ++job) {
+                          const int64_t chunk = job / depth_blocks;
+                          const int64_t block = job % depth_blocks;
+                          gather(chunk, block, block + 1,
+                                 all + chunk * tile_floats);
+                        }
+                      });
+    }
+    // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
+    const double cost =
+        0.01 * static_cast<double>(channel_tile * depth * pixel_tile) +
+        (shared_columns ? 0.0 : gather_cost);
+    ctx.ParallelFor(
+        base_jobs * channel_blocks, cost, [&](int64_t begin, int64_t end) {
+          thread_local PanelBuffer own;  // Kept between Runs: no allocation.
+          for (int64_t job = begin; job < end; ++job) {
+            const int64_t tile = job % pixel_tiles;
+            const int64_t block = job / pixel_tiles % channel_blocks;
+            const int64_t ng = job / pixel_tiles / channel_blocks;
+            const int64_t chunk = ng * pixel_tiles + tile;
+            const int64_t group = ng % g;
+            const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
+            const int64_t ch0 = block * channel_tile;
+            const int64_t channels_here = std::min(channel_tile, mg - ch0);
+            float* panels_here = shared_columns
+                                     ? shared.data() + chunk * tile_floats
+                                     : own.Get(tile_floats);
+            if (!shared_columns) gather(chunk, 0, depth_blocks, panels_here);
+            const GemmInput columns = GemmInput::Panels(
+                {panels_here, RoundUp(pixels, shape.nr), depth, shape.nr}, 0);
+            const int64_t oc0 = group * mg + ch0;
+            float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
+            if (pb != nullptr) {
+              FillBias(pb + oc0, channels_here, pixels, out_size, out);
+            }
+            PackedGemmTile(channels_here, pixels, depth,
+                           GemmInput::Packed(packed_w[group], ch0), columns,
+                           {out, out_size}, /*accumulate=*/pb != nullptr);
+            epilogue.Finish<float>(y, out - py, channels_here, pixels,
+                                   out_size);
           }
         });
   }

@@ -1,0 +1,185 @@
+#include "ops/conv_phase_panels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "ops/int_division.h"
+#include "weft/check.h"
+
+namespace weft::internal {
+namespace {
+
+// One panel row in the lanes of a vector (GCC's vector extension: one
+// register on AVX-512, two on AVX2), and a mask over those lanes.
+using PanelRow = float __attribute__((vector_size(
+    kMaxPhasePanelWidth * sizeof(float))));
+using LaneMask = int32_t __attribute__((vector_size(
+    kMaxPhasePanelWidth * sizeof(int32_t))));
+
+PanelRow LoadRow(const float* from) {
+  PanelRow row;
+  std::memcpy(&row, from, sizeof(row));
+  return row;
+}
+
+// The lanes of a panel whose pixels lie in one output row, and so read
+// consecutive floats of a phase plane: lane i (set in `lanes`) reads
+// tap offset + source + i.
+struct PanelPiece {
+  int64_t source;
+  LaneMask lanes;
+};
+
+// Splits the panel of `live` pixels from `first_pixel` on into pieces, one
+// per output row it touches (at most kMaxPhasePanelWidth).
+int64_t PiecesOf(const Conv2DGeometry& g, const PhasePlanes& p,
+                 int64_t first_pixel, int64_t live, PanelPiece* pieces) {
+  int64_t count = 0, next = -1;
+  int64_t oy = first_pixel / g.out_w, ox = first_pixel % g.out_w;
+  for (int64_t lane = 0; lane < live; ++lane) {
+    const int64_t at = oy * p.cols + ox;
+    if (at != next) {
+      pieces[count++] = {at - lane, LaneMask{}};
+    }
+    pieces[count - 1].lanes[lane] = -1;
+    next = at + 1;
+    if (++ox == g.out_w) {
+      ox = 0;
+      ++oy;
+    }
+  }
+  return count;
+}
+
+// GatherPhasePanels for a panel width known at compile time: the store is a
+// fixed-size copy the compiler turns into one or two vector moves.
+template <int64_t kWidth>
+void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
+                      const float* copy, const int64_t* offsets, int64_t depth,
+                      int64_t p0, int64_t pixels, int64_t kc,
+                      int64_t first_block, int64_t end_block, float* panels) {
+  static_assert(kWidth > 0 && kWidth <= kMaxPhasePanelWidth);
+  const int64_t panel_count = CeilDiv(pixels, kWidth);
+  const int64_t padded = panel_count * kWidth;
+  PanelPiece pieces[kMaxPhasePanelWidth];
+  for (int64_t block = first_block; block < end_block; ++block) {
+    const int64_t d0 = block * kc, rows = std::min(kc, depth - d0);
+    const int64_t* tap = offsets + d0;
+    float* dst = panels + d0 * padded;
+    for (int64_t q = 0; q < panel_count; ++q) {
+      const int64_t live = std::min(kWidth, pixels - q * kWidth);
+      const int64_t count = PiecesOf(g, p, p0 + q * kWidth, live, pieces);
+      if (count == 1 && live == kWidth) {  // Inside one output row.
+        const float* from = copy + pieces[0].source;
+        for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
+          const PanelRow row = LoadRow(from + tap[d]);
+          std::memcpy(dst, &row, kWidth * sizeof(float));
+        }
+        continue;
+      }
+      for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
+        PanelRow row{};  // Lanes past the last pixel stay zero.
+        for (int64_t i = 0; i < count; ++i) {
+          row = pieces[i].lanes ? LoadRow(copy + pieces[i].source + tap[d])
+                                : row;
+        }
+        std::memcpy(dst, &row, kWidth * sizeof(float));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PhasePlanes PhasePlanes::Of(const Conv2DGeometry& g) {
+  // The padded rows and columns that some output pixel's window reads.
+  const int64_t span_h = (g.out_h - 1) * g.stride_h +
+                         (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t span_w = (g.out_w - 1) * g.stride_w +
+                         (g.kernel_w - 1) * g.dilation_w + 1;
+  PhasePlanes p;
+  p.stride_h = g.stride_h;
+  p.stride_w = g.stride_w;
+  p.rows = CeilDiv(span_h, g.stride_h);
+  p.cols = CeilDiv(span_w, g.stride_w);
+  return p;
+}
+
+void CopyIntoPhasePlanes(const Conv2DGeometry& g, const PhasePlanes& p,
+                         const float* x, float* dst) {
+  for (int64_t ry = 0; ry < p.stride_h; ++ry) {
+    for (int64_t rx = 0; rx < p.stride_w; ++rx) {
+      float* plane = dst + (ry * p.stride_w + rx) * p.PlaneFloats();
+      // Phase column cc reads input column cc * stride_w + rx - pad_left,
+      // inside the input for cc in [first, last).
+      const int64_t first =
+          std::clamp(CeilDiv(g.pad_left - rx, p.stride_w), int64_t{0}, p.cols);
+      const int64_t last = std::clamp(
+          CeilDiv(g.in_w + g.pad_left - rx, p.stride_w), first, p.cols);
+      for (int64_t rr = 0; rr < p.rows; ++rr) {
+        float* row = plane + rr * p.cols;
+        const int64_t iy = rr * p.stride_h + ry - g.pad_top;
+        if (iy < 0 || iy >= g.in_h) {
+          std::fill(row, row + p.cols, 0.0f);
+          continue;
+        }
+        const float* src = x + iy * g.in_w + rx - g.pad_left;
+        std::fill(row, row + first, 0.0f);
+        if (p.stride_w == 1) {
+          std::copy(src + first, src + last, row + first);
+        } else {
+          for (int64_t cc = first; cc < last; ++cc) {
+            row[cc] = src[cc * p.stride_w];
+          }
+        }
+        std::fill(row + last, row + p.cols, 0.0f);
+      }
+    }
+  }
+}
+
+void PhaseTapOffsets(const Conv2DGeometry& g, const PhasePlanes& p,
+                     int64_t channels, int64_t* offsets) {
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+      const int64_t dy = ky * g.dilation_h;
+      for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+        const int64_t dx = kx * g.dilation_w;
+        const int64_t phase = dy % p.stride_h * p.stride_w + dx % p.stride_w;
+        *offsets++ = c * p.ChannelFloats() + phase * p.PlaneFloats() +
+                     dy / p.stride_h * p.cols + dx / p.stride_w;
+      }
+    }
+  }
+}
+
+void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
+                       const float* copy, const int64_t* offsets,
+                       int64_t depth, int64_t p0, int64_t pixels,
+                       int64_t width, int64_t kc, int64_t first_block,
+                       int64_t end_block, float* panels) {
+  auto gather = [&](auto fixed_width) {
+    GatherFixedWidth<decltype(fixed_width)::value>(
+        g, p, copy, offsets, depth, p0, pixels, kc, first_block, end_block,
+        panels);
+  };
+  switch (width) {  // The micro-kernels' panel widths seen so far.
+    case 6:
+      gather(std::integral_constant<int64_t, 6>());
+      break;
+    case 8:
+      gather(std::integral_constant<int64_t, 8>());
+      break;
+    case 12:
+      gather(std::integral_constant<int64_t, 12>());
+      break;
+    case 16:
+      gather(std::integral_constant<int64_t, 16>());
+      break;
+    default:
+      WEFT_CHECK(false, "GatherPhasePanels takes panels of 6, 8, 12 or 16");
+  }
+}
+
+}  // namespace weft::internal
