@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""weft against ONNX Runtime node by node, one thread (issue 15's profile):
+"""weft against ONNX Runtime node by node (issue 15's profile):
 
-    bench/models/layers.py [--runs N] MODEL NAME=FEED.npy ...
+    bench/models/layers.py [--runs N] [--intra T] MODEL NAME=FEED.npy ...
+
+Both run one inter-op thread and T intra-op threads (default 1), ONNX
+Runtime in its sequential mode.
 
 Times each node of weft's run (`weft run --trace`, the fastest of N traced
 runs) and ONNX Runtime's per-node profile (ort_profile.js, medians over N
@@ -26,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def weft_node_times(weft, model, feeds, runs):
+def weft_node_times(weft, model, feeds, runs, intra):
     """Fastest time per node (us) over `runs` traced runs."""
     best = {}
     order = []
@@ -34,7 +37,7 @@ def weft_node_times(weft, model, feeds, runs):
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
         for _ in range(runs):
-            subprocess.run([weft, "run", model, *feed_flags, "--inter", "1", "--intra", "1",
+            subprocess.run([weft, "run", model, *feed_flags, "--inter", "1", "--intra", str(intra),
                             "--repeat", "3", "--trace", trace],
                            check=True, capture_output=True)
             with open(trace) as f:
@@ -48,9 +51,10 @@ def weft_node_times(weft, model, feeds, runs):
     return order, best
 
 
-def ort_node_times(model, feeds, runs):
+def ort_node_times(model, feeds, runs, intra):
     env = dict(os.environ, NODE_PATH=os.path.join(ROOT, "build/bench-models/ort/node_modules"))
-    done = subprocess.run(["node", os.path.join(HERE, "ort_profile.js"), model, str(runs), *feeds],
+    done = subprocess.run(["node", os.path.join(HERE, "ort_profile.js"), model, str(runs), str(intra),
+                           *feeds],
                           check=True, capture_output=True, text=True, env=env)
     return json.loads(done.stdout)
 
@@ -112,13 +116,16 @@ def by_output_name(graph, ort_us):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--intra", type=int, default=1)
     parser.add_argument("model")
     parser.add_argument("feeds", nargs="+")
     args = parser.parse_args()
     weft = os.environ.get("WEFT", os.path.join(ROOT, "build/bin/weft"))
-    order, weft_us = weft_node_times(weft, args.model, args.feeds, args.runs)
+    order, weft_us = weft_node_times(weft, args.model, args.feeds, args.runs,
+                                     args.intra)
     graph = shape_inference.infer_shapes(onnx.load(args.model)).graph
-    ort_us = by_output_name(graph, ort_node_times(args.model, args.feeds, args.runs))
+    ort_us = by_output_name(graph, ort_node_times(args.model, args.feeds, args.runs,
+                                                    args.intra))
     shapes = conv_shapes(graph, set(weft_us))
     totals = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
     print(f"{'node':44s} {'weft us':>8s} {'ORT us':>8s} {'ratio':>6s}  layer")

@@ -1,5 +1,6 @@
-// ONNX Runtime's own per-node times on one model, one thread, sequential:
-//   node ort_profile.js MODEL RUNS NAME=FEED.npy...
+// ONNX Runtime's own per-node times on one model, sequential, one inter-op
+// thread and INTRA intra-op threads:
+//   node ort_profile.js MODEL RUNS INTRA NAME=FEED.npy...
 // prints one JSON object {"node output name": median microseconds, ...}
 // from ONNX Runtime's profiler (its "_kernel_time" events), with the
 // suffix it adds to nodes it rewrote into its blocked layout removed, so
@@ -12,7 +13,7 @@ const ort = require('onnxruntime-node');
 const {readNpy, median} = require('./npy.js');
 
 (async () => {
-  const [model, runs, ...feedArgs] = process.argv.slice(2);
+  const [model, runs, intra, ...feedArgs] = process.argv.slice(2);
   const feeds = {};
   for (const arg of feedArgs) {
     const eq = arg.indexOf('=');
@@ -20,7 +21,8 @@ const {readNpy, median} = require('./npy.js');
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'));
   const session = await ort.InferenceSession.create(model, {
-    interOpNumThreads: 1, intraOpNumThreads: 1, executionMode: 'sequential',
+    interOpNumThreads: 1, intraOpNumThreads: Number(intra),
+    executionMode: 'sequential',
     enableProfiling: true, profileFilePrefix: path.join(dir, 'profile')});
   for (let i = 0; i < Number(runs); ++i) await session.run(feeds);
   await session.release();  // Writes the profile.

@@ -122,12 +122,12 @@ TEST(ConvProductsRunTransposedTest, KeepsSmallPlanesAndChannelCountsThatPad) {
                  << shape.nr;
   }
   const int64_t deep = shape.kc, small = 7 * 7;
-  EXPECT_TRUE(ConvProductsRunTransposed(512, 4608, small));   // 3 x 3
-  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, small));   // 512 vs 516
-  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, small));   // 128 vs 120
-  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, small));   // 32 vs 24
-  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, small));   // 48 vs 42
-  EXPECT_TRUE(ConvProductsRunTransposed(320, 960, small));    // 1 x 1
+  EXPECT_TRUE(ConvProductsRunTransposed(512, 4608, small));  // 3 x 3
+  EXPECT_TRUE(ConvProductsRunTransposed(512, deep, small));  // 512 vs 516
+  EXPECT_TRUE(ConvProductsRunTransposed(120, deep, small));  // 128 vs 120
+  EXPECT_FALSE(ConvProductsRunTransposed(24, deep, small));  // 32 vs 24
+  EXPECT_FALSE(ConvProductsRunTransposed(40, deep, small));  // 48 vs 42
+  EXPECT_TRUE(ConvProductsRunTransposed(320, 960, small));   // 1 x 1
   EXPECT_FALSE(ConvProductsRunTransposed(256, 2304, 14 * 14));
   EXPECT_FALSE(ConvProductsRunTransposed(96, 576, 14 * 14));
   EXPECT_FALSE(ConvProductsRunTransposed(64, 576, 56 * 56));

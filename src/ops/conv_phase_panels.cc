@@ -12,10 +12,10 @@ namespace {
 
 // One panel row in the lanes of a vector (GCC's vector extension: one
 // register on AVX-512, two on AVX2), and a mask over those lanes.
-using PanelRow = float __attribute__((vector_size(
-    kMaxPhasePanelWidth * sizeof(float))));
-using LaneMask = int32_t __attribute__((vector_size(
-    kMaxPhasePanelWidth * sizeof(int32_t))));
+using PanelRow =
+    float __attribute__((vector_size(kMaxPhasePanelWidth * sizeof(float))));
+using LaneMask =
+    int32_t __attribute__((vector_size(kMaxPhasePanelWidth * sizeof(int32_t))));
 
 PanelRow LoadRow(const float* from) {
   PanelRow row;
@@ -81,8 +81,8 @@ void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
       for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
         PanelRow row{};  // Lanes past the last pixel stay zero.
         for (int64_t i = 0; i < count; ++i) {
-          row = pieces[i].lanes ? LoadRow(copy + pieces[i].source + tap[d])
-                                : row;
+          row =
+              pieces[i].lanes ? LoadRow(copy + pieces[i].source + tap[d]) : row;
         }
         std::memcpy(dst, &row, kWidth * sizeof(float));
       }
@@ -90,14 +90,24 @@ void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
   }
 }
 
+// Whether some tap reads phase `phase` of a window with this kernel size and
+// dilation along one axis (a 1 x 1 window with stride 2 reads phase 0 only).
+bool PhaseIsRead(int64_t phase, int64_t stride, int64_t kernel,
+                 int64_t dilation) {
+  for (int64_t k = 0; k < kernel; ++k) {
+    if (k * dilation % stride == phase) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 PhasePlanes PhasePlanes::Of(const Conv2DGeometry& g) {
   // The padded rows and columns that some output pixel's window reads.
-  const int64_t span_h = (g.out_h - 1) * g.stride_h +
-                         (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t span_w = (g.out_w - 1) * g.stride_w +
-                         (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t span_h =
+      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t span_w =
+      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
   PhasePlanes p;
   p.stride_h = g.stride_h;
   p.stride_w = g.stride_w;
@@ -109,7 +119,9 @@ PhasePlanes PhasePlanes::Of(const Conv2DGeometry& g) {
 void CopyIntoPhasePlanes(const Conv2DGeometry& g, const PhasePlanes& p,
                          const float* x, float* dst) {
   for (int64_t ry = 0; ry < p.stride_h; ++ry) {
+    if (!PhaseIsRead(ry, p.stride_h, g.kernel_h, g.dilation_h)) continue;
     for (int64_t rx = 0; rx < p.stride_w; ++rx) {
+      if (!PhaseIsRead(rx, p.stride_w, g.kernel_w, g.dilation_w)) continue;
       float* plane = dst + (ry * p.stride_w + rx) * p.PlaneFloats();
       // Phase column cc reads input column cc * stride_w + rx - pad_left,
       // inside the input for cc in [first, last).
@@ -155,14 +167,13 @@ void PhaseTapOffsets(const Conv2DGeometry& g, const PhasePlanes& p,
 }
 
 void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
-                       const float* copy, const int64_t* offsets,
-                       int64_t depth, int64_t p0, int64_t pixels,
-                       int64_t width, int64_t kc, int64_t first_block,
-                       int64_t end_block, float* panels) {
+                       const float* copy, const int64_t* offsets, int64_t depth,
+                       int64_t p0, int64_t pixels, int64_t width, int64_t kc,
+                       int64_t first_block, int64_t end_block, float* panels) {
   auto gather = [&](auto fixed_width) {
-    GatherFixedWidth<decltype(fixed_width)::value>(
-        g, p, copy, offsets, depth, p0, pixels, kc, first_block, end_block,
-        panels);
+    GatherFixedWidth<decltype(fixed_width)::value>(g, p, copy, offsets, depth,
+                                                   p0, pixels, kc, first_block,
+                                                   end_block, panels);
   };
   switch (width) {  // The micro-kernels' panel widths seen so far.
     case 6:

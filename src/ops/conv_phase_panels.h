@@ -53,7 +53,8 @@ struct PhasePlanes {
 
 // Writes one input channel (an in_h x in_w plane) as its phase planes into
 // dst (ChannelFloats() floats), zeros where the padded position lies
-// outside the input.
+// outside the input. Phases no tap reads (all but one for a 1 x 1 window
+// with stride 2) are left unwritten: only lanes that are discarded load them.
 void CopyIntoPhasePlanes(const Conv2DGeometry& g, const PhasePlanes& p,
                          const float* x, float* dst);
 
@@ -71,10 +72,9 @@ void PhaseTapOffsets(const Conv2DGeometry& g, const PhasePlanes& p,
 // kPhaseCopySlack readable floats before it and after the last channel;
 // `offsets` holds `depth` tap offsets from PhaseTapOffsets.
 void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
-                       const float* copy, const int64_t* offsets,
-                       int64_t depth, int64_t p0, int64_t pixels,
-                       int64_t width, int64_t kc, int64_t first_block,
-                       int64_t end_block, float* panels);
+                       const float* copy, const int64_t* offsets, int64_t depth,
+                       int64_t p0, int64_t pixels, int64_t width, int64_t kc,
+                       int64_t first_block, int64_t end_block, float* panels);
 
 }  // namespace weft::internal
 

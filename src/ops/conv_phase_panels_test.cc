@@ -34,9 +34,18 @@ Conv2DGeometry Geometry(int64_t in_h, int64_t in_w, int64_t kernel,
   auto out = [&](int64_t in, int64_t pad) {
     return (in + pad + pad_end - ((kernel - 1) * dilation + 1)) / stride + 1;
   };
-  return {in_h,   in_w,   out(in_h, pad_top), out(in_w, pad_left),
-          kernel, kernel, stride,             stride,
-          dilation, dilation, pad_top,        pad_left};
+  return {in_h,
+          in_w,
+          out(in_h, pad_top),
+          out(in_w, pad_left),
+          kernel,
+          kernel,
+          stride,
+          stride,
+          dilation,
+          dilation,
+          pad_top,
+          pad_left};
 }
 
 class GatherPhasePanelsTest : public testing::TestWithParam<PhaseCase> {};
@@ -109,8 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
         PhaseCase{"one_by_one_stride2", Geometry(14, 14, 1, 2, 1, 0, 0, 0), 5,
                   0, 49, 16, 4},
         // Rows narrower than a panel: a panel spans three output rows.
-        PhaseCase{"narrow_rows", Geometry(5, 5, 3, 1, 1, 1, 1, 1), 3, 0, 25,
-                  16, 27},
+        PhaseCase{"narrow_rows", Geometry(5, 5, 3, 1, 1, 1, 1, 1), 3, 0, 25, 16,
+                  27},
         // Pads on the top and left only, more on one side than the window.
         PhaseCase{"uneven_pads", Geometry(9, 11, 3, 1, 1, 2, 0, 0), 2, 4, 60,
                   16, 18},

@@ -39,24 +39,28 @@ constexpr int64_t kConvMinJobs = 8;
 // A 1 x 1 Conv with fewer output channels per group than this many panels
 // of the micro-kernel's rows leaves W unpacked (PackConstantWeights).
 constexpr int64_t kPackedConvMinChannels = 16;
-// RunPhasePanels2D's pixel tiles: about this many nr-wide panels each.
+// RunPhasePanels2D's pixel tiles: at most this many nr-wide panels each.
 constexpr int64_t kPhaseTilePanels = 8;
 // Taps of a depthwise window whose lane weights live on the stack.
 constexpr int64_t kMaxLaneTaps = 25;
 
-// Panels per pixel tile for a plane of `panels`: about kPhaseTilePanels,
-// and, where a few more tiles make it so, an even number of equal tiles
-// (ResNet-18's 56 x 56 plane: 196 panels in 28 tiles of 7, not 25 of 8).
-// Depends on the plane's size alone, so the tiles never depend on threads.
+// Panels per pixel tile for a plane of `panels`: at most kPhaseTilePanels
+// and at least half that, the size whose tiles two threads share most evenly
+// (the fewest panels for the busier one; larger tiles on a tie). ResNet-18's
+// 56 x 56 plane: 196 panels in 28 tiles of 7, not 25 of 8; its 28 x 28: 49
+// in 10 tiles of 5, not 7 of 7. Depends on the plane's size alone, so the
+// tiles never depend on the thread count.
 int64_t PhaseTilePanels(int64_t panels) {
-  const int64_t base_tiles = CeilDiv(panels, kPhaseTilePanels);
-  if (base_tiles < 2) return panels;
-  for (int64_t tiles = base_tiles; tiles <= base_tiles + base_tiles / 4;
-       ++tiles) {
-    const int64_t per_tile = CeilDiv(panels, tiles);
-    if (CeilDiv(panels, per_tile) % 2 == 0) return per_tile;
+  if (panels <= kPhaseTilePanels) return panels;
+  int64_t best = kPhaseTilePanels, best_load = panels;
+  for (int64_t per = kPhaseTilePanels; per >= kPhaseTilePanels / 2; --per) {
+    const int64_t load = CeilDiv(CeilDiv(panels, per), 2) * per;
+    if (load < best_load) {
+      best = per;
+      best_load = load;
+    }
   }
-  return CeilDiv(panels, base_tiles);
+  return best;
 }
 
 // Starts a tile of `channels` output rows of `pixels` (row stride ld) at
@@ -633,10 +637,9 @@ class ConvKernel : public OpKernel {
   //   Y_tile [channels, pixels] = W_g [channels, C/g * K] * cols,
   // where cols is gathered straight into nr-wide panels, each panel row one
   // vector load and store, and Y's rows are written in place. Pixel tiles
-  // are whole panels, about kPhaseTilePanels each, as many as make an even
-  // count where a few panels more or less allow it (two threads then share
-  // them evenly); when they give fewer than kConvMinJobs jobs, the channels
-  // are split into blocks too, sharing columns gathered once.
+  // are whole panels (PhaseTilePanels); when they give fewer than
+  // kConvMinJobs jobs, the channels are split into blocks too, sharing
+  // columns gathered once.
   void RunPhasePanels2D(KernelContext& ctx, const Tensor& x,
                         const std::vector<PackedOperand>& packed_w,
                         const Tensor* bias, Tensor* y,
@@ -659,10 +662,8 @@ class ConvKernel : public OpKernel {
     std::fill(copy, copy + kPhaseCopySlack, 0.0f);
     copy += kPhaseCopySlack;
     std::fill(copy + channels * layout.ChannelFloats(),
-              copy + channels * layout.ChannelFloats() + kPhaseCopySlack,
-              0.0f);
-    ctx.ParallelFor(channels,
-                    static_cast<double>(layout.ChannelFloats()),
+              copy + channels * layout.ChannelFloats() + kPhaseCopySlack, 0.0f);
+    ctx.ParallelFor(channels, static_cast<double>(layout.ChannelFloats()),
                     [&](int64_t begin, int64_t end) {
                       for (int64_t ch = begin; ch < end; ++ch) {
                         CopyIntoPhasePlanes(geo, layout, px + ch * in_size,

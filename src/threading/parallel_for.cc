@@ -355,6 +355,31 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
 
 namespace internal {
 
+int64_t BalancedBlock(int64_t n, int64_t block, int64_t threads,
+                      int64_t max_blocks) {
+  if (block <= 0 || threads <= 1 || block >= n) return block;
+  const int64_t wanted = (n + block - 1) / block;
+  // With this many blocks per thread the last round hardly matters; and the
+  // search below stays short.
+  if (wanted > 64 * threads) return block;
+  int64_t best = block, best_units = std::numeric_limits<int64_t>::max();
+  auto consider = [&](int64_t blocks) {
+    const int64_t size = (n + blocks - 1) / blocks;
+    const int64_t made = (n + size - 1) / size;
+    const int64_t units = (made + threads - 1) / threads * size;
+    if (units < best_units) {
+      best = size;
+      best_units = units;
+    }
+  };
+  for (int64_t blocks = wanted; blocks >= (wanted + 1) / 2; --blocks) {
+    consider(blocks);
+  }
+  const int64_t most = std::min({2 * wanted, max_blocks, n});
+  for (int64_t blocks = wanted + 1; blocks <= most; ++blocks) consider(blocks);
+  return best;
+}
+
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
                       int max_helpers, int wanted_helpers,
                       FunctionRef<bool()> core_freed, RangeFn fn) {
@@ -383,7 +408,9 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
   const int64_t wanted = std::min<int64_t>(
       {n, by_threads,
        static_cast<int64_t>(std::min(by_cost, static_cast<double>(n)))});
-  const int64_t block = (n + wanted - 1) / wanted;
+  const int64_t block = BalancedBlock(
+      n, (n + wanted - 1) / wanted, threads,
+      static_cast<int64_t>(std::min(by_cost, static_cast<double>(n))));
   if (block >= n) return RunBlocksInline(n, n, fn);
   return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow, core_freed,
                              fn);

@@ -87,6 +87,37 @@ TEST(ParallelForTest, FixedBlocksVisitEveryIndexOnceWithFixedBoundaries) {
   }
 }
 
+// Blocks that two threads share evenly: 28 units as 4 blocks of 7, not 7
+// blocks of 4 (one thread 16 units, the other 12); 10 as 10 blocks of 1 when
+// the cost allows 10 blocks, not 5 of 2; a range that splits evenly keeps
+// its blocks.
+TEST(BalancedBlockTest, GivesTheBusiestThreadTheFewestUnits) {
+  EXPECT_EQ(internal::BalancedBlock(28, 4, 2, 28), 7);
+  EXPECT_EQ(internal::BalancedBlock(10, 2, 2, 10), 1);
+  EXPECT_EQ(internal::BalancedBlock(10, 2, 2, 5), 2);  // 5 blocks at most
+  EXPECT_EQ(internal::BalancedBlock(1 << 20, 1 << 17, 2, 1 << 20), 1 << 17);
+  EXPECT_EQ(internal::BalancedBlock(12, 3, 3, 12), 4);  // 3 x 4, not 4 x 3
+  EXPECT_EQ(internal::BalancedBlock(12, 2, 2, 12), 2);
+  EXPECT_EQ(internal::BalancedBlock(9, 3, 1, 9), 3);
+  EXPECT_EQ(internal::BalancedBlock(5, 5, 2, 5), 5);
+}
+
+// And ParallelFor uses it: 28 costly units on two threads come as 4 blocks.
+TEST(ParallelForTest, CostlyUnitsComeInBlocksTwoThreadsShareEvenly) {
+  auto pool = MakePool(1);
+  std::atomic<int> blocks{0};
+  std::atomic<int64_t> widest{0};
+  ParallelFor(pool.get(), 28, kExpensive, [&](int64_t begin, int64_t end) {
+    blocks.fetch_add(1);
+    int64_t seen = widest.load();
+    while (end - begin > seen &&
+           !widest.compare_exchange_weak(seen, end - begin)) {
+    }
+  });
+  EXPECT_EQ(blocks.load(), 4);
+  EXPECT_EQ(widest.load(), 7);
+}
+
 TEST(ParallelForTest, NullPoolRunsSeriallyInCaller) {
   const auto caller = std::this_thread::get_id();
   int calls = 0;
