@@ -200,12 +200,17 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
   struct Shape4 {
     int64_t c, hw, m, group, k, stride = 1;
   };
-  for (const Shape4& p : {Shape4{16, 40, 24, 1, 3}, Shape4{16, 21, 24, 1, 3, 2},
-                          Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
-                          Shape4{32, 9, 120, 1, 1}, Shape4{8, 12, 12, 2, 3},
-                          Shape4{32, 7, 48, 1, 3}, Shape4{32, 20, 120, 1, 3},
-                          Shape4{64, 9, 32, 2, 3}, Shape4{256, 14, 32, 1, 1, 2},
-                          Shape4{320, 7, 96, 1, 1}}) {
+  for (const Shape4& p :
+       {Shape4{16, 40, 24, 1, 3}, Shape4{16, 21, 24, 1, 3, 2},
+        Shape4{16, 20, 24, 1, 3}, Shape4{64, 7, 96, 1, 3},
+        Shape4{32, 9, 120, 1, 1}, Shape4{8, 12, 12, 2, 3},
+        Shape4{32, 7, 48, 1, 3}, Shape4{32, 20, 120, 1, 3},
+        Shape4{64, 9, 32, 2, 3}, Shape4{256, 14, 32, 1, 1, 2},
+        Shape4{320, 7, 96, 1, 1},
+        // Large enough that both threads of (2, 2) take
+        // tiles of shared columns: phase panels (2 pixel
+        // tiles x 4 channel blocks), transposed (8 blocks).
+        Shape4{64, 14, 256, 1, 3}, Shape4{64, 7, 512, 1, 3}}) {
     SCOPED_TRACE("c " + std::to_string(p.c) + " m " + std::to_string(p.m) +
                  " group " + std::to_string(p.group) + " k " +
                  std::to_string(p.k) + " stride " + std::to_string(p.stride));

@@ -582,18 +582,20 @@ class ConvKernel : public OpKernel {
                    panels);
     };
     const bool shared_columns = channel_blocks > 1;
-    // Kept between calls, as RunPhasePanels2D keeps its copy.
-    thread_local PanelBuffer shared;
+    // Kept between calls, as RunPhasePanels2D keeps its copy. Only this
+    // thread names it: a lambda run by a helper would name the helper's.
+    thread_local PanelBuffer shared_buffer;
+    float* const shared =
+        shared_columns ? shared_buffer.Get(base_jobs * tile_floats) : nullptr;
     const double gather_cost = 0.5 * static_cast<double>(depth * pixel_tile);
     if (shared_columns) {
-      float* all = shared.Get(base_jobs * tile_floats);
       ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
                       [&](int64_t begin, int64_t end) {
                         for (int64_t job = begin; job < end; ++job) {
                           const int64_t chunk = job / depth_blocks;
                           const int64_t block = job % depth_blocks;
                           gather(chunk, block, block + 1,
-                                 all + chunk * tile_floats);
+                                 shared + chunk * tile_floats);
                         }
                       });
     }
@@ -613,7 +615,7 @@ class ConvKernel : public OpKernel {
             const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
             const int64_t ch0 = block * channel_tile;
             const int64_t channels = std::min(channel_tile, mg - ch0);
-            float* panels = shared_columns ? shared.data() + chunk * tile_floats
+            float* panels = shared_columns ? shared + chunk * tile_floats
                                            : own.Get(tile_floats);
             if (!shared_columns) gather(chunk, 0, depth_blocks, panels);
             const GemmInput columns = GemmInput::Panels(
@@ -702,18 +704,20 @@ class ConvKernel : public OpKernel {
                         end_block, panels_out);
     };
     const bool shared_columns = channel_blocks > 1;
-    thread_local PanelBuffer shared;  // Kept between calls, as copy_buffer.
+    // Kept between calls, as copy_buffer; only this thread names it.
+    thread_local PanelBuffer shared_buffer;
+    float* const shared =
+        shared_columns ? shared_buffer.Get(base_jobs * tile_floats) : nullptr;
     // A panel row costs about a load and a store.
     const double gather_cost = 0.1 * static_cast<double>(depth * pixel_tile);
     if (shared_columns) {
-      float* all = shared.Get(base_jobs * tile_floats);
       ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
                       [&](int64_t begin, int64_t end) {
                         for (int64_t job = begin; job < end; ++job) {
                           const int64_t chunk = job / depth_blocks;
                           const int64_t block = job % depth_blocks;
                           gather(chunk, block, block + 1,
-                                 all + chunk * tile_floats);
+                                 shared + chunk * tile_floats);
                         }
                       });
     }
@@ -733,9 +737,8 @@ class ConvKernel : public OpKernel {
             const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
             const int64_t ch0 = block * channel_tile;
             const int64_t channels_here = std::min(channel_tile, mg - ch0);
-            float* panels_here = shared_columns
-                                     ? shared.data() + chunk * tile_floats
-                                     : own.Get(tile_floats);
+            float* panels_here = shared_columns ? shared + chunk * tile_floats
+                                                : own.Get(tile_floats);
             if (!shared_columns) gather(chunk, 0, depth_blocks, panels_here);
             const GemmInput columns = GemmInput::Panels(
                 {panels_here, RoundUp(pixels, shape.nr), depth, shape.nr}, 0);
