@@ -191,6 +191,70 @@ void ConvArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Conv_Weft)->Apply(ConvArgs);
 
+// --- MaxPool over the models' planes
+// ------------------------------------------
+
+struct PoolShape {
+  const char* name;
+  int64_t c, hw, kernel, stride, pad, ceil_mode;
+};
+
+constexpr PoolShape kPoolShapes[] = {
+    {"resnet_3x3s2_112", 64, 112, 3, 2, 1, 0},
+    {"squeezenet_3x3s2_111", 64, 111, 3, 2, 0, 1},
+    {"squeezenet_3x3s2_55", 128, 55, 3, 2, 0, 1},
+    {"squeezenet_3x3s2_27", 256, 27, 3, 2, 0, 1},
+};
+
+// args: index into kPoolShapes, intra-op threads (inter = 1).
+void BM_MaxPool_Weft(benchmark::State& state) {
+  const PoolShape& p = kPoolShapes[state.range(0)];
+  state.SetLabel(p.name);
+  weft::Graph g;
+  g.Placeholder("x", weft::DataType::kFloat32, {1, p.c, p.hw, p.hw});
+  weft::Status added = g.AddNode(
+      {"y",
+       "MaxPool",
+       {"x"},
+       {{"kernel_shape",
+         weft::AttrValue(std::vector<int64_t>{p.kernel, p.kernel})},
+        {"strides", weft::AttrValue(std::vector<int64_t>{p.stride, p.stride})},
+        {"pads", weft::AttrValue(std::vector<int64_t>(4, p.pad))},
+        {"ceil_mode", weft::AttrValue(p.ceil_mode)}},
+       ""});
+  weft::SessionOptions options;
+  options.use_per_session_threads = true;
+  options.inter_op_parallelism_threads = 1;
+  options.intra_op_parallelism_threads = static_cast<int>(state.range(1));
+  auto session = added.ok()
+                     ? weft::Session::Create(std::move(g), options)
+                     : weft::StatusOr<std::unique_ptr<weft::Session>>(added);
+  if (!session.ok()) {
+    state.SkipWithError(session.status().ToString().c_str());
+    return;
+  }
+  const std::vector<std::pair<std::string, weft::Tensor>> feeds = {
+      {"x",
+       RandomVector(p.c * p.hw * p.hw, 1).WithShape({1, p.c, p.hw, p.hw})}};
+  std::vector<weft::Tensor> out;
+  for (auto _ : state) {
+    weft::Status s = (*session)->Run(feeds, {"y"}, {}, &out);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+  }
+}
+
+void PoolArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t i = 0; i < static_cast<int64_t>(std::size(kPoolShapes)); ++i) {
+    for (int64_t threads : {1, 2}) b->Args({i, threads});
+  }
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(BM_MaxPool_Weft)->Apply(PoolArgs);
+
 // --- Element-wise and reductions against OpenMP loops -----------------------
 
 void SetBytes(benchmark::State& state, double bytes_per_iteration) {

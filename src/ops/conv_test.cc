@@ -321,7 +321,12 @@ TEST(MaxPool2DTest, MatchesADirectReference) {
   for (const PoolCase& c :
        {PoolCase{13, 16, 3, 2, 2, 1, 1}, PoolCase{14, 15, 3, 2, 1, 1, 0},
         PoolCase{9, 17, 5, 2, 1, 2, 1}, PoolCase{8, 16, 2, 2, 1, 0, 0},
-        PoolCase{10, 11, 3, 1, 1, 1, 0}}) {
+        PoolCase{10, 11, 3, 1, 1, 1, 0},
+        // Rows of 32 outputs or more, with a border: row by row (also
+        // windows past the right end in ceil mode); without one, flat, with
+        // rows longer than the windows read (floor mode) and dilation.
+        PoolCase{9, 70, 3, 2, 1, 1, 0}, PoolCase{7, 68, 3, 2, 1, 0, 1},
+        PoolCase{11, 18, 3, 2, 1, 0, 0}, PoolCase{10, 40, 3, 1, 2, 0, 0}}) {
     SCOPED_TRACE(std::to_string(c.h) + " x " + std::to_string(c.w) +
                  " kernel " + std::to_string(c.k) + " stride " +
                  std::to_string(c.s) + " dilation " + std::to_string(c.d) +
