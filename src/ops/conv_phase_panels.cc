@@ -56,26 +56,37 @@ int64_t PiecesOf(const Conv2DGeometry& g, const PhasePlanes& p,
 // fixed-size copy the compiler turns into one or two vector moves.
 template <int64_t kWidth>
 void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
-                      const float* copy, const int64_t* offsets, int64_t depth,
-                      int64_t p0, int64_t pixels, int64_t kc,
-                      int64_t first_block, int64_t end_block, float* panels) {
+                      const PhaseSource& source, int64_t depth, int64_t p0,
+                      int64_t pixels, int64_t kc, int64_t first_block,
+                      int64_t end_block, float* panels) {
   static_assert(kWidth > 0 && kWidth <= kMaxPhasePanelWidth);
   const int64_t panel_count = CeilDiv(pixels, kWidth);
   const int64_t padded = panel_count * kWidth;
+  const float* copy = source.copy;
   PanelPiece pieces[kMaxPhasePanelWidth];
   for (int64_t block = first_block; block < end_block; ++block) {
-    const int64_t d0 = block * kc, rows = std::min(kc, depth - d0);
-    const int64_t* tap = offsets + d0;
+    const int64_t d0 = block * kc, block_rows = std::min(kc, depth - d0);
+    // This block's rows from the copy; the rest are filled.
+    const int64_t rows = std::clamp(source.rows - d0, int64_t{0}, block_rows);
+    const int64_t* tap = source.offsets + d0;
     float* dst = panels + d0 * padded;
     for (int64_t q = 0; q < panel_count; ++q) {
       const int64_t live = std::min(kWidth, pixels - q * kWidth);
       const int64_t count = PiecesOf(g, p, p0 + q * kWidth, live, pieces);
+      float filled[kWidth] = {};
+      std::fill(filled, filled + live, source.fill);
+      auto fill_rest = [&] {
+        for (int64_t d = rows; d < block_rows; ++d, dst += kWidth) {
+          std::memcpy(dst, filled, sizeof(filled));
+        }
+      };
       if (count == 1 && live == kWidth) {  // Inside one output row.
         const float* from = copy + pieces[0].source;
         for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
           const PanelRow row = LoadRow(from + tap[d]);
           std::memcpy(dst, &row, kWidth * sizeof(float));
         }
+        fill_rest();
         continue;
       }
       for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
@@ -86,6 +97,7 @@ void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
         }
         std::memcpy(dst, &row, kWidth * sizeof(float));
       }
+      fill_rest();
     }
   }
 }
@@ -167,13 +179,12 @@ void PhaseTapOffsets(const Conv2DGeometry& g, const PhasePlanes& p,
 }
 
 void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
-                       const float* copy, const int64_t* offsets, int64_t depth,
-                       int64_t p0, int64_t pixels, int64_t width, int64_t kc,
+                       const PhaseSource& source, int64_t depth, int64_t p0,
+                       int64_t pixels, int64_t width, int64_t kc,
                        int64_t first_block, int64_t end_block, float* panels) {
   auto gather = [&](auto fixed_width) {
-    GatherFixedWidth<decltype(fixed_width)::value>(g, p, copy, offsets, depth,
-                                                   p0, pixels, kc, first_block,
-                                                   end_block, panels);
+    GatherFixedWidth<decltype(fixed_width)::value>(
+        g, p, source, depth, p0, pixels, kc, first_block, end_block, panels);
   };
   switch (width) {  // The micro-kernels' panel widths seen so far.
     case 6:

@@ -64,16 +64,26 @@ void CopyIntoPhasePlanes(const Conv2DGeometry& g, const PhasePlanes& p,
 void PhaseTapOffsets(const Conv2DGeometry& g, const PhasePlanes& p,
                      int64_t channels, int64_t* offsets);
 
+// Where GatherPhasePanels reads: `copy` is the first channel's phase planes,
+// from CopyIntoPhasePlanes, with kPhaseCopySlack readable floats before it
+// and after the last channel; `offsets` holds one tap offset per depth row
+// read from it (PhaseTapOffsets). Depth rows past those hold `fill` in
+// every pixel's lane: a row of ones times a column of biases in W adds the
+// bias inside the product.
+struct PhaseSource {
+  const float* copy;
+  const int64_t* offsets;
+  int64_t rows;  // depth rows read from the copy
+  float fill;    // the value of the rows after them
+};
+
 // Im2ColPanels' layout for the product's right side (depth x pixels, pixels
 // as the panels' columns): output pixels [p0, p0 + pixels) in panels of
 // `width` (<= kMaxPhasePanelWidth), depth blocks of `kc`, lanes past the
 // last pixel zero; only depth blocks [first_block, end_block) are written.
-// `copy` is the first channel's phase planes, from CopyIntoPhasePlanes, with
-// kPhaseCopySlack readable floats before it and after the last channel;
-// `offsets` holds `depth` tap offsets from PhaseTapOffsets.
 void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
-                       const float* copy, const int64_t* offsets, int64_t depth,
-                       int64_t p0, int64_t pixels, int64_t width, int64_t kc,
+                       const PhaseSource& source, int64_t depth, int64_t p0,
+                       int64_t pixels, int64_t width, int64_t kc,
                        int64_t first_block, int64_t end_block, float* panels);
 
 }  // namespace weft::internal

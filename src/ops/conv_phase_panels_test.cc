@@ -73,8 +73,9 @@ TEST_P(GatherPhasePanelsTest, HoldsTheColumnsInThePackedLayout) {
   const int64_t floats = PanelView::Floats(c.pixels, depth, c.width);
   const int64_t blocks = (depth + c.kc - 1) / c.kc;
   std::vector<float> panels(floats, std::nanf(""));
-  GatherPhasePanels(g, layout, first, offsets.data(), depth, c.p0, c.pixels,
-                    c.width, c.kc, 0, blocks, panels.data());
+  const PhaseSource source{first, offsets.data(), depth, 0.0f};
+  GatherPhasePanels(g, layout, source, depth, c.p0, c.pixels, c.width, c.kc, 0,
+                    blocks, panels.data());
   const int64_t padded = floats / depth;
   for (int64_t d = 0; d < depth; ++d) {
     const int64_t d0 = d / c.kc * c.kc, rows = std::min(c.kc, depth - d0);
@@ -88,11 +89,30 @@ TEST_P(GatherPhasePanelsTest, HoldsTheColumnsInThePackedLayout) {
   // One depth block per call, in reverse order: the same floats.
   std::vector<float> by_block(floats, std::nanf(""));
   for (int64_t block = blocks - 1; block >= 0; --block) {
-    GatherPhasePanels(g, layout, first, offsets.data(), depth, c.p0, c.pixels,
-                      c.width, c.kc, block, block + 1, by_block.data());
+    GatherPhasePanels(g, layout, source, depth, c.p0, c.pixels, c.width, c.kc,
+                      block, block + 1, by_block.data());
   }
   for (int64_t f = 0; f < floats; ++f) {
     ASSERT_EQ(by_block[f], panels[f]) << "float " << f;
+  }
+  // One row more, of ones (W's column of biases multiplies it): the same
+  // rows from the copy, then ones for every pixel and zeros past them.
+  const int64_t deeper = depth + 1;
+  const int64_t deeper_floats = PanelView::Floats(c.pixels, deeper, c.width);
+  std::vector<float> with_ones(deeper_floats, std::nanf(""));
+  GatherPhasePanels(g, layout, {first, offsets.data(), depth, 1.0f}, deeper,
+                    c.p0, c.pixels, c.width, c.kc, 0,
+                    (deeper + c.kc - 1) / c.kc, with_ones.data());
+  for (int64_t d = 0; d < deeper; ++d) {
+    const int64_t d0 = d / c.kc * c.kc, rows = std::min(c.kc, deeper - d0);
+    for (int64_t i = 0; i < padded; ++i) {
+      const float got = with_ones[d0 * padded + i / c.width * c.width * rows +
+                                  (d - d0) * c.width + i % c.width];
+      const float want = i >= c.pixels ? 0.0f
+                         : d == depth  ? 1.0f
+                                       : cols[d * c.pixels + i];
+      ASSERT_EQ(got, want) << "depth " << d << " pixel " << i;
+    }
   }
 }
 

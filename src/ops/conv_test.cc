@@ -195,7 +195,8 @@ Tensor RunY(Session& session, const NamedTensors& feeds) {
 // packed session agrees with one that feeds W (not packed) within float32
 // rounding, gives the same bits at (1, 1) and (2, 2), and reports the packed
 // bytes; a Run that feeds the Const's output computes with the fed W, not
-// the packed one.
+// the packed one, and one that feeds the bias's with the fed bias (the
+// phase path packs a constant bias into W).
 TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
   struct Shape4 {
     int64_t c, hw, m, group, k, stride = 1;
@@ -222,7 +223,7 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
         {"group", AttrValue(p.group)},
         {"strides", AttrValue(std::vector<int64_t>(2, p.stride))},
         {"pads", AttrValue(std::vector<int64_t>(4, p.k / 2))}};
-    const Tensor bias = Random({p.m}, 14);
+    const Tensor bias = Random({p.m}, 14), other_bias = Random({p.m}, 15);
     auto graph_with_w = [&](bool constant_w) {
       return ConvGraph(x_shape, w, constant_w, bias, attrs);
     };
@@ -242,6 +243,12 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
       const Tensor want = RunY(*plain, {{"x", x}, {"w", other_w}});
       EXPECT_LT(test::MaxAbsDifference(fed, want), 1e-4);
       EXPECT_GT(test::MaxAbsDifference(fed, packed.back()), 1e-2);
+      // So does feeding the bias's: a bias packed into W is not used then.
+      const Tensor fed_bias = RunY(*session, {{"x", x}, {"b", other_bias}});
+      const Tensor want_bias =
+          RunY(*plain, {{"x", x}, {"w", w}, {"b", other_bias}});
+      EXPECT_LT(test::MaxAbsDifference(fed_bias, want_bias), 1e-4);
+      EXPECT_GT(test::MaxAbsDifference(fed_bias, packed.back()), 1e-2);
     }
     EXPECT_TRUE(packed[0].BitwiseEqual(packed[1]));
     auto plain =

@@ -81,7 +81,8 @@ class ConvKernel : public OpKernel {
         group_(c.attr<int64_t>("group")),
         fused_(c.attrs().count("activation") > 0),
         activation_(ActivationFromAttrs(c.attrs())) {
-    PackConstantWeights(c.constant_input(1), KnownOutputPlane(c));
+    PackConstantWeights(c.constant_input(1), c.constant_input(2),
+                        KnownOutputPlane(c));
     ArrangeConstantLaneWeights(c.constant_input(1));
   }
 
@@ -168,7 +169,14 @@ class ConvKernel : public OpKernel {
   // tile kernel is BLIS: the products' left side (output channels x C/g *
   // taps), or their right side (its transpose) when they run transposed
   // (ConvProductsRunTransposed, given the output plane's size when known).
-  void PackConstantWeights(const Tensor* w, int64_t out_pixels) {
+  // A constant bias of a layer whose windows gather (RunPhasePanels2D, never
+  // a 1 x 1 window with unit strides) becomes one more column of the left
+  // side, for a row of ones in the columns: the product then adds it, where
+  // filling each output tile with it first cost a pass over the tile and
+  // the micro-kernel a read of it (a fifth of a 3 x 3 / 2 stem over three
+  // channels, depth 27).
+  void PackConstantWeights(const Tensor* w, const Tensor* bias,
+                           int64_t out_pixels) {
     if (w == nullptr || w->dtype() != DataType::kFloat32 ||
         w->shape().rank() != 4 || w->NumElements() == 0 ||
         w->shape().dim(1) < 2 || group_ < 1 ||
@@ -192,16 +200,34 @@ class ConvKernel : public OpKernel {
       return;
     }
     transposed_ = ConvProductsRunTransposed(mg, depth, out_pixels);
+    const bool fold_bias = !transposed_ && !unit_window && bias != nullptr &&
+                           bias->dtype() == DataType::kFloat32 &&
+                           bias->NumElements() == w->shape().dim(0) &&
+                           FloatMicroKernel().nr <= kMaxPhasePanelWidth;
+    std::vector<float> with_bias(fold_bias ? mg * (depth + 1) : 0);
     for (int64_t group = 0; group < group_; ++group) {
       const float* w_group = w->data<float>() + group * mg * depth;
-      packed_w_.push_back(
-          transposed_ ? PackedOperand::Pack(
-                            PackedOperand::Side::kRight,
-                            {w_group, depth, /*transposed=*/true}, depth, mg)
-                      : PackedOperand::Pack(PackedOperand::Side::kLeft,
-                                            {w_group, depth}, mg, depth));
+      if (transposed_) {
+        packed_w_.push_back(PackedOperand::Pack(
+            PackedOperand::Side::kRight, {w_group, depth, /*transposed=*/true},
+            depth, mg));
+      } else if (fold_bias) {
+        for (int64_t r = 0; r < mg; ++r) {
+          std::copy(w_group + r * depth, w_group + (r + 1) * depth,
+                    with_bias.begin() + r * (depth + 1));
+          with_bias[r * (depth + 1) + depth] =
+              bias->data<float>()[group * mg + r];
+        }
+        packed_w_.push_back(PackedOperand::Pack(PackedOperand::Side::kLeft,
+                                                {with_bias.data(), depth + 1},
+                                                mg, depth + 1));
+      } else {
+        packed_w_.push_back(PackedOperand::Pack(PackedOperand::Side::kLeft,
+                                                {w_group, depth}, mg, depth));
+      }
     }
     packed_source_ = *w;
+    if (fold_bias) folded_bias_ = *bias;
   }
 
   // A constant float32 W of a depthwise 2-D convolution (one input channel
@@ -678,6 +704,15 @@ class ConvKernel : public OpKernel {
                     });
     std::vector<int64_t> offsets(depth);
     PhaseTapOffsets(geo, layout, cg, offsets.data());
+    // W packed with the bias as its last column (PackConstantWeights): the
+    // columns end in a row of ones, or of zeros when this Run's bias is
+    // another one (a Run may feed the Const's output), added as a fill.
+    const int64_t rows = packed_w[0].depth();
+    const bool bias_in_product = rows > depth && bias != nullptr &&
+                                 bias->raw_data() == folded_bias_.raw_data();
+    const PhaseSource source{copy, offsets.data(), depth,
+                             bias_in_product ? 1.0f : 0.0f};
+    if (bias_in_product) pb = nullptr;
 
     const int64_t panels = CeilDiv(out_size, shape.nr);
     const int64_t pixel_tile = PhaseTilePanels(panels) * shape.nr;
@@ -690,16 +725,17 @@ class ConvKernel : public OpKernel {
     }
     const int64_t channel_tile = RoundUp(CeilDiv(mg, channel_blocks), shape.mr);
     channel_blocks = CeilDiv(mg, channel_tile);
-    const int64_t tile_floats = PanelView::Floats(pixel_tile, depth, shape.nr);
-    const int64_t depth_blocks = CeilDiv(depth, shape.kc);
+    const int64_t tile_floats = PanelView::Floats(pixel_tile, rows, shape.nr);
+    const int64_t depth_blocks = CeilDiv(rows, shape.kc);
     auto pixels_of = [&](int64_t tile) {
       return std::min(pixel_tile, out_size - tile * pixel_tile);
     };
     auto gather = [&](int64_t chunk, int64_t first_block, int64_t end_block,
                       float* panels_out) {
       const int64_t ng = chunk / pixel_tiles, tile = chunk % pixel_tiles;
-      GatherPhasePanels(geo, layout, copy + ng * cg * layout.ChannelFloats(),
-                        offsets.data(), depth, tile * pixel_tile,
+      PhaseSource at = source;
+      at.copy += ng * cg * layout.ChannelFloats();
+      GatherPhasePanels(geo, layout, at, rows, tile * pixel_tile,
                         pixels_of(tile), shape.nr, shape.kc, first_block,
                         end_block, panels_out);
     };
@@ -709,7 +745,7 @@ class ConvKernel : public OpKernel {
     float* const shared =
         shared_columns ? shared_buffer.Get(base_jobs * tile_floats) : nullptr;
     // A panel row costs about a load and a store.
-    const double gather_cost = 0.1 * static_cast<double>(depth * pixel_tile);
+    const double gather_cost = 0.1 * static_cast<double>(rows * pixel_tile);
     if (shared_columns) {
       ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
                       [&](int64_t begin, int64_t end) {
@@ -723,7 +759,7 @@ class ConvKernel : public OpKernel {
     }
     // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
     const double cost =
-        0.01 * static_cast<double>(channel_tile * depth * pixel_tile) +
+        0.01 * static_cast<double>(channel_tile * rows * pixel_tile) +
         (shared_columns ? 0.0 : gather_cost);
     ctx.ParallelFor(
         base_jobs * channel_blocks, cost, [&](int64_t begin, int64_t end) {
@@ -741,13 +777,13 @@ class ConvKernel : public OpKernel {
                                                 : own.Get(tile_floats);
             if (!shared_columns) gather(chunk, 0, depth_blocks, panels_here);
             const GemmInput columns = GemmInput::Panels(
-                {panels_here, RoundUp(pixels, shape.nr), depth, shape.nr}, 0);
+                {panels_here, RoundUp(pixels, shape.nr), rows, shape.nr}, 0);
             const int64_t oc0 = group * mg + ch0;
             float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
             if (pb != nullptr) {
               FillBias(pb + oc0, channels_here, pixels, out_size, out);
             }
-            PackedGemmTile(channels_here, pixels, depth,
+            PackedGemmTile(channels_here, pixels, rows,
                            GemmInput::Packed(packed_w[group], ch0), columns,
                            {out, out_size}, /*accumulate=*/pb != nullptr);
             epilogue.Finish<float>(y, out - py, channels_here, pixels,
@@ -812,6 +848,8 @@ class ConvKernel : public OpKernel {
   const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
   std::vector<PackedOperand> packed_w_;        // Empty when W is not packed.
   Tensor packed_source_;                       // The W they were packed from.
+  // The bias packed_w_ holds as its last column, when it holds one.
+  Tensor folded_bias_;
   bool transposed_ = false;    // packed_w_ is W^T: RunTransposed2D.
   std::vector<float> lane_w_;  // W for DepthwiseLanes2D; empty when not made.
   Tensor lane_source_;         // The W it was arranged from.
