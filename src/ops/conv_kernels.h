@@ -121,6 +121,13 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
 // plane's size alone (measured in docs/BENCHMARKS.md).
 bool DepthwiseRunsInLanes(const Conv2DGeometry& g);
 
+// One input row of in_w floats into the two column phases of a stride-2
+// copy: the row padded by pad_left on the left, its even padded columns to
+// phase0[0, 1, ...] and its odd ones to phase1[...]. Only entries holding an
+// input are written, and none at or past phase_len.
+void SplitRowByPhase(const float* row, int64_t in_w, int64_t pad_left,
+                     int64_t phase_len, float* phase0, float* phase1);
+
 // DepthwiseLanes2D's weights for the block of kDepthwiseLanes output planes
 // from `first` on: out[tap * kDepthwiseLanes + c] = w[(first + c) * taps +
 // tap], zero for planes past `channels` (w holds channels x taps weights).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "ops/int_division.h"
 #include "weft/check.h"
@@ -130,34 +131,49 @@ PhasePlanes PhasePlanes::Of(const Conv2DGeometry& g) {
 
 void CopyIntoPhasePlanes(const Conv2DGeometry& g, const PhasePlanes& p,
                          const float* x, float* dst) {
+  // Phase column cc of column phase rx reads input column cc * stride_w +
+  // rx - pad_left, inside the input for cc in [first[rx], last[rx]).
+  std::vector<int64_t> first(p.stride_w), last(p.stride_w);
+  std::vector<char> read(p.stride_w);
+  for (int64_t rx = 0; rx < p.stride_w; ++rx) {
+    first[rx] =
+        std::clamp(CeilDiv(g.pad_left - rx, p.stride_w), int64_t{0}, p.cols);
+    last[rx] = std::clamp(CeilDiv(g.in_w + g.pad_left - rx, p.stride_w),
+                          first[rx], p.cols);
+    read[rx] = PhaseIsRead(rx, p.stride_w, g.kernel_w, g.dilation_w);
+  }
+  // A stride-2 row whose two phases are read is split in one vector pass.
+  const bool split_pairs = p.stride_w == 2 && read[0] && read[1];
   for (int64_t ry = 0; ry < p.stride_h; ++ry) {
     if (!PhaseIsRead(ry, p.stride_h, g.kernel_h, g.dilation_h)) continue;
-    for (int64_t rx = 0; rx < p.stride_w; ++rx) {
-      if (!PhaseIsRead(rx, p.stride_w, g.kernel_w, g.dilation_w)) continue;
-      float* plane = dst + (ry * p.stride_w + rx) * p.PlaneFloats();
-      // Phase column cc reads input column cc * stride_w + rx - pad_left,
-      // inside the input for cc in [first, last).
-      const int64_t first =
-          std::clamp(CeilDiv(g.pad_left - rx, p.stride_w), int64_t{0}, p.cols);
-      const int64_t last = std::clamp(
-          CeilDiv(g.in_w + g.pad_left - rx, p.stride_w), first, p.cols);
-      for (int64_t rr = 0; rr < p.rows; ++rr) {
-        float* row = plane + rr * p.cols;
-        const int64_t iy = rr * p.stride_h + ry - g.pad_top;
-        if (iy < 0 || iy >= g.in_h) {
+    for (int64_t rr = 0; rr < p.rows; ++rr) {
+      auto row_of = [&](int64_t rx) {
+        return dst + (ry * p.stride_w + rx) * p.PlaneFloats() + rr * p.cols;
+      };
+      const int64_t iy = rr * p.stride_h + ry - g.pad_top;
+      const bool inside = iy >= 0 && iy < g.in_h;
+      if (inside && split_pairs) {
+        SplitRowByPhase(x + iy * g.in_w, g.in_w, g.pad_left, p.cols, row_of(0),
+                        row_of(1));
+      }
+      for (int64_t rx = 0; rx < p.stride_w; ++rx) {
+        if (!read[rx]) continue;
+        float* row = row_of(rx);
+        if (!inside) {
           std::fill(row, row + p.cols, 0.0f);
           continue;
         }
+        std::fill(row, row + first[rx], 0.0f);
+        std::fill(row + last[rx], row + p.cols, 0.0f);
+        if (split_pairs) continue;
         const float* src = x + iy * g.in_w + rx - g.pad_left;
-        std::fill(row, row + first, 0.0f);
         if (p.stride_w == 1) {
-          std::copy(src + first, src + last, row + first);
+          std::copy(src + first[rx], src + last[rx], row + first[rx]);
         } else {
-          for (int64_t cc = first; cc < last; ++cc) {
+          for (int64_t cc = first[rx]; cc < last[rx]; ++cc) {
             row[cc] = src[cc * p.stride_w];
           }
         }
-        std::fill(row + last, row + p.cols, 0.0f);
       }
     }
   }

@@ -129,6 +129,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Odd input sizes with a stride: the phases differ in length.
         PhaseCase{"stride2_odd", Geometry(15, 13, 3, 2, 1, 1, 1, 0), 2, 0, 42,
                   16, 9},
+        // Rows wide enough for the vector split of stride-2 rows, with an
+        // odd pad (the even columns go to the second phase).
+        PhaseCase{"stride2_wide_rows", Geometry(7, 75, 3, 2, 1, 1, 1, 1), 2,
+                  20, 60, 16, 18},
         // Dilation 2 with stride 2: taps land in one phase only.
         PhaseCase{"dilated_stride2", Geometry(17, 17, 3, 2, 2, 2, 2, 2), 2, 3,
                   60, 16, 7},
