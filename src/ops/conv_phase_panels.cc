@@ -90,6 +90,21 @@ void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
         fill_rest();
         continue;
       }
+      if (source.bounded) {  // Each lane on its own: no read past a piece.
+        for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
+          float row[kWidth] = {};
+          for (int64_t i = 0; i < count; ++i) {
+            for (int64_t lane = 0; lane < live; ++lane) {
+              if (pieces[i].lanes[lane] != 0) {
+                row[lane] = copy[pieces[i].source + tap[d] + lane];
+              }
+            }
+          }
+          std::memcpy(dst, row, sizeof(row));
+        }
+        fill_rest();
+        continue;
+      }
       for (int64_t d = 0; d < rows; ++d, dst += kWidth) {
         PanelRow row{};  // Lanes past the last pixel stay zero.
         for (int64_t i = 0; i < count; ++i) {

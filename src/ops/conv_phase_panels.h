@@ -70,11 +70,15 @@ void PhaseTapOffsets(const Conv2DGeometry& g, const PhasePlanes& p,
 // read from it (PhaseTapOffsets). Depth rows past those hold `fill` in
 // every pixel's lane: a row of ones times a column of biases in W adds the
 // bias inside the product.
+// `bounded`: `copy` has no slack (X itself, for a 1 x 1 window over every
+// pixel, whose phase plane is the input plane): a panel of fewer than
+// `width` pixels then reads only its own floats.
 struct PhaseSource {
   const float* copy;
   const int64_t* offsets;
   int64_t rows;  // depth rows read from the copy
   float fill;    // the value of the rows after them
+  bool bounded = false;
 };
 
 // Im2ColPanels' layout for the product's right side (depth x pixels, pixels

@@ -200,7 +200,7 @@ class ConvKernel : public OpKernel {
       return;
     }
     transposed_ = ConvProductsRunTransposed(mg, depth, out_pixels);
-    const bool fold_bias = !transposed_ && !unit_window && bias != nullptr &&
+    const bool fold_bias = !transposed_ && bias != nullptr &&
                            bias->dtype() == DataType::kFloat32 &&
                            bias->NumElements() == w->shape().dim(0) &&
                            FloatMicroKernel().nr <= kMaxPhasePanelWidth;
@@ -330,7 +330,7 @@ class ConvKernel : public OpKernel {
                           mg, epilogue);
           return;
         }
-        if (packed_w != nullptr && !Geometry2D(win).IsPointwise() &&
+        if (packed_w != nullptr &&
             FloatMicroKernel().nr <= kMaxPhasePanelWidth) {
           RunPhasePanels2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
                            mg, epilogue);
@@ -662,7 +662,8 @@ class ConvKernel : public OpKernel {
 
   // W packed as the products' left side, X's windows gathered from a phase
   // copy (conv_phase_panels.h): the input is copied once, padded and split
-  // into stride phases, then per (image, group, pixel tile, channel block)
+  // into stride phases (or read as it is by a 1 x 1 window over every
+  // pixel), then per (image, group, pixel tile, channel block)
   //   Y_tile [channels, pixels] = W_g [channels, C/g * K] * cols,
   // where cols is gathered straight into nr-wide panels, each panel row one
   // vector load and store, and Y's rows are written in place. Pixel tiles
@@ -688,20 +689,29 @@ class ConvKernel : public OpKernel {
     // calls: allocated per call, they came fresh from the system each time
     // (a few percent of ResNet-18's Run in page faults). The thread does not
     // run another kernel while its ParallelFor calls wait.
+    // A 1 x 1 window over every pixel reads X itself: its one phase plane
+    // is the input plane.
     thread_local PanelBuffer copy_buffer;
-    const int64_t channels = n * g * cg;
-    float* copy = copy_buffer.Get(layout.BufferFloats(channels));
-    std::fill(copy, copy + kPhaseCopySlack, 0.0f);
-    copy += kPhaseCopySlack;
-    std::fill(copy + channels * layout.ChannelFloats(),
-              copy + channels * layout.ChannelFloats() + kPhaseCopySlack, 0.0f);
-    ctx.ParallelFor(channels, static_cast<double>(layout.ChannelFloats()),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t ch = begin; ch < end; ++ch) {
-                        CopyIntoPhasePlanes(geo, layout, px + ch * in_size,
-                                            copy + ch * layout.ChannelFloats());
-                      }
-                    });
+    const bool pointwise = geo.IsPointwise();
+    const float* copy = px;
+    if (!pointwise) {
+      const int64_t channels = n * g * cg;
+      float* own = copy_buffer.Get(layout.BufferFloats(channels));
+      std::fill(own, own + kPhaseCopySlack, 0.0f);
+      own += kPhaseCopySlack;
+      std::fill(own + channels * layout.ChannelFloats(),
+                own + channels * layout.ChannelFloats() + kPhaseCopySlack,
+                0.0f);
+      ctx.ParallelFor(channels, static_cast<double>(layout.ChannelFloats()),
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t ch = begin; ch < end; ++ch) {
+                          CopyIntoPhasePlanes(
+                              geo, layout, px + ch * in_size,
+                              own + ch * layout.ChannelFloats());
+                        }
+                      });
+      copy = own;
+    }
     std::vector<int64_t> offsets(depth);
     PhaseTapOffsets(geo, layout, cg, offsets.data());
     // W packed with the bias as its last column (PackConstantWeights): the
@@ -711,7 +721,7 @@ class ConvKernel : public OpKernel {
     const bool bias_in_product = rows > depth && bias != nullptr &&
                                  bias->raw_data() == folded_bias_.raw_data();
     const PhaseSource source{copy, offsets.data(), depth,
-                             bias_in_product ? 1.0f : 0.0f};
+                             bias_in_product ? 1.0f : 0.0f, pointwise};
     if (bias_in_product) pb = nullptr;
 
     const int64_t panels = CeilDiv(out_size, shape.nr);
