@@ -117,6 +117,34 @@ TEST(ShapeOpsTest, ConcatAndSplitInvertEachOther) {
   EXPECT_THAT(CreateStatus(bad).message(), HasSubstr("does not match"));
 }
 
+// Inputs of more than one copy piece (64 KB), two images: each output
+// element comes from its input, at intra 1 and 2.
+TEST(ShapeOpsTest, ConcatOfLargeInputsCopiesEveryPiece) {
+  Graph g;
+  g.Placeholder("a", DataType::kFloat32, PartialShape({2, 3, 100, 100}));
+  g.Placeholder("b", DataType::kFloat32, PartialShape({2, 1, 100, 100}));
+  ASSERT_TRUE(g.AddNode({"c", "Concat", {"a", "b"}, {{"axis", 1}}, ""}).ok());
+  const Tensor a = Iota({2, 3, 100, 100}), b = Iota({2, 1, 100, 100});
+  std::vector<Tensor> outs;
+  for (int threads : {1, 2}) {
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, threads));
+    outs.push_back(test::MustRun(*session, {"c"}, {{"a", a}, {"b", b}})[0]);
+  }
+  ASSERT_EQ(outs[0].shape(), (Shape{2, 4, 100, 100}));
+  EXPECT_TRUE(outs[0].BitwiseEqual(outs[1]));
+  const float* c = outs[0].data<float>();
+  for (int64_t o = 0; o < 2; ++o) {
+    for (int64_t ch = 0; ch < 4; ++ch) {
+      for (int64_t i = 0; i < 100 * 100; ++i) {
+        const float want = ch < 3 ? a.data<float>()[(o * 3 + ch) * 10000 + i]
+                                  : b.data<float>()[o * 10000 + i];
+        ASSERT_EQ(c[(o * 4 + ch) * 10000 + i], want)
+            << "image " << o << " channel " << ch << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(ShapeOpsTest, SliceLikeNumpy) {
   Graph g;
   auto x = g.Const("x", Iota({10}));
