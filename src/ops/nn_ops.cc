@@ -1077,7 +1077,9 @@ class PoolKernel : public OpKernel {
         ctx.ParallelFor(planes,
                         static_cast<double>(out_size * win.KernelSize()),
                         [&](int64_t begin, int64_t end) {
-                          std::vector<T> line;
+                          // Per thread, kept between calls: a fresh one per
+                          // block was allocated and zeroed each time.
+                          thread_local std::vector<T> line;
                           for (int64_t plane = begin; plane < end; ++plane) {
                             MaxPoolPlane2D<T>(geo, px + plane * in_size,
                                               py + plane * out_size, line);

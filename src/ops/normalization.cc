@@ -102,7 +102,8 @@ class SoftmaxKernel : public OpKernel {
       return InvalidArgumentError("Softmax needs a tensor of rank >= 1");
     }
     WEFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, shape.rank()));
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, shape));
     if (x.NumElements() == 0) return Status::OK();
     int64_t outer = 1, len = shape.dim(axis), inner = 1;
     for (int i = 0; i < axis; ++i) outer *= shape.dim(i);
@@ -155,10 +156,13 @@ class LayerNormKernel : public OpKernel {
         return InvalidArgumentError("Scale and B must have X's dtype");
       }
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, shape));
     const Shape stats_shape = StatsShape(shape, axis);
-    WEFT_ASSIGN_OR_RETURN(Tensor * mean, ctx.AllocateOutput(1, stats_shape));
-    WEFT_ASSIGN_OR_RETURN(Tensor * inv_std, ctx.AllocateOutput(2, stats_shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * mean,
+                          ctx.AllocateOutputUninitialized(1, stats_shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor * inv_std,
+                          ctx.AllocateOutputUninitialized(2, stats_shape));
     if (x.dtype() == DataType::kFloat16) {  // Statistics in double.
       Run<Float16>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
     } else if (x.dtype() == DataType::kFloat32) {
