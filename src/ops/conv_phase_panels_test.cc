@@ -131,8 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
                   16, 9},
         // Rows wide enough for the vector split of stride-2 rows, with an
         // odd pad (the even columns go to the second phase).
-        PhaseCase{"stride2_wide_rows", Geometry(7, 75, 3, 2, 1, 1, 1, 1), 2,
-                  20, 60, 16, 18},
+        PhaseCase{"stride2_wide_rows", Geometry(7, 75, 3, 2, 1, 1, 1, 1), 2, 20,
+                  60, 16, 18},
         // Dilation 2 with stride 2: taps land in one phase only.
         PhaseCase{"dilated_stride2", Geometry(17, 17, 3, 2, 2, 2, 2, 2), 2, 3,
                   60, 16, 7},
@@ -155,6 +155,37 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<PhaseCase>& info) {
       return info.param.name;
     });
+
+// A 1 x 1 window over every pixel reads X itself, with no slack around it
+// (`bounded`): the last, partial panel reads only its own pixels (under
+// AddressSanitizer a read past the vector would fail) and holds the columns.
+TEST(GatherPhasePanelsBoundedTest, ReadsXItselfAndNothingPastIt) {
+  const Conv2DGeometry g = Geometry(5, 7, 1, 1, 1, 0, 0, 0);
+  const int64_t channels = 3, pixels = g.OutSize(), width = 16, kc = 2;
+  const Tensor x_tensor = test::SeededFloats({channels * g.InSize()}, 4);
+  // Exactly X's floats, in their own allocation.
+  const std::vector<float> x(x_tensor.data<float>(),
+                             x_tensor.data<float>() + channels * g.InSize());
+  const PhasePlanes layout = PhasePlanes::Of(g);
+  ASSERT_EQ(layout.ChannelFloats(), g.InSize());
+  std::vector<int64_t> offsets(channels);
+  PhaseTapOffsets(g, layout, channels, offsets.data());
+  const int64_t floats = PanelView::Floats(pixels, channels, width);
+  std::vector<float> panels(floats, std::nanf(""));
+  GatherPhasePanels(g, layout, {x.data(), offsets.data(), channels, 0.0f, true},
+                    channels, 0, pixels, width, kc, 0, (channels + kc - 1) / kc,
+                    panels.data());
+  const int64_t padded = floats / channels;
+  for (int64_t d = 0; d < channels; ++d) {
+    const int64_t d0 = d / kc * kc, rows = std::min(kc, channels - d0);
+    for (int64_t i = 0; i < padded; ++i) {
+      const float got = panels[d0 * padded + i / width * width * rows +
+                               (d - d0) * width + i % width];
+      ASSERT_EQ(got, i < pixels ? x[d * pixels + i] : 0.0f)
+          << "channel " << d << " pixel " << i;
+    }
+  }
+}
 
 TEST(PhasePlanesTest, HoldsTheRowsAndColumnsTheWindowsRead) {
   // ResNet-18's stem: 224 + 3 + 3 padded, 7 x 7 stride 2 -> 112; the

@@ -169,11 +169,11 @@ class ConvKernel : public OpKernel {
   // tile kernel is BLIS: the products' left side (output channels x C/g *
   // taps), or their right side (its transpose) when they run transposed
   // (ConvProductsRunTransposed, given the output plane's size when known).
-  // A constant bias of a layer whose windows gather (RunPhasePanels2D, never
-  // a 1 x 1 window with unit strides) becomes one more column of the left
-  // side, for a row of ones in the columns: the product then adds it, where
-  // filling each output tile with it first cost a pass over the tile and
-  // the micro-kernel a read of it (a fifth of a 3 x 3 / 2 stem over three
+  // A constant bias of a layer whose products are not transposed (they run
+  // in RunPhasePanels2D) becomes one more column of the left side, for a row
+  // of ones in the columns: the product then adds it, where filling each
+  // output tile with it first cost a pass over the tile and the
+  // micro-kernel a read of it (a fifth of a 3 x 3 / 2 stem over three
   // channels, depth 27).
   void PackConstantWeights(const Tensor* w, const Tensor* bias,
                            int64_t out_pixels) {
@@ -685,12 +685,11 @@ class ConvKernel : public OpKernel {
     float* py = y->data<float>();
 
     // The copy, with its slack zeroed (lanes read from it are discarded,
-    // but never uninitialised). This thread's buffers are kept between
-    // calls: allocated per call, they came fresh from the system each time
-    // (a few percent of ResNet-18's Run in page faults). The thread does not
-    // run another kernel while its ParallelFor calls wait.
-    // A 1 x 1 window over every pixel reads X itself: its one phase plane
-    // is the input plane.
+    // but never uninitialised). A 1 x 1 window over every pixel reads X
+    // itself: its one phase plane is the input plane. This thread's buffers
+    // are kept between calls, so that a steady Run allocates no copy (issue
+    // 15, item 5); the thread runs no other kernel while its ParallelFor
+    // calls wait.
     thread_local PanelBuffer copy_buffer;
     const bool pointwise = geo.IsPointwise();
     const float* copy = px;
