@@ -257,7 +257,7 @@ bool MaxPoolNeedsBorder(const Conv2DGeometry& g) {
 }
 
 bool MaxPoolPlaneIsFlat(const Conv2DGeometry& g) {
-  return !MaxPoolNeedsBorder(g) || g.out_w < kMaxPoolFlatBelow;
+  return g.out_w < kMaxPoolFlatBelow;
 }
 
 template <class T>
@@ -735,15 +735,16 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
   }
 }
 
-// out[i] = the largest of lowest and src[i + t * step] for t < taps, i < n,
-// the taps taken in order as "v > best ? v : best" takes them (NaN skipped).
-// One pass for all taps: a pass per tap read and wrote `out` each time.
-template <class T, int64_t kTaps>
-void MaxOfShiftedFixed(const T* src, int64_t step, int64_t n, T* out) {
+// out[i] = the largest of lowest and from[t][i] for t < count, i < n, the
+// sources taken in order as "v > best ? v : best" takes them (NaN skipped).
+// One pass for all sources: a pass per source read and wrote `out` each
+// time.
+template <class T, int64_t kCount>
+void MaxOfRowsFixed(const T* const* from, int64_t n, T* out) {
   for (int64_t i = 0; i < n; ++i) {
     T best = std::numeric_limits<T>::lowest();
-    for (int64_t t = 0; t < kTaps; ++t) {
-      const T v = src[i + t * step];
+    for (int64_t t = 0; t < kCount; ++t) {
+      const T v = from[t][i];
       best = v > best ? v : best;
     }
     out[i] = best;
@@ -751,21 +752,30 @@ void MaxOfShiftedFixed(const T* src, int64_t step, int64_t n, T* out) {
 }
 
 template <class T>
-void MaxOfShifted(const T* src, int64_t taps, int64_t step, int64_t n, T* out) {
-  switch (taps) {
+void MaxOfRows(const T* const* from, int64_t count, int64_t n, T* out) {
+  switch (count) {
+    case 1:
+      return MaxOfRowsFixed<T, 1>(from, n, out);
     case 2:
-      return MaxOfShiftedFixed<T, 2>(src, step, n, out);
+      return MaxOfRowsFixed<T, 2>(from, n, out);
     case 3:
-      return MaxOfShiftedFixed<T, 3>(src, step, n, out);
+      return MaxOfRowsFixed<T, 3>(from, n, out);
     default:
       std::fill(out, out + n, std::numeric_limits<T>::lowest());
-      for (int64_t t = 0; t < taps; ++t) {
-        const T* from = src + t * step;
+      for (int64_t t = 0; t < count; ++t) {
         for (int64_t i = 0; i < n; ++i) {
-          out[i] = from[i] > out[i] ? from[i] : out[i];
+          out[i] = from[t][i] > out[i] ? from[t][i] : out[i];
         }
       }
   }
+}
+
+// MaxOfRows over `taps` sources `step` apart from src (at most kMaxPoolTaps).
+template <class T>
+void MaxOfShifted(const T* src, int64_t taps, int64_t step, int64_t n, T* out) {
+  const T* from[kMaxPoolTaps];
+  for (int64_t t = 0; t < taps; ++t) from[t] = src + t * step;
+  MaxOfRows(from, taps, n, out);
 }
 
 // MaxPoolPlane2D over planes whose rows are short: the same separable maxima
@@ -834,63 +844,80 @@ void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
   // one row (a contiguous, vectorised max), then the row's taps are taken
   // along it. Half the time of taking the k_h x k_w taps one by one, and the
   // same maxima: "v > best ? v : best" keeps best when v is NaN, so NaN
-  // inputs are skipped either way.
+  // inputs are skipped either way. The rows, and then the taps where all of
+  // them lie inside the row, are each taken in one pass (MaxOfRows).
   // The reduced row, then (stride 2) its even and odd columns.
   line.resize(g.stride_w == 2 ? 2 * g.in_w : g.in_w);
+  const T* rows[kMaxPoolTaps];
+  const T* taps[kMaxPoolTaps];
+  ColumnRange inside[kMaxPoolTaps];
   for (int64_t oy = 0; oy < g.out_h; ++oy) {
-    std::fill(line.begin(), line.begin() + g.in_w,
-              std::numeric_limits<T>::lowest());
+    int64_t count = 0;
     for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
       const int64_t iy = oy * g.stride_h + kh * g.dilation_h - g.pad_top;
-      if (iy < 0 || iy >= g.in_h) continue;
-      const T* src = x + iy * g.in_w;
-      for (int64_t ix = 0; ix < g.in_w; ++ix) {
-        line[ix] = src[ix] > line[ix] ? src[ix] : line[ix];
-      }
+      if (iy >= 0 && iy < g.in_h) rows[count++] = x + iy * g.in_w;
     }
+    MaxOfRows(rows, count, g.in_w, line.data());
     T* out = y + oy * g.out_w;
-    std::fill(out, out + g.out_w, std::numeric_limits<T>::lowest());
     const T* src = line.data();  // src[ox * stride_w + shift]
+    T* even = line.data() + g.in_w;
     if (g.stride_w == 2) {
       // The reduced row split into its even and odd columns first: input
       // column 2 ox + shift is then entry ox + floor(shift / 2) of one of
       // them, and each tap is a contiguous, vectorised max (the strided
       // reads were most of ResNet-18's 3 x 3 / 2 MaxPool).
       const int64_t half = (g.in_w + 1) / 2;
-      T* even = line.data() + g.in_w;
       T* odd = even + half;
-      for (int64_t i = 0; i < g.in_w / 2; ++i) {
-        even[i] = src[2 * i];
-        odd[i] = src[2 * i + 1];
-      }
-      if (g.in_w % 2 != 0) even[half - 1] = src[g.in_w - 1];
-      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        const int64_t shift = kw * g.dilation_w - g.pad_left;
-        const ColumnRange inside = InsideColumns(g, shift);
-        const int64_t parity = shift & 1;  // Also for negative shifts.
-        const T* phase = parity == 0 ? even : odd;
-        const int64_t offset = (shift - parity) / 2;
-        for (int64_t ox = inside.first; ox < inside.last; ++ox) {
-          const T v = phase[ox + offset];
-          out[ox] = v > out[ox] ? v : out[ox];
+      if constexpr (std::is_same_v<T, float>) {
+        SplitRowByPhase(src, g.in_w, 0, half, even, odd);
+      } else {
+        for (int64_t i = 0; i < g.in_w / 2; ++i) {
+          even[i] = src[2 * i];
+          odd[i] = src[2 * i + 1];
         }
+        if (g.in_w % 2 != 0) even[half - 1] = src[g.in_w - 1];
       }
-      continue;
     }
+    // Where tap kw reads, for ox in inside[kw]: taps[kw][ox * step].
+    int64_t lo = 0, hi = g.out_w;  // where every tap is inside
     for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
       const int64_t shift = kw * g.dilation_w - g.pad_left;
-      const ColumnRange inside = InsideColumns(g, shift);
-      if (g.stride_w == 1) {
-        for (int64_t ox = inside.first; ox < inside.last; ++ox) {
-          const T v = src[ox + shift];
-          out[ox] = v > out[ox] ? v : out[ox];
-        }
+      inside[kw] = InsideColumns(g, shift);
+      if (g.stride_w == 2) {
+        const int64_t parity = shift & 1;  // Also for negative shifts.
+        taps[kw] = (parity == 0 ? even : even + (g.in_w + 1) / 2) +
+                   (shift - parity) / 2;
       } else {
-        for (int64_t ox = inside.first; ox < inside.last; ++ox) {
-          const T v = src[ox * g.stride_w + shift];
+        taps[kw] = src + shift;
+      }
+      lo = std::max(lo, inside[kw].first);
+      hi = std::min(hi, inside[kw].last);
+    }
+    hi = std::max(lo, hi);
+    const int64_t step = g.stride_w == 2 ? 1 : g.stride_w;
+    if (step == 1) {
+      const T* from[kMaxPoolTaps];
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw) from[kw] = taps[kw] + lo;
+      MaxOfRows(from, g.kernel_w, hi - lo, out + lo);
+    }
+    // The columns near the ends (and every column for other strides), tap
+    // by tap in order.
+    auto per_tap = [&](int64_t first, int64_t last) {
+      std::fill(out + first, out + last, std::numeric_limits<T>::lowest());
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+        const int64_t a = std::max(first, inside[kw].first);
+        const int64_t b = std::min(last, inside[kw].last);
+        for (int64_t ox = a; ox < b; ++ox) {
+          const T v = taps[kw][ox * step];
           out[ox] = v > out[ox] ? v : out[ox];
         }
       }
+    };
+    if (step == 1) {
+      per_tap(0, lo);
+      per_tap(hi, g.out_w);
+    } else {
+      per_tap(0, g.out_w);
     }
   }
 }

@@ -137,15 +137,17 @@ void ArrangeLaneWeights(const float* w, int64_t channels, int64_t taps,
 // y[p] = the largest input under p's window, ignoring the padding and NaN
 // inputs; the lowest finite value when the window holds neither. (MaxPool
 // without its optional indices output.) `line` is a buffer the caller keeps
-// between planes. A plane whose windows all lie inside it, or whose output
-// rows are narrower than kMaxPoolFlatBelow, is reduced in passes over the
-// whole plane (MaxPoolPlaneIsFlat); others row by row. On an AMD EPYC
-// (Zen 4), one thread, 3 x 3 / 2 windows: SqueezeNet's planes (no border)
-// 27 x 27 153 -> 68 us for 256 planes, 55 x 55 220 -> 123 us for 128,
-// 111 x 111 344 -> 249 us for 64; ResNet-18's 112 x 112 with a pad of 1,
-// whose border copy costs what the passes save, 338 and 330 us for 64.
-// The maxima are the same either way.
+// between planes. A plane whose output rows are narrower than
+// kMaxPoolFlatBelow is reduced in passes over the whole plane
+// (MaxPoolPlaneIsFlat), wider ones row by row; the maxima are the same. On
+// one core of an AMD EPYC (Zen 4), 3 x 3 / 2 windows, µs, row by row
+// against flat: 256 planes of 27 x 27 136 / 98, 128 of 55 x 55 174 / 125,
+// 64 of 111 x 111 222 / 250, 64 of 112 x 112 with a pad of 1 244 / 235.
 inline constexpr int64_t kMaxPoolFlatBelow = 32;
+// The largest window side MaxPoolPlane2D takes (ONNX models use 2 or 3).
+inline constexpr int64_t kMaxPoolTaps = 64;
+// Whether some window of the geometry reaches past the plane's edges (the
+// padding, or ceil mode's last windows).
 bool MaxPoolNeedsBorder(const Conv2DGeometry& g);
 bool MaxPoolPlaneIsFlat(const Conv2DGeometry& g);
 template <class T>

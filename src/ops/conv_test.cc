@@ -333,7 +333,10 @@ TEST(MaxPool2DTest, MatchesADirectReference) {
         // windows past the right end in ceil mode); without one, flat, with
         // rows longer than the windows read (floor mode) and dilation.
         PoolCase{9, 70, 3, 2, 1, 1, 0}, PoolCase{7, 68, 3, 2, 1, 0, 1},
-        PoolCase{11, 18, 3, 2, 1, 0, 0}, PoolCase{10, 40, 3, 1, 2, 0, 0}}) {
+        PoolCase{11, 18, 3, 2, 1, 0, 0}, PoolCase{10, 40, 3, 1, 2, 0, 0},
+        // Wider rows with four taps (no fixed-size pass for them), and a
+        // window wider than the vectorised path takes.
+        PoolCase{12, 80, 4, 1, 1, 1, 0}, PoolCase{70, 70, 66, 1, 1, 0, 0}}) {
     SCOPED_TRACE(std::to_string(c.h) + " x " + std::to_string(c.w) +
                  " kernel " + std::to_string(c.k) + " stride " +
                  std::to_string(c.s) + " dilation " + std::to_string(c.d) +

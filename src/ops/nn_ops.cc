@@ -1071,7 +1071,10 @@ class PoolKernel : public OpKernel {
     const T* px = x.data<T>();
     T* py = y->data<T>();
     if constexpr (kPool == Pool::kMax && std::is_floating_point_v<T>) {
-      if (win.rank == 2 && indices == nullptr) {  // Plane by plane, vectorised.
+      // Plane by plane, vectorised; windows wider than kMaxPoolTaps take
+      // the general loop below.
+      if (win.rank == 2 && indices == nullptr &&
+          win.kernel[0] <= kMaxPoolTaps && win.kernel[1] <= kMaxPoolTaps) {
         const Conv2DGeometry geo = Geometry2D(win);
         ctx.ParallelFor(planes,
                         static_cast<double>(out_size * win.KernelSize()),
