@@ -138,6 +138,35 @@ constexpr ConvShape kConvShapes[] = {
     {"squeezenet_stem_3x3s2", 3, 224, 64, 3, 2, 0},
 };
 
+// Times Runs of `g`, whose node "y" reads a 1 x c x hw x hw image "x", with
+// one inter-op thread and state.range(1) intra-op threads. `added` is the
+// status of adding the node. Returns false after reporting an error.
+bool RunImageNode(benchmark::State& state, weft::Graph g, weft::Status added,
+                  int64_t c, int64_t hw) {
+  weft::SessionOptions options;
+  options.use_per_session_threads = true;
+  options.inter_op_parallelism_threads = 1;
+  options.intra_op_parallelism_threads = static_cast<int>(state.range(1));
+  auto session = added.ok()
+                     ? weft::Session::Create(std::move(g), options)
+                     : weft::StatusOr<std::unique_ptr<weft::Session>>(added);
+  if (!session.ok()) {
+    state.SkipWithError(session.status().ToString().c_str());
+    return false;
+  }
+  const std::vector<std::pair<std::string, weft::Tensor>> feeds = {
+      {"x", RandomVector(c * hw * hw, 1).WithShape({1, c, hw, hw})}};
+  std::vector<weft::Tensor> out;
+  for (auto _ : state) {
+    weft::Status s = (*session)->Run(feeds, {"y"}, {}, &out);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 // args: index into kConvShapes, intra-op threads (inter = 1).
 void BM_Conv_Weft(benchmark::State& state) {
   const ConvShape& p = kConvShapes[state.range(0)];
@@ -156,28 +185,7 @@ void BM_Conv_Weft(benchmark::State& state) {
         {"strides", weft::AttrValue(std::vector<int64_t>{p.stride, p.stride})},
         {"pads", weft::AttrValue(std::vector<int64_t>(4, p.pad))}},
        ""});
-  weft::SessionOptions options;
-  options.use_per_session_threads = true;
-  options.inter_op_parallelism_threads = 1;
-  options.intra_op_parallelism_threads = static_cast<int>(state.range(1));
-  auto session = added.ok()
-                     ? weft::Session::Create(std::move(g), options)
-                     : weft::StatusOr<std::unique_ptr<weft::Session>>(added);
-  if (!session.ok()) {
-    state.SkipWithError(session.status().ToString().c_str());
-    return;
-  }
-  const std::vector<std::pair<std::string, weft::Tensor>> feeds = {
-      {"x",
-       RandomVector(p.c * p.hw * p.hw, 1).WithShape({1, p.c, p.hw, p.hw})}};
-  std::vector<weft::Tensor> out;
-  for (auto _ : state) {
-    weft::Status s = (*session)->Run(feeds, {"y"}, {}, &out);
-    if (!s.ok()) {
-      state.SkipWithError(s.ToString().c_str());
-      return;
-    }
-  }
+  if (!RunImageNode(state, std::move(g), added, p.c, p.hw)) return;
   const int64_t out_hw = (p.hw + 2 * p.pad - p.kernel) / p.stride + 1;
   SetFlops(state, 2.0 * p.m * cg * p.kernel * p.kernel * out_hw * out_hw);
 }
@@ -191,8 +199,7 @@ void ConvArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Conv_Weft)->Apply(ConvArgs);
 
-// --- MaxPool over the models' planes
-// ------------------------------------------
+// --- MaxPool over the models' planes -----------------------------------------
 
 struct PoolShape {
   const char* name;
@@ -222,28 +229,7 @@ void BM_MaxPool_Weft(benchmark::State& state) {
         {"pads", weft::AttrValue(std::vector<int64_t>(4, p.pad))},
         {"ceil_mode", weft::AttrValue(p.ceil_mode)}},
        ""});
-  weft::SessionOptions options;
-  options.use_per_session_threads = true;
-  options.inter_op_parallelism_threads = 1;
-  options.intra_op_parallelism_threads = static_cast<int>(state.range(1));
-  auto session = added.ok()
-                     ? weft::Session::Create(std::move(g), options)
-                     : weft::StatusOr<std::unique_ptr<weft::Session>>(added);
-  if (!session.ok()) {
-    state.SkipWithError(session.status().ToString().c_str());
-    return;
-  }
-  const std::vector<std::pair<std::string, weft::Tensor>> feeds = {
-      {"x",
-       RandomVector(p.c * p.hw * p.hw, 1).WithShape({1, p.c, p.hw, p.hw})}};
-  std::vector<weft::Tensor> out;
-  for (auto _ : state) {
-    weft::Status s = (*session)->Run(feeds, {"y"}, {}, &out);
-    if (!s.ok()) {
-      state.SkipWithError(s.ToString().c_str());
-      return;
-    }
-  }
+  RunImageNode(state, std::move(g), added, p.c, p.hw);
 }
 
 void PoolArgs(benchmark::internal::Benchmark* b) {

@@ -228,24 +228,11 @@ void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
       interior[q] &= even && g.stride_w == 1;
     }
   }
-  auto gather = [&](auto fixed_width) {
+  WithPanelWidth(width, [&](auto fixed_width) {
     GatherPanels<decltype(fixed_width)::value>(g, x, channels, padded, width,
                                                kc, first_block, end_block, runs,
                                                interior, offsets, panels);
-  };
-  switch (width) {  // The micro-kernels' row counts (mr) seen so far.
-    case 6:
-      gather(std::integral_constant<int64_t, 6>());
-      break;
-    case 8:
-      gather(std::integral_constant<int64_t, 8>());
-      break;
-    case 16:
-      gather(std::integral_constant<int64_t, 16>());
-      break;
-    default:
-      gather(std::integral_constant<int64_t, 0>());
-  }
+  });
 }
 
 bool MaxPoolNeedsBorder(const Conv2DGeometry& g) {

@@ -17,6 +17,7 @@
 #define WEFT_SRC_OPS_CONV_KERNELS_H_
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace weft::internal {
@@ -67,6 +68,25 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
 // Decided by W's shape, the graph's output shape and the micro-kernel
 // alone: one layer, one path.
 bool ConvProductsRunTransposed(int64_t mg, int64_t depth, int64_t out_pixels);
+
+// Calls fn(std::integral_constant<int64_t, W>()) with W = width for the
+// micro-kernels' panel widths seen so far (6, 8, 12, 16), so that panel
+// rows are fixed-size copies, and with W = 0 for any other width.
+template <class Fn>
+void WithPanelWidth(int64_t width, Fn&& fn) {
+  switch (width) {
+    case 6:
+      return fn(std::integral_constant<int64_t, 6>());
+    case 8:
+      return fn(std::integral_constant<int64_t, 8>());
+    case 12:
+      return fn(std::integral_constant<int64_t, 12>());
+    case 16:
+      return fn(std::integral_constant<int64_t, 16>());
+    default:
+      return fn(std::integral_constant<int64_t, 0>());
+  }
+}
 
 // The rows [p0, p0 + pixels) of cols^T (output pixels x depth, depth in
 // Im2Col2D's order, depth = channels * Taps()) packed as a left operand of

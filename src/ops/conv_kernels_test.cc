@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/packed_gemm.h"
+#include "test_support/panels.h"
 #include "test_support/session_util.h"
 
 namespace weft::internal {
@@ -53,10 +54,9 @@ TEST_P(Im2ColPanelsTest, HoldsTheColumnsInThePackedLayout) {
                panels.data());
   const int64_t padded = floats / depth;
   for (int64_t d = 0; d < depth; ++d) {
-    const int64_t d0 = d / p.kc * p.kc, rows = std::min(p.kc, depth - d0);
     for (int64_t i = 0; i < padded; ++i) {
-      const float got = panels[d0 * padded + i / p.width * p.width * rows +
-                               (d - d0) * p.width + i % p.width];
+      const float got =
+          test::PanelAt(panels, padded, p.width, p.kc, depth, i, d);
       const float want = i < p.pixels ? cols[d * p.pixels + i] : 0.0f;
       ASSERT_EQ(got, want) << "depth " << d << " pixel " << i;
     }

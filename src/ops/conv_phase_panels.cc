@@ -213,26 +213,15 @@ void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
                        const PhaseSource& source, int64_t depth, int64_t p0,
                        int64_t pixels, int64_t width, int64_t kc,
                        int64_t first_block, int64_t end_block, float* panels) {
-  auto gather = [&](auto fixed_width) {
-    GatherFixedWidth<decltype(fixed_width)::value>(
-        g, p, source, depth, p0, pixels, kc, first_block, end_block, panels);
-  };
-  switch (width) {  // The micro-kernels' panel widths seen so far.
-    case 6:
-      gather(std::integral_constant<int64_t, 6>());
-      break;
-    case 8:
-      gather(std::integral_constant<int64_t, 8>());
-      break;
-    case 12:
-      gather(std::integral_constant<int64_t, 12>());
-      break;
-    case 16:
-      gather(std::integral_constant<int64_t, 16>());
-      break;
-    default:
+  WithPanelWidth(width, [&](auto fixed_width) {
+    constexpr int64_t kWidth = decltype(fixed_width)::value;
+    if constexpr (kWidth == 0) {
       WEFT_CHECK(false, "GatherPhasePanels takes panels of 6, 8, 12 or 16");
-  }
+    } else {
+      GatherFixedWidth<kWidth>(g, p, source, depth, p0, pixels, kc, first_block,
+                               end_block, panels);
+    }
+  });
 }
 
 }  // namespace weft::internal

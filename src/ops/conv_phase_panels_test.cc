@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/packed_gemm.h"
+#include "test_support/panels.h"
 #include "test_support/session_util.h"
 
 namespace weft::internal {
@@ -78,10 +79,9 @@ TEST_P(GatherPhasePanelsTest, HoldsTheColumnsInThePackedLayout) {
                     blocks, panels.data());
   const int64_t padded = floats / depth;
   for (int64_t d = 0; d < depth; ++d) {
-    const int64_t d0 = d / c.kc * c.kc, rows = std::min(c.kc, depth - d0);
     for (int64_t i = 0; i < padded; ++i) {
-      const float got = panels[d0 * padded + i / c.width * c.width * rows +
-                               (d - d0) * c.width + i % c.width];
+      const float got =
+          test::PanelAt(panels, padded, c.width, c.kc, depth, i, d);
       const float want = i < c.pixels ? cols[d * c.pixels + i] : 0.0f;
       ASSERT_EQ(got, want) << "depth " << d << " pixel " << i;
     }
@@ -104,10 +104,9 @@ TEST_P(GatherPhasePanelsTest, HoldsTheColumnsInThePackedLayout) {
                     c.p0, c.pixels, c.width, c.kc, 0,
                     (deeper + c.kc - 1) / c.kc, with_ones.data());
   for (int64_t d = 0; d < deeper; ++d) {
-    const int64_t d0 = d / c.kc * c.kc, rows = std::min(c.kc, deeper - d0);
     for (int64_t i = 0; i < padded; ++i) {
-      const float got = with_ones[d0 * padded + i / c.width * c.width * rows +
-                                  (d - d0) * c.width + i % c.width];
+      const float got =
+          test::PanelAt(with_ones, padded, c.width, c.kc, deeper, i, d);
       const float want = i >= c.pixels ? 0.0f
                          : d == depth  ? 1.0f
                                        : cols[d * c.pixels + i];
@@ -177,10 +176,9 @@ TEST(GatherPhasePanelsBoundedTest, ReadsXItselfAndNothingPastIt) {
                     panels.data());
   const int64_t padded = floats / channels;
   for (int64_t d = 0; d < channels; ++d) {
-    const int64_t d0 = d / kc * kc, rows = std::min(kc, channels - d0);
     for (int64_t i = 0; i < padded; ++i) {
-      const float got = panels[d0 * padded + i / width * width * rows +
-                               (d - d0) * width + i % width];
+      const float got =
+          test::PanelAt(panels, padded, width, kc, channels, i, d);
       ASSERT_EQ(got, i < pixels ? x[d * pixels + i] : 0.0f)
           << "channel " << d << " pixel " << i;
     }

@@ -563,6 +563,106 @@ class ConvKernel : public OpKernel {
     });
   }
 
+  // How RunTransposed2D and RunPhasePanels2D cut a layer: per image and
+  // group, pixel tiles of `pixel_tile` (whole panels of the pixels' side);
+  // when these give fewer than kConvMinJobs (image, group, pixel tile)
+  // chunks, the mg output channels are split into blocks too, each starting
+  // on W's panels (`channel_width`). Every size comes from the shapes alone.
+  struct PanelTiles {
+    int64_t pixel_tile, pixel_tiles, chunks;
+    int64_t channel_tile, channel_blocks;
+    int64_t tile_floats, depth_blocks;  // panels of one chunk, over `depth`
+    int64_t out_size;
+
+    static PanelTiles Of(int64_t out_size, int64_t pixel_tile,
+                         int64_t images_groups, int64_t mg,
+                         int64_t channel_width, int64_t pixel_width,
+                         int64_t depth) {
+      PanelTiles t;
+      t.out_size = out_size;
+      t.pixel_tile = pixel_tile;
+      t.pixel_tiles = CeilDiv(out_size, pixel_tile);
+      t.chunks = images_groups * t.pixel_tiles;
+      int64_t blocks = 1;
+      if (t.chunks < kConvMinJobs) {
+        blocks = std::min(CeilDiv(mg, channel_width),
+                          CeilDiv(kConvMinJobs, t.chunks));
+      }
+      t.channel_tile = RoundUp(CeilDiv(mg, blocks), channel_width);
+      t.channel_blocks = CeilDiv(mg, t.channel_tile);
+      t.tile_floats = PanelView::Floats(pixel_tile, depth, pixel_width);
+      t.depth_blocks = CeilDiv(depth, FloatMicroKernel().kc);
+      return t;
+    }
+    int64_t PixelsOf(int64_t tile) const {
+      return std::min(pixel_tile, out_size - tile * pixel_tile);
+    }
+    // Where tile (chunk, channel block) lies: its group, first pixel and
+    // pixels, first channel in the group and channels, first channel in Y,
+    // and the offset of its first output in Y.
+    struct Tile {
+      int64_t group, p0, pixels, ch0, channels, oc0, offset;
+    };
+    Tile At(int64_t chunk, int64_t block, int64_t groups, int64_t mg) const {
+      const int64_t ng = chunk / pixel_tiles, tile = chunk % pixel_tiles;
+      Tile at;
+      at.group = ng % groups;
+      at.p0 = tile * pixel_tile;
+      at.pixels = PixelsOf(tile);
+      at.ch0 = block * channel_tile;
+      at.channels = std::min(channel_tile, mg - at.ch0);
+      at.oc0 = at.group * mg + at.ch0;
+      at.offset = ((ng - at.group) * mg + at.oc0) * out_size + at.p0;
+      return at;
+    }
+  };
+
+  // Runs a layer cut as `t`: gather(chunk, first_block, end_block, panels)
+  // fills a chunk's panels (tile_floats floats) for depth blocks
+  // [first_block, end_block); product(chunk, channel_block, panels) computes
+  // one tile from them. Split channel blocks share panels gathered once,
+  // one depth block per job, before the products; otherwise each job
+  // gathers into its own thread's buffer. Costs are per chunk (gather) and
+  // per tile (product), in ns, for ParallelFor.
+  template <class Gather, class Product>
+  static void RunPanelTiles(KernelContext& ctx, const PanelTiles& t,
+                            double gather_cost, double product_cost,
+                            const Gather& gather, const Product& product) {
+    const bool shared_columns = t.channel_blocks > 1;
+    // Kept between calls, so that a steady Run allocates nothing. Only this
+    // thread names it: a lambda run by a helper would name the helper's.
+    thread_local PanelBuffer shared_buffer;
+    float* const shared =
+        shared_columns ? shared_buffer.Get(t.chunks * t.tile_floats) : nullptr;
+    if (shared_columns) {
+      ctx.ParallelFor(t.chunks * t.depth_blocks, gather_cost / t.depth_blocks,
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t job = begin; job < end; ++job) {
+                          const int64_t chunk = job / t.depth_blocks;
+                          const int64_t block = job % t.depth_blocks;
+                          gather(chunk, block, block + 1,
+                                 shared + chunk * t.tile_floats);
+                        }
+                      });
+    }
+    ctx.ParallelFor(
+        t.chunks * t.channel_blocks,
+        product_cost + (shared_columns ? 0.0 : gather_cost),
+        [&](int64_t begin, int64_t end) {
+          thread_local PanelBuffer own;  // Kept between Runs: no allocation.
+          for (int64_t job = begin; job < end; ++job) {
+            const int64_t tile = job % t.pixel_tiles;
+            const int64_t block = job / t.pixel_tiles % t.channel_blocks;
+            const int64_t ng = job / t.pixel_tiles / t.channel_blocks;
+            const int64_t chunk = ng * t.pixel_tiles + tile;
+            float* panels = shared_columns ? shared + chunk * t.tile_floats
+                                           : own.Get(t.tile_floats);
+            if (!shared_columns) gather(chunk, 0, t.depth_blocks, panels);
+            product(chunk, block, panels);
+          }
+        });
+  }
+
   // W packed as the products' right side (ConvProductsRunTransposed): per
   // (image, group, pixel tile, channel block),
   //   Y_tile^T [pixels, channels] = cols^T [pixels, C/g * K] * W_g^T,
@@ -581,83 +681,40 @@ class ConvKernel : public OpKernel {
     const int64_t g = group_;
     const int64_t out_size = geo.OutSize(), in_size = geo.InSize();
     const int64_t depth = cg * geo.Taps();
-    const int64_t pixel_tile =
-        RoundUp(CeilDiv(out_size, CeilDiv(out_size, shape.mc)), shape.mr);
-    const int64_t pixel_tiles = CeilDiv(out_size, pixel_tile);
-    const int64_t base_jobs = n * g * pixel_tiles;
-    int64_t channel_blocks = 1;
-    if (base_jobs < kConvMinJobs) {
-      channel_blocks =
-          std::min(CeilDiv(mg, shape.nr), CeilDiv(kConvMinJobs, base_jobs));
-    }
-    const int64_t channel_tile = RoundUp(CeilDiv(mg, channel_blocks), shape.nr);
-    channel_blocks = CeilDiv(mg, channel_tile);
-    const int64_t tile_floats = PanelView::Floats(pixel_tile, depth, shape.mr);
-    const int64_t depth_blocks = CeilDiv(depth, shape.kc);
+    const PanelTiles t = PanelTiles::Of(
+        out_size,
+        RoundUp(CeilDiv(out_size, CeilDiv(out_size, shape.mc)), shape.mr),
+        n * g, mg, /*channel_width=*/shape.nr, /*pixel_width=*/shape.mr, depth);
     const float* px = x.data<float>();
     const float* pb = bias ? bias->data<float>() : nullptr;
     float* py = y->data<float>();
-    auto pixels_of = [&](int64_t tile) {
-      return std::min(pixel_tile, out_size - tile * pixel_tile);
-    };
     auto gather = [&](int64_t chunk, int64_t first_block, int64_t end_block,
                       float* panels) {
-      const int64_t ng = chunk / pixel_tiles, tile = chunk % pixel_tiles;
-      Im2ColPanels(geo, px + ng * cg * in_size, cg, tile * pixel_tile,
-                   pixels_of(tile), shape.mr, shape.kc, first_block, end_block,
+      const int64_t ng = chunk / t.pixel_tiles, tile = chunk % t.pixel_tiles;
+      Im2ColPanels(geo, px + ng * cg * in_size, cg, tile * t.pixel_tile,
+                   t.PixelsOf(tile), shape.mr, shape.kc, first_block, end_block,
                    panels);
     };
-    const bool shared_columns = channel_blocks > 1;
-    // Kept between calls, as RunPhasePanels2D keeps its copy. Only this
-    // thread names it: a lambda run by a helper would name the helper's.
-    thread_local PanelBuffer shared_buffer;
-    float* const shared =
-        shared_columns ? shared_buffer.Get(base_jobs * tile_floats) : nullptr;
-    const double gather_cost = 0.5 * static_cast<double>(depth * pixel_tile);
-    if (shared_columns) {
-      ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
-                      [&](int64_t begin, int64_t end) {
-                        for (int64_t job = begin; job < end; ++job) {
-                          const int64_t chunk = job / depth_blocks;
-                          const int64_t block = job % depth_blocks;
-                          gather(chunk, block, block + 1,
-                                 shared + chunk * tile_floats);
-                        }
-                      });
-    }
-    // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
-    const double cost =
-        0.01 * static_cast<double>(channel_tile * depth * pixel_tile) +
-        (shared_columns ? 0.0 : gather_cost);
-    ctx.ParallelFor(
-        base_jobs * channel_blocks, cost, [&](int64_t begin, int64_t end) {
-          thread_local PanelBuffer own;  // Kept between Runs: no allocation.
-          for (int64_t job = begin; job < end; ++job) {
-            const int64_t tile = job % pixel_tiles;
-            const int64_t block = job / pixel_tiles % channel_blocks;
-            const int64_t ng = job / pixel_tiles / channel_blocks;
-            const int64_t chunk = ng * pixel_tiles + tile;
-            const int64_t group = ng % g;
-            const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
-            const int64_t ch0 = block * channel_tile;
-            const int64_t channels = std::min(channel_tile, mg - ch0);
-            float* panels = shared_columns ? shared + chunk * tile_floats
-                                           : own.Get(tile_floats);
-            if (!shared_columns) gather(chunk, 0, depth_blocks, panels);
-            const GemmInput columns = GemmInput::Panels(
-                {panels, RoundUp(pixels, shape.mr), depth, shape.mr}, 0);
-            const int64_t oc0 = group * mg + ch0;
-            float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
-            if (pb != nullptr) {
-              FillBias(pb + oc0, channels, pixels, out_size, out);
-            }
-            PackedGemmTile(pixels, channels, depth, columns,
-                           GemmInput::Packed(packed_w[group], ch0),
-                           {out, /*row_stride=*/1, /*col_stride=*/out_size},
-                           /*accumulate=*/pb != nullptr);
-            epilogue.Finish<float>(y, out - py, channels, pixels, out_size);
-          }
-        });
+    auto product = [&](int64_t chunk, int64_t block, const float* panels) {
+      const PanelTiles::Tile at = t.At(chunk, block, g, mg);
+      const GemmInput columns = GemmInput::Panels(
+          {panels, RoundUp(at.pixels, shape.mr), depth, shape.mr}, 0);
+      float* out = py + at.offset;
+      if (pb != nullptr) {
+        FillBias(pb + at.oc0, at.channels, at.pixels, out_size, out);
+      }
+      PackedGemmTile(at.pixels, at.channels, depth, columns,
+                     GemmInput::Packed(packed_w[at.group], at.ch0),
+                     {out, /*row_stride=*/1, /*col_stride=*/out_size},
+                     /*accumulate=*/pb != nullptr);
+      epilogue.Finish<float>(y, at.offset, at.channels, at.pixels, out_size);
+    };
+    // About 0.01 ns per multiply-add in the tile kernel; a gather of 6-pixel
+    // panel rows about 0.5 ns per float.
+    RunPanelTiles(
+        ctx, t, 0.5 * static_cast<double>(depth * t.pixel_tile),
+        0.01 * static_cast<double>(t.channel_tile * depth * t.pixel_tile),
+        gather, product);
   }
 
   // W packed as the products' left side, X's windows gathered from a phase
@@ -723,82 +780,37 @@ class ConvKernel : public OpKernel {
                              bias_in_product ? 1.0f : 0.0f, pointwise};
     if (bias_in_product) pb = nullptr;
 
-    const int64_t panels = CeilDiv(out_size, shape.nr);
-    const int64_t pixel_tile = PhaseTilePanels(panels) * shape.nr;
-    const int64_t pixel_tiles = CeilDiv(out_size, pixel_tile);
-    const int64_t base_jobs = n * g * pixel_tiles;
-    int64_t channel_blocks = 1;
-    if (base_jobs < kConvMinJobs) {
-      channel_blocks =
-          std::min(CeilDiv(mg, shape.mr), CeilDiv(kConvMinJobs, base_jobs));
-    }
-    const int64_t channel_tile = RoundUp(CeilDiv(mg, channel_blocks), shape.mr);
-    channel_blocks = CeilDiv(mg, channel_tile);
-    const int64_t tile_floats = PanelView::Floats(pixel_tile, rows, shape.nr);
-    const int64_t depth_blocks = CeilDiv(rows, shape.kc);
-    auto pixels_of = [&](int64_t tile) {
-      return std::min(pixel_tile, out_size - tile * pixel_tile);
-    };
+    const PanelTiles t = PanelTiles::Of(
+        out_size, PhaseTilePanels(CeilDiv(out_size, shape.nr)) * shape.nr,
+        n * g, mg, /*channel_width=*/shape.mr, /*pixel_width=*/shape.nr, rows);
     auto gather = [&](int64_t chunk, int64_t first_block, int64_t end_block,
-                      float* panels_out) {
-      const int64_t ng = chunk / pixel_tiles, tile = chunk % pixel_tiles;
+                      float* panels) {
+      const int64_t ng = chunk / t.pixel_tiles, tile = chunk % t.pixel_tiles;
       PhaseSource at = source;
       at.copy += ng * cg * layout.ChannelFloats();
-      GatherPhasePanels(geo, layout, at, rows, tile * pixel_tile,
-                        pixels_of(tile), shape.nr, shape.kc, first_block,
-                        end_block, panels_out);
+      GatherPhasePanels(geo, layout, at, rows, tile * t.pixel_tile,
+                        t.PixelsOf(tile), shape.nr, shape.kc, first_block,
+                        end_block, panels);
     };
-    const bool shared_columns = channel_blocks > 1;
-    // Kept between calls, as copy_buffer; only this thread names it.
-    thread_local PanelBuffer shared_buffer;
-    float* const shared =
-        shared_columns ? shared_buffer.Get(base_jobs * tile_floats) : nullptr;
-    // A panel row costs about a load and a store.
-    const double gather_cost = 0.1 * static_cast<double>(rows * pixel_tile);
-    if (shared_columns) {
-      ctx.ParallelFor(base_jobs * depth_blocks, gather_cost / depth_blocks,
-                      [&](int64_t begin, int64_t end) {
-                        for (int64_t job = begin; job < end; ++job) {
-                          const int64_t chunk = job / depth_blocks;
-                          const int64_t block = job % depth_blocks;
-                          gather(chunk, block, block + 1,
-                                 shared + chunk * tile_floats);
-                        }
-                      });
-    }
-    // About 0.01 ns per multiply-add in the tile kernel, plus the gather.
-    const double cost =
-        0.01 * static_cast<double>(channel_tile * rows * pixel_tile) +
-        (shared_columns ? 0.0 : gather_cost);
-    ctx.ParallelFor(
-        base_jobs * channel_blocks, cost, [&](int64_t begin, int64_t end) {
-          thread_local PanelBuffer own;  // Kept between Runs: no allocation.
-          for (int64_t job = begin; job < end; ++job) {
-            const int64_t tile = job % pixel_tiles;
-            const int64_t block = job / pixel_tiles % channel_blocks;
-            const int64_t ng = job / pixel_tiles / channel_blocks;
-            const int64_t chunk = ng * pixel_tiles + tile;
-            const int64_t group = ng % g;
-            const int64_t p0 = tile * pixel_tile, pixels = pixels_of(tile);
-            const int64_t ch0 = block * channel_tile;
-            const int64_t channels_here = std::min(channel_tile, mg - ch0);
-            float* panels_here = shared_columns ? shared + chunk * tile_floats
-                                                : own.Get(tile_floats);
-            if (!shared_columns) gather(chunk, 0, depth_blocks, panels_here);
-            const GemmInput columns = GemmInput::Panels(
-                {panels_here, RoundUp(pixels, shape.nr), rows, shape.nr}, 0);
-            const int64_t oc0 = group * mg + ch0;
-            float* out = py + ((ng - group) * mg + oc0) * out_size + p0;
-            if (pb != nullptr) {
-              FillBias(pb + oc0, channels_here, pixels, out_size, out);
-            }
-            PackedGemmTile(channels_here, pixels, rows,
-                           GemmInput::Packed(packed_w[group], ch0), columns,
-                           {out, out_size}, /*accumulate=*/pb != nullptr);
-            epilogue.Finish<float>(y, out - py, channels_here, pixels,
-                                   out_size);
-          }
-        });
+    auto product = [&](int64_t chunk, int64_t block, const float* panels) {
+      const PanelTiles::Tile at = t.At(chunk, block, g, mg);
+      const GemmInput columns = GemmInput::Panels(
+          {panels, RoundUp(at.pixels, shape.nr), rows, shape.nr}, 0);
+      float* out = py + at.offset;
+      if (pb != nullptr) {
+        FillBias(pb + at.oc0, at.channels, at.pixels, out_size, out);
+      }
+      PackedGemmTile(at.channels, at.pixels, rows,
+                     GemmInput::Packed(packed_w[at.group], at.ch0), columns,
+                     {out, out_size}, /*accumulate=*/pb != nullptr);
+      epilogue.Finish<float>(y, at.offset, at.channels, at.pixels, out_size);
+    };
+    // About 0.01 ns per multiply-add in the tile kernel; a panel row about a
+    // load and a store.
+    RunPanelTiles(
+        ctx, t, 0.1 * static_cast<double>(rows * t.pixel_tile),
+        0.01 * static_cast<double>(t.channel_tile * rows * t.pixel_tile),
+        gather, product);
   }
 
   // Any spatial rank: per (image, group, tile of output pixels), gather the
