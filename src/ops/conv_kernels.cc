@@ -243,6 +243,10 @@ bool MaxPoolNeedsBorder(const Conv2DGeometry& g) {
   return g.pad_top > 0 || g.pad_left > 0 || rows > g.in_h || cols > g.in_w;
 }
 
+bool MaxPoolRunsInLanes(const Conv2DGeometry& g) {
+  return MaxPoolNeedsBorder(g) && g.out_w < kMaxPoolFlatBelow;
+}
+
 bool MaxPoolPlaneIsFlat(const Conv2DGeometry& g) {
   return g.out_w < kMaxPoolFlatBelow;
 }
@@ -615,44 +619,29 @@ void ArrangeLaneWeights(const float* w, int64_t channels, int64_t taps,
   }
 }
 
-void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
-                      const float* w, const float* bias, float lower,
-                      float upper, int64_t lanes, float* const* outs,
-                      std::vector<float>& scratch) {
-  if (g.out_h <= 0 || g.out_w <= 0) return;
-  // The padded input rows and columns the outputs read, then the outputs,
-  // each pixel one vector of lanes; then the weights and the bias. Lanes
-  // past `lanes` stay zero and are never stored.
-  const int64_t rows =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t cols =
-      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  const int64_t vectors = rows * cols + g.OutSize() + g.Taps() + 1;
-  // One vector more than needed, to start on a vector boundary. Not
-  // zeroed: every vector read is written below first.
-  scratch.resize((vectors + 1) * kDepthwiseLanes);
-  const uintptr_t raw = reinterpret_cast<uintptr_t>(scratch.data());
-  LaneVector* padded = reinterpret_cast<LaneVector*>((raw + kLaneBytes - 1) /
-                                                     kLaneBytes * kLaneBytes);
-  LaneVector* out = padded + rows * cols;
-  LaneVector* weights = out + g.OutSize();
-  LaneVector* bias_vector = weights + g.Taps();
-  // The planes' pixels, 16 at a time in row-major order (across row ends,
-  // so that rows narrower than 16 fill whole vectors), transposed into one
-  // vector per pixel and stored at the pixel's place in `padded`.
+namespace {
+
+// The planes' pixels into `padded` (rows x cols vectors, one per padded
+// pixel, lane c holding plane c; lanes past `lanes` zero), the border
+// filled with `border`: 16 pixels at a time in row-major order (across row
+// ends, so that rows narrower than 16 fill whole vectors), transposed in
+// registers and stored at each pixel's place.
+void PlanesIntoLanes(const Conv2DGeometry& g, const float* const* planes,
+                     int64_t lanes, LaneVector border, int64_t rows,
+                     int64_t cols, LaneVector* padded) {
   const int64_t iy0 = std::max<int64_t>(0, -g.pad_top);
   const int64_t iy1 = std::min(g.in_h, rows - g.pad_top);
   const int64_t ix0 = std::max<int64_t>(0, -g.pad_left);
   const int64_t ix1 = std::min(g.in_w, cols - g.pad_left);
   const int64_t in_size = g.InSize();
-  for (int64_t r = 0; r < rows; ++r) {  // The zero border.
+  for (int64_t r = 0; r < rows; ++r) {  // The border.
     LaneVector* row = padded + r * cols;
     const int64_t iy = r - g.pad_top;
     if (iy < iy0 || iy >= iy1) {
-      std::fill(row, row + cols, LaneVector{});
+      std::fill(row, row + cols, border);
     } else {
-      std::fill(row, row + ix0 + g.pad_left, LaneVector{});
-      std::fill(row + ix1 + g.pad_left, row + cols, LaneVector{});
+      std::fill(row, row + ix0 + g.pad_left, border);
+      std::fill(row + ix1 + g.pad_left, row + cols, border);
     }
   }
   int64_t iy = 0, ix = 0;  // Of pixel q0 + i below.
@@ -678,6 +667,61 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
       if (++ix == g.in_w) ix = 0, ++iy;
     }
   }
+}
+
+// And back: `size` vectors (one per output pixel) into the first `lanes`
+// planes of outs, 16 pixels at a time, bounded on the way as Clip bounds
+// (-infinity and +infinity: unbounded).
+void LanesIntoPlanes(const LaneVector* out, int64_t size, float lower,
+                     float upper, int64_t lanes, float* const* outs) {
+  const LaneVector low = LaneVector{} + lower, high = LaneVector{} + upper;
+  for (int64_t p0 = 0; p0 < size; p0 += kDepthwiseLanes) {
+    if (p0 + kDepthwiseLanes > size && size >= kDepthwiseLanes) {
+      p0 = size - kDepthwiseLanes;  // As above: whole vectors.
+    }
+    const int64_t count = std::min(kDepthwiseLanes, size - p0);
+    LaneVector v[kDepthwiseLanes];  // Pixels past `count` repeat the last.
+    for (int64_t i = 0; i < kDepthwiseLanes; ++i) {
+      // As ClipKernel: "x < lower ? lower : x", then the same for upper.
+      const LaneVector x = out[std::min(p0 + i, size - 1)];
+      const LaneVector raised = x < low ? low : x;
+      v[i] = raised > high ? high : raised;
+    }
+    Transpose16(v);
+    for (int64_t c = 0; c < lanes; ++c) StorePart(v[c], count, outs[c] + p0);
+  }
+}
+
+// A buffer of `vectors` LaneVectors on a vector boundary, in scratch. Not
+// zeroed.
+LaneVector* LaneBuffer(std::vector<float>& scratch, int64_t vectors) {
+  // One vector more than needed, to start on a vector boundary.
+  scratch.resize((vectors + 1) * kDepthwiseLanes);
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(scratch.data());
+  return reinterpret_cast<LaneVector*>((raw + kLaneBytes - 1) / kLaneBytes *
+                                       kLaneBytes);
+}
+
+}  // namespace
+
+void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
+                      const float* w, const float* bias, float lower,
+                      float upper, int64_t lanes, float* const* outs,
+                      std::vector<float>& scratch) {
+  if (g.out_h <= 0 || g.out_w <= 0) return;
+  // The padded input rows and columns the outputs read, then the outputs,
+  // each pixel one vector of lanes; then the weights and the bias. Lanes
+  // past `lanes` stay zero and are never stored.
+  const int64_t rows =
+      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t cols =
+      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  LaneVector* padded =
+      LaneBuffer(scratch, rows * cols + g.OutSize() + g.Taps() + 1);
+  LaneVector* out = padded + rows * cols;
+  LaneVector* weights = out + g.OutSize();
+  LaneVector* bias_vector = weights + g.Taps();
+  PlanesIntoLanes(g, planes, lanes, LaneVector{}, rows, cols, padded);
   std::memcpy(weights, w, g.Taps() * kLaneBytes);
   std::memcpy(bias_vector, bias, kLaneBytes);
   // Groups of kPixels outputs in row-major order, across row ends (a 7-wide
@@ -702,24 +746,56 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
       std::copy(last, last + (size - p0), out + p0);
     }
   }
-  // And back: 16 output pixels at a time, one row of 16 pixels per plane,
-  // bounded on the way.
-  const LaneVector low = LaneVector{} + lower, high = LaneVector{} + upper;
-  for (int64_t p0 = 0; p0 < size; p0 += kDepthwiseLanes) {
-    if (p0 + kDepthwiseLanes > size && size >= kDepthwiseLanes) {
-      p0 = size - kDepthwiseLanes;  // As above: whole vectors.
+  LanesIntoPlanes(out, size, lower, upper, lanes, outs);
+}
+
+void MaxPoolLanes2D(const Conv2DGeometry& g, const float* const* planes,
+                    int64_t lanes, float* const* outs,
+                    std::vector<float>& scratch) {
+  if (g.out_h <= 0 || g.out_w <= 0) return;
+  constexpr float kLowest = std::numeric_limits<float>::lowest();
+  const int64_t rows =
+      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t cols =
+      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  LaneVector* padded = LaneBuffer(scratch, rows * cols + g.OutSize());
+  LaneVector* out = padded + rows * cols;
+  PlanesIntoLanes(g, planes, lanes, LaneVector{} + kLowest, rows, cols, padded);
+  // Each output as MaxPoolPlane2D takes it: each window column's maximum
+  // down its rows, then the maximum of those along the row, in order, with
+  // "v > best ? v : best" per lane (NaN skipped; the border's lowest never
+  // wins over an input; a tie of +0 and -0 keeps the same one). Four outputs
+  // at a time: independent chains of maxima.
+  constexpr int64_t kPixels = 4;
+  const int64_t size = g.OutSize();
+  int64_t oy = 0, ox = 0;  // Of output p0 + i below.
+  for (int64_t p0 = 0; p0 < size; p0 += kPixels) {
+    const int64_t count = std::min(kPixels, size - p0);
+    const LaneVector* window[kPixels];
+    for (int64_t i = 0; i < kPixels; ++i) {
+      window[i] = padded + oy * g.stride_h * cols + ox * g.stride_w;
+      if (p0 + i + 1 < size && ++ox == g.out_w) ox = 0, ++oy;
     }
-    const int64_t count = std::min(kDepthwiseLanes, size - p0);
-    LaneVector v[kDepthwiseLanes];  // Pixels past `count` repeat the last.
-    for (int64_t i = 0; i < kDepthwiseLanes; ++i) {
-      // As ClipKernel: "x < lower ? lower : x", then the same for upper.
-      const LaneVector x = out[std::min(p0 + i, size - 1)];
-      const LaneVector raised = x < low ? low : x;
-      v[i] = raised > high ? high : raised;
+    LaneVector best[kPixels];
+    for (int64_t i = 0; i < kPixels; ++i) best[i] = LaneVector{} + kLowest;
+    for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+      LaneVector column[kPixels];
+      for (int64_t i = 0; i < kPixels; ++i) column[i] = LaneVector{} + kLowest;
+      for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+        const int64_t tap = kh * g.dilation_h * cols + kw * g.dilation_w;
+        for (int64_t i = 0; i < kPixels; ++i) {
+          const LaneVector v = window[i][tap];
+          column[i] = v > column[i] ? v : column[i];
+        }
+      }
+      for (int64_t i = 0; i < kPixels; ++i) {
+        best[i] = column[i] > best[i] ? column[i] : best[i];
+      }
     }
-    Transpose16(v);
-    for (int64_t c = 0; c < lanes; ++c) StorePart(v[c], count, outs[c] + p0);
+    std::copy(best, best + count, out + p0);
   }
+  const float inf = std::numeric_limits<float>::infinity();
+  LanesIntoPlanes(out, size, -inf, inf, lanes, outs);
 }
 
 // out[i] = the largest of lowest and from[t][i] for t < count, i < n, the

@@ -137,6 +137,26 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
                       float upper, int64_t lanes, float* const* outs,
                       std::vector<float>& scratch);
 
+// MaxPoolPlane2D for `lanes` <= kDepthwiseLanes planes at once, one plane
+// per lane of a vector, as DepthwiseLanes2D: planes[c] is the input plane of
+// output plane outs[c]. A stride costs nothing there (each output is a few
+// whole-vector maxima), where the planes' own rows need a split per row. The
+// same maxima, taken in the same order, as MaxPoolPlane2D.
+void MaxPoolLanes2D(const Conv2DGeometry& g, const float* const* planes,
+                    int64_t lanes, float* const* outs,
+                    std::vector<float>& scratch);
+
+// Whether MaxPool's float planes run in lanes (MaxPoolLanes2D): planes
+// whose windows reach past their edges (MaxPoolNeedsBorder) and whose
+// output rows are narrower than kMaxPoolFlatBelow, where the whole-plane
+// passes would first copy each plane inside a border. One core of an AMD
+// EPYC (Zen 4), 3 x 3 / 2, µs, plane by plane against lanes: 256 planes of
+// 14 x 14 with a pad of 1 38.5 / 19.9, 64 of 56 x 56 with a pad of 1
+// 89 / 77; without a border, lanes lost (256 of 27 x 27: 68 / 73, 128 of
+// 55 x 55: 125 / 145), as it did over wider rows (64 of 112 x 112: 235 /
+// 316): the transposes in and out cost more than they save there.
+bool MaxPoolRunsInLanes(const Conv2DGeometry& g);
+
 // Whether DepthwiseLanes2D computes a layer's planes: decided by the output
 // plane's size alone (measured in docs/BENCHMARKS.md).
 bool DepthwiseRunsInLanes(const Conv2DGeometry& g);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <ostream>
@@ -131,6 +132,59 @@ TEST(ConvProductsRunTransposedTest, KeepsSmallPlanesAndChannelCountsThatPad) {
   EXPECT_FALSE(ConvProductsRunTransposed(256, 2304, 14 * 14));
   EXPECT_FALSE(ConvProductsRunTransposed(96, 576, 14 * 14));
   EXPECT_FALSE(ConvProductsRunTransposed(64, 576, 56 * 56));
+}
+
+// MaxPoolLanes2D against MaxPoolPlane2D, plane by plane, bit for bit (the
+// same maxima taken in the same order), with every lane used and with a
+// partial block, over strides, dilation, pads, ceil mode's last windows and
+// planes of fewer than 16 pixels; planes past `lanes` are not written.
+TEST(MaxPoolLanesTest, AgreesWithMaxPoolPlane2D) {
+  struct LanesCase {
+    Conv2DGeometry geo;
+    int64_t lanes;
+  };
+  // ceil mode: 27 -> 13 with windows inside; 8 -> 4 with the last window
+  // one column past the end (out 4 needs 9 columns).
+  const Conv2DGeometry ceil_past_end{8, 8, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0};
+  for (const LanesCase& c :
+       {LanesCase{Square(27, 3, 2, 1, 0), 16},
+        LanesCase{Square(14, 3, 2, 1, 1), 9},
+        LanesCase{Square(13, 5, 1, 2, 4), 16}, LanesCase{ceil_past_end, 16},
+        LanesCase{Square(3, 2, 1, 1, 0), 5}}) {
+    const Conv2DGeometry& g = c.geo;
+    SCOPED_TRACE("in " + std::to_string(g.in_h) + " kernel " +
+                 std::to_string(g.kernel_h) + " stride " +
+                 std::to_string(g.stride_h) + " lanes " +
+                 std::to_string(c.lanes));
+    const Tensor x = test::SeededFloats({kDepthwiseLanes * g.InSize()}, 5);
+    std::vector<float> want(kDepthwiseLanes * g.OutSize());
+    std::vector<float> line;
+    for (int64_t p = 0; p < kDepthwiseLanes; ++p) {
+      MaxPoolPlane2D<float>(g, x.data<float>() + p * g.InSize(),
+                            want.data() + p * g.OutSize(), line);
+    }
+    std::vector<float> got(kDepthwiseLanes * g.OutSize(), std::nanf(""));
+    const float* planes[kDepthwiseLanes];
+    float* outs[kDepthwiseLanes];
+    for (int64_t p = 0; p < kDepthwiseLanes; ++p) {
+      planes[p] = x.data<float>() + p * g.InSize();
+      outs[p] = got.data() + p * g.OutSize();
+    }
+    std::vector<float> scratch;
+    MaxPoolLanes2D(g, planes, c.lanes, outs, scratch);
+    for (int64_t p = 0; p < kDepthwiseLanes; ++p) {
+      for (int64_t i = 0; i < g.OutSize(); ++i) {
+        const float v = got[p * g.OutSize() + i];
+        if (p < c.lanes) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(v),
+                    std::bit_cast<uint32_t>(want[p * g.OutSize() + i]))
+              << "plane " << p << " output " << i;
+        } else {
+          ASSERT_TRUE(std::isnan(v)) << "plane " << p << " was written";
+        }
+      }
+    }
+  }
 }
 
 // DepthwiseLanes2D against DepthwisePlane2D (checked against a direct

@@ -1076,6 +1076,30 @@ class PoolKernel : public OpKernel {
   }
 
  private:
+  // MaxPoolLanes2D over blocks of kDepthwiseLanes consecutive planes (of
+  // any images: planes are independent).
+  static void RunMaxPoolLanes(KernelContext& ctx, const Conv2DGeometry& geo,
+                              const float* px, float* py, int64_t planes) {
+    const int64_t blocks = CeilDiv(planes, kDepthwiseLanes);
+    ctx.ParallelFor(
+        blocks,
+        static_cast<double>(geo.OutSize() * geo.Taps() + 4 * geo.InSize()),
+        [&](int64_t begin, int64_t end) {
+          thread_local std::vector<float> scratch;  // Kept between calls.
+          const float* ins[kDepthwiseLanes];
+          float* outs[kDepthwiseLanes];
+          for (int64_t block = begin; block < end; ++block) {
+            const int64_t first = block * kDepthwiseLanes;
+            const int64_t lanes = std::min(kDepthwiseLanes, planes - first);
+            for (int64_t c = 0; c < lanes; ++c) {
+              ins[c] = px + (first + c) * geo.InSize();
+              outs[c] = py + (first + c) * geo.OutSize();
+            }
+            MaxPoolLanes2D(geo, ins, lanes, outs, scratch);
+          }
+        });
+  }
+
   template <class T>
   void Run(KernelContext& ctx, const Tensor& x, Tensor* y, Tensor* indices,
            const Window& win, int64_t planes) const {
@@ -1088,6 +1112,12 @@ class PoolKernel : public OpKernel {
       if (win.rank == 2 && indices == nullptr &&
           win.kernel[0] <= kMaxPoolTaps && win.kernel[1] <= kMaxPoolTaps) {
         const Conv2DGeometry geo = Geometry2D(win);
+        if constexpr (std::is_same_v<T, float>) {
+          if (MaxPoolRunsInLanes(geo)) {
+            RunMaxPoolLanes(ctx, geo, px, py, planes);
+            return;
+          }
+        }
         ctx.ParallelFor(planes,
                         static_cast<double>(out_size * win.KernelSize()),
                         [&](int64_t begin, int64_t end) {
