@@ -236,11 +236,8 @@ void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,
 }
 
 bool MaxPoolNeedsBorder(const Conv2DGeometry& g) {
-  const int64_t rows =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t cols =
-      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  return g.pad_top > 0 || g.pad_left > 0 || rows > g.in_h || cols > g.in_w;
+  return g.pad_top > 0 || g.pad_left > 0 || g.SpanRows() > g.in_h ||
+         g.SpanCols() > g.in_w;
 }
 
 bool MaxPoolRunsInLanes(const Conv2DGeometry& g) {
@@ -419,8 +416,7 @@ void DepthwisePlaneInLanes(const Conv2DGeometry& g, const T* x, const T* w,
   // layers on a Zen 4, where the stride-1 ones reached 20).
   const int64_t s = g.stride_w;
   const int64_t width = (g.out_w + kLanes - 1) / kLanes * kLanes;
-  const int64_t rows =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t rows = g.SpanRows();
   const int64_t phase_len = width + (g.kernel_w - 1) * g.dilation_w / s;
   const int64_t row_len = s * phase_len;
   constexpr int64_t kInlineTaps = 16;
@@ -712,10 +708,8 @@ void DepthwiseLanes2D(const Conv2DGeometry& g, const float* const* planes,
   // The padded input rows and columns the outputs read, then the outputs,
   // each pixel one vector of lanes; then the weights and the bias. Lanes
   // past `lanes` stay zero and are never stored.
-  const int64_t rows =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t cols =
-      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t rows = g.SpanRows();
+  const int64_t cols = g.SpanCols();
   LaneVector* padded =
       LaneBuffer(scratch, rows * cols + g.OutSize() + g.Taps() + 1);
   LaneVector* out = padded + rows * cols;
@@ -754,10 +748,8 @@ void MaxPoolLanes2D(const Conv2DGeometry& g, const float* const* planes,
                     std::vector<float>& scratch) {
   if (g.out_h <= 0 || g.out_w <= 0) return;
   constexpr float kLowest = std::numeric_limits<float>::lowest();
-  const int64_t rows =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t cols =
-      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t rows = g.SpanRows();
+  const int64_t cols = g.SpanCols();
   LaneVector* padded = LaneBuffer(scratch, rows * cols + g.OutSize());
   LaneVector* out = padded + rows * cols;
   PlanesIntoLanes(g, planes, lanes, LaneVector{} + kLowest, rows, cols, padded);
@@ -855,10 +847,8 @@ void MaxPoolFlatPlane2D(const Conv2DGeometry& g, const T* x, T* y,
                         std::vector<T>& scratch) {
   constexpr T kLowest = std::numeric_limits<T>::lowest();
   // The padded rows and columns some window reads.
-  const int64_t rows =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t cols =
-      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  const int64_t rows = g.SpanRows();
+  const int64_t cols = g.SpanCols();
   const bool border = MaxPoolNeedsBorder(g);
   const int64_t pitch = border ? cols : g.in_w;
   // The window tops' rows, flat, and their entries that start a window.

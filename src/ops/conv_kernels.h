@@ -31,6 +31,14 @@ struct Conv2DGeometry {
   bool operator==(const Conv2DGeometry&) const = default;
 
   int64_t Taps() const { return kernel_h * kernel_w; }
+  // The padded rows and columns some output's window reads (from the pad's
+  // first on).
+  int64_t SpanRows() const {
+    return (out_h - 1) * stride_h + (kernel_h - 1) * dilation_h + 1;
+  }
+  int64_t SpanCols() const {
+    return (out_w - 1) * stride_w + (kernel_w - 1) * dilation_w + 1;
+  }
   int64_t InSize() const { return in_h * in_w; }
   int64_t OutSize() const { return out_h * out_w; }
   // A 1x1 window over every pixel: the input planes are already the columns.

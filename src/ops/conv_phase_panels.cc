@@ -74,9 +74,10 @@ void GatherFixedWidth(const Conv2DGeometry& g, const PhasePlanes& p,
     for (int64_t q = 0; q < panel_count; ++q) {
       const int64_t live = std::min(kWidth, pixels - q * kWidth);
       const int64_t count = PiecesOf(g, p, p0 + q * kWidth, live, pieces);
-      float filled[kWidth] = {};
-      std::fill(filled, filled + live, source.fill);
       auto fill_rest = [&] {
+        if (rows == block_rows) return;
+        float filled[kWidth] = {};
+        std::fill(filled, filled + live, source.fill);
         for (int64_t d = rows; d < block_rows; ++d, dst += kWidth) {
           std::memcpy(dst, filled, sizeof(filled));
         }
@@ -131,16 +132,11 @@ bool PhaseIsRead(int64_t phase, int64_t stride, int64_t kernel,
 }  // namespace
 
 PhasePlanes PhasePlanes::Of(const Conv2DGeometry& g) {
-  // The padded rows and columns that some output pixel's window reads.
-  const int64_t span_h =
-      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t span_w =
-      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
   PhasePlanes p;
   p.stride_h = g.stride_h;
   p.stride_w = g.stride_w;
-  p.rows = CeilDiv(span_h, g.stride_h);
-  p.cols = CeilDiv(span_w, g.stride_w);
+  p.rows = CeilDiv(g.SpanRows(), g.stride_h);
+  p.cols = CeilDiv(g.SpanCols(), g.stride_w);
   return p;
 }
 

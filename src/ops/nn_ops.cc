@@ -200,10 +200,13 @@ class ConvKernel : public OpKernel {
       return;
     }
     transposed_ = ConvProductsRunTransposed(mg, depth, out_pixels);
+    // The other orientation gathers the micro-kernel's nr-wide pixel panels
+    // with vector rows of at most kMaxPhasePanelWidth (every x86 kernel BLIS
+    // has); a wider one would leave W to the unpacked products.
+    if (!transposed_ && FloatMicroKernel().nr > kMaxPhasePanelWidth) return;
     const bool fold_bias = !transposed_ && bias != nullptr &&
                            bias->dtype() == DataType::kFloat32 &&
-                           bias->NumElements() == w->shape().dim(0) &&
-                           FloatMicroKernel().nr <= kMaxPhasePanelWidth;
+                           bias->NumElements() == w->shape().dim(0);
     std::vector<float> with_bias(fold_bias ? mg * (depth + 1) : 0);
     for (int64_t group = 0; group < group_; ++group) {
       const float* w_group = w->data<float>() + group * mg * depth;
@@ -321,24 +324,20 @@ class ConvKernel : public OpKernel {
       RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg, epilogue);
     } else {
       // W packed at construction (float32 only), in the orientation chosen
-      // there: transposed products, or the left operand of RunProduct2D's.
-      const std::vector<PackedOperand>* packed_w = nullptr;
+      // there: transposed products, or the left operand of the phase panels'.
       if constexpr (std::is_same_v<T, float>) {
-        packed_w = PackedWeightsFor(w);
-        if (packed_w != nullptr && transposed_) {
-          RunTransposed2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
-                          mg, epilogue);
-          return;
-        }
-        if (packed_w != nullptr &&
-            FloatMicroKernel().nr <= kMaxPhasePanelWidth) {
-          RunPhasePanels2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
-                           mg, epilogue);
+        if (const std::vector<PackedOperand>* packed_w = PackedWeightsFor(w)) {
+          if (transposed_) {
+            RunTransposed2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
+                            mg, epilogue);
+          } else {
+            RunPhasePanels2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,
+                             mg, epilogue);
+          }
           return;
         }
       }
-      RunProduct2D<T>(ctx, x, w, packed_w, bias, y, Geometry2D(win), n, cg, mg,
-                      epilogue);
+      RunProduct2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, cg, mg, epilogue);
     }
   }
 
@@ -443,11 +442,9 @@ class ConvKernel : public OpKernel {
   // where cols gathers the tile's receptive fields (Im2Col2D) or, for a 1x1
   // window over every pixel, is the input itself. The tiles' shapes depend
   // on the sizes only: every output element is one product over the whole
-  // depth, whatever the thread count. packed_w: W's groups packed as left
-  // operands, or null to read W as it is.
+  // depth, whatever the thread count. W is read as it is (not packed).
   template <class T>
   void RunProduct2D(KernelContext& ctx, const Tensor& x, const Tensor& w,
-                    const std::vector<PackedOperand>* packed_w,
                     const Tensor* bias, Tensor* y, const Conv2DGeometry& geo,
                     int64_t n, int64_t cg, int64_t mg,
                     const Epilogue& epilogue) const {
@@ -464,11 +461,7 @@ class ConvKernel : public OpKernel {
       channel_blocks =
           std::min((mg + 15) / 16, (kConvMinJobs + base_jobs - 1) / base_jobs);
     }
-    int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
-    if (packed_w != nullptr) {  // Blocks start on the packed panels.
-      const int64_t mr = FloatMicroKernel().mr;
-      channel_tile = (channel_tile + mr - 1) / mr * mr;
-    }
+    const int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
     channel_blocks = (mg + channel_tile - 1) / channel_tile;
     const T* px = x.data<T>();
     const T* pw = w.data<T>();
@@ -476,19 +469,10 @@ class ConvKernel : public OpKernel {
     T* py = y->data<T>();
     // When output channels are split, every block of a pixel tile needs the
     // same columns: gather them once, into one buffer per (image, group,
-    // pixel tile), before the products; with packed weights, pack them once
-    // for the micro-kernel too, straight from X for a 1x1 window over every
-    // pixel (packing X per block instead cost MobileNet's 7 x 7 layers a
-    // third of their time). Small by construction (fewer than kConvMinJobs
-    // tiles).
-    const bool split = channel_blocks > 1;
-    bool pack_shared = false;
-    if constexpr (std::is_same_v<T, float>) {
-      pack_shared = split && packed_w != nullptr;
-    }
-    const bool shared_columns = split && !pointwise;
+    // pixel tile), before the products. Small by construction (fewer than
+    // kConvMinJobs tiles).
+    const bool shared_columns = channel_blocks > 1 && !pointwise;
     std::vector<T> gathered(shared_columns ? base_jobs * depth * kConvTile : 0);
-    std::vector<PackedOperand> packed_columns(pack_shared ? base_jobs : 0);
     auto gather = [&](int64_t ng, int64_t tile, T* cols) {
       const int64_t p0 = tile * kConvTile;
       const int64_t pixels = std::min(kConvTile, out_size - p0);
@@ -496,24 +480,11 @@ class ConvKernel : public OpKernel {
       return pixels;
     };
     const double gather_cost = 0.5 * static_cast<double>(depth * kConvTile);
-    if (shared_columns || pack_shared) {
+    if (shared_columns) {
       ctx.ParallelFor(base_jobs, gather_cost, [&](int64_t begin, int64_t end) {
         for (int64_t job = begin; job < end; ++job) {
-          const int64_t ng = job / pixel_tiles, tile = job % pixel_tiles;
-          const int64_t p0 = tile * kConvTile;
-          const int64_t pixels = std::min(kConvTile, out_size - p0);
-          GemmOperand<T> columns{px + ng * cg * in_size + p0, in_size};
-          if (shared_columns) {
-            T* cols = gathered.data() + job * depth * kConvTile;
-            gather(ng, tile, cols);
-            columns = {cols, pixels};
-          }
-          if constexpr (std::is_same_v<T, float>) {
-            if (pack_shared) {
-              packed_columns[job] = PackedOperand::Pack(
-                  PackedOperand::Side::kRight, columns, depth, pixels);
-            }
-          }
+          gather(job / pixel_tiles, job % pixel_tiles,
+                 gathered.data() + job * depth * kConvTile);
         }
       });
     }
@@ -544,18 +515,6 @@ class ConvKernel : public OpKernel {
         const int64_t oc0 = group * mg + ch0;
         T* out = py + ((ng - group) * mg + oc0) * out_size + p0;
         if (pb != nullptr) FillBias(pb + oc0, channels, pixels, out_size, out);
-        if constexpr (std::is_same_v<T, float>) {
-          if (packed_w != nullptr) {
-            PackedGemmTile(channels, pixels, depth,
-                           GemmInput::Packed((*packed_w)[group], ch0),
-                           packed_columns.empty()
-                               ? GemmInput::Plain(columns)
-                               : GemmInput::Packed(packed_columns[chunk], 0),
-                           {out, out_size}, /*accumulate=*/pb != nullptr);
-            epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
-            continue;
-          }
-        }
         GemmTile<T>(channels, pixels, depth, {pw + oc0 * depth, depth}, columns,
                     out, out_size, /*accumulate=*/pb != nullptr);
         epilogue.Finish<T>(y, out - py, channels, pixels, out_size);
