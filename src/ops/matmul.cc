@@ -130,6 +130,12 @@ bool UsesPackedWeight(const MatMulDims& d) {
   return d.m >= 4 * FloatMicroKernel().mr;
 }
 
+// Products of at most this many of BLIS's mc-row blocks (4 x 144 rows on
+// Zen 4) share one packing of A (RunOverSharedRows): a depth block of those
+// panels then still fits in a core's L2 beside B's panels. Larger products
+// keep row tiles. Decided by the shapes and the CPU alone.
+constexpr int64_t kMaxSharedRowBlocks = 4;
+
 // C[r0:r0+rows, c0:c0+cols] = op(A)[r0:r0+rows, :] * op(B)[:, c0:c0+cols]
 // for one matrix of a batch (a, b, c point at that matrix); packed_b, when
 // given, is op(B) already packed.
@@ -165,6 +171,85 @@ struct Epilogue {
   ActivationSpec activation;
 };
 
+template <class T>
+bool IsIdentity(const Epilogue<T>& e) {
+  return e.alpha == T(1) && e.bias == nullptr &&
+         e.activation.kind == FusedActivation::kNone;
+}
+
+// Applies the epilogue to rows [r0, r0 + rows) x columns [c0, c0 + cols)
+// of the m x n matrix c (row stride n).
+template <class T>
+void FinishTile(const Epilogue<T>& epilogue, T* c, int64_t n, int64_t r0,
+                int64_t rows, int64_t c0, int64_t cols) {
+  if (IsIdentity(epilogue)) return;
+  for (int64_t i = r0; i < r0 + rows; ++i) {
+    int64_t bias_off = 0, unused = 0;
+    if (epilogue.bias_index) {
+      epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
+    }
+    const T* bias =
+        epilogue.bias ? epilogue.bias->template data<T>() + bias_off : nullptr;
+    const int64_t bias_stride =
+        epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
+    T* row = c + i * n;
+    for (int64_t j = c0; j < c0 + cols; ++j) {
+      T& v = row[j];
+      v *= epilogue.alpha;
+      if (bias) v += epilogue.beta * bias[j * bias_stride];
+    }
+    ApplyActivation(epilogue.activation, row + c0, cols);
+  }
+}
+
+// A product whose B was packed at construction and whose A has few rows
+// (two towers' 64 x 512 x 512, an encoder's 128 x 256 x 1024): op(A) is
+// packed once, its row panels split over the pool, into this thread's kept
+// buffer, and C is cut into column tiles that each read those panels and
+// their own columns of B. Against row tiles, every panel of B is read once
+// per product rather than once per row tile, and no rows are lost to
+// partial mr-row panels at tile edges (two 32-row tiles of a 64-row product
+// ran 12 panels of 6 rows where 11 cover it): 64 x 512 x 512, one core of an
+// AMD EPYC Zen 4, docs/kernels.md. The bits are those of the row tiles:
+// every element is summed over the same depth blocks by the same
+// micro-kernel, whatever the tile that holds it.
+void RunOverSharedRows(KernelContext& ctx, const GemmOperand<float>& a,
+                       int64_t rows, const MatMulDims& d,
+                       const PackedOperand& b, float* c,
+                       const Epilogue<float>& epilogue) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  const int64_t row_panels = (rows + shape.mr - 1) / shape.mr;
+  // Kept between calls, so that a steady Run allocates nothing. Only this
+  // thread names it: a lambda run by a helper would name the helper's.
+  thread_local PanelBuffer kept;
+  float* const panels = kept.Get(PanelView::Floats(rows, d.k, shape.mr));
+  // About 0.3 ns per packed float (a strided gather).
+  ctx.ParallelFor(row_panels, 0.3 * static_cast<double>(shape.mr * d.k),
+                  [&](int64_t begin, int64_t end) {
+                    PackOuterRange(PackedOperand::Side::kLeft, a, rows, d.k,
+                                   begin * shape.mr, end * shape.mr, panels);
+                  });
+  const PanelView view{panels, row_panels * shape.mr, d.k, shape.mr};
+  // Column tiles of whole nr panels, about eight per product so that two
+  // or four threads share them evenly; their width changes no bits.
+  const int64_t col_panels = (d.n + shape.nr - 1) / shape.nr;
+  const int64_t tile_cols = (col_panels + 7) / 8 * shape.nr;
+  const int64_t tiles = (d.n + tile_cols - 1) / tile_cols;
+  const double tile_cost = 0.02 * static_cast<double>(rows) *
+                           static_cast<double>(tile_cols) *
+                           static_cast<double>(d.k);
+  ctx.ParallelFor(tiles, tile_cost, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t c0 = t * tile_cols;
+      const int64_t cols = std::min(tile_cols, d.n - c0);
+      PackedGemmTile(rows, cols, d.k, GemmInput::Panels(view, 0),
+                     GemmInput::Packed(b, c0), {c + c0, d.n},
+                     /*accumulate=*/false);
+      FinishTile(epilogue, c, d.n, 0, rows, c0, cols);
+    }
+  });
+}
+
 // Runs a (batched) product into `c`, whose shape is batch + [m, n].
 // `weight` is B packed at construction, if it was.
 template <class T>
@@ -173,6 +258,20 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
                 const Epilogue<T>& epilogue, const PackedWeight& weight) {
   if (d.m == 0 || d.n == 0) return;
   const PackedOperand* packed_b = UsesPackedWeight(d) ? weight.For(b) : nullptr;
+  const int64_t batches = batch.NumElements();
+  if constexpr (std::is_same_v<T, float>) {
+    // A packed B is 2-D: a batched A without a transpose is then one
+    // product of batches * m rows (the epilogue's bias is per (m, n) matrix,
+    // so only a plain product merges them).
+    const bool merge = batches == 1 || (!ta && IsIdentity(epilogue));
+    const int64_t rows = merge ? batches * d.m : 0;
+    if (packed_b != nullptr && merge &&
+        rows <= kMaxSharedRowBlocks * FloatMicroKernel().mc) {
+      RunOverSharedRows(ctx, {a.data<float>(), ta ? d.m : d.k, ta}, rows, d,
+                        *packed_b, c->data<float>(), epilogue);
+      return;
+    }
+  }
   const int batch_rank = batch.rank();
   // Per batch dimension, the stride of A's and B's matrices (0: broadcast).
   auto batch_strides = [&](const Shape& s) {
@@ -188,7 +287,6 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
   };
   const std::vector<int64_t> a_strides = batch_strides(a.shape());
   const std::vector<int64_t> b_strides = batch_strides(b.shape());
-  const int64_t batches = batch.NumElements();
   const TileShape tile = ChooseTiles(d);
   const int64_t row_tiles = (d.m + tile.rows - 1) / tile.rows;
   const int64_t col_tiles = (d.n + tile.cols - 1) / tile.cols;
@@ -215,27 +313,7 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
       // With k = 0 the tile is zeros, which GemmTile writes too.
       MultiplyTile(a.data<T>() + a_off, b.data<T>() + b_off, c_matrix, d, ta,
                    tb, r0, rows, c0, cols, packed_b);
-      if (epilogue.alpha == T(1) && epilogue.bias == nullptr &&
-          epilogue.activation.kind == FusedActivation::kNone) {
-        continue;
-      }
-      for (int64_t i = r0; i < r0 + rows; ++i) {
-        int64_t bias_off = 0, unused = 0;
-        if (epilogue.bias_index) {
-          epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
-        }
-        const T* bias = epilogue.bias
-                            ? epilogue.bias->template data<T>() + bias_off
-                            : nullptr;
-        const int64_t bias_stride =
-            epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
-        for (int64_t j = c0; j < c0 + cols; ++j) {
-          T& v = c_matrix[i * d.n + j];
-          v *= epilogue.alpha;
-          if (bias) v += epilogue.beta * bias[j * bias_stride];
-        }
-        ApplyActivation(epilogue.activation, c_matrix + i * d.n + c0, cols);
-      }
+      FinishTile(epilogue, c_matrix, d.n, r0, rows, c0, cols);
     }
   });
 }

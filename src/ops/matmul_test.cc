@@ -124,5 +124,96 @@ TEST(PackedWeightTest, ProductsWithAConstantBUseTheBGiven) {
   }
 }
 
+// Products with a constant B and few rows share one packing of A across
+// column tiles (RunOverSharedRows); larger ones keep row tiles. Both agree
+// with a session that feeds B, give the same bits at every thread setting,
+// and keep Gemm's transA, alpha, beta, bias and FusedGemm's activation, and
+// a batched MatMul's rows.
+TEST(PackedWeightTest, SharedRowsAndRowTilesMatchAFedWeight) {
+  struct Case {
+    const char* name;
+    std::string op;
+    Shape a_shape;
+    int64_t k, n;
+    AttrMap attrs;
+    bool bias;
+  };
+  const AttrMap gelu = {{"activation", AttrValue(std::string("Gelu"))},
+                        {"alpha", AttrValue(0.5)},
+                        {"beta", AttrValue(2.0)}};
+  const std::vector<Case> cases = {
+      {"FusedGemm Gelu with bias, 64 rows",
+       "FusedGemm",
+       {64, 200},
+       200,
+       300,
+       gelu,
+       true},
+      {"Gemm transA with bias, 50 rows",
+       "Gemm",
+       {90, 50},
+       90,
+       41,
+       {{"transA", AttrValue(int64_t{1})}, {"beta", AttrValue(0.25)}},
+       true},
+      {"batched MatMul, 3 x 40 rows",
+       "MatMul",
+       {3, 40, 70},
+       70,
+       130,
+       {},
+       false},
+      {"FusedGemm beyond the shared rows, 700 rows",
+       "FusedGemm",
+       {700, 64},
+       64,
+       100,
+       gelu,
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Tensor a = test::SeededFloats(c.a_shape, 31);
+    const Tensor b = test::SeededFloats({c.k, c.n}, 32);
+    const Tensor bias = test::SeededFloats({c.n}, 33);
+    auto make_graph = [&](bool constant_b) {
+      Graph g;
+      g.Placeholder("a", DataType::kFloat32, PartialShape(c.a_shape.dims()));
+      if (constant_b) {
+        g.Const("b", b);
+      } else {
+        g.Placeholder("b", DataType::kFloat32, PartialShape({c.k, c.n}));
+      }
+      std::vector<std::string> inputs = {"a", "b"};
+      if (c.bias) {
+        g.Const("bias", bias);
+        inputs.push_back("bias");
+      }
+      test::MustAdd(g, {"y", c.op, inputs, c.attrs, ""});
+      return g;
+    };
+    auto plain =
+        test::MustCreate(make_graph(false), test::PerSessionOptions(1, 1));
+    ASSERT_NE(plain, nullptr);
+    const Tensor want = test::MustRun(*plain, {"y"}, {{"a", a}, {"b", b}})[0];
+    Tensor first;
+    for (const auto& [inter, intra] :
+         std::vector<std::pair<int, int>>{{1, 1}, {2, 2}, {1, 3}, {-1, 4}}) {
+      auto session = test::MustCreate(make_graph(true),
+                                      test::PerSessionOptions(inter, intra));
+      ASSERT_NE(session, nullptr);
+      const Tensor got = test::MustRun(*session, {"y"}, {{"a", a}})[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      EXPECT_LT(test::MaxAbsDifference(got, want), 1e-3);
+      if (!first.IsInitialized()) {
+        first = got;
+      } else {
+        EXPECT_TRUE(got.BitwiseEqual(first))
+            << "inter=" << inter << " intra=" << intra;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft

@@ -117,6 +117,26 @@ const float* PanelView::Panels(int64_t p0, int64_t o0) const {
   return data + p0 * padded_outer + o0 * kc;
 }
 
+void PackOuterRange(PackedOperand::Side side, const GemmOperand<float>& x,
+                    int64_t rows, int64_t cols, int64_t begin, int64_t end,
+                    float* dst) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  const bool left = side == PackedOperand::Side::kLeft;
+  const int64_t outer = left ? rows : cols;
+  const int64_t depth = left ? cols : rows;
+  const int64_t width = left ? shape.mr : shape.nr;
+  WEFT_CHECK(begin % width == 0, "packing starts on a panel boundary");
+  end = std::min(end, outer);
+  if (begin >= end) return;
+  const int64_t padded_outer = RoundUp(outer, width);
+  const Strided strided = StridesOf(side, x);
+  for (int64_t p0 = 0; p0 < depth; p0 += shape.kc) {
+    const int64_t kc = std::min(shape.kc, depth - p0);
+    PackPanels(strided, begin, end - begin, p0, kc, width,
+               dst + p0 * padded_outer + begin * kc);
+  }
+}
+
 PackedOperand PackedOperand::Pack(Side side, const GemmOperand<float>& x,
                                   int64_t rows, int64_t cols) {
   const MicroKernelShape& shape = FloatMicroKernel();
@@ -128,12 +148,7 @@ PackedOperand PackedOperand::Pack(Side side, const GemmOperand<float>& x,
   out.outer_ = outer;
   float* data = out.storage_.Get(PanelView::Floats(outer, depth, width));
   out.view_ = {data, RoundUp(outer, width), depth, width};
-  const Strided strided = StridesOf(side, x);
-  for (int64_t p0 = 0; p0 < depth; p0 += shape.kc) {
-    const int64_t kc = std::min(shape.kc, depth - p0);
-    PackPanels(strided, 0, outer, p0, kc, width,
-               data + p0 * out.view_.padded_outer);
-  }
+  PackOuterRange(side, x, rows, cols, 0, outer, data);
   return out;
 }
 

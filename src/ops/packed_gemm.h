@@ -99,6 +99,16 @@ class PackedOperand {
   PanelBuffer storage_;
 };
 
+// Packs outer indices [begin, end) of op(x) (rows of op(A) for kLeft,
+// columns of op(B) for kRight; op(x) is rows x cols as for Pack) into `dst`,
+// laid out as Pack lays out the whole operand: PanelView{dst,
+// RoundUp(outer, width), depth, width} then reads them. `begin` is a
+// multiple of the panel width; the last panel is zero-padded. Threads may
+// pack disjoint ranges of one buffer at once.
+void PackOuterRange(PackedOperand::Side side, const GemmOperand<float>& x,
+                    int64_t rows, int64_t cols, int64_t begin, int64_t end,
+                    float* dst);
+
 // An operand of PackedGemmTile: packed panels from outer index `offset` on
 // (a multiple of their width), or a plain operand packed during the call.
 struct GemmInput {
