@@ -102,6 +102,14 @@ struct SessionOptions {
   // Passes to skip, by name (`weft info --passes`; ONNX Runtime's
   // disabled_optimizers). An unknown name is an error.
   std::vector<std::string> disabled_graph_passes;
+
+  // ONNX Runtime's enable_mem_pattern: each Run signature's first Run
+  // records the size of every intermediate tensor, and later Runs place
+  // those tensors in one arena per Run, laid out from the graph's order so
+  // that tensors whose lives cannot overlap share memory; a steady Run then
+  // takes none of them from the heap. A tensor larger than recorded (a
+  // larger feed) goes to the heap. False: every tensor from the heap.
+  bool enable_mem_pattern = true;
 };
 
 // Ends Runs from another thread: ONNX Runtime's RunOptions.terminate,
@@ -194,6 +202,15 @@ struct RunMetadata {
   // nodes produced, from allocation until their last reader has run; feeds
   // and constants are not counted). 0 otherwise.
   int64_t peak_bytes = 0;
+  // With TraceLevel::kFull: the tensors the Run's nodes allocated from the
+  // heap rather than the Run's arena (SessionOptions::enable_mem_pattern):
+  // how many, and their bytes. A steady Run with the memory pattern takes
+  // only its fetched outputs (which the caller keeps) from the heap. 0
+  // otherwise.
+  int64_t heap_tensors = 0;
+  int64_t heap_tensor_bytes = 0;
+  // The Run's arena, in bytes (0: none, e.g. the signature's first Run).
+  int64_t arena_bytes = 0;
   std::vector<NodeExecStats> node_stats;  // In order of start time.
 };
 

@@ -408,6 +408,11 @@ class Tensor {
     void* bytes = nullptr;   // The data: inside the block, or external.
     // External memory only: called when the last handle goes.
     std::function<void()>* release = nullptr;
+    // A buffer the runtime placed in a Run's arena: return_slot(arena,
+    // arena_slot) is called, from any thread, instead of freeing a block.
+    void (*return_slot)(void* arena, int slot) = nullptr;
+    void* arena = nullptr;
+    int arena_slot = -1;
     void* data() { return bytes; }
   };
   static constexpr size_t kHeaderBytes = 64;
@@ -427,6 +432,16 @@ class Tensor {
   // Replaces this tensor with a new buffer; on error it is unchanged. For
   // KernelContext, which allocates outputs in place.
   Status Allocate(DataType dtype, const Shape& shape, bool zero_fill);
+  // As Allocate, with the header at `header` (64-byte aligned, followed by
+  // the data) in `slot` of `arena`, which Free hands back through
+  // return_slot. For KernelContext: the caller has checked that the slot
+  // holds the data.
+  void AllocateIn(DataType dtype, const Shape& shape, bool zero_fill,
+                  void* header, void (*return_slot)(void* arena, int slot),
+                  void* arena, int slot);
+  // Data bytes Allocate takes for `shape` of `dtype` (rounded up to whole
+  // 64-byte lines), or -1 when it cannot be allocated.
+  static int64_t AllocatedBytes(DataType dtype, const Shape& shape);
   Status AllocateStrings(const Shape& shape);
   friend class KernelContext;
 

@@ -249,6 +249,7 @@ void BindSession(py::module_& m) {
       .def_readwrite("inter_op_spin_us", &SessionOptions::inter_op_spin_us)
       .def_readwrite("intra_op_spin_us", &SessionOptions::intra_op_spin_us)
       .def_readwrite("optimize_graph", &SessionOptions::optimize_graph)
+      .def_readwrite("enable_mem_pattern", &SessionOptions::enable_mem_pattern)
       .def_readwrite("disabled_graph_passes",
                      &SessionOptions::disabled_graph_passes)
       .def("add_inter_op_pool",
@@ -272,6 +273,9 @@ void BindSession(py::module_& m) {
       .def_readonly("run_start_ns", &RunMetadata::run_start_ns)
       .def_readonly("run_end_ns", &RunMetadata::run_end_ns)
       .def_readonly("peak_bytes", &RunMetadata::peak_bytes)
+      .def_readonly("heap_tensors", &RunMetadata::heap_tensors)
+      .def_readonly("heap_tensor_bytes", &RunMetadata::heap_tensor_bytes)
+      .def_readonly("arena_bytes", &RunMetadata::arena_bytes)
       .def("node_stats",
            [](const RunMetadata& md) {
              py::list out;

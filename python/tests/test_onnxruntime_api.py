@@ -114,6 +114,24 @@ def test_graph_optimization_level_and_disabled_optimizers(mlp_path):
         ort.InferenceSession(mlp_path, disabled_optimizers=["activation-fusoin"])
 
 
+def test_enable_mem_pattern_keeps_every_run_right(mlp_path):
+    # On (the default) the runs after the first place intermediates in an
+    # arena; off, every tensor comes from the heap. Held outputs of earlier
+    # runs keep their values while later runs go on.
+    inputs = [np.full((2, 4), v, dtype=np.float32) for v in (-1.0, 0.5, 2.0)]
+    held = {}
+    for pattern in (False, True):
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.enable_mem_pattern = pattern
+        assert options._to_core().enable_mem_pattern is pattern
+        sess = ort.InferenceSession(mlp_path, options)
+        held[pattern] = [sess.run(None, {"x": x})[0] for x in inputs * 2]
+    for on, off, x in zip(held[True], held[False], inputs * 2):
+        np.testing.assert_array_equal(on, off)
+        np.testing.assert_allclose(on, mlp_reference(x, mlp_path), rtol=1e-6)
+
+
 def test_sequences_and_optionals_are_lists_and_none(tmp_path):
     # As ONNX Runtime's Python API: a sequence is a list of arrays, in and
     # out; an optional is None or its value.

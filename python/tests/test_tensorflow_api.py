@@ -43,6 +43,14 @@ def test_run_metadata_and_chrome_trace():
     assert trace["traceEvents"]
     # Spin outputs (scalars the branches produce) are held at the peak.
     assert metadata.peak_bytes > 0
+    # The first run recorded the sizes; the next places the spins' outputs
+    # in its arena and takes only the fetched "join" from the heap.
+    assert metadata.arena_bytes == 0
+    steady = weft.RunMetadata()
+    sess.run("join", options=options, run_metadata=steady)
+    assert steady.arena_bytes > 0
+    assert steady.heap_tensors == 1
+    assert steady.heap_tensor_bytes > 0
 
 
 def test_a_deadline_is_a_timeout_error_and_the_session_stays_usable():

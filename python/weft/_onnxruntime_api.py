@@ -40,7 +40,9 @@ class SessionOptions:
     GraphOptimizationLevel. ``use_per_session_threads``: True (ONNX Runtime's default)
     gives the session its own pools; False shares the process-wide ones.
     ``memory_limit_bytes`` (weft's; 0 = none): a run whose tensors would pass
-    it raises MemoryError.
+    it raises MemoryError. ``enable_mem_pattern`` (True, as in ONNX Runtime):
+    later runs place intermediate tensors in an arena laid out from the first
+    run's sizes.
     """
 
     def __init__(self):
@@ -50,6 +52,7 @@ class SessionOptions:
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self.use_per_session_threads = True
         self.memory_limit_bytes = 0
+        self.enable_mem_pattern = True
 
     def _to_core(self):
         core = _weft._SessionOptions()
@@ -60,6 +63,7 @@ class SessionOptions:
             core.inter_op_parallelism_threads = int(self.inter_op_num_threads)
         core.use_per_session_threads = bool(self.use_per_session_threads)
         core.memory_limit_bytes = int(self.memory_limit_bytes)
+        core.enable_mem_pattern = bool(self.enable_mem_pattern)
         core.optimize_graph = (GraphOptimizationLevel(self.graph_optimization_level)
                                != GraphOptimizationLevel.ORT_DISABLE_ALL)
         return core

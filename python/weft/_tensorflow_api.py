@@ -71,8 +71,10 @@ class RunMetadata:
     nodes it waited for in the graph as run, after the graph passes),
     ``peak_bytes`` (with
     FULL_TRACE: the most bytes of tensors the run held at once, feeds and
-    constants not counted) and ``to_chrome_trace()`` (a trace for Perfetto
-    or chrome://tracing)."""
+    constants not counted), ``arena_bytes``, ``heap_tensors`` and
+    ``heap_tensor_bytes`` (with FULL_TRACE: the run's arena under the memory
+    pattern, and the tensors its nodes took from the heap instead) and
+    ``to_chrome_trace()`` (a trace for Perfetto or chrome://tracing)."""
 
     def __init__(self):
         self._core = _weft._RunMetadata()
@@ -86,6 +88,21 @@ class RunMetadata:
     def peak_bytes(self):
         """The most bytes of tensors a traced run held at once (0 untraced)."""
         return self._core.peak_bytes
+
+    @property
+    def arena_bytes(self):
+        """The traced run's arena in bytes (0: none, e.g. the first run)."""
+        return self._core.arena_bytes
+
+    @property
+    def heap_tensors(self):
+        """Tensors the traced run's nodes took from the heap, not its arena."""
+        return self._core.heap_tensors
+
+    @property
+    def heap_tensor_bytes(self):
+        """The bytes of those tensors."""
+        return self._core.heap_tensor_bytes
 
     def to_chrome_trace(self):
         """The run as Chrome trace JSON (a string)."""

@@ -265,12 +265,7 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
     return InvalidArgumentError("tensor of shape " + shape.ToString() + " " +
                                 DataTypeName(dtype) + " is too large");
   }
-  // Round up so that SIMD loops may read whole vectors at the end, and never
-  // ask for zero bytes.
-  const size_t bytes =
-      (static_cast<size_t>(n) * element + kTensorAlignment - 1) /
-          kTensorAlignment * kTensorAlignment +
-      (n == 0 ? kTensorAlignment : 0);
+  const size_t bytes = static_cast<size_t>(AllocatedBytes(dtype, shape));
   // Header and data in one block, the header 64-byte aligned (the data then
   // is too); the slack covers malloc's 16-byte alignment.
   const size_t block_bytes = bytes + kHeaderBytes + kTensorAlignment;
@@ -327,7 +322,53 @@ Status Tensor::AllocateStrings(const Shape& shape) {
   return Status::OK();
 }
 
+int64_t Tensor::AllocatedBytes(DataType dtype, const Shape& shape) {
+  if (!shape.IsValid() || IsContainerType(dtype) ||
+      dtype == DataType::kString) {
+    return -1;
+  }
+  const int64_t n = shape.NumElements();
+  const size_t element = DataTypeSize(dtype);
+  if (static_cast<uint64_t>(n) >
+      (std::numeric_limits<size_t>::max() - 4 * kTensorAlignment) / element) {
+    return -1;
+  }
+  // Round up so that SIMD loops may read whole vectors at the end, and never
+  // ask for zero bytes.
+  return static_cast<int64_t>(
+      (static_cast<size_t>(n) * element + kTensorAlignment - 1) /
+          kTensorAlignment * kTensorAlignment +
+      (n == 0 ? kTensorAlignment : 0));
+}
+
+void Tensor::AllocateIn(DataType dtype, const Shape& shape, bool zero_fill,
+                        void* header,
+                        void (*return_slot)(void* arena, int slot), void* arena,
+                        int slot) {
+  // MemoryPlan (src/runtime/memory_plan.h) reserves 64 bytes per header.
+  static_assert(kHeaderBytes == 64 && sizeof(Buffer) <= kHeaderBytes);
+  Buffer* buffer = new (header) Buffer;
+  buffer->return_slot = return_slot;
+  buffer->arena = arena;
+  buffer->arena_slot = slot;
+  buffer->bytes = reinterpret_cast<char*>(buffer) + kHeaderBytes;
+  Unref();
+  dtype_ = dtype;
+  shape_ = shape;
+  num_elements_ = shape.NumElements();
+  buffer_ = buffer;
+  if (zero_fill) std::memset(buffer->data(), 0, size_bytes());
+}
+
 void Tensor::Free(Buffer* buffer) {
+  if (buffer->return_slot != nullptr) {
+    auto* const return_slot = buffer->return_slot;
+    void* const arena = buffer->arena;
+    const int slot = buffer->arena_slot;
+    buffer->~Buffer();
+    return_slot(arena, slot);
+    return;
+  }
   if (buffer->release != nullptr) {
     std::unique_ptr<std::function<void()>> release(buffer->release);
     delete buffer;

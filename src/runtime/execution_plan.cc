@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "runtime/memory_plan.h"
+
 namespace weft::internal {
 namespace {
 
@@ -141,6 +143,21 @@ StatusOr<std::shared_ptr<const ExecutionPlan>> ExecutionPlan::Build(
     if (plan->value_uses[v] >= 2) plan->counted_values.push_back(v);
   }
   return std::shared_ptr<const ExecutionPlan>(std::move(plan));
+}
+
+std::shared_ptr<const MemoryPlan> ExecutionPlan::memory_plan(
+    bool* tried) const {
+  MutexLock lock(memory_mu_);
+  *tried = memory_tried_;
+  return memory_;
+}
+
+void ExecutionPlan::SetMemoryPlan(
+    std::shared_ptr<const MemoryPlan> plan) const {
+  MutexLock lock(memory_mu_);
+  if (memory_tried_) return;
+  memory_tried_ = true;
+  memory_ = std::move(plan);
 }
 
 }  // namespace weft::internal

@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "runtime/compiled_graph.h"
+#include "threading/mutex.h"
 
 namespace weft::internal {
+
+class MemoryPlan;
 
 struct ExecutionPlan {
   enum Role : char { kSkip = 0, kRun = 1, kFed = 2, kConstant = 3 };
@@ -42,6 +45,13 @@ struct ExecutionPlan {
   std::vector<int> counted_nodes;
   std::vector<int> counted_values;
 
+  // The MemoryPlan learned from this plan's first successful recording Run
+  // (runtime/memory_plan.h): null before, and after when no value needed
+  // one; `tried` tells the two apart. Any thread.
+  std::shared_ptr<const MemoryPlan> memory_plan(bool* tried) const;
+  // Keeps the first plan set; later ones are dropped.
+  void SetMemoryPlan(std::shared_ptr<const MemoryPlan> plan) const;
+
   // Only nodes needed for the fetches and targets run; a fed node does not
   // run, nor do nodes needed only by it. Errors name the fetch, feed or
   // placeholder at fault (an unfed placeholder that would run is one).
@@ -49,6 +59,11 @@ struct ExecutionPlan {
       const CompiledGraph& graph, const std::vector<std::string>& feed_names,
       const std::vector<std::string>& fetch_names,
       const std::vector<std::string>& target_names);
+
+ private:
+  mutable Mutex memory_mu_;
+  mutable bool memory_tried_ WEFT_GUARDED_BY(memory_mu_) = false;
+  mutable std::shared_ptr<const MemoryPlan> memory_ WEFT_GUARDED_BY(memory_mu_);
 };
 
 }  // namespace weft::internal

@@ -97,12 +97,26 @@ StatusOr<Tensor*> KernelContext::Allocate(int i, const Shape& shape,
   }
   const int64_t bytes = BytesOf(output_dtype(i), shape);
   WEFT_RETURN_IF_ERROR(Account(i, bytes));
+  // The Run's arena first (runtime/memory_plan.h): a planned slot that is
+  // free and large enough holds the tensor; otherwise the heap.
+  if (const int64_t data_bytes = Tensor::AllocatedBytes(output_dtype(i), shape);
+      data_bytes > 0) {
+    const int value = run_->node->first_value + i;
+    if (void* header = run_->run->PlaceValue(value, data_bytes)) {
+      run_->outputs[i].AllocateIn(output_dtype(i), shape, zero_fill, header,
+                                  &internal::MemoryArena::ReturnSlot,
+                                  run_->run->arena(),
+                                  run_->run->arena_slot(value));
+      return &run_->outputs[i];
+    }
+  }
   Status allocated =
       run_->outputs[i].Allocate(output_dtype(i), shape, zero_fill);
   if (!allocated.ok()) {
     if (bytes >= 0) run_->run->ReleaseBytes(bytes);
     return allocated;
   }
+  run_->run->CountHeapTensor(bytes);
   return &run_->outputs[i];
 }
 
@@ -117,6 +131,17 @@ Status KernelContext::SetOutput(int i, Tensor tensor) {
                          DataTypeName(tensor.dtype()));
   }
   WEFT_RETURN_IF_ERROR(Account(i, static_cast<int64_t>(tensor.size_bytes())));
+  if (run_->run->recording_memory() && tensor.raw_data() != nullptr) {
+    // An input's buffer passed on (a Reshape): the memory plan keeps that
+    // input's slot until this output's readers are done too.
+    for (int j = 0; j < num_inputs(); ++j) {
+      if (input(j).raw_data() == tensor.raw_data()) {
+        run_->run->ObserveAlias(run_->node->first_value + i,
+                                run_->node->input_values[j]);
+        break;
+      }
+    }
+  }
   run_->outputs[i] = std::move(tensor);
   return Status::OK();
 }

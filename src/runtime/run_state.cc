@@ -22,11 +22,17 @@ RunState::RunState(Config config)
   Initialize();
 }
 
+RunState::~RunState() {
+  if (arena_ != nullptr) arena_->Unhold();
+}
+
 void RunState::Reset(Config config) {
   config_ = std::move(config);
   outstanding_.store(0, std::memory_order_relaxed);
   live_bytes_.store(0, std::memory_order_relaxed);
   peak_bytes_.store(0, std::memory_order_relaxed);
+  heap_tensors_.store(0, std::memory_order_relaxed);
+  heap_tensor_bytes_.store(0, std::memory_order_relaxed);
   cancelled_.store(false, std::memory_order_relaxed);
   completion_.store(kRunning, std::memory_order_relaxed);
   sleep_announced_ = false;
@@ -69,7 +75,39 @@ void RunState::ResetCounters() {
   }
 }
 
+void RunState::PrepareMemory() {
+  std::shared_ptr<const MemoryPlan> memory;
+  bool tried = false;
+  if (config_.memory_pattern) memory = config_.plan->memory_plan(&tried);
+  if (arena_ != nullptr &&
+      (memory == nullptr || &arena_->plan() != memory.get())) {
+    arena_->Unhold();
+    arena_ = nullptr;
+  }
+  if (memory != nullptr && arena_ == nullptr) {
+    arena_ = MemoryArena::Create(std::move(memory));
+  }
+  // A plan without a MemoryPlan yet: this Run records the sizes.
+  const bool record = config_.memory_pattern && !tried;
+  if (record) {
+    observed_bytes_.assign(config_.graph->num_values(), 0);
+    observed_alias_.assign(config_.graph->num_values(), -1);
+  } else {
+    observed_bytes_.clear();
+    observed_alias_.clear();
+  }
+}
+
+void RunState::LearnMemoryPlan() {
+  if (observed_bytes_.empty()) return;
+  config_.plan->SetMemoryPlan(MemoryPlan::Build(
+      *config_.graph, *config_.plan, observed_bytes_, observed_alias_));
+  observed_bytes_.clear();
+  observed_alias_.clear();
+}
+
 void RunState::Initialize() {
+  PrepareMemory();
   const ExecutionPlan& plan = *config_.plan;
   for (int c : plan.constants) {
     const CompiledNode& node = config_.graph->node(c);

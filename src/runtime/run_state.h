@@ -15,6 +15,7 @@
 
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
+#include "runtime/memory_plan.h"
 #include "runtime/resources.h"
 #include "threading/mutex.h"
 #include "threading/task.h"
@@ -74,9 +75,14 @@ class RunState {
     // a kernel (runtime/subgraph_run.h) checks it between runs, and passes
     // it on to a nested Run in the calling thread, whose waiter is busy.
     std::optional<RunDeadline> deadline;
+    // SessionOptions::enable_mem_pattern: intermediate tensors go into an
+    // arena laid out by the plan's MemoryPlan (runtime/memory_plan.h); the
+    // plan's first Run records the sizes it is built from.
+    bool memory_pattern = false;
   };
 
   explicit RunState(Config config);
+  ~RunState();
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
 
@@ -122,10 +128,42 @@ class RunState {
     if (!counting_bytes()) return;
     live_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
   }
+  // A tensor of `bytes` allocated from the heap (counted as bytes are).
+  void CountHeapTensor(int64_t bytes) {
+    if (!counting_bytes()) return;
+    heap_tensors_.fetch_add(1, std::memory_order_relaxed);
+    heap_tensor_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  int64_t heap_tensors() const {
+    return heap_tensors_.load(std::memory_order_relaxed);
+  }
+  int64_t heap_tensor_bytes() const {
+    return heap_tensor_bytes_.load(std::memory_order_relaxed);
+  }
+  int64_t arena_bytes() const {
+    return arena_ != nullptr ? arena_->plan().total_bytes() : 0;
+  }
   // The most bytes ReserveBytes saw held at once (0 when not counting).
   int64_t peak_bytes() const {
     return peak_bytes_.load(std::memory_order_relaxed);
   }
+
+  // The memory pattern. Where output tensor `value` of `bytes` data bytes
+  // goes: a header address in this Run's arena, or null (the heap). In a
+  // recording Run, notes the size instead. Called by the value's producer.
+  void* PlaceValue(int value, int64_t bytes) {
+    if (arena_ != nullptr) return arena_->Take(value, bytes);
+    if (!observed_bytes_.empty()) observed_bytes_[value] = bytes;
+    return nullptr;
+  }
+  MemoryArena* arena() { return arena_; }
+  bool recording_memory() const { return !observed_bytes_.empty(); }
+  // In a recording Run: output `value` is input `of`'s buffer.
+  void ObserveAlias(int value, int of) { observed_alias_[value] = of; }
+  int arena_slot(int value) const { return arena_->plan().slot_of(value); }
+  // After a successful recording Run: builds the plan's MemoryPlan from the
+  // sizes seen, unless another Run did first.
+  void LearnMemoryPlan();
 
   const CompiledGraph& graph() const { return *config_.graph; }
   const ExecutionPlan& plan() const { return *config_.plan; }
@@ -203,8 +241,14 @@ class RunState {
 
  private:
   void Initialize();
+  void PrepareMemory();
 
   Config config_;
+  // This Run's arena (held), when its plan has a MemoryPlan; else, in a
+  // recording Run, each value's allocated bytes (indexed by value).
+  MemoryArena* arena_ = nullptr;
+  std::vector<int64_t> observed_bytes_;
+  std::vector<int> observed_alias_;  // Per value: the value it aliases, or -1.
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int32_t>[]> pending_;
   std::unique_ptr<std::atomic<int32_t>[]> uses_;
@@ -217,6 +261,8 @@ class RunState {
 
   std::atomic<int64_t> live_bytes_{0};  // Produced tensors held (accounting).
   std::atomic<int64_t> peak_bytes_{0};
+  std::atomic<int64_t> heap_tensors_{0};
+  std::atomic<int64_t> heap_tensor_bytes_{0};
   std::atomic<bool> cancelled_{false};
   // Completion handshake. The waiter spins on it; before sleeping it moves
   // kRunning -> kSleeping. Complete() exchanges in kDone and, only if it saw

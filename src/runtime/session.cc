@@ -437,15 +437,23 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
   config.memory_limit_bytes = options_.memory_limit_bytes;
   config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
   config.inline_node_cost_ns = options_.inline_node_cost_ns;
+  config.memory_pattern = options_.enable_mem_pattern;
   return config;
 }
 
 std::unique_ptr<RunState> SessionImpl::AcquireRunState(
     RunState::Config config) {
   std::unique_ptr<RunState> run;
-  if (!idle_runs_.empty()) {
-    run = std::move(idle_runs_.back());
-    idle_runs_.pop_back();
+  // Only one of the same graph: its arrays are sized for that graph (a
+  // session may run its optimised graph, the graph as given and graphs
+  // specialised per feed shape). Newest first, so that a Run repeating the
+  // last one's plan finds that plan's arena.
+  auto same_graph = std::find_if(
+      idle_runs_.rbegin(), idle_runs_.rend(),
+      [&](const auto& idle) { return &idle->graph() == config.graph; });
+  if (same_graph != idle_runs_.rend()) {
+    run = std::move(*same_graph);
+    idle_runs_.erase(std::next(same_graph).base());
     run->Reset(std::move(config));
   } else {
     run = std::make_unique<RunState>(std::move(config));
@@ -458,10 +466,16 @@ void SessionImpl::ReleaseRunState(std::unique_ptr<RunState> run) {
   // Only a RunState whose Run succeeded is clean enough to recycle (a failed
   // Run may have left values and counters anywhere); the others go.
   const bool reusable = run->status().ok();
-  if (reusable) run->ReleaseValues();  // Outside the lock.
+  if (reusable) {  // Outside the lock.
+    run->ReleaseValues();
+    run->LearnMemoryPlan();
+  }
   MutexLock lock(mu_);
   active_.erase(std::find(active_.begin(), active_.end(), run.get()));
-  if (reusable && !closed_ && idle_runs_.size() < kMaxIdleRunStates) {
+  if (reusable && !closed_) {
+    // The oldest goes when full, so that the plans in use keep theirs.
+    if (idle_runs_.size() >= kMaxIdleRunStates)
+      idle_runs_.erase(idle_runs_.begin());
     idle_runs_.push_back(std::move(run));
   }
   runs_done_.NotifyAll();
@@ -472,6 +486,9 @@ void SessionImpl::FillMetadata(RunState& run, int64_t start_ns,
   metadata->run_start_ns = start_ns;
   metadata->run_end_ns = NowNs();
   metadata->peak_bytes = run.peak_bytes();
+  metadata->heap_tensors = run.heap_tensors();
+  metadata->heap_tensor_bytes = run.heap_tensor_bytes();
+  metadata->arena_bytes = run.arena_bytes();
   metadata->node_stats.clear();
   if (!run.config().trace) return;
   for (size_t i = 0; i < run.stats().size(); ++i) {

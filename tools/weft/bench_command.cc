@@ -43,6 +43,8 @@ StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
   WEFT_RETURN_IF_ERROR(
       trial.session->Run(traced, feeds, file.outputs, {}, &outputs, &metadata));
   trial.row.peak_bytes = metadata.peak_bytes;
+  trial.row.arena_bytes = metadata.arena_bytes;
+  trial.row.heap_tensors = metadata.heap_tensors;
   trial.row.inter = inter;
   trial.row.intra = intra;
   trial.row.effective_inter = trial.session->inter_op_threads();
@@ -226,6 +228,8 @@ int BenchCommand(const BenchArgs& args) {
                             {"max_ms", r.max_ms},
                             {"speedup", r.speedup},
                             {"peak_bytes", r.peak_bytes},
+                            {"arena_bytes", r.arena_bytes},
+                            {"heap_tensors", r.heap_tensors},
                             {"outputs_match", r.outputs_match},
                             {"hashes", r.hashes},
                             // Deprecated (0.1): the keys before the shared

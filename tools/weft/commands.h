@@ -93,6 +93,9 @@ struct BenchRow {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double speedup = 0;  // Against inter = 1 / intra = 1 (0 when not measured).
   int64_t peak_bytes = 0;  // RunMetadata::peak_bytes of one traced Run.
+  // That Run's RunMetadata::arena_bytes and ::heap_tensors.
+  int64_t arena_bytes = 0;
+  int64_t heap_tensors = 0;
   bool outputs_match = true;  // Hashes equal to the first row's.
   std::vector<std::string> hashes;
 };

@@ -441,6 +441,9 @@ class Applier {
       return Status::OK();
     }
     if (name == "optimize_graph") return set_bool(&s.optimize_graph);
+    if (name == "enable_mem_pattern") {
+      return set_bool(&s.enable_mem_pattern);
+    }
     if (name == "disabled_graph_passes") {
       // A list of names, or one text of comma-separated names (--set).
       const std::vector<Value> single = {v};
@@ -493,7 +496,8 @@ class Applier {
                      "operation_timeout_in_ms, memory_limit_bytes, "
                      "inter_op_spin_us, intra_op_spin_us, inter_op_pin_cpus, "
                      "intra_op_pin_cpus, inline_node_cost_ns, "
-                     "optimize_graph, disabled_graph_passes, timeout_in_ms, "
+                     "optimize_graph, disabled_graph_passes, "
+                     "enable_mem_pattern, timeout_in_ms, "
                      "inter_op_thread_pool, trace_level)");
   }
 
