@@ -439,6 +439,9 @@ class Tensor {
   void AllocateIn(DataType dtype, const Shape& shape, bool zero_fill,
                   void* header, void (*return_slot)(void* arena, int slot),
                   void* arena, int slot);
+  // Makes `buffer` (a header with its data after it) this tensor's.
+  void Adopt(Buffer* buffer, DataType dtype, const Shape& shape,
+             bool zero_fill);
   // Data bytes Allocate takes for `shape` of `dtype` (rounded up to whole
   // 64-byte lines), or -1 when it cannot be allocated.
   static int64_t AllocatedBytes(DataType dtype, const Shape& shape);

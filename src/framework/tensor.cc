@@ -282,13 +282,7 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   Buffer* buffer = new (reinterpret_cast<void*>(aligned)) Buffer;
   buffer->block_bytes = block_bytes;
   buffer->block = block;
-  buffer->bytes = reinterpret_cast<char*>(buffer) + kHeaderBytes;
-  Unref();
-  dtype_ = dtype;
-  shape_ = shape;
-  num_elements_ = n;
-  buffer_ = buffer;
-  if (zero_fill) std::memset(buffer->data(), 0, size_bytes());
+  Adopt(buffer, dtype, shape, zero_fill);
   return Status::OK();
 }
 
@@ -351,6 +345,11 @@ void Tensor::AllocateIn(DataType dtype, const Shape& shape, bool zero_fill,
   buffer->return_slot = return_slot;
   buffer->arena = arena;
   buffer->arena_slot = slot;
+  Adopt(buffer, dtype, shape, zero_fill);
+}
+
+void Tensor::Adopt(Buffer* buffer, DataType dtype, const Shape& shape,
+                   bool zero_fill) {
   buffer->bytes = reinterpret_cast<char*>(buffer) + kHeaderBytes;
   Unref();
   dtype_ = dtype;
