@@ -100,6 +100,7 @@ StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
   internal::CompileOptions compile;
   compile.num_cpu_devices = options.num_cpu_devices;
   compile.allow_soft_placement = options.allow_soft_placement;
+  compile.prepare_constants = false;  // These compiles' kernels never run.
   // A graph that does not compile goes on as given: its errors are the
   // session's to report, under the names the user wrote.
   if (!graph.status().ok() ||

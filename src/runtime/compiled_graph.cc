@@ -405,6 +405,9 @@ Status CompiledGraph::Builder::Instantiate(int i) {
     return UnimplementedError(NodeContext(def) + ": op '" + def.op +
                               "' has no kernel");
   }
+  if (!options_.prepare_constants) {
+    std::fill(constants_.begin(), constants_.end(), nullptr);
+  }
   KernelConstruction construction(node.name, node.op(), attrs, input_dtypes_,
                                   output_dtypes, input_shapes_,
                                   ctx.output_shapes(), constants_);

@@ -59,6 +59,11 @@ struct CompileOptions {
   int num_cpu_devices = 1;
   bool allow_soft_placement = false;
   bool log_device_placement = false;
+  // False: kernels are built as if no input were a constant, so that none
+  // prepares one (packs a weight). For compiles whose kernels never run:
+  // the graph passes' shape and dtype queries (src/optimize/), which
+  // otherwise packed every weight again at each query.
+  bool prepare_constants = true;
 };
 
 class CompiledGraph {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ops/gemm_tile.h"
 #include "weft/session.h"
 
 namespace weft::internal {
@@ -31,6 +32,28 @@ TEST(CompiledGraphTest, ValidGraphCompiles) {
   EXPECT_EQ(y.output_dtypes[0], DataType::kFloat32);
   EXPECT_EQ(y.output_shapes[0], PartialShape({2, 4}));
   EXPECT_EQ(y.device(), "/cpu:0");
+}
+
+// The graph passes' compiles (prepare_constants = false) build kernels that
+// prepare nothing: a constant weight is packed by the session's compile
+// alone. The shapes are the same either way.
+TEST(CompiledGraphTest, ACompileForShapesPreparesNoConstant) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kFloat32, {64, 32});
+  auto w = g.Const("w", Floats({32, 48}));
+  g.MatMul("y", x, w);
+  CompileOptions for_shapes;
+  for_shapes.prepare_constants = false;
+  auto session = CompiledGraph::Compile(g, {});
+  auto shapes = CompiledGraph::Compile(g, for_shapes);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE(shapes.ok()) << shapes.status();
+  const CompiledNode& packed = (*session)->node((*session)->FindNode("y"));
+  const CompiledNode& plain = (*shapes)->node((*shapes)->FindNode("y"));
+  EXPECT_EQ(packed.kernel->prepared_bytes() > 0,
+            ActiveGemmKernel() == GemmKernel::kBlis);
+  EXPECT_EQ(plain.kernel->prepared_bytes(), 0);
+  EXPECT_EQ(plain.output_shapes[0], packed.output_shapes[0]);
 }
 
 TEST(CompiledGraphTest, UnknownOp) {
