@@ -37,8 +37,8 @@ namespace weft::internal {
 
 class MemoryPlan {
  public:
-  // Graphs with more run nodes than this get no plan: the ancestor sets
-  // take nodes^2 / 8 bytes while the plan is built (4096 nodes: 2 MiB).
+  // Graphs of more nodes than this get no plan: the ancestor sets take
+  // nodes^2 / 8 bytes while the plan is built (4096 nodes: 2 MiB).
   static constexpr int kMaxNodes = 4096;
   // Every slot starts on this boundary and has a tensor header before its
   // data (Tensor's layout: 64-byte header, 64-byte aligned data).
@@ -79,8 +79,9 @@ class MemoryPlan {
   int64_t unshared_bytes_ = 0;
 };
 
-// One Run's memory for a MemoryPlan. Owned by a RunState through Hold and
-// Unhold, like every buffer placed in it; freed by the last of them.
+// One Run's memory for a MemoryPlan. Created held once, for its owner (a
+// RunState), who lets go with Unhold; every buffer placed in it holds it
+// too, until ReturnSlot. Freed by the last of them.
 class MemoryArena {
  public:
   // Held once, for the caller.

@@ -446,11 +446,16 @@ std::unique_ptr<RunState> SessionImpl::AcquireRunState(
   std::unique_ptr<RunState> run;
   // Only one of the same graph: its arrays are sized for that graph (a
   // session may run its optimised graph, the graph as given and graphs
-  // specialised per feed shape). Newest first, so that a Run repeating the
-  // last one's plan finds that plan's arena.
+  // specialised per feed shape). One of the same plan first, whose arena
+  // (runtime/memory_plan.h) it keeps; newest first.
   auto same_graph = std::find_if(
       idle_runs_.rbegin(), idle_runs_.rend(),
-      [&](const auto& idle) { return &idle->graph() == config.graph; });
+      [&](const auto& idle) { return &idle->plan() == config.plan; });
+  if (same_graph == idle_runs_.rend()) {
+    same_graph = std::find_if(
+        idle_runs_.rbegin(), idle_runs_.rend(),
+        [&](const auto& idle) { return &idle->graph() == config.graph; });
+  }
   if (same_graph != idle_runs_.rend()) {
     run = std::move(*same_graph);
     idle_runs_.erase(std::next(same_graph).base());
