@@ -31,7 +31,9 @@ def test_tune_returns_the_best_setting_the_grid_and_the_reason():
     measured = [row for row in result.table if row["measured_ms"] is not None]
     assert 1 <= len(measured) <= len(result.table) // 2
     best = result.best
-    assert best["measured_ms"] == min(row["measured_ms"] for row in measured)
+    # The winner is the fastest measured, or one within the tie fraction
+    # (3%, docs/tune.md) that starts fewer threads.
+    assert best["measured_ms"] <= 1.03 * min(row["measured_ms"] for row in measured)
     if cores >= 2:
         # Two branches: the winner runs them at once.
         assert best["inter_op_parallelism_threads"] in (0, 2) or best["inter"] >= 2
