@@ -69,6 +69,7 @@ void RegisterLogicOps(OpRegistry& registry);
 void RegisterActivationOps(OpRegistry& registry);
 void RegisterIndexOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
+void RegisterNhwcOps(OpRegistry& registry);
 void RegisterLossOps(OpRegistry& registry);
 void RegisterResizeOps(OpRegistry& registry);
 void RegisterRnnOps(OpRegistry& registry);

@@ -25,6 +25,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterActivationOps(registry);
   RegisterIndexOps(registry);
   RegisterNnOps(registry);
+  RegisterNhwcOps(registry);
   RegisterLossOps(registry);
   RegisterResizeOps(registry);
   RegisterRnnOps(registry);

@@ -31,7 +31,8 @@ StatusOr<int> Run(internal::GraphEditor& graph) {
 // In order: removals and folding first, so that the patterns after them
 // see constants as Consts; recognition before fusion, so that a recognised
 // Gelu can fuse into the Gemm before it; the residual Add before the
-// activation, so that Conv + Add + Relu becomes one node.
+// activation, so that Conv + Add + Relu becomes one node; the layout last,
+// so that it converts the fused convolutions.
 const std::vector<Pass>& Pipeline() {
   static const std::vector<Pass> passes = {
       {{"identity-elimination",
@@ -68,6 +69,11 @@ const std::vector<Pass>& Pipeline() {
         "Relu, Clip, LeakyRelu, HardSwish or Gelu after a Conv or Gemm "
         "runs in its output loop (FusedConv, FusedGemm)"},
        Run<internal::FuseActivations>},
+      {{"nhwc-layout",
+        "2-D float32 convolutions with constant weights run channels-last "
+        "(NHWC) through oneDNN where its AVX-512 kernels run; the pools, "
+        "activations, Adds and Concats between them follow"},
+       Run<internal::ConvertToNhwc>},
   };
   return passes;
 }

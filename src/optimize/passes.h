@@ -21,6 +21,7 @@ int FoldBatchNorm(GraphEditor& graph);
 int FuseMatMulAdd(GraphEditor& graph);
 int FuseConvResidual(GraphEditor& graph);
 int FuseActivations(GraphEditor& graph);
+int ConvertToNhwc(GraphEditor& graph);
 
 // Removes the nodes in `candidates` that nothing reads any more, then
 // whatever they alone read, as long as it is a Const or in `removable`

@@ -1,0 +1,755 @@
+// NhwcConv, NhwcMaxPool, NhwcGlobalAveragePool (src/ops/nhwc_ops.h).
+//
+// NhwcConv: each image's output is cut into row pieces (at most
+// kMaxPiecesPerImage, sizes from the shapes alone); each piece is one
+// single-threaded oneDNN primitive over the input rows its windows read,
+// with the padding of its own edge, so every output element is computed
+// by one primitive in an order that depends on the sizes only. Equal
+// pieces share a primitive. The constant W is reordered into the
+// primitives' layout once, when the kernel is built.
+#include "ops/nhwc_ops.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/op_registry_impl.h"
+#include "ops/conv_window.h"
+#include "ops/op_util.h"
+
+namespace weft::internal {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dt = memory::data_type;
+
+constexpr int64_t kMaxPiecesPerImage = 8;
+
+dnnl::engine& CpuEngine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+// Debian's oneDNN threads through OpenMP. Every call into it runs with one
+// OpenMP thread on the calling weft thread, so that no library thread
+// computes and oneDNN's blocking never depends on the core count; the
+// caller's own OpenMP setting is put back afterwards.
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread() : previous_(omp_get_max_threads()) {
+    if (previous_ != 1) omp_set_num_threads(1);
+  }
+  ~OneOpenMpThread() {
+    if (previous_ != 1) omp_set_num_threads(previous_);
+  }
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Output rows [out_begin, out_begin + out_rows) of one image read input
+// rows [in_begin, in_begin + in_rows), with this much padding above and
+// below.
+struct RowPiece {
+  int64_t out_begin, out_rows, in_begin, in_rows, pad_top, pad_bottom;
+};
+
+std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
+                                int64_t kernel, int64_t stride,
+                                int64_t dilation, int64_t pad_top) {
+  const int64_t count = std::min(out_rows, kMaxPiecesPerImage);
+  const int64_t rows = (out_rows + count - 1) / count;
+  const int64_t extent = (kernel - 1) * dilation + 1;
+  std::vector<RowPiece> pieces;
+  for (int64_t r0 = 0; r0 < out_rows; r0 += rows) {
+    const int64_t r1 = std::min(out_rows, r0 + rows);
+    const int64_t first = r0 * stride - pad_top;
+    const int64_t last = (r1 - 1) * stride - pad_top + extent;  // Exclusive.
+    const int64_t in0 = std::clamp<int64_t>(first, 0, in_rows);
+    const int64_t in1 = std::clamp<int64_t>(last, in0, in_rows);
+    pieces.push_back({r0, r1 - r0, in0, in1 - in0, in0 - first, last - in1});
+  }
+  return pieces;
+}
+
+// The output's spatial size, as ONNX's Conv computes it.
+std::array<int64_t, 2> ConvOutput(const NhwcConvSpec& s) {
+  std::array<int64_t, 2> out{};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t extent = (s.w[2 + d] - 1) * s.dilation[d] + 1;
+    out[d] =
+        (s.x[2 + d] + s.pads[d] + s.pads[2 + d] - extent) / s.stride[d] + 1;
+  }
+  return out;
+}
+
+dnnl::primitive_attr ConvAttr(const NhwcConvSpec& s, bool* supported) {
+  dnnl::post_ops post;
+  if (s.residual) post.append_sum(1.f);
+  const auto alpha = static_cast<float>(s.activation.alpha);
+  const auto beta = static_cast<float>(s.activation.beta);
+  switch (s.activation.kind) {
+    case FusedActivation::kNone:
+      break;
+    case FusedActivation::kRelu:
+      post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+    case FusedActivation::kLeakyRelu:
+      post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, alpha, 0.f);
+      break;
+    case FusedActivation::kClip:
+      post.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, alpha, beta);
+      break;
+    default:  // HardSwish and Gelu stay with FusedConv (their formulas).
+      *supported = false;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post);
+  // Each call gets its own scratch memory (a per-thread buffer), so one
+  // primitive can run on several threads at once.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// Everything a Run needs to compute one image's output: pieces of output
+// rows (larger planes) or of output channels (small planes, where each row
+// piece would read all of a large W again).
+struct ConvPlan {
+  struct Piece {
+    int primitive;
+    int64_t src_offset;  // Floats into the image's input.
+    int64_t row_begin, rows;
+    int64_t channel_begin;  // The piece's block of output channels.
+  };
+  std::vector<dnnl::convolution_forward> primitives;
+  std::vector<memory::desc> src, dst, scratch;
+  std::vector<std::string> implementations;
+  std::vector<Piece> pieces;
+  memory::desc weights;  // One block's packed W (every piece's layout).
+  memory::desc bias;     // One block's.
+  int64_t channel_block = 0, channels = 0, out_width = 0;
+  int64_t image_in = 0, image_out = 0;  // Floats per image.
+  double flops_per_piece = 0;
+};
+
+memory::dims WeightDims(const NhwcConvSpec& s, int64_t channels) {
+  if (s.group == 1) return {channels, s.w[1], s.w[2], s.w[3]};
+  return {s.group, channels / s.group, s.w[1], s.w[2], s.w[3]};
+}
+
+// Output channels per piece: all of them, unless the plane is small and W
+// large (a 7 x 7 plane of 512 channels: each of 7 row pieces would read
+// W's 9.4 MB again); then blocks of at least 128 (64 measured slower on an
+// AMD EPYC Zen 4). From the shapes alone.
+int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows) {
+  constexpr int64_t kMinBlock = 128, kSmallPlaneRows = 14;
+  const int64_t k = s.w[0];
+  if (s.group != 1 || out_rows >= kSmallPlaneRows || k < 2 * kMinBlock ||
+      k % kMinBlock != 0) {
+    return k;
+  }
+  int64_t blocks = std::min(k / kMinBlock, kMaxPiecesPerImage);
+  while (k % blocks != 0 || (k / blocks) % 16 != 0) --blocks;
+  return k / blocks;
+}
+
+// Builds the pieces' primitives. Throws dnnl::error where oneDNN has no
+// kernel at all; `supported` says whether every piece has an optimised one.
+ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
+  OneOpenMpThread one_thread;
+  ConvPlan plan;
+  const std::array<int64_t, 2> out = ConvOutput(s);
+  const int64_t c = s.x[1], w = s.x[3], k = s.w[0];
+  plan.channels = k;
+  plan.out_width = out[1];
+  plan.channel_block = ChannelBlock(s, out[0]);
+  const int64_t kb = plan.channel_block;
+  plan.image_in = s.x[1] * s.x[2] * s.x[3];
+  plan.image_out = k * out[0] * out[1];
+  plan.bias = memory::desc({kb}, Dt::f32, Tag::x);
+  const dnnl::primitive_attr attr = ConvAttr(s, supported);
+  const memory::desc weights_any(WeightDims(s, kb), Dt::f32, Tag::any);
+  std::vector<RowPiece> rows =
+      RowPieces(s.x[2], out[0], s.w[2], s.stride[0], s.dilation[0], s.pads[0]);
+  if (kb < k) {  // Channel blocks over all rows.
+    rows = {{0, out[0], 0, s.x[2], s.pads[0], 0}};
+    const int64_t extent = (s.w[2] - 1) * s.dilation[0] + 1;
+    rows[0].pad_bottom = std::max<int64_t>(
+        0, (out[0] - 1) * s.stride[0] - s.pads[0] + extent - s.x[2]);
+  }
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, int> made;
+  for (const RowPiece& r : rows) {
+    auto key = std::make_tuple(r.out_rows, r.in_rows, r.pad_top, r.pad_bottom);
+    auto found = made.find(key);
+    if (found == made.end()) {
+      memory::desc src({1, c, r.in_rows, w}, Dt::f32, Tag::nhwc);
+      memory::desc dst({1, kb, r.out_rows, out[1]}, Dt::f32, Tag::nhwc);
+      const memory::dims strides{s.stride[0], s.stride[1]};
+      const memory::dims dilates{s.dilation[0] - 1, s.dilation[1] - 1};
+      const memory::dims pad_l{r.pad_top, s.pads[1]};
+      const memory::dims pad_r{r.pad_bottom, s.pads[3]};
+      auto desc =
+          has_bias
+              ? dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference,
+                    dnnl::algorithm::convolution_direct, src, weights_any,
+                    plan.bias, dst, strides, dilates, pad_l, pad_r)
+              : dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference,
+                    dnnl::algorithm::convolution_direct, src, weights_any, dst,
+                    strides, dilates, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
+      const std::string impl = pd.impl_info_str();
+      if (impl.rfind("ref", 0) == 0) *supported = false;
+      if (plan.primitives.empty()) {
+        plan.weights = pd.weights_desc();
+      } else if (pd.weights_desc() != plan.weights) {
+        *supported = false;  // One packed W serves every piece.
+        return plan;
+      }
+      found = made.emplace(key, static_cast<int>(plan.primitives.size())).first;
+      plan.primitives.emplace_back(pd);
+      plan.src.push_back(src);
+      plan.dst.push_back(dst);
+      plan.scratch.push_back(pd.scratchpad_desc());
+      plan.implementations.push_back(impl);
+    }
+    for (int64_t k0 = 0; k0 < k; k0 += kb) {
+      plan.pieces.push_back(
+          {found->second, r.in_begin * w * c, r.out_begin, r.out_rows, k0});
+    }
+  }
+  plan.flops_per_piece = 2.0 * static_cast<double>(plan.image_out) *
+                         static_cast<double>(s.w[1] * s.w[2] * s.w[3]) /
+                         static_cast<double>(plan.pieces.size());
+  return plan;
+}
+
+bool EnvironmentSays(const char* name, bool fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  return std::string(value) != "0";
+}
+
+// --- NhwcConv ----------------------------------------------------------------
+
+class NhwcConvKernel : public OpKernel {
+ public:
+  explicit NhwcConvKernel(const KernelConstruction& c) {
+    const WindowAttrs attrs = ReadWindowAttrs(c);
+    spec_.group = c.attr<int64_t>("group");
+    auto activation = ActivationFromAttrs(c.attrs());
+    if (!activation.ok()) {
+      status_ = activation.status();
+      return;
+    }
+    spec_.activation = *activation;
+    spec_.residual = c.input_dtypes().size() > 3;
+    if (attrs.pads.size() != 4 || attrs.strides.size() != 2 ||
+        attrs.dilations.size() != 2 || attrs.kernel.size() != 2) {
+      status_ = InvalidArgumentError(
+          "NhwcConv needs explicit kernel_shape, strides, dilations and pads "
+          "for two spatial dims");
+      return;
+    }
+    std::copy(attrs.pads.begin(), attrs.pads.end(), spec_.pads.begin());
+    std::copy(attrs.strides.begin(), attrs.strides.end(), spec_.stride.begin());
+    std::copy(attrs.dilations.begin(), attrs.dilations.end(),
+              spec_.dilation.begin());
+    const Tensor* w = c.constant_input(1);
+    if (w == nullptr || w->dtype() != DataType::kFloat32 ||
+        w->shape().rank() != 4) {
+      status_ = InvalidArgumentError(
+          "NhwcConv needs a constant float32 W of rank 4");
+      return;
+    }
+    weights_source_ = w->raw_data();
+    for (int i = 0; i < 4; ++i) spec_.w[i] = w->shape().dim(i);
+    const PartialShape& x = c.input_shapes()[0];  // N, H, W, C.
+    if (!x.IsFullyDefined() || x.rank() != 4) {
+      status_ = InvalidArgumentError("NhwcConv needs X's shape at construction");
+      return;
+    }
+    spec_.x = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
+    has_bias_ = c.input_dtypes().size() > 2;
+    try {
+      bool supported = true;
+      plan_ = BuildPlan(spec_, has_bias_, &supported);
+      if (plan_.primitives.empty()) {
+        status_ = InvalidArgumentError("NhwcConv: no oneDNN kernel for " +
+                                       c.node_name());
+        return;
+      }
+      OneOpenMpThread one_thread;
+      dnnl::stream stream(CpuEngine());
+      const int64_t kb = plan_.channel_block;
+      const int64_t block_floats = kb * spec_.w[1] * spec_.w[2] * spec_.w[3];
+      for (int64_t k0 = 0; k0 < spec_.w[0]; k0 += kb) {
+        memory packed(plan_.weights, CpuEngine());
+        memory plain(
+            memory::desc(WeightDims(spec_, kb), Dt::f32,
+                         spec_.group == 1 ? Tag::oihw : Tag::goihw),
+            CpuEngine(),
+            const_cast<float*>(static_cast<const float*>(weights_source_) +
+                               k0 / kb * block_floats));
+        dnnl::reorder(plain, packed).execute(stream, plain, packed);
+        packed_w_.push_back(packed);
+      }
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      status_ = InvalidArgumentError("NhwcConv " + c.node_name() +
+                                     ": oneDNN refused it: " + e.what());
+    }
+  }
+
+  int64_t prepared_bytes() const override {
+    return status_.ok() ? static_cast<int64_t>(plan_.weights.get_size() *
+                                               packed_w_.size())
+                        : 0;
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_RETURN_IF_ERROR(status_);
+    const Tensor& x = ctx.input(0);
+    if (ctx.input(1).raw_data() != weights_source_) {
+      return InvalidArgumentError(
+          "NhwcConv's W must be the constant it was built with");
+    }
+    const Shape& xs = x.shape();
+    if (x.dtype() != DataType::kFloat32 || xs.rank() != 4 ||
+        xs.dim(1) != spec_.x[2] || xs.dim(2) != spec_.x[3] ||
+        xs.dim(3) != spec_.x[1]) {
+      return InvalidArgumentError(
+          "NhwcConv was built for X of [N, " + std::to_string(spec_.x[2]) +
+          ", " + std::to_string(spec_.x[3]) + ", " +
+          std::to_string(spec_.x[1]) + "], got " + xs.ToString());
+    }
+    const int64_t n = xs.dim(0);
+    const std::array<int64_t, 2> out = ConvOutput(spec_);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(
+                              0, Shape({n, out[0], out[1], spec_.w[0]})));
+    const float* z = nullptr;
+    if (spec_.residual) {
+      const Tensor& zt = ctx.input(3);
+      if (!(zt.shape() == y->shape()) || zt.dtype() != DataType::kFloat32) {
+        return InvalidArgumentError("NhwcConv's Z has shape " +
+                                    zt.shape().ToString() + ", the output " +
+                                    y->shape().ToString());
+      }
+      z = zt.data<float>();
+    }
+    const float* bias = has_bias_ ? ctx.input(2).data<float>() : nullptr;
+    if (has_bias_ && ctx.input(2).NumElements() != spec_.w[0]) {
+      return InvalidArgumentError("NhwcConv's B must have " +
+                                  std::to_string(spec_.w[0]) + " elements");
+    }
+    const float* px = x.data<float>();
+    float* py = y->data<float>();
+    const auto per_image = static_cast<int64_t>(plan_.pieces.size());
+    std::string failure;
+    std::mutex failure_mu;
+    // ns per piece at about 100 GFLOP/s: only the split's grain.
+    ctx.ParallelFor(n * per_image, plan_.flops_per_piece / 100.0,
+                    [&](int64_t begin, int64_t end) {
+                      try {
+                        RunPieces(begin, end, per_image, px, bias, z, py);
+                      } catch (const dnnl::error& e) {
+                        std::lock_guard<std::mutex> lock(failure_mu);
+                        failure = e.what();
+                      }
+                    });
+    if (!failure.empty()) {
+      return InternalError("NhwcConv: oneDNN failed: " + failure);
+    }
+    return Status::OK();
+  }
+
+ private:
+  void RunPieces(int64_t begin, int64_t end, int64_t per_image,
+                 const float* x, const float* bias, const float* z,
+                 float* y) const {
+    OneOpenMpThread one_thread;
+    // This thread's own stream and buffers (the executing thread's copies:
+    // that is what they are for).
+    thread_local dnnl::stream stream(CpuEngine());
+    thread_local std::vector<char> scratch;
+    thread_local std::vector<float> block_out;
+    const int64_t k = plan_.channels, kb = plan_.channel_block;
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t image = i / per_image;
+      const ConvPlan::Piece& piece = plan_.pieces[i % per_image];
+      const int64_t pixels = piece.rows * plan_.out_width;
+      const int64_t offset = image * plan_.image_out +
+                             piece.row_begin * plan_.out_width * k +
+                             piece.channel_begin;
+      // A block of channels is computed densely, then put in place.
+      float* dst = y + offset;
+      if (kb < k) {
+        block_out.resize(static_cast<size_t>(pixels * kb));
+        dst = block_out.data();
+      }
+      if (z != nullptr) {  // The sum post-op adds what dst holds.
+        for (int64_t p = 0; p < (kb < k ? pixels : 1); ++p) {
+          std::memcpy(dst + p * kb, z + offset + p * k,
+                      static_cast<size_t>(kb < k ? kb : pixels * k) *
+                          sizeof(float));
+        }
+      }
+      const int p = piece.primitive;
+      if (scratch.size() < plan_.scratch[p].get_size()) {
+        scratch.resize(plan_.scratch[p].get_size());
+      }
+      memory src_m(plan_.src[p], CpuEngine(),
+                   const_cast<float*>(x + image * plan_.image_in +
+                                      piece.src_offset));
+      memory dst_m(plan_.dst[p], CpuEngine(), dst);
+      memory scratch_m(plan_.scratch[p], CpuEngine(), scratch.data());
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, src_m},
+          {DNNL_ARG_WEIGHTS, packed_w_[piece.channel_begin / kb]},
+          {DNNL_ARG_DST, dst_m},
+          {DNNL_ARG_SCRATCHPAD, scratch_m}};
+      if (bias != nullptr) {
+        args.emplace(DNNL_ARG_BIAS,
+                     memory(plan_.bias, CpuEngine(),
+                            const_cast<float*>(bias + piece.channel_begin)));
+      }
+      plan_.primitives[p].execute(stream, args);
+      if (kb < k) {
+        for (int64_t q = 0; q < pixels; ++q) {
+          std::memcpy(y + offset + q * k, dst + q * kb,
+                      static_cast<size_t>(kb) * sizeof(float));
+        }
+      }
+    }
+  }
+
+  Status status_;
+  NhwcConvSpec spec_;
+  bool has_bias_ = false;
+  const void* weights_source_ = nullptr;
+  ConvPlan plan_;
+  std::vector<memory> packed_w_;  // One per block of output channels.
+};
+
+Status InferNhwcConvShape(InferenceContext& ctx) {
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const PartialShape& x = ctx.input_shape(0);
+  const PartialShape& w = ctx.input_shape(1);
+  if (!x.IsFullyDefined() || !w.IsFullyDefined() || x.rank() != 4 ||
+      w.rank() != 4) {
+    return Status::OK();
+  }
+  NhwcConvSpec s;
+  s.x = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
+  for (int i = 0; i < 4; ++i) s.w[i] = w.dim(i);
+  const auto& strides = ctx.attr<std::vector<int64_t>>("strides");
+  const auto& dilations = ctx.attr<std::vector<int64_t>>("dilations");
+  const auto& pads = ctx.attr<std::vector<int64_t>>("pads");
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) {
+    return Status::OK();  // The kernel reports it.
+  }
+  std::copy(strides.begin(), strides.end(), s.stride.begin());
+  std::copy(dilations.begin(), dilations.end(), s.dilation.begin());
+  std::copy(pads.begin(), pads.end(), s.pads.begin());
+  const std::array<int64_t, 2> out = ConvOutput(s);
+  if (out[0] < 1 || out[1] < 1) return Status::OK();
+  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), out[0],
+                                                      out[1], w.dim(0)}));
+  return Status::OK();
+}
+
+// --- NhwcMaxPool ---------------------------------------------------------------
+
+// Each output pixel is the maximum over its window of whole channel vectors
+// (the channels are contiguous), taken in row-major window order; padding
+// is skipped. One output row per job.
+class NhwcMaxPoolKernel : public OpKernel {
+ public:
+  explicit NhwcMaxPoolKernel(const KernelConstruction& c)
+      : attrs_(ReadWindowAttrs(c)) {
+    attrs_.ceil_mode = c.attr<int64_t>("ceil_mode") != 0;
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& xs = x.shape();
+    if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
+      return InvalidArgumentError("NhwcMaxPool takes float32 [N, H, W, C], got " +
+                                  xs.ToString());
+    }
+    const int64_t n = xs.dim(0), h = xs.dim(1), w = xs.dim(2), c = xs.dim(3);
+    WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, {h, w}, attrs_.kernel));
+    const int64_t oh = win.out[0], ow = win.out[1];
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
+                                          0, Shape({n, oh, ow, c})));
+    const float* px = x.data<float>();
+    float* py = y->data<float>();
+    const double cost = static_cast<double>(ow * c * win.KernelSize()) * 0.1;
+    ctx.ParallelFor(n * oh, cost, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t image = row / oh, oy = row % oh;
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float* out = py + (row * ow + ox) * c;
+          std::fill(out, out + c, std::numeric_limits<float>::lowest());
+          for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
+            const int64_t iy =
+                oy * win.stride[0] - win.pad_begin[0] + ky * win.dilation[0];
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t kx = 0; kx < win.kernel[1]; ++kx) {
+              const int64_t ix =
+                  ox * win.stride[1] - win.pad_begin[1] + kx * win.dilation[1];
+              if (ix < 0 || ix >= w) continue;
+              const float* in = px + ((image * h + iy) * w + ix) * c;
+              for (int64_t ch = 0; ch < c; ++ch) {
+                out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
+              }
+            }
+          }
+        }
+      }
+    });
+    return Status::OK();
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+Status InferNhwcMaxPoolShape(InferenceContext& ctx) {
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const PartialShape& x = ctx.input_shape(0);
+  if (!x.IsFullyDefined() || x.rank() != 4) return Status::OK();
+  WindowAttrs attrs;
+  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
+  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
+  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
+  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
+  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  attrs.ceil_mode = ctx.attr<int64_t>("ceil_mode") != 0;
+  auto win = ForwardWindow(attrs, {x.dim(1), x.dim(2)}, attrs.kernel);
+  if (!win.ok()) return Status::OK();
+  ctx.set_output(0, PartialShape(std::vector<int64_t>{
+                        x.dim(0), win->out[0], win->out[1], x.dim(3)}));
+  return Status::OK();
+}
+
+// --- NhwcGlobalAveragePool -----------------------------------------------------
+
+// [N, H, W, C] in, [N, C, 1, 1] out (the same bytes as [N, 1, 1, C]): each
+// channel's mean, summed in double in pixel order. One image per job.
+class NhwcGlobalAveragePoolKernel : public OpKernel {
+ public:
+  explicit NhwcGlobalAveragePoolKernel(const KernelConstruction&) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& xs = x.shape();
+    if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
+      return InvalidArgumentError(
+          "NhwcGlobalAveragePool takes float32 [N, H, W, C], got " +
+          xs.ToString());
+    }
+    const int64_t n = xs.dim(0), pixels = xs.dim(1) * xs.dim(2),
+                  c = xs.dim(3);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
+                                          0, Shape({n, c, 1, 1})));
+    const float* px = x.data<float>();
+    float* py = y->data<float>();
+    ctx.ParallelFor(n, static_cast<double>(pixels * c),
+                    [&](int64_t begin, int64_t end) {
+                      std::vector<double> sum(static_cast<size_t>(c));
+                      for (int64_t image = begin; image < end; ++image) {
+                        std::fill(sum.begin(), sum.end(), 0.0);
+                        const float* in = px + image * pixels * c;
+                        for (int64_t p = 0; p < pixels; ++p) {
+                          for (int64_t ch = 0; ch < c; ++ch) {
+                            sum[ch] += static_cast<double>(in[p * c + ch]);
+                          }
+                        }
+                        for (int64_t ch = 0; ch < c; ++ch) {
+                          py[image * c + ch] = static_cast<float>(
+                              pixels > 0 ? sum[ch] / static_cast<double>(pixels)
+                                         : 0.0);
+                        }
+                      }
+                    });
+    return Status::OK();
+  }
+};
+
+Status InferNhwcGlobalAveragePoolShape(InferenceContext& ctx) {
+  const PartialShape& x = ctx.input_shape(0);
+  if (!x.rank_known() || x.rank() != 4) return Status::OK();
+  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), x.dim(3), 1, 1}));
+  return Status::OK();
+}
+
+// --- NchwToNhwc, NhwcToNchw ----------------------------------------------------
+
+// Moves a 4-D tensor between channel-first and channel-last order: [N, C,
+// P] <-> [N, P, C] over the P = H * W pixels, in blocks of pixels whose
+// channel-last rows stay in the L1 cache. Every element is a copy.
+template <bool kToNhwc>
+class LayoutKernel : public OpKernel {
+ public:
+  explicit LayoutKernel(const KernelConstruction&) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    constexpr int64_t kPixelBlock = 64;
+    const Tensor& x = ctx.input(0);
+    const Shape& xs = x.shape();
+    if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
+      return InvalidArgumentError(std::string(kToNhwc ? "NchwToNhwc" : "NhwcToNchw") +
+                                  " takes a float32 tensor of rank 4, got " +
+                                  xs.ToString());
+    }
+    const int64_t n = xs.dim(0);
+    const int64_t c = kToNhwc ? xs.dim(1) : xs.dim(3);
+    const int64_t h = kToNhwc ? xs.dim(2) : xs.dim(1);
+    const int64_t w = kToNhwc ? xs.dim(3) : xs.dim(2);
+    const int64_t pixels = h * w;
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutputUninitialized(
+                        0, kToNhwc ? Shape({n, h, w, c}) : Shape({n, c, h, w})));
+    const float* px = x.data<float>();
+    float* py = y->data<float>();
+    const int64_t blocks = (pixels + kPixelBlock - 1) / kPixelBlock;
+    ctx.ParallelFor(n * blocks, static_cast<double>(kPixelBlock * c) * 0.5,
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t j = begin; j < end; ++j) {
+                        const int64_t image = j / blocks;
+                        const int64_t p0 = j % blocks * kPixelBlock;
+                        const int64_t p1 = std::min(pixels, p0 + kPixelBlock);
+                        const float* in = px + image * pixels * c;
+                        float* out = py + image * pixels * c;
+                        for (int64_t ch = 0; ch < c; ++ch) {
+                          for (int64_t p = p0; p < p1; ++p) {
+                            if constexpr (kToNhwc) {
+                              out[p * c + ch] = in[ch * pixels + p];
+                            } else {
+                              out[ch * pixels + p] = in[p * c + ch];
+                            }
+                          }
+                        }
+                      }
+                    });
+    return Status::OK();
+  }
+};
+
+template <bool kToNhwc>
+Status InferLayoutShape(InferenceContext& ctx) {
+  const PartialShape& x = ctx.input_shape(0);
+  if (!x.IsFullyDefined() || x.rank() != 4) return Status::OK();
+  ctx.set_output(0, PartialShape(kToNhwc ? std::vector<int64_t>{x.dim(0), x.dim(2),
+                                                                 x.dim(3), x.dim(1)}
+                                         : std::vector<int64_t>{x.dim(0), x.dim(3),
+                                                                x.dim(1), x.dim(2)}));
+  return Status::OK();
+}
+
+}  // namespace
+
+bool NhwcConvAvailable() {
+  static const bool available = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    const bool avx512 = (isa & avx512_core) == avx512_core;
+    return EnvironmentSays("WEFT_NHWC_CONV", avx512);
+  }();
+  return available;
+}
+
+bool NhwcConvSupported(const NhwcConvSpec& spec) {
+  const std::array<int64_t, 2> out = ConvOutput(spec);
+  if (spec.group < 1 || spec.x[1] != spec.w[1] * spec.group ||
+      spec.w[0] % spec.group != 0 || out[0] < 1 || out[1] < 1) {
+    return false;
+  }
+  try {
+    bool supported = true;
+    ConvPlan plan = BuildPlan(spec, /*has_bias=*/true, &supported);
+    return supported && !plan.primitives.empty();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+void RegisterNhwcOps(OpRegistry& registry) {
+  {
+    // X [N, H, W, C], W [K, C / group, kh, kw] (a constant), B [K], then Z
+    // (the output's shape) when given; Y = activation(conv + B + Z).
+    OpDefBuilder b("NhwcConv");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Input(ArgDef::Typed("W", "T"))
+        .Input(ArgDef::AnyList("B"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+        .Attr("group", AttrType::kInt, int64_t{1})
+        .Attr("activation", AttrType::kString, std::string())
+        .Attr("activation_params", AttrType::kListFloat, std::vector<double>{});
+    CheckRegistered(registry.RegisterOp(
+        WindowAttrsOn(b).SetShapeFn(InferNhwcConvShape).Build()));
+    CheckRegistered(registry.RegisterKernel("NhwcConv",
+                                            KernelFactoryFor<NhwcConvKernel>()));
+  }
+  {
+    OpDefBuilder b("NhwcMaxPool");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+        .Attr("ceil_mode", AttrType::kInt, int64_t{0});
+    CheckRegistered(registry.RegisterOp(
+        WindowAttrsOn(b).SetShapeFn(InferNhwcMaxPoolShape).Build()));
+    CheckRegistered(registry.RegisterKernel(
+        "NhwcMaxPool", KernelFactoryFor<NhwcMaxPoolKernel>()));
+  }
+  {
+    OpDefBuilder b("NchwToNhwc");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+        .SetShapeFn(InferLayoutShape<true>);
+    CheckRegistered(registry.RegisterOp(b.Build()));
+    CheckRegistered(registry.RegisterKernel(
+        "NchwToNhwc", KernelFactoryFor<LayoutKernel<true>>()));
+  }
+  {
+    OpDefBuilder b("NhwcToNchw");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+        .SetShapeFn(InferLayoutShape<false>);
+    CheckRegistered(registry.RegisterOp(b.Build()));
+    CheckRegistered(registry.RegisterKernel(
+        "NhwcToNchw", KernelFactoryFor<LayoutKernel<false>>()));
+  }
+  {
+    OpDefBuilder b("NhwcGlobalAveragePool");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+        .SetShapeFn(InferNhwcGlobalAveragePoolShape);
+    CheckRegistered(registry.RegisterOp(b.Build()));
+    CheckRegistered(registry.RegisterKernel(
+        "NhwcGlobalAveragePool",
+        KernelFactoryFor<NhwcGlobalAveragePoolKernel>()));
+  }
+}
+
+}  // namespace weft::internal

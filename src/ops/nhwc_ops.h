@@ -1,0 +1,44 @@
+// Convolution and pooling on channels-last (NHWC) float32 tensors, made by
+// the nhwc-layout graph pass (src/optimize/nhwc_layout.cc) and internal to
+// a session: NhwcConv, NhwcMaxPool, NhwcGlobalAveragePool.
+//
+// NhwcConv runs oneDNN's convolution primitives (docs/kernels.md, "Convolution
+// in NHWC through oneDNN"), each single-threaded, over row pieces of the
+// output that weft's intra-op pool shares out. The pieces' shapes come from
+// the sizes alone, so results never depend on the thread count.
+#ifndef WEFT_SRC_OPS_NHWC_OPS_H_
+#define WEFT_SRC_OPS_NHWC_OPS_H_
+
+#include <array>
+#include <cstdint>
+
+#include "ops/fused_activation.h"
+
+namespace weft::internal {
+
+// A 2-D convolution as the pass would hand it to NhwcConv, in the NCHW
+// terms of the graph it came from.
+struct NhwcConvSpec {
+  std::array<int64_t, 4> x{};  // N, C, H, W.
+  std::array<int64_t, 4> w{};  // K, C / group, kernel height, kernel width.
+  int64_t group = 1;
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> dilation{1, 1};
+  std::array<int64_t, 4> pads{};  // Top, left, bottom, right.
+  bool residual = false;          // FusedConv's Z.
+  ActivationSpec activation;
+};
+
+// Whether this CPU runs channels-last convolutions through oneDNN: where
+// oneDNN's AVX-512 kernels run (the rule and its measurements are in
+// docs/kernels.md). Never decided by timing. WEFT_NHWC_CONV=0 turns it off,
+// =1 on (for side-by-side measurements on a new CPU).
+bool NhwcConvAvailable();
+
+// Whether oneDNN has an optimised kernel (not its reference loops) for every
+// row piece NhwcConv would cut `spec` into, with this activation.
+bool NhwcConvSupported(const NhwcConvSpec& spec);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_NHWC_OPS_H_

@@ -1,0 +1,290 @@
+// nhwc-layout: 2-D float32 convolutions with a constant W run channels-last
+// (NhwcConv, src/ops/nhwc_ops.h) where oneDNN's AVX-512 kernels run.
+//
+// The pass walks the graph in dependency order and gives tensors an NHWC
+// twin. A convertible convolution reads its input's twin (an NchwToNhwc is
+// added where the input has none) and makes a twin of its output. Nodes
+// between convolutions follow when their inputs all have twins: element-wise
+// activations, Add/Sub/Mul/Div of two same-shaped tensors, MaxPool
+// (NhwcMaxPool), Concat over channels (over axis 3 instead), and
+// GlobalAveragePool (NhwcGlobalAveragePool, whose [N, C, 1, 1] output is
+// NCHW again). A converted node keeps its name as an NhwcToNchw of its twin
+// where something still reads it in NCHW, or where it is a graph end, and
+// is removed otherwise. So a chain of convolutions changes layout twice:
+// once in, once out.
+#include <array>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/conv_window.h"
+#include "ops/fused_activation.h"
+#include "ops/nhwc_ops.h"
+#include "optimize/passes.h"
+
+namespace weft::internal {
+namespace {
+
+constexpr char kPass[] = "nhwc-layout";
+
+// "n:0" and "n" name the same tensor.
+std::string Canonical(const std::string& input) {
+  if (input.size() > 2 && input.compare(input.size() - 2, 2, ":0") == 0) {
+    return input.substr(0, input.size() - 2);
+  }
+  return input;
+}
+
+bool IsUnaryFollower(const std::string& op) {
+  return op == "Relu" || op == "Clip" || op == "LeakyRelu" ||
+         op == "HardSwish" || op == "Sigmoid";
+}
+
+bool IsBinaryFollower(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
+
+// Live nodes, each after the nodes it reads (iterative: graphs may be long
+// chains).
+std::vector<int> DependencyOrder(const GraphEditor& graph) {
+  std::vector<int> order;
+  std::vector<char> state(graph.size(), 0);  // 0 new, 1 open, 2 done.
+  std::vector<std::pair<int, size_t>> stack;
+  for (int root = 0; root < graph.size(); ++root) {
+    if (!graph.alive(root) || state[root] != 0) continue;
+    stack.push_back({root, 0});
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const std::vector<std::string>& inputs = graph.node(node).inputs;
+      if (next < inputs.size()) {
+        const std::string& input = inputs[next++];
+        const std::string name =
+            input.empty() || input[0] != '^' ? input : input.substr(1);
+        const int producer = graph.Producer(name).node >= 0
+                                 ? graph.Producer(name).node
+                                 : graph.Find(name);
+        if (producer >= 0 && state[producer] == 0) {
+          state[producer] = 1;
+          stack.push_back({producer, 0});
+        }
+        continue;
+      }
+      state[node] = 2;
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+WindowAttrs WindowOf(const NodeDef& node) {
+  WindowAttrs attrs;
+  attrs.kernel = AttrOr(node, "kernel_shape", std::vector<int64_t>{});
+  attrs.strides = AttrOr(node, "strides", std::vector<int64_t>{});
+  attrs.dilations = AttrOr(node, "dilations", std::vector<int64_t>{});
+  attrs.pads = AttrOr(node, "pads", std::vector<int64_t>{});
+  attrs.auto_pad = AttrOr(node, "auto_pad", std::string("NOTSET"));
+  attrs.ceil_mode = AttrOr(node, "ceil_mode", int64_t{0}) != 0;
+  return attrs;
+}
+
+class NhwcLayout {
+ public:
+  explicit NhwcLayout(GraphEditor& graph)
+      : graph_(graph), converted_(graph.size(), 0) {}
+
+  int Run() {
+    for (int i : DependencyOrder(graph_)) {
+      const NodeDef& node = graph_.node(i);
+      if (graph_.HasControlInputs(i)) continue;
+      if (node.op == "Conv" || node.op == "FusedConv") {
+        ConvertConv(i);
+      } else if (IsUnaryFollower(node.op) || IsBinaryFollower(node.op) ||
+                 node.op == "MaxPool" || node.op == "Concat") {
+        ConvertFollower(i);
+      } else if (node.op == "GlobalAveragePool") {
+        ConvertGlobalAveragePool(i);
+      }
+    }
+    int rewrites = 0;
+    for (int i = 0; i < graph_.size() && i < static_cast<int>(converted_.size());
+         ++i) {
+      if (converted_[i] == 0) continue;
+      ++rewrites;
+      const NodeDef& node = graph_.node(i);
+      const std::string twin = twins_.at(node.name);
+      if (NeededAsNchw(i)) {
+        graph_.Replace(i, NodeDef{node.name, "NhwcToNchw", {twin}, {},
+                                  node.device});
+      } else {
+        graph_.Remove(i, {kPass, twin});
+      }
+    }
+    graph_.Commit();
+    return rewrites + in_place_;
+  }
+
+ private:
+  // The NHWC twin of a tensor, or "" when it has none.
+  std::string TwinOf(const std::string& input) const {
+    auto it = twins_.find(Canonical(input));
+    return it == twins_.end() ? std::string() : it->second;
+  }
+
+  // The twin, made by an NchwToNhwc when the tensor has none yet.
+  std::string TwinOrConversion(const std::string& input,
+                              const std::string& device) {
+    std::string twin = TwinOf(input);
+    if (!twin.empty()) return twin;
+    twin = graph_.UniqueName(Canonical(input) + "/to_nhwc");
+    graph_.Add(NodeDef{twin, "NchwToNhwc", {input}, {}, device});
+    twins_[Canonical(input)] = twin;
+    return twin;
+  }
+
+  bool IsFloat4d(const std::string& input) {
+    const std::optional<DataType> dtype = graph_.Dtype(input);
+    const std::optional<PartialShape> shape = graph_.Shape(input);
+    return dtype == DataType::kFloat32 && shape && shape->IsFullyDefined() &&
+           shape->rank() == 4;
+  }
+
+  // Node i computes `twin` in NHWC now.
+  void Converted(int i, NodeDef twin_node) {
+    twins_[graph_.node(i).name] = twin_node.name;
+    converted_[i] = 1;
+    graph_.Add(std::move(twin_node));
+  }
+
+  void ConvertConv(int i) {
+    const NodeDef& node = graph_.node(i);
+    const std::vector<std::string>& in = node.inputs;
+    if (in.size() < 2 || !IsFloat4d(in[0]) || !IsFloat4d(node.name)) return;
+    const Tensor* w = graph_.Constant(in[1]);
+    if (w == nullptr || w->dtype() != DataType::kFloat32 ||
+        w->shape().rank() != 4) {
+      return;
+    }
+    const bool has_bias = in.size() > 2 && !in[2].empty();
+    const bool residual = node.op == "FusedConv" && in.size() > 3;
+    if (residual && (!has_bias || !IsFloat4d(in[3]))) return;
+    auto activation = ActivationFromAttrs(node.attrs);
+    if (!activation.ok()) return;
+    const PartialShape x = *graph_.Shape(in[0]);
+    NhwcConvSpec spec;
+    spec.x = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
+    for (int d = 0; d < 4; ++d) spec.w[d] = w->shape().dim(d);
+    spec.group = AttrOr(node, "group", int64_t{1});
+    spec.residual = residual;
+    spec.activation = *activation;
+    auto window = ForwardWindow(WindowOf(node), {spec.x[2], spec.x[3]},
+                                {spec.w[2], spec.w[3]});
+    if (!window.ok()) return;
+    for (int d = 0; d < 2; ++d) {
+      spec.stride[d] = window->stride[d];
+      spec.dilation[d] = window->dilation[d];
+      spec.pads[d] = window->pad_begin[d];
+      spec.pads[2 + d] = window->pad_end[d];
+    }
+    if (!NhwcConvSupported(spec)) return;
+    NodeDef conv{graph_.UniqueName(node.name + "/nhwc"),
+                 "NhwcConv",
+                 {TwinOrConversion(in[0], node.device), in[1]},
+                 {},
+                 node.device};
+    if (has_bias) conv.inputs.push_back(in[2]);
+    if (residual) conv.inputs.push_back(TwinOrConversion(in[3], node.device));
+    conv.attrs["kernel_shape"] = std::vector<int64_t>{spec.w[2], spec.w[3]};
+    conv.attrs["strides"] = std::vector<int64_t>{spec.stride[0], spec.stride[1]};
+    conv.attrs["dilations"] =
+        std::vector<int64_t>{spec.dilation[0], spec.dilation[1]};
+    conv.attrs["pads"] = std::vector<int64_t>(spec.pads.begin(), spec.pads.end());
+    conv.attrs["group"] = spec.group;
+    for (const char* name : {"activation", "activation_params"}) {
+      auto it = node.attrs.find(name);
+      if (it != node.attrs.end()) conv.attrs[name] = it->second;
+    }
+    Converted(i, std::move(conv));
+  }
+
+  void ConvertFollower(int i) {
+    const NodeDef& node = graph_.node(i);
+    if (node.inputs.empty() || !IsFloat4d(node.name)) return;
+    NodeDef twin{graph_.UniqueName(node.name + "/nhwc"), node.op, node.inputs,
+                 node.attrs, node.device};
+    if (IsUnaryFollower(node.op)) {
+      twin.inputs[0] = TwinOf(node.inputs[0]);
+      if (twin.inputs[0].empty()) return;
+    } else if (IsBinaryFollower(node.op)) {
+      if (node.inputs.size() != 2 || !IsFloat4d(node.inputs[0]) ||
+          !IsFloat4d(node.inputs[1]) ||
+          !(graph_.Shape(node.inputs[0])->dims() ==
+            graph_.Shape(node.inputs[1])->dims())) {
+        return;
+      }
+      for (int k = 0; k < 2; ++k) {
+        twin.inputs[k] = TwinOf(node.inputs[k]);
+        if (twin.inputs[k].empty()) return;
+      }
+    } else if (node.op == "MaxPool") {
+      // Only Y: NhwcMaxPool has no Indices.
+      for (const NodeUse& use : graph_.uses(i)) {
+        if (use.slot != 0 || use.control) return;
+      }
+      if (AttrOr(node, "storage_order", int64_t{0}) != 0) return;
+      twin.op = "NhwcMaxPool";
+      twin.attrs.erase("storage_order");
+      twin.attrs.erase("T");
+      twin.inputs = {TwinOf(node.inputs[0])};
+      if (twin.inputs[0].empty()) return;
+    } else {  // Concat over channels.
+      const int64_t axis = AttrOr(node, "axis", int64_t{0});
+      if (axis != 1 && axis != -3) return;
+      for (std::string& input : twin.inputs) {
+        input = TwinOf(input);
+        if (input.empty()) return;
+      }
+      twin.attrs["axis"] = int64_t{3};
+    }
+    Converted(i, std::move(twin));
+  }
+
+  void ConvertGlobalAveragePool(int i) {
+    const NodeDef& node = graph_.node(i);
+    if (node.inputs.size() != 1 || !IsFloat4d(node.inputs[0])) return;
+    const std::string twin = TwinOf(node.inputs[0]);
+    if (twin.empty()) return;
+    graph_.Replace(i, NodeDef{node.name, "NhwcGlobalAveragePool", {twin}, {},
+                              node.device});
+    in_place_nodes_.insert(i);
+    ++in_place_;
+  }
+
+  // Whether a node not converted reads node i, or nothing does (a graph
+  // end, which a Run may fetch).
+  bool NeededAsNchw(int i) const {
+    if (graph_.uses(i).empty()) return true;
+    for (const NodeUse& use : graph_.uses(i)) {
+      if (use.control) return true;
+      if (converted_[use.node] == 0 && in_place_nodes_.count(use.node) == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  GraphEditor& graph_;
+  std::vector<char> converted_;  // By node index, for the graph as given.
+  std::unordered_map<std::string, std::string> twins_;
+  std::unordered_set<int> in_place_nodes_;
+  int in_place_ = 0;
+};
+
+}  // namespace
+
+int ConvertToNhwc(GraphEditor& graph) {
+  if (!NhwcConvAvailable()) return 0;
+  return NhwcLayout(graph).Run();
+}
+
+}  // namespace weft::internal
