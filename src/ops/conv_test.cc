@@ -15,6 +15,14 @@
 namespace weft {
 namespace {
 
+// Sessions whose convolutions stay on this file's NCHW kernels on every CPU
+// (the nhwc-layout pass has its own tests).
+SessionOptions NchwKernelOptions(int inter, int intra) {
+  SessionOptions options = test::PerSessionOptions(inter, intra);
+  options.disabled_graph_passes = {"nhwc-layout"};
+  return options;
+}
+
 struct ConvCase {
   const char* name;
   int64_t n, c, h, w, m, group, kh, kw, stride, dilation, pad;
@@ -273,8 +281,7 @@ TEST(ConvPackedWeightTest, ConstantDepthwiseWeightsAreArrangedOnce) {
   auto graph_with_w = [&](bool constant_w) {
     return ConvGraph(x_shape, w, constant_w, bias, attrs);
   };
-  auto arranged =
-      test::MustCreate(graph_with_w(true), test::PerSessionOptions(1, 2));
+  auto arranged = test::MustCreate(graph_with_w(true), NchwKernelOptions(1, 2));
   auto fed =
       test::MustCreate(graph_with_w(false), test::PerSessionOptions(1, 2));
   ASSERT_NE(arranged, nullptr);
@@ -298,7 +305,7 @@ TEST(ConvPackedWeightTest, FewChannelsOverEveryPixelStayUnpacked) {
   g.Placeholder("x", DataType::kFloat32, PartialShape({1, 40, 11, 13}));
   g.Const("w", w);
   ASSERT_TRUE(g.AddNode({"y", "Conv", {"x", "w"}, {}, ""}).ok());
-  auto session = test::MustCreate(std::move(g), test::PerSessionOptions(1, 2));
+  auto session = test::MustCreate(std::move(g), NchwKernelOptions(1, 2));
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->prepared_bytes(), 0);
   const Tensor y = RunY(*session, {{"x", x}});

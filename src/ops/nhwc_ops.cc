@@ -202,15 +202,14 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
       const memory::dims pad_l{r.pad_top, s.pads[1]};
       const memory::dims pad_r{r.pad_bottom, s.pads[3]};
       auto desc =
-          has_bias
-              ? dnnl::convolution_forward::desc(
-                    dnnl::prop_kind::forward_inference,
-                    dnnl::algorithm::convolution_direct, src, weights_any,
-                    plan.bias, dst, strides, dilates, pad_l, pad_r)
-              : dnnl::convolution_forward::desc(
-                    dnnl::prop_kind::forward_inference,
-                    dnnl::algorithm::convolution_direct, src, weights_any, dst,
-                    strides, dilates, pad_l, pad_r);
+          has_bias ? dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference,
+                         dnnl::algorithm::convolution_direct, src, weights_any,
+                         plan.bias, dst, strides, dilates, pad_l, pad_r)
+                   : dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference,
+                         dnnl::algorithm::convolution_direct, src, weights_any,
+                         dst, strides, dilates, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
       const std::string impl = pd.impl_info_str();
       if (impl.rfind("ref", 0) == 0) *supported = false;
@@ -272,15 +271,16 @@ class NhwcConvKernel : public OpKernel {
     const Tensor* w = c.constant_input(1);
     if (w == nullptr || w->dtype() != DataType::kFloat32 ||
         w->shape().rank() != 4) {
-      status_ = InvalidArgumentError(
-          "NhwcConv needs a constant float32 W of rank 4");
+      status_ =
+          InvalidArgumentError("NhwcConv needs a constant float32 W of rank 4");
       return;
     }
     weights_source_ = w->raw_data();
     for (int i = 0; i < 4; ++i) spec_.w[i] = w->shape().dim(i);
     const PartialShape& x = c.input_shapes()[0];  // N, H, W, C.
     if (!x.IsFullyDefined() || x.rank() != 4) {
-      status_ = InvalidArgumentError("NhwcConv needs X's shape at construction");
+      status_ =
+          InvalidArgumentError("NhwcConv needs X's shape at construction");
       return;
     }
     spec_.x = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
@@ -379,9 +379,8 @@ class NhwcConvKernel : public OpKernel {
   }
 
  private:
-  void RunPieces(int64_t begin, int64_t end, int64_t per_image,
-                 const float* x, const float* bias, const float* z,
-                 float* y) const {
+  void RunPieces(int64_t begin, int64_t end, int64_t per_image, const float* x,
+                 const float* bias, const float* z, float* y) const {
     OneOpenMpThread one_thread;
     // This thread's own stream and buffers (the executing thread's copies:
     // that is what they are for).
@@ -404,18 +403,18 @@ class NhwcConvKernel : public OpKernel {
       }
       if (z != nullptr) {  // The sum post-op adds what dst holds.
         for (int64_t p = 0; p < (kb < k ? pixels : 1); ++p) {
-          std::memcpy(dst + p * kb, z + offset + p * k,
-                      static_cast<size_t>(kb < k ? kb : pixels * k) *
-                          sizeof(float));
+          std::memcpy(
+              dst + p * kb, z + offset + p * k,
+              static_cast<size_t>(kb < k ? kb : pixels * k) * sizeof(float));
         }
       }
       const int p = piece.primitive;
       if (scratch.size() < plan_.scratch[p].get_size()) {
         scratch.resize(plan_.scratch[p].get_size());
       }
-      memory src_m(plan_.src[p], CpuEngine(),
-                   const_cast<float*>(x + image * plan_.image_in +
-                                      piece.src_offset));
+      memory src_m(
+          plan_.src[p], CpuEngine(),
+          const_cast<float*>(x + image * plan_.image_in + piece.src_offset));
       memory dst_m(plan_.dst[p], CpuEngine(), dst);
       memory scratch_m(plan_.scratch[p], CpuEngine(), scratch.data());
       std::unordered_map<int, memory> args{
@@ -468,12 +467,13 @@ Status InferNhwcConvShape(InferenceContext& ctx) {
   std::copy(pads.begin(), pads.end(), s.pads.begin());
   const std::array<int64_t, 2> out = ConvOutput(s);
   if (out[0] < 1 || out[1] < 1) return Status::OK();
-  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), out[0],
-                                                      out[1], w.dim(0)}));
+  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), out[0], out[1],
+                                                      w.dim(0)}));
   return Status::OK();
 }
 
-// --- NhwcMaxPool ---------------------------------------------------------------
+// --- NhwcMaxPool
+// ---------------------------------------------------------------
 
 // Each output pixel is the maximum over its window of whole channel vectors
 // (the channels are contiguous), taken in row-major window order; padding
@@ -489,14 +489,15 @@ class NhwcMaxPoolKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Shape& xs = x.shape();
     if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
-      return InvalidArgumentError("NhwcMaxPool takes float32 [N, H, W, C], got " +
-                                  xs.ToString());
+      return InvalidArgumentError(
+          "NhwcMaxPool takes float32 [N, H, W, C], got " + xs.ToString());
     }
     const int64_t n = xs.dim(0), h = xs.dim(1), w = xs.dim(2), c = xs.dim(3);
-    WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, {h, w}, attrs_.kernel));
+    WEFT_ASSIGN_OR_RETURN(Window win,
+                          ForwardWindow(attrs_, {h, w}, attrs_.kernel));
     const int64_t oh = win.out[0], ow = win.out[1];
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
-                                          0, Shape({n, oh, ow, c})));
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutputUninitialized(0, Shape({n, oh, ow, c})));
     const float* px = x.data<float>();
     float* py = y->data<float>();
     const double cost = static_cast<double>(ow * c * win.KernelSize()) * 0.1;
@@ -543,12 +544,13 @@ Status InferNhwcMaxPoolShape(InferenceContext& ctx) {
   attrs.ceil_mode = ctx.attr<int64_t>("ceil_mode") != 0;
   auto win = ForwardWindow(attrs, {x.dim(1), x.dim(2)}, attrs.kernel);
   if (!win.ok()) return Status::OK();
-  ctx.set_output(0, PartialShape(std::vector<int64_t>{
-                        x.dim(0), win->out[0], win->out[1], x.dim(3)}));
+  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), win->out[0],
+                                                      win->out[1], x.dim(3)}));
   return Status::OK();
 }
 
-// --- NhwcGlobalAveragePool -----------------------------------------------------
+// --- NhwcGlobalAveragePool
+// -----------------------------------------------------
 
 // [N, H, W, C] in, [N, C, 1, 1] out (the same bytes as [N, 1, 1, C]): each
 // channel's mean, summed in double in pixel order. One image per job.
@@ -564,30 +566,28 @@ class NhwcGlobalAveragePoolKernel : public OpKernel {
           "NhwcGlobalAveragePool takes float32 [N, H, W, C], got " +
           xs.ToString());
     }
-    const int64_t n = xs.dim(0), pixels = xs.dim(1) * xs.dim(2),
-                  c = xs.dim(3);
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
-                                          0, Shape({n, c, 1, 1})));
+    const int64_t n = xs.dim(0), pixels = xs.dim(1) * xs.dim(2), c = xs.dim(3);
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutputUninitialized(0, Shape({n, c, 1, 1})));
     const float* px = x.data<float>();
     float* py = y->data<float>();
-    ctx.ParallelFor(n, static_cast<double>(pixels * c),
-                    [&](int64_t begin, int64_t end) {
-                      std::vector<double> sum(static_cast<size_t>(c));
-                      for (int64_t image = begin; image < end; ++image) {
-                        std::fill(sum.begin(), sum.end(), 0.0);
-                        const float* in = px + image * pixels * c;
-                        for (int64_t p = 0; p < pixels; ++p) {
-                          for (int64_t ch = 0; ch < c; ++ch) {
-                            sum[ch] += static_cast<double>(in[p * c + ch]);
-                          }
-                        }
-                        for (int64_t ch = 0; ch < c; ++ch) {
-                          py[image * c + ch] = static_cast<float>(
-                              pixels > 0 ? sum[ch] / static_cast<double>(pixels)
-                                         : 0.0);
-                        }
-                      }
-                    });
+    ctx.ParallelFor(
+        n, static_cast<double>(pixels * c), [&](int64_t begin, int64_t end) {
+          std::vector<double> sum(static_cast<size_t>(c));
+          for (int64_t image = begin; image < end; ++image) {
+            std::fill(sum.begin(), sum.end(), 0.0);
+            const float* in = px + image * pixels * c;
+            for (int64_t p = 0; p < pixels; ++p) {
+              for (int64_t ch = 0; ch < c; ++ch) {
+                sum[ch] += static_cast<double>(in[p * c + ch]);
+              }
+            }
+            for (int64_t ch = 0; ch < c; ++ch) {
+              py[image * c + ch] = static_cast<float>(
+                  pixels > 0 ? sum[ch] / static_cast<double>(pixels) : 0.0);
+            }
+          }
+        });
     return Status::OK();
   }
 };
@@ -595,11 +595,13 @@ class NhwcGlobalAveragePoolKernel : public OpKernel {
 Status InferNhwcGlobalAveragePoolShape(InferenceContext& ctx) {
   const PartialShape& x = ctx.input_shape(0);
   if (!x.rank_known() || x.rank() != 4) return Status::OK();
-  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), x.dim(3), 1, 1}));
+  ctx.set_output(0,
+                 PartialShape(std::vector<int64_t>{x.dim(0), x.dim(3), 1, 1}));
   return Status::OK();
 }
 
-// --- NchwToNhwc, NhwcToNchw ----------------------------------------------------
+// --- NchwToNhwc, NhwcToNchw
+// ----------------------------------------------------
 
 // Moves a 4-D tensor between channel-first and channel-last order: [N, C,
 // P] <-> [N, P, C] over the P = H * W pixels, in blocks of pixels whose
@@ -614,18 +616,18 @@ class LayoutKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Shape& xs = x.shape();
     if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
-      return InvalidArgumentError(std::string(kToNhwc ? "NchwToNhwc" : "NhwcToNchw") +
-                                  " takes a float32 tensor of rank 4, got " +
-                                  xs.ToString());
+      return InvalidArgumentError(
+          std::string(kToNhwc ? "NchwToNhwc" : "NhwcToNchw") +
+          " takes a float32 tensor of rank 4, got " + xs.ToString());
     }
     const int64_t n = xs.dim(0);
     const int64_t c = kToNhwc ? xs.dim(1) : xs.dim(3);
     const int64_t h = kToNhwc ? xs.dim(2) : xs.dim(1);
     const int64_t w = kToNhwc ? xs.dim(3) : xs.dim(2);
     const int64_t pixels = h * w;
-    WEFT_ASSIGN_OR_RETURN(
-        Tensor * y, ctx.AllocateOutputUninitialized(
-                        0, kToNhwc ? Shape({n, h, w, c}) : Shape({n, c, h, w})));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
+                                          0, kToNhwc ? Shape({n, h, w, c})
+                                                     : Shape({n, c, h, w})));
     const float* px = x.data<float>();
     float* py = y->data<float>();
     const int64_t blocks = (pixels + kPixelBlock - 1) / kPixelBlock;
@@ -656,10 +658,11 @@ template <bool kToNhwc>
 Status InferLayoutShape(InferenceContext& ctx) {
   const PartialShape& x = ctx.input_shape(0);
   if (!x.IsFullyDefined() || x.rank() != 4) return Status::OK();
-  ctx.set_output(0, PartialShape(kToNhwc ? std::vector<int64_t>{x.dim(0), x.dim(2),
-                                                                 x.dim(3), x.dim(1)}
-                                         : std::vector<int64_t>{x.dim(0), x.dim(3),
-                                                                x.dim(1), x.dim(2)}));
+  ctx.set_output(
+      0, PartialShape(kToNhwc ? std::vector<int64_t>{x.dim(0), x.dim(2),
+                                                     x.dim(3), x.dim(1)}
+                              : std::vector<int64_t>{x.dim(0), x.dim(3),
+                                                     x.dim(1), x.dim(2)}));
   return Status::OK();
 }
 
@@ -705,8 +708,8 @@ void RegisterNhwcOps(OpRegistry& registry) {
         .Attr("activation_params", AttrType::kListFloat, std::vector<double>{});
     CheckRegistered(registry.RegisterOp(
         WindowAttrsOn(b).SetShapeFn(InferNhwcConvShape).Build()));
-    CheckRegistered(registry.RegisterKernel("NhwcConv",
-                                            KernelFactoryFor<NhwcConvKernel>()));
+    CheckRegistered(registry.RegisterKernel(
+        "NhwcConv", KernelFactoryFor<NhwcConvKernel>()));
   }
   {
     OpDefBuilder b("NhwcMaxPool");

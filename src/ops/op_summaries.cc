@@ -125,7 +125,21 @@ constexpr Summary kSummaries[] = {
     {"Mod", "remainder with broadcasting (integer or C fmod)"},
     {"Momentum", "SGD with momentum (standard or Nesterov)"},
     {"Mul", "a * b with broadcasting"},
+    {"NchwToNhwc",
+     "a 4-D tensor from channels-first to channels-last order (made by the "
+     "nhwc-layout pass)"},
     {"Neg", "-x, element-wise"},
+    {"NhwcConv",
+     "2-D Conv + bias + residual Z + activation on channels-last tensors, "
+     "through oneDNN (made by the nhwc-layout pass)"},
+    {"NhwcGlobalAveragePool",
+     "GlobalAveragePool of a channels-last tensor, [N, C, 1, 1] out (made by "
+     "the nhwc-layout pass)"},
+    {"NhwcMaxPool",
+     "2-D MaxPool of a channels-last tensor (made by the nhwc-layout pass)"},
+    {"NhwcToNchw",
+     "a 4-D tensor from channels-last to channels-first order (made by the "
+     "nhwc-layout pass)"},
     {"NegativeLogLikelihoodLoss", "negative log-likelihood loss with weights"},
     {"NonMaxSuppression",
      "indices of the boxes kept by greedy non-maximum suppression"},

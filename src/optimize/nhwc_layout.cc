@@ -107,15 +107,15 @@ class NhwcLayout {
       }
     }
     int rewrites = 0;
-    for (int i = 0; i < graph_.size() && i < static_cast<int>(converted_.size());
-         ++i) {
+    for (int i = 0;
+         i < graph_.size() && i < static_cast<int>(converted_.size()); ++i) {
       if (converted_[i] == 0) continue;
       ++rewrites;
       const NodeDef& node = graph_.node(i);
       const std::string twin = twins_.at(node.name);
       if (NeededAsNchw(i)) {
-        graph_.Replace(i, NodeDef{node.name, "NhwcToNchw", {twin}, {},
-                                  node.device});
+        graph_.Replace(
+            i, NodeDef{node.name, "NhwcToNchw", {twin}, {}, node.device});
       } else {
         graph_.Remove(i, {kPass, twin});
       }
@@ -133,7 +133,7 @@ class NhwcLayout {
 
   // The twin, made by an NchwToNhwc when the tensor has none yet.
   std::string TwinOrConversion(const std::string& input,
-                              const std::string& device) {
+                               const std::string& device) {
     std::string twin = TwinOf(input);
     if (!twin.empty()) return twin;
     twin = graph_.UniqueName(Canonical(input) + "/to_nhwc");
@@ -195,10 +195,12 @@ class NhwcLayout {
     if (has_bias) conv.inputs.push_back(in[2]);
     if (residual) conv.inputs.push_back(TwinOrConversion(in[3], node.device));
     conv.attrs["kernel_shape"] = std::vector<int64_t>{spec.w[2], spec.w[3]};
-    conv.attrs["strides"] = std::vector<int64_t>{spec.stride[0], spec.stride[1]};
+    conv.attrs["strides"] =
+        std::vector<int64_t>{spec.stride[0], spec.stride[1]};
     conv.attrs["dilations"] =
         std::vector<int64_t>{spec.dilation[0], spec.dilation[1]};
-    conv.attrs["pads"] = std::vector<int64_t>(spec.pads.begin(), spec.pads.end());
+    conv.attrs["pads"] =
+        std::vector<int64_t>(spec.pads.begin(), spec.pads.end());
     conv.attrs["group"] = spec.group;
     for (const char* name : {"activation", "activation_params"}) {
       auto it = node.attrs.find(name);
@@ -254,8 +256,9 @@ class NhwcLayout {
     if (node.inputs.size() != 1 || !IsFloat4d(node.inputs[0])) return;
     const std::string twin = TwinOf(node.inputs[0]);
     if (twin.empty()) return;
-    graph_.Replace(i, NodeDef{node.name, "NhwcGlobalAveragePool", {twin}, {},
-                              node.device});
+    graph_.Replace(
+        i,
+        NodeDef{node.name, "NhwcGlobalAveragePool", {twin}, {}, node.device});
     in_place_nodes_.insert(i);
     ++in_place_;
   }

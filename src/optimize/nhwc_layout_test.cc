@@ -1,0 +1,232 @@
+// The nhwc-layout pass and its kernels (NhwcConv through oneDNN,
+// NhwcMaxPool, NhwcGlobalAveragePool, the layout conversions): what runs,
+// that results agree with the NCHW kernels within float32 rounding, keep
+// their bits across thread settings, and that only weft's threads compute.
+// Skipped where the CPU does not take the pass (ops/nhwc_ops.h).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "ops/nhwc_ops.h"
+#include "test_support/session_util.h"
+#include "test_support/threads.h"
+
+namespace weft {
+namespace {
+
+Tensor Random(Shape shape, uint32_t seed) {
+  return test::SeededFloats(std::move(shape), seed);
+}
+
+// A 2-D Conv node with a constant W (and B) added to the graph.
+void AddConv(Graph& g, const std::string& name, const std::string& x,
+             int64_t in, int64_t out, int64_t kernel, int64_t stride,
+             int64_t pad, int64_t group, uint32_t seed) {
+  g.Const(name + "/w", Random({out, in / group, kernel, kernel}, seed));
+  g.Const(name + "/b", Random({out}, seed + 1));
+  test::MustAdd(g,
+                {name,
+                 "Conv",
+                 {x, name + "/w", name + "/b"},
+                 {{"strides", AttrValue(std::vector<int64_t>{stride, stride})},
+                  {"pads", AttrValue(std::vector<int64_t>(4, pad))},
+                  {"group", AttrValue(group)}},
+                 ""});
+}
+
+// A small CNN with every pattern the pass converts: a strided stem, a
+// padded MaxPool, a residual block, a depthwise conv with Clip (ReLU6), two
+// branches joined by Concat, a deep conv over a small plane (channel
+// blocks), and GlobalAveragePool. `tail` reads one intermediate in NCHW.
+Graph SmallCnn() {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({2, 3, 40, 40}));
+  AddConv(g, "stem", "x", 3, 32, 3, 2, 1, 1, 10);
+  g.Relu("stem_relu", "stem");
+  test::MustAdd(g, {"pool",
+                    "MaxPool",
+                    {"stem_relu"},
+                    {{"kernel_shape", AttrValue(std::vector<int64_t>{3, 3})},
+                     {"strides", AttrValue(std::vector<int64_t>{2, 2})},
+                     {"pads", AttrValue(std::vector<int64_t>{1, 1, 1, 1})}},
+                    ""});
+  AddConv(g, "res", "pool", 32, 32, 3, 1, 1, 1, 20);
+  g.Add("res_add", "res", "pool");
+  g.Relu("res_relu", "res_add");
+  AddConv(g, "dw", "res_relu", 32, 32, 3, 1, 1, 32, 30);
+  g.Const("lo", Tensor::Scalar<float>(0.0f));
+  g.Const("hi", Tensor::Scalar<float>(6.0f));
+  test::MustAdd(g, {"dw_clip", "Clip", {"dw", "lo", "hi"}, {}, ""});
+  AddConv(g, "left", "dw_clip", 32, 16, 1, 1, 0, 1, 40);
+  AddConv(g, "right", "dw_clip", 32, 16, 3, 1, 1, 1, 50);
+  g.Relu("left_relu", "left");
+  g.Relu("right_relu", "right");
+  test::MustAdd(g, {"cat",
+                    "Concat",
+                    {"left_relu", "right_relu"},
+                    {{"axis", AttrValue(int64_t{1})}},
+                    ""});
+  AddConv(g, "deep", "cat", 32, 256, 3, 2, 1, 1, 60);
+  g.Relu("deep_relu", "deep");
+  test::MustAdd(g, {"gap", "GlobalAveragePool", {"deep_relu"}, {}, ""});
+  test::MustAdd(g, {"tail",
+                    "ReduceSum",
+                    {"res_relu"},
+                    {{"keepdims", AttrValue(int64_t{0})}},
+                    ""});
+  return g;
+}
+
+SessionOptions Options(int inter, int intra, bool nhwc) {
+  SessionOptions options = test::PerSessionOptions(inter, intra);
+  if (!nhwc) options.disabled_graph_passes = {"nhwc-layout"};
+  return options;
+}
+
+double MaxRelativeError(const Tensor& got, const Tensor& want) {
+  double scale = 0;
+  for (float v : test::Values<float>(want)) {
+    scale = std::max(scale, static_cast<double>(std::abs(v)));
+  }
+  return test::MaxAbsDifference(got, want) / std::max(scale, 1e-30);
+}
+
+class NhwcLayoutTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!internal::NhwcConvAvailable()) {
+      GTEST_SKIP() << "this CPU keeps convolutions in NCHW";
+    }
+  }
+};
+
+TEST_F(NhwcLayoutTest, ASmallCnnRunsChannelsLastAndAgreesWithNchw) {
+  const NamedTensors feeds = {{"x", Random({2, 3, 40, 40}, 1)}};
+  const std::vector<std::string> fetches = {"gap", "tail"};
+  auto nchw = test::MustCreate(SmallCnn(), Options(1, 1, false));
+  ASSERT_NE(nchw, nullptr);
+  const std::vector<Tensor> want = test::MustRun(*nchw, fetches, feeds);
+
+  std::vector<std::vector<Tensor>> got;
+  for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {2, 2}}) {
+    SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
+    auto session = test::MustCreate(SmallCnn(), Options(inter, intra, true));
+    ASSERT_NE(session, nullptr);
+    EXPECT_GT(session->prepared_bytes(), 0);  // W reordered once.
+    const RunMetadata metadata = test::MustRunTraced(*session, fetches, feeds);
+    std::multiset<std::string> ops;
+    for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
+    EXPECT_EQ(ops.count("NhwcConv"), 6u);
+    EXPECT_EQ(ops.count("Conv") + ops.count("FusedConv"), 0u);
+    EXPECT_EQ(ops.count("NhwcMaxPool"), 1u);
+    EXPECT_EQ(ops.count("NhwcGlobalAveragePool"), 1u);
+    EXPECT_EQ(ops.count("NchwToNhwc"), 1u);  // The feed, once.
+    EXPECT_EQ(ops.count("NhwcToNchw"), 1u);  // res_relu, for ReduceSum.
+    EXPECT_EQ(ops.count("Concat"), 1u);
+    got.push_back(test::MustRun(*session, fetches, feeds));
+    ASSERT_EQ(got.back().size(), 2u);
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got.back()[i].shape(), want[i].shape());
+      EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
+    }
+  }
+  for (size_t s = 1; s < got.size(); ++s) {
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(got[s][i].BitwiseEqual(got[0][i])) << fetches[i];
+    }
+  }
+}
+
+// A fetched intermediate the pass removed is computed from the graph as
+// given: the value is NCHW and right.
+TEST_F(NhwcLayoutTest, AFetchedIntermediateIsStillNchw) {
+  const NamedTensors feeds = {{"x", Random({2, 3, 40, 40}, 2)}};
+  auto nchw = test::MustCreate(SmallCnn(), Options(1, 1, false));
+  auto nhwc = test::MustCreate(SmallCnn(), Options(1, 2, true));
+  ASSERT_NE(nchw, nullptr);
+  ASSERT_NE(nhwc, nullptr);
+  for (const char* fetch : {"stem_relu", "cat", "deep_relu"}) {
+    const Tensor want = test::MustRun(*nchw, {fetch}, feeds).at(0);
+    const Tensor got = test::MustRun(*nhwc, {fetch}, feeds).at(0);
+    ASSERT_EQ(got.shape(), want.shape()) << fetch;
+    EXPECT_LT(MaxRelativeError(got, want), 1e-5) << fetch;
+  }
+}
+
+// oneDNN runs with one OpenMP thread on the calling weft thread: no
+// OpenMP team is started, and the caller's own OpenMP setting is back
+// after the Run.
+TEST_F(NhwcLayoutTest, OnlyWeftThreadsComputeAndOpenMpSettingsAreKept) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({1, 64, 56, 56}));
+  AddConv(g, "a", "x", 64, 64, 3, 1, 1, 1, 70);
+  g.Relu("a_relu", "a");
+  AddConv(g, "b", "a_relu", 64, 64, 3, 1, 1, 1, 80);
+  const NamedTensors feeds = {{"x", Random({1, 64, 56, 56}, 3)}};
+  omp_set_num_threads(3);
+  SessionOptions options = Options(1, 2, true);
+  auto session = test::MustCreate(std::move(g), options);
+  ASSERT_NE(session, nullptr);
+  test::MustRun(*session, {"b"}, feeds);                 // Pools are up.
+  const int expected = test::CountProcessThreads() + 1;  // + the sampler.
+  std::atomic<bool> done{false};
+  std::atomic<int> most{0};
+  std::thread sampler([&] {
+    while (!done.load()) {
+      most = std::max(most.load(), test::CountProcessThreads());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  for (int i = 0; i < 5; ++i) test::MustRun(*session, {"b"}, feeds);
+  done = true;
+  sampler.join();
+  EXPECT_EQ(most.load(), expected);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  // The caller computing (inter = -1) gets its setting back too.
+  SessionOptions inline_options = Options(-1, 1, true);
+  Graph small;
+  small.Placeholder("x", DataType::kFloat32, PartialShape({1, 64, 56, 56}));
+  AddConv(small, "a", "x", 64, 64, 3, 1, 1, 1, 70);
+  auto caller_runs = test::MustCreate(std::move(small), inline_options);
+  ASSERT_NE(caller_runs, nullptr);
+  test::MustRun(*caller_runs, {"a"}, feeds);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(1);
+}
+
+// A feed of another batch than the one the pass saw gets its own
+// specialised graph; a wrong channel count is an error naming the shapes.
+TEST_F(NhwcLayoutTest, OpenBatchesAndWrongShapes) {
+  auto graph = [] {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 8, 12, 12}));
+    AddConv(g, "c", "x", 8, 16, 3, 1, 1, 1, 90);
+    g.Relu("r", "c");
+    return g;
+  };
+  auto nchw = test::MustCreate(graph(), Options(1, 1, false));
+  auto nhwc = test::MustCreate(graph(), Options(1, 2, true));
+  ASSERT_NE(nchw, nullptr);
+  ASSERT_NE(nhwc, nullptr);
+  for (int64_t batch : {1, 3, 1}) {
+    const NamedTensors feeds = {{"x", Random({batch, 8, 12, 12}, 4)}};
+    const RunMetadata metadata = test::MustRunTraced(*nhwc, {"r"}, feeds);
+    std::set<std::string> ops;
+    for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
+    EXPECT_EQ(ops.count("NhwcConv"), 1u) << batch;
+    const Tensor got = test::MustRun(*nhwc, {"r"}, feeds).at(0);
+    const Tensor want = test::MustRun(*nchw, {"r"}, feeds).at(0);
+    EXPECT_LT(MaxRelativeError(got, want), 1e-5) << batch;
+  }
+  std::vector<Tensor> out;
+  const Status wrong =
+      nhwc->Run({{"x", Random({1, 5, 12, 12}, 5)}}, {"r"}, {}, &out);
+  EXPECT_FALSE(wrong.ok());
+}
+
+}  // namespace
+}  // namespace weft
