@@ -45,9 +45,12 @@ def weft_node_times(weft, model, feeds, runs, intra):
             for e in events:
                 if e.get("cat") != "node":
                     continue
-                if e["name"] not in best:
-                    order.append((e["name"], e["args"].get("op", "?")))
-                best[e["name"]] = min(best.get(e["name"], float("inf")), e["dur"])
+                # The nhwc-layout pass names a node's channels-last twin
+                # after it: the same layer.
+                name = e["name"].removesuffix("/nhwc")
+                if name not in best:
+                    order.append((name, e["args"].get("op", "?")))
+                best[name] = min(best.get(name, float("inf")), e["dur"])
     return order, best
 
 

@@ -35,6 +35,10 @@ using Tag = memory::format_tag;
 using Dt = memory::data_type;
 
 constexpr int64_t kMaxPiecesPerImage = 8;
+// Each oneDNN call costs a few microseconds: a piece has at least this much
+// work (about 10 us on one core), so small layers (MobileNetV2's late
+// depthwise ones) are not cut into pieces that cost more than they compute.
+constexpr double kMinPieceFlops = 1e6;
 
 dnnl::engine& CpuEngine() {
   static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
@@ -69,8 +73,11 @@ struct RowPiece {
 
 std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
                                 int64_t kernel, int64_t stride,
-                                int64_t dilation, int64_t pad_top) {
-  const int64_t count = std::min(out_rows, kMaxPiecesPerImage);
+                                int64_t dilation, int64_t pad_top,
+                                double flops) {
+  const int64_t count =
+      std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
+                          std::min(out_rows, kMaxPiecesPerImage));
   const int64_t rows = (out_rows + count - 1) / count;
   const int64_t extent = (kernel - 1) * dilation + 1;
   std::vector<RowPiece> pieces;
@@ -150,20 +157,26 @@ memory::dims WeightDims(const NhwcConvSpec& s, int64_t channels) {
   return {s.group, channels / s.group, s.w[1], s.w[2], s.w[3]};
 }
 
-// Output channels per piece: all of them, unless the plane is small and W
-// large (a 7 x 7 plane of 512 channels: each of 7 row pieces would read
-// W's 9.4 MB again); then blocks of at least 128 (64 measured slower on an
-// AMD EPYC Zen 4). From the shapes alone.
+// Output channels per piece: all of them, unless the plane is small (then
+// row pieces are few and short, and each would read all of W again: a
+// 7 x 7 plane of 512 channels, W 9.4 MB); then blocks of at least 64
+// channels (128 from 512 on: 64 measured slower there on an AMD EPYC Zen
+// 4), 16-aligned, an even number of them where one fits (two threads
+// share them evenly). From the shapes alone.
 int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows) {
-  constexpr int64_t kMinBlock = 128, kSmallPlaneRows = 14;
+  constexpr int64_t kSmallPlaneRows = 14;
   const int64_t k = s.w[0];
-  if (s.group != 1 || out_rows >= kSmallPlaneRows || k < 2 * kMinBlock ||
-      k % kMinBlock != 0) {
-    return k;
+  const int64_t min_block = k >= 512 ? 128 : 64;
+  if (s.group != 1 || out_rows >= kSmallPlaneRows) return k;
+  const int64_t most = std::min(k / min_block, kMaxPiecesPerImage);
+  for (int parity : {0, 1}) {
+    for (int64_t blocks = most; blocks >= 2; --blocks) {
+      if (blocks % 2 == parity && k % blocks == 0 && (k / blocks) % 16 == 0) {
+        return k / blocks;
+      }
+    }
   }
-  int64_t blocks = std::min(k / kMinBlock, kMaxPiecesPerImage);
-  while (k % blocks != 0 || (k / blocks) % 16 != 0) --blocks;
-  return k / blocks;
+  return k;
 }
 
 // Builds the pieces' primitives. Throws dnnl::error where oneDNN has no
@@ -182,8 +195,10 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
   plan.bias = memory::desc({kb}, Dt::f32, Tag::x);
   const dnnl::primitive_attr attr = ConvAttr(s, supported);
   const memory::desc weights_any(WeightDims(s, kb), Dt::f32, Tag::any);
-  std::vector<RowPiece> rows =
-      RowPieces(s.x[2], out[0], s.w[2], s.stride[0], s.dilation[0], s.pads[0]);
+  const double flops = 2.0 * static_cast<double>(plan.image_out) *
+                       static_cast<double>(s.w[1] * s.w[2] * s.w[3]);
+  std::vector<RowPiece> rows = RowPieces(s.x[2], out[0], s.w[2], s.stride[0],
+                                         s.dilation[0], s.pads[0], flops);
   if (kb < k) {  // Channel blocks over all rows.
     rows = {{0, out[0], 0, s.x[2], s.pads[0], 0}};
     const int64_t extent = (s.w[2] - 1) * s.dilation[0] + 1;
@@ -231,9 +246,7 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
           {found->second, r.in_begin * w * c, r.out_begin, r.out_rows, k0});
     }
   }
-  plan.flops_per_piece = 2.0 * static_cast<double>(plan.image_out) *
-                         static_cast<double>(s.w[1] * s.w[2] * s.w[3]) /
-                         static_cast<double>(plan.pieces.size());
+  plan.flops_per_piece = flops / static_cast<double>(plan.pieces.size());
   return plan;
 }
 

@@ -245,6 +245,34 @@ class ConcatKernel : public OpKernel {
     for (int d = 0; d < axis; ++d) outer *= dims[d];
     for (int d = axis + 1; d < first.rank(); ++d) inner *= dims[d];
     const int64_t esize = static_cast<int64_t>(DataTypeSize(y->dtype()));
+    // Many short copies (a channels-last Concat: one per pixel and input)
+    // split by outer index, without a list of them.
+    int64_t outer_bytes = 0;
+    bool short_rows = outer > 1;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      const int64_t bytes = ctx.input(i).shape().dim(axis) * inner * esize;
+      outer_bytes += bytes;
+      short_rows = short_rows && bytes <= kConcatPieceBytes;
+    }
+    if (short_rows) {
+      char* out = static_cast<char*>(y->raw_data());
+      ctx.ParallelFor(
+          outer, static_cast<double>(outer_bytes) / 8,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+              char* to = out + o * outer_bytes;
+              for (int i = 0; i < ctx.num_inputs(); ++i) {
+                const Tensor& t = ctx.input(i);
+                const int64_t bytes = t.shape().dim(axis) * inner * esize;
+                std::memcpy(to,
+                            static_cast<const char*>(t.raw_data()) + o * bytes,
+                            bytes);
+                to += bytes;
+              }
+            }
+          });
+      return Status::OK();
+    }
     // The copies, one per (outer index, input), cut into pieces of at most
     // kConcatPieceBytes so that a Concat of one image (outer = 1) splits
     // over the pool too.
