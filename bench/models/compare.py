@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Prints the side-by-side table from run.sh's results and checks accuracy.
-    compare.py WORK_DIR
+    compare.py WORK_DIR [MODEL ...]
 Latencies are medians over run.sh's rounds of each round's median; the
 summary also gives the range of the per-round ratio of the best settings.
 Exit 1 when weft's relative L2 error against PyTorch exceeds 1e-4 on any
@@ -19,8 +19,9 @@ ok = True
 print(f"{'model':<14} {'inter':>5} {'intra':>5} {'weft ms':>9} {'ORT ms':>9} "
       f"{'torch ms':>9} {'weft/ORT':>9} {'rel L2 vs torch':>16}")
 summary = []
-for model in ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder",
-              "two_towers"]:
+models = sys.argv[2:] or ["resnet18", "resnet18_b8", "mobilenet_v2",
+                          "squeezenet1_1", "bert_encoder", "two_towers"]
+for model in models:
     weft_rounds = [json.load(open(f)) for f in sorted(
         glob.glob(os.path.join(work, model + ".weft.*.json")))]
     ort_rounds = [json.load(open(f)) for f in sorted(

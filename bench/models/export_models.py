@@ -103,8 +103,8 @@ def export(model, name, feeds, out_dir, dynamic):
     print("exported", name, file=sys.stderr)
 
 
-MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "bert_encoder",
-          "two_towers"]
+MODELS = ["resnet18", "resnet18_b8", "mobilenet_v2", "squeezenet1_1",
+          "bert_encoder", "two_towers"]
 
 
 def build(name):
@@ -124,8 +124,10 @@ def build(name):
         model = TwoTowers().eval()
         return model, {"input": torch.randn(64, 512)}, {
             "input": {0: "batch"}, "output": {0: "batch"}}
-    model = getattr(torchvision.models, name)(weights=None).eval()
-    image = torch.randn(1, 3, 224, 224)
+    # "resnet18_b8": ResNet-18's weights (the same seed) on a batch of 8.
+    base, _, batch = name.partition("_b")
+    model = getattr(torchvision.models, base)(weights=None).eval()
+    image = torch.randn(int(batch or 1), 3, 224, 224)
     return model, {"input": image}, {"input": {0: "batch"},
                                      "output": {0: "batch"}}
 

@@ -35,7 +35,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-models=(resnet18 mobilenet_v2 squeezenet1_1 bert_encoder two_towers)
+models=(resnet18 resnet18_b8 mobilenet_v2 squeezenet1_1 bert_encoder two_towers)
 missing_models=()
 for m in "${models[@]}"; do
   [[ -f "$work/$m.onnx" ]] || missing_models+=("$m")
@@ -89,4 +89,4 @@ for m in "${models[@]}"; do
     done
   done
 done
-"$python" "$here/compare.py" "$work"
+"$python" "$here/compare.py" "$work" "${models[@]}"

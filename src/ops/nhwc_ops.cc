@@ -1,12 +1,14 @@
-// NhwcConv, NhwcMaxPool, NhwcGlobalAveragePool (src/ops/nhwc_ops.h).
+// NhwcConv, NhwcMaxPool, NhwcGlobalAveragePool, NchwToNhwc, NhwcToNchw
+// (src/ops/nhwc_ops.h).
 //
-// NhwcConv: each image's output is cut into row pieces (at most
-// kMaxPiecesPerImage, sizes from the shapes alone); each piece is one
-// single-threaded oneDNN primitive over the input rows its windows read,
-// with the padding of its own edge, so every output element is computed
-// by one primitive in an order that depends on the sizes only. Equal
-// pieces share a primitive. The constant W is reordered into the
-// primitives' layout once, when the kernel is built.
+// NhwcConv cuts each image's output into pieces whose sizes come from the
+// shapes alone: pieces of output rows (each a primitive over the input
+// rows its windows read, with the padding of its own edge), or, on small
+// planes, blocks of output channels. Each piece is one single-threaded
+// oneDNN primitive, so every output element is computed by one primitive
+// in an order that depends on the sizes only. Equal pieces share a
+// primitive. The constant W is reordered into the primitives' layout once,
+// when the kernel is built.
 #include "ops/nhwc_ops.h"
 
 #include <omp.h>
@@ -35,6 +37,7 @@ using Tag = memory::format_tag;
 using Dt = memory::data_type;
 
 constexpr int64_t kMaxPiecesPerImage = 8;
+constexpr size_t kAlignment = 64;
 // Each oneDNN call costs a few microseconds: a piece has at least this much
 // work (about 10 us on one core), so small layers (MobileNetV2's late
 // depthwise ones) are not cut into pieces that cost more than they compute.
@@ -75,9 +78,10 @@ std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
                                 int64_t kernel, int64_t stride,
                                 int64_t dilation, int64_t pad_top,
                                 double flops) {
-  const int64_t count =
+  int64_t count =
       std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
                           std::min(out_rows, kMaxPiecesPerImage));
+  if (count > 2 && count % 2 == 1) --count;  // Even thread counts share evenly.
   const int64_t rows = (out_rows + count - 1) / count;
   const int64_t extent = (kernel - 1) * dilation + 1;
   std::vector<RowPiece> pieces;
@@ -143,7 +147,6 @@ struct ConvPlan {
   };
   std::vector<dnnl::convolution_forward> primitives;
   std::vector<memory::desc> src, dst, scratch;
-  std::vector<std::string> implementations;
   std::vector<Piece> pieces;
   memory::desc weights;  // One block's packed W (every piece's layout).
   memory::desc bias;     // One block's.
@@ -226,8 +229,9 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
                          dnnl::algorithm::convolution_direct, src, weights_any,
                          dst, strides, dilates, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
-      const std::string impl = pd.impl_info_str();
-      if (impl.rfind("ref", 0) == 0) *supported = false;
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
+        *supported = false;  // oneDNN's reference loops: not worth it.
+      }
       if (plan.primitives.empty()) {
         plan.weights = pd.weights_desc();
       } else if (pd.weights_desc() != plan.weights) {
@@ -239,7 +243,6 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
       plan.src.push_back(src);
       plan.dst.push_back(dst);
       plan.scratch.push_back(pd.scratchpad_desc());
-      plan.implementations.push_back(impl);
     }
     for (int64_t k0 = 0; k0 < k; k0 += kb) {
       plan.pieces.push_back(
@@ -414,22 +417,27 @@ class NhwcConvKernel : public OpKernel {
         block_out.resize(static_cast<size_t>(pixels * kb));
         dst = block_out.data();
       }
-      if (z != nullptr) {  // The sum post-op adds what dst holds.
-        for (int64_t p = 0; p < (kb < k ? pixels : 1); ++p) {
-          std::memcpy(
-              dst + p * kb, z + offset + p * k,
-              static_cast<size_t>(kb < k ? kb : pixels * k) * sizeof(float));
+      if (z != nullptr && kb == k) {  // The sum post-op adds what dst holds.
+        std::memcpy(dst, z + offset,
+                    static_cast<size_t>(pixels * k) * sizeof(float));
+      } else if (z != nullptr) {
+        for (int64_t q = 0; q < pixels; ++q) {
+          std::memcpy(dst + q * kb, z + offset + q * k,
+                      static_cast<size_t>(kb) * sizeof(float));
         }
       }
       const int p = piece.primitive;
-      if (scratch.size() < plan_.scratch[p].get_size()) {
-        scratch.resize(plan_.scratch[p].get_size());
-      }
+      // oneDNN's own buffers are 64-byte aligned; so is this one.
+      const size_t scratch_bytes = plan_.scratch[p].get_size() + kAlignment;
+      if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
+      void* scratch_start = scratch.data();
+      size_t space = scratch.size();
+      std::align(kAlignment, plan_.scratch[p].get_size(), scratch_start, space);
       memory src_m(
           plan_.src[p], CpuEngine(),
           const_cast<float*>(x + image * plan_.image_in + piece.src_offset));
       memory dst_m(plan_.dst[p], CpuEngine(), dst);
-      memory scratch_m(plan_.scratch[p], CpuEngine(), scratch.data());
+      memory scratch_m(plan_.scratch[p], CpuEngine(), scratch_start);
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, src_m},
           {DNNL_ARG_WEIGHTS, packed_w_[piece.channel_begin / kb]},
@@ -566,7 +574,7 @@ Status InferNhwcMaxPoolShape(InferenceContext& ctx) {
 // -----------------------------------------------------
 
 // [N, H, W, C] in, [N, C, 1, 1] out (the same bytes as [N, 1, 1, C]): each
-// channel's mean, summed in double in pixel order. One image per job.
+// channel's mean, summed in double in pixel order.
 class NhwcGlobalAveragePoolKernel : public OpKernel {
  public:
   explicit NhwcGlobalAveragePoolKernel(const KernelConstruction&) {}
@@ -584,19 +592,27 @@ class NhwcGlobalAveragePoolKernel : public OpKernel {
         Tensor * y, ctx.AllocateOutputUninitialized(0, Shape({n, c, 1, 1})));
     const float* px = x.data<float>();
     float* py = y->data<float>();
+    // Jobs of (image, block of kBlock channels): a block's sums stay in
+    // registers and the pool has work at batch 1.
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (c + kBlock - 1) / kBlock;
     ctx.ParallelFor(
-        n, static_cast<double>(pixels * c), [&](int64_t begin, int64_t end) {
-          std::vector<double> sum(static_cast<size_t>(c));
-          for (int64_t image = begin; image < end; ++image) {
-            std::fill(sum.begin(), sum.end(), 0.0);
-            const float* in = px + image * pixels * c;
+        n * blocks, static_cast<double>(pixels * kBlock),
+        [&](int64_t begin, int64_t end) {
+          double sum[kBlock];
+          for (int64_t job = begin; job < end; ++job) {
+            const int64_t image = job / blocks;
+            const int64_t c0 = job % blocks * kBlock;
+            const int64_t width = std::min(kBlock, c - c0);
+            std::fill(sum, sum + kBlock, 0.0);
+            const float* in = px + image * pixels * c + c0;
             for (int64_t p = 0; p < pixels; ++p) {
-              for (int64_t ch = 0; ch < c; ++ch) {
+              for (int64_t ch = 0; ch < width; ++ch) {
                 sum[ch] += static_cast<double>(in[p * c + ch]);
               }
             }
-            for (int64_t ch = 0; ch < c; ++ch) {
-              py[image * c + ch] = static_cast<float>(
+            for (int64_t ch = 0; ch < width; ++ch) {
+              py[image * c + c0 + ch] = static_cast<float>(
                   pixels > 0 ? sum[ch] / static_cast<double>(pixels) : 0.0);
             }
           }

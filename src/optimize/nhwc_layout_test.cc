@@ -228,5 +228,40 @@ TEST_F(NhwcLayoutTest, OpenBatchesAndWrongShapes) {
   EXPECT_FALSE(wrong.ok());
 }
 
+// The channels-last ops are internal, but a graph file can name them: bad
+// input is an error naming what is wrong, never a crash.
+TEST_F(NhwcLayoutTest, TheChannelsLastOpsRejectBadInput) {
+  const AttrMap window = {
+      {"kernel_shape", AttrValue(std::vector<int64_t>{3, 3})},
+      {"strides", AttrValue(std::vector<int64_t>{1, 1})},
+      {"dilations", AttrValue(std::vector<int64_t>{1, 1})},
+      {"pads", AttrValue(std::vector<int64_t>(4, 1))}};
+  auto run = [](Graph g, const NamedTensors& feeds) {
+    auto session = test::MustCreate(std::move(g), Options(1, 1, true));
+    std::vector<Tensor> out;
+    return session == nullptr ? InternalError("no session")
+                              : session->Run(feeds, {"y"}, {}, &out);
+  };
+  {  // W fed, not a constant.
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({1, 8, 8, 4}));
+    g.Placeholder("w", DataType::kFloat32, PartialShape({4, 4, 3, 3}));
+    test::MustAdd(g, {"y", "NhwcConv", {"x", "w"}, window, ""});
+    const Status status = run(std::move(g), {{"x", Random({1, 8, 8, 4}, 6)},
+                                             {"w", Random({4, 4, 3, 3}, 7)}});
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("constant"), std::string::npos) << status;
+  }
+  {  // A MaxPool over a tensor of rank 3.
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({8, 8, 4}));
+    test::MustAdd(g, {"y", "NhwcMaxPool", {"x"}, window, ""});
+    const Status status = run(std::move(g), {{"x", Random({8, 8, 4}, 8)}});
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("[N, H, W, C]"), std::string::npos)
+        << status;
+  }
+}
+
 }  // namespace
 }  // namespace weft
