@@ -82,11 +82,12 @@ std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
       std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
                           std::min(out_rows, kMaxPiecesPerImage));
   if (count > 2 && count % 2 == 1) --count;  // Even thread counts share evenly.
-  const int64_t rows = (out_rows + count - 1) / count;
   const int64_t extent = (kernel - 1) * dilation + 1;
   std::vector<RowPiece> pieces;
-  for (int64_t r0 = 0; r0 < out_rows; r0 += rows) {
-    const int64_t r1 = std::min(out_rows, r0 + rows);
+  // Sizes differing by one row at most (27 rows in 6: 4, 5, 4, 5, 4, 5, not
+  // five of 5 and one of 2), so that threads sharing them finish together.
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t r0 = j * out_rows / count, r1 = (j + 1) * out_rows / count;
     const int64_t first = r0 * stride - pad_top;
     const int64_t last = (r1 - 1) * stride - pad_top + extent;  // Exclusive.
     const int64_t in0 = std::clamp<int64_t>(first, 0, in_rows);
