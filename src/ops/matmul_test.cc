@@ -55,18 +55,10 @@ TEST(MatMulTest, OnlyWeftThreadsRunDuringALargeProduct) {
   test::MustRun(*session, {"c"});  // Pools are up.
   // Main thread + 1 inter-op worker + 1 intra-op worker (+ this sampler).
   const int expected = test::CountProcessThreads() + 1;
-  std::atomic<bool> done{false};
-  std::atomic<int> most{0};
-  std::thread sampler([&] {
-    while (!done.load()) {
-      most = std::max(most.load(), test::CountProcessThreads());
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  });
-  for (int i = 0; i < 3; ++i) test::MustRun(*session, {"c"});
-  done = true;
-  sampler.join();
-  EXPECT_EQ(most.load(), expected);
+  EXPECT_EQ(test::MostProcessThreadsDuring([&] {
+              for (int i = 0; i < 3; ++i) test::MustRun(*session, {"c"});
+            }),
+            expected);
 }
 
 // A constant B of MatMul and Gemm (transposed or not) is packed for the

@@ -696,6 +696,19 @@ Status InferLayoutShape(InferenceContext& ctx) {
   return Status::OK();
 }
 
+// Registers an op of one float32 input X and one output Y.
+template <class ShapeFunction>
+void RegisterOneInFloatOp(OpRegistry& registry, const char* name,
+                          ShapeFunction shape_fn, KernelFactory factory) {
+  OpDefBuilder b(name);
+  b.Input(ArgDef::Typed("X", "T"))
+      .Output(ArgDef::Typed("Y", "T"))
+      .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+      .SetShapeFn(shape_fn);
+  CheckRegistered(registry.RegisterOp(b.Build()));
+  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+}
+
 }  // namespace
 
 bool NhwcConvAvailable() {
@@ -752,37 +765,13 @@ void RegisterNhwcOps(OpRegistry& registry) {
     CheckRegistered(registry.RegisterKernel(
         "NhwcMaxPool", KernelFactoryFor<NhwcMaxPoolKernel>()));
   }
-  {
-    OpDefBuilder b("NchwToNhwc");
-    b.Input(ArgDef::Typed("X", "T"))
-        .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
-        .SetShapeFn(InferLayoutShape<true>);
-    CheckRegistered(registry.RegisterOp(b.Build()));
-    CheckRegistered(registry.RegisterKernel(
-        "NchwToNhwc", KernelFactoryFor<LayoutKernel<true>>()));
-  }
-  {
-    OpDefBuilder b("NhwcToNchw");
-    b.Input(ArgDef::Typed("X", "T"))
-        .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
-        .SetShapeFn(InferLayoutShape<false>);
-    CheckRegistered(registry.RegisterOp(b.Build()));
-    CheckRegistered(registry.RegisterKernel(
-        "NhwcToNchw", KernelFactoryFor<LayoutKernel<false>>()));
-  }
-  {
-    OpDefBuilder b("NhwcGlobalAveragePool");
-    b.Input(ArgDef::Typed("X", "T"))
-        .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
-        .SetShapeFn(InferNhwcGlobalAveragePoolShape);
-    CheckRegistered(registry.RegisterOp(b.Build()));
-    CheckRegistered(registry.RegisterKernel(
-        "NhwcGlobalAveragePool",
-        KernelFactoryFor<NhwcGlobalAveragePoolKernel>()));
-  }
+  RegisterOneInFloatOp(registry, "NchwToNhwc", InferLayoutShape<true>,
+                       KernelFactoryFor<LayoutKernel<true>>());
+  RegisterOneInFloatOp(registry, "NhwcToNchw", InferLayoutShape<false>,
+                       KernelFactoryFor<LayoutKernel<false>>());
+  RegisterOneInFloatOp(registry, "NhwcGlobalAveragePool",
+                       InferNhwcGlobalAveragePoolShape,
+                       KernelFactoryFor<NhwcGlobalAveragePoolKernel>());
 }
 
 }  // namespace weft::internal

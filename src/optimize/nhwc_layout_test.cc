@@ -6,10 +6,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <atomic>
-#include <chrono>
 #include <set>
-#include <thread>
 
 #include "ops/nhwc_ops.h"
 #include "test_support/session_util.h"
@@ -173,18 +170,10 @@ TEST_F(NhwcLayoutTest, OnlyWeftThreadsComputeAndOpenMpSettingsAreKept) {
   ASSERT_NE(session, nullptr);
   test::MustRun(*session, {"b"}, feeds);                 // Pools are up.
   const int expected = test::CountProcessThreads() + 1;  // + the sampler.
-  std::atomic<bool> done{false};
-  std::atomic<int> most{0};
-  std::thread sampler([&] {
-    while (!done.load()) {
-      most = std::max(most.load(), test::CountProcessThreads());
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  });
-  for (int i = 0; i < 5; ++i) test::MustRun(*session, {"b"}, feeds);
-  done = true;
-  sampler.join();
-  EXPECT_EQ(most.load(), expected);
+  EXPECT_EQ(test::MostProcessThreadsDuring([&] {
+              for (int i = 0; i < 5; ++i) test::MustRun(*session, {"b"}, feeds);
+            }),
+            expected);
   EXPECT_EQ(omp_get_max_threads(), 3);
   // The caller computing (inter = -1) gets its setting back too.
   SessionOptions inline_options = Options(-1, 1, true);

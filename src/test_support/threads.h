@@ -3,8 +3,12 @@
 
 #include <dirent.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace weft::test {
 
@@ -36,6 +40,24 @@ inline int CountWeftThreads() {
     closedir(dir);
   }
   return count;
+}
+
+// The most threads this process had while `work` ran, sampled every 200
+// us by one more thread (counted too).
+template <class Work>
+int MostProcessThreadsDuring(Work work) {
+  std::atomic<bool> done{false};
+  std::atomic<int> most{0};
+  std::thread sampler([&] {
+    while (!done.load()) {
+      most = std::max(most.load(), CountProcessThreads());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  work();
+  done = true;
+  sampler.join();
+  return most.load();
 }
 
 }  // namespace weft::test
