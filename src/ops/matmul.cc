@@ -125,7 +125,8 @@ class PackedWeight {
 // Below this many rows of A, packing A's rows for the micro-kernel costs more
 // than it saves (a batch-1 classifier: 1 x 1000 x 512 ran at 17 GFLOP/s
 // through it, 30 through bli_sgemm's unpacked path, on an AMD EPYC Zen 4), so
-// such products keep GemmTile. Decided by m alone: one product, one path.
+// such products keep GemmTile; one row times a constant B runs
+// RunRowTimesPacked instead. Decided by m alone: one product, one path.
 bool UsesPackedWeight(const MatMulDims& d) {
   return d.m >= 4 * FloatMicroKernel().mr;
 }
@@ -291,13 +292,15 @@ void RunRowTimesPacked(KernelContext& ctx, const GemmOperand<float>& a,
   const int64_t col_panels = (d.n + nr - 1) / nr;
   const int64_t tile_panels = (col_panels + 7) / 8;
   const int64_t tiles = (col_panels + tile_panels - 1) / tile_panels;
-  // The row, contiguous (A may be a transposed column); kept between calls.
-  thread_local std::vector<float> kept;
-  kept.resize(static_cast<size_t>(d.k));
-  for (int64_t p = 0; p < d.k; ++p) {
-    kept[p] = a.transposed ? a.data[p * a.ld] : a.data[p];
+  // The row, contiguous: A's own, or a transposed column gathered into a
+  // buffer kept between calls.
+  const float* x = a.data;
+  if (a.transposed) {
+    thread_local std::vector<float> kept;
+    kept.resize(static_cast<size_t>(d.k));
+    for (int64_t p = 0; p < d.k; ++p) kept[p] = a.data[p * a.ld];
+    x = kept.data();  // Named here: a helper has its own `kept`.
   }
-  const float* x = kept.data();  // Named here: a helper has its own `kept`.
   ctx.ParallelFor(
       tiles, 0.5 * static_cast<double>(tile_panels * nr * d.k),
       [&](int64_t begin, int64_t end) {

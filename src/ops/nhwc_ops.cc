@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -254,10 +255,16 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
   return plan;
 }
 
-bool EnvironmentSays(const char* name, bool fallback) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return fallback;
-  return std::string(value) != "0";
+// WEFT_NHWC_CONV: "1" on, "0" off; unset (or anything else, with a
+// warning, as WEFT_GEMM_KERNEL) leaves it to the per-CPU rule.
+bool NhwcConvWanted(bool rule) {
+  const char* value = std::getenv("WEFT_NHWC_CONV");
+  if (value == nullptr) return rule;
+  const std::string text(value);
+  if (text == "0" || text == "1") return text == "1";
+  std::fprintf(stderr, "weft: ignoring WEFT_NHWC_CONV=%s (expected 0 or 1)\n",
+               value);
+  return rule;
 }
 
 // --- NhwcConv ----------------------------------------------------------------
@@ -716,7 +723,7 @@ bool NhwcConvAvailable() {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     const bool avx512 = (isa & avx512_core) == avx512_core;
-    return EnvironmentSays("WEFT_NHWC_CONV", avx512);
+    return NhwcConvWanted(avx512);
   }();
   return available;
 }

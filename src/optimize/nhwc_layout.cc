@@ -107,8 +107,8 @@ class NhwcLayout {
       }
     }
     int rewrites = 0;
-    for (int i = 0;
-         i < graph_.size() && i < static_cast<int>(converted_.size()); ++i) {
+    // Nodes the walk added come after converted_'s end.
+    for (int i = 0; i < static_cast<int>(converted_.size()); ++i) {
       if (converted_[i] == 0) continue;
       ++rewrites;
       const NodeDef& node = graph_.node(i);

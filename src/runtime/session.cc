@@ -448,17 +448,17 @@ std::unique_ptr<RunState> SessionImpl::AcquireRunState(
   // session may run its optimised graph, the graph as given and graphs
   // specialised per feed shape). One of the same plan first, whose arena
   // (runtime/memory_plan.h) it keeps; newest first.
-  auto same_graph = std::find_if(
+  auto reusable = std::find_if(
       idle_runs_.rbegin(), idle_runs_.rend(),
       [&](const auto& idle) { return &idle->plan() == config.plan; });
-  if (same_graph == idle_runs_.rend()) {
-    same_graph = std::find_if(
+  if (reusable == idle_runs_.rend()) {
+    reusable = std::find_if(
         idle_runs_.rbegin(), idle_runs_.rend(),
         [&](const auto& idle) { return &idle->graph() == config.graph; });
   }
-  if (same_graph != idle_runs_.rend()) {
-    run = std::move(*same_graph);
-    idle_runs_.erase(std::next(same_graph).base());
+  if (reusable != idle_runs_.rend()) {
+    run = std::move(*reusable);
+    idle_runs_.erase(std::next(reusable).base());
     run->Reset(std::move(config));
   } else {
     run = std::make_unique<RunState>(std::move(config));
