@@ -75,12 +75,15 @@ def summarize(rounds):
         "max_error": max(errors.values()),
         "worst": max(errors, key=errors.get),
         "measured": max(r["timed"] for r in rounds),
+        "per_setting": {s: (predicted[s], measured[s]) for s in settings},
     }
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=5, help="rounds per model (default 5)")
+    parser.add_argument("--settings", action="store_true",
+                        help="also print each setting's median predicted and measured times")
     parser.add_argument("weft")
     parser.add_argument("models", nargs="+", metavar="MODEL[::FLAGS]")
     args = parser.parse_args(argv[1:])
@@ -101,6 +104,9 @@ def main(argv):
               f"{r['bench_best']} | {r['choice']:.3f} ({r['worst_choice']:.3f}) | "
               f"{r['max_error']:.1%} {r['worst']} | {r['measured']:.2f} |"
               f"{'' if ok else ' MISSED'}", flush=True)
+        if args.settings:
+            print("|   | " + ", ".join(f"{s}: {p:.2f}/{m:.2f} ms" for s, (p, m) in r["per_setting"].items())
+                  + " (predicted/measured) |", flush=True)
     return 1 if failed else 0
 
 

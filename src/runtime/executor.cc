@@ -15,6 +15,7 @@
 #include "runtime/clock.h"
 #include "runtime/core_budget.h"
 #include "runtime/node_run.h"
+#include "threading/cpu_spread.h"
 #include "threading/pool_core.h"
 #include "threading/thread_pool_internal.h"
 
@@ -22,6 +23,11 @@ namespace weft::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Pool threads are weft's to move; a Run's caller belongs to the user.
+bool OnPoolThread() {
+  return PoolCore::OnAnyPoolThread() || BlockingPool::OnPoolThread();
+}
 
 // Cost is measured on every 16th node a thread runs (and on every node when
 // tracing): two clock reads per node would cost more than a cheap kernel.
@@ -139,6 +145,13 @@ bool ExecuteNode(RunState& run, int index) {
   node_run.trace = trace;
 
   KernelContext ctx = KernelContextInternal::ContextFor(&node_run);
+  // A long kernel keeps off a CPU where another weft thread computes
+  // (threading/cpu_spread.h); a short one ends before a stacking matters,
+  // and a blocking one mostly waits.
+  std::optional<CpuClaim> cpu;
+  if (!node.blocking && run.graph().cost_ns(index) >= kSpreadMinNs) {
+    cpu.emplace(/*may_move=*/OnPoolThread());
+  }
   Status status;
   try {
     status = node.kernel->Compute(ctx);

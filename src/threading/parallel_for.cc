@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "threading/cpu_spread.h"
 #include "threading/parallel_for_internal.h"
 #include "threading/pool_core.h"
 #include "threading/spin.h"
@@ -54,7 +55,9 @@ class alignas(64) ParallelForJob final : public internal::Task {
 
   // Prepares a job for a new call. REQUIRES: no other thread refers to it,
   // 2 <= ceil(n / block) <= kMaxBlocks, 0 <= helpers <= kMaxHelpers.
-  void Reset(RangeFn fn, int64_t n, int64_t block, int helpers) {
+  // `spread`: helpers keep off CPUs where another weft thread computes
+  // (CpuClaim), worth a move only when the call is long.
+  void Reset(RangeFn fn, int64_t n, int64_t block, int helpers, bool spread) {
     WEFT_DCHECK(block > 0 && n > block && (n - 1) / block < kMaxBlocks,
                 "a job has 2 to kMaxBlocks blocks");
     WEFT_DCHECK(helpers >= 0 && helpers <= kMaxHelpers, "helpers in range");
@@ -69,14 +72,18 @@ class alignas(64) ParallelForJob final : public internal::Task {
     done_.store(kRunning, std::memory_order_relaxed);
     refs_.store(helpers + 1, std::memory_order_relaxed);
     helpers_ = helpers;
+    spread_ = spread;
     error_ = nullptr;
   }
 
   // A helper's entry point: its first claim also counts it as entered, so
   // starting is one update of the start line.
   void Run() override {
-    RunClaimedBlocks(
-        claim_.fetch_add(kEnteredOne + 1, std::memory_order_acq_rel));
+    {
+      const internal::CpuClaim cpu(/*may_move=*/spread_);
+      RunClaimedBlocks(
+          claim_.fetch_add(kEnteredOne + 1, std::memory_order_acq_rel));
+    }
     Unref();
   }
 
@@ -244,6 +251,7 @@ class alignas(64) ParallelForJob final : public internal::Task {
   std::atomic<uint32_t> done_{kRunning};
   std::atomic<int> refs_{1};
   int helpers_ = 0;
+  bool spread_ = false;  // Read once per helper: no room on the first line.
   std::exception_ptr error_;  // Written once, by the first block to throw.
 };
 static_assert(sizeof(ParallelForJob) == 128);
@@ -288,7 +296,7 @@ constexpr auto kNoCoreFreed = [] { return false; };
 // Returns how many threads it enlisted (the caller included). REQUIRES:
 // max_helpers >= 0, the pool has workers and there are at least two blocks.
 int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
-                        int max_helpers, bool may_grow,
+                        int max_helpers, bool may_grow, bool spread,
                         FunctionRef<bool()> core_freed, RangeFn fn) {
   const int64_t num_blocks = n / block + (n % block != 0);
   if (num_blocks > ParallelForJob::kMaxBlocks) {
@@ -305,7 +313,8 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
       enlisted = std::max(
           enlisted, size > block
                         ? RunBlocksInParallel(pool, size, block, max_helpers,
-                                              may_grow, core_freed, shifted)
+                                              may_grow, spread, core_freed,
+                                              shifted)
                         : RunBlocksInline(size, block, shifted));
       offset += size;
     }
@@ -323,7 +332,7 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
       may_grow && helpers < ParallelForJob::kMaxHelpers &&
       helpers < std::min<int64_t>(pool.NumThreads(), num_blocks - 1);
   ParallelForJob* job = tls_job_cache.Take();
-  job->Reset(fn, n, block, helpers + (advertise ? 1 : 0));
+  job->Reset(fn, n, block, helpers + (advertise ? 1 : 0), spread);
   // The inboxes that took an entry, for Release(); beyond the first few,
   // an entry no helper took is abandoned instead.
   std::array<int, 8> inboxes;
@@ -416,7 +425,8 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
       n, (n + wanted - 1) / wanted, threads,
       static_cast<int64_t>(std::min(by_cost, static_cast<double>(n))));
   if (block >= n) return RunBlocksInline(n, n, fn);
-  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow, core_freed,
+  return RunBlocksInParallel(*pool, n, block, max_helpers, may_grow,
+                             /*spread=*/total_ns >= kSpreadMinNs, core_freed,
                              fn);
 }
 
@@ -428,8 +438,9 @@ int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
       block >= n) {
     return RunBlocksInline(n, block, fn);
   }
+  // The cost is unknown here: no helper moves for these calls.
   return RunBlocksInParallel(*pool, n, block, max_helpers, /*may_grow=*/false,
-                             kNoCoreFreed, fn);
+                             /*spread=*/false, kNoCoreFreed, fn);
 }
 
 }  // namespace internal

@@ -74,6 +74,8 @@ PoolCore::~PoolCore() {
   for (auto& worker : workers_) worker->thread.join();
 }
 
+bool PoolCore::OnAnyPoolThread() { return tls_pool != nullptr; }
+
 int PoolCore::CurrentThreadIndex() const {
   return tls_pool == this ? tls_index : -1;
 }

@@ -104,6 +104,8 @@ class PoolCore {
 
   int NumThreads() const { return static_cast<int>(workers_.size()); }
   int CurrentThreadIndex() const;
+  // True on a worker thread of any pool.
+  static bool OnAnyPoolThread();
   const ThreadPoolOptions& options() const { return options_; }
 
  private:
