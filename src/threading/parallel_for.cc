@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -80,7 +81,10 @@ class alignas(64) ParallelForJob final : public internal::Task {
   // starting is one update of the start line.
   void Run() override {
     {
-      const internal::CpuClaim cpu(/*may_move=*/spread_);
+      // A short call's helper is not counted: it ends before a stacking
+      // matters, and a fork/join of a few microseconds feels every update.
+      std::optional<internal::CpuClaim> cpu;
+      if (spread_) cpu.emplace(/*may_move=*/true);
       RunClaimedBlocks(
           claim_.fetch_add(kEnteredOne + 1, std::memory_order_acq_rel));
     }
