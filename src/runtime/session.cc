@@ -17,6 +17,7 @@
 #include "runtime/run_cancellation.h"
 #include "runtime/run_state.h"
 #include "runtime/session_options.h"
+#include "threading/cpu_spread.h"
 #include "threading/mutex.h"
 #include "weft/graph_passes.h"
 
@@ -610,6 +611,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
   WEFT_RETURN_IF_ERROR(internal::CheckGemmKernelEnvironment());
+  WEFT_RETURN_IF_ERROR(internal::CheckCpuSpreadEnvironment());
   if (auto it = options.device_count.find("CPU");
       it != options.device_count.end() && it->second > 1) {
     // TensorFlow users expect more devices to mean more speed; say once

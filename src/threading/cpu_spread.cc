@@ -83,6 +83,18 @@ bool CpuSpreadWanted(const char* value) {
   return true;
 }
 
+Status CheckCpuSpreadEnvironment() {
+  const char* value = std::getenv("WEFT_CPU_SPREAD");
+  if (value == nullptr || std::string(value) == "0" ||
+      std::string(value) == "1") {
+    return Status::OK();
+  }
+  return InvalidArgumentError(std::string("WEFT_CPU_SPREAD=") + value +
+                              " is neither 0 (computing threads stay where "
+                              "the OS put them) nor 1 (the default: they "
+                              "spread over free CPUs; docs/architecture.md)");
+}
+
 CpuClaim::CpuClaim(bool may_move) {
   static const bool wanted = CpuSpreadWanted(std::getenv("WEFT_CPU_SPREAD"));
   may_move = may_move && wanted;

@@ -28,6 +28,8 @@
 #ifndef WEFT_SRC_THREADING_CPU_SPREAD_H_
 #define WEFT_SRC_THREADING_CPU_SPREAD_H_
 
+#include "weft/status.h"
+
 namespace weft::internal {
 
 // Work expected to take at least this long moves off a shared CPU; a move
@@ -54,8 +56,11 @@ class CpuClaim {
 };
 
 // WEFT_CPU_SPREAD's value: "1" or unset on, "0" off; anything else warns
-// on stderr and leaves it on.
+// on stderr and leaves it on (Session::Create fails on it first, through
+// CheckCpuSpreadEnvironment; a bare ThreadPool gets the warning).
 bool CpuSpreadWanted(const char* value);
+// An error naming WEFT_CPU_SPREAD when it is set to anything but 0 or 1.
+Status CheckCpuSpreadEnvironment();
 
 // Weft threads recorded as computing on `cpu` now (tests).
 int ComputingOnCpu(int cpu);
