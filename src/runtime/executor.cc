@@ -24,10 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Pool threads are weft's to move; a Run's caller belongs to the user.
-bool OnPoolThread() {
-  return PoolCore::OnAnyPoolThread() || BlockingPool::OnPoolThread();
-}
 
 // Cost is measured on every 16th node a thread runs (and on every node when
 // tracing): two clock reads per node would cost more than a cheap kernel.
@@ -145,13 +141,6 @@ bool ExecuteNode(RunState& run, int index) {
   node_run.trace = trace;
 
   KernelContext ctx = KernelContextInternal::ContextFor(&node_run);
-  // A long kernel keeps off a CPU where another weft thread computes
-  // (threading/cpu_spread.h); a short one ends before a stacking matters,
-  // and a blocking one mostly waits.
-  std::optional<CpuClaim> cpu;
-  if (!node.blocking && run.graph().cost_ns(index) >= kSpreadMinNs) {
-    cpu.emplace(/*may_move=*/OnPoolThread());
-  }
   Status status;
   try {
     status = node.kernel->Compute(ctx);
@@ -224,6 +213,16 @@ void Process(RunState& run, int first) {
   // against the core budget once, not once per node (two shared atomic
   // updates per node would cost more than a cheap kernel).
   std::optional<CoreBudget::Running> computing(std::in_place);
+  // ... and on its CPU, which a pool thread first leaves if another weft
+  // thread computes there while a CPU is free (threading/cpu_spread.h): a
+  // worker woken for this batch may have been queued behind a busy thread.
+  // Claimed at the batch's first node worth a move (a batch of cheap nodes,
+  // such as a one-node Run, ends before a stacking matters), then held to
+  // the end of the batch, like the budget; not on a blocking-pool thread,
+  // whose node mostly waits, nor when the Run has no other thread to meet.
+  const bool may_claim = !on_blocking_thread &&
+                         (pool != nullptr || run.config().intra_pool != nullptr);
+  std::optional<CpuClaim> on_cpu;
   LocalStack stack;
   std::vector<int>& local = stack.nodes();
   int64_t now = 0;        // When this batch became ready (tracing only).
@@ -260,6 +259,9 @@ void Process(RunState& run, int first) {
   while (!local.empty()) {
     const int index = local.back();
     local.pop_back();
+    if (may_claim && !on_cpu && graph.cost_ns(index) >= kSpreadMinNs) {
+      on_cpu.emplace(/*may_move=*/PoolCore::OnAnyPoolThread());
+    }
     const bool executed = ExecuteNode(run, index);
     if (graph.node(index).inter_op_bound) {
       // Its place goes to the next waiting node, which was counted
@@ -297,6 +299,7 @@ void Process(RunState& run, int first) {
   // another Run's kernel. The task touches only its job, which its kernel
   // keeps alive until every claimed block has finished.
   computing.reset();
+  on_cpu.reset();
   internal::Task* late_helper = nullptr;
   if (ThreadPool* intra = run.config().intra_pool;
       intra != nullptr &&

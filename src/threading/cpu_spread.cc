@@ -95,7 +95,13 @@ Status CheckCpuSpreadEnvironment() {
                               "spread over free CPUs; docs/architecture.md)");
 }
 
+// Whether the calling thread holds a claim: a nested one counts nothing.
+thread_local bool tls_claimed = false;
+
 CpuClaim::CpuClaim(bool may_move) {
+  if (tls_claimed) return;
+  tls_claimed = true;
+  nested_ = false;
   static const bool wanted = CpuSpreadWanted(std::getenv("WEFT_CPU_SPREAD"));
   may_move = may_move && wanted;
   CpuTable& table = Table();
@@ -117,6 +123,8 @@ CpuClaim::CpuClaim(bool may_move) {
 }
 
 CpuClaim::~CpuClaim() {
+  if (nested_) return;
+  tls_claimed = false;
   if (cpu_ >= 0) Table().computing(cpu_).fetch_sub(1, std::memory_order_acq_rel);
 }
 

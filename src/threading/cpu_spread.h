@@ -32,16 +32,19 @@
 
 namespace weft::internal {
 
-// Work expected to take at least this long moves off a shared CPU; a move
-// costs about 23 us (two sched_setaffinity calls and the wake-up of the
-// idle CPU, 2-vCPU AMD EPYC guest), a stacking at least half of the work.
-inline constexpr double kSpreadMinNs = 100'000;
+// Work expected to take at least this long is claimed, and moves off a
+// shared CPU: a move costs about 23 us (two sched_setaffinity calls and the
+// wake-up of the idle CPU, 2-vCPU AMD EPYC guest), a stacking half of the
+// work or more; a claim costs two updates of a line of its own CPU.
+inline constexpr double kSpreadMinNs = 50'000;
 
 class CpuClaim {
  public:
   // Records the calling thread as computing on its CPU; when `may_move`
   // and that CPU already has a computing weft thread, first moves to a CPU
-  // of this thread's mask that has none, if there is one.
+  // of this thread's mask that has none, if there is one. A claim made
+  // while the thread holds one does nothing: the outer claim stands (and
+  // the thread's own record is no reason to move).
   explicit CpuClaim(bool may_move);
   ~CpuClaim();
   CpuClaim(const CpuClaim&) = delete;
@@ -53,6 +56,7 @@ class CpuClaim {
 
  private:
   int cpu_ = -1;
+  bool nested_ = true;  // Until the constructor finds no outer claim.
 };
 
 // WEFT_CPU_SPREAD's value: "1" or unset on, "0" off; anything else warns

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
-#include <optional>
+#include <latch>
+#include <memory>
+#include <thread>
 #include <vector>
 
 namespace weft::internal {
@@ -35,6 +37,34 @@ bool PinTo(int cpu) {
   return sched_setaffinity(0, sizeof(one), &one) == 0 && sched_getcpu() == cpu;
 }
 
+// Another thread, pinned to `cpu`, holding a claim there until destroyed.
+class HeldCpu {
+ public:
+  explicit HeldCpu(int cpu)
+      : thread_([this, cpu] {
+          pinned_ = PinTo(cpu);
+          const CpuClaim claim(/*may_move=*/false);
+          claimed_cpu_ = claim.cpu();
+          ready_.count_down();
+          release_.wait();
+        }) {
+    ready_.wait();
+  }
+  ~HeldCpu() {
+    release_.count_down();
+    thread_.join();
+  }
+  // The claim is on `cpu`.
+  bool holds(int cpu) const { return pinned_ && claimed_cpu_ == cpu; }
+
+ private:
+  bool pinned_ = false;
+  int claimed_cpu_ = -1;
+  std::latch ready_{1};
+  std::latch release_{1};
+  std::thread thread_;  // Last: started once the members above exist.
+};
+
 bool SameMask(const cpu_set_t& a) {
   cpu_set_t now;
   sched_getaffinity(0, sizeof(now), &now);
@@ -58,11 +88,11 @@ TEST(CpuClaimTest, MovesOffACpuAnotherClaimHoldsAndGivesTheMaskBack) {
   const SavedMask saved;
   const std::vector<int> cpus = saved.Cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two allowed CPUs";
-  // Hold the first CPU with a claim, then widen the mask back to what it
-  // was: the thread stays where it is, on a CPU that is now taken.
+  // Another thread holds the first CPU; this one goes there, then widens
+  // its mask back to what it was and stays, on a CPU that is taken.
+  const HeldCpu holder(cpus[0]);
+  ASSERT_TRUE(holder.holds(cpus[0]));
   ASSERT_TRUE(PinTo(cpus[0]));
-  const CpuClaim holder(/*may_move=*/false);
-  ASSERT_EQ(holder.cpu(), cpus[0]);
   ASSERT_EQ(sched_setaffinity(0, sizeof(saved.mask()), &saved.mask()), 0);
   if (sched_getcpu() != cpus[0]) GTEST_SKIP() << "the OS moved the thread";
   const long moves = CpuSpreadMoves();
@@ -79,8 +109,9 @@ TEST(CpuClaimTest, MovesOffACpuAnotherClaimHoldsAndGivesTheMaskBack) {
 TEST(CpuClaimTest, AClaimThatMayNotMoveStaysOnTheSharedCpu) {
   const SavedMask saved;
   const std::vector<int> cpus = saved.Cpus();
+  const HeldCpu holder(cpus[0]);
+  ASSERT_TRUE(holder.holds(cpus[0]));
   ASSERT_TRUE(PinTo(cpus[0]));
-  const CpuClaim holder(/*may_move=*/false);
   ASSERT_EQ(sched_setaffinity(0, sizeof(saved.mask()), &saved.mask()), 0);
   if (sched_getcpu() != cpus[0]) GTEST_SKIP() << "the OS moved the thread";
   const long moves = CpuSpreadMoves();
@@ -94,8 +125,9 @@ TEST(CpuClaimTest, AClaimThatMayNotMoveStaysOnTheSharedCpu) {
 TEST(CpuClaimTest, APinnedThreadStays) {
   const SavedMask saved;
   const int cpu = saved.Cpus().front();
+  const HeldCpu holder(cpu);
+  ASSERT_TRUE(holder.holds(cpu));
   ASSERT_TRUE(PinTo(cpu));
-  const CpuClaim holder(/*may_move=*/false);
   const CpuClaim pinned(/*may_move=*/true);
   EXPECT_EQ(pinned.cpu(), cpu);
   EXPECT_EQ(sched_getcpu(), cpu);
@@ -105,15 +137,15 @@ TEST(CpuClaimTest, APinnedThreadStays) {
 TEST(CpuClaimTest, StaysWhenEveryAllowedCpuIsTaken) {
   const SavedMask saved;
   std::vector<int> cpus = saved.Cpus();
-  if (cpus.size() > 64) cpus.resize(64);  // Enough to show the rule.
-  // One claim on each of the first CPUs, then a mask of just those.
-  std::vector<std::optional<CpuClaim>> holders(cpus.size());
+  if (cpus.size() > 16) cpus.resize(16);  // Enough to show the rule.
+  // Another thread's claim on each of those CPUs, and a mask of just them.
+  std::vector<std::unique_ptr<HeldCpu>> holders;
   cpu_set_t taken;
   CPU_ZERO(&taken);
-  for (size_t i = 0; i < cpus.size(); ++i) {
-    ASSERT_TRUE(PinTo(cpus[i]));
-    holders[i].emplace(/*may_move=*/false);
-    CPU_SET(cpus[i], &taken);
+  for (int cpu : cpus) {
+    holders.push_back(std::make_unique<HeldCpu>(cpu));
+    ASSERT_TRUE(holders.back()->holds(cpu));
+    CPU_SET(cpu, &taken);
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof(taken), &taken), 0);
   const int here = sched_getcpu();
@@ -123,6 +155,24 @@ TEST(CpuClaimTest, StaysWhenEveryAllowedCpuIsTaken) {
   EXPECT_EQ(CpuSpreadMoves(), moves);
   EXPECT_EQ(claim.cpu(), here);
   EXPECT_TRUE(SameMask(taken));
+}
+
+TEST(CpuClaimTest, AClaimInsideAnotherOnTheSameThreadCountsNothing) {
+  const SavedMask saved;
+  const int cpu = saved.Cpus().front();
+  ASSERT_TRUE(PinTo(cpu));
+  const int before = ComputingOnCpu(cpu);
+  const long moves = CpuSpreadMoves();
+  const CpuClaim outer(/*may_move=*/true);
+  {
+    // Its own record is no reason for the thread to move.
+    const CpuClaim inner(/*may_move=*/true);
+    EXPECT_EQ(inner.cpu(), -1);
+    EXPECT_EQ(ComputingOnCpu(cpu), before + 1);
+  }
+  EXPECT_EQ(outer.cpu(), cpu);
+  EXPECT_EQ(ComputingOnCpu(cpu), before + 1);
+  EXPECT_EQ(CpuSpreadMoves(), moves);
 }
 
 TEST(CpuSpreadWantedTest, ReadsZeroOrOneAndWarnsOnAnythingElse) {
