@@ -72,12 +72,16 @@ int MoveToFreeCpu(CpuTable& table, int here) {
   return -1;
 }
 
+bool IsZeroOrOne(const char* value) {
+  const std::string text(value);
+  return text == "0" || text == "1";
+}
+
 }  // namespace
 
 bool CpuSpreadWanted(const char* value) {
   if (value == nullptr) return true;
-  const std::string text(value);
-  if (text == "0" || text == "1") return text == "1";
+  if (IsZeroOrOne(value)) return value[0] == '1';
   std::fprintf(stderr, "weft: ignoring WEFT_CPU_SPREAD=%s (expected 0 or 1)\n",
                value);
   return true;
@@ -85,10 +89,7 @@ bool CpuSpreadWanted(const char* value) {
 
 Status CheckCpuSpreadEnvironment() {
   const char* value = std::getenv("WEFT_CPU_SPREAD");
-  if (value == nullptr || std::string(value) == "0" ||
-      std::string(value) == "1") {
-    return Status::OK();
-  }
+  if (value == nullptr || IsZeroOrOne(value)) return Status::OK();
   return InvalidArgumentError(std::string("WEFT_CPU_SPREAD=") + value +
                               " is neither 0 (computing threads stay where "
                               "the OS put them) nor 1 (the default: they "

@@ -6,13 +6,14 @@
 // queued thread that ran moments ago counts as cache-hot and is not
 // migrated. On a 2-vCPU AMD EPYC guest, at (inter 2, intra 2), a 512 x 512
 // MatMul block then took 5.3 ms instead of 1.3 while an inter-op worker and
-// the intra-op helper of another kernel shared its CPU, and whole Runs took
-// 1.3-1.7x their usual time (docs/BENCHMARKS.md, 2026-11-25). Threads that
-// park and wake between kernels, as ours do, meet this more often than
-// threads that spin all the time (OpenMP, OpenBLAS).
+// the intra-op helper of another kernel shared its CPU, and Runs of two
+// MatMul chains took 1.3-1.5x their usual time (docs/BENCHMARKS.md,
+// 2026-11-25). Threads that park and wake between kernels, as ours do, give
+// the scheduler a placement to get wrong at every wake-up; threads that
+// spin between parallel regions (OpenBLAS's) keep the CPU they have.
 //
 // What: a thread that starts computing records the CPU it runs on (a
-// Claim). A pool thread that finds another weft thread already computing
+// CpuClaim). A pool thread that finds another weft thread already computing
 // on its CPU, while a CPU of its affinity mask has none, moves itself there
 // (sched_setaffinity to that CPU, then straight back to its own mask, which
 // leaves it where it is). So the scheduler's placement stands unless it
@@ -50,8 +51,8 @@ class CpuClaim {
   CpuClaim(const CpuClaim&) = delete;
   CpuClaim& operator=(const CpuClaim&) = delete;
 
-  // The CPU this claim counts on, or -1 when none is recorded (the CPU
-  // number was not available).
+  // The CPU this claim counts on, or -1 when it counts on none (nested in
+  // another claim, or the CPU number was not available).
   int cpu() const { return cpu_; }
 
  private:
@@ -68,8 +69,8 @@ Status CheckCpuSpreadEnvironment();
 
 // Weft threads recorded as computing on `cpu` now (tests).
 int ComputingOnCpu(int cpu);
-// Moves the calling thread away from a CPU shared with another computing
-// weft thread ("spread moves") since the process started (tests, traces).
+// How many times a thread moved off a CPU shared with another computing
+// weft thread since the process started (tests).
 long CpuSpreadMoves();
 
 }  // namespace weft::internal
