@@ -84,42 +84,42 @@ TEST(CpuClaimTest, CountsTheThreadOnItsCpuUntilItEnds) {
   EXPECT_EQ(ComputingOnCpu(cpu), before);
 }
 
-TEST(CpuClaimTest, MovesOffACpuAnotherClaimHoldsAndGivesTheMaskBack) {
-  const SavedMask saved;
-  const std::vector<int> cpus = saved.Cpus();
-  if (cpus.size() < 2) GTEST_SKIP() << "needs two allowed CPUs";
-  // Another thread holds the first CPU; this one goes there, then widens
-  // its mask back to what it was and stays, on a CPU that is taken.
-  const HeldCpu holder(cpus[0]);
-  ASSERT_TRUE(holder.holds(cpus[0]));
-  ASSERT_TRUE(PinTo(cpus[0]));
-  ASSERT_EQ(sched_setaffinity(0, sizeof(saved.mask()), &saved.mask()), 0);
-  if (sched_getcpu() != cpus[0]) GTEST_SKIP() << "the OS moved the thread";
-  const long moves = CpuSpreadMoves();
+// This thread on its first allowed CPU, its mask as it was, while another
+// thread holds a claim there.
+class OnAHeldCpuTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    cpu_ = saved_.Cpus().front();
+    holder_ = std::make_unique<HeldCpu>(cpu_);
+    ASSERT_TRUE(holder_->holds(cpu_));
+    ASSERT_TRUE(PinTo(cpu_));
+    ASSERT_EQ(sched_setaffinity(0, sizeof(saved_.mask()), &saved_.mask()), 0);
+    if (sched_getcpu() != cpu_) GTEST_SKIP() << "the OS moved the thread";
+    moves_ = CpuSpreadMoves();
+  }
 
+  const SavedMask saved_;
+  int cpu_ = -1;
+  std::unique_ptr<HeldCpu> holder_;
+  long moves_ = 0;
+};
+
+TEST_F(OnAHeldCpuTest, AClaimMovesOffItAndGivesTheMaskBack) {
+  if (saved_.Cpus().size() < 2) GTEST_SKIP() << "needs two allowed CPUs";
   const CpuClaim mover(/*may_move=*/true);
-  EXPECT_NE(mover.cpu(), cpus[0]);
+  EXPECT_NE(mover.cpu(), cpu_);
   EXPECT_EQ(sched_getcpu(), mover.cpu());
   EXPECT_EQ(ComputingOnCpu(mover.cpu()), 1);
-  EXPECT_EQ(CpuSpreadMoves(), moves + 1);
+  EXPECT_EQ(CpuSpreadMoves(), moves_ + 1);
   // The move left the mask as it was, not narrowed to the new CPU.
-  EXPECT_TRUE(SameMask(saved.mask()));
+  EXPECT_TRUE(SameMask(saved_.mask()));
 }
 
-TEST(CpuClaimTest, AClaimThatMayNotMoveStaysOnTheSharedCpu) {
-  const SavedMask saved;
-  const std::vector<int> cpus = saved.Cpus();
-  const HeldCpu holder(cpus[0]);
-  ASSERT_TRUE(holder.holds(cpus[0]));
-  ASSERT_TRUE(PinTo(cpus[0]));
-  ASSERT_EQ(sched_setaffinity(0, sizeof(saved.mask()), &saved.mask()), 0);
-  if (sched_getcpu() != cpus[0]) GTEST_SKIP() << "the OS moved the thread";
-  const long moves = CpuSpreadMoves();
-
+TEST_F(OnAHeldCpuTest, AClaimThatMayNotMoveStaysOnIt) {
   const CpuClaim user_thread(/*may_move=*/false);
-  EXPECT_EQ(user_thread.cpu(), cpus[0]);
-  EXPECT_EQ(ComputingOnCpu(cpus[0]), 2);
-  EXPECT_EQ(CpuSpreadMoves(), moves);
+  EXPECT_EQ(user_thread.cpu(), cpu_);
+  EXPECT_EQ(ComputingOnCpu(cpu_), 2);
+  EXPECT_EQ(CpuSpreadMoves(), moves_);
 }
 
 TEST(CpuClaimTest, APinnedThreadStays) {
