@@ -2,9 +2,6 @@
 // computes but weft's own.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <thread>
-
 #include "ops/gemm_tile.h"
 #include "test_support/session_util.h"
 #include "test_support/threads.h"

@@ -24,7 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 // Cost is measured on every 16th node a thread runs (and on every node when
 // tracing): two clock reads per node would cost more than a cheap kernel.
 bool ShouldSampleCost() {
@@ -220,8 +219,9 @@ void Process(RunState& run, int first) {
   // such as a one-node Run, ends before a stacking matters), then held to
   // the end of the batch, like the budget; not on a blocking-pool thread,
   // whose node mostly waits, nor when the Run has no other thread to meet.
-  const bool may_claim = !on_blocking_thread &&
-                         (pool != nullptr || run.config().intra_pool != nullptr);
+  const bool may_claim =
+      !on_blocking_thread &&
+      (pool != nullptr || run.config().intra_pool != nullptr);
   std::optional<CpuClaim> on_cpu;
   LocalStack stack;
   std::vector<int>& local = stack.nodes();

@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
-#include <atomic>
 #include <memory>
-
+#include <string>
 
 namespace weft::internal {
 namespace {
@@ -23,8 +22,8 @@ struct alignas(64) CpuSlot {
 class CpuTable {
  public:
   CpuTable()
-      : size_(static_cast<int>(std::clamp<long>(
-            sysconf(_SC_NPROCESSORS_CONF), 1, CPU_SETSIZE))),
+      : size_(static_cast<int>(
+            std::clamp<long>(sysconf(_SC_NPROCESSORS_CONF), 1, CPU_SETSIZE))),
         slots_(std::make_unique<CpuSlot[]>(static_cast<size_t>(size_))) {}
 
   int size() const { return size_; }
@@ -126,7 +125,9 @@ CpuClaim::CpuClaim(bool may_move) {
 CpuClaim::~CpuClaim() {
   if (nested_) return;
   tls_claimed = false;
-  if (cpu_ >= 0) Table().computing(cpu_).fetch_sub(1, std::memory_order_acq_rel);
+  if (cpu_ >= 0) {
+    Table().computing(cpu_).fetch_sub(1, std::memory_order_acq_rel);
+  }
 }
 
 int ComputingOnCpu(int cpu) {
@@ -135,8 +136,6 @@ int ComputingOnCpu(int cpu) {
   return table.computing(cpu).load(std::memory_order_acquire);
 }
 
-long CpuSpreadMoves() {
-  return Table().moves.load(std::memory_order_relaxed);
-}
+long CpuSpreadMoves() { return Table().moves.load(std::memory_order_relaxed); }
 
 }  // namespace weft::internal

@@ -315,11 +315,10 @@ int RunBlocksInParallel(ThreadPool& pool, int64_t n, int64_t block,
         fn(offset + b, offset + e);
       };
       enlisted = std::max(
-          enlisted, size > block
-                        ? RunBlocksInParallel(pool, size, block, max_helpers,
-                                              may_grow, spread, core_freed,
-                                              shifted)
-                        : RunBlocksInline(size, block, shifted));
+          enlisted, size > block ? RunBlocksInParallel(
+                                       pool, size, block, max_helpers, may_grow,
+                                       spread, core_freed, shifted)
+                                 : RunBlocksInline(size, block, shifted));
       offset += size;
     }
     return enlisted;
