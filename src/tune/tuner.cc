@@ -74,24 +74,36 @@ StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
   return medians;
 }
 
-// Per-node medians of traced Runs on `session`, after a warm-up. At
-// intra > 1 only nodes that split count: the others ran as serially. With
-// `executed`, also the graph the Runs executed.
-StatusOr<NodeTimes> TraceNodes(Session& session, const GraphFile& file,
-                               const NamedTensors& feeds, int intra,
-                               const TuneOptions& options,
-                               std::vector<ExecutedNode>* executed) {
-  for (int i = 0; i < options.warmup; ++i) {
-    WEFT_RETURN_IF_ERROR(
-        RunOnce(session, file, feeds, options, false, nullptr));
+// Per-node medians of traced Runs on each session, taken in turns after a
+// warm-up on each, like TimeInTurns: a node's time at k threads and at one
+// are then compared under the same mix of the machine's drift. At intra > 1
+// only nodes that split count: the others ran as serially. `executed`
+// receives the graph the first session's Runs executed.
+StatusOr<std::vector<NodeTimes>> TraceInTurns(
+    const std::vector<Session*>& sessions, const std::vector<int>& intras,
+    const GraphFile& file, const NamedTensors& feeds,
+    const TuneOptions& options, std::vector<ExecutedNode>* executed) {
+  for (Session* session : sessions) {
+    for (int i = 0; i < options.warmup; ++i) {
+      WEFT_RETURN_IF_ERROR(
+          RunOnce(*session, file, feeds, options, false, nullptr));
+    }
   }
-  std::vector<RunMetadata> runs(options.profile_runs);
-  for (RunMetadata& metadata : runs) {
-    WEFT_RETURN_IF_ERROR(
-        RunOnce(session, file, feeds, options, true, &metadata));
+  std::vector<std::vector<RunMetadata>> runs(sessions.size());
+  for (int round = 0; round < options.profile_runs; ++round) {
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      RunMetadata metadata;
+      WEFT_RETURN_IF_ERROR(
+          RunOnce(*sessions[i], file, feeds, options, true, &metadata));
+      runs[i].push_back(std::move(metadata));
+    }
   }
-  if (executed != nullptr) *executed = ExecutedNodes(runs.front());
-  return MedianNodeTimes(runs, /*only_split=*/intra > 1);
+  *executed = ExecutedNodes(runs.front().front());
+  std::vector<NodeTimes> times;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    times.push_back(MedianNodeTimes(runs[i], /*only_split=*/intras[i] > 1));
+  }
+  return times;
 }
 
 std::string Percent(double share) {
@@ -311,22 +323,20 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   // threads it asks for. These are settings of the grid, and are timed with
   // the confirmed ones below.
   std::map<Setting, std::unique_ptr<Session>> timed;
-  NodeTimes serial;
-  std::vector<ExecutedNode> executed;
-  std::map<int, NodeTimes> times_at;
-  for (int k : IntraOpCounts(result.machine_cores)) {
-    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                          SessionFor(file, {1, k}, options));
-    WEFT_ASSIGN_OR_RETURN(NodeTimes nodes,
-                          TraceNodes(*session, file, feeds, k, options,
-                                     k == 1 ? &executed : nullptr));
-    if (k == 1) {
-      serial = std::move(nodes);
-    } else {
-      times_at[k] = std::move(nodes);
-    }
-    timed[{1, k}] = std::move(session);
+  const std::vector<int> intras = IntraOpCounts(result.machine_cores);
+  std::vector<Session*> profiled;
+  for (int k : intras) {
+    const Setting setting{1, k};
+    WEFT_ASSIGN_OR_RETURN(timed[setting], SessionFor(file, setting, options));
+    profiled.push_back(timed[setting].get());
   }
+  std::vector<ExecutedNode> executed;
+  WEFT_ASSIGN_OR_RETURN(
+      std::vector<NodeTimes> times,
+      TraceInTurns(profiled, intras, file, feeds, options, &executed));
+  const NodeTimes& serial = times.front();  // intras starts at 1.
+  std::map<int, NodeTimes> times_at;
+  for (size_t i = 1; i < intras.size(); ++i) times_at[intras[i]] = times[i];
   // The serial Run's time, for the model's fixed overhead.
   WEFT_ASSIGN_OR_RETURN(
       std::vector<double> serial_run_ms,

@@ -19,7 +19,8 @@ struct TuneOptions {
   // budget). Another count than this machine's is a prediction only:
   // nothing is measured.
   std::optional<int> cores;
-  int profile_runs = 5;  // Traced Runs per profiled setting (medians).
+  // Traced Runs per profiled setting (medians), taken in turns across them.
+  int profile_runs = 9;
   // Timed Runs per timed setting (medians), taken in turns across them.
   int measure_runs = 9;
   int warmup = 2;
