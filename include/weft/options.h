@@ -95,6 +95,18 @@ struct SessionOptions {
   // cheap nodes). 0: neither.
   double inline_node_cost_ns = 5000;
 
+  // Two expensive nodes made ready together whose outputs meet again at
+  // once (every consumer of the shorter also reads the longer, as in a
+  // diamond or SqueezeNet's fire modules): the shorter runs on the same
+  // thread as the longer, instead of going to another inter-op worker,
+  // when its measured cost is below this (ns). Running it there delays
+  // the join by its own time; handing it over costs a parked worker's
+  // wake-up plus moving its input and output between cores (100-250 us a
+  // time on the project's 2-vCPU VMs, docs/BENCHMARKS.md), and the overlap
+  // it buys is at most the shorter node. Nodes that lead to other work are
+  // handed over whatever their cost. 0: always hand over.
+  double join_inline_cost_ns = 100000;
+
   // Rewrite the graph when the session is created (weft/graph_passes.h):
   // fold constants, fuse activations into convolutions, ... ONNX Runtime's
   // graph_optimization_level ALL (true) or DISABLE_ALL (false).

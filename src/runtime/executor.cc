@@ -8,6 +8,7 @@
 #include <exception>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "framework/node_context.h"
@@ -189,15 +190,43 @@ bool ExecuteNode(RunState& run, int index) {
   return true;
 }
 
+// True when `shorter`, made ready with the costlier `kept` that this thread
+// keeps, should run here too rather than go to another inter-op worker: its
+// cost estimate is below `join_inline_cost_ns` and it feeds nodes that all
+// read `kept` too, so running it here delays nothing but that join, by less
+// than a hand-off to another worker costs (SessionOptions). A node that
+// feeds nothing joins nothing: it is handed over as before.
+bool JoinsKeptNode(const CompiledGraph& graph, int shorter, int kept,
+                   double join_inline_cost_ns) {
+  if (graph.cost_ns(shorter) >= join_inline_cost_ns) return false;
+  const CompiledNode& a = graph.node(shorter);
+  const CompiledNode& b = graph.node(kept);
+  if (a.consumers.empty() && a.control_consumers.empty()) return false;
+  auto reads_kept = [&](int consumer) {
+    for (const EdgeRef& edge : b.consumers) {
+      if (edge.node == consumer) return true;
+    }
+    return std::find(b.control_consumers.begin(), b.control_consumers.end(),
+                     consumer) != b.control_consumers.end();
+  };
+  for (const EdgeRef& edge : a.consumers) {
+    if (!reads_kept(edge.node)) return false;
+  }
+  return std::all_of(a.control_consumers.begin(), a.control_consumers.end(),
+                     reads_kept);
+}
+
 // Runs `first` (or, for NodeTask::kStart, makes every root ready) and, on
 // this thread, the work it leads to: of each batch of nodes made ready, the
-// cheap ones run first (LIFO), then one expensive node; the other expensive
-// ones are dispatched. Nodes run here are covered by the one outstanding
-// count `first` was dispatched with, released at the end.
+// cheap ones run first (LIFO), then the costliest expensive node; another
+// expensive one runs here too when it is short and joins the costliest at
+// once (JoinsKeptNode), else it is dispatched. Nodes run here are covered by
+// the one outstanding count `first` was dispatched with, released at the end.
 void Process(RunState& run, int first) {
   const CompiledGraph& graph = run.graph();
   const ExecutionPlan& plan = run.plan();
   const double inline_cost = run.config().inline_node_cost_ns;
+  const double join_inline_cost = run.config().join_inline_cost_ns;
   const bool trace = run.config().trace;
   // A blocking-pool thread runs only its blocking node: what that node makes
   // ready goes back to the Run's own threads.
@@ -235,10 +264,23 @@ void Process(RunState& run, int first) {
       Dispatch(run, node);
     } else if (!next.blocking && graph.cost_ns(node) < inline_cost) {
       local.push_back(node);
-    } else if (continuation < 0 && !next.blocking && keeps_expensive) {
+    } else if (next.blocking || !keeps_expensive) {
+      Dispatch(run, node);
+    } else if (continuation < 0) {
       continuation = node;
     } else {
-      Dispatch(run, node);
+      // The costlier node stays: a dispatched one waits for a worker to
+      // wake (tens of microseconds), better spent beside the long node than
+      // before it.
+      int other = node;
+      if (graph.cost_ns(node) > graph.cost_ns(continuation)) {
+        std::swap(other, continuation);
+      }
+      if (JoinsKeptNode(graph, other, continuation, join_inline_cost)) {
+        local.push_back(other);
+      } else {
+        Dispatch(run, other);
+      }
     }
   };
   auto end_batch = [&] {

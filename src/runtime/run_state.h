@@ -71,6 +71,7 @@ class RunState {
     int inter_op_bound_places = 1;
     bool trace = false;
     double inline_node_cost_ns = 0;
+    double join_inline_cost_ns = 0;  // SessionOptions' field.
     // When the Run must end. Its waiter enforces it; a subgraph run inside
     // a kernel (runtime/subgraph_run.h) checks it between runs, and passes
     // it on to a nested Run in the calling thread, whose waiter is busy.

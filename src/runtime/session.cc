@@ -438,6 +438,7 @@ StatusOr<RunState::Config> SessionImpl::MakeConfig(
   config.memory_limit_bytes = options_.memory_limit_bytes;
   config.trace = run_options.trace_level == RunOptions::TraceLevel::kFull;
   config.inline_node_cost_ns = options_.inline_node_cost_ns;
+  config.join_inline_cost_ns = options_.join_inline_cost_ns;
   config.memory_pattern = options_.enable_mem_pattern;
   return config;
 }

@@ -1,7 +1,9 @@
 #include "runtime/session_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/suggest.h"
@@ -80,6 +82,23 @@ Status CheckLimits(const SessionOptions& o) {
   return Status::OK();
 }
 
+// The executor's cost thresholds: a NaN or a negative one would silently
+// turn a rule off or on for every node.
+Status CheckCostThresholds(const SessionOptions& o) {
+  const std::pair<const char*, double> thresholds[] = {
+      {"inline_node_cost_ns", o.inline_node_cost_ns},
+      {"join_inline_cost_ns", o.join_inline_cost_ns}};
+  for (const auto& [field, ns] : thresholds) {
+    if (!(ns >= 0) || std::isinf(ns)) {
+      return InvalidArgumentError(std::string("SessionOptions.") + field +
+                                  " = " + std::to_string(ns) +
+                                  " must be a finite number of ns >= 0 "
+                                  "(0 turns the rule off)");
+    }
+  }
+  return Status::OK();
+}
+
 Status CheckGraphPasses(const SessionOptions& o) {
   std::vector<std::string> names;
   for (const GraphPassInfo& pass : GraphPasses()) names.push_back(pass.name);
@@ -100,6 +119,7 @@ Status ValidateSessionOptions(const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(CheckDevices(options));
   WEFT_RETURN_IF_ERROR(CheckGraphPasses(options));
   WEFT_RETURN_IF_ERROR(CheckLimits(options));
+  WEFT_RETURN_IF_ERROR(CheckCostThresholds(options));
   return CheckThreads(options);
 }
 

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace weft::internal {
 namespace {
 
@@ -54,6 +57,14 @@ TEST(SessionOptionsTest, SpinPinDevicesAndLimitsAreChecked) {
   options = {};
   options.operation_timeout_ms = -1;
   EXPECT_THAT(ErrorOf(options), HasSubstr("operation_timeout_ms"));
+  options = {};
+  options.join_inline_cost_ns = -1;
+  EXPECT_THAT(ErrorOf(options), HasSubstr("join_inline_cost_ns = -1"));
+  options.join_inline_cost_ns = std::nan("");
+  EXPECT_THAT(ErrorOf(options), HasSubstr("join_inline_cost_ns = nan"));
+  options = {};
+  options.inline_node_cost_ns = std::numeric_limits<double>::infinity();
+  EXPECT_THAT(ErrorOf(options), HasSubstr("inline_node_cost_ns = inf"));
 }
 
 }  // namespace

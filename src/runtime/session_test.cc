@@ -347,6 +347,58 @@ TEST(SessionTest, TheCallersThreadHandsExpensiveNodesToThePool) {
   }
 }
 
+// The nodes of a traced Run by name.
+std::map<std::string, NodeExecStats> StatsByName(const RunMetadata& metadata) {
+  std::map<std::string, NodeExecStats> stats;
+  for (const NodeExecStats& s : metadata.node_stats) stats[s.node_name] = s;
+  return stats;
+}
+
+// Of two expensive nodes made ready together whose outputs meet at once,
+// the shorter runs on the longer one's thread, before it
+// (join_inline_cost_ns): a hand-off to another worker would cost more than
+// the overlap it buys.
+TEST(SessionTest, AShortNodeThatJoinsItsLongSiblingRunsOnItsThread) {
+  Graph g;
+  auto root = g.Spin("root", 50);
+  g.Add("join", g.Spin("long", 3000, root), g.Spin("short", 200, root));
+  SessionOptions options = PerSessionOptions(2, 1);
+  options.join_inline_cost_ns = 1e6;
+  auto session = MustCreate(std::move(g), options);
+  for (int i = 0; i < 5; ++i) MustRun(*session, {"join"});  // Measured costs.
+  auto stats = StatsByName(MustRunTraced(*session, {"join"}));
+  EXPECT_EQ(stats["short"].os_thread_id, stats["long"].os_thread_id);
+  EXPECT_LE(stats["short"].end_ns, stats["long"].start_ns);
+}
+
+// join_inline_cost_ns = 0 turns the rule off: the shorter node goes to the
+// other worker and overlaps the longer.
+TEST(SessionTest, JoinInlineCostZeroHandsTheShortSiblingOver) {
+  Graph g;
+  auto root = g.Spin("root", 50);
+  g.Add("join", g.Spin("long", 20000, root), g.Spin("short", 200, root));
+  SessionOptions options = PerSessionOptions(2, 1);
+  options.join_inline_cost_ns = 0;
+  auto session = MustCreate(std::move(g), options);
+  auto stats = StatsByName(MustRunTraced(*session, {"join"}));
+  EXPECT_NE(stats["short"].os_thread_id, stats["long"].os_thread_id);
+  EXPECT_LT(stats["short"].start_ns, stats["long"].end_ns);
+}
+
+// A short node that leads to other work is handed over whatever its cost:
+// its branch overlaps the long sibling.
+TEST(SessionTest, AShortNodeLeadingToOtherWorkIsHandedOver) {
+  Graph g;
+  auto root = g.Spin("root", 50);
+  auto tail = g.Spin("tail", 20000, g.Spin("short", 200, root));
+  g.Add("join", g.Spin("long", 20000, root), tail);
+  SessionOptions options = PerSessionOptions(2, 1);
+  options.join_inline_cost_ns = 1e6;
+  auto session = MustCreate(std::move(g), options);
+  auto stats = StatsByName(MustRunTraced(*session, {"join"}));
+  EXPECT_LT(stats["tail"].start_ns, stats["long"].end_ns);
+}
+
 // A Run with an expensive root starts on the pool, as before.
 TEST(SessionTest, ARunWithAnExpensiveRootStartsOnThePool) {
   Graph g;

@@ -34,6 +34,10 @@ struct GraphProfile {
   // serial Run: its median wall time minus the nodes' total.
   double overhead_ms = 0;
   double serial_run_ms = 0;  // Median wall time at inter = 1, intra = 1.
+  // SessionOptions::join_inline_cost_ns of the sessions tuned, in ms: the
+  // executor runs a short node beside the costlier sibling it joins with
+  // (0: never).
+  double join_inline_ms = 0;
 
   double work_ms = 0;              // W: the nodes' serial costs summed.
   double span_ms = 0;              // S: the longest dependency chain of them.

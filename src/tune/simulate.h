@@ -10,9 +10,13 @@
 //   when other nodes finish;
 // - more threads computing than cores share them evenly (time slicing);
 // - a node on k threads runs speedup(op, k) times faster than on one;
-// - the Run's fixed overhead, measured on the serial Run.
-// The inline rule (cheap nodes run on the thread that readied them) is not
-// modelled separately: such nodes cost little either way.
+// - the Run's fixed overhead, measured on the serial Run;
+// - of the nodes one node's end makes ready, a short one that joins the
+//   costliest at once runs on the same thread before it
+//   (SessionOptions::join_inline_cost_ns, GraphProfile::join_inline_ms).
+// The inline rule for cheap nodes (below inline_node_cost_ns, a few
+// microseconds) is not modelled separately: such nodes cost little either
+// way.
 #ifndef WEFT_SRC_TUNE_SIMULATE_H_
 #define WEFT_SRC_TUNE_SIMULATE_H_
 

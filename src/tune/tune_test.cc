@@ -110,6 +110,44 @@ TEST(TuneSimulateTest, AFreedCoreGoesToTheNodeStillRunning) {
   EXPECT_NEAR(PredictRunMs(p, {2, 2}, 2), 20, 1e-9);
 }
 
+// s -> (long, short) -> j, where everything `short` feeds also reads
+// `long`: the executor runs `short` beside `long` when it costs less than
+// join_inline_cost_ns, and the model does the same.
+TEST(TuneSimulateTest, AShortNodeJoiningItsLongSiblingStaysOnItsThread) {
+  const std::vector<ExecutedNode> g = {{"s", "Spin", {}},
+                                       {"long", "Spin", {"s"}},
+                                       {"short", "Spin", {"s"}},
+                                       {"j", "Add", {"long", "short"}}};
+  const NodeTimes serial = {{"s", 1}, {"long", 10}, {"short", 2}, {"j", 1}};
+  GraphProfile p = BuildProfile(g, serial, {}, /*serial_run_ms=*/14, 2);
+  p.join_inline_ms = 0;  // Handed over: `short` overlaps `long`.
+  EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2), 1 + 10 + 1, 1e-9);
+  p.join_inline_ms = 5;  // Kept: one thread runs both.
+  std::vector<TimelineEntry> timeline;
+  EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2, &timeline), 1 + 2 + 10 + 1, 1e-9);
+  std::map<std::string, TimelineEntry> by_name;
+  for (const TimelineEntry& e : timeline) by_name[p.nodes[e.node].name] = e;
+  EXPECT_EQ(by_name["short"].lane, by_name["long"].lane);
+  EXPECT_NEAR(by_name["long"].start_ms, by_name["short"].end_ms, 1e-9);
+  p.join_inline_ms = 1.5;  // `short` costs more: handed over again.
+  EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2), 1 + 10 + 1, 1e-9);
+}
+
+// A short node whose output leads elsewhere is handed over whatever its
+// cost, so its branch overlaps the long one.
+TEST(TuneSimulateTest, AShortNodeLeadingToOtherWorkIsHandedOver) {
+  const std::vector<ExecutedNode> g = {{"s", "Spin", {}},
+                                       {"long", "Spin", {"s"}},
+                                       {"short", "Spin", {"s"}},
+                                       {"tail", "Spin", {"short"}},
+                                       {"j", "Add", {"long", "tail"}}};
+  const NodeTimes serial = {
+      {"s", 1}, {"long", 10}, {"short", 2}, {"tail", 8}, {"j", 1}};
+  GraphProfile p = BuildProfile(g, serial, {}, /*serial_run_ms=*/22, 2);
+  p.join_inline_ms = 5;
+  EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2), 1 + 10 + 1, 1e-9);
+}
+
 TEST(TuneSimulateTest, TheGridIsInterFromMinusOneAndIntraFromOne) {
   std::vector<std::pair<int, int>> grid;
   for (Setting s : TuneGrid(2)) grid.emplace_back(s.inter, s.intra);

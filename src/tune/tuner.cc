@@ -343,6 +343,7 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
       TimeInTurns({timed[{1, 1}].get()}, file, feeds, options));
   result.profile = BuildProfile(executed, serial, times_at, serial_run_ms[0],
                                 result.machine_cores);
+  result.profile.join_inline_ms = options.base.join_inline_cost_ns / 1e6;
 
   // Predict the grid.
   for (Setting setting : TuneGrid(result.cores)) {

@@ -440,6 +440,10 @@ class Applier {
       WEFT_ASSIGN_OR_RETURN(s.inline_node_cost_ns, Number(name, v));
       return Status::OK();
     }
+    if (name == "join_inline_cost_ns") {
+      WEFT_ASSIGN_OR_RETURN(s.join_inline_cost_ns, Number(name, v));
+      return Status::OK();
+    }
     if (name == "optimize_graph") return set_bool(&s.optimize_graph);
     if (name == "enable_mem_pattern") {
       return set_bool(&s.enable_mem_pattern);
@@ -496,6 +500,7 @@ class Applier {
                      "operation_timeout_in_ms, memory_limit_bytes, "
                      "inter_op_spin_us, intra_op_spin_us, inter_op_pin_cpus, "
                      "intra_op_pin_cpus, inline_node_cost_ns, "
+                     "join_inline_cost_ns, "
                      "optimize_graph, disabled_graph_passes, "
                      "enable_mem_pattern, timeout_in_ms, "
                      "inter_op_thread_pool, trace_level)");
