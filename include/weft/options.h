@@ -103,9 +103,13 @@ struct SessionOptions {
   // the join by its own time; handing it over costs a parked worker's
   // wake-up plus moving its input and output between cores (100-250 us a
   // time on the project's 2-vCPU VMs, docs/BENCHMARKS.md), and the overlap
-  // it buys is at most the shorter node. Nodes that lead to other work are
-  // handed over whatever their cost. 0: always hand over.
-  double join_inline_cost_ns = 100000;
+  // it buys is at most the shorter node. The default sits above that
+  // range because a node run on another core is measured with its data's
+  // move included: at 100 us, SqueezeNet's largest 1x1 convolutions (55 us
+  // here, 110-235 us when handed over) stayed handed over once a first
+  // Run's page faults had pushed them past it. Nodes that lead to other
+  // work are handed over whatever their cost. 0: always hand over.
+  double join_inline_cost_ns = 250000;
 
   // Rewrite the graph when the session is created (weft/graph_passes.h):
   // fold constants, fuse activations into convolutions, ... ONNX Runtime's

@@ -45,8 +45,26 @@ NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
     }
   }
   NodeTimes medians;
+  double sum_of_medians = 0;
   for (auto& [name, values] : samples) {
-    if (!only_split || split.count(name)) medians[name] = Median(values);
+    if (!only_split || split.count(name)) {
+      medians[name] = Median(values);
+      sum_of_medians += medians[name];
+    }
+  }
+  std::vector<double> run_totals;
+  for (const RunMetadata& run : runs) {
+    double total = 0;
+    for (const NodeExecStats& stats : run.node_stats) {
+      if (medians.count(stats.node_name)) {
+        total += static_cast<double>(stats.end_ns - stats.start_ns) / 1e6;
+      }
+    }
+    run_totals.push_back(total);
+  }
+  if (sum_of_medians > 0) {
+    const double scale = Median(std::move(run_totals)) / sum_of_medians;
+    for (auto& [name, ms] : medians) ms *= scale;
   }
   return medians;
 }

@@ -52,7 +52,12 @@ struct GraphProfile {
   double SplittingShare() const;
 };
 
-// The per-node timings of traced Runs: medians per node name. A node whose
+// The per-node timings of traced Runs: medians per node name, scaled
+// together so that they add up to the median over Runs of those nodes'
+// total. A Run's slow nodes are rare for each node, but most Runs have a
+// few (a wake-up that came late, a preempted helper), so plain medians
+// add up to less than a typical Run spends: at intra = 2 the model then
+// promised SqueezeNet 10-15% more speed-up than a Run got. A node whose
 // ParallelFor never enlisted a helper (intra_op_shards 1 in every Run) is
 // left out when `only_split` is set: its time at k threads is its serial
 // time, whatever the noise says.

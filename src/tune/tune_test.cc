@@ -65,6 +65,50 @@ TEST(TuneProfileTest, SpeedupCurvesArePerOpAndNeverBelowOne) {
   EXPECT_NEAR(p.SplittingShare(), 40.0 / 41, 1e-12);
 }
 
+// A traced Run of nodes taking the given milliseconds, one shard each
+// unless `split`.
+RunMetadata TracedRun(const std::map<std::string, double>& ms,
+                      bool split = false) {
+  RunMetadata run;
+  for (const auto& [name, t] : ms) {
+    NodeExecStats stats;
+    stats.node_name = name;
+    stats.end_ns = static_cast<int64_t>(t * 1e6);
+    stats.intra_op_shards = split ? 2 : 1;
+    run.node_stats.push_back(stats);
+  }
+  return run;
+}
+
+// Each node's median is 1 ms, but every Run had one node slow (3 ms): the
+// median Run's nodes took 5 ms, not the 3 their medians add up to, and
+// the times are scaled to that total.
+TEST(TuneProfileTest, NodeMediansAddUpToTheMedianRun) {
+  const std::vector<RunMetadata> runs = {
+      TracedRun({{"a", 3}, {"b", 1}, {"c", 1}}),
+      TracedRun({{"a", 1}, {"b", 3}, {"c", 1}}),
+      TracedRun({{"a", 1}, {"b", 1}, {"c", 3}})};
+  const NodeTimes times = MedianNodeTimes(runs);
+  EXPECT_NEAR(times.at("a"), 5.0 / 3, 1e-9);
+  EXPECT_NEAR(times.at("b"), 5.0 / 3, 1e-9);
+  EXPECT_NEAR(times.at("c"), 5.0 / 3, 1e-9);
+  // Steady Runs keep their medians.
+  const NodeTimes steady = MedianNodeTimes(
+      {TracedRun({{"a", 2}, {"b", 1}}), TracedRun({{"a", 2}, {"b", 1}})});
+  EXPECT_NEAR(steady.at("a"), 2, 1e-9);
+  EXPECT_NEAR(steady.at("b"), 1, 1e-9);
+}
+
+// With only_split, nodes that never enlisted a helper are left out, of
+// the medians and of the Runs' totals alike.
+TEST(TuneProfileTest, OnlySplitNodesCountWhenAsked) {
+  RunMetadata run = TracedRun({{"m", 4}}, /*split=*/true);
+  run.node_stats.push_back(TracedRun({{"r", 9}}).node_stats.front());
+  const NodeTimes times = MedianNodeTimes({run, run}, /*only_split=*/true);
+  EXPECT_EQ(times.size(), 1u);
+  EXPECT_NEAR(times.at("m"), 4, 1e-9);
+}
+
 TEST(TuneProfileTest, SpeedupsBetweenMeasuredCountsAreInterpolated) {
   const std::vector<ExecutedNode> g = {{"m", "MatMul", {}}};
   // Measured at 1 (10 ms) and 4 threads (4 ms): 2.5x; 2 and 3 in between.
