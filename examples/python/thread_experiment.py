@@ -10,8 +10,9 @@ session is made and warmed up once; the timed runs go round the settings in
 turn, and the table shows medians. The conclusion printed at the end is computed from the two tables.
 
 What to expect: pure-Python bodies hold the GIL, so more inter-op threads
-cannot overlap them (inter = 2 takes about as long as inter = 1); bodies that
-release it overlap (inter = 2 takes about half). intra-op threads do not
+cannot overlap them (inter = 2 keeps as many CPUs busy as inter = 1, and
+takes about as long); bodies that release it overlap (inter = 2 keeps about
+twice as many busy, and takes about half). intra-op threads do not
 matter here: a py_function does not split.
 
     python3 examples/python/thread_experiment.py [--nodes N] [--ms MS] [--runs R]
@@ -104,10 +105,14 @@ def make_session(graph, inter, intra):
 
 
 def measure(kind, nodes, ms, runs, inters=(-1, 1, 2), intras=(1, 2)):
-    """{(inter, intra): median ms} for one kind of body. Each setting gets
-    its own session and one warm-up run; the timed runs go round the
-    settings in turn, so that a drift of the machine's speed (noisy on
-    shared VMs) reaches every setting alike."""
+    """({(inter, intra): median ms}, {(inter, intra): CPUs busy}) for one
+    kind of body. Each setting gets its own session and one warm-up run;
+    the timed runs go round the settings in turn, so that a drift of the
+    machine's speed (noisy on shared VMs) reaches every setting alike.
+    CPUs busy is the process's CPU time over the wall time of a setting's
+    runs: whether bodies ran at the same time, whatever each CPU's speed
+    (on a shared VM one vCPU can run Python 1.7x slower than the other, and
+    wall times then depend on where each thread landed)."""
     graph, fetches = build_graph(KINDS[kind](ms), nodes)
     sessions = {(inter, intra): make_session(graph, inter, intra)
                 for inter in inters for intra in intras}
@@ -115,16 +120,30 @@ def measure(kind, nodes, ms, runs, inters=(-1, 1, 2), intras=(1, 2)):
     weft.set_num_threads(0)
     feed = {"x": np.zeros(4, np.float32)}
     times = {setting: [] for setting in sessions}
+    cpu_ms = dict.fromkeys(sessions, 0.0)
     for session in sessions.values():
         session.run(fetches, feed)  # Warm-up.
     for _ in range(runs):
         for setting, session in sessions.items():
+            cpu_start = time.process_time()
             start = time.perf_counter()
             session.run(fetches, feed)
             times[setting].append((time.perf_counter() - start) * 1000)
+            cpu_ms[setting] += (time.process_time() - cpu_start) * 1000
     for session in sessions.values():
         session.close()
-    return {setting: statistics.median(t) for setting, t in times.items()}
+    medians = {setting: statistics.median(t) for setting, t in times.items()}
+    busy = {setting: cpu_ms[setting] / sum(times[setting]) for setting in sessions}
+    return medians, busy
+
+
+def cpu_overlap(busy):
+    """CPUs busy at inter = 2 over CPUs busy at inter = 1 (the busiest row
+    of each): about 1 when the bodies run one at a time, up to the cores
+    when they run at once. Unlike the time ratio, it does not depend on
+    which CPU each thread landed on."""
+    most = lambda inter: max(v for (i, _), v in busy.items() if i == inter)  # noqa: E731
+    return most(2) / most(1)
 
 
 def overlap_ratio(table):
@@ -133,19 +152,22 @@ def overlap_ratio(table):
     return best(2) / best(1)
 
 
-def conclusion(kind, table):
-    """One sentence the numbers support."""
+def conclusion(kind, table, busy):
+    """One sentence the numbers support: whether the bodies overlap is read
+    from the CPUs they kept busy, the time ratio is what it was worth."""
     ratio = overlap_ratio(table)
-    if ratio <= 0.7:
+    cpus = cpu_overlap(busy)
+    if cpus >= 1.4:
         verdict = ("they overlap: more inter-op threads pay, up to the number "
                    "of cores or of independent nodes")
-    elif ratio >= 0.85:
+    elif cpus <= 1.15:
         verdict = ("they do not overlap: the GIL lets one run at a time, so more "
                    "inter-op threads cannot help (make the body release the GIL, "
                    "or use processes)")
     else:
         verdict = "they overlap in part"
-    return f"{kind}: inter = 2 takes {ratio:.2f}x the inter = 1 time; {verdict}."
+    return (f"{kind}: inter = 2 takes {ratio:.2f}x the inter = 1 time and keeps "
+            f"{cpus:.2f}x as many CPUs busy; {verdict}.")
 
 
 def print_table(kind, table, nodes, ms):
@@ -167,12 +189,12 @@ def main():
         parser.error("--nodes and --runs must be >= 1 and --ms > 0")
     print(f"weft {os.cpu_count()} CPUs; medians of {args.runs} runs after one warm-up, "
           "a fresh session per setting")
-    tables = {kind: measure(kind, args.nodes, args.ms, args.runs) for kind in KINDS}
-    for kind, table in tables.items():
+    results = {kind: measure(kind, args.nodes, args.ms, args.runs) for kind in KINDS}
+    for kind, (table, _) in results.items():
         print_table(kind, table, args.nodes, args.ms)
     print("\nConclusion:")
-    for kind, table in tables.items():
-        print("  " + conclusion(kind, table))
+    for kind, (table, busy) in results.items():
+        print("  " + conclusion(kind, table, busy))
 
 
 if __name__ == "__main__":

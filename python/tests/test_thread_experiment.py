@@ -32,9 +32,16 @@ def test_gil_releasing_bodies_overlap_and_pure_python_ones_do_not():
     # to 0.7 an overlap, and so does this test (0.61 on a noisy minute of
     # the 2-vCPU CI machine failed a bound of 0.6).
     assert float(ratios["NumPy product + sleep (releases the GIL)"]) <= 0.7, out
-    assert float(ratios["pure Python (holds the GIL)"]) >= 0.75, out
-    # Each conclusion follows its own ratio: GIL-releasing bodies overlap;
-    # pure-Python ones do not, or (on a noisy machine, 0.75-0.85) in part.
+    # Whether pure-Python bodies overlap is read from the CPUs they keep
+    # busy, not from the time: on this project's VMs one vCPU ran Python
+    # 1.7x slower than the other (13.5 against 7.7 ms, pinned), so inter = 2
+    # took 0.68-0.73x the inter = 1 time with one body running at a time.
+    cpus = dict(re.findall(r"^  (.*?): inter = 2 .* keeps ([0-9.]+)x as many CPUs", out,
+                           re.M))
+    assert float(cpus["pure Python (holds the GIL)"]) <= 1.25, out
+    assert float(cpus["NumPy product + sleep (releases the GIL)"]) >= 1.4, out
+    # Each conclusion follows its own figure: GIL-releasing bodies overlap;
+    # pure-Python ones do not, or (on a noisy machine) in part.
     assert "releases the GIL): inter = 2 takes" in out
     assert re.search(r"releases the GIL\): .*; they overlap:", out), out
     assert re.search(r"holds the GIL\): .*; they (do not overlap|overlap in part)",
