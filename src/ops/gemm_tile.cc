@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ops/blis_config.h"
+
 namespace weft::internal {
 namespace {
 
@@ -67,12 +69,13 @@ void BlisTile(int64_t m, int64_t n, int64_t k, const GemmOperand<T>& a,
   // BLIS's typed API takes non-const pointers but does not write A or B.
   T* pa = const_cast<T*>(a.data);
   T* pb = const_cast<T*>(b.data);
+  cntx_t* cntx = ActiveBlisConfig().cntx;
   if constexpr (std::is_same_v<T, float>) {
-    bli_sgemm(ta, tb, m, n, k, &one, pa, a.ld, 1, pb, b.ld, 1, &beta, c, ldc,
-              1);
+    bli_sgemm_ex(ta, tb, m, n, k, &one, pa, a.ld, 1, pb, b.ld, 1, &beta, c, ldc,
+                 1, cntx, nullptr);
   } else {
-    bli_dgemm(ta, tb, m, n, k, &one, pa, a.ld, 1, pb, b.ld, 1, &beta, c, ldc,
-              1);
+    bli_dgemm_ex(ta, tb, m, n, k, &one, pa, a.ld, 1, pb, b.ld, 1, &beta, c, ldc,
+                 1, cntx, nullptr);
   }
 }
 
@@ -105,6 +108,10 @@ CpuIdentity ThisCpu() {
   cpu.intel = __builtin_cpu_is("intel");
   cpu.avx2_fma =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  cpu.avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+      __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
   return cpu;
 }
 
@@ -126,7 +133,10 @@ Status CheckGemmKernelEnvironment() {
 }
 
 std::string DescribeActiveGemmKernel() {
-  const std::string name(GemmKernelName(ActiveGemmKernel()));
+  std::string name(GemmKernelName(ActiveGemmKernel()));
+  if (ActiveGemmKernel() == GemmKernel::kBlis) {
+    name += " " + ActiveBlisConfig().description;
+  }
   const char* env = std::getenv("WEFT_GEMM_KERNEL");
   if (env != nullptr && ParseGemmKernel(env)) {
     return name + " (WEFT_GEMM_KERNEL)";

@@ -31,6 +31,7 @@ struct CpuIdentity {
   bool amd = false;
   bool intel = false;
   bool avx2_fma = false;
+  bool avx512 = false;  // F, CD, DQ, BW and VL: what BLIS's skx kernels use.
 };
 CpuIdentity ThisCpu();
 

@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "ops/blis_config.h"
 #include "ops/int_division.h"
 #include "weft/check.h"
 
@@ -18,8 +19,8 @@ using FloatMicroKernelFn = void (*)(dim_t m, dim_t n, dim_t k, float* alpha,
                                     inc_t rs_c, inc_t cs_c, auxinfo_t* data,
                                     cntx_t* cntx);
 
-// The micro-kernel BLIS chose for this CPU, and its context (read-only after
-// bli_init, so shared by every thread).
+// The micro-kernel of this process's BLIS configuration (blis_config.h), and
+// its context (read-only after bli_init, so shared by every thread).
 struct BlisMicroKernel {
   FloatMicroKernelFn fn;
   cntx_t* cntx;
@@ -28,9 +29,8 @@ struct BlisMicroKernel {
 
 const BlisMicroKernel& Blis() {
   static const BlisMicroKernel kernel = [] {
-    bli_init();
     BlisMicroKernel k;
-    k.cntx = bli_gks_query_cntx();
+    k.cntx = ActiveBlisConfig().cntx;
     k.fn = reinterpret_cast<FloatMicroKernelFn>(
         bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx));
     k.shape.mr = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, k.cntx);
