@@ -254,6 +254,10 @@ void Process(RunState& run, int first) {
   std::optional<CpuClaim> on_cpu;
   LocalStack stack;
   std::vector<int>& local = stack.nodes();
+  // This batch's expensive nodes other than the one kept: decided at the
+  // batch's end, when the node kept (the costliest) is known.
+  LocalStack others_stack;
+  std::vector<int>& others = others_stack.nodes();
   int64_t now = 0;        // When this batch became ready (tracing only).
   size_t mark = 0;        // Where this batch starts on the stack.
   int continuation = -1;  // This batch's expensive node kept here.
@@ -272,18 +276,21 @@ void Process(RunState& run, int first) {
       // The costlier node stays: a dispatched one waits for a worker to
       // wake (tens of microseconds), better spent beside the long node than
       // before it.
-      int other = node;
       if (graph.cost_ns(node) > graph.cost_ns(continuation)) {
-        std::swap(other, continuation);
+        std::swap(node, continuation);
       }
+      others.push_back(node);
+    }
+  };
+  auto end_batch = [&] {
+    for (int other : others) {
       if (JoinsKeptNode(graph, other, continuation, join_inline_cost)) {
         local.push_back(other);
       } else {
         Dispatch(run, other);
       }
     }
-  };
-  auto end_batch = [&] {
+    others.clear();
     if (continuation >= 0) {
       local.insert(local.begin() + static_cast<std::ptrdiff_t>(mark),
                    continuation);

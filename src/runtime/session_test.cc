@@ -399,6 +399,23 @@ TEST(SessionTest, AShortNodeLeadingToOtherWorkIsHandedOver) {
   EXPECT_LT(stats["tail"].start_ns, stats["long"].end_ns);
 }
 
+// The node kept is the batch's costliest, known only at the batch's end: a
+// short node that joins a node later displaced by a costlier one goes to
+// the pool with its partner, not behind the costlier one on this thread.
+TEST(SessionTest, AShortNodeFollowsItsPartnerWhenACostlierNodeIsKept) {
+  Graph g;
+  auto a = g.Spin("a", 100);
+  auto b = g.Spin("b", 100);
+  g.Spin("long", 20000);
+  g.Add("pair", a, b);
+  SessionOptions options = PerSessionOptions(2, 1);
+  options.join_inline_cost_ns = 1e6;
+  auto session = MustCreate(std::move(g), options);
+  for (int i = 0; i < 3; ++i) MustRun(*session, {"pair", "long"});
+  auto stats = StatsByName(MustRunTraced(*session, {"pair", "long"}));
+  EXPECT_LT(stats["pair"].end_ns, stats["long"].end_ns);
+}
+
 // A Run with an expensive root starts on the pool, as before.
 TEST(SessionTest, ARunWithAnExpensiveRootStartsOnThePool) {
   Graph g;
