@@ -347,10 +347,20 @@ TEST(SessionTest, TheCallersThreadHandsExpensiveNodesToThePool) {
   }
 }
 
-// The nodes of a traced Run by name.
-std::map<std::string, NodeExecStats> StatsByName(const RunMetadata& metadata) {
+// The nodes of a traced Run of `fetches` by name, at (inter, intra) =
+// (2, 1) with `join_inline_cost_ns`, after `untraced_runs` Runs that let
+// the cost estimates settle.
+std::map<std::string, NodeExecStats> TracedAtTwoInterThreads(
+    Graph g, double join_inline_cost_ns,
+    const std::vector<std::string>& fetches, int untraced_runs = 0) {
+  SessionOptions options = PerSessionOptions(2, 1);
+  options.join_inline_cost_ns = join_inline_cost_ns;
+  auto session = MustCreate(std::move(g), options);
+  for (int i = 0; i < untraced_runs; ++i) MustRun(*session, fetches);
   std::map<std::string, NodeExecStats> stats;
-  for (const NodeExecStats& s : metadata.node_stats) stats[s.node_name] = s;
+  for (const NodeExecStats& s : MustRunTraced(*session, fetches).node_stats) {
+    stats[s.node_name] = s;
+  }
   return stats;
 }
 
@@ -362,11 +372,7 @@ TEST(SessionTest, AShortNodeThatJoinsItsLongSiblingRunsOnItsThread) {
   Graph g;
   auto root = g.Spin("root", 50);
   g.Add("join", g.Spin("long", 3000, root), g.Spin("short", 200, root));
-  SessionOptions options = PerSessionOptions(2, 1);
-  options.join_inline_cost_ns = 1e6;
-  auto session = MustCreate(std::move(g), options);
-  for (int i = 0; i < 5; ++i) MustRun(*session, {"join"});  // Measured costs.
-  auto stats = StatsByName(MustRunTraced(*session, {"join"}));
+  auto stats = TracedAtTwoInterThreads(std::move(g), 1e6, {"join"}, 5);
   EXPECT_EQ(stats["short"].os_thread_id, stats["long"].os_thread_id);
   EXPECT_LE(stats["short"].end_ns, stats["long"].start_ns);
 }
@@ -377,10 +383,7 @@ TEST(SessionTest, JoinInlineCostZeroHandsTheShortSiblingOver) {
   Graph g;
   auto root = g.Spin("root", 50);
   g.Add("join", g.Spin("long", 20000, root), g.Spin("short", 200, root));
-  SessionOptions options = PerSessionOptions(2, 1);
-  options.join_inline_cost_ns = 0;
-  auto session = MustCreate(std::move(g), options);
-  auto stats = StatsByName(MustRunTraced(*session, {"join"}));
+  auto stats = TracedAtTwoInterThreads(std::move(g), 0, {"join"});
   EXPECT_NE(stats["short"].os_thread_id, stats["long"].os_thread_id);
   EXPECT_LT(stats["short"].start_ns, stats["long"].end_ns);
 }
@@ -392,10 +395,7 @@ TEST(SessionTest, AShortNodeLeadingToOtherWorkIsHandedOver) {
   auto root = g.Spin("root", 50);
   auto tail = g.Spin("tail", 20000, g.Spin("short", 200, root));
   g.Add("join", g.Spin("long", 20000, root), tail);
-  SessionOptions options = PerSessionOptions(2, 1);
-  options.join_inline_cost_ns = 1e6;
-  auto session = MustCreate(std::move(g), options);
-  auto stats = StatsByName(MustRunTraced(*session, {"join"}));
+  auto stats = TracedAtTwoInterThreads(std::move(g), 1e6, {"join"});
   EXPECT_LT(stats["tail"].start_ns, stats["long"].end_ns);
 }
 
@@ -408,11 +408,7 @@ TEST(SessionTest, AShortNodeFollowsItsPartnerWhenACostlierNodeIsKept) {
   auto b = g.Spin("b", 100);
   g.Spin("long", 20000);
   g.Add("pair", a, b);
-  SessionOptions options = PerSessionOptions(2, 1);
-  options.join_inline_cost_ns = 1e6;
-  auto session = MustCreate(std::move(g), options);
-  for (int i = 0; i < 3; ++i) MustRun(*session, {"pair", "long"});
-  auto stats = StatsByName(MustRunTraced(*session, {"pair", "long"}));
+  auto stats = TracedAtTwoInterThreads(std::move(g), 1e6, {"pair", "long"}, 3);
   EXPECT_LT(stats["pair"].end_ns, stats["long"].end_ns);
 }
 
