@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -97,6 +98,9 @@ struct LateHelperScene {
   std::atomic<bool> helper_joined{false};
   std::atomic<std::thread::id> holder_thread{};
   std::atomic<bool> helper_was_holder{false};
+  // For a third root, queued in the inter-op pool while the other two run.
+  std::atomic<bool> queued_ran{false};
+  std::atomic<bool> queued_found_helper{false};
 };
 LateHelperScene scene;
 
@@ -138,20 +142,30 @@ Status WaitForLateHelper(KernelContext& ctx) {
   return ctx.SetOutput(0, Tensor::Scalar<float>(0));
 }
 
-TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
-  if (AutoCpuBudget().threads != 2) {
-    GTEST_SKIP() << "needs a budget of exactly 2 cores, so that the holder "
-                    "leaves the waiter no helper at its start";
-  }
+Status RecordQueuedRun(KernelContext& ctx) {
+  scene.queued_found_helper.store(scene.helper_joined.load());
+  scene.queued_ran.store(true);
+  return ctx.SetOutput(0, Tensor::Scalar<float>(0));
+}
+
+// The scene's graph: a holder and a waiter as roots, and with
+// `queued_root` a third root that records its start. Each root's cost is
+// unknown before its first Run, so each is worth a thread: the start task
+// keeps the holder and queues the others on its worker's deque, oldest
+// first, where the other worker steals the oldest (the waiter).
+std::unique_ptr<Session> MakeLateHelperScene(bool queued_root) {
   static const bool registered =
       RegisterCustomFunction("test.hold_core", HoldCore).ok() &&
       RegisterCustomFunction("test.wait_for_late_helper", WaitForLateHelper)
-          .ok();
-  ASSERT_TRUE(registered);
+          .ok() &&
+      RegisterCustomFunction("test.record_queued_run", RecordQueuedRun).ok();
+  EXPECT_TRUE(registered);
   scene.holder_running = false;
   scene.waiter_in_parallel_for = false;
   scene.helper_joined = false;
   scene.helper_was_holder = false;
+  scene.queued_ran = false;
+  scene.queued_found_helper = false;
   auto custom = [](const std::string& function) {
     return AttrMap{{"function", function},
                    {"Tout", std::vector<DataType>{DataType::kFloat32}}};
@@ -160,13 +174,42 @@ TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
   test::MustAdd(g, {"holder", "CustomOp", {}, custom("test.hold_core"), ""});
   test::MustAdd(
       g, {"waiter", "CustomOp", {}, custom("test.wait_for_late_helper"), ""});
-  // inter = 2 runs both roots at once; intra = 2 gives one intra-op worker,
+  if (queued_root) {
+    test::MustAdd(
+        g, {"queued", "CustomOp", {}, custom("test.record_queued_run"), ""});
+  }
+  // inter = 2 runs two roots at once; intra = 2 gives one intra-op worker,
   // which only the late helper can bring in.
-  auto session = test::MustCreate(g, test::PerSessionOptions(2, 2));
+  return test::MustCreate(g, test::PerSessionOptions(2, 2));
+}
+
+TEST(CoreBudgetTest, ACoreFreedWhileAKernelRunsJoinsIt) {
+  if (AutoCpuBudget().threads != 2) {
+    GTEST_SKIP() << "needs a budget of exactly 2 cores, so that the holder "
+                    "leaves the waiter no helper at its start";
+  }
+  auto session = MakeLateHelperScene(/*queued_root=*/false);
   ASSERT_NE(session, nullptr);
   test::MustRun(*session, {"holder", "waiter"});
   EXPECT_TRUE(scene.helper_joined.load());
   EXPECT_TRUE(scene.helper_was_holder.load());
+}
+
+// A core freed while a node waits in the inter-op pool runs that node
+// first, and joins the kernel only after: a node run whole costs less than
+// a kernel's share split over two threads.
+TEST(CoreBudgetTest, AFreedCoreRunsAWaitingNodeBeforeJoiningAKernel) {
+  if (AutoCpuBudget().threads != 2) {
+    GTEST_SKIP() << "needs a budget of exactly 2 cores, so that the holder "
+                    "leaves the waiter no helper at its start";
+  }
+  auto session = MakeLateHelperScene(/*queued_root=*/true);
+  ASSERT_NE(session, nullptr);
+  test::MustRun(*session, {"holder", "waiter", "queued"});
+  EXPECT_TRUE(scene.queued_ran.load());
+  EXPECT_FALSE(scene.queued_found_helper.load())
+      << "the freed core joined the waiter before running the queued node";
+  EXPECT_TRUE(scene.helper_joined.load());
 }
 
 }  // namespace

@@ -235,8 +235,8 @@ void Process(RunState& run, int first) {
   // nodes (StartsOnCaller): expensive ones are the inter-op pool's, so that
   // inter_op_parallelism_threads still bounds how many run at once.
   ThreadPool* pool = run.config().inter_pool;
-  const bool keeps_expensive =
-      pool == nullptr || pool->CurrentThreadIndex() >= 0;
+  const bool on_inter_pool = pool != nullptr && pool->CurrentThreadIndex() >= 0;
+  const bool keeps_expensive = pool == nullptr || on_inter_pool;
   // This thread computes from here to the end of its batch: it counts
   // against the core budget once, not once per node (two shared atomic
   // updates per node would cost more than a cheap kernel).
@@ -347,12 +347,20 @@ void Process(RunState& run, int first) {
   // session's pools; run after it, so that this Run's end never waits for
   // another Run's kernel. The task touches only its job, which its kernel
   // keeps alive until every claimed block has finished.
+  // Not on an inter-op worker while nodes wait in its pool: it runs those
+  // first (it finds them once it returns to its pool), for a node run whole costs
+  // less than a kernel's share split over two threads, and the kernel's
+  // unclaimed blocks stay advertised for whichever thread next frees a core
+  // with no node waiting. Helping first made (2, 2) slower than (2, 1) on
+  // two chains of MatMuls: a thread helped one chain's MatMul for 1 ms while
+  // the other chain's roots waited (docs/BENCHMARKS.md).
   computing.reset();
   on_cpu.reset();
   internal::Task* late_helper = nullptr;
   if (ThreadPool* intra = run.config().intra_pool;
       intra != nullptr &&
-      CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0) {
+      CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0 &&
+      !(on_inter_pool && ThreadPoolInternal::core(*pool).AnyQueuedWork())) {
     late_helper = ThreadPoolInternal::core(*intra).TakeAdvert();
   }
   run.FinishOutstanding();

@@ -102,6 +102,10 @@ class PoolCore {
   // worker of this pool.
   bool RunOneQueuedTask();
 
+  // True when some task waits in a queue of this pool (a deque, an inbox or
+  // the injection queue). A snapshot: it may be stale at once.
+  bool AnyQueuedWork() const;
+
   int NumThreads() const { return static_cast<int>(workers_.size()); }
   int CurrentThreadIndex() const;
   // True on a worker thread of any pool.
@@ -138,7 +142,6 @@ class PoolCore {
   int OfferToInbox(Task* task);
   Task* TakeFromInbox(int worker);
   Task* SpinForTask(int self, uint64_t* rng);
-  bool AnyQueuedWork() const;
   void WakeAnotherIfWorkRemains();
   void RunTask(Task* task, int index);
 
