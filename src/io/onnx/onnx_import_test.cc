@@ -351,6 +351,56 @@ TEST(OnnxImportTest, AFunctionThatCallsItselfIsRefused) {
   EXPECT_THAT(huge.status().message(), HasSubstr("more than 1048576 nodes"));
 }
 
+// A one-input function of domain "local" whose body is one call of
+// `callee` (of domain "local" unless it is "Relu").
+void AddForwardingFunction(onnx::ModelProto& m, const std::string& name,
+                           const std::string& callee) {
+  onnx::FunctionProto* f = m.add_functions();
+  f->set_name(name);
+  f->set_domain("local");
+  f->add_input("a");
+  f->add_output("a_out");
+  auto* n = f->add_node();
+  n->set_op_type(callee);
+  if (callee != "Relu") n->set_domain("local");
+  n->add_input("a");
+  n->add_output("a_out");
+}
+
+// The nesting limit holds for a function whose size is already known when
+// a deeper call reaches it: a chain c0 -> ... -> c14 -> Relu nests 15 deep
+// from the graph, and 17 deep when called from inside two more functions.
+TEST(OnnxImportTest, TheNestingLimitHoldsForAFunctionCalledAgainDeeper) {
+  auto model_calling = [](const std::string& inner) {
+    onnx::ModelProto m = FunctionModel();
+    for (int i = 0; i < 15; ++i) {
+      AddForwardingFunction(m, "c" + std::to_string(i),
+                            i == 14 ? "Relu" : "c" + std::to_string(i + 1));
+    }
+    AddForwardingFunction(m, "w1", "w2");
+    AddForwardingFunction(m, "w2", inner);
+    auto* g = m.mutable_graph();
+    g->clear_node();  // FunctionModel's own calls.
+    auto* direct = g->add_node();
+    direct->set_op_type("c0");
+    direct->set_domain("local");
+    direct->add_input("x");
+    direct->add_output("t");
+    auto* wrapped = g->add_node();
+    wrapped->set_op_type("w1");
+    wrapped->set_domain("local");
+    wrapped->add_input("t");
+    wrapped->add_output("y");
+    return m;
+  };
+  // w1 -> w2 -> c1 ... c14 -> Relu: the Relu's call of c14 is the 16th.
+  auto at_limit = Parse(model_calling("c1"));
+  EXPECT_TRUE(at_limit.ok()) << at_limit.status();
+  auto too_deep = Parse(model_calling("c0"));
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_THAT(too_deep.status().message(), HasSubstr("nest deeper than 16"));
+}
+
 TEST(OnnxImportTest, ATensorProtoFileParsesToATensor) {
   onnx::TensorProto t;
   t.set_name("input_0");
