@@ -24,6 +24,15 @@ using FloatMicroKernelFn = void (*)(dim_t m, dim_t n, dim_t k, float* alpha,
 struct BlisMicroKernel {
   FloatMicroKernelFn fn;
   cntx_t* cntx;
+  // The micro-kernel writes column-stored C fast and row-stored C through a
+  // slow general-stride path (BLIS's skx kernels; its zen3 and haswell ones
+  // prefer rows). weft's C is row-major, so for such a kernel weft computes
+  // C^T = op(B)^T op(A)^T: the kernel's first operand is weft's B panel,
+  // its second weft's A panel. `shape` is always weft's view (mr rows of
+  // op(A), nr columns of op(B)), so the kernel's MR and NR are swapped in
+  // it. On a Zen 5 with skx kernels, a 64 x 512 x 512 Gemm with packed
+  // weights took 609 us through the general-stride path (docs/kernels.md).
+  bool transposed;
   MicroKernelShape shape;
 };
 
@@ -33,8 +42,14 @@ const BlisMicroKernel& Blis() {
     k.cntx = ActiveBlisConfig().cntx;
     k.fn = reinterpret_cast<FloatMicroKernelFn>(
         bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx));
-    k.shape.mr = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, k.cntx);
-    k.shape.nr = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_NR, k.cntx);
+    k.transposed = bli_cntx_l3_nat_ukr_prefers_cols_dt(
+        BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx);
+    const int64_t kernel_mr =
+        bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, k.cntx);
+    const int64_t kernel_nr =
+        bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_NR, k.cntx);
+    k.shape.mr = k.transposed ? kernel_nr : kernel_mr;
+    k.shape.nr = k.transposed ? kernel_mr : kernel_nr;
     k.shape.kc = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_KC, k.cntx);
     k.shape.mc = bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MC, k.cntx);
     // Whole panels of A per mc block keep the packed layout uniform.
@@ -200,6 +215,22 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
         float* buffer = a_buffer.Get(RoundUp(mc, shape.mr) * kc);
         PackPanels(a_plain, i0, mc, p0, kc, shape.mr, buffer);
         a_panels = buffer;
+      }
+      if (blis.transposed) {
+        // The kernel's C^T block; its first operand (weft's B panel)
+        // changes in the inner loop, as BLIS's own macro-kernel changes A
+        // panels there, while the A panel stays in L1.
+        for (int64_t i = 0; i < mc; i += shape.mr) {
+          float* a_panel = const_cast<float*>(a_panels + i * kc);
+          for (int64_t j = 0; j < n; j += shape.nr) {
+            float* b_panel = const_cast<float*>(b_panels + j * kc);
+            blis.fn(std::min(shape.nr, n - j), std::min(shape.mr, mc - i), kc,
+                    &one, b_panel, a_panel, beta,
+                    c.data + (i0 + i) * c.row_stride + j * c.col_stride,
+                    c.col_stride, c.row_stride, &aux, blis.cntx);
+          }
+        }
+        continue;
       }
       for (int64_t j = 0; j < n; j += shape.nr) {
         float* b_panel = const_cast<float*>(b_panels + j * kc);
