@@ -42,8 +42,8 @@ const BlisMicroKernel& Blis() {
     k.cntx = ActiveBlisConfig().cntx;
     k.fn = reinterpret_cast<FloatMicroKernelFn>(
         bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx));
-    k.transposed = bli_cntx_l3_nat_ukr_prefers_cols_dt(
-        BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx);
+    k.transposed =
+        bli_cntx_l3_nat_ukr_prefers_cols_dt(BLIS_FLOAT, BLIS_GEMM_UKR, k.cntx);
     const int64_t kernel_mr =
         bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, k.cntx);
     const int64_t kernel_nr =

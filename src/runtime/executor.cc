@@ -347,21 +347,27 @@ void Process(RunState& run, int first) {
   // session's pools; run after it, so that this Run's end never waits for
   // another Run's kernel. The task touches only its job, which its kernel
   // keeps alive until every claimed block has finished.
+  //
   // Not on an inter-op worker while nodes wait in its pool: it runs those
-  // first (it finds them once it returns to its pool), for a node run whole costs
-  // less than a kernel's share split over two threads, and the kernel's
-  // unclaimed blocks stay advertised for whichever thread next frees a core
-  // with no node waiting. Helping first made (2, 2) slower than (2, 1) on
-  // two chains of MatMuls: a thread helped one chain's MatMul for 1 ms while
-  // the other chain's roots waited (docs/BENCHMARKS.md).
+  // first (it finds them once it returns to its pool), for a node run whole
+  // costs less than a kernel's share split over two threads, and the
+  // kernel's unclaimed blocks stay advertised for whichever thread next
+  // frees a core with no node waiting. Helping first made (2, 2) slower
+  // than (2, 1) on two chains of MatMuls: a thread helped one chain's MatMul
+  // for 1 ms while the other chain's roots waited (docs/BENCHMARKS.md). The
+  // advertisement board (one cache line) is read before the pool's queues
+  // (a line per worker).
   computing.reset();
   on_cpu.reset();
   internal::Task* late_helper = nullptr;
   if (ThreadPool* intra = run.config().intra_pool;
       intra != nullptr &&
-      CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0 &&
-      !(on_inter_pool && ThreadPoolInternal::core(*pool).AnyQueuedWork())) {
-    late_helper = ThreadPoolInternal::core(*intra).TakeAdvert();
+      CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0) {
+    internal::PoolCore& intra_core = ThreadPoolInternal::core(*intra);
+    if (intra_core.AnyAdvert() &&
+        !(on_inter_pool && ThreadPoolInternal::core(*pool).AnyQueuedWork())) {
+      late_helper = intra_core.TakeAdvert();
+    }
   }
   run.FinishOutstanding();
   if (late_helper != nullptr) late_helper->Run();

@@ -161,6 +161,13 @@ bool PoolCore::WithdrawAdvert(Task* task) {
   return false;
 }
 
+bool PoolCore::AnyAdvert() const {
+  for (const std::atomic<Task*>& slot : adverts_) {
+    if (slot.load(std::memory_order_seq_cst) != nullptr) return true;
+  }
+  return false;
+}
+
 Task* PoolCore::TakeAdvert() {
   // The common case, nothing advertised, reads one line that rarely
   // changes. seq_cst (plain loads on x86), paired with Advertise's: a

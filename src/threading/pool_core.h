@@ -91,6 +91,9 @@ class PoolCore {
   static constexpr int kAdvertSlots = 4;
   bool Advertise(Task* task);
   bool WithdrawAdvert(Task* task);
+  // True when a slot holds a task: a snapshot, for a thread deciding
+  // whether to look further before TakeAdvert. Reads one cache line.
+  bool AnyAdvert() const;
   Task* TakeAdvert();
   void ScheduleOwnAdvert(Task* task);
 
