@@ -183,7 +183,8 @@ TEST(ContainerOpsTest, OpsThatTakeTensorsRefuseContainersAtCompile) {
 // not say they take strings refuse them.
 TEST(ContainerOpsTest, ByteCopyingOpsRefuseStrings) {
   Graph g;
-  g.AddNode(
+  test::MustAdd(
+      g,
       {"s", "Placeholder", {}, {{"dtype", SequenceOf(DataType::kString)}}, ""});
   test::MustAdd(g,
                 {"y", "ConcatFromSequence", {"s"}, {{"axis", int64_t{0}}}, ""});
