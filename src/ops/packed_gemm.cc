@@ -216,30 +216,32 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
         PackPanels(a_plain, i0, mc, p0, kc, shape.mr, buffer);
         a_panels = buffer;
       }
-      if (blis.transposed) {
-        // The kernel's C^T block; its first operand (weft's B panel)
-        // changes in the inner loop, as BLIS's own macro-kernel changes A
-        // panels there, while the A panel stays in L1.
-        for (int64_t i = 0; i < mc; i += shape.mr) {
-          float* a_panel = const_cast<float*>(a_panels + i * kc);
-          for (int64_t j = 0; j < n; j += shape.nr) {
-            float* b_panel = const_cast<float*>(b_panels + j * kc);
-            blis.fn(std::min(shape.nr, n - j), std::min(shape.mr, mc - i), kc,
-                    &one, b_panel, a_panel, beta,
-                    c.data + (i0 + i) * c.row_stride + j * c.col_stride,
-                    c.col_stride, c.row_stride, &aux, blis.cntx);
-          }
-        }
-        continue;
-      }
-      for (int64_t j = 0; j < n; j += shape.nr) {
+      // One micro-tile: rows [i, i + mr) of this block by columns
+      // [j, j + nr). A kernel that prefers column-stored C computes its
+      // transpose, with weft's B panel as its first operand.
+      auto multiply = [&](int64_t i, int64_t j) {
+        float* a_panel = const_cast<float*>(a_panels + i * kc);
         float* b_panel = const_cast<float*>(b_panels + j * kc);
-        for (int64_t i = 0; i < mc; i += shape.mr) {
-          float* a_panel = const_cast<float*>(a_panels + i * kc);
-          blis.fn(std::min(shape.mr, mc - i), std::min(shape.nr, n - j), kc,
-                  &one, a_panel, b_panel, beta,
-                  c.data + (i0 + i) * c.row_stride + j * c.col_stride,
+        float* c_tile = c.data + (i0 + i) * c.row_stride + j * c.col_stride;
+        const int64_t rows = std::min(shape.mr, mc - i);
+        const int64_t cols = std::min(shape.nr, n - j);
+        if (blis.transposed) {
+          blis.fn(cols, rows, kc, &one, b_panel, a_panel, beta, c_tile,
+                  c.col_stride, c.row_stride, &aux, blis.cntx);
+        } else {
+          blis.fn(rows, cols, kc, &one, a_panel, b_panel, beta, c_tile,
                   c.row_stride, c.col_stride, &aux, blis.cntx);
+        }
+      };
+      // The kernel's first operand changes in the inner loop, as in BLIS's
+      // own macro-kernel, while its second stays in L1.
+      if (blis.transposed) {
+        for (int64_t i = 0; i < mc; i += shape.mr) {
+          for (int64_t j = 0; j < n; j += shape.nr) multiply(i, j);
+        }
+      } else {
+        for (int64_t j = 0; j < n; j += shape.nr) {
+          for (int64_t i = 0; i < mc; i += shape.mr) multiply(i, j);
         }
       }
     }
