@@ -40,8 +40,11 @@ void CopyRow(const char* src, int64_t stride, int64_t n, size_t size,
     std::memcpy(dst, src, n * esize);
     return;
   }
+  // Signed: a negative stride (a reversed Slice) walks backwards, and an
+  // offset computed in size_t would wrap around the address space instead.
+  const int64_t step = stride * static_cast<int64_t>(esize);
   for (int64_t j = 0; j < n; ++j) {
-    std::memcpy(dst + j * esize, src + j * stride * esize, esize);
+    std::memcpy(dst + j * esize, src + j * step, esize);
   }
 }
 

@@ -38,11 +38,14 @@ TEST(ThreadPoolTest, RunsEveryScheduledTask) {
 }
 
 TEST(ThreadPoolTest, TasksScheduledFromWorkersRunToo) {
-  ThreadPool pool(Options(3));
   std::atomic<int> count{0};
+  // Declared before the pool: a worker may still be returning from `spawn`
+  // after the last count, until ~ThreadPool joins it.
+  std::function<void(int)> spawn;
+  ThreadPool pool(Options(3));
   // Each task fans out into two until depth 12: 2^13 - 1 tasks, many more
   // than a worker's deque holds, so the overflow path runs as well.
-  std::function<void(int)> spawn = [&](int depth) {
+  spawn = [&](int depth) {
     ++count;
     if (depth == 0) return;
     pool.Schedule([&, depth] { spawn(depth - 1); });
@@ -77,13 +80,15 @@ TEST(ThreadPoolTest, ZeroThreadPoolRunsInline) {
 }
 
 TEST(ThreadPoolTest, CurrentThreadIndexIdentifiesWorkers) {
-  ThreadPool pool(Options(4));
-  ThreadPool other(Options(1, "other"));
-  EXPECT_EQ(pool.CurrentThreadIndex(), -1);
+  // The tasks' state outlives the pools: a worker may still be reading
+  // `release` when the test body ends, until ~ThreadPool joins it.
   std::mutex mu;
   std::set<int> seen;
   std::atomic<int> done{0};
   std::atomic<bool> release{false};
+  ThreadPool pool(Options(4));
+  ThreadPool other(Options(1, "other"));
+  EXPECT_EQ(pool.CurrentThreadIndex(), -1);
   for (int i = 0; i < 4; ++i) {
     pool.Schedule([&] {
       {
@@ -103,11 +108,11 @@ TEST(ThreadPoolTest, CurrentThreadIndexIdentifiesWorkers) {
 }
 
 TEST(ThreadPoolTest, ThreadsAreNamedAfterThePool) {
-  ThreadPool pool(Options(2, "inter"));
-  std::mutex mu;
+  std::mutex mu;  // Declared before the pool, which joins its workers first.
   std::set<std::string> names;
   std::atomic<int> done{0};
   std::atomic<bool> release{false};
+  ThreadPool pool(Options(2, "inter"));
   for (int i = 0; i < 2; ++i) {
     pool.Schedule([&] {
       char name[16] = {};

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "test_support/sanitizers.h"
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -23,13 +24,8 @@ using Clock = std::chrono::steady_clock;
 // The promise is the timeout + 50 ms. Under the sanitizers a kernel block
 // runs 10-50x slower and their runtimes add threads of their own; there the
 // tests check that the Run ends, with a slack that says nothing about speed.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr double kSlackMs = 5000;
-constexpr int64_t kMatrix = 512;
-#else
-constexpr double kSlackMs = 50;
-constexpr int64_t kMatrix = 2048;
-#endif
+constexpr double kSlackMs = test::kUnderSanitizer ? 5000 : 50;
+constexpr int64_t kMatrix = test::kUnderSanitizer ? 512 : 2048;
 
 Graph EmptyQueueDequeue() {
   Graph g;

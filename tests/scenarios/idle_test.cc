@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "test_support/sanitizers.h"
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -36,11 +37,7 @@ TEST(IdleTimingTest, AnIdleSessionUsesUnderOnePercentOfACpu) {
   // 1% of one CPU over one second is 10 ms; the spin windows account for
   // well under 1 ms, so the test asserts half of that. The sanitizers'
   // runtimes have background threads of their own, hence their allowance.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  constexpr double kLimitSeconds = 0.05;
-#else
-  constexpr double kLimitSeconds = 0.005;
-#endif
+  constexpr double kLimitSeconds = test::kUnderSanitizer ? 0.05 : 0.005;
   EXPECT_LT(used, kLimitSeconds)
       << "the idle process used " << used * 1e3 << " ms of CPU in one second";
   RecordProperty("idle_cpu_us", static_cast<int>(used * 1e6));

@@ -9,16 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "test_support/sanitizers.h"
 #include "test_support/session_util.h"
 
 namespace weft {
 namespace {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kGraphs = 120;  // The sanitizers run ~10x slower.
-#else
-constexpr int kGraphs = 1000;
-#endif
+// The sanitizers run ~10x slower.
+constexpr int kGraphs = test::kUnderSanitizer ? 120 : 1000;
 
 // A random DAG: a few RandomUniform sources, then nodes that each take
 // earlier tensors of compatible shapes. Tensors are 2-D, [rows, cols].

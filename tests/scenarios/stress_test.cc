@@ -12,18 +12,16 @@
 #include <random>
 #include <thread>
 
+#include "test_support/sanitizers.h"
 #include "test_support/session_util.h"
 
 namespace weft {
 namespace {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kRunsPerThread = 150;
-constexpr bool kCheckMemory = false;
-#else
-constexpr int kRunsPerThread = 2000;
-constexpr bool kCheckMemory = true;
-#endif
+constexpr int kRunsPerThread = test::kUnderSanitizer ? 150 : 2000;
+// A sanitizer's allocator keeps freed memory in quarantine: resident memory
+// grows there whatever weft does.
+constexpr bool kCheckMemory = !test::kUnderSanitizer;
 constexpr int kThreads = 8;
 constexpr int64_t kN = 16;  // x is [kN], m is [kN, kN].
 

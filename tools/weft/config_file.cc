@@ -13,14 +13,23 @@
 namespace weft::cli {
 namespace {
 
+struct Field;
+
 // A parsed value of either syntax, with where it started.
 struct Value {
   enum class Kind { kScalar, kString, kList, kMessage };
   Kind kind = Kind::kScalar;
   std::string text;          // A scalar's token, or a string's contents.
   std::vector<Value> items;  // kList.
-  std::vector<std::pair<std::string, Value>> fields;  // kMessage, in order.
+  // kMessage, in order. A named struct rather than std::pair: a pair of an
+  // incomplete type is undefined, and clang with libstdc++ refuses it.
+  std::vector<Field> fields;
   int line = 1, column = 1;
+};
+
+struct Field {
+  std::string name;
+  Value value;
 };
 
 std::string At(const std::string& source, int line, int column = 0) {
@@ -77,7 +86,7 @@ class TextParser {
       }
       value.line = line;
       value.column = column;
-      message.fields.emplace_back(std::move(name), std::move(value));
+      message.fields.push_back({std::move(name), std::move(value)});
       SkipSpace();
       if (!AtEnd() && (Peek() == ',' || Peek() == ';')) Advance();
     }
@@ -191,7 +200,7 @@ Value FromJson(const nlohmann::json& j, const std::string& text, size_t* from,
     v.kind = Value::Kind::kMessage;
     for (const auto& [key, item] : j.items()) {
       const int key_line = LineOfKey(text, key, from);
-      v.fields.emplace_back(key, FromJson(item, text, from, key_line));
+      v.fields.push_back({key, FromJson(item, text, from, key_line)});
     }
   } else if (j.is_array()) {
     v.kind = Value::Kind::kList;
@@ -353,8 +362,8 @@ class Applier {
     if (v.kind != Value::Kind::kMessage) {
       return Where(v, "device_count must be a map, got " + Shown(v));
     }
-    const bool entry = !v.fields.empty() && (v.fields.front().first == "key" ||
-                                             v.fields.front().first == "value");
+    const bool entry = !v.fields.empty() && (v.fields.front().name == "key" ||
+                                             v.fields.front().name == "value");
     if (!entry) {  // {"CPU": 2, ...}
       for (const auto& [device, count] : v.fields) {
         WEFT_ASSIGN_OR_RETURN(int64_t n, Int("device_count[\"" + device + "\"]",
