@@ -33,6 +33,19 @@ double GraphProfile::SplittingShare() const {
   return split / work_ms;
 }
 
+double GraphProfile::OverheadMs(int intra) const {
+  if (overhead_at.empty()) return overhead_ms;
+  auto above = overhead_at.lower_bound(intra);
+  if (above == overhead_at.end()) return overhead_at.rbegin()->second;
+  if (above->first == intra || above == overhead_at.begin()) {
+    return above->second;
+  }
+  auto below = std::prev(above);
+  const double t =
+      static_cast<double>(intra - below->first) / (above->first - below->first);
+  return below->second + t * (above->second - below->second);
+}
+
 NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
                           bool only_split) {
   std::map<std::string, std::vector<double>> samples;
@@ -81,10 +94,11 @@ std::vector<ExecutedNode> ExecutedNodes(const RunMetadata& run) {
 GraphProfile BuildProfile(const std::vector<ExecutedNode>& executed,
                           const NodeTimes& serial,
                           const std::map<int, NodeTimes>& times_at,
-                          double serial_run_ms, int cores) {
+                          const std::map<int, double>& run_ms_at, int cores) {
   GraphProfile profile;
   profile.cores = cores;
-  profile.serial_run_ms = serial_run_ms;
+  WEFT_CHECK(run_ms_at.count(1) == 1, "the serial Run's time is required");
+  profile.serial_run_ms = run_ms_at.at(1);
   std::unordered_map<std::string, int> index;
   std::vector<const ExecutedNode*> sources;
   for (const ExecutedNode& node : executed) {
@@ -193,7 +207,18 @@ GraphProfile BuildProfile(const std::vector<ExecutedNode>& executed,
   if (last >= 0) profile.span_ms = finish[last];
   for (int i = last; i >= 0; i = via[i]) profile.critical_path.push_back(i);
   std::reverse(profile.critical_path.begin(), profile.critical_path.end());
-  profile.overhead_ms = std::max(0.0, serial_run_ms - profile.work_ms);
+  profile.overhead_ms = std::max(0.0, profile.serial_run_ms - profile.work_ms);
+  for (const auto& [k, run_ms] : run_ms_at) {
+    if (k == 1) {
+      profile.overhead_at[1] = profile.overhead_ms;
+      continue;
+    }
+    double nodes_ms = 0;
+    for (const NodeProfile& node : profile.nodes) {
+      nodes_ms += node.serial_ms / profile.Speedup(node.op, k);
+    }
+    profile.overhead_at[k] = run_ms - nodes_ms;
+  }
   return profile;
 }
 

@@ -34,6 +34,13 @@ struct GraphProfile {
   // serial Run: its median wall time minus the nodes' total.
   double overhead_ms = 0;
   double serial_run_ms = 0;  // Median wall time at inter = 1, intra = 1.
+  // The same residual at each timed intra-op count k: the median wall time
+  // at (1, k) minus the model's node total there (each node's serial time
+  // over its op's speed-up at k). At k > 1 it holds what a Run at k spends
+  // outside its nodes' traced times (helpers woken between nodes, the
+  // traced Runs' own cost); it may be negative. overhead_at[1] is
+  // overhead_ms.
+  std::map<int, double> overhead_at;
   // SessionOptions::join_inline_cost_ns of the sessions tuned, in ms: the
   // executor runs a short node beside the costlier sibling it joins with
   // (0: never).
@@ -50,6 +57,9 @@ struct GraphProfile {
   bool Splits(const std::string& op) const { return Speedup(op, 2) >= 1.15; }
   // Share of the work in ops that split, 0..1.
   double SplittingShare() const;
+  // The Run's overhead at `intra` threads: overhead_at, linear between the
+  // timed counts, the last one's beyond them (overhead_ms when none).
+  double OverheadMs(int intra) const;
 };
 
 // The per-node timings of traced Runs: medians per node name, scaled
@@ -81,13 +91,14 @@ std::vector<ExecutedNode> ExecutedNodes(const RunMetadata& run);
 // Builds the profile of the `executed` graph from serial node times
 // (intra = 1), the node times at some intra-op counts k > 1 (times_at[k];
 // counts between them are interpolated, counts beyond the largest take its
-// speed-up), and the serial Run's median wall time. Nodes missing from the
-// serial times are left out, and so are inputs that are not executed nodes
-// (feeds and constants).
+// speed-up), and the median wall times of untraced Runs at (1, k)
+// (run_ms_at[k]; k = 1 is required). Nodes missing from the serial times
+// are left out, and so are inputs that are not executed nodes (feeds and
+// constants).
 GraphProfile BuildProfile(const std::vector<ExecutedNode>& executed,
                           const NodeTimes& serial,
                           const std::map<int, NodeTimes>& times_at,
-                          double serial_run_ms, int cores);
+                          const std::map<int, double>& run_ms_at, int cores);
 
 }  // namespace weft::tune
 

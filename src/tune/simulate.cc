@@ -170,7 +170,11 @@ double PredictRunMs(const GraphProfile& profile, Setting setting, int cores,
     }
     running = std::move(still);
   }
-  return now + profile.overhead_ms;
+  // The Run's overhead at this intra-op count, as the profile timed it at
+  // (1, k). A negative one (traced node times above what untraced Runs
+  // took) takes back at most half the schedule: a guard, no graph measured
+  // came near it.
+  return std::max(0.5 * now, now + profile.OverheadMs(std::min(intra, cores)));
 }
 
 }  // namespace weft::tune

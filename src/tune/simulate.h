@@ -10,7 +10,8 @@
 //   when other nodes finish;
 // - more threads computing than cores share them evenly (time slicing);
 // - a node on k threads runs speedup(op, k) times faster than on one;
-// - the Run's fixed overhead, measured on the serial Run;
+// - the Run's overhead beyond its nodes, measured at (1, k) for each
+//   intra-op count k (GraphProfile::OverheadMs);
 // - of the nodes one node's end makes ready, a short one that joins the
 //   costliest at once runs on the same thread before it
 //   (SessionOptions::join_inline_cost_ns, GraphProfile::join_inline_ms).

@@ -41,6 +41,10 @@ std::string TuneResultJson(const std::string& graph, const TuneResult& result,
                      {"serial_ms", node.serial_ms},
                      {"predecessors", node.predecessors}});
   }
+  json overhead_at = json::array();
+  for (const auto& [k, ms] : p.overhead_at) {
+    overhead_at.push_back({{"intra", k}, {"overhead_ms", ms}});
+  }
   json timeline = json::array();
   for (const TimelineEntry& e : result.timeline) {
     timeline.push_back({{"node", p.nodes[e.node].name},
@@ -60,6 +64,7 @@ std::string TuneResultJson(const std::string& graph, const TuneResult& result,
                     {"parallelism", p.parallelism()},
                     {"splitting_share", p.SplittingShare()},
                     {"overhead_ms", p.overhead_ms},
+                    {"overhead_at_intra", overhead_at},
                     {"critical_path", path},
                     {"speedup", speedup},
                     {"nodes", nodes},

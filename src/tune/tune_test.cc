@@ -36,7 +36,7 @@ GraphProfile BranchesProfile(double speedup_at_2 = 1.0) {
                           {"b", 10 / speedup_at_2},
                           {"c", 20 / speedup_at_2},
                           {"d", 1}};
-  return BuildProfile(g, serial, {{2, at_2}}, /*serial_run_ms=*/42,
+  return BuildProfile(g, serial, {{2, at_2}}, /*run_ms_at=*/{{1, 42}},
                       /*cores=*/2);
 }
 
@@ -112,12 +112,47 @@ TEST(TuneProfileTest, OnlySplitNodesCountWhenAsked) {
 TEST(TuneProfileTest, SpeedupsBetweenMeasuredCountsAreInterpolated) {
   const std::vector<ExecutedNode> g = {{"m", "MatMul", {}}};
   // Measured at 1 (10 ms) and 4 threads (4 ms): 2.5x; 2 and 3 in between.
-  GraphProfile p =
-      BuildProfile(g, {{"m", 10}}, {{4, {{"m", 4}}}}, /*serial_run_ms=*/10, 4);
+  GraphProfile p = BuildProfile(g, {{"m", 10}}, {{4, {{"m", 4}}}},
+                                /*run_ms_at=*/{{1, 10}}, 4);
   EXPECT_NEAR(p.Speedup("MatMul", 2), 1.5, 1e-12);
   EXPECT_NEAR(p.Speedup("MatMul", 3), 2.0, 1e-12);
   EXPECT_NEAR(p.Speedup("MatMul", 4), 2.5, 1e-12);
   EXPECT_NEAR(p.Speedup("MatMul", 64), 2.5, 1e-12);
+}
+
+// The untraced Run at (1, k) sets the overhead at k: the model's (1, k)
+// prediction is that Run's time, and every setting at k pays the same.
+TEST(TuneProfileTest, EachIntraOpCountHasTheOverheadItsRunMeasured) {
+  const std::vector<ExecutedNode> g = {{"a", "MatMul", {}},
+                                       {"b", "MatMul", {}}};
+  const NodeTimes serial = {{"a", 10}, {"b", 10}};
+  // Nodes 2x faster at 4 threads, 4/3x at 2 (interpolated); untraced Runs
+  // took 21 ms at 1, 17 at 2 (15 of nodes) and 9 at 4 (10 of nodes: the
+  // traced nodes took longer than the untraced Run).
+  GraphProfile p =
+      BuildProfile(g, serial, {{4, {{"a", 5}, {"b", 5}}}},
+                   /*run_ms_at=*/{{1, 21}, {2, 17}, {4, 9}}, /*cores=*/4);
+  EXPECT_NEAR(p.overhead_ms, 1, 1e-9);
+  EXPECT_NEAR(p.OverheadMs(1), 1, 1e-9);
+  EXPECT_NEAR(p.OverheadMs(2), 2, 1e-9);
+  EXPECT_NEAR(p.OverheadMs(3), 0.5, 1e-9);  // Between 2 and 4.
+  EXPECT_NEAR(p.OverheadMs(4), -1, 1e-9);
+  EXPECT_NEAR(p.OverheadMs(64), -1, 1e-9);  // The last timed.
+  for (int k : {1, 2, 4}) {
+    EXPECT_NEAR(PredictRunMs(p, {1, k}, 4),
+                k == 1   ? 21
+                : k == 2 ? 17
+                         : 9,
+                1e-9)
+        << "intra " << k;
+  }
+  // Two inter-op threads overlap a and b; the overhead stays the count's.
+  EXPECT_NEAR(PredictRunMs(p, {2, 1}, 4), 11, 1e-9);
+  // Timed at (1, 1) only, every count pays the serial Run's overhead.
+  GraphProfile serial_only =
+      BuildProfile(g, serial, {{4, {{"a", 5}, {"b", 5}}}},
+                   /*run_ms_at=*/{{1, 21}}, /*cores=*/4);
+  EXPECT_NEAR(serial_only.OverheadMs(4), 1, 1e-9);
 }
 
 TEST(TuneSimulateTest, BranchesOverlapOnlyWithInterOpThreads) {
@@ -148,7 +183,7 @@ TEST(TuneSimulateTest, AFreedCoreGoesToTheNodeStillRunning) {
                                        {"long", "MatMul", {}}};
   GraphProfile p = BuildProfile(g, {{"short", 10}, {"long", 30}},
                                 {{2, {{"short", 5}, {"long", 15}}}},
-                                /*serial_run_ms=*/40, 2);
+                                /*run_ms_at=*/{{1, 40}}, 2);
   // Both start with one core; at 10 ms `long` has 20 ms of serial work
   // left and runs on two threads from then: 10 ms more.
   EXPECT_NEAR(PredictRunMs(p, {2, 2}, 2), 20, 1e-9);
@@ -163,7 +198,7 @@ TEST(TuneSimulateTest, AShortNodeJoiningItsLongSiblingStaysOnItsThread) {
                                        {"short", "Spin", {"s"}},
                                        {"j", "Add", {"long", "short"}}};
   const NodeTimes serial = {{"s", 1}, {"long", 10}, {"short", 2}, {"j", 1}};
-  GraphProfile p = BuildProfile(g, serial, {}, /*serial_run_ms=*/14, 2);
+  GraphProfile p = BuildProfile(g, serial, {}, /*run_ms_at=*/{{1, 14}}, 2);
   p.join_inline_ms = 0;  // Handed over: `short` overlaps `long`.
   EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2), 1 + 10 + 1, 1e-9);
   p.join_inline_ms = 5;  // Kept: one thread runs both.
@@ -187,7 +222,7 @@ TEST(TuneSimulateTest, AShortNodeLeadingToOtherWorkIsHandedOver) {
                                        {"j", "Add", {"long", "tail"}}};
   const NodeTimes serial = {
       {"s", 1}, {"long", 10}, {"short", 2}, {"tail", 8}, {"j", 1}};
-  GraphProfile p = BuildProfile(g, serial, {}, /*serial_run_ms=*/22, 2);
+  GraphProfile p = BuildProfile(g, serial, {}, /*run_ms_at=*/{{1, 22}}, 2);
   p.join_inline_ms = 5;
   EXPECT_NEAR(PredictRunMs(p, {2, 1}, 2), 1 + 10 + 1, 1e-9);
 }

@@ -337,12 +337,15 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   const NodeTimes& serial = times.front();  // intras starts at 1.
   std::map<int, NodeTimes> times_at;
   for (size_t i = 1; i < intras.size(); ++i) times_at[intras[i]] = times[i];
-  // The serial Run's time, for the model's fixed overhead.
-  WEFT_ASSIGN_OR_RETURN(
-      std::vector<double> serial_run_ms,
-      TimeInTurns({timed[{1, 1}].get()}, file, feeds, options));
-  result.profile = BuildProfile(executed, serial, times_at, serial_run_ms[0],
-                                result.machine_cores);
+  // Untraced Runs at each (1, k), for the model's overhead at k.
+  WEFT_ASSIGN_OR_RETURN(std::vector<double> profiled_ms,
+                        TimeInTurns(profiled, file, feeds, options));
+  std::map<int, double> run_ms_at;
+  for (size_t i = 0; i < intras.size(); ++i) {
+    run_ms_at[intras[i]] = profiled_ms[i];
+  }
+  result.profile =
+      BuildProfile(executed, serial, times_at, run_ms_at, result.machine_cores);
   result.profile.join_inline_ms = options.base.join_inline_cost_ns / 1e6;
 
   // Predict the grid.
