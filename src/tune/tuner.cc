@@ -45,9 +45,19 @@ Status RunOnce(Session& session, const GraphFile& file,
   return status;
 }
 
+// Every turn of a session in turns starts with one untimed Run: after the
+// other sessions' turns its threads have parked and its memory has left the
+// caches, which a session used for Run after Run does not see (10% on a
+// 4 ms graph at intra = 2, docs/BENCHMARKS.md).
+Status Rewarm(Session& session, const GraphFile& file,
+              const NamedTensors& feeds, const TuneOptions& options) {
+  return RunOnce(session, file, feeds, options, false, nullptr);
+}
+
 // Median wall times (ms) of Runs on each session, timed in turns: after a
-// warm-up on each, every round runs each session once, so that the
-// machine's drift (large on shared VMs) reaches every setting alike.
+// warm-up on each, every round runs each session once (after its re-warm
+// Run), so that the machine's drift (large on shared VMs) reaches every
+// setting alike.
 StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
                                           const GraphFile& file,
                                           const NamedTensors& feeds,
@@ -61,6 +71,7 @@ StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
   std::vector<std::vector<double>> times(sessions.size());
   for (int round = 0; round < options.measure_runs; ++round) {
     for (size_t i = 0; i < sessions.size(); ++i) {
+      WEFT_RETURN_IF_ERROR(Rewarm(*sessions[i], file, feeds, options));
       const auto start = std::chrono::steady_clock::now();
       WEFT_RETURN_IF_ERROR(
           RunOnce(*sessions[i], file, feeds, options, false, nullptr));
@@ -75,10 +86,10 @@ StatusOr<std::vector<double>> TimeInTurns(const std::vector<Session*>& sessions,
 }
 
 // Per-node medians of traced Runs on each session, taken in turns after a
-// warm-up on each, like TimeInTurns: a node's time at k threads and at one
-// are then compared under the same mix of the machine's drift. At intra > 1
-// only nodes that split count: the others ran as serially. `executed`
-// receives the graph the first session's Runs executed.
+// warm-up on each and a re-warm Run per turn, like TimeInTurns: a node's time
+// at k threads and at one are then compared under the same mix of the machine's
+// drift. At intra > 1 only nodes that split count: the others ran as serially.
+// `executed` receives the graph the first session's Runs executed.
 StatusOr<std::vector<NodeTimes>> TraceInTurns(
     const std::vector<Session*>& sessions, const std::vector<int>& intras,
     const GraphFile& file, const NamedTensors& feeds,
@@ -92,6 +103,7 @@ StatusOr<std::vector<NodeTimes>> TraceInTurns(
   std::vector<std::vector<RunMetadata>> runs(sessions.size());
   for (int round = 0; round < options.profile_runs; ++round) {
     for (size_t i = 0; i < sessions.size(); ++i) {
+      WEFT_RETURN_IF_ERROR(Rewarm(*sessions[i], file, feeds, options));
       RunMetadata metadata;
       WEFT_RETURN_IF_ERROR(
           RunOnce(*sessions[i], file, feeds, options, true, &metadata));

@@ -126,8 +126,9 @@ int main(int argc, char** argv) {
                         "untimed runs per setting (default 2)");
   bench_cmd->add_flag("--in-turns", bench.in_turns,
                       "make every setting's session first, then time them "
-                      "in turns, one Run each per round (for noisy "
-                      "machines: drift reaches every setting alike)");
+                      "in turns, one Run each per round after an untimed "
+                      "one (for noisy machines: drift reaches every setting "
+                      "alike)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
 
   TuneArgs tune;
