@@ -15,6 +15,18 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The value at k of the points (count -> value), linear between two
+// counts, the nearest end's value outside them. points is not empty.
+double LinearAt(const std::map<int, double>& points, int k) {
+  auto above = points.lower_bound(k);
+  if (above == points.end()) return points.rbegin()->second;
+  if (above->first == k || above == points.begin()) return above->second;
+  auto below = std::prev(above);
+  const double t =
+      static_cast<double>(k - below->first) / (above->first - below->first);
+  return below->second + t * (above->second - below->second);
+}
+
 }  // namespace
 
 double GraphProfile::Speedup(const std::string& op, int k) const {
@@ -34,16 +46,7 @@ double GraphProfile::SplittingShare() const {
 }
 
 double GraphProfile::OverheadMs(int intra) const {
-  if (overhead_at.empty()) return overhead_ms;
-  auto above = overhead_at.lower_bound(intra);
-  if (above == overhead_at.end()) return overhead_at.rbegin()->second;
-  if (above->first == intra || above == overhead_at.begin()) {
-    return above->second;
-  }
-  auto below = std::prev(above);
-  const double t =
-      static_cast<double>(intra - below->first) / (above->first - below->first);
-  return below->second + t * (above->second - below->second);
+  return overhead_at.empty() ? overhead_ms : LinearAt(overhead_at, intra);
 }
 
 NodeTimes MedianNodeTimes(const std::vector<RunMetadata>& runs,
@@ -171,17 +174,7 @@ GraphProfile BuildProfile(const std::vector<ExecutedNode>& executed,
       measured[k] = at_k > 0 ? std::max(1.0, serial_ms / at_k) : 1.0;
     }
     std::vector<double> curve;
-    for (int k = 1; k <= largest; ++k) {
-      auto above = measured.lower_bound(k);
-      if (above->first == k) {
-        curve.push_back(above->second);
-        continue;
-      }
-      auto below = std::prev(above);
-      const double t =
-          static_cast<double>(k - below->first) / (above->first - below->first);
-      curve.push_back(below->second + t * (above->second - below->second));
-    }
+    for (int k = 1; k <= largest; ++k) curve.push_back(LinearAt(measured, k));
     profile.speedup[op] = std::move(curve);
   }
 
