@@ -187,16 +187,27 @@ Graph ConvGraph(const Shape& x_shape, const Tensor& w, bool constant_w,
   return g;
 }
 
+// Per-session threads with the nhwc-layout pass off, so that Conv runs as
+// ConvKernel whatever the CPU: on CPUs where oneDNN's AVX-512 kernels run
+// (Intel and AMD alike) the pass would turn it into NhwcConv, whose
+// reordered W counts in prepared_bytes() whichever tile kernel is active.
+SessionOptions NchwOptions(int threads) {
+  SessionOptions options = test::PerSessionOptions(threads, threads);
+  options.disabled_graph_passes = {"nhwc-layout"};
+  return options;
+}
+
 // Fetches y, or an empty tensor after failing the test.
 Tensor RunY(Session& session, const NamedTensors& feeds) {
   std::vector<Tensor> out = test::MustRun(session, {"y"}, feeds);
   return out.empty() ? Tensor() : out[0];
 }
 
-// A constant W is packed for the micro-kernel when the session is created
-// (where the tile kernel is BLIS). Per path (phase panels gathered per tile
-// or shared by channel blocks, with stride 2, grouped; a 1x1 window over
-// every pixel; and transposed products over planes small enough for
+// A constant W is packed for ConvKernel's micro-kernel when the session is
+// created where the tile kernel is BLIS (the per-CPU rule, or
+// WEFT_GEMM_KERNEL), and not where it is Eigen. Per path (phase panels gathered
+// per tile or shared by channel blocks, with stride 2, grouped; a 1x1 window
+// over every pixel; and transposed products over planes small enough for
 // ConvProductsRunTransposed: columns gathered per tile or shared by channel
 // blocks, a partial channel panel, grouped, a 1x1 window with stride 2, a
 // 1x1 window over every pixel of a small plane): the
@@ -239,15 +250,13 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
         internal::ActiveGemmKernel() == internal::GemmKernel::kBlis;
     std::vector<Tensor> packed;
     for (int threads : {1, 2}) {
-      auto session = test::MustCreate(
-          graph_with_w(true), test::PerSessionOptions(threads, threads));
+      auto session = test::MustCreate(graph_with_w(true), NchwOptions(threads));
       ASSERT_NE(session, nullptr);
       EXPECT_EQ(session->prepared_bytes() > 0, packs);
       packed.push_back(RunY(*session, {{"x", x}}));
       // Feeding the Const's output replaces the weight.
       const Tensor fed = RunY(*session, {{"x", x}, {"w", other_w}});
-      auto plain =
-          test::MustCreate(graph_with_w(false), test::PerSessionOptions(1, 1));
+      auto plain = test::MustCreate(graph_with_w(false), NchwOptions(1));
       const Tensor want = RunY(*plain, {{"x", x}, {"w", other_w}});
       EXPECT_LT(test::MaxAbsDifference(fed, want), 1e-4);
       EXPECT_GT(test::MaxAbsDifference(fed, packed.back()), 1e-2);
@@ -259,8 +268,7 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
       EXPECT_GT(test::MaxAbsDifference(fed_bias, packed.back()), 1e-2);
     }
     EXPECT_TRUE(packed[0].BitwiseEqual(packed[1]));
-    auto plain =
-        test::MustCreate(graph_with_w(false), test::PerSessionOptions(1, 1));
+    auto plain = test::MustCreate(graph_with_w(false), NchwOptions(1));
     const Tensor want = RunY(*plain, {{"x", x}, {"w", w}});
     EXPECT_LT(test::MaxAbsDifference(packed[0], want), 1e-4);
   }
