@@ -18,6 +18,7 @@ PYBIND11_MODULE(_weft, m) {
   using namespace weft;
   using namespace weft::python;
   m.doc() = "weft's C++ core; use the weft package, not this module.";
+  m.attr("__version__") = WEFT_VERSION_STRING;
   RememberMainThread();
   BindSession(m);
   BindGraph(m);

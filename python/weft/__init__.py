@@ -24,15 +24,20 @@ theirs. The getters return effective counts, never 0. See docs/python.md.
 
 import numpy as _np
 
+from . import _weft
 from ._graph import Graph, load
 from ._onnxruntime_api import (ExecutionMode, GraphOptimizationLevel,
-                               InferenceSession, NodeArg, SessionOptions)
+                               InferenceSession, NodeArg, SessionOptions,
+                               get_available_providers, get_device)
 from ._run_options import RunOptions
 from ._tensorflow_api import (ConfigProto, RunMetadata, Session,
                               ThreadPoolOptionProto)
 from ._tune import TuneResult, tune
 from ._threading_api import (config, get_num_interop_threads, get_num_threads,
                              set_num_interop_threads, set_num_threads)
+
+#: The version of weft (the C++ library this package was built with).
+__version__ = _weft.__version__
 
 # dtypes under TensorFlow's names (tf.float32): NumPy's types.
 float16 = _np.float16
@@ -61,7 +66,10 @@ __all__ = [
     "SessionOptions",
     "ThreadPoolOptionProto",
     "TuneResult",
+    "__version__",
     "config",
+    "get_available_providers",
+    "get_device",
     "get_num_interop_threads",
     "get_num_threads",
     "load",

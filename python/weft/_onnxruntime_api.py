@@ -3,8 +3,35 @@
 import enum as _enum
 
 from . import _weft
+from . import _strict
 from ._common import SessionThreads, model_source
 from ._run_options import run_arguments
+
+
+#: The one execution provider weft has, under ONNX Runtime's name.
+CPU_PROVIDER = "CPUExecutionProvider"
+
+
+def get_available_providers():
+    """ONNX Runtime's ``get_available_providers()``: weft runs on the CPU,
+    ``['CPUExecutionProvider']``."""
+    return [CPU_PROVIDER]
+
+
+def get_device():
+    """ONNX Runtime's ``get_device()``: ``'CPU'``."""
+    return "CPU"
+
+
+def _check_providers(providers):
+    """Providers as ONNX Runtime takes them (names, or (name, options)
+    pairs); one weft cannot run is a ValueError, not ignored."""
+    for provider in providers or []:
+        name = provider[0] if isinstance(provider, (tuple, list)) else provider
+        if name != CPU_PROVIDER:
+            raise ValueError(
+                f"weft has no execution provider {name!r}: it runs on the CPU "
+                f"only (providers=['{CPU_PROVIDER}'] or None)")
 
 
 class ExecutionMode(_enum.IntEnum):
@@ -30,7 +57,7 @@ class GraphOptimizationLevel(_enum.IntEnum):
     ORT_ENABLE_ALL = 99
 
 
-class SessionOptions:
+class SessionOptions(_strict.StrictOptions):
     """ONNX Runtime's SessionOptions, with the fields weft implements.
 
     ``intra_op_num_threads``: threads one op may split over, counting the one
@@ -43,7 +70,35 @@ class SessionOptions:
     it raises MemoryError. ``enable_mem_pattern`` (True, as in ONNX Runtime):
     later runs place intermediate tensors in an arena laid out from the first
     run's sizes.
+
+    Assigning a name that is not one of these raises AttributeError (with
+    the nearest name), and a value of the wrong type TypeError: a setting is
+    never kept and ignored. ONNX Runtime's logging and profiling fields are
+    accepted with a RuntimeWarning saying weft does not act on them.
     """
+
+    _FIELDS = {
+        "intra_op_num_threads": _strict.integer,
+        "inter_op_num_threads": _strict.integer,
+        "execution_mode": _strict.member_of(ExecutionMode),
+        "graph_optimization_level": _strict.member_of(GraphOptimizationLevel),
+        "use_per_session_threads": _strict.boolean,
+        "memory_limit_bytes": _strict.integer,
+        "enable_mem_pattern": _strict.boolean,
+    }
+    _NOT_ACTED_ON = {
+        "log_severity_level": "weft has no log levels; its warnings go to "
+                              "Python's warnings module",
+        "log_verbosity_level": "weft has no log levels",
+        "logid": "weft has no logger names",
+        "enable_cpu_mem_arena": "weft's arena is the memory pattern "
+                                "(enable_mem_pattern)",
+        "enable_profiling": "use RunOptions(trace_level=FULL_TRACE) and "
+                            "RunMetadata.to_chrome_trace()",
+        "profile_file_prefix": "use RunMetadata.to_chrome_trace()",
+        "optimized_model_filepath": "weft does not write the optimized "
+                                    "graph",
+    }
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -95,9 +150,18 @@ class InferenceSession(SessionThreads):
     """
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None,
-                 disabled_optimizers=None, **kwargs):
-        del providers, kwargs  # CPU only; accepted as ONNX Runtime does.
+                 disabled_optimizers=None, provider_options=None):
+        _check_providers(providers)
+        for options_of_one in provider_options or []:
+            if options_of_one:
+                raise ValueError(
+                    "weft's CPU provider takes no provider options, got "
+                    f"{sorted(options_of_one)}")
         options = sess_options if sess_options is not None else SessionOptions()
+        if not isinstance(options, SessionOptions):
+            raise TypeError("sess_options must be a weft.SessionOptions (or "
+                            f"None), not {type(options).__name__}")
+        self._options = options
         core = options._to_core()
         # weft's pass names, as `weft info --passes` lists them; an unknown
         # one raises ValueError naming the nearest.
@@ -116,7 +180,16 @@ class InferenceSession(SessionThreads):
 
     def get_providers(self):
         """weft runs on the CPU: ``['CPUExecutionProvider']``."""
-        return ["CPUExecutionProvider"]
+        return [CPU_PROVIDER]
+
+    def get_provider_options(self):
+        """ONNX Runtime's per-provider options: the CPU provider has none
+        that weft takes, ``{'CPUExecutionProvider': {}}``."""
+        return {CPU_PROVIDER: {}}
+
+    def get_session_options(self):
+        """The SessionOptions this session was created with."""
+        return self._options
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model: ``output_names`` (None: all), ``input_feed``

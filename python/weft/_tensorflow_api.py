@@ -1,21 +1,40 @@
 """TensorFlow's Session API, same names, over weft's runtime."""
 
+from . import _strict
 from . import _weft
 from ._common import SessionThreads, model_source
 from ._run_options import RunOptions, run_arguments
 
 
-class ThreadPoolOptionProto:
+class ThreadPoolOptionProto(_strict.StrictOptions):
     """TensorFlow's ThreadPoolOptionProto: one of a session's inter-op pools
     (``num_threads``, 0 = the inter-op count; ``global_name`` shares it
     process-wide)."""
+
+    _FIELDS = {"num_threads": _strict.integer, "global_name": _strict.text}
 
     def __init__(self, num_threads=0, global_name=""):
         self.num_threads = num_threads
         self.global_name = global_name
 
 
-class ConfigProto:
+def _thread_pool(what, value):
+    """A ThreadPoolOptionProto, or a dict of its fields."""
+    if isinstance(value, ThreadPoolOptionProto):
+        return value
+    if isinstance(value, dict):
+        unknown = set(value) - set(ThreadPoolOptionProto._FIELDS)
+        if unknown:
+            name = sorted(unknown)[0]
+            raise AttributeError(
+                f"{what} has no field '{name}'"
+                f"{_strict.did_you_mean(name, ThreadPoolOptionProto._FIELDS)}")
+        return ThreadPoolOptionProto(**value)
+    raise TypeError(f"{what} must be a ThreadPoolOptionProto or a dict, not "
+                    f"{type(value).__name__}")
+
+
+class ConfigProto(_strict.StrictOptions):
     """TensorFlow's ConfigProto, with the fields weft implements and their
     TensorFlow names: ``inter_op_parallelism_threads``,
     ``intra_op_parallelism_threads``, ``use_per_session_threads``,
@@ -25,7 +44,24 @@ class ConfigProto:
     ``memory_limit_bytes`` (0 = none): a run whose tensors would pass it
     raises MemoryError; ``optimize_graph`` (default True: the graph passes
     of docs/graph-passes.md, TensorFlow's Grappler) and
-    ``disabled_graph_passes`` (pass names to skip)."""
+    ``disabled_graph_passes`` (pass names to skip).
+
+    Assigning a name that is not one of these raises AttributeError (with
+    the nearest name), and a value of the wrong type TypeError."""
+
+    _FIELDS = {
+        "inter_op_parallelism_threads": _strict.integer,
+        "intra_op_parallelism_threads": _strict.integer,
+        "use_per_session_threads": _strict.boolean,
+        "session_inter_op_thread_pool": _strict.list_of(_thread_pool),
+        "device_count": _strict.dict_of(_strict.text, _strict.integer),
+        "allow_soft_placement": _strict.boolean,
+        "log_device_placement": _strict.boolean,
+        "operation_timeout_in_ms": _strict.integer,
+        "memory_limit_bytes": _strict.integer,
+        "optimize_graph": _strict.boolean,
+        "disabled_graph_passes": _strict.list_of(_strict.text),
+    }
 
     def __init__(self, inter_op_parallelism_threads=0,
                  intra_op_parallelism_threads=0, use_per_session_threads=False,
@@ -47,20 +83,18 @@ class ConfigProto:
 
     def _to_core(self):
         core = _weft._SessionOptions()
-        core.inter_op_parallelism_threads = int(self.inter_op_parallelism_threads)
-        core.intra_op_parallelism_threads = int(self.intra_op_parallelism_threads)
-        core.use_per_session_threads = bool(self.use_per_session_threads)
-        core.device_count = {str(k): int(v) for k, v in self.device_count.items()}
-        core.allow_soft_placement = bool(self.allow_soft_placement)
-        core.log_device_placement = bool(self.log_device_placement)
-        core.operation_timeout_ms = int(self.operation_timeout_in_ms)
-        core.memory_limit_bytes = int(self.memory_limit_bytes)
-        core.optimize_graph = bool(self.optimize_graph)
-        core.disabled_graph_passes = [str(p) for p in self.disabled_graph_passes]
+        core.inter_op_parallelism_threads = self.inter_op_parallelism_threads
+        core.intra_op_parallelism_threads = self.intra_op_parallelism_threads
+        core.use_per_session_threads = self.use_per_session_threads
+        core.device_count = dict(self.device_count)
+        core.allow_soft_placement = self.allow_soft_placement
+        core.log_device_placement = self.log_device_placement
+        core.operation_timeout_ms = self.operation_timeout_in_ms
+        core.memory_limit_bytes = self.memory_limit_bytes
+        core.optimize_graph = self.optimize_graph
+        core.disabled_graph_passes = list(self.disabled_graph_passes)
         for pool in self.session_inter_op_thread_pool:
-            if isinstance(pool, dict):
-                pool = ThreadPoolOptionProto(**pool)
-            core.add_inter_op_pool(int(pool.num_threads), str(pool.global_name))
+            core.add_inter_op_pool(pool.num_threads, pool.global_name)
         return core
 
 

@@ -3,13 +3,15 @@
 import types as _types
 
 from . import _weft
+from ._strict import integer as _integer
 
 
 def set_num_threads(n):
     """PyTorch's ``torch.set_num_threads``: the process-wide intra-op count
     (0 = auto). Allowed at any time: sessions made afterwards get the new
-    pool; running ones keep theirs."""
-    _weft.set_intra_op_parallelism_threads(int(n))
+    pool; running ones keep theirs. ``n`` is an integer (2.5 or "3" is a
+    TypeError, as in PyTorch)."""
+    _weft.set_intra_op_parallelism_threads(_integer("set_num_threads's n", n))
 
 
 def get_num_threads():
@@ -20,8 +22,9 @@ def get_num_threads():
 def set_num_interop_threads(n):
     """PyTorch's ``torch.set_num_interop_threads``: the process-wide inter-op
     count (-1: the caller's thread, 0 = auto). Unlike PyTorch, allowed at any
-    time, also after a first run."""
-    _weft.set_inter_op_parallelism_threads(int(n))
+    time, also after a first run. ``n`` is an integer, as in PyTorch."""
+    _weft.set_inter_op_parallelism_threads(
+        _integer("set_num_interop_threads's n", n))
 
 
 def get_num_interop_threads():
