@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 #include "test_support/session_util.h"
 
 namespace weft {

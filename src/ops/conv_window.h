@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/conv_kernels.h"
+#include "kernels/conv_kernels.h"
 #include "weft/kernel.h"
 #include "weft/op_registry.h"
 #include "weft/status.h"

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/vector_math.h"
+#include "kernels/vector_math.h"
 #include "weft/attr.h"
 #include "weft/status.h"
 

@@ -15,11 +15,11 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/gemm_tile.h"
+#include "kernels/packed_gemm.h"
 #include "ops/broadcast.h"
 #include "ops/fused_activation.h"
-#include "ops/gemm_tile.h"
 #include "ops/op_util.h"
-#include "ops/packed_gemm.h"
 
 namespace weft::internal {
 namespace {

@@ -2,7 +2,7 @@
 // computes but weft's own.
 #include <gtest/gtest.h>
 
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 #include "test_support/session_util.h"
 #include "test_support/threads.h"
 

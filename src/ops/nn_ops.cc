@@ -17,14 +17,14 @@
 #include <limits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/conv_kernels.h"
-#include "ops/conv_phase_panels.h"
+#include "kernels/conv_kernels.h"
+#include "kernels/conv_phase_panels.h"
+#include "kernels/gemm_tile.h"
+#include "kernels/int_division.h"
+#include "kernels/packed_gemm.h"
 #include "ops/conv_window.h"
 #include "ops/fused_activation.h"
-#include "ops/gemm_tile.h"
-#include "ops/int_division.h"
 #include "ops/op_util.h"
-#include "ops/packed_gemm.h"
 
 namespace weft::internal {
 namespace {

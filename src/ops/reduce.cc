@@ -11,8 +11,8 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/vector_math.h"
 #include "ops/op_util.h"
-#include "ops/vector_math.h"
 
 namespace weft::internal {
 namespace {

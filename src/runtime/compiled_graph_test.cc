@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 #include "weft/session.h"
 
 namespace weft::internal {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "framework/node_context.h"
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"

@@ -13,7 +13,7 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 #include "threading/cpu_info.h"
 #include "threading/threading_env.h"
 

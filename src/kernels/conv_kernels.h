@@ -13,8 +13,8 @@
 //
 // Both are single-threaded and visit taps in a fixed order, so each output
 // element's arithmetic does not depend on how the caller splits the work.
-#ifndef WEFT_SRC_OPS_CONV_KERNELS_H_
-#define WEFT_SRC_OPS_CONV_KERNELS_H_
+#ifndef WEFT_SRC_KERNELS_CONV_KERNELS_H_
+#define WEFT_SRC_KERNELS_CONV_KERNELS_H_
 
 #include <cstdint>
 #include <type_traits>
@@ -204,4 +204,4 @@ void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_OPS_CONV_KERNELS_H_
+#endif  // WEFT_SRC_KERNELS_CONV_KERNELS_H_

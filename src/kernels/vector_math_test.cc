@@ -1,6 +1,6 @@
 // The vectorisable float32 functions against libm in double, over every
 // 97th float of their useful range, and at the special values.
-#include "ops/vector_math.h"
+#include "kernels/vector_math.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 
 #include <blis.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "ops/blis_config.h"
+#include "kernels/blis_config.h"
 
 namespace weft::internal {
 namespace {

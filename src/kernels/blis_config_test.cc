@@ -1,4 +1,4 @@
-#include "ops/blis_config.h"
+#include "kernels/blis_config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "ops/conv_phase_panels.h"
+#include "kernels/conv_phase_panels.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
-#include "ops/int_division.h"
+#include "kernels/int_division.h"
 #include "weft/check.h"
 
 namespace weft::internal {

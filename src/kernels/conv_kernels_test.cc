@@ -3,7 +3,7 @@
 // padding panels hold zeros, and a gather split by depth blocks writes what
 // one call writes. And the rule that picks the transposed products, and
 // the depthwise kernel that computes planes in vector lanes.
-#include "ops/conv_kernels.h"
+#include "kernels/conv_kernels.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 #include "test_support/panels.h"
 #include "test_support/session_util.h"
 

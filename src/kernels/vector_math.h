@@ -12,8 +12,8 @@
 // the same bits whatever the thread count. Accuracy (measured against a
 // float64 reference in elementwise_test.cc, documented in docs/kernels.md):
 // ExpF and LogF within 2 ulp, TanhF and ErfcF within a few ulp.
-#ifndef WEFT_SRC_OPS_VECTOR_MATH_H_
-#define WEFT_SRC_OPS_VECTOR_MATH_H_
+#ifndef WEFT_SRC_KERNELS_VECTOR_MATH_H_
+#define WEFT_SRC_KERNELS_VECTOR_MATH_H_
 
 #include <bit>
 #include <cmath>
@@ -200,4 +200,4 @@ T MaxOf(const T* x, int64_t n) {
 
 }  // namespace weft::internal::vmath
 
-#endif  // WEFT_SRC_OPS_VECTOR_MATH_H_
+#endif  // WEFT_SRC_KERNELS_VECTOR_MATH_H_

@@ -1,4 +1,4 @@
-#include "ops/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 
 #include <blis.h>
 
@@ -7,8 +7,8 @@
 #include <new>
 #include <vector>
 
-#include "ops/blis_config.h"
-#include "ops/int_division.h"
+#include "kernels/blis_config.h"
+#include "kernels/int_division.h"
 #include "weft/check.h"
 
 namespace weft::internal {

@@ -4,7 +4,7 @@
 // writes what one call writes. The geometries cover what the phase copy has
 // to get right: padding on every side, strides (phase planes), dilation,
 // panels that cross one or several output rows, widths other than 16.
-#include "ops/conv_phase_panels.h"
+#include "kernels/conv_phase_panels.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <ostream>
 #include <vector>
 
-#include "ops/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 #include "test_support/panels.h"
 #include "test_support/session_util.h"
 

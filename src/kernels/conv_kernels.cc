@@ -1,4 +1,4 @@
-#include "ops/conv_kernels.h"
+#include "kernels/conv_kernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/int_division.h"
-#include "ops/packed_gemm.h"
+#include "kernels/int_division.h"
+#include "kernels/packed_gemm.h"
 
 namespace weft::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 
 #include <gtest/gtest.h>
 

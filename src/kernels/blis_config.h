@@ -8,14 +8,14 @@
 // Where BLIS says generic on such a CPU, weft takes the configuration for
 // its instruction sets (docs/kernels.md). The choice is fixed per CPU,
 // never made by timing.
-#ifndef WEFT_SRC_OPS_BLIS_CONFIG_H_
-#define WEFT_SRC_OPS_BLIS_CONFIG_H_
+#ifndef WEFT_SRC_KERNELS_BLIS_CONFIG_H_
+#define WEFT_SRC_KERNELS_BLIS_CONFIG_H_
 
 #include <blis.h>
 
 #include <string>
 
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 
 namespace weft::internal {
 
@@ -36,4 +36,4 @@ const BlisConfig& ActiveBlisConfig();
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_OPS_BLIS_CONFIG_H_
+#endif  // WEFT_SRC_KERNELS_BLIS_CONFIG_H_

@@ -20,12 +20,12 @@
 // input, the panels about Taps() times it. Each output pixel reads the same
 // input values as Im2Col2D gathers for it, so a product over these panels
 // gives the same bits as one over Im2Col2D's columns packed the same way.
-#ifndef WEFT_SRC_OPS_CONV_PHASE_PANELS_H_
-#define WEFT_SRC_OPS_CONV_PHASE_PANELS_H_
+#ifndef WEFT_SRC_KERNELS_CONV_PHASE_PANELS_H_
+#define WEFT_SRC_KERNELS_CONV_PHASE_PANELS_H_
 
 #include <cstdint>
 
-#include "ops/conv_kernels.h"
+#include "kernels/conv_kernels.h"
 
 namespace weft::internal {
 
@@ -92,4 +92,4 @@ void GatherPhasePanels(const Conv2DGeometry& g, const PhasePlanes& p,
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_OPS_CONV_PHASE_PANELS_H_
+#endif  // WEFT_SRC_KERNELS_CONV_PHASE_PANELS_H_

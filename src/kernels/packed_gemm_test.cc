@@ -1,4 +1,4 @@
-#include "ops/packed_gemm.h"
+#include "kernels/packed_gemm.h"
 
 #include <gtest/gtest.h>
 

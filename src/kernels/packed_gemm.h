@@ -17,14 +17,14 @@
 // each block by the micro-kernel, whether an operand was packed ahead or is
 // packed in the call: the bits depend on the shapes alone (checked by
 // PackedGemmTest).
-#ifndef WEFT_SRC_OPS_PACKED_GEMM_H_
-#define WEFT_SRC_OPS_PACKED_GEMM_H_
+#ifndef WEFT_SRC_KERNELS_PACKED_GEMM_H_
+#define WEFT_SRC_KERNELS_PACKED_GEMM_H_
 
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 
-#include "ops/gemm_tile.h"
+#include "kernels/gemm_tile.h"
 
 namespace weft::internal {
 
@@ -142,4 +142,4 @@ void PackedGemmTile(int64_t m, int64_t n, int64_t k, const GemmInput& a,
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_OPS_PACKED_GEMM_H_
+#endif  // WEFT_SRC_KERNELS_PACKED_GEMM_H_

@@ -9,8 +9,8 @@
 // Which one runs is decided once per process from the CPU, never from a
 // timing, so one machine always gives the same bits (docs/kernels.md has the
 // measurements behind the rule). Neither kernel starts a thread.
-#ifndef WEFT_SRC_OPS_GEMM_TILE_H_
-#define WEFT_SRC_OPS_GEMM_TILE_H_
+#ifndef WEFT_SRC_KERNELS_GEMM_TILE_H_
+#define WEFT_SRC_KERNELS_GEMM_TILE_H_
 
 #include <cstdint>
 #include <optional>
@@ -80,4 +80,4 @@ void GemmTile(int64_t m, int64_t n, int64_t k, GemmOperand<T> a,
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_OPS_GEMM_TILE_H_
+#endif  // WEFT_SRC_KERNELS_GEMM_TILE_H_

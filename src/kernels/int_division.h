@@ -1,6 +1,6 @@
 // Integer division rounded up, for counts of tiles, blocks and panels.
-#ifndef WEFT_SRC_OPS_INT_DIVISION_H_
-#define WEFT_SRC_OPS_INT_DIVISION_H_
+#ifndef WEFT_SRC_KERNELS_INT_DIVISION_H_
+#define WEFT_SRC_KERNELS_INT_DIVISION_H_
 
 #include <cstdint>
 
@@ -16,4 +16,4 @@ constexpr int64_t RoundUp(int64_t a, int64_t to) { return CeilDiv(a, to) * to; }
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_OPS_INT_DIVISION_H_
+#endif  // WEFT_SRC_KERNELS_INT_DIVISION_H_

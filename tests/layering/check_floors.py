@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Checks that each floor of src/ includes only the floors below it.
+
+A floor is a folder of src/ (src/io/onnx belongs to io). FLOORS lists, for
+each floor, the floors its non-test files may include ("weft/..." public
+headers are open to every floor); the table itself must have no cycle, so
+no folder-level cycle can be built. tools/ and python/ are the library's
+users: they may include only include/weft/.
+
+PENDING lists the includes that break the rule today, each an item of the
+re-floor (issue 44) still to do. The check fails on any include that is
+neither allowed nor pending, and on a pending entry that is gone, so the
+list can only shrink.
+
+Usage: check_floors.py REPO_ROOT   (exit 0 clean, 1 with each fault named)
+       check_floors.py --self-test
+"""
+import pathlib
+import re
+import sys
+
+# floor -> the floors it may include (bottom of the house first).
+FLOORS = {
+    "threading": set(),
+    "framework": {"threading"},
+    "kernels": set(),
+    "ops": {"framework", "kernels", "threading"},
+    "runtime": {"framework", "threading"},
+    "optimize": {"framework", "runtime"},
+    "io": {"framework"},
+    "tune": {"framework", "io", "runtime", "threading"},
+    # Test helpers serve every floor's tests and are never linked into the
+    # library.
+    "test_support": {"framework", "threading", "runtime", "ops", "kernels"},
+}
+
+# Users of the library: public headers only.
+USERS = ("tools", "python")
+
+# (file, included header) pairs that break the rule today; each names the
+# re-floor step that removes it.
+PENDING = {
+    # Ops that need the runtime, to reach it through one narrow interface.
+    ("src/ops/control_flow.cc", "runtime/node_run.h"),
+    ("src/ops/control_flow.cc", "runtime/subgraph_run.h"),
+    ("src/ops/queue_ops.cc", "runtime/core_budget.h"),
+    ("src/ops/queue_ops.cc", "runtime/node_run.h"),
+    ("src/ops/queue_ops.cc", "runtime/resources.h"),
+    ("src/io/onnx/onnx_import.cc", "runtime/subgraph_run.h"),
+    ("src/io/graph_json.cc", "ops/op_util.h"),
+    # Passes that read op facts, to take them from the op registry.
+    ("src/optimize/fusion_passes.cc", "ops/fused_activation.h"),
+    ("src/optimize/nhwc_layout.cc", "ops/conv_window.h"),
+    ("src/optimize/nhwc_layout.cc", "ops/fused_activation.h"),
+    ("src/optimize/nhwc_layout.cc", "ops/nhwc_ops.h"),
+    # The session, to move to src/session/ (above the kernels).
+    ("src/runtime/session.cc", "kernels/gemm_tile.h"),
+    # The CLI and Python, to use public headers (weft/tune.h, weft/model.h).
+    ("python/src/graph_binding.cc", "framework/suggest.h"),
+    ("python/src/session_binding.cc", "io/chrome_trace.h"),
+    ("python/src/tune_binding.cc", "tune/tune_json.h"),
+    ("python/src/tune_binding.cc", "tune/tuner.h"),
+    ("tools/weft/cli_util.cc", "ops/op_util.h"),
+    ("tools/weft/info_command.cc", "kernels/gemm_tile.h"),
+    ("tools/weft/info_command.cc", "threading/cpu_info.h"),
+    ("tools/weft/info_command.cc", "threading/threading_env.h"),
+    ("tools/weft/ops_command.cc", "framework/suggest.h"),
+    ("tools/weft/run_command.cc", "io/chrome_trace.h"),
+    ("tools/weft/tune_command.cc", "tune/tune_json.h"),
+    ("tools/weft/tune_command.cc", "tune/tuner.h"),
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
+
+
+def cycle_in(floors):
+    """A list of floors forming a cycle in the table, or None."""
+    state = {}
+
+    def visit(floor, path):
+        state[floor] = "open"
+        for below in sorted(floors[floor]):
+            if state.get(below) == "open":
+                return path + [floor, below]
+            if below not in state:
+                found = visit(below, path + [floor])
+                if found:
+                    return found
+        state[floor] = "done"
+        return None
+
+    for floor in sorted(floors):
+        if floor not in state:
+            found = visit(floor, [])
+            if found:
+                return found
+    return None
+
+
+def sources(root, folder):
+    for path in sorted((root / folder).rglob("*")):
+        if path.suffix in (".cc", ".h") and path.is_file():
+            yield path
+
+
+def check(root, floors, pending):
+    """The faults of the tree at `root`, one line each."""
+    faults = []
+    cycle = cycle_in(floors)
+    if cycle:
+        faults.append("the floor table has a cycle: " + " -> ".join(cycle))
+    seen_pending = set()
+    for path in sources(root, "src"):
+        rel = path.relative_to(root).as_posix()
+        floor = path.relative_to(root / "src").parts[0]
+        if floor not in floors:
+            faults.append(f"{rel}: floor '{floor}' is not in the table "
+                          "(tests/layering/check_floors.py)")
+            continue
+        is_test = path.stem.endswith("_test")
+        for included_floor, rest in INCLUDE.findall(path.read_text()):
+            header = f"{included_floor}/{rest}"
+            # A floor's own tests may reach any floor they exercise.
+            if included_floor in ("weft", floor) or is_test:
+                continue
+            if included_floor in floors[floor]:
+                continue
+            if (rel, header) in pending:
+                seen_pending.add((rel, header))
+                continue
+            faults.append(f"{rel} includes {header}: floor '{floor}' may "
+                          f"include only {sorted(floors[floor]) or 'weft/'}")
+    for user in USERS:
+        for path in sources(root, user):
+            rel = path.relative_to(root).as_posix()
+            for included_floor, rest in INCLUDE.findall(path.read_text()):
+                header = f"{included_floor}/{rest}"
+                if included_floor == "weft" or included_floor not in floors:
+                    continue
+                if (rel, header) in pending:
+                    seen_pending.add((rel, header))
+                else:
+                    faults.append(f"{rel} includes {header}: {user}/ "
+                                  "may include only include/weft/")
+    for rel, header in sorted(pending - seen_pending):
+        faults.append(f"PENDING lists {rel} -> {header}, which is gone: "
+                      "remove it from the list")
+    return faults
+
+
+def self_test():
+    """The check finds an upward include, a user reaching into src/, a
+    stale pending entry and a cycle, and passes a clean tree."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        files = {
+            "src/kernels/tile.cc": '#include "kernels/tile.h"\n',
+            "src/ops/conv.cc": '#include "kernels/tile.h"\n',
+            "tools/weft/main.cc": '#include "weft/weft.h"\n',
+        }
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        floors = {"kernels": set(), "ops": {"kernels"}}
+        assert check(root, floors, set()) == [], "a clean tree has faults"
+        (root / "src/kernels/tile.cc").write_text('#include "ops/conv.h"\n')
+        (root / "tools/weft/main.cc").write_text('#include "ops/conv.h"\n')
+        faults = check(root, floors, {("src/ops/conv.cc", "ops/gone.h")})
+        assert any("src/kernels/tile.cc includes ops/conv.h" in f
+                   for f in faults), faults
+        assert any("tools/weft/main.cc includes ops/conv.h" in f
+                   for f in faults), faults
+        assert any("which is gone" in f for f in faults), faults
+        cyclic = {"kernels": {"ops"}, "ops": {"kernels"}}
+        assert any("cycle" in f for f in check(root, cyclic, set()))
+    print("check_floors self-test passed")
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        return 0
+    root = pathlib.Path(sys.argv[1]).resolve()
+    faults = check(root, FLOORS, PENDING)
+    for fault in faults:
+        print(fault)
+    checked = sum(1 for _ in sources(root, "src"))
+    print(f"floors: {checked} files checked, {len(PENDING)} pending, "
+          f"{len(faults)} faults")
+    return 1 if faults else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
