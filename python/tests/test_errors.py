@@ -53,3 +53,14 @@ def test_a_run_past_the_memory_limit_is_a_memory_error():
     with pytest.raises(MemoryError):
         weft.InferenceSession(g, options).run(None, {"x": feed[x]})
     assert weft.Session(g).run(y, feed).shape == (1 << 20,)
+
+
+def test_a_model_path_that_is_no_readable_file_says_why(tmp_path):
+    with pytest.raises(IsADirectoryError, match="Is a directory") as error:
+        weft.InferenceSession(str(tmp_path))
+    assert error.value.filename == str(tmp_path)
+    with pytest.raises(FileNotFoundError,
+                       match="cannot read the model file: No such file"):
+        weft.InferenceSession(str(tmp_path / "absent.onnx"))
+    with pytest.raises(IsADirectoryError, match="graph file: Is a directory"):
+        weft.Session(str(tmp_path))

@@ -41,8 +41,31 @@ class Graph:
         """A node of any op weft has (``weft ops`` lists them), by its ONNX
         name, with ONNX's attribute names: ``g.op("Conv", [x, w],
         strides=[2, 2], pads=[1, 1, 1, 1])``. ``inputs`` is a list of tensor
-        names (``"node"`` or ``"node:k"``)."""
+        names (``"node"`` or ``"node:k"``); one that names no node of the
+        graph raises ValueError at once, and the graph is left as it was."""
+        self._check_inputs(op_type, inputs, name)
         return self._core.op(op_type, inputs, name, **attrs)
+
+    def _check_inputs(self, op_type, inputs, name):
+        """ValueError for an input naming no node, with the nearest name."""
+        from ._strict import did_you_mean
+
+        node_text = op_type if name is None else f"node '{name}' ({op_type})"
+        if isinstance(inputs, str):
+            raise TypeError(f"{node_text}: inputs must be a list of tensor "
+                            f"names, not the str {inputs!r}: [{inputs!r}]")
+        nodes = set(self._core.node_names())
+        for position, tensor in enumerate(inputs):
+            tensor = str(tensor)
+            node = tensor[1:] if tensor.startswith("^") else tensor
+            base, colon, index = node.rpartition(":")
+            if colon and index.isdigit() and base:
+                node = base
+            if node not in nodes:
+                raise ValueError(
+                    f"{node_text}: input {position} '{tensor}' names no tensor "
+                    f"of this graph{did_you_mean(node, nodes)}; the graph is "
+                    "unchanged")
 
     def py_function(self, func, inputs, Tout, name=None):  # noqa: N803 (TF's name)
         """TensorFlow's ``tf.py_function(func, inp, Tout)``: a node that calls
@@ -61,6 +84,7 @@ class Graph:
 
         ``func`` lives as long as the process; a saved graph names it, and
         only this process can run it."""
+        self._check_inputs("py_function", inputs, name)
         return self._core.py_function(func, inputs, Tout, name)
 
     @property
@@ -90,9 +114,11 @@ class Graph:
 
 def load(path):
     """A Graph from a weft JSON graph (``.json``) or an ONNX model (any other
-    name), to extend or to run. A missing file is FileNotFoundError; a bad
-    one, ValueError naming what is wrong."""
+    name), to extend or to run. A path that is no readable file raises
+    FileNotFoundError, IsADirectoryError or PermissionError with the
+    system's reason; a bad file, ValueError naming what is wrong."""
+    from ._common import check_readable  # _common imports _graph lazily too.
+
     path = _os.fspath(path)
-    if not _os.path.isfile(path):
-        raise FileNotFoundError(f"no graph file {path!r}")
+    check_readable(path, "graph")
     return Graph(_weft._load_graph(path))
