@@ -1,5 +1,8 @@
 #include "cli_util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -178,6 +181,27 @@ Status CheckFeedsGiven(const Model& model,
 }
 
 std::string ErrnoText() { return std::strerror(errno); }
+
+Status CheckOutputFile(const std::string& flag, const std::string& path) {
+  auto refuse = [&](int code) {
+    return InvalidArgumentError(flag + " " + path + ": " + std::strerror(code));
+  };
+  if (path.empty()) return InvalidArgumentError(flag + " needs a file name");
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) return refuse(EISDIR);
+    return access(path.c_str(), W_OK) == 0 ? Status::OK() : refuse(errno);
+  }
+  if (errno != ENOENT) return refuse(errno);
+  const size_t slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : path.substr(0, slash);
+  if (stat(folder.c_str(), &info) != 0) return refuse(errno);
+  if (!S_ISDIR(info.st_mode)) return refuse(ENOTDIR);
+  return access(folder.c_str(), W_OK | X_OK) == 0 ? Status::OK()
+                                                  : refuse(errno);
+}
 
 std::string FormatMs(double ms) {
   char buf[32];

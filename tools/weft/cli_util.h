@@ -25,6 +25,12 @@ int Fail(int code, const std::string& message);
 // The C library's text for errno ("Permission denied").
 std::string ErrnoText();
 
+// OK when `path` can be written as a file (it is no directory, and its
+// folder exists and is writable), checked before any work starts; else
+// InvalidArgument "FLAG PATH: <the system's reason>" ("No such file or
+// directory", "Is a directory", "Permission denied"). Nothing is created.
+Status CheckOutputFile(const std::string& flag, const std::string& path);
+
 // A duration in ms with three significant digits and a unit that keeps
 // them: "412 µs", "41.3 ms", "4.13 s".
 std::string FormatMs(double ms);

@@ -6,6 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -91,23 +94,59 @@ void PrintResult(const std::string& graph, const tune::TuneResult& result) {
   std::printf("why: %s\n", result.explanation.c_str());
 }
 
-// The plotting script: the installed copy, else the one in the sources.
+// The plotting script. Installed, it lies at share/weft/tune_plot.py under
+// the prefix, found from this executable's own place (bin/weft), so an
+// installed or relocated weft needs neither the build tree nor a Python
+// version in the path; a weft run from the build tree uses the source copy.
 std::string PlotScript() {
-  for (const char* path :
-       {WEFT_PLOT_SCRIPT_INSTALLED, WEFT_PLOT_SCRIPT_SOURCE}) {
-    if (access(path, R_OK) == 0) return path;
+  std::error_code error;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", error);
+  std::vector<std::string> candidates;
+  if (!error) {
+    candidates.push_back(
+        (exe.parent_path().parent_path() / "share/weft/tune_plot.py").string());
+  }
+  candidates.push_back(WEFT_PLOT_SCRIPT_SOURCE);
+  for (const std::string& path : candidates) {
+    if (access(path.c_str(), R_OK) == 0) return path;
   }
   return "";
+}
+
+// Whether `python` imports matplotlib: asked before any tuning, so that a
+// missing package is said at once and a later failure is not blamed on it.
+Status CheckMatplotlib() {
+  const std::string command =
+      std::string(WEFT_PLOT_PYTHON) + " -c 'import matplotlib' 2>/dev/null";
+  if (std::system(command.c_str()) != 0) {
+    return FailedPreconditionError(
+        "--plot draws with matplotlib, which " WEFT_PLOT_PYTHON
+        " cannot import: apt-get install python3-matplotlib");
+  }
+  return Status::OK();
+}
+
+// What --plot needs, checked before the tune starts: a file name it can
+// write, ending in .png, .svg or .pdf, the script, and matplotlib.
+Status CheckPlotFile(const std::string& file) {
+  WEFT_RETURN_IF_ERROR(CheckOutputFile("--plot", file));
+  const std::string extension = std::filesystem::path(file).extension();
+  if (extension != ".png" && extension != ".svg" && extension != ".pdf") {
+    return InvalidArgumentError("--plot " + file +
+                                ": the file must end in .png, .svg or .pdf");
+  }
+  if (PlotScript().empty()) {
+    return NotFoundError(
+        "--plot needs weft's plotting script (share/weft/tune_plot.py under "
+        "the install prefix): cmake --install build");
+  }
+  return CheckMatplotlib();
 }
 
 // Draws `json` into `file` with matplotlib (python/weft/_tune_plot.py).
 Status Plot(const std::string& json, const std::string& file) {
   const std::string script = PlotScript();
-  if (script.empty()) {
-    return NotFoundError(
-        "--plot needs weft's Python package (its _tune_plot.py) installed: "
-        "cmake --install build");
-  }
   char scratch[] = "/tmp/weft-tune-XXXXXX";
   const int fd = mkstemp(scratch);
   if (fd < 0)
@@ -129,9 +168,9 @@ Status Plot(const std::string& json, const std::string& file) {
   if (child > 0) waitpid(child, &status, 0);
   unlink(scratch);
   if (child < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return UnknownError(
-        std::string("drawing ") + file + " failed (" WEFT_PLOT_PYTHON " " +
-        script + "); it needs matplotlib: apt-get install python3-matplotlib");
+    return UnknownError(std::string("drawing ") + file + " failed (" +
+                        WEFT_PLOT_PYTHON " " + script +
+                        "): its error is above");
   }
   return Status::OK();
 }
@@ -146,6 +185,11 @@ int TuneCommand(const TuneArgs& args) {
   }
   if (args.timeout_ms < 1) {
     return Fail(kExitBadInput, "--timeout-ms must be >= 1");
+  }
+  if (!args.plot_file.empty()) {
+    if (Status s = CheckPlotFile(args.plot_file); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
   }
   auto model = LoadModel(args.graph);
   if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
@@ -192,6 +236,8 @@ int TuneCommand(const TuneArgs& args) {
         !s.ok()) {
       return Fail(kExitRunFailed, s.message());
     }
+    std::fprintf(stderr, "weft: drew %s (with %s)\n", args.plot_file.c_str(),
+                 PlotScript().c_str());
   }
   if (args.json) {
     std::printf("%s\n", tune::TuneResultJson(args.graph, *result).c_str());
