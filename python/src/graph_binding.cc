@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "convert.h"
-#include "framework/suggest.h"
+#include "weft/suggest.h"
 #include "model_source.h"
 
 namespace weft::python {
@@ -324,7 +324,7 @@ py::object PyGraph::Op(const std::string& op_type, py::handle inputs,
   const OpDef* def = FindOpDef(op_type);
   if (def == nullptr) {
     throw py::value_error("no op named '" + op_type + "'" +
-                          internal::SuggestOp(op_type) +
+                          SuggestOp(op_type) +
                           " (weft ops lists them)");
   }
   const std::string node = UniqueName(name, op_type);
@@ -338,7 +338,7 @@ py::object PyGraph::Op(const std::string& op_type, py::handle inputs,
     if (attr_def == nullptr) {
       throw py::value_error("node '" + node + "': " + op_type +
                             " has no attribute '" + attr + "'" +
-                            internal::SuggestAttr(attr, *def));
+                            SuggestAttr(attr, *def));
     }
     attrs[attr] = AttrFromPython(
         attr_def->type, value, "node '" + node + "' attribute '" + attr + "'");

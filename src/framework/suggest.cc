@@ -1,10 +1,10 @@
-#include "framework/suggest.h"
+#include "weft/suggest.h"
 
 #include <algorithm>
 #include <cctype>
 #include <utility>
 
-namespace weft::internal {
+namespace weft {
 namespace {
 
 char Lower(char c) {
@@ -84,4 +84,4 @@ std::string SuggestAttr(std::string_view attr, const OpDef& op) {
   return out;
 }
 
-}  // namespace weft::internal
+}  // namespace weft

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "framework/suggest.h"
 #include "ops/op_util.h"
+#include "weft/file_status.h"
 #include "weft/graph_io.h"
 #include "weft/npy.h"
 #include "weft/op_registry.h"
@@ -619,8 +621,12 @@ StatusOr<GraphFile> ParseGraph(std::string_view text,
 }
 
 StatusOr<GraphFile> LoadGraph(const std::string& path) {
+  WEFT_RETURN_IF_ERROR(
+      CheckReadableFile(path, path + ": cannot open the graph file"));
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return NotFoundError(path + ": cannot open the graph file");
+  if (!in) {
+    return ErrnoToStatus(errno, path + ": cannot open the graph file");
+  }
   const std::streamoff size = in.tellg();
   if (size < 0 || static_cast<size_t>(size) > kMaxGraphFileBytes) {
     return InvalidArgumentError(path + ": the graph file is too large");

@@ -1,10 +1,13 @@
 #include "weft/npy.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "weft/file_status.h"
 
 namespace weft {
 namespace {
@@ -196,8 +199,9 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes) {
 }
 
 StatusOr<Tensor> ReadNpy(const std::string& path) {
+  WEFT_RETURN_IF_ERROR(CheckReadableFile(path, path + ": cannot open"));
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return NotFoundError(path + ": cannot open");
+  if (!in) return ErrnoToStatus(errno, path + ": cannot open");
   const std::streamoff size = in.tellg();
   if (size < 0 || size > kMaxNpyBytes) {
     return InvalidArgumentError(path + ": file is too large");
@@ -246,7 +250,7 @@ Status WriteNpy(const std::string& path, const Tensor& tensor) {
                                 "dtype)");
   }
   std::ofstream out(path, std::ios::binary);
-  if (!out) return InvalidArgumentError(path + ": cannot open for writing");
+  if (!out) return ErrnoToStatus(errno, path + ": cannot open for writing");
   const std::string bytes = SerializeNpy(tensor);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) return InvalidArgumentError(path + ": write failed");

@@ -56,7 +56,6 @@ PENDING = {
     # The session, to move to src/session/ (above the kernels).
     ("src/runtime/session.cc", "kernels/gemm_tile.h"),
     # The CLI and Python, to use public headers (weft/tune.h, weft/model.h).
-    ("python/src/graph_binding.cc", "framework/suggest.h"),
     ("python/src/session_binding.cc", "io/chrome_trace.h"),
     ("python/src/tune_binding.cc", "tune/tune_json.h"),
     ("python/src/tune_binding.cc", "tune/tuner.h"),
@@ -64,7 +63,6 @@ PENDING = {
     ("tools/weft/info_command.cc", "kernels/gemm_tile.h"),
     ("tools/weft/info_command.cc", "threading/cpu_info.h"),
     ("tools/weft/info_command.cc", "threading/threading_env.h"),
-    ("tools/weft/ops_command.cc", "framework/suggest.h"),
     ("tools/weft/run_command.cc", "io/chrome_trace.h"),
     ("tools/weft/tune_command.cc", "tune/tune_json.h"),
     ("tools/weft/tune_command.cc", "tune/tuner.h"),

@@ -1,9 +1,12 @@
 #include "cli_args.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <sstream>
 
 #include "cli_util.h"
+#include "weft/suggest.h"
 
 namespace weft::cli {
 namespace {
@@ -181,6 +184,34 @@ bool HandleHelpAndUnknownCommands(CLI::App& app,
   return true;
 }
 
+bool FindUnknownOption(CLI::App& app, const std::vector<std::string>& args,
+                       std::string* message) {
+  if (args.size() < 3) return false;
+  CLI::App* command = nullptr;
+  for (CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == args[1]) command = sub;
+  }
+  if (command == nullptr) return false;
+  std::vector<std::string> known;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      known.push_back("--" + name);
+    }
+  }
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;  // What follows is not an option.
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    *message = "weft " + args[1] + ": unknown option '" + name + "'" +
+               DidYouMean(name, known) + " (weft help " + args[1] +
+               " lists its options)";
+    return true;
+  }
+  return false;
+}
+
 std::string DescribeParseError(const CLI::ParseError& error,
                                const std::vector<std::string>& args) {
   // By type: CLI11 names some errors after the subcommand that threw them,
@@ -200,8 +231,16 @@ std::string DescribeParseError(const CLI::ParseError& error,
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     // "The following argument(s) were not expected: a b"
     const size_t colon = what.find(':');
-    const std::string extras =
-        colon == std::string::npos ? what : Trim(what.substr(colon + 1));
+    // weft parses the arguments reversed (main.cc), so CLI11 lists the
+    // extras last first: put them back in the order typed.
+    std::istringstream listed(
+        colon == std::string::npos ? what : what.substr(colon + 1));
+    std::vector<std::string> words;
+    for (std::string word; listed >> word;) words.push_back(word);
+    std::string extras;
+    for (auto it = words.rbegin(); it != words.rend(); ++it) {
+      extras += (extras.empty() ? "" : " ") + *it;
+    }
     return command + ": unexpected argument '" + extras +
            "' (a command takes one GRAPH; options start with --)";
   }

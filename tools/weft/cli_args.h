@@ -33,6 +33,14 @@ Status ApplyFlags(const FlagText& flags, TuneArgs* args);
 // =a.npy" and "--feed 'x = a.npy'" all become "--feed x=a.npy".
 std::vector<std::string> NormalizeArgs(int argc, char** argv);
 
+// An option (a "--name" or "--name=value" argument) that the command named
+// by args[1] does not take: sets *message to "weft run: unknown option
+// '--feeds' — did you mean '--feed'? (weft help run lists its options)"
+// and returns true. Checked before CLI11 parses, which would call it an
+// unexpected argument.
+bool FindUnknownOption(CLI::App& app, const std::vector<std::string>& args,
+                       std::string* message);
+
 // `weft --version`, `weft help [COMMAND]` and a first argument that names
 // no command: prints
 // the help, or an error listing the commands, sets *exit_code and returns

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
+
+#include "weft/file_status.h"
 
 namespace weft::cli {
 namespace {
@@ -535,9 +538,11 @@ Status ApplyConfigText(const std::string& text, const std::string& source,
 }
 
 Status ApplyConfigFile(const std::string& path, RunConfig* config) {
+  WEFT_RETURN_IF_ERROR(
+      CheckReadableFile(path, "--config " + path + ": cannot open the file"));
   std::ifstream in(path);
   if (!in) {
-    return NotFoundError("--config " + path + ": cannot open the file");
+    return ErrnoToStatus(errno, "--config " + path + ": cannot open the file");
   }
   std::stringstream buffer;
   buffer << in.rdbuf();

@@ -184,6 +184,9 @@ int main(int argc, char** argv) {
   if (int code = 0; HandleHelpAndUnknownCommands(app, args, &code)) {
     return code;
   }
+  if (std::string message; FindUnknownOption(app, args, &message)) {
+    return Fail(kExitBadInput, message);
+  }
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
     app.parse(reversed);

@@ -6,7 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "framework/suggest.h"
+#include "weft/suggest.h"
 
 namespace weft::cli {
 namespace {
@@ -101,7 +101,7 @@ int OpsCommand(const OpsArgs& args) {
     const OpDef* op = FindOpDef(args.name);
     if (op == nullptr) {
       return Fail(kExitBadInput, "unknown op '" + args.name + "'" +
-                                     internal::SuggestOp(args.name) +
+                                     SuggestOp(args.name) +
                                      " (weft ops lists them all)");
     }
     std::printf("%s", Describe(*op, args.markdown).c_str());

@@ -6,6 +6,7 @@
 // something it does not implement, and names it). Every case runs at
 // (inter, intra) in {1, 2}^2 and all four results must be bitwise equal.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "weft/container.h"
+#include "weft/file_status.h"
 #include "weft/onnx.h"
 
 namespace weft::cli {
@@ -322,8 +324,10 @@ std::vector<fs::path> FindCases(const fs::path& path) {
 }
 
 StatusOr<std::vector<std::string>> ReadCaseList(const std::string& path) {
+  WEFT_RETURN_IF_ERROR(
+      CheckReadableFile(path, path + ": cannot open the case list"));
   std::ifstream in(path);
-  if (!in) return NotFoundError(path + ": cannot open the case list");
+  if (!in) return ErrnoToStatus(errno, path + ": cannot open the case list");
   std::vector<std::string> names;
   std::string line;
   while (std::getline(in, line)) {

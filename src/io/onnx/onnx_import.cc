@@ -4,6 +4,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "io/onnx/onnx_ops.h"
 #include "io/onnx/tensor_proto.h"
 #include "runtime/subgraph_run.h"
+#include "weft/file_status.h"
 #include "weft/onnx.h"
 
 namespace weft {
@@ -1052,7 +1054,7 @@ StatusOr<std::string> ReadFile(const std::string& path) {
     return InvalidArgumentError("is a directory, not a file");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot open the file");
+  if (!in) return ErrnoToStatus(errno, "cannot open the file");
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();

@@ -1,0 +1,40 @@
+#include "weft/file_status.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace weft {
+
+Status ErrnoToStatus(int error_number, std::string_view message) {
+  std::string text(message);
+  text += ": ";
+  text += std::strerror(error_number);
+  switch (error_number) {
+    case ENOENT:
+    case ENOTDIR:
+      return NotFoundError(std::move(text));
+    case EACCES:
+    case EPERM:
+      return FailedPreconditionError(std::move(text));
+    case EISDIR:
+      return InvalidArgumentError(std::move(text));
+    case ENOSPC:
+    case EDQUOT:
+      return Status(StatusCode::kResourceExhausted, std::move(text));
+    default:
+      return UnknownError(std::move(text));
+  }
+}
+
+Status CheckReadableFile(const std::string& path, std::string_view message) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) return ErrnoToStatus(errno, message);
+  if (S_ISDIR(info.st_mode)) return ErrnoToStatus(EISDIR, message);
+  if (access(path.c_str(), R_OK) != 0) return ErrnoToStatus(errno, message);
+  return Status::OK();
+}
+
+}  // namespace weft
