@@ -53,6 +53,16 @@ struct OnnxValueInfo {
   std::string ShapeString() const;
 };
 
+// What a ModelProto says about itself, as ONNX Runtime's ModelMetadata
+// reports it: the model's domain, doc string and version, its graph's name
+// and doc string, and the metadata_props map (custom keys, in file order).
+struct OnnxModelMetadata {
+  std::string domain, description;  // ModelProto.domain, .doc_string.
+  int64_t model_version = 0;
+  std::string graph_name, graph_description;  // GraphProto.name, .doc_string.
+  std::vector<std::pair<std::string, std::string>> custom;
+};
+
 struct OnnxModel {
   GraphFile file;  // file.outputs lists outputs[i].tensor in order.
   std::vector<OnnxValueInfo> inputs;  // Initializers are not inputs.
@@ -60,6 +70,7 @@ struct OnnxModel {
   int64_t ir_version = 0;
   std::string producer_name, producer_version;
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain, version
+  OnnxModelMetadata metadata;
 };
 
 // Parses a serialized ModelProto. External data resolves against base_dir.

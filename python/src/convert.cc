@@ -261,13 +261,28 @@ Tensor ValueFromPython(const std::string& what, py::handle value,
 Tensor FromNumpy(const std::string& what, py::handle value,
                  std::optional<DataType> expected, bool cast) {
   py::array array;
-  if (cast && expected) {
+  // A list, a tuple or a Python scalar is converted to the input's dtype as
+  // np.asarray(value, dtype) would (docs/python.md); an array of another
+  // dtype is refused unless `cast`, as ONNX Runtime refuses it.
+  const py::module_ np = py::module_::import("numpy");
+  const bool listed_or_scalar =
+      py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value) ||
+      py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value) ||
+      py::isinstance<py::bool_>(value) ||
+      py::isinstance(value, np.attr("generic"));
+  if (expected && (cast || listed_or_scalar)) {
     array = py::array::ensure(value);
     const py::dtype target(NumpyName(*expected));
     if (!array || !array.dtype().equal(target)) {
       // np.asarray(value, dtype): a list, a scalar or another dtype,
       // converted once.
-      array = py::module_::import("numpy").attr("asarray")(value, target);
+      try {
+        array = np.attr("asarray")(value, target);
+      } catch (py::error_already_set& e) {
+        throw py::value_error(what + ": cannot convert it to " +
+                              NumpyName(*expected) + " as np.asarray would: " +
+                              e.what());
+      }
     }
   } else {
     array = py::array::ensure(value);

@@ -76,6 +76,8 @@ class PySession {
     } else {
       OnnxModel model = LoadModelSource(source);
       file = std::move(model.file);
+      producer_name_ = model.producer_name;
+      metadata_ = model.metadata;
       if (!model.inputs.empty() || !model.outputs.empty()) {
         for (const OnnxValueInfo& v : model.inputs) {
           inputs_.push_back(Describe(v));
@@ -95,6 +97,22 @@ class PySession {
     }
     Check(session.status());
     session_ = std::move(session).value();
+  }
+
+  // ONNX Runtime's ModelMetadata fields, by its attribute names (empty for
+  // a weft JSON graph or a weft.Graph, which carry none).
+  py::dict ModelMeta() const {
+    py::dict meta;
+    meta["producer_name"] = producer_name_;
+    meta["graph_name"] = metadata_.graph_name;
+    meta["graph_description"] = metadata_.graph_description;
+    meta["domain"] = metadata_.domain;
+    meta["description"] = metadata_.description;
+    meta["version"] = metadata_.model_version;
+    py::dict custom;
+    for (const auto& [key, value] : metadata_.custom) custom[key.c_str()] = value;
+    meta["custom_metadata_map"] = custom;
+    return meta;
   }
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
@@ -225,6 +243,8 @@ class PySession {
 
   std::unique_ptr<Session> session_;
   std::vector<ValueInfo> inputs_, outputs_;
+  std::string producer_name_;
+  OnnxModelMetadata metadata_;
 };
 
 }  // namespace
@@ -301,6 +321,7 @@ void BindSession(py::module_& m) {
 
   py::class_<PySession>(m, "_Session")
       .def(py::init<py::object, const SessionOptions&>())
+      .def("modelmeta", &PySession::ModelMeta)
       .def("inputs", &PySession::inputs, py::return_value_policy::copy)
       .def("outputs", &PySession::outputs, py::return_value_policy::copy)
       .def("run", &PySession::Run, py::arg("fetches"), py::arg("feeds"),

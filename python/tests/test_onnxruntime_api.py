@@ -1,5 +1,6 @@
 """ONNX Runtime's API, same names: a script written for onnxruntime runs
 after changing its import line."""
+import json
 import threading
 
 import numpy as np
@@ -191,3 +192,83 @@ def test_string_tensors_are_object_arrays_of_str(tmp_path):
                                  "n": np.array([0.5, 1e-5], np.float32)})
     assert y.dtype == object and list(y) == ["A", "C"]
     assert list(text) == ["0.5", "1e-05"]
+
+
+def test_get_modelmeta_reports_what_the_model_says(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "tiny_relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        doc_string="one Relu")
+    model = helper.make_model(graph, producer_name="meta-test",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.domain = "org.example"
+    model.doc_string = "a model to read back"
+    model.model_version = 7
+    helper.set_model_props(model, {"author": "weft", "licence": "none"})
+    path = tmp_path / "meta.onnx"
+    onnx.save(model, str(path))
+    meta = ort.InferenceSession(str(path)).get_modelmeta()
+    assert (meta.producer_name, meta.graph_name, meta.graph_description,
+            meta.domain, meta.description, meta.version) == (
+        "meta-test", "tiny_relu", "one Relu", "org.example",
+        "a model to read back", 7)
+    assert meta.custom_metadata_map == {"author": "weft", "licence": "none"}
+
+
+def test_session_config_entries_weft_acts_on_and_others_refused(mlp_path):
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry(
+        "optimization.disable_specified_optimizers", "matmul-add-to-gemm")
+    assert options.get_session_config_entry(
+        "session.intra_op.allow_spinning") == "0"
+    core = options._to_core()
+    assert core.intra_op_spin_us == 0
+    assert "matmul-add-to-gemm" in core.disabled_graph_passes
+    ort.InferenceSession(mlp_path, options)  # The pass name is a real one.
+    with pytest.raises(ValueError, match="does not act on the session config "
+                       "key 'session.use_env_allocators'"):
+        options.add_session_config_entry("session.use_env_allocators", "1")
+    with pytest.raises(ValueError, match="did you mean "
+                       "'session.inter_op.allow_spinning'"):
+        options.add_session_config_entry("session.inter_op.allow_spining", "1")
+    with pytest.raises(ValueError, match='takes "0" or "1"'):
+        options.add_session_config_entry("session.inter_op.allow_spinning", "yes")
+    with pytest.raises(KeyError):
+        options.get_session_config_entry("session.inter_op.allow_spinning")
+
+
+def test_end_profiling_writes_the_runs_as_one_chrome_trace(mlp_path, tmp_path):
+    options = ort.SessionOptions()
+    options.enable_profiling = True
+    options.profile_file_prefix = str(tmp_path / "prof_")
+    session = ort.InferenceSession(mlp_path, options)
+    x = np.ones((2, 4), np.float32)
+    for _ in range(2):
+        session.run(None, {"x": x})
+    name = session.end_profiling()
+    assert name.startswith(str(tmp_path / "prof_")) and name.endswith(".json")
+    with open(name) as f:
+        events = json.load(f)["traceEvents"]
+    ops = [e for e in events if e.get("ph") == "X"]
+    assert len(ops) >= 2 and all("name" in e and "ts" in e for e in ops)
+    assert ort.InferenceSession(mlp_path).end_profiling() == ""
+
+
+def test_nested_lists_and_scalars_are_converted_as_numpy_would(mlp_path):
+    session = ort.InferenceSession(mlp_path)
+    rows = [[0.1, 0.2, 0.3, 0.4], [1, 2, 3, 4]]
+    (from_list,) = session.run(None, {"x": rows})
+    (from_array,) = session.run(None, {"x": np.asarray(rows, np.float32)})
+    np.testing.assert_array_equal(from_list, from_array)
+    # An array of another dtype is refused, as ONNX Runtime refuses it.
+    with pytest.raises(ValueError, match="expected dtype float32, got float64"):
+        session.run(None, {"x": np.asarray(rows)})
+
+
+def test_run_with_ort_values_is_a_documented_refusal(mlp_path):
+    with pytest.raises(NotImplementedError, match="weft has no OrtValue"):
+        ort.InferenceSession(mlp_path).run_with_ort_values(None, {})

@@ -27,8 +27,9 @@ import numpy as _np
 from . import _weft
 from ._graph import Graph, load
 from ._onnxruntime_api import (ExecutionMode, GraphOptimizationLevel,
-                               InferenceSession, NodeArg, SessionOptions,
-                               get_available_providers, get_device)
+                               InferenceSession, ModelMetadata, NodeArg,
+                               SessionOptions, get_available_providers,
+                               get_device)
 from ._run_options import RunOptions
 from ._tensorflow_api import (ConfigProto, RunMetadata, Session,
                               ThreadPoolOptionProto)
@@ -59,6 +60,7 @@ __all__ = [
     "Graph",
     "GraphOptimizationLevel",
     "InferenceSession",
+    "ModelMetadata",
     "NodeArg",
     "RunMetadata",
     "RunOptions",

@@ -1,6 +1,8 @@
 """ONNX Runtime's Python API, same names, over weft's runtime."""
 
 import enum as _enum
+import json as _json
+import time as _time
 
 from . import _weft
 from . import _strict
@@ -57,6 +59,60 @@ class GraphOptimizationLevel(_enum.IntEnum):
     ORT_ENABLE_ALL = 99
 
 
+def _check_flag(key, value):
+    if value not in ("0", "1"):
+        raise ValueError(f"session config entry {key!r} takes \"0\" or \"1\", "
+                         f"not {value!r}")
+
+
+def _check_names(key, value):
+    del key, value  # Pass names are checked when the session is created.
+
+
+def _set_spinning(field):
+    def apply(core, value):
+        # "0": park at once (no spin); "1": weft's default spin window.
+        setattr(core, field, 0 if value == "0" else -1)
+    return apply
+
+
+def _disable_passes(core, value):
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    core.disabled_graph_passes = list(core.disabled_graph_passes) + names
+
+
+#: ONNX Runtime's session configuration keys weft acts on: key -> (check of
+#: the value, what it sets on the core options).
+SESSION_CONFIG_KEYS = {
+    "session.intra_op.allow_spinning": (_check_flag,
+                                        _set_spinning("intra_op_spin_us")),
+    "session.inter_op.allow_spinning": (_check_flag,
+                                        _set_spinning("inter_op_spin_us")),
+    "optimization.disable_specified_optimizers": (_check_names,
+                                                  _disable_passes),
+}
+
+
+class ModelMetadata:
+    """ONNX Runtime's ModelMetadata: ``producer_name``, ``graph_name``,
+    ``graph_description``, ``domain``, ``description``, ``version`` and
+    ``custom_metadata_map`` (the model's metadata_props), as the ONNX file
+    says them (empty for a weft JSON graph or a weft.Graph)."""
+
+    def __init__(self, fields):
+        self.producer_name = fields["producer_name"]
+        self.graph_name = fields["graph_name"]
+        self.graph_description = fields["graph_description"]
+        self.domain = fields["domain"]
+        self.description = fields["description"]
+        self.version = fields["version"]
+        self.custom_metadata_map = dict(fields["custom_metadata_map"])
+
+    def __repr__(self):
+        return (f"ModelMetadata(producer_name={self.producer_name!r}, "
+                f"graph_name={self.graph_name!r}, version={self.version!r})")
+
+
 class SessionOptions(_strict.StrictOptions):
     """ONNX Runtime's SessionOptions, with the fields weft implements.
 
@@ -73,8 +129,12 @@ class SessionOptions(_strict.StrictOptions):
 
     Assigning a name that is not one of these raises AttributeError (with
     the nearest name), and a value of the wrong type TypeError: a setting is
-    never kept and ignored. ONNX Runtime's logging and profiling fields are
-    accepted with a RuntimeWarning saying weft does not act on them.
+    never kept and ignored. ONNX Runtime's logging fields are accepted with
+    a RuntimeWarning saying weft does not act on them.
+
+    ``enable_profiling`` (False): every run of the session is traced, and
+    ``InferenceSession.end_profiling()`` writes the runs as one Chrome trace,
+    ``<profile_file_prefix><date>_<time>.json``.
     """
 
     _FIELDS = {
@@ -85,6 +145,8 @@ class SessionOptions(_strict.StrictOptions):
         "use_per_session_threads": _strict.boolean,
         "memory_limit_bytes": _strict.integer,
         "enable_mem_pattern": _strict.boolean,
+        "enable_profiling": _strict.boolean,
+        "profile_file_prefix": _strict.text,
     }
     _NOT_ACTED_ON = {
         "log_severity_level": "weft has no log levels; its warnings go to "
@@ -93,9 +155,6 @@ class SessionOptions(_strict.StrictOptions):
         "logid": "weft has no logger names",
         "enable_cpu_mem_arena": "weft's arena is the memory pattern "
                                 "(enable_mem_pattern)",
-        "enable_profiling": "use RunOptions(trace_level=FULL_TRACE) and "
-                            "RunMetadata.to_chrome_trace()",
-        "profile_file_prefix": "use RunMetadata.to_chrome_trace()",
         "optimized_model_filepath": "weft does not write the optimized "
                                     "graph",
     }
@@ -108,6 +167,31 @@ class SessionOptions(_strict.StrictOptions):
         self.use_per_session_threads = True
         self.memory_limit_bytes = 0
         self.enable_mem_pattern = True
+        self.enable_profiling = False
+        self.profile_file_prefix = "onnxruntime_profile_"
+        self._config_entries = {}
+
+    def add_session_config_entry(self, key, value):
+        """ONNX Runtime's session configuration keys that weft acts on
+        (``SESSION_CONFIG_KEYS``; values are strings, as in ONNX Runtime).
+        Any other key is refused by name (ValueError), not stored and
+        ignored."""
+        key = _strict.text("add_session_config_entry's key", key)
+        value = _strict.text(f"the value of {key!r}", value)
+        check = SESSION_CONFIG_KEYS.get(key)
+        if check is None:
+            raise ValueError(
+                f"weft does not act on the session config key {key!r}"
+                f"{_strict.did_you_mean(key, SESSION_CONFIG_KEYS)}; the keys it "
+                f"takes are {', '.join(sorted(SESSION_CONFIG_KEYS))}")
+        check[0](key, value)
+        self._config_entries[key] = value
+
+    def get_session_config_entry(self, key):
+        """The value added for ``key``; KeyError when none was."""
+        if key not in self._config_entries:
+            raise KeyError(f"no session config entry {key!r} was added")
+        return self._config_entries[key]
 
     def _to_core(self):
         core = _weft._SessionOptions()
@@ -121,6 +205,8 @@ class SessionOptions(_strict.StrictOptions):
         core.enable_mem_pattern = bool(self.enable_mem_pattern)
         core.optimize_graph = (GraphOptimizationLevel(self.graph_optimization_level)
                                != GraphOptimizationLevel.ORT_DISABLE_ALL)
+        for key, value in self._config_entries.items():
+            SESSION_CONFIG_KEYS[key][1](core, value)
         return core
 
 
@@ -167,6 +253,7 @@ class InferenceSession(SessionThreads):
         # one raises ValueError naming the nearest.
         core.disabled_graph_passes = list(disabled_optimizers or [])
         self._session = _weft._Session(model_source(path_or_bytes, "model"), core)
+        self._profile_events = [] if options.enable_profiling else None
         self._inputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.inputs()]
         self._outputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.outputs()]
 
@@ -199,5 +286,40 @@ class InferenceSession(SessionThreads):
         per output, that own weft's buffers (no copy)."""
         timeout, trace, pool, control = run_arguments(run_options)
         names = None if output_names is None else list(output_names)
-        return self._session.run(names, dict(input_feed), timeout, trace, pool,
-                                 None, False, control)
+        if self._profile_events is None:
+            return self._session.run(names, dict(input_feed), timeout, trace,
+                                     pool, None, False, control)
+        metadata = _weft._RunMetadata()
+        outputs = self._session.run(names, dict(input_feed), timeout, True,
+                                    pool, metadata, False, control)
+        self._profile_events.extend(
+            _json.loads(metadata.to_chrome_trace())["traceEvents"])
+        return outputs
+
+    def get_modelmeta(self):
+        """The model's metadata, as ONNX Runtime's ModelMetadata."""
+        return ModelMetadata(self._session.modelmeta())
+
+    def end_profiling(self):
+        """With ``SessionOptions.enable_profiling``: writes the runs traced
+        since the session was created (or since the last call) as one Chrome
+        trace file (Perfetto, chrome://tracing) and returns its name; "" when
+        profiling is off, as in ONNX Runtime."""
+        if self._profile_events is None:
+            return ""
+        name = (self._options.profile_file_prefix +
+                _time.strftime("%Y-%m-%d_%H-%M-%S") + ".json")
+        with open(name, "w", encoding="utf-8") as f:
+            _json.dump({"traceEvents": self._profile_events}, f)
+        self._profile_events = []
+        return name
+
+    def run_with_ort_values(self, *args, **kwargs):
+        """Not in weft: OrtValue is ONNX Runtime's device-memory handle, and
+        weft runs on host memory only. ``run()`` reads NumPy feeds in place
+        and returns arrays that own weft's buffers, so there is no copy for
+        OrtValue to save."""
+        del args, kwargs
+        raise NotImplementedError(
+            "weft has no OrtValue: call run() with NumPy arrays, which it "
+            "reads in place and returns without a copy (docs/python.md)")

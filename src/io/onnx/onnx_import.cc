@@ -465,6 +465,15 @@ class Importer {
     if (!model_.has_graph()) {
       return InvalidArgumentError("the model has no graph");
     }
+    OnnxModelMetadata& metadata = result_.metadata;
+    metadata.domain = model_.domain();
+    metadata.description = model_.doc_string();
+    metadata.model_version = model_.model_version();
+    metadata.graph_name = model_.graph().name();
+    metadata.graph_description = model_.graph().doc_string();
+    for (const auto& prop : model_.metadata_props()) {
+      metadata.custom.emplace_back(prop.key(), prop.value());
+    }
     bool has_default = false;
     for (const auto& opset : model_.opset_import()) {
       result_.opsets.emplace_back(opset.domain(), opset.version());
