@@ -4,6 +4,7 @@
 
 #include "weft/attr.h"
 #include "weft/container.h"
+#include "weft/file_status.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/kernel.h"
@@ -13,8 +14,10 @@
 #include "weft/parallel_for.h"
 #include "weft/session.h"
 #include "weft/status.h"
+#include "weft/suggest.h"
 #include "weft/tensor.h"
 #include "weft/thread_pool.h"
 #include "weft/threading.h"
+#include "weft/warnings.h"
 
 #endif  // WEFT_WEFT_H_

@@ -3,6 +3,8 @@
 #include <Python.h>
 
 #include <cstring>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "weft/container.h"
@@ -59,7 +61,71 @@ void ReleaseFromAnyThread(PyObject* object) {
 
 }  // namespace
 
+namespace {
+
+constexpr char kStashTag[] = "(python exception ";
+
+struct StashedException {
+  py::object type, value, trace;
+};
+
+// Ids to exceptions, oldest first; never destroyed (Python may be gone at
+// exit). Guarded by the GIL.
+std::map<int64_t, StashedException>& Stash() {
+  static auto* stash = new std::map<int64_t, StashedException>;
+  return *stash;
+}
+
+// The kept exception whose tag ends `message`, taken out of the stash;
+// *rest gets the message without the tag.
+std::optional<StashedException> TakeStashed(const std::string& message,
+                                            std::string* rest) {
+  const size_t at = message.rfind(kStashTag);
+  if (at == std::string::npos || message.back() != ')') return std::nullopt;
+  const std::string digits = message.substr(
+      at + sizeof(kStashTag) - 1, message.size() - 1 - at - (sizeof(kStashTag) - 1));
+  if (digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  auto& stash = Stash();
+  auto it = stash.find(std::stoll(digits));
+  if (it == stash.end()) return std::nullopt;
+  StashedException found = std::move(it->second);
+  stash.erase(it);
+  *rest = message.substr(0, at);
+  while (!rest->empty() && (rest->back() == ' ' || rest->back() == '\n')) {
+    rest->pop_back();
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string StashPythonException(py::error_already_set& error) {
+  static int64_t next = 0;
+  auto& stash = Stash();
+  while (stash.size() >= 64) stash.erase(stash.begin());
+  const int64_t id = next++;
+  stash[id] = {error.type(), error.value(), error.trace()};
+  return std::string(kStashTag) + std::to_string(id) + ")";
+}
+
 void Raise(const Status& status) {
+  std::string without_tag;
+  if (std::optional<StashedException> original =
+          TakeStashed(status.message(), &without_tag)) {
+    // The body's own exception, chained to weft's account of where it
+    // happened: `raise original from RuntimeError("... py_function 'f' ...")`.
+    py::object cause = py::module_::import("builtins")
+                           .attr("RuntimeError")(
+                               Status(status.code(), without_tag).ToString());
+    PyException_SetCause(original->value.ptr(), cause.release().ptr());
+    PyErr_Restore(original->type.release().ptr(),
+                  original->value.release().ptr(),
+                  original->trace.release().ptr());
+    throw py::error_already_set();
+  }
   const std::string message = status.ToString();
   switch (status.code()) {
     case StatusCode::kDeadlineExceeded:

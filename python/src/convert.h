@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "warnings_bridge.h"
 #include "weft/weft.h"
 
 namespace weft::python {
@@ -18,7 +19,18 @@ namespace py = pybind11;
 // Raises the Python exception that fits the status (docs/python.md):
 // TimeoutError, MemoryError, ValueError or RuntimeError.
 [[noreturn]] void Raise(const Status& status);
+// A Python exception a py_function body raised, kept so that the run's
+// caller gets the same exception back: returns the text to end the
+// Status's message with ("(python exception 3)"). Raise() finds it there,
+// and raises the kept exception, its type and traceback intact, with a
+// RuntimeError naming the node as its __cause__. At most 64 are kept (a
+// run whose status never reaches Python drops nothing else). Needs the GIL.
+std::string StashPythonException(py::error_already_set& error);
+
+// After every call into the core: its warnings reach Python's `warnings`
+// (warnings_bridge.h), then a failed status raises.
 inline void Check(const Status& status) {
+  FlushWarnings();
   if (!status.ok()) Raise(status);
 }
 

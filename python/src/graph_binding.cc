@@ -255,8 +255,11 @@ Status CallPython(const PythonBody& body, KernelContext& ctx) {
     }
     return Status::OK();
   } catch (py::error_already_set& error) {
-    return UnknownError(node + " raised an exception:\n" +
-                        FormatTraceback(error));
+    // The caller of the run gets this exception back (Raise, convert.h);
+    // the message still holds the traceback for C++ callers and logs.
+    const std::string traceback = FormatTraceback(error);
+    return UnknownError(node + " raised an exception:\n" + traceback + "\n" +
+                        StashPythonException(error));
   } catch (const std::exception& error) {  // A conversion's ValueError.
     return InvalidArgumentError(error.what());
   }

@@ -11,6 +11,7 @@
 #include "convert.h"
 #include "graph_binding.h"
 #include "interrupt.h"
+#include "warnings_bridge.h"
 #include "weft/weft.h"
 
 PYBIND11_MODULE(_weft, m) {
@@ -20,6 +21,7 @@ PYBIND11_MODULE(_weft, m) {
   m.doc() = "weft's C++ core; use the weft package, not this module.";
   m.attr("__version__") = WEFT_VERSION_STRING;
   RememberMainThread();
+  InstallWarningBridge();
   BindSession(m);
   BindGraph(m);
   BindTune(m);

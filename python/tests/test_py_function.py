@@ -37,7 +37,7 @@ def test_inputs_are_read_only_views_of_weft_buffers():
     assert seen == [(y_value.__array_interface__["data"][0], False)]
 
 
-def test_an_exception_fails_the_run_with_the_python_traceback():
+def test_an_exception_in_the_body_is_raised_with_its_own_type():
     def broken(a):
         return a / undefined_name  # noqa: F821
 
@@ -45,13 +45,42 @@ def test_an_exception_fails_the_run_with_the_python_traceback():
     x = g.placeholder("x", np.float32, [1])
     y = g.py_function(broken, [x], np.float32, name="broken")
     session = weft.Session(g)
-    with pytest.raises(RuntimeError) as error:
+    with pytest.raises(NameError,
+                       match="name 'undefined_name' is not defined") as error:
         session.run(y, {x: np.ones(1, np.float32)})
-    message = str(error.value)
+    # Chained to weft's account of where it happened, with the traceback.
+    cause = error.value.__cause__
+    assert isinstance(cause, RuntimeError)
+    message = str(cause)
     assert "node 'broken'" in message
     assert "Traceback (most recent call last)" in message
-    assert "NameError: name 'undefined_name' is not defined" in message
     assert "in broken" in message
+    assert "python exception" not in message
+    # The exception's own traceback reaches into the body.
+    assert any(frame.name == "broken"
+               for frame in __import__("traceback").extract_tb(
+                   error.value.__traceback__))
+
+
+def test_a_custom_exception_type_survives_the_run_and_the_session_stays_usable():
+    class Rejected(Exception):
+        pass
+
+    def maybe(a):
+        if a[0] < 0:
+            raise Rejected(f"negative input {a[0]}")
+        return a
+
+    g = weft.Graph()
+    x = g.placeholder("x", np.float32, [1])
+    y = g.py_function(maybe, [x], np.float32, name="maybe")
+    for session in (weft.Session(g), weft.InferenceSession(g)):
+        run = (lambda v, s=session: s.run(y, {x: v})) if isinstance(
+            session, weft.Session) else (
+            lambda v, s=session: s.run([y], {x: v})[0])
+        with pytest.raises(Rejected, match="negative input -1.0"):
+            run(np.array([-1], np.float32))
+        np.testing.assert_array_equal(run(np.array([2], np.float32)), [2])
 
 
 def test_a_wrong_number_of_results_is_a_value_error():

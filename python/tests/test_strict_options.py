@@ -118,3 +118,30 @@ def test_a_provider_weft_cannot_run_is_refused(mlp_path):
     with pytest.raises(TypeError, match="sess_options must be a weft."
                        "SessionOptions"):
         weft.InferenceSession(mlp_path, sess_options={"intra_op_num_threads": 1})
+
+
+def _two_shared_sessions(mlp_path):
+    """Two sessions on the process-wide pools asking for different intra-op
+    counts: the pool cannot have both sizes, so one of them is told."""
+    first = weft.Session(mlp_path, weft.ConfigProto(
+        intra_op_parallelism_threads=1))
+    second = weft.Session(mlp_path, weft.ConfigProto(
+        intra_op_parallelism_threads=2))
+    return first, second
+
+
+def test_a_cpp_warning_reaches_pythons_warnings_with_its_category(mlp_path):
+    with pytest.warns(weft.ThreadingWarning,
+                      match=r"shares the process-wide intra-op pool.*"
+                            r"requested, \d+ effective") as caught:
+        _two_shared_sessions(mlp_path)
+    assert all(issubclass(w.category, weft.WeftWarning) for w in caught)
+    assert issubclass(weft.ThreadingWarning, UserWarning)
+
+
+def test_an_error_filter_turns_a_weft_warning_into_an_exception(mlp_path):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", weft.ThreadingWarning)
+        with pytest.raises(weft.ThreadingWarning, match="requested"):
+            _two_shared_sessions(mlp_path)

@@ -34,6 +34,8 @@ from ._run_options import RunOptions
 from ._tensorflow_api import (ConfigProto, RunMetadata, Session,
                               ThreadPoolOptionProto)
 from ._tune import TuneResult, tune
+from ._warnings import (ConfigurationWarning, PerformanceWarning,
+                        ThreadingWarning, WeftWarning)
 from ._threading_api import (config, get_num_interop_threads, get_num_threads,
                              set_num_interop_threads, set_num_threads)
 
@@ -56,18 +58,22 @@ bool_ = _np.bool_
 
 __all__ = [
     "ConfigProto",
+    "ConfigurationWarning",
     "ExecutionMode",
     "Graph",
     "GraphOptimizationLevel",
     "InferenceSession",
     "ModelMetadata",
     "NodeArg",
+    "PerformanceWarning",
     "RunMetadata",
     "RunOptions",
     "Session",
     "SessionOptions",
     "ThreadPoolOptionProto",
+    "ThreadingWarning",
     "TuneResult",
+    "WeftWarning",
     "__version__",
     "config",
     "get_available_providers",

@@ -79,8 +79,9 @@ class Graph:
         run a session. As many such nodes of one run execute at once as the
         session has inter-op threads. A pure-Python body holds the GIL, so
         bodies overlap only where they release it (NumPy, I/O,
-        ``time.sleep``). An exception in ``func`` fails the run with
-        RuntimeError whose message holds the Python traceback.
+        ``time.sleep``). An exception in ``func`` fails the run and is
+        raised in the caller with its own type, from a RuntimeError naming
+        the node (its ``__cause__``).
 
         ``func`` lives as long as the process; a saved graph names it, and
         only this process can run it."""

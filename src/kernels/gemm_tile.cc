@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "kernels/blis_config.h"
+#include "weft/warnings.h"
 
 namespace weft::internal {
 namespace {
@@ -82,9 +83,9 @@ void BlisTile(int64_t m, int64_t n, int64_t k, const GemmOperand<T>& a,
 GemmKernel ChooseActiveKernel() {
   if (const char* env = std::getenv("WEFT_GEMM_KERNEL")) {
     if (auto kernel = ParseGemmKernel(env)) return *kernel;
-    std::fprintf(
-        stderr, "weft: ignoring WEFT_GEMM_KERNEL=%s (expected eigen or blis)\n",
-        env);
+    EmitWarning(WarningCategory::kConfiguration,
+                std::string("ignoring WEFT_GEMM_KERNEL=") + env +
+                    " (expected eigen or blis)");
   }
   return GemmKernelForCpu(ThisCpu());
 }

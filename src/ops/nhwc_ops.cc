@@ -29,6 +29,7 @@
 #include "framework/op_registry_impl.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
+#include "weft/warnings.h"
 
 namespace weft::internal {
 namespace {
@@ -262,8 +263,8 @@ bool NhwcConvWanted(bool rule) {
   if (value == nullptr) return rule;
   const std::string text(value);
   if (text == "0" || text == "1") return text == "1";
-  std::fprintf(stderr, "weft: ignoring WEFT_NHWC_CONV=%s (expected 0 or 1)\n",
-               value);
+  EmitWarning(WarningCategory::kConfiguration,
+              "ignoring WEFT_NHWC_CONV=" + text + " (expected 0 or 1)");
   return rule;
 }
 

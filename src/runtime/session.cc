@@ -20,6 +20,7 @@
 #include "threading/cpu_spread.h"
 #include "threading/mutex.h"
 #include "weft/graph_passes.h"
+#include "weft/warnings.h"
 
 namespace weft {
 namespace internal {
@@ -617,11 +618,11 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
       it != options.device_count.end() && it->second > 1) {
     // TensorFlow users expect more devices to mean more speed; say once
     // per session that here they do not.
-    std::fprintf(stderr,
-                 "weft: note: device_count {\"CPU\": %d}: the %d CPU devices "
-                 "share this session's pools; placement is recorded in "
-                 "RunMetadata, but gives no speed-up\n",
-                 it->second, it->second);
+    const std::string count = std::to_string(it->second);
+    EmitWarning(WarningCategory::kPerformance,
+                "device_count {\"CPU\": " + count + "}: the " + count +
+                    " CPU devices share this session's pools; placement is "
+                    "recorded in RunMetadata, but gives no speed-up");
   }
   internal::SessionGraphs graphs;
   graphs.compile = internal::DeviceOptions(options);

@@ -1,4 +1,5 @@
 #include "threading/cpu_spread.h"
+#include "weft/warnings.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -81,8 +82,9 @@ bool IsZeroOrOne(const char* value) {
 bool CpuSpreadWanted(const char* value) {
   if (value == nullptr) return true;
   if (IsZeroOrOne(value)) return value[0] == '1';
-  std::fprintf(stderr, "weft: ignoring WEFT_CPU_SPREAD=%s (expected 0 or 1)\n",
-               value);
+  EmitWarning(WarningCategory::kConfiguration,
+              std::string("ignoring WEFT_CPU_SPREAD=") + value +
+                  " (expected 0 or 1)");
   return true;
 }
 

@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <cstring>
 #include <string>
 #include <utility>
 
 #include "threading/spin.h"
 #include "weft/check.h"
+#include "weft/warnings.h"
 
 namespace weft::internal {
 namespace {
@@ -357,8 +359,9 @@ void PoolCore::SetUpWorkerThread(int index) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     if (int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) {
-      std::fprintf(stderr, "weft: could not pin %s to CPU %d (error %d)\n",
-                   name.c_str(), cpu, err);
+      EmitWarning(WarningCategory::kThreading,
+                  "could not pin " + name + " to CPU " + std::to_string(cpu) +
+                      ": " + std::strerror(err));
     }
   }
 }

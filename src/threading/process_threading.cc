@@ -7,6 +7,7 @@
 #include "threading/cpu_info.h"
 #include "weft/options.h"
 #include "weft/threading.h"
+#include "weft/warnings.h"
 
 namespace weft::internal {
 namespace {
@@ -107,7 +108,7 @@ StatusOr<ProcessDefaults> ResolveProcessDefaults(ProcessThreading& state) {
 int AutoThreads() { return AutoCpuBudget().threads; }
 
 void WarnThreading(const std::string& message) {
-  std::fprintf(stderr, "weft: warning: %s\n", message.c_str());
+  EmitWarning(WarningCategory::kThreading, message);
 }
 
 void ResetProcessThreadingForTest() {

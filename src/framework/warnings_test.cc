@@ -1,0 +1,37 @@
+#include "weft/warnings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace weft {
+namespace {
+
+// A handler sees each warning with its category; the default prints it on
+// stderr; SetWarningHandler returns the handler it replaced, so a caller
+// can put it back.
+TEST(WarningsTest, TheHandlerGetsEachWarningAndTheDefaultPrintsIt) {
+  std::vector<Warning> seen;
+  WarningHandler before = SetWarningHandler(
+      [&seen](const Warning& warning) { seen.push_back(warning); });
+  EmitWarning(WarningCategory::kThreading, "2 requested, 1 effective");
+  EmitWarning(WarningCategory::kConfiguration, "ignoring X=y");
+  WarningHandler mine = SetWarningHandler(before);
+  EXPECT_TRUE(static_cast<bool>(mine));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].category, WarningCategory::kThreading);
+  EXPECT_EQ(seen[0].message, "2 requested, 1 effective");
+  EXPECT_EQ(std::string(WarningCategoryName(seen[1].category)),
+            "configuration");
+
+  WarningHandler previous = SetWarningHandler(nullptr);
+  testing::internal::CaptureStderr();
+  EmitWarning(WarningCategory::kPerformance, "no speed-up");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "weft: warning: no speed-up\n");
+  SetWarningHandler(previous);
+}
+
+}  // namespace
+}  // namespace weft
