@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "config_file.h"
+#include "interrupt.h"
 
 namespace weft::cli {
 
@@ -24,20 +26,20 @@ struct Trial {
 };
 
 StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
-                           int inter, int intra, int warmup,
-                           const SessionOptions& base) {
-  SessionOptions options = base;
+                           int inter, int intra, const BenchPlan& plan) {
+  SessionOptions options = plan.base;
   options.use_per_session_threads = true;  // Fresh pools per setting.
   options.inter_op_parallelism_threads = inter;
   options.intra_op_parallelism_threads = intra;
   Trial trial;
   WEFT_ASSIGN_OR_RETURN(trial.session, Session::Create(file.graph, options));
   std::vector<Tensor> outputs;
-  for (int i = 0; i < warmup; ++i) {
-    WEFT_RETURN_IF_ERROR(trial.session->Run(feeds, file.outputs, {}, &outputs));
+  for (int i = 0; i < plan.warmup; ++i) {
+    WEFT_RETURN_IF_ERROR(trial.session->Run(
+        plan.run_options, feeds, file.outputs, {}, &outputs, nullptr));
   }
   // One more, untimed and traced, for the memory it holds at its peak.
-  RunOptions traced;
+  RunOptions traced = plan.run_options;
   traced.trace_level = RunOptions::TraceLevel::kFull;
   RunMetadata metadata;
   WEFT_RETURN_IF_ERROR(
@@ -54,10 +56,12 @@ StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
 
 // One timed Run; the first one's outputs are hashed.
 Status TimeOnce(const GraphFile& file, const NamedTensors& feeds,
-                Trial& trial) {
+                const RunOptions& run_options, Trial& trial) {
   std::vector<Tensor> outputs;
   const auto start = std::chrono::steady_clock::now();
-  WEFT_RETURN_IF_ERROR(trial.session->Run(feeds, file.outputs, {}, &outputs));
+  WEFT_RETURN_IF_ERROR(
+      trial.session->Run(run_options, feeds, file.outputs, {}, &outputs,
+                         nullptr));
   trial.times.push_back(std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)
                             .count());
@@ -75,65 +79,96 @@ BenchRow FinishTrial(Trial& trial) {
   return row;
 }
 
+bool Interrupted(const BenchPlan& plan) {
+  return plan.interrupt != nullptr && plan.interrupt->interrupted();
+}
+
+// The settings measured one after the other.
+Status MeasureInSequence(const GraphFile& file, const NamedTensors& feeds,
+                         const BenchPlan& plan,
+                         const std::function<void(int, int)>& show,
+                         std::vector<Trial>* trials) {
+  for (int inter : plan.inter_grid) {
+    for (int intra : plan.intra_grid) {
+      if (Interrupted(plan)) return Status::OK();
+      show(inter, intra);
+      WEFT_ASSIGN_OR_RETURN(Trial trial,
+                            StartTrial(file, feeds, inter, intra, plan));
+      trials->push_back(std::move(trial));
+      for (int i = 0; i < plan.repeat && !Interrupted(plan); ++i) {
+        WEFT_RETURN_IF_ERROR(
+            TimeOnce(file, feeds, plan.run_options, trials->back()));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Every session first, then rounds that run each once.
+Status MeasureInTurns(const GraphFile& file, const NamedTensors& feeds,
+                      const BenchPlan& plan,
+                      const std::function<void(int, int)>& show,
+                      std::vector<Trial>* trials) {
+  for (int inter : plan.inter_grid) {
+    for (int intra : plan.intra_grid) {
+      if (Interrupted(plan)) return Status::OK();
+      show(inter, intra);
+      WEFT_ASSIGN_OR_RETURN(Trial trial,
+                            StartTrial(file, feeds, inter, intra, plan));
+      trials->push_back(std::move(trial));
+    }
+  }
+  // Each turn re-warms its session with one untimed Run: the first Run
+  // after the other sessions' turns finds its threads parked for the
+  // whole round and its memory out of the caches, which a session used
+  // for Run after Run does not (docs/BENCHMARKS.md: 10% on a 4 ms graph
+  // at intra = 2, AMD EPYC Zen 5).
+  for (int round = 0; round < plan.repeat; ++round) {
+    for (Trial& trial : *trials) {
+      if (Interrupted(plan)) return Status::OK();
+      std::vector<Tensor> outputs;
+      WEFT_RETURN_IF_ERROR(trial.session->Run(
+          plan.run_options, feeds, file.outputs, {}, &outputs, nullptr));
+      WEFT_RETURN_IF_ERROR(TimeOnce(file, feeds, plan.run_options, trial));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  const NamedTensors& feeds,
-                                 const std::vector<int>& inter_grid,
-                                 const std::vector<int>& intra_grid, int warmup,
-                                 int repeat, bool progress,
-                                 const SessionOptions& base, bool in_turns) {
-  BenchReport report;
-  const int total = static_cast<int>(inter_grid.size() * intra_grid.size());
-  auto show = [&](size_t done, int inter, int intra) {
-    if (progress) {
-      std::fprintf(stderr, "\r[%zu/%d] inter=%d intra=%d ...   ", done + 1,
+                                 const BenchPlan& plan) {
+  const int total =
+      static_cast<int>(plan.inter_grid.size() * plan.intra_grid.size());
+  int shown = 0;
+  auto show = [&](int inter, int intra) {
+    if (plan.progress) {
+      std::fprintf(stderr, "\r[%d/%d] inter=%d intra=%d ...   ", ++shown,
                    total, inter, intra);
     }
   };
-  if (in_turns) {
-    // Every session first, then rounds that run each once.
-    std::vector<Trial> trials;
-    for (int inter : inter_grid) {
-      for (int intra : intra_grid) {
-        show(trials.size(), inter, intra);
-        WEFT_ASSIGN_OR_RETURN(
-            Trial trial, StartTrial(file, feeds, inter, intra, warmup, base));
-        trials.push_back(std::move(trial));
-      }
-    }
-    // Each turn re-warms its session with one untimed Run: the first Run
-    // after the other sessions' turns finds its threads parked for the
-    // whole round and its memory out of the caches, which a session used
-    // for Run after Run does not (docs/BENCHMARKS.md: 10% on a 4 ms graph
-    // at intra = 2, AMD EPYC Zen 5).
-    for (int round = 0; round < repeat; ++round) {
-      for (Trial& trial : trials) {
-        std::vector<Tensor> outputs;
-        WEFT_RETURN_IF_ERROR(
-            trial.session->Run(feeds, file.outputs, {}, &outputs));
-        WEFT_RETURN_IF_ERROR(TimeOnce(file, feeds, trial));
-      }
-    }
-    for (Trial& trial : trials) report.rows.push_back(FinishTrial(trial));
-  } else {
-    for (int inter : inter_grid) {
-      for (int intra : intra_grid) {
-        show(report.rows.size(), inter, intra);
-        WEFT_ASSIGN_OR_RETURN(
-            Trial trial, StartTrial(file, feeds, inter, intra, warmup, base));
-        for (int i = 0; i < repeat; ++i) {
-          WEFT_RETURN_IF_ERROR(TimeOnce(file, feeds, trial));
-        }
-        report.rows.push_back(FinishTrial(trial));
-      }
-    }
+  std::vector<Trial> trials;
+  Status measured = plan.in_turns
+                        ? MeasureInTurns(file, feeds, plan, show, &trials)
+                        : MeasureInSequence(file, feeds, plan, show, &trials);
+  if (plan.progress) std::fprintf(stderr, "\r%60s\r", "");
+  BenchReport report;
+  report.interrupted = Interrupted(plan);
+  // A Run that Ctrl-C cancelled is not a failure of the graph.
+  if (!measured.ok() && !report.interrupted) return measured;
+  for (Trial& trial : trials) {
+    if (!trial.times.empty()) report.rows.push_back(FinishTrial(trial));
   }
-  if (progress) std::fprintf(stderr, "\r%60s\r", "");
-  double baseline_ms = 0;
-  for (const BenchRow& row : report.rows) {
-    if (row.inter == 1 && row.intra == 1) baseline_ms = row.median_ms;
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    const BenchRow& row = report.rows[i];
+    const bool one_one = (row.inter == 1 && row.intra == 1) ||
+                         (row.effective_inter == 1 && row.effective_intra == 1);
+    if (one_one && report.baseline < 0) report.baseline = static_cast<int>(i);
   }
+  const double baseline_ms =
+      report.baseline >= 0 ? report.rows[report.baseline].median_ms : 0;
   for (size_t i = 0; i < report.rows.size(); ++i) {
     BenchRow& row = report.rows[i];
     row.outputs_match = row.hashes == report.rows.front().hashes;
@@ -154,26 +189,46 @@ std::string SettingText(int setting, int effective) {
 }
 
 void PrintBenchTable(const BenchReport& report, bool show_peak) {
-  std::printf("  %5s %5s %10s %10s %10s %8s", "inter", "intra", "median", "min",
-              "max", "speedup");
+  // Settings print as given, with what they resolved to: "0 (16)" is wider
+  // than the heading, so the columns take the widest entry.
+  int inter_width = 5, intra_width = 5;
+  for (const BenchRow& r : report.rows) {
+    inter_width = std::max<int>(
+        inter_width, SettingText(r.inter, r.effective_inter).size());
+    intra_width = std::max<int>(
+        intra_width, SettingText(r.intra, r.effective_intra).size());
+  }
+  std::printf("  %*s %*s %10s %10s %10s %8s", inter_width, "inter",
+              intra_width, "intra", "median", "min", "max", "speedup");
   if (show_peak) std::printf(" %9s", "peak MB");
   std::printf("  outputs\n");
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const BenchRow& r = report.rows[i];
-    std::printf("%s %5s %5s %10s %10s %10s %7.2fx",
-                static_cast<int>(i) == report.best ? "*" : " ",
-                SettingText(r.inter, r.effective_inter).c_str(),
+    char speedup[16] = "       -";
+    if (report.baseline >= 0) {
+      std::snprintf(speedup, sizeof(speedup), "%7.2fx", r.speedup);
+    }
+    std::printf("%s %*s %*s %10s %10s %10s %8s",
+                static_cast<int>(i) == report.best ? "*" : " ", inter_width,
+                SettingText(r.inter, r.effective_inter).c_str(), intra_width,
                 SettingText(r.intra, r.effective_intra).c_str(),
                 FormatMs(r.median_ms).c_str(), FormatMs(r.min_ms).c_str(),
-                FormatMs(r.max_ms).c_str(), r.speedup);
+                FormatMs(r.max_ms).c_str(), speedup);
     if (show_peak) {
       std::printf(" %9.2f", static_cast<double>(r.peak_bytes) / 1e6);
     }
     std::printf("  %s\n", r.outputs_match ? "identical" : "DIFFERENT");
   }
+  if (report.baseline < 0 && !report.rows.empty()) {
+    std::printf(
+        "  speedup: against inter 1, intra 1, which this grid does not "
+        "measure (add 1 to --inter and --intra)\n");
+  }
 }
 
 int BenchCommand(const BenchArgs& args) {
+  // First: every thread the command starts (pools) inherits SIGINT blocked.
+  InterruptWatch interrupt;
   if (args.repeat < 1 || args.warmup < 0) {
     return Fail(kExitBadInput, "--repeat must be >= 1 and --warmup >= 0");
   }
@@ -220,12 +275,26 @@ int BenchCommand(const BenchArgs& args) {
       return Fail(kExitBadInput, s.ToString());
     }
   }
-  auto report = BenchGraph(*file, *feeds, inter_grid, intra_grid, args.warmup,
-                           args.repeat, isatty(STDERR_FILENO) != 0,
-                           config.session, args.in_turns);
+  BenchPlan plan;
+  plan.inter_grid = inter_grid;
+  plan.intra_grid = intra_grid;
+  plan.warmup = args.warmup;
+  plan.repeat = args.repeat;
+  plan.progress = isatty(STDERR_FILENO) != 0;
+  plan.base = config.session;
+  plan.in_turns = args.in_turns;
+  plan.run_options = config.run;
+  if (args.timeout_ms > 0) plan.run_options.timeout_ms = args.timeout_ms;
+  plan.run_options.cancellation = interrupt.cancellation();
+  plan.interrupt = &interrupt;
+  auto report = BenchGraph(*file, *feeds, plan);
   if (!report.ok()) {
     return Fail(kExitRunFailed,
                 "the run failed: " + report.status().ToString());
+  }
+  if (report->rows.empty()) {
+    std::printf("interrupted before a setting was timed\n");
+    return kExitInterrupted;
   }
   const BenchRow& best = report->rows[report->best];
   if (args.json) {
@@ -256,14 +325,22 @@ int BenchCommand(const BenchArgs& args) {
                           {"warmup", args.warmup},
                           {"rows", rows},
                           {"best", best_json}};
+    if (report->interrupted) out["interrupted"] = true;
     std::printf("%s\n", out.dump(1).c_str());
-    return kExitOk;
+    return report->interrupted ? kExitInterrupted : kExitOk;
   }
   std::printf(
       "%s: median of %d runs after %d warm-up, fresh session per row%s\n",
       args.graph.c_str(), args.repeat, args.warmup,
       args.in_turns ? ", rows timed in turns" : "");
   PrintBenchTable(*report, /*show_peak=*/true);
+  if (report->interrupted) {
+    std::printf(
+        "interrupted: %zu of %zu settings timed, each over the Runs it "
+        "completed; no best setting is named\n",
+        report->rows.size(), inter_grid.size() * intra_grid.size());
+    return kExitInterrupted;
+  }
   std::printf(
       "best (*): SessionOptions.inter_op_parallelism_threads = %d, "
       "SessionOptions.intra_op_parallelism_threads = %d\n",

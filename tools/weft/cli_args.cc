@@ -62,12 +62,14 @@ Status ApplyFlags(const FlagText& flags, RunArgs* args) {
     WEFT_RETURN_IF_ERROR(ParseInto("--inter", flags.inter, -1, kMaxThreads,
                                    &inter,
                                    " (-1: every node on the calling thread)"));
+    WEFT_RETURN_IF_ERROR(CheckThreadCount("--inter", inter));
     args->inter = inter;
   }
   if (!flags.intra.empty()) {
     int intra = 0;
     WEFT_RETURN_IF_ERROR(ParseInto("--intra", flags.intra, 0, kMaxThreads,
                                    &intra, " (0: auto)"));
+    WEFT_RETURN_IF_ERROR(CheckThreadCount("--intra", intra));
     args->intra = intra;
   }
   WEFT_RETURN_IF_ERROR(
@@ -83,6 +85,11 @@ Status ApplyFlags(const FlagText& flags, RunArgs* args) {
 Status ApplyFlags(const FlagText& flags, BenchArgs* args) {
   WEFT_RETURN_IF_ERROR(
       ParseInto("--repeat", flags.repeat, 1, 100'000, &args->repeat));
+  if (!flags.timeout_ms.empty()) {
+    WEFT_ASSIGN_OR_RETURN(args->timeout_ms,
+                          ParseFlag("--timeout-ms", flags.timeout_ms, 0,
+                                    int64_t{1} << 40, " (0: none)"));
+  }
   return ParseInto("--warmup", flags.warmup, 0, 100'000, &args->warmup);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
@@ -385,7 +386,69 @@ StatusOr<std::vector<int>> ParseIntList(const std::string& flag,
     out.push_back(static_cast<int>(*value));
   }
   if (out.empty()) return InvalidArgumentError(flag + " is empty");
+  for (int threads : std::set<int>(out.begin(), out.end())) {
+    WEFT_RETURN_IF_ERROR(CheckThreadCount(flag, threads));
+  }
   return out;
+}
+
+namespace {
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+ProgressLine::ProgressLine(std::string what, int total)
+    : what_(std::move(what)),
+      total_(total),
+      terminal_(isatty(STDERR_FILENO) != 0),
+      start_ns_(NowNs()) {}
+
+void ProgressLine::Update(int done, double median_ms) {
+  const double elapsed_s = (NowNs() - start_ns_) / 1e9;
+  if (!terminal_ || elapsed_s < 2.0 || done >= total_) return;
+  const double left_s = elapsed_s / done * (total_ - done);
+  std::fprintf(stderr, "\r%s %d/%d, median %s, about %s left   ",
+               what_.c_str(), done, total_, FormatMs(median_ms).c_str(),
+               FormatMs(left_s * 1000).c_str());
+  drawn_ = true;
+}
+
+void ProgressLine::Clear() {
+  if (drawn_) std::fprintf(stderr, "\r%70s\r", "");
+  drawn_ = false;
+}
+
+Status CheckThreadCount(const std::string& flag, int threads) {
+  const int budget = AutoCpuBudget().threads;
+  const int cap = std::max(kMinThreadCap, kThreadsPerBudgetCoreCap * budget);
+  const std::string given = flag + " " + std::to_string(threads);
+  const std::string cores =
+      std::to_string(budget) + (budget == 1 ? " core" : " cores");
+  if (threads > cap) {
+    return InvalidArgumentError(
+        given + ": more than " + std::to_string(cap) +
+        " threads, the cap here (" + std::to_string(kThreadsPerBudgetCoreCap) +
+        " per core of the " + cores + " weft may use, at least " +
+        std::to_string(kMinThreadCap) +
+        "): that many would only take turns on those cores");
+  }
+  if (threads <= budget) return Status::OK();
+  const bool inter = flag.find("inter") != std::string::npos;
+  EmitWarning(
+      WarningCategory::kThreading,
+      given + " is more threads than the " + cores +
+          " weft may use here (its core budget, weft info): " +
+          (inter ? "they help only nodes that wait (queues, py_function, "
+                   "I/O); nodes that compute take turns on the " +
+                       cores + " and run no sooner"
+                 : "an op split " + std::to_string(threads) +
+                       " ways takes turns on the " + cores +
+                       ", runs no faster than split " + std::to_string(budget) +
+                       " ways, and pays for the switching"));
+  return Status::OK();
 }
 
 std::vector<int> DefaultGrid() {

@@ -31,6 +31,35 @@ std::string ErrnoText();
 // directory", "Is a directory", "Permission denied"). Nothing is created.
 Status CheckOutputFile(const std::string& flag, const std::string& path);
 
+// A thread count given with `flag` ("--inter", "--intra") checked against
+// this machine's core budget: more threads than the budget's cores is
+// accepted with a warning that says what will happen (they take turns on
+// those cores); more than kThreadsPerBudgetCoreCap per core of the budget
+// (at least kMinThreadCap) is refused, naming the cap. Auto (0) and the
+// caller's thread (-1) pass.
+inline constexpr int kThreadsPerBudgetCoreCap = 16;
+inline constexpr int kMinThreadCap = 64;
+Status CheckThreadCount(const std::string& flag, int threads);
+
+// A progress line on a terminal for a command that runs a graph `total`
+// times: from two seconds on, "\r<what> 12/100, median 41.3 ms, about 3.6 s
+// left" on stderr, rewritten after each Run; nothing when stderr is not a
+// terminal, or for a job done sooner.
+class ProgressLine {
+ public:
+  ProgressLine(std::string what, int total);
+  void Update(int done, double median_ms);
+  // Erases the line, if one was drawn.
+  void Clear();
+
+ private:
+  std::string what_;
+  int total_;
+  bool terminal_;
+  bool drawn_ = false;
+  int64_t start_ns_;
+};
+
 // A duration in ms with three significant digits and a unit that keeps
 // them: "412 µs", "41.3 ms", "4.13 s".
 std::string FormatMs(double ms);

@@ -38,6 +38,7 @@ struct BenchArgs {
   bool json = false;
   bool random_feeds = false;  // Fill placeholders without --feed.
   bool in_turns = false;      // Time the settings in turns (noisy machines).
+  int64_t timeout_ms = 0;     // Per Run; 0: the configuration's, or none.
 };
 int BenchCommand(const BenchArgs& args);
 
@@ -103,20 +104,39 @@ struct BenchRow {
 struct BenchReport {
   std::vector<BenchRow> rows;
   int best = 0;  // Index of the fastest median.
+  // The row measured at one inter-op and one intra-op thread (as set or as
+  // resolved), which `speedup` is against; -1 when the grid has none.
+  int baseline = -1;
+  // Stopped by Ctrl-C: `rows` holds the settings with at least one timed
+  // Run, each over the Runs it completed.
+  bool interrupted = false;
+};
+
+class InterruptWatch;
+
+// What BenchGraph measures and how.
+struct BenchPlan {
+  std::vector<int> inter_grid, intra_grid;
+  int warmup = 2;
+  int repeat = 5;
+  bool progress = false;  // "[3/9] inter=2 intra=1 ..." on stderr.
+  // Every other SessionOptions field (--config).
+  SessionOptions base;
+  // With `in_turns`, every session is made and warmed up first and each
+  // round times each once, so that drift of the machine's speed reaches
+  // every setting alike.
+  bool in_turns = false;
+  // For every Run: its deadline, and (with `interrupt`) its cancellation.
+  RunOptions run_options;
+  // When set, Ctrl-C ends the experiment with what it measured so far.
+  const InterruptWatch* interrupt = nullptr;
 };
 
 // Runs the experiment: for each (inter, intra), a fresh session with its own
-// pools, `warmup` untimed Runs, then `repeat` timed ones. `base` gives every
-// other SessionOptions field (--config). With `in_turns`, every session is
-// made and warmed up first and each round times each once, so that drift of
-// the machine's speed reaches every setting alike.
+// pools, `warmup` untimed Runs, then `repeat` timed ones.
 StatusOr<BenchReport> BenchGraph(const GraphFile& file,
                                  const NamedTensors& feeds,
-                                 const std::vector<int>& inter_grid,
-                                 const std::vector<int>& intra_grid, int warmup,
-                                 int repeat, bool progress,
-                                 const SessionOptions& base = {},
-                                 bool in_turns = false);
+                                 const BenchPlan& plan);
 // With `show_peak`, a column of each setting's peak_bytes in MB.
 void PrintBenchTable(const BenchReport& report, bool show_peak);
 

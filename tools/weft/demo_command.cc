@@ -109,8 +109,12 @@ int DemoCommand(const DemoArgs& args) {
       return Fail(kExitRunFailed, s.ToString());
     }
     std::printf("%s\n", demo.title.c_str());
-    auto report = BenchGraph(demo.graph, feeds, grid, grid, /*warmup=*/1,
-                             args.repeat, /*progress=*/false);
+    BenchPlan plan;
+    plan.inter_grid = grid;
+    plan.intra_grid = grid;
+    plan.warmup = 1;
+    plan.repeat = args.repeat;
+    auto report = BenchGraph(demo.graph, feeds, plan);
     if (!report.ok()) {
       return Fail(kExitRunFailed,
                   "the run failed: " + report.status().ToString());

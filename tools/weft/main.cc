@@ -129,6 +129,8 @@ int main(int argc, char** argv) {
                       "in turns, one Run each per round after an untimed "
                       "one (for noisy machines: drift reaches every setting "
                       "alike)");
+  bench_cmd->add_option("--timeout-ms", bench_flags.timeout_ms,
+                        "deadline per Run (default: none, or --config's)");
   bench_cmd->add_flag("--json", bench.json, "print one JSON object");
 
   TuneArgs tune;

@@ -7,6 +7,7 @@
 
 #include "cli_json.h"
 #include "cli_util.h"
+#include "interrupt.h"
 #include "commands.h"
 #include "config_file.h"
 #include "io/chrome_trace.h"
@@ -15,6 +16,8 @@
 namespace weft::cli {
 
 int RunCommand(const RunArgs& args) {
+  // First: every thread the command starts (pools) inherits SIGINT blocked.
+  InterruptWatch interrupt;
   auto model = LoadModel(args.graph);
   if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
   const GraphFile* file = &model->file;
@@ -85,17 +88,39 @@ int RunCommand(const RunArgs& args) {
   if (!args.trace_file.empty()) {
     run_options.trace_level = RunOptions::TraceLevel::kFull;
   }
+  run_options.cancellation = interrupt.cancellation();
   std::vector<Tensor> outputs;
   std::vector<double> times_ms;
   RunMetadata metadata;
-  for (int i = 0; i < args.repeat; ++i) {
+  ProgressLine progress("run", args.repeat);
+  for (int i = 0; i < args.repeat && !interrupt.interrupted(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     Status s =
         (*session)->Run(run_options, *feeds, fetches, {}, &outputs, &metadata);
+    if (!s.ok() && interrupt.interrupted()) break;  // Cancelled by Ctrl-C.
     times_ms.push_back(std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - start)
                            .count());
     if (!s.ok()) return Fail(kExitRunFailed, "the run failed: " + s.ToString());
+    progress.Update(i + 1, Median(times_ms));
+  }
+  progress.Clear();
+  if (interrupt.interrupted()) {
+    // What was completed, then the shell's code for Ctrl-C.
+    if (times_ms.empty()) {
+      std::printf("interrupted before a Run completed\n");
+    } else {
+      std::printf(
+          "interrupted after %zu of %d runs: median %s, min %s, max %s "
+          "(inter %d, intra %d)\n",
+          times_ms.size(), args.repeat, FormatMs(Median(times_ms)).c_str(),
+          FormatMs(*std::min_element(times_ms.begin(), times_ms.end()))
+              .c_str(),
+          FormatMs(*std::max_element(times_ms.begin(), times_ms.end()))
+              .c_str(),
+          (*session)->inter_op_threads(), (*session)->intra_op_threads());
+    }
+    return kExitInterrupted;
   }
 
   if (args.trace_file == "-") {
