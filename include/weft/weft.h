@@ -8,6 +8,7 @@
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/kernel.h"
+#include "weft/model.h"
 #include "weft/onnx.h"
 #include "weft/op_registry.h"
 #include "weft/options.h"

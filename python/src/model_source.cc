@@ -12,16 +12,8 @@ OnnxModel LoadModelSource(py::object source) {
     model = ParseOnnxModel(bytes, ".");
   } else {
     const std::string path = py::str(source).cast<std::string>();
-    const bool json =
-        path.size() >= 5 && path.substr(path.size() - 5) == ".json";
     py::gil_scoped_release release;
-    if (json) {
-      StatusOr<GraphFile> file = LoadGraph(path);
-      model = file.ok() ? StatusOr<OnnxModel>(OnnxModel{*std::move(file)})
-                        : StatusOr<OnnxModel>(file.status());
-    } else {
-      model = LoadOnnxModel(path);
-    }
+    model = LoadModel(path);  // The format from the content (weft/model.h).
   }
   Check(model.status());
   return *std::move(model);

@@ -64,3 +64,14 @@ def test_a_model_path_that_is_no_readable_file_says_why(tmp_path):
         weft.InferenceSession(str(tmp_path / "absent.onnx"))
     with pytest.raises(IsADirectoryError, match="graph file: Is a directory"):
         weft.Session(str(tmp_path))
+
+
+def test_the_model_format_comes_from_the_content(tmp_path):
+    # An ONNX model under another name, and a weft JSON graph under .onnx.
+    onnx_bytes = open(os.path.join(DATA, "mlp.onnx"), "rb").read()
+    (tmp_path / "model.bin").write_bytes(onnx_bytes)
+    session = weft.InferenceSession(str(tmp_path / "model.bin"))
+    assert [i.name for i in session.get_inputs()] == ["x"]
+    graph_text = open(os.path.join(DATA, "add_feed.json")).read()
+    (tmp_path / "graph.onnx").write_text(graph_text)
+    weft.Session(str(tmp_path / "graph.onnx"))

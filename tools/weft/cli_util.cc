@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -62,13 +62,13 @@ StatusOr<Model> LoadModel(const std::string& path) {
                                 " is a directory, not a graph file (a .json "
                                 "graph or a .onnx model)");
   }
-  if (!HasExtension(path, ".onnx")) {
-    WEFT_ASSIGN_OR_RETURN(model.file, LoadGraph(path));
+  // The format comes from the content (weft/model.h).
+  WEFT_ASSIGN_OR_RETURN(OnnxModel onnx, weft::LoadModel(path));
+  model.file = std::move(onnx.file);
+  if (onnx.inputs.empty() && onnx.outputs.empty()) {  // A weft JSON graph.
     model.output_names = model.file.outputs;
     return model;
   }
-  WEFT_ASSIGN_OR_RETURN(OnnxModel onnx, LoadOnnxModel(path));
-  model.file = std::move(onnx.file);
   for (const OnnxValueInfo& v : onnx.inputs) model.tensor_of[v.name] = v.tensor;
   for (const OnnxValueInfo& v : onnx.outputs) {
     model.tensor_of[v.name] = v.tensor;
@@ -410,8 +410,8 @@ void ProgressLine::Update(int done, double median_ms) {
   const double elapsed_s = (NowNs() - start_ns_) / 1e9;
   if (!terminal_ || elapsed_s < 2.0 || done >= total_) return;
   const double left_s = elapsed_s / done * (total_ - done);
-  std::fprintf(stderr, "\r%s %d/%d, median %s, about %s left   ",
-               what_.c_str(), done, total_, FormatMs(median_ms).c_str(),
+  std::fprintf(stderr, "\r%s %d/%d, median %s, about %s left   ", what_.c_str(),
+               done, total_, FormatMs(median_ms).c_str(),
                FormatMs(left_s * 1000).c_str());
   drawn_ = true;
 }
