@@ -166,6 +166,11 @@ bool IsFloatDtype(DataType dtype) {
          dtype == DataType::kFloat16;
 }
 
+bool IsIntegerDtype(DataType dtype) {
+  return !IsFloatDtype(dtype) && dtype != DataType::kBool &&
+         !IsListedOnlyType(dtype) && !IsContainerType(dtype);
+}
+
 }  // namespace
 
 Status CheckFeedsGiven(const Model& model,
@@ -216,6 +221,48 @@ std::string FormatMs(double ms) {
   return buf;
 }
 
+namespace {
+
+// The number of rows of the tables `placeholder` indexes: for every Gather
+// whose indices are the placeholder (directly or through Cast or Identity)
+// and whose data is a constant, the size of the gathered axis; the
+// smallest of them, so that every index drawn is valid for every table.
+// nullopt when the placeholder indexes no constant table.
+std::optional<int64_t> IndexedRows(const GraphFile& file,
+                                   const std::string& placeholder) {
+  std::set<std::string> aliases = {placeholder};
+  for (const NodeDef& node : file.graph.nodes()) {  // Nodes in graph order.
+    if ((node.op == "Cast" || node.op == "Identity") && !node.inputs.empty() &&
+        aliases.count(NodeOf(node.inputs[0]))) {
+      aliases.insert(node.name);
+    }
+  }
+  std::optional<int64_t> rows;
+  for (const NodeDef& node : file.graph.nodes()) {
+    if (node.op != "Gather" || node.inputs.size() < 2 ||
+        !aliases.count(NodeOf(node.inputs[1]))) {
+      continue;
+    }
+    const NodeDef* data = file.graph.FindNode(NodeOf(node.inputs[0]));
+    if (data == nullptr || data->op != "Const") continue;
+    auto value = data->attrs.find("value");
+    const Tensor* table =
+        value == data->attrs.end() ? nullptr : value->second.get_if<Tensor>();
+    if (table == nullptr || table->shape().rank() < 1) continue;
+    int64_t axis = 0;
+    if (auto a = node.attrs.find("axis"); a != node.attrs.end()) {
+      if (const int64_t* given = a->second.get_if<int64_t>()) axis = *given;
+    }
+    if (axis < 0) axis += table->shape().rank();
+    if (axis < 0 || axis >= table->shape().rank()) continue;
+    const int64_t size = table->shape().dim(axis);
+    rows = rows ? std::min(*rows, size) : size;
+  }
+  return rows;
+}
+
+}  // namespace
+
 Status AddRandomFeeds(const GraphFile& file,
                       const std::vector<std::string>& fetches,
                       NamedTensors* feeds) {
@@ -245,6 +292,10 @@ Status AddRandomFeeds(const GraphFile& file,
     }
     WEFT_ASSIGN_OR_RETURN(Tensor value,
                           Tensor::Create(*dtype, shape->ToShape()));
+    // Integer ids that index a table (an embedding lookup) are drawn as
+    // valid rows of it, [0, rows), not as numbers that may be negative.
+    const std::optional<int64_t> rows =
+        IsIntegerDtype(*dtype) ? IndexedRows(file, node->name) : std::nullopt;
     uint64_t state = 0x5EED;  // Fixed: every configuration sees the same data.
     for (char c : node->name) state = state * 131 + static_cast<uint8_t>(c);
     auto next = [&state] {
@@ -262,23 +313,25 @@ Status AddRandomFeeds(const GraphFile& file,
         if constexpr (std::is_same_v<T, bool>) {
           out = unit < 0.5;
         } else if constexpr (std::is_integral_v<T>) {
-          out = static_cast<T>(static_cast<int64_t>(unit * 200) -
-                               (std::is_signed_v<T> ? 100 : 0));
+          out = rows ? static_cast<T>(static_cast<int64_t>(unit * *rows))
+                     : static_cast<T>(static_cast<int64_t>(unit * 200) -
+                                      (std::is_signed_v<T> ? 100 : 0));
         } else {
           out = static_cast<T>(unit * 2 - 1);
         }
       });
     }
+    const std::string distribution =
+        *dtype == DataType::kBool ? "true or false, even odds"
+        : IsFloatDtype(*dtype)    ? "uniform in [-1, 1)"
+        : rows ? "uniform row indices in [0, " + std::to_string(*rows) +
+                     "), valid for the table it indexes (Gather)"
+               : "uniform integers in [-100, 100) ([0, 200) unsigned)";
     std::fprintf(stderr,
                  "weft: placeholder '%s' (%s %s) filled with random values: "
                  "%s, xorshift64 seeded with 0x5EED and the name\n",
                  node->name.c_str(), DataTypeName(*dtype),
-                 shape->ToString().c_str(),
-                 *dtype == DataType::kBool
-                     ? "true or false, even odds"
-                     : (IsFloatDtype(*dtype) ? "uniform in [-1, 1)"
-                                             : "uniform integers in [-100, "
-                                               "100) ([0, 200) unsigned)"));
+                 shape->ToString().c_str(), distribution.c_str());
     feeds->emplace_back(node->name, std::move(value));
   }
   return Status::OK();
