@@ -82,8 +82,9 @@ std::optional<StashedException> TakeStashed(const std::string& message,
                                             std::string* rest) {
   const size_t at = message.rfind(kStashTag);
   if (at == std::string::npos || message.back() != ')') return std::nullopt;
-  const std::string digits = message.substr(
-      at + sizeof(kStashTag) - 1, message.size() - 1 - at - (sizeof(kStashTag) - 1));
+  const std::string digits =
+      message.substr(at + sizeof(kStashTag) - 1,
+                     message.size() - 1 - at - (sizeof(kStashTag) - 1));
   if (digits.empty() ||
       digits.find_first_not_of("0123456789") != std::string::npos) {
     return std::nullopt;
@@ -346,8 +347,8 @@ Tensor FromNumpy(const std::string& what, py::handle value,
         array = np.attr("asarray")(value, target);
       } catch (py::error_already_set& e) {
         throw py::value_error(what + ": cannot convert it to " +
-                              NumpyName(*expected) + " as np.asarray would: " +
-                              e.what());
+                              NumpyName(*expected) +
+                              " as np.asarray would: " + e.what());
       }
     }
   } else {

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "convert.h"
-#include "weft/suggest.h"
 #include "model_source.h"
+#include "weft/suggest.h"
 
 namespace weft::python {
 namespace {
@@ -326,8 +326,7 @@ py::object PyGraph::Op(const std::string& op_type, py::handle inputs,
                        py::handle name, const py::kwargs& kwargs) {
   const OpDef* def = FindOpDef(op_type);
   if (def == nullptr) {
-    throw py::value_error("no op named '" + op_type + "'" +
-                          SuggestOp(op_type) +
+    throw py::value_error("no op named '" + op_type + "'" + SuggestOp(op_type) +
                           " (weft ops lists them)");
   }
   const std::string node = UniqueName(name, op_type);

@@ -110,7 +110,8 @@ class PySession {
     meta["description"] = metadata_.description;
     meta["version"] = metadata_.model_version;
     py::dict custom;
-    for (const auto& [key, value] : metadata_.custom) custom[key.c_str()] = value;
+    for (const auto& [key, value] : metadata_.custom)
+      custom[key.c_str()] = value;
     meta["custom_metadata_map"] = custom;
     return meta;
   }

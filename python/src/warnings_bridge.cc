@@ -47,8 +47,8 @@ void FlushWarnings() {
   while (!taken.empty()) {
     const Warning warning = std::move(taken.front());
     taken.pop_front();
-    py::object category =
-        categories.attr("category_named")(WarningCategoryName(warning.category));
+    py::object category = categories.attr("category_named")(
+        WarningCategoryName(warning.category));
     // stacklevel 2: the user's line that called into weft's Python layer.
     warn(warning.message, category, 2);
   }

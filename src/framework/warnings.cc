@@ -19,7 +19,7 @@ struct HandlerSlot {
 
 HandlerSlot& Slot() {
   static HandlerSlot* slot = new HandlerSlot;  // Never destroyed: warnings
-  return *slot;                               // may come at exit.
+  return *slot;                                // may come at exit.
 }
 
 }  // namespace

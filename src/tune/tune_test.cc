@@ -282,6 +282,32 @@ TEST(TuneRankTest, MeasuredTiesGoToTheSettingWithFewerThreads) {
   EXPECT_EQ(ChooseMeasured({{{1, 1}, 1.0, {}}}, 2), -1);
 }
 
+// The verdicts agree with the setting chosen: an op that runs 1.8x faster
+// on 2 threads does not make "intra >= 2 pays" true of a choice of intra
+// = 1, nor independent branches "inter >= 2 pays" of inter = 1 (seen in
+// the field: "-> intra >= 2 pays", then intra = 1 chosen).
+TEST(TuneExplainTest, TheVerdictsNeverContradictTheChoice) {
+  TuneResult result;
+  result.profile = BranchesProfile(1.8);
+  result.cores = 2;
+  for (Setting s : TuneGrid(2)) {
+    result.settings.push_back({s, PredictRunMs(result.profile, s, 2), {}});
+  }
+  for (size_t i = 0; i < result.settings.size(); ++i) {
+    result.best = static_cast<int>(i);
+    const Setting chosen = result.settings[i].setting;
+    const std::string text = Explain(result);
+    SCOPED_TRACE(text);
+    EXPECT_EQ(text.find("intra >= 2 pays") != std::string::npos,
+              chosen.intra >= 2);
+    EXPECT_EQ(text.find("inter >= 2 pays") != std::string::npos,
+              chosen.inter >= 2);
+    if (chosen.intra < 2) {
+      EXPECT_THAT(text, HasSubstr("intra could pay, but the chosen setting"));
+    }
+  }
+}
+
 TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {
   TuneResult result;
   result.profile = BranchesProfile(1.8);

@@ -177,13 +177,25 @@ Status RecordTimeline(const GraphFile& file, const NamedTensors& feeds,
 std::string Explain(const TuneResult& result) {
   const GraphProfile& p = result.profile;
   const SettingResult& best = result.settings[result.best];
+  // Each verdict is said against the setting chosen, so that the words
+  // never recommend what the choice did not take.
+  const bool chose_inter = best.setting.inter >= 2;
+  const bool chose_intra = best.setting.intra >= 2;
   std::string text = "parallelism " + Fixed(p.parallelism(), 1) + ": ";
-  if (p.parallelism() >= 1.5) {
-    text += "independent branches much of the time -> inter >= 2 pays";
-  } else if (p.parallelism() >= 1.1) {
-    text += "some independent branches -> inter = 2 pays a little";
+  if (p.parallelism() >= 1.1) {
+    text += p.parallelism() >= 1.5 ? "independent branches much of the time"
+                                   : "some independent branches";
+    text += chose_inter
+                ? " -> inter >= 2 pays"
+                : " -> they could overlap, but the chosen setting gives the "
+                  "cores to splitting ops instead (inter = 1 measured or "
+                  "predicted faster)";
   } else {
     text += "one chain -> more inter-op threads have nothing to overlap";
+    if (chose_inter) {
+      text += " (inter = " + std::to_string(best.setting.inter) +
+              " was chosen on the times alone: within them, not for overlap)";
+    }
   }
   // The op with the most work, and its speed-up on the cores.
   std::map<std::string, double> work;
@@ -197,7 +209,18 @@ std::string Explain(const TuneResult& result) {
     text += "; " + top->first + " is " + Percent(top->second / p.work_ms) +
             " of the work and runs " + Fixed(speedup, 1) + "x faster on " +
             std::to_string(k) + " threads";
-    text += speedup >= 1.15 ? " -> intra >= 2 pays" : " -> intra does not pay";
+    if (speedup >= 1.15) {
+      text += chose_intra
+                  ? " -> intra >= 2 pays"
+                  : " -> intra could pay, but the chosen setting gives the "
+                    "cores to independent branches instead (intra = 1 "
+                    "measured or predicted faster)";
+    } else {
+      text += chose_intra ? " -> intra barely pays (intra = " +
+                                std::to_string(best.setting.intra) +
+                                " was chosen on the times alone)"
+                          : " -> intra does not pay";
+    }
   }
   // The chosen setting against the best with the other intra-op count, or
   // the other inter-op count, to show what the core budget costs.

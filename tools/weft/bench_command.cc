@@ -47,6 +47,7 @@ StatusOr<Trial> StartTrial(const GraphFile& file, const NamedTensors& feeds,
   trial.row.peak_bytes = metadata.peak_bytes;
   trial.row.arena_bytes = metadata.arena_bytes;
   trial.row.heap_tensors = metadata.heap_tensors;
+  trial.row.splits = ProfileSplits(metadata);
   trial.row.inter = inter;
   trial.row.intra = intra;
   trial.row.effective_inter = trial.session->inter_op_threads();
@@ -59,9 +60,8 @@ Status TimeOnce(const GraphFile& file, const NamedTensors& feeds,
                 const RunOptions& run_options, Trial& trial) {
   std::vector<Tensor> outputs;
   const auto start = std::chrono::steady_clock::now();
-  WEFT_RETURN_IF_ERROR(
-      trial.session->Run(run_options, feeds, file.outputs, {}, &outputs,
-                         nullptr));
+  WEFT_RETURN_IF_ERROR(trial.session->Run(run_options, feeds, file.outputs, {},
+                                          &outputs, nullptr));
   trial.times.push_back(std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)
                             .count());
@@ -145,8 +145,8 @@ StatusOr<BenchReport> BenchGraph(const GraphFile& file,
   int shown = 0;
   auto show = [&](int inter, int intra) {
     if (plan.progress) {
-      std::fprintf(stderr, "\r[%d/%d] inter=%d intra=%d ...   ", ++shown,
-                   total, inter, intra);
+      std::fprintf(stderr, "\r[%d/%d] inter=%d intra=%d ...   ", ++shown, total,
+                   inter, intra);
     }
   };
   std::vector<Trial> trials;
@@ -193,13 +193,13 @@ void PrintBenchTable(const BenchReport& report, bool show_peak) {
   // than the heading, so the columns take the widest entry.
   int inter_width = 5, intra_width = 5;
   for (const BenchRow& r : report.rows) {
-    inter_width = std::max<int>(
-        inter_width, SettingText(r.inter, r.effective_inter).size());
-    intra_width = std::max<int>(
-        intra_width, SettingText(r.intra, r.effective_intra).size());
+    inter_width = std::max<int>(inter_width,
+                                SettingText(r.inter, r.effective_inter).size());
+    intra_width = std::max<int>(intra_width,
+                                SettingText(r.intra, r.effective_intra).size());
   }
-  std::printf("  %*s %*s %10s %10s %10s %8s", inter_width, "inter",
-              intra_width, "intra", "median", "min", "max", "speedup");
+  std::printf("  %*s %*s %10s %10s %10s %8s", inter_width, "inter", intra_width,
+              "intra", "median", "min", "max", "speedup");
   if (show_peak) std::printf(" %9s", "peak MB");
   std::printf("  outputs\n");
   for (size_t i = 0; i < report.rows.size(); ++i) {
@@ -275,6 +275,7 @@ int BenchCommand(const BenchArgs& args) {
       return Fail(kExitBadInput, s.ToString());
     }
   }
+  MachineNoise machine;
   BenchPlan plan;
   plan.inter_grid = inter_grid;
   plan.intra_grid = intra_grid;
@@ -345,6 +346,11 @@ int BenchCommand(const BenchArgs& args) {
       "best (*): SessionOptions.inter_op_parallelism_threads = %d, "
       "SessionOptions.intra_op_parallelism_threads = %d\n",
       best.inter, best.intra);
+  for (const std::string& line : ExplainReport(
+           *report, AnalyzeShapeAsRun(file->graph),
+           SplitsForExplanation(*report), machine, AutoCpuBudget().threads)) {
+    std::printf("  %s\n", line.c_str());
+  }
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "explain.h"
 #include "weft/weft.h"
 
 namespace weft::cli {
@@ -99,6 +100,8 @@ struct BenchRow {
   int64_t heap_tensors = 0;
   bool outputs_match = true;  // Hashes equal to the first row's.
   std::vector<std::string> hashes;
+  // Which ops that traced Run split across threads (explain.h).
+  SplitProfile splits;
 };
 
 struct BenchReport {

@@ -7,77 +7,9 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "demo_graphs.h"
+#include "explain.h"
 
 namespace weft::cli {
-namespace {
-
-const BenchRow* Find(const BenchReport& report, int inter, int intra) {
-  for (const BenchRow& row : report.rows) {
-    if (row.inter == inter && row.intra == intra) return &row;
-  }
-  return nullptr;
-}
-
-// A few sentences reading the table: the winner, and what inter-op and
-// intra-op parallelism each bought.
-void Explain(const BenchReport& report, int threads) {
-  const BenchRow& best = report.rows[report.best];
-  const BenchRow* serial = Find(report, 1, 1);
-  const BenchRow* inter_only = Find(report, threads, 1);
-  const BenchRow* intra_only = Find(report, 1, threads);
-  std::printf("  Winner: inter = %d, intra = %d (%s", best.inter, best.intra,
-              FormatMs(best.median_ms).c_str());
-  if (serial != nullptr && serial != &best) {
-    std::printf(", %.2fx faster than one thread",
-                serial->median_ms / best.median_ms);
-  }
-  std::printf(")");
-  std::string ties;
-  for (const BenchRow& row : report.rows) {
-    if (&row != &best && row.median_ms <= best.median_ms * 1.03) {
-      ties += (ties.empty() ? "" : ", ") + std::string("inter = ") +
-              std::to_string(row.inter) +
-              " / intra = " + std::to_string(row.intra);
-    }
-  }
-  if (!ties.empty()) std::printf(", tied within 3%% with %s", ties.c_str());
-  std::printf(".\n");
-  constexpr double kGain = 1.10;  // Below this, call it no gain.
-  if (serial != nullptr && inter_only != nullptr && inter_only != serial) {
-    const double gain = serial->median_ms / inter_only->median_ms;
-    if (gain >= kGain) {
-      std::printf(
-          "  Inter-op parallelism alone (inter = %d) gives %.2fx: independent "
-          "nodes (here, the separate branches) run at the same time.\n",
-          threads, gain);
-    } else {
-      std::printf(
-          "  Inter-op parallelism alone (inter = %d) gives %.2fx: nothing to "
-          "overlap, each node needs the one before it.\n",
-          threads, gain);
-    }
-  }
-  if (serial != nullptr && intra_only != nullptr && intra_only != serial) {
-    const double gain = serial->median_ms / intra_only->median_ms;
-    if (gain >= kGain) {
-      std::printf(
-          "  Intra-op parallelism alone (intra = %d) gives %.2fx: the work "
-          "inside each large op (a matrix product) is split across cores.\n",
-          threads, gain);
-    } else {
-      std::printf(
-          "  Intra-op parallelism alone (intra = %d) gives %.2fx: these ops "
-          "are not split (Spin is one serial loop), so extra threads idle.\n",
-          threads, gain);
-    }
-  }
-  bool all_match = true;
-  for (const BenchRow& row : report.rows) all_match &= row.outputs_match;
-  std::printf("  Outputs were %s in every configuration.\n",
-              all_match ? "bitwise identical" : "NOT identical");
-}
-
-}  // namespace
 
 int DemoCommand(const DemoArgs& args) {
   const std::vector<DemoGraph> graphs = DemoGraphs();
@@ -109,6 +41,7 @@ int DemoCommand(const DemoArgs& args) {
       return Fail(kExitRunFailed, s.ToString());
     }
     std::printf("%s\n", demo.title.c_str());
+    MachineNoise machine;
     BenchPlan plan;
     plan.inter_grid = grid;
     plan.intra_grid = grid;
@@ -120,7 +53,15 @@ int DemoCommand(const DemoArgs& args) {
                   "the run failed: " + report.status().ToString());
     }
     PrintBenchTable(*report, /*show_peak=*/false);
-    Explain(*report, threads);
+    for (const std::string& line :
+         ExplainReport(*report, AnalyzeShapeAsRun(demo.graph.graph),
+                       SplitsForExplanation(*report), machine, threads)) {
+      std::printf("  %s\n", line.c_str());
+    }
+    bool all_match = true;
+    for (const BenchRow& row : report->rows) all_match &= row.outputs_match;
+    std::printf("  Outputs were %s in every configuration.\n",
+                all_match ? "bitwise identical" : "NOT identical");
     std::printf("\n");
   }
   std::printf(

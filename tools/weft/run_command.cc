@@ -7,9 +7,9 @@
 
 #include "cli_json.h"
 #include "cli_util.h"
-#include "interrupt.h"
 #include "commands.h"
 #include "config_file.h"
+#include "interrupt.h"
 #include "io/chrome_trace.h"
 #include "weft/npy.h"
 
@@ -114,10 +114,8 @@ int RunCommand(const RunArgs& args) {
           "interrupted after %zu of %d runs: median %s, min %s, max %s "
           "(inter %d, intra %d)\n",
           times_ms.size(), args.repeat, FormatMs(Median(times_ms)).c_str(),
-          FormatMs(*std::min_element(times_ms.begin(), times_ms.end()))
-              .c_str(),
-          FormatMs(*std::max_element(times_ms.begin(), times_ms.end()))
-              .c_str(),
+          FormatMs(*std::min_element(times_ms.begin(), times_ms.end())).c_str(),
+          FormatMs(*std::max_element(times_ms.begin(), times_ms.end())).c_str(),
           (*session)->inter_op_threads(), (*session)->intra_op_threads());
     }
     return kExitInterrupted;
