@@ -282,17 +282,24 @@ TEST(TuneRankTest, MeasuredTiesGoToTheSettingWithFewerThreads) {
   EXPECT_EQ(ChooseMeasured({{{1, 1}, 1.0, {}}}, 2), -1);
 }
 
+// Two Spin branches whose op runs `speedup` times faster on 2 threads,
+// with every setting of the 2-core grid predicted and none measured.
+TuneResult PredictedBranches(double speedup) {
+  TuneResult result;
+  result.profile = BranchesProfile(speedup);
+  result.cores = 2;
+  for (Setting s : TuneGrid(2)) {
+    result.settings.push_back({s, PredictRunMs(result.profile, s, 2), {}});
+  }
+  return result;
+}
+
 // The verdicts agree with the setting chosen: an op that runs 1.8x faster
 // on 2 threads does not make "intra >= 2 pays" true of a choice of intra
 // = 1, nor independent branches "inter >= 2 pays" of inter = 1 (seen in
 // the field: "-> intra >= 2 pays", then intra = 1 chosen).
 TEST(TuneExplainTest, TheVerdictsNeverContradictTheChoice) {
-  TuneResult result;
-  result.profile = BranchesProfile(1.8);
-  result.cores = 2;
-  for (Setting s : TuneGrid(2)) {
-    result.settings.push_back({s, PredictRunMs(result.profile, s, 2), {}});
-  }
+  TuneResult result = PredictedBranches(1.8);
   for (size_t i = 0; i < result.settings.size(); ++i) {
     result.best = static_cast<int>(i);
     const Setting chosen = result.settings[i].setting;
@@ -309,12 +316,7 @@ TEST(TuneExplainTest, TheVerdictsNeverContradictTheChoice) {
 }
 
 TEST(TuneExplainTest, TheExplanationQuotesTheNumbers) {
-  TuneResult result;
-  result.profile = BranchesProfile(1.8);
-  result.cores = 2;
-  for (Setting s : TuneGrid(2)) {
-    result.settings.push_back({s, PredictRunMs(result.profile, s, 2), {}});
-  }
+  TuneResult result = PredictedBranches(1.8);
   result.best = 3;  // (1, 2)
   result.settings[3].measured_ms = 24.5;
   const std::string text = Explain(result);

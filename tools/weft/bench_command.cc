@@ -83,11 +83,14 @@ bool Interrupted(const BenchPlan& plan) {
   return plan.interrupt != nullptr && plan.interrupt->interrupted();
 }
 
-// The settings measured one after the other.
-Status MeasureInSequence(const GraphFile& file, const NamedTensors& feeds,
-                         const BenchPlan& plan,
-                         const std::function<void(int, int)>& show,
-                         std::vector<Trial>* trials) {
+// Makes and warms up the session of each setting in the grid, in order,
+// calling `each` after each one is added to *trials; stops early, with
+// OK, at Ctrl-C.
+Status StartTrials(const GraphFile& file, const NamedTensors& feeds,
+                   const BenchPlan& plan,
+                   const std::function<void(int, int)>& show,
+                   const std::function<Status(Trial&)>& each,
+                   std::vector<Trial>* trials) {
   for (int inter : plan.inter_grid) {
     for (int intra : plan.intra_grid) {
       if (Interrupted(plan)) return Status::OK();
@@ -95,13 +98,26 @@ Status MeasureInSequence(const GraphFile& file, const NamedTensors& feeds,
       WEFT_ASSIGN_OR_RETURN(Trial trial,
                             StartTrial(file, feeds, inter, intra, plan));
       trials->push_back(std::move(trial));
-      for (int i = 0; i < plan.repeat && !Interrupted(plan); ++i) {
-        WEFT_RETURN_IF_ERROR(
-            TimeOnce(file, feeds, plan.run_options, trials->back()));
-      }
+      WEFT_RETURN_IF_ERROR(each(trials->back()));
     }
   }
   return Status::OK();
+}
+
+// The settings measured one after the other.
+Status MeasureInSequence(const GraphFile& file, const NamedTensors& feeds,
+                         const BenchPlan& plan,
+                         const std::function<void(int, int)>& show,
+                         std::vector<Trial>* trials) {
+  return StartTrials(
+      file, feeds, plan, show,
+      [&](Trial& trial) {
+        for (int i = 0; i < plan.repeat && !Interrupted(plan); ++i) {
+          WEFT_RETURN_IF_ERROR(TimeOnce(file, feeds, plan.run_options, trial));
+        }
+        return Status::OK();
+      },
+      trials);
 }
 
 // Every session first, then rounds that run each once.
@@ -109,15 +125,8 @@ Status MeasureInTurns(const GraphFile& file, const NamedTensors& feeds,
                       const BenchPlan& plan,
                       const std::function<void(int, int)>& show,
                       std::vector<Trial>* trials) {
-  for (int inter : plan.inter_grid) {
-    for (int intra : plan.intra_grid) {
-      if (Interrupted(plan)) return Status::OK();
-      show(inter, intra);
-      WEFT_ASSIGN_OR_RETURN(Trial trial,
-                            StartTrial(file, feeds, inter, intra, plan));
-      trials->push_back(std::move(trial));
-    }
-  }
+  WEFT_RETURN_IF_ERROR(StartTrials(
+      file, feeds, plan, show, [](Trial&) { return Status::OK(); }, trials));
   // Each turn re-warms its session with one untimed Run: the first Run
   // after the other sessions' turns finds its threads parked for the
   // whole round and its memory out of the caches, which a session used
