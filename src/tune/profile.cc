@@ -45,6 +45,15 @@ double GraphProfile::SplittingShare() const {
   return split / work_ms;
 }
 
+double GraphProfile::SplitNodeShare() const {
+  if (work_ms <= 0) return 0;
+  double split = 0;
+  for (const NodeProfile& node : nodes) {
+    if (split_nodes.count(node.name)) split += node.serial_ms;
+  }
+  return split / work_ms;
+}
+
 double GraphProfile::OverheadMs(int intra) const {
   return overhead_at.empty() ? overhead_ms : LinearAt(overhead_at, intra);
 }

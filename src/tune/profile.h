@@ -6,6 +6,7 @@
 #define WEFT_SRC_TUNE_PROFILE_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,13 @@ struct GraphProfile {
   bool Splits(const std::string& op) const { return Speedup(op, 2) >= 1.15; }
   // Share of the work in ops that split, 0..1.
   double SplittingShare() const;
+  // The nodes whose work a traced Run at more than one intra-op thread
+  // split over several threads (NodeExecStats::intra_op_shards > 1): what
+  // the kernels do, which a loaded machine does not change, unlike the
+  // speed-ups Splits() reads.
+  std::set<std::string> split_nodes;
+  // Share of the work in those nodes, 0..1: the figure tune prints.
+  double SplitNodeShare() const;
   // The Run's overhead at `intra` threads: overhead_at, linear between the
   // timed counts, the last one's beyond them (overhead_ms when none).
   double OverheadMs(int intra) const;

@@ -294,6 +294,23 @@ TuneResult PredictedBranches(double speedup) {
   return result;
 }
 
+// The printed share of work that splits counts the nodes the kernels split
+// in traced Runs, whatever speed-up a busy machine measured for their op.
+TEST(TuneProfileTest, TheSplitShareCountsTheNodesTheKernelsSplit) {
+  GraphProfile profile = BranchesProfile(1.0);  // No measured speed-up.
+  ASSERT_GE(profile.nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(profile.SplitNodeShare(), 0.0);
+  double split_ms = 0;
+  for (const NodeProfile& node : profile.nodes) {
+    if (node.op == "Spin") {
+      profile.split_nodes.insert(node.name);
+      split_ms += node.serial_ms;
+    }
+  }
+  EXPECT_DOUBLE_EQ(profile.SplitNodeShare(), split_ms / profile.work_ms);
+  EXPECT_DOUBLE_EQ(profile.SplittingShare(), 0.0);  // The speed rule differs.
+}
+
 // The verdicts agree with the setting chosen: an op that runs 1.8x faster
 // on 2 threads does not make "intra >= 2 pays" true of a choice of intra
 // = 1, nor independent branches "inter >= 2 pays" of inter = 1 (seen in

@@ -382,6 +382,11 @@ StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
   result.profile =
       BuildProfile(executed, serial, times_at, run_ms_at, result.machine_cores);
   result.profile.join_inline_ms = options.base.join_inline_cost_ns / 1e6;
+  // At intra > 1, TraceInTurns kept only the nodes that split.
+  for (const auto& [k, at_k] : times_at) {
+    for (const auto& entry : at_k)
+      result.profile.split_nodes.insert(entry.first);
+  }
 
   // Predict the grid.
   for (Setting setting : TuneGrid(result.cores)) {

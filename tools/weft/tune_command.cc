@@ -13,11 +13,17 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "config_file.h"
+#include "explain.h"
 #include "tune/tune_json.h"
 #include "tune/tuner.h"
 
 namespace weft::cli {
 namespace {
+
+// Above these, the machine was busy enough to move the figures: more than
+// three quarters of a CPU's load per CPU, or 5% of the time stolen.
+constexpr double kBusyLoadPerCore = 0.75;
+constexpr double kBusySteal = 0.05;
 
 std::string Cell(const std::optional<double>& ms) {
   return ms ? FormatMs(*ms) : "-";
@@ -55,15 +61,25 @@ void PrintSettingFor(const tune::Setting& s) {
   }
 }
 
-void PrintResult(const std::string& graph, const tune::TuneResult& result) {
+void PrintResult(const std::string& graph, const tune::TuneResult& result,
+                 const MachineNoise& machine) {
   const tune::GraphProfile& p = result.profile;
   std::printf("%s: profiled on %d cores\n", graph.c_str(),
               result.machine_cores);
+  // The machine's own noise over the tune, and a warning where it is busy
+  // enough to move the figures.
+  const bool busy = machine.load_per_core() > kBusyLoadPerCore ||
+                    machine.steal_share() > kBusySteal;
+  std::printf("  noise: %s%s\n", machine.Describe().c_str(),
+              busy ? " -- the machine is busy: the timings below may be off "
+                     "by more than usual; rerun when it is idle, or compare "
+                     "settings in turns (weft bench --in-turns)"
+                   : "");
   std::printf(
       "  work %s, critical path %s, parallelism %.2f; %.0f%% of the work in "
-      "ops that split\n",
+      "ops that split (split by the kernels in traced Runs)\n",
       FormatMs(p.work_ms).c_str(), FormatMs(p.span_ms).c_str(), p.parallelism(),
-      100 * p.SplittingShare());
+      100 * p.SplitNodeShare());
   std::string path;
   for (size_t i = 0; i < p.critical_path.size(); ++i) {
     if (i == 6 && p.critical_path.size() > 8) {
@@ -178,6 +194,7 @@ Status Plot(const std::string& json, const std::string& file) {
 }  // namespace
 
 int TuneCommand(const TuneArgs& args) {
+  const MachineNoise machine;  // Load and steal over the whole tune.
   if (args.cores && (*args.cores < 1 || *args.cores > kMaxThreads)) {
     return Fail(kExitBadInput, "--cores " + std::to_string(*args.cores) +
                                    " is out of range: 1 to " +
@@ -242,7 +259,7 @@ int TuneCommand(const TuneArgs& args) {
   if (args.json) {
     std::printf("%s\n", tune::TuneResultJson(args.graph, *result).c_str());
   } else {
-    PrintResult(args.graph, *result);
+    PrintResult(args.graph, *result, machine);
   }
   return kExitOk;
 }
