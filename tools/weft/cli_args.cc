@@ -94,6 +94,11 @@ Status ApplyFlags(const FlagText& flags, BenchArgs* args) {
 }
 
 Status ApplyFlags(const FlagText& flags, DemoArgs* args) {
+  if (!flags.timeout_ms.empty()) {
+    WEFT_ASSIGN_OR_RETURN(args->timeout_ms,
+                          ParseFlag("--timeout-ms", flags.timeout_ms, 0,
+                                    int64_t{1} << 40, " (0: none)"));
+  }
   return ParseInto("--repeat", flags.repeat, 1, 1000, &args->repeat);
 }
 

@@ -85,6 +85,7 @@ int OpsCommand(const OpsArgs& args);
 struct DemoArgs {
   std::string write_examples_dir;
   int repeat = 5;
+  int64_t timeout_ms = 0;  // Per Run; 0: none.
 };
 int DemoCommand(const DemoArgs& args);
 

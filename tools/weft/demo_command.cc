@@ -47,6 +47,7 @@ int DemoCommand(const DemoArgs& args) {
     plan.intra_grid = grid;
     plan.warmup = 1;
     plan.repeat = args.repeat;
+    plan.run_options.timeout_ms = args.timeout_ms;
     auto report = BenchGraph(demo.graph, feeds, plan);
     if (!report.ok()) {
       return Fail(kExitRunFailed,

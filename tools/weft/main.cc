@@ -164,6 +164,8 @@ int main(int argc, char** argv) {
       "demo", "the thread-configuration experiment on built-in graphs");
   demo_cmd->add_option("--write-examples", demo.write_examples_dir,
                        "write the demo graphs as files into DIR");
+  demo_cmd->add_option("--timeout-ms", demo_flags.timeout_ms,
+                       "deadline per Run (default: none)");
   demo_cmd->add_option("--repeat", demo_flags.repeat,
                        "timed runs per setting (default 5)");
 
