@@ -1,4 +1,4 @@
-#include "runtime/pools.h"
+#include "session/pools.h"
 
 #include <algorithm>
 #include <map>

@@ -1,8 +1,8 @@
 // Which thread pools a session runs on: the process-wide pools (created by
 // the first session that shares them, as in TensorFlow), pools of its own,
 // or named pools shared process-wide (threading/process_threading.h).
-#ifndef WEFT_SRC_RUNTIME_POOLS_H_
-#define WEFT_SRC_RUNTIME_POOLS_H_
+#ifndef WEFT_SRC_SESSION_POOLS_H_
+#define WEFT_SRC_SESSION_POOLS_H_
 
 #include <memory>
 #include <string>
@@ -36,4 +36,4 @@ StatusOr<SessionPools> AcquireSessionPools(const SessionOptions& options);
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_RUNTIME_POOLS_H_
+#endif  // WEFT_SRC_SESSION_POOLS_H_

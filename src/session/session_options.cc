@@ -1,4 +1,4 @@
-#include "runtime/session_options.h"
+#include "session/session_options.h"
 
 #include <algorithm>
 #include <cmath>

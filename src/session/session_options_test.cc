@@ -1,4 +1,4 @@
-#include "runtime/session_options.h"
+#include "session/session_options.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

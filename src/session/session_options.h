@@ -1,6 +1,6 @@
 // Every check of a SessionOptions, in one place.
-#ifndef WEFT_SRC_RUNTIME_SESSION_OPTIONS_H_
-#define WEFT_SRC_RUNTIME_SESSION_OPTIONS_H_
+#ifndef WEFT_SRC_SESSION_SESSION_OPTIONS_H_
+#define WEFT_SRC_SESSION_SESSION_OPTIONS_H_
 
 #include "weft/options.h"
 #include "weft/status.h"
@@ -15,4 +15,4 @@ Status ValidateSessionOptions(const SessionOptions& options);
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_RUNTIME_SESSION_OPTIONS_H_
+#endif  // WEFT_SRC_SESSION_SESSION_OPTIONS_H_

@@ -1,6 +1,6 @@
 // Process-wide threading settings: setters, getters, environment,
 // precedence, sharing of the global pools, named pools.
-#include "runtime/pools.h"
+#include "session/pools.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
