@@ -160,6 +160,10 @@ SplitProfile ProfileSplits(const RunMetadata& traced) {
 
 MachineNoise::MachineNoise() {
   std::tie(steal_start_, total_start_) = CpuTimes();
+  double load = 0;
+  std::ifstream("/proc/loadavg") >> load;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  load_per_core_ = cpus > 0 ? load / cpus : load;
 }
 
 double MachineNoise::steal_share() const {
@@ -168,16 +172,9 @@ double MachineNoise::steal_share() const {
   return spent > 0 ? static_cast<double>(steal - steal_start_) / spent : 0;
 }
 
-double MachineNoise::load_per_core() const {
-  double load = 0;
-  std::ifstream("/proc/loadavg") >> load;
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return cpus > 0 ? load / cpus : load;
-}
-
 std::string MachineNoise::Describe() const {
   char text[96];
-  std::snprintf(text, sizeof(text), "load %.2f per CPU, steal %s",
+  std::snprintf(text, sizeof(text), "load %.2f per CPU before, steal %s",
                 load_per_core(), Percent(steal_share()).c_str());
   return text;
 }

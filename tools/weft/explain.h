@@ -42,18 +42,20 @@ struct SplitProfile {
 };
 SplitProfile ProfileSplits(const RunMetadata& traced);
 
-// The machine's state over a measurement: load average per core and the
-// share of CPU time the hypervisor took (steal).
+// The machine's state around a measurement: the load average per CPU when
+// it started (read before weft's own Runs add to it) and the share of CPU
+// time the hypervisor took since (steal).
 class MachineNoise {
  public:
-  MachineNoise();  // Starts the steal count.
-  // "load 0.4 per core, steal 0%"; the steal since construction.
+  MachineNoise();  // Reads the load; starts the steal count.
+  // "load 0.40 per CPU, steal 0%".
   std::string Describe() const;
   double steal_share() const;
-  double load_per_core() const;
+  double load_per_core() const { return load_per_core_; }
 
  private:
   long long steal_start_ = 0, total_start_ = 0;
+  double load_per_core_ = 0;
 };
 
 // The relative difference below which two medians are a tie: the median
