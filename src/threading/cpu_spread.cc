@@ -1,5 +1,4 @@
 #include "threading/cpu_spread.h"
-#include "weft/warnings.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -10,6 +9,8 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+
+#include "weft/warnings.h"
 
 namespace weft::internal {
 namespace {
@@ -82,9 +83,9 @@ bool IsZeroOrOne(const char* value) {
 bool CpuSpreadWanted(const char* value) {
   if (value == nullptr) return true;
   if (IsZeroOrOne(value)) return value[0] == '1';
-  EmitWarning(WarningCategory::kConfiguration,
-              std::string("ignoring WEFT_CPU_SPREAD=") + value +
-                  " (expected 0 or 1)");
+  EmitWarning(
+      WarningCategory::kConfiguration,
+      std::string("ignoring WEFT_CPU_SPREAD=") + value + " (expected 0 or 1)");
   return true;
 }
 
