@@ -30,6 +30,10 @@ const char* ModelFormatName(ModelFormat format);
 // above.
 ModelFormat DetectModelFormat(std::string_view bytes);
 
+// The format of the file at `path`, read from its first bytes; errors carry
+// the system's reason for a file that cannot be read.
+StatusOr<ModelFormat> DetectModelFileFormat(const std::string& path);
+
 // Loads `path` in the format its content has. A weft JSON graph comes back
 // as an OnnxModel whose `file` holds it and whose inputs, outputs and
 // metadata are empty (the graph's placeholders are its inputs). Errors

@@ -52,9 +52,14 @@ ModelFormat DetectModelFormat(std::string_view bytes) {
                                              : ModelFormat::kOnnx;
 }
 
-StatusOr<OnnxModel> LoadModel(const std::string& path) {
+StatusOr<ModelFormat> DetectModelFileFormat(const std::string& path) {
   WEFT_ASSIGN_OR_RETURN(std::string start, ReadStart(path));
-  const ModelFormat by_content = DetectModelFormat(start);
+  return DetectModelFormat(start);
+}
+
+StatusOr<OnnxModel> LoadModel(const std::string& path) {
+  WEFT_ASSIGN_OR_RETURN(const ModelFormat by_content,
+                        DetectModelFileFormat(path));
   StatusOr<OnnxModel> model = LoadAs(by_content, path);
   if (model.ok()) return model;
   // Neither format fits: say what the extension promised, when it names

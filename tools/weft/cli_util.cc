@@ -33,15 +33,11 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-namespace {
-
 bool HasExtension(const std::string& path, const char* ext) {
   const std::string e = ext;
   return path.size() >= e.size() &&
          path.compare(path.size() - e.size(), e.size(), e) == 0;
 }
-
-}  // namespace
 
 std::string Model::NameOf(const std::string& tensor) const {
   for (const auto& [name, t] : tensor_of) {
@@ -117,13 +113,13 @@ std::string FileNameFor(std::string name) {
   return name;
 }
 
-namespace {
-
 std::string NodeOf(const std::string& tensor_name) {
   std::string name = tensor_name;
   if (!name.empty() && name[0] == '^') name = name.substr(1);
   return name.substr(0, name.find(':'));
 }
+
+namespace {
 
 // Placeholders reachable from the fetches, not looking behind fed nodes.
 std::vector<const NodeDef*> NeededPlaceholders(

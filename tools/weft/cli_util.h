@@ -60,6 +60,12 @@ class ProgressLine {
   int64_t start_ns_;
 };
 
+// Whether `path` ends in `ext` (".pb", ".json").
+bool HasExtension(const std::string& path, const char* ext);
+
+// The node a tensor name or control input names: "n:1" and "^n" -> "n".
+std::string NodeOf(const std::string& tensor_name);
+
 // A duration in ms with three significant digits and a unit that keeps
 // them: "412 µs", "41.3 ms", "4.13 s".
 std::string FormatMs(double ms);

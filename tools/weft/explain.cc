@@ -21,12 +21,6 @@ bool IsComputeNode(const NodeDef& node) {
   return node.op != "Placeholder" && node.op != "Const" && node.op != "NoOp";
 }
 
-std::string NodeOfInput(const std::string& input) {
-  std::string name = input;
-  if (!name.empty() && name[0] == '^') name = name.substr(1);
-  return name.substr(0, name.find(':'));
-}
-
 // The "cpu" line of /proc/stat: (steal, total) jiffies; zeros where absent.
 std::pair<long long, long long> CpuTimes() {
   std::ifstream in("/proc/stat");
@@ -92,7 +86,7 @@ GraphShape AnalyzeShape(const Graph& graph) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       int before = 0;
       for (const std::string& input : nodes[i].inputs) {
-        auto it = index.find(NodeOfInput(input));
+        auto it = index.find(NodeOf(input));
         if (it != index.end() && it->second != static_cast<int>(i)) {
           before = std::max(before, depth[it->second]);
         }

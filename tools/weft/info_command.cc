@@ -154,22 +154,11 @@ int GraphInfo(const std::string& path, bool json) {
 
 int ModelInfo(const std::string& path, bool json) {
   // The format comes from the content (weft/model.h), not the name.
-  if (Status readable = CheckReadableFile(path, path + ": cannot open");
-      !readable.ok()) {
-    return Fail(kExitBadInput, readable.ToString());
-  }
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::string start(4096, '\0');
-    in.read(start.data(), static_cast<std::streamsize>(start.size()));
-    start.resize(static_cast<size_t>(in.gcount()));
-    if (DetectModelFormat(start) == ModelFormat::kWeftJson) {
-      return GraphInfo(path, json);
-    }
-  }
+  const StatusOr<ModelFormat> format = DetectModelFileFormat(path);
+  if (!format.ok()) return Fail(kExitBadInput, format.status().ToString());
+  if (*format == ModelFormat::kWeftJson) return GraphInfo(path, json);
   auto model = InspectOnnxModel(path);
-  if (!model.ok() && path.size() > 5 &&
-      path.compare(path.size() - 5, 5, ".json") == 0) {
+  if (!model.ok() && HasExtension(path, ".json")) {
     return GraphInfo(path, json);  // Its JSON error, as the name promised.
   }
   if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
