@@ -4,6 +4,7 @@
 
 #include "weft/attr.h"
 #include "weft/container.h"
+#include "weft/dtype_dispatch.h"
 #include "weft/file_status.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"

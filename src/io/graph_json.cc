@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "framework/suggest.h"
-#include "ops/op_util.h"
+#include "weft/dtype_dispatch.h"
 #include "weft/file_status.h"
 #include "weft/graph_io.h"
 #include "weft/npy.h"
@@ -350,7 +350,7 @@ class AttrReader {
       return AttrValue(std::move(tensor));
     }
     WEFT_RETURN_IF_ERROR(
-        internal::DispatchDtype(dtype, [&](auto zero) -> Status {
+        DispatchDtype(dtype, [&](auto zero) -> Status {
           using T = decltype(zero);
           T* out = tensor.data<T>();
           for (size_t i = 0; i < values.size(); ++i) {
@@ -486,7 +486,7 @@ OJson TensorOJson(const Tensor& t) {
                  {"shape", t.shape().dims()},
                  {"values", values}};
   }
-  internal::DispatchDtype(t.dtype(), [&](auto zero) {
+  DispatchDtype(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
     for (int64_t i = 0; i < t.NumElements(); ++i) {
       if constexpr (std::is_same_v<T, Float16>) {

@@ -1,7 +1,7 @@
 // If, Loop and Scan: ONNX's control flow, as nodes that call subgraphs
 // (kGraph attributes, weft/graph.h's Subgraph). Each subgraph is compiled
 // once, when its node is, and every run of it goes through the executor on
-// the pools of the calling Run (runtime/subgraph_run.h): independent body
+// the pools of the calling Run (runtime/kernel_services.h): independent body
 // nodes overlap on the inter-op pool, body kernels split over the intra-op
 // pool, and a loop on a one-thread inter-op pool still completes because
 // the waiting thread runs the body's nodes itself.
@@ -14,8 +14,7 @@
 #include <limits>
 
 #include "framework/op_registry_impl.h"
-#include "runtime/node_run.h"
-#include "runtime/subgraph_run.h"
+#include "runtime/kernel_services.h"
 #include "weft/container.h"
 
 namespace weft::internal {
@@ -180,7 +179,7 @@ class Stacker {
 
 int64_t StackLimitBytes(KernelContext& ctx) {
   const int64_t session_limit =
-      KernelContextInternal::run_state(ctx).config().memory_limit_bytes;
+      SessionMemoryLimitBytes(ctx);
   return session_limit > 0 ? session_limit : DefaultStackLimitBytes();
 }
 

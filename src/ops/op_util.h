@@ -6,49 +6,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "weft/dtype_dispatch.h"
 #include "weft/kernel.h"
 #include "weft/op_registry.h"
 #include "weft/status.h"
 #include "weft/tensor.h"
 
 namespace weft::internal {
-
-// Calls fn(T{}) with the C++ type T of `dtype`.
-template <class Fn>
-decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
-  // Signatures keep strings from ops that do not list them (signature.cc).
-  WEFT_CHECK(!IsListedOnlyType(dtype),
-             "DispatchDtype of a string or bfloat16 tensor");
-  switch (dtype) {
-    case DataType::kFloat32:
-      return fn(float{});
-    case DataType::kFloat64:
-      return fn(double{});
-    case DataType::kInt32:
-      return fn(int32_t{});
-    case DataType::kInt64:
-      return fn(int64_t{});
-    case DataType::kFloat16:
-      return fn(Float16{});
-    case DataType::kInt8:
-      return fn(int8_t{});
-    case DataType::kUInt8:
-      return fn(uint8_t{});
-    case DataType::kInt16:
-      return fn(int16_t{});
-    case DataType::kUInt16:
-      return fn(uint16_t{});
-    case DataType::kUInt32:
-      return fn(uint32_t{});
-    case DataType::kUInt64:
-      return fn(uint64_t{});
-    case DataType::kBool:
-    case DataType::kString:
-    case DataType::kBFloat16:
-      break;
-  }
-  return fn(bool{});
-}
 
 // fn(float{}) or fn(double{}) for a float32 or float64 dtype: for ops
 // whose signature allows those two alone.

@@ -16,9 +16,8 @@
 #include <deque>
 
 #include "framework/op_registry_impl.h"
-#include "runtime/core_budget.h"
-#include "runtime/node_run.h"
-#include "runtime/resources.h"
+#include "framework/resources.h"
+#include "runtime/kernel_services.h"
 #include "threading/mutex.h"
 
 namespace weft::internal {
@@ -60,7 +59,7 @@ class FifoQueue final : public Resource {
       }
     }
     MutexLock lock(mu_);
-    CoreBudget::Waiting waiting;  // A waiting kernel holds no core.
+    CoreReleasedWhileBlocked blocked;  // A waiting kernel holds no core.
     while (!closed_ && def_.capacity >= 0 &&
            static_cast<int64_t>(elements_.size()) >= def_.capacity) {
       WEFT_RETURN_IF_ERROR(WaitForChange(ctx, lock, "enqueue to"));
@@ -75,7 +74,7 @@ class FifoQueue final : public Resource {
 
   StatusOr<std::vector<Tensor>> Dequeue(KernelContext& ctx) {
     MutexLock lock(mu_);
-    CoreBudget::Waiting waiting;
+    CoreReleasedWhileBlocked blocked;
     while (!closed_ && elements_.empty()) {
       WEFT_RETURN_IF_ERROR(WaitForChange(ctx, lock, "dequeue from"));
     }
@@ -164,7 +163,7 @@ class QueueKernel : public OpKernel {
 
  protected:
   StatusOr<std::shared_ptr<FifoQueue>> GetQueue(KernelContext& ctx) const {
-    ResourceMgr* resources = KernelContextInternal::resources(ctx);
+    ResourceMgr* resources = SessionResources(ctx);
     if (resources == nullptr) {
       return FailedPreconditionError("queues need a session");
     }

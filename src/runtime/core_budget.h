@@ -33,8 +33,8 @@ class CoreBudget {
   // The opposite, for a kernel that blocks: it gives its core back.
   class Waiting {
    public:
-    Waiting() { running_.fetch_sub(1, std::memory_order_seq_cst); }
-    ~Waiting() { running_.fetch_add(1, std::memory_order_relaxed); }
+    Waiting() { GiveBackCore(); }
+    ~Waiting() { TakeBackCore(); }
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
   };
@@ -47,6 +47,17 @@ class CoreBudget {
   static int running() { return running_.load(std::memory_order_seq_cst); }
 
  private:
+  // The scope kernels use through runtime/kernel_services.h.
+  friend class CoreReleasedWhileBlocked;
+  // seq_cst, as ~Running: a core given back pairs with a late helper's
+  // advertisement.
+  static void GiveBackCore() {
+    running_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  static void TakeBackCore() {
+    running_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   static std::atomic<int> running_;
 };
 

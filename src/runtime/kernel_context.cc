@@ -8,6 +8,7 @@
 #include "framework/node_context.h"
 #include "runtime/clock.h"
 #include "runtime/core_budget.h"
+#include "runtime/kernel_services.h"
 #include "runtime/node_run.h"
 #include "threading/parallel_for_internal.h"
 #include "weft/kernel.h"
@@ -258,5 +259,27 @@ internal::ResourceMgr* KernelContextInternal::resources(
     const KernelContext& ctx) {
   return ctx.run_->run->config().resources;
 }
+
+namespace internal {
+
+ResourceMgr* SessionResources(const KernelContext& ctx) {
+  return KernelContextInternal::resources(ctx);
+}
+
+int64_t SessionMemoryLimitBytes(const KernelContext& ctx) {
+  return KernelContextInternal::run_state(ctx).config().memory_limit_bytes;
+}
+
+// The budget counts running kernels in one process-wide counter, so the
+// scope needs no state of its own.
+CoreReleasedWhileBlocked::CoreReleasedWhileBlocked() {
+  CoreBudget::GiveBackCore();
+}
+
+CoreReleasedWhileBlocked::~CoreReleasedWhileBlocked() {
+  CoreBudget::TakeBackCore();
+}
+
+}  // namespace internal
 
 }  // namespace weft

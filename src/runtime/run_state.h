@@ -16,7 +16,7 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
 #include "runtime/memory_plan.h"
-#include "runtime/resources.h"
+#include "framework/resources.h"
 #include "threading/mutex.h"
 #include "threading/task.h"
 #include "weft/options.h"
@@ -73,7 +73,7 @@ class RunState {
     double inline_node_cost_ns = 0;
     double join_inline_cost_ns = 0;  // SessionOptions' field.
     // When the Run must end. Its waiter enforces it; a subgraph run inside
-    // a kernel (runtime/subgraph_run.h) checks it between runs, and passes
+    // a kernel (runtime/kernel_services.h) checks it between runs, and passes
     // it on to a nested Run in the calling thread, whose waiter is busy.
     std::optional<RunDeadline> deadline;
     // SessionOptions::enable_mem_pattern: intermediate tensors go into an

@@ -1,8 +1,9 @@
-#include "runtime/subgraph_run.h"
-
 #include <set>
 
+#include "runtime/compiled_graph.h"
+#include "runtime/execution_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_services.h"
 #include "runtime/node_run.h"
 #include "runtime/run_state.h"
 #include "weft/check.h"
@@ -62,6 +63,14 @@ StatusOr<std::unique_ptr<CompiledSubgraph>> CompiledSubgraph::Compile(
   if (!plan.ok()) return plan.status().WithContext(what);
   compiled->plan_ = *std::move(plan);
   return compiled;
+}
+
+int CompiledSubgraph::num_inputs() const {
+  return static_cast<int>(plan_->feeds.size());
+}
+
+int CompiledSubgraph::num_outputs() const {
+  return static_cast<int>(plan_->fetches.size());
 }
 
 DataType CompiledSubgraph::output_dtype(int i) const {

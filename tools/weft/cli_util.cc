@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "cli_json.h"
-#include "ops/op_util.h"
+#include "weft/dtype_dispatch.h"
 #include "weft/container.h"
 #include "weft/npy.h"
 
@@ -303,7 +303,7 @@ Status AddRandomFeeds(const GraphFile& file,
     for (int64_t i = 0; i < value.NumElements(); ++i) {
       const double unit = static_cast<double>(next() >> 11) * 0x1p-53;
       // Floats in [-1, 1), integers in [-100, 100) ([0, 200) unsigned).
-      internal::DispatchDtype(*dtype, [&](auto zero) {
+      DispatchDtype(*dtype, [&](auto zero) {
         using T = decltype(zero);
         T& out = value.data<T>()[i];
         if constexpr (std::is_same_v<T, bool>) {

@@ -18,7 +18,7 @@
 
 #include "io/onnx/onnx_ops.h"
 #include "io/onnx/tensor_proto.h"
-#include "runtime/subgraph_run.h"
+#include "runtime/kernel_services.h"
 #include "weft/file_status.h"
 #include "weft/onnx.h"
 

@@ -1,7 +1,7 @@
 // Named resources of a session (FIFO queues), shared by every Run of it and
 // destroyed with it.
-#ifndef WEFT_SRC_RUNTIME_RESOURCES_H_
-#define WEFT_SRC_RUNTIME_RESOURCES_H_
+#ifndef WEFT_SRC_FRAMEWORK_RESOURCES_H_
+#define WEFT_SRC_FRAMEWORK_RESOURCES_H_
 
 #include <functional>
 #include <map>
@@ -48,4 +48,4 @@ class ResourceMgr {
 
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_RUNTIME_RESOURCES_H_
+#endif  // WEFT_SRC_FRAMEWORK_RESOURCES_H_

@@ -1,8 +1,18 @@
-// Subgraphs run from inside a kernel (If's branches, Loop's and Scan's
-// bodies): compiled once, with the node that calls them, and run on the
-// pools of the calling node's Run under the same core budget.
-#ifndef WEFT_SRC_RUNTIME_SUBGRAPH_RUN_H_
-#define WEFT_SRC_RUNTIME_SUBGRAPH_RUN_H_
+// What the floors below the runtime may use of it: the one runtime header
+// that kernels (src/ops/) and the ONNX importer (src/io/) include
+// (tests/layering/check_floors.py). It offers what a kernel needs of the Run
+// it executes in beyond its KernelContext:
+//   - subgraphs run from inside a kernel (If's branches, Loop's, Scan's and
+//     SequenceMap's bodies): compiled once, with the node that calls them,
+//     and run on the pools of the calling node's Run under the same core
+//     budget; the importer compiles them too, to learn their output dtypes;
+//   - the session's named resources (queues);
+//   - the session's memory limit;
+//   - giving the kernel's core back while it blocks.
+// Everything else of the runtime stays behind this header, so a change to
+// the executor, the run state or the plan rebuilds no kernel.
+#ifndef WEFT_SRC_RUNTIME_KERNEL_SERVICES_H_
+#define WEFT_SRC_RUNTIME_KERNEL_SERVICES_H_
 
 #include <cstdint>
 #include <memory>
@@ -10,13 +20,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/compiled_graph.h"
-#include "runtime/execution_plan.h"
 #include "weft/graph.h"
 #include "weft/kernel.h"
 
 namespace weft::internal {
 
+class CompiledGraph;
+struct ExecutionPlan;
+class ResourceMgr;
 class RunState;
 
 // A Subgraph bound to the dtypes of the node that calls it, compiled, with
@@ -36,8 +47,8 @@ class CompiledSubgraph {
       const Subgraph& subgraph, std::span<const Binding> inputs,
       const std::string& what);
 
-  int num_inputs() const { return static_cast<int>(plan_->feeds.size()); }
-  int num_outputs() const { return static_cast<int>(plan_->fetches.size()); }
+  int num_inputs() const;
+  int num_outputs() const;
   DataType output_dtype(int i) const;
   const PartialShape& output_shape(int i) const;
   const std::string& what() const { return what_; }
@@ -74,6 +85,27 @@ class SubgraphRunner {
   std::unique_ptr<RunState> run_;  // Kept between successful runs.
 };
 
+// The named resources (framework/resources.h) of the session running the
+// kernel; null outside a session.
+ResourceMgr* SessionResources(const KernelContext& ctx);
+
+// The session's memory limit in bytes (SessionOptions::memory_limit_bytes);
+// 0 where it sets none.
+int64_t SessionMemoryLimitBytes(const KernelContext& ctx);
+
+// For its lifetime, the calling kernel holds no core of the core budget
+// (runtime/core_budget.h): a kernel that blocks on something other than
+// KernelContext::WaitFor (a queue's condition variable) takes one, so that
+// the intra-op work of other kernels may use the core it is not using.
+class CoreReleasedWhileBlocked {
+ public:
+  CoreReleasedWhileBlocked();
+  ~CoreReleasedWhileBlocked();
+  CoreReleasedWhileBlocked(const CoreReleasedWhileBlocked&) = delete;
+  CoreReleasedWhileBlocked& operator=(const CoreReleasedWhileBlocked&) =
+      delete;
+};
+
 }  // namespace weft::internal
 
-#endif  // WEFT_SRC_RUNTIME_SUBGRAPH_RUN_H_
+#endif  // WEFT_SRC_RUNTIME_KERNEL_SERVICES_H_
