@@ -13,8 +13,8 @@
 #include "convert.h"
 #include "graph_binding.h"
 #include "interrupt.h"
-#include "io/chrome_trace.h"
 #include "model_source.h"
+#include "weft/chrome_trace.h"
 
 namespace weft::python {
 namespace {
@@ -170,9 +170,7 @@ class PySession {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw py::error_already_set();
     }
-    if (status.code() == StatusCode::kNotFound ||
-        (by_tensor && status.code() == StatusCode::kInvalidArgument &&
-         status.message().find("does not exist") != std::string::npos)) {
+    if (status.code() == StatusCode::kNotFound) {
       // An unknown fetch or feed name (TensorFlow raises KeyError too).
       throw py::key_error(status.ToString());
     }
@@ -318,7 +316,7 @@ void BindSession(py::module_& m) {
              return out;
            })
       .def("to_chrome_trace",
-           [](const RunMetadata& md) { return internal::ChromeTraceJson(md); });
+           [](const RunMetadata& md) { return ChromeTraceJson(md); });
 
   py::class_<PySession>(m, "_Session")
       .def(py::init<py::object, const SessionOptions&>())

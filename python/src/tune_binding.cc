@@ -4,8 +4,7 @@
 #include "convert.h"
 #include "graph_binding.h"
 #include "model_source.h"
-#include "tune/tune_json.h"
-#include "tune/tuner.h"
+#include "weft/tune.h"
 
 namespace weft::python {
 namespace {

@@ -1,9 +1,9 @@
-#include "io/chrome_trace.h"
+#include "weft/chrome_trace.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
 
-namespace weft::internal {
+namespace weft {
 
 std::string ChromeTraceJson(const RunMetadata& metadata) {
   using Json = nlohmann::json;
@@ -62,4 +62,4 @@ std::string ChromeTraceJson(const RunMetadata& metadata) {
   return trace.dump(1) + "\n";
 }
 
-}  // namespace weft::internal
+}  // namespace weft

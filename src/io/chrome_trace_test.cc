@@ -1,4 +1,4 @@
-#include "io/chrome_trace.h"
+#include "weft/chrome_trace.h"
 
 #include <gtest/gtest.h>
 

@@ -349,17 +349,16 @@ class AttrReader {
       }
       return AttrValue(std::move(tensor));
     }
-    WEFT_RETURN_IF_ERROR(
-        DispatchDtype(dtype, [&](auto zero) -> Status {
-          using T = decltype(zero);
-          T* out = tensor.data<T>();
-          for (size_t i = 0; i < values.size(); ++i) {
-            const std::optional<T> value = FittingValue<T>(values[i]);
-            if (!value) return BadTensorValue(values[i], i, dtype);
-            out[i] = *value;
-          }
-          return Status::OK();
-        }));
+    WEFT_RETURN_IF_ERROR(DispatchDtype(dtype, [&](auto zero) -> Status {
+      using T = decltype(zero);
+      T* out = tensor.data<T>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        const std::optional<T> value = FittingValue<T>(values[i]);
+        if (!value) return BadTensorValue(values[i], i, dtype);
+        out[i] = *value;
+      }
+      return Status::OK();
+    }));
     return AttrValue(std::move(tensor));
   }
 

@@ -178,8 +178,7 @@ class Stacker {
 };
 
 int64_t StackLimitBytes(KernelContext& ctx) {
-  const int64_t session_limit =
-      SessionMemoryLimitBytes(ctx);
+  const int64_t session_limit = SessionMemoryLimitBytes(ctx);
   return session_limit > 0 ? session_limit : DefaultStackLimitBytes();
 }
 

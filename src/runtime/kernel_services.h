@@ -102,8 +102,7 @@ class CoreReleasedWhileBlocked {
   CoreReleasedWhileBlocked();
   ~CoreReleasedWhileBlocked();
   CoreReleasedWhileBlocked(const CoreReleasedWhileBlocked&) = delete;
-  CoreReleasedWhileBlocked& operator=(const CoreReleasedWhileBlocked&) =
-      delete;
+  CoreReleasedWhileBlocked& operator=(const CoreReleasedWhileBlocked&) = delete;
 };
 
 }  // namespace weft::internal

@@ -25,23 +25,6 @@
 
 namespace weft::tune {
 
-struct Setting {
-  int inter = 1;  // -1, 0 (auto) or a count.
-  int intra = 1;  // 0 (auto) or a count, the op's own thread included.
-
-  friend bool operator==(const Setting&, const Setting&) = default;
-  friend auto operator<=>(const Setting&, const Setting&) = default;
-};
-
-// One node of a Run's timeline: when it ran (ms from the Run's start) and
-// on which inter-op worker (or thread) it ran.
-struct TimelineEntry {
-  int node = 0;  // Index into GraphProfile::nodes.
-  double start_ms = 0;
-  double end_ms = 0;
-  int lane = 0;
-};
-
 // Predicted wall time (ms) of one Run of the profiled graph with `setting`
 // on a machine of `cores` cores; with `timeline`, also when each node would
 // run.

@@ -1,6 +1,6 @@
-#include "tune/tune_json.h"
-
 #include <nlohmann/json.hpp>
+
+#include "weft/tune.h"
 
 namespace weft::tune {
 namespace {

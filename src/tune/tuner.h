@@ -10,52 +10,10 @@
 
 #include "tune/profile.h"
 #include "tune/simulate.h"
+#include "weft/tune.h"
 #include "weft/weft.h"
 
 namespace weft::tune {
-
-struct TuneOptions {
-  // Predict for a machine of this many cores (default: this one's CPU
-  // budget). Another count than this machine's is a prediction only:
-  // nothing is measured.
-  std::optional<int> cores;
-  // Traced Runs per profiled setting (medians), taken in turns across them.
-  int profile_runs = 9;
-  // Timed Runs per timed setting (medians), taken in turns across them.
-  int measure_runs = 9;
-  int warmup = 2;
-  // Settings timed to confirm, beyond the (1, k) ones the profile timed:
-  // at most this many, and the timed ones at most half the grid.
-  int confirm = 3;
-  int64_t timeout_ms = 60000;  // Per Run, profile and confirmation alike.
-  SessionOptions base;         // Everything but the thread counts.
-};
-
-struct SettingResult {
-  Setting setting;
-  double predicted_ms = 0;
-  std::optional<double> measured_ms;  // Only for timed settings.
-};
-
-struct TuneResult {
-  GraphProfile profile;
-  int cores = 1;          // Predicted for.
-  int machine_cores = 1;  // This machine's budget, where it was measured.
-  bool measured = false;  // False for a --cores prediction.
-  std::vector<SettingResult> settings;  // The grid, in grid order.
-  int best = 0;  // Index into settings: best measured, else
-                 // best predicted.
-  std::string explanation;
-  // One Run at the best setting: traced when measured, else as predicted.
-  std::vector<TimelineEntry> timeline;
-  bool timeline_measured = false;
-};
-
-// Runs the profile, predictions and confirmation. Errors: a graph or feed
-// that does not run (with the Run's error), a Run past options.timeout_ms,
-// cores outside 1 ... kMaxThreads.
-StatusOr<TuneResult> TuneGraph(const GraphFile& file, const NamedTensors& feeds,
-                               const TuneOptions& options);
 
 // Indices of `settings` from the one to time first to the last: by
 // predicted time, except that settings predicted within kTieFraction of the

@@ -58,16 +58,6 @@ PENDING = {
     ("src/optimize/nhwc_layout.cc", "ops/conv_window.h"),
     ("src/optimize/nhwc_layout.cc", "ops/fused_activation.h"),
     ("src/optimize/nhwc_layout.cc", "ops/nhwc_ops.h"),
-    # The CLI and Python, to use public headers (weft/tune.h, weft/model.h).
-    ("python/src/session_binding.cc", "io/chrome_trace.h"),
-    ("python/src/tune_binding.cc", "tune/tune_json.h"),
-    ("python/src/tune_binding.cc", "tune/tuner.h"),
-    ("tools/weft/info_command.cc", "kernels/gemm_tile.h"),
-    ("tools/weft/info_command.cc", "threading/cpu_info.h"),
-    ("tools/weft/info_command.cc", "threading/threading_env.h"),
-    ("tools/weft/run_command.cc", "io/chrome_trace.h"),
-    ("tools/weft/tune_command.cc", "tune/tune_json.h"),
-    ("tools/weft/tune_command.cc", "tune/tuner.h"),
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)

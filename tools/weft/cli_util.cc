@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "cli_json.h"
-#include "weft/dtype_dispatch.h"
 #include "weft/container.h"
+#include "weft/dtype_dispatch.h"
 #include "weft/npy.h"
 
 namespace weft::cli {

@@ -14,9 +14,7 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "kernels/gemm_tile.h"
-#include "threading/cpu_info.h"
-#include "threading/threading_env.h"
+#include "weft/machine.h"
 
 namespace weft::cli {
 namespace {
@@ -283,10 +281,8 @@ std::vector<std::string> RecipeDifferences(const CpuBudget& budget,
   out.push_back(pins.empty()
                     ? "pinning: weft does not pin unless asked (the guide's "
                       "KMP_AFFINITY would pin to CPUs " +
-                          internal::FormatCpuList(internal::PinOrder(
-                              internal::PinForm::kCoresFirst, budget)) +
-                          ")"
-                    : "pinning: CPUs " + internal::FormatCpuList(pins));
+                          FormatCpuList(CoresFirstPinOrder(budget)) + ")"
+                    : "pinning: CPUs " + FormatCpuList(pins));
   return out;
 }
 
@@ -302,8 +298,8 @@ int InfoCommand(const std::string& model, bool json) {
   const int intra = threading::GetIntraOpParallelismThreads();
   const int spin_us = threading::GetIntraOpSpinUs();
   const std::vector<int> pins = threading::GetIntraOpPinCpus();
-  const internal::ThreadingEnvironment env = internal::ReadThreadingEnvironment(
-      [](const char* name) { return std::getenv(name); }, budget);
+  const std::vector<ThreadingVariableReading> variables =
+      ReadThreadingVariables();
   const int cores_per_socket =
       std::max(1, budget.physical_cores / std::max(1, budget.sockets));
   const Recipe recipe = GuideRecipe(budget);
@@ -316,7 +312,7 @@ int InfoCommand(const std::string& model, bool json) {
       std::to_string(NLOHMANN_JSON_VERSION_PATCH);
   if (json) {
     nlohmann::json environment = nlohmann::json::array();
-    for (const internal::EnvReading& r : env.seen) {
+    for (const ThreadingVariableReading& r : variables) {
       environment.push_back({{"name", r.name},
                              {"value", r.value},
                              {"effect", r.effect},
@@ -347,7 +343,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"pin_cpus", pins},
                           {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
-                          {"gemm_kernel", internal::DescribeActiveGemmKernel()},
+                          {"gemm_kernel", ActiveGemmKernelDescription()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
                             {"compiler", compiler},
@@ -360,7 +356,7 @@ int InfoCommand(const std::string& model, bool json) {
   std::printf("CPU model:           %s\n", CpuModel().c_str());
   std::printf("logical CPUs online: %ld\n", online);
   std::printf("affinity mask:       %s (%zu CPUs)\n",
-              internal::FormatCpuList(budget.allowed_cpus).c_str(),
+              FormatCpuList(budget.allowed_cpus).c_str(),
               budget.allowed_cpus.size());
   std::printf(
       "physical cores:      %d among the allowed CPUs (%d socket%s, "
@@ -381,14 +377,14 @@ int InfoCommand(const std::string& model, bool json) {
       "effective counts:    inter-op %d, intra-op %d; spin %d us; "
       "pinning %s\n",
       inter, intra, spin_us,
-      pins.empty() ? "none" : internal::FormatCpuList(pins).c_str());
-  if (env.seen.empty()) {
+      pins.empty() ? "none" : FormatCpuList(pins).c_str());
+  if (variables.empty()) {
     std::printf(
         "threading variables: none set (weft reads WEFT_*, TF_*, "
         "OMP_* and KMP_* ones: docs/configuration.md)\n");
   } else {
     std::printf("threading variables:\n");
-    for (const internal::EnvReading& r : env.seen) {
+    for (const ThreadingVariableReading& r : variables) {
       std::printf("  %s=%s: %s\n", r.name.c_str(), r.value.c_str(),
                   r.effect.c_str());
     }
@@ -404,7 +400,7 @@ int InfoCommand(const std::string& model, bool json) {
   for (const std::string& d : differences) std::printf("  %s\n", d.c_str());
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
   std::printf("product tile kernel: %s\n",
-              internal::DescribeActiveGemmKernel().c_str());
+              ActiveGemmKernelDescription().c_str());
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
               CLI11_VERSION);

@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "config_file.h"
 #include "interrupt.h"
-#include "io/chrome_trace.h"
+#include "weft/chrome_trace.h"
 #include "weft/npy.h"
 
 namespace weft::cli {
@@ -122,9 +122,9 @@ int RunCommand(const RunArgs& args) {
   }
 
   if (args.trace_file == "-") {
-    std::printf("%s\n", internal::ChromeTraceJson(metadata).c_str());
+    std::printf("%s\n", ChromeTraceJson(metadata).c_str());
   } else if (trace_file != nullptr) {
-    *trace_file << internal::ChromeTraceJson(metadata);
+    *trace_file << ChromeTraceJson(metadata);
     trace_file->flush();
     if (!*trace_file) {
       return Fail(kExitRunFailed,

@@ -14,8 +14,7 @@
 #include "commands.h"
 #include "config_file.h"
 #include "explain.h"
-#include "tune/tune_json.h"
-#include "tune/tuner.h"
+#include "weft/tune.h"
 
 namespace weft::cli {
 namespace {

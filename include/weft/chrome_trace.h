@@ -1,12 +1,12 @@
 // Chrome trace event format (chrome://tracing, Perfetto) from RunMetadata.
-#ifndef WEFT_SRC_IO_CHROME_TRACE_H_
-#define WEFT_SRC_IO_CHROME_TRACE_H_
+#ifndef WEFT_CHROME_TRACE_H_
+#define WEFT_CHROME_TRACE_H_
 
 #include <string>
 
 #include "weft/options.h"
 
-namespace weft::internal {
+namespace weft {
 
 // One complete ("X") event per node on the OS thread that ran it, one per
 // intra-op block on the thread that ran the block, thread-name metadata for
@@ -15,6 +15,6 @@ namespace weft::internal {
 // Run's start.
 std::string ChromeTraceJson(const RunMetadata& metadata);
 
-}  // namespace weft::internal
+}  // namespace weft
 
-#endif  // WEFT_SRC_IO_CHROME_TRACE_H_
+#endif  // WEFT_CHROME_TRACE_H_

@@ -1,0 +1,43 @@
+// What weft sees of the machine and of the process's environment, for
+// reports (`weft info`): the threading variables it read and what each did,
+// the CPU placement a pinning recipe would give, and the matrix-product
+// kernel chosen for this CPU. The settings themselves are in
+// weft/threading.h and weft/options.h.
+#ifndef WEFT_MACHINE_H_
+#define WEFT_MACHINE_H_
+
+#include <string>
+#include <vector>
+
+#include "weft/threading.h"
+
+namespace weft {
+
+// One threading variable set in the environment (OMP_NUM_THREADS,
+// TF_NUM_INTEROP_THREADS, WEFT_*, KMP_*, ...) and what weft made of it.
+struct ThreadingVariableReading {
+  std::string name;
+  std::string value;
+  std::string effect;  // "intra-op threads: 4", "not used: ... wins", ...
+  bool understood = true;
+};
+
+// Every threading variable set in this process's environment, in the order
+// of weft's table of them (docs/configuration.md).
+std::vector<ThreadingVariableReading> ReadThreadingVariables();
+
+// CPUs in the kernel's list format, runs collapsed: "0-3,8".
+std::string FormatCpuList(const std::vector<int>& cpus);
+
+// The CPUs that consecutive workers would be pinned to by the cores-first
+// placement (one per physical core, then their SMT siblings), the one
+// Intel's tuning guide asks for with KMP_AFFINITY=scatter.
+std::vector<int> CoresFirstPinOrder(const CpuBudget& budget);
+
+// The matrix-product tile kernel in use and why: "blis (per CPU: AMD with
+// AVX2 and FMA)" or "eigen (WEFT_GEMM_KERNEL)".
+std::string ActiveGemmKernelDescription();
+
+}  // namespace weft
+
+#endif  // WEFT_MACHINE_H_

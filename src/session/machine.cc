@@ -1,0 +1,36 @@
+// weft/machine.h: reports drawn from the threading and kernel floors, here
+// at the top of the library where both are in reach.
+#include "weft/machine.h"
+
+#include <cstdlib>
+
+#include "kernels/gemm_tile.h"
+#include "threading/cpu_info.h"
+#include "threading/threading_env.h"
+
+namespace weft {
+
+std::vector<ThreadingVariableReading> ReadThreadingVariables() {
+  const internal::ThreadingEnvironment env = internal::ReadThreadingEnvironment(
+      [](const char* name) { return std::getenv(name); }, AutoCpuBudget());
+  std::vector<ThreadingVariableReading> readings;
+  readings.reserve(env.seen.size());
+  for (const internal::EnvReading& r : env.seen) {
+    readings.push_back({r.name, r.value, r.effect, r.understood});
+  }
+  return readings;
+}
+
+std::string FormatCpuList(const std::vector<int>& cpus) {
+  return internal::FormatCpuList(cpus);
+}
+
+std::vector<int> CoresFirstPinOrder(const CpuBudget& budget) {
+  return internal::PinOrder(internal::PinForm::kCoresFirst, budget);
+}
+
+std::string ActiveGemmKernelDescription() {
+  return internal::DescribeActiveGemmKernel();
+}
+
+}  // namespace weft
