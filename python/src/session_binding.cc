@@ -6,7 +6,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "bindings.h"
@@ -15,6 +17,7 @@
 #include "interrupt.h"
 #include "model_source.h"
 #include "weft/chrome_trace.h"
+#include "weft/option_fields.h"
 
 namespace weft::python {
 namespace {
@@ -248,34 +251,59 @@ class PySession {
 
 }  // namespace
 
+namespace {
+
+// _SessionOptions: a property per field of weft/option_fields.h's table,
+// so that a field added there is settable from Python with no change here.
+// The table's checks run in Session::Create, as in C++.
+void BindSessionOptions(py::module_& m) {
+  py::class_<SessionOptions> options(m, "_SessionOptions");
+  options.def(py::init<>());
+  for (const SessionOptionField& field : SessionOptionFields()) {
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(SessionOptions{}.*member)>;
+          if constexpr (std::is_same_v<T, std::vector<ThreadPoolSpec>>) {
+            // A list of (num_threads, global_name) pairs.
+            options.def_property(
+                std::string(field.name).c_str(),
+                [member](const SessionOptions& o) {
+                  py::list pools;
+                  for (const ThreadPoolSpec& p : o.*member) {
+                    pools.append(py::make_tuple(p.num_threads, p.global_name));
+                  }
+                  return pools;
+                },
+                [member](SessionOptions& o, const py::iterable& pools) {
+                  std::vector<ThreadPoolSpec> specs;
+                  for (py::handle p : pools) {
+                    auto [n, name] = p.cast<std::pair<int, std::string>>();
+                    specs.push_back({n, std::move(name)});
+                  }
+                  o.*member = std::move(specs);
+                });
+          } else {
+            options.def_property(
+                std::string(field.name).c_str(),
+                [member](const SessionOptions& o) { return o.*member; },
+                [member](SessionOptions& o, T value) {
+                  o.*member = std::move(value);
+                });
+          }
+        },
+        field.member);
+  }
+  options.def("add_inter_op_pool",
+              [](SessionOptions& o, int num_threads, std::string global_name) {
+                o.session_inter_op_thread_pools.push_back(
+                    {num_threads, std::move(global_name)});
+              });
+}
+
+}  // namespace
+
 void BindSession(py::module_& m) {
-  py::class_<SessionOptions>(m, "_SessionOptions")
-      .def(py::init<>())
-      .def_readwrite("inter_op_parallelism_threads",
-                     &SessionOptions::inter_op_parallelism_threads)
-      .def_readwrite("intra_op_parallelism_threads",
-                     &SessionOptions::intra_op_parallelism_threads)
-      .def_readwrite("use_per_session_threads",
-                     &SessionOptions::use_per_session_threads)
-      .def_readwrite("device_count", &SessionOptions::device_count)
-      .def_readwrite("allow_soft_placement",
-                     &SessionOptions::allow_soft_placement)
-      .def_readwrite("log_device_placement",
-                     &SessionOptions::log_device_placement)
-      .def_readwrite("operation_timeout_ms",
-                     &SessionOptions::operation_timeout_ms)
-      .def_readwrite("memory_limit_bytes", &SessionOptions::memory_limit_bytes)
-      .def_readwrite("inter_op_spin_us", &SessionOptions::inter_op_spin_us)
-      .def_readwrite("intra_op_spin_us", &SessionOptions::intra_op_spin_us)
-      .def_readwrite("optimize_graph", &SessionOptions::optimize_graph)
-      .def_readwrite("enable_mem_pattern", &SessionOptions::enable_mem_pattern)
-      .def_readwrite("disabled_graph_passes",
-                     &SessionOptions::disabled_graph_passes)
-      .def("add_inter_op_pool",
-           [](SessionOptions& o, int num_threads, std::string global_name) {
-             o.session_inter_op_thread_pools.push_back(
-                 {num_threads, std::move(global_name)});
-           });
+  BindSessionOptions(m);
 
   py::class_<RunControl>(m, "_RunControl")
       .def(py::init<>())

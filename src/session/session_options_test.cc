@@ -5,6 +5,10 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string_view>
+
+#include "weft/option_fields.h"
 
 namespace weft::internal {
 namespace {
@@ -65,6 +69,53 @@ TEST(SessionOptionsTest, SpinPinDevicesAndLimitsAreChecked) {
   options = {};
   options.inline_node_cost_ns = std::numeric_limits<double>::infinity();
   EXPECT_THAT(ErrorOf(options), HasSubstr("inline_node_cost_ns = inf"));
+}
+
+// The table (weft/option_fields.h) is what the checks, --config and Python
+// read: its lookups, defaults and range messages.
+TEST(SessionOptionFieldsTest, FieldsAreFoundByEitherSpelling) {
+  const SessionOptionField* field =
+      FindSessionOptionField("operation_timeout_ms");
+  ASSERT_NE(field, nullptr);
+  EXPECT_EQ(field, FindSessionOptionField("operation_timeout_in_ms"));
+  EXPECT_EQ(field->kind, OptionKind::kInt64);
+  EXPECT_EQ(FindSessionOptionField("no_such_field"), nullptr);
+  std::set<std::string_view> names;
+  for (const SessionOptionField& f : SessionOptionFields()) {
+    EXPECT_TRUE(names.insert(f.name).second) << f.name << " is listed twice";
+    EXPECT_FALSE(f.summary.empty()) << f.name;
+  }
+}
+
+TEST(SessionOptionFieldsTest, DefaultsAreReadFromADefaultSessionOptions) {
+  EXPECT_EQ(DefaultValueText(*FindSessionOptionField("join_inline_cost_ns")),
+            "250000");
+  EXPECT_EQ(DefaultValueText(*FindSessionOptionField("enable_mem_pattern")),
+            "true");
+  EXPECT_EQ(DefaultValueText(*FindSessionOptionField("inter_op_spin_us")),
+            "-1");
+  EXPECT_EQ(DefaultValueText(*FindSessionOptionField("intra_op_pin_cpus")),
+            "[]");
+}
+
+TEST(SessionOptionFieldsTest, RangesAreCheckedAndNamed) {
+  const SessionOptionField& spin = *FindSessionOptionField("intra_op_spin_us");
+  EXPECT_TRUE(CheckOptionRange(spin, -1).ok());
+  EXPECT_TRUE(CheckOptionRange(spin, kMaxSpinUs).ok());
+  EXPECT_EQ(RangeText(spin), "-1 to 1000000");
+  EXPECT_THAT(CheckOptionRange(spin, kMaxSpinUs + 1).message(),
+              HasSubstr("SessionOptions.intra_op_spin_us = 1000001 is out of "
+                        "range [-1, 1000000] (0: park at once)"));
+  const SessionOptionField& limit =
+      *FindSessionOptionField("memory_limit_bytes");
+  EXPECT_EQ(RangeText(limit), ">= 0");
+  EXPECT_TRUE(CheckOptionRange(limit, 1e18).ok());
+  EXPECT_THAT(CheckOptionRange(limit, -5).message(),
+              HasSubstr("memory_limit_bytes = -5 must be >= 0 (0: no limit)"));
+  const SessionOptionField& cost =
+      *FindSessionOptionField("inline_node_cost_ns");
+  EXPECT_THAT(CheckOptionRange(cost, std::nan("")).message(),
+              HasSubstr("must be a finite number >= 0"));
 }
 
 }  // namespace

@@ -64,6 +64,10 @@ int InfoCommand(const std::string& model, bool json);
 // GRAPH when one is given.
 int PassesCommand(const std::string& graph,
                   const std::vector<std::string>& disabled, bool json);
+// `weft info --options`: every SessionOptions field with its kind, range,
+// default and what it does (weft/option_fields.h); --markdown prints the
+// table docs/configuration.md carries.
+int OptionsCommand(bool json, bool markdown);
 
 struct TestOnnxArgs {
   std::vector<std::string> paths;  // Test cases or folders of them.

@@ -9,12 +9,20 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "weft/file_status.h"
+#include "weft/option_fields.h"
+#include "weft/suggest.h"
 
 namespace weft::cli {
 namespace {
+
+// RunOptions fields a config file may set, by TensorFlow's names.
+constexpr const char* kRunFields[] = {"timeout_in_ms", "inter_op_thread_pool",
+                                      "trace_level"};
 
 struct Field;
 
@@ -268,6 +276,10 @@ class Applier {
       return Where(v, field + " must be an integer, got " + Shown(v));
     }
     if (ec == std::errc::result_out_of_range || out < lo || out > hi) {
+      if (hi == std::numeric_limits<int64_t>::max()) {
+        return Where(
+            v, field + " = " + v.text + " must be >= " + std::to_string(lo));
+      }
       return Where(v, field + " = " + v.text + " is out of range [" +
                           std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
@@ -396,96 +408,23 @@ class Applier {
   }
 
   Status ApplyField(const std::string& name, const Value& v) {
-    SessionOptions& s = config_->session;
+    // SessionOptions: by TensorFlow's spelling, or by weft's where it
+    // differs (operation_timeout_ms).
+    if (const SessionOptionField* field = FindSessionOptionField(name)) {
+      return ApplySessionField(*field, name, v);
+    }
     RunOptions& r = config_->run;
     const auto set_int = [&](int* out, int64_t lo, int64_t hi) -> Status {
       WEFT_ASSIGN_OR_RETURN(int64_t n, Int(name, v, lo, hi));
       *out = static_cast<int>(n);
       return Status::OK();
     };
-    const auto set_int64 = [&](int64_t* out) -> Status {
-      WEFT_ASSIGN_OR_RETURN(
-          *out, Int(name, v, 0, std::numeric_limits<int64_t>::max()));
-      return Status::OK();
-    };
-    const auto set_bool = [&](bool* out) -> Status {
-      WEFT_ASSIGN_OR_RETURN(*out, Bool(name, v));
-      return Status::OK();
-    };
-    if (name == "inter_op_parallelism_threads") {
-      return set_int(&s.inter_op_parallelism_threads, kMinInterOpThreads,
-                     kMaxThreads);
-    }
-    if (name == "intra_op_parallelism_threads") {
-      return set_int(&s.intra_op_parallelism_threads, 0, kMaxThreads);
-    }
-    if (name == "use_per_session_threads") {
-      return set_bool(&s.use_per_session_threads);
-    }
-    if (name == "session_inter_op_thread_pool") return ApplyPool(v);
-    if (name == "device_count") return ApplyDeviceCount(v);
-    if (name == "allow_soft_placement") {
-      return set_bool(&s.allow_soft_placement);
-    }
-    if (name == "log_device_placement") {
-      return set_bool(&s.log_device_placement);
-    }
-    if (name == "operation_timeout_in_ms") {
-      return set_int64(&s.operation_timeout_ms);
-    }
-    if (name == "memory_limit_bytes") return set_int64(&s.memory_limit_bytes);
-    if (name == "inter_op_spin_us") {
-      return set_int(&s.inter_op_spin_us, -1, kMaxSpinUs);
-    }
-    if (name == "intra_op_spin_us") {
-      return set_int(&s.intra_op_spin_us, -1, kMaxSpinUs);
-    }
-    if (name == "inter_op_pin_cpus") {
-      WEFT_ASSIGN_OR_RETURN(s.inter_op_pin_cpus, Cpus(name, v));
-      return Status::OK();
-    }
-    if (name == "intra_op_pin_cpus") {
-      WEFT_ASSIGN_OR_RETURN(s.intra_op_pin_cpus, Cpus(name, v));
-      return Status::OK();
-    }
-    if (name == "inline_node_cost_ns") {
-      WEFT_ASSIGN_OR_RETURN(s.inline_node_cost_ns, Number(name, v));
-      return Status::OK();
-    }
-    if (name == "join_inline_cost_ns") {
-      WEFT_ASSIGN_OR_RETURN(s.join_inline_cost_ns, Number(name, v));
-      return Status::OK();
-    }
-    if (name == "optimize_graph") return set_bool(&s.optimize_graph);
-    if (name == "enable_mem_pattern") {
-      return set_bool(&s.enable_mem_pattern);
-    }
-    if (name == "disabled_graph_passes") {
-      // A list of names, or one text of comma-separated names (--set).
-      const std::vector<Value> single = {v};
-      s.disabled_graph_passes.clear();
-      for (const Value& item :
-           v.kind == Value::Kind::kList ? v.items : single) {
-        if (item.kind == Value::Kind::kList ||
-            item.kind == Value::Kind::kMessage) {
-          return Where(item, "disabled_graph_passes takes pass names, got " +
-                                 Shown(item));
-        }
-        size_t begin = 0;
-        while (begin <= item.text.size()) {
-          const size_t end =
-              std::min(item.text.find(',', begin), item.text.size());
-          if (end > begin) {
-            s.disabled_graph_passes.push_back(
-                item.text.substr(begin, end - begin));
-          }
-          begin = end + 1;
-        }
-      }
-      return Status::OK();
-    }
     // RunOptions (TensorFlow's names).
-    if (name == "timeout_in_ms") return set_int64(&r.timeout_ms);
+    if (name == "timeout_in_ms") {
+      WEFT_ASSIGN_OR_RETURN(
+          r.timeout_ms, Int(name, v, 0, std::numeric_limits<int64_t>::max()));
+      return Status::OK();
+    }
     if (name == "inter_op_thread_pool") {
       return set_int(&r.inter_op_thread_pool, -1, kMaxThreads);
     }
@@ -503,19 +442,67 @@ class Applier {
       }
       return Status::OK();
     }
-    return Where(v,
-                 "unknown field '" + name +
-                     "' (weft takes inter_op_parallelism_threads, "
-                     "intra_op_parallelism_threads, use_per_session_threads, "
-                     "session_inter_op_thread_pool, device_count, "
-                     "allow_soft_placement, log_device_placement, "
-                     "operation_timeout_in_ms, memory_limit_bytes, "
-                     "inter_op_spin_us, intra_op_spin_us, inter_op_pin_cpus, "
-                     "intra_op_pin_cpus, inline_node_cost_ns, "
-                     "join_inline_cost_ns, "
-                     "optimize_graph, disabled_graph_passes, "
-                     "enable_mem_pattern, timeout_in_ms, "
-                     "inter_op_thread_pool, trace_level)");
+    std::vector<std::string> names;
+    for (const SessionOptionField& field : SessionOptionFields()) {
+      names.emplace_back(field.config_name);
+    }
+    for (const char* run_field : kRunFields) names.emplace_back(run_field);
+    std::string listed;
+    for (const std::string& known : names) {
+      listed += (listed.empty() ? "" : ", ") + known;
+    }
+    return Where(v, "unknown field '" + name + "'" + DidYouMean(name, names) +
+                        " (weft takes " + listed + ")");
+  }
+
+  // One SessionOptions field, parsed as its kind in the table says.
+  Status ApplySessionField(const SessionOptionField& field,
+                           const std::string& name, const Value& v) {
+    return std::visit(
+        [&](auto member) -> Status {
+          auto& out = config_->session.*member;
+          using T = std::decay_t<decltype(out)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            WEFT_ASSIGN_OR_RETURN(out, Bool(name, v));
+          } else if constexpr (std::is_integral_v<T>) {
+            WEFT_ASSIGN_OR_RETURN(int64_t n,
+                                  Int(name, v, field.min, field.max));
+            out = static_cast<T>(n);
+          } else if constexpr (std::is_floating_point_v<T>) {
+            WEFT_ASSIGN_OR_RETURN(out, Number(name, v));
+          } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+            WEFT_ASSIGN_OR_RETURN(out, Cpus(name, v));
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            WEFT_ASSIGN_OR_RETURN(out, Names(name, v));
+          } else if constexpr (std::is_same_v<T, std::map<std::string, int>>) {
+            return ApplyDeviceCount(v);
+          } else {
+            return ApplyPool(v);
+          }
+          return Status::OK();
+        },
+        field.member);
+  }
+
+  // A list of names, or one text of comma-separated names (--set).
+  StatusOr<std::vector<std::string>> Names(const std::string& field,
+                                           const Value& v) const {
+    std::vector<std::string> out;
+    const std::vector<Value> single = {v};
+    for (const Value& item : v.kind == Value::Kind::kList ? v.items : single) {
+      if (item.kind == Value::Kind::kList ||
+          item.kind == Value::Kind::kMessage) {
+        return Where(item, field + " takes pass names, got " + Shown(item));
+      }
+      size_t begin = 0;
+      while (begin <= item.text.size()) {
+        const size_t end =
+            std::min(item.text.find(',', begin), item.text.size());
+        if (end > begin) out.push_back(item.text.substr(begin, end - begin));
+        begin = end + 1;
+      }
+    }
+    return out;
   }
 
   const std::string source_;

@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
                    "an ONNX model: inputs, outputs, parameters, ops (with "
                    "--passes: any graph file)");
   info->add_flag("--json", info_json, "print one JSON object");
+  bool info_options = false;
+  bool info_markdown = false;
+  info->add_flag("--options", info_options,
+                 "the session options: kind, range, default, what each does");
+  info->add_flag("--markdown", info_markdown,
+                 "with --options: the table docs/configuration.md carries");
   bool info_passes = false;
   std::vector<std::string> info_disabled;
   info->add_flag("--passes", info_passes,
@@ -204,6 +210,9 @@ int main(int argc, char** argv) {
   }
   if (info_json || run.json || bench.json || test_onnx.json || tune.json) {
     EnableJsonErrors();  // docs/cli-json.md: errors as JSON on stdout too.
+  }
+  if (*info && info_options) {
+    return OptionsCommand(info_json, info_markdown);
   }
   if (*info && info_passes) {
     return PassesCommand(info_model, info_disabled, info_json);
