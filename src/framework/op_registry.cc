@@ -227,6 +227,30 @@ OpRegistry& OpRegistry::Global() {
   return *registry;
 }
 
+void OpRegistry::MarkFusableActivation(const std::string& op) {
+  WriterLock lock(mu_);
+  fusable_activations_.insert(op);
+}
+
+bool OpRegistry::IsFusableActivation(std::string_view op) const {
+  ReaderLock lock(mu_);
+  return fusable_activations_.find(op) != fusable_activations_.end();
+}
+
+void OpRegistry::SetChannelsLastConv(const std::string& op,
+                                     ChannelsLastConvFn fn) {
+  WriterLock lock(mu_);
+  channels_last_convs_[op] =
+      std::make_unique<ChannelsLastConvFn>(std::move(fn));
+}
+
+const ChannelsLastConvFn* OpRegistry::FindChannelsLastConv(
+    std::string_view op) const {
+  ReaderLock lock(mu_);
+  auto it = channels_last_convs_.find(op);
+  return it == channels_last_convs_.end() ? nullptr : it->second.get();
+}
+
 Status OpRegistry::RegisterOp(OpDef def) {
   WEFT_RETURN_IF_ERROR(ValidateOpDef(def));
   WriterLock lock(mu_);

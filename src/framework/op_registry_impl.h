@@ -2,17 +2,28 @@
 #ifndef WEFT_SRC_FRAMEWORK_OP_REGISTRY_IMPL_H_
 #define WEFT_SRC_FRAMEWORK_OP_REGISTRY_IMPL_H_
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "threading/mutex.h"
+#include "weft/graph.h"
 #include "weft/kernel.h"
 #include "weft/op_registry.h"
 
 namespace weft::internal {
+
+// For a 2-D convolution node: the attributes of the NhwcConv that computes
+// the same output channels-last, given the shapes of its NCHW input `x`
+// and of its constant filter `w`; nullopt where NhwcConv cannot (oneDNN
+// has no optimised kernel for it, or the node's attributes are invalid).
+using ChannelsLastConvFn = std::function<std::optional<AttrMap>(
+    const NodeDef& node, const Shape& x, const Shape& w)>;
 
 // Thread-safe. Entries are never removed, so returned pointers stay valid.
 class OpRegistry {
@@ -23,6 +34,20 @@ class OpRegistry {
   Status RegisterOp(OpDef def);
   Status RegisterKernel(const std::string& op, KernelFactory factory);
   Status RegisterCustomFunction(const std::string& name, CustomFunction fn);
+
+  // Facts about ops that graph passes (src/optimize/) read here, so that
+  // no pass includes an op's header; the op families that know them
+  // (src/ops/) register them with their ops.
+  //
+  // `op` is an element-wise activation that a fused kernel (FusedConv,
+  // FusedGemm) applies to its output tile exactly as `op`'s own kernel
+  // does, so the fusion pass may fold it in.
+  void MarkFusableActivation(const std::string& op);
+  bool IsFusableActivation(std::string_view op) const;
+  // `op` has a channels-last form on this CPU (the nhwc-layout pass);
+  // registered only where NhwcConv's oneDNN kernels run.
+  void SetChannelsLastConv(const std::string& op, ChannelsLastConvFn fn);
+  const ChannelsLastConvFn* FindChannelsLastConv(std::string_view op) const;
 
   const OpDef* FindOp(std::string_view name) const;
   std::vector<const OpDef*> AllOps() const;  // By name.
@@ -39,6 +64,9 @@ class OpRegistry {
       WEFT_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<CustomFunction>> functions_
       WEFT_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> fusable_activations_ WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<ChannelsLastConvFn>, std::less<>>
+      channels_last_convs_ WEFT_GUARDED_BY(mu_);
 };
 
 // The one-line summary of a built-in op (src/ops/op_summaries.cc); "" for

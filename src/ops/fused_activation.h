@@ -35,11 +35,11 @@ struct ActivationSpec {
   double beta = 0;   // Clip: max.
 };
 
-// The ONNX op names a fused kernel accepts as its `activation` attribute.
-inline bool IsFusableActivation(const std::string& op) {
-  return op == "Relu" || op == "Clip" || op == "LeakyRelu" ||
-         op == "HardSwish" || op == "Gelu";
-}
+// The ONNX ops a fused kernel accepts as its `activation` attribute,
+// registered as fusable with FusedConv (OpRegistry::MarkFusableActivation)
+// for the fusion pass.
+inline constexpr const char* kFusableActivations[] = {
+    "Relu", "Clip", "LeakyRelu", "HardSwish", "Gelu"};
 
 // From the `activation` ("" for none) and `activation_params` attributes:
 // Clip takes [min, max], LeakyRelu [alpha], the others nothing.

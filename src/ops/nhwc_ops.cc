@@ -744,7 +744,61 @@ bool NhwcConvSupported(const NhwcConvSpec& spec) {
   }
 }
 
+// The nhwc-layout pass's question for Conv and FusedConv
+// (OpRegistry::FindChannelsLastConv): NhwcConv's attributes for `node`,
+// where NhwcConv runs it with an optimised oneDNN kernel.
+std::optional<AttrMap> ChannelsLastConvAttrs(const NodeDef& node,
+                                             const Shape& x, const Shape& w) {
+  if (x.rank() != 4 || w.rank() != 4) return std::nullopt;
+  const auto attr_or = [&node](const char* name, auto fallback) {
+    auto found = FindAttr<decltype(fallback)>(node.attrs, name);
+    return found.ok() ? **found : fallback;
+  };
+  auto activation = ActivationFromAttrs(node.attrs);
+  if (!activation.ok()) return std::nullopt;
+  NhwcConvSpec spec;
+  for (int d = 0; d < 4; ++d) {
+    spec.x[d] = x.dim(d);
+    spec.w[d] = w.dim(d);
+  }
+  spec.group = attr_or("group", int64_t{1});
+  spec.residual = node.op == "FusedConv" && node.inputs.size() > 3;
+  spec.activation = *activation;
+  WindowAttrs window_attrs;
+  window_attrs.kernel = attr_or("kernel_shape", std::vector<int64_t>{});
+  window_attrs.strides = attr_or("strides", std::vector<int64_t>{});
+  window_attrs.dilations = attr_or("dilations", std::vector<int64_t>{});
+  window_attrs.pads = attr_or("pads", std::vector<int64_t>{});
+  window_attrs.auto_pad = attr_or("auto_pad", std::string("NOTSET"));
+  window_attrs.ceil_mode = attr_or("ceil_mode", int64_t{0}) != 0;
+  auto window = ForwardWindow(window_attrs, {spec.x[2], spec.x[3]},
+                              {spec.w[2], spec.w[3]});
+  if (!window.ok()) return std::nullopt;
+  for (int d = 0; d < 2; ++d) {
+    spec.stride[d] = window->stride[d];
+    spec.dilation[d] = window->dilation[d];
+    spec.pads[d] = window->pad_begin[d];
+    spec.pads[2 + d] = window->pad_end[d];
+  }
+  if (!NhwcConvSupported(spec)) return std::nullopt;
+  AttrMap attrs;
+  attrs["kernel_shape"] = std::vector<int64_t>{spec.w[2], spec.w[3]};
+  attrs["strides"] = std::vector<int64_t>{spec.stride[0], spec.stride[1]};
+  attrs["dilations"] = std::vector<int64_t>{spec.dilation[0], spec.dilation[1]};
+  attrs["pads"] = std::vector<int64_t>(spec.pads.begin(), spec.pads.end());
+  attrs["group"] = spec.group;
+  for (const char* name : {"activation", "activation_params"}) {
+    auto it = node.attrs.find(name);
+    if (it != node.attrs.end()) attrs[name] = it->second;
+  }
+  return attrs;
+}
+
 void RegisterNhwcOps(OpRegistry& registry) {
+  if (NhwcConvAvailable()) {
+    registry.SetChannelsLastConv("Conv", ChannelsLastConvAttrs);
+    registry.SetChannelsLastConv("FusedConv", ChannelsLastConvAttrs);
+  }
   {
     // X [N, H, W, C], W [K, C / group, kh, kw] (a constant), B [K], then Z
     // (the output's shape) when given; Y = activation(conv + B + Z).

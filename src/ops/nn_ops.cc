@@ -1590,6 +1590,9 @@ void RegisterNnOps(OpRegistry& registry) {
         WindowAttrsOn(b).SetShapeFn(InferConvShape).Build()));
     CheckRegistered(
         registry.RegisterKernel("FusedConv", Factory<ConvKernel>()));
+    for (const char* activation : kFusableActivations) {
+      registry.MarkFusableActivation(activation);
+    }
   }
   {
     OpDefBuilder b("ConvTranspose");

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/fused_activation.h"
+#include "framework/op_registry_impl.h"
 #include "optimize/passes.h"
 #include "weft/op_registry.h"
 
@@ -359,8 +359,9 @@ int FuseActivations(GraphEditor& graph) {
   std::vector<int> read;
   for (int act = 0; act < graph.size(); ++act) {
     const NodeDef& f = graph.node(act);
-    if (!graph.alive(act) || graph.claimed(act) || !IsFusableActivation(f.op) ||
-        f.inputs.empty() || graph.HasControlInputs(act)) {
+    if (!graph.alive(act) || graph.claimed(act) ||
+        !OpRegistry::Global().IsFusableActivation(f.op) || f.inputs.empty() ||
+        graph.HasControlInputs(act)) {
       continue;
     }
     std::vector<double> params;

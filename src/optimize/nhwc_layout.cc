@@ -1,5 +1,6 @@
 // nhwc-layout: 2-D float32 convolutions with a constant W run channels-last
-// (NhwcConv, src/ops/nhwc_ops.h) where oneDNN's AVX-512 kernels run.
+// (NhwcConv, src/ops/nhwc_ops.h: the op registry's ChannelsLastConvFn) where
+// oneDNN's AVX-512 kernels run.
 //
 // The pass walks the graph in dependency order and gives tensors an NHWC
 // twin. A convertible convolution reads its input's twin (an NchwToNhwc is
@@ -16,9 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/conv_window.h"
-#include "ops/fused_activation.h"
-#include "ops/nhwc_ops.h"
+#include "framework/op_registry_impl.h"
 #include "optimize/passes.h"
 
 namespace weft::internal {
@@ -75,17 +74,6 @@ std::vector<int> DependencyOrder(const GraphEditor& graph) {
     }
   }
   return order;
-}
-
-WindowAttrs WindowOf(const NodeDef& node) {
-  WindowAttrs attrs;
-  attrs.kernel = AttrOr(node, "kernel_shape", std::vector<int64_t>{});
-  attrs.strides = AttrOr(node, "strides", std::vector<int64_t>{});
-  attrs.dilations = AttrOr(node, "dilations", std::vector<int64_t>{});
-  attrs.pads = AttrOr(node, "pads", std::vector<int64_t>{});
-  attrs.auto_pad = AttrOr(node, "auto_pad", std::string("NOTSET"));
-  attrs.ceil_mode = AttrOr(node, "ceil_mode", int64_t{0}) != 0;
-  return attrs;
 }
 
 class NhwcLayout {
@@ -168,44 +156,19 @@ class NhwcLayout {
     const bool has_bias = in.size() > 2 && !in[2].empty();
     const bool residual = node.op == "FusedConv" && in.size() > 3;
     if (residual && (!has_bias || !IsFloat4d(in[3]))) return;
-    auto activation = ActivationFromAttrs(node.attrs);
-    if (!activation.ok()) return;
-    const PartialShape x = *graph_.Shape(in[0]);
-    NhwcConvSpec spec;
-    spec.x = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
-    for (int d = 0; d < 4; ++d) spec.w[d] = w->shape().dim(d);
-    spec.group = AttrOr(node, "group", int64_t{1});
-    spec.residual = residual;
-    spec.activation = *activation;
-    auto window = ForwardWindow(WindowOf(node), {spec.x[2], spec.x[3]},
-                                {spec.w[2], spec.w[3]});
-    if (!window.ok()) return;
-    for (int d = 0; d < 2; ++d) {
-      spec.stride[d] = window->stride[d];
-      spec.dilation[d] = window->dilation[d];
-      spec.pads[d] = window->pad_begin[d];
-      spec.pads[2 + d] = window->pad_end[d];
-    }
-    if (!NhwcConvSupported(spec)) return;
+    const ChannelsLastConvFn* channels_last =
+        OpRegistry::Global().FindChannelsLastConv(node.op);
+    if (channels_last == nullptr) return;
+    std::optional<AttrMap> attrs =
+        (*channels_last)(node, graph_.Shape(in[0])->ToShape(), w->shape());
+    if (!attrs) return;
     NodeDef conv{graph_.UniqueName(node.name + "/nhwc"),
                  "NhwcConv",
                  {TwinOrConversion(in[0], node.device), in[1]},
-                 {},
+                 *std::move(attrs),
                  node.device};
     if (has_bias) conv.inputs.push_back(in[2]);
     if (residual) conv.inputs.push_back(TwinOrConversion(in[3], node.device));
-    conv.attrs["kernel_shape"] = std::vector<int64_t>{spec.w[2], spec.w[3]};
-    conv.attrs["strides"] =
-        std::vector<int64_t>{spec.stride[0], spec.stride[1]};
-    conv.attrs["dilations"] =
-        std::vector<int64_t>{spec.dilation[0], spec.dilation[1]};
-    conv.attrs["pads"] =
-        std::vector<int64_t>(spec.pads.begin(), spec.pads.end());
-    conv.attrs["group"] = spec.group;
-    for (const char* name : {"activation", "activation_params"}) {
-      auto it = node.attrs.find(name);
-      if (it != node.attrs.end()) conv.attrs[name] = it->second;
-    }
     Converted(i, std::move(conv));
   }
 
@@ -286,7 +249,8 @@ class NhwcLayout {
 }  // namespace
 
 int ConvertToNhwc(GraphEditor& graph) {
-  if (!NhwcConvAvailable()) return 0;
+  // Conv has a channels-last form only where NhwcConv's kernels run.
+  if (OpRegistry::Global().FindChannelsLastConv("Conv") == nullptr) return 0;
   return NhwcLayout(graph).Run();
 }
 
