@@ -134,9 +134,13 @@ class [[nodiscard]] StatusOr {
 #define WEFT_ASSIGN_OR_RETURN(lhs, expr)                                     \
   WEFT_ASSIGN_OR_RETURN_IMPL_(WEFT_STATUS_CONCAT_(weft_statusor_, __LINE__), \
                               lhs, expr)
+// `statusor` is a name and `lhs` may be a declaration ("int n"): neither
+// can be parenthesised, so clang-tidy's macro-parentheses check is off here.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define WEFT_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                \
   if (!statusor.ok()) return statusor.status();          \
   lhs = std::move(statusor).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // WEFT_STATUS_H_

@@ -267,7 +267,7 @@ Status CallPython(const PythonBody& body, KernelContext& ctx) {
 
 std::string RegisterPythonBody(PythonBody body) {
   static std::atomic<int64_t> next{0};
-  const std::string name = "python.py_function." + std::to_string(next++);
+  std::string name = "python.py_function." + std::to_string(next++);
   auto shared = std::make_shared<const PythonBody>(std::move(body));
   Check(RegisterCustomFunction(
       name, [shared](KernelContext& ctx) { return CallPython(*shared, ctx); }));
@@ -311,7 +311,7 @@ std::string PyGraph::Placeholder(const std::string& name, py::handle dtype,
 }
 
 std::string PyGraph::Constant(py::handle value, py::handle name) {
-  const std::string node = UniqueName(name, "Const");
+  std::string node = UniqueName(name, "Const");
   Tensor tensor = CopyFromNumpy("constant '" + node + "'", value, std::nullopt);
   const DataType dtype = tensor.dtype();
   Add({node,

@@ -59,7 +59,7 @@ Tensor FromDoubles(DataType dtype, const weft::Shape& shape,
 // Adds a Const node and returns its name.
 std::string AddConst(GraphEditor& graph, const std::string& base,
                      const std::string& device, Tensor value) {
-  const std::string name = graph.UniqueName(base);
+  std::string name = graph.UniqueName(base);
   const DataType dtype = value.dtype();
   graph.Add({name,
              "Const",

@@ -149,7 +149,7 @@ class SessionImpl {
   SessionImpl(SessionGraphs graphs, SessionPools pools, SessionOptions options)
       : graph_(std::move(graphs.optimized)),
         as_given_(std::move(graphs.as_given)),
-        compile_(std::move(graphs.compile)),
+        compile_(graphs.compile),
         removed_(std::move(graphs.removed)),
         specialize_(graphs.specialize),
         keeps_as_given_(as_given_.has_value()),

@@ -73,7 +73,7 @@ std::string CustomNode(Graph& g, const std::string& name, const std::string& fn,
   return name;
 }
 
-Tensor Vec(std::vector<float> v) {
+Tensor Vec(const std::vector<float>& v) {
   return Tensor::FromVector<float>(Shape{static_cast<int64_t>(v.size())}, v);
 }
 

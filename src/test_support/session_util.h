@@ -136,7 +136,7 @@ std::vector<T> Values(const Tensor& t) {
 
 // A float32 tensor of `shape` with values in [-0.5, 0.5) from a linear
 // congruential sequence started at `seed`: the same on every machine.
-inline Tensor SeededFloats(Shape shape, uint32_t seed) {
+inline Tensor SeededFloats(const Shape& shape, uint32_t seed) {
   Tensor t(DataType::kFloat32, shape);
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     seed = seed * 1664525u + 1013904223u;

@@ -228,7 +228,7 @@ std::string DescribeParseError(const CLI::ParseError& error,
                                const std::vector<std::string>& args) {
   // By type: CLI11 names some errors after the subcommand that threw them,
   // so get_name() does not tell them apart.
-  const std::string what = error.what();
+  std::string what = error.what();
   const std::string command = args.size() > 1 ? args[1] : "weft";
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
     if (what.find("subcommand") != std::string::npos) {

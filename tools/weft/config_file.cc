@@ -556,8 +556,8 @@ Status ApplySetting(const std::string& assignment, RunConfig* config) {
   const std::string value = assignment.substr(eq + 1);
   // A message value is written without the colon in text format.
   const std::string text = field +
-                           (value.find_first_not_of(" ") != std::string::npos &&
-                                    value[value.find_first_not_of(" ")] == '{'
+                           (value.find_first_not_of(' ') != std::string::npos &&
+                                    value[value.find_first_not_of(' ')] == '{'
                                 ? " "
                                 : ": ") +
                            value;
