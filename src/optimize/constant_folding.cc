@@ -4,14 +4,15 @@
 // fold first, so that the shape arithmetic exporters write (Shape → Gather →
 // Unsqueeze → Concat → Reshape) folds with them.
 //
-// The values come from running the constant part of the graph in a session
-// of one thread: by weft's determinism rule they are the bits any thread
-// setting would compute at Run.
+// The values come from running the constant part of the graph once on the
+// calling thread (runtime/evaluate.h), not through a session, which sits
+// above the passes: by weft's determinism rule they are the bits any
+// thread setting would compute at Run.
 #include <algorithm>
 
 #include "optimize/passes.h"
+#include "runtime/evaluate.h"
 #include "weft/op_registry.h"
-#include "weft/session.h"
 
 namespace weft::internal {
 namespace {
@@ -122,31 +123,22 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
     }
   }
   if (frontier.empty()) return 0;
-  SessionOptions options;
-  options.inter_op_parallelism_threads = -1;
-  options.intra_op_parallelism_threads = 1;
-  options.use_per_session_threads = true;
-  options.optimize_graph = false;
-  options.device_count["CPU"] = graph.compile_options().num_cpu_devices;
-  options.allow_soft_placement = graph.compile_options().allow_soft_placement;
-  auto session = Session::Create(graph.Snapshot(), options);
-  std::vector<Tensor> values;
   // A constant part that fails keeps failing at Run, with the node's own
   // name in the error: leave it to that.
-  if (!session.ok() || !(*session)->Run({}, fetches, {}, &values).ok()) {
-    return 0;
-  }
+  auto values = EvaluateOnCallingThread(graph.Snapshot(),
+                                        graph.compile_options(), fetches);
+  if (!values.ok()) return 0;
   int rewrites = 0;
   std::vector<int> read;
   for (size_t f = 0; f < frontier.size(); ++f) {
     // A container has no Const form (graph JSON stores tensors only).
-    if (values[f].size_bytes() > kMaxFoldedBytes ||
-        IsContainerType(values[f].dtype())) {
+    if ((*values)[f].size_bytes() > kMaxFoldedBytes ||
+        IsContainerType((*values)[f].dtype())) {
       continue;
     }
     const int i = frontier[f];
     AddProducers(graph, i, &read);
-    graph.Replace(i, ConstNode(graph.node(i), std::move(values[f])));
+    graph.Replace(i, ConstNode(graph.node(i), std::move((*values)[f])));
     ++rewrites;
   }
   rewrites += SweepUnused(graph, read, foldable, "constant-folding");
