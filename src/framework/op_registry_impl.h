@@ -75,43 +75,10 @@ std::string BuiltinOpSummary(std::string_view op);
 // Every op the summary table names (for the test that keeps it complete).
 std::vector<std::string_view> BuiltinOpsWithSummary();
 
-// Defined in src/ops/registry.cc: registers every built-in op family.
+// Registers every built-in op family. Defined by the op floor
+// (src/ops/registry.cc), the one function of a floor above that this one
+// calls: the registry is filled on first use, whoever uses it first.
 void RegisterBuiltinOps(OpRegistry& registry);
-
-// Each family registers its ops and kernels (one file each in src/ops/).
-void RegisterArrayOps(OpRegistry& registry);
-void RegisterMathOps(OpRegistry& registry);
-void RegisterElementwiseOps(OpRegistry& registry);
-void RegisterNormalizationOps(OpRegistry& registry);
-void RegisterShapeOps(OpRegistry& registry);
-void RegisterMatMulOps(OpRegistry& registry);
-void RegisterReduceOps(OpRegistry& registry);
-void RegisterRandomOps(OpRegistry& registry);
-void RegisterControlOps(OpRegistry& registry);
-void RegisterControlFlowOps(OpRegistry& registry);
-void RegisterContainerOps(OpRegistry& registry);
-void RegisterCustomOps(OpRegistry& registry);
-void RegisterQueueOps(OpRegistry& registry);
-void RegisterReshapeOps(OpRegistry& registry);
-void RegisterLogicOps(OpRegistry& registry);
-void RegisterActivationOps(OpRegistry& registry);
-void RegisterIndexOps(OpRegistry& registry);
-void RegisterNnOps(OpRegistry& registry);
-void RegisterNhwcOps(OpRegistry& registry);
-void RegisterLossOps(OpRegistry& registry);
-void RegisterResizeOps(OpRegistry& registry);
-void RegisterRnnOps(OpRegistry& registry);
-void RegisterSignalOps(OpRegistry& registry);
-void RegisterSpectralOps(OpRegistry& registry);
-void RegisterTextOps(OpRegistry& registry);
-void RegisterOptimizerOps(OpRegistry& registry);
-void RegisterSequenceIndexOps(OpRegistry& registry);
-void RegisterLinalgOps(OpRegistry& registry);
-void RegisterQuantizeOps(OpRegistry& registry);
-void RegisterQuantizedConvOps(OpRegistry& registry);
-void RegisterRoiOps(OpRegistry& registry);
-void RegisterDetectionOps(OpRegistry& registry);
-void RegisterGridSampleOps(OpRegistry& registry);
 
 // Registration of built-ins cannot fail unless weft itself is broken.
 void CheckRegistered(const Status& status);

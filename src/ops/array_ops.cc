@@ -1,5 +1,6 @@
 // Placeholder, Const, Identity.
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "weft/container.h"
 
 namespace weft::internal {

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {

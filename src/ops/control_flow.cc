@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "runtime/kernel_services.h"
 #include "weft/container.h"
 

@@ -5,6 +5,7 @@
 // at most as many such nodes at once as it has inter-op threads — Python's
 // py_function, whose body holds the GIL or releases it).
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {

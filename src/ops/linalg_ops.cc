@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/op_util.h"
 
 namespace weft::internal {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
 

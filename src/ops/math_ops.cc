@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
 

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/packed_gemm.h"
 #include "ops/broadcast.h"

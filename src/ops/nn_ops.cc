@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "kernels/conv_kernels.h"
 #include "kernels/conv_phase_panels.h"
 #include "kernels/gemm_tile.h"

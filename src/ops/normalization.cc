@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "kernels/vector_math.h"
 #include "ops/op_util.h"
 

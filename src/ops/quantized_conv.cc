@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
 

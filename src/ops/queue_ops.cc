@@ -16,6 +16,7 @@
 #include <deque>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "framework/resources.h"
 #include "runtime/kernel_services.h"
 #include "threading/mutex.h"

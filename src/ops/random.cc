@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/op_util.h"
 
 namespace weft::internal {

@@ -1,8 +1,9 @@
 // The built-in op list: every op family registers itself here, once, when
 // OpRegistry::Global() is first used. A new family (a file in src/ops/)
-// adds its Register*Ops declaration to framework/op_registry_impl.h and a
+// adds its Register*Ops declaration to ops/registry.h and a
 // line below.
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 

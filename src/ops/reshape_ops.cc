@@ -10,6 +10,7 @@
 #include <set>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/op_util.h"
 
 namespace weft::internal {

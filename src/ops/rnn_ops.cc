@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "framework/op_registry_impl.h"
+#include "ops/registry.h"
 #include "ops/op_util.h"
 
 namespace weft::internal {
