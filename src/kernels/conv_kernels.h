@@ -1,5 +1,5 @@
 // The inner loops of 2-D convolution, on one image and one group, for the
-// Conv kernel (nn_ops.cc) to split over the intra-op pool:
+// Conv kernel (ops/conv_ops.cc) to split over the intra-op pool:
 //
 //   Im2Col2D          gathers a tile of output pixels' receptive fields into
 //                     columns, for one product with the weights (GemmTile);

@@ -1,6 +1,6 @@
 // Element-wise functions with ONNX names and parameters: the trigonometric
-// and hyperbolic family, Erf, Floor, Ceil, Round, Sign, the parameterised
-// activations (LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus,
+// and hyperbolic family, Erf, Floor, Ceil, Round, Sign, the activations
+// (Relu, LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus,
 // Softsign, ThresholdedRelu, Shrink), Clip, PRelu, Mod and BitShift.
 //
 // Each output element depends on its own input element(s) alone and is
@@ -11,9 +11,9 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -312,9 +312,36 @@ struct FnSpec {
   std::vector<std::pair<const char*, double>> attrs;
 };
 
+class ReluKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) py[i] = std::max(px[i], T(0));
+      });
+      return Status::OK();
+    });
+  }
+};
+
 }  // namespace
 
 void RegisterActivationOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Relu")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Relu", KernelFactoryFor<ReluKernel>()));
   const std::vector<FnSpec> specs = {
       {"Sin", KernelFactoryFor<FnKernel<Fn::kSin>>(), false, {}},
       {"Cos", KernelFactoryFor<FnKernel<Fn::kCos>>(), false, {}},

@@ -1,5 +1,7 @@
-// Placeholder, Const, Identity.
+// Placeholder, Const, Identity, Pad and Dropout (inference: the data
+// passes through, the mask is all true).
 #include "framework/op_registry_impl.h"
+#include "ops/op_util.h"
 #include "ops/registry.h"
 
 namespace weft::internal {
@@ -34,9 +36,154 @@ class IdentityKernel : public OpKernel {
   }
 };
 
+// --- Pad ---------------------------------------------------------------------
+
+// Pad (constant, reflect or edge): pads from input 1 when given (ONNX opset
+// 11+), else the attribute; the constant value from input 2 or `value`.
+class PadKernel : public OpKernel {
+ public:
+  explicit PadKernel(const KernelConstruction& c)
+      : mode_(c.attr<std::string>("mode")),
+        pads_(c.attr<std::vector<int64_t>>("pads")),
+        value_(c.attr<double>("value")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int rank = s.rank();
+    std::vector<int64_t> pads = pads_;
+    if (ctx.num_inputs() > 1) {
+      WEFT_ASSIGN_OR_RETURN(pads, IntsFromTensor(ctx.input(1), "pads"));
+    }
+    if (static_cast<int>(pads.size()) != 2 * rank) {
+      return InvalidArgumentError("pads has " + std::to_string(pads.size()) +
+                                  " entries for rank " + std::to_string(rank));
+    }
+    std::vector<int64_t> dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = s.dim(d) + pads[d] + pads[d + rank];
+      if (dims[d] < 0) {
+        return InvalidArgumentError("pads make dimension " + std::to_string(d) +
+                                    " negative");
+      }
+      if (mode_ != "constant" && s.dim(d) == 0 && dims[d] > 0) {
+        return InvalidArgumentError("cannot " + mode_ +
+                                    "-pad an empty dimension");
+      }
+      if (mode_ == "reflect" &&
+          (pads[d] >= s.dim(d) || pads[d + rank] >= s.dim(d)) &&
+          (pads[d] > 0 || pads[d + rank] > 0)) {
+        return InvalidArgumentError(
+            "reflect pads must be smaller than the "
+            "dimension they pad");
+      }
+    }
+    if (mode_ != "constant" && mode_ != "reflect" && mode_ != "edge") {
+      return InvalidArgumentError("mode \"" + mode_ +
+                                  "\" is not one of constant, reflect, edge");
+    }
+    Shape out_shape(dims);
+    if (!out_shape.IsValid())
+      return InvalidArgumentError("padded shape overflows");
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
+    const Tensor* constant =
+        ctx.num_inputs() > 2 && ctx.input(2).NumElements() > 0 ? &ctx.input(2)
+                                                               : nullptr;
+    return DispatchDtype(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      T fill = static_cast<T>(value_);
+      if (constant != nullptr) {
+        if (constant->dtype() != x.dtype()) {
+          return InvalidArgumentError(
+              "constant_value must have the data's dtype");
+        }
+        fill = *constant->data<T>();
+      }
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      std::vector<int64_t> strides(rank, 1);
+      for (int d = rank - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * s.dim(d + 1);
+      const bool reflect = mode_ == "reflect", edge = mode_ == "edge";
+      ctx.ParallelFor(y->NumElements(), 1.0, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          int64_t rest = o, offset = 0;
+          bool inside = true;
+          for (int d = rank - 1; d >= 0; --d) {
+            int64_t i = rest % dims[d] - pads[d];
+            rest /= dims[d];
+            const int64_t len = s.dim(d);
+            if (i < 0 || i >= len) {
+              if (reflect) {
+                i = i < 0 ? -i : 2 * (len - 1) - i;
+              } else if (edge) {
+                i = i < 0 ? 0 : len - 1;
+              } else {
+                inside = false;
+                break;
+              }
+            }
+            offset += i * strides[d];
+          }
+          py[o] = inside ? px[offset] : fill;
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const std::string mode_;
+  const std::vector<int64_t> pads_;
+  const double value_;
+};
+
+// Dropout in inference: the input, and a mask of all true.
+class DropoutKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_RETURN_IF_ERROR(ctx.SetOutput(0, x));
+    if (ctx.num_outputs() > 1) {
+      WEFT_ASSIGN_OR_RETURN(Tensor * mask,
+                            ctx.AllocateOutputUninitialized(1, x.shape()));
+      std::fill(mask->data<bool>(), mask->data<bool>() + mask->NumElements(),
+                true);
+    }
+    return Status::OK();
+  }
+};
+
 }  // namespace
 
 void RegisterArrayOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("Pad")
+          .Input(ArgDef::Typed("data", "T"))
+          .Input(ArgDef::AnyList("pads_and_value"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType)
+          .Attr("mode", AttrType::kString, std::string("constant"))
+          .Attr("pads", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("value", AttrType::kFloat, 0.0)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Pad", KernelFactoryFor<PadKernel>()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("Dropout")
+                              .Input(ArgDef::Typed("data", "T"))
+                              .Input(ArgDef::AnyList("ratio_and_training_mode"))
+                              .Output(ArgDef::Typed("output", "T"))
+                              .Output(ArgDef::Fixed("mask", DataType::kBool))
+                              .Attr("T", AttrType::kType)
+                              .SetShapeFn([](InferenceContext& ctx) -> Status {
+                                ctx.set_output(0, ctx.input_shape(0));
+                                ctx.set_output(1, ctx.input_shape(0));
+                                return Status::OK();
+                              })
+                              .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("Dropout", KernelFactoryFor<DropoutKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Placeholder")
           .Output(ArgDef::Typed("output", "dtype"))

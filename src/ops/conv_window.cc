@@ -159,4 +159,14 @@ OpDefBuilder& WindowAttrsOn(OpDefBuilder& b) {
       .SetShapeFn(CheckWindowAttrs);
 }
 
+WindowAttrs InferredWindowAttrs(const InferenceContext& ctx) {
+  WindowAttrs attrs;
+  attrs.kernel = ctx.attr<std::vector<int64_t>>("kernel_shape");
+  attrs.strides = ctx.attr<std::vector<int64_t>>("strides");
+  attrs.dilations = ctx.attr<std::vector<int64_t>>("dilations");
+  attrs.pads = ctx.attr<std::vector<int64_t>>("pads");
+  attrs.auto_pad = ctx.attr<std::string>("auto_pad");
+  return attrs;
+}
+
 }  // namespace weft::internal

@@ -85,6 +85,10 @@ Shape OutShape(int64_t n, int64_t c, const std::vector<int64_t>& spatial);
 // value is refused before any Run (output shapes are found at Run).
 Status CheckWindowAttrs(InferenceContext& ctx);
 
+// The window attributes as a shape function sees them (ceil_mode left
+// false: pools set it from their own attribute).
+WindowAttrs InferredWindowAttrs(const InferenceContext& ctx);
+
 // Declares kernel_shape, strides, dilations, pads and auto_pad on an op,
 // with CheckWindowAttrs as its shape function.
 OpDefBuilder& WindowAttrsOn(OpDefBuilder& b);

@@ -1,4 +1,4 @@
-// Element-wise math: Add, Sub, Mul, Div, Pow (NumPy broadcasting), Relu.
+// Element-wise math: Add, Sub, Mul, Div, Pow (NumPy broadcasting).
 // Pow takes an exponent of another dtype than its base (ONNX Pow-15).
 // The variadic Max and Min are in elementwise.cc.
 #include <algorithm>
@@ -8,9 +8,9 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -126,24 +126,6 @@ class PowKernel : public OpKernel {
   }
 };
 
-class ReluKernel : public OpKernel {
- public:
-  Status Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
-      using T = decltype(zero);
-      const T* px = x.data<T>();
-      T* py = y->data<T>();
-      ctx.ParallelFor(x.NumElements(), 0.5, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) py[i] = std::max(px[i], T(0));
-      });
-      return Status::OK();
-    });
-  }
-};
-
 // ONNX Pow-15's exponent types but float16 and bfloat16.
 const std::vector<DataType> kPowExponentTypes = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt8,  DataType::kInt16,
@@ -192,15 +174,6 @@ void RegisterMathOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("Pow", KernelFactoryFor<PowKernel>()));
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Relu")
-          .Input(ArgDef::Typed("X", "T"))
-          .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
-          .SetShapeFn(shape_fns::SameAsInput0)
-          .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("Relu", KernelFactoryFor<ReluKernel>()));
 }
 
 }  // namespace weft::internal

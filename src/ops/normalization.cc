@@ -13,9 +13,9 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "kernels/vector_math.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -328,7 +328,208 @@ class BatchNormTrainingKernel : public OpKernel {
   const double momentum_;
 };
 
+namespace {
+
+// --- BatchNormalization (inference), InstanceNormalization, LRN ------------
+
+// BatchNormalization in inference: y = scale (x - mean) / sqrt(var + eps) + B
+// per channel (axis 1).
+class BatchNormKernel : public OpKernel {
+ public:
+  explicit BatchNormKernel(const KernelConstruction& c)
+      : epsilon_(c.attr<double>("epsilon")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 2) {
+      return InvalidArgumentError("X must have rank >= 2, got " +
+                                  x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    for (int i = 1; i <= 4; ++i) {
+      if (ctx.input(i).NumElements() != c) {
+        return InvalidArgumentError("scale, B, mean and var must have " +
+                                    std::to_string(c) + " elements; input " +
+                                    std::to_string(i) + " has shape " +
+                                    ctx.input(i).shape().ToString());
+      }
+    }
+    const int64_t inner = c == 0 || n == 0 ? 0 : x.NumElements() / (n * c);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      std::vector<double> mul(c), add(c);
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const double inv =
+            1.0 / std::sqrt(static_cast<double>(ctx.input(4).data<T>()[ch]) +
+                            epsilon_);
+        mul[ch] = static_cast<double>(ctx.input(1).data<T>()[ch]) * inv;
+        add[ch] = static_cast<double>(ctx.input(2).data<T>()[ch]) -
+                  static_cast<double>(ctx.input(3).data<T>()[ch]) * mul[ch];
+      }
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(
+          n * c, static_cast<double>(inner), [&](int64_t b, int64_t e) {
+            for (int64_t p = b; p < e; ++p) {
+              const int64_t ch = p % c;
+              for (int64_t i = 0; i < inner; ++i) {
+                py[p * inner + i] = static_cast<T>(
+                    static_cast<double>(px[p * inner + i]) * mul[ch] + add[ch]);
+              }
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const double epsilon_;
+};
+
+// InstanceNormalization: per (image, channel) over the spatial dims.
+class InstanceNormKernel : public OpKernel {
+ public:
+  explicit InstanceNormKernel(const KernelConstruction& c)
+      : epsilon_(c.attr<double>("epsilon")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 3) {
+      return InvalidArgumentError("X must have rank >= 3, got " +
+                                  x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    if (ctx.input(1).NumElements() != c || ctx.input(2).NumElements() != c) {
+      return InvalidArgumentError("scale and B must have " + std::to_string(c) +
+                                  " elements");
+    }
+    const int64_t inner = n * c == 0 ? 0 : x.NumElements() / (n * c);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      const T* scale = ctx.input(1).data<T>();
+      const T* bias = ctx.input(2).data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(n * c, 3.0 * inner, [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          const T* row = px + p * inner;
+          double mean = 0, var = 0;
+          for (int64_t i = 0; i < inner; ++i) mean += row[i];
+          mean /= static_cast<double>(inner);
+          for (int64_t i = 0; i < inner; ++i) {
+            var += (row[i] - mean) * (row[i] - mean);
+          }
+          var /= static_cast<double>(inner);
+          const double k =
+              static_cast<double>(scale[p % c]) / std::sqrt(var + epsilon_);
+          for (int64_t i = 0; i < inner; ++i) {
+            py[p * inner + i] =
+                static_cast<T>((row[i] - mean) * k + bias[p % c]);
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const double epsilon_;
+};
+
+// LRN across channels: x / (bias + alpha / size * sum of squares)^beta.
+class LrnKernel : public OpKernel {
+ public:
+  explicit LrnKernel(const KernelConstruction& c)
+      : size_(c.attr<int64_t>("size")),
+        alpha_(c.attr<double>("alpha")),
+        beta_(c.attr<double>("beta")),
+        bias_(c.attr<double>("bias")) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape().rank() < 3 || size_ < 1) {
+      return InvalidArgumentError("needs N x C x D1... and size >= 1");
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    const int64_t inner = n * c == 0 ? 0 : x.NumElements() / (n * c);
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(
+          x.NumElements(), static_cast<double>(size_),
+          [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              const int64_t pos = i % inner, ch = (i / inner) % c,
+                            img = i / (inner * c);
+              double sq = 0;
+              for (int64_t k = std::max<int64_t>(0, ch - before);
+                   k <= std::min(c - 1, ch + after); ++k) {
+                const double v = px[(img * c + k) * inner + pos];
+                sq += v * v;
+              }
+              py[i] = static_cast<T>(
+                  px[i] /
+                  std::pow(bias_ + alpha_ / static_cast<double>(size_) * sq,
+                           beta_));
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const int64_t size_;
+  const double alpha_, beta_, bias_;
+};
+
+}  // namespace
+
 void RegisterNormalizationOps(OpRegistry& registry) {
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("BatchNormalization")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Input(ArgDef::Typed("input_mean", "T"))
+          .Input(ArgDef::Typed("input_var", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .Attr("momentum", AttrType::kFloat, 0.9)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("BatchNormalization",
+                                          KernelFactoryFor<BatchNormKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("InstanceNormalization")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "InstanceNormalization", KernelFactoryFor<InstanceNormKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("LRN")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("size", AttrType::kInt)
+          .Attr("alpha", AttrType::kFloat, 0.0001)
+          .Attr("beta", AttrType::kFloat, 0.75)
+          .Attr("bias", AttrType::kFloat, 1.0)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(
+      registry.RegisterKernel("LRN", KernelFactoryFor<LrnKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("BatchNormalizationTraining")
           .Input(ArgDef::Typed("X", "T"))

@@ -2,8 +2,9 @@
 // OpRegistry::Global() is first used. A new family (a file in src/ops/)
 // adds its Register*Ops declaration to ops/registry.h and a
 // line below.
-#include "framework/op_registry_impl.h"
 #include "ops/registry.h"
+
+#include "framework/op_registry_impl.h"
 
 namespace weft::internal {
 
@@ -25,7 +26,8 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterLogicOps(registry);
   RegisterActivationOps(registry);
   RegisterIndexOps(registry);
-  RegisterNnOps(registry);
+  RegisterConvOps(registry);
+  RegisterPoolOps(registry);
   RegisterNhwcOps(registry);
   RegisterLossOps(registry);
   RegisterResizeOps(registry);

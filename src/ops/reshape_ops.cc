@@ -1,8 +1,8 @@
-// Ops that compute shapes or rearrange elements without arithmetic (ONNX
-// names): Shape, Size, Squeeze, Unsqueeze, Flatten, ConstantOfShape, Range,
-// Tile, Trilu, EyeLike, DepthToSpace, SpaceToDepth. Each output element is a
-// copy of one input element or a value computed from its index alone, so
-// none depends on the thread count.
+// Ops that give a tensor a new shape or rearrange its elements without
+// arithmetic (ONNX names): Reshape, Squeeze, Unsqueeze, Flatten,
+// ConstantOfShape, Range, Tile, Trilu, EyeLike, DepthToSpace, SpaceToDepth.
+// Each output element is a copy of one input element or a value computed
+// from its index alone, so none depends on the thread count.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,8 +10,8 @@
 #include <set>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -35,43 +35,74 @@ Status AllOutputsUnknown(InferenceContext& ctx) {
   return Status::OK();
 }
 
-// --- Shape, Size ------------------------------------------------------------
+// --- Reshape ----------------------------------------------------------------
 
-// ONNX Shape (opset 15): dims [start, end) with negative values counting
-// from the end and both clamped to [0, rank].
-std::pair<int, int> ShapeRange(int64_t start, int64_t end, int rank) {
-  auto clamp = [rank](int64_t v) {
-    if (v < 0) v += rank;
-    return static_cast<int>(std::clamp<int64_t>(v, 0, rank));
-  };
-  const int b = clamp(start);
-  const int e = clamp(end);
-  return {b, std::max(b, e)};
+// ONNX rules: 0 copies the input's dimension (unless allowzero: then it is
+// a dimension of size 0), -1 (at most once) is inferred.
+StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec,
+                               bool allowzero) {
+  if (spec.dtype() != DataType::kInt64 || spec.shape().rank() != 1) {
+    return InvalidArgumentError("the shape input must be a 1-D int64 tensor");
+  }
+  std::vector<int64_t> dims(spec.data<int64_t>(),
+                            spec.data<int64_t>() + spec.NumElements());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 0 && !allowzero) {
+      if (static_cast<int>(i) >= in.rank()) {
+        return InvalidArgumentError("shape entry 0 at " + std::to_string(i) +
+                                    " has no input dimension to copy");
+      }
+      dims[i] = in.dim(static_cast<int>(i));
+    }
+    if (dims[i] == -1) {
+      if (infer >= 0) {
+        return InvalidArgumentError("the shape has more than one -1");
+      }
+      infer = static_cast<int>(i);
+      continue;
+    }
+    if (dims[i] < 0) {
+      return InvalidArgumentError("invalid shape entry " +
+                                  std::to_string(dims[i]));
+    }
+    if (dims[i] != 0 && known > std::numeric_limits<int64_t>::max() / dims[i]) {
+      return InvalidArgumentError("the shape's size overflows");
+    }
+    known *= dims[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || in.NumElements() % known != 0) {
+      return InvalidArgumentError(
+          "cannot infer -1: " + std::to_string(in.NumElements()) +
+          " elements do not divide into " + std::to_string(known));
+    }
+    dims[infer] = in.NumElements() / known;
+    known = in.NumElements();
+  }
+  if (known != in.NumElements()) {
+    return InvalidArgumentError("cannot reshape " + in.ToString() + " (" +
+                                std::to_string(in.NumElements()) +
+                                " elements) into " + Shape(dims).ToString());
+  }
+  return Shape(std::move(dims));
 }
 
-class ShapeKernel : public OpKernel {
+class ReshapeKernel : public OpKernel {
  public:
-  explicit ShapeKernel(const KernelConstruction& c)
-      : start_(c.attr<int64_t>("start")), end_(c.attr<int64_t>("end")) {}
+  explicit ReshapeKernel(const KernelConstruction& c)
+      : allowzero_(c.attr<bool>("allowzero")) {}
+
   Status Compute(KernelContext& ctx) const override {
-    const Shape& in = ctx.input(0).shape();
-    const auto [b, e] = ShapeRange(start_, end_, in.rank());
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape{e - b}));
-    for (int i = b; i < e; ++i) y->data<int64_t>()[i - b] = in.dim(i);
-    return Status::OK();
+    WEFT_ASSIGN_OR_RETURN(
+        Shape shape,
+        ResolveReshape(ctx.input(0).shape(), ctx.input(1), allowzero_));
+    return ctx.SetOutput(0, ctx.input(0).WithShape(shape));
   }
 
  private:
-  const int64_t start_, end_;
-};
-
-class SizeKernel : public OpKernel {
- public:
-  Status Compute(KernelContext& ctx) const override {
-    WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape{}));
-    *y->data<int64_t>() = ctx.input(0).NumElements();
-    return Status::OK();
-  }
+  const bool allowzero_;
 };
 
 // --- Squeeze, Unsqueeze, Flatten: new shapes over the same buffer ------------
@@ -458,38 +489,48 @@ class DepthSpaceKernel : public OpKernel {
 
 void RegisterReshapeOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Shape")
+      OpDefBuilder("Reshape")
           .Input(ArgDef::Typed("data", "T"))
-          .Output(ArgDef::Fixed("shape", DataType::kInt64))
+          .Input(ArgDef::Fixed("shape", DataType::kInt64))
+          .Output(ArgDef::Typed("reshaped", "T"))
           .Attr("T", AttrType::kType)
-          .Attr("start", AttrType::kInt, int64_t{0})
-          .Attr("end", AttrType::kInt, std::numeric_limits<int64_t>::max())
+          .Attr("allowzero", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
+            const Tensor* spec = ctx.input_constant(1);
             const PartialShape& in = ctx.input_shape(0);
-            if (!in.rank_known()) {
-              ctx.set_output(0, PartialShape({-1}));
-              return Status::OK();
+            const bool allowzero = ctx.attr<bool>("allowzero");
+            if (spec != nullptr && in.IsFullyDefined()) {
+              WEFT_ASSIGN_OR_RETURN(
+                  Shape out, ResolveReshape(in.ToShape(), *spec, allowzero));
+              ctx.set_output(0, out);
+            } else if (spec != nullptr && spec->shape().rank() == 1) {
+              // The rank, and each dimension the spec gives outright or
+              // copies (0) from a known input dimension.
+              std::vector<int64_t> dims;
+              for (int64_t i = 0; i < spec->NumElements(); ++i) {
+                const int64_t d = spec->data<int64_t>()[i];
+                const bool copied =
+                    d == 0 && !allowzero && in.rank_known() && i < in.rank();
+                dims.push_back(d > 0 || (d == 0 && allowzero)
+                                   ? d
+                                   : (copied ? in.dim(i) : -1));
+              }
+              ctx.set_output(0, PartialShape(dims));
+            } else if (const PartialShape& given = ctx.input_shape(1);
+                       given.rank_known() && given.rank() == 1 &&
+                       given.dim(0) >= 0) {
+              // A computed spec of known length: the rank alone.
+              ctx.set_output(0, PartialShape(std::vector<int64_t>(
+                                    given.dim(0), int64_t{-1})));
+            } else {
+              ctx.set_output(0, PartialShape::UnknownRank());
             }
-            const auto [b, e] = ShapeRange(ctx.attr<int64_t>("start"),
-                                           ctx.attr<int64_t>("end"), in.rank());
-            ctx.set_output(0, PartialShape({e - b}));
             return Status::OK();
           })
           .SetCostFn([](const InferenceContext&) { return 10.0; })
           .Build()));
   CheckRegistered(
-      registry.RegisterKernel("Shape", KernelFactoryFor<ShapeKernel>()));
-
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("Size")
-          .Input(ArgDef::Typed("data", "T"))
-          .Output(ArgDef::Fixed("size", DataType::kInt64))
-          .Attr("T", AttrType::kType)
-          .SetShapeFn(shape_fns::Scalar)
-          .SetCostFn([](const InferenceContext&) { return 10.0; })
-          .Build()));
-  CheckRegistered(
-      registry.RegisterKernel("Size", KernelFactoryFor<SizeKernel>()));
+      registry.RegisterKernel("Reshape", KernelFactoryFor<ReshapeKernel>()));
 
   for (const char* name : {"Squeeze", "Unsqueeze"}) {
     const bool squeeze = name[0] == 'S';
