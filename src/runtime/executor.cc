@@ -216,161 +216,222 @@ bool JoinsKeptNode(const CompiledGraph& graph, int shorter, int kept,
                      reads_kept);
 }
 
-// Runs `first` (or, for NodeTask::kStart, makes every root ready) and, on
-// this thread, the work it leads to: of each batch of nodes made ready, the
-// cheap ones run first (LIFO), then the costliest expensive node; another
+// One thread's work from one dispatched node (or, for NodeTask::kStart,
+// from the Run's roots): the node, and the work it leads to on this
+// thread. Of each batch of nodes a finished node makes ready, the cheap ones
+// run here first (LIFO), then the costliest expensive node; another
 // expensive one runs here too when it is short and joins the costliest at
-// once (JoinsKeptNode), else it is dispatched. Nodes run here are covered by
-// the one outstanding count `first` was dispatched with, released at the end.
-void Process(RunState& run, int first) {
-  const CompiledGraph& graph = run.graph();
-  const ExecutionPlan& plan = run.plan();
-  const double inline_cost = run.config().inline_node_cost_ns;
-  const double join_inline_cost = run.config().join_inline_cost_ns;
-  const bool trace = run.config().trace;
-  // A blocking-pool thread runs only its blocking node: what that node makes
-  // ready goes back to the Run's own threads.
-  const bool on_blocking_thread = BlockingPool::OnPoolThread();
-  // The thread that called Run, when the Run has a pool, keeps only cheap
-  // nodes (StartsOnCaller): expensive ones are the inter-op pool's, so that
-  // inter_op_parallelism_threads still bounds how many run at once.
-  ThreadPool* pool = run.config().inter_pool;
-  const bool on_inter_pool = pool != nullptr && pool->CurrentThreadIndex() >= 0;
-  const bool keeps_expensive = pool == nullptr || on_inter_pool;
-  // This thread computes from here to the end of its batch: it counts
-  // against the core budget once, not once per node (two shared atomic
-  // updates per node would cost more than a cheap kernel).
-  std::optional<CoreBudget::Running> computing(std::in_place);
-  // ... and on its CPU, which a pool thread first leaves if another weft
-  // thread computes there while a CPU is free (threading/cpu_spread.h): a
-  // worker woken for this batch may have been queued behind a busy thread.
-  // Claimed at the batch's first node worth a move (a batch of cheap nodes,
-  // such as a one-node Run, ends before a stacking matters), then held to
-  // the end of the batch, like the budget; not on a blocking-pool thread,
-  // whose node mostly waits, nor when the Run has no other thread to meet.
-  const bool may_claim =
-      !on_blocking_thread &&
-      (pool != nullptr || run.config().intra_pool != nullptr);
-  std::optional<CpuClaim> on_cpu;
-  LocalStack stack;
-  std::vector<int>& local = stack.nodes();
-  // This batch's expensive nodes other than the one kept: decided at the
-  // batch's end, when the node kept (the costliest) is known.
-  LocalStack others_stack;
-  std::vector<int>& others = others_stack.nodes();
-  int64_t now = 0;        // When this batch became ready (tracing only).
-  size_t mark = 0;        // Where this batch starts on the stack.
-  int continuation = -1;  // This batch's expensive node kept here.
-  auto ready = [&](int node) {
-    if (trace) run.stats()[node].scheduled_ns = now;
-    const CompiledNode& next = graph.node(node);
-    if (on_blocking_thread) {
-      Dispatch(run, node);
-    } else if (!next.blocking && graph.cost_ns(node) < inline_cost) {
-      local.push_back(node);
-    } else if (next.blocking || !keeps_expensive) {
-      Dispatch(run, node);
-    } else if (continuation < 0) {
-      continuation = node;
+// once (JoinsKeptNode), else it is dispatched. Nodes run here are covered
+// by the one outstanding count `first` was dispatched with, released at
+// the end. The state is the batch being built; each step is a method, so
+// the loop reads as the three steps it takes per node.
+class ThreadBatch {
+ public:
+  explicit ThreadBatch(RunState& run)
+      : run_(run),
+        graph_(run.graph()),
+        plan_(run.plan()),
+        inline_cost_(run.config().inline_node_cost_ns),
+        join_inline_cost_(run.config().join_inline_cost_ns),
+        trace_(run.config().trace),
+        // A blocking-pool thread runs only its blocking node: what that
+        // node makes ready goes back to the Run's own threads.
+        on_blocking_thread_(BlockingPool::OnPoolThread()),
+        pool_(run.config().inter_pool),
+        on_inter_pool_(pool_ != nullptr && pool_->CurrentThreadIndex() >= 0),
+        // The thread that called Run, when the Run has a pool, keeps only
+        // cheap nodes (StartsOnCaller): expensive ones are the inter-op
+        // pool's, so that inter_op_parallelism_threads still bounds how many
+        // run at once.
+        keeps_expensive_(pool_ == nullptr || on_inter_pool_),
+        // Not on a blocking-pool thread, whose node mostly waits, nor when
+        // the Run has no other thread to meet (see RunLocalNodes).
+        may_claim_cpu_(
+            !on_blocking_thread_ &&
+            (pool_ != nullptr || run.config().intra_pool != nullptr)),
+        local_(local_stack_.nodes()),
+        others_(others_stack_.nodes()) {}
+
+  // Makes every root of the Run ready, as one batch.
+  void StartRun() {
+    run_.ResetCounters();
+    if (trace_) now_ = NowNs();
+    for (int root : plan_.roots) Ready(root);
+    EndBatch();
+  }
+
+  void Push(int node) { local_.push_back(node); }
+
+  // Runs the nodes on this thread's stack, and those they make ready and
+  // keep here, until none is left.
+  void RunLocalNodes() {
+    while (!local_.empty()) {
+      const int index = local_.back();
+      local_.pop_back();
+      // This thread computes on its CPU, which a pool thread first leaves if
+      // another weft thread computes there while a CPU is free
+      // (threading/cpu_spread.h): a worker woken for this batch may have
+      // been queued behind a busy thread. Claimed at the batch's first node
+      // worth a move (a batch of cheap nodes, such as a one-node Run, ends
+      // before a stacking matters), then held to the end, like the budget.
+      if (may_claim_cpu_ && !on_cpu_ && graph_.cost_ns(index) >= kSpreadMinNs) {
+        on_cpu_.emplace(/*may_move=*/PoolCore::OnAnyPoolThread());
+      }
+      const bool executed = ExecuteNode(run_, index);
+      if (graph_.node(index).inter_op_bound) {
+        // Its place goes to the next waiting node, which was counted
+        // outstanding when it was dispatched. Even if cancelled: it then
+        // returns at once.
+        if (const int next = run_.ReleaseBoundPlace(); next >= 0) {
+          BlockingPool::Global().Schedule(&run_.task(next));
+        }
+      }
+      if (executed) ReleaseConsumers(index);
+    }
+  }
+
+  // Gives this thread's core and CPU back, ends its share of the Run, and
+  // helps a kernel that started short of intra-op helpers where one waits.
+  void Finish() {
+    // This thread's core is free again: a kernel that started with fewer
+    // intra-op helpers than it could use may take one now, and this thread
+    // becomes that helper. Waking an intra-op worker instead would hand the
+    // core over while this thread still holds it (it spins for work before
+    // parking), so the scheduler queues the woken worker behind a busy core
+    // and the idle core does not pull it for milliseconds: a MatMul ran its
+    // two tiles one after the other at (2, 2) (docs/BENCHMARKS.md). Taken
+    // before FinishOutstanding, which may end the Run and with it the
+    // session's pools; run after it, so that this Run's end never waits for
+    // another Run's kernel. The task touches only its job, which its kernel
+    // keeps alive until every claimed block has finished.
+    //
+    // Not on an inter-op worker while nodes wait in its pool: it runs those
+    // first (it finds them once it returns to its pool), for a node run whole
+    // costs less than a kernel's share split over two threads, and the
+    // kernel's unclaimed blocks stay advertised for whichever thread next
+    // frees a core with no node waiting. Helping first made (2, 2) slower
+    // than (2, 1) on two chains of MatMuls: a thread helped one chain's
+    // MatMul for 1 ms while the other chain's roots waited
+    // (docs/BENCHMARKS.md). The advertisement board (one cache line) is read
+    // before the pool's queues (a line per worker).
+    computing_.reset();
+    on_cpu_.reset();
+    internal::Task* late_helper = nullptr;
+    if (ThreadPool* intra = run_.config().intra_pool;
+        intra != nullptr &&
+        CoreBudget::HelpersAllowed(1, run_.config().intra_threads) > 0) {
+      internal::PoolCore& intra_core = ThreadPoolInternal::core(*intra);
+      if (intra_core.AnyAdvert() &&
+          !(on_inter_pool_ &&
+            ThreadPoolInternal::core(*pool_).AnyQueuedWork())) {
+        late_helper = intra_core.TakeAdvert();
+      }
+    }
+    run_.FinishOutstanding();
+    if (late_helper != nullptr) late_helper->Run();
+  }
+
+ private:
+  // A node whose inputs are all there: kept on this thread's stack,
+  // dispatched to the inter-op or blocking pool, or held as this batch's
+  // costliest expensive node until EndBatch decides the others.
+  void Ready(int node) {
+    if (trace_) run_.stats()[node].scheduled_ns = now_;
+    const CompiledNode& next = graph_.node(node);
+    if (on_blocking_thread_) {
+      Dispatch(run_, node);
+    } else if (!next.blocking && graph_.cost_ns(node) < inline_cost_) {
+      local_.push_back(node);
+    } else if (next.blocking || !keeps_expensive_) {
+      Dispatch(run_, node);
+    } else if (continuation_ < 0) {
+      continuation_ = node;
     } else {
       // The costlier node stays: a dispatched one waits for a worker to
       // wake (tens of microseconds), better spent beside the long node than
       // before it.
-      if (graph.cost_ns(node) > graph.cost_ns(continuation)) {
-        std::swap(node, continuation);
+      if (graph_.cost_ns(node) > graph_.cost_ns(continuation_)) {
+        std::swap(node, continuation_);
       }
-      others.push_back(node);
+      others_.push_back(node);
     }
-  };
-  auto end_batch = [&] {
-    for (int other : others) {
-      if (JoinsKeptNode(graph, other, continuation, join_inline_cost)) {
-        local.push_back(other);
+  }
+
+  // The batch is complete: each expensive node but the costliest runs here
+  // if it joins the costliest at once, else goes to another worker; the
+  // costliest runs here after the batch's cheap nodes.
+  void EndBatch() {
+    for (int other : others_) {
+      if (JoinsKeptNode(graph_, other, continuation_, join_inline_cost_)) {
+        local_.push_back(other);
       } else {
-        Dispatch(run, other);
+        Dispatch(run_, other);
       }
     }
-    others.clear();
-    if (continuation >= 0) {
-      local.insert(local.begin() + static_cast<std::ptrdiff_t>(mark),
-                   continuation);
-      continuation = -1;
+    others_.clear();
+    if (continuation_ >= 0) {
+      local_.insert(local_.begin() + static_cast<std::ptrdiff_t>(mark_),
+                    continuation_);
+      continuation_ = -1;
     }
-  };
+  }
+
+  // Counts `index`'s output in at each consumer; those it completes are the
+  // next batch.
+  void ReleaseConsumers(int index) {
+    const CompiledNode& node = graph_.node(index);
+    mark_ = local_.size();
+    if (trace_) now_ = NowNs();
+    for (const EdgeRef& edge : node.consumers) Release(edge.node);
+    for (int consumer : node.control_consumers) Release(consumer);
+    EndBatch();
+  }
+
+  void Release(int consumer) {
+    if (plan_.role[consumer] != ExecutionPlan::kRun) return;
+    // A node with one pending input has no other producer to race with.
+    if (plan_.initial_pending[consumer] == 1 ||
+        run_.pending(consumer).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Ready(consumer);
+    }
+  }
+
+  RunState& run_;
+  const CompiledGraph& graph_;
+  const ExecutionPlan& plan_;
+  const double inline_cost_;
+  const double join_inline_cost_;
+  const bool trace_;
+  const bool on_blocking_thread_;
+  ThreadPool* const pool_;
+  const bool on_inter_pool_;
+  const bool keeps_expensive_;
+  const bool may_claim_cpu_;
+  // This thread computes from here to the end of its batch: it counts
+  // against the core budget once, not once per node (two shared atomic
+  // updates per node would cost more than a cheap kernel).
+  std::optional<CoreBudget::Running> computing_{std::in_place};
+  std::optional<CpuClaim> on_cpu_;
+  LocalStack local_stack_;
+  std::vector<int>& local_;
+  // This batch's expensive nodes other than the one kept: decided at the
+  // batch's end, when the node kept (the costliest) is known.
+  LocalStack others_stack_;
+  std::vector<int>& others_;
+  int64_t now_ = 0;        // When this batch became ready (tracing only).
+  size_t mark_ = 0;        // Where this batch starts on the stack.
+  int continuation_ = -1;  // This batch's expensive node kept here.
+};
+
+void Process(RunState& run, int first) {
+  ThreadBatch batch(run);
   if (first == NodeTask::kStart) {
-    run.ResetCounters();
-    if (trace) now = NowNs();
-    for (int root : plan.roots) ready(root);
-    end_batch();
+    batch.StartRun();
   } else {
-    local.push_back(first);
+    batch.Push(first);
   }
-  while (!local.empty()) {
-    const int index = local.back();
-    local.pop_back();
-    if (may_claim && !on_cpu && graph.cost_ns(index) >= kSpreadMinNs) {
-      on_cpu.emplace(/*may_move=*/PoolCore::OnAnyPoolThread());
-    }
-    const bool executed = ExecuteNode(run, index);
-    if (graph.node(index).inter_op_bound) {
-      // Its place goes to the next waiting node, which was counted
-      // outstanding when it was dispatched. Even if cancelled: it then
-      // returns at once.
-      if (const int next = run.ReleaseBoundPlace(); next >= 0) {
-        BlockingPool::Global().Schedule(&run.task(next));
-      }
-    }
-    if (!executed) continue;
-    const CompiledNode& node = graph.node(index);
-    mark = local.size();
-    if (trace) now = NowNs();
-    auto release = [&](int consumer) {
-      if (plan.role[consumer] != ExecutionPlan::kRun) return;
-      // A node with one pending input has no other producer to race with.
-      if (plan.initial_pending[consumer] == 1 ||
-          run.pending(consumer).fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        ready(consumer);
-      }
-    };
-    for (const EdgeRef& edge : node.consumers) release(edge.node);
-    for (int consumer : node.control_consumers) release(consumer);
-    end_batch();
-  }
-  // This thread's core is free again: a kernel that started with fewer
-  // intra-op helpers than it could use may take one now, and this thread
-  // becomes that helper. Waking an intra-op worker instead would hand the
-  // core over while this thread still holds it (it spins for work before
-  // parking), so the scheduler queues the woken worker behind a busy core
-  // and the idle core does not pull it for milliseconds: a MatMul ran its
-  // two tiles one after the other at (2, 2) (docs/BENCHMARKS.md). Taken
-  // before FinishOutstanding, which may end the Run and with it the
-  // session's pools; run after it, so that this Run's end never waits for
-  // another Run's kernel. The task touches only its job, which its kernel
-  // keeps alive until every claimed block has finished.
-  //
-  // Not on an inter-op worker while nodes wait in its pool: it runs those
-  // first (it finds them once it returns to its pool), for a node run whole
-  // costs less than a kernel's share split over two threads, and the
-  // kernel's unclaimed blocks stay advertised for whichever thread next
-  // frees a core with no node waiting. Helping first made (2, 2) slower
-  // than (2, 1) on two chains of MatMuls: a thread helped one chain's MatMul
-  // for 1 ms while the other chain's roots waited (docs/BENCHMARKS.md). The
-  // advertisement board (one cache line) is read before the pool's queues
-  // (a line per worker).
-  computing.reset();
-  on_cpu.reset();
-  internal::Task* late_helper = nullptr;
-  if (ThreadPool* intra = run.config().intra_pool;
-      intra != nullptr &&
-      CoreBudget::HelpersAllowed(1, run.config().intra_threads) > 0) {
-    internal::PoolCore& intra_core = ThreadPoolInternal::core(*intra);
-    if (intra_core.AnyAdvert() &&
-        !(on_inter_pool && ThreadPoolInternal::core(*pool).AnyQueuedWork())) {
-      late_helper = intra_core.TakeAdvert();
-    }
-  }
-  run.FinishOutstanding();
-  if (late_helper != nullptr) late_helper->Run();
+  batch.RunLocalNodes();
+  batch.Finish();
 }
 
 }  // namespace
