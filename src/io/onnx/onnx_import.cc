@@ -785,9 +785,27 @@ class Importer {
     return Status::OK();
   }
 
+  // A control-flow node's graph attributes (If's branches, the body of
+  // Loop, Scan or SequenceMap), imported, and the outer-scope names they
+  // read, in order of first use.
+  struct ControlFlowBodies {
+    std::vector<std::unique_ptr<Importer>> importers;
+    std::vector<std::string> attr_names;  // One per importer.
+    std::vector<std::string> captures;
+  };
+
+  // What the subgraph outputs declare, past Loop's condition: a node's Tout.
+  struct ControlFlowOutputs {
+    std::vector<DataType> tout;
+    size_t skip = 0;                   // 1 for Loop (its condition).
+    std::optional<size_t> undeclared;  // The first output with no type.
+  };
+
   // If, Loop, Scan and SequenceMap: their graph attributes become kGraph
   // attributes, and what the subgraphs read of outer scopes becomes extra
-  // inputs after the node's own (num_captures of them but for If).
+  // inputs after the node's own (num_captures of them but for If). Four
+  // steps: import the bodies, read their output types, infer the ones not
+  // declared, then bind the op's inputs and attributes.
   Status AddControlFlow(const onnx::NodeProto& node, NodeDef& def,
                         std::vector<std::string> inputs,
                         const std::string& where) {
@@ -800,9 +818,46 @@ class Importer {
                                 ": Scan's sequence_lens (opset 8) is not "
                                 "supported");
     }
-    std::vector<std::unique_ptr<Importer>> subs;
-    std::vector<std::string> attr_names;
-    std::vector<std::string> captures;
+    WEFT_ASSIGN_OR_RETURN(ControlFlowBodies bodies,
+                          ImportControlFlowBodies(node, where));
+    WEFT_ASSIGN_OR_RETURN(
+        ControlFlowOutputs outputs,
+        ControlFlowOutputTypes(node, bodies, inputs.size(), where));
+    for (size_t s = 0; s < bodies.importers.size(); ++s) {
+      WEFT_ASSIGN_OR_RETURN(SubgraphPtr graph,
+                            bodies.importers[s]->Finish(bodies.captures));
+      def.attrs[bodies.attr_names[s]] = std::move(graph);
+    }
+    if (outputs.undeclared) {
+      WEFT_RETURN_IF_ERROR(InferOutputDtypes(
+          node, *def.attrs[bodies.attr_names[0]].get_if<SubgraphPtr>(),
+          bodies.captures, outputs.skip, *outputs.undeclared, where,
+          outputs.tout));
+    }
+    for (const std::string& name : bodies.captures) {
+      WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(name));
+      inputs.push_back(std::move(ref));
+    }
+    def.op = op;
+    def.attrs["Tout"] = outputs.tout;
+    WEFT_RETURN_IF_ERROR(BindControlFlowInputs(
+        node, bodies.captures.size(), batched_scan, where, def, inputs));
+    for (const std::string& input : inputs) {
+      if (input.empty()) {
+        return InvalidArgumentError(where + ": an input is empty");
+      }
+    }
+    def.inputs = std::move(inputs);
+    return graph().AddNode(std::move(def)).WithContext(where);
+  }
+
+  StatusOr<ControlFlowBodies> ImportControlFlowBodies(
+      const onnx::NodeProto& node, const std::string& where) {
+    const std::string& op = node.op_type();
+    ControlFlowBodies bodies;
+    std::vector<std::unique_ptr<Importer>>& subs = bodies.importers;
+    std::vector<std::string>& attr_names = bodies.attr_names;
+    std::vector<std::string>& captures = bodies.captures;
     for (const onnx::AttributeProto& a : node.attribute()) {
       if (a.type() != onnx::AttributeProto::GRAPH) continue;
       auto sub = std::make_unique<Importer>(this);
@@ -829,13 +884,20 @@ class Importer {
                                     "' is missing");
       }
     }
-    // Tout: what the subgraph outputs declare, past Loop's condition; an
-    // undeclared one is inferred below.
+    return bodies;
+  }
+
+  StatusOr<ControlFlowOutputs> ControlFlowOutputTypes(
+      const onnx::NodeProto& node, const ControlFlowBodies& bodies,
+      size_t num_inputs, const std::string& where) const {
+    const std::string& op = node.op_type();
+    const std::vector<std::unique_ptr<Importer>>& subs = bodies.importers;
+    ControlFlowOutputs outputs;
+    std::vector<DataType>& tout = outputs.tout;
+    std::optional<size_t>& undeclared = outputs.undeclared;
     const Importer& first = *subs[0];
-    const size_t skip = op == "Loop" ? 1 : 0;
-    std::vector<DataType> tout;
-    std::optional<size_t> undeclared;
-    for (size_t i = skip; i < first.output_types().size(); ++i) {
+    outputs.skip = op == "Loop" ? 1 : 0;
+    for (size_t i = outputs.skip; i < first.output_types().size(); ++i) {
       int32_t type = first.output_types()[i];
       if (type == 0 && subs.size() > 1 && i < subs[1]->output_types().size()) {
         type = subs[1]->output_types()[i];
@@ -858,13 +920,13 @@ class Importer {
       }
       tout.push_back(dtype.value_or(DataType::kFloat32));
     }
-    if (op == "Loop" && inputs.size() >= 2 &&
-        first.output_types().size() < inputs.size() - 1) {
+    if (op == "Loop" && num_inputs >= 2 &&
+        first.output_types().size() < num_inputs - 1) {
       return InvalidArgumentError(
           where + ": the body has " +
           std::to_string(first.output_types().size()) +
           " outputs; it must give the condition and the " +
-          std::to_string(inputs.size() - 2) +
+          std::to_string(num_inputs - 2) +
           " loop-carried values, then any scan outputs");
     }
     if (static_cast<size_t>(node.output_size()) > tout.size()) {
@@ -872,34 +934,28 @@ class Importer {
           where + ": the node has " + std::to_string(node.output_size()) +
           " outputs; its subgraph gives " + std::to_string(tout.size()));
     }
-    for (size_t s = 0; s < subs.size(); ++s) {
-      WEFT_ASSIGN_OR_RETURN(SubgraphPtr graph, subs[s]->Finish(captures));
-      def.attrs[attr_names[s]] = std::move(graph);
-    }
-    if (undeclared) {
-      WEFT_RETURN_IF_ERROR(InferOutputDtypes(
-          node, *def.attrs[attr_names[0]].get_if<SubgraphPtr>(), captures, skip,
-          *undeclared, where, tout));
-    }
-    for (const std::string& name : captures) {
-      WEFT_ASSIGN_OR_RETURN(std::string ref, Resolve(name));
-      inputs.push_back(std::move(ref));
-    }
-    def.op = op;
-    def.attrs["Tout"] = tout;
+    return outputs;
+  }
+
+  // The op's own inputs and attributes: Loop's optional M and cond, Scan's
+  // scan attributes (and opset 8's batch axis), the capture count.
+  Status BindControlFlowInputs(const onnx::NodeProto& node, size_t num_captures,
+                               bool batched_scan, const std::string& where,
+                               NodeDef& def, std::vector<std::string>& inputs) {
+    const std::string& op = node.op_type();
     if (op == "If") {
       if (inputs.empty() || inputs[0].empty()) {
         return InvalidArgumentError(where + ": input 'cond' is missing");
       }
     } else if (op == "Loop") {
-      if (inputs.size() < 2 + captures.size()) {
+      if (inputs.size() < 2 + num_captures) {
         return InvalidArgumentError(where +
                                     ": Loop needs inputs M and cond (either "
                                     "may be empty)");
       }
       def.attrs["has_trip_count"] = !inputs[0].empty();
       def.attrs["has_condition"] = !inputs[1].empty();
-      def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      def.attrs["num_captures"] = static_cast<int64_t>(num_captures);
       std::vector<std::string> present;
       for (size_t i = 0; i < inputs.size(); ++i) {
         if (!inputs[i].empty()) {
@@ -911,13 +967,13 @@ class Importer {
       }
       inputs = std::move(present);
     } else if (op == "SequenceMap") {
-      def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      def.attrs["num_captures"] = static_cast<int64_t>(num_captures);
       if (inputs.empty() || inputs[0].empty()) {
         return InvalidArgumentError(where +
                                     ": input 'input_sequence' is missing");
       }
     } else {  // Scan
-      def.attrs["num_captures"] = static_cast<int64_t>(captures.size());
+      def.attrs["num_captures"] = static_cast<int64_t>(num_captures);
       if (batched_scan) {
         inputs.erase(inputs.begin());  // The omitted sequence_lens.
         def.attrs["batched"] = true;
@@ -940,13 +996,7 @@ class Importer {
         }
       }
     }
-    for (const std::string& input : inputs) {
-      if (input.empty()) {
-        return InvalidArgumentError(where + ": an input is empty");
-      }
-    }
-    def.inputs = std::move(inputs);
-    return graph().AddNode(std::move(def)).WithContext(where);
+    return Status::OK();
   }
 
   std::string Where(const onnx::NodeProto& node, int index) const {
