@@ -2,12 +2,15 @@
 // guides, done properly (fresh sessions, warm-up, medians, output hashes).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli_args.h"
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -361,6 +364,62 @@ int BenchCommand(const BenchArgs& args) {
     std::printf("  %s\n", line.c_str());
   }
   return kExitOk;
+}
+
+namespace {
+
+// `weft bench`: its flags; BenchCommand does the work.
+class BenchCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "bench", "time a graph over a grid of (inter, intra) settings");
+    command->add_option("GRAPH", args_.graph, "graph file (JSON) or model.onnx")
+        ->required();
+    command->add_option("--config", args_.config_file,
+                        "SessionOptions from FILE (JSON or text-format "
+                        "ConfigProto); the grid sets the thread counts");
+    command->add_option("--set", args_.settings, "FIELD=VALUE over --config")
+        ->allow_extra_args(false);
+    command->add_option("--inter", args_.inter_list,
+                        "inter-op thread counts, e.g. -1,0,1,2 (-1: the "
+                        "caller's thread, 0: auto; default: 1, 2, 4, ... up "
+                        "to the CPU budget)");
+    command->add_option("--intra", args_.intra_list,
+                        "intra-op thread counts, e.g. 0,1,2 (0: auto; "
+                        "default: as --inter)");
+    AddFeedFlags(command, &args_.feeds, &args_.random_feeds);
+    command->add_option("--repeat", flags_.repeat,
+                        "timed runs per setting (default 5)");
+    command->add_option("--warmup", flags_.warmup,
+                        "untimed runs per setting (default 2)");
+    command->add_flag("--in-turns", args_.in_turns,
+                      "make every setting's session first, then time them "
+                      "in turns, one Run each per round after an untimed "
+                      "one (for noisy machines: drift reaches every setting "
+                      "alike)");
+    command->add_option("--timeout-ms", flags_.timeout_ms,
+                        "deadline per Run (default: none, or --config's)");
+    command->add_flag("--json", args_.json, "print one JSON object");
+    return command;
+  }
+  bool json() const override { return args_.json; }
+  int Run() override {
+    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return BenchCommand(args_);
+  }
+
+ private:
+  BenchArgs args_;
+  FlagText flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeBenchCommandLine() {
+  return std::make_unique<BenchCommandLine>();
 }
 
 }  // namespace weft::cli

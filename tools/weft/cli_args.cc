@@ -267,4 +267,15 @@ std::string DescribeParseError(const CLI::ParseError& error,
   return what;
 }
 
+void AddFeedFlags(CLI::App* command, std::vector<std::string>* feeds,
+                  bool* random_feeds) {
+  command
+      ->add_option("--feed", *feeds,
+                   "NAME=FILE.npy or NAME=FILE.pb (repeatable)")
+      ->allow_extra_args(false);
+  command->add_flag("--random-feeds", *random_feeds,
+                    "fill placeholders without --feed with seeded random "
+                    "values (printed when used)");
+}
+
 }  // namespace weft::cli

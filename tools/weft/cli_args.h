@@ -33,6 +33,10 @@ Status ApplyFlags(const FlagText& flags, TuneArgs* args);
 // =a.npy" and "--feed 'x = a.npy'" all become "--feed x=a.npy".
 std::vector<std::string> NormalizeArgs(int argc, char** argv);
 
+// --feed and --random-feeds, as run, bench and tune take them.
+void AddFeedFlags(CLI::App* command, std::vector<std::string>* feeds,
+                  bool* random_feeds);
+
 // An option (a "--name" or "--name=value" argument) that the command named
 // by args[1] does not take: sets *message to "weft run: unknown option
 // '--feeds' — did you mean '--feed'? (weft help run lists its options)"

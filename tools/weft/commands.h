@@ -1,7 +1,10 @@
-// The weft subcommands. Each returns the process exit code.
+// The weft subcommands. Each declares its own flags (a Command, made by
+// its Make*CommandLine) and does its work in a function of its arguments
+// that returns the process exit code.
 #ifndef WEFT_TOOLS_WEFT_COMMANDS_H_
 #define WEFT_TOOLS_WEFT_COMMANDS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,7 +12,34 @@
 #include "explain.h"
 #include "weft/weft.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace weft::cli {
+
+// One subcommand of `weft` as main.cc sees it: it adds itself and its
+// flags to the app, and runs once the command line has been parsed into
+// them.
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Adds the subcommand and its flags to `app`; returns the subcommand.
+  virtual CLI::App* Declare(CLI::App& app) = 0;
+  // Whether --json was given: errors are then printed as JSON too.
+  virtual bool json() const = 0;
+  // Checks what the flags hold and does the work; the exit code.
+  virtual int Run() = 0;
+};
+
+// The subcommands, in the order `weft --help` lists them.
+std::unique_ptr<Command> MakeInfoCommandLine();
+std::unique_ptr<Command> MakeOpsCommandLine();
+std::unique_ptr<Command> MakeRunCommandLine();
+std::unique_ptr<Command> MakeBenchCommandLine();
+std::unique_ptr<Command> MakeTuneCommandLine();
+std::unique_ptr<Command> MakeDemoCommandLine();
+std::unique_ptr<Command> MakeTestOnnxCommandLine();
 
 struct RunArgs {
   std::string graph;

@@ -1,9 +1,12 @@
 // weft demo: the tuning guides' experiment on built-in graphs, with plain
 // sentences on which configuration won and why.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
+#include "cli_args.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "demo_graphs.h"
@@ -71,6 +74,41 @@ int DemoCommand(const DemoArgs& args) {
       "graphs of large ops; `weft bench GRAPH` runs the same experiment on "
       "your graph file.\n");
   return kExitOk;
+}
+
+namespace {
+
+// `weft demo`: its flags; DemoCommand does the work.
+class DemoCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "demo", "the thread-configuration experiment on built-in graphs");
+    command->add_option("--write-examples", args_.write_examples_dir,
+                        "write the demo graphs as files into DIR");
+    command->add_option("--timeout-ms", flags_.timeout_ms,
+                        "deadline per Run (default: none)");
+    command->add_option("--repeat", flags_.repeat,
+                        "timed runs per setting (default 5)");
+    return command;
+  }
+  bool json() const override { return false; }
+  int Run() override {
+    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return DemoCommand(args_);
+  }
+
+ private:
+  DemoArgs args_;
+  FlagText flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeDemoCommandLine() {
+  return std::make_unique<DemoCommandLine>();
 }
 
 }  // namespace weft::cli

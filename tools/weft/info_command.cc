@@ -1,16 +1,19 @@
 // weft info: what this machine offers and how weft's "auto" was derived.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <CLI/Version.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
+#include "cli_args.h"
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -405,6 +408,57 @@ int InfoCommand(const std::string& model, bool json) {
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
               CLI11_VERSION);
   return kExitOk;
+}
+
+namespace {
+
+// `weft info`, `weft info --options` and `weft info --passes`: one
+// subcommand, three reports.
+class InfoCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "info",
+        "CPU budget, auto thread counts and versions; or what MODEL.onnx "
+        "holds");
+    command->add_option("MODEL", model_,
+                        "an ONNX model: inputs, outputs, parameters, ops "
+                        "(with --passes: any graph file)");
+    command->add_flag("--json", json_, "print one JSON object");
+    command->add_flag(
+        "--options", options_,
+        "the session options: kind, range, default, what each does");
+    command->add_flag("--markdown", markdown_,
+                      "with --options: the table docs/configuration.md "
+                      "carries");
+    command->add_flag("--passes", passes_,
+                      "the graph passes; with GRAPH, what each changes in it");
+    command
+        ->add_option("--disable-pass", disabled_,
+                     "with --passes: leave this pass out (repeatable)")
+        ->allow_extra_args(false);
+    return command;
+  }
+  bool json() const override { return json_; }
+  int Run() override {
+    if (options_) return OptionsCommand(json_, markdown_);
+    if (passes_) return PassesCommand(model_, disabled_, json_);
+    return InfoCommand(model_, json_);
+  }
+
+ private:
+  std::string model_;
+  bool json_ = false;
+  bool options_ = false;
+  bool markdown_ = false;
+  bool passes_ = false;
+  std::vector<std::string> disabled_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeInfoCommandLine() {
+  return std::make_unique<InfoCommandLine>();
 }
 
 }  // namespace weft::cli

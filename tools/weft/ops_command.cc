@@ -1,9 +1,12 @@
 // weft ops [NAME] [--markdown]: the op reference, from the registry itself.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <memory>
 #include <string>
 
+#include "cli_args.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "weft/suggest.h"
@@ -134,6 +137,32 @@ int OpsCommand(const OpsArgs& args) {
   std::printf("%zu ops; weft ops NAME for inputs, outputs and attributes\n",
               ops.size());
   return kExitOk;
+}
+
+namespace {
+
+// `weft ops`: its flags; OpsCommand does the work.
+class OpsCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "ops", "list every op, or describe one: inputs, outputs, attributes");
+    command->add_option("NAME", args_.name, "an op to describe");
+    command->add_flag("--markdown", args_.markdown,
+                      "print the reference as Markdown (docs/args_.md)");
+    return command;
+  }
+  bool json() const override { return false; }
+  int Run() override { return OpsCommand(args_); }
+
+ private:
+  OpsArgs args_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeOpsCommandLine() {
+  return std::make_unique<OpsCommandLine>();
 }
 
 }  // namespace weft::cli

@@ -1,10 +1,13 @@
 // weft run GRAPH: run a graph file and print (or save) its outputs.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli_args.h"
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -170,6 +173,68 @@ int RunCommand(const RunArgs& args) {
               args.repeat == 1 ? "" : "s", (*session)->inter_op_threads(),
               (*session)->intra_op_threads());
   return kExitOk;
+}
+
+namespace {
+
+// `weft run`: its flags; RunCommand does the work.
+class RunCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command =
+        app.add_subcommand("run", "run a graph file and print its outputs");
+    command->add_option("GRAPH", args_.graph, "graph file (JSON) or model.onnx")
+        ->required();
+    command->add_option("--config", args_.config_file,
+                        "SessionOptions and RunOptions from FILE: JSON or "
+                        "TensorFlow's text-format ConfigProto");
+    command
+        ->add_option("--set", args_.settings,
+                     "FIELD=VALUE over --config, e.g. "
+                     "inter_op_parallelism_threads=2 (repeatable)")
+        ->allow_extra_args(false);
+    command->add_option("--inter", flags_.inter,
+                        "inter-op threads, -1 to 4096 (-1: the caller's "
+                        "thread; default: auto)");
+    command->add_option("--intra", flags_.intra,
+                        "intra-op threads counting the caller, 0 to 4096 "
+                        "(default 0: auto)");
+    AddFeedFlags(command, &args_.feeds, &args_.random_feeds);
+    command
+        ->add_option("--fetch", args_.fetches,
+                     "tensor to fetch (repeatable; default: the graph's "
+                     "outputs)")
+        ->allow_extra_args(false);
+    command->add_option("--save", args_.save_dir,
+                        "write each output to DIR/NAME.npy ('node:1' is "
+                        "saved as node_1.npy)");
+    command->add_option("--trace", args_.trace_file,
+                        "write a Chrome trace of the last run ('-': stdout)");
+    command->add_option("--repeat", flags_.repeat, "runs (default 1)");
+    command->add_option("--timeout-ms", flags_.timeout_ms,
+                        "deadline per run (default 0: none)");
+    command->add_flag("--json", args_.json, "print one JSON object");
+    command->add_flag("--values", args_.values,
+                      "with --json: every element of every output");
+    return command;
+  }
+  bool json() const override { return args_.json; }
+  int Run() override {
+    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return RunCommand(args_);
+  }
+
+ private:
+  RunArgs args_;
+  FlagText flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeRunCommandLine() {
+  return std::make_unique<RunCommandLine>();
 }
 
 }  // namespace weft::cli

@@ -5,15 +5,18 @@
 // actual values, tolerance) or skipped (weft recognised, before running,
 // something it does not implement, and names it). Every case runs at
 // (inter, intra) in {1, 2}^2 and all four results must be bitwise equal.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli_args.h"
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -431,6 +434,45 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
                 counts[2]);
   }
   return counts[1] > 0 || !regressions.empty() ? kExitRunFailed : kExitOk;
+}
+
+namespace {
+
+// `weft test-onnx`: its flags; TestOnnxCommand does the work.
+class TestOnnxCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "test-onnx",
+        "run ONNX backend test cases (model.onnx + test_data_set_N)");
+    command
+        ->add_option("PATH", args_.paths,
+                     "a test case folder, or a folder of them")
+        ->required();
+    command->add_option("--must-pass", args_.must_pass_file,
+                        "file listing cases that must pass (one per line)");
+    command->add_option("--timeout-ms", flags_.timeout_ms,
+                        "deadline per Run (default 60000)");
+    command->add_flag("--json", args_.json, "print one JSON object");
+    return command;
+  }
+  bool json() const override { return args_.json; }
+  int Run() override {
+    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return TestOnnxCommand(args_);
+  }
+
+ private:
+  TestOnnxArgs args_;
+  FlagText flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeTestOnnxCommandLine() {
+  return std::make_unique<TestOnnxCommandLine>();
 }
 
 }  // namespace weft::cli

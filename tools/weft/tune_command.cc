@@ -4,12 +4,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "config_file.h"
@@ -261,6 +264,55 @@ int TuneCommand(const TuneArgs& args) {
     PrintResult(args.graph, *result, machine);
   }
   return kExitOk;
+}
+
+namespace {
+
+// `weft tune`: its flags; TuneCommand does the work.
+class TuneCommandLine final : public Command {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "tune",
+        "predict the best (inter, intra) setting from a profile, measure the "
+        "best few, explain");
+    command->add_option("GRAPH", args_.graph, "graph file (JSON) or model.onnx")
+        ->required();
+    command->add_option("--config", args_.config_file,
+                        "SessionOptions from FILE (JSON or text-format "
+                        "ConfigProto); tune sets the thread counts");
+    command->add_option("--set", args_.settings, "FIELD=VALUE over --config")
+        ->allow_extra_args(false);
+    AddFeedFlags(command, &args_.feeds, &args_.random_feeds);
+    command->add_option("--cores", flags_.cores,
+                        "predict for a machine of N cores (a prediction: "
+                        "nothing is measured unless N is this machine's)");
+    command->add_option("--timeout-ms", flags_.timeout_ms,
+                        "deadline per profiling or timing run (default "
+                        "60000)");
+    command->add_option("--plot", args_.plot_file,
+                        "draw the grid (heat maps) and one Run (timeline) "
+                        "into FILE.png or FILE.svg (needs python3-matplotlib)");
+    command->add_flag("--json", args_.json, "print one JSON object");
+    return command;
+  }
+  bool json() const override { return args_.json; }
+  int Run() override {
+    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
+      return Fail(kExitBadInput, s.message());
+    }
+    return TuneCommand(args_);
+  }
+
+ private:
+  TuneArgs args_;
+  FlagText flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeTuneCommandLine() {
+  return std::make_unique<TuneCommandLine>();
 }
 
 }  // namespace weft::cli
