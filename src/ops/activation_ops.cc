@@ -332,6 +332,9 @@ class ReluKernel : public OpKernel {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterActivationOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Relu")

@@ -438,6 +438,9 @@ class OptionalGetElementKernel : public OpKernel {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterContainerOps(OpRegistry& registry) {
   auto op = [&](OpDefBuilder builder, KernelFactory factory) {
     OpDef def = builder.Build();

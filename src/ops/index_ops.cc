@@ -582,6 +582,9 @@ KernelFactory WithFlag(bool flag) {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterIndexOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Gather")

@@ -770,6 +770,9 @@ const std::vector<DataType> kCastTypes = [] {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterShapeOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Shape")

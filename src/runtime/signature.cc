@@ -106,6 +106,11 @@ std::optional<AttrValue> CoerceAttr(const AttrValue& value, AttrType type) {
   return std::nullopt;
 }
 
+// One piece: the type variables bound by the inputs, then the attributes,
+// then the outputs, each step reading what the previous bound; split, the
+// partial binding would be passed between the steps as a second copy of
+// ResolvedSignature.
+// NOLINTNEXTLINE(readability-function-size)
 StatusOr<ResolvedSignature> ResolveSignature(
     const OpDef& def, const AttrMap& node_attrs,
     const std::vector<DataType>& input_dtypes) {

@@ -238,6 +238,45 @@ void PrintBenchTable(const BenchReport& report, bool show_peak) {
   }
 }
 
+namespace {
+
+// --json: the report as one JSON object (docs/cli-json.md).
+int PrintBenchJson(const BenchArgs& args, const BenchReport& report) {
+  const BenchRow& best = report.rows[report.best];
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BenchRow& r : report.rows) {
+    nlohmann::json row = {{"median_ms", r.median_ms},
+                          {"min_ms", r.min_ms},
+                          {"max_ms", r.max_ms},
+                          {"speedup", r.speedup},
+                          {"peak_bytes", r.peak_bytes},
+                          {"arena_bytes", r.arena_bytes},
+                          {"heap_tensors", r.heap_tensors},
+                          {"outputs_match", r.outputs_match},
+                          {"hashes", r.hashes},
+                          // Deprecated (0.1): the keys before the shared
+                          // vocabulary; removed in the next release.
+                          {"inter", r.inter},
+                          {"intra", r.intra}};
+    AddThreadCounts(row, r.inter, r.intra);
+    AddThreadCounts(row["effective"], r.effective_inter, r.effective_intra);
+    rows.push_back(std::move(row));
+  }
+  nlohmann::json best_json = {{"median_ms", best.median_ms}};
+  AddThreadCounts(best_json, best.inter, best.intra);
+  nlohmann::json out = {{"graph", args.graph},
+                        {"repeat", args.repeat},
+                        {"in_turns", args.in_turns},
+                        {"warmup", args.warmup},
+                        {"rows", rows},
+                        {"best", best_json}};
+  if (report.interrupted) out["interrupted"] = true;
+  std::printf("%s\n", out.dump(1).c_str());
+  return report.interrupted ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace
+
 int BenchCommand(const BenchArgs& args) {
   // First: every thread the command starts (pools) inherits SIGINT blocked.
   InterruptWatch interrupt;
@@ -310,38 +349,7 @@ int BenchCommand(const BenchArgs& args) {
     return kExitInterrupted;
   }
   const BenchRow& best = report->rows[report->best];
-  if (args.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const BenchRow& r : report->rows) {
-      nlohmann::json row = {{"median_ms", r.median_ms},
-                            {"min_ms", r.min_ms},
-                            {"max_ms", r.max_ms},
-                            {"speedup", r.speedup},
-                            {"peak_bytes", r.peak_bytes},
-                            {"arena_bytes", r.arena_bytes},
-                            {"heap_tensors", r.heap_tensors},
-                            {"outputs_match", r.outputs_match},
-                            {"hashes", r.hashes},
-                            // Deprecated (0.1): the keys before the shared
-                            // vocabulary; removed in the next release.
-                            {"inter", r.inter},
-                            {"intra", r.intra}};
-      AddThreadCounts(row, r.inter, r.intra);
-      AddThreadCounts(row["effective"], r.effective_inter, r.effective_intra);
-      rows.push_back(std::move(row));
-    }
-    nlohmann::json best_json = {{"median_ms", best.median_ms}};
-    AddThreadCounts(best_json, best.inter, best.intra);
-    nlohmann::json out = {{"graph", args.graph},
-                          {"repeat", args.repeat},
-                          {"in_turns", args.in_turns},
-                          {"warmup", args.warmup},
-                          {"rows", rows},
-                          {"best", best_json}};
-    if (report->interrupted) out["interrupted"] = true;
-    std::printf("%s\n", out.dump(1).c_str());
-    return report->interrupted ? kExitInterrupted : kExitOk;
-  }
+  if (args.json) return PrintBenchJson(args, *report);
   std::printf(
       "%s: median of %d runs after %d warm-up, fresh session per row%s\n",
       args.graph.c_str(), args.repeat, args.warmup,

@@ -18,6 +18,89 @@
 
 namespace weft::cli {
 
+namespace {
+
+// After Ctrl-C: what was completed, then the shell's code for Ctrl-C.
+int ReportInterrupted(const std::vector<double>& times_ms, int repeat,
+                      const Session& session) {
+  if (times_ms.empty()) {
+    std::printf("interrupted before a Run completed\n");
+  } else {
+    std::printf(
+        "interrupted after %zu of %d runs: median %s, min %s, max %s "
+        "(inter %d, intra %d)\n",
+        times_ms.size(), repeat, FormatMs(Median(times_ms)).c_str(),
+        FormatMs(*std::min_element(times_ms.begin(), times_ms.end())).c_str(),
+        FormatMs(*std::max_element(times_ms.begin(), times_ms.end())).c_str(),
+        session.inter_op_threads(), session.intra_op_threads());
+  }
+  return kExitInterrupted;
+}
+
+// --trace FILE (or '-') and --save DIR, after the last Run.
+int WriteTraceAndSave(const RunArgs& args, const RunMetadata& metadata,
+                      std::ofstream* trace_file,
+                      const std::vector<std::string>& names,
+                      const std::vector<Tensor>& outputs) {
+  if (args.trace_file == "-") {
+    std::printf("%s\n", ChromeTraceJson(metadata).c_str());
+  } else if (trace_file != nullptr) {
+    *trace_file << ChromeTraceJson(metadata);
+    trace_file->flush();
+    if (!*trace_file) {
+      return Fail(kExitRunFailed,
+                  "--trace " + args.trace_file +
+                      ": cannot write the trace: " + ErrnoText());
+    }
+  }
+  if (!args.save_dir.empty()) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string path = (std::filesystem::path(args.save_dir) /
+                                (FileNameFor(names[i]) + ".npy"))
+                                   .string();
+      if (Status s = WriteNpy(path, outputs[i]); !s.ok()) {
+        return Fail(kExitBadInput, "--save: " + s.ToString());
+      }
+    }
+  }
+
+  return kExitOk;
+}
+
+// The outputs, as text or as one JSON object (--json).
+void PrintOutputs(const RunArgs& args, const std::vector<double>& times_ms,
+                  const Session& session, const std::vector<std::string>& names,
+                  const std::vector<Tensor>& outputs) {
+  if (args.json) {
+    nlohmann::json out = {{"graph", args.graph},
+                          {"repeat", args.repeat},
+                          {"times_ms", times_ms},
+                          {"median_ms", Median(times_ms)},
+                          {"outputs", nlohmann::json::array()}};
+    AddThreadCounts(out, session.inter_op_threads(),
+                    session.intra_op_threads());
+    for (size_t i = 0; i < names.size(); ++i) {
+      out["outputs"].push_back(TensorJson(names[i], outputs[i], args.values));
+    }
+    std::printf("%s\n", out.dump(1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace)
+                            .c_str());
+    return;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::printf(
+        "%s: %s %s hash=%s\n  %s\n", names[i].c_str(),
+        DataTypeName(outputs[i].dtype()), outputs[i].shape().ToString().c_str(),
+        ContentHash(outputs[i]).c_str(), FirstValues(outputs[i], 8).c_str());
+  }
+  std::printf("time: median %s over %d run%s (inter %d, intra %d)\n",
+              FormatMs(Median(times_ms)).c_str(), args.repeat,
+              args.repeat == 1 ? "" : "s", session.inter_op_threads(),
+              session.intra_op_threads());
+}
+
+}  // namespace
+
 int RunCommand(const RunArgs& args) {
   // First: every thread the command starts (pools) inherits SIGINT blocked.
   InterruptWatch interrupt;
@@ -109,69 +192,15 @@ int RunCommand(const RunArgs& args) {
   }
   progress.Clear();
   if (interrupt.interrupted()) {
-    // What was completed, then the shell's code for Ctrl-C.
-    if (times_ms.empty()) {
-      std::printf("interrupted before a Run completed\n");
-    } else {
-      std::printf(
-          "interrupted after %zu of %d runs: median %s, min %s, max %s "
-          "(inter %d, intra %d)\n",
-          times_ms.size(), args.repeat, FormatMs(Median(times_ms)).c_str(),
-          FormatMs(*std::min_element(times_ms.begin(), times_ms.end())).c_str(),
-          FormatMs(*std::max_element(times_ms.begin(), times_ms.end())).c_str(),
-          (*session)->inter_op_threads(), (*session)->intra_op_threads());
-    }
-    return kExitInterrupted;
+    return ReportInterrupted(times_ms, args.repeat, **session);
   }
 
-  if (args.trace_file == "-") {
-    std::printf("%s\n", ChromeTraceJson(metadata).c_str());
-  } else if (trace_file != nullptr) {
-    *trace_file << ChromeTraceJson(metadata);
-    trace_file->flush();
-    if (!*trace_file) {
-      return Fail(kExitRunFailed,
-                  "--trace " + args.trace_file +
-                      ": cannot write the trace: " + ErrnoText());
-    }
+  if (int code =
+          WriteTraceAndSave(args, metadata, trace_file.get(), names, outputs);
+      code != kExitOk) {
+    return code;
   }
-  if (!args.save_dir.empty()) {
-    for (size_t i = 0; i < fetches.size(); ++i) {
-      const std::string path = (std::filesystem::path(args.save_dir) /
-                                (FileNameFor(names[i]) + ".npy"))
-                                   .string();
-      if (Status s = WriteNpy(path, outputs[i]); !s.ok()) {
-        return Fail(kExitBadInput, "--save: " + s.ToString());
-      }
-    }
-  }
-
-  if (args.json) {
-    nlohmann::json out = {{"graph", args.graph},
-                          {"repeat", args.repeat},
-                          {"times_ms", times_ms},
-                          {"median_ms", Median(times_ms)},
-                          {"outputs", nlohmann::json::array()}};
-    AddThreadCounts(out, (*session)->inter_op_threads(),
-                    (*session)->intra_op_threads());
-    for (size_t i = 0; i < fetches.size(); ++i) {
-      out["outputs"].push_back(TensorJson(names[i], outputs[i], args.values));
-    }
-    std::printf("%s\n", out.dump(1, ' ', false,
-                                 nlohmann::json::error_handler_t::replace)
-                            .c_str());
-    return kExitOk;
-  }
-  for (size_t i = 0; i < fetches.size(); ++i) {
-    std::printf(
-        "%s: %s %s hash=%s\n  %s\n", names[i].c_str(),
-        DataTypeName(outputs[i].dtype()), outputs[i].shape().ToString().c_str(),
-        ContentHash(outputs[i]).c_str(), FirstValues(outputs[i], 8).c_str());
-  }
-  std::printf("time: median %s over %d run%s (inter %d, intra %d)\n",
-              FormatMs(Median(times_ms)).c_str(), args.repeat,
-              args.repeat == 1 ? "" : "s", (*session)->inter_op_threads(),
-              (*session)->intra_op_threads());
+  PrintOutputs(args, times_ms, **session, names, outputs);
   return kExitOk;
 }
 
