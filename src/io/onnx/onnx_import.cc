@@ -16,7 +16,9 @@
 #include <string_view>
 #include <utility>
 
+#include "io/onnx/onnx_functions.h"
 #include "io/onnx/onnx_ops.h"
+#include "io/onnx/opset_versions.h"
 #include "io/onnx/tensor_proto.h"
 #include "runtime/kernel_services.h"
 #include "weft/file_status.h"
@@ -25,119 +27,21 @@
 namespace weft {
 namespace {
 
+using internal::ExpandedNodes;
+using internal::ExpandFunctions;
 using internal::ExternalDataRoot;
+using internal::FunctionSize;
+using internal::FunctionTable;
+using internal::IndexFunctions;
+using internal::IsDefaultDomain;
+using internal::IsTrainingOptimizer;
+using internal::kFirstFullOpset;
+using internal::kMaxOpset;
+using internal::kMinOpset;
+using internal::MeasureExpansion;
 using internal::OnnxTensorTypeString;
 using internal::OnnxTypeName;
-
-constexpr int64_t kMinOpset = 1;
-// weft's op conversions follow the ONNX definitions of opset 7 onwards. A
-// model of opset 1 to 6 is read when each of its ops is defined at opset 7
-// as it was at the model's opset: these are the ops whose version at
-// opset 7 dates from opset 6 or earlier, with that version (from
-// onnx.defs.get_schema(op, 7).since_version, python3-onnx 1.12). Any other
-// op (Add, BatchNormalization, Gemm, ... changed at opset 7) is refused.
-constexpr int64_t kFirstFullOpset = 7;
-constexpr std::pair<std::string_view, int64_t> kVersionAtOpset7[] = {
-    {"Abs", 6},
-    {"ArgMax", 1},
-    {"ArgMin", 1},
-    {"Cast", 6},
-    {"Ceil", 6},
-    {"Clip", 6},
-    {"Concat", 4},
-    {"Constant", 1},
-    {"Conv", 1},
-    {"ConvTranspose", 1},
-    {"DepthToSpace", 1},
-    {"Elu", 6},
-    {"Exp", 6},
-    {"Flatten", 1},
-    {"Floor", 6},
-    {"Gather", 1},
-    {"GlobalAveragePool", 1},
-    {"GlobalLpPool", 2},
-    {"GlobalMaxPool", 1},
-    {"HardSigmoid", 6},
-    {"Hardmax", 1},
-    {"Identity", 1},
-    {"If", 1},
-    {"InstanceNormalization", 6},
-    {"LRN", 1},
-    {"LeakyRelu", 6},
-    {"Log", 6},
-    {"LogSoftmax", 1},
-    {"Loop", 1},
-    {"LpNormalization", 1},
-    {"LpPool", 2},
-    {"MatMul", 1},
-    {"Max", 6},
-    {"MaxPool", 1},
-    {"MaxRoiPool", 1},
-    {"Mean", 6},
-    {"Min", 6},
-    {"Neg", 6},
-    {"Not", 1},
-    {"Pad", 2},
-    {"RandomNormal", 1},
-    {"RandomNormalLike", 1},
-    {"RandomUniform", 1},
-    {"RandomUniformLike", 1},
-    {"Reciprocal", 6},
-    {"ReduceL1", 1},
-    {"ReduceL2", 1},
-    {"ReduceLogSum", 1},
-    {"ReduceLogSumExp", 1},
-    {"ReduceMax", 1},
-    {"ReduceMean", 1},
-    {"ReduceMin", 1},
-    {"ReduceProd", 1},
-    {"ReduceSum", 1},
-    {"ReduceSumSquare", 1},
-    {"Relu", 6},
-    {"Reshape", 5},
-    {"Selu", 6},
-    {"Shape", 1},
-    {"Sigmoid", 6},
-    {"Size", 1},
-    {"Slice", 1},
-    {"Softmax", 1},
-    {"Softplus", 1},
-    {"Softsign", 1},
-    {"SpaceToDepth", 1},
-    {"Split", 2},
-    {"Sqrt", 6},
-    {"Squeeze", 1},
-    {"Sum", 6},
-    {"Tanh", 6},
-    {"Tile", 6},
-    {"TopK", 1},
-    {"Transpose", 1},
-    {"Unsqueeze", 1},
-};
-
-// The version an op of the default domain has at opset 7, if it is one of
-// kVersionAtOpset7.
-std::optional<int64_t> VersionAtOpset7(std::string_view op) {
-  for (const auto& [name, version] : kVersionAtOpset7) {
-    if (name == op) return version;
-  }
-  return std::nullopt;
-}
-constexpr int64_t kMaxOpset = 17;
-
-bool IsDefaultDomain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
-
-// ONNX's training domain (version 1): weft imports Adagrad and Momentum.
-// Not Adam: weft has the op, but the node suite's test_adam_multiple
-// expects epsilon 1e-2 from a node that leaves it at its 1e-6 default
-// (onnx 1.12), so a correct Adam fails it; the domain stays refused for
-// Adam until the suite is regenerated.
-bool IsTrainingOptimizer(const std::string& domain, const std::string& op) {
-  return domain == "ai.onnx.preview.training" &&
-         (op == "Adagrad" || op == "Momentum");
-}
+using internal::VersionAtOpset7;
 
 // A weft node name from an ONNX name: the characters weft reserves
 // (":" for output indices, "^" for control inputs, white space) become "_".
@@ -278,155 +182,6 @@ StatusOr<Tensor> ConstantValue(const onnx::NodeProto& node,
                               "' is not supported (sparse constants)");
   }
   return InvalidArgumentError(where + ": unknown attribute '" + key + "'");
-}
-
-// Model-local functions (ModelProto::functions) by (domain, name).
-using FunctionTable =
-    std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
-
-FunctionTable IndexFunctions(const onnx::ModelProto& model) {
-  FunctionTable table;
-  for (const onnx::FunctionProto& f : model.functions()) {
-    table[{f.domain(), f.name()}] = &f;
-  }
-  return table;
-}
-
-// Calls of model-local functions nest at most this deep (a function that
-// calls itself would never end), and expand to at most this many nodes (a
-// hostile file of 16 levels of functions that each call the next three
-// times would otherwise ask for 43 million).
-constexpr int kMaxFunctionDepth = 16;
-constexpr size_t kMaxExpandedNodes = size_t{1} << 20;
-
-// One graph's nodes with the calls of model-local functions expanded. The
-// graph's own nodes are referred to where they are, so a model without
-// functions copies nothing (its Constant nodes may hold large tensors);
-// the renamed function bodies are owned here (a deque: its elements stay
-// where they are as more are added).
-struct ExpandedNodes {
-  std::vector<const onnx::NodeProto*> nodes;
-  std::deque<google::protobuf::RepeatedPtrField<onnx::NodeProto>> bodies;
-};
-
-// What a model-local function's body expands to: its nodes, and how deep
-// the calls inside it nest (1 for a body without calls).
-struct FunctionSize {
-  size_t nodes = 0;
-  int height = 0;
-};
-
-// The size of what `nodes` expand to, called at nesting depth `depth`,
-// counted without expanding them, so that a file whose calls multiply past
-// kMaxExpandedNodes is refused at once instead of after building a million
-// nodes (16 levels of four calls each took 14 s to refuse). Each function's
-// size is kept in `sizes` once known; the depth check also ends a function
-// that calls itself.
-StatusOr<FunctionSize> MeasureExpansion(
-    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-    const FunctionTable& functions, int depth,
-    std::map<const onnx::FunctionProto*, FunctionSize>* sizes) {
-  FunctionSize total{.nodes = 0, .height = 1};
-  for (const onnx::NodeProto& node : nodes) {
-    auto it = functions.find({node.domain(), node.op_type()});
-    if (it == functions.end()) {
-      ++total.nodes;
-    } else {
-      const onnx::FunctionProto* f = it->second;
-      auto known = sizes->find(f);
-      if (known == sizes->end() && depth < kMaxFunctionDepth) {
-        StatusOr<FunctionSize> body =
-            MeasureExpansion(f->node(), functions, depth + 1, sizes);
-        if (!body.ok()) {
-          return body.status().WithContext("function '" + f->name() + "'");
-        }
-        known = sizes->emplace(f, *body).first;
-      }
-      if (known == sizes->end() ||
-          depth + known->second.height > kMaxFunctionDepth) {
-        return InvalidArgumentError("function '" + f->name() +
-                                    "': calls of model-local functions nest "
-                                    "deeper than " +
-                                    std::to_string(kMaxFunctionDepth) +
-                                    " (does it call itself?)");
-      }
-      total.nodes += known->second.nodes;
-      total.height = std::max(total.height, known->second.height + 1);
-    }
-    if (total.nodes > kMaxExpandedNodes) {
-      return InvalidArgumentError(
-          "expanding model-local functions gives more than " +
-          std::to_string(kMaxExpandedNodes) + " nodes");
-    }
-  }
-  return total;
-}
-
-// Appends `nodes` to `out` with every call of a model-local function
-// replaced by the function's body: its formal inputs and outputs renamed
-// to the call's (an omitted optional input to ""), its other values and
-// nodes prefixed with "<call>/" so they stay unique, and each attribute
-// that refers to the call's (ref_attr_name) given the call's value, or
-// dropped when the call has none. Calls inside a body expand too.
-// Limitation: names read inside a body node's own graph attributes are
-// not renamed. REQUIRES: MeasureExpansion accepted `nodes` (so the calls
-// nest at most kMaxFunctionDepth deep and expand to at most
-// kMaxExpandedNodes nodes).
-void ExpandFunctions(
-    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-    const FunctionTable& functions, ExpandedNodes* out, int64_t* calls) {
-  for (const onnx::NodeProto& node : nodes) {
-    auto it = functions.find({node.domain(), node.op_type()});
-    if (it == functions.end()) {
-      out->nodes.push_back(&node);
-      continue;
-    }
-    const onnx::FunctionProto& f = *it->second;
-    const std::string prefix = (node.name().empty() ? f.name() : node.name()) +
-                               "/" + std::to_string((*calls)++) + "/";
-    std::map<std::string, std::string> rename;
-    for (int i = 0; i < f.input_size(); ++i) {
-      rename[f.input(i)] = i < node.input_size() ? node.input(i) : "";
-    }
-    for (int i = 0; i < f.output_size(); ++i) {
-      rename[f.output(i)] = i < node.output_size() && !node.output(i).empty()
-                                ? node.output(i)
-                                : prefix + f.output(i);
-    }
-    auto name_of = [&](const std::string& value) -> std::string {
-      if (value.empty()) return value;
-      auto r = rename.find(value);
-      return r != rename.end() ? r->second : prefix + value;
-    };
-    google::protobuf::RepeatedPtrField<onnx::NodeProto>& body =
-        out->bodies.emplace_back();
-    for (const onnx::NodeProto& b : f.node()) {
-      onnx::NodeProto* copy = body.Add();
-      *copy = b;
-      copy->set_name(prefix + b.name());
-      for (int i = 0; i < copy->input_size(); ++i) {
-        copy->set_input(i, name_of(b.input(i)));
-      }
-      for (int i = 0; i < copy->output_size(); ++i) {
-        copy->set_output(i, name_of(b.output(i)));
-      }
-      copy->clear_attribute();
-      for (const onnx::AttributeProto& a : b.attribute()) {
-        if (a.ref_attr_name().empty()) {
-          *copy->add_attribute() = a;
-          continue;
-        }
-        for (const onnx::AttributeProto& given : node.attribute()) {
-          if (given.name() == a.ref_attr_name()) {
-            onnx::AttributeProto* bound = copy->add_attribute();
-            *bound = given;
-            bound->set_name(a.name());
-          }
-        }
-      }
-    }
-    ExpandFunctions(body, functions, out, calls);
-  }
 }
 
 class Importer {
