@@ -129,7 +129,8 @@ using CostFn = std::function<double(const InferenceContext&)>;
 struct OpDef {
   std::string name;
   // One line for `weft ops` and docs/ops.md. weft's own ops take theirs
-  // from one table (src/ops/op_summaries.cc) when they leave it empty.
+  // from their family's table (kSummaries in each src/ops/ file) when they
+  // leave it empty.
   std::string summary;
   std::vector<ArgDef> inputs;
   std::vector<ArgDef> outputs;

@@ -251,13 +251,32 @@ const ChannelsLastConvFn* OpRegistry::FindChannelsLastConv(
   return it == channels_last_convs_.end() ? nullptr : it->second.get();
 }
 
+void OpRegistry::AddSummaries(std::span<const OpSummary> summaries) {
+  WriterLock lock(mu_);
+  for (const OpSummary& summary : summaries) {
+    summaries_.emplace(std::string(summary.op), std::string(summary.text));
+  }
+}
+
+std::vector<std::string> OpRegistry::OpsWithSummary() const {
+  ReaderLock lock(mu_);
+  std::vector<std::string> ops;
+  ops.reserve(summaries_.size());
+  for (const auto& entry : summaries_) ops.push_back(entry.first);
+  return ops;
+}
+
 Status OpRegistry::RegisterOp(OpDef def) {
   WEFT_RETURN_IF_ERROR(ValidateOpDef(def));
   WriterLock lock(mu_);
   if (ops_.count(def.name) != 0) {
     return AlreadyExistsError("op '" + def.name + "' is already registered");
   }
-  if (def.summary.empty()) def.summary = BuiltinOpSummary(def.name);
+  if (def.summary.empty()) {
+    if (auto it = summaries_.find(def.name); it != summaries_.end()) {
+      def.summary = it->second;
+    }
+  }
   std::string name = def.name;
   ops_.emplace(std::move(name), std::make_unique<OpDef>(std::move(def)));
   return Status::OK();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +26,25 @@ namespace weft::internal {
 using ChannelsLastConvFn = std::function<std::optional<AttrMap>(
     const NodeDef& node, const Shape& x, const Shape& w)>;
 
+// One op's one-line summary, for `weft ops` and docs/ops.md: each op family
+// (src/ops/) lists its own beside its schemas and kernels.
+struct OpSummary {
+  std::string_view op;
+  std::string_view text;
+};
+
 // Thread-safe. Entries are never removed, so returned pointers stay valid.
 class OpRegistry {
  public:
   // The registry, with weft's built-in ops and kernels registered.
   static OpRegistry& Global();
+
+  // A family's summaries, given before its ops: RegisterOp gives an op
+  // registered without one its line from here.
+  void AddSummaries(std::span<const OpSummary> summaries);
+  // Every op a family gave a summary for (the test that keeps the lists
+  // complete checks each is registered).
+  std::vector<std::string> OpsWithSummary() const;
 
   Status RegisterOp(OpDef def);
   Status RegisterKernel(const std::string& op, KernelFactory factory);
@@ -64,16 +79,12 @@ class OpRegistry {
       WEFT_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<CustomFunction>> functions_
       WEFT_GUARDED_BY(mu_);
+  std::map<std::string, std::string, std::less<>> summaries_
+      WEFT_GUARDED_BY(mu_);
   std::set<std::string, std::less<>> fusable_activations_ WEFT_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<ChannelsLastConvFn>, std::less<>>
       channels_last_convs_ WEFT_GUARDED_BY(mu_);
 };
-
-// The one-line summary of a built-in op (src/ops/op_summaries.cc); "" for
-// a name that is not one.
-std::string BuiltinOpSummary(std::string_view op);
-// Every op the summary table names (for the test that keeps it complete).
-std::vector<std::string_view> BuiltinOpsWithSummary();
 
 // Registers every built-in op family. Defined by the op floor
 // (src/ops/registry.cc), the one function of a floor above that this one

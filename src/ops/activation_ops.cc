@@ -335,7 +335,48 @@ class ReluKernel : public OpKernel {
 // One schema block per op, read top to bottom as the family's table:
 // split, the family's registration would live in several places.
 // NOLINTNEXTLINE(readability-function-size)
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Acos", "arc cosine, element-wise"},
+    {"Acosh", "inverse hyperbolic cosine, element-wise"},
+    {"Asin", "arc sine, element-wise"},
+    {"Asinh", "inverse hyperbolic sine, element-wise"},
+    {"Atan", "arc tangent, element-wise"},
+    {"Atanh", "inverse hyperbolic tangent, element-wise"},
+    {"BitShift", "shift unsigned integers left or right, element-wise"},
+    {"Ceil", "round up, element-wise"},
+    {"Celu", "continuously differentiable exponential linear unit"},
+    {"Clip", "clamp to [min, max] (optional inputs)"},
+    {"Cos", "cosine, element-wise"},
+    {"Cosh", "hyperbolic cosine, element-wise"},
+    {"Elu", "exponential linear unit"},
+    {"Erf", "error function, element-wise"},
+    {"Floor", "round down, element-wise"},
+    {"HardSigmoid", "max(0, min(1, alpha x + beta))"},
+    {"HardSwish", "x * HardSigmoid(x) with alpha 1/6, beta 1/2"},
+    {"LeakyRelu", "x for x >= 0, alpha x below"},
+    {"Mod", "remainder with broadcasting (integer or C fmod)"},
+    {"PRelu", "x for x >= 0, slope * x below (slope broadcast)"},
+    {"Relu", "max(x, 0), element-wise"},
+    {"Round", "round half to even, element-wise"},
+    {"Selu", "scaled exponential linear unit"},
+    {"Shrink", "soft/hard shrinkage with lambda and bias"},
+    {"Sign", "-1, 0 or 1, element-wise"},
+    {"Sin", "sine, element-wise"},
+    {"Sinh", "hyperbolic sine, element-wise"},
+    {"Softplus", "log(1 + e^x), element-wise"},
+    {"Softsign", "x / (1 + |x|), element-wise"},
+    {"Tan", "tangent, element-wise"},
+    {"ThresholdedRelu", "x above alpha, zero elsewhere"},
+};
+
+}  // namespace
+
 void RegisterActivationOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Relu")
           .Input(ArgDef::Typed("X", "T"))

@@ -156,7 +156,22 @@ class DropoutKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Const", "a constant tensor given as an attribute"},
+    {"Dropout", "identity at inference; optional mask of ones"},
+    {"Identity", "its input, unchanged"},
+    {"Pad", "pad with a constant, reflection or edge values"},
+    {"Placeholder", "an input that each Run feeds"},
+};
+
+}  // namespace
+
 void RegisterArrayOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Pad")
           .Input(ArgDef::Typed("data", "T"))

@@ -441,7 +441,33 @@ class OptionalGetElementKernel : public OpKernel {
 // One schema block per op, read top to bottom as the family's table:
 // split, the family's registration would live in several places.
 // NOLINTNEXTLINE(readability-function-size)
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"ConcatFromSequence",
+     "a sequence's items joined along an axis (or stacked on a new one)"},
+    {"EmptyOptional", "an empty optional of the V attribute's dtype"},
+    {"Optional", "an optional holding its input"},
+    {"OptionalGetElement", "the value an optional holds (an error when empty)"},
+    {"OptionalHasElement", "whether an optional holds a value, as bool"},
+    {"SequenceAt",
+     "the item of a sequence at position (negative: from the end)"},
+    {"SequenceConstruct", "a sequence of its inputs, in order"},
+    {"SequenceEmpty", "an empty sequence of the dtype attribute"},
+    {"SequenceErase",
+     "a sequence without the item at position (default: the last)"},
+    {"SequenceInsert",
+     "a sequence with a tensor inserted at position (default: the end)"},
+    {"SequenceLength", "the number of items of a sequence, as int64"},
+    {"SplitToSequence", "a tensor cut along an axis into a sequence of pieces"},
+};
+
+}  // namespace
+
 void RegisterContainerOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   auto op = [&](OpDefBuilder builder, KernelFactory factory) {
     OpDef def = builder.Build();
     const std::string name = def.name;

@@ -87,7 +87,19 @@ OpDefBuilder TimedOp(const char* name) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Sleep", "waits for `micros` without using a core (a blocking op)"},
+    {"Spin", "busy-loops for `micros` of CPU time (for experiments)"},
+};
+
+}  // namespace
+
 void RegisterControlOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(TimedOp("Spin").Build()));
   CheckRegistered(
       registry.RegisterKernel("Spin", KernelFactoryFor<SpinKernel>()));

@@ -799,7 +799,23 @@ double SubgraphCost(const InferenceContext&) { return 1e6; }
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"If", "runs then_branch or else_branch on its inputs, by cond"},
+    {"Loop",
+     "runs its body while cond holds, up to M times; stacks scan outputs"},
+    {"Scan", "runs its body over slices of its scan inputs, carrying state"},
+    {"SequenceMap",
+     "runs its body on each item of its sequences, giving sequences"},
+};
+
+}  // namespace
+
 void RegisterControlFlowOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   const std::vector<int64_t> none;
   CheckRegistered(
       registry.RegisterOp(OpDefBuilder("If")

@@ -391,7 +391,22 @@ KernelFactory Factory() {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Conv", "N-d convolution with groups, strides, dilations and padding"},
+    {"ConvTranspose", "N-d transposed convolution"},
+    {"FusedConv",
+     "Conv + bias + residual Z + activation in one pass (made by the graph "
+     "passes)"},
+};
+
+}  // namespace
+
 void RegisterConvOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   {
     OpDefBuilder b("Conv");
     b.Input(ArgDef::Typed("X", "T"))

@@ -32,7 +32,18 @@ StatusOr<std::unique_ptr<OpKernel>> MakeCustomOpKernel(
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"CustomOp", "calls a C++ function registered by name"},
+};
+
+}  // namespace
+
 void RegisterCustomOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("CustomOp")
           .Input(ArgDef::AnyList("inputs"))

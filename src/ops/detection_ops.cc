@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -149,7 +149,19 @@ class NonMaxSuppressionKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"NonMaxSuppression",
+     "indices of the boxes kept by greedy non-maximum suppression"},
+};
+
+}  // namespace
+
 void RegisterDetectionOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("NonMaxSuppression")
           .Input(ArgDef::Fixed("boxes", DataType::kFloat32))

@@ -13,10 +13,10 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "kernels/vector_math.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -229,7 +229,30 @@ void RegisterVariadic(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Abs", "absolute value, element-wise"},
+    {"Exp", "e to the x, element-wise"},
+    {"Gelu", "Gaussian error linear unit (exact or tanh form)"},
+    {"Log", "natural logarithm, element-wise"},
+    {"Max", "element-wise maximum of any number of inputs, broadcast"},
+    {"Mean", "element-wise mean of any number of inputs, broadcast"},
+    {"Min", "element-wise minimum of any number of inputs, broadcast"},
+    {"Neg", "-x, element-wise"},
+    {"Reciprocal", "1 / x, element-wise"},
+    {"Sigmoid", "1 / (1 + e^-x), element-wise"},
+    {"Sqrt", "square root, element-wise"},
+    {"Sum", "element-wise sum of any number of inputs, broadcast"},
+    {"Tanh", "hyperbolic tangent, element-wise"},
+};
+
+}  // namespace
+
 void RegisterElementwiseOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   RegisterVariadic(registry, "Sum", kNumericTypesWithHalf,
                    KernelFactoryFor<VariadicKernel<Variadic::kSum>>());
   RegisterVariadic(registry, "Max", kAllNumericTypes,

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -203,7 +203,19 @@ class GridSampleKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"GridSample",
+     "sample an image at grid points (bilinear, nearest, bicubic)"},
+};
+
+}  // namespace
+
 void RegisterGridSampleOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("GridSample")
           .Input(ArgDef::Typed("X", "T"))

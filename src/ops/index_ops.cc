@@ -13,8 +13,8 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -585,7 +585,27 @@ KernelFactory WithFlag(bool flag) {
 // One schema block per op, read top to bottom as the family's table:
 // split, the family's registration would live in several places.
 // NOLINTNEXTLINE(readability-function-size)
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Compress", "keep the slices a boolean condition selects"},
+    {"CumSum", "cumulative sum along an axis (exclusive, reverse)"},
+    {"Gather", "take slices along an axis by index"},
+    {"GatherElements", "take elements along an axis by an index tensor"},
+    {"GatherND", "take slices by N-d index tuples"},
+    {"Hardmax", "one at the largest element along an axis, zero elsewhere"},
+    {"OneHot", "one-hot vectors from indices, depth and on/off values"},
+    {"ScatterElements", "write updates at indices along an axis"},
+    {"ScatterND", "write updates at N-d index tuples"},
+    {"TopK", "the k largest or smallest along an axis, with indices"},
+};
+
+}  // namespace
+
 void RegisterIndexOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Gather")
           .Input(ArgDef::Typed("data", "T"))

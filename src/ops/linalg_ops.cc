@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -362,7 +362,20 @@ class MeanVarianceNormalizationKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Det", "determinant of each square matrix of the last two axes"},
+    {"Einsum", "sum of products over labelled axes, as in NumPy einsum"},
+    {"MeanVarianceNormalization", "(x - mean) / std over axes"},
+};
+
+}  // namespace
+
 void RegisterLinalgOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Det")
           .Input(ArgDef::Typed("X", "T"))

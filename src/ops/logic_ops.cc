@@ -9,9 +9,9 @@
 #include <string>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -180,7 +180,29 @@ void RegisterBinaryToBool(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"And", "logical and with broadcasting"},
+    {"Equal", "a == b with broadcasting (numbers, bools or strings)"},
+    {"Greater", "a > b with broadcasting"},
+    {"GreaterOrEqual", "a >= b with broadcasting"},
+    {"IsInf", "true where infinite (positive, negative or both)"},
+    {"IsNaN", "true where NaN"},
+    {"Less", "a < b with broadcasting"},
+    {"LessOrEqual", "a <= b with broadcasting"},
+    {"Not", "logical not, element-wise"},
+    {"Or", "logical or with broadcasting"},
+    {"Where", "condition ? x : y with broadcasting"},
+    {"Xor", "logical exclusive or with broadcasting"},
+};
+
+}  // namespace
+
 void RegisterLogicOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   RegisterBinaryToBool(registry, "Equal", kComparable,
                        KernelFactoryFor<CompareKernel<Compare::kEqual>>());
   RegisterBinaryToBool(registry, "Less", kAllNumericTypes,

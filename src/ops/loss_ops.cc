@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -144,7 +144,19 @@ class LossKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"NegativeLogLikelihoodLoss", "negative log-likelihood loss with weights"},
+    {"SoftmaxCrossEntropyLoss", "softmax cross-entropy loss with weights"},
+};
+
+}  // namespace
+
 void RegisterLossOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   for (const char* name :
        {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) {
     const bool softmax = name[0] == 'S';

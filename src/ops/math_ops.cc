@@ -148,7 +148,22 @@ void RegisterBinary(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Add", "a + b with NumPy broadcasting"},
+    {"Div", "a / b with broadcasting (integer division by zero fails)"},
+    {"Mul", "a * b with broadcasting"},
+    {"Pow", "a to the power b with broadcasting"},
+    {"Sub", "a - b with broadcasting"},
+};
+
+}  // namespace
+
 void RegisterMathOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   RegisterBinary(registry, "Add",
                  KernelFactoryFor<BinaryKernel<BinaryOp::kAdd>>(),
                  kAllNumericTypes);

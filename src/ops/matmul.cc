@@ -15,12 +15,12 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/packed_gemm.h"
 #include "ops/broadcast.h"
 #include "ops/fused_activation.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -575,7 +575,21 @@ OpDefBuilder GemmDef(const char* name, const std::vector<DataType>& types) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"FusedGemm", "Gemm + activation in one pass (made by the graph passes)"},
+    {"Gemm", "alpha * op(A) op(B) + beta * C"},
+    {"MatMul",
+     "matrix product with NumPy batching (tiled over intra-op threads)"},
+};
+
+}  // namespace
+
 void RegisterMatMulOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("MatMul")
           .Input(ArgDef::Typed("A", "T"))

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 #include "weft/warnings.h"
 
 namespace weft::internal {
@@ -795,7 +795,31 @@ std::optional<AttrMap> ChannelsLastConvAttrs(const NodeDef& node,
   return attrs;
 }
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"NchwToNhwc",
+     "a 4-D tensor from channels-first to channels-last order (made by the "
+     "nhwc-layout pass)"},
+    {"NhwcConv",
+     "2-D Conv + bias + residual Z + activation on channels-last tensors, "
+     "through oneDNN (made by the nhwc-layout pass)"},
+    {"NhwcGlobalAveragePool",
+     "GlobalAveragePool of a channels-last tensor, [N, C, 1, 1] out (made by "
+     "the nhwc-layout pass)"},
+    {"NhwcMaxPool",
+     "2-D MaxPool of a channels-last tensor (made by the nhwc-layout pass)"},
+    {"NhwcToNchw",
+     "a 4-D tensor from channels-last to channels-first order (made by the "
+     "nhwc-layout pass)"},
+};
+
+}  // namespace
+
 void RegisterNhwcOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   if (NhwcConvAvailable()) {
     registry.SetChannelsLastConv("Conv", ChannelsLastConvAttrs);
     registry.SetChannelsLastConv("FusedConv", ChannelsLastConvAttrs);

@@ -489,7 +489,25 @@ class LrnKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"BatchNormalization", "inference batch norm with given mean and variance"},
+    {"BatchNormalizationTraining",
+     "BatchNormalization with batch statistics; running mean and variance"},
+    {"InstanceNormalization", "normalize each instance and channel"},
+    {"LRN", "local response normalization across channels"},
+    {"LayerNormalization", "normalize over the trailing axes, scale and shift"},
+    {"LogSoftmax", "log of softmax along an axis"},
+    {"Softmax", "softmax along an axis"},
+};
+
+}  // namespace
+
 void RegisterNormalizationOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("BatchNormalization")
           .Input(ArgDef::Typed("X", "T"))

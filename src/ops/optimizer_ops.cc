@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -151,7 +151,20 @@ OpDefBuilder OptimizerOp(const char* name) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Adagrad", "Adagrad update of tensors and their squared-gradient sums"},
+    {"Adam", "Adam update of tensors and their two moments"},
+    {"Momentum", "SGD with momentum (standard or Nesterov)"},
+};
+
+}  // namespace
+
 void RegisterOptimizerOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(
       registry.RegisterOp(OptimizerOp("Adagrad")
                               .Attr("decay_factor", AttrType::kFloat, 0.0)

@@ -272,7 +272,21 @@ KernelFactory Factory() {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"AveragePool", "average over sliding windows (N, C, spatial...)"},
+    {"GlobalAveragePool", "average over all spatial positions"},
+    {"GlobalMaxPool", "maximum over all spatial positions"},
+    {"MaxPool", "maximum over sliding windows; optional argmax indices"},
+};
+
+}  // namespace
+
 void RegisterPoolOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   {
     OpDefBuilder b("MaxPool");
     b.Input(ArgDef::Typed("X", "T"))

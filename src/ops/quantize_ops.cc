@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -428,7 +428,26 @@ class QLinearMatMulKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"DequantizeLinear", "uint8/int8/int32 to float: (x - zero point) * scale"},
+    {"DynamicQuantizeLinear",
+     "float to uint8 with the scale and zero point of its range"},
+    {"MatMulInteger",
+     "int8/uint8 matrix product minus zero points, exact in int32"},
+    {"QLinearMatMul",
+     "quantized matrix product, requantized to the output scale"},
+    {"QuantizeLinear",
+     "float to uint8/int8: round(x / scale) + zero point, saturated"},
+};
+
+}  // namespace
+
 void RegisterQuantizeOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("QuantizeLinear")
           .Input(ArgDef::Fixed("x", DataType::kFloat32))

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -292,7 +292,20 @@ class QLinearConvKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"ConvInteger", "int8/uint8 convolution minus zero points, exact in int32"},
+    {"QLinearConv",
+     "quantized convolution, requantized to y's scale and zero point"},
+};
+
+}  // namespace
+
 void RegisterQuantizedConvOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   {
     OpDefBuilder b("ConvInteger");
     b.Input(ArgDef::Typed("x", "TX"))

@@ -16,8 +16,8 @@
 #include <deque>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "framework/resources.h"
+#include "ops/registry.h"
 #include "runtime/kernel_services.h"
 #include "threading/mutex.h"
 
@@ -249,7 +249,21 @@ Status CheckDefinition(InferenceContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"QueueClose", "close a FIFO queue: waiting dequeues end"},
+    {"QueueDequeue", "take the oldest element of a FIFO queue (blocking)"},
+    {"QueueEnqueue", "append an element to a FIFO queue (blocking when full)"},
+    {"QueueSize", "the number of elements in a FIFO queue"},
+};
+
+}  // namespace
+
 void RegisterQueueOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       QueueOp("QueueEnqueue")
           .Input(ArgDef::TypeList("components", "component_types"))

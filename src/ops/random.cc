@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -225,7 +225,26 @@ class RandomNormalKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Bernoulli", "1 with the probability its input gives, else 0 (seeded)"},
+    {"RandomNormal",
+     "normal random numbers, counter-based: same for any thread count"},
+    {"RandomNormalLike", "normal samples in the shape of its input (seeded)"},
+    {"RandomUniform",
+     "uniform random numbers, counter-based: same for any thread count"},
+    {"RandomUniformLike", "uniform samples in the shape of its input (seeded)"},
+    {"TrainingDropout",
+     "Dropout whose training_mode comes at Run: seeded random mask"},
+};
+
+}  // namespace
+
 void RegisterRandomOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("RandomNormal")
           .Output(ArgDef::Typed("output", "dtype"))

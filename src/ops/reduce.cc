@@ -11,9 +11,9 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "kernels/vector_math.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -405,7 +405,30 @@ void RegisterArgExtreme(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"ArgMax", "index of the largest element along an axis"},
+    {"ArgMin", "index of the smallest element along an axis"},
+    {"ReduceL1", "sum of absolute values over axes"},
+    {"ReduceL2", "square root of the sum of squares over axes"},
+    {"ReduceLogSum", "log of the sum over axes"},
+    {"ReduceLogSumExp", "log of the sum of exponentials over axes"},
+    {"ReduceMax", "maximum over axes"},
+    {"ReduceMean", "mean over axes"},
+    {"ReduceMin", "minimum over axes"},
+    {"ReduceProd", "product over axes"},
+    {"ReduceSum",
+     "sum over axes (fixed order: same bits for any thread count)"},
+    {"ReduceSumSquare", "sum of squares over axes"},
+};
+
+}  // namespace
+
 void RegisterReduceOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   RegisterReduce(registry, "ReduceSum",
                  KernelFactoryFor<ReduceKernel<Reducer::kSum>>());
   RegisterReduce(registry, "ReduceMean",

@@ -490,7 +490,28 @@ class DepthSpaceKernel : public OpKernel {
 // One schema block per op, read top to bottom as the family's table:
 // split, the family's registration would live in several places.
 // NOLINTNEXTLINE(readability-function-size)
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"ConstantOfShape", "a tensor of a given shape filled with one value"},
+    {"DepthToSpace", "move depth blocks into spatial blocks (DCR or CRD)"},
+    {"EyeLike", "a 2-D tensor with ones on a diagonal"},
+    {"Flatten", "reshape to 2-D at an axis"},
+    {"Range", "start, start + delta, ... below limit"},
+    {"Reshape", "the same elements in another shape (0 copies, -1 infers)"},
+    {"SpaceToDepth", "move spatial blocks into depth"},
+    {"Squeeze", "drop axes of size 1"},
+    {"Tile", "repeat along each axis"},
+    {"Trilu", "keep the upper or lower triangle of the last two axes"},
+    {"Unsqueeze", "insert axes of size 1"},
+};
+
+}  // namespace
+
 void RegisterReshapeOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Reshape")
           .Input(ArgDef::Typed("data", "T"))

@@ -11,8 +11,8 @@
 #include <cmath>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -270,7 +270,18 @@ bool OneOf(const std::string& v, std::initializer_list<const char*> options) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Resize", "resize by scales or sizes: nearest, linear or cubic"},
+};
+
+}  // namespace
+
 void RegisterResizeOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Resize")
           .Input(ArgDef::Typed("X", "T"))

@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -422,7 +422,20 @@ void RegisterRecurrent(OpRegistry& registry, const char* name, Cell cell,
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"GRU", "gated recurrent unit layer (forward, reverse, bidirectional)"},
+    {"LSTM", "long short-term memory layer (forward, reverse, bidirectional)"},
+    {"RNN", "simple recurrent layer (forward, reverse, bidirectional)"},
+};
+
+}  // namespace
+
 void RegisterRnnOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   RegisterRecurrent(registry, "RNN", Cell::kRnn, {"Tanh"});
   RegisterRecurrent(registry, "GRU", Cell::kGru, {"Sigmoid", "Tanh"});
   RegisterRecurrent(registry, "LSTM", Cell::kLstm, {"Sigmoid", "Tanh", "Tanh"});

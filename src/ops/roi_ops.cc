@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -365,7 +365,20 @@ Status CheckMaxUnpoolAttrs(InferenceContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"MaxUnpool",
+     "scatter values back to the positions MaxPool's indices name"},
+    {"RoiAlign", "bilinear average or max pooling of regions of interest"},
+};
+
+}  // namespace
+
 void RegisterRoiOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("RoiAlign")
           .Input(ArgDef::Typed("X", "T"))

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -213,7 +213,21 @@ class UniqueKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"NonZero", "indices of the non-zero elements, one column each"},
+    {"ReverseSequence", "reverse the first seq_lens steps of each batch entry"},
+    {"Unique",
+     "distinct elements or slices, first indices, inverse and counts"},
+};
+
+}  // namespace
+
 void RegisterSequenceIndexOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(
       registry.RegisterOp(OpDefBuilder("NonZero")
                               .Input(ArgDef::Typed("X", "T"))

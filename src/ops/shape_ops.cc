@@ -773,7 +773,27 @@ const std::vector<DataType> kCastTypes = [] {
 // One schema block per op, read top to bottom as the family's table:
 // split, the family's registration would live in several places.
 // NOLINTNEXTLINE(readability-function-size)
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"Cast",
+     "convert to another dtype (strings too: shortest round-trip text)"},
+    {"Concat", "join tensors along an axis"},
+    {"Expand", "broadcast to a shape"},
+    {"Fill", "a tensor of the `shape` attribute, every element `value`"},
+    {"Shape", "the shape of its input as int64 (optionally a slice of it)"},
+    {"Size", "the number of elements of its input"},
+    {"Slice", "a strided slice along axes"},
+    {"Split", "cut into parts along an axis"},
+    {"Transpose", "permute axes"},
+};
+
+}  // namespace
+
 void RegisterShapeOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Shape")
           .Input(ArgDef::Typed("data", "T"))

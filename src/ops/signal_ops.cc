@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -96,7 +96,21 @@ void RegisterWindow(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"BlackmanWindow",
+     "Blackman window of a given size (periodic or symmetric)"},
+    {"HammingWindow", "Hamming window of a given size (periodic or symmetric)"},
+    {"HannWindow", "Hann window of a given size (periodic or symmetric)"},
+};
+
+}  // namespace
+
 void RegisterSignalOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   RegisterWindow(registry, "HannWindow",
                  KernelFactoryFor<WindowKernel<kHann>>());
   RegisterWindow(registry, "HammingWindow",

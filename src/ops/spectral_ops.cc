@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -374,7 +374,20 @@ Status UnknownShape(InferenceContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"DFT", "discrete Fourier transform along an axis (real or complex input)"},
+    {"MelWeightMatrix", "triangular mel filter bank for a spectrogram"},
+    {"STFT", "short-time Fourier transform of windowed frames"},
+};
+
+}  // namespace
+
 void RegisterSpectralOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   const std::vector<DataType> kLengths = {DataType::kInt32, DataType::kInt64};
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("DFT")

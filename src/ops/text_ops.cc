@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
-#include "ops/registry.h"
 #include "ops/op_util.h"
+#include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
@@ -265,7 +265,21 @@ class StringNormalizerKernel : public OpKernel {
 
 }  // namespace
 
+namespace {
+
+// One line per op of this family, for `weft ops` and docs/ops.md (the
+// registry gives it to the op's schema when the op is registered).
+constexpr OpSummary kSummaries[] = {
+    {"StringNormalizer",
+     "remove stop words from strings, then change their case"},
+    {"TfIdfVectorizer",
+     "n-gram counts of token ids or strings, as TF, IDF or TF-IDF"},
+};
+
+}  // namespace
+
 void RegisterTextOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("TfIdfVectorizer")
           .Input(ArgDef::Typed("X", "T"))
