@@ -377,7 +377,7 @@ int BenchCommand(const BenchArgs& args) {
 namespace {
 
 // `weft bench`: its flags; BenchCommand does the work.
-class BenchCommandLine final : public Command {
+class BenchCommandLine final : public CommandWithArgs<BenchArgs, BenchCommand> {
  public:
   CLI::App* Declare(CLI::App& app) override {
     CLI::App* command = app.add_subcommand(
@@ -411,17 +411,6 @@ class BenchCommandLine final : public Command {
     command->add_flag("--json", args_.json, "print one JSON object");
     return command;
   }
-  bool json() const override { return args_.json; }
-  int Run() override {
-    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
-      return Fail(kExitBadInput, s.message());
-    }
-    return BenchCommand(args_);
-  }
-
- private:
-  BenchArgs args_;
-  FlagText flags_;
 };
 
 }  // namespace

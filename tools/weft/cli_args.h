@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "weft/status.h"
 
@@ -32,6 +33,34 @@ Status ApplyFlags(const FlagText& flags, TuneArgs* args);
 // shell splits rejoined: "--feed x = a.npy", "--feed x= a.npy", "--feed x
 // =a.npy" and "--feed 'x = a.npy'" all become "--feed x=a.npy".
 std::vector<std::string> NormalizeArgs(int argc, char** argv);
+
+// A subcommand whose work is `Work(args)`: the flags fill an Args struct,
+// its numeric ones read as text (FlagText) and checked by ApplyFlags before
+// the work runs, where the command has such flags. A command supplies only
+// Declare.
+template <class Args, int (*Work)(const Args&)>
+class CommandWithArgs : public Command {
+ public:
+  bool json() const override {
+    if constexpr (requires { args_.json; }) {
+      return args_.json;
+    } else {
+      return false;
+    }
+  }
+  int Run() override {
+    if constexpr (requires { ApplyFlags(flags_, &args_); }) {
+      if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
+        return Fail(kExitBadInput, s.message());
+      }
+    }
+    return Work(args_);
+  }
+
+ protected:
+  Args args_;
+  FlagText flags_;
+};
 
 // --feed and --random-feeds, as run, bench and tune take them.
 void AddFeedFlags(CLI::App* command, std::vector<std::string>* feeds,

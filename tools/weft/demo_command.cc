@@ -79,7 +79,7 @@ int DemoCommand(const DemoArgs& args) {
 namespace {
 
 // `weft demo`: its flags; DemoCommand does the work.
-class DemoCommandLine final : public Command {
+class DemoCommandLine final : public CommandWithArgs<DemoArgs, DemoCommand> {
  public:
   CLI::App* Declare(CLI::App& app) override {
     CLI::App* command = app.add_subcommand(
@@ -92,17 +92,6 @@ class DemoCommandLine final : public Command {
                         "timed runs per setting (default 5)");
     return command;
   }
-  bool json() const override { return false; }
-  int Run() override {
-    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
-      return Fail(kExitBadInput, s.message());
-    }
-    return DemoCommand(args_);
-  }
-
- private:
-  DemoArgs args_;
-  FlagText flags_;
 };
 
 }  // namespace

@@ -142,7 +142,7 @@ int OpsCommand(const OpsArgs& args) {
 namespace {
 
 // `weft ops`: its flags; OpsCommand does the work.
-class OpsCommandLine final : public Command {
+class OpsCommandLine final : public CommandWithArgs<OpsArgs, OpsCommand> {
  public:
   CLI::App* Declare(CLI::App& app) override {
     CLI::App* command = app.add_subcommand(

@@ -207,7 +207,7 @@ int RunCommand(const RunArgs& args) {
 namespace {
 
 // `weft run`: its flags; RunCommand does the work.
-class RunCommandLine final : public Command {
+class RunCommandLine final : public CommandWithArgs<RunArgs, RunCommand> {
  public:
   CLI::App* Declare(CLI::App& app) override {
     CLI::App* command =
@@ -247,17 +247,6 @@ class RunCommandLine final : public Command {
                       "with --json: every element of every output");
     return command;
   }
-  bool json() const override { return args_.json; }
-  int Run() override {
-    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
-      return Fail(kExitBadInput, s.message());
-    }
-    return RunCommand(args_);
-  }
-
- private:
-  RunArgs args_;
-  FlagText flags_;
 };
 
 }  // namespace

@@ -439,7 +439,8 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
 namespace {
 
 // `weft test-onnx`: its flags; TestOnnxCommand does the work.
-class TestOnnxCommandLine final : public Command {
+class TestOnnxCommandLine final
+    : public CommandWithArgs<TestOnnxArgs, TestOnnxCommand> {
  public:
   CLI::App* Declare(CLI::App& app) override {
     CLI::App* command = app.add_subcommand(
@@ -456,17 +457,6 @@ class TestOnnxCommandLine final : public Command {
     command->add_flag("--json", args_.json, "print one JSON object");
     return command;
   }
-  bool json() const override { return args_.json; }
-  int Run() override {
-    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
-      return Fail(kExitBadInput, s.message());
-    }
-    return TestOnnxCommand(args_);
-  }
-
- private:
-  TestOnnxArgs args_;
-  FlagText flags_;
 };
 
 }  // namespace

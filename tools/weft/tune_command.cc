@@ -269,7 +269,7 @@ int TuneCommand(const TuneArgs& args) {
 namespace {
 
 // `weft tune`: its flags; TuneCommand does the work.
-class TuneCommandLine final : public Command {
+class TuneCommandLine final : public CommandWithArgs<TuneArgs, TuneCommand> {
  public:
   CLI::App* Declare(CLI::App& app) override {
     CLI::App* command = app.add_subcommand(
@@ -296,17 +296,6 @@ class TuneCommandLine final : public Command {
     command->add_flag("--json", args_.json, "print one JSON object");
     return command;
   }
-  bool json() const override { return args_.json; }
-  int Run() override {
-    if (Status s = ApplyFlags(flags_, &args_); !s.ok()) {
-      return Fail(kExitBadInput, s.message());
-    }
-    return TuneCommand(args_);
-  }
-
- private:
-  TuneArgs args_;
-  FlagText flags_;
 };
 
 }  // namespace
