@@ -332,9 +332,6 @@ class ReluKernel : public OpKernel {
 
 }  // namespace
 
-// One schema block per op, read top to bottom as the family's table:
-// split, the family's registration would live in several places.
-// NOLINTNEXTLINE(readability-function-size)
 namespace {
 
 // One line per op of this family, for `weft ops` and docs/ops.md (the
@@ -375,6 +372,9 @@ constexpr OpSummary kSummaries[] = {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterActivationOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(

@@ -438,9 +438,6 @@ class OptionalGetElementKernel : public OpKernel {
 
 }  // namespace
 
-// One schema block per op, read top to bottom as the family's table:
-// split, the family's registration would live in several places.
-// NOLINTNEXTLINE(readability-function-size)
 namespace {
 
 // One line per op of this family, for `weft ops` and docs/ops.md (the
@@ -466,6 +463,9 @@ constexpr OpSummary kSummaries[] = {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterContainerOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
   auto op = [&](OpDefBuilder builder, KernelFactory factory) {

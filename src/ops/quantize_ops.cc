@@ -283,8 +283,11 @@ void IntegerProduct(KernelContext& ctx, const ProductShape& p, const QA* a,
   // B's zero point per column, spread out once rather than chosen per term.
   std::vector<int32_t> b_zero_of(static_cast<size_t>(p.n), 0);
   if (b_zero != nullptr) {
-    for (int64_t j = 0; j < p.n; ++j)
-      b_zero_of[j] = b_zero[b_zeros == 1 ? 0 : j];
+    for (int64_t j = 0; j < p.n; ++j) {
+      // An int8 zero point is signed: its value, not its bit pattern.
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+      b_zero_of[j] = static_cast<int32_t>(b_zero[b_zeros == 1 ? 0 : j]);
+    }
   }
   ctx.ParallelFor(p.batches * p.m, cost, [&](int64_t begin, int64_t end) {
     std::vector<int32_t> row(static_cast<size_t>(p.n));

@@ -86,7 +86,7 @@ StatusOr<Shape> ResolveReshape(const Shape& in, const Tensor& spec,
                                 std::to_string(in.NumElements()) +
                                 " elements) into " + Shape(dims).ToString());
   }
-  return Shape(std::move(dims));
+  return Shape(dims);
 }
 
 class ReshapeKernel : public OpKernel {
@@ -487,9 +487,6 @@ class DepthSpaceKernel : public OpKernel {
 
 }  // namespace
 
-// One schema block per op, read top to bottom as the family's table:
-// split, the family's registration would live in several places.
-// NOLINTNEXTLINE(readability-function-size)
 namespace {
 
 // One line per op of this family, for `weft ops` and docs/ops.md (the
@@ -510,6 +507,9 @@ constexpr OpSummary kSummaries[] = {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterReshapeOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(

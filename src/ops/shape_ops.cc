@@ -770,9 +770,6 @@ const std::vector<DataType> kCastTypes = [] {
 
 }  // namespace
 
-// One schema block per op, read top to bottom as the family's table:
-// split, the family's registration would live in several places.
-// NOLINTNEXTLINE(readability-function-size)
 namespace {
 
 // One line per op of this family, for `weft ops` and docs/ops.md (the
@@ -792,6 +789,9 @@ constexpr OpSummary kSummaries[] = {
 
 }  // namespace
 
+// One schema block per op, read top to bottom as the family's table:
+// split, the family's registration would live in several places.
+// NOLINTNEXTLINE(readability-function-size)
 void RegisterShapeOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
