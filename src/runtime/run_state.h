@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "framework/resources.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
 #include "runtime/memory_plan.h"
-#include "framework/resources.h"
 #include "threading/mutex.h"
 #include "threading/task.h"
 #include "weft/options.h"
