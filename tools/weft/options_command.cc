@@ -11,10 +11,6 @@
 namespace weft::cli {
 namespace {
 
-std::string ZeroMeans(const SessionOptionField& field) {
-  return field.zero_means.empty() ? "" : std::string(field.zero_means);
-}
-
 void PrintJson() {
   nlohmann::json fields = nlohmann::json::array();
   for (const SessionOptionField& field : SessionOptionFields()) {
@@ -23,7 +19,7 @@ void PrintJson() {
                       {"kind", OptionKindName(field.kind)},
                       {"range", RangeText(field)},
                       {"default", DefaultValueText(field)},
-                      {"zero_means", ZeroMeans(field)},
+                      {"zero_means", field.zero_means},
                       {"summary", field.summary}});
   }
   std::printf("%s\n",
@@ -42,7 +38,8 @@ void PrintMarkdown() {
                 std::string(field.name).c_str(), config.c_str(),
                 std::string(OptionKindName(field.kind)).c_str(),
                 RangeText(field).c_str(), DefaultValueText(field).c_str(),
-                ZeroMeans(field).c_str(), std::string(field.summary).c_str());
+                std::string(field.zero_means).c_str(),
+                std::string(field.summary).c_str());
   }
 }
 
