@@ -38,6 +38,12 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget);
 // AVX2 and FMA)" or "eigen (WEFT_GEMM_KERNEL)".
 std::string ActiveGemmKernelDescription();
 
+// Kernels computing now, in every session of the process, on any thread
+// (the core budget's count: the intra-op helpers they enlist, at most the
+// budget minus this count, are not included). For gauges such as the
+// server's /metrics.
+int KernelsComputingNow();
+
 }  // namespace weft
 
 #endif  // WEFT_MACHINE_H_

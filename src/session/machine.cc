@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "kernels/gemm_tile.h"
+#include "runtime/core_budget.h"
 #include "threading/cpu_info.h"
 #include "threading/threading_env.h"
 
@@ -32,5 +33,7 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget) {
 std::string ActiveGemmKernelDescription() {
   return internal::DescribeActiveGemmKernel();
 }
+
+int KernelsComputingNow() { return internal::CoreBudget::running(); }
 
 }  // namespace weft

@@ -14,7 +14,6 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "config_file.h"
 #include "interrupt.h"
 
 namespace weft::cli {

@@ -11,8 +11,8 @@
 #include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "config_file.h"
 #include "interrupt.h"
+#include "weft/config_file.h"
 #include "weft/chrome_trace.h"
 #include "weft/npy.h"
 

@@ -15,8 +15,8 @@
 #include "cli_args.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "config_file.h"
 #include "explain.h"
+#include "weft/config_file.h"
 #include "weft/tune.h"
 
 namespace weft::cli {

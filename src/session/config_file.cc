@@ -1,4 +1,4 @@
-#include "config_file.h"
+#include "weft/config_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,7 +17,7 @@
 #include "weft/option_fields.h"
 #include "weft/suggest.h"
 
-namespace weft::cli {
+namespace weft {
 namespace {
 
 // RunOptions fields a config file may set, by TensorFlow's names.
@@ -564,4 +564,4 @@ Status ApplySetting(const std::string& assignment, RunConfig* config) {
   return ApplyConfigText(text, "--set " + assignment, config);
 }
 
-}  // namespace weft::cli
+}  // namespace weft

@@ -1,10 +1,10 @@
-// weft run|bench --config FILE and --set FIELD=VALUE: every SessionOptions
-// and RunOptions field from the command line, written as TensorFlow writes
-// them — JSON with TensorFlow's field names, or TensorFlow's text-format
+// Configuration text: every SessionOptions and RunOptions field, written as
+// TensorFlow writes them — JSON with TensorFlow's field names, or TensorFlow's text-format
 // ConfigProto for the fields weft implements (docs/configuration.md,
-// "Configuration files").
-#ifndef WEFT_TOOLS_WEFT_CONFIG_FILE_H_
-#define WEFT_TOOLS_WEFT_CONFIG_FILE_H_
+// "Configuration files"). Read by weft run|bench|tune|serve --config FILE
+// and --set FIELD=VALUE, and by a served model's config.json "parameters".
+#ifndef WEFT_CONFIG_FILE_H_
+#define WEFT_CONFIG_FILE_H_
 
 #include <string>
 #include <vector>
@@ -12,7 +12,7 @@
 #include "weft/options.h"
 #include "weft/status.h"
 
-namespace weft::cli {
+namespace weft {
 
 struct RunConfig {
   SessionOptions session;
@@ -39,6 +39,6 @@ Status ApplySetting(const std::string& assignment, RunConfig* config);
 StatusOr<RunConfig> ReadRunConfig(const std::string& path,
                                   const std::vector<std::string>& settings);
 
-}  // namespace weft::cli
+}  // namespace weft
 
-#endif  // WEFT_TOOLS_WEFT_CONFIG_FILE_H_
+#endif  // WEFT_CONFIG_FILE_H_

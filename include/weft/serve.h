@@ -1,0 +1,133 @@
+// weft serve: models behind the Open Inference Protocol v2 (KServe v2, as
+// Triton, KServe and Seldon speak it) over HTTP, with Triton's dynamic
+// batching, every request on the process's one set of pools and core budget.
+// docs/serving.md is the user's guide.
+//
+//   weft::serve::ServerOptions options;
+//   options.models.push_back({.name = "resnet", .path = "resnet18.onnx"});
+//   options.http_port = 0;  // Any free port.
+//   auto server = weft::serve::Server::Start(std::move(options));
+//   if (!server.ok()) ...
+//   (*server)->http_port();  // Where it listens, on 127.0.0.1.
+//   (*server)->Shutdown(std::chrono::seconds(30));
+//
+// Thread-safety: every member of Server may be called from any thread.
+#ifndef WEFT_SERVE_H_
+#define WEFT_SERVE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/options.h"
+#include "weft/status.h"
+
+namespace weft::serve {
+
+// Triton's dynamic_batching block (config.pbtxt), per model.
+struct BatchingOptions {
+  // Most rows (first-dimension entries) one Run takes. 0: no batching;
+  // each request runs alone.
+  int max_batch_size = 0;
+  // Batch sizes a batch is formed at as soon as the queue holds them,
+  // without waiting for max_queue_delay_us.
+  std::vector<int> preferred_batch_size;
+  // How long the oldest queued request may wait for others to join it.
+  int64_t max_queue_delay_us = 0;
+  // Requests queued at most; one more is refused at once
+  // (503, ResourceExhausted). Must be >= 1.
+  int max_queue_size = 1024;
+  // Responses leave in the order the requests arrived.
+  bool preserve_ordering = false;
+  // Queues by priority (1 the highest); 0 or 1: a single queue.
+  int priority_levels = 0;
+  // The level of a request that names none; 0: the lowest.
+  int default_priority_level = 0;
+  // A request's deadline when it gives no parameters.timeout; 0: none.
+  int64_t default_timeout_us = 0;
+};
+
+// One model to serve.
+struct ModelSpec {
+  std::string name;  // Empty: the file's stem.
+  std::string path;  // A .onnx model or a weft JSON graph.
+  int64_t version = 1;
+  // Unset fields take ServerOptions::batching and ::session.
+  std::optional<BatchingOptions> batching;
+  std::optional<SessionOptions> session;
+};
+
+// Bounds on what a client may send (docs/serving.md, "Limits").
+struct RequestLimits {
+  int64_t max_body_bytes = int64_t{64} << 20;  // 413 beyond.
+  int64_t max_header_bytes = 16 << 10;         // 431 beyond.
+  int max_json_depth = 64;                     // 400 beyond.
+  // A request must arrive whole within this, counted from when the
+  // connection opened or its previous response was sent: a client sending
+  // one byte a second is cut off, and a kept-alive connection idle this
+  // long is closed. No thread waits on a connection meanwhile.
+  int64_t read_timeout_ms = 10'000;
+  int max_connections = 1024;  // More are closed at once.
+};
+
+enum class AccessLog { kNone, kText, kJson };
+
+struct ServerOptions {
+  // Loopback unless the user names another address.
+  std::string host = "127.0.0.1";
+  int http_port = 8000;  // 0: a free port (Server::http_port says which).
+  std::vector<ModelSpec> models;
+  // Triton's layout: DIR/<name>/<version>/model.onnx (or model.json), an
+  // optional DIR/<name>/config.json; the highest version is served.
+  std::string model_repository;
+  SessionOptions session;    // Defaults for every model.
+  BatchingOptions batching;  // Defaults for every model.
+  RequestLimits limits;
+  // Non-empty: every route but /v2/health/* requires
+  // "Authorization: Bearer <auth_token>" (401 otherwise).
+  std::string auth_token;
+  // Threads that accept, parse and serialise; they never run a kernel.
+  int network_threads = 1;
+  AccessLog access_log = AccessLog::kNone;
+  // Receives each access-log line and each model's ready line; stderr when
+  // unset.
+  std::function<void(const std::string&)> log;
+};
+
+// What a served model is, for the ready lines.
+struct ServedModelInfo {
+  std::string name;
+  int64_t version = 0;
+  std::string path;
+  bool batching = false;  // Requests may be batched.
+};
+
+class Server {
+ public:
+  // Loads and compiles every model, warms each with one Run, then listens.
+  // Fails (naming the model, the file or the address) before listening when
+  // any of that fails.
+  static StatusOr<std::unique_ptr<Server>> Start(ServerOptions options);
+
+  ~Server();  // Shutdown(0) when still running.
+
+  int http_port() const;
+  std::vector<ServedModelInfo> models() const;
+
+  // Stops accepting connections, lets requests already accepted finish
+  // within `drain` (those still queued after it get 503), then stops.
+  void Shutdown(std::chrono::milliseconds drain);
+
+ private:
+  class Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft::serve
+
+#endif  // WEFT_SERVE_H_

@@ -1,0 +1,65 @@
+// The request parser: an Open Inference Protocol v2 inference request, as
+// JSON, or as a JSON header followed by raw tensor bytes (the binary tensor
+// data extension: Inference-Header-Content-Length), checked against the
+// model's signature. Every error is InvalidArgument with a sentence naming
+// the input, field or value at fault (the server answers 400 with it).
+//
+// Bounded by construction: the JSON's nesting depth is checked before it is
+// parsed, and no tensor is allocated before its element count has been
+// matched against the values or bytes the body actually holds, so a
+// request can never make the server allocate more than its body's size in
+// tensors (and the body itself is bounded by the HTTP layer). Fuzzed by
+// fuzz/infer_request_fuzz.cc.
+#ifndef WEFT_SRC_SERVE_INFER_REQUEST_H_
+#define WEFT_SRC_SERVE_INFER_REQUEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "serve/model_signature.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+namespace weft::serve {
+
+struct RequestedOutput {
+  std::string name;
+  bool binary = false;  // Its values travel as raw bytes after the header.
+};
+
+struct InferRequest {
+  std::optional<std::string> id;  // Echoed in the response.
+  // One tensor per model input, in the signature's order.
+  std::vector<Tensor> inputs;
+  // The outputs asked for, in the order asked; empty: every output, in the
+  // signature's order, each binary when binary_outputs is set.
+  std::vector<RequestedOutput> outputs;
+  bool binary_outputs = false;  // parameters.binary_data_output
+  // parameters.timeout, in microseconds (Triton's); 0: none.
+  int64_t timeout_us = 0;
+  // parameters.priority (1 is the highest); 0: the model's default.
+  int priority = 0;
+  // The request's "parameters" object as JSON text ("" when absent),
+  // passed through to the response.
+  std::string parameters_json;
+};
+
+// `header_length` is the Inference-Header-Content-Length header's value:
+// the first header_length bytes of `body` are JSON and the rest tensor
+// bytes; nullopt: the whole body is JSON.
+StatusOr<InferRequest> ParseInferRequest(std::string_view body,
+                                         std::optional<int64_t> header_length,
+                                         const ModelSignature& signature,
+                                         int max_json_depth);
+
+// The deepest nesting of arrays and objects in `json` (strings skipped),
+// stopping early once past `limit`: a check that costs no allocation,
+// made before a parser that recurses per level is given the text.
+int JsonNestingDepth(std::string_view json, int limit);
+
+}  // namespace weft::serve
+
+#endif  // WEFT_SRC_SERVE_INFER_REQUEST_H_

@@ -1,0 +1,102 @@
+// One model being served: its session, its request queue and batcher, and
+// the threads that take batches from the queue and run them. Those threads
+// call Session::Run and wait; the kernels run on the process's pools under
+// its one core budget, so requests of every model share the same cores.
+// Network threads only call Submit, which never runs a kernel.
+#ifndef WEFT_SRC_SERVE_SERVED_MODEL_H_
+#define WEFT_SRC_SERVE_SERVED_MODEL_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/infer_request.h"
+#include "serve/metrics.h"
+#include "serve/model_signature.h"
+#include "serve/request_queue.h"
+#include "weft/serve.h"
+#include "weft/session.h"
+
+namespace weft::serve {
+
+// Called once per submitted request, from a runner thread: the outputs in
+// the order `sent` lists them, or the error.
+using InferDone = std::function<void(Status status, std::vector<Tensor> outputs,
+                                     std::vector<RequestedOutput> sent)>;
+
+class ServedModel {
+ public:
+  // Loads `path`, compiles it with `session_options`, runs it once on zeros
+  // (the warm-up; a model whose warm-up fails is still served and the
+  // reason logged through `log`), and starts its runner threads.
+  static StatusOr<std::unique_ptr<ServedModel>> Load(
+      const std::string& name, int64_t version, const std::string& path,
+      const SessionOptions& session_options, const BatchingOptions& batching,
+      Metrics* metrics, const std::function<void(const std::string&)>& log);
+
+  ~ServedModel();  // Stop(0) when still running.
+
+  const std::string& name() const { return name_; }
+  int64_t version() const { return version_; }
+  const std::string& path() const { return path_; }
+  const ModelSignature& signature() const { return signature_; }
+  const BatchingOptions& batching_options() const { return batching_; }
+  bool batching() const { return queue_.batching(); }
+  const Session& session() const { return *session_; }
+
+  // Queues the request. Fails at once (and never calls `done`) when the
+  // queue is full (ResourceExhausted), the request does not fit the batch
+  // limits (InvalidArgument) or the model is stopping (FailedPrecondition).
+  Status Submit(InferRequest request, InferDone done);
+
+  // Refuses new requests, lets the queued and running ones finish within
+  // `drain`, answers what is still queued after it with Unavailable-style
+  // errors and cancels Runs still going, then joins the runner threads.
+  void Stop(std::chrono::milliseconds drain);
+
+ private:
+  ServedModel(std::string name, int64_t version, std::string path,
+              ModelSignature signature, std::unique_ptr<Session> session,
+              const BatchingOptions& batching, Metrics* metrics);
+
+  void RunnerLoop();
+  void Execute(const Batch& batch);
+  // Runs the batch's requests stacked as one Run: their outputs, each
+  // request's rows cut back out, or the error of the Run.
+  StatusOr<std::vector<std::vector<Tensor>>> RunStacked(const Batch& batch);
+  StatusOr<std::vector<Tensor>> RunAlone(const PendingRequest& request);
+  // preserve_ordering: calls `answer` once every request that arrived
+  // before `sequence` has been answered.
+  void Release(uint64_t sequence, std::function<void()> answer);
+
+  const std::string name_;
+  const int64_t version_;
+  const std::string path_;
+  ModelSignature signature_;
+  std::unique_ptr<Session> session_;
+  const BatchingOptions batching_;
+  Metrics* const metrics_;
+  RequestQueue queue_;
+  std::shared_ptr<RunCancellation> cancellation_;
+
+  std::atomic<uint64_t> next_sequence_{0};
+  std::mutex order_mutex_;
+  uint64_t next_to_release_ = 0;
+  std::map<uint64_t, std::function<void()>> held_;
+
+  std::mutex stop_mutex_;
+  bool stopped_ = false;
+  std::vector<std::thread> runners_;
+  std::atomic<int> runners_active_{0};
+};
+
+}  // namespace weft::serve
+
+#endif  // WEFT_SRC_SERVE_SERVED_MODEL_H_
