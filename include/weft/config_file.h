@@ -1,8 +1,9 @@
 // Configuration text: every SessionOptions and RunOptions field, written as
-// TensorFlow writes them — JSON with TensorFlow's field names, or TensorFlow's text-format
-// ConfigProto for the fields weft implements (docs/configuration.md,
-// "Configuration files"). Read by weft run|bench|tune|serve --config FILE
-// and --set FIELD=VALUE, and by a served model's config.json "parameters".
+// TensorFlow writes them — JSON with TensorFlow's field names, or TensorFlow's
+// text-format ConfigProto for the fields weft implements
+// (docs/configuration.md, "Configuration files"). Read by weft
+// run|bench|tune|serve --config FILE and --set FIELD=VALUE, and by a served
+// model's config.json "parameters".
 #ifndef WEFT_CONFIG_FILE_H_
 #define WEFT_CONFIG_FILE_H_
 

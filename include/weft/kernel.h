@@ -41,7 +41,8 @@ class KernelConstruction {
                      const std::vector<DataType>& output_dtypes,
                      const std::vector<PartialShape>& input_shapes,
                      const std::vector<PartialShape>& output_shapes,
-                     const std::vector<const Tensor*>& constant_inputs)
+                     const std::vector<const Tensor*>& constant_inputs,
+                     bool batch_invariant = false)
       : node_name_(node_name),
         op_(op),
         attrs_(attrs),
@@ -49,7 +50,8 @@ class KernelConstruction {
         output_dtypes_(output_dtypes),
         input_shapes_(input_shapes),
         output_shapes_(output_shapes),
-        constant_inputs_(constant_inputs) {}
+        constant_inputs_(constant_inputs),
+        batch_invariant_(batch_invariant) {}
 
   const std::string& node_name() const { return node_name_; }
   const std::string& op() const { return op_; }
@@ -82,6 +84,10 @@ class KernelConstruction {
                : nullptr;
   }
 
+  // SessionOptions::batch_invariant: the kernel must compute each row of
+  // the first dimension the same way whatever the number of rows.
+  bool batch_invariant() const { return batch_invariant_; }
+
  private:
   const std::string& node_name_;
   const std::string& op_;
@@ -91,6 +97,7 @@ class KernelConstruction {
   const std::vector<PartialShape>& input_shapes_;
   const std::vector<PartialShape>& output_shapes_;
   const std::vector<const Tensor*>& constant_inputs_;
+  const bool batch_invariant_;
   mutable Status status_;
 };
 

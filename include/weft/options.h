@@ -74,6 +74,14 @@ struct SessionOptions {
   // being killed. 0: no limit.
   int64_t memory_limit_bytes = 0;
 
+  // Batch invariance: kernels whose path would depend on how many rows the
+  // first dimension holds take one path for every count, so a row's
+  // outputs are bitwise the same run alone or stacked with others (what
+  // `weft serve` promises for batched models, and sets). It costs products
+  // of few rows their faster paths (a one-row product against a constant
+  // matrix, BLIS's unpacked path for fewer than four micro-tile rows).
+  bool batch_invariant = false;
+
   // How long idle workers spin before parking, in microseconds (0 to
   // 1,000,000): lower latency for back-to-back work against CPU burnt while
   // idle. -1 (default): the process default — threading::Set*SpinUs, else

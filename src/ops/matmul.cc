@@ -95,13 +95,16 @@ TileShape ChooseTiles(const MatMulDims& d) {
 }
 
 // A constant 2-D float32 B, packed for the micro-kernel once, when the
-// kernel is built, where the tile kernel is BLIS; every Run's tiles then read
-// it instead of packing their columns of B again.
+// kernel is built, where the tile kernel is BLIS or the session asks for
+// batch invariance; every Run's tiles then read it instead of packing their
+// columns of B again.
 class PackedWeight {
  public:
-  PackedWeight(const Tensor* b, bool tb) {
+  PackedWeight(const Tensor* b, bool tb, bool batch_invariant)
+      : batch_invariant_(batch_invariant) {
     if (b == nullptr || b->dtype() != DataType::kFloat32 ||
-        b->shape().rank() != 2 || ActiveGemmKernel() != GemmKernel::kBlis) {
+        b->shape().rank() != 2 ||
+        (ActiveGemmKernel() != GemmKernel::kBlis && !batch_invariant)) {
       return;
     }
     const int64_t rows = b->shape().dim(0), cols = b->shape().dim(1);
@@ -117,8 +120,13 @@ class PackedWeight {
     return packed_ && b.raw_data() == source_.raw_data() ? &*packed_ : nullptr;
   }
   int64_t bytes() const { return packed_ ? packed_->bytes() : 0; }
+  // SessionOptions::batch_invariant: every product against this B takes
+  // the packed path, whatever its number of rows (the one-row and few-row
+  // paths sum in other orders).
+  bool batch_invariant() const { return batch_invariant_; }
 
  private:
+  bool batch_invariant_ = false;
   std::optional<PackedOperand> packed_;
   Tensor source_;
 };
@@ -339,11 +347,13 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
                 bool tb, const MatMulDims& d, const Shape& batch, Tensor* c,
                 const Epilogue<T>& epilogue, const PackedWeight& weight) {
   if (d.m == 0 || d.n == 0) return;
-  const PackedOperand* packed_b = UsesPackedWeight(d) ? weight.For(b) : nullptr;
+  const bool one_path = weight.batch_invariant();
+  const PackedOperand* packed_b =
+      one_path || UsesPackedWeight(d) ? weight.For(b) : nullptr;
   const int64_t batches = batch.NumElements();
   if constexpr (std::is_same_v<T, float>) {
     const PackedOperand* packed = weight.For(b);
-    if (packed != nullptr && d.m == 1 && batches == 1 && d.k > 0 &&
+    if (!one_path && packed != nullptr && d.m == 1 && batches == 1 && d.k > 0 &&
         packed->width() <= 64) {
       RunRowTimesPacked(ctx, {a.data<float>(), ta ? d.m : d.k, ta}, d, *packed,
                         c->data<float>(), epilogue);
@@ -414,7 +424,7 @@ class MatMulKernel : public OpKernel {
   explicit MatMulKernel(const KernelConstruction& c)
       : ta_(c.attr<bool>("transpose_a")),
         tb_(c.attr<bool>("transpose_b")),
-        weight_(c.constant_input(1), tb_) {}
+        weight_(c.constant_input(1), tb_, c.batch_invariant()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 
@@ -459,7 +469,7 @@ class GemmOpKernel : public OpKernel {
         ta_(c.attr<int64_t>("transA") != 0),
         tb_(c.attr<int64_t>("transB") != 0),
         activation_(ActivationFromAttrs(c.attrs())),
-        weight_(c.constant_input(1), tb_) {}
+        weight_(c.constant_input(1), tb_, c.batch_invariant()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 

@@ -64,6 +64,8 @@ struct CompileOptions {
   // the graph passes' shape and dtype queries (src/optimize/), which
   // otherwise packed every weight again at each query.
   bool prepare_constants = true;
+  // SessionOptions::batch_invariant, for KernelConstruction.
+  bool batch_invariant = false;
 };
 
 class CompiledGraph {

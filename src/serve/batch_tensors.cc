@@ -44,10 +44,9 @@ StatusOr<Tensor> ConcatRows(const std::vector<const Tensor*>& parts) {
   int64_t rows = 0;
   for (const Tensor* part : parts) {
     if (!SameRowShape(*parts[0], *part)) {
-      return InvalidArgumentError("tensors of shapes " +
-                                  parts[0]->shape().ToString() + " and " +
-                                  part->shape().ToString() +
-                                  " cannot be joined along their rows");
+      return InvalidArgumentError(
+          "tensors of shapes " + parts[0]->shape().ToString() + " and " +
+          part->shape().ToString() + " cannot be joined along their rows");
     }
     rows += part->shape().dim(0);
   }

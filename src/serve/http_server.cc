@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -22,7 +23,8 @@ using tcp = asio::ip::tcp;
 namespace {
 
 std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
 }
 
@@ -45,8 +47,8 @@ class HttpServer::Impl {
     beast::error_code ec;
     const auto address = asio::ip::make_address(host, ec);
     if (ec) {
-      return InvalidArgumentError("--host " + host +
-                                  ": not an IP address (" + ec.message() + ")");
+      return InvalidArgumentError("--host " + host + ": not an IP address (" +
+                                  ec.message() + ")");
     }
     const tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
     const std::string where = host + ":" + std::to_string(port);
@@ -64,6 +66,10 @@ class HttpServer::Impl {
 
   void Run(int threads) {
     Accept();
+    // A connection waiting for its handler has no socket operation pending;
+    // without this guard the network threads would return from run() once
+    // the acceptor closes (a drain) and the answers would never be written.
+    work_.emplace(io_.get_executor());
     for (int i = 0; i < std::max(1, threads); ++i) {
       threads_.emplace_back([this] { io_.run(); });
     }
@@ -79,6 +85,7 @@ class HttpServer::Impl {
   void Stop() {
     if (stopped_.exchange(true)) return;
     StopAccepting();
+    work_.reset();
     io_.stop();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
@@ -102,6 +109,8 @@ class HttpServer::Impl {
   std::atomic<bool> stopped_{false};
   asio::io_context io_;
   tcp::acceptor acceptor_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
+      work_;
   std::vector<std::thread> threads_;
   int port_ = 0;
 };
@@ -118,7 +127,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     beast::error_code ec;
     const auto remote = stream_.socket().remote_endpoint(ec);
     if (!ec) {
-      peer_ = remote.address().to_string() + ":" + std::to_string(remote.port());
+      peer_ =
+          remote.address().to_string() + ":" + std::to_string(remote.port());
     }
   }
   ~Connection() { --server_->connections(); }
@@ -148,13 +158,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return;
     }
     if (ec == http::error::header_limit) {
-      WriteError(431, "the request's headers are larger than the server's "
-                      "limit");
+      WriteError(431,
+                 "the request's headers are larger than the server's "
+                 "limit");
       return;
     }
     if (ec == http::error::body_limit) {
-      WriteError(413, "the request's body is larger than the server's limit "
-                      "(--max-body-bytes)");
+      WriteError(413,
+                 "the request's body is larger than the server's limit "
+                 "(--max-body-bytes)");
       return;
     }
     if (ec) {
@@ -179,12 +191,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request_line_->peer = peer_;
     auto executor = stream_.get_executor();
     server_->handler()(
-        std::move(request),
-        [self = shared_from_this(),
-         executor](std::function<HttpResponse()> make) {
-          asio::post(executor, [self, make = std::move(make)] {
-            self->Write(make());
-          });
+        std::move(request), [self = shared_from_this(),
+                             executor](std::function<HttpResponse()> make) {
+          asio::post(executor,
+                     [self, make = std::move(make)] { self->Write(make()); });
         });
   }
 
@@ -215,15 +225,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     stream_.expires_after(
         std::chrono::milliseconds(server_->limits().read_timeout_ms));
-    http::async_write(stream_, *message,
-                      [self = shared_from_this(), message](beast::error_code ec,
-                                                           size_t) {
-                        if (ec || !self->keep_alive_) {
-                          self->Close();
-                        } else {
-                          self->ReadRequest();
-                        }
-                      });
+    http::async_write(
+        stream_, *message,
+        [self = shared_from_this(), message](beast::error_code ec, size_t) {
+          if (ec || !self->keep_alive_) {
+            self->Close();
+          } else {
+            self->ReadRequest();
+          }
+        });
   }
 
   void Close() {
@@ -262,8 +272,8 @@ void HttpServer::Impl::Accept() {
 }
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& host, int port, const RequestLimits& limits,
-    int threads, HttpHandler handler, HttpObserver observer) {
+    const std::string& host, int port, const RequestLimits& limits, int threads,
+    HttpHandler handler, HttpObserver observer) {
   auto impl =
       std::make_unique<Impl>(limits, std::move(handler), std::move(observer));
   WEFT_RETURN_IF_ERROR(impl->Listen(host, port));

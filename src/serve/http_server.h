@@ -22,8 +22,8 @@
 namespace weft::serve {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // "/v2/models/m/infer?x=1"
+  std::string method;                          // "GET", "POST", ...
+  std::string target;                          // "/v2/models/m/infer?x=1"
   std::map<std::string, std::string> headers;  // Names in lower case.
   std::string body;
   std::string peer;  // "127.0.0.1:53122"
@@ -45,8 +45,8 @@ struct HttpResponse {
 using Respond = std::function<void(std::function<HttpResponse()> make)>;
 using HttpHandler = std::function<void(HttpRequest, Respond)>;
 // Told of every answered request: method, target, status, peer, bytes.
-using HttpObserver = std::function<void(const HttpRequest&, int status,
-                                        size_t response_bytes)>;
+using HttpObserver =
+    std::function<void(const HttpRequest&, int status, size_t response_bytes)>;
 
 class HttpServer {
  public:

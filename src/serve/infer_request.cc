@@ -71,8 +71,8 @@ Status CheckShapeAgainstModel(const Shape& shape,
 
 // Appends every leaf of `data` (nested arrays flattened, row-major) to
 // *leaves, refusing more than `limit`.
-Status Flatten(const Json& data, int64_t limit, std::vector<const Json*>* leaves,
-               const std::string& context) {
+Status Flatten(const Json& data, int64_t limit,
+               std::vector<const Json*>* leaves, const std::string& context) {
   if (!data.is_array()) {
     if (static_cast<int64_t>(leaves->size()) >= limit) {
       return Bad(context + ": \"data\" holds more values than its shape's " +
@@ -100,9 +100,10 @@ Status ReadIntegers(const std::vector<const Json*>& leaves, Tensor* tensor,
       if (fits) out[i] = static_cast<T>(v.get<uint64_t>());
     } else if (v.is_number_integer()) {
       const int64_t x = v.get<int64_t>();
-      fits = x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-             (x < 0 || static_cast<uint64_t>(x) <=
-                           static_cast<uint64_t>(std::numeric_limits<T>::max()));
+      fits =
+          x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+          (x < 0 || static_cast<uint64_t>(x) <=
+                        static_cast<uint64_t>(std::numeric_limits<T>::max()));
       if (fits) out[i] = static_cast<T>(x);
     }
     if (!fits) {
@@ -202,12 +203,13 @@ Status ReadBinaryStrings(std::string_view bytes, Tensor* tensor,
                  " has no 4-byte length before the end of its data");
     }
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
-    const uint32_t length = p[0] | (p[1] << 8) | (p[2] << 16) |
-                            (static_cast<uint32_t>(p[3]) << 24);
+    const uint32_t length =
+        p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
     at += 4;
     if (length > bytes.size() - at) {
-      return Bad(context + ": BYTES element " + std::to_string(i) +
-                 " says " + std::to_string(length) + " bytes, past the end of "
+      return Bad(context + ": BYTES element " + std::to_string(i) + " says " +
+                 std::to_string(length) +
+                 " bytes, past the end of "
                  "its binary_data_size");
     }
     out[i].assign(bytes.data() + at, length);
@@ -276,7 +278,8 @@ StatusOr<Tensor> ReadInput(const Json& entry, const TensorSignature& expected,
     if (*dtype == DataType::kString) {
       if (count > static_cast<int64_t>(bytes.size() / 4)) {
         return Bad(context + ": shape " + shape.ToString() + " needs " +
-                   std::to_string(count) + " BYTES elements; binary_data_size " +
+                   std::to_string(count) +
+                   " BYTES elements; binary_data_size " +
                    std::to_string(bytes.size()) + " cannot hold them");
       }
       WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(*dtype, shape));
@@ -299,8 +302,9 @@ StatusOr<Tensor> ReadInput(const Json& entry, const TensorSignature& expected,
     return tensor;
   }
   if (data == entry.end()) {
-    return Bad(context + ": has neither \"data\" nor a binary_data_size "
-                         "parameter");
+    return Bad(context +
+               ": has neither \"data\" nor a binary_data_size "
+               "parameter");
   }
   std::vector<const Json*> leaves;
   WEFT_RETURN_IF_ERROR(Flatten(*data, count, &leaves, context));
@@ -335,8 +339,8 @@ Status ReadInputs(const Json& request, const ModelSignature& signature,
       for (const TensorSignature& s : signature.inputs) {
         known += (known.empty() ? "" : ", ") + s.name;
       }
-      return Bad("unknown input '" + input_name + "' (the model's inputs: " +
-                 known + ")");
+      return Bad("unknown input '" + input_name +
+                 "' (the model's inputs: " + known + ")");
     }
     const size_t index = expected - signature.inputs.data();
     if (seen[index]) return Bad(InputContext(input_name) + " is given twice");
@@ -487,8 +491,9 @@ StatusOr<InferRequest> ParseInferRequest(std::string_view body,
     // sentence after the bracketed tag.
     const std::string what = error.what();
     const size_t tag_end = what.find("] ");
-    return Bad("the request is not valid JSON: " +
-               (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
+    return Bad(
+        "the request is not valid JSON: " +
+        (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
   }
   if (!request.is_object()) return Bad("the request is not a JSON object");
   InferRequest out;

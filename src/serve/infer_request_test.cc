@@ -133,42 +133,75 @@ TEST(InferRequestTest, EachBadInputGetsASentenceNamingIt) {
   EXPECT_NE(ErrorOf("{").find("not valid JSON"), std::string::npos);
   EXPECT_NE(ErrorOf("[]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(ErrorOf("{}").find("no \"inputs\""), std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP99", "shape": [1, 2], "data": [1, 2]})"))
-                .find("unknown datatype \"FP99\""),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP64", "shape": [1, 2], "data": [1, 2]})"))
-                .find("does not match the model's FP32"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [1, -2], "data": [1, 2]})"))
-                .find("negative"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [1, 2.5], "data": [1, 2]})"))
-                .find("not an integer"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [1, 3], "data": [1, 2, 3]})"))
-                .find("does not match the model's [-1, 2]"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [4611686018427387904, 2], "data": [1]})"))
-                .find("64 bits"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [1, 2, 3]})"))
-                .find("4 values, but \"data\" holds 3"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, "a"]})"))
-                .find("not a number"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(WithInput(R"({"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}, {"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]})"))
-                .find("given twice"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})")
-                .find("missing input 'ids'"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"inputs": [{"name": "nope", "datatype": "FP32", "shape": [1], "data": [1]}]})")
-                .find("unknown input 'nope'"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"inputs": [{"name": "ids", "datatype": "INT64", "shape": [1], "data": [1.5]}]})")
-                .find("not an integer"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP99", "shape": [1, 2], "data": [1, 2]})"))
+          .find("unknown datatype \"FP99\""),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP64", "shape": [1, 2], "data": [1, 2]})"))
+          .find("does not match the model's FP32"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [1, -2], "data": [1, 2]})"))
+          .find("negative"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [1, 2.5], "data": [1, 2]})"))
+          .find("not an integer"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [1, 3], "data": [1, 2, 3]})"))
+          .find("does not match the model's [-1, 2]"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [4611686018427387904, 2], "data": [1]})"))
+          .find("64 bits"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [1, 2, 3]})"))
+          .find("4 values, but \"data\" holds 3"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, "a"]})"))
+          .find("not a number"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          WithInput(
+              R"({"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}, {"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]})"))
+          .find("given twice"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})")
+          .find("missing input 'ids'"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          R"({"inputs": [{"name": "nope", "datatype": "FP32", "shape": [1], "data": [1]}]})")
+          .find("unknown input 'nope'"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          R"({"inputs": [{"name": "ids", "datatype": "INT64", "shape": [1], "data": [1.5]}]})")
+          .find("not an integer"),
+      std::string::npos);
 }
 
 TEST(InferRequestTest, RefusesDeepNestingBeforeParsing) {
@@ -178,9 +211,11 @@ TEST(InferRequestTest, RefusesDeepNestingBeforeParsing) {
 }
 
 TEST(InferRequestTest, RefusesUnknownAndRepeatedOutputs) {
-  std::string body = WithInput(R"({"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]})");
+  std::string body = WithInput(
+      R"({"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]})");
   body.pop_back();
-  EXPECT_NE(ErrorOf(body + R"(, "outputs": [{"name": "w"}]})").find("unknown output 'w'"),
+  EXPECT_NE(ErrorOf(body + R"(, "outputs": [{"name": "w"}]})")
+                .find("unknown output 'w'"),
             std::string::npos);
   EXPECT_NE(ErrorOf(body + R"(, "outputs": [{"name": "y"}, {"name": "y"}]})")
                 .find("asked for twice"),
@@ -192,8 +227,8 @@ TEST(InferResponseTest, EncodesJsonAndBinaryOutputsInTheOrderAsked) {
   request.id = "7";
   const Tensor y = Tensor::FromVector<float>(Shape{2}, {0.5f, 2.0f});
   const Tensor z = Tensor::FromVector<int64_t>(Shape{1}, {42});
-  EncodedResponse r = EncodeInferResponse(
-      "m", "1", request, {{"z", false}, {"y", true}}, {z, y});
+  EncodedResponse r = EncodeInferResponse("m", "1", request,
+                                          {{"z", false}, {"y", true}}, {z, y});
   ASSERT_TRUE(r.json_length.has_value());
   const std::string json = r.body.substr(0, *r.json_length);
   EXPECT_NE(json.find(R"("id":"7")"), std::string::npos);

@@ -26,25 +26,38 @@ Json PlainValuesOf(const Tensor& tensor) {
 
 Json JsonValues(const Tensor& tensor) {
   switch (tensor.dtype()) {
-    case DataType::kBool: return PlainValuesOf<bool>(tensor);
-    case DataType::kInt8: return PlainValuesOf<int8_t>(tensor);
-    case DataType::kInt16: return PlainValuesOf<int16_t>(tensor);
-    case DataType::kInt32: return PlainValuesOf<int32_t>(tensor);
-    case DataType::kInt64: return PlainValuesOf<int64_t>(tensor);
-    case DataType::kUInt8: return PlainValuesOf<uint8_t>(tensor);
-    case DataType::kUInt16: return PlainValuesOf<uint16_t>(tensor);
-    case DataType::kUInt32: return PlainValuesOf<uint32_t>(tensor);
-    case DataType::kUInt64: return PlainValuesOf<uint64_t>(tensor);
-    case DataType::kFloat32: return PlainValuesOf<float>(tensor);
-    case DataType::kFloat64: return PlainValuesOf<double>(tensor);
-    case DataType::kString: return PlainValuesOf<std::string>(tensor);
+    case DataType::kBool:
+      return PlainValuesOf<bool>(tensor);
+    case DataType::kInt8:
+      return PlainValuesOf<int8_t>(tensor);
+    case DataType::kInt16:
+      return PlainValuesOf<int16_t>(tensor);
+    case DataType::kInt32:
+      return PlainValuesOf<int32_t>(tensor);
+    case DataType::kInt64:
+      return PlainValuesOf<int64_t>(tensor);
+    case DataType::kUInt8:
+      return PlainValuesOf<uint8_t>(tensor);
+    case DataType::kUInt16:
+      return PlainValuesOf<uint16_t>(tensor);
+    case DataType::kUInt32:
+      return PlainValuesOf<uint32_t>(tensor);
+    case DataType::kUInt64:
+      return PlainValuesOf<uint64_t>(tensor);
+    case DataType::kFloat32:
+      return PlainValuesOf<float>(tensor);
+    case DataType::kFloat64:
+      return PlainValuesOf<double>(tensor);
+    case DataType::kString:
+      return PlainValuesOf<std::string>(tensor);
     case DataType::kFloat16:
       return ValuesOf<Float16>(tensor,
                                [](Float16 x) { return static_cast<float>(x); });
     case DataType::kBFloat16:
       return ValuesOf<BFloat16>(
           tensor, [](BFloat16 x) { return static_cast<float>(x); });
-    default: return Json::array();
+    default:
+      return Json::array();
   }
 }
 

@@ -41,13 +41,19 @@ std::vector<double> Exponential(double first, double factor, int count) {
 
 const char* FailureReason(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kInvalidArgument: return "bad_request";
-    case StatusCode::kResourceExhausted: return "queue_full";
-    case StatusCode::kDeadlineExceeded: return "deadline";
+    case StatusCode::kInvalidArgument:
+      return "bad_request";
+    case StatusCode::kResourceExhausted:
+      return "queue_full";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline";
     case StatusCode::kFailedPrecondition:
-    case StatusCode::kCancelled: return "unavailable";
-    case StatusCode::kNotFound: return "not_found";
-    default: return "failed";
+    case StatusCode::kCancelled:
+      return "unavailable";
+    case StatusCode::kNotFound:
+      return "not_found";
+    default:
+      return "failed";
   }
 }
 
@@ -122,8 +128,8 @@ std::string Metrics::Render(int core_budget, int threads_computing,
   Help(&out, "weft_inference_requests_success_total", "counter",
        "Inference requests answered with outputs.");
   for (const auto& [model, c] : models_) {
-    out += "weft_inference_requests_success_total{" + ModelLabel(model) +
-           "} " + std::to_string(c.success) + "\n";
+    out += "weft_inference_requests_success_total{" + ModelLabel(model) + "} " +
+           std::to_string(c.success) + "\n";
   }
   Help(&out, "weft_inference_requests_failure_total", "counter",
        "Requests answered with an error, by reason.");

@@ -29,7 +29,8 @@ class Histogram {
 
  private:
   std::vector<double> bounds_;
-  std::vector<uint64_t> counts_;  // counts_[i]: values <= bounds_[i]; +Inf last.
+  std::vector<uint64_t>
+      counts_;  // counts_[i]: values <= bounds_[i]; +Inf last.
   double sum_ = 0;
   uint64_t count_ = 0;
 };

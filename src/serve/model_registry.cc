@@ -16,9 +16,8 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-StatusOr<int64_t> IntegerField(const Json& object, const char* key,
-                               int64_t lo, int64_t hi,
-                               const std::string& source) {
+StatusOr<int64_t> IntegerField(const Json& object, const char* key, int64_t lo,
+                               int64_t hi, const std::string& source) {
   const Json& value = object.at(key);
   if (!value.is_number_integer() && !value.is_number_unsigned()) {
     return InvalidArgumentError(source + ": \"" + key +
@@ -31,10 +30,9 @@ StatusOr<int64_t> IntegerField(const Json& object, const char* key,
   }
   const int64_t x = value.get<int64_t>();
   if (x < lo || x > hi) {
-    return InvalidArgumentError(source + ": \"" + key + "\" " +
-                                std::to_string(x) + " is outside [" +
-                                std::to_string(lo) + ", " +
-                                std::to_string(hi) + "]");
+    return InvalidArgumentError(
+        source + ": \"" + key + "\" " + std::to_string(x) + " is outside [" +
+        std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return x;
 }
@@ -58,8 +56,8 @@ Status ApplyQueuePolicy(const Json& policy, const std::string& source,
           IntegerField(policy, key.c_str(), 0,
                        std::numeric_limits<int64_t>::max() / 1000, source));
     } else if (key == "max_queue_size") {
-      WEFT_ASSIGN_OR_RETURN(int64_t size,
-                            IntegerField(policy, key.c_str(), 1, 1 << 20, source));
+      WEFT_ASSIGN_OR_RETURN(
+          int64_t size, IntegerField(policy, key.c_str(), 1, 1 << 20, source));
       batching->max_queue_size = static_cast<int>(size);
     } else {
       return UnknownKey(source, "default_queue_policy", key,
@@ -93,12 +91,12 @@ Status ApplyDynamicBatching(const Json& block, const std::string& source,
         batching->preferred_batch_size.push_back(size.get<int>());
       }
     } else if (key == "max_queue_delay_microseconds") {
-      WEFT_ASSIGN_OR_RETURN(batching->max_queue_delay_us,
-                            IntegerField(block, key.c_str(), 0, 60'000'000,
-                                         source));
+      WEFT_ASSIGN_OR_RETURN(
+          batching->max_queue_delay_us,
+          IntegerField(block, key.c_str(), 0, 60'000'000, source));
     } else if (key == "max_queue_size") {
-      WEFT_ASSIGN_OR_RETURN(int64_t size,
-                            IntegerField(block, key.c_str(), 1, 1 << 20, source));
+      WEFT_ASSIGN_OR_RETURN(
+          int64_t size, IntegerField(block, key.c_str(), 1, 1 << 20, source));
       batching->max_queue_size = static_cast<int>(size);
     } else if (key == "preserve_ordering") {
       if (!value.is_boolean()) {
@@ -118,11 +116,10 @@ Status ApplyDynamicBatching(const Json& block, const std::string& source,
     } else if (key == "default_queue_policy") {
       WEFT_RETURN_IF_ERROR(ApplyQueuePolicy(value, source, batching));
     } else {
-      return UnknownKey(
-          source, "dynamic_batching", key,
-          "preferred_batch_size, max_queue_delay_microseconds, "
-          "max_queue_size, preserve_ordering, priority_levels, "
-          "default_priority_level, default_queue_policy");
+      return UnknownKey(source, "dynamic_batching", key,
+                        "preferred_batch_size, max_queue_delay_microseconds, "
+                        "max_queue_size, preserve_ordering, priority_levels, "
+                        "default_priority_level, default_queue_policy");
     }
   }
   return Status::OK();
@@ -189,11 +186,12 @@ Status ValidateBatchingOptions(const BatchingOptions& options) {
     return InvalidArgumentError("default_timeout_microseconds must be >= 0");
   }
   for (int size : options.preferred_batch_size) {
-    if (size < 1 || (options.max_batch_size > 0 && size > options.max_batch_size)) {
-      return InvalidArgumentError(
-          "preferred_batch_size " + std::to_string(size) +
-          " must be from 1 to max_batch_size (" +
-          std::to_string(options.max_batch_size) + ")");
+    if (size < 1 ||
+        (options.max_batch_size > 0 && size > options.max_batch_size)) {
+      return InvalidArgumentError("preferred_batch_size " +
+                                  std::to_string(size) +
+                                  " must be from 1 to max_batch_size (" +
+                                  std::to_string(options.max_batch_size) + ")");
     }
   }
   if (options.default_priority_level > std::max(1, options.priority_levels)) {
@@ -220,8 +218,8 @@ Status ApplyModelConfig(const std::string& json_text, const std::string& source,
       continue;  // Triton's own; the directory names the model.
     }
     if (key == "max_batch_size") {
-      WEFT_ASSIGN_OR_RETURN(int64_t size,
-                            IntegerField(config, key.c_str(), 0, 1 << 20, source));
+      WEFT_ASSIGN_OR_RETURN(
+          int64_t size, IntegerField(config, key.c_str(), 0, 1 << 20, source));
       batching->max_batch_size = static_cast<int>(size);
     } else if (key == "dynamic_batching") {
       WEFT_RETURN_IF_ERROR(ApplyDynamicBatching(value, source, batching));
@@ -245,9 +243,7 @@ Status ApplyModelConfig(const std::string& json_text, const std::string& source,
 ModelRegistry::ModelRegistry(const ServerOptions& options, Metrics* metrics)
     : options_(options), metrics_(metrics) {}
 
-ModelRegistry::~ModelRegistry() {
-  StopAll(std::chrono::milliseconds(0));
-}
+ModelRegistry::~ModelRegistry() { StopAll(std::chrono::milliseconds(0)); }
 
 Status ModelRegistry::LoadAll() {
   for (const ModelSpec& spec : options_.models) {
@@ -314,13 +310,13 @@ StatusOr<std::shared_ptr<ServedModel>> ModelRegistry::LoadFromRepository(
   SessionOptions session = options_.session;
   if (fs::exists(dir / "config.json", ec)) {
     WEFT_ASSIGN_OR_RETURN(std::string text, ReadFile(dir / "config.json"));
-    WEFT_RETURN_IF_ERROR(ApplyModelConfig(
-        text, (dir / "config.json").string(), &batching, &session));
+    WEFT_RETURN_IF_ERROR(ApplyModelConfig(text, (dir / "config.json").string(),
+                                          &batching, &session));
   }
   WEFT_ASSIGN_OR_RETURN(
       std::unique_ptr<ServedModel> model,
-      ServedModel::Load(name, version->first, version->second.string(),
-                        session, batching, metrics_, options_.log));
+      ServedModel::Load(name, version->first, version->second.string(), session,
+                        batching, metrics_, options_.log));
   return std::shared_ptr<ServedModel>(std::move(model));
 }
 
@@ -339,9 +335,8 @@ void ModelRegistry::Put(std::shared_ptr<ServedModel> model) {
 void ModelRegistry::Retire(std::shared_ptr<ServedModel> model) {
   const std::chrono::milliseconds drain(30'000);
   std::lock_guard lock(mutex_);
-  retiring_.emplace_back([model = std::move(model), drain] {
-    model->Stop(drain);
-  });
+  retiring_.emplace_back(
+      [model = std::move(model), drain] { model->Stop(drain); });
 }
 
 StatusOr<std::shared_ptr<ServedModel>> ModelRegistry::Find(

@@ -13,13 +13,13 @@ struct DatatypeName {
 };
 // The protocol's names (its "Tensor Data Types" table).
 constexpr DatatypeName kDatatypeNames[] = {
-    {DataType::kBool, "BOOL"},      {DataType::kUInt8, "UINT8"},
-    {DataType::kUInt16, "UINT16"},  {DataType::kUInt32, "UINT32"},
-    {DataType::kUInt64, "UINT64"},  {DataType::kInt8, "INT8"},
-    {DataType::kInt16, "INT16"},    {DataType::kInt32, "INT32"},
-    {DataType::kInt64, "INT64"},    {DataType::kFloat16, "FP16"},
-    {DataType::kBFloat16, "BF16"},  {DataType::kFloat32, "FP32"},
-    {DataType::kFloat64, "FP64"},   {DataType::kString, "BYTES"},
+    {DataType::kBool, "BOOL"},     {DataType::kUInt8, "UINT8"},
+    {DataType::kUInt16, "UINT16"}, {DataType::kUInt32, "UINT32"},
+    {DataType::kUInt64, "UINT64"}, {DataType::kInt8, "INT8"},
+    {DataType::kInt16, "INT16"},   {DataType::kInt32, "INT32"},
+    {DataType::kInt64, "INT64"},   {DataType::kFloat16, "FP16"},
+    {DataType::kBFloat16, "BF16"}, {DataType::kFloat32, "FP32"},
+    {DataType::kFloat64, "FP64"},  {DataType::kString, "BYTES"},
 };
 
 StatusOr<TensorSignature> FromOnnx(const OnnxValueInfo& info,
@@ -65,8 +65,7 @@ const TensorSignature* ModelSignature::FindInput(std::string_view name) const {
   return nullptr;
 }
 
-const TensorSignature* ModelSignature::FindOutput(
-    std::string_view name) const {
+const TensorSignature* ModelSignature::FindOutput(std::string_view name) const {
   for (const TensorSignature& output : outputs) {
     if (output.name == name) return &output;
   }

@@ -54,8 +54,9 @@ Status RequestQueue::Push(std::shared_ptr<PendingRequest> request) {
   {
     std::lock_guard lock(mutex_);
     if (closed_) {
-      return FailedPreconditionError("the model is unloading or the server "
-                                     "is stopping");
+      return FailedPreconditionError(
+          "the model is unloading or the server "
+          "is stopping");
     }
     if (QueuedLocked() >= static_cast<size_t>(options_.max_queue_size)) {
       return ResourceExhaustedError(

@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 // One accepted request, from the network thread that parsed it to the
 // thread that runs it and back.
 struct PendingRequest {
-  std::vector<Tensor> inputs;  // One per model input, in signature order.
+  std::vector<Tensor> inputs;        // One per model input, in signature order.
   std::vector<std::string> fetches;  // Output names, in the order sent.
   int64_t rows = 1;        // First dimension of its inputs (when batching).
   int priority_level = 1;  // 1 is the highest.

@@ -40,9 +40,8 @@ std::vector<std::string> PathParts(const std::string& target) {
   size_t at = 0;
   while (at <= path.size()) {
     const size_t slash = path.find('/', at);
-    const std::string part =
-        path.substr(at, slash == std::string::npos ? std::string::npos
-                                                   : slash - at);
+    const std::string part = path.substr(
+        at, slash == std::string::npos ? std::string::npos : slash - at);
     if (!part.empty()) parts.push_back(part);
     if (slash == std::string::npos) break;
     at = slash + 1;
@@ -55,11 +54,12 @@ Json TensorMetadata(const TensorSignature& tensor) {
   if (tensor.shape) {
     for (int64_t dim : *tensor.shape) shape.push_back(dim);
   }
-  return {{"name", tensor.name},
-          {"datatype",
-           tensor.dtype ? std::string(ProtocolDatatype(*tensor.dtype).value_or(""))
-                        : std::string()},
-          {"shape", shape}};
+  return {
+      {"name", tensor.name},
+      {"datatype",
+       tensor.dtype ? std::string(ProtocolDatatype(*tensor.dtype).value_or(""))
+                    : std::string()},
+      {"shape", shape}};
 }
 
 // A model route: /v2/models/{name}[/versions/{v}][/{action}].
@@ -91,13 +91,18 @@ std::optional<ModelRoute> ParseModelRoute(const std::vector<std::string>& p) {
 int HttpStatusOf(const Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
-    case StatusCode::kOutOfRange: return 400;
-    case StatusCode::kNotFound: return 404;
+    case StatusCode::kOutOfRange:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
     case StatusCode::kResourceExhausted:
     case StatusCode::kFailedPrecondition:
-    case StatusCode::kCancelled: return 503;
-    case StatusCode::kDeadlineExceeded: return 504;
-    default: return 500;
+    case StatusCode::kCancelled:
+      return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
   }
 }
 
@@ -112,7 +117,10 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 
 RestApi::RestApi(const ServerOptions& options, ModelRegistry* registry,
                  Metrics* metrics, const std::atomic<bool>* ready)
-    : options_(options), registry_(registry), metrics_(metrics), ready_(ready) {}
+    : options_(options),
+      registry_(registry),
+      metrics_(metrics),
+      ready_(ready) {}
 
 bool RestApi::Authorized(const HttpRequest& request) const {
   if (options_.auth_token.empty()) return true;
@@ -197,9 +205,9 @@ void RestApi::Infer(HttpRequest request, const std::string& model_name,
     char* end = nullptr;
     const long long value = std::strtoll(length->c_str(), &end, 10);
     if (length->empty() || end == nullptr || *end != '\0' || value < 0) {
-      return fail(InvalidArgumentError(
-          "Inference-Header-Content-Length '" + *length +
-          "' is not a non-negative integer"));
+      return fail(InvalidArgumentError("Inference-Header-Content-Length '" +
+                                       *length +
+                                       "' is not a non-negative integer"));
     }
     header_length = value;
   }
@@ -213,24 +221,21 @@ void RestApi::Infer(HttpRequest request, const std::string& model_name,
   echo.parameters_json = parsed->parameters_json;
   std::shared_ptr<ServedModel> served = *model;
   Status queued = served->Submit(
-      std::move(*parsed),
-      [served, echo = std::move(echo), respond](
-          Status status, std::vector<Tensor> outputs,
-          std::vector<RequestedOutput> sent) {
+      std::move(*parsed), [served, echo = std::move(echo), respond](
+                              Status status, std::vector<Tensor> outputs,
+                              std::vector<RequestedOutput> sent) {
         respond([served, echo, status = std::move(status),
                  outputs = std::move(outputs), sent = std::move(sent)] {
           if (!status.ok()) return ErrorOf(status);
-          EncodedResponse encoded =
-              EncodeInferResponse(served->name(),
-                                  std::to_string(served->version()), echo,
-                                  sent, outputs);
+          EncodedResponse encoded = EncodeInferResponse(
+              served->name(), std::to_string(served->version()), echo, sent,
+              outputs);
           HttpResponse response;
           response.body = std::move(encoded.body);
           if (encoded.json_length) {
             response.content_type = "application/octet-stream";
-            response.headers.emplace_back(
-                "Inference-Header-Content-Length",
-                std::to_string(*encoded.json_length));
+            response.headers.emplace_back("Inference-Header-Content-Length",
+                                          std::to_string(*encoded.json_length));
           }
           return response;
         });
@@ -257,7 +262,8 @@ HttpResponse RestApi::ModelMetadata(const std::string& name,
             {"inputs", inputs},
             {"outputs", outputs},
             {"parameters",
-             {{"max_batch_size", m.batching() ? m.batching_options().max_batch_size : 0},
+             {{"max_batch_size",
+               m.batching() ? m.batching_options().max_batch_size : 0},
               {"batch_invariant", true},
               {"inter_op_threads", m.session().inter_op_threads()},
               {"intra_op_threads", m.session().intra_op_threads()}}}});
@@ -289,20 +295,20 @@ HttpResponse RestApi::Repository(const std::string& action,
 }
 
 HttpResponse RestApi::ServerMetadata() const {
-  return JsonResponse(200, {{"name", "weft"},
-                            {"version", WEFT_SERVE_VERSION},
-                            {"extensions",
-                             {"binary_tensor_data", "model_repository",
-                              "metrics"}}});
+  return JsonResponse(
+      200,
+      {{"name", "weft"},
+       {"version", WEFT_SERVE_VERSION},
+       {"extensions", {"binary_tensor_data", "model_repository", "metrics"}}});
 }
 
 HttpResponse RestApi::MetricsText() const {
   HttpResponse response;
   response.content_type = "text/plain; version=0.0.4";
-  response.body = metrics_->Render(AutoCpuBudget().threads,
-                                   KernelsComputingNow(),
-                                   threading::GetInterOpParallelismThreads(),
-                                   threading::GetIntraOpParallelismThreads());
+  response.body =
+      metrics_->Render(AutoCpuBudget().threads, KernelsComputingNow(),
+                       threading::GetInterOpParallelismThreads(),
+                       threading::GetIntraOpParallelismThreads());
   return response;
 }
 

@@ -40,8 +40,14 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
   if (signature->outputs.empty()) {
     return InvalidArgumentError(path + ": the model lists no outputs");
   }
+  SessionOptions options = session_options;
+  // The batcher's promise: a request's outputs are bitwise the same alone
+  // or inside any batch.
+  if (batching.max_batch_size > 0 && signature->FirstDimensionOpen()) {
+    options.batch_invariant = true;
+  }
   StatusOr<std::unique_ptr<Session>> session =
-      Session::Create(std::move(model.file.graph), session_options);
+      Session::Create(std::move(model.file.graph), options);
   if (!session.ok()) return session.status().WithContext(path);
 
   if (std::optional<NamedTensors> feeds = WarmUpFeeds(*signature)) {
@@ -55,8 +61,9 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
         signature->outputs[i].dtype = outputs[i].dtype();
       }
     } else {
-      log("weft serve: model '" + name + "': the warm-up Run on zeros failed (" +
-          s.ToString() + "); serving it anyway");
+      log("weft serve: model '" + name +
+          "': the warm-up Run on zeros failed (" + s.ToString() +
+          "); serving it anyway");
     }
   }
   for (const TensorSignature& output : signature->outputs) {
@@ -109,21 +116,31 @@ Status ServedModel::Submit(InferRequest request, InferDone done) {
   for (const RequestedOutput& output : sent) {
     pending->fetches.push_back(output.name);
   }
-  pending->rows = pending->inputs.empty() || pending->inputs[0].shape().rank() == 0
-                      ? 1
-                      : pending->inputs[0].shape().dim(0);
+  // Rows count only where requests are stacked along the first dimension.
+  pending->rows = queue_.batching() ? pending->inputs[0].shape().dim(0) : 1;
+  for (size_t i = 1; queue_.batching() && i < pending->inputs.size(); ++i) {
+    if (pending->inputs[i].shape().dim(0) != pending->rows) {
+      return InvalidArgumentError(
+          "input '" + signature_.inputs[i].name + "' has " +
+          std::to_string(pending->inputs[i].shape().dim(0)) +
+          " rows and input '" + signature_.inputs[0].name + "' " +
+          std::to_string(pending->rows) +
+          ": a batched model's inputs must agree on their first dimension");
+    }
+  }
   pending->priority_level = request.priority;
   pending->arrival = Clock::now();
-  const int64_t timeout_us =
-      request.timeout_us > 0 ? request.timeout_us : batching_.default_timeout_us;
+  const int64_t timeout_us = request.timeout_us > 0
+                                 ? request.timeout_us
+                                 : batching_.default_timeout_us;
   if (timeout_us > 0) {
     pending->deadline =
         pending->arrival + std::chrono::microseconds(timeout_us);
   }
   const uint64_t sequence = next_sequence_++;
   pending->sequence = sequence;
-  pending->done = [this, sequence, done = std::move(done),
-                   sent](Status status, std::vector<Tensor> outputs) mutable {
+  pending->done = [this, sequence, done = std::move(done), sent](
+                      Status status, std::vector<Tensor> outputs) mutable {
     if (!status.ok()) metrics_->RequestFailed(name_, FailureReason(status));
     metrics_->InFlight(name_, -1);
     Release(sequence, [done = std::move(done), status = std::move(status),
@@ -282,9 +299,9 @@ void ServedModel::Execute(const Batch& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     PendingRequest& request = *batch[i];
     if (results[i].ok() && request.deadline && *request.deadline < end) {
-      request.done(DeadlineExceededError(
-                       "the request's timeout passed while it ran"),
-                   {});
+      request.done(
+          DeadlineExceededError("the request's timeout passed while it ran"),
+          {});
     } else if (results[i].ok()) {
       metrics_->RequestSucceeded(name_, MicrosBetween(request.arrival, start),
                                  compute_us);
@@ -305,9 +322,9 @@ void ServedModel::Stop(std::chrono::milliseconds drain) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   for (const auto& request : queue_.TakeAll()) {
-    request->done(FailedPreconditionError(
-                      "the server stopped before the request ran"),
-                  {});
+    request->done(
+        FailedPreconditionError("the server stopped before the request ran"),
+        {});
   }
   cancellation_->Cancel();
   for (std::thread& runner : runners_) runner.join();

@@ -25,15 +25,13 @@ std::string UtcNow() {
   return text;
 }
 
-std::string AccessLine(AccessLog format, const HttpRequest& request,
-                       int status, size_t bytes) {
+std::string AccessLine(AccessLog format, const HttpRequest& request, int status,
+                       size_t bytes) {
   if (format == AccessLog::kJson) {
-    return nlohmann::json{{"time", UtcNow()},
-                          {"peer", request.peer},
-                          {"method", request.method},
-                          {"target", request.target},
-                          {"status", status},
-                          {"bytes", bytes}}
+    return nlohmann::json{
+        {"time", UtcNow()},         {"peer", request.peer},
+        {"method", request.method}, {"target", request.target},
+        {"status", status},         {"bytes", bytes}}
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   return UtcNow() + " " + request.peer + " \"" + request.method + " " +

@@ -42,6 +42,9 @@ constexpr SessionOptionField kFields[] = {
     {"memory_limit_bytes", "memory_limit_bytes", OptionKind::kInt64,
      &SessionOptions::memory_limit_bytes, 0, kNoMax, "no limit",
      "Most bytes of tensors one Run may hold at once"},
+    {"batch_invariant", "batch_invariant", OptionKind::kBool,
+     &SessionOptions::batch_invariant, 0, 0, "",
+     "A row's outputs are bitwise the same alone or in any batch"},
     {"inter_op_spin_us", "inter_op_spin_us", OptionKind::kInt,
      &SessionOptions::inter_op_spin_us, -1, kMaxSpinUs, "park at once",
      "How long idle inter-op workers spin before parking; -1: the process "

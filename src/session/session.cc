@@ -35,6 +35,7 @@ CompileOptions DeviceOptions(const SessionOptions& options) {
   }
   compile.allow_soft_placement = options.allow_soft_placement;
   compile.log_device_placement = options.log_device_placement;
+  compile.batch_invariant = options.batch_invariant;
   return compile;
 }
 

@@ -34,6 +34,9 @@ FLOORS = {
     "io": {"framework"},
     # tune drives sessions (weft/session.h) like any user of the library.
     "tune": {"framework", "io", "runtime", "threading", "session"},
+    # The model server: a user of the library (public headers only, the
+    # session's among them), as the command and Python are.
+    "serve": {"session"},
     # Test helpers serve every floor's tests and are never linked into the
     # library.
     "test_support": {"framework", "threading", "runtime", "ops", "kernels",
@@ -57,6 +60,8 @@ PUBLIC_HEADER_FLOOR = {
     "weft/weft.h": "session",
     "weft/tune.h": "tune",
     "weft/machine.h": "session",
+    "weft/config_file.h": "session",
+    "weft/serve.h": "serve",
 }
 
 # Users of the library: public headers only.

@@ -15,6 +15,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "weft/config_file.h"
 
 namespace weft::cli {
 

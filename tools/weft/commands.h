@@ -40,6 +40,7 @@ std::unique_ptr<Command> MakeBenchCommandLine();
 std::unique_ptr<Command> MakeTuneCommandLine();
 std::unique_ptr<Command> MakeDemoCommandLine();
 std::unique_ptr<Command> MakeTestOnnxCommandLine();
+std::unique_ptr<Command> MakeServeCommandLine();
 
 struct RunArgs {
   std::string graph;

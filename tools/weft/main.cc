@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   commands.push_back(MakeTuneCommandLine());
   commands.push_back(MakeDemoCommandLine());
   commands.push_back(MakeTestOnnxCommandLine());
+  commands.push_back(MakeServeCommandLine());
   std::vector<CLI::App*> subcommands;
   for (const auto& command : commands) {
     subcommands.push_back(command->Declare(app));

@@ -12,8 +12,8 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "interrupt.h"
-#include "weft/config_file.h"
 #include "weft/chrome_trace.h"
+#include "weft/config_file.h"
 #include "weft/npy.h"
 
 namespace weft::cli {
