@@ -80,6 +80,8 @@ struct ServerOptions {
   // Loopback unless the user names another address.
   std::string host = "127.0.0.1";
   int http_port = 8000;  // 0: a free port (Server::http_port says which).
+  // gRPC (inference.GRPCInferenceService); 0: a free port; -1: none.
+  int grpc_port = 8001;
   std::vector<ModelSpec> models;
   // Triton's layout: DIR/<name>/<version>/model.onnx (or model.json), an
   // optional DIR/<name>/config.json; the highest version is served.
@@ -116,6 +118,7 @@ class Server {
   ~Server();  // Shutdown(0) when still running.
 
   int http_port() const;
+  int grpc_port() const;  // 0 when gRPC is off.
   std::vector<ServedModelInfo> models() const;
 
   // Stops accepting connections, lets requests already accepted finish

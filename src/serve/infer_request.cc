@@ -21,14 +21,14 @@ std::string InputContext(std::string_view name) {
   return "input '" + std::string(name) + "'";
 }
 
-// The dimensions of "shape": non-negative integers whose product fits.
-StatusOr<Shape> ReadShape(const Json& entry, const std::string& context) {
+// The dimensions "shape" lists, as integers (ShapeForInput checks them).
+StatusOr<std::vector<int64_t>> ReadDims(const Json& entry,
+                                        const std::string& context) {
   auto it = entry.find("shape");
   if (it == entry.end() || !it->is_array()) {
     return Bad(context + ": \"shape\" must be an array of dimensions");
   }
   std::vector<int64_t> dims;
-  int64_t elements = 1;
   for (const Json& dim : *it) {
     if (!dim.is_number_integer() && !dim.is_number_unsigned()) {
       return Bad(context + ": \"shape\" holds " + dim.dump() +
@@ -39,34 +39,9 @@ StatusOr<Shape> ReadShape(const Json& entry, const std::string& context) {
             static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return Bad(context + ": dimension " + dim.dump() + " is too large");
     }
-    const int64_t size = dim.get<int64_t>();
-    if (size < 0) {
-      return Bad(context + ": dimension " + std::to_string(size) +
-                 " is negative");
-    }
-    if (size != 0 && elements > std::numeric_limits<int64_t>::max() / size) {
-      return Bad(context + ": shape " + it->dump() +
-                 " has more elements than fit in 64 bits");
-    }
-    elements *= size;
-    dims.push_back(size);
+    dims.push_back(dim.get<int64_t>());
   }
-  return Shape(dims);
-}
-
-Status CheckShapeAgainstModel(const Shape& shape,
-                              const TensorSignature& expected,
-                              const std::string& context) {
-  if (!expected.shape) return Status::OK();
-  const std::vector<int64_t>& want = *expected.shape;
-  bool fits = static_cast<size_t>(shape.rank()) == want.size();
-  for (size_t i = 0; fits && i < want.size(); ++i) {
-    fits = want[i] < 0 || want[i] == shape.dim(static_cast<int>(i));
-  }
-  if (fits) return Status::OK();
-  return Bad(context + ": shape " + shape.ToString() +
-             " does not match the model's " + ShapeText(expected.shape) +
-             " (-1: any size)");
+  return dims;
 }
 
 // Appends every leaf of `data` (nested arrays flattened, row-major) to
@@ -233,19 +208,10 @@ StatusOr<Tensor> ReadInput(const Json& entry, const TensorSignature& expected,
     return Bad(context + ": \"datatype\" must be a string such as \"FP32\"");
   }
   const std::string& type_name = datatype->get_ref<const std::string&>();
-  const std::optional<DataType> dtype = DtypeOfProtocolDatatype(type_name);
-  if (!dtype) {
-    return Bad(context + ": unknown datatype \"" + type_name +
-               "\" (BOOL, UINT8..UINT64, INT8..INT64, FP16, BF16, FP32, FP64, "
-               "BYTES)");
-  }
-  if (expected.dtype && *dtype != *expected.dtype) {
-    return Bad(context + ": datatype " + type_name +
-               " does not match the model's " +
-               std::string(*ProtocolDatatype(*expected.dtype)));
-  }
-  WEFT_ASSIGN_OR_RETURN(Shape shape, ReadShape(entry, context));
-  WEFT_RETURN_IF_ERROR(CheckShapeAgainstModel(shape, expected, context));
+  WEFT_ASSIGN_OR_RETURN(const DataType dtype,
+                        DtypeForInput(type_name, expected));
+  WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadDims(entry, context));
+  WEFT_ASSIGN_OR_RETURN(Shape shape, ShapeForInput(dims, expected));
   const int64_t count = shape.NumElements();
 
   std::optional<int64_t> binary_size;
@@ -275,31 +241,7 @@ StatusOr<Tensor> ReadInput(const Json& entry, const TensorSignature& expected,
   if (binary_size) {
     const std::string_view bytes = tail->substr(0, *binary_size);
     tail->remove_prefix(*binary_size);
-    if (*dtype == DataType::kString) {
-      if (count > static_cast<int64_t>(bytes.size() / 4)) {
-        return Bad(context + ": shape " + shape.ToString() + " needs " +
-                   std::to_string(count) +
-                   " BYTES elements; binary_data_size " +
-                   std::to_string(bytes.size()) + " cannot hold them");
-      }
-      WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(*dtype, shape));
-      WEFT_RETURN_IF_ERROR(ReadBinaryStrings(bytes, &tensor, context));
-      return tensor;
-    }
-    const uint64_t element = DataTypeSize(*dtype);
-    if (static_cast<uint64_t>(count) != bytes.size() / element ||
-        bytes.size() % element != 0) {
-      return Bad(context + ": shape " + shape.ToString() + " of " + type_name +
-                 " is " + std::to_string(count) + " elements, but " +
-                 "binary_data_size is " + std::to_string(bytes.size()) +
-                 " bytes");
-    }
-    WEFT_ASSIGN_OR_RETURN(Tensor tensor,
-                          Tensor::CreateUninitialized(*dtype, shape));
-    if (!bytes.empty()) {
-      std::memcpy(tensor.raw_data(), bytes.data(), bytes.size());
-    }
-    return tensor;
+    return TensorFromBytes(dtype, shape, bytes, context);
   }
   if (data == entry.end()) {
     return Bad(context +
@@ -313,7 +255,7 @@ StatusOr<Tensor> ReadInput(const Json& entry, const TensorSignature& expected,
                std::to_string(count) + " values, but \"data\" holds " +
                std::to_string(leaves.size()));
   }
-  WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(*dtype, shape));
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, shape));
   WEFT_RETURN_IF_ERROR(ReadJsonValues(leaves, &tensor, context));
   return tensor;
 }
@@ -435,6 +377,80 @@ Status ReadRequestParameters(const Json& request, InferRequest* out) {
 }
 
 }  // namespace
+
+StatusOr<DataType> DtypeForInput(std::string_view datatype,
+                                 const TensorSignature& expected) {
+  const std::string context = InputContext(expected.name);
+  const std::optional<DataType> dtype = DtypeOfProtocolDatatype(datatype);
+  if (!dtype) {
+    return Bad(context + ": unknown datatype \"" + std::string(datatype) +
+               "\" (BOOL, UINT8..UINT64, INT8..INT64, FP16, BF16, FP32, FP64, "
+               "BYTES)");
+  }
+  if (expected.dtype && *dtype != *expected.dtype) {
+    return Bad(context + ": datatype " + std::string(datatype) +
+               " does not match the model's " +
+               std::string(*ProtocolDatatype(*expected.dtype)));
+  }
+  return *dtype;
+}
+
+StatusOr<Shape> ShapeForInput(std::span<const int64_t> dims,
+                              const TensorSignature& expected) {
+  const std::string context = InputContext(expected.name);
+  int64_t elements = 1;
+  for (int64_t size : dims) {
+    if (size < 0) {
+      return Bad(context + ": dimension " + std::to_string(size) +
+                 " is negative");
+    }
+    if (size != 0 && elements > std::numeric_limits<int64_t>::max() / size) {
+      return Bad(context + ": its shape has more elements than fit in 64 bits");
+    }
+    elements *= size;
+  }
+  const Shape shape(std::vector<int64_t>(dims.begin(), dims.end()));
+  if (!expected.shape) return shape;
+  const std::vector<int64_t>& want = *expected.shape;
+  bool fits = dims.size() == want.size();
+  for (size_t i = 0; fits && i < want.size(); ++i) {
+    fits = want[i] < 0 || want[i] == dims[i];
+  }
+  if (fits) return shape;
+  return Bad(context + ": shape " + shape.ToString() +
+             " does not match the model's " + ShapeText(expected.shape) +
+             " (-1: any size)");
+}
+
+StatusOr<Tensor> TensorFromBytes(DataType dtype, const Shape& shape,
+                                 std::string_view bytes,
+                                 const std::string& context) {
+  const int64_t count = shape.NumElements();
+  if (dtype == DataType::kString) {
+    if (count > static_cast<int64_t>(bytes.size() / 4)) {
+      return Bad(context + ": shape " + shape.ToString() + " needs " +
+                 std::to_string(count) + " BYTES elements; its " +
+                 std::to_string(bytes.size()) + " bytes cannot hold them");
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, shape));
+    WEFT_RETURN_IF_ERROR(ReadBinaryStrings(bytes, &tensor, context));
+    return tensor;
+  }
+  const uint64_t element = DataTypeSize(dtype);
+  if (static_cast<uint64_t>(count) != bytes.size() / element ||
+      bytes.size() % element != 0) {
+    return Bad(context + ": shape " + shape.ToString() + " of " +
+               std::string(ProtocolDatatype(dtype).value_or("?")) + " is " +
+               std::to_string(count) + " elements, but its data is " +
+               std::to_string(bytes.size()) + " bytes");
+  }
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                        Tensor::CreateUninitialized(dtype, shape));
+  if (!bytes.empty()) {
+    std::memcpy(tensor.raw_data(), bytes.data(), bytes.size());
+  }
+  return tensor;
+}
 
 int JsonNestingDepth(std::string_view json, int limit) {
   int depth = 0;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,21 @@ StatusOr<InferRequest> ParseInferRequest(std::string_view body,
                                          std::optional<int64_t> header_length,
                                          const ModelSignature& signature,
                                          int max_json_depth);
+
+// The checks every form of an input shares (JSON, binary, gRPC); errors
+// name the input.
+//   The datatype: one the protocol names, and the model's.
+StatusOr<DataType> DtypeForInput(std::string_view datatype,
+                                 const TensorSignature& expected);
+//   Non-negative dimensions whose product fits, matching the model's shape.
+StatusOr<Shape> ShapeForInput(std::span<const int64_t> dims,
+                              const TensorSignature& expected);
+//   Raw tensor bytes, exactly as many as the shape needs; BYTES as a 4-byte
+//   little-endian length before each element's bytes. `context` names the
+//   input in errors.
+StatusOr<Tensor> TensorFromBytes(DataType dtype, const Shape& shape,
+                                 std::string_view bytes,
+                                 const std::string& context);
 
 // The deepest nesting of arrays and objects in `json` (strings skipped),
 // stopping early once past `limit`: a check that costs no allocation,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "serve/grpc_server.h"
 #include "serve/http_server.h"
 #include "serve/metrics.h"
 #include "serve/model_registry.h"
@@ -70,6 +71,10 @@ class Server::Impl {
                      api_.Handle(std::move(request), std::move(respond));
                    },
                    std::move(observer)));
+    if (options_.grpc_port >= 0) {
+      WEFT_ASSIGN_OR_RETURN(
+          grpc_, GrpcServer::Start(options_, &registry_, &metrics_, &ready_));
+    }
     ready_ = true;
     return Status::OK();
   }
@@ -81,6 +86,7 @@ class Server::Impl {
     // Every accepted request is answered (or refused) before the network
     // threads stop, so each gets its response written.
     registry_.StopAll(drain);
+    if (grpc_) grpc_->Shutdown(std::chrono::milliseconds(1000));
     if (http_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       http_->Stop();
@@ -88,6 +94,7 @@ class Server::Impl {
   }
 
   int http_port() const { return http_ ? http_->port() : 0; }
+  int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
 
   std::vector<ServedModelInfo> models() const {
     std::vector<ServedModelInfo> infos;
@@ -106,6 +113,7 @@ class Server::Impl {
   ModelRegistry registry_;
   RestApi api_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<GrpcServer> grpc_;
 };
 
 StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
@@ -117,6 +125,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() { impl_->Shutdown(std::chrono::milliseconds(0)); }
 int Server::http_port() const { return impl_->http_port(); }
+int Server::grpc_port() const { return impl_->grpc_port(); }
 std::vector<ServedModelInfo> Server::models() const { return impl_->models(); }
 void Server::Shutdown(std::chrono::milliseconds drain) {
   impl_->Shutdown(drain);

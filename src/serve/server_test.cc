@@ -107,6 +107,7 @@ class ServerTest : public ::testing::Test {
   ServerOptions Options() {
     ServerOptions options;
     options.http_port = 0;
+    options.grpc_port = -1;
     options.log = [](const std::string&) {};
     return options;
   }

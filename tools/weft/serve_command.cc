@@ -27,10 +27,10 @@ struct ServeArgs {
   std::string config_file;
   std::vector<std::string> settings;
   // Numeric flags as typed, checked in MakeOptions.
-  std::string http_port = "8000", inter, intra, max_batch_size,
-              max_queue_delay_us, max_queue_size, default_timeout_us,
-              drain_timeout_s = "30", max_body_bytes, read_timeout_ms,
-              network_threads;
+  std::string http_port = "8000", grpc_port = "8001", inter, intra,
+              max_batch_size, max_queue_delay_us, max_queue_size,
+              default_timeout_us, drain_timeout_s = "30", max_body_bytes,
+              read_timeout_ms, network_threads;
   std::vector<std::string> preferred_batch_sizes;
   bool preserve_ordering = false;
   std::string auth_token_file;
@@ -91,6 +91,8 @@ StatusOr<serve::ServerOptions> MakeOptions(const ServeArgs& args) {
   options.model_repository = args.repository;
   WEFT_RETURN_IF_ERROR(
       ReadNumber(args.http_port, "--http-port", 0, 65535, &options.http_port));
+  WEFT_RETURN_IF_ERROR(
+      ReadNumber(args.grpc_port, "--grpc-port", -1, 65535, &options.grpc_port));
   WEFT_RETURN_IF_ERROR(ReadNumber(args.max_body_bytes, "--max-body-bytes", 1,
                                   int64_t{1} << 34,
                                   &options.limits.max_body_bytes));
@@ -176,6 +178,12 @@ int ServeCommand(const ServeArgs& args) {
   std::printf(
       "weft serve: listening on %s (HTTP, Open Inference Protocol v2)\n",
       base.c_str());
+  if ((*server)->grpc_port() > 0) {
+    std::printf(
+        "weft serve: listening on %s:%d (gRPC, "
+        "inference.GRPCInferenceService)\n",
+        host.c_str(), (*server)->grpc_port());
+  }
   std::fflush(stdout);
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -206,6 +214,9 @@ class ServeCommandLine final : public CommandWithArgs<ServeArgs, ServeCommand> {
                         "address to listen on (default 127.0.0.1)");
     command->add_option("--http-port", args_.http_port,
                         "HTTP port (default 8000; 0: any free port)");
+    command->add_option("--grpc-port", args_.grpc_port,
+                        "gRPC port (default 8001; 0: any free port; -1: no "
+                        "gRPC)");
     command->add_option("--config", args_.config_file,
                         "SessionOptions from FILE, as weft run takes it");
     command->add_option("--set", args_.settings, "FIELD=VALUE over --config")
