@@ -121,6 +121,8 @@ namespace {
 // answer, and again while the client keeps the connection alive.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  static constexpr size_t kReadChunk = 64 << 10;
+
   Connection(tcp::socket socket, HttpServer::Impl* server)
       : stream_(std::move(socket)), server_(server) {
     ++server_->connections();
@@ -133,7 +135,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   ~Connection() { --server_->connections(); }
 
-  void Start() { ReadRequest(); }
+  void Start() {
+    // Beast reads at most what the buffer has room for: a buffer left to
+    // grow from nothing reads a large body 512 bytes at a time (a 600 KB
+    // image took 1,200 reads and 5 ms).
+    buffer_.reserve(kReadChunk);
+    ReadRequest();
+  }
 
  private:
   void ReadRequest() {

@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""weft serve against ONNX Runtime behind a minimal HTTP server, side by side
+in one run, under hey's load (docs/BENCHMARKS.md, "Serving").
+
+  bench/serve/serve_bench.py MODEL.onnx [MODEL.onnx ...]
+      [--weft build/bin/weft] [--ort-dir DIR] [--concurrency 1,2,4,8,16,64]
+      [--seconds 10] [--weft-flags "--max-batch-size 8 ..."]
+      [--ort-settings 1:sequential,2:sequential,1:parallel,2:parallel]
+
+Each request is one row (batch 1) of the model's input, sent with the binary
+tensor data extension. For each server and concurrency: hey runs for 1 s to
+warm up, then for --seconds; the table gives requests/s, p50, p90, p99 and
+the server's CPU seconds per request (from /proc). ONNX Runtime runs at each
+of its settings (intraOpNumThreads:executionMode) and each concurrency
+reports its best setting by throughput. --weft-flags is given to
+`weft serve` as is: run once with none (the defaults) and once with the
+batching flags to compare. The CPU model is printed first: record it with
+every figure.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def input_of(model):
+    """The model's first input name and a batch-1 shape (open dims as 1)."""
+    import onnx
+    graph = onnx.load(model, load_external_data=False).graph
+    initializers = {i.name for i in graph.initializer}
+    first = next(i for i in graph.input if i.name not in initializers)
+    dims = [d.dim_value if d.dim_value > 0 else 1
+            for d in first.type.tensor_type.shape.dim]
+    return first.name, dims
+
+
+def write_body(model, path):
+    name, shape = input_of(model)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    header = json.dumps({
+        "inputs": [{"name": name, "datatype": "FP32", "shape": shape,
+                    "parameters": {"binary_data_size": x.nbytes}}],
+        "parameters": {"binary_data_output": True}}).encode()
+    with open(path, "wb") as f:
+        f.write(header + x.tobytes())
+    return len(header)
+
+
+def wait_for_line(process, pattern, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError("server exited: " + process.stderr.read())
+        if re.search(pattern, line):
+            return line
+    raise RuntimeError("server not ready in time")
+
+
+def hey(url, body, header_length, concurrency, seconds):
+    out = subprocess.run(
+        ["hey", "-z", f"{seconds}s", "-c", str(concurrency), "-m", "POST",
+         "-H", f"Inference-Header-Content-Length: {header_length}",
+         "-T", "application/octet-stream", "-D", body, url],
+        capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    pct = {p: float(s) * 1000 for p, s in
+           re.findall(r"(\d+)%% in ([\d.]+) secs".replace("%%", "%"), out)}
+    ok = sum(int(n) for n in re.findall(r"\[200\]\s+(\d+) responses", out))
+    bad = sum(int(n) for code, n in
+              re.findall(r"\[(\d+)\]\s+(\d+) responses", out) if code != "200")
+    return {"rps": rps, "p50": pct.get("50"), "p90": pct.get("90"),
+            "p99": pct.get("99"), "ok": ok, "errors": bad}
+
+
+def measure(process, url, body, header_length, concurrency, seconds):
+    hey(url, body, header_length, concurrency, 1)  # Warm-up.
+    before = cpu_seconds(process.pid)
+    result = hey(url, body, header_length, concurrency, seconds)
+    cpu = cpu_seconds(process.pid) - before
+    result["cpu_ms_per_request"] = 1000 * cpu / max(1, result["ok"])
+    return result
+
+
+def stop(process):
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def run_weft(args, model, body, header_length, levels):
+    port = free_port()
+    process = subprocess.Popen(
+        [args.weft, "serve", model, "--name", "m", "--http-port", str(port),
+         "--grpc-port", "-1", "--quiet", *shlex.split(args.weft_flags)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_line(process, r"listening on http")
+        url = f"http://127.0.0.1:{port}/v2/models/m/infer"
+        return {c: measure(process, url, body, header_length, c, args.seconds)
+                for c in levels}
+    finally:
+        stop(process)
+
+
+def run_ort(args, model, body, header_length, levels):
+    best = {}
+    env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
+    for setting in args.ort_settings.split(","):
+        intra, mode = setting.split(":")
+        port = free_port()
+        process = subprocess.Popen(
+            ["node", os.path.join(HERE, "ort_server.js"), model, str(port),
+             intra, mode, "2" if mode == "parallel" else "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            wait_for_line(process, r"listening")
+            url = f"http://127.0.0.1:{port}/v2/models/m/infer"
+            for c in levels:
+                r = measure(process, url, body, header_length, c, args.seconds)
+                r["setting"] = setting
+                if c not in best or r["rps"] > best[c]["rps"]:
+                    best[c] = r
+        finally:
+            stop(process)
+    return best
+
+
+def row(name, c, r):
+    return (f"| {name} | {c} | {r['rps']:.1f} | {r['p50']:.1f} | "
+            f"{r['p90']:.1f} | {r['p99']:.1f} | {r['cpu_ms_per_request']:.1f} |"
+            f" {r['errors']} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--weft", default=os.path.join(ROOT, "build/bin/weft"))
+    parser.add_argument("--ort-dir",
+                        default=os.path.join(ROOT, "build/bench-models/ort"))
+    parser.add_argument("--concurrency", default="1,2,4,8,16,64")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--weft-flags", default="")
+    parser.add_argument("--ort-settings",
+                        default="1:sequential,2:sequential,1:parallel,2:parallel")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    levels = [int(c) for c in args.concurrency.split(",")]
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; weft serve "
+          f"{args.weft_flags or '(defaults)'}; hey {args.seconds} s per row")
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in args.models:
+            name = os.path.splitext(os.path.basename(model))[0]
+            body = os.path.join(tmp, name + ".body")
+            header_length = write_body(model, body)
+            weft = run_weft(args, model, body, header_length, levels)
+            ort = run_ort(args, model, body, header_length, levels)
+            results[name] = {"weft": weft, "ort": ort}
+            print(f"\n{name}\n")
+            print("| server | concurrency | req/s | p50 ms | p90 ms | p99 ms |"
+                  " CPU ms/req | errors |")
+            print("|---|---|---|---|---|---|---|---|")
+            for c in levels:
+                print(row("weft serve", c, weft[c]))
+                print(row(f"ORT {ort[c]['setting']}", c, ort[c]))
+            for c in levels:
+                print(f"  c={c}: weft/ORT throughput "
+                      f"{weft[c]['rps'] / ort[c]['rps']:.2f}x, p99 "
+                      f"{weft[c]['p99'] / ort[c]['p99']:.2f}x")
+            sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
