@@ -1,7 +1,8 @@
 // The server a user would otherwise write: ONNX Runtime (onnxruntime-node)
 // behind a minimal HTTP handler for the same REST route weft serve answers,
 // POST /v2/models/<name>/infer with the binary tensor data extension
-// (one FP32 input in, every output out, as raw bytes after a JSON header).
+// (FP32, INT64 or INT32 inputs in, every output out as FP32, raw bytes after
+// a JSON header).
 //   node ort_server.js MODEL PORT INTRA MODE [INTER]
 // MODE is sequential or parallel (ONNX Runtime's execution modes; INTER
 // threads matter only in parallel). Prints "listening PORT" when ready.
@@ -10,6 +11,12 @@
 const http = require('http');
 const ort = require('onnxruntime-node');
 
+const TYPES = {
+  FP32: ['float32', Float32Array],
+  INT64: ['int64', BigInt64Array],
+  INT32: ['int32', Int32Array],
+};
+
 (async () => {
   const [model, port, intra, mode, inter] = process.argv.slice(2);
   const session = await ort.InferenceSession.create(model, {
@@ -17,7 +24,6 @@ const ort = require('onnxruntime-node');
     interOpNumThreads: Number(inter || 1),
     executionMode: mode,
   });
-  const inputName = session.inputNames[0];
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', c => chunks.push(c));
@@ -27,12 +33,16 @@ const ort = require('onnxruntime-node');
         const headerLength =
             Number(req.headers['inference-header-content-length']);
         const header = JSON.parse(body.subarray(0, headerLength).toString());
-        const input = header.inputs[0];
-        const raw = body.subarray(headerLength);
-        const data = new Float32Array(
-            raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
         const feeds = {};
-        feeds[inputName] = new ort.Tensor('float32', data, input.shape);
+        let at = headerLength;
+        for (const input of header.inputs) {
+          const size = input.parameters.binary_data_size;
+          const bytes = body.buffer.slice(body.byteOffset + at,
+                                          body.byteOffset + at + size);
+          at += size;
+          const [type, Array] = TYPES[input.datatype];
+          feeds[input.name] = new ort.Tensor(type, new Array(bytes), input.shape);
+        }
         const results = await session.run(feeds);
         const outputs = [], parts = [];
         for (const name of session.outputNames) {

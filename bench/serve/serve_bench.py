@@ -7,8 +7,9 @@ in one run, under hey's load (docs/BENCHMARKS.md, "Serving").
       [--seconds 10] [--weft-flags "--max-batch-size 8 ..."]
       [--ort-settings 1:sequential,2:sequential,1:parallel,2:parallel]
 
-Each request is one row (batch 1) of the model's input, sent with the binary
-tensor data extension. For each server and concurrency: hey runs for 1 s to
+Each request is one row (batch 1) of the model's inputs (the feeds
+bench/models/export_models.py wrote beside it), sent with the binary tensor
+data extension. For each server and concurrency: hey runs for 1 s to
 warm up, then for --seconds; the table gives requests/s, p50, p90, p99 and
 the server's CPU seconds per request (from /proc). ONNX Runtime runs at each
 of its settings (intraOpNumThreads:executionMode) and each concurrency
@@ -36,11 +37,17 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def cpu_model():
+    """The CPU's name, family and model ("AMD EPYC, family 25 model 17"):
+    a virtual machine's name alone often hides the generation."""
+    fields = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown CPU"
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+            if not line.strip():
+                break
+    return (f"{fields.get('model name', 'unknown CPU')}, family "
+            f"{fields.get('cpu family', '?')} model {fields.get('model', '?')}")
 
 
 def free_port():
@@ -55,26 +62,45 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def input_of(model):
-    """The model's first input name and a batch-1 shape (open dims as 1)."""
+DATATYPES = {np.dtype(np.float32): "FP32", np.dtype(np.int64): "INT64",
+             np.dtype(np.int32): "INT32"}
+
+
+def feeds_of(model):
+    """The model's inputs, batch 1: the feeds bench/models/export_models.py
+    wrote beside it (MODEL.NAME.npy), else random FP32 values of the first
+    input's shape (open dimensions as 1)."""
+    stem = os.path.splitext(model)[0]
+    directory = os.path.dirname(model) or "."
+    feeds = {}
+    for file in sorted(os.listdir(directory)):
+        path = os.path.join(directory, file)
+        if (path.startswith(stem + ".") and file.endswith(".npy") and
+                not file.endswith(".reference.npy")):
+            feeds[path[len(stem) + 1:-len(".npy")]] = np.load(path)
+    if feeds:
+        return feeds
     import onnx
     graph = onnx.load(model, load_external_data=False).graph
     initializers = {i.name for i in graph.initializer}
     first = next(i for i in graph.input if i.name not in initializers)
     dims = [d.dim_value if d.dim_value > 0 else 1
             for d in first.type.tensor_type.shape.dim]
-    return first.name, dims
+    return {first.name:
+            np.random.default_rng(0).standard_normal(dims).astype(np.float32)}
 
 
 def write_body(model, path):
-    name, shape = input_of(model)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    header = json.dumps({
-        "inputs": [{"name": name, "datatype": "FP32", "shape": shape,
-                    "parameters": {"binary_data_size": x.nbytes}}],
-        "parameters": {"binary_data_output": True}}).encode()
+    inputs, tail = [], b""
+    for name, x in feeds_of(model).items():
+        inputs.append({"name": name, "datatype": DATATYPES[x.dtype],
+                       "shape": list(x.shape),
+                       "parameters": {"binary_data_size": x.nbytes}})
+        tail += x.tobytes()
+    header = json.dumps({"inputs": inputs,
+                         "parameters": {"binary_data_output": True}}).encode()
     with open(path, "wb") as f:
-        f.write(header + x.tobytes())
+        f.write(header + tail)
     return len(header)
 
 

@@ -15,9 +15,10 @@ class Graph::Index : public internal::NameIndex {};
 
 class GraphInternal {
  public:
-  // The graph's index, name -> position in graph.nodes(), moved out: a
-  // compiler that takes the graph over does not index its names again.
-  static internal::NameIndex TakeIndex(Graph&& graph) {
+  // The graph's index, name -> position in graph.nodes(), moved out (the
+  // nodes stay): a compiler that takes the graph over does not index its
+  // names again.
+  static internal::NameIndex TakeIndex(Graph& graph) {
     if (graph.index_ == nullptr) return {};  // Taken already.
     internal::NameIndex index = std::move(*graph.index_);
     graph.index_.reset();  // Graph indexes its nodes again if used again.

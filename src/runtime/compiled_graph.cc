@@ -170,7 +170,7 @@ StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
 
 StatusOr<std::shared_ptr<const CompiledGraph>> CompiledGraph::Compile(
     Graph&& graph, const CompileOptions& options) {
-  internal::NameIndex index = GraphInternal::TakeIndex(std::move(graph));
+  internal::NameIndex index = GraphInternal::TakeIndex(graph);
   return CompileWithIndex(graph, std::move(index), options);
 }
 
@@ -408,10 +408,9 @@ Status CompiledGraph::Builder::Instantiate(int i) {
   if (!options_.prepare_constants) {
     std::fill(constants_.begin(), constants_.end(), nullptr);
   }
-  KernelConstruction construction(node.name, node.op(), attrs, input_dtypes_,
-                                  output_dtypes, input_shapes_,
-                                  ctx.output_shapes(), constants_,
-                                  options_.batch_invariant);
+  KernelConstruction construction(
+      node.name, node.op(), attrs, input_dtypes_, output_dtypes, input_shapes_,
+      ctx.output_shapes(), constants_, options_.batch_invariant);
   StatusOr<std::unique_ptr<OpKernel>> kernel =
       InternalError("kernel factory did not run");
   try {

@@ -340,9 +340,10 @@ class InferenceService final
     std::shared_ptr<ServedModel> served = *model;
     const std::string id = request->id();
     Status queued = served->Submit(
-        std::move(*parsed), [served, id, reactor, response](
-                                Status status, std::vector<Tensor> outputs,
-                                std::vector<RequestedOutput> sent) {
+        std::move(*parsed),
+        [served, id, reactor, response](
+            const Status& status, const std::vector<Tensor>& outputs,
+            const std::vector<RequestedOutput>& sent) {
           if (status.ok()) FillResponse(*served, id, sent, outputs, response);
           reactor->Finish(ToGrpc(status));
         });

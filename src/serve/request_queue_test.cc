@@ -23,7 +23,7 @@ std::shared_ptr<PendingRequest> Request(int64_t rows, Probe* probe,
   request->inputs.emplace_back(DataType::kFloat32, Shape{rows, width});
   request->rows = rows;
   request->arrival = Clock::now();
-  request->done = [probe](Status status, std::vector<Tensor>) {
+  request->done = [probe](Status status, const std::vector<Tensor>&) {
     probe->status = std::move(status);
     ++probe->answers;
   };

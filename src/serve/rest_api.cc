@@ -133,7 +133,7 @@ bool RestApi::Authorized(const HttpRequest& request) const {
 }
 
 // NOLINTNEXTLINE(readability-function-size)
-void RestApi::Handle(HttpRequest request, Respond respond) {
+void RestApi::Handle(const HttpRequest& request, Respond respond) {
   const std::vector<std::string> parts = PathParts(request.target);
   auto answer = [&respond](HttpResponse response) {
     respond([response = std::move(response)] { return response; });
@@ -179,8 +179,7 @@ void RestApi::Handle(HttpRequest request, Respond respond) {
   if (!route) return answer(Error(404, "no route " + request.target));
   if (route->action == "infer") {
     if (!post) return answer(Error(405, "use POST to infer"));
-    return Infer(std::move(request), route->name, route->version,
-                 std::move(respond));
+    return Infer(request, route->name, route->version, std::move(respond));
   }
   if (!get) return answer(Error(405, "use GET"));
   if (route->action == "ready") {
@@ -189,7 +188,7 @@ void RestApi::Handle(HttpRequest request, Respond respond) {
   return answer(ModelMetadata(route->name, route->version));
 }
 
-void RestApi::Infer(HttpRequest request, const std::string& model_name,
+void RestApi::Infer(const HttpRequest& request, const std::string& model_name,
                     const std::string& version, Respond respond) {
   auto fail = [this, &respond, &model_name](const Status& status) {
     metrics_->RequestFailed(model_name, FailureReason(status));

@@ -37,10 +37,10 @@ class RestApi {
 
   // The HttpHandler: answers through `respond`, at once or (inference)
   // once the request has run.
-  void Handle(HttpRequest request, Respond respond);
+  void Handle(const HttpRequest& request, Respond respond);
 
  private:
-  void Infer(HttpRequest request, const std::string& model,
+  void Infer(const HttpRequest& request, const std::string& model,
              const std::string& version, Respond respond);
   HttpResponse ModelMetadata(const std::string& model,
                              const std::string& version);

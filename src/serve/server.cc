@@ -67,8 +67,8 @@ class Server::Impl {
         http_, HttpServer::Start(
                    options_.host, options_.http_port, options_.limits,
                    options_.network_threads,
-                   [this](HttpRequest request, Respond respond) {
-                     api_.Handle(std::move(request), std::move(respond));
+                   [this](const HttpRequest& request, Respond respond) {
+                     api_.Handle(request, std::move(respond));
                    },
                    std::move(observer)));
     if (options_.grpc_port >= 0) {

@@ -80,7 +80,7 @@ std::string MlpPath() { return std::string(WEFT_TEST_DATA) + "/mlp.onnx"; }
 
 // y = x + 0 * Sleep(micros): a model that takes `micros` per Run.
 std::string WriteSlowModel(const std::string& dir, int64_t micros) {
-  const std::string path = dir + "/slow.json";
+  std::string path = dir + "/slow.json";
   std::ofstream(path) << R"({"format": "weft-graph", "version": 1, "nodes": [
     {"name": "x", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [-1, 2]}},
     {"name": "s", "op": "Sleep", "inputs": ["x"], "attrs": {"micros": )"
