@@ -13,6 +13,7 @@
 #include "weft/dtype_dispatch.h"
 #include "weft/file_status.h"
 #include "weft/graph_io.h"
+#include "weft/json_depth.h"
 #include "weft/npy.h"
 #include "weft/op_registry.h"
 
@@ -52,27 +53,11 @@ std::string At(std::string_view text, size_t byte) {
 }
 
 Status CheckDepth(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        return InvalidArgumentError("JSON nested deeper than " +
-                                    std::to_string(kMaxJsonDepth) +
-                                    " levels at " + At(text, i));
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+  if (const std::optional<size_t> at =
+          FindJsonNestingPast(text, kMaxJsonDepth)) {
+    return InvalidArgumentError("JSON nested deeper than " +
+                                std::to_string(kMaxJsonDepth) + " levels at " +
+                                At(text, *at));
   }
   return Status::OK();
 }

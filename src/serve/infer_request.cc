@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "weft/float16.h"
+#include "weft/json_depth.h"
 
 namespace weft::serve {
 namespace {
@@ -452,32 +453,6 @@ StatusOr<Tensor> TensorFromBytes(DataType dtype, const Shape& shape,
   return tensor;
 }
 
-int JsonNestingDepth(std::string_view json, int limit) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > limit) return deepest;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 StatusOr<InferRequest> ParseInferRequest(std::string_view body,
                                          std::optional<int64_t> header_length,
                                          const ModelSignature& signature,
@@ -495,9 +470,11 @@ StatusOr<InferRequest> ParseInferRequest(std::string_view body,
     json_text = body.substr(0, *header_length);
     tail = body.substr(*header_length);
   }
-  if (JsonNestingDepth(json_text, max_json_depth) > max_json_depth) {
+  if (const std::optional<size_t> at =
+          FindJsonNestingPast(json_text, max_json_depth)) {
     return Bad("the request's JSON nests deeper than " +
-               std::to_string(max_json_depth) + " levels");
+               std::to_string(max_json_depth) + " levels (at byte " +
+               std::to_string(*at) + ")");
   }
   Json request;
   try {

@@ -71,11 +71,6 @@ StatusOr<Tensor> TensorFromBytes(DataType dtype, const Shape& shape,
                                  std::string_view bytes,
                                  const std::string& context);
 
-// The deepest nesting of arrays and objects in `json` (strings skipped),
-// stopping early once past `limit`: a check that costs no allocation,
-// made before a parser that recurses per level is given the text.
-int JsonNestingDepth(std::string_view json, int limit);
-
 }  // namespace weft::serve
 
 #endif  // WEFT_SRC_SERVE_INFER_REQUEST_H_

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "serve/infer_response.h"
+#include "weft/json_depth.h"
 
 namespace weft::serve {
 namespace {
@@ -207,7 +208,8 @@ TEST(InferRequestTest, EachBadInputGetsASentenceNamingIt) {
 TEST(InferRequestTest, RefusesDeepNestingBeforeParsing) {
   std::string deep(100000, '[');
   EXPECT_NE(ErrorOf(deep).find("nests deeper than 64"), std::string::npos);
-  EXPECT_EQ(JsonNestingDepth(R"({"a": "[[[[", "b": [[1]]})", 64), 3);
+  EXPECT_FALSE(FindJsonNestingPast(R"({"a": "[[[[", "b": [[1]]})", 3));
+  EXPECT_EQ(FindJsonNestingPast(R"({"a": "[[[[", "b": [[1]]})", 2), 20u);
 }
 
 TEST(InferRequestTest, RefusesUnknownAndRepeatedOutputs) {

@@ -92,6 +92,14 @@ std::string WriteSlowModel(const std::string& dir, int64_t micros) {
   return path;
 }
 
+// One request to the slow model; its status.
+int PostToSlow(int port) {
+  return Post(
+             port, "/v2/models/slow/infer",
+             R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})")
+      .status;
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -360,14 +368,7 @@ TEST_F(ServerTest, ARequestWhoseTimeoutPassesWhileQueuedIsAnswered504) {
   options.models.push_back(
       {.name = "slow", .path = WriteSlowModel(dir(), 300'000)});
   Start(std::move(options));
-  std::thread first([&] {
-    EXPECT_EQ(
-        Post(
-            port_, "/v2/models/slow/infer",
-            R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})")
-            .status,
-        200);
-  });
+  std::thread first([&] { EXPECT_EQ(PostToSlow(port_), 200); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const Reply late = Post(
       port_, "/v2/models/slow/infer",
@@ -386,13 +387,11 @@ TEST_F(ServerTest, AFullQueueRefusesAtOnceWith503) {
   options.models.push_back(
       {.name = "slow", .path = WriteSlowModel(dir(), 300'000)});
   Start(std::move(options));
-  const std::string body =
-      R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})";
   std::atomic<int> ok{0}, refused{0};
   std::vector<std::thread> clients;
   for (int i = 0; i < 4; ++i) {
     clients.emplace_back([&] {
-      const int status = Post(port_, "/v2/models/slow/infer", body).status;
+      const int status = PostToSlow(port_);
       (status == 200 ? ok : refused) += status == 200 || status == 503;
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -412,10 +411,7 @@ TEST_F(ServerTest, ShutdownFinishesEveryAcceptedRequest) {
   std::vector<std::thread> clients;
   for (int i = 0; i < 6; ++i) {
     clients.emplace_back([&] {
-      const Reply r = Post(
-          port_, "/v2/models/slow/infer",
-          R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})");
-      EXPECT_EQ(r.status, 200) << r.body;
+      EXPECT_EQ(PostToSlow(port_), 200);
       ++answered;
     });
   }
@@ -443,14 +439,7 @@ TEST_F(ServerTest, TheRepositoryLoadsAndUnloadsWhileRequestsRun) {
   EXPECT_EQ(Get(port_, "/v2/models/mlp").json()["parameters"]["max_batch_size"],
             4);
   // A request in flight on a model being unloaded still completes.
-  std::thread in_flight([&] {
-    EXPECT_EQ(
-        Post(
-            port_, "/v2/models/slow/infer",
-            R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})")
-            .status,
-        200);
-  });
+  std::thread in_flight([&] { EXPECT_EQ(PostToSlow(port_), 200); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(Post(port_, "/v2/repository/models/slow/unload", "").status, 200);
   in_flight.join();
