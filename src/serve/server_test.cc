@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -377,6 +378,72 @@ TEST_F(ServerTest, ARequestWhoseTimeoutPassesWhileQueuedIsAnswered504) {
   EXPECT_EQ(late.status, 504);
   EXPECT_NE(late.json()["error"].get<std::string>().find("did not run"),
             std::string::npos);
+}
+
+// A model worth ~50 ms for 8,000 rows and nothing for one: y = x W.
+std::string WriteMatMulModel(const std::string& dir) {
+  Graph g;
+  const std::string x =
+      g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 512}));
+  const std::string w = g.RandomUniform("w", DataType::kFloat32, {512, 512}, 1);
+  g.MatMul("y", x, w);
+  std::string path = dir + "/matmul.json";
+  std::ofstream(path) << SerializeGraph({std::move(g), {"y"}});
+  return path;
+}
+
+std::string RowsRequest(int64_t rows) {
+  const std::string header =
+      R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [)" +
+      std::to_string(rows) + R"(, 512], "parameters": {"binary_data_size": )" +
+      std::to_string(rows * 512 * 4) +
+      R"(}}], "parameters": {"binary_data_output": true}})";
+  return header + std::string(rows * 512 * 4, '\0');
+}
+
+TEST_F(ServerTest, PreserveOrderingAnswersInTheOrderRequestsArrived) {
+  ServerOptions options = Options();
+  options.session.use_per_session_threads = true;
+  options.session.inter_op_parallelism_threads = 2;  // Two runners.
+  options.session.intra_op_parallelism_threads = 1;
+  options.batching.preserve_ordering = true;
+  options.models.push_back({.name = "mm", .path = WriteMatMulModel(dir())});
+  // The access log is written as each answer starts to leave: its order is
+  // the order of the answers.
+  std::mutex log_mutex;
+  std::vector<std::string> answers;
+  options.access_log = AccessLog::kText;
+  options.log = [&](const std::string& line) {
+    std::lock_guard lock(log_mutex);
+    if (line.find("/infer") != std::string::npos) answers.push_back(line);
+  };
+  Start(std::move(options));
+  auto post_rows = [&](int64_t rows) {
+    const std::string body = RowsRequest(rows);
+    const size_t header = body.size() - static_cast<size_t>(rows * 512 * 4);
+    return Post(port_, "/v2/models/mm/infer", body,
+                {{"Inference-Header-Content-Length", std::to_string(header)}})
+        .status;
+  };
+  std::thread big([&] { EXPECT_EQ(post_rows(4000), 200); });
+  // The small request arrives once the big one is in flight.
+  const std::string key = "weft_inference_in_flight{model=\"mm\"} 1";
+  for (int i = 0;
+       i < 5000 && Get(port_, "/metrics").body.find(key) == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(post_rows(1), 200);
+  big.join();
+  // The small one ran at once on the second runner, but its answer waited
+  // for the big one's: the big answer (8 MB) left first.
+  std::lock_guard lock(log_mutex);
+  ASSERT_EQ(answers.size(), 2u);
+  const auto bytes = [](const std::string& line) {
+    return std::stoll(line.substr(line.rfind(' ') + 1));
+  };
+  EXPECT_GT(bytes(answers[0]), 4000 * 512 * 4);
+  EXPECT_LT(bytes(answers[1]), 10'000);
 }
 
 TEST_F(ServerTest, AFullQueueRefusesAtOnceWith503) {
