@@ -23,23 +23,10 @@ import urllib.request
 
 import numpy as np
 
+from serve_bench import DATATYPES, feeds_of  # Beside this script.
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-DATATYPES = {np.dtype(np.float32): "FP32", np.dtype(np.int64): "INT64"}
-
-
-def feeds_of(model):
-    stem = os.path.splitext(model)[0]
-    directory = os.path.dirname(model) or "."
-    feeds = {}
-    for file in sorted(os.listdir(directory)):
-        path = os.path.join(directory, file)
-        if (path.startswith(stem + ".") and file.endswith(".npy") and
-                not file.endswith(".reference.npy")):
-            feeds[path[len(stem) + 1:-len(".npy")]] = np.load(path)
-    return feeds
-
-
 def variant(feeds, k):
     rng = np.random.default_rng(k)
     out = {}

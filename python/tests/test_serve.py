@@ -255,10 +255,9 @@ def conv_and_encoder_models(directory):
         helper.make_node("Add", ["ctx", "x"], ["res"]),
         helper.make_node("LayerNormalization", ["res", "g", "b"], ["ln"], axis=-1),
         helper.make_node("MatMul", ["ln", "w1"], ["ff"]),
-        helper.make_node("Gelu", ["ff"], ["act"], domain="com.microsoft"),
+        # GELU as exporters write it: x * (erf(x / sqrt 2) + 1) / 2.
+        helper.make_node("Div", ["ff", "sqrt2"], ["ffs"]),
     ]
-    # Gelu as Erf, in the default domain, as exporters write it.
-    nodes[-1] = helper.make_node("Div", ["ff", "sqrt2"], ["ffs"])
     nodes += [helper.make_node("Erf", ["ffs"], ["erf"]),
               helper.make_node("Add", ["erf", "one"], ["erf1"]),
               helper.make_node("Mul", ["ff", "erf1"], ["ffe"]),

@@ -225,20 +225,7 @@ void FillResponse(const ServedModel& model, const std::string& id,
     out->set_datatype(
         std::string(ProtocolDatatype(outputs[i].dtype()).value_or("")));
     for (int64_t dim : outputs[i].shape().dims()) out->add_shape(dim);
-    std::string* raw = response->add_raw_output_contents();
-    if (outputs[i].dtype() == DataType::kString) {
-      const std::string* strings = outputs[i].data<std::string>();
-      for (int64_t e = 0; e < outputs[i].NumElements(); ++e) {
-        const auto length = static_cast<uint32_t>(strings[e].size());
-        for (int shift = 0; shift < 32; shift += 8) {
-          raw->push_back(static_cast<char>((length >> shift) & 0xff));
-        }
-        raw->append(strings[e]);
-      }
-    } else {
-      raw->assign(static_cast<const char*>(outputs[i].raw_data()),
-                  outputs[i].size_bytes());
-    }
+    AppendTensorBytes(outputs[i], response->add_raw_output_contents());
   }
 }
 
@@ -360,14 +347,13 @@ class InferenceService final
   }
 
   bool Authorized(grpc::CallbackServerContext* context) const {
-    if (options_.auth_token.empty()) return true;
     const auto& metadata = context->client_metadata();
     auto it = metadata.find("authorization");
-    if (it == metadata.end()) return false;
+    if (it == metadata.end()) {
+      return BearerTokenAccepted(nullptr, options_.auth_token);
+    }
     const std::string value(it->second.data(), it->second.size());
-    const std::string prefix = "Bearer ";
-    return value.compare(0, prefix.size(), prefix) == 0 &&
-           ConstantTimeEquals(value.substr(prefix.size()), options_.auth_token);
+    return BearerTokenAccepted(&value, options_.auth_token);
   }
 
   grpc::ServerUnaryReactor* Unauthorized(grpc::CallbackServerContext* context) {

@@ -13,6 +13,8 @@
 #include <optional>
 #include <thread>
 
+#include "serve/infer_response.h"
+
 namespace weft::serve {
 
 namespace asio = boost::asio;
@@ -26,11 +28,6 @@ std::string Lower(std::string text) {
   for (char& c : text)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
-}
-
-std::string ErrorJson(const std::string& message) {
-  // The messages here are fixed sentences: no escaping needed.
-  return "{\"error\":\"" + message + "\"}";
 }
 
 }  // namespace
@@ -212,7 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request_line_->peer = peer_;
     HttpResponse response;
     response.status = status;
-    response.body = ErrorJson(message);
+    response.body = ErrorBody(message);
     Write(std::move(response));
   }
 

@@ -61,9 +61,13 @@ Json JsonValues(const Tensor& tensor) {
   }
 }
 
-// The binary form of a tensor: its elements' bytes, or for BYTES each
-// element as a 4-byte little-endian length and its bytes.
-void AppendBinary(const Tensor& tensor, std::string* out) {
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void AppendTensorBytes(const Tensor& tensor, std::string* out) {
   if (tensor.dtype() != DataType::kString) {
     out->append(static_cast<const char*>(tensor.raw_data()),
                 tensor.size_bytes());
@@ -78,12 +82,6 @@ void AppendBinary(const Tensor& tensor, std::string* out) {
     out->append(strings[i]);
   }
 }
-
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-}  // namespace
 
 std::vector<RequestedOutput> OutputsToSend(const InferRequest& request,
                                            const ModelSignature& signature) {
@@ -116,7 +114,7 @@ EncodedResponse EncodeInferResponse(const std::string& model_name,
                   {"shape", tensor.shape().dims()}};
     if (sent[i].binary) {
       const size_t before = binary.size();
-      AppendBinary(tensor, &binary);
+      AppendTensorBytes(tensor, &binary);
       entry["parameters"] = {{"binary_data_size", binary.size() - before}};
     } else {
       entry["data"] = JsonValues(tensor);

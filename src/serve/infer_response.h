@@ -20,6 +20,11 @@ namespace weft::serve {
 std::vector<RequestedOutput> OutputsToSend(const InferRequest& request,
                                            const ModelSignature& signature);
 
+// Appends the binary form of `tensor` to *out: its elements' bytes, or for
+// BYTES each element as a 4-byte little-endian length and its bytes (what
+// the binary extension and gRPC's raw contents carry).
+void AppendTensorBytes(const Tensor& tensor, std::string* out);
+
 struct EncodedResponse {
   std::string body;
   // Set when binary outputs follow the JSON: the JSON's length, for the

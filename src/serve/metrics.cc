@@ -88,14 +88,10 @@ Metrics::ModelCounters::ModelCounters()
 
 Metrics::Metrics() = default;
 
-Metrics::ModelCounters& Metrics::For(const std::string& model) {
-  return models_[model];
-}
-
 void Metrics::RequestSucceeded(const std::string& model, double queue_us,
                                double compute_us) {
   std::lock_guard lock(mutex_);
-  ModelCounters& counters = For(model);
+  ModelCounters& counters = models_[model];
   ++counters.success;
   counters.queue_us.Observe(queue_us);
   counters.compute_us.Observe(compute_us);
@@ -107,18 +103,18 @@ void Metrics::RequestFailed(const std::string& model,
   if (model.empty()) {
     ++unrouted_failures_[reason];
   } else {
-    ++For(model).failures[reason];
+    ++models_[model].failures[reason];
   }
 }
 
 void Metrics::BatchRan(const std::string& model, int64_t rows) {
   std::lock_guard lock(mutex_);
-  For(model).batch_rows.Observe(static_cast<double>(rows));
+  models_[model].batch_rows.Observe(static_cast<double>(rows));
 }
 
 void Metrics::InFlight(const std::string& model, int delta) {
   std::lock_guard lock(mutex_);
-  For(model).in_flight += delta;
+  models_[model].in_flight += delta;
 }
 
 std::string Metrics::Render(int core_budget, int threads_computing,

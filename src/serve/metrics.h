@@ -61,7 +61,6 @@ class Metrics {
     int64_t in_flight = 0;
     ModelCounters();
   };
-  ModelCounters& For(const std::string& model);  // REQUIRES: mutex_ held.
 
   mutable std::mutex mutex_;
   std::map<std::string, ModelCounters> models_;

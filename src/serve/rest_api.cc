@@ -122,14 +122,18 @@ RestApi::RestApi(const ServerOptions& options, ModelRegistry* registry,
       metrics_(metrics),
       ready_(ready) {}
 
-bool RestApi::Authorized(const HttpRequest& request) const {
-  if (options_.auth_token.empty()) return true;
-  const std::string* header = request.Header("authorization");
+bool BearerTokenAccepted(const std::string* value, const std::string& token) {
+  if (token.empty()) return true;
   const std::string prefix = "Bearer ";
-  if (header == nullptr || header->compare(0, prefix.size(), prefix) != 0) {
+  if (value == nullptr || value->compare(0, prefix.size(), prefix) != 0) {
     return false;
   }
-  return ConstantTimeEquals(header->substr(prefix.size()), options_.auth_token);
+  return ConstantTimeEquals(value->substr(prefix.size()), token);
+}
+
+bool RestApi::Authorized(const HttpRequest& request) const {
+  return BearerTokenAccepted(request.Header("authorization"),
+                             options_.auth_token);
 }
 
 // NOLINTNEXTLINE(readability-function-size)

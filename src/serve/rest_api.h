@@ -30,6 +30,11 @@ int HttpStatusOf(const Status& status);
 // Equal strings, in a time that depends only on their lengths.
 bool ConstantTimeEquals(const std::string& a, const std::string& b);
 
+// Whether an Authorization value (HTTP header or gRPC metadata) lets a
+// request in: anything when `token` is empty, else "Bearer <token>",
+// compared in constant time. `value` null: the request sent none.
+bool BearerTokenAccepted(const std::string* value, const std::string& token);
+
 class RestApi {
  public:
   RestApi(const ServerOptions& options, ModelRegistry* registry,

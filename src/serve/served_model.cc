@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "serve/batch_tensors.h"
+#include "serve/infer_response.h"
 #include "weft/model.h"
 
 namespace weft::serve {
@@ -107,12 +108,7 @@ ServedModel::~ServedModel() { Stop(std::chrono::milliseconds(0)); }
 Status ServedModel::Submit(InferRequest request, InferDone done) {
   auto pending = std::make_shared<PendingRequest>();
   pending->inputs = std::move(request.inputs);
-  std::vector<RequestedOutput> sent = request.outputs;
-  if (sent.empty()) {
-    for (const TensorSignature& output : signature_.outputs) {
-      sent.push_back({output.name, request.binary_outputs});
-    }
-  }
+  std::vector<RequestedOutput> sent = OutputsToSend(request, signature_);
   for (const RequestedOutput& output : sent) {
     pending->fetches.push_back(output.name);
   }
