@@ -38,6 +38,10 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget);
 // AVX2 and FMA)" or "eigen (WEFT_GEMM_KERNEL)".
 std::string ActiveGemmKernelDescription();
 
+// The int8 product kernel in use and why: "vnni (per CPU: AVX-512 VNNI)",
+// "generic (WEFT_INT8_KERNEL)"; docs/kernels.md.
+std::string ActiveInt8KernelDescription();
+
 // Kernels computing now, in every session of the process, on any thread
 // (the core budget's count: the intra-op helpers they enlist, at most the
 // budget minus this count, are not included). For gauges such as the

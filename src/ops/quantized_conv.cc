@@ -3,32 +3,29 @@
 // requantized to y's scale and zero point with an optional int32 bias.
 // w's zero point and scale may be per output channel.
 //
-// Each image's input is first gathered into columns, (channel, tap) x
-// output pixel, as int32 with the zero point subtracted (a padded tap is 0,
-// as if the padding held x_zero_point); then each output channel's plane
-// is one thread's sum over its group's rows in a fixed order. Integer sums
-// are exact, so results do not depend on the thread count.
+// With int8 weights the sums run on the int8 micro-kernel over weights
+// packed when the kernel is built (quantized_conv_packed.h). Otherwise (uint8
+// weights) each image's input is first gathered into columns, (channel,
+// tap) x output pixel, as int32 with the zero point subtracted (a padded tap
+// is 0, as if the padding held x_zero_point); then each output channel's
+// plane is one thread's sum over its group's rows in a fixed order. Integer
+// sums are exact, so both give the same bits, whatever the thread count.
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "framework/op_registry_impl.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
+#include "ops/quantized_conv_packed.h"
 #include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
 
 const std::vector<DataType> kQuantized = {DataType::kUInt8, DataType::kInt8};
-
-// The checked sizes of one quantized convolution.
-struct QuantizedConv {
-  Window win;
-  int64_t n = 0, c = 0, m = 0, group = 1;
-  int64_t rows_per_group = 0;  // (C / group) x taps.
-  Shape out;
-};
 
 StatusOr<QuantizedConv> PlanConv(const WindowAttrs& attrs, int64_t group,
                                  const Shape& x, const Shape& w) {
@@ -71,12 +68,13 @@ StatusOr<bool> PerChannel(const Tensor& t, int64_t m, const char* what) {
                               std::to_string(m) + ")");
 }
 
-// acc planes of every (image, output channel): emit(image, channel, acc)
-// with acc the channel's out-pixels int32 sums. w_zero: one entry or M.
+// The reference sums: every (image, output channel) plane as int32, from
+// columns gathered as int32 with the zero point subtracted; any dtypes.
+// emit(image, channel, first pixel, pixels, acc) gets each plane whole.
 template <class QX, class QW, class Emit>
-void Convolve(KernelContext& ctx, const QuantizedConv& q, const QX* x,
-              int32_t x_zero, const QW* w, const QW* w_zero, bool w_zero_per_m,
-              Emit emit) {
+void ConvolveReference(KernelContext& ctx, const QuantizedConv& q, const QX* x,
+                       int32_t x_zero, const QW* w, const QW* w_zero,
+                       bool w_zero_per_m, Emit emit) {
   const Window& win = q.win;
   const int64_t pixels = win.OutSize();
   const int64_t in_size = win.InSize();
@@ -119,7 +117,7 @@ void Convolve(KernelContext& ctx, const QuantizedConv& q, const QX* x,
               const int32_t* cr = col + r * pixels;
               for (int64_t p = 0; p < pixels; ++p) acc[p] += wv * cr[p];
             }
-            emit(image, oc, acc.data());
+            emit(image, oc, int64_t{0}, pixels, acc.data());
           }
         });
   }
@@ -156,11 +154,63 @@ StatusOr<int32_t> ScalarZeroPoint(KernelContext& ctx, int index, DataType dtype,
                                    : int32_t{*z.data<int8_t>()};
 }
 
+// What ConvInteger and QLinearConv share: the window, the group, and the
+// int8 weights packed when the kernel is built, where w is a constant.
+class QuantizedConvKernel : public OpKernel {
+ public:
+  QuantizedConvKernel(const KernelConstruction& c, int w_index)
+      : attrs_(ReadWindowAttrs(c)), group_(c.attr<int64_t>("group")) {
+    const Tensor* w = c.constant_input(w_index);
+    if (w != nullptr && w->dtype() == DataType::kInt8 &&
+        w->shape().rank() >= 3 && group_ >= 1 &&
+        w->shape().dim(0) % group_ == 0 && w->NumElements() > 0) {
+      const int64_t m = w->shape().dim(0), c_per_group = w->shape().dim(1);
+      prepared_ = Int8ConvWeights::Prepare(w->data<int8_t>(), m, c_per_group,
+                                           w->NumElements() / (m * c_per_group),
+                                           group_);
+    }
+  }
+
+  int64_t prepared_bytes() const override {
+    return prepared_ ? prepared_->bytes() : 0;
+  }
+
+ protected:
+  // The int32 sums of the convolution: on the int8 micro-kernel when w is
+  // int8 (its weights packed here when they were not at construction), else
+  // the reference loop.
+  template <class QX, class QW>
+  void Sums(KernelContext& ctx, const QuantizedConv& q, const QX* x,
+            int32_t x_zero, const Tensor& w, const QW* w_zero, bool per_m,
+            const ConvSumsFn& emit) const {
+    if constexpr (std::is_same_v<QW, int8_t>) {
+      std::optional<Int8ConvWeights> local;
+      const Int8ConvWeights* weights = prepared_ ? &*prepared_ : nullptr;
+      if (weights == nullptr || !weights->Fits(q)) {
+        local = Int8ConvWeights::Prepare(w.data<int8_t>(), q.m, q.c / q.group,
+                                         q.win.KernelSize(), q.group);
+        weights = &*local;
+      }
+      ConvolveInt8(ctx, q, x, std::is_same_v<QX, int8_t>, x_zero, *weights,
+                   w_zero, per_m, emit);
+    } else {
+      ConvolveReference<QX, QW>(ctx, q, x, x_zero, w.data<QW>(), w_zero, per_m,
+                                emit);
+    }
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+
+ private:
+  std::optional<Int8ConvWeights> prepared_;
+};
+
 // ConvInteger (x, w[, x_zero_point[, w_zero_point]]) -> int32.
-class ConvIntegerKernel : public OpKernel {
+class ConvIntegerKernel : public QuantizedConvKernel {
  public:
   explicit ConvIntegerKernel(const KernelConstruction& c)
-      : attrs_(ReadWindowAttrs(c)), group_(c.attr<int64_t>("group")) {}
+      : QuantizedConvKernel(c, 1) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -186,28 +236,48 @@ class ConvIntegerKernel : public OpKernel {
     return DispatchPair(x.dtype(), w.dtype(), [&](auto qx, auto qw) {
       using QX = decltype(qx);
       using QW = decltype(qw);
-      Convolve<QX, QW>(ctx, q, x.data<QX>(), x_zero, w.data<QW>(),
-                       w_zero ? w_zero->data<QW>() : nullptr, per_m,
-                       [&](int64_t image, int64_t oc, const int32_t* acc) {
-                         std::copy(acc, acc + pixels,
-                                   out + (image * q.m + oc) * pixels);
-                       });
+      Sums<QX, QW>(ctx, q, x.data<QX>(), x_zero, w,
+                   w_zero ? w_zero->data<QW>() : nullptr, per_m,
+                   [&](int64_t image, int64_t oc, int64_t p0, int64_t count,
+                       const int32_t* acc) {
+                     std::copy(acc, acc + count,
+                               out + (image * q.m + oc) * pixels + p0);
+                   });
       return Status::OK();
     });
   }
-
- private:
-  WindowAttrs attrs_;
-  int64_t group_;
 };
+
+// y = saturate(round_half_even(float(acc + bias) * multiplier) + zero) for
+// a run of sums, as QLinearConv and QLinearMatMul define it; a NaN (a
+// non-finite scale) gives 0.
+template <class QY>
+void Requantize(const int32_t* acc, int64_t count, int32_t bias,
+                float multiplier, float zero, QY* dst) {
+  constexpr float lo = std::numeric_limits<QY>::min();
+  constexpr float hi = std::numeric_limits<QY>::max();
+  if (!std::isfinite(multiplier)) {
+    for (int64_t p = 0; p < count; ++p) {
+      const float v =
+          std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
+      dst[p] = std::isnan(v) ? QY(0) : static_cast<QY>(std::clamp(v, lo, hi));
+    }
+    return;
+  }
+  for (int64_t p = 0; p < count; ++p) {
+    const float v =
+        std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
+    dst[p] = static_cast<QY>(std::min(std::max(v, lo), hi));
+  }
+}
 
 // QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
 // y_zero_point[, B]): y = saturate(round_half_even((acc + B) * x_scale *
 // w_scale / y_scale) + y_zero_point), in float32 as QLinearMatMul.
-class QLinearConvKernel : public OpKernel {
+class QLinearConvKernel : public QuantizedConvKernel {
  public:
   explicit QLinearConvKernel(const KernelConstruction& c)
-      : attrs_(ReadWindowAttrs(c)), group_(c.attr<int64_t>("group")) {}
+      : QuantizedConvKernel(c, 3) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -259,22 +329,14 @@ class QLinearConvKernel : public OpKernel {
         using QY = decltype(qy);
         QY* out = y->data<QY>();
         const float zy = static_cast<float>(*y_zero.data<QY>());
-        constexpr float lo = std::numeric_limits<QY>::min();
-        constexpr float hi = std::numeric_limits<QY>::max();
-        Convolve<QX, QW>(
-            ctx, q, x.data<QX>(), x_zero, w.data<QW>(), ctx.input(5).data<QW>(),
-            zero_per_m, [&](int64_t image, int64_t oc, const int32_t* acc) {
-              const float multiplier = xs * ws[scale_per_m ? oc : 0] / ys;
-              const int32_t b = bias ? bias[oc] : 0;
-              QY* dst = out + (image * q.m + oc) * pixels;
-              for (int64_t p = 0; p < pixels; ++p) {
-                const float v = std::nearbyint(static_cast<float>(acc[p] + b) *
-                                               multiplier) +
-                                zy;
-                dst[p] = std::isnan(v) ? QY(0)
-                                       : static_cast<QY>(std::clamp(v, lo, hi));
-              }
-            });
+        Sums<QX, QW>(ctx, q, x.data<QX>(), x_zero, w, ctx.input(5).data<QW>(),
+                     zero_per_m,
+                     [&](int64_t image, int64_t oc, int64_t p0, int64_t count,
+                         const int32_t* acc) {
+                       Requantize(acc, count, bias ? bias[oc] : 0,
+                                  xs * ws[scale_per_m ? oc : 0] / ys, zy,
+                                  out + (image * q.m + oc) * pixels + p0);
+                     });
       };
       if (y_zero.dtype() == DataType::kUInt8) {
         requantize(uint8_t{});
@@ -284,10 +346,6 @@ class QLinearConvKernel : public OpKernel {
       return Status::OK();
     });
   }
-
- private:
-  WindowAttrs attrs_;
-  int64_t group_;
 };
 
 }  // namespace

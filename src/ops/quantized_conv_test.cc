@@ -101,3 +101,119 @@ TEST(QuantizedConvTest, RefusesAZeroPointOfTheWrongDtype) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// uint8 or int8 values from a linear congruential sequence.
+template <class T>
+Tensor SeededQuantized(const Shape& shape, uint32_t seed) {
+  Tensor t(DataTypeOf<T>(), shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<T>()[i] = static_cast<T>(seed >> 24);
+  }
+  return t;
+}
+
+// (t - zero) as float32, zero per tensor or per first dimension.
+template <class T>
+Tensor MinusZero(const Tensor& t, const std::vector<int32_t>& zero) {
+  Tensor out(DataType::kFloat32, t.shape());
+  const int64_t per = t.NumElements() / t.shape().dim(0);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    const int32_t z = zero.size() == 1 ? zero[0] : zero[i / per];
+    out.data<float>()[i] = static_cast<float>(t.data<T>()[i] - z);
+  }
+  return out;
+}
+
+struct ConvCase {
+  const char* name;
+  int64_t n, c, h, w, m, k, stride, pad, dilation, group;
+};
+
+// ConvInteger over every convolution shape the int8 kernels take (1 x 1,
+// 3 x 3, 7 x 7 / 2, depthwise, grouped, dilated; depths that are not whole
+// quads, planes that are not whole panels, two images), with per-channel
+// weight zero points, int8 and uint8 x, and w constant (packed at
+// construction) or fed: the sums equal float32 Conv's over (x - x_zero) and
+// (w - w_zero), exact at these sizes (every sum below 2^24), at one and
+// two threads.
+TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
+  const ConvCase cases[] = {
+      {"1x1", 2, 13, 9, 11, 19, 1, 1, 0, 1, 1},
+      {"3x3", 1, 8, 10, 9, 16, 3, 1, 1, 1, 1},
+      {"7x7/2", 1, 3, 17, 15, 9, 7, 2, 3, 1, 1},
+      {"3x3/2 depthwise", 2, 12, 9, 10, 12, 3, 2, 1, 1, 12},
+      {"3x3 depthwise", 1, 5, 7, 7, 5, 3, 1, 1, 1, 5},
+      {"grouped", 1, 12, 6, 7, 9, 3, 1, 1, 1, 3},
+      {"dilated", 1, 6, 11, 11, 10, 3, 1, 2, 2, 1},
+  };
+  for (const ConvCase& t : cases) {
+    for (bool signed_x : {false, true}) {
+      for (bool fed_w : {false, true}) {
+        SCOPED_TRACE(std::string(t.name) + (signed_x ? " int8 x" : " uint8 x") +
+                     (fed_w ? ", w fed" : ", w constant"));
+        const Shape x_shape{t.n, t.c, t.h, t.w};
+        const Shape w_shape{t.m, t.c / t.group, t.k, t.k};
+        Tensor x = signed_x ? SeededQuantized<int8_t>(x_shape, 3)
+                            : SeededQuantized<uint8_t>(x_shape, 3);
+        Tensor w = SeededQuantized<int8_t>(w_shape, 5);
+        std::vector<int8_t> w_zero(static_cast<size_t>(t.m));
+        std::vector<int32_t> w_zero32;
+        for (int64_t i = 0; i < t.m; ++i) {
+          w_zero[i] = static_cast<int8_t>(i % 3 == 0 ? 0 : i % 5 - 2);
+          w_zero32.push_back(w_zero[i]);
+        }
+        const int32_t x_zero = signed_x ? -3 : 121;
+        Tensor x_zero_t = signed_x ? Tensor::FromVector<int8_t>({}, {-3})
+                                   : Tensor::FromVector<uint8_t>({}, {121});
+        const std::vector<int64_t> pads = {t.pad, t.pad, t.pad, t.pad};
+        const AttrMap attrs = {
+            {"group", t.group},
+            {"pads", pads},
+            {"strides", std::vector<int64_t>{t.stride, t.stride}},
+            {"dilations", std::vector<int64_t>{t.dilation, t.dilation}}};
+
+        Graph graph;
+        graph.Placeholder("x", x.dtype(), x_shape);
+        const std::string w_name =
+            fed_w ? graph.Placeholder("w", DataType::kInt8, w_shape)
+                  : graph.Const("w", w);
+        graph.Const("xz", x_zero_t);
+        graph.Const("wz", Tensor::FromVector<int8_t>({t.m}, w_zero));
+        test::MustAdd(
+            graph, {"y", "ConvInteger", {"x", w_name, "xz", "wz"}, attrs, ""});
+        Graph reference;
+        reference.Const("x", signed_x ? MinusZero<int8_t>(x, {x_zero})
+                                      : MinusZero<uint8_t>(x, {x_zero}));
+        reference.Const("w", MinusZero<int8_t>(w, w_zero32));
+        test::MustAdd(reference, {"y", "Conv", {"x", "w"}, attrs, ""});
+        auto want = test::RunAtOneAndTwoThreads(reference, {"y"});
+        ASSERT_TRUE(want.ok()) << want.status();
+
+        for (int threads : {1, 2}) {
+          auto session =
+              Session::Create(graph, test::PerSessionOptions(threads, threads));
+          ASSERT_TRUE(session.ok()) << session.status();
+          NamedTensors feeds = {{"x", x}};
+          if (fed_w) feeds.push_back({"w", w});
+          std::vector<Tensor> got = test::MustRun(**session, {"y"}, feeds);
+          ASSERT_EQ(got.size(), 1u);
+          ASSERT_EQ(got[0].shape(), (*want)[0].shape());
+          const Tensor& expect = (*want)[0];
+          for (int64_t i = 0; i < expect.NumElements(); ++i) {
+            ASSERT_EQ(got[0].data<int32_t>()[i],
+                      static_cast<int32_t>(expect.data<float>()[i]))
+                << "element " << i << " at " << threads << " threads";
+          }
+          if (!fed_w) EXPECT_GT((*session)->prepared_bytes(), 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "kernels/gemm_tile.h"
+#include "kernels/int8_gemm.h"
 #include "runtime/core_budget.h"
 #include "threading/cpu_info.h"
 #include "threading/threading_env.h"
@@ -32,6 +33,10 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget) {
 
 std::string ActiveGemmKernelDescription() {
   return internal::DescribeActiveGemmKernel();
+}
+
+std::string ActiveInt8KernelDescription() {
+  return internal::DescribeActiveInt8Kernel();
 }
 
 int KernelsComputingNow() { return internal::CoreBudget::running(); }

@@ -9,6 +9,7 @@
 
 #include "framework/node_context.h"
 #include "kernels/gemm_tile.h"
+#include "kernels/int8_gemm.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
@@ -614,6 +615,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     Graph graph, const SessionOptions& options) {
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
   WEFT_RETURN_IF_ERROR(internal::CheckGemmKernelEnvironment());
+  WEFT_RETURN_IF_ERROR(internal::CheckInt8KernelEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckCpuSpreadEnvironment());
   if (auto it = options.device_count.find("CPU");
       it != options.device_count.end() && it->second > 1) {

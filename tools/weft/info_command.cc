@@ -347,6 +347,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
                           {"gemm_kernel", ActiveGemmKernelDescription()},
+                          {"int8_kernel", ActiveInt8KernelDescription()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
                             {"compiler", compiler},
@@ -404,6 +405,8 @@ int InfoCommand(const std::string& model, bool json) {
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
   std::printf("product tile kernel: %s\n",
               ActiveGemmKernelDescription().c_str());
+  std::printf("int8 product kernel: %s\n",
+              ActiveInt8KernelDescription().c_str());
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
               CLI11_VERSION);

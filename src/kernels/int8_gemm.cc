@@ -1,0 +1,165 @@
+#include "kernels/int8_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace weft::internal {
+namespace {
+
+constexpr const char* kEnv = "WEFT_INT8_KERNEL";
+
+bool CpuHasAvx512Vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
+}
+
+Int8Kernel ChooseActiveKernel() {
+  if (const char* env = std::getenv(kEnv)) {
+    std::optional<Int8Kernel> forced = ParseInt8Kernel(env);
+    // A name the CPU cannot run fails Session::Create through
+    // CheckInt8KernelEnvironment; until then the CPU's choice stands.
+    if (forced && CpuRunsInt8Kernel(*forced)) return *forced;
+  }
+  return CpuHasAvx512Vnni() ? Int8Kernel::kAvx512Vnni : Int8Kernel::kGeneric;
+}
+
+// The generic kernel: the same quads, summed in int32 lane by lane.
+void GenericPanelProduct(const int8_t* a, const uint8_t* b, int64_t quads,
+                         int64_t rows, int64_t cols, int32_t* acc, int64_t ld) {
+  int32_t sums[kInt8Rows][kInt8Cols] = {};
+  for (int64_t q = 0; q < quads; ++q) {
+    const int8_t* aq = a + q * kInt8Rows * 4;
+    const uint8_t* bq = b + q * kInt8Cols * 4;
+    for (int64_t r = 0; r < kInt8Rows; ++r) {
+      const int32_t a0 = aq[r * 4], a1 = aq[r * 4 + 1], a2 = aq[r * 4 + 2],
+                    a3 = aq[r * 4 + 3];
+      for (int64_t p = 0; p < kInt8Cols; ++p) {
+        const uint8_t* bp = bq + p * 4;
+        sums[r][p] += a0 * bp[0] + a1 * bp[1] + a2 * bp[2] + a3 * bp[3];
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(sums[r], sums[r] + cols, acc + r * ld);
+  }
+}
+
+// kInt8Rows x kInt8Cols = 8 rows x 2 vectors of 16 pixels: 16 accumulators,
+// two column loads and eight weight broadcasts per quad.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniPanelProduct(
+    const int8_t* a, const uint8_t* b, int64_t quads, int64_t rows,
+    int64_t cols, int32_t* acc, int64_t ld) {
+  static_assert(kInt8Rows == 8 && kInt8Cols == 32);
+  __m512i c[8][2];
+  for (auto& row : c) row[0] = row[1] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < quads; ++q) {
+    const __m512i b0 = _mm512_loadu_si512(b + q * 128);
+    const __m512i b1 = _mm512_loadu_si512(b + q * 128 + 64);
+    const int8_t* aq = a + q * 32;
+    for (int r = 0; r < 8; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, aq + r * 4, 4);
+      const __m512i w = _mm512_set1_epi32(quad);
+      c[r][0] = _mm512_dpbusd_epi32(c[r][0], b0, w);
+      c[r][1] = _mm512_dpbusd_epi32(c[r][1], b1, w);
+    }
+  }
+  if (cols == kInt8Cols) {
+    for (int64_t r = 0; r < rows; ++r) {
+      _mm512_storeu_si512(acc + r * ld, c[r][0]);
+      _mm512_storeu_si512(acc + r * ld + 16, c[r][1]);
+    }
+    return;
+  }
+  const __mmask16 low =
+      static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
+  const __mmask16 high =
+      static_cast<__mmask16>(cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    _mm512_mask_storeu_epi32(acc + r * ld, low, c[r][0]);
+    _mm512_mask_storeu_epi32(acc + r * ld + 16, high, c[r][1]);
+  }
+}
+
+}  // namespace
+
+std::string_view Int8KernelName(Int8Kernel kernel) {
+  return kernel == Int8Kernel::kAvx512Vnni ? "vnni" : "generic";
+}
+
+std::optional<Int8Kernel> ParseInt8Kernel(std::string_view name) {
+  if (name == "vnni") return Int8Kernel::kAvx512Vnni;
+  if (name == "generic") return Int8Kernel::kGeneric;
+  return std::nullopt;
+}
+
+bool CpuRunsInt8Kernel(Int8Kernel kernel) {
+  return kernel == Int8Kernel::kGeneric || CpuHasAvx512Vnni();
+}
+
+Int8Kernel ActiveInt8Kernel() {
+  static const Int8Kernel kernel = ChooseActiveKernel();
+  return kernel;
+}
+
+Status CheckInt8KernelEnvironment() {
+  const char* env = std::getenv(kEnv);
+  if (env == nullptr) return Status::OK();
+  std::optional<Int8Kernel> kernel = ParseInt8Kernel(env);
+  if (!kernel) {
+    return InvalidArgumentError(std::string(kEnv) + "=" + env +
+                                " is not an int8 kernel (generic or vnni; "
+                                "unset it for the per-CPU choice, "
+                                "docs/kernels.md)");
+  }
+  if (!CpuRunsInt8Kernel(*kernel)) {
+    return InvalidArgumentError(std::string(kEnv) + "=" + env +
+                                ": this CPU has no AVX-512 VNNI");
+  }
+  return Status::OK();
+}
+
+std::string DescribeActiveInt8Kernel() {
+  std::string name(Int8KernelName(ActiveInt8Kernel()));
+  const char* env = std::getenv(kEnv);
+  if (env != nullptr && ParseInt8Kernel(env) &&
+      CpuRunsInt8Kernel(*ParseInt8Kernel(env))) {
+    return name + " (" + kEnv + ")";
+  }
+  return name + (CpuHasAvx512Vnni() ? " (per CPU: AVX-512 VNNI)"
+                                    : " (per CPU: no AVX-512 VNNI)");
+}
+
+PackedInt8Weights::PackedInt8Weights(const int8_t* w, int64_t rows,
+                                     int64_t depth)
+    : rows_(rows), depth_(depth) {
+  const int64_t q = quads();
+  data_.assign(static_cast<size_t>(panels() * q * kInt8Rows * 4), 0);
+  row_sums_.assign(static_cast<size_t>(rows), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int8_t* panel = data_.data() + (r / kInt8Rows) * q * kInt8Rows * 4;
+    const int64_t lane = r % kInt8Rows;
+    for (int64_t d = 0; d < depth; ++d) {
+      const int8_t v = w[r * depth + d];
+      panel[(d / 4) * kInt8Rows * 4 + lane * 4 + d % 4] = v;
+      row_sums_[static_cast<size_t>(r)] += v;
+    }
+  }
+}
+
+void Int8PanelProduct(Int8Kernel kernel, const int8_t* weight_panel,
+                      const uint8_t* column_panel, int64_t quads, int64_t rows,
+                      int64_t cols, int32_t* acc, int64_t ld) {
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    VnniPanelProduct(weight_panel, column_panel, quads, rows, cols, acc, ld);
+  } else {
+    GenericPanelProduct(weight_panel, column_panel, quads, rows, cols, acc, ld);
+  }
+}
+
+}  // namespace weft::internal

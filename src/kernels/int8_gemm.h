@@ -1,0 +1,104 @@
+// Integer matrix products for quantized convolutions and matrix products:
+// unsigned 8-bit columns times signed 8-bit weights, summed exactly in
+// int32 (the u8s8 form that x86's VNNI instructions compute; ONNX Runtime's
+// and oneDNN's int8 kernels use the same split).
+//
+// Layout. The weights (rows = output channels, depth = input channels x
+// taps) are packed once into panels of kInt8Rows rows; the columns (depth x
+// pixels) are gathered per product into panels of kInt8Cols pixels. Both go
+// along the depth in quads, the four bytes one VNNI lane multiplies and sums
+// into one int32:
+//   weight panel:  [quad][row of the panel][4 bytes]       kInt8Rows * 4 per
+//   quad column panel:  [quad][pixel of the panel][4 bytes]     kInt8Cols * 4
+//   per quad
+// The depth is zero-padded to whole quads in both, and a weight panel to
+// whole rows, so a product never reads past what was packed.
+//
+// Kernels, chosen once per process from the CPU's features (never from a
+// timing), WEFT_INT8_KERNEL forcing either one:
+//   kAvx512Vnni  vpdpbusd on 512-bit vectors (AVX-512 VNNI)
+//   kGeneric     portable C++ over the same layout, for every other CPU
+// Integer sums are exact, so both give the same bits: the choice is speed
+// alone, and results never depend on the thread count or on the tiling.
+#ifndef WEFT_SRC_KERNELS_INT8_GEMM_H_
+#define WEFT_SRC_KERNELS_INT8_GEMM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/status.h"
+
+namespace weft::internal {
+
+enum class Int8Kernel { kGeneric, kAvx512Vnni };
+
+std::string_view Int8KernelName(Int8Kernel kernel);
+std::optional<Int8Kernel> ParseInt8Kernel(std::string_view name);
+
+// Whether this CPU can run `kernel` (kGeneric: always).
+bool CpuRunsInt8Kernel(Int8Kernel kernel);
+
+// The kernel of this process: WEFT_INT8_KERNEL ("generic" or "vnni") when
+// set and the CPU runs it, else AVX-512 VNNI where the CPU has it, else the
+// generic one. Read once.
+Int8Kernel ActiveInt8Kernel();
+
+// InvalidArgument naming WEFT_INT8_KERNEL when it names no kernel, or one
+// this CPU cannot run: Session::Create fails on it, as on the other
+// WEFT_* variables.
+Status CheckInt8KernelEnvironment();
+
+// How the active kernel was chosen, for `weft info`.
+std::string DescribeActiveInt8Kernel();
+
+// Output channels per weight panel and pixels per column panel.
+constexpr int64_t kInt8Rows = 8;
+constexpr int64_t kInt8Cols = 32;
+
+inline int64_t Int8Quads(int64_t depth) { return (depth + 3) / 4; }
+
+// Signed 8-bit weights, rows x depth, packed into panels, with each row's
+// sum (what a column's zero point multiplies).
+class PackedInt8Weights {
+ public:
+  PackedInt8Weights() = default;
+  // w[r * depth + d] is row r's weight at depth d.
+  PackedInt8Weights(const int8_t* w, int64_t rows, int64_t depth);
+
+  int64_t rows() const { return rows_; }
+  int64_t depth() const { return depth_; }
+  int64_t quads() const { return Int8Quads(depth_); }
+  int64_t panels() const { return (rows_ + kInt8Rows - 1) / kInt8Rows; }
+  // Panel p holds rows [p * kInt8Rows, ...).
+  const int8_t* panel(int64_t p) const {
+    return data_.data() + p * quads() * kInt8Rows * 4;
+  }
+  const std::vector<int32_t>& row_sums() const { return row_sums_; }
+  int64_t bytes() const {
+    return static_cast<int64_t>(data_.size() + row_sums_.size() * 4);
+  }
+
+ private:
+  int64_t rows_ = 0, depth_ = 0;
+  std::vector<int8_t> data_;
+  std::vector<int32_t> row_sums_;
+};
+
+// Bytes of one column panel over `depth`.
+inline int64_t Int8ColumnPanelBytes(int64_t depth) {
+  return Int8Quads(depth) * kInt8Cols * 4;
+}
+
+// acc[r * ld + p] = sum over the depth of weight row r times column p, for
+// the panel's rows r < rows (at most kInt8Rows) and pixels p < cols (at
+// most kInt8Cols). The panels are `quads` deep.
+void Int8PanelProduct(Int8Kernel kernel, const int8_t* weight_panel,
+                      const uint8_t* column_panel, int64_t quads, int64_t rows,
+                      int64_t cols, int32_t* acc, int64_t ld);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_KERNELS_INT8_GEMM_H_
