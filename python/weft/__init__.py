@@ -30,6 +30,7 @@ from ._onnxruntime_api import (ExecutionMode, GraphOptimizationLevel,
                                InferenceSession, ModelMetadata, NodeArg,
                                SessionOptions, get_available_providers,
                                get_device)
+from ._quantize import QuantizeResult, quantize
 from ._run_options import RunOptions
 from ._tensorflow_api import (ConfigProto, RunMetadata, Session,
                               ThreadPoolOptionProto)
@@ -66,6 +67,7 @@ __all__ = [
     "ModelMetadata",
     "NodeArg",
     "PerformanceWarning",
+    "QuantizeResult",
     "RunMetadata",
     "RunOptions",
     "Session",
@@ -81,6 +83,7 @@ __all__ = [
     "get_num_interop_threads",
     "get_num_threads",
     "load",
+    "quantize",
     "set_num_interop_threads",
     "set_num_threads",
     "tune",

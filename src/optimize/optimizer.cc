@@ -38,6 +38,13 @@ const std::vector<Pass>& Pipeline() {
       {{"identity-elimination",
         "removes Identity and inference Dropout; readers read the input"},
        Run<internal::EliminateIdentities>},
+      // Before folding: DequantizeLinear of a constant weight would fold
+      // into a float constant, and the integer group with it.
+      {{"qdq-fusion",
+        "DequantizeLinear -> Conv / MatMul / Add [-> Relu / Clip] -> "
+        "QuantizeLinear groups become QLinearConv, QLinearMatMul, "
+        "QLinearAdd; a Q/DQ pair moves through MaxPool and shape-only ops"},
+       Run<internal::FuseQdqGroups>},
       {{"shape-folding",
         "Shape and Size of a tensor whose whole shape is inferred become "
         "constants"},

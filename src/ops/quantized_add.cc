@@ -1,0 +1,149 @@
+// QLinearAdd (ONNX Runtime's com.microsoft op, which its QDQ transformer
+// writes for DequantizeLinear -> Add -> QuantizeLinear): two uint8 or int8
+// tensors with per-tensor scales and zero points, broadcast as NumPy does,
+// added and requantized in one pass.
+//
+// Each element is computed with the float operations of the three nodes it
+// replaces, in their order: ((a - a_zero) * a_scale) + ((b - b_zero) *
+// b_scale), divided by c_scale, rounded half to even, plus c_zero,
+// saturated. This file is compiled with -ffp-contract=off (CMakeLists.txt)
+// so that no multiply-add is fused where the separate nodes round twice: the
+// qdq-fusion pass then keeps the graph's results bit for bit.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "framework/op_registry_impl.h"
+#include "ops/broadcast.h"
+#include "ops/op_util.h"
+#include "ops/registry.h"
+
+namespace weft::internal {
+namespace {
+
+const std::vector<DataType> kQuantized = {DataType::kUInt8, DataType::kInt8};
+
+// One per-tensor (scale, zero point) pair, checked.
+struct QuantParams {
+  float scale = 1;
+  float zero = 0;
+};
+
+StatusOr<QuantParams> ReadParams(const KernelContext& ctx, int scale_index,
+                                 DataType dtype, const char* what) {
+  const Tensor& scale = ctx.input(scale_index);
+  const Tensor& zero = ctx.input(scale_index + 1);
+  if (scale.NumElements() != 1 || zero.NumElements() != 1) {
+    return InvalidArgumentError(std::string(what) +
+                                "'s scale and zero point must be scalars, got " +
+                                scale.shape().ToString() + " and " +
+                                zero.shape().ToString());
+  }
+  if (zero.dtype() != dtype) {
+    return InvalidArgumentError(std::string(what) + "'s zero point has dtype " +
+                                DataTypeName(zero.dtype()) + ", expected " +
+                                DataTypeName(dtype));
+  }
+  QuantParams p;
+  p.scale = *scale.data<float>();
+  p.zero = dtype == DataType::kUInt8
+               ? static_cast<float>(*zero.data<uint8_t>())
+               : static_cast<float>(*zero.data<int8_t>());
+  if (!(p.scale != 0) || !std::isfinite(p.scale)) {
+    return InvalidArgumentError(std::string(what) + "'s scale is " +
+                                std::to_string(p.scale) +
+                                ": it must be finite and non-zero");
+  }
+  return p;
+}
+
+template <class Q>
+Q SaturateRounded(float v) {
+  constexpr float lo = std::numeric_limits<Q>::min();
+  constexpr float hi = std::numeric_limits<Q>::max();
+  return static_cast<Q>(std::min(std::max(v, lo), hi));
+}
+
+class QLinearAddKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(3);
+    const DataType c_dtype = ctx.input(7).dtype();
+    WEFT_ASSIGN_OR_RETURN(QuantParams pa, ReadParams(ctx, 1, a.dtype(), "A"));
+    WEFT_ASSIGN_OR_RETURN(QuantParams pb, ReadParams(ctx, 4, b.dtype(), "B"));
+    WEFT_ASSIGN_OR_RETURN(QuantParams pc, ReadParams(ctx, 6, c_dtype, "C"));
+    WEFT_ASSIGN_OR_RETURN(Tensor * c, AllocateBroadcastOutput(ctx, a, b));
+    auto run = [&](auto qa, auto qb, auto qc) {
+      using QA = decltype(qa);
+      using QB = decltype(qb);
+      using QC = decltype(qc);
+      BroadcastMixed<QA, QB, QC>(ctx, a, b, c, [&](QA x, QB y) {
+        const float fa = (static_cast<float>(x) - pa.zero) * pa.scale;
+        const float fb = (static_cast<float>(y) - pb.zero) * pb.scale;
+        return SaturateRounded<QC>(std::nearbyint((fa + fb) / pc.scale) +
+                                   pc.zero);
+      });
+    };
+    auto with_c = [&](auto qa, auto qb) {
+      if (c_dtype == DataType::kUInt8) {
+        run(qa, qb, uint8_t{});
+      } else {
+        run(qa, qb, int8_t{});
+      }
+    };
+    auto with_b = [&](auto qa) {
+      if (b.dtype() == DataType::kUInt8) {
+        with_c(qa, uint8_t{});
+      } else {
+        with_c(qa, int8_t{});
+      }
+    };
+    if (a.dtype() == DataType::kUInt8) {
+      with_b(uint8_t{});
+    } else {
+      with_b(int8_t{});
+    }
+    return Status::OK();
+  }
+};
+
+constexpr OpSummary kSummaries[] = {
+    {"QLinearAdd",
+     "quantized Add: dequantize both, add, requantize to C's scale and zero "
+     "point, in one pass"},
+};
+
+}  // namespace
+
+void RegisterQuantizedAddOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("QLinearAdd")
+          .Input(ArgDef::Typed("A", "TA"))
+          .Input(ArgDef::Fixed("A_scale", DataType::kFloat32))
+          .Input(ArgDef::Typed("A_zero_point", "TA"))
+          .Input(ArgDef::Typed("B", "TB"))
+          .Input(ArgDef::Fixed("B_scale", DataType::kFloat32))
+          .Input(ArgDef::Typed("B_zero_point", "TB"))
+          .Input(ArgDef::Fixed("C_scale", DataType::kFloat32))
+          .Input(ArgDef::Typed("C_zero_point", "TC"))
+          .Output(ArgDef::Typed("C", "TC"))
+          .Attr("TA", AttrType::kType, std::nullopt, kQuantized)
+          .Attr("TB", AttrType::kType, std::nullopt, kQuantized)
+          .Attr("TC", AttrType::kType, std::nullopt, kQuantized)
+          .SetShapeFn([](InferenceContext& ctx) -> Status {
+            WEFT_ASSIGN_OR_RETURN(
+                PartialShape shape,
+                BroadcastShapes(ctx.input_shape(0), ctx.input_shape(3)));
+            ctx.set_output(0, std::move(shape));
+            return Status::OK();
+          })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "QLinearAdd", KernelFactoryFor<QLinearAddKernel>()));
+}
+
+}  // namespace weft::internal
