@@ -989,5 +989,11 @@ template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*, float*,
                                     std::vector<float>&);
 template void MaxPoolPlane2D<double>(const Conv2DGeometry&, const double*,
                                      double*, std::vector<double>&);
+// Quantized tensors (a MaxPool that qdq-fusion moved a Q/DQ pair through):
+// the padding is the dtype's lowest value, which no maximum takes over.
+template void MaxPoolPlane2D<uint8_t>(const Conv2DGeometry&, const uint8_t*,
+                                      uint8_t*, std::vector<uint8_t>&);
+template void MaxPoolPlane2D<int8_t>(const Conv2DGeometry&, const int8_t*,
+                                     int8_t*, std::vector<int8_t>&);
 
 }  // namespace weft::internal

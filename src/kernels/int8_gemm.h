@@ -92,6 +92,14 @@ inline int64_t Int8ColumnPanelBytes(int64_t depth) {
   return Int8Quads(depth) * kInt8Cols * 4;
 }
 
+// Packs one column panel from `depth` rows of pixels: row d's pixels are
+// rows[d * ld + p] for p < cols (at most kInt8Cols; the panel's other
+// pixels and the depth past `depth` are zero). Each byte is XORed with
+// `flip` (0x80 turns int8 values into uint8 ones plus 128). Reads no byte
+// of a row past `cols`.
+void PackInt8ColumnPanel(const uint8_t* rows, int64_t ld, int64_t depth,
+                         int64_t cols, uint8_t flip, uint8_t* panel);
+
 // acc[r * ld + p] = sum over the depth of weight row r times column p, for
 // the panel's rows r < rows (at most kInt8Rows) and pixels p < cols (at
 // most kInt8Cols). The panels are `quads` deep.

@@ -90,7 +90,9 @@ class PoolKernel : public OpKernel {
     const int64_t out_size = win.OutSize(), in_size = win.InSize();
     const T* px = x.data<T>();
     T* py = y->data<T>();
-    if constexpr (kPool == Pool::kMax && std::is_floating_point_v<T>) {
+    if constexpr (kPool == Pool::kMax &&
+                  (std::is_floating_point_v<T> || std::is_same_v<T, uint8_t> ||
+                   std::is_same_v<T, int8_t>)) {
       // Plane by plane, vectorised; windows wider than kMaxPoolTaps take
       // the general loop below.
       if (win.rank == 2 && indices == nullptr &&

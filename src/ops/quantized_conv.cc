@@ -267,7 +267,9 @@ void Requantize(const int32_t* acc, int64_t count, int32_t bias,
   for (int64_t p = 0; p < count; ++p) {
     const float v =
         std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
-    dst[p] = static_cast<QY>(std::min(std::max(v, lo), hi));
+    // Through int32: the compiler vectorises that conversion.
+    dst[p] = static_cast<QY>(
+        static_cast<int32_t>(std::min(std::max(v, lo), hi)));
   }
 }
 

@@ -145,6 +145,7 @@ TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
       {"1x1", 2, 13, 9, 11, 19, 1, 1, 0, 1, 1},
       {"3x3", 1, 8, 10, 9, 16, 3, 1, 1, 1, 1},
       {"7x7/2", 1, 3, 17, 15, 9, 7, 2, 3, 1, 1},
+      {"3x3/2 wide rows", 1, 4, 5, 75, 8, 3, 2, 1, 1, 1},
       {"3x3/2 depthwise", 2, 12, 9, 10, 12, 3, 2, 1, 1, 12},
       {"3x3 depthwise", 1, 5, 7, 7, 5, 3, 1, 1, 1, 5},
       {"grouped", 1, 12, 6, 7, 9, 3, 1, 1, 1, 3},
