@@ -86,6 +86,61 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniPanelProduct(
   }
 }
 
+// PackInt8ColumnPanel over any row layout: row(d) is row d's first pixel.
+template <class RowAt>
+void PackColumnPanel(RowAt row, int64_t depth, int64_t cols, uint8_t flip,
+                     uint8_t* panel) {
+  const int64_t whole_quads = cols == kInt8Cols ? depth / 4 : 0;
+#if defined(__SSE2__)
+  // Four rows of 16 pixels become 16 pixels of four bytes: bytes of rows
+  // (0, 1) and (2, 3) interleaved, then those pairs interleaved.
+  const __m128i flip_bytes = _mm_set1_epi8(static_cast<char>(flip));
+  for (int64_t q = 0; q < whole_quads; ++q) {
+    const uint8_t* r[4] = {row(q * 4), row(q * 4 + 1), row(q * 4 + 2),
+                           row(q * 4 + 3)};
+    uint8_t* out = panel + q * kInt8Cols * 4;
+    for (int64_t half = 0; half < kInt8Cols; half += 16) {
+      auto load = [&](int64_t j) {
+        return _mm_xor_si128(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[j] + half)),
+            flip_bytes);
+      };
+      const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
+      const __m128i t0 = _mm_unpacklo_epi8(r0, r1);
+      const __m128i t1 = _mm_unpackhi_epi8(r0, r1);
+      const __m128i t2 = _mm_unpacklo_epi8(r2, r3);
+      const __m128i t3 = _mm_unpackhi_epi8(r2, r3);
+      __m128i* dst = reinterpret_cast<__m128i*>(out + half * 4);
+      _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
+      _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
+      _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
+      _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+    }
+  }
+#else
+  for (int64_t q = 0; q < whole_quads; ++q) {
+    for (int64_t p = 0; p < kInt8Cols; ++p) {
+      for (int64_t j = 0; j < 4; ++j) {
+        panel[q * kInt8Cols * 4 + p * 4 + j] = row(q * 4 + j)[p] ^ flip;
+      }
+    }
+  }
+#endif
+  // The rest: a partial panel, or the last quad of a depth that is not
+  // whole quads.
+  const int64_t quads = Int8Quads(depth);
+  for (int64_t q = whole_quads; q < quads; ++q) {
+    uint8_t* out = panel + q * kInt8Cols * 4;
+    for (int64_t p = 0; p < kInt8Cols; ++p) {
+      for (int64_t j = 0; j < 4; ++j) {
+        const int64_t d = q * 4 + j;
+        out[p * 4 + j] = p < cols && d < depth ? row(d)[p] ^ flip : 0;
+      }
+    }
+  }
+}
+
+
 }  // namespace
 
 std::string_view Int8KernelName(Int8Kernel kernel) {
@@ -154,55 +209,15 @@ PackedInt8Weights::PackedInt8Weights(const int8_t* w, int64_t rows,
 
 void PackInt8ColumnPanel(const uint8_t* rows, int64_t ld, int64_t depth,
                          int64_t cols, uint8_t flip, uint8_t* panel) {
-  const int64_t whole_quads = cols == kInt8Cols ? depth / 4 : 0;
-#if defined(__SSE2__)
-  // Four rows of 16 pixels become 16 pixels of four bytes: bytes of rows
-  // (0, 1) and (2, 3) interleaved, then those pairs interleaved.
-  const __m128i flip_bytes = _mm_set1_epi8(static_cast<char>(flip));
-  for (int64_t q = 0; q < whole_quads; ++q) {
-    const uint8_t* r = rows + q * 4 * ld;
-    uint8_t* out = panel + q * kInt8Cols * 4;
-    for (int64_t half = 0; half < kInt8Cols; half += 16) {
-      auto load = [&](int64_t row) {
-        return _mm_xor_si128(
-            _mm_loadu_si128(
-                reinterpret_cast<const __m128i*>(r + row * ld + half)),
-            flip_bytes);
-      };
-      const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
-      const __m128i t0 = _mm_unpacklo_epi8(r0, r1);
-      const __m128i t1 = _mm_unpackhi_epi8(r0, r1);
-      const __m128i t2 = _mm_unpacklo_epi8(r2, r3);
-      const __m128i t3 = _mm_unpackhi_epi8(r2, r3);
-      __m128i* dst = reinterpret_cast<__m128i*>(out + half * 4);
-      _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
-      _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
-      _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
-      _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
-    }
-  }
-#else
-  for (int64_t q = 0; q < whole_quads; ++q) {
-    for (int64_t p = 0; p < kInt8Cols; ++p) {
-      for (int64_t j = 0; j < 4; ++j) {
-        panel[q * kInt8Cols * 4 + p * 4 + j] =
-            rows[(q * 4 + j) * ld + p] ^ flip;
-      }
-    }
-  }
-#endif
-  // The rest: a partial panel, or the last quad of a depth that is not
-  // whole quads.
-  const int64_t quads = Int8Quads(depth);
-  for (int64_t q = whole_quads; q < quads; ++q) {
-    uint8_t* out = panel + q * kInt8Cols * 4;
-    for (int64_t p = 0; p < kInt8Cols; ++p) {
-      for (int64_t j = 0; j < 4; ++j) {
-        const int64_t d = q * 4 + j;
-        out[p * 4 + j] = p < cols && d < depth ? rows[d * ld + p] ^ flip : 0;
-      }
-    }
-  }
+  PackColumnPanel([rows, ld](int64_t d) { return rows + d * ld; }, depth,
+                  cols, flip, panel);
+}
+
+void PackInt8ColumnPanel(const uint8_t* const* rows, int64_t offset,
+                         int64_t depth, int64_t cols, uint8_t flip,
+                         uint8_t* panel) {
+  PackColumnPanel([rows, offset](int64_t d) { return rows[d] + offset; },
+                  depth, cols, flip, panel);
 }
 
 void Int8PanelProduct(Int8Kernel kernel, const int8_t* weight_panel,

@@ -99,6 +99,10 @@ inline int64_t Int8ColumnPanelBytes(int64_t depth) {
 // of a row past `cols`.
 void PackInt8ColumnPanel(const uint8_t* rows, int64_t ld, int64_t depth,
                          int64_t cols, uint8_t flip, uint8_t* panel);
+// The same with row d's pixels at rows[d][offset + p]: rows anywhere.
+void PackInt8ColumnPanel(const uint8_t* const* rows, int64_t offset,
+                         int64_t depth, int64_t cols, uint8_t flip,
+                         uint8_t* panel);
 
 // acc[r * ld + p] = sum over the depth of weight row r times column p, for
 // the panel's rows r < rows (at most kInt8Rows) and pixels p < cols (at

@@ -21,24 +21,81 @@ constexpr int64_t kTileBytes = 256 * 1024;
 // split into blocks as well, so that small late layers still spread.
 constexpr int64_t kMinJobs = 8;
 
-// The input of one (image, group) as the product's right side: row d =
-// (channel, tap) holds, for every output pixel, the input byte that tap
-// reads (the raw zero point where it reads padding). Rows are `ld` apart.
-struct ColumnRows {
-  const uint8_t* data = nullptr;
-  int64_t ld = 0;
+// Where a product's columns come from. Row d = (channel, tap) of the
+// columns holds, for each output position, the input byte that tap reads
+// (the raw zero point where it reads padding):
+//   kInput   a window that reads each input pixel once, in order (1 x 1,
+//            stride 1): the input planes are the rows;
+//   kPadded  stride 1 over rows of at least kPaddedMinWidth: the input is
+//            copied once into planes padded with the zero point, and each
+//            row is a view of them, offset by its tap. Positions run over
+//            the padded width (oy * padded_w + ox), the columns past the
+//            output's width computed and dropped: no gathered copy per tap;
+//   kGathered any other window: every row gathered (FillColumnRows).
+enum class ColumnForm { kInput, kPadded, kGathered };
+
+// Output rows narrower than this keep the gathered form: the padded form's
+// dropped columns would cost more than the gathering (a 7 x 7 plane padded
+// to 9 x 9 computes 81 positions for 49 pixels).
+constexpr int64_t kPaddedMinWidth = 14;
+
+struct ColumnPlan {
+  ColumnForm form = ColumnForm::kGathered;
+  int64_t positions = 0;  // the product's columns
+  int64_t staged = 0;     // bytes staged per input channel
+  int64_t slack = 0;      // bytes read past the last channel's
+  int64_t padded_h = 0, padded_w = 0;  // kPadded
+  int64_t out_w = 0;
 };
 
-// A window that reads each input pixel once, in order: the input's planes
-// are the rows as they are.
-bool ReadsInputAsIs(const Window& win) {
+ColumnPlan PlanColumns(const Window& win) {
+  ColumnPlan plan;
+  plan.positions = win.OutSize();
+  bool as_is = true;
   for (int d = 0; d < win.rank; ++d) {
-    if (win.kernel[d] != 1 || win.stride[d] != 1 || win.pad_begin[d] != 0 ||
-        win.in[d] != win.out[d]) {
-      return false;
-    }
+    as_is = as_is && win.kernel[d] == 1 && win.stride[d] == 1 &&
+            win.pad_begin[d] == 0 && win.in[d] == win.out[d];
   }
-  return true;
+  if (as_is) {
+    plan.form = ColumnForm::kInput;
+    return plan;
+  }
+  if (win.rank == 2 && win.stride[0] == 1 && win.stride[1] == 1 &&
+      win.out[1] >= kPaddedMinWidth) {
+    plan.form = ColumnForm::kPadded;
+    plan.padded_h = win.in[0] + win.pad_begin[0] + win.pad_end[0];
+    plan.padded_w = win.in[1] + win.pad_begin[1] + win.pad_end[1];
+    plan.out_w = win.out[1];
+    plan.positions = win.out[0] * plan.padded_w;
+    plan.staged = plan.padded_h * plan.padded_w;
+    // The last tap's view runs past the last plane by its column offset.
+    plan.slack = (win.kernel[1] - 1) * win.dilation[1];
+    return plan;
+  }
+  plan.staged = win.OutSize() * win.KernelSize();
+  return plan;
+}
+
+// Hands each output pixel run of positions [p0, p0 + count) to
+// emit(first pixel, pixels, sums): all of them in the input and gathered
+// forms; in the padded form, the runs inside the output's width.
+template <class Emit>
+void EmitPositions(const ColumnPlan& plan, int64_t p0, int64_t count,
+                   const int32_t* sums, Emit emit) {
+  if (plan.form != ColumnForm::kPadded) {
+    emit(p0, count, sums);
+    return;
+  }
+  const int64_t pitch = plan.padded_w;
+  for (int64_t p = p0; p < p0 + count;) {
+    const int64_t oy = p / pitch, ox = p % pitch;
+    const int64_t row_end = std::min(p0 + count, (oy + 1) * pitch);
+    if (ox < plan.out_w) {
+      const int64_t n = std::min(row_end, oy * pitch + plan.out_w) - p;
+      emit(oy * plan.out_w + ox, n, sums + (p - p0));
+    }
+    p = row_end;
+  }
 }
 
 // dst[i] = src[2 i] for i < n, reading no byte past src[2 (n - 1)]. The
@@ -113,6 +170,56 @@ void FillColumnRows(const Window& win, const uint8_t* x, uint8_t zero,
   }
 }
 
+// Stages the columns of one (image, group) and points row_of[d] at each
+// row's first position.
+void StageColumns(KernelContext& ctx, const Window& win,
+                  const ColumnPlan& plan, const uint8_t* x, int64_t channels,
+                  uint8_t zero, uint8_t* staged, const uint8_t** row_of) {
+  const int64_t taps = win.KernelSize(), in_size = win.InSize();
+  const int64_t depth = channels * taps;
+  switch (plan.form) {
+    case ColumnForm::kInput:
+      for (int64_t d = 0; d < depth; ++d) row_of[d] = x + d * in_size;
+      return;
+    case ColumnForm::kGathered:
+      ctx.ParallelFor(depth, static_cast<double>(plan.positions),
+                      [&](int64_t d0, int64_t d1) {
+                        FillColumnRows(win, x, zero, d0, d1, staged,
+                                       plan.positions);
+                      });
+      for (int64_t d = 0; d < depth; ++d) {
+        row_of[d] = staged + d * plan.positions;
+      }
+      return;
+    case ColumnForm::kPadded: {
+      const int64_t ph = plan.padded_h, pw = plan.padded_w;
+      const int64_t plane = ph * pw;
+      const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
+      const int64_t ih = win.in[0], iw = win.in[1];
+      ctx.ParallelFor(channels, static_cast<double>(plane),
+                      [&](int64_t c0, int64_t c1) {
+                        for (int64_t c = c0; c < c1; ++c) {
+                          uint8_t* dst = staged + c * plane;
+                          std::memset(dst, zero, static_cast<size_t>(plane));
+                          for (int64_t r = 0; r < ih; ++r) {
+                            std::memcpy(dst + (r + top) * pw + left,
+                                        x + c * in_size + r * iw,
+                                        static_cast<size_t>(iw));
+                          }
+                        }
+                      });
+      const int64_t kw = win.kernel[1];
+      for (int64_t d = 0; d < depth; ++d) {
+        const int64_t c = d / taps, k = d % taps;
+        row_of[d] = staged + c * plane +
+                    (k / kw) * win.dilation[0] * pw +
+                    (k % kw) * win.dilation[1];
+      }
+      return;
+    }
+  }
+}
+
 // Each pixel's sum over the depth of a packed column panel (what a weight
 // zero point multiplies).
 void ColumnSums(const uint8_t* panel, int64_t depth, int32_t* sums) {
@@ -125,8 +232,44 @@ void ColumnSums(const uint8_t* panel, int64_t depth, int32_t* sums) {
   }
 }
 
+// Whether a depthwise plane is stored split by phase: each input row's even
+// columns, then its odd ones (2-D windows of horizontal stride 2). Every tap
+// then reads a contiguous run, which the compiler vectorises; read with
+// stride 2 they were most of MobileNetV2's int8 time.
+bool SplitByPhase(const Window& win) {
+  return win.rank == 2 && win.stride[1] == 2;
+}
+
+// One input plane as int32 minus its zero point, split by phase where
+// SplitByPhase says.
+template <class QX>
+void LoadPlane(const Window& win, const QX* x, int32_t x_zero, int32_t* out) {
+  if (!SplitByPhase(win)) {
+    for (int64_t i = 0; i < win.InSize(); ++i) {
+      out[i] = static_cast<int32_t>(x[i]) - x_zero;
+    }
+    return;
+  }
+  const int64_t ih = win.in[0], iw = win.in[1], evens = (iw + 1) / 2;
+  for (int64_t r = 0; r < ih; ++r) {
+    const QX* src = x + r * iw;
+    int32_t* dst = out + r * iw;
+    for (int64_t j = 0; j < evens; ++j) {
+      dst[j] = static_cast<int32_t>(src[2 * j]) - x_zero;
+    }
+    for (int64_t j = 0; j < iw / 2; ++j) {
+      dst[evens + j] = static_cast<int32_t>(src[2 * j + 1]) - x_zero;
+    }
+  }
+}
+
+// acc[i] += w * x[i] for i < n.
+void MultiplyAdd(int32_t w, const int32_t* x, int64_t n, int32_t* acc) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += w * x[i];
+}
+
 // One channel's depthwise plane: acc = sum over taps of tap x input, with
-// x already minus its zero point (padding adds nothing).
+// x loaded by LoadPlane (padding adds nothing).
 void DepthwisePlane(const Window& win, const int32_t* x, const int32_t* taps,
                     int32_t* acc) {
   const int64_t pixels = win.OutSize();
@@ -145,26 +288,39 @@ void DepthwisePlane(const Window& win, const int32_t* x, const int32_t* taps,
   const int64_t oh = win.out[0], ow = win.out[1];
   const int64_t kh = win.kernel[0], kw = win.kernel[1];
   const int64_t sy = win.stride[0], sx = win.stride[1];
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    int32_t* row = acc + oy * ow;
-    for (int64_t ky = 0; ky < kh; ++ky) {
-      const int64_t iy = oy * sy - win.pad_begin[0] + ky * win.dilation[0];
-      if (iy < 0 || iy >= ih) continue;
-      const int32_t* xr = x + iy * iw;
-      for (int64_t kx = 0; kx < kw; ++kx) {
-        const int32_t wv = taps[ky * kw + kx];
-        if (wv == 0) continue;
-        // Input column ox * sx + off; valid for ox in [lo, hi].
-        const int64_t off = kx * win.dilation[1] - win.pad_begin[1];
-        const int64_t lo = off >= 0 ? 0 : CeilDiv(-off, sx);
-        const int64_t hi =
-            iw - 1 - off < 0 ? -1 : std::min(ow - 1, (iw - 1 - off) / sx);
-        if (sx == 1) {
-          for (int64_t ox = lo; ox <= hi; ++ox) row[ox] += wv * xr[ox + off];
+  // Tap by tap over the whole plane: the ranges that stay inside the input
+  // are found once per tap, not per output row (short rows made the
+  // divisions cost more than the sums).
+  for (int64_t ky = 0; ky < kh; ++ky) {
+    // Input row oy * sy + top; inside for oy in [y_lo, y_hi].
+    const int64_t top = ky * win.dilation[0] - win.pad_begin[0];
+    const int64_t y_lo = std::min(oh, top >= 0 ? 0 : CeilDiv(-top, sy));
+    const int64_t y_hi =
+        ih - 1 - top < 0 ? -1 : std::min(oh - 1, (ih - 1 - top) / sy);
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      const int32_t wv = taps[ky * kw + kx];
+      // Input column ox * sx + off; inside for ox in [lo, hi].
+      const int64_t off = kx * win.dilation[1] - win.pad_begin[1];
+      const int64_t lo = std::min(ow, off >= 0 ? 0 : CeilDiv(-off, sx));
+      const int64_t hi =
+          iw - 1 - off < 0 ? -1 : std::min(ow - 1, (iw - 1 - off) / sx);
+      if (wv == 0 || hi < lo) continue;
+      // Where ox = lo reads in an input row, and the step between reads.
+      int64_t first = lo * sx + off, step = sx;
+      if (SplitByPhase(win)) {
+        // Column 2 ox + off is entry ox + floor(off / 2) of the phase
+        // off mod 2.
+        const int64_t shift = off >= 0 ? off / 2 : -CeilDiv(-off, 2);
+        first = (off - 2 * shift == 0 ? 0 : (iw + 1) / 2) + lo + shift;
+        step = 1;
+      }
+      for (int64_t oy = y_lo; oy <= y_hi; ++oy) {
+        const int32_t* xr = x + (oy * sy + top) * iw + first;
+        int32_t* row = acc + oy * ow + lo;
+        if (step == 1) {
+          MultiplyAdd(wv, xr, hi - lo + 1, row);
         } else {
-          for (int64_t ox = lo; ox <= hi; ++ox) {
-            row[ox] += wv * xr[ox * sx + off];
-          }
+          for (int64_t i = 0; i <= hi - lo; ++i) row[i] += wv * xr[i * step];
         }
       }
     }
@@ -186,10 +342,8 @@ void ConvolveDepthwise(KernelContext& ctx, const QuantizedConv& q, const QX* x,
                     std::vector<int32_t> tap(static_cast<size_t>(taps));
                     for (int64_t job = begin; job < end; ++job) {
                       const int64_t image = job / q.m, ch = job % q.m;
-                      const QX* xs = x + job * in_size;
-                      for (int64_t i = 0; i < in_size; ++i) {
-                        plane[i] = static_cast<int32_t>(xs[i]) - x_zero;
-                      }
+                      LoadPlane(win, x + job * in_size, x_zero,
+                                plane.data());
                       const int32_t wz =
                           w_zero == nullptr ? 0 : w_zero[w_zero_per_m ? ch : 0];
                       for (int64_t k = 0; k < taps; ++k) {
@@ -246,12 +400,13 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
     return;
   }
   const Window& win = q.win;
-  const int64_t pixels = win.OutSize(), in_size = win.InSize();
+  const int64_t in_size = win.InSize();
   const int64_t depth = q.rows_per_group;
   const int64_t quads = Int8Quads(depth);
   const int64_t c_per_group = q.c / q.group, m_per_group = q.m / q.group;
   const int64_t panel_bytes = Int8ColumnPanelBytes(depth);
-  const int64_t pixel_panels = CeilDiv(pixels, kInt8Cols);
+  const ColumnPlan plan = PlanColumns(win);
+  const int64_t pixel_panels = CeilDiv(plan.positions, kInt8Cols);
   const int64_t tile_panels = std::clamp<int64_t>(
       kTileBytes / panel_bytes, 1, std::min(kMaxTilePanels, pixel_panels));
   const int64_t pixel_tiles = CeilDiv(pixel_panels, tile_panels);
@@ -272,9 +427,10 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
       any_w_zero = any_w_zero || w_zero[i] != 0;
     }
   }
-  const bool as_is = ReadsInputAsIs(win);
-  std::vector<uint8_t> gathered(
-      static_cast<size_t>(as_is ? 0 : depth * pixels));
+  // Zeroed once: the slack is read for dropped columns only.
+  std::vector<uint8_t> staged(
+      static_cast<size_t>(plan.staged * c_per_group + plan.slack));
+  std::vector<const uint8_t*> row_of(static_cast<size_t>(depth));
   const Int8Kernel kernel = ActiveInt8Kernel();
   const double cost = static_cast<double>(tile_panels * kInt8Cols * depth *
                                           panels_per_block * kInt8Rows) /
@@ -283,15 +439,8 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
     for (int64_t g = 0; g < q.group; ++g) {
       const uint8_t* x_group = static_cast<const uint8_t*>(x) +
                                (image * q.c + g * c_per_group) * in_size;
-      ColumnRows rows{x_group, in_size};
-      if (!as_is) {
-        ctx.ParallelFor(depth, static_cast<double>(pixels),
-                        [&](int64_t d0, int64_t d1) {
-                          FillColumnRows(win, x_group, raw_zero, d0, d1,
-                                         gathered.data(), pixels);
-                        });
-        rows = {gathered.data(), pixels};
-      }
+      StageColumns(ctx, win, plan, x_group, c_per_group, raw_zero,
+                   staged.data(), row_of.data());
       const PackedInt8Weights& wg = w.groups[static_cast<size_t>(g)];
       ctx.ParallelFor(
           pixel_tiles * blocks, cost, [&](int64_t begin, int64_t end) {
@@ -302,15 +451,15 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
             int32_t acc[kInt8Rows * kInt8Cols];
             for (int64_t job = begin; job < end; ++job) {
               const int64_t block = job % blocks, tile = job / blocks;
-              const int64_t first_pixel = tile * tile_panels * kInt8Cols;
+              const int64_t first = tile * tile_panels * kInt8Cols;
               const int64_t panels_here = std::min(
-                  tile_panels, CeilDiv(pixels - first_pixel, kInt8Cols));
+                  tile_panels, CeilDiv(plan.positions - first, kInt8Cols));
               for (int64_t pp = 0; pp < panels_here; ++pp) {
-                const int64_t p0 = first_pixel + pp * kInt8Cols;
+                const int64_t p0 = first + pp * kInt8Cols;
                 uint8_t* panel = cols.data() + pp * panel_bytes;
-                PackInt8ColumnPanel(rows.data + p0, rows.ld, depth,
-                                    std::min(kInt8Cols, pixels - p0), flip,
-                                    panel);
+                PackInt8ColumnPanel(row_of.data(), p0, depth,
+                                    std::min(kInt8Cols, plan.positions - p0),
+                                    flip, panel);
                 if (any_w_zero) {
                   ColumnSums(panel, depth, col_sums.data() + pp * kInt8Cols);
                 }
@@ -321,8 +470,8 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
                 const int64_t rows_here =
                     std::min(kInt8Rows, m_per_group - cp * kInt8Rows);
                 for (int64_t pp = 0; pp < panels_here; ++pp) {
-                  const int64_t p0 = first_pixel + pp * kInt8Cols;
-                  const int64_t count = std::min(kInt8Cols, pixels - p0);
+                  const int64_t p0 = first + pp * kInt8Cols;
+                  const int64_t count = std::min(kInt8Cols, plan.positions - p0);
                   Int8PanelProduct(kernel, wg.panel(cp),
                                    cols.data() + pp * panel_bytes, quads,
                                    rows_here, count, acc, kInt8Cols);
@@ -342,7 +491,11 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
                         sums[p] -= wz * cs[p];
                       }
                     }
-                    emit(image, oc, p0, count, sums);
+                    EmitPositions(plan, p0, count, sums,
+                                  [&](int64_t pixel, int64_t n,
+                                      const int32_t* run) {
+                                    emit(image, oc, pixel, n, run);
+                                  });
                   }
                 }
               }

@@ -144,6 +144,9 @@ TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
   const ConvCase cases[] = {
       {"1x1", 2, 13, 9, 11, 19, 1, 1, 0, 1, 1},
       {"3x3", 1, 8, 10, 9, 16, 3, 1, 1, 1, 1},
+      {"3x3 wide rows", 2, 7, 6, 21, 17, 3, 1, 1, 1, 1},
+      {"5x5 dilated wide rows", 1, 5, 12, 24, 8, 5, 1, 3, 2, 1},
+      {"grouped wide rows", 1, 8, 4, 16, 12, 3, 1, 1, 1, 2},
       {"7x7/2", 1, 3, 17, 15, 9, 7, 2, 3, 1, 1},
       {"3x3/2 wide rows", 1, 4, 5, 75, 8, 3, 2, 1, 1, 1},
       {"3x3/2 depthwise", 2, 12, 9, 10, 12, 3, 2, 1, 1, 12},
