@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 
@@ -141,7 +143,66 @@ void PackColumnPanel(RowAt row, int64_t depth, int64_t cols, uint8_t flip,
 }
 
 
+// The scalar requantization: the reference every vector form equals.
+template <class Q>
+void RequantizeScalar(const int32_t* acc, int64_t n, int32_t bias,
+                      float multiplier, float zero, Q* dst) {
+  constexpr float lo = std::numeric_limits<Q>::min();
+  constexpr float hi = std::numeric_limits<Q>::max();
+  for (int64_t p = 0; p < n; ++p) {
+    const float v =
+        std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
+    dst[p] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
+  }
+}
+
+// GCC 12 warns that the AVX-512 conversion intrinsics read an
+// "uninitialized" value: their own _mm512_undefined_* operand, unused
+// (a known false positive of those headers).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <class Q>
+void Requantize(const int32_t* acc, int64_t n, int32_t bias, float multiplier,
+                float zero, Q* dst) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  constexpr float lo = std::numeric_limits<Q>::min();
+  constexpr float hi = std::numeric_limits<Q>::max();
+  const __m512i b = _mm512_set1_epi32(bias);
+  const __m512 m = _mm512_set1_ps(multiplier), z = _mm512_set1_ps(zero);
+  const __m512 low = _mm512_set1_ps(lo), high = _mm512_set1_ps(hi);
+  for (int64_t p = 0; p < n; p += 16) {
+    const __mmask16 mask = static_cast<__mmask16>(
+        n - p >= 16 ? 0xFFFF : (1u << (n - p)) - 1);
+    const __m512i a = _mm512_maskz_loadu_epi32(mask, acc + p);
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a, b)), m);
+    v = _mm512_add_ps(
+        _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+        z);
+    const __m512i q =
+        _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, low), high));
+    _mm_mask_storeu_epi8(dst + p, mask, _mm512_cvtepi32_epi8(q));
+  }
+#else
+  RequantizeScalar(acc, n, bias, multiplier, zero, dst);
+#endif
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
+
+void RequantizeToUint8(const int32_t* acc, int64_t n, int32_t bias,
+                       float multiplier, float zero, uint8_t* dst) {
+  Requantize(acc, n, bias, multiplier, zero, dst);
+}
+
+void RequantizeToInt8(const int32_t* acc, int64_t n, int32_t bias,
+                      float multiplier, float zero, int8_t* dst) {
+  Requantize(acc, n, bias, multiplier, zero, dst);
+}
 
 std::string_view Int8KernelName(Int8Kernel kernel) {
   return kernel == Int8Kernel::kAvx512Vnni ? "vnni" : "generic";

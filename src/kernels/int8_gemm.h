@@ -104,6 +104,15 @@ void PackInt8ColumnPanel(const uint8_t* const* rows, int64_t offset,
                          int64_t depth, int64_t cols, uint8_t flip,
                          uint8_t* panel);
 
+// dst[p] = saturate(round_half_even(float(acc[p] + bias) * multiplier) +
+// zero) for p < n, as QLinearConv and QLinearMatMul requantize (the caller
+// handles a non-finite multiplier); on 16 lanes with masked tails where the
+// build has AVX-512, bit for bit the scalar loop's results either way.
+void RequantizeToUint8(const int32_t* acc, int64_t n, int32_t bias,
+                       float multiplier, float zero, uint8_t* dst);
+void RequantizeToInt8(const int32_t* acc, int64_t n, int32_t bias,
+                      float multiplier, float zero, int8_t* dst);
+
 // acc[r * ld + p] = sum over the depth of weight row r times column p, for
 // the panel's rows r < rows (at most kInt8Rows) and pixels p < cols (at
 // most kInt8Cols). The panels are `quads` deep.

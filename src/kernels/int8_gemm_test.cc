@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -78,6 +80,46 @@ TEST(Int8GemmTest, TheEnvironmentNamesOnlyKernels) {
   EXPECT_EQ(ParseInt8Kernel("amx"), std::nullopt);
   EXPECT_TRUE(CpuRunsInt8Kernel(Int8Kernel::kGeneric));
   EXPECT_TRUE(CpuRunsInt8Kernel(ActiveInt8Kernel()));
+}
+
+}  // namespace
+}  // namespace weft::internal
+
+namespace weft::internal {
+namespace {
+
+// The requantization, vectorised or not, rounds half to even and saturates
+// exactly as the scalar definition does, for every run length (masked
+// tails) and for ties.
+TEST(Int8GemmTest, RequantizeRoundsHalfToEvenAndSaturatesLikeTheDefinition) {
+  std::vector<int32_t> acc;
+  for (int32_t v = -700; v <= 700; v += 3) acc.push_back(v);
+  for (float multiplier : {0.5f, 0.25f, 0.37f, 1.0f}) {
+    for (int32_t bias : {0, 7, -300}) {
+      for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{33},
+                        static_cast<int64_t>(acc.size())}) {
+        std::vector<uint8_t> u(static_cast<size_t>(n));
+        std::vector<int8_t> s(static_cast<size_t>(n));
+        RequantizeToUint8(acc.data(), n, bias, multiplier, 128.f, u.data());
+        RequantizeToInt8(acc.data(), n, bias, multiplier, -3.f, s.data());
+        for (int64_t p = 0; p < n; ++p) {
+          const float scaled = static_cast<float>(acc[p] + bias) * multiplier;
+          const float uw =
+              std::clamp(std::nearbyint(scaled) + 128.f, 0.f, 255.f);
+          const float sw =
+              std::clamp(std::nearbyint(scaled) - 3.f, -128.f, 127.f);
+          ASSERT_EQ(u[p], static_cast<uint8_t>(uw)) << acc[p] << " " << n;
+          ASSERT_EQ(s[p], static_cast<int8_t>(sw)) << acc[p] << " " << n;
+        }
+      }
+    }
+  }
+  // A tie: 5 * 0.5 = 2.5 rounds to 2, 7 * 0.5 = 3.5 to 4.
+  const int32_t ties[] = {5, 7};
+  uint8_t out[2];
+  RequantizeToUint8(ties, 2, 0, 0.5f, 0.f, out);
+  EXPECT_EQ(out[0], 2);
+  EXPECT_EQ(out[1], 4);
 }
 
 }  // namespace

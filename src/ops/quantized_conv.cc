@@ -264,12 +264,10 @@ void Requantize(const int32_t* acc, int64_t count, int32_t bias,
     }
     return;
   }
-  for (int64_t p = 0; p < count; ++p) {
-    const float v =
-        std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
-    // Through int32: the compiler vectorises that conversion.
-    dst[p] = static_cast<QY>(
-        static_cast<int32_t>(std::min(std::max(v, lo), hi)));
+  if constexpr (std::is_same_v<QY, uint8_t>) {
+    RequantizeToUint8(acc, count, bias, multiplier, zero, dst);
+  } else {
+    RequantizeToInt8(acc, count, bias, multiplier, zero, dst);
   }
 }
 

@@ -466,12 +466,16 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
               }
               const int64_t cp_end =
                   std::min(channel_panels, (block + 1) * panels_per_block);
-              for (int64_t cp = block * panels_per_block; cp < cp_end; ++cp) {
-                const int64_t rows_here =
-                    std::min(kInt8Rows, m_per_group - cp * kInt8Rows);
-                for (int64_t pp = 0; pp < panels_here; ++pp) {
-                  const int64_t p0 = first + pp * kInt8Cols;
-                  const int64_t count = std::min(kInt8Cols, plan.positions - p0);
+              // Column panel outside, weight panels inside: the column panel
+              // (128 bytes a quad) stays in L1 while the weight panels (32
+              // bytes a quad) stream past it. The other order waited on L2
+              // for every column load.
+              for (int64_t pp = 0; pp < panels_here; ++pp) {
+                const int64_t p0 = first + pp * kInt8Cols;
+                const int64_t count = std::min(kInt8Cols, plan.positions - p0);
+                for (int64_t cp = block * panels_per_block; cp < cp_end; ++cp) {
+                  const int64_t rows_here =
+                      std::min(kInt8Rows, m_per_group - cp * kInt8Rows);
                   Int8PanelProduct(kernel, wg.panel(cp),
                                    cols.data() + pp * panel_bytes, quads,
                                    rows_here, count, acc, kInt8Cols);
