@@ -127,3 +127,74 @@ TEST(QuantizeOpsTest, IntegerProductsAreExact) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// QLinearAdd: both operands dequantized, added, requantized, broadcast as
+// NumPy does; each element as the three float nodes compute it.
+TEST(QuantizedAddTest, QLinearAddBroadcastsAndRequantizesAsTheFloatNodes) {
+  const std::vector<uint8_t> a = {0, 17, 128, 255, 90, 200};
+  const std::vector<int8_t> b = {-128, 5, 127};
+  auto y = test::RunOneNode(
+      "QLinearAdd", {Tensor::FromVector<uint8_t>({2, 3}, a),
+                     Tensor::Scalar<float>(0.05f), Tensor::Scalar<uint8_t>(128),
+                     Tensor::FromVector<int8_t>({3}, b),
+                     Tensor::Scalar<float>(0.02f), Tensor::Scalar<int8_t>(1),
+                     Tensor::Scalar<float>(0.07f), Tensor::Scalar<uint8_t>(100)});
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ((*y)[0].shape(), (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) {
+    const float fa = (static_cast<float>(a[i]) - 128.f) * 0.05f;
+    const float fb = (static_cast<float>(b[i % 3]) - 1.f) * 0.02f;
+    const float v = std::nearbyint((fa + fb) / 0.07f) + 100.f;
+    EXPECT_EQ((*y)[0].data<uint8_t>()[i],
+              static_cast<uint8_t>(std::clamp(v, 0.f, 255.f)))
+        << i;
+  }
+}
+
+TEST(QuantizedAddTest, QLinearAddRefusesAZeroPointOfAnotherDtype) {
+  auto y = test::RunOneNode(
+      "QLinearAdd",
+      {Tensor::FromVector<uint8_t>({2}, {1, 2}), Tensor::Scalar<float>(0.1f),
+       Tensor::Scalar<uint8_t>(0), Tensor::FromVector<uint8_t>({2}, {1, 2}),
+       Tensor::Scalar<float>(0.1f), Tensor::Scalar<int8_t>(0),
+       Tensor::Scalar<float>(0.1f), Tensor::Scalar<uint8_t>(0)});
+  ASSERT_FALSE(y.ok());
+  EXPECT_THAT(y.status().message(),
+              ::testing::HasSubstr("input 'B_zero_point' is int8 but TB is uint8"));
+}
+
+// MaxPool on uint8 and int8 (where qdq-fusion moves a Q/DQ pair through
+// it) gives the float MaxPool's maxima, padding included.
+TEST(QuantizedPoolTest, MaxPoolOnIntegersEqualsFloatMaxPool) {
+  const AttrMap attrs = {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                         {"strides", std::vector<int64_t>{2, 2}},
+                         {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  const Shape shape{1, 3, 11, 13};
+  Tensor u(DataType::kUInt8, shape), s(DataType::kInt8, shape),
+      fu(DataType::kFloat32, shape), fs(DataType::kFloat32, shape);
+  uint32_t seed = 5;
+  for (int64_t i = 0; i < u.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    u.data<uint8_t>()[i] = static_cast<uint8_t>(seed >> 24);
+    s.data<int8_t>()[i] = static_cast<int8_t>(seed >> 24);
+    fu.data<float>()[i] = u.data<uint8_t>()[i];
+    fs.data<float>()[i] = s.data<int8_t>()[i];
+  }
+  auto got_u = test::RunOneNode("MaxPool", {u}, attrs);
+  auto got_s = test::RunOneNode("MaxPool", {s}, attrs);
+  auto want_u = test::RunOneNode("MaxPool", {fu}, attrs);
+  auto want_s = test::RunOneNode("MaxPool", {fs}, attrs);
+  ASSERT_TRUE(got_u.ok() && got_s.ok() && want_u.ok() && want_s.ok());
+  for (int64_t i = 0; i < (*want_u)[0].NumElements(); ++i) {
+    EXPECT_EQ(float{(*got_u)[0].data<uint8_t>()[i]},
+              (*want_u)[0].data<float>()[i]);
+    EXPECT_EQ(float{(*got_s)[0].data<int8_t>()[i]},
+              (*want_s)[0].data<float>()[i]);
+  }
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,213 @@
+// qdq-fusion: which QDQ groups become integer nodes, which stay in float,
+// and what the rewritten graph computes (bit for bit where the pass says
+// so, within one quantisation step for the convolutions).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "test_support/session_util.h"
+#include "weft/graph_passes.h"
+
+namespace weft {
+namespace {
+
+std::multiset<std::string> Ops(const Graph& graph) {
+  std::multiset<std::string> ops;
+  for (const NodeDef& node : graph.nodes()) ops.insert(node.op);
+  return ops;
+}
+
+SessionOptions Options(int threads, bool fuse) {
+  SessionOptions options = test::PerSessionOptions(threads, threads);
+  options.disabled_graph_passes = {"nhwc-layout"};
+  if (!fuse) options.disabled_graph_passes.push_back("qdq-fusion");
+  return options;
+}
+
+// Values from a linear congruential sequence, as T.
+template <class T>
+Tensor Seeded(const Shape& shape, uint32_t seed, int lo, int hi) {
+  Tensor t(DataTypeOf<T>(), shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<T>()[i] = static_cast<T>(lo + static_cast<int>((seed >> 8) %
+                                                          (hi - lo + 1)));
+  }
+  return t;
+}
+
+// Builds QuantizeLinear -> DequantizeLinear of `x` with a constant scale and
+// uint8 zero point; returns the dequantized tensor's name.
+std::string QuantizePair(Graph& g, const std::string& x, const std::string& at,
+                         float scale, uint8_t zero) {
+  g.Const(at + "_s", Tensor::Scalar<float>(scale));
+  g.Const(at + "_z", Tensor::Scalar<uint8_t>(zero));
+  test::MustAdd(g, {at + "_q", "QuantizeLinear", {x, at + "_s", at + "_z"},
+                    {}, ""});
+  test::MustAdd(g, {at + "_dq", "DequantizeLinear",
+                    {at + "_q", at + "_s", at + "_z"}, {}, ""});
+  return at + "_dq";
+}
+
+// x (float, fed) -> Q/DQ -> Conv(W int8 per channel, B int32) -> Relu ->
+// Q/DQ: the form ONNX Runtime's static quantization writes.
+Graph ConvGroup(uint8_t out_zero, float bias_scale_error = 0) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, Shape{1, 3, 9, 9});
+  const float xs = 0.02f;
+  const std::string xq = QuantizePair(g, "x", "in", xs, 128);
+  const int64_t m = 4;
+  g.Const("w", Seeded<int8_t>({m, 3, 3, 3}, 7, -127, 127));
+  std::vector<float> ws = {0.01f, 0.02f, 0.015f, 0.005f};
+  std::vector<float> bs;
+  for (float s : ws) bs.push_back(xs * s * (1 + bias_scale_error));
+  g.Const("w_s", Tensor::FromVector<float>({m}, ws));
+  g.Const("w_z", Tensor::FromVector<int8_t>({m}, {0, 0, 0, 0}));
+  test::MustAdd(g, {"w_dq", "DequantizeLinear", {"w", "w_s", "w_z"},
+                    {{"axis", int64_t{0}}}, ""});
+  g.Const("b", Tensor::FromVector<int32_t>({m}, {100, -2000, 35, 0}));
+  g.Const("b_s", Tensor::FromVector<float>({m}, bs));
+  g.Const("b_z", Tensor::FromVector<int32_t>({m}, {0, 0, 0, 0}));
+  test::MustAdd(g, {"b_dq", "DequantizeLinear", {"b", "b_s", "b_z"},
+                    {{"axis", int64_t{0}}}, ""});
+  test::MustAdd(g, {"conv", "Conv", {xq, "w_dq", "b_dq"},
+                    {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, ""});
+  test::MustAdd(g, {"relu", "Relu", {"conv"}, {}, ""});
+  QuantizePair(g, "relu", "out", 0.05f, out_zero);
+  return g;
+}
+
+NamedTensors ConvFeed() {
+  return {{"x", test::SeededFloats({1, 3, 9, 9}, 11)}};
+}
+
+TEST(QdqFusionTest, IsAPassOfItsOwnThatCanBeSwitchedOff) {
+  bool listed = false;
+  for (const GraphPassInfo& pass : GraphPasses()) {
+    listed = listed || pass.name == "qdq-fusion";
+  }
+  EXPECT_TRUE(listed);
+  GraphPassOptions off;
+  off.disabled = {"qdq-fusion", "nhwc-layout"};
+  auto kept = OptimizeGraph(ConvGroup(0), off);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(Ops(kept->graph).count("QLinearConv"), 0u);
+}
+
+// The convolution group becomes one QLinearConv reading the quantized
+// input, the Relu absorbed (uint8 output with zero point 0: saturation at 0
+// is the Relu); its output is within one quantisation step of the float
+// graph's, and the same at every thread setting.
+TEST(QdqFusionTest, ConvGroupBecomesQLinearConvWithinOneStep) {
+  const Graph graph = ConvGroup(0);
+  GraphPassOptions options;
+  options.disabled = {"nhwc-layout"};
+  auto optimized = OptimizeGraph(graph, options);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  const auto ops = Ops(optimized->graph);
+  EXPECT_EQ(ops.count("QLinearConv"), 1u);
+  EXPECT_EQ(ops.count("Conv"), 0u);
+  EXPECT_EQ(ops.count("Relu"), 0u);
+  // The input's and the output's pairs: nothing else dequantizes.
+  EXPECT_EQ(ops.count("DequantizeLinear"), 1u);
+
+  auto plain = test::MustCreate(graph, Options(1, false));
+  const Tensor want = test::MustRun(*plain, {"out_q"}, ConvFeed()).at(0);
+  Tensor first;
+  for (int threads : {1, 2}) {
+    auto fused = test::MustCreate(graph, Options(threads, true));
+    const Tensor got = test::MustRun(*fused, {"out_q"}, ConvFeed()).at(0);
+    ASSERT_EQ(got.dtype(), DataType::kUInt8);
+    int differing = 0;
+    for (int64_t i = 0; i < want.NumElements(); ++i) {
+      const int diff = std::abs(int{got.data<uint8_t>()[i]} -
+                                int{want.data<uint8_t>()[i]});
+      EXPECT_LE(diff, 1) << "element " << i;
+      differing += diff != 0;
+    }
+    EXPECT_LT(differing, want.NumElements() / 10);
+    if (threads == 1) {
+      first = got;
+    } else {
+      EXPECT_TRUE(got.BitwiseEqual(first)) << "thread settings disagree";
+    }
+  }
+}
+
+// A Relu that saturation would not reproduce (zero point 10: the Relu
+// clips at 10, saturation at 0) stays, and so does the float convolution;
+// a bias whose scale is not x_scale * w_scale keeps the group in float.
+TEST(QdqFusionTest, GroupsWithoutAnExactIntegerFormStayInFloat) {
+  GraphPassOptions options;
+  options.disabled = {"nhwc-layout"};
+  auto relu_kept = OptimizeGraph(ConvGroup(10), options);
+  ASSERT_TRUE(relu_kept.ok()) << relu_kept.status();
+  EXPECT_EQ(Ops(relu_kept->graph).count("QLinearConv"), 0u);
+
+  auto bias_kept = OptimizeGraph(ConvGroup(0, 0.01f), options);
+  ASSERT_TRUE(bias_kept.ok()) << bias_kept.status();
+  EXPECT_EQ(Ops(bias_kept->graph).count("QLinearConv"), 0u);
+}
+
+// Two dequantized tensors added and quantized: QLinearAdd, which repeats the
+// float operations of the three nodes, so the bits stay.
+TEST(QdqFusionTest, AddGroupBecomesQLinearAddWithTheSameBits) {
+  Graph g;
+  g.Placeholder("a", DataType::kFloat32, Shape{2, 4, 5});
+  g.Placeholder("b", DataType::kFloat32, Shape{2, 4, 5});
+  const std::string a = QuantizePair(g, "a", "qa", 0.013f, 120);
+  const std::string b = QuantizePair(g, "b", "qb", 0.021f, 131);
+  test::MustAdd(g, {"sum", "Add", {a, b}, {}, ""});
+  QuantizePair(g, "sum", "out", 0.03f, 128);
+  GraphPassOptions options;
+  options.disabled = {"nhwc-layout"};
+  auto optimized = OptimizeGraph(g, options);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(Ops(optimized->graph).count("QLinearAdd"), 1u);
+  EXPECT_EQ(Ops(optimized->graph).count("Add"), 0u);
+
+  const NamedTensors feeds = {{"a", test::SeededFloats({2, 4, 5}, 3)},
+                              {"b", test::SeededFloats({2, 4, 5}, 4)}};
+  auto plain = test::MustCreate(g, Options(1, false));
+  auto fused = test::MustCreate(g, Options(2, true));
+  EXPECT_TRUE(test::MustRun(*fused, {"out_q"}, feeds)
+                  .at(0)
+                  .BitwiseEqual(test::MustRun(*plain, {"out_q"}, feeds).at(0)));
+}
+
+// A Q/DQ pair of one scale and zero point around MaxPool moves through it:
+// MaxPool runs on the integers, with the same bits. With another scale at
+// the output the pair stays.
+TEST(QdqFusionTest, PairMovesThroughMaxPoolOnlyWithTheSameParameters) {
+  for (float out_scale : {0.02f, 0.03f}) {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, Shape{1, 2, 7, 7});
+    const std::string x = QuantizePair(g, "x", "in", 0.02f, 128);
+    test::MustAdd(g, {"pool", "MaxPool", {x},
+                      {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                       {"strides", std::vector<int64_t>{2, 2}},
+                       {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                      ""});
+    g.Const("out_s", Tensor::Scalar<float>(out_scale));
+    g.Const("out_z", Tensor::Scalar<uint8_t>(128));
+    test::MustAdd(g, {"out_q", "QuantizeLinear", {"pool", "out_s", "out_z"},
+                      {}, ""});
+    GraphPassOptions options;
+    options.disabled = {"nhwc-layout"};
+    auto optimized = OptimizeGraph(g, options);
+    ASSERT_TRUE(optimized.ok()) << optimized.status();
+    const bool same = out_scale == 0.02f;
+    EXPECT_EQ(Ops(optimized->graph).count("QuantizeLinear"), same ? 1u : 2u);
+    const NamedTensors feeds = {{"x", test::SeededFloats({1, 2, 7, 7}, 9)}};
+    auto plain = test::MustCreate(g, Options(1, false));
+    auto fused = test::MustCreate(g, Options(2, true));
+    EXPECT_TRUE(
+        test::MustRun(*fused, {"out_q"}, feeds)
+            .at(0)
+            .BitwiseEqual(test::MustRun(*plain, {"out_q"}, feeds).at(0)));
+  }
+}
+
+}  // namespace
+}  // namespace weft
