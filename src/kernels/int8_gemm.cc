@@ -281,6 +281,58 @@ void PackInt8ColumnPanel(const uint8_t* const* rows, int64_t offset,
                   depth, cols, flip, panel);
 }
 
+void PackInt8RowPanel(const uint8_t* a, int64_t lda, int64_t depth,
+                      int64_t cols, uint8_t flip, uint8_t* panel) {
+  const int64_t quads = Int8Quads(depth);
+  int64_t c = 0;
+  const int64_t whole_blocks = depth / 16;  // four quads of four rows
+#if defined(__SSE2__)
+  const __m128i flip_bytes = _mm_set1_epi8(static_cast<char>(flip));
+  // Four rows' next four quads, a 4 x 4 transposition of 32-bit words.
+  for (; c + 4 <= cols; c += 4) {
+    for (int64_t block = 0; block < whole_blocks; ++block) {
+      __m128i r[4];
+      for (int i = 0; i < 4; ++i) {
+        r[i] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                 a + (c + i) * lda + block * 16)),
+                             flip_bytes);
+      }
+      const __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]);
+      const __m128i t1 = _mm_unpacklo_epi32(r[2], r[3]);
+      const __m128i t2 = _mm_unpackhi_epi32(r[0], r[1]);
+      const __m128i t3 = _mm_unpackhi_epi32(r[2], r[3]);
+      uint8_t* out = panel + block * 4 * kInt8Cols * 4 + c * 4;
+      auto store = [&](int64_t quad, __m128i v) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + quad * kInt8Cols * 4),
+                         v);
+      };
+      store(0, _mm_unpacklo_epi64(t0, t1));
+      store(1, _mm_unpackhi_epi64(t0, t1));
+      store(2, _mm_unpacklo_epi64(t2, t3));
+      store(3, _mm_unpackhi_epi64(t2, t3));
+    }
+    // The depth past the whole blocks, byte by byte.
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t d = whole_blocks * 16; d < quads * 4; ++d) {
+        panel[(d / 4) * kInt8Cols * 4 + (c + i) * 4 + d % 4] =
+            d < depth ? a[(c + i) * lda + d] ^ flip : 0;
+      }
+    }
+  }
+#endif
+  for (; c < cols; ++c) {
+    for (int64_t d = 0; d < quads * 4; ++d) {
+      panel[(d / 4) * kInt8Cols * 4 + c * 4 + d % 4] =
+          d < depth ? a[c * lda + d] ^ flip : 0;
+    }
+  }
+  for (; c < kInt8Cols; ++c) {
+    for (int64_t q = 0; q < quads; ++q) {
+      std::memset(panel + q * kInt8Cols * 4 + c * 4, 0, 4);
+    }
+  }
+}
+
 void Int8PanelProduct(Int8Kernel kernel, const int8_t* weight_panel,
                       const uint8_t* column_panel, int64_t quads, int64_t rows,
                       int64_t cols, int32_t* acc, int64_t ld) {

@@ -104,6 +104,13 @@ void PackInt8ColumnPanel(const uint8_t* const* rows, int64_t offset,
                          int64_t depth, int64_t cols, uint8_t flip,
                          uint8_t* panel);
 
+// Packs one column panel from `cols` (at most kInt8Cols) rows of a
+// row-major matrix, each row `depth` bytes at a + c * lda: the product's
+// columns are then the matrix's rows (a matrix product's A, whose rows are
+// the tokens). XORs each byte with `flip`; the rest of the panel is zero.
+void PackInt8RowPanel(const uint8_t* a, int64_t lda, int64_t depth,
+                      int64_t cols, uint8_t flip, uint8_t* panel);
+
 // dst[p] = saturate(round_half_even(float(acc[p] + bias) * multiplier) +
 // zero) for p < n, as QLinearConv and QLinearMatMul requantize (the caller
 // handles a non-finite multiplier); on 16 lanes with masked tails where the

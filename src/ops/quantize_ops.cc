@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "framework/op_registry_impl.h"
 #include "ops/op_util.h"
+#include "ops/quantized_matmul_packed.h"
 #include "ops/registry.h"
 
 namespace weft::internal {
@@ -322,9 +324,52 @@ Status DispatchQuantizedPair(DataType a, DataType b, Fn&& fn) {
   return InvalidArgumentError("A must be uint8 or int8");
 }
 
-// MatMulInteger (A, B[, a_zero_point[, b_zero_point]]) -> int32.
-class MatMulIntegerKernel : public OpKernel {
+// What MatMulInteger and QLinearMatMul share: a constant int8 2-D B packed
+// for the int8 micro-kernel when the kernel is built.
+class QuantizedProductKernel : public OpKernel {
  public:
+  QuantizedProductKernel(const KernelConstruction& c, int b_index) {
+    const Tensor* b = c.constant_input(b_index);
+    if (b != nullptr && b->dtype() == DataType::kInt8 &&
+        b->shape().rank() == 2 && b->NumElements() > 0) {
+      prepared_ = Int8ProductWeights::Prepare(
+          b->data<int8_t>(), b->shape().dim(0), b->shape().dim(1));
+    }
+  }
+
+  int64_t prepared_bytes() const override {
+    return prepared_ ? prepared_->packed.bytes() : 0;
+  }
+
+ protected:
+  // The packed B when this product can run on it: B is the constant it was
+  // packed from (2-D, so no batch of B), A's zero point per tensor.
+  const Int8ProductWeights* Packed(const ProductShape& p,
+                                   int64_t a_zeros) const {
+    if (!prepared_ || p.b_batched || a_zeros != 1 || prepared_->k != p.k ||
+        prepared_->n != p.n) {
+      return nullptr;
+    }
+    return &*prepared_;
+  }
+
+ private:
+  std::optional<Int8ProductWeights> prepared_;
+};
+
+// The zero point of A as int32 (0 when absent).
+int32_t ScalarZero(const Tensor* zero) {
+  if (zero == nullptr) return 0;
+  return zero->dtype() == DataType::kUInt8 ? int32_t{*zero->data<uint8_t>()}
+                                           : int32_t{*zero->data<int8_t>()};
+}
+
+// MatMulInteger (A, B[, a_zero_point[, b_zero_point]]) -> int32.
+class MatMulIntegerKernel : public QuantizedProductKernel {
+ public:
+  explicit MatMulIntegerKernel(const KernelConstruction& c)
+      : QuantizedProductKernel(c, 1) {}
+
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
@@ -349,6 +394,18 @@ class MatMulIntegerKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, p.out));
     int32_t* out = y->data<int32_t>();
+    if (const Int8ProductWeights* packed = Packed(p, a_zeros)) {
+      MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
+                   a.NumElements() / p.k, ScalarZero(a_zero), *packed,
+                   b_zero ? b_zero->data<int8_t>() : nullptr, b_zeros > 1,
+                   [&](int64_t first, int64_t rows, int64_t j,
+                       const int32_t* sums) {
+                     for (int64_t i = 0; i < rows; ++i) {
+                       out[(first + i) * p.n + j] = sums[i];
+                     }
+                   });
+      return Status::OK();
+    }
     return DispatchQuantizedPair(a.dtype(), b.dtype(), [&](auto qa, auto qb) {
       using QA = decltype(qa);
       using QB = decltype(qb);
@@ -368,8 +425,11 @@ class MatMulIntegerKernel : public OpKernel {
 // y_scale, y_zero_point): the int32 product requantized to y's dtype with
 // the multiplier a_scale * b_scale / y_scale (per row of a and column of b
 // when those are per row / column).
-class QLinearMatMulKernel : public OpKernel {
+class QLinearMatMulKernel : public QuantizedProductKernel {
  public:
+  explicit QLinearMatMulKernel(const KernelConstruction& c)
+      : QuantizedProductKernel(c, 3) {}
+
   Status Compute(KernelContext& ctx) const override {
     // Dtypes are the op signature's: a, b and their zero points uint8 or
     // int8 alike, scales float32, y's dtype y_zero_point's.
@@ -399,6 +459,39 @@ class QLinearMatMulKernel : public OpKernel {
                           ctx.AllocateOutputUninitialized(0, p.out));
     const float* as = a_scale.data<float>();
     const float* bs = b_scale.data<float>();
+    const Int8ProductWeights* packed =
+        a_params == 1 ? Packed(p, a_zeros) : nullptr;
+    std::vector<float> multipliers;
+    for (int64_t j = 0; packed != nullptr && j < p.n; ++j) {
+      multipliers.push_back(as[0] * bs[b_params == 1 ? 0 : j] / ys);
+      // A NaN multiplier takes the reference loop (0, as Saturate says).
+      if (!std::isfinite(multipliers.back())) packed = nullptr;
+    }
+    if (packed != nullptr) {
+      const bool y_unsigned = y_zero.dtype() == DataType::kUInt8;
+      const float zy = y_unsigned
+                           ? static_cast<float>(*y_zero.data<uint8_t>())
+                           : static_cast<float>(*y_zero.data<int8_t>());
+      uint8_t* out = static_cast<uint8_t*>(y->raw_data());
+      MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
+                   a.NumElements() / p.k, ScalarZero(&ctx.input(2)), *packed,
+                   ctx.input(5).data<int8_t>(), b_zeros > 1,
+                   [&](int64_t first, int64_t rows, int64_t j,
+                       const int32_t* sums) {
+                     uint8_t column[kInt8Cols];
+                     if (y_unsigned) {
+                       RequantizeToUint8(sums, rows, 0, multipliers[j], zy,
+                                         column);
+                     } else {
+                       RequantizeToInt8(sums, rows, 0, multipliers[j], zy,
+                                        reinterpret_cast<int8_t*>(column));
+                     }
+                     for (int64_t i = 0; i < rows; ++i) {
+                       out[(first + i) * p.n + j] = column[i];
+                     }
+                   });
+      return Status::OK();
+    }
     return DispatchQuantizedPair(a.dtype(), b.dtype(), [&](auto qa, auto qb) {
       using QA = decltype(qa);
       using QB = decltype(qb);

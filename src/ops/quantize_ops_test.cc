@@ -189,10 +189,84 @@ TEST(QuantizedPoolTest, MaxPoolOnIntegersEqualsFloatMaxPool) {
   auto want_s = test::RunOneNode("MaxPool", {fs}, attrs);
   ASSERT_TRUE(got_u.ok() && got_s.ok() && want_u.ok() && want_s.ok());
   for (int64_t i = 0; i < (*want_u)[0].NumElements(); ++i) {
-    EXPECT_EQ(float{(*got_u)[0].data<uint8_t>()[i]},
+    EXPECT_EQ(static_cast<float>((*got_u)[0].data<uint8_t>()[i]),
               (*want_u)[0].data<float>()[i]);
-    EXPECT_EQ(float{(*got_s)[0].data<int8_t>()[i]},
+    EXPECT_EQ(static_cast<float>((*got_s)[0].data<int8_t>()[i]),
               (*want_s)[0].data<float>()[i]);
+  }
+}
+
+}  // namespace
+}  // namespace weft
+
+namespace weft {
+namespace {
+
+template <class T>
+Tensor SeededInts(const Shape& shape, uint32_t seed) {
+  Tensor t(DataTypeOf<T>(), shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<T>()[i] = static_cast<T>(seed >> 24);
+  }
+  return t;
+}
+
+// MatMulInteger with a constant int8 B (packed for the int8 kernel) over
+// shapes that are and are not whole panels, A uint8 or int8 and batched,
+// B's zero point none, per tensor or per column: the sums equal a direct
+// int32 sum, at one and two threads.
+TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
+  struct Case {
+    int64_t batch, m, k, n;
+  };
+  for (const Case& c : {Case{1, 1, 3, 1}, Case{1, 5, 16, 9}, Case{2, 33, 37, 24},
+                        Case{1, 70, 64, 17}}) {
+    for (bool signed_a : {false, true}) {
+      for (int zeros : {0, 1, 2}) {
+        SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
+                     std::to_string(c.n) + (signed_a ? " int8" : " uint8") +
+                     " zeros " + std::to_string(zeros));
+        const Shape a_shape = c.batch > 1 ? Shape{c.batch, c.m, c.k}
+                                          : Shape{c.m, c.k};
+        Tensor a = signed_a ? SeededInts<int8_t>(a_shape, 3)
+                            : SeededInts<uint8_t>(a_shape, 3);
+        Tensor b = SeededInts<int8_t>({c.k, c.n}, 5);
+        std::vector<Tensor> inputs = {a, b};
+        std::vector<int32_t> bz(static_cast<size_t>(c.n), 0);
+        const int32_t az = signed_a ? -7 : 131;
+        if (zeros > 0) {
+          inputs.push_back(signed_a ? Tensor::Scalar<int8_t>(-7)
+                                    : Tensor::Scalar<uint8_t>(131));
+          std::vector<int8_t> z(static_cast<size_t>(zeros == 1 ? 1 : c.n));
+          for (size_t j = 0; j < z.size(); ++j) {
+            z[j] = static_cast<int8_t>(static_cast<int>(j % 5) - 2);
+          }
+          for (int64_t j = 0; j < c.n; ++j) bz[j] = z[zeros == 1 ? 0 : j];
+          inputs.push_back(zeros == 1
+                               ? Tensor::Scalar<int8_t>(z[0])
+                               : Tensor::FromVector<int8_t>({c.n}, z));
+        }
+        auto y = test::RunOneNode("MatMulInteger", inputs);
+        ASSERT_TRUE(y.ok()) << y.status();
+        const int32_t a_zero = zeros > 0 ? az : 0;
+        const int64_t rows = c.batch * c.m;
+        for (int64_t i = 0; i < rows; ++i) {
+          for (int64_t j = 0; j < c.n; ++j) {
+            int32_t want = 0;
+            for (int64_t kk = 0; kk < c.k; ++kk) {
+              const int32_t av =
+                  (signed_a ? int32_t{a.data<int8_t>()[i * c.k + kk]}
+                            : int32_t{a.data<uint8_t>()[i * c.k + kk]}) -
+                  a_zero;
+              want += av * (int32_t{b.data<int8_t>()[kk * c.n + j]} - bz[j]);
+            }
+            ASSERT_EQ((*y)[0].data<int32_t>()[i * c.n + j], want)
+                << i << "," << j;
+          }
+        }
+      }
+    }
   }
 }
 

@@ -1,0 +1,97 @@
+#include "ops/quantized_matmul_packed.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/int_division.h"
+
+namespace weft::internal {
+namespace {
+
+// Below this many row panels, B's columns are split into blocks as well.
+constexpr int64_t kMinJobs = 8;
+
+}  // namespace
+
+Int8ProductWeights Int8ProductWeights::Prepare(const int8_t* b, int64_t k,
+                                               int64_t n) {
+  std::vector<int8_t> columns(static_cast<size_t>(k * n));
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t j = 0; j < n; ++j) columns[j * k + kk] = b[kk * n + j];
+  }
+  Int8ProductWeights w;
+  w.packed = PackedInt8Weights(columns.data(), n, k);
+  w.k = k;
+  w.n = n;
+  return w;
+}
+
+void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
+                  int64_t rows, int32_t a_zero, const Int8ProductWeights& b,
+                  const int8_t* b_zero, bool b_zero_per_n,
+                  const ProductSumsFn& emit) {
+  const int64_t k = b.k, n = b.n;
+  const int64_t quads = Int8Quads(k);
+  const int64_t panel_bytes = Int8ColumnPanelBytes(k);
+  const int64_t row_panels = CeilDiv(rows, kInt8Cols);
+  const int64_t column_panels = b.packed.panels();
+  int64_t blocks = 1;
+  while (row_panels * blocks < kMinJobs && blocks < column_panels) ++blocks;
+  const int64_t panels_per_block = CeilDiv(column_panels, blocks);
+  blocks = CeilDiv(column_panels, panels_per_block);
+  // A taken as unsigned: an int8 A plus 128, its zero point too.
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  const int32_t zero = a_signed ? a_zero + 128 : a_zero;
+  bool any_b_zero = false;
+  if (b_zero != nullptr) {
+    for (int64_t j = 0; j < (b_zero_per_n ? n : 1); ++j) {
+      any_b_zero = any_b_zero || b_zero[j] != 0;
+    }
+  }
+  const Int8Kernel kernel = ActiveInt8Kernel();
+  const auto* bytes = static_cast<const uint8_t*>(a);
+  const double cost = static_cast<double>(kInt8Cols * k * panels_per_block *
+                                          kInt8Rows) /
+                      16.0;
+  ctx.ParallelFor(row_panels * blocks, cost, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> panel(static_cast<size_t>(panel_bytes));
+    int32_t row_sums[kInt8Cols];
+    int32_t acc[kInt8Rows * kInt8Cols];
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t block = job % blocks, rp = job / blocks;
+      const int64_t first = rp * kInt8Cols;
+      const int64_t count = std::min(kInt8Cols, rows - first);
+      PackInt8RowPanel(bytes + first * k, k, k, count, flip, panel.data());
+      if (any_b_zero) {
+        for (int64_t i = 0; i < count; ++i) {
+          int32_t sum = 0;
+          const uint8_t* row = bytes + (first + i) * k;
+          for (int64_t kk = 0; kk < k; ++kk) sum += row[kk] ^ flip;
+          row_sums[i] = sum;
+        }
+      }
+      const int64_t cp_end =
+          std::min(column_panels, (block + 1) * panels_per_block);
+      for (int64_t cp = block * panels_per_block; cp < cp_end; ++cp) {
+        const int64_t cols_here = std::min(kInt8Rows, n - cp * kInt8Rows);
+        Int8PanelProduct(kernel, b.packed.panel(cp), panel.data(), quads,
+                         cols_here, count, acc, kInt8Cols);
+        for (int64_t c = 0; c < cols_here; ++c) {
+          const int64_t j = cp * kInt8Rows + c;
+          const int32_t bz = b_zero == nullptr ? 0 : b_zero[b_zero_per_n ? j : 0];
+          const int32_t shift =
+              -zero * b.packed.row_sums()[static_cast<size_t>(j)] +
+              static_cast<int32_t>(k) * zero * bz;
+          int32_t* sums = acc + c * kInt8Cols;
+          for (int64_t i = 0; i < count; ++i) sums[i] += shift;
+          if (bz != 0) {
+            for (int64_t i = 0; i < count; ++i) sums[i] -= bz * row_sums[i];
+          }
+          emit(first, count, j, sums);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace weft::internal

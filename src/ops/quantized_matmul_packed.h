@@ -1,0 +1,48 @@
+// The fast sums of a quantized matrix product (MatMulInteger,
+// QLinearMatMul, the QDQ MatMul groups qdq-fusion turns into QLinearMatMul,
+// the MatMulInteger after DynamicQuantizeLinear that ONNX Runtime's
+// quantize_dynamic writes): A (uint8 or int8, any rows) times a constant
+// int8 B [K, N] packed once, on the int8 micro-kernel (kernels/int8_gemm.h).
+//
+// The kernel's "columns" are A's rows and its weight rows B's columns:
+//   acc[i][n] = sum_k (a[i][k] - a_zero)(b[k][n] - b_zero[n])
+//             = sum a b - a_zero sum_k b[., n] - b_zero[n] sum_k a[i, .]
+//               + K a_zero b_zero[n]
+// exact in int32, so equal bit for bit to the reference loop whatever the
+// kernel, the tiling or the thread count.
+#ifndef WEFT_SRC_OPS_QUANTIZED_MATMUL_PACKED_H_
+#define WEFT_SRC_OPS_QUANTIZED_MATMUL_PACKED_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "kernels/int8_gemm.h"
+#include "weft/kernel.h"
+
+namespace weft::internal {
+
+// B [K, N] (row-major int8) packed with its columns as the kernel's rows.
+struct Int8ProductWeights {
+  PackedInt8Weights packed;
+  int64_t k = 0, n = 0;
+
+  static Int8ProductWeights Prepare(const int8_t* b, int64_t k, int64_t n);
+};
+
+// emit(first row of A, rows, column n, sums): column n's sums for rows
+// [first, first + rows) of A, each (row, column) once, from any intra-op
+// thread.
+using ProductSumsFn =
+    std::function<void(int64_t, int64_t, int64_t, const int32_t*)>;
+
+// The sums of A (rows x K, row-major; uint8, or int8 when a_signed) with a
+// per-tensor zero point, times B with zero points b_zero (one entry, or N
+// when b_zero_per_n; nullptr: 0).
+void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
+                  int64_t rows, int32_t a_zero, const Int8ProductWeights& b,
+                  const int8_t* b_zero, bool b_zero_per_n,
+                  const ProductSumsFn& emit);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_QUANTIZED_MATMUL_PACKED_H_
