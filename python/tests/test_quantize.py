@@ -135,3 +135,54 @@ def test_bad_models_and_feeds_are_named(tmp_path):
     with pytest.raises(ValueError, match="no .npy calibration files"):
         weft.quantize(small_cnn(), tmp_path / "out.onnx", str(empty))
     assert not os.path.exists(tmp_path / "out.onnx")
+
+
+def small_mlp():
+    """x [2, 5, 16] -> MatMul + Add -> Relu -> Gemm over the flattened rows:
+    the products quantize_dynamic rewrites."""
+    rng = np.random.default_rng(5)
+
+    def init(name, shape):
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="proj"),
+        helper.make_node("Add", ["h", "b1"], ["hb"], name="bias"),
+        helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+        helper.make_node("Reshape", ["r", "shape"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "w2", "b2"], ["y"], name="fc",
+                         transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "small_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [10, 6])],
+        [init("w1", [16, 24]), init("b1", [24]), init("w2", [6, 24]),
+         init("b2", [6]),
+         numpy_helper.from_array(np.array([10, 24], dtype=np.int64), "shape")])
+    return helper.make_model(graph,
+                             opset_imports=[helper.make_opsetid("", 14)])
+
+
+def test_dynamic_quantization_rewrites_weight_products(tmp_path):
+    rng = np.random.default_rng(9)
+    feed = {"x": rng.standard_normal((2, 5, 16)).astype(np.float32)}
+    out = tmp_path / "mlp_dynamic.onnx"
+    result = weft.quantize(small_mlp(), out, [feed], dynamic=True)
+    assert sorted(result.quantized_nodes) == ["fc", "proj"]
+    ops = [n.op_type for n in onnx.load(out).graph.node]
+    assert ops.count("DynamicQuantizeLinear") == 2
+    assert ops.count("MatMulInteger") == 2
+    assert "MatMul" not in ops and "Gemm" not in ops
+    want = weft.InferenceSession(small_mlp().SerializeToString()).run(
+        None, feed)[0]
+    got = weft.InferenceSession(str(out)).run(None, feed)[0]
+    # Activations in 8 bits: a few percent of the output's range.
+    assert np.abs(got - want).max() < 0.05 * np.abs(want).max() + 0.05
+    assert result.accuracy["y"]["max_abs_error"] == pytest.approx(
+        float(np.abs(got - want).max()), rel=1e-6)
+    # Without feeds: quantized all the same, no accuracy to report.
+    assert weft.quantize(small_mlp(), out, dynamic=True).accuracy == {}
+    with pytest.raises(ValueError, match="needs calibration feeds"):
+        weft.quantize(small_mlp(), out)

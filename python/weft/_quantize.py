@@ -221,18 +221,29 @@ def _collect_ranges(model_bytes, tensors, feeds, method, percentile):
     return ranges
 
 
-def quantize(model, output, calibration, *, method="minmax",
-             percentile=99.999, exclude_nodes=(), exclude_ops=()):
-    """Quantizes a float ONNX model to the QDQ form and writes it.
+def quantize(model, output, calibration=None, *, dynamic=False,
+             method="minmax", percentile=99.999, exclude_nodes=(),
+             exclude_ops=()):
+    """Quantizes a float ONNX model and writes it.
+
+    Static (the default), to the QDQ form: ``calibration`` gives
+    representative feeds (a list of {input name: array}, one such dict, or
+    a directory of ``NAME.npy`` / ``NAME.K.npy`` files); ``method``:
+    ``"minmax"`` or ``"percentile"`` (each activation's range clipped at
+    ``percentile`` and 100 - ``percentile``).
+
+    ``dynamic=True``, as ONNX Runtime's ``quantize_dynamic`` writes it:
+    each MatMul (and Gemm) with a constant 2-D weight becomes
+    DynamicQuantizeLinear of its input, MatMulInteger with int8 weights
+    (per output column), and the float rescale; activations are quantized
+    at run time, so ``calibration`` is optional (given, it measures the
+    accuracy).
 
     ``model``: a path, the model's bytes or an ``onnx.ModelProto``;
-    ``output``: the path to write; ``calibration``: representative feeds
-    (a list of {input name: array}, one such dict, or a directory of
-    ``NAME.npy`` / ``NAME.K.npy`` files); ``method``: ``"minmax"`` or
-    ``"percentile"`` (each activation's range clipped at ``percentile`` and
-    100 - ``percentile``); ``exclude_nodes`` / ``exclude_ops``: node names
-    and op types left in float. Returns a QuantizeResult with the accuracy
-    of the quantized model against the float one on the calibration data.
+    ``output``: the path to write; ``exclude_nodes`` / ``exclude_ops``: node
+    names and op types left in float. Returns a QuantizeResult with the
+    accuracy of the quantized model against the float one on the
+    calibration data.
     """
     import onnx
     from . import InferenceSession
@@ -252,11 +263,19 @@ def quantize(model, output, calibration, *, method="minmax",
     rw = _Rewriter(original)  # Rewrites `original` in place.
     init_names = set(rw.init)
     inputs = [i.name for i in original.graph.input if i.name not in init_names]
-    feeds = _calibration_feeds(calibration, inputs)
+    if calibration is None and not dynamic:
+        raise ValueError("static quantization needs calibration feeds "
+                         "(or dynamic=True)")
+    feeds = (None if calibration is None
+             else _calibration_feeds(calibration, inputs))
     unknown = set(exclude_nodes) - {n.name for n in original.graph.node}
     if unknown:
         raise ValueError(f"exclude_nodes names no node: "
                          f"{', '.join(sorted(unknown))}")
+    if dynamic:
+        nodes = _quantize_dynamic(rw, set(exclude_nodes), set(exclude_ops))
+        accuracy = _finish(rw, output, float_bytes, feeds)
+        return QuantizeResult(_os.fspath(output), nodes, 0, accuracy)
     nodes = _select_nodes(rw, set(exclude_nodes), set(exclude_ops))
 
     # Activations to calibrate: every activation input of a quantized node
@@ -340,33 +359,30 @@ def quantize(model, output, calibration, *, method="minmax",
         for i, name in enumerate(node.input):
             if name in renamed:
                 node.input[i] = renamed[name]
+    accuracy = _finish(rw, output, float_bytes, feeds)
+    return QuantizeResult(_os.fspath(output), [n.name for n in nodes],
+                          len(ranges), accuracy)
+
+
+def _finish(rw, output, float_bytes, feeds):
+    """Adds the new nodes and initializers, drops the float weights nothing
+    reads, sorts, checks and writes the model; returns its accuracy
+    against the float model on ``feeds`` (empty without feeds)."""
+    import onnx
+    from . import InferenceSession
     rw.graph.initializer.extend(rw.new_inits)
-    # The float weights the int8 ones replaced.
-    read = {n for node in rw.graph.node for n in node.input}
-    read.update(n for q in rw.new_nodes for n in q.input)
+    nodes = list(rw.graph.node) + rw.new_nodes
+    read = {n for node in nodes for n in node.input}
     read.update(o.name for o in rw.graph.output)
     kept = [t for t in rw.graph.initializer if t.name in read]
     del rw.graph.initializer[:]
     rw.graph.initializer.extend(kept)
-    # Topological order: each pair right after its tensor's producer.
-    pairs = {}
-    for q in rw.new_nodes:
-        pairs.setdefault(q.input[0], []).append(q)
-    ordered = []
-    sources = {t.name for t in rw.graph.initializer}
-    sources.update(i.name for i in rw.graph.input)
-    for name in list(pairs):
-        if name in sources:
-            ordered.extend(_with_dequantize(pairs, name))
-    for node in list(rw.graph.node):
-        ordered.append(node)
-        for out in node.output:
-            ordered.extend(_with_dequantize(pairs, out))
     del rw.graph.node[:]
-    rw.graph.node.extend(ordered)
+    rw.graph.node.extend(_topological(rw.graph, nodes))
     onnx.checker.check_model(rw.model)
     onnx.save(rw.model, _os.fspath(output))
-
+    if not feeds:
+        return {}
     accuracy = {}
     float_session = InferenceSession(float_bytes)
     quant_session = InferenceSession(_os.fspath(output))
@@ -389,15 +405,85 @@ def quantize(model, output, calibration, *, method="minmax",
         if agree[n]:
             entry["top1_agreement"] = float(_np.concatenate(agree[n]).mean())
         accuracy[n] = entry
-    return QuantizeResult(_os.fspath(output), [n.name for n in nodes],
-                          len(ranges), accuracy)
+    return accuracy
 
 
-def _with_dequantize(pairs, name):
-    """The nodes reading tensor ``name`` among the added ones, each
-    followed by what reads it in turn."""
-    out = []
-    for node in pairs.pop(name, []):
-        out.append(node)
-        out.extend(_with_dequantize(pairs, node.output[0]))
-    return out
+def _topological(graph, nodes):
+    """``nodes`` in an order where each reads only tensors written before
+    it (initializers and graph inputs first); the given order among the
+    ready ones."""
+    ready = {t.name for t in graph.initializer}
+    ready.update(i.name for i in graph.input)
+    ready.add("")
+    pending = list(nodes)
+    ordered = []
+    while pending:
+        rest = []
+        for node in pending:
+            if all(n in ready for n in node.input):
+                ordered.append(node)
+                ready.update(node.output)
+            else:
+                rest.append(node)
+        if len(rest) == len(pending):
+            raise ValueError("the graph has a cycle or reads a tensor no node "
+                             f"writes: {rest[0].name or rest[0].op_type}")
+        pending = rest
+    return ordered
+
+
+def _quantize_dynamic(rw, exclude_nodes, exclude_ops):
+    """Rewrites each MatMul / Gemm with a constant 2-D weight into
+    DynamicQuantizeLinear + MatMulInteger + the float rescale; returns the
+    names of the nodes rewritten."""
+    from onnx import TensorProto
+    quantized_inputs = {}
+    done = []
+    for node in list(rw.graph.node):
+        if node.op_type not in ("MatMul", "Gemm"):
+            continue
+        if node.name in exclude_nodes or node.op_type in exclude_ops:
+            continue
+        w = rw.constant(node.input[1])
+        if w is None or w.ndim != 2 or not rw.is_activation(node.input[0]):
+            continue
+        bias = None
+        if node.op_type == "Gemm":
+            attrs = {a.name: a for a in node.attribute}
+            if any(attrs[k].f != 1.0 for k in ("alpha", "beta") if k in attrs):
+                continue
+            if "transA" in attrs and attrs["transA"].i:
+                continue
+            if "transB" in attrs and attrs["transB"].i:
+                w = w.T
+            if len(node.input) > 2 and node.input[2]:
+                bias = node.input[2]
+        base = (node.name or node.output[0]).replace("/", "_").replace(":", "_")
+        x = node.input[0]
+        if x not in quantized_inputs:
+            stem = x.replace("/", "_").replace(":", "_")
+            quantized_inputs[x] = (stem + "_quantized", stem + "_scale",
+                                   stem + "_zero_point")
+            rw.add_node("DynamicQuantizeLinear", [x],
+                        list(quantized_inputs[x]),
+                        stem + "_DynamicQuantizeLinear")
+        xq, xs, xz = quantized_inputs[x]
+        w_scale, w_values = _int8_per_channel(w, 1)
+        wq = rw.add_init(base + "_weight_quantized", w_values)
+        ws = rw.add_init(base + "_weight_scale", w_scale)
+        wz = rw.add_init(base + "_weight_zero_point",
+                         _np.zeros(w_scale.shape, dtype=_np.int8))
+        rw.add_node("MatMulInteger", [xq, wq, xz, wz], [base + "_int32"],
+                    base + "_MatMulInteger")
+        rw.add_node("Cast", [base + "_int32"], [base + "_float"],
+                    base + "_Cast", to=TensorProto.FLOAT)
+        rw.add_node("Mul", [xs, ws], [base + "_scale"], base + "_scale_Mul")
+        out = node.output[0]
+        scaled = base + "_scaled" if bias else out
+        rw.add_node("Mul", [base + "_float", base + "_scale"], [scaled],
+                    base + "_Mul")
+        if bias:
+            rw.add_node("Add", [scaled, bias], [out], base + "_bias_Add")
+        rw.graph.node.remove(node)
+        done.append(node.name)
+    return done

@@ -190,20 +190,58 @@ class DequantizeLinearKernel : public OpKernel {
 
 // DynamicQuantizeLinear: uint8 with the scale and zero point that map
 // [min(0, min x), max(0, max x)] onto [0, 255].
+// out[i] = saturate(round_half_even(in[i] / scale) + zero) for finite
+// in: what Saturate computes, in a loop the compiler vectorises (locals
+// only, no NaN test, the float to uint8 conversion through int32).
+void QuantizeRange(const float* in, int64_t n, float scale, float zero,
+                   uint8_t* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = std::nearbyint(in[i] / scale) + zero;
+    out[i] = static_cast<uint8_t>(
+        static_cast<int32_t>(std::min(std::max(v, 0.f), 255.f)));
+  }
+}
+
 class DynamicQuantizeLinearKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const float* in = x.data<float>();
     const int64_t n = x.NumElements();
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      if (std::isnan(in[i])) {
-        return InvalidArgumentError("x holds NaN at element " +
-                                    std::to_string(i));
+    // One vectorisable pass, lane by lane (a reduction into one float the
+    // compiler would not reorder): a NaN never compares below or above,
+    // and is found by its own test; where it is is looked up only then.
+    constexpr int kLanes = 16;
+    float lows[kLanes] = {}, highs[kLanes] = {};
+    int nans[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        const float v = in[i + j];
+        lows[j] = v < lows[j] ? v : lows[j];
+        highs[j] = v > highs[j] ? v : highs[j];
+        nans[j] |= static_cast<int>(v != v);
       }
-      lo = std::min(lo, in[i]);
-      hi = std::max(hi, in[i]);
+    }
+    float lo = 0, hi = 0;
+    bool nan = false;
+    for (int j = 0; j < kLanes; ++j) {
+      lo = std::min(lo, lows[j]);
+      hi = std::max(hi, highs[j]);
+      nan = nan || nans[j] != 0;
+    }
+    for (; i < n; ++i) {
+      const float v = in[i];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+      nan = nan || v != v;
+    }
+    if (nan) {
+      const int64_t at = std::find_if(in, in + n,
+                                      [](float v) { return std::isnan(v); }) -
+                         in;
+      return InvalidArgumentError("x holds NaN at element " +
+                                  std::to_string(at));
     }
     const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
     const uint8_t zero = Saturate<uint8_t>(std::nearbyint(0.0f - lo / scale));
@@ -217,10 +255,7 @@ class DynamicQuantizeLinearKernel : public OpKernel {
     *y_zero->data<uint8_t>() = zero;
     uint8_t* out = y->data<uint8_t>();
     ctx.ParallelFor(n, 2.0, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        out[i] = Saturate<uint8_t>(std::nearbyint(in[i] / scale) +
-                                   static_cast<float>(zero));
-      }
+      QuantizeRange(in + b, e - b, scale, static_cast<float>(zero), out + b);
     });
     return Status::OK();
   }
@@ -398,10 +433,13 @@ class MatMulIntegerKernel : public QuantizedProductKernel {
       MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
                    a.NumElements() / p.k, ScalarZero(a_zero), *packed,
                    b_zero ? b_zero->data<int8_t>() : nullptr, b_zeros > 1,
-                   [&](int64_t first, int64_t rows, int64_t j,
+                   [&](int64_t first, int64_t rows, int64_t j0, int64_t cols,
                        const int32_t* sums) {
                      for (int64_t i = 0; i < rows; ++i) {
-                       out[(first + i) * p.n + j] = sums[i];
+                       int32_t* row = out + (first + i) * p.n + j0;
+                       for (int64_t c = 0; c < cols; ++c) {
+                         row[c] = sums[c * kInt8Cols + i];
+                       }
                      }
                    });
       return Status::OK();
@@ -476,18 +514,23 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
       MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
                    a.NumElements() / p.k, ScalarZero(&ctx.input(2)), *packed,
                    ctx.input(5).data<int8_t>(), b_zeros > 1,
-                   [&](int64_t first, int64_t rows, int64_t j,
+                   [&](int64_t first, int64_t rows, int64_t j0, int64_t cols,
                        const int32_t* sums) {
-                     uint8_t column[kInt8Cols];
-                     if (y_unsigned) {
-                       RequantizeToUint8(sums, rows, 0, multipliers[j], zy,
-                                         column);
-                     } else {
-                       RequantizeToInt8(sums, rows, 0, multipliers[j], zy,
-                                        reinterpret_cast<int8_t*>(column));
+                     uint8_t tile[kInt8Rows][kInt8Cols];
+                     for (int64_t c = 0; c < cols; ++c) {
+                       const int32_t* column = sums + c * kInt8Cols;
+                       if (y_unsigned) {
+                         RequantizeToUint8(column, rows, 0,
+                                           multipliers[j0 + c], zy, tile[c]);
+                       } else {
+                         RequantizeToInt8(
+                             column, rows, 0, multipliers[j0 + c], zy,
+                             reinterpret_cast<int8_t*>(tile[c]));
+                       }
                      }
                      for (int64_t i = 0; i < rows; ++i) {
-                       out[(first + i) * p.n + j] = column[i];
+                       uint8_t* row = out + (first + i) * p.n + j0;
+                       for (int64_t c = 0; c < cols; ++c) row[c] = tile[c][i];
                      }
                    });
       return Status::OK();
@@ -542,6 +585,27 @@ constexpr OpSummary kSummaries[] = {
 
 }  // namespace
 
+// The output shape of a quantized product of inputs kA and kB, as
+// ShapeOfProduct computes it: A's batch dims (or B's when A is 2-D), then
+// M and N. Known dims are what later passes (layer-norm recognition over
+// the last axis) need.
+template <int kA, int kB>
+Status ProductShapeOf(InferenceContext& ctx) {
+  if (ctx.num_inputs() <= kB) return Status::OK();
+  const PartialShape& a = ctx.input_shape(kA);
+  const PartialShape& b = ctx.input_shape(kB);
+  if (!a.rank_known() || !b.rank_known() || a.rank() < 2 || b.rank() < 2) {
+    ctx.set_output(0, PartialShape::UnknownRank());
+    return Status::OK();
+  }
+  const PartialShape& batched = a.rank() > 2 ? a : b;
+  std::vector<int64_t> dims(batched.dims().begin(), batched.dims().end() - 2);
+  dims.push_back(a.dim(a.rank() - 2));
+  dims.push_back(b.dim(b.rank() - 1));
+  ctx.set_output(0, PartialShape(dims));
+  return Status::OK();
+}
+
 void RegisterQuantizeOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
   CheckRegistered(registry.RegisterOp(
@@ -593,10 +657,7 @@ void RegisterQuantizeOps(OpRegistry& registry) {
       registry.RegisterOp(OpDefBuilder("MatMulInteger")
                               .Input(ArgDef::AnyList("inputs"))
                               .Output(ArgDef::Fixed("Y", DataType::kInt32))
-                              .SetShapeFn([](InferenceContext& ctx) -> Status {
-                                ctx.set_output(0, PartialShape::UnknownRank());
-                                return Status::OK();
-                              })
+                              .SetShapeFn(ProductShapeOf<0, 1>)
                               .Build()));
   CheckRegistered(registry.RegisterKernel(
       "MatMulInteger", KernelFactoryFor<MatMulIntegerKernel>()));
@@ -607,10 +668,7 @@ void RegisterQuantizeOps(OpRegistry& registry) {
                               .Output(ArgDef::Typed("y", "output_dtype"))
                               .Attr("output_dtype", AttrType::kType,
                                     DataType::kUInt8, kQuantizedTypes)
-                              .SetShapeFn([](InferenceContext& ctx) -> Status {
-                                ctx.set_output(0, PartialShape::UnknownRank());
-                                return Status::OK();
-                              })
+                              .SetShapeFn(ProductShapeOf<0, 3>)
                               .Build()));
   CheckRegistered(registry.RegisterKernel(
       "QLinearMatMul", KernelFactoryFor<QLinearMatMulKernel>()));

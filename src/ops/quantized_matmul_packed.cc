@@ -87,8 +87,8 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
           if (bz != 0) {
             for (int64_t i = 0; i < count; ++i) sums[i] -= bz * row_sums[i];
           }
-          emit(first, count, j, sums);
         }
+        emit(first, count, cp * kInt8Rows, cols_here, acc);
       }
     }
   });
