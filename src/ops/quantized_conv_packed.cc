@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/int_division.h"
 
@@ -232,98 +233,99 @@ void ColumnSums(const uint8_t* panel, int64_t depth, int32_t* sums) {
   }
 }
 
-// Whether a depthwise plane is stored split by phase: each input row's even
-// columns, then its odd ones (2-D windows of horizontal stride 2). Every tap
-// then reads a contiguous run, which the compiler vectorises; read with
-// stride 2 they were most of MobileNetV2's int8 time.
-bool SplitByPhase(const Window& win) {
-  return win.rank == 2 && win.stride[1] == 2;
-}
+// A depthwise input plane, padded with the zero point so that every tap of
+// every output reads inside it (sum (x - zx) w = sum x w - zx sum w, the
+// second term one constant per channel), and split by phase for strides of
+// 2: rows by their parity when the vertical stride is 2, columns by theirs
+// when the horizontal one is. Output (oy, ox) then sits at position
+// oy * cols + ox of a phase, and tap (ky, kx) reads its phase at a fixed
+// offset from there: one contiguous multiply-add over the whole plane per
+// tap, which the compiler vectorises. Row by row, MobileNetV2's rows of 7
+// and 14 were too short for a vector loop, and stride-2 reads were strided.
+// The columns past the output's width are computed and dropped.
+struct PhasePlanes {
+  int64_t sy = 1, sx = 1;      // strides (phases per dimension)
+  int64_t rows = 0, cols = 0;  // of one phase
+  int64_t slack = 0;           // read past the last phase by the last tap
 
-// One input plane as int32 minus its zero point, split by phase where
-// SplitByPhase says.
-template <class QX>
-void LoadPlane(const Window& win, const QX* x, int32_t x_zero, int32_t* out) {
-  if (!SplitByPhase(win)) {
-    for (int64_t i = 0; i < win.InSize(); ++i) {
-      out[i] = static_cast<int32_t>(x[i]) - x_zero;
-    }
-    return;
+  static bool Takes(const Window& win) {
+    return win.rank == 2 && (win.stride[0] == 1 || win.stride[0] == 2) &&
+           (win.stride[1] == 1 || win.stride[1] == 2);
   }
-  const int64_t ih = win.in[0], iw = win.in[1], evens = (iw + 1) / 2;
+  static PhasePlanes For(const Window& win) {
+    PhasePlanes p;
+    p.sy = win.stride[0];
+    p.sx = win.stride[1];
+    p.rows = CeilDiv(win.in[0] + win.pad_begin[0] + win.pad_end[0], p.sy);
+    p.cols = CeilDiv(win.in[1] + win.pad_begin[1] + win.pad_end[1], p.sx);
+    p.slack = (win.kernel[1] - 1) * win.dilation[1] / p.sx + p.cols;
+    return p;
+  }
+  int64_t phase_size() const { return rows * cols; }
+  int64_t size() const { return sy * sx * phase_size() + slack; }
+  // Where tap (ky, kx) of output position 0 reads.
+  int64_t TapOffset(const Window& win, int64_t ky, int64_t kx) const {
+    const int64_t r = ky * win.dilation[0], c = kx * win.dilation[1];
+    return ((r % sy) * sx + c % sx) * phase_size() + (r / sy) * cols + c / sx;
+  }
+};
+
+// Copies one input plane (uint8 after `flip`) into its phase planes;
+// `line` holds one padded row.
+template <class QX>
+void LoadPhasePlanes(const Window& win, const PhasePlanes& p, const QX* x,
+                     uint8_t flip, uint8_t zero, uint8_t* line, uint8_t* out) {
+  std::memset(out, zero, static_cast<size_t>(p.size()));
+  const int64_t ih = win.in[0], iw = win.in[1];
+  const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
+  const int64_t padded_w = win.in[1] + win.pad_begin[1] + win.pad_end[1];
   for (int64_t r = 0; r < ih; ++r) {
-    const QX* src = x + r * iw;
-    int32_t* dst = out + r * iw;
-    for (int64_t j = 0; j < evens; ++j) {
-      dst[j] = static_cast<int32_t>(src[2 * j]) - x_zero;
-    }
-    for (int64_t j = 0; j < iw / 2; ++j) {
-      dst[evens + j] = static_cast<int32_t>(src[2 * j + 1]) - x_zero;
+    const auto* src = reinterpret_cast<const uint8_t*>(x + r * iw);
+    const int64_t pr = r + top;
+    uint8_t* row = out + (pr % p.sy) * p.sx * p.phase_size() +
+                   (pr / p.sy) * p.cols;
+    uint8_t* dst = p.sx == 1 ? row : line;
+    if (p.sx == 2) std::memset(line, zero, static_cast<size_t>(padded_w));
+    for (int64_t c = 0; c < iw; ++c) dst[left + c] = src[c] ^ flip;
+    if (p.sx == 2) {
+      // The padded row's even columns, then its odd ones.
+      CopyEvenBytes(line, (padded_w + 1) / 2, row);
+      CopyEvenBytes(line + 1, padded_w / 2, row + p.phase_size());
     }
   }
 }
 
 // acc[i] += w * x[i] for i < n.
-void MultiplyAdd(int32_t w, const int32_t* x, int64_t n, int32_t* acc) {
-  for (int64_t i = 0; i < n; ++i) acc[i] += w * x[i];
+void MultiplyAdd(int32_t w, const uint8_t* x, int64_t n, int32_t* acc) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += w * static_cast<int32_t>(x[i]);
 }
 
-// One channel's depthwise plane: acc = sum over taps of tap x input, with
-// x loaded by LoadPlane (padding adds nothing).
-void DepthwisePlane(const Window& win, const int32_t* x, const int32_t* taps,
-                    int32_t* acc) {
-  const int64_t pixels = win.OutSize();
-  std::fill(acc, acc + pixels, 0);
-  if (win.rank != 2) {
-    for (int64_t o = 0; o < pixels; ++o) {
-      int32_t sum = 0;
-      ForEachTap(win, o, [&](int64_t offset, int64_t k) {
-        if (offset >= 0) sum += taps[k] * x[offset];
-      });
-      acc[o] = sum;
-    }
-    return;
-  }
-  const int64_t ih = win.in[0], iw = win.in[1];
-  const int64_t oh = win.out[0], ow = win.out[1];
+// One channel's depthwise sums over its phase planes, before the zero
+// point's correction, at positions oy * p.cols + ox.
+void DepthwisePlane(const Window& win, const PhasePlanes& p, const uint8_t* x,
+                    const int32_t* taps, int32_t* acc) {
+  const int64_t positions = win.out[0] * p.cols;
   const int64_t kh = win.kernel[0], kw = win.kernel[1];
-  const int64_t sy = win.stride[0], sx = win.stride[1];
-  // Tap by tap over the whole plane: the ranges that stay inside the input
-  // are found once per tap, not per output row (short rows made the
-  // divisions cost more than the sums).
+  std::fill(acc, acc + positions, 0);
   for (int64_t ky = 0; ky < kh; ++ky) {
-    // Input row oy * sy + top; inside for oy in [y_lo, y_hi].
-    const int64_t top = ky * win.dilation[0] - win.pad_begin[0];
-    const int64_t y_lo = std::min(oh, top >= 0 ? 0 : CeilDiv(-top, sy));
-    const int64_t y_hi =
-        ih - 1 - top < 0 ? -1 : std::min(oh - 1, (ih - 1 - top) / sy);
     for (int64_t kx = 0; kx < kw; ++kx) {
-      const int32_t wv = taps[ky * kw + kx];
-      // Input column ox * sx + off; inside for ox in [lo, hi].
-      const int64_t off = kx * win.dilation[1] - win.pad_begin[1];
-      const int64_t lo = std::min(ow, off >= 0 ? 0 : CeilDiv(-off, sx));
-      const int64_t hi =
-          iw - 1 - off < 0 ? -1 : std::min(ow - 1, (iw - 1 - off) / sx);
-      if (wv == 0 || hi < lo) continue;
-      // Where ox = lo reads in an input row, and the step between reads.
-      int64_t first = lo * sx + off, step = sx;
-      if (SplitByPhase(win)) {
-        // Column 2 ox + off is entry ox + floor(off / 2) of the phase
-        // off mod 2.
-        const int64_t shift = off >= 0 ? off / 2 : -CeilDiv(-off, 2);
-        first = (off - 2 * shift == 0 ? 0 : (iw + 1) / 2) + lo + shift;
-        step = 1;
-      }
-      for (int64_t oy = y_lo; oy <= y_hi; ++oy) {
-        const int32_t* xr = x + (oy * sy + top) * iw + first;
-        int32_t* row = acc + oy * ow + lo;
-        if (step == 1) {
-          MultiplyAdd(wv, xr, hi - lo + 1, row);
-        } else {
-          for (int64_t i = 0; i <= hi - lo; ++i) row[i] += wv * xr[i * step];
-        }
-      }
+      const int32_t w = taps[ky * kw + kx];
+      if (w != 0) MultiplyAdd(w, x + p.TapOffset(win, ky, kx), positions, acc);
     }
+  }
+}
+
+// Windows of other ranks: every output's taps through ForEachTap, from the
+// input minus its zero point.
+template <class QX>
+void DepthwiseAnyRank(const Window& win, const QX* x, int32_t x_zero,
+                      const int32_t* taps, int32_t* acc) {
+  for (int64_t o = 0; o < win.OutSize(); ++o) {
+    int32_t sum = 0;
+    ForEachTap(win, o, [&](int64_t offset, int64_t k) {
+      if (offset >= 0) sum += taps[k] * (static_cast<int32_t>(x[offset]) - x_zero);
+    });
+    acc[o] = sum;
   }
 }
 
@@ -335,24 +337,49 @@ void ConvolveDepthwise(KernelContext& ctx, const QuantizedConv& q, const QX* x,
   const Window& win = q.win;
   const int64_t in_size = win.InSize(), pixels = win.OutSize();
   const int64_t taps = win.KernelSize();
-  ctx.ParallelFor(q.n * q.m, static_cast<double>(pixels * taps),
-                  [&](int64_t begin, int64_t end) {
-                    std::vector<int32_t> plane(static_cast<size_t>(in_size));
-                    std::vector<int32_t> acc(static_cast<size_t>(pixels));
-                    std::vector<int32_t> tap(static_cast<size_t>(taps));
-                    for (int64_t job = begin; job < end; ++job) {
-                      const int64_t image = job / q.m, ch = job % q.m;
-                      LoadPlane(win, x + job * in_size, x_zero,
-                                plane.data());
-                      const int32_t wz =
-                          w_zero == nullptr ? 0 : w_zero[w_zero_per_m ? ch : 0];
-                      for (int64_t k = 0; k < taps; ++k) {
-                        tap[k] = w.depthwise_taps[ch * taps + k] - wz;
-                      }
-                      DepthwisePlane(win, plane.data(), tap.data(), acc.data());
-                      emit(image, ch, 0, pixels, acc.data());
-                    }
-                  });
+  const bool phased = PhasePlanes::Takes(win);
+  const PhasePlanes planes = phased ? PhasePlanes::For(win) : PhasePlanes{};
+  const int64_t positions = phased ? win.out[0] * planes.cols : pixels;
+  // x taken as unsigned: an int8 x plus 128, its zero point too.
+  constexpr bool kSigned = std::is_same_v<QX, int8_t>;
+  const uint8_t flip = kSigned ? 0x80 : 0;
+  const int32_t zero = kSigned ? x_zero + 128 : x_zero;
+  ctx.ParallelFor(
+      q.n * q.m, static_cast<double>(pixels * taps),
+      [&](int64_t begin, int64_t end) {
+        std::vector<uint8_t> plane(
+            static_cast<size_t>(phased ? planes.size() : 0));
+        std::vector<uint8_t> line(static_cast<size_t>(
+            phased ? win.in[1] + win.pad_begin[1] + win.pad_end[1] : 0));
+        std::vector<int32_t> acc(static_cast<size_t>(positions));
+        std::vector<int32_t> tap(static_cast<size_t>(taps));
+        for (int64_t job = begin; job < end; ++job) {
+          const int64_t image = job / q.m, ch = job % q.m;
+          const int32_t wz =
+              w_zero == nullptr ? 0 : w_zero[w_zero_per_m ? ch : 0];
+          int32_t tap_sum = 0;
+          for (int64_t k = 0; k < taps; ++k) {
+            tap[k] = w.depthwise_taps[ch * taps + k] - wz;
+            tap_sum += tap[k];
+          }
+          if (!phased) {
+            DepthwiseAnyRank(win, x + job * in_size, x_zero, tap.data(),
+                             acc.data());
+            emit(image, ch, 0, pixels, acc.data());
+            continue;
+          }
+          LoadPhasePlanes(win, planes, x + job * in_size, flip,
+                          static_cast<uint8_t>(zero), line.data(),
+                          plane.data());
+          DepthwisePlane(win, planes, plane.data(), tap.data(), acc.data());
+          const int32_t shift = -zero * tap_sum;
+          for (int64_t i = 0; i < positions; ++i) acc[i] += shift;
+          const int64_t ow = win.out[1];
+          for (int64_t oy = 0; oy < win.out[0]; ++oy) {
+            emit(image, ch, oy * ow, ow, acc.data() + oy * planes.cols);
+          }
+        }
+      });
 }
 
 }  // namespace
