@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace weft::internal {
 namespace {
@@ -38,11 +38,13 @@ void GenericPanelProduct(const int8_t* a, const uint8_t* b, int64_t quads,
     const int8_t* aq = a + q * kInt8Rows * 4;
     const uint8_t* bq = b + q * kInt8Cols * 4;
     for (int64_t r = 0; r < kInt8Rows; ++r) {
-      const int32_t a0 = aq[r * 4], a1 = aq[r * 4 + 1], a2 = aq[r * 4 + 2],
-                    a3 = aq[r * 4 + 3];
+      // The weights are signed: their values, not their bit patterns.
+      int32_t w[4];
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+      for (int j = 0; j < 4; ++j) w[j] = static_cast<int32_t>(aq[r * 4 + j]);
       for (int64_t p = 0; p < kInt8Cols; ++p) {
         const uint8_t* bp = bq + p * 4;
-        sums[r][p] += a0 * bp[0] + a1 * bp[1] + a2 * bp[2] + a3 * bp[3];
+        sums[r][p] += w[0] * bp[0] + w[1] * bp[1] + w[2] * bp[2] + w[3] * bp[3];
       }
     }
   }
@@ -142,7 +144,6 @@ void PackColumnPanel(RowAt row, int64_t depth, int64_t cols, uint8_t flip,
   }
 }
 
-
 // The scalar requantization: the reference every vector form equals.
 template <class Q>
 void RequantizeScalar(const int32_t* acc, int64_t n, int32_t bias,
@@ -152,7 +153,8 @@ void RequantizeScalar(const int32_t* acc, int64_t n, int32_t bias,
   for (int64_t p = 0; p < n; ++p) {
     const float v =
         std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
-    dst[p] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
+    dst[p] =
+        static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
   }
 }
 
@@ -173,8 +175,8 @@ void Requantize(const int32_t* acc, int64_t n, int32_t bias, float multiplier,
   const __m512 m = _mm512_set1_ps(multiplier), z = _mm512_set1_ps(zero);
   const __m512 low = _mm512_set1_ps(lo), high = _mm512_set1_ps(hi);
   for (int64_t p = 0; p < n; p += 16) {
-    const __mmask16 mask = static_cast<__mmask16>(
-        n - p >= 16 ? 0xFFFF : (1u << (n - p)) - 1);
+    const __mmask16 mask =
+        static_cast<__mmask16>(n - p >= 16 ? 0xFFFF : (1u << (n - p)) - 1);
     const __m512i a = _mm512_maskz_loadu_epi32(mask, acc + p);
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a, b)), m);
     v = _mm512_add_ps(
@@ -270,15 +272,15 @@ PackedInt8Weights::PackedInt8Weights(const int8_t* w, int64_t rows,
 
 void PackInt8ColumnPanel(const uint8_t* rows, int64_t ld, int64_t depth,
                          int64_t cols, uint8_t flip, uint8_t* panel) {
-  PackColumnPanel([rows, ld](int64_t d) { return rows + d * ld; }, depth,
-                  cols, flip, panel);
+  PackColumnPanel([rows, ld](int64_t d) { return rows + d * ld; }, depth, cols,
+                  flip, panel);
 }
 
 void PackInt8ColumnPanel(const uint8_t* const* rows, int64_t offset,
                          int64_t depth, int64_t cols, uint8_t flip,
                          uint8_t* panel) {
-  PackColumnPanel([rows, offset](int64_t d) { return rows[d] + offset; },
-                  depth, cols, flip, panel);
+  PackColumnPanel([rows, offset](int64_t d) { return rows[d] + offset; }, depth,
+                  cols, flip, panel);
 }
 
 void PackInt8RowPanel(const uint8_t* a, int64_t lda, int64_t depth,

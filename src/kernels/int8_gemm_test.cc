@@ -42,9 +42,8 @@ TEST(Int8GemmTest, PanelProductsAreTheExactSumsOnEveryKernelTheCpuRuns) {
     for (int64_t depth : {1, 4, 7, 64, 147}) {
       for (int64_t rows : {1, 5, 8}) {
         for (int64_t cols : {1, 17, 32}) {
-          SCOPED_TRACE(std::string(Int8KernelName(kernel)) +
-                       " depth=" + std::to_string(depth) +
-                       " rows=" + std::to_string(rows) +
+          SCOPED_TRACE(std::string(Int8KernelName(kernel)) + " depth=" +
+                       std::to_string(depth) + " rows=" + std::to_string(rows) +
                        " cols=" + std::to_string(cols));
           const auto w = SeededBytes<int8_t>(rows * depth, 7);
           const auto x = SeededBytes<uint8_t>(cols * depth, 11);

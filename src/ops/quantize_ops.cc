@@ -237,9 +237,8 @@ class DynamicQuantizeLinearKernel : public OpKernel {
       nan = nan || v != v;
     }
     if (nan) {
-      const int64_t at = std::find_if(in, in + n,
-                                      [](float v) { return std::isnan(v); }) -
-                         in;
+      const int64_t at =
+          std::find_if(in, in + n, [](float v) { return std::isnan(v); }) - in;
       return InvalidArgumentError("x holds NaN at element " +
                                   std::to_string(at));
     }
@@ -507,9 +506,8 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
     }
     if (packed != nullptr) {
       const bool y_unsigned = y_zero.dtype() == DataType::kUInt8;
-      const float zy = y_unsigned
-                           ? static_cast<float>(*y_zero.data<uint8_t>())
-                           : static_cast<float>(*y_zero.data<int8_t>());
+      const float zy = y_unsigned ? static_cast<float>(*y_zero.data<uint8_t>())
+                                  : static_cast<float>(*y_zero.data<int8_t>());
       uint8_t* out = static_cast<uint8_t*>(y->raw_data());
       MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
                    a.NumElements() / p.k, ScalarZero(&ctx.input(2)), *packed,
@@ -520,12 +518,12 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                      for (int64_t c = 0; c < cols; ++c) {
                        const int32_t* column = sums + c * kInt8Cols;
                        if (y_unsigned) {
-                         RequantizeToUint8(column, rows, 0,
-                                           multipliers[j0 + c], zy, tile[c]);
+                         RequantizeToUint8(column, rows, 0, multipliers[j0 + c],
+                                           zy, tile[c]);
                        } else {
-                         RequantizeToInt8(
-                             column, rows, 0, multipliers[j0 + c], zy,
-                             reinterpret_cast<int8_t*>(tile[c]));
+                         RequantizeToInt8(column, rows, 0, multipliers[j0 + c],
+                                          zy,
+                                          reinterpret_cast<int8_t*>(tile[c]));
                        }
                      }
                      for (int64_t i = 0; i < rows; ++i) {

@@ -18,13 +18,13 @@ StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
   return test::RunOneNode(op, std::move(inputs), {}, outputs);
 }
 
-Tensor F(std::vector<int64_t> dims, std::vector<float> v) {
+Tensor F(const std::vector<int64_t>& dims, const std::vector<float>& v) {
   return Tensor::FromVector<float>(Shape(dims), v);
 }
-Tensor U8(std::vector<int64_t> dims, std::vector<uint8_t> v) {
+Tensor U8(const std::vector<int64_t>& dims, const std::vector<uint8_t>& v) {
   return Tensor::FromVector<uint8_t>(Shape(dims), v);
 }
-Tensor I8(std::vector<int64_t> dims, std::vector<int8_t> v) {
+Tensor I8(const std::vector<int64_t>& dims, const std::vector<int8_t>& v) {
   return Tensor::FromVector<int8_t>(Shape(dims), v);
 }
 
@@ -137,11 +137,11 @@ TEST(QuantizedAddTest, QLinearAddBroadcastsAndRequantizesAsTheFloatNodes) {
   const std::vector<uint8_t> a = {0, 17, 128, 255, 90, 200};
   const std::vector<int8_t> b = {-128, 5, 127};
   auto y = test::RunOneNode(
-      "QLinearAdd", {Tensor::FromVector<uint8_t>({2, 3}, a),
-                     Tensor::Scalar<float>(0.05f), Tensor::Scalar<uint8_t>(128),
-                     Tensor::FromVector<int8_t>({3}, b),
-                     Tensor::Scalar<float>(0.02f), Tensor::Scalar<int8_t>(1),
-                     Tensor::Scalar<float>(0.07f), Tensor::Scalar<uint8_t>(100)});
+      "QLinearAdd",
+      {Tensor::FromVector<uint8_t>({2, 3}, a), Tensor::Scalar<float>(0.05f),
+       Tensor::Scalar<uint8_t>(128), Tensor::FromVector<int8_t>({3}, b),
+       Tensor::Scalar<float>(0.02f), Tensor::Scalar<int8_t>(1),
+       Tensor::Scalar<float>(0.07f), Tensor::Scalar<uint8_t>(100)});
   ASSERT_TRUE(y.ok()) << y.status();
   ASSERT_EQ((*y)[0].shape(), (Shape{2, 3}));
   for (int i = 0; i < 6; ++i) {
@@ -162,8 +162,9 @@ TEST(QuantizedAddTest, QLinearAddRefusesAZeroPointOfAnotherDtype) {
        Tensor::Scalar<float>(0.1f), Tensor::Scalar<int8_t>(0),
        Tensor::Scalar<float>(0.1f), Tensor::Scalar<uint8_t>(0)});
   ASSERT_FALSE(y.ok());
-  EXPECT_THAT(y.status().message(),
-              ::testing::HasSubstr("input 'B_zero_point' is int8 but TB is uint8"));
+  EXPECT_THAT(
+      y.status().message(),
+      ::testing::HasSubstr("input 'B_zero_point' is int8 but TB is uint8"));
 }
 
 // MaxPool on uint8 and int8 (where qdq-fusion moves a Q/DQ pair through
@@ -220,15 +221,15 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
   struct Case {
     int64_t batch, m, k, n;
   };
-  for (const Case& c : {Case{1, 1, 3, 1}, Case{1, 5, 16, 9}, Case{2, 33, 37, 24},
-                        Case{1, 70, 64, 17}}) {
+  for (const Case& c : {Case{1, 1, 3, 1}, Case{1, 5, 16, 9},
+                        Case{2, 33, 37, 24}, Case{1, 70, 64, 17}}) {
     for (bool signed_a : {false, true}) {
       for (int zeros : {0, 1, 2}) {
         SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
                      std::to_string(c.n) + (signed_a ? " int8" : " uint8") +
                      " zeros " + std::to_string(zeros));
-        const Shape a_shape = c.batch > 1 ? Shape{c.batch, c.m, c.k}
-                                          : Shape{c.m, c.k};
+        const Shape a_shape =
+            c.batch > 1 ? Shape{c.batch, c.m, c.k} : Shape{c.m, c.k};
         Tensor a = signed_a ? SeededInts<int8_t>(a_shape, 3)
                             : SeededInts<uint8_t>(a_shape, 3);
         Tensor b = SeededInts<int8_t>({c.k, c.n}, 5);
@@ -242,10 +243,13 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
           for (size_t j = 0; j < z.size(); ++j) {
             z[j] = static_cast<int8_t>(static_cast<int>(j % 5) - 2);
           }
-          for (int64_t j = 0; j < c.n; ++j) bz[j] = z[zeros == 1 ? 0 : j];
-          inputs.push_back(zeros == 1
-                               ? Tensor::Scalar<int8_t>(z[0])
-                               : Tensor::FromVector<int8_t>({c.n}, z));
+          for (int64_t j = 0; j < c.n; ++j) {
+            // An int8 zero point is signed: its value, not its bit pattern.
+            // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+            bz[j] = static_cast<int32_t>(z[zeros == 1 ? 0 : j]);
+          }
+          inputs.push_back(zeros == 1 ? Tensor::Scalar<int8_t>(z[0])
+                                      : Tensor::FromVector<int8_t>({c.n}, z));
         }
         auto y = test::RunOneNode("MatMulInteger", inputs);
         ASSERT_TRUE(y.ok()) << y.status();

@@ -34,10 +34,9 @@ StatusOr<QuantParams> ReadParams(const KernelContext& ctx, int scale_index,
   const Tensor& scale = ctx.input(scale_index);
   const Tensor& zero = ctx.input(scale_index + 1);
   if (scale.NumElements() != 1 || zero.NumElements() != 1) {
-    return InvalidArgumentError(std::string(what) +
-                                "'s scale and zero point must be scalars, got " +
-                                scale.shape().ToString() + " and " +
-                                zero.shape().ToString());
+    return InvalidArgumentError(
+        std::string(what) + "'s scale and zero point must be scalars, got " +
+        scale.shape().ToString() + " and " + zero.shape().ToString());
   }
   if (zero.dtype() != dtype) {
     return InvalidArgumentError(std::string(what) + "'s zero point has dtype " +
@@ -46,9 +45,8 @@ StatusOr<QuantParams> ReadParams(const KernelContext& ctx, int scale_index,
   }
   QuantParams p;
   p.scale = *scale.data<float>();
-  p.zero = dtype == DataType::kUInt8
-               ? static_cast<float>(*zero.data<uint8_t>())
-               : static_cast<float>(*zero.data<int8_t>());
+  p.zero = dtype == DataType::kUInt8 ? static_cast<float>(*zero.data<uint8_t>())
+                                     : static_cast<float>(*zero.data<int8_t>());
   if (!(p.scale != 0) || !std::isfinite(p.scale)) {
     return InvalidArgumentError(std::string(what) + "'s scale is " +
                                 std::to_string(p.scale) +

@@ -42,9 +42,9 @@ constexpr int64_t kPaddedMinWidth = 14;
 
 struct ColumnPlan {
   ColumnForm form = ColumnForm::kGathered;
-  int64_t positions = 0;  // the product's columns
-  int64_t staged = 0;     // bytes staged per input channel
-  int64_t slack = 0;      // bytes read past the last channel's
+  int64_t positions = 0;               // the product's columns
+  int64_t staged = 0;                  // bytes staged per input channel
+  int64_t slack = 0;                   // bytes read past the last channel's
   int64_t padded_h = 0, padded_w = 0;  // kPadded
   int64_t out_w = 0;
 };
@@ -173,9 +173,9 @@ void FillColumnRows(const Window& win, const uint8_t* x, uint8_t zero,
 
 // Stages the columns of one (image, group) and points row_of[d] at each
 // row's first position.
-void StageColumns(KernelContext& ctx, const Window& win,
-                  const ColumnPlan& plan, const uint8_t* x, int64_t channels,
-                  uint8_t zero, uint8_t* staged, const uint8_t** row_of) {
+void StageColumns(KernelContext& ctx, const Window& win, const ColumnPlan& plan,
+                  const uint8_t* x, int64_t channels, uint8_t zero,
+                  uint8_t* staged, const uint8_t** row_of) {
   const int64_t taps = win.KernelSize(), in_size = win.InSize();
   const int64_t depth = channels * taps;
   switch (plan.form) {
@@ -197,23 +197,21 @@ void StageColumns(KernelContext& ctx, const Window& win,
       const int64_t plane = ph * pw;
       const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
       const int64_t ih = win.in[0], iw = win.in[1];
-      ctx.ParallelFor(channels, static_cast<double>(plane),
-                      [&](int64_t c0, int64_t c1) {
-                        for (int64_t c = c0; c < c1; ++c) {
-                          uint8_t* dst = staged + c * plane;
-                          std::memset(dst, zero, static_cast<size_t>(plane));
-                          for (int64_t r = 0; r < ih; ++r) {
-                            std::memcpy(dst + (r + top) * pw + left,
-                                        x + c * in_size + r * iw,
-                                        static_cast<size_t>(iw));
-                          }
-                        }
-                      });
+      ctx.ParallelFor(
+          channels, static_cast<double>(plane), [&](int64_t c0, int64_t c1) {
+            for (int64_t c = c0; c < c1; ++c) {
+              uint8_t* dst = staged + c * plane;
+              std::memset(dst, zero, static_cast<size_t>(plane));
+              for (int64_t r = 0; r < ih; ++r) {
+                std::memcpy(dst + (r + top) * pw + left,
+                            x + c * in_size + r * iw, static_cast<size_t>(iw));
+              }
+            }
+          });
       const int64_t kw = win.kernel[1];
       for (int64_t d = 0; d < depth; ++d) {
         const int64_t c = d / taps, k = d % taps;
-        row_of[d] = staged + c * plane +
-                    (k / kw) * win.dilation[0] * pw +
+        row_of[d] = staged + c * plane + (k / kw) * win.dilation[0] * pw +
                     (k % kw) * win.dilation[1];
       }
       return;
@@ -282,8 +280,8 @@ void LoadPhasePlanes(const Window& win, const PhasePlanes& p, const QX* x,
   for (int64_t r = 0; r < ih; ++r) {
     const auto* src = reinterpret_cast<const uint8_t*>(x + r * iw);
     const int64_t pr = r + top;
-    uint8_t* row = out + (pr % p.sy) * p.sx * p.phase_size() +
-                   (pr / p.sy) * p.cols;
+    uint8_t* row =
+        out + (pr % p.sy) * p.sx * p.phase_size() + (pr / p.sy) * p.cols;
     uint8_t* dst = p.sx == 1 ? row : line;
     if (p.sx == 2) std::memset(line, zero, static_cast<size_t>(padded_w));
     for (int64_t c = 0; c < iw; ++c) dst[left + c] = src[c] ^ flip;
@@ -323,7 +321,8 @@ void DepthwiseAnyRank(const Window& win, const QX* x, int32_t x_zero,
   for (int64_t o = 0; o < win.OutSize(); ++o) {
     int32_t sum = 0;
     ForEachTap(win, o, [&](int64_t offset, int64_t k) {
-      if (offset >= 0) sum += taps[k] * (static_cast<int32_t>(x[offset]) - x_zero);
+      if (offset >= 0)
+        sum += taps[k] * (static_cast<int32_t>(x[offset]) - x_zero);
     });
     acc[o] = sum;
   }
@@ -410,6 +409,125 @@ int64_t Int8ConvWeights::bytes() const {
   return bytes;
 }
 
+namespace {
+
+// The tiling and the zero points of one convolution's products, the same
+// for every (image, group).
+struct ProductPlan {
+  ColumnPlan columns;
+  int64_t depth = 0, quads = 0, panel_bytes = 0, m_per_group = 0;
+  int64_t tile_panels = 0, pixel_tiles = 0;
+  int64_t channel_panels = 0, blocks = 0, panels_per_block = 0;
+  uint8_t flip = 0;  // 0x80 for an int8 x (taken as x + 128)
+  int32_t zero = 0;  // x's zero point, as unsigned
+  const int8_t* w_zero = nullptr;
+  bool w_zero_per_m = false, any_w_zero = false;
+  Int8Kernel kernel = Int8Kernel::kGeneric;
+
+  int64_t jobs() const { return pixel_tiles * blocks; }
+};
+
+ProductPlan PlanProducts(const QuantizedConv& q, bool x_signed, int32_t x_zero,
+                         const int8_t* w_zero, bool w_zero_per_m) {
+  ProductPlan p;
+  p.columns = PlanColumns(q.win);
+  p.depth = q.rows_per_group;
+  p.quads = Int8Quads(p.depth);
+  p.panel_bytes = Int8ColumnPanelBytes(p.depth);
+  p.m_per_group = q.m / q.group;
+  const int64_t pixel_panels = CeilDiv(p.columns.positions, kInt8Cols);
+  p.tile_panels = std::clamp<int64_t>(kTileBytes / p.panel_bytes, 1,
+                                      std::min(kMaxTilePanels, pixel_panels));
+  p.pixel_tiles = CeilDiv(pixel_panels, p.tile_panels);
+  p.channel_panels = CeilDiv(p.m_per_group, kInt8Rows);
+  int64_t blocks = 1;
+  while (p.pixel_tiles * blocks < kMinJobs && blocks < p.channel_panels) {
+    ++blocks;
+  }
+  p.panels_per_block = CeilDiv(p.channel_panels, blocks);
+  p.blocks = CeilDiv(p.channel_panels, p.panels_per_block);
+  p.flip = x_signed ? 0x80 : 0;
+  p.zero = x_signed ? x_zero + 128 : x_zero;
+  p.w_zero = w_zero;
+  p.w_zero_per_m = w_zero_per_m;
+  for (int64_t i = 0; w_zero != nullptr && i < (w_zero_per_m ? q.m : 1); ++i) {
+    p.any_w_zero = p.any_w_zero || w_zero[i] != 0;
+  }
+  p.kernel = ActiveInt8Kernel();
+  return p;
+}
+
+// One job's scratch: its column panels and their sums, and a product tile.
+struct JobScratch {
+  std::vector<uint8_t> cols;
+  std::vector<int32_t> col_sums;
+  int32_t acc[kInt8Rows * kInt8Cols];
+
+  explicit JobScratch(const ProductPlan& p)
+      : cols(static_cast<size_t>(p.tile_panels * p.panel_bytes)),
+        col_sums(static_cast<size_t>(p.any_w_zero ? p.tile_panels * kInt8Cols
+                                                  : 0)) {}
+};
+
+// Job `job` of group g of one image: packs its pixel tile's column panels,
+// multiplies them by its block of weight panels, corrects the zero points
+// and emits the sums.
+void RunProductJob(const ProductPlan& p, const PackedInt8Weights& wg,
+                   const uint8_t* const* row_of, int64_t image, int64_t g,
+                   int64_t job, JobScratch& s, const ConvSumsFn& emit) {
+  const int64_t block = job % p.blocks, tile = job / p.blocks;
+  const int64_t positions = p.columns.positions;
+  const int64_t first = tile * p.tile_panels * kInt8Cols;
+  const int64_t panels_here =
+      std::min(p.tile_panels, CeilDiv(positions - first, kInt8Cols));
+  for (int64_t pp = 0; pp < panels_here; ++pp) {
+    const int64_t p0 = first + pp * kInt8Cols;
+    uint8_t* panel = s.cols.data() + pp * p.panel_bytes;
+    PackInt8ColumnPanel(row_of, p0, p.depth,
+                        std::min(kInt8Cols, positions - p0), p.flip, panel);
+    if (p.any_w_zero) {
+      ColumnSums(panel, p.depth, s.col_sums.data() + pp * kInt8Cols);
+    }
+  }
+  const int64_t cp_end =
+      std::min(p.channel_panels, (block + 1) * p.panels_per_block);
+  // Column panel outside, weight panels inside: the column panel (128
+  // bytes a quad) stays in L1 while the weight panels (32 bytes a quad)
+  // stream past it. The other order waited on L2 for every column load.
+  for (int64_t pp = 0; pp < panels_here; ++pp) {
+    const int64_t p0 = first + pp * kInt8Cols;
+    const int64_t count = std::min(kInt8Cols, positions - p0);
+    for (int64_t cp = block * p.panels_per_block; cp < cp_end; ++cp) {
+      const int64_t rows_here =
+          std::min(kInt8Rows, p.m_per_group - cp * kInt8Rows);
+      Int8PanelProduct(p.kernel, wg.panel(cp),
+                       s.cols.data() + pp * p.panel_bytes, p.quads, rows_here,
+                       count, s.acc, kInt8Cols);
+      for (int64_t r = 0; r < rows_here; ++r) {
+        const int64_t row = cp * kInt8Rows + r;
+        const int64_t oc = g * p.m_per_group + row;
+        const int32_t wz =
+            p.w_zero == nullptr ? 0 : p.w_zero[p.w_zero_per_m ? oc : 0];
+        const int32_t shift =
+            -p.zero * wg.row_sums()[static_cast<size_t>(row)] +
+            static_cast<int32_t>(p.depth) * p.zero * wz;
+        int32_t* sums = s.acc + r * kInt8Cols;
+        for (int64_t i = 0; i < count; ++i) sums[i] += shift;
+        if (wz != 0) {
+          const int32_t* cs = s.col_sums.data() + pp * kInt8Cols;
+          for (int64_t i = 0; i < count; ++i) sums[i] -= wz * cs[i];
+        }
+        EmitPositions(p.columns, p0, count, sums,
+                      [&](int64_t pixel, int64_t n, const int32_t* run) {
+                        emit(image, oc, pixel, n, run);
+                      });
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
                   bool x_signed, int32_t x_zero, const Int8ConvWeights& w,
                   const int8_t* w_zero, bool w_zero_per_m,
@@ -426,112 +544,32 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
     }
     return;
   }
-  const Window& win = q.win;
-  const int64_t in_size = win.InSize();
-  const int64_t depth = q.rows_per_group;
-  const int64_t quads = Int8Quads(depth);
-  const int64_t c_per_group = q.c / q.group, m_per_group = q.m / q.group;
-  const int64_t panel_bytes = Int8ColumnPanelBytes(depth);
-  const ColumnPlan plan = PlanColumns(win);
-  const int64_t pixel_panels = CeilDiv(plan.positions, kInt8Cols);
-  const int64_t tile_panels = std::clamp<int64_t>(
-      kTileBytes / panel_bytes, 1, std::min(kMaxTilePanels, pixel_panels));
-  const int64_t pixel_tiles = CeilDiv(pixel_panels, tile_panels);
-  const int64_t channel_panels = CeilDiv(m_per_group, kInt8Rows);
-  int64_t blocks = 1;
-  while (pixel_tiles * blocks < kMinJobs && blocks < channel_panels) ++blocks;
-  const int64_t panels_per_block = CeilDiv(channel_panels, blocks);
-  blocks = CeilDiv(channel_panels, panels_per_block);
-
-  // x taken as unsigned: an int8 x plus 128 (its top bit flipped), the
-  // padding its raw zero point, flipped with it.
-  const uint8_t flip = x_signed ? 0x80 : 0;
-  const uint8_t raw_zero = static_cast<uint8_t>(x_zero);
-  const int32_t zero = x_signed ? x_zero + 128 : x_zero;
-  bool any_w_zero = false;
-  if (w_zero != nullptr) {
-    for (int64_t i = 0; i < (w_zero_per_m ? q.m : 1); ++i) {
-      any_w_zero = any_w_zero || w_zero[i] != 0;
-    }
-  }
+  const ProductPlan plan =
+      PlanProducts(q, x_signed, x_zero, w_zero, w_zero_per_m);
+  const int64_t in_size = q.win.InSize(), c_per_group = q.c / q.group;
   // Zeroed once: the slack is read for dropped columns only.
-  std::vector<uint8_t> staged(
-      static_cast<size_t>(plan.staged * c_per_group + plan.slack));
-  std::vector<const uint8_t*> row_of(static_cast<size_t>(depth));
-  const Int8Kernel kernel = ActiveInt8Kernel();
-  const double cost = static_cast<double>(tile_panels * kInt8Cols * depth *
-                                          panels_per_block * kInt8Rows) /
-                      16.0;
+  std::vector<uint8_t> staged(static_cast<size_t>(
+      plan.columns.staged * c_per_group + plan.columns.slack));
+  std::vector<const uint8_t*> row_of(static_cast<size_t>(plan.depth));
+  const double cost =
+      static_cast<double>(plan.tile_panels * kInt8Cols * plan.depth *
+                          plan.panels_per_block * kInt8Rows) /
+      16.0;
   for (int64_t image = 0; image < q.n; ++image) {
     for (int64_t g = 0; g < q.group; ++g) {
-      const uint8_t* x_group = static_cast<const uint8_t*>(x) +
-                               (image * q.c + g * c_per_group) * in_size;
-      StageColumns(ctx, win, plan, x_group, c_per_group, raw_zero,
-                   staged.data(), row_of.data());
+      // The padding takes x's raw zero point, flipped with x.
+      StageColumns(ctx, q.win, plan.columns,
+                   static_cast<const uint8_t*>(x) +
+                       (image * q.c + g * c_per_group) * in_size,
+                   c_per_group, static_cast<uint8_t>(x_zero), staged.data(),
+                   row_of.data());
       const PackedInt8Weights& wg = w.groups[static_cast<size_t>(g)];
-      ctx.ParallelFor(
-          pixel_tiles * blocks, cost, [&](int64_t begin, int64_t end) {
-            std::vector<uint8_t> cols(
-                static_cast<size_t>(tile_panels * panel_bytes));
-            std::vector<int32_t> col_sums(
-                static_cast<size_t>(any_w_zero ? tile_panels * kInt8Cols : 0));
-            int32_t acc[kInt8Rows * kInt8Cols];
-            for (int64_t job = begin; job < end; ++job) {
-              const int64_t block = job % blocks, tile = job / blocks;
-              const int64_t first = tile * tile_panels * kInt8Cols;
-              const int64_t panels_here = std::min(
-                  tile_panels, CeilDiv(plan.positions - first, kInt8Cols));
-              for (int64_t pp = 0; pp < panels_here; ++pp) {
-                const int64_t p0 = first + pp * kInt8Cols;
-                uint8_t* panel = cols.data() + pp * panel_bytes;
-                PackInt8ColumnPanel(row_of.data(), p0, depth,
-                                    std::min(kInt8Cols, plan.positions - p0),
-                                    flip, panel);
-                if (any_w_zero) {
-                  ColumnSums(panel, depth, col_sums.data() + pp * kInt8Cols);
-                }
-              }
-              const int64_t cp_end =
-                  std::min(channel_panels, (block + 1) * panels_per_block);
-              // Column panel outside, weight panels inside: the column panel
-              // (128 bytes a quad) stays in L1 while the weight panels (32
-              // bytes a quad) stream past it. The other order waited on L2
-              // for every column load.
-              for (int64_t pp = 0; pp < panels_here; ++pp) {
-                const int64_t p0 = first + pp * kInt8Cols;
-                const int64_t count = std::min(kInt8Cols, plan.positions - p0);
-                for (int64_t cp = block * panels_per_block; cp < cp_end; ++cp) {
-                  const int64_t rows_here =
-                      std::min(kInt8Rows, m_per_group - cp * kInt8Rows);
-                  Int8PanelProduct(kernel, wg.panel(cp),
-                                   cols.data() + pp * panel_bytes, quads,
-                                   rows_here, count, acc, kInt8Cols);
-                  for (int64_t r = 0; r < rows_here; ++r) {
-                    const int64_t row = cp * kInt8Rows + r;
-                    const int64_t oc = g * m_per_group + row;
-                    const int32_t wz =
-                        w_zero == nullptr ? 0 : w_zero[w_zero_per_m ? oc : 0];
-                    const int32_t shift =
-                        -zero * wg.row_sums()[static_cast<size_t>(row)] +
-                        static_cast<int32_t>(depth) * zero * wz;
-                    int32_t* sums = acc + r * kInt8Cols;
-                    for (int64_t p = 0; p < count; ++p) sums[p] += shift;
-                    if (wz != 0) {
-                      const int32_t* cs = col_sums.data() + pp * kInt8Cols;
-                      for (int64_t p = 0; p < count; ++p) {
-                        sums[p] -= wz * cs[p];
-                      }
-                    }
-                    EmitPositions(plan, p0, count, sums,
-                                  [&](int64_t pixel, int64_t n,
-                                      const int32_t* run) {
-                                    emit(image, oc, pixel, n, run);
-                                  });
-                  }
-                }
-              }
-            }
-          });
+      ctx.ParallelFor(plan.jobs(), cost, [&](int64_t begin, int64_t end) {
+        JobScratch scratch(plan);
+        for (int64_t job = begin; job < end; ++job) {
+          RunProductJob(plan, wg, row_of.data(), image, g, job, scratch, emit);
+        }
+      });
     }
   }
 }

@@ -50,9 +50,8 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
   }
   const Int8Kernel kernel = ActiveInt8Kernel();
   const auto* bytes = static_cast<const uint8_t*>(a);
-  const double cost = static_cast<double>(kInt8Cols * k * panels_per_block *
-                                          kInt8Rows) /
-                      16.0;
+  const double cost =
+      static_cast<double>(kInt8Cols * k * panels_per_block * kInt8Rows) / 16.0;
   ctx.ParallelFor(row_panels * blocks, cost, [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> panel(static_cast<size_t>(panel_bytes));
     int32_t row_sums[kInt8Cols];
@@ -78,7 +77,8 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
                          cols_here, count, acc, kInt8Cols);
         for (int64_t c = 0; c < cols_here; ++c) {
           const int64_t j = cp * kInt8Rows + c;
-          const int32_t bz = b_zero == nullptr ? 0 : b_zero[b_zero_per_n ? j : 0];
+          const int32_t bz =
+              b_zero == nullptr ? 0 : b_zero[b_zero_per_n ? j : 0];
           const int32_t shift =
               -zero * b.packed.row_sums()[static_cast<size_t>(j)] +
               static_cast<int32_t>(k) * zero * bz;

@@ -32,8 +32,8 @@ struct Int8ProductWeights {
 // emit(first row, rows, first column, columns, sums): the sums of a tile,
 // column c's for rows [first row, first row + rows) at sums[c * kInt8Cols],
 // each (row, column) in one tile, from any intra-op thread.
-using ProductSumsFn = std::function<void(int64_t, int64_t, int64_t, int64_t,
-                                         const int32_t*)>;
+using ProductSumsFn =
+    std::function<void(int64_t, int64_t, int64_t, int64_t, const int32_t*)>;
 
 // The sums of A (rows x K, row-major; uint8, or int8 when a_signed) with a
 // per-tensor zero point, times B with zero points b_zero (one entry, or N

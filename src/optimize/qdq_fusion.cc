@@ -197,8 +197,8 @@ std::string IntegerBias(GraphEditor& graph, const std::string& input,
 }
 
 bool IsShapeOnly(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"};
+  static const std::set<std::string> ops = {"MaxPool", "Reshape", "Transpose",
+                                            "Flatten", "Squeeze", "Unsqueeze"};
   return ops.count(op) > 0;
 }
 
@@ -213,8 +213,8 @@ AttrMap WithoutDtype(const NodeDef& node) {
 // The window and group attributes of a Conv, for QLinearConv.
 AttrMap ConvAttrs(const NodeDef& conv) {
   AttrMap attrs;
-  for (const char* name : {"auto_pad", "dilations", "group", "kernel_shape",
-                           "pads", "strides"}) {
+  for (const char* name :
+       {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}) {
     auto it = conv.attrs.find(name);
     if (it != conv.attrs.end()) attrs.emplace(name, it->second);
   }
@@ -233,12 +233,12 @@ std::optional<NodeDef> FusedGroup(GraphEditor& graph, const NodeDef& core,
     std::optional<Dequantized> w =
         WeightDequantizeOf(graph, core.inputs[1], DataType::kInt8, 0);
     if (!x || !w) return std::nullopt;
-    NodeDef fused{q.name,
-                  "QLinearConv",
-                  {x->values, x->scale, x->zero, w->values, w->scale, w->zero,
-                   ys, yz},
-                  ConvAttrs(core),
-                  q.device};
+    NodeDef fused{
+        q.name,
+        "QLinearConv",
+        {x->values, x->scale, x->zero, w->values, w->scale, w->zero, ys, yz},
+        ConvAttrs(core),
+        q.device};
     dequantizers->insert(dequantizers->end(), {x->node, w->node});
     if (core.inputs.size() > 2 && !core.inputs[2].empty()) {
       const std::string bias = IntegerBias(graph, core.inputs[2], *x, *w);
@@ -256,24 +256,24 @@ std::optional<NodeDef> FusedGroup(GraphEditor& graph, const NodeDef& core,
       return std::nullopt;
     }
     dequantizers->insert(dequantizers->end(), {a->node, b->node});
-    return NodeDef{q.name,
-                   "QLinearMatMul",
-                   {a->values, a->scale, a->zero, b->values, b->scale,
-                    b->zero, ys, yz},
-                   {},
-                   q.device};
+    return NodeDef{
+        q.name,
+        "QLinearMatMul",
+        {a->values, a->scale, a->zero, b->values, b->scale, b->zero, ys, yz},
+        {},
+        q.device};
   }
   if (core.op == "Add" && core.inputs.size() == 2) {
     std::optional<Dequantized> a = ScalarDequantizeOf(graph, core.inputs[0]);
     std::optional<Dequantized> b = ScalarDequantizeOf(graph, core.inputs[1]);
     if (!a || !b) return std::nullopt;
     dequantizers->insert(dequantizers->end(), {a->node, b->node});
-    return NodeDef{q.name,
-                   "QLinearAdd",
-                   {a->values, a->scale, a->zero, b->values, b->scale,
-                    b->zero, ys, yz},
-                   {},
-                   q.device};
+    return NodeDef{
+        q.name,
+        "QLinearAdd",
+        {a->values, a->scale, a->zero, b->values, b->scale, b->zero, ys, yz},
+        {},
+        q.device};
   }
   if (IsShapeOnly(core.op) && !absorbed_activation && !core.inputs.empty()) {
     std::optional<Dequantized> x = ScalarDequantizeOf(graph, core.inputs[0]);
@@ -300,8 +300,7 @@ int FuseQdqGroups(GraphEditor& graph) {
         graph.alive(i) && graph.node(i).op == "DequantizeLinear";
   }
   for (int qi = 0; qi < graph.size(); ++qi) {
-    if (!graph.alive(qi) || graph.claimed(qi) ||
-        graph.HasControlInputs(qi)) {
+    if (!graph.alive(qi) || graph.claimed(qi) || graph.HasControlInputs(qi)) {
       continue;
     }
     const NodeDef& q = graph.node(qi);

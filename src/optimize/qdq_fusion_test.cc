@@ -31,8 +31,8 @@ Tensor Seeded(const Shape& shape, uint32_t seed, int lo, int hi) {
   Tensor t(DataTypeOf<T>(), shape);
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     seed = seed * 1664525u + 1013904223u;
-    t.data<T>()[i] = static_cast<T>(lo + static_cast<int>((seed >> 8) %
-                                                          (hi - lo + 1)));
+    t.data<T>()[i] =
+        static_cast<T>(lo + static_cast<int>((seed >> 8) % (hi - lo + 1)));
   }
   return t;
 }
@@ -43,10 +43,13 @@ std::string QuantizePair(Graph& g, const std::string& x, const std::string& at,
                          float scale, uint8_t zero) {
   g.Const(at + "_s", Tensor::Scalar<float>(scale));
   g.Const(at + "_z", Tensor::Scalar<uint8_t>(zero));
-  test::MustAdd(g, {at + "_q", "QuantizeLinear", {x, at + "_s", at + "_z"},
-                    {}, ""});
-  test::MustAdd(g, {at + "_dq", "DequantizeLinear",
-                    {at + "_q", at + "_s", at + "_z"}, {}, ""});
+  test::MustAdd(
+      g, {at + "_q", "QuantizeLinear", {x, at + "_s", at + "_z"}, {}, ""});
+  test::MustAdd(g, {at + "_dq",
+                    "DequantizeLinear",
+                    {at + "_q", at + "_s", at + "_z"},
+                    {},
+                    ""});
   return at + "_dq";
 }
 
@@ -64,15 +67,24 @@ Graph ConvGroup(uint8_t out_zero, float bias_scale_error = 0) {
   for (float s : ws) bs.push_back(xs * s * (1 + bias_scale_error));
   g.Const("w_s", Tensor::FromVector<float>({m}, ws));
   g.Const("w_z", Tensor::FromVector<int8_t>({m}, {0, 0, 0, 0}));
-  test::MustAdd(g, {"w_dq", "DequantizeLinear", {"w", "w_s", "w_z"},
-                    {{"axis", int64_t{0}}}, ""});
+  test::MustAdd(g, {"w_dq",
+                    "DequantizeLinear",
+                    {"w", "w_s", "w_z"},
+                    {{"axis", int64_t{0}}},
+                    ""});
   g.Const("b", Tensor::FromVector<int32_t>({m}, {100, -2000, 35, 0}));
   g.Const("b_s", Tensor::FromVector<float>({m}, bs));
   g.Const("b_z", Tensor::FromVector<int32_t>({m}, {0, 0, 0, 0}));
-  test::MustAdd(g, {"b_dq", "DequantizeLinear", {"b", "b_s", "b_z"},
-                    {{"axis", int64_t{0}}}, ""});
-  test::MustAdd(g, {"conv", "Conv", {xq, "w_dq", "b_dq"},
-                    {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, ""});
+  test::MustAdd(g, {"b_dq",
+                    "DequantizeLinear",
+                    {"b", "b_s", "b_z"},
+                    {{"axis", int64_t{0}}},
+                    ""});
+  test::MustAdd(g, {"conv",
+                    "Conv",
+                    {xq, "w_dq", "b_dq"},
+                    {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                    ""});
   test::MustAdd(g, {"relu", "Relu", {"conv"}, {}, ""});
   QuantizePair(g, "relu", "out", 0.05f, out_zero);
   return g;
@@ -121,8 +133,8 @@ TEST(QdqFusionTest, ConvGroupBecomesQLinearConvWithinOneStep) {
     ASSERT_EQ(got.dtype(), DataType::kUInt8);
     int differing = 0;
     for (int64_t i = 0; i < want.NumElements(); ++i) {
-      const int diff = std::abs(int{got.data<uint8_t>()[i]} -
-                                int{want.data<uint8_t>()[i]});
+      const int diff =
+          std::abs(int{got.data<uint8_t>()[i]} - int{want.data<uint8_t>()[i]});
       EXPECT_LE(diff, 1) << "element " << i;
       differing += diff != 0;
     }
@@ -184,15 +196,17 @@ TEST(QdqFusionTest, PairMovesThroughMaxPoolOnlyWithTheSameParameters) {
     Graph g;
     g.Placeholder("x", DataType::kFloat32, Shape{1, 2, 7, 7});
     const std::string x = QuantizePair(g, "x", "in", 0.02f, 128);
-    test::MustAdd(g, {"pool", "MaxPool", {x},
+    test::MustAdd(g, {"pool",
+                      "MaxPool",
+                      {x},
                       {{"kernel_shape", std::vector<int64_t>{3, 3}},
                        {"strides", std::vector<int64_t>{2, 2}},
                        {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
                       ""});
     g.Const("out_s", Tensor::Scalar<float>(out_scale));
     g.Const("out_z", Tensor::Scalar<uint8_t>(128));
-    test::MustAdd(g, {"out_q", "QuantizeLinear", {"pool", "out_s", "out_z"},
-                      {}, ""});
+    test::MustAdd(
+        g, {"out_q", "QuantizeLinear", {"pool", "out_s", "out_z"}, {}, ""});
     GraphPassOptions options;
     options.disabled = {"nhwc-layout"};
     auto optimized = OptimizeGraph(g, options);
