@@ -487,3 +487,42 @@ def _quantize_dynamic(rw, exclude_nodes, exclude_ops):
         rw.graph.node.remove(node)
         done.append(node.name)
     return done
+
+
+def command_main(argv):
+    """``weft quantize``'s work (tools/weft/quantize_command.cc checks the
+    flags, then runs this): quantizes, prints what was quantized and the
+    accuracy, and returns the exit code (2: bad input, named)."""
+    import argparse
+    import sys
+    parser = argparse.ArgumentParser(prog="weft quantize")
+    parser.add_argument("model")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--calibrate")
+    parser.add_argument("--dynamic", action="store_true")
+    parser.add_argument("--method", default="minmax")
+    parser.add_argument("--percentile", type=float, default=99.999)
+    parser.add_argument("--exclude-node", action="append", default=[])
+    parser.add_argument("--exclude-op", action="append", default=[])
+    args = parser.parse_args(argv)
+    try:
+        result = quantize(args.model, args.output, args.calibrate,
+                          dynamic=args.dynamic, method=args.method,
+                          percentile=args.percentile,
+                          exclude_nodes=args.exclude_node,
+                          exclude_ops=args.exclude_op)
+    except (ValueError, OSError) as e:
+        print(f"weft: error: {e}", file=sys.stderr)
+        return 2
+    form = "dynamic" if args.dynamic else "static (QDQ)"
+    print(f"weft quantize: wrote {result.output}, {form}: "
+          f"{len(result.quantized_nodes)} nodes quantized"
+          + ("" if args.dynamic else
+             f", {result.calibrated_tensors} tensors calibrated"))
+    for output, entry in result.accuracy.items():
+        parts = [f"max abs error {entry['max_abs_error']:.4g}",
+                 f"mean abs error {entry['mean_abs_error']:.4g}"]
+        if "top1_agreement" in entry:
+            parts.append(f"top-1 agreement {entry['top1_agreement']:.1%}")
+        print(f"  {output} against the float model: {', '.join(parts)}")
+    return 0

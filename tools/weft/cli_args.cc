@@ -31,8 +31,9 @@ Status ParseInto(const char* flag, const std::string& text, int64_t lo,
   return Status::OK();
 }
 
-const char* const kCommands[] = {"info", "ops",  "run",       "bench",
-                                 "tune", "demo", "test-onnx", "help"};
+const char* const kCommands[] = {"info",     "ops",  "run",       "bench",
+                                 "tune",     "demo", "test-onnx", "serve",
+                                 "quantize", "help"};
 
 std::string CommandList() {
   std::string out;

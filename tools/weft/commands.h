@@ -41,6 +41,7 @@ std::unique_ptr<Command> MakeTuneCommandLine();
 std::unique_ptr<Command> MakeDemoCommandLine();
 std::unique_ptr<Command> MakeTestOnnxCommandLine();
 std::unique_ptr<Command> MakeServeCommandLine();
+std::unique_ptr<Command> MakeQuantizeCommandLine();
 
 struct RunArgs {
   std::string graph;

@@ -1,5 +1,6 @@
 // weft: run, benchmark and inspect dataflow graphs.
 //   weft info | ops | run GRAPH | bench GRAPH | tune GRAPH | demo | test-onnx
+//   | serve MODEL... | quantize MODEL
 //   | help
 // Exit codes: 0 success, 1 the run failed, 2 bad usage or bad input.
 #include <CLI/CLI.hpp>
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   commands.push_back(MakeDemoCommandLine());
   commands.push_back(MakeTestOnnxCommandLine());
   commands.push_back(MakeServeCommandLine());
+  commands.push_back(MakeQuantizeCommandLine());
   std::vector<CLI::App*> subcommands;
   for (const auto& command : commands) {
     subcommands.push_back(command->Declare(app));
