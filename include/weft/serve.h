@@ -131,6 +131,48 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
+// --- Tuning a model for serving (`weft serve --tune`, `weft tune --serving`)
+//
+// Times the model's Runs at each intra-op count and each batch size (zeros
+// of the inputs' shapes), then models the server: `runners` Runs at once
+// (inter-op threads), each on `intra` threads, runners x intra within the
+// core budget; at saturation a batch of b rows leaves a runner every
+// run_ms(b), so the throughput is runners x b / run_ms(b), and a request
+// waits at most for the batch being computed, the queue delay and its own
+// batch: p99 ~ 2 run_ms(b) + delay. The choice is the highest throughput
+// whose p99 stays within the target (the lowest p99 when none does).
+struct ServingTuneOptions {
+  double latency_target_ms = 100;
+  // Largest batch timed (powers of two up to it), where the model's inputs
+  // all have an open first dimension; 1 otherwise.
+  int max_batch_size = 16;
+  int runs = 7;    // Timed Runs per (intra, batch): their median.
+  int warmup = 2;  // Untimed Runs first.
+  // The core budget to split (0: this machine's auto thread count).
+  int cores = 0;
+  SessionOptions base;  // Everything but the thread counts.
+};
+
+struct ServingCandidate {
+  int runners = 1;  // Runs at once: the inter-op thread count.
+  int intra = 1;
+  int batch = 1;
+  double run_ms = 0;  // Measured: one Run of `batch` rows on `intra` threads.
+  double throughput_rps = 0;  // Predicted, requests a second.
+  double p99_ms = 0;          // Predicted.
+};
+
+struct ServingTuneResult {
+  std::vector<ServingCandidate> candidates;
+  int best = 0;              // Index into candidates.
+  BatchingOptions batching;  // For the best (max_batch_size 0: none).
+  SessionOptions session;    // base with the best thread counts.
+  std::string explanation;   // The choice, in numbers.
+};
+
+StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
+                                        const ServingTuneOptions& options);
+
 }  // namespace weft::serve
 
 #endif  // WEFT_SERVE_H_

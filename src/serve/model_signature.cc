@@ -133,4 +133,20 @@ std::string ShapeText(const std::optional<std::vector<int64_t>>& shape) {
   return text + "]";
 }
 
+std::optional<NamedTensors> ZeroFeeds(const ModelSignature& signature,
+                                      int64_t rows) {
+  NamedTensors feeds;
+  for (const TensorSignature& input : signature.inputs) {
+    if (!input.shape || !input.dtype) return std::nullopt;
+    std::vector<int64_t> dims = *input.shape;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] < 0) dims[i] = i == 0 ? rows : 1;
+    }
+    auto zeros = Tensor::Create(*input.dtype, Shape(dims));
+    if (!zeros.ok()) return std::nullopt;
+    feeds.emplace_back(input.tensor, std::move(*zeros));
+  }
+  return feeds;
+}
+
 }  // namespace weft::serve

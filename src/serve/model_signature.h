@@ -48,6 +48,12 @@ struct ModelSignature {
 // whose type the protocol cannot carry.
 StatusOr<ModelSignature> SignatureOf(const OnnxModel& model);
 
+// Zeros of each input's shape, its open first dimension taken as `rows`
+// and its other open dimensions as 1; nullopt when an input's rank or dtype
+// is unknown. What a warm-up Run and the serving tuner's timed Runs feed.
+std::optional<NamedTensors> ZeroFeeds(const ModelSignature& signature,
+                                      int64_t rows);
+
 // "[-1, 3, 224, 224]", as the metadata route prints a shape.
 std::string ShapeText(const std::optional<std::vector<int64_t>>& shape);
 

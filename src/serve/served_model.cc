@@ -10,21 +10,6 @@
 namespace weft::serve {
 namespace {
 
-// Zeros of each input's shape, open dimensions taken as 1; nullopt when an
-// input's rank is unknown (nothing to warm up with).
-std::optional<NamedTensors> WarmUpFeeds(const ModelSignature& signature) {
-  NamedTensors feeds;
-  for (const TensorSignature& input : signature.inputs) {
-    if (!input.shape || !input.dtype) return std::nullopt;
-    std::vector<int64_t> dims = *input.shape;
-    for (int64_t& dim : dims) dim = std::max<int64_t>(dim, 1);
-    auto zeros = Tensor::Create(*input.dtype, Shape(dims));
-    if (!zeros.ok()) return std::nullopt;
-    feeds.emplace_back(input.tensor, std::move(*zeros));
-  }
-  return feeds;
-}
-
 double MicrosBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
@@ -51,7 +36,7 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
       Session::Create(std::move(model.file.graph), options);
   if (!session.ok()) return session.status().WithContext(path);
 
-  if (std::optional<NamedTensors> feeds = WarmUpFeeds(*signature)) {
+  if (std::optional<NamedTensors> feeds = ZeroFeeds(*signature, 1)) {
     std::vector<std::string> fetches;
     for (const TensorSignature& output : signature->outputs) {
       fetches.push_back(output.tensor);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "explain.h"
+#include "weft/serve.h"
 #include "weft/weft.h"
 
 namespace CLI {
@@ -85,8 +86,18 @@ struct TuneArgs {
   int64_t timeout_ms = 60000;
   bool json = false;
   bool random_feeds = false;
+  // --serving: the batching and thread split of `weft serve` for the most
+  // throughput within a p99 target (weft/serve.h, TuneServing).
+  bool serving = false;
+  double latency_target_ms = 100;
+  int max_batch_size = 16;
 };
 int TuneCommand(const TuneArgs& args);
+
+// The serving tune of `weft tune --serving` and `weft serve --tune`: prints
+// the timed table and the choice; the options to serve with.
+StatusOr<serve::ServingTuneResult> RunServingTune(
+    const std::string& model, const serve::ServingTuneOptions& options);
 
 // Without a model: the machine, the CPU budget and versions. With an ONNX
 // model: its producer, opsets, inputs, outputs, parameters and op histogram

@@ -36,6 +36,10 @@ struct ServeArgs {
   std::string auth_token_file;
   std::string log_format = "text";
   bool quiet = false;  // No access log.
+  // --tune: each model file's batching and thread split from the serving
+  // tuner, for the most throughput within --latency-target-ms.
+  bool tune = false;
+  std::string latency_target_ms = "100";
 };
 
 // Reads flag `name` into *out when it was given: an integer in [lo, hi].
@@ -71,6 +75,42 @@ Status ReadBatching(const ServeArgs& args, serve::BatchingOptions* batching) {
     batching->preferred_batch_size.push_back(value);
   }
   batching->preserve_ordering = args.preserve_ordering;
+  return Status::OK();
+}
+
+// --tune: times each model file (weft tune --serving) and serves it with
+// the batching and thread counts chosen. The flags it chooses cannot be
+// given beside it.
+Status TuneModels(const ServeArgs& args, serve::ServerOptions* options) {
+  if (!args.repository.empty()) {
+    return InvalidArgumentError(
+        "--tune tunes model files; a --model-repository's models take their "
+        "batching from their config.json");
+  }
+  if (!args.inter.empty() || !args.intra.empty() ||
+      !args.max_batch_size.empty() || !args.preferred_batch_sizes.empty() ||
+      !args.max_queue_delay_us.empty()) {
+    return InvalidArgumentError(
+        "--tune chooses --inter, --intra, --max-batch-size, "
+        "--preferred-batch-size and --max-queue-delay-us: give those or "
+        "--tune, not both");
+  }
+  int64_t target_ms = 0;
+  WEFT_RETURN_IF_ERROR(ReadNumber(args.latency_target_ms, "--latency-target-ms",
+                                  1, 3'600'000, &target_ms));
+  for (serve::ModelSpec& spec : options->models) {
+    serve::ServingTuneOptions tune;
+    tune.latency_target_ms = static_cast<double>(target_ms);
+    tune.base = options->session;
+    WEFT_ASSIGN_OR_RETURN(serve::ServingTuneResult result,
+                          RunServingTune(spec.path, tune));
+    serve::BatchingOptions batching = options->batching;
+    batching.max_batch_size = result.batching.max_batch_size;
+    batching.preferred_batch_size = result.batching.preferred_batch_size;
+    batching.max_queue_delay_us = result.batching.max_queue_delay_us;
+    spec.batching = batching;
+    spec.session = result.session;
+  }
   return Status::OK();
 }
 
@@ -115,6 +155,13 @@ StatusOr<serve::ServerOptions> MakeOptions(const ServeArgs& args) {
     spec.path = args.models[i];
     if (!args.names.empty()) spec.name = args.names[i];
     options.models.push_back(std::move(spec));
+  }
+  if (args.tune) {
+    WEFT_RETURN_IF_ERROR(TuneModels(args, &options));
+  } else if (args.latency_target_ms != "100") {
+    return InvalidArgumentError(
+        "--latency-target-ms is --tune's target: give "
+        "--tune with it");
   }
   if (!args.auth_token_file.empty()) {
     std::ifstream in(args.auth_token_file);
@@ -252,6 +299,11 @@ class ServeCommandLine final : public CommandWithArgs<ServeArgs, ServeCommand> {
     command->add_option("--log-format", args_.log_format,
                         "access log lines: text (default) or json");
     command->add_flag("--quiet", args_.quiet, "no access log");
+    command->add_flag("--tune", args_.tune,
+                      "time each model and choose its batching and thread "
+                      "split (weft tune --serving)");
+    command->add_option("--latency-target-ms", args_.latency_target_ms,
+                        "with --tune: the p99 to stay within (default 100)");
     command->add_option("--drain-timeout-s", args_.drain_timeout_s,
                         "on SIGTERM, time to finish requests in flight "
                         "(default 30)");

@@ -193,9 +193,66 @@ Status Plot(const std::string& json, const std::string& file) {
   return Status::OK();
 }
 
+// `weft tune --serving`: TuneServing's table and choice, and the flags
+// that serve with it.
+int ServingTuneCommand(const TuneArgs& args) {
+  if (args.json || !args.plot_file.empty() || args.cores) {
+    return Fail(kExitBadInput,
+                "--serving prints its table as text: --json, --plot and "
+                "--cores are not taken with it");
+  }
+  StatusOr<RunConfig> config = ReadRunConfig(args.config_file, args.settings);
+  if (!config.ok()) return Fail(kExitBadInput, config.status().ToString());
+  serve::ServingTuneOptions options;
+  options.latency_target_ms = args.latency_target_ms;
+  options.max_batch_size = args.max_batch_size;
+  options.base = config->session;
+  StatusOr<serve::ServingTuneResult> result =
+      RunServingTune(args.graph, options);
+  if (!result.ok()) return Fail(kExitBadInput, result.status().ToString());
+  const serve::BatchingOptions& b = result->batching;
+  std::string flags =
+      "--inter " +
+      std::to_string(result->session.inter_op_parallelism_threads) +
+      " --intra " +
+      std::to_string(result->session.intra_op_parallelism_threads);
+  if (b.max_batch_size > 0) {
+    flags += " --max-batch-size " + std::to_string(b.max_batch_size) +
+             " --preferred-batch-size " +
+             std::to_string(b.preferred_batch_size.front()) +
+             " --max-queue-delay-us " + std::to_string(b.max_queue_delay_us);
+  }
+  std::printf("serve with: weft serve %s %s (or weft serve --tune)\n",
+              args.graph.c_str(), flags.c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
-int TuneCommand(const TuneArgs& args) {
+StatusOr<serve::ServingTuneResult> RunServingTune(
+    const std::string& model, const serve::ServingTuneOptions& options) {
+  WEFT_ASSIGN_OR_RETURN(serve::ServingTuneResult result,
+                        serve::TuneServing(model, options));
+  std::printf("%s: serving tune, p99 target %.1f ms\n", model.c_str(),
+              options.latency_target_ms);
+  std::printf("  %7s %5s %5s %10s %12s %10s\n", "runners", "intra", "batch",
+              "Run", "throughput", "p99");
+  for (size_t i = 0; i < result.candidates.size(); ++i) {
+    const serve::ServingCandidate& c = result.candidates[i];
+    std::printf(
+        "%s %7d %5d %5d %7.3f ms %8.0f/s %7.3f ms%s\n",
+        static_cast<int>(i) == result.best ? "*" : " ", c.runners, c.intra,
+        c.batch, c.run_ms, c.throughput_rps, c.p99_ms,
+        c.p99_ms > options.latency_target_ms ? "  (over the target)" : "");
+  }
+  std::printf("why: %s\n", result.explanation.c_str());
+  std::fflush(stdout);
+  return result;
+}
+
+namespace {
+
+int TuneWork(const TuneArgs& args) {
   const MachineNoise machine;  // Load and steal over the whole tune.
   if (args.cores && (*args.cores < 1 || *args.cores > kMaxThreads)) {
     return Fail(kExitBadInput, "--cores " + std::to_string(*args.cores) +
@@ -266,6 +323,13 @@ int TuneCommand(const TuneArgs& args) {
   return kExitOk;
 }
 
+}  // namespace
+
+int TuneCommand(const TuneArgs& args) {
+  if (args.serving) return ServingTuneCommand(args);
+  return TuneWork(args);
+}
+
 namespace {
 
 // `weft tune`: its flags; TuneCommand does the work.
@@ -294,6 +358,14 @@ class TuneCommandLine final : public CommandWithArgs<TuneArgs, TuneCommand> {
                         "draw the grid (heat maps) and one Run (timeline) "
                         "into FILE.png or FILE.svg (needs python3-matplotlib)");
     command->add_flag("--json", args_.json, "print one JSON object");
+    command->add_flag("--serving", args_.serving,
+                      "tune for weft serve: batching and thread split for "
+                      "the most throughput within --latency-target-ms");
+    command->add_option("--latency-target-ms", args_.latency_target_ms,
+                        "with --serving: the p99 to stay within (default "
+                        "100)");
+    command->add_option("--max-batch-size", args_.max_batch_size,
+                        "with --serving: the largest batch timed (default 16)");
     return command;
   }
 };
