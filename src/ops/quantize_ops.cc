@@ -84,6 +84,22 @@ Status CheckZeroPoint(KernelContext& ctx, int index, DataType want,
   return Status::OK();
 }
 
+// out[i] = Saturate<Q>(round_half_even(in[i] / scale) + zero) for i < n:
+// what QuantizeLinear computes per tensor (NaN to 0), in a loop the
+// compiler vectorises (locals only, the NaN test a select, the float to
+// 8-bit conversion through int32).
+template <class Q>
+void QuantizeRange(const float* in, int64_t n, float scale, float zero,
+                   Q* out) {
+  constexpr float lo = std::numeric_limits<Q>::min();
+  constexpr float hi = std::numeric_limits<Q>::max();
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = std::nearbyint(in[i] / scale) + zero;
+    const float clamped = v != v ? 0.f : std::min(std::max(v, lo), hi);
+    out[i] = static_cast<Q>(static_cast<int32_t>(clamped));
+  }
+}
+
 class QuantizeLinearKernel : public OpKernel {
  public:
   explicit QuantizeLinearKernel(const KernelConstruction& c)
@@ -120,6 +136,13 @@ class QuantizeLinearKernel : public OpKernel {
       const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
       const float* in = x.data<float>();
       Q* out = y->data<Q>();
+      if (scale.NumElements() == 1) {
+        const float z = zero != nullptr ? static_cast<float>(zero[0]) : 0.f;
+        ctx.ParallelFor(x.NumElements(), 2.0, [&](int64_t b, int64_t e) {
+          QuantizeRange(in + b, e - b, s[0], z, out + b);
+        });
+        return;
+      }
       ctx.ParallelFor(x.NumElements(), 2.0, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           const int64_t c = channel(i);
@@ -190,18 +213,6 @@ class DequantizeLinearKernel : public OpKernel {
 
 // DynamicQuantizeLinear: uint8 with the scale and zero point that map
 // [min(0, min x), max(0, max x)] onto [0, 255].
-// out[i] = saturate(round_half_even(in[i] / scale) + zero) for finite
-// in: what Saturate computes, in a loop the compiler vectorises (locals
-// only, no NaN test, the float to uint8 conversion through int32).
-void QuantizeRange(const float* in, int64_t n, float scale, float zero,
-                   uint8_t* out) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = std::nearbyint(in[i] / scale) + zero;
-    out[i] = static_cast<uint8_t>(
-        static_cast<int32_t>(std::min(std::max(v, 0.f), 255.f)));
-  }
-}
-
 class DynamicQuantizeLinearKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
@@ -254,7 +265,8 @@ class DynamicQuantizeLinearKernel : public OpKernel {
     *y_zero->data<uint8_t>() = zero;
     uint8_t* out = y->data<uint8_t>();
     ctx.ParallelFor(n, 2.0, [&](int64_t b, int64_t e) {
-      QuantizeRange(in + b, e - b, scale, static_cast<float>(zero), out + b);
+      QuantizeRange<uint8_t>(in + b, e - b, scale, static_cast<float>(zero),
+                             out + b);
     });
     return Status::OK();
   }

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 #include "test_support/session_util.h"
 
@@ -271,6 +273,54 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
         }
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace weft
+
+namespace weft {
+namespace {
+
+// QuantizeLinear per tensor (a vectorised loop) and per axis (the general
+// one) agree element for element: ties to even, saturation at both ends,
+// NaN to 0, for uint8 and int8, over lengths with vector tails.
+TEST(QuantizeLinearTest, PerTensorAndPerAxisAgreeOnTiesSaturationAndNaN) {
+  std::vector<float> x;
+  for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i) * 0.5f);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (bool as_int8 : {false, true}) {
+    Tensor zero =
+        as_int8 ? Tensor::Scalar<int8_t>(-3) : Tensor::Scalar<uint8_t>(100);
+    Tensor zeros = as_int8 ? Tensor::FromVector<int8_t>({1}, {-3})
+                           : Tensor::FromVector<uint8_t>({1}, {100});
+    auto per_tensor = test::RunOneNode(
+        "QuantizeLinear",
+        {Tensor::FromVector<float>({n}, x), Tensor::Scalar<float>(1.0f), zero});
+    // A scale of shape [1] along axis 0: the per-axis path, same values.
+    auto per_axis =
+        test::RunOneNode("QuantizeLinear",
+                         {Tensor::FromVector<float>({1, n}, x),
+                          Tensor::FromVector<float>({1}, {1.0f}), zeros},
+                         {{"axis", int64_t{0}}});
+    ASSERT_TRUE(per_tensor.ok()) << per_tensor.status();
+    ASSERT_TRUE(per_axis.ok()) << per_axis.status();
+    const Tensor& a = (*per_tensor)[0];
+    const Tensor& b = (*per_axis)[0];
+    ASSERT_EQ(0, std::memcmp(a.raw_data(), b.raw_data(), a.size_bytes()));
+    const auto value = [&](int64_t i) {
+      return as_int8 ? int{a.data<int8_t>()[i]} : int{a.data<uint8_t>()[i]};
+    };
+    const int z = as_int8 ? -3 : 100;
+    EXPECT_EQ(value(300), z);      // 0
+    EXPECT_EQ(value(301), z);      // 0.5 rounds to 0 (even)
+    EXPECT_EQ(value(303), z + 2);  // 1.5 rounds to 2
+    EXPECT_EQ(value(n - 3), 0);    // NaN
+    EXPECT_EQ(value(n - 2), as_int8 ? 127 : 255);
+    EXPECT_EQ(value(n - 1), as_int8 ? -128 : 0);
   }
 }
 
