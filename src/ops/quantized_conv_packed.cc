@@ -199,13 +199,21 @@ void StageColumns(KernelContext& ctx, const Window& win, const ColumnPlan& plan,
       const int64_t ih = win.in[0], iw = win.in[1];
       ctx.ParallelFor(
           channels, static_cast<double>(plane), [&](int64_t c0, int64_t c1) {
+            // The zero point where the padding is, each byte written once:
+            // the rows above and below, then each row's edges and input.
+            const int64_t right = pw - left - iw;
             for (int64_t c = c0; c < c1; ++c) {
               uint8_t* dst = staged + c * plane;
-              std::memset(dst, zero, static_cast<size_t>(plane));
+              std::memset(dst, zero, static_cast<size_t>(top * pw));
               for (int64_t r = 0; r < ih; ++r) {
-                std::memcpy(dst + (r + top) * pw + left,
-                            x + c * in_size + r * iw, static_cast<size_t>(iw));
+                uint8_t* row = dst + (r + top) * pw;
+                for (int64_t i = 0; i < left; ++i) row[i] = zero;
+                std::memcpy(row + left, x + c * in_size + r * iw,
+                            static_cast<size_t>(iw));
+                for (int64_t i = 0; i < right; ++i) row[left + iw + i] = zero;
               }
+              std::memset(dst + (top + ih) * pw, zero,
+                          static_cast<size_t>((ph - top - ih) * pw));
             }
           });
       const int64_t kw = win.kernel[1];
@@ -457,52 +465,56 @@ ProductPlan PlanProducts(const QuantizedConv& q, bool x_signed, int32_t x_zero,
   return p;
 }
 
-// One job's scratch: its column panels and their sums, and a product tile.
-struct JobScratch {
-  std::vector<uint8_t> cols;
-  std::vector<int32_t> col_sums;
-  int32_t acc[kInt8Rows * kInt8Cols];
+// Packs every column panel of one (image, group), once, in parallel, with
+// each pixel's depth sum where some weight zero point needs it: the jobs
+// that multiply them (a block of output channels each, where an image has
+// few pixel tiles) share them instead of packing each its own copy.
+void PackPanels(KernelContext& ctx, const ProductPlan& p,
+                const uint8_t* const* row_of, uint8_t* panels,
+                int32_t* col_sums) {
+  const int64_t positions = p.columns.positions;
+  ctx.ParallelFor(CeilDiv(positions, kInt8Cols),
+                  static_cast<double>(p.panel_bytes) / 8,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t pp = begin; pp < end; ++pp) {
+                      const int64_t p0 = pp * kInt8Cols;
+                      uint8_t* panel = panels + pp * p.panel_bytes;
+                      PackInt8ColumnPanel(row_of, p0, p.depth,
+                                          std::min(kInt8Cols, positions - p0),
+                                          p.flip, panel);
+                      if (p.any_w_zero) {
+                        ColumnSums(panel, p.depth, col_sums + p0);
+                      }
+                    }
+                  });
+}
 
-  explicit JobScratch(const ProductPlan& p)
-      : cols(static_cast<size_t>(p.tile_panels * p.panel_bytes)),
-        col_sums(static_cast<size_t>(p.any_w_zero ? p.tile_panels * kInt8Cols
-                                                  : 0)) {}
-};
-
-// Job `job` of group g of one image: packs its pixel tile's column panels,
-// multiplies them by its block of weight panels, corrects the zero points
-// and emits the sums.
+// Job `job` of group g of one image: its pixel tile's packed column panels
+// times its block of weight panels, the zero points corrected, the sums
+// emitted.
 void RunProductJob(const ProductPlan& p, const PackedInt8Weights& wg,
-                   const uint8_t* const* row_of, int64_t image, int64_t g,
-                   int64_t job, JobScratch& s, const ConvSumsFn& emit) {
+                   const uint8_t* panels, const int32_t* col_sums,
+                   int64_t image, int64_t g, int64_t job,
+                   const ConvSumsFn& emit) {
+  int32_t acc[kInt8Rows * kInt8Cols];
   const int64_t block = job % p.blocks, tile = job / p.blocks;
   const int64_t positions = p.columns.positions;
-  const int64_t first = tile * p.tile_panels * kInt8Cols;
+  const int64_t first_panel = tile * p.tile_panels;
   const int64_t panels_here =
-      std::min(p.tile_panels, CeilDiv(positions - first, kInt8Cols));
-  for (int64_t pp = 0; pp < panels_here; ++pp) {
-    const int64_t p0 = first + pp * kInt8Cols;
-    uint8_t* panel = s.cols.data() + pp * p.panel_bytes;
-    PackInt8ColumnPanel(row_of, p0, p.depth,
-                        std::min(kInt8Cols, positions - p0), p.flip, panel);
-    if (p.any_w_zero) {
-      ColumnSums(panel, p.depth, s.col_sums.data() + pp * kInt8Cols);
-    }
-  }
+      std::min(p.tile_panels, CeilDiv(positions, kInt8Cols) - first_panel);
   const int64_t cp_end =
       std::min(p.channel_panels, (block + 1) * p.panels_per_block);
   // Column panel outside, weight panels inside: the column panel (128
   // bytes a quad) stays in L1 while the weight panels (32 bytes a quad)
   // stream past it. The other order waited on L2 for every column load.
-  for (int64_t pp = 0; pp < panels_here; ++pp) {
-    const int64_t p0 = first + pp * kInt8Cols;
+  for (int64_t pp = first_panel; pp < first_panel + panels_here; ++pp) {
+    const int64_t p0 = pp * kInt8Cols;
     const int64_t count = std::min(kInt8Cols, positions - p0);
     for (int64_t cp = block * p.panels_per_block; cp < cp_end; ++cp) {
       const int64_t rows_here =
           std::min(kInt8Rows, p.m_per_group - cp * kInt8Rows);
-      Int8PanelProduct(p.kernel, wg.panel(cp),
-                       s.cols.data() + pp * p.panel_bytes, p.quads, rows_here,
-                       count, s.acc, kInt8Cols);
+      Int8PanelProduct(p.kernel, wg.panel(cp), panels + pp * p.panel_bytes,
+                       p.quads, rows_here, count, acc, kInt8Cols);
       for (int64_t r = 0; r < rows_here; ++r) {
         const int64_t row = cp * kInt8Rows + r;
         const int64_t oc = g * p.m_per_group + row;
@@ -511,11 +523,10 @@ void RunProductJob(const ProductPlan& p, const PackedInt8Weights& wg,
         const int32_t shift =
             -p.zero * wg.row_sums()[static_cast<size_t>(row)] +
             static_cast<int32_t>(p.depth) * p.zero * wz;
-        int32_t* sums = s.acc + r * kInt8Cols;
+        int32_t* sums = acc + r * kInt8Cols;
         for (int64_t i = 0; i < count; ++i) sums[i] += shift;
         if (wz != 0) {
-          const int32_t* cs = s.col_sums.data() + pp * kInt8Cols;
-          for (int64_t i = 0; i < count; ++i) sums[i] -= wz * cs[i];
+          for (int64_t i = 0; i < count; ++i) sums[i] -= wz * col_sums[p0 + i];
         }
         EmitPositions(p.columns, p0, count, sums,
                       [&](int64_t pixel, int64_t n, const int32_t* run) {
@@ -551,6 +562,11 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
   std::vector<uint8_t> staged(static_cast<size_t>(
       plan.columns.staged * c_per_group + plan.columns.slack));
   std::vector<const uint8_t*> row_of(static_cast<size_t>(plan.depth));
+  const int64_t pixel_panels = CeilDiv(plan.columns.positions, kInt8Cols);
+  std::vector<uint8_t> panels(
+      static_cast<size_t>(pixel_panels * plan.panel_bytes));
+  std::vector<int32_t> col_sums(
+      static_cast<size_t>(plan.any_w_zero ? pixel_panels * kInt8Cols : 0));
   const double cost =
       static_cast<double>(plan.tile_panels * kInt8Cols * plan.depth *
                           plan.panels_per_block * kInt8Rows) /
@@ -563,11 +579,12 @@ void ConvolveInt8(KernelContext& ctx, const QuantizedConv& q, const void* x,
                        (image * q.c + g * c_per_group) * in_size,
                    c_per_group, static_cast<uint8_t>(x_zero), staged.data(),
                    row_of.data());
+      PackPanels(ctx, plan, row_of.data(), panels.data(), col_sums.data());
       const PackedInt8Weights& wg = w.groups[static_cast<size_t>(g)];
       ctx.ParallelFor(plan.jobs(), cost, [&](int64_t begin, int64_t end) {
-        JobScratch scratch(plan);
         for (int64_t job = begin; job < end; ++job) {
-          RunProductJob(plan, wg, row_of.data(), image, g, job, scratch, emit);
+          RunProductJob(plan, wg, panels.data(), col_sums.data(), image, g, job,
+                        emit);
         }
       });
     }
