@@ -72,7 +72,7 @@ for m in "${models[@]}"; do
     "$weft" run "$work/$m.onnx" "${feed_flags[@]}" --save "$work/$m.weft" \
       > /dev/null
     NODE_PATH="$work/ort/node_modules" node "$here/ort_run.js" \
-      "$work/$m.onnx" "$work/$m.ort_output.npy" "${feeds[@]}"
+      "$work/$m.onnx" "$work/${m}_ort_output.npy" "${feeds[@]}"
   fi
 done
 "$python" "$here/int8_compare.py" "$work" "${float_models[@]}"

@@ -66,7 +66,7 @@ def main():
         of, _ = best(work, model, "ort")
         ok = ok and consistent_q and consistent_f
         mine = np.load(os.path.join(work, model + "_int8.weft", "output.npy"))
-        theirs = np.load(os.path.join(work, model + "_int8.ort_output.npy"))
+        theirs = np.load(os.path.join(work, model + "_int8_ort_output.npy"))
         diff = float(np.abs(mine.astype(np.float64) - theirs).max())
         step = output_step(os.path.join(work, model + "_int8.onnx"))
         versus = (f"{diff / step:.2f} steps" if step else
