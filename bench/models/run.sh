@@ -43,42 +43,12 @@ done
 if ((${#missing_models[@]})); then
   "$python" "$here/export_models.py" "$work" "${missing_models[@]}"
 fi
-if [[ ! -d "$work/ort/node_modules/onnxruntime-node" ]]; then
-  mkdir -p "$work/ort"
-  (cd "$work/ort" && npm install --ignore-scripts --no-audit --no-fund \
-     onnxruntime-node@1.30 >/dev/null)
-fi
-
-feeds_of() {  # model -> NAME=FILE.npy arguments
-  local m=$1 f
-  for f in "$work/$m".*.npy; do
-    case $f in *.reference.npy) continue ;; esac
-    local name=${f#"$work/$m."}
-    echo "${name%.npy}=$f"
-  done
-}
+# shellcheck source=rounds.sh
+source "$here/rounds.sh"
+install_ort_peer
 
 for m in "${models[@]}"; do
-  mapfile -t feeds < <(feeds_of "$m")
-  feed_flags=()
-  for f in "${feeds[@]}"; do feed_flags+=(--feed "$f"); done
-  echo "== $m" >&2
-  run_weft() {
-    "$weft" bench "$work/$m.onnx" "${feed_flags[@]}" --inter 1,2 --intra 1,2 \
-      --repeat "$repeat" --warmup 3 --json > "$work/$m.weft.$1.json" 2>/dev/null
-  }
-  run_ort() {
-    NODE_PATH="$work/ort/node_modules" node "$here/ort_bench.js" \
-      "$work/$m.onnx" "$repeat" "${feeds[@]}" > "$work/$m.ort.$1.json"
-  }
-  rm -f "$work/$m".weft.*.json "$work/$m".ort.*.json
-  for ((round = 1; round <= rounds; ++round)); do
-    if ((round % 2)); then
-      run_weft "$round" && run_ort "$round"
-    else
-      run_ort "$round" && run_weft "$round"
-    fi
-  done
+  time_in_rounds "$m"
   "$weft" run "$work/$m.onnx" "${feed_flags[@]}" --save "$work/$m.weft" \
     > /dev/null
   : > "$work/$m.torch.txt"

@@ -205,16 +205,6 @@ TEST(QuantizedPoolTest, MaxPoolOnIntegersEqualsFloatMaxPool) {
 namespace weft {
 namespace {
 
-template <class T>
-Tensor SeededInts(const Shape& shape, uint32_t seed) {
-  Tensor t(DataTypeOf<T>(), shape);
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    t.data<T>()[i] = static_cast<T>(seed >> 24);
-  }
-  return t;
-}
-
 // MatMulInteger with a constant int8 B (packed for the int8 kernel) over
 // shapes that are and are not whole panels, A uint8 or int8 and batched,
 // B's zero point none, per tensor or per column: the sums equal a direct
@@ -232,9 +222,9 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
                      " zeros " + std::to_string(zeros));
         const Shape a_shape =
             c.batch > 1 ? Shape{c.batch, c.m, c.k} : Shape{c.m, c.k};
-        Tensor a = signed_a ? SeededInts<int8_t>(a_shape, 3)
-                            : SeededInts<uint8_t>(a_shape, 3);
-        Tensor b = SeededInts<int8_t>({c.k, c.n}, 5);
+        Tensor a = signed_a ? test::SeededBytes<int8_t>(a_shape, 3)
+                            : test::SeededBytes<uint8_t>(a_shape, 3);
+        Tensor b = test::SeededBytes<int8_t>({c.k, c.n}, 5);
         std::vector<Tensor> inputs = {a, b};
         std::vector<int32_t> bz(static_cast<size_t>(c.n), 0);
         const int32_t az = signed_a ? -7 : 131;

@@ -105,17 +105,6 @@ TEST(QuantizedConvTest, RefusesAZeroPointOfTheWrongDtype) {
 namespace weft {
 namespace {
 
-// uint8 or int8 values from a linear congruential sequence.
-template <class T>
-Tensor SeededQuantized(const Shape& shape, uint32_t seed) {
-  Tensor t(DataTypeOf<T>(), shape);
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    t.data<T>()[i] = static_cast<T>(seed >> 24);
-  }
-  return t;
-}
-
 // (t - zero) as float32, zero per tensor or per first dimension.
 template <class T>
 Tensor MinusZero(const Tensor& t, const std::vector<int32_t>& zero) {
@@ -161,9 +150,9 @@ TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
                      (fed_w ? ", w fed" : ", w constant"));
         const Shape x_shape{t.n, t.c, t.h, t.w};
         const Shape w_shape{t.m, t.c / t.group, t.k, t.k};
-        Tensor x = signed_x ? SeededQuantized<int8_t>(x_shape, 3)
-                            : SeededQuantized<uint8_t>(x_shape, 3);
-        Tensor w = SeededQuantized<int8_t>(w_shape, 5);
+        Tensor x = signed_x ? test::SeededBytes<int8_t>(x_shape, 3)
+                            : test::SeededBytes<uint8_t>(x_shape, 3);
+        Tensor w = test::SeededBytes<int8_t>(w_shape, 5);
         std::vector<int8_t> w_zero(static_cast<size_t>(t.m));
         std::vector<int32_t> w_zero32;
         for (int64_t i = 0; i < t.m; ++i) {

@@ -145,6 +145,18 @@ inline Tensor SeededFloats(const Shape& shape, uint32_t seed) {
   return t;
 }
 
+// A uint8 or int8 tensor of `shape` from the top bytes of the same
+// sequence: every value of the dtype, the same on every machine.
+template <class T>
+Tensor SeededBytes(const Shape& shape, uint32_t seed) {
+  Tensor t(DataTypeOf<T>(), shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<T>()[i] = static_cast<T>(seed >> 24);
+  }
+  return t;
+}
+
 }  // namespace weft::test
 
 #endif  // WEFT_SRC_TEST_SUPPORT_SESSION_UTIL_H_
