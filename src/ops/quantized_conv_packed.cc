@@ -13,12 +13,11 @@
 namespace weft::internal {
 namespace {
 
-// Column panels a job gathers at most, and the bytes they may take: the
-// panels of one pixel tile stay in the core's L2 cache while every weight
-// panel of the job passes over them.
+// Column panels one job multiplies at most, and the bytes they may take
+// (the tile a job's weight panels pass over).
 constexpr int64_t kMaxTilePanels = 4;
 constexpr int64_t kTileBytes = 256 * 1024;
-// Below this many (image, group, pixel tile) jobs, output channels are
+// Below this many pixel tiles in an (image, group), output channels are
 // split into blocks as well, so that small late layers still spread.
 constexpr int64_t kMinJobs = 8;
 
