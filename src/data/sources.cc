@@ -7,7 +7,7 @@
 
 #include "data/dataset_node.h"
 #include "data/element_ops.h"
-#include "data/seeded_random.h"
+#include "framework/seeded_random.h"
 
 namespace weft::data {
 namespace {
@@ -203,7 +203,8 @@ StatusOr<Dataset> Dataset::ListFiles(const std::string& pattern, bool shuffle,
           Stages) -> StatusOr<std::unique_ptr<StageIterator>> {
         std::vector<std::string> order = *shared;
         if (shuffle) {
-          internal::SeededRandom(seed, passes->fetch_add(1)).Shuffle(order);
+          weft::internal::SeededRandom(seed, passes->fetch_add(1))
+              .Shuffle(order);
         }
         return internal::NewStage<FilesStage>(std::move(order));
       }));

@@ -4,7 +4,7 @@
 #include <deque>
 
 #include "data/dataset_node.h"
-#include "data/seeded_random.h"
+#include "framework/seeded_random.h"
 
 namespace weft::data {
 namespace {
@@ -193,7 +193,7 @@ class ShuffleStage final : public StageIterator {
 
  private:
   int64_t buffer_size_;
-  internal::SeededRandom random_;
+  weft::internal::SeededRandom random_;
   std::vector<Element> buffer_;
   bool input_done_ = false;
 };

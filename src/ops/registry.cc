@@ -44,6 +44,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterRoiOps(registry);
   RegisterDetectionOps(registry);
   RegisterGridSampleOps(registry);
+  RegisterImageOps(registry);
 }
 
 }  // namespace weft::internal

@@ -43,6 +43,7 @@ void RegisterQuantizedAddOps(OpRegistry& registry);
 void RegisterRoiOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);
 void RegisterGridSampleOps(OpRegistry& registry);
+void RegisterImageOps(OpRegistry& registry);
 
 }  // namespace weft::internal
 

@@ -2,15 +2,15 @@
 // below a bound, written out here (not std::shuffle or a std::
 // distribution, whose results differ between standard libraries) so that a
 // seed gives the same order on every machine.
-#ifndef WEFT_SRC_DATA_SEEDED_RANDOM_H_
-#define WEFT_SRC_DATA_SEEDED_RANDOM_H_
+#ifndef WEFT_SRC_FRAMEWORK_SEEDED_RANDOM_H_
+#define WEFT_SRC_FRAMEWORK_SEEDED_RANDOM_H_
 
 #include <cstdint>
 #include <limits>
 #include <utility>
 #include <vector>
 
-namespace weft::data::internal {
+namespace weft::internal {
 
 class SeededRandom {
  public:
@@ -49,6 +49,6 @@ class SeededRandom {
   uint64_t state_;
 };
 
-}  // namespace weft::data::internal
+}  // namespace weft::internal
 
-#endif  // WEFT_SRC_DATA_SEEDED_RANDOM_H_
+#endif  // WEFT_SRC_FRAMEWORK_SEEDED_RANDOM_H_
