@@ -167,6 +167,10 @@ class Dataset {
   std::shared_ptr<const internal::DatasetNode> node_;
 };
 
+// The paths that match a glob pattern, sorted by byte value (the same
+// order on every machine); no match is NotFound naming the pattern.
+StatusOr<std::vector<std::string>> MatchFiles(const std::string& pattern);
+
 // Map functions for common steps.
 // A string scalar path -> its bytes as a string scalar (tf.io.read_file).
 MapFn ReadFileFn();

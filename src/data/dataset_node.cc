@@ -95,9 +95,10 @@ std::shared_ptr<const DatasetNode> MakeNode(
                                         std::move(maker));
 }
 
-StatusOr<std::shared_ptr<ThreadPool>> DefaultPipelinePool() {
+StatusOr<std::shared_ptr<ThreadPool>> DefaultPipelinePool(
+    const SessionOptions& options) {
   WEFT_ASSIGN_OR_RETURN(weft::internal::SessionPools pools,
-                        weft::internal::AcquireSessionPools(SessionOptions{}));
+                        weft::internal::AcquireSessionPools(options));
   return pools.inter.empty() ? nullptr : pools.inter[0].pool;
 }
 

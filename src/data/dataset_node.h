@@ -114,8 +114,11 @@ std::shared_ptr<const DatasetNode> MakeNode(
     std::string name, std::vector<std::shared_ptr<const DatasetNode>> inputs,
     StageMaker maker);
 
-// The pool a pass runs on when IteratorOptions names none.
-StatusOr<std::shared_ptr<ThreadPool>> DefaultPipelinePool();
+// The inter-op pool a session made with `options` runs on (the
+// process-wide one unless the options ask for pools of their own): where a
+// pass runs when IteratorOptions names no pool (with default options).
+StatusOr<std::shared_ptr<ThreadPool>> DefaultPipelinePool(
+    const SessionOptions& options = {});
 
 }  // namespace weft::data::internal
 

@@ -147,4 +147,32 @@ StatusOr<Tensor> StackPadded(const std::vector<const Tensor*>& rows,
   return out;
 }
 
+StatusOr<Tensor> ConcatRows(const std::vector<const Tensor*>& parts) {
+  WEFT_CHECK(!parts.empty(), "ConcatRows of no parts");
+  const Tensor& first = *parts[0];
+  int64_t rows = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& t = *parts[i];
+    WEFT_RETURN_IF_ERROR(CheckBatchable(t, static_cast<int64_t>(i)));
+    if (t.dtype() != first.dtype() || t.shape().rank() < 1 ||
+        first.shape().rank() < 1 ||
+        !(RowShape(t.shape()) == RowShape(first.shape()))) {
+      return InvalidArgumentError(
+          "part " + std::to_string(i) + " is " + DataTypeName(t.dtype()) +
+          t.shape().ToString() + ", part 0 " + DataTypeName(first.dtype()) +
+          first.shape().ToString() + ": they must differ only in rows");
+    }
+    rows += t.shape().dim(0);
+  }
+  WEFT_ASSIGN_OR_RETURN(
+      Tensor out, Tensor::Create(first.dtype(),
+                                 WithLeading(rows, RowShape(first.shape()))));
+  int64_t at = 0;
+  for (const Tensor* part : parts) {
+    CopyElements(*part, 0, out, at, part->NumElements());
+    at += part->NumElements();
+  }
+  return out;
+}
+
 }  // namespace weft::data::internal

@@ -28,6 +28,11 @@ StatusOr<Tensor> StackRows(const std::vector<const Tensor*>& rows,
 StatusOr<Tensor> StackPadded(const std::vector<const Tensor*>& rows,
                              const Shape& shape, int64_t first_index = 0);
 
+// `parts` joined along their first dimension. All must agree in dtype and
+// in every other dimension (InvalidArgument otherwise). REQUIRES: parts is
+// not empty.
+StatusOr<Tensor> ConcatRows(const std::vector<const Tensor*>& parts);
+
 }  // namespace weft::data::internal
 
 #endif  // WEFT_SRC_DATA_ELEMENT_OPS_H_

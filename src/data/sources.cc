@@ -131,7 +131,9 @@ class ZipStage final : public StageIterator {
   }
 };
 
-StatusOr<std::vector<std::string>> Glob(const std::string& pattern) {
+}  // namespace
+
+StatusOr<std::vector<std::string>> MatchFiles(const std::string& pattern) {
   glob_t matches{};
   const int rc = glob(pattern.c_str(), GLOB_ERR, nullptr, &matches);
   std::vector<std::string> paths;
@@ -150,8 +152,6 @@ StatusOr<std::vector<std::string>> Glob(const std::string& pattern) {
   std::sort(paths.begin(), paths.end());
   return paths;
 }
-
-}  // namespace
 
 StatusOr<Dataset> Dataset::FromTensorSlices(std::vector<Tensor> components) {
   if (components.empty()) {
@@ -194,7 +194,7 @@ StatusOr<Dataset> Dataset::Range(int64_t start, int64_t stop, int64_t step) {
 
 StatusOr<Dataset> Dataset::ListFiles(const std::string& pattern, bool shuffle,
                                      uint64_t seed) {
-  WEFT_ASSIGN_OR_RETURN(std::vector<std::string> paths, Glob(pattern));
+  WEFT_ASSIGN_OR_RETURN(std::vector<std::string> paths, MatchFiles(pattern));
   auto shared = std::make_shared<const std::vector<std::string>>(paths);
   auto passes = std::make_shared<std::atomic<uint64_t>>(0);
   return Dataset(internal::MakeNode(

@@ -57,22 +57,42 @@ std::string TrimAroundEquals(const std::string& s) {
 
 }  // namespace
 
-Status ApplyFlags(const FlagText& flags, RunArgs* args) {
+namespace {
+
+// --inter and --intra, as run and predict take them.
+Status ApplyThreadFlags(const FlagText& flags, std::optional<int>* inter_out,
+                        std::optional<int>* intra_out) {
   if (!flags.inter.empty()) {
     int inter = 0;
     WEFT_RETURN_IF_ERROR(ParseInto("--inter", flags.inter, -1, kMaxThreads,
                                    &inter,
                                    " (-1: every node on the calling thread)"));
     WEFT_RETURN_IF_ERROR(CheckThreadCount("--inter", inter));
-    args->inter = inter;
+    *inter_out = inter;
   }
   if (!flags.intra.empty()) {
     int intra = 0;
     WEFT_RETURN_IF_ERROR(ParseInto("--intra", flags.intra, 0, kMaxThreads,
                                    &intra, " (0: auto)"));
     WEFT_RETURN_IF_ERROR(CheckThreadCount("--intra", intra));
-    args->intra = intra;
+    *intra_out = intra;
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ApplyFlags(const FlagText& flags, PredictArgs* args) {
+  WEFT_RETURN_IF_ERROR(ApplyThreadFlags(flags, &args->inter, &args->intra));
+  if (!flags.batch.empty()) {
+    WEFT_ASSIGN_OR_RETURN(args->batch,
+                          ParseFlag("--batch", flags.batch, 1, 65536));
+  }
+  return Status::OK();
+}
+
+Status ApplyFlags(const FlagText& flags, RunArgs* args) {
+  WEFT_RETURN_IF_ERROR(ApplyThreadFlags(flags, &args->inter, &args->intra));
   WEFT_RETURN_IF_ERROR(
       ParseInto("--repeat", flags.repeat, 1, 1'000'000, &args->repeat));
   if (!flags.timeout_ms.empty()) {

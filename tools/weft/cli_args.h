@@ -16,7 +16,7 @@ namespace weft::cli {
 
 // The numeric flags as typed ("" when absent), checked by ApplyFlags.
 struct FlagText {
-  std::string inter, intra, repeat, warmup, timeout_ms, cores;
+  std::string inter, intra, repeat, warmup, timeout_ms, cores, batch;
 };
 
 // Checks the flags a command took and stores them in its arguments. Errors
@@ -28,6 +28,7 @@ Status ApplyFlags(const FlagText& flags, BenchArgs* args);
 Status ApplyFlags(const FlagText& flags, DemoArgs* args);
 Status ApplyFlags(const FlagText& flags, TestOnnxArgs* args);
 Status ApplyFlags(const FlagText& flags, TuneArgs* args);
+Status ApplyFlags(const FlagText& flags, PredictArgs* args);
 
 // argv as strings (argv[0] first), with the spellings of --feed that a
 // shell splits rejoined: "--feed x = a.npy", "--feed x= a.npy", "--feed x

@@ -43,6 +43,7 @@ std::unique_ptr<Command> MakeDemoCommandLine();
 std::unique_ptr<Command> MakeTestOnnxCommandLine();
 std::unique_ptr<Command> MakeServeCommandLine();
 std::unique_ptr<Command> MakeQuantizeCommandLine();
+std::unique_ptr<Command> MakePredictCommandLine();
 
 struct RunArgs {
   std::string graph;
@@ -75,6 +76,17 @@ struct BenchArgs {
   int64_t timeout_ms = 0;     // Per Run; 0: the configuration's, or none.
 };
 int BenchCommand(const BenchArgs& args);
+
+struct PredictArgs {
+  std::string model;
+  std::vector<std::string> inputs;  // --input: globs, files, directories.
+  std::string preprocess = "imagenet";
+  int64_t batch = 16;
+  std::string output;
+  bool skip_bad_inputs = false;
+  bool quiet = false;  // No progress.
+  std::optional<int> inter, intra;
+};
 
 struct TuneArgs {
   std::string graph;

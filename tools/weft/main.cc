@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   commands.push_back(MakeTestOnnxCommandLine());
   commands.push_back(MakeServeCommandLine());
   commands.push_back(MakeQuantizeCommandLine());
+  commands.push_back(MakePredictCommandLine());
   std::vector<CLI::App*> subcommands;
   for (const auto& command : commands) {
     subcommands.push_back(command->Declare(app));

@@ -1,0 +1,89 @@
+// Batch inference over files: a weft::data pipeline (read, decode,
+// preprocess; in parallel on the inter-op pool, a batch ahead) into a
+// model, results written in input order and resumable. `weft predict` is
+// its command line; weft.predict (Python) and weft.dask call it too.
+//
+//   weft::PredictOptions options;
+//   options.model = "resnet18.onnx";
+//   options.inputs = *weft::data::MatchFiles("photos/*.jpg");
+//   options.output = "preds.npy";
+//   weft::StatusOr<weft::PredictSummary> done = weft::Predict(options);
+//
+// Output: a file ending in .npy gets one array whose first dimension is the
+// number of inputs predicted, rows in input order, with PATH.paths.txt (one
+// input per line, the same order) and, when some were skipped,
+// PATH.skipped.txt ("path<TAB>reason"). Any other path is a directory that
+// gets one NAME.npy per input (NAME: the input's file name without its
+// extension; two inputs with one NAME are refused before any work).
+//
+// Resuming: a .npy job keeps each finished batch in PATH.partial/ until the
+// last one is done, then joins them; run again with the same inputs and
+// output, it computes only the batches missing there. A directory job
+// skips inputs whose NAME.npy exists. Files appear whole (written under a
+// temporary name, then renamed), so an interrupted job leaves none cut.
+#ifndef WEFT_PREDICT_H_
+#define WEFT_PREDICT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/graph.h"
+#include "weft/options.h"
+#include "weft/status.h"
+
+namespace weft {
+
+struct PredictProgress {
+  int64_t total = 0;    // Inputs in the job.
+  int64_t done = 0;     // Predicted or skipped so far, resumed included.
+  int64_t resumed = 0;  // Found done by an earlier run.
+  double seconds = 0;   // Since this run started.
+  double items_per_second = 0;  // Of this run's own work.
+};
+
+struct PredictSummary {
+  int64_t inputs = 0;
+  int64_t predicted = 0;  // By this run.
+  int64_t resumed = 0;    // Already done by an earlier run.
+  // Inputs left out (skip_bad_inputs): path and what was wrong.
+  std::vector<std::pair<std::string, std::string>> skipped;
+  double seconds = 0;
+  int inter_op_threads = 0, intra_op_threads = 0;
+};
+
+struct PredictOptions {
+  std::string model;                // ONNX model or weft JSON graph.
+  std::vector<std::string> inputs;  // Files, in the order of the output.
+  // A recipe name (PreprocessRecipes()) or a weft JSON graph file with one
+  // string Placeholder (the path) and one output (one item of the batch).
+  std::string preprocess = "imagenet";
+  int64_t batch_size = 16;
+  std::string output;
+  // Leave out inputs that cannot be read or preprocessed, and say which;
+  // otherwise the first one ends the job with an error naming it.
+  bool skip_bad_inputs = false;
+  // The model's session (threads); the pipeline runs on its inter-op pool.
+  SessionOptions session;
+  // Called after each batch (and once at the start), on the caller's thread.
+  std::function<void(const PredictProgress&)> progress;
+  // Checked between batches: true ends the job (Cancelled), what is done
+  // kept for the next run to resume from.
+  std::function<bool()> stop_requested;
+};
+
+// The recipes --preprocess names, with what each does.
+std::vector<std::pair<std::string, std::string>> PreprocessRecipes();
+
+// A preprocessing graph: a recipe by name, else the graph file at `spec`.
+// Its one string Placeholder is named in *input and its output in *output.
+StatusOr<Graph> LoadPreprocess(const std::string& spec, std::string* input,
+                               std::string* output);
+
+StatusOr<PredictSummary> Predict(const PredictOptions& options);
+
+}  // namespace weft
+
+#endif  // WEFT_PREDICT_H_

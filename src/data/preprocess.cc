@@ -1,0 +1,111 @@
+// The preprocessing recipes of `weft predict`: graphs of image ops from a
+// file's path to one item of the model's batch.
+#include <cmath>
+
+#include "weft/graph_io.h"
+#include "weft/predict.h"
+
+namespace weft {
+namespace {
+
+// torchvision's ImageNet evaluation transform: Resize(256) (antialiased),
+// CenterCrop(224), ToTensor, Normalize(mean, std); channels first unless
+// nhwc.
+Graph ImagenetGraph(bool nhwc) {
+  Graph g;
+  g.Placeholder("path", DataType::kString,
+                PartialShape(std::vector<int64_t>{}));
+  (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
+  (void)g.AddNode(
+      {"image", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
+  (void)g.AddNode({"resized",
+                   "ResizeBilinear",
+                   {"image"},
+                   {{"size", std::vector<int64_t>{256}}, {"antialias", true}},
+                   ""});
+  (void)g.AddNode({"cropped",
+                   "CenterCrop",
+                   {"resized"},
+                   {{"size", std::vector<int64_t>{224, 224}}},
+                   ""});
+  (void)g.AddNode({nhwc ? "item" : "normalized",
+                   "Normalize",
+                   {"cropped"},
+                   {{"mean", std::vector<double>{0.485, 0.456, 0.406}},
+                    {"std", std::vector<double>{0.229, 0.224, 0.225}},
+                    {"scale", 1.0 / 255.0}},
+                   ""});
+  if (!nhwc) {
+    (void)g.AddNode({"item",
+                     "Transpose",
+                     {"normalized"},
+                     {{"perm", std::vector<int64_t>{2, 0, 1}}},
+                     ""});
+  }
+  return g;
+}
+
+// The image as decoded, 3 channels, uint8 [height, width, 3].
+Graph DecodeGraph() {
+  Graph g;
+  g.Placeholder("path", DataType::kString,
+                PartialShape(std::vector<int64_t>{}));
+  (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
+  (void)g.AddNode(
+      {"item", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
+  return g;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> PreprocessRecipes() {
+  return {
+      {"imagenet",
+       "decode (RGB), resize the shorter side to 256 (antialiased), centre "
+       "crop 224, scale to [0, 1], normalise by ImageNet's mean and std, "
+       "channels first: float32 [3, 224, 224] (torchvision's evaluation "
+       "transform)"},
+      {"imagenet-nhwc", "as imagenet, channels last: float32 [224, 224, 3]"},
+      {"decode", "decode (RGB) only: uint8 [height, width, 3]"},
+  };
+}
+
+StatusOr<Graph> LoadPreprocess(const std::string& spec, std::string* input,
+                               std::string* output) {
+  *output = "item";
+  *input = "path";
+  if (spec == "imagenet") return ImagenetGraph(false);
+  if (spec == "imagenet-nhwc") return ImagenetGraph(true);
+  if (spec == "decode") return DecodeGraph();
+  if (spec.find('/') == std::string::npos &&
+      spec.find('.') == std::string::npos) {
+    std::string names;
+    for (const auto& [name, what] : PreprocessRecipes()) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return InvalidArgumentError("--preprocess " + spec + ": not a recipe (" +
+                                names + ") or a graph file");
+  }
+  StatusOr<GraphFile> file = LoadGraph(spec);
+  if (!file.ok()) {
+    return Status(file.status().code(),
+                  "--preprocess: " + file.status().message());
+  }
+  std::vector<std::string> placeholders;
+  for (const NodeDef& node : file->graph.nodes()) {
+    if (node.op == "Placeholder") placeholders.push_back(node.name);
+  }
+  if (placeholders.size() != 1 || file->outputs.size() != 1) {
+    return InvalidArgumentError(
+        "--preprocess " + spec +
+        ": the graph must have one Placeholder (the input's path, a string "
+        "scalar) and one output (the item), not " +
+        std::to_string(placeholders.size()) + " and " +
+        std::to_string(file->outputs.size()));
+  }
+  *input = placeholders[0];
+  *output = file->outputs[0];
+  return std::move(file->graph);
+}
+
+}  // namespace weft

@@ -1,0 +1,230 @@
+// weft predict MODEL --input 'DIR/*.jpg' --output preds.npy: batch
+// inference over files (weft/predict.h), with a progress bar on a terminal
+// and plain lines otherwise, resumable after Ctrl-C or a crash.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli_args.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "interrupt.h"
+#include "weft/data.h"
+#include "weft/predict.h"
+
+namespace weft::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Each --input in turn: a directory gives its files, a pattern its matches
+// (sorted by path), anything else names one file.
+StatusOr<std::vector<std::string>> ExpandInputs(
+    const std::vector<std::string>& specs) {
+  std::vector<std::string> inputs;
+  for (const std::string& spec : specs) {
+    std::error_code error;
+    if (fs::is_directory(spec, error)) {
+      std::vector<std::string> files;
+      for (const auto& entry : fs::directory_iterator(spec, error)) {
+        if (entry.is_regular_file()) files.push_back(entry.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty()) {
+        return InvalidArgumentError("--input " + spec + ": no files in it");
+      }
+      inputs.insert(inputs.end(), files.begin(), files.end());
+    } else if (spec.find_first_of("*?[") != std::string::npos) {
+      StatusOr<std::vector<std::string>> matches = data::MatchFiles(spec);
+      if (!matches.ok()) {
+        return InvalidArgumentError("--input " + spec + ": no file matches");
+      }
+      inputs.insert(inputs.end(), matches->begin(), matches->end());
+    } else if (access(spec.c_str(), R_OK) == 0) {
+      inputs.push_back(spec);
+    } else {
+      return InvalidArgumentError("--input " + spec + ": " + ErrnoText());
+    }
+  }
+  if (inputs.empty()) {
+    return InvalidArgumentError("--input: give files, a directory or a glob");
+  }
+  return inputs;
+}
+
+std::string Clock(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  char text[32];
+  if (s >= 3600) {
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld",
+                  static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60),
+                  static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(text, sizeof(text), "%lld:%02lld",
+                  static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  }
+  return text;
+}
+
+// On a terminal, one line redrawn; otherwise a line per tenth of the job
+// (and the last), so logs stay short.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool quiet)
+      : quiet_(quiet), terminal_(isatty(STDERR_FILENO) == 1) {}
+
+  void operator()(const PredictProgress& p) {
+    if (quiet_ || p.total == 0) return;
+    const double fraction =
+        static_cast<double>(p.done) / static_cast<double>(p.total);
+    const int64_t left = p.total - p.done;
+    const std::string eta =
+        p.items_per_second > 0
+            ? Clock(static_cast<double>(left) / p.items_per_second)
+            : "?";
+    char line[160];
+    std::snprintf(line, sizeof(line), "%lld/%lld inputs, %.1f items/s, ETA %s",
+                  static_cast<long long>(p.done),
+                  static_cast<long long>(p.total), p.items_per_second,
+                  eta.c_str());
+    if (terminal_) {
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(fraction * kWidth);
+      std::string bar(filled, '=');
+      if (filled < kWidth) bar += '>';
+      bar.resize(kWidth, ' ');
+      std::fprintf(stderr, "\r[%s] %3.0f%% %s\x1b[K", bar.c_str(),
+                   fraction * 100, line);
+      if (p.done == p.total) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+      return;
+    }
+    const int tenth = static_cast<int>(fraction * 10);
+    if (tenth == last_tenth_ && p.done != p.total) return;
+    last_tenth_ = tenth;
+    std::fprintf(stderr, "progress: %s\n", line);
+  }
+
+  // Ends a redrawn line before other output.
+  void Break() {
+    if (!quiet_ && terminal_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool quiet_, terminal_;
+  int last_tenth_ = -1;
+};
+
+int PredictCommand(const PredictArgs& args) {
+  InterruptWatch interrupt;
+  StatusOr<std::vector<std::string>> inputs = ExpandInputs(args.inputs);
+  if (!inputs.ok()) return Fail(kExitBadInput, inputs.status().message());
+  if (access(args.model.c_str(), R_OK) != 0) {
+    return Fail(kExitBadInput, "MODEL " + args.model + ": " + ErrnoText());
+  }
+  PredictOptions options;
+  options.model = args.model;
+  options.inputs = std::move(inputs).value();
+  options.preprocess = args.preprocess;
+  options.batch_size = args.batch;
+  options.output = args.output;
+  options.skip_bad_inputs = args.skip_bad_inputs;
+  if (args.inter) options.session.inter_op_parallelism_threads = *args.inter;
+  if (args.intra) options.session.intra_op_parallelism_threads = *args.intra;
+  ProgressPrinter printer(args.quiet);
+  options.progress = [&printer](const PredictProgress& p) { printer(p); };
+  options.stop_requested = [&interrupt] { return interrupt.interrupted(); };
+  StatusOr<PredictSummary> summary = Predict(options);
+  if (!summary.ok()) {
+    printer.Break();
+    if (interrupt.interrupted()) {
+      std::fprintf(stderr, "weft predict: %s\n",
+                   summary.status().message().c_str());
+      return kExitInterrupted;
+    }
+    const bool bad_input =
+        summary.status().code() == StatusCode::kInvalidArgument ||
+        summary.status().code() == StatusCode::kNotFound ||
+        summary.status().code() == StatusCode::kFailedPrecondition;
+    return Fail(bad_input ? kExitBadInput : kExitRunFailed,
+                summary.status().message());
+  }
+  const PredictSummary& s = *summary;
+  std::printf(
+      "predicted %lld of %lld inputs in %.1f s (%.1f items/s; inter %d, "
+      "intra %d)",
+      static_cast<long long>(s.predicted), static_cast<long long>(s.inputs),
+      s.seconds,
+      s.seconds > 0 ? static_cast<double>(s.predicted) / s.seconds : 0.0,
+      s.inter_op_threads, s.intra_op_threads);
+  if (s.resumed > 0) {
+    std::printf("; %lld done by an earlier run",
+                static_cast<long long>(s.resumed));
+  }
+  std::printf("\n");
+  if (!s.skipped.empty()) {
+    std::printf("skipped %zu bad inputs:\n", s.skipped.size());
+    for (const auto& [path, why] : s.skipped) {
+      std::printf("  %s: %s\n", path.c_str(), why.c_str());
+    }
+  }
+  std::printf("wrote %s\n", args.output.c_str());
+  return kExitOk;
+}
+
+class PredictCommandLine final
+    : public CommandWithArgs<PredictArgs, PredictCommand> {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "predict",
+        "run a model over files: a pipeline (read, decode, preprocess) into "
+        "batches, results in input order, resumable");
+    command->add_option("MODEL", args_.model, "ONNX model or weft JSON graph")
+        ->required();
+    command
+        ->add_option("-i,--input", args_.inputs,
+                     "a glob ('photos/*.jpg', sorted by path), a directory or "
+                     "a file (repeatable, in order)")
+        ->required()
+        ->allow_extra_args(false);
+    command
+        ->add_option("-o,--output", args_.output,
+                     "FILE.npy (one array, rows in input order, plus "
+                     "FILE.paths.txt) or a "
+                     "directory (one NAME.npy per input)")
+        ->required();
+    std::string recipes;
+    for (const auto& [name, what] : PreprocessRecipes()) {
+      recipes += (recipes.empty() ? "" : ", ") + name;
+    }
+    command->add_option("--preprocess", args_.preprocess,
+                        "a recipe (" + recipes +
+                            "; default imagenet) or a weft JSON graph from a "
+                            "path to one item");
+    command->add_option("--batch", flags_.batch, "items per Run (default 16)");
+    command->add_flag("--skip-bad-inputs", args_.skip_bad_inputs,
+                      "leave out unreadable or corrupt inputs and list them, "
+                      "rather than stop at the first");
+    command->add_option("--inter", flags_.inter,
+                        "inter-op threads (default: auto); the pipeline runs "
+                        "on this pool");
+    command->add_option("--intra", flags_.intra,
+                        "intra-op threads (default: auto)");
+    command->add_flag("-q,--quiet", args_.quiet, "no progress");
+    return command;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakePredictCommandLine() {
+  return std::make_unique<PredictCommandLine>();
+}
+
+}  // namespace weft::cli
