@@ -58,7 +58,10 @@ struct PredictOptions {
   std::string model;                // ONNX model or weft JSON graph.
   std::vector<std::string> inputs;  // Files, in the order of the output.
   // A recipe name (PreprocessRecipes()) or a weft JSON graph file with one
-  // string Placeholder (the path) and one output (one item of the batch).
+  // string Placeholder (the path), optionally one int64 Placeholder (the
+  // key: the input's index, which seeds random ops such as
+  // RandomResizedCrop, so an item is the same whatever thread made it),
+  // and one output (one item of the batch).
   std::string preprocess = "imagenet";
   int64_t batch_size = 16;
   std::string output;
@@ -77,10 +80,16 @@ struct PredictOptions {
 // The recipes --preprocess names, with what each does.
 std::vector<std::pair<std::string, std::string>> PreprocessRecipes();
 
-// A preprocessing graph: a recipe by name, else the graph file at `spec`.
-// Its one string Placeholder is named in *input and its output in *output.
-StatusOr<Graph> LoadPreprocess(const std::string& spec, std::string* input,
-                               std::string* output);
+// A preprocessing graph and the names of its feeds and fetch.
+struct PreprocessGraph {
+  Graph graph;
+  std::string path_input;  // string scalar: the input file's path.
+  std::string key_input;   // int64 scalar: the input's index; "" if none.
+  std::string output;      // One item.
+};
+
+// A recipe by name, else the graph file at `spec`.
+StatusOr<PreprocessGraph> LoadPreprocess(const std::string& spec);
 
 StatusOr<PredictSummary> Predict(const PredictOptions& options);
 

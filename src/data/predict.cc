@@ -378,9 +378,10 @@ Status CheckOptions(const PredictOptions& options) {
 StatusOr<std::unique_ptr<data::Iterator>> MakePipeline(
     const PredictOptions& options, const std::vector<Batch>& pending,
     std::shared_ptr<ThreadPool> pool) {
-  std::string input, output;
-  WEFT_ASSIGN_OR_RETURN(Graph graph,
-                        LoadPreprocess(options.preprocess, &input, &output));
+  WEFT_ASSIGN_OR_RETURN(PreprocessGraph recipe,
+                        LoadPreprocess(options.preprocess));
+  std::vector<std::string> feeds = {recipe.path_input};
+  if (!recipe.key_input.empty()) feeds.push_back(recipe.key_input);
   // Each item on one thread (no pools of its own): the parallelism is
   // across items, on the pipeline's pool.
   SessionOptions item_options;
@@ -389,17 +390,26 @@ StatusOr<std::unique_ptr<data::Iterator>> MakePipeline(
   item_options.intra_op_parallelism_threads = 1;
   WEFT_ASSIGN_OR_RETURN(
       data::MapFn preprocess,
-      data::GraphFn(std::move(graph), {input}, {output}, item_options));
+      data::GraphFn(std::move(recipe.graph), feeds, {recipe.output},
+                    item_options));
   std::vector<std::string> paths;
+  std::vector<int64_t> keys;
   for (const Batch& batch : pending) {
-    for (int64_t i : batch.inputs) paths.push_back(options.inputs[i]);
+    for (int64_t i : batch.inputs) {
+      paths.push_back(options.inputs[i]);
+      keys.push_back(i);
+    }
   }
-  WEFT_ASSIGN_OR_RETURN(
-      data::Dataset items,
-      data::Dataset::FromTensorSlices({Tensor::FromVector<std::string>(
-          {static_cast<int64_t>(paths.size())}, paths)}));
-  data::MapFn named = [preprocess](data::Element e) -> StatusOr<data::Element> {
+  const auto n = static_cast<int64_t>(paths.size());
+  WEFT_ASSIGN_OR_RETURN(data::Dataset items,
+                        data::Dataset::FromTensorSlices(
+                            {Tensor::FromVector<std::string>({n}, paths),
+                             Tensor::FromVector<int64_t>({n}, keys)}));
+  const bool keyed = !recipe.key_input.empty();
+  data::MapFn named = [preprocess,
+                       keyed](data::Element e) -> StatusOr<data::Element> {
     const std::string path = e[0].data<std::string>()[0];
+    if (!keyed) e.pop_back();
     StatusOr<data::Element> item = preprocess(std::move(e));
     if (!item.ok()) {
       std::string message = item.status().message();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "io/image_codec.h"
 #include "weft/npy.h"
@@ -29,11 +30,13 @@ class PredictTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "images");
     std::ofstream(dir_ / "model.json") << kIdentityModel;
-    // Image k: 4 x 4 pixels, all of value k (PNG keeps them exactly).
+    // Image k: 4 x 4 pixels whose first byte is k, the others varied (so
+    // crops and flips show; PNG keeps them exactly).
     for (int k = 0; k < 7; ++k) {
       Tensor image(DataType::kUInt8, Shape({4, 4, 3}));
-      std::fill(image.data<uint8_t>(), image.data<uint8_t>() + 48,
-                static_cast<uint8_t>(k));
+      for (int i = 0; i < 48; ++i) {
+        image.data<uint8_t>()[i] = static_cast<uint8_t>(k + i * 37 % 200);
+      }
       const fs::path path =
           dir_ / "images" / ("img" + std::to_string(k) + ".png");
       std::ofstream(path, std::ios::binary)
@@ -174,6 +177,40 @@ TEST_F(PredictTest, ItemsOfDifferentShapesAreAnErrorNamingTheInput) {
   EXPECT_NE(failed.status().message().find("img0.png and later inputs differ"),
             std::string::npos)
       << failed.status();
+}
+
+TEST_F(PredictTest, SeededRecipesGiveTheSameItemsWhateverTheThreads) {
+  std::vector<Tensor> results;
+  for (int threads : {1, 2}) {
+    PredictOptions options = Options("seeded" + std::to_string(threads) + ".npy");
+    // A graph file: crop and flip seeded by the key, as imagenet-train.
+    const fs::path graph = dir_ / "augment.json";
+    std::ofstream(graph) << R"({"format": "weft-graph", "version": 1,
+      "nodes": [
+        {"name": "path", "op": "Placeholder", "attrs": {"dtype": "string"}},
+        {"name": "key", "op": "Placeholder", "attrs": {"dtype": "int64"}},
+        {"name": "bytes", "op": "ReadFile", "inputs": ["path"]},
+        {"name": "image", "op": "DecodeImage", "inputs": ["bytes"]},
+        {"name": "crop", "op": "RandomCrop", "inputs": ["image", "key"],
+         "attrs": {"size": [2, 3], "seed": 9}},
+        {"name": "item", "op": "RandomFlipLeftRight", "inputs": ["crop", "key"]}],
+      "outputs": ["item"]})";
+    options.preprocess = graph.string();
+    options.session.use_per_session_threads = true;
+    options.session.inter_op_parallelism_threads = threads;
+    options.session.intra_op_parallelism_threads = threads;
+    auto summary = Predict(options);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    results.push_back(ReadNpy(options.output).value());
+  }
+  EXPECT_EQ(results[0].shape(), Shape({7, 2, 3, 3}));
+  EXPECT_TRUE(results[0].BitwiseEqual(results[1]));
+  // The key varies the windows: items do not all come from one place.
+  std::set<int> corners;
+  for (int r = 0; r < 7; ++r) {
+    corners.insert(results[0].data<uint8_t>()[r * 18] - r);
+  }
+  EXPECT_GT(corners.size(), 2u);
 }
 
 TEST_F(PredictTest, OptionsAreChecked) {

@@ -45,6 +45,33 @@ Graph ImagenetGraph(bool nhwc) {
   return g;
 }
 
+// torchvision's ImageNet training transform: RandomResizedCrop(224),
+// RandomHorizontalFlip, ToTensor, Normalize; seeded by the input's index.
+Graph ImagenetTrainGraph() {
+  Graph g;
+  g.Placeholder("path", DataType::kString, PartialShape(std::vector<int64_t>{}));
+  g.Placeholder("key", DataType::kInt64, PartialShape(std::vector<int64_t>{}));
+  (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
+  (void)g.AddNode({"image", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
+  (void)g.AddNode({"cropped",
+                   "RandomResizedCrop",
+                   {"image", "key"},
+                   {{"size", std::vector<int64_t>{224, 224}}, {"seed", int64_t{1}}},
+                   ""});
+  (void)g.AddNode({"flipped", "RandomFlipLeftRight", {"cropped", "key"},
+                   {{"seed", int64_t{2}}}, ""});
+  (void)g.AddNode({"normalized",
+                   "Normalize",
+                   {"flipped"},
+                   {{"mean", std::vector<double>{0.485, 0.456, 0.406}},
+                    {"std", std::vector<double>{0.229, 0.224, 0.225}},
+                    {"scale", 1.0 / 255.0}},
+                   ""});
+  (void)g.AddNode({"item", "Transpose", {"normalized"},
+                   {{"perm", std::vector<int64_t>{2, 0, 1}}}, ""});
+  return g;
+}
+
 // The image as decoded, 3 channels, uint8 [height, width, 3].
 Graph DecodeGraph() {
   Graph g;
@@ -66,17 +93,24 @@ std::vector<std::pair<std::string, std::string>> PreprocessRecipes() {
        "channels first: float32 [3, 224, 224] (torchvision's evaluation "
        "transform)"},
       {"imagenet-nhwc", "as imagenet, channels last: float32 [224, 224, 3]"},
+      {"imagenet-train",
+       "decode (RGB), random resized crop to 224 (area 8-100 %, aspect 3/4 "
+       "to 4/3), random horizontal flip, normalise, channels first, seeded "
+       "by the input's index (torchvision's training transform)"},
       {"decode", "decode (RGB) only: uint8 [height, width, 3]"},
   };
 }
 
-StatusOr<Graph> LoadPreprocess(const std::string& spec, std::string* input,
-                               std::string* output) {
-  *output = "item";
-  *input = "path";
-  if (spec == "imagenet") return ImagenetGraph(false);
-  if (spec == "imagenet-nhwc") return ImagenetGraph(true);
-  if (spec == "decode") return DecodeGraph();
+StatusOr<PreprocessGraph> LoadPreprocess(const std::string& spec) {
+  PreprocessGraph out{Graph(), "path", "", "item"};
+  if (spec == "imagenet" || spec == "imagenet-nhwc" || spec == "decode" ||
+      spec == "imagenet-train") {
+    out.graph = spec == "decode"           ? DecodeGraph()
+                : spec == "imagenet-train" ? ImagenetTrainGraph()
+                                           : ImagenetGraph(spec != "imagenet");
+    if (spec == "imagenet-train") out.key_input = "key";
+    return out;
+  }
   if (spec.find('/') == std::string::npos &&
       spec.find('.') == std::string::npos) {
     std::string names;
@@ -91,21 +125,29 @@ StatusOr<Graph> LoadPreprocess(const std::string& spec, std::string* input,
     return Status(file.status().code(),
                   "--preprocess: " + file.status().message());
   }
-  std::vector<std::string> placeholders;
+  std::vector<std::string> paths, keys;
   for (const NodeDef& node : file->graph.nodes()) {
-    if (node.op == "Placeholder") placeholders.push_back(node.name);
+    if (node.op != "Placeholder") continue;
+    const auto* dtype = node.attrs.count("dtype") != 0
+                            ? node.attrs.at("dtype").get_if<DataType>()
+                            : nullptr;
+    (dtype != nullptr && *dtype == DataType::kInt64 ? keys : paths)
+        .push_back(node.name);
   }
-  if (placeholders.size() != 1 || file->outputs.size() != 1) {
+  if (paths.size() != 1 || keys.size() > 1 || file->outputs.size() != 1) {
     return InvalidArgumentError(
         "--preprocess " + spec +
-        ": the graph must have one Placeholder (the input's path, a string "
-        "scalar) and one output (the item), not " +
-        std::to_string(placeholders.size()) + " and " +
-        std::to_string(file->outputs.size()));
+        ": the graph must have one string Placeholder (the input's path), "
+        "at most one int64 Placeholder (its index) and one output (the "
+        "item), not " +
+        std::to_string(paths.size() + keys.size()) + " Placeholders and " +
+        std::to_string(file->outputs.size()) + " outputs");
   }
-  *input = placeholders[0];
-  *output = file->outputs[0];
-  return std::move(file->graph);
+  out.path_input = paths[0];
+  out.key_input = keys.empty() ? "" : keys[0];
+  out.output = file->outputs[0];
+  out.graph = std::move(file->graph);
+  return out;
 }
 
 }  // namespace weft
