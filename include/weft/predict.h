@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "weft/data.h"
 #include "weft/graph.h"
 #include "weft/options.h"
 #include "weft/status.h"
@@ -51,7 +52,12 @@ struct PredictSummary {
   // Inputs left out (skip_bad_inputs): path and what was wrong.
   std::vector<std::pair<std::string, std::string>> skipped;
   double seconds = 0;
+  double model_seconds = 0;  // In the model's Runs.
+  double wait_seconds = 0;   // Waiting for the pipeline's next item.
   int inter_op_threads = 0, intra_op_threads = 0;
+  // The pipeline's stages, source first (weft/data.h): elements, busy time,
+  // parallelism; empty when nothing was left to do.
+  std::vector<data::StageStats> stages;
 };
 
 struct PredictOptions {
@@ -68,6 +74,9 @@ struct PredictOptions {
   // Leave out inputs that cannot be read or preprocessed, and say which;
   // otherwise the first one ends the job with an error naming it.
   bool skip_bad_inputs = false;
+  // Prepare the next batch while the model runs (false: only when asked,
+  // for experiments that show what the overlap buys).
+  bool prefetch = true;
   // The model's session (threads); the pipeline runs on its inter-op pool.
   SessionOptions session;
   // Called after each batch (and once at the start), on the caller's thread.

@@ -388,10 +388,9 @@ StatusOr<std::unique_ptr<data::Iterator>> MakePipeline(
   item_options.use_per_session_threads = true;
   item_options.inter_op_parallelism_threads = -1;
   item_options.intra_op_parallelism_threads = 1;
-  WEFT_ASSIGN_OR_RETURN(
-      data::MapFn preprocess,
-      data::GraphFn(std::move(recipe.graph), feeds, {recipe.output},
-                    item_options));
+  WEFT_ASSIGN_OR_RETURN(data::MapFn preprocess,
+                        data::GraphFn(std::move(recipe.graph), feeds,
+                                      {recipe.output}, item_options));
   std::vector<std::string> paths;
   std::vector<int64_t> keys;
   for (const Batch& batch : pending) {
@@ -422,17 +421,18 @@ StatusOr<std::unique_ptr<data::Iterator>> MakePipeline(
     }
     return item;
   };
-  return items.Map(named, data::kAutotune)
-      .Prefetch(options.batch_size)
-      .MakeIterator({.pool = std::move(pool)});
+  data::Dataset pipeline = items.Map(named, data::kAutotune);
+  if (options.prefetch) pipeline = pipeline.Prefetch(options.batch_size);
+  return pipeline.MakeIterator({.pool = std::move(pool)});
 }
 
 // Pulls one batch's items from the pipeline and runs the model on them.
 StatusOr<BatchResult> RunBatch(const PredictOptions& options,
                                const Batch& batch, data::Iterator& items,
-                               Model& model) {
+                               Model& model, PredictSummary* summary) {
   BatchResult result;
   std::vector<Tensor> rows;
+  const Clock::time_point wait_start = Clock::now();
   for (int64_t i : batch.inputs) {
     data::Element item;
     bool end = false;
@@ -453,6 +453,8 @@ StatusOr<BatchResult> RunBatch(const PredictOptions& options,
     result.predicted.push_back(i);
     rows.push_back(std::move(item[0]));
   }
+  summary->wait_seconds +=
+      std::chrono::duration<double>(Clock::now() - wait_start).count();
   if (rows.empty()) return result;
   std::vector<const Tensor*> views;
   for (const Tensor& row : rows) views.push_back(&row);
@@ -463,8 +465,11 @@ StatusOr<BatchResult> RunBatch(const PredictOptions& options,
         " and later inputs differ in shape: " + stacked.status().message());
   }
   std::vector<Tensor> outputs;
+  const Clock::time_point run_start = Clock::now();
   Status run = model.session->Run({{model.input, std::move(stacked).value()}},
                                   {model.output}, {}, &outputs);
+  summary->model_seconds +=
+      std::chrono::duration<double>(Clock::now() - run_start).count();
   if (!run.ok()) {
     return Status(run.code(), "the model on inputs " +
                                   std::to_string(batch.inputs.front()) +
@@ -526,12 +531,13 @@ StatusOr<PredictSummary> Predict(const PredictOptions& options) {
                             " inputs; run the same command again to resume");
     }
     WEFT_ASSIGN_OR_RETURN(BatchResult result,
-                          RunBatch(options, batch, *items, model));
+                          RunBatch(options, batch, *items, model, &summary));
     WEFT_RETURN_IF_ERROR(sink->Write(batch, result));
     summary.predicted += static_cast<int64_t>(result.predicted.size());
     progress.done += static_cast<int64_t>(batch.inputs.size());
     report();
   }
+  if (items != nullptr) summary.stages = items->Stats();
   WEFT_RETURN_IF_ERROR(sink->Finish(&summary));
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;

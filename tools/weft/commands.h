@@ -85,6 +85,8 @@ struct PredictArgs {
   std::string output;
   bool skip_bad_inputs = false;
   bool quiet = false;  // No progress.
+  bool no_prefetch = false;
+  bool stats = false;  // Per-stage figures of the pipeline.
   std::optional<int> inter, intra;
 };
 

@@ -120,6 +120,22 @@ class ProgressPrinter {
   int last_tenth_ = -1;
 };
 
+// Where the time went: the model, the wait for items, and each stage of
+// the pipeline (weft/data.h, StageStats).
+void PrintStats(const PredictSummary& s) {
+  std::printf("model Runs %.2f s, waiting for items %.2f s\n", s.model_seconds,
+              s.wait_seconds);
+  std::printf("  %-18s %9s %9s %9s %9s %6s\n", "stage", "elements", "elem/s",
+              "busy s", "wait s", "par.");
+  for (const data::StageStats& stage : s.stages) {
+    const double rate =
+        s.seconds > 0 ? static_cast<double>(stage.elements) / s.seconds : 0;
+    std::printf("  %-18s %9lld %9.1f %9.2f %9.2f %6d\n", stage.stage.c_str(),
+                static_cast<long long>(stage.elements), rate,
+                stage.busy_seconds, stage.wait_seconds, stage.parallelism);
+  }
+}
+
 int PredictCommand(const PredictArgs& args) {
   InterruptWatch interrupt;
   StatusOr<std::vector<std::string>> inputs = ExpandInputs(args.inputs);
@@ -134,6 +150,7 @@ int PredictCommand(const PredictArgs& args) {
   options.batch_size = args.batch;
   options.output = args.output;
   options.skip_bad_inputs = args.skip_bad_inputs;
+  options.prefetch = !args.no_prefetch;
   if (args.inter) options.session.inter_op_parallelism_threads = *args.inter;
   if (args.intra) options.session.intra_op_parallelism_threads = *args.intra;
   ProgressPrinter printer(args.quiet);
@@ -173,6 +190,7 @@ int PredictCommand(const PredictArgs& args) {
       std::printf("  %s: %s\n", path.c_str(), why.c_str());
     }
   }
+  if (args.stats) PrintStats(s);
   std::printf("wrote %s\n", args.output.c_str());
   return kExitOk;
 }
@@ -216,6 +234,12 @@ class PredictCommandLine final
                         "on this pool");
     command->add_option("--intra", flags_.intra,
                         "intra-op threads (default: auto)");
+    command->add_flag("--no-prefetch", args_.no_prefetch,
+                      "prepare a batch only when the model asks for it (to "
+                      "measure what the overlap buys)");
+    command->add_flag("--stats", args_.stats,
+                      "print where the time went: the model, the wait for "
+                      "items, each stage of the pipeline");
     command->add_flag("-q,--quiet", args_.quiet, "no progress");
     return command;
   }
