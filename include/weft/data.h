@@ -115,8 +115,10 @@ class Dataset {
   // ---- Transformations (each returns a new Dataset) ----
   // num_parallel_calls: 0 runs fn in the consumer's thread; n > 0 keeps up
   // to n calls in flight on the pool; kAutotune chooses from the pool.
-  Dataset Map(MapFn fn, int num_parallel_calls = 0,
-              bool deterministic = true) const;
+  // blocking: fn waits (for Python's GIL, for I/O), so its parallel calls
+  // run on the blocking pool and hold no inter-op worker while they wait.
+  Dataset Map(MapFn fn, int num_parallel_calls = 0, bool deterministic = true,
+              bool blocking = false) const;
   Dataset Filter(PredicateFn predicate) const;
   // Stacks batch_size elements (same dtypes and shapes) along a new first
   // dimension; the last batch may be smaller unless drop_remainder.

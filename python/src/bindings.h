@@ -17,6 +17,8 @@ namespace weft::python {
 
 void BindSession(pybind11::module_& m);
 void BindTune(pybind11::module_& m);
+// weft.data's core (data_binding.cc): _Dataset and _Iterator.
+void BindData(pybind11::module_& m);
 
 }  // namespace weft::python
 

@@ -167,6 +167,10 @@ std::string OnnxTypeName(DataType dtype) {
 }
 
 DataType DtypeFromPython(py::handle dtype, const std::string& what) {
+  // Strings: TensorFlow's name, or NumPy's text and object dtypes.
+  if (py::isinstance<py::str>(dtype) && dtype.cast<std::string>() == "string") {
+    return DataType::kString;
+  }
   py::dtype numpy_dtype;
   try {
     numpy_dtype =
@@ -175,6 +179,8 @@ DataType DtypeFromPython(py::handle dtype, const std::string& what) {
     throw py::value_error(what + ": " + py::repr(dtype).cast<std::string>() +
                           " is not a dtype");
   }
+  const char kind = numpy_dtype.kind();
+  if (kind == 'U' || kind == 'S' || kind == 'O') return DataType::kString;
   const std::string name = py::str(numpy_dtype).cast<std::string>();
   const DtypeInfo* info = InfoOfNumpyName(name);
   if (info == nullptr) {

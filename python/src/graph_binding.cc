@@ -439,6 +439,16 @@ void BindGraph(py::module_& m) {
       .def("py_function", &PyGraph::PyFunction)
       .def_property("outputs", &PyGraph::outputs, &PyGraph::set_outputs)
       .def("node_names", &PyGraph::node_names)
+      .def("placeholders",
+           [](const PyGraph& g) {
+             // In the order they were added: what weft.data.map feeds.
+             std::vector<std::string> names;
+             const GraphFile file = g.file();
+             for (const NodeDef& node : file.graph.nodes()) {
+               if (node.op == "Placeholder") names.push_back(node.name);
+             }
+             return names;
+           })
       .def("to_json",
            [](const PyGraph& g) { return SerializeGraph(g.file()); });
   m.def("_load_graph", &LoadGraphFile);

@@ -25,6 +25,7 @@ PYBIND11_MODULE(_weft, m) {
   BindSession(m);
   BindGraph(m);
   BindTune(m);
+  BindData(m);
 
   m.def("set_inter_op_parallelism_threads",
         [](int n) { Check(threading::SetInterOpParallelismThreads(n)); });

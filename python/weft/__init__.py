@@ -25,6 +25,7 @@ theirs. The getters return effective counts, never 0. See docs/python.md.
 import numpy as _np
 
 from . import _weft
+from . import data, ops
 from ._graph import Graph, load
 from ._onnxruntime_api import (ExecutionMode, GraphOptimizationLevel,
                                InferenceSession, ModelMetadata, NodeArg,
@@ -78,6 +79,8 @@ __all__ = [
     "WeftWarning",
     "__version__",
     "config",
+    "data",
+    "ops",
     "get_available_providers",
     "get_device",
     "get_num_interop_threads",

@@ -29,12 +29,13 @@ std::chrono::nanoseconds Since(Clock::time_point start) {
 class ParallelMapStage final : public StageIterator {
  public:
   ParallelMapStage(Stages inputs, MapFn fn, std::shared_ptr<ThreadPool> pool,
-                   int parallelism, bool deterministic)
+                   int parallelism, bool deterministic, bool blocking)
       : StageIterator("ParallelMap", std::move(inputs)),
         fn_(std::move(fn)),
         pool_(std::move(pool)),
         parallelism_(parallelism),
-        deterministic_(deterministic) {
+        deterministic_(deterministic),
+        blocking_(blocking) {
     counters().SetParallelism(parallelism);
   }
 
@@ -105,8 +106,8 @@ class ParallelMapStage final : public StageIterator {
     // With no pool, or when the consumer is itself one of the pool's
     // workers (waiting there for a task queued behind it could wait
     // forever), the call runs here.
-    if (pool_ == nullptr || pool_->NumThreads() == 0 ||
-        pool_->CurrentThreadIndex() >= 0) {
+    if (!blocking_ && (pool_ == nullptr || pool_->NumThreads() == 0 ||
+                       pool_->CurrentThreadIndex() >= 0)) {
       StatusOr<Element> result = fn_(std::move(in));
       MutexLock lock(mu_);
       slot->result = std::move(result);
@@ -117,7 +118,7 @@ class ParallelMapStage final : public StageIterator {
       MutexLock lock(mu_);
       ++running_;
     }
-    pool_->Schedule([this, slot, in = std::move(in)]() mutable {
+    std::function<void()> call = [this, slot, in = std::move(in)]() mutable {
       const Clock::time_point start = Clock::now();
       StatusOr<Element> result = fn_(std::move(in));
       counters().AddBusy(Since(start));
@@ -126,13 +127,32 @@ class ParallelMapStage final : public StageIterator {
       slot->done = true;
       --running_;
       changed_.NotifyAll();
-    });
+    };
+    if (blocking_) {
+      weft::internal::BlockingPool::Global().Schedule(
+          new FunctionTask(std::move(call)));
+    } else {
+      pool_->Schedule(std::move(call));
+    }
   }
+
+  class FunctionTask final : public weft::internal::Task {
+   public:
+    explicit FunctionTask(std::function<void()> fn) : fn_(std::move(fn)) {}
+    void Run() override {
+      fn_();
+      delete this;
+    }
+
+   private:
+    std::function<void()> fn_;
+  };
 
   MapFn fn_;
   std::shared_ptr<ThreadPool> pool_;
   int parallelism_;
   bool deterministic_;
+  bool blocking_;
   bool input_done_ = false;
   // In input order; only the consumer adds and removes entries, the tasks
   // fill them in under mu_.
@@ -248,8 +268,8 @@ namespace internal {
 StageOr MakeSequentialMap(Stages inputs, MapFn fn);
 }  // namespace internal
 
-Dataset Dataset::Map(MapFn fn, int num_parallel_calls,
-                     bool deterministic) const {
+Dataset Dataset::Map(MapFn fn, int num_parallel_calls, bool deterministic,
+                     bool blocking) const {
   return Dataset(internal::MakeNode(
       num_parallel_calls == 0 ? "Map" : "ParallelMap", {node()},
       [=](const IteratorEnv& env, Stages in) -> StageOr {
@@ -264,8 +284,8 @@ Dataset Dataset::Map(MapFn fn, int num_parallel_calls,
         const int parallelism = num_parallel_calls == kAutotune
                                     ? AutotunedParallelism(env)
                                     : num_parallel_calls;
-        return internal::NewStage<ParallelMapStage>(std::move(in), fn, env.pool,
-                                                    parallelism, deterministic);
+        return internal::NewStage<ParallelMapStage>(
+            std::move(in), fn, env.pool, parallelism, deterministic, blocking);
       }));
 }
 
