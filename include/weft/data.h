@@ -64,9 +64,8 @@ using GeneratorFn = std::function<StatusOr<std::optional<Element>>()>;
 // Makes a fresh generator for each pass (each Iterator, each Repeat round).
 using GeneratorFactory = std::function<GeneratorFn()>;
 
-namespace internal {
+// A stage of a pipeline; defined inside the library (src/data/).
 class DatasetNode;
-}  // namespace internal
 
 // What one stage of a pipeline did during an iteration (Iterator::Stats).
 struct StageStats {
@@ -159,14 +158,12 @@ class Dataset {
   // Stage names from source to last ("ListFiles -> Map -> Batch").
   std::string DebugString() const;
 
-  explicit Dataset(std::shared_ptr<const internal::DatasetNode> node)
+  explicit Dataset(std::shared_ptr<const DatasetNode> node)
       : node_(std::move(node)) {}
-  const std::shared_ptr<const internal::DatasetNode>& node() const {
-    return node_;
-  }
+  const std::shared_ptr<const DatasetNode>& node() const { return node_; }
 
  private:
-  std::shared_ptr<const internal::DatasetNode> node_;
+  std::shared_ptr<const DatasetNode> node_;
 };
 
 // The paths that match a glob pattern, sorted by byte value (the same

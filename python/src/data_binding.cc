@@ -124,6 +124,15 @@ class PyIterator {
  public:
   explicit PyIterator(std::unique_ptr<data::Iterator> it)
       : it_(std::move(it)) {}
+  // Stopping a pass waits for its calls in flight, which may need the GIL
+  // (a Python map function): wait without it.
+  ~PyIterator() {
+    py::gil_scoped_release release;
+    it_.reset();
+  }
+  PyIterator(PyIterator&&) = default;
+  PyIterator(const PyIterator&) = delete;
+  PyIterator& operator=(const PyIterator&) = delete;
 
   py::tuple Next() {
     Element element;

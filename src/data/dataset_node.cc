@@ -76,17 +76,25 @@ void StageIterator::ReportWait(std::chrono::nanoseconds ns) {
   counters_.AddWait(ns);
 }
 
-StatusOr<std::unique_ptr<StageIterator>> DatasetNode::MakeIterator(
-    const IteratorEnv& env) const {
-  std::vector<std::unique_ptr<StageIterator>> inputs;
+}  // namespace weft::data::internal
+
+namespace weft::data {
+
+StatusOr<std::unique_ptr<internal::StageIterator>> DatasetNode::MakeIterator(
+    const internal::IteratorEnv& env) const {
+  std::vector<std::unique_ptr<internal::StageIterator>> inputs;
   inputs.reserve(inputs_.size());
   for (const auto& input : inputs_) {
-    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<StageIterator> it,
+    WEFT_ASSIGN_OR_RETURN(std::unique_ptr<internal::StageIterator> it,
                           input->MakeIterator(env));
     inputs.push_back(std::move(it));
   }
   return MakeStage(env, std::move(inputs));
 }
+
+}  // namespace weft::data
+
+namespace weft::data::internal {
 
 std::shared_ptr<const DatasetNode> MakeNode(
     std::string name, std::vector<std::shared_ptr<const DatasetNode>> inputs,

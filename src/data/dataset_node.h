@@ -81,6 +81,10 @@ StatusOr<std::unique_ptr<StageIterator>> NewStage(Args&&... args) {
       std::make_unique<Stage>(std::forward<Args>(args)...));
 }
 
+}  // namespace weft::data::internal
+
+namespace weft::data {
+
 class DatasetNode {
  public:
   DatasetNode(std::string name,
@@ -89,8 +93,8 @@ class DatasetNode {
   virtual ~DatasetNode() = default;
 
   // A fresh iterator for one pass, over fresh iterators of the inputs.
-  StatusOr<std::unique_ptr<StageIterator>> MakeIterator(
-      const IteratorEnv& env) const;
+  StatusOr<std::unique_ptr<internal::StageIterator>> MakeIterator(
+      const internal::IteratorEnv& env) const;
 
   const std::string& name() const { return name_; }
   const std::vector<std::shared_ptr<const DatasetNode>>& inputs() const {
@@ -98,14 +102,20 @@ class DatasetNode {
   }
 
  protected:
-  virtual StatusOr<std::unique_ptr<StageIterator>> MakeStage(
-      const IteratorEnv& env,
-      std::vector<std::unique_ptr<StageIterator>> inputs) const = 0;
+  virtual StatusOr<std::unique_ptr<internal::StageIterator>> MakeStage(
+      const internal::IteratorEnv& env,
+      std::vector<std::unique_ptr<internal::StageIterator>> inputs) const = 0;
 
  private:
   std::string name_;
   std::vector<std::shared_ptr<const DatasetNode>> inputs_;
 };
+
+}  // namespace weft::data
+
+namespace weft::data::internal {
+
+using weft::data::DatasetNode;
 
 // A node whose stage is made by a function (most stages need no more).
 using StageMaker = std::function<StatusOr<std::unique_ptr<StageIterator>>(

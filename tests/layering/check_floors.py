@@ -32,6 +32,9 @@ FLOORS = {
     "session": {"framework", "threading", "kernels", "ops", "runtime",
                 "optimize", "io"},
     "io": {"framework"},
+    # Input pipelines (weft/data.h, weft/predict.h): stages on the
+    # session's pools (session/pools.h) and the blocking pool.
+    "data": {"framework", "threading", "runtime", "session"},
     # tune drives sessions (weft/session.h) like any user of the library.
     "tune": {"framework", "io", "runtime", "threading", "session"},
     # The model server: a user of the library (public headers only, the
@@ -50,6 +53,8 @@ PORTS = {
     # Subgraphs, session resources and the core budget for control-flow
     # and queue kernels, and subgraph output dtypes for the ONNX importer.
     "runtime/kernel_services.h": {"ops", "io"},
+    # The image codecs, for the decode and encode ops.
+    "io/image_codec.h": {"ops"},
 }
 
 # Public headers whose code lives in a floor: including one is including
@@ -62,6 +67,8 @@ PUBLIC_HEADER_FLOOR = {
     "weft/machine.h": "session",
     "weft/config_file.h": "session",
     "weft/serve.h": "serve",
+    "weft/data.h": "data",
+    "weft/predict.h": "data",
 }
 
 # Users of the library: public headers only.
