@@ -101,6 +101,18 @@ class Dataset {
   static StatusOr<Dataset> FromTensorSlices(std::vector<Tensor> components);
   // int64 scalars start, start + step, ... before stop. REQUIRES step != 0.
   static StatusOr<Dataset> Range(int64_t start, int64_t stop, int64_t step = 1);
+  // Makes a pass over `dataset` that graphs read with the IteratorGetNext op
+  // (TensorFlow's name; attributes `iterator` = name and `output_types`, the
+  // element's dtypes): each execution of such a node takes the next element,
+  // so one Run reads its own batch, and with inter-op threads loads it while
+  // other nodes compute. At the end of the pass the node fails with
+  // OutOfRange ("end of sequence"). The op is registered with the first
+  // iterator. AlreadyExists when the name is taken.
+  Status RegisterIterator(const std::string& name, const Dataset& dataset,
+                          IteratorOptions options = {});
+  // Ends the pass (waiting for its work in flight); NotFound for no such name.
+  Status UnregisterIterator(const std::string& name);
+
   // The paths that match a glob pattern, sorted, as string scalars; with
   // shuffle, in an order drawn from seed and the pass number (reshuffled
   // each Repeat round, as tf.data). No match is an error naming the
@@ -165,6 +177,18 @@ class Dataset {
  private:
   std::shared_ptr<const DatasetNode> node_;
 };
+
+// Makes a pass over `dataset` that graphs read with the IteratorGetNext op
+// (TensorFlow's name; attributes `iterator` = name and `output_types`, the
+// element's dtypes): each execution of such a node takes the next element,
+// so one Run reads its own batch, and with inter-op threads loads it while
+// other nodes compute. At the end of the pass the node fails with
+// OutOfRange ("end of sequence"). The op is registered with the first
+// iterator. AlreadyExists when the name is taken.
+Status RegisterIterator(const std::string& name, const Dataset& dataset,
+                        IteratorOptions options = {});
+// Ends the pass (waiting for its work in flight); NotFound for no such name.
+Status UnregisterIterator(const std::string& name);
 
 // The paths that match a glob pattern, sorted by byte value (the same
 // order on every machine); no match is NotFound naming the pattern.

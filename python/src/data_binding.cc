@@ -287,6 +287,22 @@ void BindData(py::module_& m) {
         Check(it.status());
         return PyIterator(std::move(it).value());
       });
+  m.def("_register_iterator", [](const std::string& name, const Dataset& d) {
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = data::RegisterIterator(name, d);
+    }
+    Check(status);
+  });
+  m.def("_unregister_iterator", [](const std::string& name) {
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = data::UnregisterIterator(name);
+    }
+    Check(status);
+  });
   m.attr("AUTOTUNE") = data::kAutotune;
 }
 

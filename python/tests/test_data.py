@@ -146,3 +146,19 @@ def test_stats_name_each_stage():
                                            "Prefetch"]
     assert stats[1]["elements"] == 20 and stats[2]["elements"] == 4
     assert stats[1]["parallelism"] == 2
+
+
+def test_iterator_get_next_reads_a_batch_per_run():
+    ds = Dataset.range(4).map(lambda i: np.full((2, 2), i, np.float32)).prefetch(2)
+    weft.data.register_iterator("test_batches", ds)
+    try:
+        g = weft.Graph()
+        batch = g.op("IteratorGetNext", [], iterator="test_batches",
+                     output_types=[np.float32])
+        total = g.op("ReduceSum", [batch], keepdims=0)
+        session = weft.Session(g)
+        assert [float(session.run(total)) for _ in range(4)] == [0, 4, 8, 12]
+        with pytest.raises(Exception, match="end of sequence"):
+            session.run(total)
+    finally:
+        weft.data.unregister_iterator("test_batches")

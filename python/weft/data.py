@@ -33,7 +33,22 @@ from ._graph import Graph as _Graph
 #: tf.data.AUTOTUNE: let weft choose a parallelism or a buffer size.
 AUTOTUNE = _weft.AUTOTUNE
 
-__all__ = ["AUTOTUNE", "Dataset"]
+__all__ = ["AUTOTUNE", "Dataset", "register_iterator", "unregister_iterator"]
+
+
+def register_iterator(name, dataset):
+    """Starts a pass over ``dataset`` that graphs read with the
+    ``IteratorGetNext`` op (``g.op("IteratorGetNext", [], iterator=name,
+    output_types=[np.float32, ...])``): each run of such a node takes the
+    next element, so ``sess.run(predictions)`` loads the next batch while
+    other nodes compute. At the end of the pass the run raises (out of
+    range: "end of sequence"). ValueError if the name is taken."""
+    _weft._register_iterator(str(name), dataset._core)
+
+
+def unregister_iterator(name):
+    """Ends the pass registered under ``name``."""
+    _weft._unregister_iterator(str(name))
 
 
 # ---- Element structure: nested tuples and dicts of arrays ----
