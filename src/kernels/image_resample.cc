@@ -79,25 +79,89 @@ ResampleTaps ComputeResampleTaps(int64_t in_size, int64_t out_size,
   return taps;
 }
 
-void ResampleWidth(const float* in, int64_t in_width, int64_t channels,
-                   const ResampleTaps& taps, float* out, int64_t row_begin,
-                   int64_t row_end) {
+namespace {
+
+// One output row: each output pixel a weighted sum of its taps, the sums
+// of its C channels kept in registers (C known at compile time; the output
+// may alias nothing the compiler can see, so writing through `out` per tap
+// would reload it).
+template <int C, class T>
+void WidthRow(const T* src, const ResampleTaps& taps, float* dst,
+              int64_t out_width) {
+  for (int64_t x = 0; x < out_width; ++x) {
+    const float* w = &taps.weights[x * taps.max_taps];
+    const T* first = src + taps.first[x] * C;
+    float sum[C] = {};
+    for (int64_t k = 0; k < taps.count[x]; ++k) {
+      for (int c = 0; c < C; ++c) {
+        sum[c] += w[k] * static_cast<float>(first[k * C + c]);
+      }
+    }
+    for (int c = 0; c < C; ++c) dst[x * C + c] = sum[c];
+  }
+}
+
+template <class T>
+void ResampleWidthOf(const T* in, int64_t in_width, int64_t channels,
+                     const ResampleTaps& taps, float* out, int64_t row_begin,
+                     int64_t row_end) {
   const auto out_width = static_cast<int64_t>(taps.first.size());
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const float* src = in + r * in_width * channels;
+    const T* src = in + r * in_width * channels;
     float* dst = out + r * out_width * channels;
+    switch (channels) {
+      case 1:
+        WidthRow<1>(src, taps, dst, out_width);
+        continue;
+      case 3:
+        WidthRow<3>(src, taps, dst, out_width);
+        continue;
+      case 4:
+        WidthRow<4>(src, taps, dst, out_width);
+        continue;
+      default:
+        break;
+    }
     for (int64_t x = 0; x < out_width; ++x) {
       const float* w = &taps.weights[x * taps.max_taps];
-      const float* first = src + taps.first[x] * channels;
+      const T* first = src + taps.first[x] * channels;
       float* o = dst + x * channels;
       for (int64_t c = 0; c < channels; ++c) o[c] = 0.0f;
       for (int64_t k = 0; k < taps.count[x]; ++k) {
         for (int64_t c = 0; c < channels; ++c) {
-          o[c] += w[k] * first[k * channels + c];
+          o[c] += w[k] * static_cast<float>(first[k * channels + c]);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+void ResampleWidth(const float* in, int64_t in_width, int64_t channels,
+                   const ResampleTaps& taps, float* out, int64_t row_begin,
+                   int64_t row_end) {
+  ResampleWidthOf(in, in_width, channels, taps, out, row_begin, row_end);
+}
+
+void ResampleWidth(const uint8_t* in, int64_t in_width, int64_t channels,
+                   const ResampleTaps& taps, float* out, int64_t row_begin,
+                   int64_t row_end) {
+  ResampleWidthOf(in, in_width, channels, taps, out, row_begin, row_end);
+}
+
+void TapSpan(const ResampleTaps& taps, int64_t* first, int64_t* last) {
+  *first = taps.first.empty() ? 0 : taps.first[0];
+  *last = *first;
+  for (size_t i = 0; i < taps.first.size(); ++i) {
+    *first = std::min(*first, taps.first[i]);
+    *last = std::max(*last, taps.first[i] + taps.count[i]);
+  }
+}
+
+ResampleTaps ShiftTaps(ResampleTaps taps, int64_t rows) {
+  for (int64_t& f : taps.first) f -= rows;
+  return taps;
 }
 
 void ResampleHeight(const float* in, int64_t width, int64_t channels,

@@ -34,10 +34,22 @@ ResampleTaps ComputeResampleTaps(int64_t in_size, int64_t out_size,
                                  ResampleFilter filter, bool antialias);
 
 // Rows [row_begin, row_end) of `out` ([rows, out_width, channels]) from
-// `in` ([rows, in_width, channels]) along the width.
+// `in` ([rows, in_width, channels]) along the width; uint8 samples are
+// read as they are (no float copy of the whole image first).
 void ResampleWidth(const float* in, int64_t in_width, int64_t channels,
                    const ResampleTaps& taps, float* out, int64_t row_begin,
                    int64_t row_end);
+void ResampleWidth(const uint8_t* in, int64_t in_width, int64_t channels,
+                   const ResampleTaps& taps, float* out, int64_t row_begin,
+                   int64_t row_end);
+
+// The input rows [*first, *last) that taps read (for a crop: only those
+// need the width pass).
+void TapSpan(const ResampleTaps& taps, int64_t* first, int64_t* last);
+
+// taps with every first index moved down by `rows` (to read a buffer that
+// starts at input row `rows`).
+ResampleTaps ShiftTaps(ResampleTaps taps, int64_t rows);
 
 // Rows [row_begin, row_end) of `out` ([out_height, width, channels]) from
 // `in` ([in_height, width, channels]) along the height.

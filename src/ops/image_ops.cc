@@ -183,24 +183,44 @@ StatusOr<Tensor> Resample(KernelContext& ctx, const Tensor& image, double y0,
                           double x0, double h, double w, int64_t out_h,
                           int64_t out_w, ResampleFilter filter,
                           bool antialias) {
-  WEFT_ASSIGN_OR_RETURN(Tensor in, AsFloat(image));
-  const int64_t in_h = in.shape().dim(0), in_w = in.shape().dim(1),
-                channels = in.shape().dim(2);
+  if (image.dtype() != DataType::kUInt8 &&
+      image.dtype() != DataType::kFloat32) {
+    return InvalidArgumentError("the image must be uint8 or float32, not " +
+                                std::string(DataTypeName(image.dtype())));
+  }
+  const int64_t in_h = image.shape().dim(0), in_w = image.shape().dim(1),
+                channels = image.shape().dim(2);
   const ResampleTaps across =
       ComputeResampleTaps(in_w, out_w, x0, w, filter, antialias);
-  const ResampleTaps down =
+  const ResampleTaps all_down =
       ComputeResampleTaps(in_h, out_h, y0, h, filter, antialias);
+  // Only the rows the height pass reads go through the width pass (a crop
+  // reads a band of the image).
+  int64_t row0 = 0, row1 = 0;
+  TapSpan(all_down, &row0, &row1);
+  const ResampleTaps down = ShiftTaps(all_down, row0);
   WEFT_ASSIGN_OR_RETURN(
-      Tensor wide, Tensor::CreateUninitialized(DataType::kFloat32,
-                                               Shape({in_h, out_w, channels})));
+      Tensor wide,
+      Tensor::CreateUninitialized(DataType::kFloat32,
+                                  Shape({row1 - row0, out_w, channels})));
   WEFT_ASSIGN_OR_RETURN(
       Tensor out, Tensor::CreateUninitialized(DataType::kFloat32,
                                               Shape({out_h, out_w, channels})));
   const double per_row = 2.0 * static_cast<double>(out_w * channels);
-  ctx.ParallelFor(in_h, per_row * static_cast<double>(across.max_taps),
+  const size_t row_bytes =
+      static_cast<size_t>(in_w * channels) * DataTypeSize(image.dtype());
+  const char* band =
+      static_cast<const char*>(image.raw_data()) + row0 * row_bytes;
+  ctx.ParallelFor(row1 - row0, per_row * static_cast<double>(across.max_taps),
                   [&](int64_t b, int64_t e) {
-                    ResampleWidth(in.data<float>(), in_w, channels, across,
-                                  wide.data<float>(), b, e);
+                    if (image.dtype() == DataType::kUInt8) {
+                      ResampleWidth(reinterpret_cast<const uint8_t*>(band),
+                                    in_w, channels, across, wide.data<float>(),
+                                    b, e);
+                    } else {
+                      ResampleWidth(reinterpret_cast<const float*>(band), in_w,
+                                    channels, across, wide.data<float>(), b, e);
+                    }
                   });
   ctx.ParallelFor(out_h, per_row * static_cast<double>(down.max_taps),
                   [&](int64_t b, int64_t e) {
