@@ -55,6 +55,7 @@ Status StageIterator::GetNext(Element* out, bool* end_of_sequence) {
 
 std::vector<StageStats> StageIterator::Stats() const {
   std::vector<StageStats> stats;
+  weft::internal::MutexLock lock(inputs_mu_);
   for (const auto& input : inputs_) {
     std::vector<StageStats> upstream = input->Stats();
     stats.insert(stats.end(), upstream.begin(), upstream.end());

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/data.h"
+#include "threading/mutex.h"
 #include "weft/thread_pool.h"
 
 namespace weft::data::internal {
@@ -62,13 +64,20 @@ class StageIterator : public Iterator {
   // Input i itself, for a stage that drives it from another thread (whose
   // time is then not this stage's: InputNext would race on the timing).
   StageIterator& input(size_t i) { return *inputs_[i]; }
-  // Starts input i over with a fresh iterator (Repeat's next round).
+  // Starts input i over with a fresh iterator (Repeat's next round). Only
+  // the thread that drives this stage replaces inputs; Stats() may read them
+  // from another (the consumer of a Prefetch above).
   void ReplaceInput(size_t i, std::unique_ptr<StageIterator> input) {
-    inputs_[i] = std::move(input);
+    std::unique_ptr<StageIterator> old;  // Destroyed after the unlock.
+    weft::internal::MutexLock lock(inputs_mu_);
+    old = std::exchange(inputs_[i], std::move(input));
   }
 
  private:
   std::string stage_;
+  // Written under inputs_mu_ by the driving thread, which alone also reads
+  // them without it; Stats() reads them under it.
+  mutable weft::internal::Mutex inputs_mu_;
   std::vector<std::unique_ptr<StageIterator>> inputs_;
   StageCounters counters_;
   std::chrono::nanoseconds excluded_{0};  // In the current GetNext.
