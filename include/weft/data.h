@@ -121,7 +121,7 @@ class Dataset {
                                      bool shuffle = false, uint64_t seed = 0);
   static Dataset FromGenerator(GeneratorFactory factory);
   // Elements of the datasets side by side, until the shortest ends.
-  static StatusOr<Dataset> Zip(std::vector<Dataset> datasets);
+  static StatusOr<Dataset> Zip(const std::vector<Dataset>& datasets);
 
   // ---- Transformations (each returns a new Dataset) ----
   // num_parallel_calls: 0 runs fn in the consumer's thread; n > 0 keeps up

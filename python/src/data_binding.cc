@@ -207,7 +207,7 @@ void BindData(py::module_& m) {
           })
       .def_static("zip",
                   [](std::vector<Dataset> datasets) {
-                    return Unwrap(Dataset::Zip(std::move(datasets)));
+                    return Unwrap(Dataset::Zip(datasets));
                   })
       .def(
           "map_python",

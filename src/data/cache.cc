@@ -66,7 +66,7 @@ void WriteElement(std::ofstream& out, const Element& element) {
 // Reads one element; *end at a clean end of file.
 Status ReadElement(std::ifstream& in, const std::string& path, Element* out,
                    bool* end) {
-  const Status corrupt =
+  Status corrupt =
       InvalidArgumentError("cache file " + path + " is truncated or corrupt");
   uint32_t count = 0;
   if (!Get(in, &count)) {
@@ -224,7 +224,8 @@ Dataset Dataset::Cache(std::string path) const {
   auto memory = std::make_shared<MemoryCache>();
   return Dataset(internal::MakeNode(
       "Cache", {node()},
-      [memory, path](const IteratorEnv&, Stages in) -> StageOr {
+      [memory, path = std::move(path)](const IteratorEnv&,
+                                       Stages in) -> StageOr {
         if (!path.empty()) {
           if (std::filesystem::exists(path)) {
             return internal::NewStage<FileReplayStage>(std::move(in), path);

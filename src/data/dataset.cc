@@ -69,7 +69,7 @@ std::string Dataset::DebugString() const {
 }
 
 MapFn ReadFileFn() {
-  return [](Element element) -> StatusOr<Element> {
+  return [](const Element& element) -> StatusOr<Element> {
     WEFT_ASSIGN_OR_RETURN(std::string path, ScalarPath(element, "read_file"));
     WEFT_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(path));
     return Element{Tensor::Scalar<std::string>(std::move(bytes))};
@@ -77,7 +77,7 @@ MapFn ReadFileFn() {
 }
 
 MapFn ReadNpyFn() {
-  return [](Element element) -> StatusOr<Element> {
+  return [](const Element& element) -> StatusOr<Element> {
     WEFT_ASSIGN_OR_RETURN(std::string path, ScalarPath(element, "read_npy"));
     StatusOr<Tensor> array = ReadNpy(path);
     if (!array.ok()) {

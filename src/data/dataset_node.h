@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "weft/data.h"
 #include "threading/mutex.h"
+#include "weft/data.h"
 #include "weft/thread_pool.h"
 
 namespace weft::data::internal {

@@ -272,7 +272,8 @@ Dataset Dataset::Map(MapFn fn, int num_parallel_calls, bool deterministic,
                      bool blocking) const {
   return Dataset(internal::MakeNode(
       num_parallel_calls == 0 ? "Map" : "ParallelMap", {node()},
-      [=](const IteratorEnv& env, Stages in) -> StageOr {
+      [fn = std::move(fn), num_parallel_calls, deterministic, blocking](
+          const IteratorEnv& env, Stages in) -> StageOr {
         if (num_parallel_calls == 0) {
           return internal::MakeSequentialMap(std::move(in), fn);
         }

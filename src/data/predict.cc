@@ -249,7 +249,7 @@ class NpySink final : public Sink {
   // An output from a finished job is this job's only when it covered the
   // same inputs (predicted or skipped), in the same order.
   Status CheckFinished() {
-    const Status other = FailedPreconditionError(
+    Status other = FailedPreconditionError(
         output_.string() +
         " exists and is not the finished result of this job (other "
         "inputs); remove it or choose another --output");
@@ -437,9 +437,10 @@ StatusOr<BatchResult> RunBatch(const PredictOptions& options,
     data::Element item;
     bool end = false;
     Status s = items.GetNext(&item, &end);
-    if (end)
+    if (end) {
       return InternalError("the pipeline ended before input " +
                            std::to_string(i));
+    }
     if (!s.ok()) {
       if (!options.skip_bad_inputs) {
         return Status(s.code(), "input " + std::to_string(i) + ", " +

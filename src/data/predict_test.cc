@@ -182,7 +182,8 @@ TEST_F(PredictTest, ItemsOfDifferentShapesAreAnErrorNamingTheInput) {
 TEST_F(PredictTest, SeededRecipesGiveTheSameItemsWhateverTheThreads) {
   std::vector<Tensor> results;
   for (int threads : {1, 2}) {
-    PredictOptions options = Options("seeded" + std::to_string(threads) + ".npy");
+    PredictOptions options =
+        Options("seeded" + std::to_string(threads) + ".npy");
     // A graph file: crop and flip seeded by the key, as imagenet-train.
     const fs::path graph = dir_ / "augment.json";
     std::ofstream(graph) << R"({"format": "weft-graph", "version": 1,

@@ -49,17 +49,23 @@ Graph ImagenetGraph(bool nhwc) {
 // RandomHorizontalFlip, ToTensor, Normalize; seeded by the input's index.
 Graph ImagenetTrainGraph() {
   Graph g;
-  g.Placeholder("path", DataType::kString, PartialShape(std::vector<int64_t>{}));
+  g.Placeholder("path", DataType::kString,
+                PartialShape(std::vector<int64_t>{}));
   g.Placeholder("key", DataType::kInt64, PartialShape(std::vector<int64_t>{}));
   (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
-  (void)g.AddNode({"image", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
-  (void)g.AddNode({"cropped",
-                   "RandomResizedCrop",
-                   {"image", "key"},
-                   {{"size", std::vector<int64_t>{224, 224}}, {"seed", int64_t{1}}},
+  (void)g.AddNode(
+      {"image", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
+  (void)g.AddNode(
+      {"cropped",
+       "RandomResizedCrop",
+       {"image", "key"},
+       {{"size", std::vector<int64_t>{224, 224}}, {"seed", int64_t{1}}},
+       ""});
+  (void)g.AddNode({"flipped",
+                   "RandomFlipLeftRight",
+                   {"cropped", "key"},
+                   {{"seed", int64_t{2}}},
                    ""});
-  (void)g.AddNode({"flipped", "RandomFlipLeftRight", {"cropped", "key"},
-                   {{"seed", int64_t{2}}}, ""});
   (void)g.AddNode({"normalized",
                    "Normalize",
                    {"flipped"},
@@ -67,8 +73,11 @@ Graph ImagenetTrainGraph() {
                     {"std", std::vector<double>{0.229, 0.224, 0.225}},
                     {"scale", 1.0 / 255.0}},
                    ""});
-  (void)g.AddNode({"item", "Transpose", {"normalized"},
-                   {{"perm", std::vector<int64_t>{2, 0, 1}}}, ""});
+  (void)g.AddNode({"item",
+                   "Transpose",
+                   {"normalized"},
+                   {{"perm", std::vector<int64_t>{2, 0, 1}}},
+                   ""});
   return g;
 }
 

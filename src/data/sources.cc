@@ -177,7 +177,7 @@ StatusOr<Dataset> Dataset::FromTensorSlices(std::vector<Tensor> components) {
   return Dataset(internal::MakeNode(
       "FromTensorSlices", {},
       [shared](const IteratorEnv&,
-               Stages) -> StatusOr<std::unique_ptr<StageIterator>> {
+               const Stages&) -> StatusOr<std::unique_ptr<StageIterator>> {
         return internal::NewStage<SlicesStage>(shared);
       }));
 }
@@ -187,7 +187,7 @@ StatusOr<Dataset> Dataset::Range(int64_t start, int64_t stop, int64_t step) {
   return Dataset(internal::MakeNode(
       "Range", {},
       [=](const IteratorEnv&,
-          Stages) -> StatusOr<std::unique_ptr<StageIterator>> {
+          const Stages&) -> StatusOr<std::unique_ptr<StageIterator>> {
         return internal::NewStage<RangeStage>(start, stop, step);
       }));
 }
@@ -200,7 +200,7 @@ StatusOr<Dataset> Dataset::ListFiles(const std::string& pattern, bool shuffle,
   return Dataset(internal::MakeNode(
       "ListFiles", {},
       [=](const IteratorEnv&,
-          Stages) -> StatusOr<std::unique_ptr<StageIterator>> {
+          const Stages&) -> StatusOr<std::unique_ptr<StageIterator>> {
         std::vector<std::string> order = *shared;
         if (shuffle) {
           weft::internal::SeededRandom(seed, passes->fetch_add(1))
@@ -213,13 +213,13 @@ StatusOr<Dataset> Dataset::ListFiles(const std::string& pattern, bool shuffle,
 Dataset Dataset::FromGenerator(GeneratorFactory factory) {
   return Dataset(internal::MakeNode(
       "FromGenerator", {},
-      [factory = std::move(factory)](const IteratorEnv&, Stages)
+      [factory = std::move(factory)](const IteratorEnv&, const Stages&)
           -> StatusOr<std::unique_ptr<StageIterator>> {
         return internal::NewStage<GeneratorStage>(factory());
       }));
 }
 
-StatusOr<Dataset> Dataset::Zip(std::vector<Dataset> datasets) {
+StatusOr<Dataset> Dataset::Zip(const std::vector<Dataset>& datasets) {
   if (datasets.empty()) return InvalidArgumentError("zip: no datasets given");
   std::vector<std::shared_ptr<const internal::DatasetNode>> inputs;
   for (const Dataset& d : datasets) inputs.push_back(d.node());

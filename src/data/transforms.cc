@@ -333,7 +333,8 @@ Dataset Dataset::Shuffle(int64_t buffer_size, uint64_t seed,
 Dataset Dataset::Interleave(std::function<StatusOr<Dataset>(Element)> fn,
                             int cycle_length, int block_length) const {
   return Chain(*this, "Interleave",
-               [=](const IteratorEnv& env, Stages in) -> StageOr {
+               [fn = std::move(fn), cycle_length, block_length](
+                   const IteratorEnv& env, Stages in) -> StageOr {
                  if (cycle_length <= 0 || block_length <= 0) {
                    return InvalidArgumentError(
                        "interleave: cycle_length and block_length must be "

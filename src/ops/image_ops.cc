@@ -613,10 +613,8 @@ KernelFactory FactoryWith(Arg arg) {
 const std::vector<DataType> kImageTypes = {DataType::kUInt8,
                                            DataType::kFloat32};
 
-}  // namespace
-
-void RegisterImageOps(OpRegistry& registry) {
-  registry.AddSummaries(kSummaries);
+// ReadFile and the codecs.
+void RegisterCodecOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("ReadFile")
           .Input(ArgDef::Fixed("filename", DataType::kString))
@@ -671,7 +669,10 @@ void RegisterImageOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "EncodePng", FactoryWith<EncodeKernel>(Codec::kPng)));
+}
 
+// Resizes, crops and flips.
+void RegisterGeometryOps(OpRegistry& registry) {
   const std::pair<const char*, ResampleFilter> resizers[] = {
       {"ResizeBilinear", ResampleFilter::kBilinear},
       {"ResizeNearestNeighbor", ResampleFilter::kNearest},
@@ -756,6 +757,10 @@ void RegisterImageOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel(
       "RandomResizedCrop", KernelFactoryFor<RandomResizedCropKernel>()));
+}
+
+// Normalize and ReverseChannels.
+void RegisterValueOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Normalize")
           .Input(ArgDef::Typed("x", "T"))
@@ -783,6 +788,15 @@ void RegisterImageOps(OpRegistry& registry) {
                               .Build()));
   CheckRegistered(registry.RegisterKernel(
       "ReverseChannels", KernelFactoryFor<ReverseChannelsKernel>()));
+}
+
+}  // namespace
+
+void RegisterImageOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
+  RegisterCodecOps(registry);
+  RegisterGeometryOps(registry);
+  RegisterValueOps(registry);
 }
 
 }  // namespace weft::internal

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -56,7 +57,7 @@ StatusOr<std::vector<std::string>> ExpandInputs(
 }
 
 std::string Clock(double seconds) {
-  const auto s = static_cast<int64_t>(seconds + 0.5);
+  const auto s = static_cast<int64_t>(std::llround(seconds));
   char text[32];
   if (s >= 3600) {
     std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld",
