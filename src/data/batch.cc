@@ -164,7 +164,9 @@ Dataset MakeBatch(const Dataset& input, int64_t batch_size, bool drop_remainder,
                   std::vector<std::vector<int64_t>> padded_shapes) {
   return Dataset(internal::MakeNode(
       padded ? "PaddedBatch" : "Batch", {input.node()},
-      [=](const IteratorEnv&, Stages in) -> StageOr {
+      [batch_size, drop_remainder, padded,
+       padded_shapes = std::move(padded_shapes)](const IteratorEnv&,
+                                                 Stages in) -> StageOr {
         if (batch_size <= 0) {
           return InvalidArgumentError(
               std::string(padded ? "padded_batch" : "batch") +

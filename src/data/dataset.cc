@@ -95,7 +95,8 @@ StatusOr<MapFn> GraphFn(Graph graph, std::vector<std::string> inputs,
                         Session::Create(std::move(graph), options));
   std::shared_ptr<Session> session(std::move(owned));
   return MapFn(
-      [session, inputs, outputs](Element element) -> StatusOr<Element> {
+      [session, inputs = std::move(inputs),
+       outputs = std::move(outputs)](Element element) -> StatusOr<Element> {
         if (element.size() != inputs.size()) {
           return InvalidArgumentError(
               "map: the graph takes " + std::to_string(inputs.size()) +

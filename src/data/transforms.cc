@@ -272,10 +272,12 @@ Dataset Chain(const Dataset& input, std::string name,
 }  // namespace
 
 Dataset Dataset::Filter(PredicateFn predicate) const {
-  return Chain(
-      *this, "Filter", [predicate](const IteratorEnv&, Stages in) -> StageOr {
-        return internal::NewStage<FilterStage>(std::move(in), predicate);
-      });
+  return Chain(*this, "Filter",
+               [predicate = std::move(predicate)](const IteratorEnv&,
+                                                  Stages in) -> StageOr {
+                 return internal::NewStage<FilterStage>(std::move(in),
+                                                        predicate);
+               });
 }
 
 Dataset Dataset::Take(int64_t count) const {
