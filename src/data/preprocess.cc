@@ -8,29 +8,24 @@
 namespace weft {
 namespace {
 
-// torchvision's ImageNet evaluation transform: Resize(256) (antialiased),
-// CenterCrop(224), ToTensor, Normalize(mean, std); channels first unless
-// nhwc.
-Graph ImagenetGraph(bool nhwc) {
+// A graph from a file's path ("path") to its image decoded as RGB, uint8
+// [height, width, 3], in node `decoded`.
+Graph DecodeFromPath(const std::string& decoded) {
   Graph g;
   g.Placeholder("path", DataType::kString,
                 PartialShape(std::vector<int64_t>{}));
   (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
   (void)g.AddNode(
-      {"image", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
-  (void)g.AddNode({"resized",
-                   "ResizeBilinear",
-                   {"image"},
-                   {{"size", std::vector<int64_t>{256}}, {"antialias", true}},
-                   ""});
-  (void)g.AddNode({"cropped",
-                   "CenterCrop",
-                   {"resized"},
-                   {{"size", std::vector<int64_t>{224, 224}}},
-                   ""});
+      {decoded, "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
+  return g;
+}
+
+// ToTensor and Normalize with ImageNet's mean and std, from node `from` to
+// "item"; channels first unless nhwc.
+void AddImagenetNormalize(Graph& g, const std::string& from, bool nhwc) {
   (void)g.AddNode({nhwc ? "item" : "normalized",
                    "Normalize",
-                   {"cropped"},
+                   {from},
                    {{"mean", std::vector<double>{0.485, 0.456, 0.406}},
                     {"std", std::vector<double>{0.229, 0.224, 0.225}},
                     {"scale", 1.0 / 255.0}},
@@ -42,19 +37,31 @@ Graph ImagenetGraph(bool nhwc) {
                      {{"perm", std::vector<int64_t>{2, 0, 1}}},
                      ""});
   }
+}
+
+// torchvision's ImageNet evaluation transform: Resize(256) (antialiased),
+// CenterCrop(224), ToTensor, Normalize(mean, std).
+Graph ImagenetGraph(bool nhwc) {
+  Graph g = DecodeFromPath("image");
+  (void)g.AddNode({"resized",
+                   "ResizeBilinear",
+                   {"image"},
+                   {{"size", std::vector<int64_t>{256}}, {"antialias", true}},
+                   ""});
+  (void)g.AddNode({"cropped",
+                   "CenterCrop",
+                   {"resized"},
+                   {{"size", std::vector<int64_t>{224, 224}}},
+                   ""});
+  AddImagenetNormalize(g, "cropped", nhwc);
   return g;
 }
 
 // torchvision's ImageNet training transform: RandomResizedCrop(224),
 // RandomHorizontalFlip, ToTensor, Normalize; seeded by the input's index.
 Graph ImagenetTrainGraph() {
-  Graph g;
-  g.Placeholder("path", DataType::kString,
-                PartialShape(std::vector<int64_t>{}));
+  Graph g = DecodeFromPath("image");
   g.Placeholder("key", DataType::kInt64, PartialShape(std::vector<int64_t>{}));
-  (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
-  (void)g.AddNode(
-      {"image", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
   (void)g.AddNode(
       {"cropped",
        "RandomResizedCrop",
@@ -66,29 +73,7 @@ Graph ImagenetTrainGraph() {
                    {"cropped", "key"},
                    {{"seed", int64_t{2}}},
                    ""});
-  (void)g.AddNode({"normalized",
-                   "Normalize",
-                   {"flipped"},
-                   {{"mean", std::vector<double>{0.485, 0.456, 0.406}},
-                    {"std", std::vector<double>{0.229, 0.224, 0.225}},
-                    {"scale", 1.0 / 255.0}},
-                   ""});
-  (void)g.AddNode({"item",
-                   "Transpose",
-                   {"normalized"},
-                   {{"perm", std::vector<int64_t>{2, 0, 1}}},
-                   ""});
-  return g;
-}
-
-// The image as decoded, 3 channels, uint8 [height, width, 3].
-Graph DecodeGraph() {
-  Graph g;
-  g.Placeholder("path", DataType::kString,
-                PartialShape(std::vector<int64_t>{}));
-  (void)g.AddNode({"bytes", "ReadFile", {"path"}, {}, ""});
-  (void)g.AddNode(
-      {"item", "DecodeImage", {"bytes"}, {{"channels", int64_t{3}}}, ""});
+  AddImagenetNormalize(g, "flipped", /*nhwc=*/false);
   return g;
 }
 
@@ -114,7 +99,7 @@ StatusOr<PreprocessGraph> LoadPreprocess(const std::string& spec) {
   PreprocessGraph out{Graph(), "path", "", "item"};
   if (spec == "imagenet" || spec == "imagenet-nhwc" || spec == "decode" ||
       spec == "imagenet-train") {
-    out.graph = spec == "decode"           ? DecodeGraph()
+    out.graph = spec == "decode"           ? DecodeFromPath("item")
                 : spec == "imagenet-train" ? ImagenetTrainGraph()
                                            : ImagenetGraph(spec != "imagenet");
     if (spec == "imagenet-train") out.key_input = "key";
