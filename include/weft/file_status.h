@@ -23,6 +23,11 @@ Status ErrnoToStatus(int error_number, std::string_view message);
 // A directory is EISDIR, which opening it alone would not report.
 Status CheckReadableFile(const std::string& path, std::string_view message);
 
+// The whole file at `path`, as bytes; errors as CheckReadableFile's, and a
+// failed read as ErrnoToStatus(reason, message).
+StatusOr<std::string> ReadFileBytes(const std::string& path,
+                                    std::string_view message);
+
 }  // namespace weft
 
 #endif  // WEFT_FILE_STATUS_H_

@@ -111,7 +111,8 @@ def _call_with(func, element):
     return func(element)
 
 
-def _to_arrays(value, what):
+def _to_arrays(value):
+    """An element's leaves as arrays, and its structure."""
     leaves, structure = _flatten(value)
     return [_np.asarray(leaf) for leaf in leaves], structure
 
@@ -130,14 +131,14 @@ class Dataset:
     def from_tensor_slices(tensors):
         """One element per row of the tensors' first dimension (all must
         have it, and agree)."""
-        leaves, structure = _to_arrays(tensors, "from_tensor_slices")
+        leaves, structure = _to_arrays(tensors)
         return Dataset(_weft._Dataset.from_tensor_slices(leaves),
                        _Structure(structure))
 
     @staticmethod
     def from_tensors(tensors):
         """One element: the tensors as given."""
-        leaves, structure = _to_arrays(tensors, "from_tensors")
+        leaves, structure = _to_arrays(tensors)
         return Dataset(_weft._Dataset.from_tensor_slices(
             [leaf[_np.newaxis] for leaf in leaves]), _Structure(structure))
 
@@ -171,7 +172,7 @@ class Dataset:
 
         def factory():
             for value in generator(*(args or ())):
-                leaves, structure = _to_arrays(value, "generator")
+                leaves, structure = _to_arrays(value)
                 cell.set(structure)
                 yield tuple(leaves)
 
@@ -208,7 +209,7 @@ class Dataset:
         def call(*leaves):
             result = _call_with(map_func, _unflatten(structure.get(leaves),
                                                      list(leaves)))
-            out, out_structure = _to_arrays(result, "map")
+            out, out_structure = _to_arrays(result)
             cell.set(out_structure)
             return tuple(out)
 

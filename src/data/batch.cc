@@ -7,8 +7,8 @@ namespace {
 
 using internal::IteratorEnv;
 using internal::StageIterator;
-using Stages = std::vector<std::unique_ptr<StageIterator>>;
-using StageOr = StatusOr<std::unique_ptr<StageIterator>>;
+using internal::StageOr;
+using internal::Stages;
 
 class BatchStage final : public StageIterator {
  public:

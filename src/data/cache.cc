@@ -19,8 +19,8 @@ namespace {
 
 using internal::IteratorEnv;
 using internal::StageIterator;
-using Stages = std::vector<std::unique_ptr<StageIterator>>;
-using StageOr = StatusOr<std::unique_ptr<StageIterator>>;
+using internal::StageOr;
+using internal::Stages;
 using weft::internal::Mutex;
 using weft::internal::MutexLock;
 

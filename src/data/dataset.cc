@@ -1,9 +1,5 @@
 // Dataset's iterator, its description, and the map functions for common
 // steps (reading files, running a graph).
-#include <cerrno>
-#include <fstream>
-#include <sstream>
-
 #include "data/dataset_node.h"
 #include "weft/file_status.h"
 #include "weft/npy.h"
@@ -39,15 +35,6 @@ StatusOr<std::string> ScalarPath(const Element& element, const char* who) {
   return element[0].data<std::string>()[0];
 }
 
-StatusOr<std::string> ReadBytes(const std::string& path) {
-  WEFT_RETURN_IF_ERROR(CheckReadableFile(path, "read_file: " + path));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return ErrnoToStatus(errno, "read_file: " + path);
-  return std::move(bytes).str();
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<Iterator>> Dataset::MakeIterator(
@@ -71,7 +58,8 @@ std::string Dataset::DebugString() const {
 MapFn ReadFileFn() {
   return [](const Element& element) -> StatusOr<Element> {
     WEFT_ASSIGN_OR_RETURN(std::string path, ScalarPath(element, "read_file"));
-    WEFT_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(path));
+    WEFT_ASSIGN_OR_RETURN(std::string bytes,
+                          ReadFileBytes(path, "read_file: " + path));
     return Element{Tensor::Scalar<std::string>(std::move(bytes))};
   };
 }

@@ -83,6 +83,11 @@ class StageIterator : public Iterator {
   std::chrono::nanoseconds excluded_{0};  // In the current GetNext.
 };
 
+// What a stage is made over (its inputs' iterators), and what every stage
+// maker returns.
+using Stages = std::vector<std::unique_ptr<StageIterator>>;
+using StageOr = StatusOr<std::unique_ptr<StageIterator>>;
+
 // A new stage, as the StatusOr every stage maker returns.
 template <class Stage, class... Args>
 StatusOr<std::unique_ptr<StageIterator>> NewStage(Args&&... args) {

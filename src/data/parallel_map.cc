@@ -15,8 +15,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using internal::IteratorEnv;
 using internal::StageIterator;
-using Stages = std::vector<std::unique_ptr<StageIterator>>;
-using StageOr = StatusOr<std::unique_ptr<StageIterator>>;
+using internal::StageOr;
+using internal::Stages;
 using weft::internal::CondVar;
 using weft::internal::Mutex;
 using weft::internal::MutexLock;

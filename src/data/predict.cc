@@ -72,11 +72,7 @@ Status WriteAtomically(const fs::path& path, const std::string& bytes) {
 }
 
 StatusOr<std::string> ReadText(const fs::path& path) {
-  WEFT_RETURN_IF_ERROR(CheckReadableFile(path.string(), path.string()));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::move(text).str();
+  return ReadFileBytes(path.string(), path.string());
 }
 
 std::string JoinLines(const std::vector<std::string>& lines) {

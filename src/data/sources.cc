@@ -14,7 +14,7 @@ namespace {
 
 using internal::IteratorEnv;
 using internal::StageIterator;
-using Stages = std::vector<std::unique_ptr<StageIterator>>;
+using internal::Stages;
 
 class SlicesStage final : public StageIterator {
  public:

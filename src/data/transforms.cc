@@ -12,8 +12,8 @@ namespace {
 using internal::DatasetNode;
 using internal::IteratorEnv;
 using internal::StageIterator;
-using Stages = std::vector<std::unique_ptr<StageIterator>>;
-using StageOr = StatusOr<std::unique_ptr<StageIterator>>;
+using internal::StageOr;
+using internal::Stages;
 
 class MapStage final : public StageIterator {
  public:

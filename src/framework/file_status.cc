@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace weft {
@@ -35,6 +36,23 @@ Status CheckReadableFile(const std::string& path, std::string_view message) {
   if (S_ISDIR(info.st_mode)) return ErrnoToStatus(EISDIR, message);
   if (access(path.c_str(), R_OK) != 0) return ErrnoToStatus(errno, message);
   return Status::OK();
+}
+
+StatusOr<std::string> ReadFileBytes(const std::string& path,
+                                    std::string_view message) {
+  WEFT_RETURN_IF_ERROR(CheckReadableFile(path, message));
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return ErrnoToStatus(errno, message);
+  std::string bytes;
+  char buffer[1 << 16];
+  size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
+    bytes.append(buffer, got);
+  }
+  const bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) return ErrnoToStatus(EIO, message);
+  return bytes;
 }
 
 }  // namespace weft

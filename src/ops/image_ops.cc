@@ -110,18 +110,8 @@ class ReadFileKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(std::string_view path,
                           ScalarBytes(ctx.input(0), "filename"));
     const std::string name(path);
-    WEFT_RETURN_IF_ERROR(CheckReadableFile(name, "ReadFile: " + name));
-    std::FILE* file = std::fopen(name.c_str(), "rb");
-    if (file == nullptr) return ErrnoToStatus(errno, "ReadFile: " + name);
-    std::string bytes;
-    char buffer[1 << 16];
-    size_t got = 0;
-    while ((got = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
-      bytes.append(buffer, got);
-    }
-    const bool failed = std::ferror(file) != 0;
-    std::fclose(file);
-    if (failed) return ErrnoToStatus(EIO, "ReadFile: " + name);
+    WEFT_ASSIGN_OR_RETURN(std::string bytes,
+                          ReadFileBytes(name, "ReadFile: " + name));
     WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
     out->data<std::string>()[0] = std::move(bytes);
     return Status::OK();
@@ -543,13 +533,19 @@ class NormalizeKernel : public OpKernel {
     }
     const float* i = in.data<float>();
     float* o = out->data<float>();
-    const int64_t total = x.NumElements();
-    ctx.ParallelFor(total, 1.0, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) {
-        const size_t c = n == 1 ? 0 : static_cast<size_t>(k % channels);
-        o[k] = i[k] * mul[c] + add[c];
-      }
-    });
+    // Pixel by pixel, each channel's own factors (no division per element).
+    // A scalar is one pixel of one channel.
+    const int64_t width = x.shape().rank() == 0 ? 1 : channels;
+    const int64_t pixels = width == 0 ? 0 : x.NumElements() / width;
+    ctx.ParallelFor(pixels, static_cast<double>(width),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t p = b; p < e; ++p) {
+                        for (int64_t c = 0; c < width; ++c) {
+                          const size_t k = n == 1 ? 0 : static_cast<size_t>(c);
+                          o[p * width + c] = i[p * width + c] * mul[k] + add[k];
+                        }
+                      }
+                    });
     return Status::OK();
   }
 
