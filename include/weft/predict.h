@@ -16,6 +16,14 @@
 // gets one NAME.npy per input (NAME: the input's file name without its
 // extension; two inputs with one NAME are refused before any work).
 //
+// An empty output keeps the rows in memory (PredictToMemory): weft.predict
+// and the tasks of weft.dask.
+//
+// The model runs with SessionOptions::batch_invariant set: an input's row
+// is bitwise the same whatever batch it falls in, so a job split into parts
+// (weft.dask's partitions), resumed, or cut into other batch sizes gives
+// the same rows.
+//
 // Resuming: a .npy job keeps each finished batch in PATH.partial/ until the
 // last one is done, then joins them; run again with the same inputs and
 // output, it computes only the batches missing there. A directory job
@@ -26,6 +34,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +43,7 @@
 #include "weft/graph.h"
 #include "weft/options.h"
 #include "weft/status.h"
+#include "weft/tensor.h"
 
 namespace weft {
 
@@ -60,8 +70,33 @@ struct PredictSummary {
   std::vector<data::StageStats> stages;
 };
 
+class Session;
+
+// A model opened for Predict: its session, the input it feeds (the batch)
+// and the output it reads. Open once to run many jobs on one session
+// (weft.dask keeps one per worker process); jobs may share it from several
+// threads at once, as Session::Run may.
+class PredictModel {
+ public:
+  // `options.batch_invariant` is set whatever it says (see above).
+  static StatusOr<std::shared_ptr<const PredictModel>> Open(
+      const std::string& path, SessionOptions options);
+  ~PredictModel();
+
+  Session& session() const { return *session_; }
+  const std::string& input() const { return input_; }
+  const std::string& output() const { return output_; }
+
+ private:
+  PredictModel() = default;
+  std::unique_ptr<Session> session_;
+  std::string input_, output_;
+};
+
 struct PredictOptions {
-  std::string model;                // ONNX model or weft JSON graph.
+  std::string model;  // ONNX model or weft JSON graph.
+  // Used instead of `model` and `session` when set.
+  std::shared_ptr<const PredictModel> opened_model;
   std::vector<std::string> inputs;  // Files, in the order of the output.
   // A recipe name (PreprocessRecipes()) or a weft JSON graph file with one
   // string Placeholder (the path), optionally one int64 Placeholder (the
@@ -70,7 +105,13 @@ struct PredictOptions {
   // and one output (one item of the batch).
   std::string preprocess = "imagenet";
   int64_t batch_size = 16;
+  // A .npy file or a directory (above); empty for PredictToMemory.
   std::string output;
+  // When `inputs` are a part of a larger job (a weft.dask partition): the
+  // index of inputs[0] in it. The key random preprocessing sees is
+  // key_offset + the input's index here, so a part gives the rows the whole
+  // job would.
+  int64_t key_offset = 0;
   // Leave out inputs that cannot be read or preprocessed, and say which;
   // otherwise the first one ends the job with an error naming it.
   bool skip_bad_inputs = false;
@@ -101,6 +142,18 @@ struct PreprocessGraph {
 StatusOr<PreprocessGraph> LoadPreprocess(const std::string& spec);
 
 StatusOr<PredictSummary> Predict(const PredictOptions& options);
+
+// A job's rows kept in memory (options.output must be empty).
+struct PredictRows {
+  PredictSummary summary;
+  // One row per predicted input, in input order; uninitialised when none
+  // was predicted (all skipped).
+  Tensor rows;
+  std::vector<int64_t> predicted;  // Indices into options.inputs, in order.
+  // Left out (skip_bad_inputs): index into options.inputs, what was wrong.
+  std::vector<std::pair<int64_t, std::string>> skipped;
+};
+StatusOr<PredictRows> PredictToMemory(const PredictOptions& options);
 
 }  // namespace weft
 

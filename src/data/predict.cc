@@ -22,15 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-struct Model {
-  std::unique_ptr<Session> session;
-  std::string input, output;
-};
-
-StatusOr<Model> OpenModel(const std::string& path,
-                          const SessionOptions& options) {
-  WEFT_ASSIGN_OR_RETURN(OnnxModel model, LoadModel(path));
-  Model out;
+// The model's one input and first output.
+StatusOr<std::pair<std::string, std::string>> PredictIo(
+    const std::string& path, const OnnxModel& model) {
   std::vector<std::string> inputs;
   for (const OnnxValueInfo& info : model.inputs) inputs.push_back(info.tensor);
   if (model.inputs.empty()) {
@@ -46,11 +40,7 @@ StatusOr<Model> OpenModel(const std::string& path,
         std::to_string(inputs.size()) + " inputs and " +
         std::to_string(model.file.outputs.size()) + " outputs");
   }
-  out.input = inputs[0];
-  out.output = model.file.outputs[0];
-  WEFT_ASSIGN_OR_RETURN(out.session,
-                        Session::Create(std::move(model.file.graph), options));
-  return out;
+  return std::make_pair(inputs[0], model.file.outputs[0]);
 }
 
 Status WriteAtomically(const fs::path& path, const std::string& bytes) {
@@ -356,15 +346,73 @@ class DirectorySink final : public Sink {
   std::vector<std::pair<std::string, std::string>> skipped_;
 };
 
-Status CheckOptions(const PredictOptions& options) {
+// PredictToMemory's: the batches' rows kept, joined at the end.
+class MemorySink final : public Sink {
+ public:
+  explicit MemorySink(const PredictOptions& options) : options_(options) {}
+
+  StatusOr<std::vector<Batch>> Pending(int64_t* resumed) override {
+    *resumed = 0;
+    const auto n = static_cast<int64_t>(options_.inputs.size());
+    const int64_t b = options_.batch_size;
+    std::vector<Batch> pending;
+    for (int64_t id = 0; id * b < n; ++id) {
+      Batch batch{id, {}};
+      for (int64_t i = id * b; i < std::min(n, (id + 1) * b); ++i) {
+        batch.inputs.push_back(i);
+      }
+      pending.push_back(std::move(batch));
+    }
+    return pending;
+  }
+
+  Status Write(const Batch&, const BatchResult& result) override {
+    if (!result.predicted.empty()) parts_.push_back(result.rows);
+    result_.predicted.insert(result_.predicted.end(), result.predicted.begin(),
+                             result.predicted.end());
+    result_.skipped.insert(result_.skipped.end(), result.skipped.begin(),
+                           result.skipped.end());
+    return Status::OK();
+  }
+
+  Status Finish(PredictSummary* summary) override {
+    for (const auto& [i, why] : result_.skipped) {
+      summary->skipped.emplace_back(options_.inputs[i], why);
+    }
+    if (parts_.empty()) return Status::OK();
+    std::vector<const Tensor*> views;
+    for (const Tensor& part : parts_) views.push_back(&part);
+    WEFT_ASSIGN_OR_RETURN(result_.rows, data::internal::ConcatRows(views));
+    parts_.clear();
+    return Status::OK();
+  }
+
+  PredictRows TakeResult(PredictSummary summary) {
+    result_.summary = std::move(summary);
+    return std::move(result_);
+  }
+
+ private:
+  const PredictOptions& options_;
+  std::vector<Tensor> parts_;
+  PredictRows result_;
+};
+
+Status CheckOptions(const PredictOptions& options, bool in_memory) {
   if (options.inputs.empty()) return InvalidArgumentError("no inputs given");
   if (options.batch_size < 1 || options.batch_size > 65536) {
     return InvalidArgumentError("--batch must be from 1 to 65536, not " +
                                 std::to_string(options.batch_size));
   }
-  if (options.output.empty()) {
+  if (options.output.empty() != in_memory) {
     return InvalidArgumentError(
-        "--output: a .npy file, or a directory for one file per input");
+        in_memory ? "PredictToMemory takes no output path"
+                  : "--output: a .npy file, or a directory for one file per "
+                    "input");
+  }
+  if (options.key_offset < 0) {
+    return InvalidArgumentError("key_offset must be 0 or more, not " +
+                                std::to_string(options.key_offset));
   }
   return CheckListable(options.inputs);
 }
@@ -392,7 +440,7 @@ StatusOr<std::unique_ptr<data::Iterator>> MakePipeline(
   for (const Batch& batch : pending) {
     for (int64_t i : batch.inputs) {
       paths.push_back(options.inputs[i]);
-      keys.push_back(i);
+      keys.push_back(options.key_offset + i);
     }
   }
   const auto n = static_cast<int64_t>(paths.size());
@@ -425,7 +473,8 @@ StatusOr<std::unique_ptr<data::Iterator>> MakePipeline(
 // Pulls one batch's items from the pipeline and runs the model on them.
 StatusOr<BatchResult> RunBatch(const PredictOptions& options,
                                const Batch& batch, data::Iterator& items,
-                               Model& model, PredictSummary* summary) {
+                               const PredictModel& model,
+                               PredictSummary* summary) {
   BatchResult result;
   std::vector<Tensor> rows;
   const Clock::time_point wait_start = Clock::now();
@@ -463,8 +512,9 @@ StatusOr<BatchResult> RunBatch(const PredictOptions& options,
   }
   std::vector<Tensor> outputs;
   const Clock::time_point run_start = Clock::now();
-  Status run = model.session->Run({{model.input, std::move(stacked).value()}},
-                                  {model.output}, {}, &outputs);
+  Status run =
+      model.session().Run({{model.input(), std::move(stacked).value()}},
+                          {model.output()}, {}, &outputs);
   summary->model_seconds +=
       std::chrono::duration<double>(Clock::now() - run_start).count();
   if (!run.ok()) {
@@ -484,24 +534,21 @@ StatusOr<BatchResult> RunBatch(const PredictOptions& options,
   return result;
 }
 
-}  // namespace
-
-StatusOr<PredictSummary> Predict(const PredictOptions& options) {
-  WEFT_RETURN_IF_ERROR(CheckOptions(options));
+// The job: the batches `sink` says are pending, through the pipeline and
+// the model, into `sink`.
+StatusOr<PredictSummary> RunJob(const PredictOptions& options, Sink* sink) {
   const Clock::time_point start = Clock::now();
-  std::unique_ptr<Sink> sink;
-  if (fs::path(options.output).extension() == ".npy") {
-    sink = std::make_unique<NpySink>(options);
-  } else {
-    sink = std::make_unique<DirectorySink>(options);
-  }
   PredictSummary summary;
   summary.inputs = static_cast<int64_t>(options.inputs.size());
   WEFT_ASSIGN_OR_RETURN(std::vector<Batch> pending,
                         sink->Pending(&summary.resumed));
-  WEFT_ASSIGN_OR_RETURN(Model model, OpenModel(options.model, options.session));
-  summary.inter_op_threads = model.session->inter_op_threads();
-  summary.intra_op_threads = model.session->intra_op_threads();
+  std::shared_ptr<const PredictModel> model = options.opened_model;
+  if (model == nullptr) {
+    WEFT_ASSIGN_OR_RETURN(model,
+                          PredictModel::Open(options.model, options.session));
+  }
+  summary.inter_op_threads = model->session().inter_op_threads();
+  summary.intra_op_threads = model->session().intra_op_threads();
   WEFT_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool,
                         data::internal::DefaultPipelinePool(options.session));
   std::unique_ptr<data::Iterator> items;
@@ -528,7 +575,7 @@ StatusOr<PredictSummary> Predict(const PredictOptions& options) {
                             " inputs; run the same command again to resume");
     }
     WEFT_ASSIGN_OR_RETURN(BatchResult result,
-                          RunBatch(options, batch, *items, model, &summary));
+                          RunBatch(options, batch, *items, *model, &summary));
     WEFT_RETURN_IF_ERROR(sink->Write(batch, result));
     summary.predicted += static_cast<int64_t>(result.predicted.size());
     progress.done += static_cast<int64_t>(batch.inputs.size());
@@ -538,6 +585,41 @@ StatusOr<PredictSummary> Predict(const PredictOptions& options) {
   WEFT_RETURN_IF_ERROR(sink->Finish(&summary));
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const PredictModel>> PredictModel::Open(
+    const std::string& path, SessionOptions options) {
+  WEFT_ASSIGN_OR_RETURN(OnnxModel model, LoadModel(path));
+  WEFT_ASSIGN_OR_RETURN(auto io, PredictIo(path, model));
+  options.batch_invariant = true;
+  std::shared_ptr<PredictModel> opened(new PredictModel());
+  opened->input_ = std::move(io.first);
+  opened->output_ = std::move(io.second);
+  WEFT_ASSIGN_OR_RETURN(opened->session_,
+                        Session::Create(std::move(model.file.graph), options));
+  return std::shared_ptr<const PredictModel>(std::move(opened));
+}
+
+PredictModel::~PredictModel() = default;
+
+StatusOr<PredictSummary> Predict(const PredictOptions& options) {
+  WEFT_RETURN_IF_ERROR(CheckOptions(options, /*in_memory=*/false));
+  std::unique_ptr<Sink> sink;
+  if (fs::path(options.output).extension() == ".npy") {
+    sink = std::make_unique<NpySink>(options);
+  } else {
+    sink = std::make_unique<DirectorySink>(options);
+  }
+  return RunJob(options, sink.get());
+}
+
+StatusOr<PredictRows> PredictToMemory(const PredictOptions& options) {
+  WEFT_RETURN_IF_ERROR(CheckOptions(options, /*in_memory=*/true));
+  MemorySink sink(options);
+  WEFT_ASSIGN_OR_RETURN(PredictSummary summary, RunJob(options, &sink));
+  return sink.TakeResult(std::move(summary));
 }
 
 }  // namespace weft

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "io/image_codec.h"
 #include "weft/npy.h"
@@ -54,6 +56,23 @@ class PredictTest : public ::testing::Test {
     options.batch_size = 3;
     options.output = (dir_ / output).string();
     return options;
+  }
+
+  // A preprocessing graph file: crop and flip seeded by the key, as
+  // imagenet-train.
+  std::string AugmentGraph() {
+    const fs::path graph = dir_ / "augment.json";
+    std::ofstream(graph) << R"({"format": "weft-graph", "version": 1,
+      "nodes": [
+        {"name": "path", "op": "Placeholder", "attrs": {"dtype": "string"}},
+        {"name": "key", "op": "Placeholder", "attrs": {"dtype": "int64"}},
+        {"name": "bytes", "op": "ReadFile", "inputs": ["path"]},
+        {"name": "image", "op": "DecodeImage", "inputs": ["bytes"]},
+        {"name": "crop", "op": "RandomCrop", "inputs": ["image", "key"],
+         "attrs": {"size": [2, 3], "seed": 9}},
+        {"name": "item", "op": "RandomFlipLeftRight", "inputs": ["crop", "key"]}],
+      "outputs": ["item"]})";
+    return graph.string();
   }
 
   // The value of each output row (its first byte).
@@ -184,19 +203,7 @@ TEST_F(PredictTest, SeededRecipesGiveTheSameItemsWhateverTheThreads) {
   for (int threads : {1, 2}) {
     PredictOptions options =
         Options("seeded" + std::to_string(threads) + ".npy");
-    // A graph file: crop and flip seeded by the key, as imagenet-train.
-    const fs::path graph = dir_ / "augment.json";
-    std::ofstream(graph) << R"({"format": "weft-graph", "version": 1,
-      "nodes": [
-        {"name": "path", "op": "Placeholder", "attrs": {"dtype": "string"}},
-        {"name": "key", "op": "Placeholder", "attrs": {"dtype": "int64"}},
-        {"name": "bytes", "op": "ReadFile", "inputs": ["path"]},
-        {"name": "image", "op": "DecodeImage", "inputs": ["bytes"]},
-        {"name": "crop", "op": "RandomCrop", "inputs": ["image", "key"],
-         "attrs": {"size": [2, 3], "seed": 9}},
-        {"name": "item", "op": "RandomFlipLeftRight", "inputs": ["crop", "key"]}],
-      "outputs": ["item"]})";
-    options.preprocess = graph.string();
+    options.preprocess = AugmentGraph();
     options.session.use_per_session_threads = true;
     options.session.inter_op_parallelism_threads = threads;
     options.session.intra_op_parallelism_threads = threads;
@@ -212,6 +219,58 @@ TEST_F(PredictTest, SeededRecipesGiveTheSameItemsWhateverTheThreads) {
     corners.insert(results[0].data<uint8_t>()[r * 18] - r);
   }
   EXPECT_GT(corners.size(), 2u);
+}
+
+TEST_F(PredictTest, AJobCutIntoPartsInMemoryGivesTheWholeJobsRows) {
+  PredictOptions whole = Options("whole.npy");
+  whole.preprocess = AugmentGraph();
+  ASSERT_TRUE(Predict(whole).ok());
+  const Tensor expected = ReadNpy(whole.output).value();
+
+  // Two parts on one opened model, other batch sizes; each part's keys
+  // start at its first input's place in the whole job.
+  auto model = PredictModel::Open(whole.model, SessionOptions());
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<Tensor> rows;
+  for (auto [first, count, batch] : {std::tuple{0, 4, 4}, {4, 3, 2}}) {
+    PredictOptions part = Options("");
+    part.output.clear();
+    part.preprocess = whole.preprocess;
+    part.opened_model = *model;
+    part.batch_size = batch;
+    part.inputs.assign(inputs_.begin() + first,
+                       inputs_.begin() + first + count);
+    part.key_offset = first;
+    auto result = PredictToMemory(part);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->predicted.size(), static_cast<size_t>(count));
+    rows.push_back(result->rows);
+  }
+  ASSERT_EQ(rows[0].shape(), Shape({4, 2, 3, 3}));
+  const size_t row_bytes = expected.size_bytes() / 7;
+  EXPECT_EQ(std::memcmp(rows[0].raw_data(), expected.raw_data(), 4 * row_bytes),
+            0);
+  EXPECT_EQ(
+      std::memcmp(rows[1].raw_data(),
+                  static_cast<const char*>(expected.raw_data()) + 4 * row_bytes,
+                  3 * row_bytes),
+      0);
+}
+
+TEST_F(PredictTest, InMemoryJobsSayWhatTheySkipped) {
+  std::ofstream(dir_ / "images" / "img5.png", std::ios::binary) << "junk";
+  PredictOptions options = Options("");
+  options.output.clear();
+  options.skip_bad_inputs = true;
+  auto result = PredictToMemory(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->predicted, (std::vector<int64_t>{0, 1, 2, 3, 4, 6}));
+  ASSERT_EQ(result->skipped.size(), 1u);
+  EXPECT_EQ(result->skipped[0].first, 5);
+  EXPECT_EQ(RowValues(result->rows), (std::vector<int>{0, 1, 2, 3, 4, 6}));
+  // A path is refused: memory jobs write nothing.
+  options.output = (dir_ / "x.npy").string();
+  EXPECT_FALSE(PredictToMemory(options).ok());
 }
 
 TEST_F(PredictTest, OptionsAreChecked) {
