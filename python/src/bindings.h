@@ -19,6 +19,8 @@ void BindSession(pybind11::module_& m);
 void BindTune(pybind11::module_& m);
 // weft.data's core (data_binding.cc): _Dataset and _Iterator.
 void BindData(pybind11::module_& m);
+// weft.predict's core (predict_binding.cc): _PredictModel and _predict.
+void BindPredict(pybind11::module_& m);
 
 }  // namespace weft::python
 

@@ -26,7 +26,19 @@ PYBIND11_MODULE(_weft, m) {
   BindGraph(m);
   BindTune(m);
   BindData(m);
+  BindPredict(m);
 
+  // What "auto" means in this process (weft/threading.h): weft.dask splits
+  // it among a host's workers.
+  m.def("_cpu_budget", [] {
+    const CpuBudget& budget = AutoCpuBudget();
+    py::dict out;
+    out["threads"] = budget.threads;
+    out["physical_cores"] = budget.physical_cores;
+    out["cgroup_quota_cpus"] = budget.cgroup_quota_cpus;
+    out["derivation"] = budget.derivation;
+    return out;
+  });
   m.def("set_inter_op_parallelism_threads",
         [](int n) { Check(threading::SetInterOpParallelismThreads(n)); });
   m.def("set_intra_op_parallelism_threads",

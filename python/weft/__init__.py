@@ -31,6 +31,7 @@ from ._onnxruntime_api import (ExecutionMode, GraphOptimizationLevel,
                                InferenceSession, ModelMetadata, NodeArg,
                                SessionOptions, get_available_providers,
                                get_device)
+from ._predict import PredictResult, predict
 from ._quantize import QuantizeResult, quantize
 from ._run_options import RunOptions
 from ._tensorflow_api import (ConfigProto, RunMetadata, Session,
@@ -68,6 +69,7 @@ __all__ = [
     "ModelMetadata",
     "NodeArg",
     "PerformanceWarning",
+    "PredictResult",
     "QuantizeResult",
     "RunMetadata",
     "RunOptions",
@@ -86,6 +88,7 @@ __all__ = [
     "get_num_interop_threads",
     "get_num_threads",
     "load",
+    "predict",
     "quantize",
     "set_num_interop_threads",
     "set_num_threads",

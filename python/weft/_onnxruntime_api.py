@@ -132,6 +132,10 @@ class SessionOptions(_strict.StrictOptions):
     never kept and ignored. ONNX Runtime's logging fields are accepted with
     a RuntimeWarning saying weft does not act on them.
 
+    ``batch_invariant`` (weft's; False): a row's outputs are bitwise the
+    same whether it runs alone or in any batch (docs/serving.md), as
+    ``weft.predict`` and ``weft.dask`` run their models.
+
     ``enable_profiling`` (False): every run of the session is traced, and
     ``InferenceSession.end_profiling()`` writes the runs as one Chrome trace,
     ``<profile_file_prefix><date>_<time>.json``.
@@ -147,6 +151,7 @@ class SessionOptions(_strict.StrictOptions):
         "enable_mem_pattern": _strict.boolean,
         "enable_profiling": _strict.boolean,
         "profile_file_prefix": _strict.text,
+        "batch_invariant": _strict.boolean,
     }
     _NOT_ACTED_ON = {
         "log_severity_level": "weft has no log levels; its warnings go to "
@@ -169,6 +174,7 @@ class SessionOptions(_strict.StrictOptions):
         self.enable_mem_pattern = True
         self.enable_profiling = False
         self.profile_file_prefix = "onnxruntime_profile_"
+        self.batch_invariant = False
         self._config_entries = {}
 
     def add_session_config_entry(self, key, value):
@@ -203,6 +209,7 @@ class SessionOptions(_strict.StrictOptions):
         core.use_per_session_threads = bool(self.use_per_session_threads)
         core.memory_limit_bytes = int(self.memory_limit_bytes)
         core.enable_mem_pattern = bool(self.enable_mem_pattern)
+        core.batch_invariant = bool(self.batch_invariant)
         core.optimize_graph = (GraphOptimizationLevel(self.graph_optimization_level)
                                != GraphOptimizationLevel.ORT_DISABLE_ALL)
         for key, value in self._config_entries.items():
