@@ -1,0 +1,538 @@
+"""weft.dask: batch inference on a Dask cluster, one core budget per worker.
+
+``predict(model, data)`` runs a model over a ``dask.array`` (blocks along
+the first axis), a ``dask.dataframe`` (columns into the model's input) or
+file paths (a list, a glob, or a ``dask.bag``; read and preprocessed by
+``weft.predict``'s pipeline inside each task), and returns a lazy dask
+collection of the outputs in input order.
+
+The model crosses the network once: its bytes are one key of the task
+graph, fetched once by each worker, and loaded once per worker process (a
+cache by content digest), not per task; a worker that joins later loads it
+on its first task. Inside a worker, weft's threads come from the worker's
+cores (``worker_info()``), never from the ``OMP_NUM_THREADS=1`` Dask's
+nanny sets. Models run batch-invariant, so a row is bitwise the same
+whatever the partitions, workers, batch size or threads (docs/dask.md).
+"""
+
+import hashlib as _hashlib
+import os as _os
+import tempfile as _tempfile
+import threading as _threading
+
+import numpy as _np
+
+from . import _weft
+from ._onnxruntime_api import InferenceSession as _InferenceSession
+from ._predict import expand_inputs as _expand_inputs
+
+__all__ = ["ModelPayload", "Skipped", "WorkerTaskError", "cluster_info",
+           "predict",
+           "predict_partition", "worker_info"]
+
+
+class ModelPayload:
+    """A model's bytes, shipped once with a job; workers keep what they
+    loaded from it by ``digest`` (SHA-256 of the bytes)."""
+
+    def __init__(self, data, name="model"):
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("a model is a path or bytes, not "
+                            f"{type(data).__name__}")
+        self.data = bytes(data)
+        self.name = name
+        self.digest = _hashlib.sha256(self.data).hexdigest()
+
+    def __dask_tokenize__(self):
+        return ("weft.dask.ModelPayload", self.digest)
+
+    def __repr__(self):
+        return (f"ModelPayload({self.name!r}, {len(self.data)} bytes, "
+                f"sha256 {self.digest[:12]})")
+
+
+def model_payload(model):
+    """A path (str or PathLike), bytes or a ModelPayload, as a payload."""
+    if isinstance(model, ModelPayload):
+        return model
+    if isinstance(model, (str, _os.PathLike)):
+        path = _os.fspath(model)
+        with open(path, "rb") as f:
+            return ModelPayload(f.read(), _os.path.basename(path))
+    return ModelPayload(model)
+
+
+class Skipped:
+    """An input ``skip_bad_inputs`` left out: its ``path`` and ``reason``
+    (in the place its row would have had)."""
+
+    def __init__(self, path, reason):
+        self.path = path
+        self.reason = reason
+
+    def __eq__(self, other):
+        return (isinstance(other, Skipped) and
+                (self.path, self.reason) == (other.path, other.reason))
+
+    def __repr__(self):
+        return f"Skipped({self.path!r}, {self.reason!r})"
+
+
+class WorkerTaskError(RuntimeError):
+    """A task failed: the message names the worker, the partition and, for
+    an input, the item."""
+
+
+# ---------------------------------------------------------------------------
+# Inside a worker process: its budget and its loaded models.
+
+_lock = _threading.Lock()
+_budget = None        # This process's budget (dict), worked out once.
+_gate = None          # Bounds the Runs in flight to the budget.
+_models = {}          # (digest, kind) -> a loaded model.
+_loads = 0            # Models loaded by this process (worker_info()).
+_model_dir = None
+
+
+def _current_worker():
+    try:
+        from distributed import get_worker
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _worker_state(worker):
+    """(task threads, resources) of a worker, in this and older Dask."""
+    state = getattr(worker, "state", worker)
+    return (max(1, int(state.nthreads)),
+            dict(getattr(state, "total_resources", {}) or {}))
+
+
+def _host_share(worker, host_cores):
+    """This worker's share of its host's cores: by its task threads among
+    the task threads of all workers on the host (a LocalCluster's workers
+    share one machine), asked of the scheduler. None where it cannot be
+    asked (on the worker's event loop, as client.run runs functions)."""
+    from distributed.utils import sync
+    threads, _ = _worker_state(worker)
+    try:
+        identity = sync(worker.loop, worker.scheduler.identity)
+    except Exception:  # noqa: BLE001 (not from a task thread)
+        return None
+    host = worker.address.rsplit(":", 1)[0]
+    on_host = [w for a, w in identity.get("workers", {}).items()
+               if a.rsplit(":", 1)[0] == host]
+    total = sum(int(w.get("nthreads", 1)) for w in on_host) or threads
+    share = max(1, min(host_cores, host_cores * threads // total))
+    return share, (f"the host's {host_cores} core(s) shared by "
+                   f"{len(on_host)} worker(s) with {total} task thread(s) "
+                   "in all")
+
+
+def _work_out_budget():
+    host_cores = int(_weft._cpu_budget()["threads"])
+    worker = _current_worker()
+    omp = _os.environ.get("OMP_NUM_THREADS")
+    if worker is None:
+        task_threads, cores, source = 1, host_cores, "this process's cores"
+        address = None
+    else:
+        address = worker.address
+        task_threads, resources = _worker_state(worker)
+        named = next((k for k in ("CPU", "cpu", "cores") if k in resources),
+                     None)
+        if named is not None:
+            cores = max(1, int(resources[named]))
+            source = f"the worker's resources ({named}={resources[named]})"
+        else:
+            shared = _host_share(worker, host_cores)
+            if shared is None:
+                return None
+            cores, source = shared
+    share = max(1, cores // task_threads)
+    overrides = []
+    if omp is not None and worker is not None and omp.strip() != str(share):
+        overrides.append(
+            f"OMP_NUM_THREADS={omp} (set for every worker by Dask's nanny, "
+            f"distributed.nanny.pre-spawn-environ) is overridden: weft runs "
+            f"{share} intra-op thread(s) per task, the worker's {cores} "
+            f"core(s) over its {task_threads} task thread(s)")
+    return {
+        "worker": address,
+        "pid": _os.getpid(),
+        "task_threads": task_threads,
+        "worker_cores": cores,
+        "cores_from": source,
+        "intra_op_threads": share,
+        "inter_op_threads": share,
+        "concurrent_runs": max(1, cores // share),
+        "omp_num_threads": omp,
+        "overrides": overrides,
+    }
+
+
+def _the_budget():
+    global _budget, _gate
+    with _lock:
+        if _budget is None:
+            budget = _work_out_budget()
+            if budget is None:
+                raise RuntimeError(
+                    "weft.dask.worker_info() asks the scheduler how many "
+                    "workers share this host: call it in a task "
+                    "(weft.dask.cluster_info(client)), not with client.run")
+            _budget = budget
+            _gate = _threading.BoundedSemaphore(_budget["concurrent_runs"])
+        return _budget
+
+
+def worker_info():
+    """This process's weft budget as weft.dask applies it (in a task on a
+    worker; ``cluster_info(client)`` asks every worker): ``worker`` (address),
+    ``task_threads`` (the worker's nthreads), ``worker_cores`` and
+    ``cores_from`` (its resources' CPU count, else its share of the host's
+    cores, affinity and cgroup quota included), ``intra_op_threads`` and
+    ``inter_op_threads`` per task, ``concurrent_runs`` (task threads x
+    weft threads never exceed the worker's cores), ``omp_num_threads`` and
+    ``overrides`` (the environment weft does not obey here, and why), and
+    ``models_loaded``."""
+    info = dict(_the_budget())
+    info["models_loaded"] = _loads
+    return info
+
+
+def cluster_info(client):
+    """``worker_info()`` of every worker of ``client``'s cluster, asked in
+    a task on each: {address: info}."""
+    addresses = list(client.scheduler_info()["workers"])
+    futures = [client.submit(worker_info, workers=[a], pure=False,
+                             allow_other_workers=False) for a in addresses]
+    return dict(zip(addresses, client.gather(futures)))
+
+
+def _session_options(budget):
+    from ._onnxruntime_api import ExecutionMode, SessionOptions
+    options = SessionOptions()
+    options.intra_op_num_threads = budget["intra_op_threads"]
+    options.inter_op_num_threads = budget["inter_op_threads"]
+    options.execution_mode = ExecutionMode.ORT_PARALLEL
+    options.batch_invariant = True
+    return options
+
+
+def _model_path(payload):
+    global _model_dir
+    if _model_dir is None:
+        _model_dir = _tempfile.mkdtemp(prefix="weft-dask-models-")
+    path = _os.path.join(_model_dir, payload.digest)
+    if not _os.path.exists(path):
+        with open(path + ".tmp", "wb") as f:
+            f.write(payload.data)
+        _os.replace(path + ".tmp", path)
+    return path
+
+
+def _loaded(payload, kind):
+    """The model of `payload`, loaded once per process: kind "session" (an
+    InferenceSession) or "files" (weft.predict's model)."""
+    global _loads
+    budget = _the_budget()
+    key = (payload.digest, kind)
+    with _lock:
+        model = _models.get(key)
+        if model is not None:
+            return model
+        options = _session_options(budget)
+        path = _model_path(payload)
+        try:
+            if kind == "session":
+                model = _InferenceSession(path, options)
+            else:
+                model = _weft._PredictModel(path, options._to_core())
+        except Exception as error:
+            raise WorkerTaskError(
+                f"{_where()}: cannot load the model {payload.name}: "
+                f"{error}") from error
+        _models[key] = model
+        _loads += 1
+        return model
+
+
+def _where(partition=None):
+    worker = _current_worker()
+    where = f"worker {worker.address}" if worker is not None else "the client"
+    if partition is not None:
+        where += f", partition {partition}"
+    return where
+
+
+# ---------------------------------------------------------------------------
+# The tasks.
+
+def _run_rows(payload, feeds, output_names, batch_size, partition):
+    """The model on the rows of `feeds` (name -> array), batch by batch;
+    one array per output name."""
+    session = _loaded(payload, "session")
+    rows = len(next(iter(feeds.values())))
+    step = rows if not batch_size else int(batch_size)
+    parts = []
+    try:
+        with _gate:
+            for first in range(0, rows, max(step, 1)):
+                batch = {k: v[first:first + step] for k, v in feeds.items()}
+                parts.append(session.run(output_names, batch))
+    except Exception as error:
+        raise WorkerTaskError(f"{_where(partition)} (rows {first} to "
+                              f"{min(rows, first + step) - 1} of the block): "
+                              f"{error}") from error
+    if not parts:
+        return [_np.empty((0,), _np.float32) for _ in output_names]
+    return [_np.concatenate([p[k] for p in parts]) for k in
+            range(len(output_names))]
+
+
+def _array_block(block, payload, input_name, output_names, batch_size,
+                 partition):
+    block = _np.ascontiguousarray(block)
+    return tuple(_run_rows(payload, {input_name: block}, output_names,
+                           batch_size, partition))
+
+
+def _frame_part(frame, payload, feeds_from, output_names, columns,
+                batch_size, partition):
+    import pandas as pd
+    feeds = {}
+    for name, (columns_in, rows_are_vectors, dtype) in feeds_from.items():
+        values = frame[columns_in].to_numpy(dtype=dtype)
+        feeds[name] = _np.ascontiguousarray(
+            values if rows_are_vectors else values[:, 0])
+    outputs = _run_rows(payload, feeds, output_names, batch_size, partition)
+    data = {}
+    for name, values in zip(output_names, outputs):
+        values = values.reshape(len(frame), -1)
+        for j, column in enumerate(columns[name]):
+            data[column] = values[:, j]
+    return pd.DataFrame(data, index=frame.index)
+
+
+def predict_partition(payload, paths, first_index, partition, preprocess,
+                      batch_size, skip_bad_inputs, prefetch=True):
+    """One partition of a files job, on a worker: weft.predict over `paths`
+    (inputs first_index, first_index + 1, ... of the job), on the model
+    loaded once per process. Returns a dict: ``rows`` (an array, or None),
+    ``predicted`` and ``skipped`` (positions in `paths`; skipped with the
+    reason), ``worker``, ``partition``, ``seconds``."""
+    model = _loaded(payload, "files")
+    budget = _the_budget()
+    try:
+        with _gate:
+            out = _weft._predict(
+                model, list(paths), "", preprocess, int(batch_size),
+                bool(skip_bad_inputs), bool(prefetch), int(first_index),
+                _session_options(budget)._to_core(), None)
+    except Exception as error:
+        raise WorkerTaskError(
+            f"{_where(partition)} (inputs {first_index} to "
+            f"{first_index + len(paths) - 1}): {error}") from error
+    return {"rows": out["rows"], "predicted": list(out["predicted"]),
+            "skipped": [tuple(s) for s in out["skipped"]],
+            "worker": budget["worker"], "partition": partition,
+            "seconds": out["summary"]["seconds"]}
+
+
+def _files_part(payload, paths, first_index, partition, preprocess,
+                batch_size, skip_bad_inputs):
+    result = predict_partition(payload, paths, first_index, partition,
+                               preprocess, batch_size, skip_bad_inputs)
+    items = [None] * len(paths)
+    for row, i in enumerate(result["predicted"]):
+        items[i] = result["rows"][row]
+    for i, why in result["skipped"]:
+        items[i] = Skipped(paths[i], why)
+    return items
+
+
+# ---------------------------------------------------------------------------
+# On the client: the lazy collections.
+
+def _describe(payload):
+    """The model's inputs and outputs, read on the client (it is loaded
+    here only for its signature, with one thread)."""
+    from ._onnxruntime_api import SessionOptions
+    options = SessionOptions()
+    options.intra_op_num_threads = 1
+    session = _InferenceSession(payload.data, options)
+    return session.get_inputs(), session.get_outputs()
+
+
+_DTYPES = {"tensor(float)": _np.float32, "tensor(double)": _np.float64,
+           "tensor(float16)": _np.float16, "tensor(int8)": _np.int8,
+           "tensor(int16)": _np.int16, "tensor(int32)": _np.int32,
+           "tensor(int64)": _np.int64, "tensor(uint8)": _np.uint8,
+           "tensor(uint16)": _np.uint16, "tensor(uint32)": _np.uint32,
+           "tensor(uint64)": _np.uint64, "tensor(bool)": _np.bool_}
+
+
+def _row_shape(arg):
+    dims = list(arg.shape)[1:]
+    if not all(isinstance(d, int) for d in dims):
+        raise ValueError(
+            f"output {arg.name!r} has shape {arg.shape}: weft.dask needs "
+            "every dimension but the first (the rows) fixed to lay out the "
+            "result without running the model")
+    return tuple(dims)
+
+
+def _chosen_outputs(outputs, output_names):
+    by_name = {o.name: o for o in outputs}
+    if output_names is None:
+        return outputs
+    unknown = [n for n in output_names if n not in by_name]
+    if unknown:
+        raise ValueError(f"the model has no output {unknown[0]!r}; its "
+                         f"outputs are {sorted(by_name)}")
+    return [by_name[n] for n in output_names]
+
+
+def _predict_array(payload, x, output_names, batch_size):
+    import dask
+    import dask.array as da
+    inputs, outputs = _describe(payload)
+    if len(inputs) != 1:
+        raise ValueError(
+            f"the model has {len(inputs)} inputs "
+            f"({[i.name for i in inputs]}); give a dask.dataframe with a "
+            "column per input")
+    if x.ndim < 1:
+        raise ValueError("a dask.array of rows: the first axis is the rows")
+    chosen = _chosen_outputs(outputs, output_names)
+    names = [o.name for o in chosen]
+    x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
+    model = dask.delayed(payload, pure=True)
+    task = dask.delayed(_array_block, pure=True, nout=len(names))
+    columns = {o.name: [] for o in chosen}
+    for partition, (block, rows) in enumerate(
+            zip(x.to_delayed().ravel(), x.chunks[0])):
+        results = task(block, model, inputs[0].name, names, batch_size,
+                       partition)
+        for k, o in enumerate(chosen):
+            columns[o.name].append(da.from_delayed(
+                results[k], shape=(rows,) + _row_shape(o),
+                dtype=_DTYPES.get(o.type, _np.float32)))
+    arrays = [da.concatenate(columns[n]) for n in names]
+    return arrays[0] if len(arrays) == 1 else tuple(arrays)
+
+
+def _predict_frame(payload, df, output_names, batch_size):
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+    inputs, outputs = _describe(payload)
+    names = [i.name for i in inputs]
+    dtypes = {i.name: _DTYPES.get(i.type, _np.float32) for i in inputs}
+    if all(n in df.columns for n in names):
+        # input -> (its columns, whether each row is a vector, dtype)
+        feeds_from = {i.name: ([i.name], len(i.shape) > 1, dtypes[i.name])
+                      for i in inputs}
+    elif len(inputs) == 1:
+        feeds_from = {names[0]: (list(df.columns), True, dtypes[names[0]])}
+    else:
+        raise ValueError(
+            f"the model's inputs {names} are not all columns of the "
+            f"dataframe ({list(df.columns)}): give a column per input, or a "
+            "model of one input to feed every column to")
+    chosen = _chosen_outputs(outputs, output_names)
+    out_names = [o.name for o in chosen]
+    columns, meta = {}, {}
+    for o in chosen:
+        width = int(_np.prod(_row_shape(o), dtype=_np.int64))
+        columns[o.name] = ([o.name] if width == 1 else
+                           [f"{o.name}_{j}" for j in range(width)])
+        for c in columns[o.name]:
+            meta[c] = pd.Series([], dtype=_DTYPES.get(o.type, _np.float32))
+    meta = pd.DataFrame(meta, index=df._meta.index)
+    model = dask.delayed(payload, pure=True)
+    task = dask.delayed(_frame_part, pure=True)
+    parts = [task(part, model, feeds_from, out_names, columns, batch_size, p)
+             for p, part in enumerate(df.to_delayed())]
+    return dd.from_delayed(
+        parts, meta=meta,
+        divisions=df.divisions if df.known_divisions else None)
+
+
+def file_partitions(count, batch_size, partition_size=None):
+    """(first, stop) of each partition of a files job of `count` inputs:
+    whole batches, about 8 to a partition unless said."""
+    size = int(partition_size or 8 * batch_size)
+    if size < 1:
+        raise ValueError(f"partition_size must be 1 or more, not {size}")
+    return [(first, min(count, first + size)) for first in
+            range(0, count, size)]
+
+
+def _predict_paths(payload, paths, batch_size, preprocess, skip_bad_inputs,
+                   partition_size):
+    import dask
+    import dask.bag as db
+    model = dask.delayed(payload, pure=True)
+    task = dask.delayed(_files_part, pure=True)
+    parts = [task(model, paths[a:b], a, p, preprocess, batch_size,
+                  skip_bad_inputs)
+             for p, (a, b) in enumerate(
+                 file_partitions(len(paths), batch_size, partition_size))]
+    return db.from_delayed(parts)
+
+
+def predict(model, data, output_names=None, batch_size=None,
+            sess_options=None, preprocess="imagenet", skip_bad_inputs=False,
+            partition_size=None):
+    """A lazy dask collection of ``model``'s outputs over ``data``, in input
+    order (compute it with the scheduler or Client you use).
+
+    ``model``: a path or the model's bytes (shipped once, loaded once per
+    worker process). ``data``:
+
+    * a ``dask.array`` of rows (blocks along the first axis) -> a
+      ``dask.array`` per output (one, or a tuple in ``output_names``'
+      order), chunked as ``data``;
+    * a ``dask.dataframe`` -> a ``dask.dataframe`` of the outputs (a column
+      per output, or ``NAME_0``, ``NAME_1``, ... for wider ones) with
+      ``data``'s partitions and index; a column named as a model input
+      feeds it, else every column feeds the model's one input;
+    * file paths (a list, a glob, or a ``dask.bag`` of paths) -> a
+      ``dask.bag`` of the first output's rows, one per input, each read and
+      preprocessed by ``preprocess`` (``weft.predict``'s recipes);
+      ``skip_bad_inputs`` puts a ``Skipped(path, reason)`` in place of an
+      unreadable input's row. ``partition_size``: inputs per task (default
+      8 batches).
+
+    ``batch_size``: rows per Run (None: each block at once for arrays and
+    dataframes, 16 for files). Threads per task come from each worker's
+    budget (``worker_info()``); ``sess_options`` must be None (a worker's
+    session is made from its budget)."""
+    if sess_options is not None:
+        raise ValueError(
+            "weft.dask sizes each worker's threads from its cores "
+            "(weft.dask.worker_info()); sess_options must be None")
+    if batch_size is not None and int(batch_size) < 1:
+        raise ValueError(f"batch_size must be 1 or more, not {batch_size}")
+    payload = model_payload(model)
+    import dask.array as da
+    import dask.bag as db
+    if isinstance(data, da.Array):
+        return _predict_array(payload, data, output_names, batch_size)
+    try:
+        import dask.dataframe as dd
+        if isinstance(data, dd.DataFrame):
+            return _predict_frame(payload, data, output_names, batch_size)
+    except ImportError:  # dask.dataframe needs pandas.
+        pass
+    if output_names is not None:
+        raise ValueError("a files job reads the model's first output; "
+                         "output_names is for arrays and dataframes")
+    if isinstance(data, db.Bag):
+        data = list(data.compute())
+    paths = _expand_inputs(data)
+    return _predict_paths(payload, paths, int(batch_size or 16), preprocess,
+                          skip_bad_inputs, partition_size)
