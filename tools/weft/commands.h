@@ -88,6 +88,13 @@ struct PredictArgs {
   bool no_prefetch = false;
   bool stats = false;  // Per-stage figures of the pipeline.
   std::optional<int> inter, intra;
+  // On a Dask cluster (predict_cluster.h): an existing one, or one of
+  // local_workers processes started here; TLS certificates by path.
+  std::string scheduler;
+  int local_workers = 0;
+  int threads_per_worker = 1;
+  int64_t partition_size = 0;  // Inputs per task; 0: 8 batches.
+  std::string tls_ca_file, tls_cert, tls_key;
 };
 
 struct TuneArgs {

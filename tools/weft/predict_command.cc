@@ -13,6 +13,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "predict_cluster.h"
 #include "weft/data.h"
 #include "weft/predict.h"
 
@@ -138,12 +139,15 @@ void PrintStats(const PredictSummary& s) {
 }
 
 int PredictCommand(const PredictArgs& args) {
-  InterruptWatch interrupt;
   StatusOr<std::vector<std::string>> inputs = ExpandInputs(args.inputs);
   if (!inputs.ok()) return Fail(kExitBadInput, inputs.status().message());
   if (access(args.model.c_str(), R_OK) != 0) {
     return Fail(kExitBadInput, "MODEL " + args.model + ": " + ErrnoText());
   }
+  if (!args.scheduler.empty() || args.local_workers > 0) {
+    return PredictOnCluster(args, *inputs);
+  }
+  InterruptWatch interrupt;
   PredictOptions options;
   options.model = args.model;
   options.inputs = std::move(inputs).value();
@@ -242,6 +246,29 @@ class PredictCommandLine final
                       "print where the time went: the model, the wait for "
                       "items, each stage of the pipeline");
     command->add_flag("-q,--quiet", args_.quiet, "no progress");
+    command->add_option("--scheduler", args_.scheduler,
+                        "run on this Dask cluster (tcp://HOST:8786 or "
+                        "tls://...); docs/dask.md");
+    command
+        ->add_option("--local-workers", args_.local_workers,
+                     "run on a Dask LocalCluster of N worker processes on "
+                     "this machine (loopback only)")
+        ->check(CLI::Range(1, 1024));
+    command
+        ->add_option("--threads-per-worker", args_.threads_per_worker,
+                     "with --local-workers: Dask task threads per worker "
+                     "(default 1)")
+        ->check(CLI::Range(1, 1024));
+    command
+        ->add_option("--partition-size", args_.partition_size,
+                     "on a cluster: inputs per task (default 8 batches)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+    command->add_option("--tls-ca-file", args_.tls_ca_file,
+                        "on a cluster: the CA certificate (PEM) for tls://");
+    command->add_option("--tls-cert", args_.tls_cert,
+                        "on a cluster: this client's certificate (PEM)");
+    command->add_option("--tls-key", args_.tls_key,
+                        "on a cluster: this client's private key (PEM)");
     return command;
   }
 };
