@@ -381,7 +381,11 @@ Tensor FromNumpy(const std::string& what, py::handle value,
   if (!in_place) {
     // Non-contiguous or misaligned: one copy into a C-contiguous array,
     // which the tensor then uses in place.
-    array = py::array::ensure(array, py::array::c_style | py::array::forcecast);
+    // (ALIGNED asked for too: a C-contiguous array unpickled from a
+    // buffer at an odd offset is otherwise returned as it is.)
+    array = py::array::ensure(array,
+                              py::array::c_style | py::array::forcecast |
+                                  py::detail::npy_api::NPY_ARRAY_ALIGNED_);
   }
   std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
   PyObject* object = array.ptr();

@@ -75,6 +75,19 @@ def test_non_contiguous_feeds_are_converted_once():
         session.run("y", {"x": np.asarray([[1, 2, 3]], np.float32)}), [[2, 4, 6]])
 
 
+def test_a_misaligned_contiguous_feed_is_copied_not_refused():
+    # As an array unpickled from a buffer at an odd offset (Dask sends
+    # blocks so): C-contiguous, but its floats not on 4-byte boundaries.
+    g, seen = _recording_graph()
+    raw = np.zeros(6 * 4 + 1, np.uint8)
+    misaligned = raw[1:].view(np.float32).reshape(2, 3)
+    misaligned[:] = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert misaligned.flags.c_contiguous and not misaligned.flags.aligned
+    y = weft.Session(g).run("y", {"x": misaligned})
+    np.testing.assert_array_equal(y, misaligned * 2)
+    assert seen[0] != _address(misaligned)
+
+
 def test_other_dtypes_and_shapes_are_refused_naming_the_input(mlp_path):
     session = weft.InferenceSession(mlp_path)
     with pytest.raises(ValueError, match="input 'x': expected dtype float32, got float64"):
