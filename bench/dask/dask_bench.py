@@ -1,0 +1,245 @@
+"""weft.dask against what Dask users run today (#47 item 7): items/s and
+CPU seconds per item on a LocalCluster of W worker processes x T task
+threads, each system in turn on the same cluster and the same data.
+
+  weft         weft.dask.predict (the model shipped once, loaded once per
+               worker, threads from the worker's budget)
+  torch        PyTorch in a Dask task, the model built once per worker
+               process, torch's default threads (what Dask's nanny leaves:
+               OMP_NUM_THREADS=1)
+  torch-match  the same with torch.set_num_threads(host cores / (W x T))
+  one-process  weft in one process without Dask: `weft predict` for the
+               images, an InferenceSession over the same batches for the MLP
+
+Workloads: the two-tower MLP (--rows inputs of 512 floats, batches of 256,
+blocks of 1,000 rows) and ResNet-18 over JPEG files (--images DIR, the
+first --count files; decode, resize 256, centre crop 224, normalise;
+batches of 16, 128 files a task). The PyTorch models are the exported
+ones' modules with the same seed (bench/models/export_models.py).
+
+    python3 bench/dask/dask_bench.py --models /tmp/models \
+        --images /tmp/bench400 --weft build/bin/weft \
+        --weft-python build/python [--rows 20000] [--count 2000] [--rounds 2]
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import cloudpickle
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS_DIR = os.path.join(HERE, "..", "models")
+sys.path.insert(0, MODELS_DIR)
+import export_models  # noqa: E402
+
+# The workers get the models' module with the functions that use it.
+cloudpickle.register_pickle_by_value(export_models)
+_torch_models = {}
+
+
+def torch_model(name, threads):
+    """A PyTorch model built once per worker process (as Dask users cache
+    theirs); threads: None leaves torch's default."""
+    import torch
+    if threads is not None:
+        torch.set_num_threads(threads)
+    if name not in _torch_models:
+        model, _, _ = export_models.build(name)
+        _torch_models[name] = model.eval()
+    return _torch_models[name]
+
+
+def torch_rows(block, threads):
+    import numpy as np
+    import torch
+    model = torch_model("two_towers", threads)
+    out = []
+    with torch.no_grad():
+        for first in range(0, len(block), 256):
+            out.append(model(torch.from_numpy(
+                np.ascontiguousarray(block[first:first + 256]))).numpy())
+    return np.concatenate(out)
+
+
+def torch_files(paths, threads):
+    import numpy as np
+    import torch
+    import torchvision.transforms as T
+    from PIL import Image
+    model = torch_model("resnet18", threads)
+    transform = T.Compose([
+        T.Resize(256, antialias=True), T.CenterCrop(224), T.ToTensor(),
+        T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    rows = []
+    with torch.no_grad():
+        for first in range(0, len(paths), 16):
+            batch = torch.stack([transform(Image.open(p).convert("RGB"))
+                                 for p in paths[first:first + 16]])
+            rows.append(model(batch).numpy())
+    return list(np.concatenate(rows))
+
+
+def worker_cpu_seconds(client):
+    import psutil
+    total = 0.0
+    for pid in client.run(os.getpid).values():
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
+def timed(client, items, compute):
+    cpu = worker_cpu_seconds(client)
+    start = time.perf_counter()
+    compute()
+    seconds = time.perf_counter() - start
+    cpu = worker_cpu_seconds(client) - cpu
+    return {"items_per_s": items / seconds, "cpu_s_per_item": cpu / items}
+
+
+def one_process_mlp(model, x):
+    import weft
+    session = weft.InferenceSession(model)
+    start = time.perf_counter()
+    cpu = time.process_time()
+    for first in range(0, len(x), 256):
+        session.run(None, {"input": x[first:first + 256]})
+    seconds = time.perf_counter() - start
+    return {"items_per_s": len(x) / seconds,
+            "cpu_s_per_item": (time.process_time() - cpu) / len(x)}
+
+
+def one_process_images(weft_cli, model, paths, scratch):
+    out = os.path.join(scratch, "one.npy")
+    for suffix in ("", ".paths.txt"):
+        if os.path.exists(out + suffix):
+            os.remove(out + suffix)
+    listing = [flag for p in paths for flag in ("-i", p)]
+    before = os.times()
+    start = time.perf_counter()
+    subprocess.run([weft_cli, "predict", model, *listing, "-o", out, "-q",
+                    "--preprocess", "imagenet", "--batch", "16"],
+                   check=True, stdout=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    after = os.times()
+    cpu = ((after.children_user - before.children_user) +
+           (after.children_system - before.children_system))
+    return {"items_per_s": len(paths) / seconds,
+            "cpu_s_per_item": cpu / len(paths)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", required=True)
+    parser.add_argument("--images", required=True)
+    parser.add_argument("--weft", required=True)
+    parser.add_argument("--weft-python", required=True)
+    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--settings", default="1x1,1x2,2x1,2x2")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    sys.path.insert(0, os.path.abspath(args.weft_python))
+    # Workers import weft from here.
+    os.environ["PYTHONPATH"] = os.path.abspath(args.weft_python)
+    import dask.array as da
+    import dask.bag as db
+    import numpy as np
+    from distributed import Client, LocalCluster
+
+    import weft
+    import weft.dask
+
+    mlp = os.path.join(args.models, "two_towers.onnx")
+    resnet = os.path.join(args.models, "resnet18.onnx")
+    x = np.random.default_rng(0).standard_normal(
+        (args.rows, 512)).astype(np.float32)
+    paths = sorted(glob.glob(os.path.join(args.images, "*.jpg")))[:args.count]
+    host = weft._weft._cpu_budget()["threads"]
+    scratch = os.path.join("/tmp", f"dask_bench_{os.getpid()}")
+    os.makedirs(scratch, exist_ok=True)
+    results = {}
+
+    def record(key, value):
+        results.setdefault(key, []).append(value)
+
+    for round_ in range(args.rounds):
+        record(("one-process", "mlp"), one_process_mlp(mlp, x))
+        record(("one-process", "images"),
+               one_process_images(args.weft, resnet, paths, scratch))
+        for setting in args.settings.split(","):
+            workers, threads = map(int, setting.split("x"))
+            matched = max(1, host // (workers * threads))
+            with LocalCluster(n_workers=workers, threads_per_worker=threads,
+                              processes=True, host="127.0.0.1",
+                              dashboard_address=None) as cluster, \
+                    Client(cluster) as client:
+                def jobs(name, rows, files):
+                    """The two jobs of one system on these inputs."""
+                    blocks = da.from_array(rows, chunks=1000)
+                    bag = db.from_sequence(files, partition_size=128)
+                    if name == "weft":
+                        return (lambda: weft.dask.predict(
+                                    mlp, blocks, batch_size=256).compute(),
+                                lambda: weft.dask.predict(
+                                    resnet, files, batch_size=16).compute())
+                    torch_threads = matched if name == "torch-match" else None
+                    return (lambda: blocks.map_blocks(
+                                torch_rows, torch_threads,
+                                dtype=np.float32).compute(),
+                            lambda: bag.map_partitions(
+                                torch_files, torch_threads).compute())
+
+                for name in ("weft", "torch", "torch-match"):
+                    # Warm: the models built or loaded on every worker.
+                    for warm in jobs(name, x[:2000 * workers],
+                                     paths[:16 * workers]):
+                        warm()
+                    run_mlp, run_images = jobs(name, x, paths)
+                    record((setting, name, "mlp"),
+                           timed(client, len(x), run_mlp))
+                    record((setting, name, "images"),
+                           timed(client, len(paths), run_images))
+                    print(setting, name, results[(setting, name, "mlp")][-1],
+                          results[(setting, name, "images")][-1],
+                          file=sys.stderr)
+
+    def median(key, field):
+        return statistics.median(r[field] for r in results[key])
+
+    rows = []
+    for workload in ("mlp", "images"):
+        single = median(("one-process", workload), "items_per_s")
+        rows.append(f"\n{workload}: one process (weft, no Dask) "
+                    f"{single:.1f} items/s, "
+                    f"{median(('one-process', workload), 'cpu_s_per_item') * 1e3:.2f}"
+                    " CPU ms/item")
+        rows.append(f"{'W x T':6} {'system':12} {'items/s':>9} "
+                    f"{'CPU ms/item':>11} {'weft/best peer':>14} "
+                    f"{'one-process/weft':>16}")
+        for setting in args.settings.split(","):
+            weft_rate = median((setting, "weft", workload), "items_per_s")
+            peer = max(median((setting, p, workload), "items_per_s")
+                       for p in ("torch", "torch-match"))
+            for name in ("weft", "torch", "torch-match"):
+                rate = median((setting, name, workload), "items_per_s")
+                cpu = median((setting, name, workload), "cpu_s_per_item")
+                extra = (f"{weft_rate / peer:14.2f} {single / weft_rate:16.2f}"
+                         if name == "weft" else "")
+                rows.append(f"{setting:6} {name:12} {rate:9.1f} "
+                            f"{cpu * 1e3:11.2f} {extra}")
+    print("\n".join(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({" ".join(k): v for k, v in results.items()}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
