@@ -157,6 +157,36 @@ def test_a_worker_killed_mid_job_costs_time_not_data(images, tmp_path):
     assert listed == paths  # Every item once, in input order.
 
 
+def _grow_past_memory_once(partition):
+    """A chaos task hook: partition 1 takes more memory than its worker's
+    limit (the nanny kills the worker)."""
+    if partition == 1:
+        hog = bytearray(400 << 20)
+        for page in range(0, len(hog), 4096):
+            hog[page] = 1
+        import time
+        time.sleep(10)  # The nanny's monitor acts within a second or so.
+
+
+def test_a_worker_past_its_memory_limit_is_named(images, tmp_path):
+    import dask
+    paths, model = images
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with local_cluster(1, 1, memory_limit="300MB") as cluster, \
+                distributed.Client(cluster) as c:
+            with pytest.raises(_dask_job.JobError) as failed:
+                _dask_job.run_job(c, model, paths, str(tmp_path / "m.npy"),
+                                  batch_size=2, partition_size=4,
+                                  task_hook=_grow_past_memory_once)
+    # The worker took the tasks it held with it (partition 1, perhaps 0):
+    # the first of them is named, with the worker.
+    text = str(failed.value)
+    assert text.startswith("partition ")
+    assert "out of memory, or killed" in text and "tcp://127.0.0.1:" in text
+    # The job can be run again: its state is kept.
+    assert (tmp_path / "m.npy.cluster-partial" / "inputs.txt").exists()
+
+
 def test_failures_name_the_worker_partition_and_item(client, images,
                                                      tmp_path):
     paths, model = images

@@ -11,10 +11,10 @@ killed worker costs only its partitions' time (Dask runs them again).
 """
 
 import argparse
-import hashlib
 import os
 import sys
 import time
+import uuid
 
 import numpy as np
 
@@ -210,11 +210,14 @@ def run_job(client, model, paths, output, preprocess="imagenet",
     progress = _Progress(len(paths), done_before, quiet)
     start = time.monotonic()
     payload = weft_dask.model_payload(model)
-    job = hashlib.sha256((payload.digest + sink.__class__.__name__ +
-                          "\n".join(paths)).encode()).hexdigest()[:16]
-    # The model goes to the cluster once, as data; workers fetch it from
-    # each other, and load it once per process (weft.dask's cache).
-    model_future = client.scatter(payload, hash=False)
+    # Keys of this run alone: a run stopped earlier may still be cancelling
+    # its own.
+    job = uuid.uuid4().hex[:16]
+    # The model goes to the scheduler once, as a task's argument: its
+    # result is fetched by the workers from each other, loaded once per
+    # process (weft.dask's cache), and can be made again if every worker
+    # holding it dies (scattered data could not).
+    model_future = client.submit(_keep, payload, pure=False)
     futures = {}
     for p in pending:
         a, b = partitions[p]
@@ -225,14 +228,18 @@ def run_job(client, model, paths, output, preprocess="imagenet",
     progress.show(len(client.scheduler_info()["workers"]))
     predicted = 0
     try:
-        for future in as_completed(futures):
+        # Results are fetched as each task finishes (with_results): a
+        # result held only by a worker that dies before the client asks is
+        # otherwise made again while the client waits for it.
+        for future, result in as_completed(futures, with_results=True,
+                                           raise_errors=False):
             p = futures[future]
             a, b = partitions[p]
             if future.status == "error":
                 error = future.exception()
-                progress.fail(getattr(error, "worker", None), f"partition {p}")
+                progress.fail(getattr(error, "last_worker", None),
+                              f"partition {p}")
                 raise JobError(_describe_failure(error, p, a, b))
-            result = future.result()
             for i, why in result["skipped"]:
                 progress.fail(result["worker"], f"input {a + i}")
             sink.write(result)
@@ -247,6 +254,10 @@ def run_job(client, model, paths, output, preprocess="imagenet",
             "resumed": done_before, "skipped": skipped,
             "seconds": time.monotonic() - start,
             "failures": progress.failures}
+
+
+def _keep(payload):
+    return payload
 
 
 def _partition_task(payload, paths, first, partition, preprocess, batch_size,

@@ -193,7 +193,9 @@ def worker_info():
     ``task_threads`` (the worker's nthreads), ``worker_cores`` and
     ``cores_from`` (its resources' CPU count, else its share of the host's
     cores, affinity and cgroup quota included), ``intra_op_threads`` and
-    ``inter_op_threads`` per task, ``concurrent_runs`` (task threads x
+    ``inter_op_threads`` per task (files jobs: one inter-op pool of
+    ``worker_cores`` threads for all tasks' pipelines and Runs),
+    ``concurrent_runs`` (task threads x
     weft threads never exceed the worker's cores), ``omp_num_threads`` and
     ``overrides`` (the environment weft does not obey here, and why), and
     ``models_loaded``."""
@@ -221,10 +223,25 @@ def _session_options(budget):
     return options
 
 
+def _files_options(budget):
+    """Core options of a files job: its pipeline and its model's Runs, and
+    those of every task of this process, on one inter-op pool of the
+    worker's cores (a named pool is shared process-wide), so that the
+    items being decoded and the model share the budget."""
+    core = _session_options(budget)._to_core()
+    core.session_inter_op_thread_pools = [(budget["worker_cores"],
+                                           "weft.dask")]
+    return core
+
+
 def _model_path(payload):
+    """The payload as a file (weft loads models from files), in the
+    worker's own directory, which Dask removes with the worker."""
     global _model_dir
     if _model_dir is None:
-        _model_dir = _tempfile.mkdtemp(prefix="weft-dask-models-")
+        worker = _current_worker()
+        parent = worker.local_directory if worker is not None else None
+        _model_dir = _tempfile.mkdtemp(prefix="weft-models-", dir=parent)
     path = _os.path.join(_model_dir, payload.digest)
     if not _os.path.exists(path):
         with open(path + ".tmp", "wb") as f:
@@ -249,7 +266,7 @@ def _loaded(payload, kind):
             if kind == "session":
                 model = _InferenceSession(path, options)
             else:
-                model = _weft._PredictModel(path, options._to_core())
+                model = _weft._PredictModel(path, _files_options(budget))
         except Exception as error:
             raise WorkerTaskError(
                 f"{_where()}: cannot load the model {payload.name}: "
@@ -276,7 +293,7 @@ def _run_rows(payload, feeds, output_names, batch_size, partition):
     session = _loaded(payload, "session")
     rows = len(next(iter(feeds.values())))
     step = rows if not batch_size else int(batch_size)
-    parts = []
+    parts, first = [], 0
     try:
         with _gate:
             for first in range(0, rows, max(step, 1)):
@@ -330,7 +347,7 @@ def predict_partition(payload, paths, first_index, partition, preprocess,
             out = _weft._predict(
                 model, list(paths), "", preprocess, int(batch_size),
                 bool(skip_bad_inputs), bool(prefetch), int(first_index),
-                _session_options(budget)._to_core(), None)
+                _files_options(budget), None)
     except Exception as error:
         raise WorkerTaskError(
             f"{_where(partition)} (inputs {first_index} to "
@@ -462,9 +479,13 @@ def _predict_frame(payload, df, output_names, batch_size):
 
 
 def file_partitions(count, batch_size, partition_size=None):
-    """(first, stop) of each partition of a files job of `count` inputs:
-    whole batches, about 8 to a partition unless said."""
-    size = int(partition_size or 8 * batch_size)
+    """(first, stop) of each partition of a files job of `count` inputs.
+    Unless said, whole batches: enough partitions (32) for a cluster's task
+    threads to share a small job evenly, at most 8 batches each."""
+    if partition_size is None:
+        batches = -(-count // (32 * batch_size))
+        partition_size = batch_size * max(1, min(8, batches))
+    size = int(partition_size)
     if size < 1:
         raise ValueError(f"partition_size must be 1 or more, not {size}")
     return [(first, min(count, first + size)) for first in
@@ -505,7 +526,7 @@ def predict(model, data, output_names=None, batch_size=None,
       preprocessed by ``preprocess`` (``weft.predict``'s recipes);
       ``skip_bad_inputs`` puts a ``Skipped(path, reason)`` in place of an
       unreadable input's row. ``partition_size``: inputs per task (default
-      8 batches).
+      whole batches, up to 8, about 32 partitions).
 
     ``batch_size``: rows per Run (None: each block at once for arrays and
     dataframes, 16 for files). Threads per task come from each worker's

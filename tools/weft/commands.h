@@ -93,7 +93,7 @@ struct PredictArgs {
   std::string scheduler;
   int local_workers = 0;
   int threads_per_worker = 1;
-  int64_t partition_size = 0;  // Inputs per task; 0: 8 batches.
+  int64_t partition_size = 0;  // Inputs per task; 0: weft.dask's default.
   std::string tls_ca_file, tls_cert, tls_key;
 };
 
