@@ -12,7 +12,7 @@ threads, each system in turn on the same cluster and the same data.
                images, an InferenceSession over the same batches for the MLP
 
 Workloads: the two-tower MLP (--rows inputs of 512 floats, batches of 256,
-blocks of 1,000 rows) and ResNet-18 over JPEG files (--images DIR, the
+blocks of 2,500 rows) and ResNet-18 over JPEG files (--images DIR, the
 first --count files; decode, resize 256, centre crop 224, normalise;
 batches of 16, 128 files a task). The PyTorch models are the exported
 ones' modules with the same seed (bench/models/export_models.py).
@@ -182,7 +182,7 @@ def main():
                     Client(cluster) as client:
                 def jobs(name, rows, files):
                     """The two jobs of one system on these inputs."""
-                    blocks = da.from_array(rows, chunks=1000)
+                    blocks = da.from_array(rows, chunks=2500)
                     bag = db.from_sequence(files, partition_size=128)
                     if name == "weft":
                         return (lambda: weft.dask.predict(
