@@ -152,7 +152,9 @@ def _work_out_budget():
             cores, source = shared
     share = max(1, cores // task_threads)
     overrides = []
-    if omp is not None and worker is not None and omp.strip() != str(share):
+    if omp is not None and worker is not None:
+        # Said even where the numbers agree: the variable is not what
+        # decided them.
         overrides.append(
             f"OMP_NUM_THREADS={omp} (set for every worker by Dask's nanny, "
             f"distributed.nanny.pre-spawn-environ) is overridden: weft runs "
