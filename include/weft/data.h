@@ -135,10 +135,14 @@ class Dataset {
   // dimension; the last batch may be smaller unless drop_remainder.
   Dataset Batch(int64_t batch_size, bool drop_remainder = false) const;
   // As Batch, padding each component to the largest shape in the batch
-  // (or to padded_shapes where given, -1 meaning "largest") with zeros.
+  // (or to padded_shapes where given, -1 meaning "largest") with zeros, or
+  // with padding_values[c] where given for component c (one value: for
+  // every component): a scalar of the component's dtype, or a number the
+  // component's numeric dtype holds exactly (an empty Tensor: zeros).
   Dataset PaddedBatch(int64_t batch_size,
                       std::vector<std::vector<int64_t>> padded_shapes = {},
-                      bool drop_remainder = false) const;
+                      bool drop_remainder = false,
+                      std::vector<Tensor> padding_values = {}) const;
   Dataset Unbatch() const;
   // Draws uniformly from a buffer of buffer_size elements (seeded).
   Dataset Shuffle(int64_t buffer_size, uint64_t seed,

@@ -71,6 +71,14 @@ def test_padded_batch_unbatch_cache(tmp_path):
     ds = Dataset.range(1, 4).map(lambda n: np.ones(int(n), np.float32))
     batch = next(iter(ds.padded_batch(3)))
     assert batch.tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    # padding_values: a Python number, converted to the component's dtype.
+    batch = next(iter(ds.padded_batch(2, padding_values=-1)))
+    assert batch.dtype == np.float32 and batch.tolist() == [[1, -1], [1, 1]]
+    pairs = Dataset.range(1, 3).map(
+        lambda n: (np.ones(int(n), np.int32), np.array(["a"] * int(n))))
+    ints, words = next(iter(pairs.padded_batch(2, padding_values=(7, "-"))))
+    assert ints.tolist() == [[1, 7], [1, 1]]
+    assert words.tolist() == [["a", "-"], ["a", "a"]]
     assert values(Dataset.range(5).batch(2).unbatch()) == [0, 1, 2, 3, 4]
     calls = []
 

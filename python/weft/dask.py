@@ -150,7 +150,11 @@ def _work_out_budget():
             if shared is None:
                 return None
             cores, source = shared
-    share = max(1, cores // task_threads)
+    # Each Run gets all of the worker's cores, one Run at a time: task
+    # threads beyond the first overlap what is not a Run (moving blocks,
+    # Python). Measured on 2 cores (docs/dask.md): 1 worker x 2 threads ran
+    # the MLP at 16,600 rows/s so, 11,500 with two Runs of 1 thread.
+    share = cores
     overrides = []
     if omp is not None and worker is not None:
         # Said even where the numbers agree: the variable is not what
@@ -158,8 +162,9 @@ def _work_out_budget():
         overrides.append(
             f"OMP_NUM_THREADS={omp} (set for every worker by Dask's nanny, "
             f"distributed.nanny.pre-spawn-environ) is overridden: weft runs "
-            f"{share} intra-op thread(s) per task, the worker's {cores} "
-            f"core(s) over its {task_threads} task thread(s)")
+            f"{share} intra-op thread(s) per Run, one Run at a time, on the "
+            f"worker's {cores} core(s) for its {task_threads} task "
+            f"thread(s)")
     return {
         "worker": address,
         "pid": _os.getpid(),
@@ -195,10 +200,10 @@ def worker_info():
     ``task_threads`` (the worker's nthreads), ``worker_cores`` and
     ``cores_from`` (its resources' CPU count, else its share of the host's
     cores, affinity and cgroup quota included), ``intra_op_threads`` and
-    ``inter_op_threads`` per task (files jobs: one inter-op pool of
+    ``inter_op_threads`` of a Run (files jobs: one inter-op pool of
     ``worker_cores`` threads for all tasks' pipelines and Runs),
-    ``concurrent_runs`` (task threads x
-    weft threads never exceed the worker's cores), ``omp_num_threads`` and
+    ``concurrent_runs`` (Runs in flight x their threads never exceed the
+    worker's cores, whatever its task threads), ``omp_num_threads`` and
     ``overrides`` (the environment weft does not obey here, and why), and
     ``models_loaded``."""
     info = dict(_the_budget())

@@ -278,14 +278,19 @@ class Dataset:
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder=False):
-        if padding_values is not None:
-            raise NotImplementedError("padded_batch pads with zeros")
         shapes = []
         if padded_shapes is not None:
             leaves, _ = _flatten(padded_shapes)
             shapes = [[-1 if d is None else int(d) for d in s] for s in leaves]
+        # One scalar per component (None: zeros), in the element's order; a
+        # number converts to the component's dtype where it fits exactly.
+        values = []
+        if padding_values is not None:
+            # One value (not a tuple or dict) pads every component.
+            values, _ = _flatten(padding_values)
+            values = [None if v is None else _np.asarray(v) for v in values]
         return Dataset(self._core.padded_batch(int(batch_size), shapes,
-                                               bool(drop_remainder)),
+                                               bool(drop_remainder), values),
                        self._structure)
 
     def unbatch(self):

@@ -1,6 +1,10 @@
 // Batch, PaddedBatch and Unbatch.
+#include <limits>
+#include <type_traits>
+
 #include "data/dataset_node.h"
 #include "data/element_ops.h"
+#include "weft/dtype_dispatch.h"
 
 namespace weft::data {
 namespace {
@@ -15,12 +19,14 @@ class BatchStage final : public StageIterator {
   // padded: pad each component to padded_shapes (-1 or absent: the largest
   // in the batch).
   BatchStage(Stages inputs, int64_t batch_size, bool drop_remainder,
-             bool padded, std::vector<std::vector<int64_t>> padded_shapes)
+             bool padded, std::vector<std::vector<int64_t>> padded_shapes,
+             std::vector<Tensor> padding_values)
       : StageIterator(padded ? "PaddedBatch" : "Batch", std::move(inputs)),
         batch_size_(batch_size),
         drop_remainder_(drop_remainder),
         padded_(padded),
-        padded_shapes_(std::move(padded_shapes)) {}
+        padded_shapes_(std::move(padded_shapes)),
+        padding_values_(std::move(padding_values)) {}
 
  protected:
   Status DoGetNext(Element* out, bool* end) override {
@@ -99,7 +105,71 @@ class BatchStage final : public StageIterator {
         if (want[d] >= 0) dims[d] = want[d];
       }
     }
-    return internal::StackPadded(column, Shape(dims), first);
+    const size_t v = padding_values_.size() == 1 ? 0 : c;
+    if (v >= padding_values_.size() || !padding_values_[v].IsInitialized()) {
+      return internal::StackPadded(column, Shape(dims), first);
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor pad,
+                          PadOfDtype(padding_values_[v], column[0]->dtype()));
+    return internal::StackPadded(column, Shape(dims), first, &pad);
+  }
+
+  template <class T>
+  static double AsDouble(T v) {
+    if constexpr (std::is_same_v<T, Float16>) {
+      return static_cast<double>(static_cast<float>(v));
+    } else {
+      return static_cast<double>(v);
+    }
+  }
+  template <class T>
+  static T FromDouble(double v) {
+    if constexpr (std::is_same_v<T, Float16>) {
+      return T(static_cast<float>(v));
+    } else {
+      return static_cast<T>(v);
+    }
+  }
+
+  // The padding value as a scalar of `dtype`: itself, or a number converted
+  // where `dtype` holds it exactly (a Python 0 or -1 for any numeric
+  // component, as tf.data converts its padding values).
+  static StatusOr<Tensor> PadOfDtype(const Tensor& value, DataType dtype) {
+    if (value.NumElements() != 1) {
+      return InvalidArgumentError(
+          "padding_values: a padding value is one "
+          "element, not " +
+          value.shape().ToString());
+    }
+    if (value.dtype() == dtype) return value;
+    const std::string mismatch =
+        "padding value of dtype " + std::string(DataTypeName(value.dtype())) +
+        " for a component of dtype " + DataTypeName(dtype);
+    if (IsListedOnlyType(value.dtype()) || IsListedOnlyType(dtype)) {
+      return InvalidArgumentError(mismatch);
+    }
+    const double number = DispatchDtype(value.dtype(), [&](auto t) {
+      return AsDouble(value.data<decltype(t)>()[0]);
+    });
+    WEFT_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(dtype, Shape({})));
+    const bool exact = DispatchDtype(dtype, [&](auto t) {
+      using T = decltype(t);
+      if constexpr (std::is_integral_v<T>) {
+        // Out of range is checked first: the cast would be undefined.
+        if (!(number >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+              number <= static_cast<double>(std::numeric_limits<T>::max()))) {
+          return false;
+        }
+      }
+      const T converted = FromDouble<T>(number);
+      out.data<T>()[0] = converted;
+      return AsDouble(converted) == number;
+    });
+    if (!exact) {
+      return InvalidArgumentError(mismatch + ": " + std::to_string(number) +
+                                  " does not convert exactly");
+    }
+    return out;
   }
 
   std::string Name() const { return padded_ ? "padded_batch" : "batch"; }
@@ -108,6 +178,7 @@ class BatchStage final : public StageIterator {
   bool drop_remainder_;
   bool padded_;
   std::vector<std::vector<int64_t>> padded_shapes_;
+  std::vector<Tensor> padding_values_;
   int64_t consumed_ = 0;
 };
 
@@ -160,35 +231,38 @@ class UnbatchStage final : public StageIterator {
 };
 
 Dataset MakeBatch(const Dataset& input, int64_t batch_size, bool drop_remainder,
-                  bool padded,
-                  std::vector<std::vector<int64_t>> padded_shapes) {
+                  bool padded, std::vector<std::vector<int64_t>> padded_shapes,
+                  std::vector<Tensor> padding_values) {
   return Dataset(internal::MakeNode(
       padded ? "PaddedBatch" : "Batch", {input.node()},
       [batch_size, drop_remainder, padded,
-       padded_shapes = std::move(padded_shapes)](const IteratorEnv&,
-                                                 Stages in) -> StageOr {
+       padded_shapes = std::move(padded_shapes),
+       padding_values = std::move(padding_values)](const IteratorEnv&,
+                                                   Stages in) -> StageOr {
         if (batch_size <= 0) {
           return InvalidArgumentError(
               std::string(padded ? "padded_batch" : "batch") +
               ": batch_size must be positive, not " +
               std::to_string(batch_size));
         }
-        return internal::NewStage<BatchStage>(
-            std::move(in), batch_size, drop_remainder, padded, padded_shapes);
+        return internal::NewStage<BatchStage>(std::move(in), batch_size,
+                                              drop_remainder, padded,
+                                              padded_shapes, padding_values);
       }));
 }
 
 }  // namespace
 
 Dataset Dataset::Batch(int64_t batch_size, bool drop_remainder) const {
-  return MakeBatch(*this, batch_size, drop_remainder, false, {});
+  return MakeBatch(*this, batch_size, drop_remainder, false, {}, {});
 }
 
 Dataset Dataset::PaddedBatch(int64_t batch_size,
                              std::vector<std::vector<int64_t>> padded_shapes,
-                             bool drop_remainder) const {
+                             bool drop_remainder,
+                             std::vector<Tensor> padding_values) const {
   return MakeBatch(*this, batch_size, drop_remainder, true,
-                   std::move(padded_shapes));
+                   std::move(padded_shapes), std::move(padding_values));
 }
 
 Dataset Dataset::Unbatch() const {

@@ -131,6 +131,32 @@ TEST(DatasetTest, PaddedBatchPadsWithZeros) {
   EXPECT_EQ(fixed[0][0].shape(), Shape({2, 5}));
 }
 
+TEST(DatasetTest, PaddedBatchPadsWithTheValuesGiven) {
+  // A float component padded with -1 given as an int64 number (converted
+  // exactly, as tf.data converts a Python -1).
+  std::vector<Element> out =
+      Drain(RangeOf(0, 2)
+                .Map(VectorOfLength())
+                .PaddedBatch(2, {}, false, {Tensor::Scalar<int64_t>(-1)}));
+  ASSERT_EQ(out.size(), 1u);
+  const float* v = out[0][0].data<float>();
+  EXPECT_EQ(std::vector<float>(v, v + 4), (std::vector<float>{1, -1, 1, 1}));
+  // A value the component's dtype cannot hold is an error naming both.
+  auto it = RangeOf(0, 2)
+                .PaddedBatch(2, {}, false, {Tensor::Scalar<double>(0.5)})
+                .MakeIterator();
+  ASSERT_TRUE(it.ok());
+  Element e;
+  bool end = false;
+  Status s = (*it)->GetNext(&e, &end);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("padding value of dtype float64 for a component "
+                             "of dtype int64: 0.500000 does not convert "
+                             "exactly"),
+            std::string::npos)
+      << s;
+}
+
 TEST(DatasetTest, ShuffleIsASeededPermutation) {
   std::vector<int64_t> a = Ints(Drain(RangeOf(0, 100).Shuffle(10, 42)));
   std::vector<int64_t> b = Ints(Drain(RangeOf(0, 100).Shuffle(10, 42)));

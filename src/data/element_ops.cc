@@ -119,7 +119,8 @@ StatusOr<Tensor> StackRows(const std::vector<const Tensor*>& rows,
 }
 
 StatusOr<Tensor> StackPadded(const std::vector<const Tensor*>& rows,
-                             const Shape& shape, int64_t first_index) {
+                             const Shape& shape, int64_t first_index,
+                             const Tensor* pad) {
   WEFT_CHECK(!rows.empty(), "StackPadded of no rows");
   const Tensor& first = *rows[0];
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -141,6 +142,15 @@ StatusOr<Tensor> StackPadded(const std::vector<const Tensor*>& rows,
       Tensor::Create(first.dtype(),
                      WithLeading(static_cast<int64_t>(rows.size()), shape)));
   const int64_t n = shape.NumElements();
+  if (pad != nullptr) {
+    WEFT_CHECK(pad->dtype() == first.dtype() && pad->NumElements() == 1,
+               "StackPadded's pad is one element of the rows' dtype");
+    // The first block element by element, then block by block.
+    for (int64_t k = 0; k < n; ++k) CopyElements(*pad, 0, out, k, 1);
+    for (size_t i = 1; i < rows.size(); ++i) {
+      CopyElements(out, 0, out, static_cast<int64_t>(i) * n, n);
+    }
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     CopyPadded(*rows[i], shape, out, static_cast<int64_t>(i) * n);
   }

@@ -23,10 +23,12 @@ Tensor SliceRow(const Tensor& tensor, int64_t row);
 StatusOr<Tensor> StackRows(const std::vector<const Tensor*>& rows,
                            int64_t first_index = 0);
 
-// As StackRows, each row zero-padded (at the end of each dimension) to
-// `shape`, which every row must fit. Rows must agree in dtype and rank.
+// As StackRows, each row padded (at the end of each dimension) to `shape`,
+// which every row must fit, with zeros or, when given, the scalar `pad` of
+// the rows' dtype. Rows must agree in dtype and rank.
 StatusOr<Tensor> StackPadded(const std::vector<const Tensor*>& rows,
-                             const Shape& shape, int64_t first_index = 0);
+                             const Shape& shape, int64_t first_index = 0,
+                             const Tensor* pad = nullptr);
 
 // `parts` joined along their first dimension. All must agree in dtype and
 // in every other dimension (InvalidArgument otherwise). REQUIRES: parts is

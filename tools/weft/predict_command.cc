@@ -260,9 +260,10 @@ class PredictCommandLine final
                      "(default 1)")
         ->check(CLI::Range(1, 1024));
     command
-        ->add_option("--partition-size", args_.partition_size,
-                     "on a cluster: inputs per task (default: whole batches, up to "
-                     "8, about 32 tasks)")
+        ->add_option(
+            "--partition-size", args_.partition_size,
+            "on a cluster: inputs per task (default: whole batches, up to "
+            "8, about 32 tasks)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
     command->add_option("--tls-ca-file", args_.tls_ca_file,
                         "on a cluster: the CA certificate (PEM) for tls://");
