@@ -105,6 +105,7 @@ def timed(client, items, compute):
 def one_process_mlp(model, x):
     import weft
     session = weft.InferenceSession(model)
+    session.run(None, {"input": x[:256]})  # Warm, as the workers are.
     start = time.perf_counter()
     cpu = time.process_time()
     for first in range(0, len(x), 256):
@@ -143,6 +144,7 @@ def main():
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--settings", default="1x1,1x2,2x1,2x2")
+    parser.add_argument("--workloads", default="mlp,images")
     parser.add_argument("--json")
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.weft_python))
@@ -170,9 +172,12 @@ def main():
         results.setdefault(key, []).append(value)
 
     for round_ in range(args.rounds):
-        record(("one-process", "mlp"), one_process_mlp(mlp, x))
-        record(("one-process", "images"),
-               one_process_images(args.weft, resnet, paths, scratch))
+        workloads = args.workloads.split(",")
+        if "mlp" in workloads:
+            record(("one-process", "mlp"), one_process_mlp(mlp, x))
+        if "images" in workloads:
+            record(("one-process", "images"),
+                   one_process_images(args.weft, resnet, paths, scratch))
         for setting in args.settings.split(","):
             workers, threads = map(int, setting.split("x"))
             matched = max(1, host // (workers * threads))
@@ -198,23 +203,28 @@ def main():
 
                 for name in ("weft", "torch", "torch-match"):
                     # Warm: the models built or loaded on every worker.
-                    for warm in jobs(name, x[:2000 * workers],
-                                     paths[:16 * workers]):
-                        warm()
+                    warm_mlp, warm_images = jobs(name, x[:2000 * workers],
+                                                 paths[:16 * workers])
+                    if "mlp" in workloads:
+                        warm_mlp()
+                    if "images" in workloads:
+                        warm_images()
                     run_mlp, run_images = jobs(name, x, paths)
-                    record((setting, name, "mlp"),
-                           timed(client, len(x), run_mlp))
-                    record((setting, name, "images"),
-                           timed(client, len(paths), run_images))
-                    print(setting, name, results[(setting, name, "mlp")][-1],
-                          results[(setting, name, "images")][-1],
-                          file=sys.stderr)
+                    for workload, run, items in (("mlp", run_mlp, len(x)),
+                                                 ("images", run_images,
+                                                  len(paths))):
+                        if workload in workloads:
+                            record((setting, name, workload),
+                                   timed(client, items, run))
+                            print(setting, name, workload,
+                                  results[(setting, name, workload)][-1],
+                                  file=sys.stderr)
 
     def median(key, field):
         return statistics.median(r[field] for r in results[key])
 
     rows = []
-    for workload in ("mlp", "images"):
+    for workload in args.workloads.split(","):
         single = median(("one-process", workload), "items_per_s")
         rows.append(f"\n{workload}: one process (weft, no Dask) "
                     f"{single:.1f} items/s, "
