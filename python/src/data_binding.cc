@@ -171,6 +171,22 @@ Dataset Unwrap(const StatusOr<Dataset>& dataset) {
   return *dataset;
 }
 
+// padding_values: one per component, None for zeros (or one for all).
+Dataset PaddedBatch(const Dataset& d, int64_t batch_size,
+                    std::vector<std::vector<int64_t>> shapes,
+                    bool drop_remainder, const py::list& values) {
+  std::vector<Tensor> pads;
+  for (size_t c = 0; c < values.size(); ++c) {
+    pads.push_back(
+        values[c].is_none()
+            ? Tensor()
+            : ValueFromPython("padding_values component " + std::to_string(c),
+                              values[c], std::nullopt));
+  }
+  return d.PaddedBatch(batch_size, std::move(shapes), drop_remainder,
+                       std::move(pads));
+}
+
 }  // namespace
 
 void BindData(py::module_& m) {
@@ -247,23 +263,7 @@ void BindData(py::module_& m) {
              return d.Filter(PythonPredicate(std::move(fn)));
            })
       .def("batch", &Dataset::Batch)
-      .def(
-          "padded_batch",
-          [](const Dataset& d, int64_t batch_size,
-             std::vector<std::vector<int64_t>> shapes, bool drop_remainder,
-             const py::list& values) {
-            // None: zeros for that component.
-            std::vector<Tensor> pads;
-            for (size_t c = 0; c < values.size(); ++c) {
-              pads.push_back(values[c].is_none()
-                                 ? Tensor()
-                                 : ValueFromPython("padding_values component " +
-                                                       std::to_string(c),
-                                                   values[c], std::nullopt));
-            }
-            return d.PaddedBatch(batch_size, std::move(shapes), drop_remainder,
-                                 std::move(pads));
-          })
+      .def("padded_batch", &PaddedBatch)
       .def("unbatch", &Dataset::Unbatch)
       .def("shuffle", &Dataset::Shuffle)
       .def("repeat", &Dataset::Repeat)

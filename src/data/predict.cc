@@ -95,7 +95,23 @@ struct BatchResult {
   std::vector<std::pair<int64_t, std::string>> skipped;
 };
 
-// Where results go: the .npy form or the directory form.
+// The job's inputs in batches of batch_size, in order (the last may be
+// smaller), numbered from 0.
+std::vector<Batch> BatchGrid(const PredictOptions& options) {
+  const auto n = static_cast<int64_t>(options.inputs.size());
+  const int64_t b = options.batch_size;
+  std::vector<Batch> grid;
+  for (int64_t id = 0; id * b < n; ++id) {
+    Batch batch{id, {}};
+    for (int64_t i = id * b; i < std::min(n, (id + 1) * b); ++i) {
+      batch.inputs.push_back(i);
+    }
+    grid.push_back(std::move(batch));
+  }
+  return grid;
+}
+
+// Where results go: the .npy form, the directory form or memory.
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -142,16 +158,10 @@ class NpySink final : public Sink {
           listed,
           listing + "batch " + std::to_string(options_.batch_size) + "\n"));
     }
-    const auto n = static_cast<int64_t>(options_.inputs.size());
-    const int64_t b = options_.batch_size;
     std::vector<Batch> pending;
     *resumed = 0;
-    for (int64_t id = 0; id * b < n; ++id) {
-      Batch batch{id, {}};
-      for (int64_t i = id * b; i < std::min(n, (id + 1) * b); ++i) {
-        batch.inputs.push_back(i);
-      }
-      if (fs::exists(ListPath(id))) {
+    for (Batch& batch : BatchGrid(options_)) {
+      if (fs::exists(ListPath(batch.id))) {
         *resumed += static_cast<int64_t>(batch.inputs.size());
       } else {
         pending.push_back(std::move(batch));
@@ -353,17 +363,7 @@ class MemorySink final : public Sink {
 
   StatusOr<std::vector<Batch>> Pending(int64_t* resumed) override {
     *resumed = 0;
-    const auto n = static_cast<int64_t>(options_.inputs.size());
-    const int64_t b = options_.batch_size;
-    std::vector<Batch> pending;
-    for (int64_t id = 0; id * b < n; ++id) {
-      Batch batch{id, {}};
-      for (int64_t i = id * b; i < std::min(n, (id + 1) * b); ++i) {
-        batch.inputs.push_back(i);
-      }
-      pending.push_back(std::move(batch));
-    }
-    return pending;
+    return BatchGrid(options_);
   }
 
   Status Write(const Batch&, const BatchResult& result) override {
