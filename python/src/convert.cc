@@ -383,9 +383,9 @@ Tensor FromNumpy(const std::string& what, py::handle value,
     // which the tensor then uses in place.
     // (ALIGNED asked for too: a C-contiguous array unpickled from a
     // buffer at an odd offset is otherwise returned as it is.)
-    array = py::array::ensure(array,
-                              py::array::c_style | py::array::forcecast |
-                                  py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+    array =
+        py::array::ensure(array, py::array::c_style | py::array::forcecast |
+                                     py::detail::npy_api::NPY_ARRAY_ALIGNED_);
   }
   std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
   PyObject* object = array.ptr();
