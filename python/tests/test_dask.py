@@ -122,10 +122,18 @@ def test_each_worker_splits_its_cores_and_overrides_omp(workers, threads):
         assert info["omp_num_threads"] == "1"  # Dask's nanny set it.
         cores = max(1, host // workers)
         assert info["worker_cores"] == cores
-        # Runs in flight x their threads never exceed the worker's cores;
-        # a Run gets all of them.
-        assert info["concurrent_runs"] * info["intra_op_threads"] <= cores
-        assert info["intra_op_threads"] == cores
+        # Runs in flight x their threads never exceed the worker's cores.
+        for policy in info["runs"].values():
+            assert (policy["concurrent_runs"] * policy["intra_op_threads"]
+                    <= cores), info
+        # Arrays: a Run gets all of them, one at a time.
+        assert info["runs"]["arrays"]["intra_op_threads"] == cores
+        assert info["runs"]["arrays"]["concurrent_runs"] == 1
+        # Files: the cores split among the task threads, at once.
+        files = info["runs"]["files"]
+        assert files["intra_op_threads"] == max(1, cores // threads)
+        assert files["concurrent_runs"] == cores // files["intra_op_threads"]
+        assert files["pipeline_pool_threads"] == cores
         assert info["overrides"][0].startswith(
             "OMP_NUM_THREADS=1 (set for every worker by Dask's nanny")
 

@@ -88,7 +88,7 @@ class WorkerTaskError(RuntimeError):
 
 _lock = _threading.Lock()
 _budget = None        # This process's budget (dict), worked out once.
-_gate = None          # Bounds the Runs in flight to the budget.
+_gates = None         # Per job kind: bounds the Runs in flight.
 _models = {}          # (digest, kind) -> a loaded model.
 _loads = 0            # Models loaded by this process (worker_info()).
 _model_dir = None
@@ -150,37 +150,51 @@ def _work_out_budget():
             if shared is None:
                 return None
             cores, source = shared
-    # Each Run gets all of the worker's cores, one Run at a time: task
-    # threads beyond the first overlap what is not a Run (moving blocks,
-    # Python). Measured on 2 cores (docs/dask.md): 1 worker x 2 threads ran
-    # the MLP at 16,600 rows/s so, 11,500 with two Runs of 1 thread.
-    share = cores
+    # Arrays and dataframes: each Run gets all of the worker's cores, one
+    # Run at a time; task threads beyond the first overlap what is not a
+    # Run (moving blocks, Python). Measured on 2 cores (docs/dask.md): 1
+    # worker x 2 threads ran the MLP at 16,600 rows/s so, 11,500 with two
+    # Runs of 1 thread at once.
+    # Files: each task thread's Runs get the worker's cores divided among
+    # the task threads, at once, because a files task's own pipeline work
+    # (reading, decoding) fills the pool beside its Runs; measured there,
+    # 1 x 2 ran ResNet-18's images at 49.1 items/s so, 42.1 one Run at a
+    # time.
+    files_share = max(1, cores // task_threads)
+    runs = {
+        "arrays": {"intra_op_threads": cores, "inter_op_threads": cores,
+                   "concurrent_runs": 1},
+        "files": {"intra_op_threads": files_share,
+                  "inter_op_threads": files_share,
+                  "concurrent_runs": max(1, cores // files_share),
+                  "pipeline_pool_threads": cores},
+    }
     overrides = []
     if omp is not None and worker is not None:
         # Said even where the numbers agree: the variable is not what
         # decided them.
         overrides.append(
             f"OMP_NUM_THREADS={omp} (set for every worker by Dask's nanny, "
-            f"distributed.nanny.pre-spawn-environ) is overridden: weft runs "
-            f"{share} intra-op thread(s) per Run, one Run at a time, on the "
+            f"distributed.nanny.pre-spawn-environ) is overridden: on the "
             f"worker's {cores} core(s) for its {task_threads} task "
-            f"thread(s)")
+            f"thread(s), weft runs arrays and dataframes one Run of {cores} "
+            f"intra-op thread(s) at a time, and files "
+            f"{runs['files']['concurrent_runs']} Run(s) of {files_share} "
+            f"at once")
     return {
         "worker": address,
         "pid": _os.getpid(),
         "task_threads": task_threads,
         "worker_cores": cores,
         "cores_from": source,
-        "intra_op_threads": share,
-        "inter_op_threads": share,
-        "concurrent_runs": max(1, cores // share),
+        "runs": runs,
         "omp_num_threads": omp,
         "overrides": overrides,
     }
 
 
 def _the_budget():
-    global _budget, _gate
+    global _budget, _gates
     with _lock:
         if _budget is None:
             budget = _work_out_budget()
@@ -190,7 +204,9 @@ def _the_budget():
                     "workers share this host: call it in a task "
                     "(weft.dask.cluster_info(client)), not with client.run")
             _budget = budget
-            _gate = _threading.BoundedSemaphore(_budget["concurrent_runs"])
+            _gates = {kind: _threading.BoundedSemaphore(
+                policy["concurrent_runs"])
+                for kind, policy in budget["runs"].items()}
         return _budget
 
 
@@ -199,13 +215,14 @@ def worker_info():
     worker; ``cluster_info(client)`` asks every worker): ``worker`` (address),
     ``task_threads`` (the worker's nthreads), ``worker_cores`` and
     ``cores_from`` (its resources' CPU count, else its share of the host's
-    cores, affinity and cgroup quota included), ``intra_op_threads`` and
-    ``inter_op_threads`` of a Run (files jobs: one inter-op pool of
-    ``worker_cores`` threads for all tasks' pipelines and Runs),
-    ``concurrent_runs`` (Runs in flight x their threads never exceed the
-    worker's cores, whatever its task threads), ``omp_num_threads`` and
-    ``overrides`` (the environment weft does not obey here, and why), and
-    ``models_loaded``."""
+    cores, affinity and cgroup quota included), ``runs`` (per job kind,
+    "arrays" for arrays and dataframes and "files": a Run's
+    ``intra_op_threads`` and ``inter_op_threads`` and the
+    ``concurrent_runs`` in flight, whose product never exceeds the
+    worker's cores whatever its task threads; files jobs also share one
+    inter-op pool of ``pipeline_pool_threads`` for all tasks' pipelines
+    and Runs), ``omp_num_threads`` and ``overrides`` (the environment weft
+    does not obey here, and why), and ``models_loaded``."""
     info = dict(_the_budget())
     info["models_loaded"] = _loads
     return info
@@ -220,11 +237,13 @@ def cluster_info(client):
     return dict(zip(addresses, client.gather(futures)))
 
 
-def _session_options(budget):
+def _session_options(budget, kind):
+    """ORT-style options of a Run of job kind "arrays" or "files"."""
     from ._onnxruntime_api import ExecutionMode, SessionOptions
+    policy = budget["runs"][kind]
     options = SessionOptions()
-    options.intra_op_num_threads = budget["intra_op_threads"]
-    options.inter_op_num_threads = budget["inter_op_threads"]
+    options.intra_op_num_threads = policy["intra_op_threads"]
+    options.inter_op_num_threads = policy["inter_op_threads"]
     options.execution_mode = ExecutionMode.ORT_PARALLEL
     options.batch_invariant = True
     return options
@@ -235,9 +254,9 @@ def _files_options(budget):
     those of every task of this process, on one inter-op pool of the
     worker's cores (a named pool is shared process-wide), so that the
     items being decoded and the model share the budget."""
-    core = _session_options(budget)._to_core()
-    core.session_inter_op_thread_pools = [(budget["worker_cores"],
-                                           "weft.dask")]
+    core = _session_options(budget, "files")._to_core()
+    core.session_inter_op_thread_pools = [
+        (budget["runs"]["files"]["pipeline_pool_threads"], "weft.dask")]
     return core
 
 
@@ -258,8 +277,9 @@ def _model_path(payload):
 
 
 def _loaded(payload, kind):
-    """The model of `payload`, loaded once per process: kind "session" (an
-    InferenceSession) or "files" (weft.predict's model)."""
+    """The model of `payload`, loaded once per process for each job kind:
+    "arrays" (an InferenceSession, for arrays and dataframes) or "files"
+    (weft.predict's model)."""
     global _loads
     budget = _the_budget()
     key = (payload.digest, kind)
@@ -267,11 +287,11 @@ def _loaded(payload, kind):
         model = _models.get(key)
         if model is not None:
             return model
-        options = _session_options(budget)
         path = _model_path(payload)
         try:
-            if kind == "session":
-                model = _InferenceSession(path, options)
+            if kind == "arrays":
+                model = _InferenceSession(path,
+                                          _session_options(budget, kind))
             else:
                 model = _weft._PredictModel(path, _files_options(budget))
         except Exception as error:
@@ -297,12 +317,12 @@ def _where(partition=None):
 def _run_rows(payload, feeds, output_names, batch_size, partition):
     """The model on the rows of `feeds` (name -> array), batch by batch;
     one array per output name."""
-    session = _loaded(payload, "session")
+    session = _loaded(payload, "arrays")
     rows = len(next(iter(feeds.values())))
     step = rows if not batch_size else int(batch_size)
     parts, first = [], 0
     try:
-        with _gate:
+        with _gates["arrays"]:
             for first in range(0, rows, max(step, 1)):
                 batch = {k: v[first:first + step] for k, v in feeds.items()}
                 parts.append(session.run(output_names, batch))
@@ -350,7 +370,7 @@ def predict_partition(payload, paths, first_index, partition, preprocess,
     model = _loaded(payload, "files")
     budget = _the_budget()
     try:
-        with _gate:
+        with _gates["files"]:
             out = _weft._predict(
                 model, list(paths), "", preprocess, int(batch_size),
                 bool(skip_bad_inputs), bool(prefetch), int(first_index),
