@@ -9,10 +9,13 @@ threads, each system in turn on the same cluster and the same data.
                OMP_NUM_THREADS=1)
   torch-match  the same with torch.set_num_threads(host cores / (W x T))
   one-process  weft in one process without Dask: `weft predict` for the
-               images, an InferenceSession over the same batches for the MLP
+               images (at each round's start), an InferenceSession over the
+               same batches for the MLP (beside each setting's runs); the
+               one-process/weft column is the median of per-round ratios
 
 Workloads: the two-tower MLP (--rows inputs of 512 floats, batches of 256,
-blocks of 2,500 rows) and ResNet-18 over JPEG files (--images DIR, the
+blocks of 2,500 rows, on the workers before the clock starts unless
+--mlp-input client) and ResNet-18 over JPEG files (--images DIR, the
 first --count files; decode, resize 256, centre crop 224, normalise;
 batches of 16, 128 files a task). The PyTorch models are the exported
 ones' modules with the same seed (bench/models/export_models.py).
@@ -102,17 +105,35 @@ def timed(client, items, compute):
     return {"items_per_s": items / seconds, "cpu_s_per_item": cpu / items}
 
 
-def one_process_mlp(model, x):
-    import weft
-    session = weft.InferenceSession(model)
-    session.run(None, {"input": x[:256]})  # Warm, as the workers are.
-    start = time.perf_counter()
-    cpu = time.process_time()
-    for first in range(0, len(x), 256):
-        session.run(None, {"input": x[first:first + 256]})
-    seconds = time.perf_counter() - start
-    return {"items_per_s": len(x) / seconds,
-            "cpu_s_per_item": (time.process_time() - cpu) / len(x)}
+# The environment this bench started with. A LocalCluster sets
+# OMP_NUM_THREADS=1 in the process that starts it (Dask's nanny's
+# pre-spawn-environ, distributed 2022.12), which weft in one process would
+# obey: the one-process runs get the environment from before.
+CLEAN_ENV = dict(os.environ)
+
+_ONE_PROCESS_MLP = """
+import json, sys, time
+import numpy as np
+import weft
+model, rows = sys.argv[1], np.load(sys.argv[2])
+session = weft.InferenceSession(model)
+session.run(None, {"input": rows[:256]})  # Warm, as the workers are.
+start, cpu = time.perf_counter(), time.process_time()
+for first in range(0, len(rows), 256):
+    session.run(None, {"input": rows[first:first + 256]})
+seconds = time.perf_counter() - start
+print(json.dumps({"items_per_s": len(rows) / seconds,
+                  "cpu_s_per_item": (time.process_time() - cpu) / len(rows)}))
+"""
+
+
+def one_process_mlp(model, rows_file):
+    """An InferenceSession over the rows in batches of 256, in a process of
+    its own with the bench's starting environment."""
+    out = subprocess.run([sys.executable, "-c", _ONE_PROCESS_MLP, model,
+                          rows_file], check=True, capture_output=True,
+                         text=True, env=CLEAN_ENV)
+    return json.loads(out.stdout)
 
 
 def one_process_images(weft_cli, model, paths, scratch):
@@ -125,7 +146,7 @@ def one_process_images(weft_cli, model, paths, scratch):
     start = time.perf_counter()
     subprocess.run([weft_cli, "predict", model, *listing, "-o", out, "-q",
                     "--preprocess", "imagenet", "--batch", "16"],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, env=CLEAN_ENV)
     seconds = time.perf_counter() - start
     after = os.times()
     cpu = ((after.children_user - before.children_user) +
@@ -145,15 +166,21 @@ def main():
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--settings", default="1x1,1x2,2x1,2x2")
     parser.add_argument("--workloads", default="mlp,images")
+    parser.add_argument(
+        "--mlp-input", choices=("cluster", "client"), default="cluster",
+        help="where the MLP's rows are when the job starts: on the workers "
+             "(persisted, as after loading them from storage there), or in "
+             "the client's memory (shipped in the graph)")
     parser.add_argument("--json")
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.weft_python))
-    # Workers import weft from here.
+    # Workers (and the one-process runs) import weft from here.
     os.environ["PYTHONPATH"] = os.path.abspath(args.weft_python)
+    CLEAN_ENV["PYTHONPATH"] = os.environ["PYTHONPATH"]
     import dask.array as da
     import dask.bag as db
     import numpy as np
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, wait
 
     import weft
     import weft.dask
@@ -166,6 +193,8 @@ def main():
     host = weft._weft._cpu_budget()["threads"]
     scratch = os.path.join("/tmp", f"dask_bench_{os.getpid()}")
     os.makedirs(scratch, exist_ok=True)
+    rows_file = os.path.join(scratch, "rows.npy")
+    np.save(rows_file, x)
     results = {}
 
     def record(key, value):
@@ -173,14 +202,17 @@ def main():
 
     for round_ in range(args.rounds):
         workloads = args.workloads.split(",")
-        if "mlp" in workloads:
-            record(("one-process", "mlp"), one_process_mlp(mlp, x))
         if "images" in workloads:
             record(("one-process", "images"),
                    one_process_images(args.weft, resnet, paths, scratch))
         for setting in args.settings.split(","):
             workers, threads = map(int, setting.split("x"))
             matched = max(1, host // (workers * threads))
+            if "mlp" in workloads:
+                # Taken beside each setting's runs, the machine's noise
+                # being what it is: the ratio is per pair of runs.
+                record((setting, "one-process", "mlp"),
+                       one_process_mlp(mlp, rows_file))
             with LocalCluster(n_workers=workers, threads_per_worker=threads,
                               processes=True, host="127.0.0.1",
                               dashboard_address=None) as cluster, \
@@ -188,6 +220,9 @@ def main():
                 def jobs(name, rows, files):
                     """The two jobs of one system on these inputs."""
                     blocks = da.from_array(rows, chunks=2500)
+                    if args.mlp_input == "cluster":
+                        blocks = blocks.persist()
+                        wait(blocks)
                     bag = db.from_sequence(files, partition_size=128)
                     if name == "weft":
                         return (lambda: weft.dask.predict(
@@ -223,13 +258,25 @@ def main():
     def median(key, field):
         return statistics.median(r[field] for r in results[key])
 
+    def one_process_over_weft(setting, workload):
+        """Median over rounds of one process's rate over weft's, each round
+        against its own one-process run (beside the setting's for the MLP,
+        at the round's start for the images)."""
+        singles = (results.get((setting, "one-process", workload)) or
+                   results[("one-process", workload)])
+        return statistics.median(
+            s["items_per_s"] / w["items_per_s"]
+            for s, w in zip(singles, results[(setting, "weft", workload)]))
+
     rows = []
     for workload in args.workloads.split(","):
-        single = median(("one-process", workload), "items_per_s")
+        singles = [r for k, v in results.items() for r in v
+                   if k[-2:] == ("one-process", workload)]
+        single = statistics.median(r["items_per_s"] for r in singles)
+        single_cpu = statistics.median(r["cpu_s_per_item"] for r in singles)
         rows.append(f"\n{workload}: one process (weft, no Dask) "
-                    f"{single:.1f} items/s, "
-                    f"{median(('one-process', workload), 'cpu_s_per_item') * 1e3:.2f}"
-                    " CPU ms/item")
+                    f"{single:.1f} items/s, {single_cpu * 1e3:.2f} CPU "
+                    "ms/item (median of its runs)")
         rows.append(f"{'W x T':6} {'system':12} {'items/s':>9} "
                     f"{'CPU ms/item':>11} {'weft/best peer':>14} "
                     f"{'one-process/weft':>16}")
@@ -240,7 +287,8 @@ def main():
             for name in ("weft", "torch", "torch-match"):
                 rate = median((setting, name, workload), "items_per_s")
                 cpu = median((setting, name, workload), "cpu_s_per_item")
-                extra = (f"{weft_rate / peer:14.2f} {single / weft_rate:16.2f}"
+                extra = (f"{weft_rate / peer:14.2f} "
+                         f"{one_process_over_weft(setting, workload):16.2f}"
                          if name == "weft" else "")
                 rows.append(f"{setting:6} {name:12} {rate:9.1f} "
                             f"{cpu * 1e3:11.2f} {extra}")

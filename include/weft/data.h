@@ -74,8 +74,14 @@ struct StageStats {
   double busy_seconds = 0;  // Time in this stage's own work (map calls,
                             // stacking, decoding), summed over threads.
   double wait_seconds = 0;  // Time its consumer waited on it.
-  int parallelism = 1;      // Calls in flight (Map) or buffer (Prefetch).
+  int parallelism = 1;      // Calls in flight (Map) or buffer (Prefetch):
+                            // kAutotune's latest choice where autotuned.
   int64_t skipped = 0;      // Failed elements IgnoreErrors dropped.
+  bool autotuned = false;   // Made with kAutotune: the pass chooses.
+  // The stage that limits the pass: the most busy time per element the
+  // consumer took, per thread it may use, and more than the consumer's own
+  // time per element (else the consumer limits it and no stage is marked).
+  bool bottleneck = false;
 };
 
 struct IteratorOptions {
@@ -101,17 +107,6 @@ class Dataset {
   static StatusOr<Dataset> FromTensorSlices(std::vector<Tensor> components);
   // int64 scalars start, start + step, ... before stop. REQUIRES step != 0.
   static StatusOr<Dataset> Range(int64_t start, int64_t stop, int64_t step = 1);
-  // Makes a pass over `dataset` that graphs read with the IteratorGetNext op
-  // (TensorFlow's name; attributes `iterator` = name and `output_types`, the
-  // element's dtypes): each execution of such a node takes the next element,
-  // so one Run reads its own batch, and with inter-op threads loads it while
-  // other nodes compute. At the end of the pass the node fails with
-  // OutOfRange ("end of sequence"). The op is registered with the first
-  // iterator. AlreadyExists when the name is taken.
-  Status RegisterIterator(const std::string& name, const Dataset& dataset,
-                          IteratorOptions options = {});
-  // Ends the pass (waiting for its work in flight); NotFound for no such name.
-  Status UnregisterIterator(const std::string& name);
 
   // The paths that match a glob pattern, sorted, as string scalars; with
   // shuffle, in an order drawn from seed and the pass number (reshuffled

@@ -155,6 +155,23 @@ struct PredictRows {
 };
 StatusOr<PredictRows> PredictToMemory(const PredictOptions& options);
 
+// A job's input pipeline alone (`weft data-stats`): how fast it can feed a
+// model, and which stage limits it.
+struct PipelineReport {
+  int64_t items = 0;    // Made.
+  int64_t skipped = 0;  // Bad inputs, with skip_bad_inputs.
+  double seconds = 0;
+  int threads = 0;  // Of the pool it ran on.
+  // Source first, as PredictSummary::stages, with AUTOTUNE's last choices
+  // and the bottleneck marked (weft/data.h).
+  std::vector<data::StageStats> stages;
+};
+// Runs the pipeline of the job `options` describes (inputs, preprocess,
+// prefetch, on the inter-op pool of options.session) to the end, dropping
+// its items; the model is not opened and options.output must be empty.
+// A bad input is an error naming it, unless skip_bad_inputs.
+StatusOr<PipelineReport> MeasurePipeline(const PredictOptions& options);
+
 }  // namespace weft
 
 #endif  // WEFT_PREDICT_H_

@@ -157,6 +157,8 @@ class PyIterator {
       stage["wait_seconds"] = s.wait_seconds;
       stage["parallelism"] = s.parallelism;
       stage["skipped"] = s.skipped;
+      stage["autotuned"] = s.autotuned;
+      stage["bottleneck"] = s.bottleneck;
       out.append(stage);
     }
     return out;

@@ -1,5 +1,6 @@
 """weft.data: tf.data's names and semantics on weft's pools."""
 import os
+import time
 
 import numpy as np
 import pytest
@@ -154,6 +155,21 @@ def test_stats_name_each_stage():
                                            "Prefetch"]
     assert stats[1]["elements"] == 20 and stats[2]["elements"] == 4
     assert stats[1]["parallelism"] == 2
+    assert not stats[1]["autotuned"]
+
+
+def test_stats_say_what_autotune_chose_and_the_bottleneck():
+    def slow(x):
+        time.sleep(0.005)
+        return x
+    # Nothing consumes but the pass itself: the map limits it, and AUTOTUNE
+    # chose its calls in flight and the buffer.
+    stats = Dataset.range(40).map(slow, AUTOTUNE).prefetch(AUTOTUNE).stats()
+    by_stage = {s["stage"]: s for s in stats}
+    assert by_stage["ParallelMap"]["autotuned"]
+    assert by_stage["Prefetch"]["autotuned"]
+    assert by_stage["ParallelMap"]["parallelism"] >= 1
+    assert [s["stage"] for s in stats if s["bottleneck"]] == ["ParallelMap"]
 
 
 def test_iterator_get_next_reads_a_batch_per_run():

@@ -1,5 +1,6 @@
 // Dataset's iterator, its description, and the map functions for common
 // steps (reading files, running a graph).
+#include "data/autotune.h"
 #include "data/dataset_node.h"
 #include "weft/file_status.h"
 #include "weft/npy.h"
@@ -44,9 +45,11 @@ StatusOr<std::unique_ptr<Iterator>> Dataset::MakeIterator(
   if (env.pool == nullptr) {
     WEFT_ASSIGN_OR_RETURN(env.pool, internal::DefaultPipelinePool());
   }
+  env.autotuner = std::make_shared<internal::Autotuner>(
+      env.pool == nullptr ? 1 : env.pool->NumThreads());
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<internal::StageIterator> it,
                         node_->MakeIterator(env));
-  return std::unique_ptr<Iterator>(std::move(it));
+  return internal::MakeTunedIterator(std::move(it), env.autotuner);
 }
 
 std::string Dataset::DebugString() const {

@@ -38,6 +38,7 @@ StageStats StageCounters::Snapshot(const std::string& stage) const {
   stats.wait_seconds = static_cast<double>(wait_ns_.load()) * 1e-9;
   stats.parallelism = parallelism_.load();
   stats.skipped = skipped_.load(std::memory_order_relaxed);
+  stats.autotuned = autotuned_.load();
   return stats;
 }
 
@@ -48,8 +49,8 @@ Status StageIterator::GetNext(Element* out, bool* end_of_sequence) {
   Status status = DoGetNext(out, end_of_sequence);
   const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
       Clock::now() - start);
-  if (elapsed > excluded_) counters_.AddBusy(elapsed - excluded_);
-  if (status.ok() && !*end_of_sequence) counters_.AddElement();
+  if (elapsed > excluded_) counters_->AddBusy(elapsed - excluded_);
+  if (status.ok() && !*end_of_sequence) counters_->AddElement();
   return status;
 }
 
@@ -60,7 +61,7 @@ std::vector<StageStats> StageIterator::Stats() const {
     std::vector<StageStats> upstream = input->Stats();
     stats.insert(stats.end(), upstream.begin(), upstream.end());
   }
-  stats.push_back(counters_.Snapshot(stage_));
+  stats.push_back(counters_->Snapshot(stage_));
   return stats;
 }
 
@@ -74,7 +75,7 @@ Status StageIterator::InputNext(size_t i, Element* out, bool* end_of_sequence) {
 
 void StageIterator::ReportWait(std::chrono::nanoseconds ns) {
   excluded_ += ns;
-  counters_.AddWait(ns);
+  counters_->AddWait(ns);
 }
 
 }  // namespace weft::data::internal

@@ -16,9 +16,14 @@
 
 namespace weft::data::internal {
 
+class Autotuner;
+
 // What every iterator of one pass shares.
 struct IteratorEnv {
   std::shared_ptr<ThreadPool> pool;  // Null: run parallel work inline.
+  // Sets the knobs of the pass's kAutotune stages (never null in a pass
+  // Dataset::MakeIterator made).
+  std::shared_ptr<Autotuner> autotuner;
 };
 
 // Counters of one stage, updated by its iterator and by the tasks it
@@ -34,11 +39,13 @@ class StageCounters {
   }
   void AddSkipped() { skipped_.fetch_add(1, std::memory_order_relaxed); }
   void SetParallelism(int p) { parallelism_.store(p); }
+  void SetAutotuned() { autotuned_.store(true); }
   StageStats Snapshot(const std::string& stage) const;
 
  private:
   std::atomic<int64_t> elements_{0}, busy_ns_{0}, wait_ns_{0}, skipped_{0};
   std::atomic<int> parallelism_{1};
+  std::atomic<bool> autotuned_{false};
 };
 
 // Base of every stage's iterator. GetNext times the stage: the time in
@@ -59,7 +66,9 @@ class StageIterator : public Iterator {
   Status InputNext(size_t i, Element* out, bool* end_of_sequence);
   // Time this stage spent waiting for work it launched (not busy).
   void ReportWait(std::chrono::nanoseconds ns);
-  StageCounters& counters() { return counters_; }
+  StageCounters& counters() { return *counters_; }
+  // The counters as the autotuner keeps them (it may outlive the stage).
+  const std::shared_ptr<StageCounters>& shared_counters() { return counters_; }
   size_t num_inputs() const { return inputs_.size(); }
   // Input i itself, for a stage that drives it from another thread (whose
   // time is then not this stage's: InputNext would race on the timing).
@@ -79,7 +88,7 @@ class StageIterator : public Iterator {
   // them without it; Stats() reads them under it.
   mutable weft::internal::Mutex inputs_mu_;
   std::vector<std::unique_ptr<StageIterator>> inputs_;
-  StageCounters counters_;
+  std::shared_ptr<StageCounters> counters_ = std::make_shared<StageCounters>();
   std::chrono::nanoseconds excluded_{0};  // In the current GetNext.
 };
 

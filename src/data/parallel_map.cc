@@ -4,6 +4,7 @@
 // on its own thread.
 #include <deque>
 
+#include "data/autotune.h"
 #include "data/dataset_node.h"
 #include "runtime/blocking_pool.h"
 #include "threading/mutex.h"
@@ -17,6 +18,7 @@ using internal::IteratorEnv;
 using internal::StageIterator;
 using internal::StageOr;
 using internal::Stages;
+using internal::TunedStage;
 using weft::internal::CondVar;
 using weft::internal::Mutex;
 using weft::internal::MutexLock;
@@ -26,17 +28,30 @@ std::chrono::nanoseconds Since(Clock::time_point start) {
                                                               start);
 }
 
+// The threads kAutotune may give a stage of a pass on env's pool.
+int AutotuneLimit(const IteratorEnv& env) {
+  return env.pool == nullptr ? 1 : std::max(1, env.pool->NumThreads());
+}
+
 class ParallelMapStage final : public StageIterator {
  public:
-  ParallelMapStage(Stages inputs, MapFn fn, std::shared_ptr<ThreadPool> pool,
+  // parallelism: calls in flight, or kAutotune (env's autotuner chooses,
+  // starting from one call per pool thread).
+  ParallelMapStage(Stages inputs, MapFn fn, const IteratorEnv& env,
                    int parallelism, bool deterministic, bool blocking)
       : StageIterator("ParallelMap", std::move(inputs)),
         fn_(std::move(fn)),
-        pool_(std::move(pool)),
+        pool_(env.pool),
         parallelism_(parallelism),
         deterministic_(deterministic),
         blocking_(blocking) {
-    counters().SetParallelism(parallelism);
+    if (parallelism == kAutotune) {
+      const int limit = AutotuneLimit(env);
+      tuned_ = env.autotuner->Register(TunedStage::Kind::kParallelism,
+                                       shared_counters(), limit, limit);
+    } else {
+      counters().SetParallelism(parallelism);
+    }
   }
 
   ~ParallelMapStage() override {
@@ -46,7 +61,7 @@ class ParallelMapStage final : public StageIterator {
 
  protected:
   Status DoGetNext(Element* out, bool* end) override {
-    while (!input_done_ && static_cast<int>(slots_.size()) < parallelism_) {
+    while (!input_done_ && static_cast<int>(slots_.size()) < Parallelism()) {
       Element in;
       bool input_end = false;
       Status s = InputNext(0, &in, &input_end);
@@ -89,6 +104,11 @@ class ParallelMapStage final : public StageIterator {
     bool done = false;
     StatusOr<Element> result = Element{};
   };
+
+  int Parallelism() const {
+    return tuned_ != nullptr ? tuned_->value.load(std::memory_order_relaxed)
+                             : parallelism_;
+  }
 
   // The slot to hand out next, or end(): the oldest when deterministic,
   // else the oldest finished one.
@@ -151,6 +171,7 @@ class ParallelMapStage final : public StageIterator {
   MapFn fn_;
   std::shared_ptr<ThreadPool> pool_;
   int parallelism_;
+  std::shared_ptr<TunedStage> tuned_;  // Set when autotuned.
   bool deterministic_;
   bool blocking_;
   bool input_done_ = false;
@@ -162,11 +183,23 @@ class ParallelMapStage final : public StageIterator {
   int running_ WEFT_GUARDED_BY(mu_) = 0;
 };
 
+// kAutotune's Prefetch: the buffer it starts with, and the most it may
+// grow to (elements are often whole batches: the bound is on memory).
+constexpr int kAutotuneBufferStart = 2;
+constexpr int kAutotuneBufferMax = 16;
+
 class PrefetchStage final : public StageIterator {
  public:
-  PrefetchStage(Stages inputs, int capacity)
+  // capacity: elements ahead, or kAutotune (env's autotuner chooses).
+  PrefetchStage(Stages inputs, const IteratorEnv& env, int capacity)
       : StageIterator("Prefetch", std::move(inputs)), capacity_(capacity) {
-    counters().SetParallelism(capacity);
+    if (capacity == kAutotune) {
+      tuned_ =
+          env.autotuner->Register(TunedStage::Kind::kBuffer, shared_counters(),
+                                  kAutotuneBufferStart, kAutotuneBufferMax);
+    } else {
+      counters().SetParallelism(capacity);
+    }
   }
 
   ~PrefetchStage() override {
@@ -221,8 +254,13 @@ class PrefetchStage final : public StageIterator {
     while (true) {
       {
         MutexLock lock(mu_);
-        while (static_cast<int>(buffer_.size()) >= capacity_ && !cancelled_) {
-          changed_.Wait(lock);
+        if (static_cast<int>(buffer_.size()) >= Capacity() && !cancelled_) {
+          const Clock::time_point full = Clock::now();
+          while (static_cast<int>(buffer_.size()) >= Capacity() &&
+                 !cancelled_) {
+            changed_.Wait(lock);
+          }
+          if (tuned_ != nullptr) tuned_->AddIdle(Since(full));
         }
         if (cancelled_) break;
       }
@@ -246,7 +284,13 @@ class PrefetchStage final : public StageIterator {
     changed_.NotifyAll();
   }
 
+  int Capacity() const {
+    return tuned_ != nullptr ? tuned_->value.load(std::memory_order_relaxed)
+                             : capacity_;
+  }
+
   const int capacity_;
+  std::shared_ptr<TunedStage> tuned_;  // Set when autotuned.
   Mutex mu_;
   CondVar changed_;
   std::deque<StatusOr<Element>> buffer_ WEFT_GUARDED_BY(mu_);
@@ -255,12 +299,6 @@ class PrefetchStage final : public StageIterator {
   bool input_done_ WEFT_GUARDED_BY(mu_) = false;
   bool cancelled_ WEFT_GUARDED_BY(mu_) = false;
 };
-
-// kAutotune's choice until the pipeline's tuner sets it: one call per
-// pool thread (with no pool, calls run in the consumer's thread anyway).
-int AutotunedParallelism(const IteratorEnv& env) {
-  return env.pool == nullptr ? 1 : std::max(1, env.pool->NumThreads());
-}
 
 }  // namespace
 
@@ -282,29 +320,25 @@ Dataset Dataset::Map(MapFn fn, int num_parallel_calls, bool deterministic,
               "map: num_parallel_calls must be positive or AUTOTUNE, not " +
               std::to_string(num_parallel_calls));
         }
-        const int parallelism = num_parallel_calls == kAutotune
-                                    ? AutotunedParallelism(env)
-                                    : num_parallel_calls;
-        return internal::NewStage<ParallelMapStage>(
-            std::move(in), fn, env.pool, parallelism, deterministic, blocking);
+        return internal::NewStage<ParallelMapStage>(std::move(in), fn, env,
+                                                    num_parallel_calls,
+                                                    deterministic, blocking);
       }));
 }
 
 Dataset Dataset::Prefetch(int64_t buffer_size) const {
   return Dataset(internal::MakeNode(
-      "Prefetch", {node()}, [=](const IteratorEnv&, Stages in) -> StageOr {
+      "Prefetch", {node()}, [=](const IteratorEnv& env, Stages in) -> StageOr {
         if (buffer_size <= 0 && buffer_size != kAutotune) {
           return InvalidArgumentError(
               "prefetch: buffer_size must be positive or AUTOTUNE, not " +
               std::to_string(buffer_size));
         }
-        // AUTOTUNE: two elements, enough for the consumer never to wait
-        // on a stage that keeps up on average.
         const int capacity =
             buffer_size == kAutotune
-                ? 2
+                ? kAutotune
                 : static_cast<int>(std::min<int64_t>(buffer_size, 1 << 20));
-        return internal::NewStage<PrefetchStage>(std::move(in), capacity);
+        return internal::NewStage<PrefetchStage>(std::move(in), env, capacity);
       }));
 }
 

@@ -44,6 +44,7 @@ std::unique_ptr<Command> MakeTestOnnxCommandLine();
 std::unique_ptr<Command> MakeServeCommandLine();
 std::unique_ptr<Command> MakeQuantizeCommandLine();
 std::unique_ptr<Command> MakePredictCommandLine();
+std::unique_ptr<Command> MakeDataStatsCommandLine();
 
 struct RunArgs {
   std::string graph;

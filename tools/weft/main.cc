@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   commands.push_back(MakeServeCommandLine());
   commands.push_back(MakeQuantizeCommandLine());
   commands.push_back(MakePredictCommandLine());
+  commands.push_back(MakeDataStatsCommandLine());
   std::vector<CLI::App*> subcommands;
   for (const auto& command : commands) {
     subcommands.push_back(command->Declare(app));

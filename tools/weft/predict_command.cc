@@ -122,20 +122,37 @@ class ProgressPrinter {
   int last_tenth_ = -1;
 };
 
+// Each stage of a pipeline (weft/data.h, StageStats) over `seconds`.
+void PrintStages(const std::vector<data::StageStats>& stages, double seconds) {
+  std::printf("  %-18s %9s %9s %9s %9s %6s\n", "stage", "elements", "elem/s",
+              "busy s", "wait s", "par.");
+  // par.: calls in flight (a Map) or buffer (a Prefetch), "(auto)" where
+  // AUTOTUNE chose it; the bottleneck is the stage that limits the job.
+  for (const data::StageStats& stage : stages) {
+    const double rate =
+        seconds > 0 ? static_cast<double>(stage.elements) / seconds : 0;
+    std::printf("  %-18s %9lld %9.1f %9.2f %9.2f %6d%s%s\n",
+                stage.stage.c_str(), static_cast<long long>(stage.elements),
+                rate, stage.busy_seconds, stage.wait_seconds, stage.parallelism,
+                stage.autotuned ? " (auto)" : "",
+                stage.bottleneck ? "  <- bottleneck" : "");
+  }
+}
+
 // Where the time went: the model, the wait for items, and each stage of
-// the pipeline (weft/data.h, StageStats).
+// the pipeline.
 void PrintStats(const PredictSummary& s) {
   std::printf("model Runs %.2f s, waiting for items %.2f s\n", s.model_seconds,
               s.wait_seconds);
-  std::printf("  %-18s %9s %9s %9s %9s %6s\n", "stage", "elements", "elem/s",
-              "busy s", "wait s", "par.");
-  for (const data::StageStats& stage : s.stages) {
-    const double rate =
-        s.seconds > 0 ? static_cast<double>(stage.elements) / s.seconds : 0;
-    std::printf("  %-18s %9lld %9.1f %9.2f %9.2f %6d\n", stage.stage.c_str(),
-                static_cast<long long>(stage.elements), rate,
-                stage.busy_seconds, stage.wait_seconds, stage.parallelism);
-  }
+  PrintStages(s.stages, s.seconds);
+}
+
+// Exit code of a job that failed: bad input, or a failed run.
+int FailJob(const Status& status) {
+  const bool bad_input = status.code() == StatusCode::kInvalidArgument ||
+                         status.code() == StatusCode::kNotFound ||
+                         status.code() == StatusCode::kFailedPrecondition;
+  return Fail(bad_input ? kExitBadInput : kExitRunFailed, status.message());
 }
 
 int PredictCommand(const PredictArgs& args) {
@@ -169,12 +186,7 @@ int PredictCommand(const PredictArgs& args) {
                    summary.status().message().c_str());
       return kExitInterrupted;
     }
-    const bool bad_input =
-        summary.status().code() == StatusCode::kInvalidArgument ||
-        summary.status().code() == StatusCode::kNotFound ||
-        summary.status().code() == StatusCode::kFailedPrecondition;
-    return Fail(bad_input ? kExitBadInput : kExitRunFailed,
-                summary.status().message());
+    return FailJob(summary.status());
   }
   const PredictSummary& s = *summary;
   std::printf(
@@ -200,6 +212,76 @@ int PredictCommand(const PredictArgs& args) {
   return kExitOk;
 }
 
+// weft data-stats: predict's pipeline alone, without the model.
+int DataStatsCommand(const PredictArgs& args) {
+  StatusOr<std::vector<std::string>> inputs = ExpandInputs(args.inputs);
+  if (!inputs.ok()) return Fail(kExitBadInput, inputs.status().message());
+  PredictOptions options;
+  options.inputs = std::move(inputs).value();
+  options.preprocess = args.preprocess;
+  options.batch_size = args.batch;
+  options.skip_bad_inputs = args.skip_bad_inputs;
+  options.prefetch = !args.no_prefetch;
+  if (args.inter) options.session.inter_op_parallelism_threads = *args.inter;
+  StatusOr<PipelineReport> report = MeasurePipeline(options);
+  if (!report.ok()) return FailJob(report.status());
+  const PipelineReport& r = *report;
+  std::printf(
+      "made %lld of %zu items in %.2f s (%.1f items/s) on %d inter-op "
+      "thread(s)",
+      static_cast<long long>(r.items), options.inputs.size(), r.seconds,
+      r.seconds > 0 ? static_cast<double>(r.items) / r.seconds : 0.0,
+      r.threads);
+  if (r.skipped > 0) {
+    std::printf("; skipped %lld bad inputs", static_cast<long long>(r.skipped));
+  }
+  std::printf("\n");
+  PrintStages(r.stages, r.seconds);
+  return kExitOk;
+}
+
+// The pipeline's flags, as predict and data-stats take them.
+void AddPipelineFlags(CLI::App* command, PredictArgs* args, FlagText* flags) {
+  command
+      ->add_option("-i,--input", args->inputs,
+                   "a glob ('photos/*.jpg', sorted by path), a directory or "
+                   "a file (repeatable, in order)")
+      ->required()
+      ->allow_extra_args(false);
+  std::string recipes;
+  for (const auto& [name, what] : PreprocessRecipes()) {
+    recipes += (recipes.empty() ? "" : ", ") + name;
+  }
+  command->add_option("--preprocess", args->preprocess,
+                      "a recipe (" + recipes +
+                          "; default imagenet) or a weft JSON graph from a "
+                          "path to one item");
+  command->add_option("--batch", flags->batch, "items per Run (default 16)");
+  command->add_flag("--skip-bad-inputs", args->skip_bad_inputs,
+                    "leave out unreadable or corrupt inputs and list them, "
+                    "rather than stop at the first");
+  command->add_option("--inter", flags->inter,
+                      "inter-op threads (default: auto); the pipeline runs "
+                      "on this pool");
+  command->add_flag("--no-prefetch", args->no_prefetch,
+                    "prepare a batch only when the model asks for it (to "
+                    "measure what the overlap buys)");
+}
+
+class DataStatsCommandLine final
+    : public CommandWithArgs<PredictArgs, DataStatsCommand> {
+ public:
+  CLI::App* Declare(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(
+        "data-stats",
+        "run weft predict's input pipeline alone (no model): items/s, and "
+        "per stage its elements/s, busy time, AUTOTUNE's parallelism and "
+        "the bottleneck");
+    AddPipelineFlags(command, &args_, &flags_);
+    return command;
+  }
+};
+
 class PredictCommandLine final
     : public CommandWithArgs<PredictArgs, PredictCommand> {
  public:
@@ -210,38 +292,15 @@ class PredictCommandLine final
         "batches, results in input order, resumable");
     command->add_option("MODEL", args_.model, "ONNX model or weft JSON graph")
         ->required();
-    command
-        ->add_option("-i,--input", args_.inputs,
-                     "a glob ('photos/*.jpg', sorted by path), a directory or "
-                     "a file (repeatable, in order)")
-        ->required()
-        ->allow_extra_args(false);
+    AddPipelineFlags(command, &args_, &flags_);
     command
         ->add_option("-o,--output", args_.output,
                      "FILE.npy (one array, rows in input order, plus "
                      "FILE.paths.txt) or a "
                      "directory (one NAME.npy per input)")
         ->required();
-    std::string recipes;
-    for (const auto& [name, what] : PreprocessRecipes()) {
-      recipes += (recipes.empty() ? "" : ", ") + name;
-    }
-    command->add_option("--preprocess", args_.preprocess,
-                        "a recipe (" + recipes +
-                            "; default imagenet) or a weft JSON graph from a "
-                            "path to one item");
-    command->add_option("--batch", flags_.batch, "items per Run (default 16)");
-    command->add_flag("--skip-bad-inputs", args_.skip_bad_inputs,
-                      "leave out unreadable or corrupt inputs and list them, "
-                      "rather than stop at the first");
-    command->add_option("--inter", flags_.inter,
-                        "inter-op threads (default: auto); the pipeline runs "
-                        "on this pool");
     command->add_option("--intra", flags_.intra,
                         "intra-op threads (default: auto)");
-    command->add_flag("--no-prefetch", args_.no_prefetch,
-                      "prepare a batch only when the model asks for it (to "
-                      "measure what the overlap buys)");
     command->add_flag("--stats", args_.stats,
                       "print where the time went: the model, the wait for "
                       "items, each stage of the pipeline");
@@ -279,6 +338,10 @@ class PredictCommandLine final
 
 std::unique_ptr<Command> MakePredictCommandLine() {
   return std::make_unique<PredictCommandLine>();
+}
+
+std::unique_ptr<Command> MakeDataStatsCommandLine() {
+  return std::make_unique<DataStatsCommandLine>();
 }
 
 }  // namespace weft::cli
