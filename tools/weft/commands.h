@@ -113,8 +113,21 @@ struct TuneArgs {
   bool serving = false;
   double latency_target_ms = 100;
   int max_batch_size = 16;
+  // --input: tune a weft predict job over these files (pipeline and
+  // model), measured; with its --preprocess and --batch.
+  std::vector<std::string> inputs;
+  std::string preprocess = "imagenet";
+  int64_t batch = 16;
 };
 int TuneCommand(const TuneArgs& args);
+// weft tune MODEL --input ...: `inputs` expanded (predict_tune.cc).
+int PredictTuneCommand(const TuneArgs& args,
+                       const std::vector<std::string>& inputs);
+
+// Each --input in turn: a directory gives its files, a pattern its matches
+// (sorted by path), anything else names one file.
+StatusOr<std::vector<std::string>> ExpandInputs(
+    const std::vector<std::string>& specs);
 
 // The serving tune of `weft tune --serving` and `weft serve --tune`: prints
 // the timed table and the choice; the options to serve with.

@@ -18,12 +18,9 @@
 #include "weft/predict.h"
 
 namespace weft::cli {
-namespace {
 
 namespace fs = std::filesystem;
 
-// Each --input in turn: a directory gives its files, a pattern its matches
-// (sorted by path), anything else names one file.
 StatusOr<std::vector<std::string>> ExpandInputs(
     const std::vector<std::string>& specs) {
   std::vector<std::string> inputs;
@@ -56,6 +53,8 @@ StatusOr<std::vector<std::string>> ExpandInputs(
   }
   return inputs;
 }
+
+namespace {
 
 std::string Clock(double seconds) {
   const auto s = static_cast<int64_t>(std::llround(seconds));

@@ -326,6 +326,11 @@ int TuneWork(const TuneArgs& args) {
 }  // namespace
 
 int TuneCommand(const TuneArgs& args) {
+  if (!args.inputs.empty()) {
+    StatusOr<std::vector<std::string>> inputs = ExpandInputs(args.inputs);
+    if (!inputs.ok()) return Fail(kExitBadInput, inputs.status().message());
+    return PredictTuneCommand(args, *inputs);
+  }
   if (args.serving) return ServingTuneCommand(args);
   return TuneWork(args);
 }
@@ -358,6 +363,16 @@ class TuneCommandLine final : public CommandWithArgs<TuneArgs, TuneCommand> {
                         "draw the grid (heat maps) and one Run (timeline) "
                         "into FILE.png or FILE.svg (needs python3-matplotlib)");
     command->add_flag("--json", args_.json, "print one JSON object");
+    command->add_option("--input", args_.inputs,
+                        "tune a weft predict job over these files (a glob, a "
+                        "directory or a file; repeatable): its pipeline and "
+                        "model measured at each (inter, intra)");
+    command->add_option("--preprocess", args_.preprocess,
+                        "with --input: weft predict's --preprocess");
+    command
+        ->add_option("--batch", args_.batch,
+                     "with --input: items per Run (default 16)")
+        ->check(CLI::Range(int64_t{1}, int64_t{65536}));
     command->add_flag("--serving", args_.serving,
                       "tune for weft serve: batching and thread split for "
                       "the most throughput within --latency-target-ms");
