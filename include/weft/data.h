@@ -88,6 +88,10 @@ struct IteratorOptions {
   // Where parallel stages run: a Session's inter-op pool, or any pool.
   // Null: the process-wide inter-op pool (created as a Session would).
   std::shared_ptr<ThreadPool> pool;
+  // tf.data's options.autotune.enabled: false keeps kAutotune stages at
+  // their starting choice (a map: one call per pool thread; a prefetch:
+  // two elements) instead of the performance model's.
+  bool autotune = true;
 };
 
 class Iterator {

@@ -296,15 +296,29 @@ void BindData(py::module_& m) {
       .def("prefetch", &Dataset::Prefetch)
       .def("ignore_errors", &Dataset::IgnoreErrors)
       .def("describe", &Dataset::DebugString)
-      .def("iterator", [](const Dataset& d) {
-        StatusOr<std::unique_ptr<data::Iterator>> it = UnknownError("not made");
-        {
-          py::gil_scoped_release release;
-          it = d.MakeIterator();
-        }
-        Check(it.status());
-        return PyIterator(std::move(it).value());
-      });
+      .def(
+          "iterator",
+          [](const Dataset& d, int private_threads, bool autotune) {
+            // tf.data's Options: threading.private_threadpool_size (0: the
+            // process-wide inter-op pool) and autotune.enabled.
+            data::IteratorOptions options;
+            options.autotune = autotune;
+            if (private_threads > 0) {
+              ThreadPoolOptions pool;
+              pool.name = "weft.data.private";
+              pool.num_threads = private_threads;
+              options.pool = std::make_shared<ThreadPool>(pool);
+            }
+            StatusOr<std::unique_ptr<data::Iterator>> it =
+                UnknownError("not made");
+            {
+              py::gil_scoped_release release;
+              it = d.MakeIterator(options);
+            }
+            Check(it.status());
+            return PyIterator(std::move(it).value());
+          },
+          py::arg("private_threads") = 0, py::arg("autotune") = true);
   m.def("_register_iterator", [](const std::string& name, const Dataset& d) {
     Status status;
     {

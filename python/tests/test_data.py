@@ -172,6 +172,35 @@ def test_stats_say_what_autotune_chose_and_the_bottleneck():
     assert [s["stage"] for s in stats if s["bottleneck"]] == ["ParallelMap"]
 
 
+def test_options_give_a_private_pool_and_turn_autotune_off():
+    options = weft.data.Options()
+    options.threading.private_threadpool_size = 3
+    options.autotune.enabled = False
+    ds = (Dataset.range(30).map(lambda x: x * 2, AUTOTUNE).prefetch(AUTOTUNE)
+          .with_options(options))
+    # Options survive later transformations, as in tf.data.
+    ds = ds.take(20)
+    iterator = iter(ds)
+    assert [int(x) for x in iterator] == list(range(0, 40, 2))
+    by_stage = {s["stage"]: s for s in iterator.stats()}
+    # Not tuned: one call per thread of the private pool, two ahead.
+    assert by_stage["ParallelMap"]["parallelism"] == 3
+    assert by_stage["Prefetch"]["parallelism"] == 2
+    assert ds.options().threading.private_threadpool_size == 3
+
+
+def test_options_are_checked():
+    options = weft.data.Options()
+    with pytest.raises(ValueError, match="private_threadpool_size"):
+        options.threading.private_threadpool_size = -1
+    with pytest.raises(ValueError, match="autotune.enabled"):
+        options.autotune.enabled = "yes"
+    with pytest.raises(AttributeError, match="no option 'max_intra'"):
+        options.threading.max_intra = 1
+    with pytest.raises(TypeError, match="weft.data.Options"):
+        Dataset.range(3).with_options({"autotune": False})
+
+
 def test_iterator_get_next_reads_a_batch_per_run():
     ds = Dataset.range(4).map(lambda i: np.full((2, 2), i, np.float32)).prefetch(2)
     weft.data.register_iterator("test_batches", ds)

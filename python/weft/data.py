@@ -33,7 +33,8 @@ from ._graph import Graph as _Graph
 #: tf.data.AUTOTUNE: let weft choose a parallelism or a buffer size.
 AUTOTUNE = _weft.AUTOTUNE
 
-__all__ = ["AUTOTUNE", "Dataset", "register_iterator", "unregister_iterator"]
+__all__ = ["AUTOTUNE", "Dataset", "Options", "register_iterator",
+           "unregister_iterator"]
 
 
 def register_iterator(name, dataset):
@@ -117,14 +118,78 @@ def _to_arrays(value):
     return [_np.asarray(leaf) for leaf in leaves], structure
 
 
+# ---- Options (tf.data.Options' names) ----
+
+class ThreadingOptions:
+    """``private_threadpool_size``: 0 (the default) runs the pipeline's
+    parallel stages on the process's inter-op pool, beside the Runs it
+    feeds, under one core budget; n > 0 gives each pass a pool of its own
+    of n threads (tf.data's private pool, outside weft's budget: ask for it
+    only to isolate a pipeline)."""
+
+    def __init__(self):
+        self.private_threadpool_size = 0
+
+    def __setattr__(self, name, value):
+        if name != "private_threadpool_size":
+            raise AttributeError(f"ThreadingOptions has no option {name!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError("threading.private_threadpool_size must be an "
+                             f"integer of 0 or more, not {value!r}")
+        object.__setattr__(self, name, value)
+
+
+class AutotuneOptions:
+    """``enabled``: True (the default) lets AUTOTUNE's performance model
+    choose the stages given ``AUTOTUNE``; False keeps them at their start
+    (a map: one call per pool thread; a prefetch: two elements)."""
+
+    def __init__(self):
+        self.enabled = True
+
+    def __setattr__(self, name, value):
+        if name != "enabled":
+            raise AttributeError(f"AutotuneOptions has no option {name!r}")
+        if not isinstance(value, bool):
+            raise ValueError(f"autotune.enabled must be True or False, not "
+                             f"{value!r}")
+        object.__setattr__(self, name, value)
+
+
+class Options:
+    """tf.data.Options' ``threading`` and ``autotune`` groups, given to a
+    pipeline with ``Dataset.with_options``."""
+
+    def __init__(self):
+        self.threading = ThreadingOptions()
+        self.autotune = AutotuneOptions()
+
+
 # ---- Datasets ----
 
 class Dataset:
     """An immutable pipeline; each ``iter()`` is a fresh pass."""
 
-    def __init__(self, core, structure):
+    def __init__(self, core, structure, options=None):
         self._core = core
         self._structure = structure
+        self._options = options
+
+    def _derived(self, core, structure):
+        """A dataset made from this one: it keeps this one's options."""
+        return Dataset(core, structure, self._options)
+
+    def options(self):
+        """The options ``with_options`` gave (a default ``Options()`` if
+        none)."""
+        return self._options if self._options is not None else Options()
+
+    def with_options(self, options):
+        """This dataset with tf.data-style ``Options`` for its passes."""
+        if not isinstance(options, Options):
+            raise TypeError("with_options takes a weft.data.Options, not "
+                            f"{type(options).__name__}")
+        return Dataset(self._core, self._structure, options)
 
     # Sources.
     @staticmethod
@@ -213,7 +278,7 @@ class Dataset:
             cell.set(out_structure)
             return tuple(out)
 
-        return Dataset(self._core.map_python(call, calls, ordered), cell)
+        return self._derived(self._core.map_python(call, calls, ordered), cell)
 
     def _map_graph(self, graph, calls, ordered, structure=None):
         inputs = graph._core.placeholders()
@@ -221,7 +286,7 @@ class Dataset:
         if structure is None:
             structure = None if len(outputs) == 1 else (
                 "tuple", [(None, 1)] * len(outputs))
-        return Dataset(self._core.map_graph(graph._core, inputs, outputs, calls,
+        return self._derived(self._core.map_graph(graph._core, inputs, outputs, calls,
                                             ordered), _Structure(structure))
 
     def _trace(self, func):
@@ -268,12 +333,12 @@ class Dataset:
             return bool(_call_with(predicate, _unflatten(structure.get(leaves),
                                                          list(leaves))))
 
-        return Dataset(self._core.filter(keep), structure)
+        return self._derived(self._core.filter(keep), structure)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
               deterministic=None):
         del num_parallel_calls, deterministic  # Stacking is one copy.
-        return Dataset(self._core.batch(int(batch_size), bool(drop_remainder)),
+        return self._derived(self._core.batch(int(batch_size), bool(drop_remainder)),
                        self._structure)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
@@ -289,28 +354,28 @@ class Dataset:
             # One value (not a tuple or dict) pads every component.
             values, _ = _flatten(padding_values)
             values = [None if v is None else _np.asarray(v) for v in values]
-        return Dataset(self._core.padded_batch(int(batch_size), shapes,
+        return self._derived(self._core.padded_batch(int(batch_size), shapes,
                                                bool(drop_remainder), values),
                        self._structure)
 
     def unbatch(self):
-        return Dataset(self._core.unbatch(), self._structure)
+        return self._derived(self._core.unbatch(), self._structure)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         seed = int(seed) if seed is not None else _np.random.randint(0, 2**62)
-        return Dataset(self._core.shuffle(int(buffer_size), seed,
+        return self._derived(self._core.shuffle(int(buffer_size), seed,
                                           bool(reshuffle_each_iteration)),
                        self._structure)
 
     def repeat(self, count=None):
-        return Dataset(self._core.repeat(-1 if count is None else int(count)),
+        return self._derived(self._core.repeat(-1 if count is None else int(count)),
                        self._structure)
 
     def take(self, count):
-        return Dataset(self._core.take(int(count)), self._structure)
+        return self._derived(self._core.take(int(count)), self._structure)
 
     def skip(self, count):
-        return Dataset(self._core.skip(int(count)), self._structure)
+        return self._derived(self._core.skip(int(count)), self._structure)
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None):
@@ -328,28 +393,31 @@ class Dataset:
             return inner
 
         cycle = int(cycle_length) if cycle_length else 2
-        return Dataset(self._core.interleave(make, cycle, int(block_length or 1)),
+        return self._derived(self._core.interleave(make, cycle, int(block_length or 1)),
                        cell)
 
     def enumerate(self, start=0):
-        return Dataset(self._core.enumerate(int(start)),
+        return self._derived(self._core.enumerate(int(start)),
                        _EnumerateStructure(self._structure))
 
     def cache(self, filename=""):
-        return Dataset(self._core.cache(str(filename)), self._structure)
+        return self._derived(self._core.cache(str(filename)), self._structure)
 
     def prefetch(self, buffer_size):
-        return Dataset(self._core.prefetch(int(buffer_size)), self._structure)
+        return self._derived(self._core.prefetch(int(buffer_size)), self._structure)
 
     def ignore_errors(self):
-        return Dataset(self._core.ignore_errors(), self._structure)
+        return self._derived(self._core.ignore_errors(), self._structure)
 
     def apply(self, transformation_func):
         return transformation_func(self)
 
     # Reading.
     def __iter__(self):
-        return _Iterator(self._core.iterator(), self._structure)
+        options = self.options()
+        return _Iterator(self._core.iterator(
+            options.threading.private_threadpool_size,
+            options.autotune.enabled), self._structure)
 
     def as_numpy_iterator(self):
         return iter(self)

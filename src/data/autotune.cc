@@ -150,7 +150,8 @@ TunedStage::TunedStage(Kind kind, std::shared_ptr<StageCounters> counters,
   this->counters->SetAutotuned();
 }
 
-Autotuner::Autotuner(int budget) : budget_(std::max(budget, 1)) {}
+Autotuner::Autotuner(int budget, bool enabled)
+    : budget_(std::max(budget, 1)), enabled_(enabled) {}
 
 std::shared_ptr<TunedStage> Autotuner::Register(
     TunedStage::Kind kind, std::shared_ptr<StageCounters> counters, int initial,
@@ -163,7 +164,7 @@ std::shared_ptr<TunedStage> Autotuner::Register(
 }
 
 void Autotuner::Tune(int64_t elements, double consumer_seconds) {
-  if (elements <= 0) return;
+  if (elements <= 0 || !enabled_) return;
   const double consumer_per_element =
       consumer_seconds / static_cast<double>(elements);
   weft::internal::MutexLock lock(mu_);

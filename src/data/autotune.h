@@ -63,8 +63,9 @@ struct TunedStage {
 
 class Autotuner {
  public:
-  // budget: the threads of the pool the pass runs on (at least 1).
-  explicit Autotuner(int budget);
+  // budget: the threads of the pool the pass runs on (at least 1);
+  // !enabled: Tune() leaves every knob at its start.
+  Autotuner(int budget, bool enabled);
 
   int budget() const { return budget_; }
 
@@ -86,6 +87,7 @@ class Autotuner {
   };
 
   const int budget_;
+  const bool enabled_;
   weft::internal::Mutex mu_;
   std::vector<Entry> entries_ WEFT_GUARDED_BY(mu_);
 };

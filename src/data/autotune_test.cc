@@ -119,6 +119,27 @@ TEST(AutotuneTest, ASlowMapBeforeAFastConsumerGetsEveryThread) {
   EXPECT_TRUE(map.bottleneck);
 }
 
+TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
+  // The map of the first test, which the model takes down to one call.
+  Dataset ds = Dataset::Range(0, 40)
+                   .value()
+                   .Map(Taking(milliseconds(1)), kAutotune, true,
+                        /*blocking=*/true)
+                   .Prefetch(kAutotune);
+  auto it = ds.MakeIterator({.pool = Pool(4), .autotune = false});
+  ASSERT_TRUE(it.ok()) << it.status();
+  while (true) {
+    Element e;
+    bool end = false;
+    ASSERT_TRUE((*it)->GetNext(&e, &end).ok());
+    if (end) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  std::vector<StageStats> stats = (*it)->Stats();
+  EXPECT_EQ(StageNamed(stats, "ParallelMap").parallelism, 4);
+  EXPECT_EQ(StageNamed(stats, "Prefetch").parallelism, 2);
+}
+
 TEST(AutotuneTest, AFixedParallelismIsKept) {
   Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(1)), 3,
                                                  true, /*blocking=*/true);

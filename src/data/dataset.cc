@@ -46,7 +46,7 @@ StatusOr<std::unique_ptr<Iterator>> Dataset::MakeIterator(
     WEFT_ASSIGN_OR_RETURN(env.pool, internal::DefaultPipelinePool());
   }
   env.autotuner = std::make_shared<internal::Autotuner>(
-      env.pool == nullptr ? 1 : env.pool->NumThreads());
+      env.pool == nullptr ? 1 : env.pool->NumThreads(), options.autotune);
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<internal::StageIterator> it,
                         node_->MakeIterator(env));
   return internal::MakeTunedIterator(std::move(it), env.autotuner);
