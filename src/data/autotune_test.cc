@@ -67,10 +67,9 @@ MapFn Taking(milliseconds cost) {
 
 // Takes every element, `consumer_cost` of work after each; the last
 // stats.
-std::vector<StageStats> Consume(const Dataset& ds,
-                                std::shared_ptr<ThreadPool> pool,
+std::vector<StageStats> Consume(const Dataset& ds, IteratorOptions options,
                                 milliseconds consumer_cost) {
-  auto it = ds.MakeIterator({.pool = std::move(pool)});
+  auto it = ds.MakeIterator(std::move(options));
   EXPECT_TRUE(it.ok()) << it.status();
   if (!it.ok()) return {};
   while (true) {
@@ -99,7 +98,8 @@ TEST(AutotuneTest, ACheapMapBeforeASlowConsumerKeepsOneCallInFlight) {
   Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(1)),
                                                  kAutotune, true,
                                                  /*blocking=*/true);
-  std::vector<StageStats> stats = Consume(ds, Pool(4), milliseconds(10));
+  std::vector<StageStats> stats =
+      Consume(ds, {.pool = Pool(4)}, milliseconds(10));
   const StageStats& map = StageNamed(stats, "ParallelMap");
   EXPECT_TRUE(map.autotuned);
   EXPECT_EQ(map.parallelism, 1);
@@ -113,7 +113,8 @@ TEST(AutotuneTest, ASlowMapBeforeAFastConsumerGetsEveryThread) {
   Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(8)),
                                                  kAutotune, true,
                                                  /*blocking=*/true);
-  std::vector<StageStats> stats = Consume(ds, Pool(4), milliseconds(1));
+  std::vector<StageStats> stats =
+      Consume(ds, {.pool = Pool(4)}, milliseconds(1));
   const StageStats& map = StageNamed(stats, "ParallelMap");
   EXPECT_EQ(map.parallelism, 4);
   EXPECT_TRUE(map.bottleneck);
@@ -126,16 +127,8 @@ TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
                    .Map(Taking(milliseconds(1)), kAutotune, true,
                         /*blocking=*/true)
                    .Prefetch(kAutotune);
-  auto it = ds.MakeIterator({.pool = Pool(4), .autotune = false});
-  ASSERT_TRUE(it.ok()) << it.status();
-  while (true) {
-    Element e;
-    bool end = false;
-    ASSERT_TRUE((*it)->GetNext(&e, &end).ok());
-    if (end) break;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  std::vector<StageStats> stats = (*it)->Stats();
+  std::vector<StageStats> stats =
+      Consume(ds, {.pool = Pool(4), .autotune = false}, milliseconds(10));
   EXPECT_EQ(StageNamed(stats, "ParallelMap").parallelism, 4);
   EXPECT_EQ(StageNamed(stats, "Prefetch").parallelism, 2);
 }
@@ -143,7 +136,8 @@ TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
 TEST(AutotuneTest, AFixedParallelismIsKept) {
   Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(1)), 3,
                                                  true, /*blocking=*/true);
-  std::vector<StageStats> stats = Consume(ds, Pool(4), milliseconds(5));
+  std::vector<StageStats> stats =
+      Consume(ds, {.pool = Pool(4)}, milliseconds(5));
   const StageStats& map = StageNamed(stats, "ParallelMap");
   EXPECT_FALSE(map.autotuned);
   EXPECT_EQ(map.parallelism, 3);
@@ -161,7 +155,8 @@ TEST(AutotuneTest, APrefetchBufferGrowsForAProducerThatComesInBursts) {
     return e;
   };
   Dataset ds = Dataset::Range(0, 60).value().Map(bursty).Prefetch(kAutotune);
-  std::vector<StageStats> stats = Consume(ds, Pool(2), milliseconds(10));
+  std::vector<StageStats> stats =
+      Consume(ds, {.pool = Pool(2)}, milliseconds(10));
   const StageStats& prefetch = StageNamed(stats, "Prefetch");
   EXPECT_TRUE(prefetch.autotuned);
   EXPECT_GT(prefetch.parallelism, 2);
@@ -173,7 +168,8 @@ TEST(AutotuneTest, RepeatRoundsRemakeTheirTunedStagesSafely) {
                    .value()
                    .Map(Taking(milliseconds(1)), kAutotune, true, true)
                    .Repeat(8);
-  std::vector<StageStats> stats = Consume(ds, Pool(2), milliseconds(1));
+  std::vector<StageStats> stats =
+      Consume(ds, {.pool = Pool(2)}, milliseconds(1));
   EXPECT_EQ(stats.back().elements, 48);
 }
 
