@@ -164,8 +164,9 @@ def _work_out_budget():
     runs = {
         "arrays": {"intra_op_threads": cores, "inter_op_threads": cores,
                    "concurrent_runs": 1},
+        # Their Runs' inter-op pool is the shared pipeline pool.
         "files": {"intra_op_threads": files_share,
-                  "inter_op_threads": files_share,
+                  "inter_op_threads": cores,
                   "concurrent_runs": max(1, cores // files_share),
                   "pipeline_pool_threads": cores},
     }

@@ -56,13 +56,16 @@ std::shared_ptr<ThreadPool> Pool(int threads) {
   return std::make_shared<ThreadPool>(options);
 }
 
-// A map call that takes `cost` (sleeping: the tests measure the plan, not
+// 0 .. count-1 through a map whose calls take `cost` each, `calls` in
+// flight (sleeping, on the blocking pool: the tests measure the plan, not
 // the machine's cores, and a 2-core machine runs them under sanitizers).
-MapFn Taking(milliseconds cost) {
-  return [cost](Element e) -> StatusOr<Element> {
+Dataset SleepingMap(int64_t count, milliseconds cost, int calls = kAutotune) {
+  MapFn taking = [cost](Element e) -> StatusOr<Element> {
     std::this_thread::sleep_for(cost);
     return e;
   };
+  return Dataset::Range(0, count).value().Map(taking, calls, true,
+                                              /*blocking=*/true);
 }
 
 // Takes every element, `consumer_cost` of work after each; the last
@@ -95,9 +98,7 @@ const StageStats& StageNamed(const std::vector<StageStats>& stats,
 TEST(AutotuneTest, ACheapMapBeforeASlowConsumerKeepsOneCallInFlight) {
   // 1 ms a call, 10 ms a consumed element: one call keeps up, so the
   // other threads stay free for the consumer's Runs.
-  Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(1)),
-                                                 kAutotune, true,
-                                                 /*blocking=*/true);
+  Dataset ds = SleepingMap(40, milliseconds(1));
   std::vector<StageStats> stats =
       Consume(ds, {.pool = Pool(4)}, milliseconds(10));
   const StageStats& map = StageNamed(stats, "ParallelMap");
@@ -110,9 +111,7 @@ TEST(AutotuneTest, ACheapMapBeforeASlowConsumerKeepsOneCallInFlight) {
 TEST(AutotuneTest, ASlowMapBeforeAFastConsumerGetsEveryThread) {
   // 8 ms a call, 1 ms a consumed element: ten calls' worth is needed, the
   // pool has 4 threads, and the map is the only stage: all of them.
-  Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(8)),
-                                                 kAutotune, true,
-                                                 /*blocking=*/true);
+  Dataset ds = SleepingMap(40, milliseconds(8));
   std::vector<StageStats> stats =
       Consume(ds, {.pool = Pool(4)}, milliseconds(1));
   const StageStats& map = StageNamed(stats, "ParallelMap");
@@ -122,11 +121,7 @@ TEST(AutotuneTest, ASlowMapBeforeAFastConsumerGetsEveryThread) {
 
 TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
   // The map of the first test, which the model takes down to one call.
-  Dataset ds = Dataset::Range(0, 40)
-                   .value()
-                   .Map(Taking(milliseconds(1)), kAutotune, true,
-                        /*blocking=*/true)
-                   .Prefetch(kAutotune);
+  Dataset ds = SleepingMap(40, milliseconds(1)).Prefetch(kAutotune);
   std::vector<StageStats> stats =
       Consume(ds, {.pool = Pool(4), .autotune = false}, milliseconds(10));
   EXPECT_EQ(StageNamed(stats, "ParallelMap").parallelism, 4);
@@ -134,8 +129,7 @@ TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
 }
 
 TEST(AutotuneTest, AFixedParallelismIsKept) {
-  Dataset ds = Dataset::Range(0, 40).value().Map(Taking(milliseconds(1)), 3,
-                                                 true, /*blocking=*/true);
+  Dataset ds = SleepingMap(40, milliseconds(1), /*calls=*/3);
   std::vector<StageStats> stats =
       Consume(ds, {.pool = Pool(4)}, milliseconds(5));
   const StageStats& map = StageNamed(stats, "ParallelMap");
@@ -164,10 +158,7 @@ TEST(AutotuneTest, APrefetchBufferGrowsForAProducerThatComesInBursts) {
 
 TEST(AutotuneTest, RepeatRoundsRemakeTheirTunedStagesSafely) {
   // Each round makes a fresh autotuned map; the tuner drops the old ones.
-  Dataset ds = Dataset::Range(0, 6)
-                   .value()
-                   .Map(Taking(milliseconds(1)), kAutotune, true, true)
-                   .Repeat(8);
+  Dataset ds = SleepingMap(6, milliseconds(1)).Repeat(8);
   std::vector<StageStats> stats =
       Consume(ds, {.pool = Pool(2)}, milliseconds(1));
   EXPECT_EQ(stats.back().elements, 48);

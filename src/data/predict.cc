@@ -626,14 +626,9 @@ StatusOr<PipelineReport> MeasurePipeline(const PredictOptions& options) {
   WEFT_RETURN_IF_ERROR(CheckOptions(options, /*in_memory=*/true));
   WEFT_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool,
                         data::internal::DefaultPipelinePool(options.session));
-  Batch all;
-  all.inputs.resize(options.inputs.size());
-  for (size_t i = 0; i < all.inputs.size(); ++i) {
-    all.inputs[i] = static_cast<int64_t>(i);
-  }
   const Clock::time_point start = Clock::now();
   WEFT_ASSIGN_OR_RETURN(std::unique_ptr<data::Iterator> items,
-                        MakePipeline(options, {all}, pool));
+                        MakePipeline(options, BatchGrid(options), pool));
   PipelineReport report;
   report.threads = pool == nullptr ? 0 : pool->NumThreads();
   while (true) {

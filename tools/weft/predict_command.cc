@@ -146,6 +146,19 @@ void PrintStats(const PredictSummary& s) {
   PrintStages(s.stages, s.seconds);
 }
 
+// The pipeline's part of a job, as predict and data-stats take it.
+PredictOptions JobOptions(const PredictArgs& args,
+                          std::vector<std::string> inputs) {
+  PredictOptions options;
+  options.inputs = std::move(inputs);
+  options.preprocess = args.preprocess;
+  options.batch_size = args.batch;
+  options.skip_bad_inputs = args.skip_bad_inputs;
+  options.prefetch = !args.no_prefetch;
+  if (args.inter) options.session.inter_op_parallelism_threads = *args.inter;
+  return options;
+}
+
 // Exit code of a job that failed: bad input, or a failed run.
 int FailJob(const Status& status) {
   const bool bad_input = status.code() == StatusCode::kInvalidArgument ||
@@ -164,15 +177,9 @@ int PredictCommand(const PredictArgs& args) {
     return PredictOnCluster(args, *inputs);
   }
   InterruptWatch interrupt;
-  PredictOptions options;
+  PredictOptions options = JobOptions(args, std::move(inputs).value());
   options.model = args.model;
-  options.inputs = std::move(inputs).value();
-  options.preprocess = args.preprocess;
-  options.batch_size = args.batch;
   options.output = args.output;
-  options.skip_bad_inputs = args.skip_bad_inputs;
-  options.prefetch = !args.no_prefetch;
-  if (args.inter) options.session.inter_op_parallelism_threads = *args.inter;
   if (args.intra) options.session.intra_op_parallelism_threads = *args.intra;
   ProgressPrinter printer(args.quiet);
   options.progress = [&printer](const PredictProgress& p) { printer(p); };
@@ -215,13 +222,7 @@ int PredictCommand(const PredictArgs& args) {
 int DataStatsCommand(const PredictArgs& args) {
   StatusOr<std::vector<std::string>> inputs = ExpandInputs(args.inputs);
   if (!inputs.ok()) return Fail(kExitBadInput, inputs.status().message());
-  PredictOptions options;
-  options.inputs = std::move(inputs).value();
-  options.preprocess = args.preprocess;
-  options.batch_size = args.batch;
-  options.skip_bad_inputs = args.skip_bad_inputs;
-  options.prefetch = !args.no_prefetch;
-  if (args.inter) options.session.inter_op_parallelism_threads = *args.inter;
+  PredictOptions options = JobOptions(args, std::move(inputs).value());
   StatusOr<PipelineReport> report = MeasurePipeline(options);
   if (!report.ok()) return FailJob(report.status());
   const PipelineReport& r = *report;
