@@ -358,30 +358,9 @@ class ConvTransposeKernel : public OpKernel {
 // --- Registration
 // -----------------------------------------------------------------
 
-// Conv's and FusedConv's output shape when X's and W's are known (the
-// graph passes need it to fuse a residual Add); unknown otherwise, or when
-// the sizes do not fit, which the kernel then reports.
+// Conv's and FusedConv's output shape (conv_window.h).
 Status InferConvShape(InferenceContext& ctx) {
-  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
-  const PartialShape& x = ctx.input_shape(0);
-  const PartialShape& w = ctx.input_shape(1);
-  if (!x.IsFullyDefined() || !w.IsFullyDefined() || x.rank() < 3 ||
-      w.rank() != x.rank()) {
-    return Status::OK();
-  }
-  const WindowAttrs attrs = InferredWindowAttrs(ctx);
-  std::vector<int64_t> in, kernel;
-  for (int i = 2; i < x.rank(); ++i) {
-    in.push_back(x.dim(i));
-    kernel.push_back(w.dim(i));
-  }
-  if (!attrs.kernel.empty() && attrs.kernel != kernel) return Status::OK();
-  auto window = ForwardWindow(attrs, in, kernel);
-  if (!window.ok()) return Status::OK();
-  std::vector<int64_t> out = {x.dim(0), w.dim(0)};
-  out.insert(out.end(), window->out.begin(), window->out.end());
-  ctx.set_output(0, PartialShape(out));
-  return Status::OK();
+  return InferForwardConvShape(ctx, 1);
 }
 
 template <class K>

@@ -169,4 +169,28 @@ WindowAttrs InferredWindowAttrs(const InferenceContext& ctx) {
   return attrs;
 }
 
+Status InferForwardConvShape(InferenceContext& ctx, int w_index) {
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const PartialShape& x = ctx.input_shape(0);
+  if (ctx.num_inputs() <= w_index) return Status::OK();
+  const PartialShape& w = ctx.input_shape(w_index);
+  if (!x.IsFullyDefined() || !w.IsFullyDefined() || x.rank() < 3 ||
+      w.rank() != x.rank()) {
+    return Status::OK();
+  }
+  const WindowAttrs attrs = InferredWindowAttrs(ctx);
+  std::vector<int64_t> in, kernel;
+  for (int i = 2; i < x.rank(); ++i) {
+    in.push_back(x.dim(i));
+    kernel.push_back(w.dim(i));
+  }
+  if (!attrs.kernel.empty() && attrs.kernel != kernel) return Status::OK();
+  auto window = ForwardWindow(attrs, in, kernel);
+  if (!window.ok()) return Status::OK();
+  std::vector<int64_t> out = {x.dim(0), w.dim(0)};
+  out.insert(out.end(), window->out.begin(), window->out.end());
+  ctx.set_output(0, PartialShape(out));
+  return Status::OK();
+}
+
 }  // namespace weft::internal

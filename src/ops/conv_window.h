@@ -93,6 +93,13 @@ WindowAttrs InferredWindowAttrs(const InferenceContext& ctx);
 // with CheckWindowAttrs as its shape function.
 OpDefBuilder& WindowAttrsOn(OpDefBuilder& b);
 
+// A forward convolution's output shape (Conv, FusedConv, ConvInteger,
+// QLinearConv) from x (input 0) and w (input w_index) when both are known
+// (the graph passes need it: a residual Add's fusion, the channels-last
+// layout); unknown otherwise, or when the sizes do not fit, which the
+// kernel then reports.
+Status InferForwardConvShape(InferenceContext& ctx, int w_index);
+
 }  // namespace weft::internal
 
 #endif  // WEFT_SRC_OPS_CONV_WINDOW_H_

@@ -506,6 +506,15 @@ Status InferNhwcConvShape(InferenceContext& ctx) {
 // --- NhwcMaxPool
 // ---------------------------------------------------------------
 
+// out[ch] = in[ch] > out[ch] ? in[ch] : out[ch] (a NaN input leaves out as
+// it was): distinct arrays, so the loop vectorises.
+template <class T>
+void MaxInto(const T* __restrict in, int64_t c, T* __restrict out) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
+  }
+}
+
 // Each output pixel is the maximum over its window of whole channel vectors
 // (the channels are contiguous), taken in row-major window order; padding
 // is skipped. One output row per job.
@@ -519,25 +528,43 @@ class NhwcMaxPoolKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Shape& xs = x.shape();
-    if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
-      return InvalidArgumentError(
-          "NhwcMaxPool takes float32 [N, H, W, C], got " + xs.ToString());
+    if (xs.rank() != 4) {
+      return InvalidArgumentError("NhwcMaxPool takes [N, H, W, C], got " +
+                                  xs.ToString());
     }
+    switch (x.dtype()) {
+      case DataType::kFloat32:
+        return Pool<float>(ctx, x);
+      case DataType::kUInt8:
+        return Pool<uint8_t>(ctx, x);
+      case DataType::kInt8:
+        return Pool<int8_t>(ctx, x);
+      default:
+        return InvalidArgumentError(
+            std::string("NhwcMaxPool takes float32, uint8 or int8, got ") +
+            DataTypeName(x.dtype()));
+    }
+  }
+
+ private:
+  template <class T>
+  Status Pool(KernelContext& ctx, const Tensor& x) const {
+    const Shape& xs = x.shape();
     const int64_t n = xs.dim(0), h = xs.dim(1), w = xs.dim(2), c = xs.dim(3);
     WEFT_ASSIGN_OR_RETURN(Window win,
                           ForwardWindow(attrs_, {h, w}, attrs_.kernel));
     const int64_t oh = win.out[0], ow = win.out[1];
     WEFT_ASSIGN_OR_RETURN(
         Tensor * y, ctx.AllocateOutputUninitialized(0, Shape({n, oh, ow, c})));
-    const float* px = x.data<float>();
-    float* py = y->data<float>();
+    const T* px = x.data<T>();
+    T* py = y->data<T>();
     const double cost = static_cast<double>(ow * c * win.KernelSize()) * 0.1;
     ctx.ParallelFor(n * oh, cost, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const int64_t image = row / oh, oy = row % oh;
         for (int64_t ox = 0; ox < ow; ++ox) {
-          float* out = py + (row * ow + ox) * c;
-          std::fill(out, out + c, std::numeric_limits<float>::lowest());
+          T* out = py + (row * ow + ox) * c;
+          std::fill(out, out + c, std::numeric_limits<T>::lowest());
           for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
             const int64_t iy =
                 oy * win.stride[0] - win.pad_begin[0] + ky * win.dilation[0];
@@ -546,10 +573,8 @@ class NhwcMaxPoolKernel : public OpKernel {
               const int64_t ix =
                   ox * win.stride[1] - win.pad_begin[1] + kx * win.dilation[1];
               if (ix < 0 || ix >= w) continue;
-              const float* in = px + ((image * h + iy) * w + ix) * c;
-              for (int64_t ch = 0; ch < c; ++ch) {
-                out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
-              }
+              const T* in = px + ((image * h + iy) * w + ix) * c;
+              MaxInto(in, c, out);
             }
           }
         }
@@ -558,7 +583,6 @@ class NhwcMaxPoolKernel : public OpKernel {
     return Status::OK();
   }
 
- private:
   WindowAttrs attrs_;
 };
 
@@ -651,14 +675,32 @@ class LayoutKernel : public OpKernel {
   explicit LayoutKernel(const KernelConstruction&) {}
 
   Status Compute(KernelContext& ctx) const override {
-    constexpr int64_t kPixelBlock = 64;
     const Tensor& x = ctx.input(0);
     const Shape& xs = x.shape();
-    if (x.dtype() != DataType::kFloat32 || xs.rank() != 4) {
+    if (xs.rank() != 4) {
       return InvalidArgumentError(
           std::string(kToNhwc ? "NchwToNhwc" : "NhwcToNchw") +
-          " takes a float32 tensor of rank 4, got " + xs.ToString());
+          " takes a tensor of rank 4, got " + xs.ToString());
     }
+    switch (x.dtype()) {
+      case DataType::kFloat32:
+        return Move<float>(ctx, x);
+      case DataType::kUInt8:
+      case DataType::kInt8:
+        return Move<uint8_t>(ctx, x);
+      default:
+        return InvalidArgumentError(
+            std::string(kToNhwc ? "NchwToNhwc" : "NhwcToNchw") +
+            " takes float32, uint8 or int8, got " + DataTypeName(x.dtype()));
+    }
+  }
+
+ private:
+  // T: the element, or a type of its size (the bytes are copied).
+  template <class T>
+  Status Move(KernelContext& ctx, const Tensor& x) const {
+    constexpr int64_t kPixelBlock = 64;
+    const Shape& xs = x.shape();
     const int64_t n = xs.dim(0);
     const int64_t c = kToNhwc ? xs.dim(1) : xs.dim(3);
     const int64_t h = kToNhwc ? xs.dim(2) : xs.dim(1);
@@ -667,8 +709,8 @@ class LayoutKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
                                           0, kToNhwc ? Shape({n, h, w, c})
                                                      : Shape({n, c, h, w})));
-    const float* px = x.data<float>();
-    float* py = y->data<float>();
+    const T* px = static_cast<const T*>(x.raw_data());
+    T* py = static_cast<T*>(y->raw_data());
     const int64_t blocks = (pixels + kPixelBlock - 1) / kPixelBlock;
     ctx.ParallelFor(n * blocks, static_cast<double>(kPixelBlock * c) * 0.5,
                     [&](int64_t begin, int64_t end) {
@@ -676,8 +718,8 @@ class LayoutKernel : public OpKernel {
                         const int64_t image = j / blocks;
                         const int64_t p0 = j % blocks * kPixelBlock;
                         const int64_t p1 = std::min(pixels, p0 + kPixelBlock);
-                        const float* in = px + image * pixels * c;
-                        float* out = py + image * pixels * c;
+                        const T* in = px + image * pixels * c;
+                        T* out = py + image * pixels * c;
                         for (int64_t ch = 0; ch < c; ++ch) {
                           for (int64_t p = p0; p < p1; ++p) {
                             if constexpr (kToNhwc) {
@@ -705,14 +747,20 @@ Status InferLayoutShape(InferenceContext& ctx) {
   return Status::OK();
 }
 
-// Registers an op of one float32 input X and one output Y.
+// The dtypes the layout moves and NhwcMaxPool take: float32, and the
+// quantized tensors between NhwcQLinearConvs.
+const std::vector<DataType> kLayoutTypes = {DataType::kFloat32,
+                                            DataType::kUInt8, DataType::kInt8};
+
+// Registers an op of one input X and one output Y of a dtype in `types`.
 template <class ShapeFunction>
-void RegisterOneInFloatOp(OpRegistry& registry, const char* name,
-                          ShapeFunction shape_fn, KernelFactory factory) {
+void RegisterOneInOp(OpRegistry& registry, const char* name,
+                     const std::vector<DataType>& types,
+                     ShapeFunction shape_fn, KernelFactory factory) {
   OpDefBuilder b(name);
   b.Input(ArgDef::Typed("X", "T"))
       .Output(ArgDef::Typed("Y", "T"))
-      .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+      .Attr("T", AttrType::kType, std::nullopt, types)
       .SetShapeFn(shape_fn);
   CheckRegistered(registry.RegisterOp(b.Build()));
   CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
@@ -845,20 +893,20 @@ void RegisterNhwcOps(OpRegistry& registry) {
     OpDefBuilder b("NhwcMaxPool");
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, {DataType::kFloat32})
+        .Attr("T", AttrType::kType, std::nullopt, kLayoutTypes)
         .Attr("ceil_mode", AttrType::kInt, int64_t{0});
     CheckRegistered(registry.RegisterOp(
         WindowAttrsOn(b).SetShapeFn(InferNhwcMaxPoolShape).Build()));
     CheckRegistered(registry.RegisterKernel(
         "NhwcMaxPool", KernelFactoryFor<NhwcMaxPoolKernel>()));
   }
-  RegisterOneInFloatOp(registry, "NchwToNhwc", InferLayoutShape<true>,
-                       KernelFactoryFor<LayoutKernel<true>>());
-  RegisterOneInFloatOp(registry, "NhwcToNchw", InferLayoutShape<false>,
-                       KernelFactoryFor<LayoutKernel<false>>());
-  RegisterOneInFloatOp(registry, "NhwcGlobalAveragePool",
-                       InferNhwcGlobalAveragePoolShape,
-                       KernelFactoryFor<NhwcGlobalAveragePoolKernel>());
+  RegisterOneInOp(registry, "NchwToNhwc", kLayoutTypes, InferLayoutShape<true>,
+                  KernelFactoryFor<LayoutKernel<true>>());
+  RegisterOneInOp(registry, "NhwcToNchw", kLayoutTypes, InferLayoutShape<false>,
+                  KernelFactoryFor<LayoutKernel<false>>());
+  RegisterOneInOp(registry, "NhwcGlobalAveragePool", {DataType::kFloat32},
+                  InferNhwcGlobalAveragePoolShape,
+                  KernelFactoryFor<NhwcGlobalAveragePoolKernel>());
 }
 
 }  // namespace weft::internal

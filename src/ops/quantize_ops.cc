@@ -193,6 +193,18 @@ class DequantizeLinearKernel : public OpKernel {
                     std::is_same_v<Q, int32_t>) {
         const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
         const Q* in = x.data<Q>();
+        if (scale.NumElements() == 1) {
+          // One scale and zero point: a loop the compiler vectorises, the
+          // same expression per element.
+          const float z = zero != nullptr ? static_cast<float>(*zero) : 0.f;
+          const float s0 = *s;
+          ctx.ParallelFor(x.NumElements(), 0.25, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              out[i] = (static_cast<float>(in[i]) - z) * s0;
+            }
+          });
+          return Status::OK();
+        }
         ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
             const int64_t c = channel(i);

@@ -40,6 +40,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);
   RegisterQuantizedConvOps(registry);
+  RegisterQuantizedConvNhwcOps(registry);
   RegisterQuantizedAddOps(registry);
   RegisterRoiOps(registry);
   RegisterDetectionOps(registry);

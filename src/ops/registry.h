@@ -39,6 +39,7 @@ void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);
 void RegisterQuantizedConvOps(OpRegistry& registry);
+void RegisterQuantizedConvNhwcOps(OpRegistry& registry);
 void RegisterQuantizedAddOps(OpRegistry& registry);
 void RegisterRoiOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);

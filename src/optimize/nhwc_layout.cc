@@ -1,13 +1,16 @@
 // nhwc-layout: 2-D float32 convolutions with a constant W run channels-last
 // (NhwcConv, src/ops/nhwc_ops.h: the op registry's ChannelsLastConvFn) where
-// oneDNN's AVX-512 kernels run.
+// oneDNN's AVX-512 kernels run; so do quantized ones (QLinearConv on uint8
+// x with constant int8 weights of zero point 0, as NhwcQLinearConv) where
+// the int8 kernel is VNNI.
 //
 // The pass walks the graph in dependency order and gives tensors an NHWC
 // twin. A convertible convolution reads its input's twin (an NchwToNhwc is
 // added where the input has none) and makes a twin of its output. Nodes
 // between convolutions follow when their inputs all have twins: element-wise
-// activations, Add/Sub/Mul/Div of two same-shaped tensors, MaxPool
-// (NhwcMaxPool), Concat over channels (over axis 3 instead), and
+// activations, Add/Sub/Mul/Div of two same-shaped tensors, QLinearAdd of
+// two same-shaped tensors, MaxPool (NhwcMaxPool, float or quantized),
+// Concat over channels (over axis 3 instead), and
 // GlobalAveragePool (NhwcGlobalAveragePool, whose [N, C, 1, 1] output is
 // NCHW again). A converted node keeps its name as an NhwcToNchw of its twin
 // where something still reads it in NCHW, or where it is a graph end, and
@@ -87,8 +90,11 @@ class NhwcLayout {
       if (graph_.HasControlInputs(i)) continue;
       if (node.op == "Conv" || node.op == "FusedConv") {
         ConvertConv(i);
+      } else if (node.op == "QLinearConv") {
+        ConvertQLinearConv(i);
       } else if (IsUnaryFollower(node.op) || IsBinaryFollower(node.op) ||
-                 node.op == "MaxPool" || node.op == "Concat") {
+                 node.op == "MaxPool" || node.op == "Concat" ||
+                 node.op == "QLinearAdd") {
         ConvertFollower(i);
       } else if (node.op == "GlobalAveragePool") {
         ConvertGlobalAveragePool(i);
@@ -131,10 +137,25 @@ class NhwcLayout {
   }
 
   bool IsFloat4d(const std::string& input) {
+    return Is4d(input) && graph_.Dtype(input) == DataType::kFloat32;
+  }
+
+  // Float32, or quantized (uint8, int8): what the layout moves.
+  bool IsLayout4d(const std::string& input) {
     const std::optional<DataType> dtype = graph_.Dtype(input);
+    return Is4d(input) &&
+           (dtype == DataType::kFloat32 || dtype == DataType::kUInt8 ||
+            dtype == DataType::kInt8);
+  }
+
+  bool Is4d(const std::string& input) {
     const std::optional<PartialShape> shape = graph_.Shape(input);
-    return dtype == DataType::kFloat32 && shape && shape->IsFullyDefined() &&
-           shape->rank() == 4;
+    return shape && shape->IsFullyDefined() && shape->rank() == 4;
+  }
+
+  bool IsScalarConstant(const std::string& input) {
+    const Tensor* t = graph_.Constant(input);
+    return t != nullptr && t->NumElements() == 1;
   }
 
   // Node i computes `twin` in NHWC now.
@@ -172,9 +193,47 @@ class NhwcLayout {
     Converted(i, std::move(conv));
   }
 
+  // QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point,
+  // y_scale, y_zero_point[, B]) with x uint8, w a constant int8 [M, C/g,
+  // kh, kw] of zero points 0 and the scalars constant.
+  void ConvertQLinearConv(int i) {
+    const NodeDef& node = graph_.node(i);
+    const std::vector<std::string>& in = node.inputs;
+    if (in.size() < 8 || !Is4d(in[0]) || !Is4d(node.name) ||
+        graph_.Dtype(in[0]) != DataType::kUInt8) {
+      return;
+    }
+    const Tensor* w = graph_.Constant(in[3]);
+    const Tensor* w_zero = graph_.Constant(in[5]);
+    if (w == nullptr || w->dtype() != DataType::kInt8 ||
+        w->shape().rank() != 4 || w_zero == nullptr ||
+        w_zero->dtype() != DataType::kInt8) {
+      return;
+    }
+    for (int64_t k = 0; k < w_zero->NumElements(); ++k) {
+      if (w_zero->data<int8_t>()[k] != 0) return;
+    }
+    for (int k : {1, 2, 6, 7}) {
+      if (!IsScalarConstant(in[static_cast<size_t>(k)])) return;
+    }
+    const ChannelsLastConvFn* channels_last =
+        OpRegistry::Global().FindChannelsLastConv(node.op);
+    if (channels_last == nullptr) return;
+    std::optional<AttrMap> attrs =
+        (*channels_last)(node, graph_.Shape(in[0])->ToShape(), w->shape());
+    if (!attrs) return;
+    NodeDef conv{graph_.UniqueName(node.name + "/nhwc"), "NhwcQLinearConv",
+                 in, *std::move(attrs), node.device};
+    conv.inputs[0] = TwinOrConversion(in[0], node.device);
+    Converted(i, std::move(conv));
+  }
+
   void ConvertFollower(int i) {
     const NodeDef& node = graph_.node(i);
-    if (node.inputs.empty() || !IsFloat4d(node.name)) return;
+    if (node.inputs.empty() || !IsLayout4d(node.name)) return;
+    const bool quantized_ok = node.op == "MaxPool" || node.op == "Concat" ||
+                              node.op == "QLinearAdd";
+    if (!quantized_ok && !IsFloat4d(node.name)) return;
     NodeDef twin{graph_.UniqueName(node.name + "/nhwc"), node.op, node.inputs,
                  node.attrs, node.device};
     if (IsUnaryFollower(node.op)) {
@@ -190,6 +249,20 @@ class NhwcLayout {
       for (int k = 0; k < 2; ++k) {
         twin.inputs[k] = TwinOf(node.inputs[k]);
         if (twin.inputs[k].empty()) return;
+      }
+    } else if (node.op == "QLinearAdd") {
+      // (A, A_scale, A_zero, B, B_scale, B_zero, C_scale, C_zero): element
+      // by element, so any layout of same-shaped A and B.
+      if (node.inputs.size() != 8 || !Is4d(node.inputs[0]) ||
+          !Is4d(node.inputs[3]) ||
+          !(graph_.Shape(node.inputs[0])->dims() ==
+            graph_.Shape(node.inputs[3])->dims())) {
+        return;
+      }
+      for (int k : {0, 3}) {
+        twin.inputs[static_cast<size_t>(k)] =
+            TwinOf(node.inputs[static_cast<size_t>(k)]);
+        if (twin.inputs[static_cast<size_t>(k)].empty()) return;
       }
     } else if (node.op == "MaxPool") {
       // Only Y: NhwcMaxPool has no Indices.
@@ -249,8 +322,12 @@ class NhwcLayout {
 }  // namespace
 
 int ConvertToNhwc(GraphEditor& graph) {
-  // Conv has a channels-last form only where NhwcConv's kernels run.
-  if (OpRegistry::Global().FindChannelsLastConv("Conv") == nullptr) return 0;
+  // Conv has a channels-last form only where NhwcConv's kernels run, and
+  // QLinearConv only where the int8 kernel is VNNI.
+  if (OpRegistry::Global().FindChannelsLastConv("Conv") == nullptr &&
+      OpRegistry::Global().FindChannelsLastConv("QLinearConv") == nullptr) {
+    return 0;
+  }
   return NhwcLayout(graph).Run();
 }
 

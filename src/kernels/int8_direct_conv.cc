@@ -1,0 +1,370 @@
+#include "kernels/int8_direct_conv.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+// Where quad q of tap t of vector v sits in a block of `vectors` vectors.
+inline int64_t WeightOffset(int64_t t, int64_t q, int64_t v, int64_t quads,
+                            int64_t vectors) {
+  return ((t * quads + q) * vectors + v) * kDirectLanes * 4;
+}
+
+// Pixel p's four input bytes of quad q at tap offset `off`, as one word.
+inline int32_t Quad(const uint8_t* pixel, int64_t off, int64_t q) {
+  int32_t quad;
+  std::memcpy(&quad, pixel + off + q * 4, 4);
+  return quad;
+}
+
+void GenericTile(const int8_t* w, int64_t vectors, int64_t taps, int64_t quads,
+                 const uint8_t* const* px, int64_t count,
+                 const int64_t* tap_offsets, int32_t* acc) {
+  const int64_t lanes = vectors * kDirectLanes;
+  for (int64_t p = 0; p < count; ++p) {
+    int32_t* out = acc + p * kDirectBlock;
+    std::fill(out, out + lanes, 0);
+    for (int64_t t = 0; t < taps; ++t) {
+      const uint8_t* x = px[p] + tap_offsets[t];
+      for (int64_t q = 0; q < quads; ++q) {
+        const int8_t* wq = w + WeightOffset(t, q, 0, quads, vectors);
+        for (int64_t j = 0; j < lanes; ++j) {
+          int32_t sum = 0;
+          for (int64_t b = 0; b < 4; ++b) {
+            // The weights are signed: their values, not their bit patterns.
+            // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+            sum += static_cast<int32_t>(wq[j * 4 + b]) * x[q * 4 + b];
+          }
+          out[j] += sum;
+        }
+      }
+    }
+  }
+}
+
+// GCC 12 warns that the AVX-512 conversion intrinsics read an
+// "uninitialized" value: their own _mm512_undefined_* operand, unused.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// The lanes of `mask` of sums + offset, requantized into dst: the scalar
+// formula's operations lane by lane (the conversion rounds to nearest as a
+// cast does, roundscale is nearbyint), NaN lanes zeroed after the clamp
+// (max(NaN, low) would be low).
+template <class Q>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
+                 __mmask16 mask, Q* dst) {
+  constexpr float lo = std::numeric_limits<Q>::min();
+  constexpr float hi = std::numeric_limits<Q>::max();
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, offset)),
+                           multiplier);
+  v = _mm512_add_ps(
+      _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+      zero);
+  const __mmask16 number = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+  const __m512i q = _mm512_maskz_cvttps_epi32(
+      number, _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)),
+                            _mm512_set1_ps(hi)));
+  _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(q));
+}
+
+inline __mmask16 LaneMask(int64_t lanes) {
+  return static_cast<__mmask16>(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1);
+}
+
+// kDirectPixels pixels x V vectors of 16 channels: 6 V accumulators, V
+// weight loads and six broadcasts per quad. Pixels past `count` repeat the
+// first (computed, never stored). The sums go to acc, or (Q not void)
+// requantized to out, channels [oc0, oc0 + 16 V) below out.m.
+template <int V, class Q>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
+    const int8_t* w, int64_t taps, int64_t quads, const uint8_t* const* pixels,
+    int64_t count, const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
+    const RequantizedOutput* out) {
+  constexpr int P = kDirectPixels;
+  const uint8_t* px[P];
+  for (int p = 0; p < P; ++p) px[p] = pixels[p < count ? p : 0];
+  __m512i c[P][V];
+  for (auto& row : c) {
+    for (auto& v : row) v = _mm512_setzero_si512();
+  }
+  for (int64_t t = 0; t < taps; ++t) {
+    const int64_t off = tap_offsets[t];
+    const int8_t* wt = w + WeightOffset(t, 0, 0, quads, V);
+    for (int64_t q = 0; q < quads; ++q) {
+      __m512i wv[V];
+      for (int v = 0; v < V; ++v) {
+        wv[v] = _mm512_loadu_si512(wt + (q * V + v) * kDirectLanes * 4);
+      }
+      for (int p = 0; p < P; ++p) {
+        const __m512i x = _mm512_set1_epi32(Quad(px[p], off, q));
+        for (int v = 0; v < V; ++v) {
+          c[p][v] = _mm512_dpbusd_epi32(c[p][v], x, wv[v]);
+        }
+      }
+    }
+  }
+  if constexpr (std::is_void_v<Q>) {
+    for (int p = 0; p < P && p < count; ++p) {
+      for (int v = 0; v < V; ++v) {
+        _mm512_storeu_si512(acc + p * kDirectBlock + v * kDirectLanes,
+                            c[p][v]);
+      }
+    }
+  } else {
+    const __m512 zero = _mm512_set1_ps(out->zero);
+    Q* y = static_cast<Q*>(out->y) + oc0;
+    for (int v = 0; v < V; ++v) {
+      const int64_t first = oc0 + v * kDirectLanes;
+      if (first >= out->m) break;
+      const __mmask16 mask = LaneMask(out->m - first);
+      const __m512i offset = _mm512_maskz_loadu_epi32(mask, out->offset + first);
+      const __m512 multiplier =
+          _mm512_maskz_loadu_ps(mask, out->multiplier + first);
+      for (int p = 0; p < P && p < count; ++p) {
+        RequantizeVector(c[p][v], offset, multiplier, zero, mask,
+                         y + p * out->m + v * kDirectLanes);
+      }
+    }
+  }
+}
+
+// `count` depthwise pixels, 16 channels a vector, up to kDepthwisePixels
+// pixels at once so that each weight vector is loaded once for them.
+constexpr int kDepthwisePixels = 4;
+
+template <class Q>
+__attribute__((target("avx512f,avx512bw"))) void DepthwiseRowAvx512(
+    const uint8_t* x, int64_t pixel_step, int64_t count,
+    const int64_t* tap_offsets, int64_t taps, const int32_t* w,
+    const RequantizedOutput& out) {
+  const int64_t c = out.m;
+  const __m512 zero = _mm512_set1_ps(out.zero);
+  Q* y = static_cast<Q*>(out.y);
+  for (int64_t ch = 0; ch < c; ch += kDirectLanes) {
+    const __mmask16 mask = LaneMask(c - ch);
+    const __m512i offset = _mm512_maskz_loadu_epi32(mask, out.offset + ch);
+    const __m512 multiplier = _mm512_maskz_loadu_ps(mask, out.multiplier + ch);
+    for (int64_t i = 0; i < count; i += kDepthwisePixels) {
+      const int64_t n = std::min<int64_t>(kDepthwisePixels, count - i);
+      __m512i sum[kDepthwisePixels];
+      for (auto& s : sum) s = _mm512_setzero_si512();
+      const uint8_t* xi = x + i * pixel_step + ch;
+      for (int64_t t = 0; t < taps; ++t) {
+        const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + t * c + ch);
+        const uint8_t* xt = xi + tap_offsets[t];
+        for (int p = 0; p < kDepthwisePixels; ++p) {
+          if (p >= n) break;
+          const __m512i xv = _mm512_cvtepu8_epi32(
+              _mm_maskz_loadu_epi8(mask, xt + p * pixel_step));
+          sum[p] = _mm512_add_epi32(sum[p], _mm512_mullo_epi32(xv, wv));
+        }
+      }
+      for (int p = 0; p < n; ++p) {
+        RequantizeVector(sum[p], offset, multiplier, zero, mask,
+                         y + (i + p) * c + ch);
+      }
+    }
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+template <class Q>
+void DepthwiseRowGeneric(const uint8_t* x, int64_t pixel_step, int64_t count,
+                         const int64_t* tap_offsets, int64_t taps,
+                         const int32_t* w, const RequantizedOutput& out) {
+  const int64_t c = out.m;
+  std::vector<int32_t> acc(static_cast<size_t>(c));
+  for (int64_t i = 0; i < count; ++i) {
+    std::fill(acc.begin(), acc.end(), 0);
+    for (int64_t t = 0; t < taps; ++t) {
+      const uint8_t* xt = x + i * pixel_step + tap_offsets[t];
+      for (int64_t ch = 0; ch < c; ++ch) {
+        acc[ch] += w[t * c + ch] * static_cast<int32_t>(xt[ch]);
+      }
+    }
+    RequantizeChannels(acc.data(), c, out.offset, out.multiplier, out.zero,
+                       static_cast<Q*>(out.y) + i * c);
+  }
+}
+
+// The scalar requantization, NaN to 0: what every lane equals.
+template <class Q>
+void RequantizeChannelsScalar(const int32_t* acc, int64_t n,
+                              const int32_t* offset, const float* multiplier,
+                              float zero, Q* dst) {
+  constexpr float lo = std::numeric_limits<Q>::min();
+  constexpr float hi = std::numeric_limits<Q>::max();
+  for (int64_t j = 0; j < n; ++j) {
+    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) +
+                                          static_cast<uint32_t>(offset[j]));
+    const float v =
+        std::nearbyint(static_cast<float>(sum) * multiplier[j]) + zero;
+    dst[j] = std::isnan(v) ? Q(0) : static_cast<Q>(std::clamp(v, lo, hi));
+  }
+}
+
+template <class Q>
+void RequantizeChannelsAny(const int32_t* acc, int64_t n,
+                           const int32_t* offset, const float* multiplier,
+                           float zero, Q* dst) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  const __m512 z = _mm512_set1_ps(zero);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 mask = LaneMask(n - j);
+    RequantizeVector(_mm512_maskz_loadu_epi32(mask, acc + j),
+                     _mm512_maskz_loadu_epi32(mask, offset + j),
+                     _mm512_maskz_loadu_ps(mask, multiplier + j), z, mask,
+                     dst + j);
+  }
+#else
+  RequantizeChannelsScalar(acc, n, offset, multiplier, zero, dst);
+#endif
+}
+
+}  // namespace
+
+DirectConvWeights::DirectConvWeights(const int8_t* w, int64_t m, int64_t c,
+                                     int64_t taps)
+    : m_(m), c_(c), taps_(taps) {
+  const int64_t q = quads();
+  data_.assign(static_cast<size_t>(blocks() * taps * q * kDirectBlock * 4), 0);
+  row_sums_.assign(static_cast<size_t>(m), 0);
+  for (int64_t oc = 0; oc < m; ++oc) {
+    const int64_t b = oc / kDirectBlock, j = oc % kDirectBlock;
+    const int64_t v = j / kDirectLanes, lane = j % kDirectLanes;
+    int8_t* block = data_.data() + b * taps * q * kDirectBlock * 4;
+    for (int64_t i = 0; i < c; ++i) {
+      for (int64_t t = 0; t < taps; ++t) {
+        const int8_t value = w[(oc * c + i) * taps + t];
+        block[WeightOffset(t, i / 4, v, q, vectors(b)) + lane * 4 + i % 4] =
+            value;
+        row_sums_[static_cast<size_t>(oc)] += value;
+      }
+    }
+  }
+}
+
+int64_t DirectConvWeights::vectors(int64_t b) const {
+  const int64_t channels = std::min(kDirectBlock, m_ - b * kDirectBlock);
+  return (channels + kDirectLanes - 1) / kDirectLanes;
+}
+
+namespace {
+
+// The VNNI tile for a block of `vectors` vectors.
+template <class Q>
+void VnniTileOf(int64_t vectors, const int8_t* w, int64_t taps, int64_t quads,
+                const uint8_t* const* pixels, int64_t count,
+                const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
+                const RequantizedOutput* out) {
+  switch (vectors) {
+    case 1:
+      VnniTile<1, Q>(w, taps, quads, pixels, count, tap_offsets, acc, oc0, out);
+      break;
+    case 2:
+      VnniTile<2, Q>(w, taps, quads, pixels, count, tap_offsets, acc, oc0, out);
+      break;
+    case 3:
+      VnniTile<3, Q>(w, taps, quads, pixels, count, tap_offsets, acc, oc0, out);
+      break;
+    default:
+      VnniTile<4, Q>(w, taps, quads, pixels, count, tap_offsets, acc, oc0, out);
+      break;
+  }
+}
+
+}  // namespace
+
+void DirectConvTile(Int8Kernel kernel, const DirectConvWeights& w,
+                    int64_t block, const uint8_t* const* pixels, int64_t count,
+                    const int64_t* tap_offsets, int32_t* acc) {
+  const int8_t* wb = w.block(block);
+  const int64_t vectors = w.vectors(block);
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    VnniTileOf<void>(vectors, wb, w.taps(), w.quads(), pixels, count,
+                     tap_offsets, acc, 0, nullptr);
+  } else {
+    GenericTile(wb, vectors, w.taps(), w.quads(), pixels, count, tap_offsets,
+                acc);
+  }
+}
+
+void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
+                               int64_t block, const uint8_t* const* pixels,
+                               int64_t count, const int64_t* tap_offsets,
+                               const RequantizedOutput& out) {
+  const int64_t oc0 = block * kDirectBlock;
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    const int8_t* wb = w.block(block);
+    const int64_t vectors = w.vectors(block);
+    if (out.y_signed) {
+      VnniTileOf<int8_t>(vectors, wb, w.taps(), w.quads(), pixels, count,
+                         tap_offsets, nullptr, oc0, &out);
+    } else {
+      VnniTileOf<uint8_t>(vectors, wb, w.taps(), w.quads(), pixels, count,
+                          tap_offsets, nullptr, oc0, &out);
+    }
+    return;
+  }
+  int32_t acc[kDirectPixels * kDirectBlock];
+  DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
+  const int64_t channels = std::min(kDirectBlock, out.m - oc0);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t at = i * out.m + oc0;
+    if (out.y_signed) {
+      RequantizeChannels(acc + i * kDirectBlock, channels, out.offset + oc0,
+                         out.multiplier + oc0, out.zero,
+                         static_cast<int8_t*>(out.y) + at);
+    } else {
+      RequantizeChannels(acc + i * kDirectBlock, channels, out.offset + oc0,
+                         out.multiplier + oc0, out.zero,
+                         static_cast<uint8_t*>(out.y) + at);
+    }
+  }
+}
+
+void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,
+                             int64_t pixel_step, int64_t count,
+                             const int64_t* tap_offsets, int64_t taps,
+                             const int32_t* w, const RequantizedOutput& out) {
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    if (out.y_signed) {
+      DepthwiseRowAvx512<int8_t>(x, pixel_step, count, tap_offsets, taps, w,
+                                 out);
+    } else {
+      DepthwiseRowAvx512<uint8_t>(x, pixel_step, count, tap_offsets, taps, w,
+                                  out);
+    }
+  } else if (out.y_signed) {
+    DepthwiseRowGeneric<int8_t>(x, pixel_step, count, tap_offsets, taps, w,
+                                out);
+  } else {
+    DepthwiseRowGeneric<uint8_t>(x, pixel_step, count, tap_offsets, taps, w,
+                                 out);
+  }
+}
+
+void RequantizeChannels(const int32_t* acc, int64_t n, const int32_t* offset,
+                        const float* multiplier, float zero, uint8_t* dst) {
+  RequantizeChannelsAny(acc, n, offset, multiplier, zero, dst);
+}
+
+void RequantizeChannels(const int32_t* acc, int64_t n, const int32_t* offset,
+                        const float* multiplier, float zero, int8_t* dst) {
+  RequantizeChannelsAny(acc, n, offset, multiplier, zero, dst);
+}
+
+}  // namespace weft::internal

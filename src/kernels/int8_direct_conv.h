@@ -1,0 +1,114 @@
+// Direct int8 convolution over channels-last (NHWC) uint8 activations: the
+// form ONNX Runtime and oneDNN give quantized convolutions, where a pixel's
+// channels are contiguous and so every four of them are already the quad
+// that one VNNI lane multiplies and sums. Nothing is gathered or packed per
+// image: each output pixel reads its taps straight from the (padded) input,
+// a broadcast per quad, against weight vectors of 16 output channels.
+//
+// Layout of the packed weights, per block of kDirectBlock output channels
+// (the last block holds the rest, in whole vectors of kDirectLanes):
+//   [tap][quad of input channels][vector of the block][lane][4 bytes]
+// Input channels past C (to whole quads) and output channels past M (to
+// whole vectors) are zero, so they add nothing whatever the input holds
+// there.
+//
+// Kernels: Int8Kernel (int8_gemm.h), the CPU's choice or WEFT_INT8_KERNEL;
+// both sum exactly in int32, so both give the same bits.
+#ifndef WEFT_SRC_KERNELS_INT8_DIRECT_CONV_H_
+#define WEFT_SRC_KERNELS_INT8_DIRECT_CONV_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/int8_gemm.h"
+
+namespace weft::internal {
+
+constexpr int64_t kDirectLanes = 16;   // output channels per vector
+constexpr int64_t kDirectVectors = 4;  // vectors per full block
+constexpr int64_t kDirectBlock = kDirectLanes * kDirectVectors;
+constexpr int64_t kDirectPixels = 6;  // output pixels per tile
+
+// int8 weights [M][C][taps] (ONNX's order for one group), packed once.
+class DirectConvWeights {
+ public:
+  DirectConvWeights() = default;
+  DirectConvWeights(const int8_t* w, int64_t m, int64_t c, int64_t taps);
+
+  int64_t m() const { return m_; }
+  int64_t c() const { return c_; }
+  int64_t taps() const { return taps_; }
+  int64_t quads() const { return Int8Quads(c_); }  // per tap
+  int64_t blocks() const { return (m_ + kDirectBlock - 1) / kDirectBlock; }
+  // Vectors of output channels in block b (kDirectVectors but in the last).
+  int64_t vectors(int64_t b) const;
+  const int8_t* block(int64_t b) const {
+    return data_.data() + b * taps_ * quads() * kDirectBlock * 4;
+  }
+  // Each output channel's sum of weights (what the input's zero point
+  // multiplies).
+  const std::vector<int32_t>& row_sums() const { return row_sums_; }
+  int64_t bytes() const {
+    return static_cast<int64_t>(data_.size() + row_sums_.size() * 4);
+  }
+
+ private:
+  int64_t m_ = 0, c_ = 0, taps_ = 0;
+  std::vector<int8_t> data_;
+  std::vector<int32_t> row_sums_;
+};
+
+// The sums of one tile: for pixels p < count (at most kDirectPixels),
+//   acc[p * kDirectBlock + j] = sum over taps t and input channels i of
+//       pixels[p][tap_offsets[t] + i] * weight(block channel j, i, t)
+// for the block's vectors * kDirectLanes channels j. pixels[p] points at
+// the input bytes of pixel p's first tap; the input's channel stride makes
+// quads of four channels (C rounded up to whole quads, whatever is past C
+// being multiplied by zero weights).
+void DirectConvTile(Int8Kernel kernel, const DirectConvWeights& w,
+                    int64_t block, const uint8_t* const* pixels, int64_t count,
+                    const int64_t* tap_offsets, int32_t* acc);
+
+// dst[j] = saturate(round_half_even(float(acc[j] + offset[j]) *
+// multiplier[j]) + zero) for j < n, output channels on the lanes (the
+// int32 addition wraps); a NaN gives 0. Bit for bit the scalar reference
+// of QLinearConv's requantization (quantized_conv.cc), on 16 lanes where
+// the build has AVX-512.
+void RequantizeChannels(const int32_t* acc, int64_t n, const int32_t* offset,
+                        const float* multiplier, float zero, uint8_t* dst);
+void RequantizeChannels(const int32_t* acc, int64_t n, const int32_t* offset,
+                        const float* multiplier, float zero, int8_t* dst);
+
+// Where requantized outputs go: output channel oc of pixel i (counted
+// from `y`, the first pixel's channel 0) is written at y[i * m + oc], as
+// RequantizeChannels gives it from offset[oc], multiplier[oc] and zero.
+struct RequantizedOutput {
+  const int32_t* offset = nullptr;
+  const float* multiplier = nullptr;
+  float zero = 0;
+  int64_t m = 0;  // channels of a pixel
+  void* y = nullptr;
+  bool y_signed = false;  // int8 y, else uint8
+};
+
+// DirectConvTile's sums for pixels [0, count), requantized into `out` (the
+// tile's first pixel at out.y) for the block's channels below out.m; on
+// the VNNI kernel straight from the registers.
+void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
+                               int64_t block, const uint8_t* const* pixels,
+                               int64_t count, const int64_t* tap_offsets,
+                               const RequantizedOutput& out);
+
+// `count` output pixels of a depthwise convolution, requantized into out
+// (pixel 0 at out.y, out.m = C channels): pixel i reads tap t's C channels
+// at x + i * pixel_step + tap_offsets[t]; w[t * C + c] is channel c's
+// weight at tap t. Exact int32 sums; vectors of 16 channels on the VNNI
+// kernel (whose CPUs have AVX-512), scalar on the generic one.
+void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,
+                             int64_t pixel_step, int64_t count,
+                             const int64_t* tap_offsets, int64_t taps,
+                             const int32_t* w, const RequantizedOutput& out);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_KERNELS_INT8_DIRECT_CONV_H_

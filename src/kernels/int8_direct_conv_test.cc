@@ -1,0 +1,123 @@
+#include "kernels/int8_direct_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+template <class T>
+std::vector<T> SeededBytes(int64_t n, uint32_t seed) {
+  std::vector<T> out(static_cast<size_t>(n));
+  for (T& v : out) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<T>(seed >> 24);
+  }
+  return out;
+}
+
+// Every kernel this CPU runs gives the exact sums of a tile: output
+// channels in whole and partial blocks and vectors, input channels that
+// are and are not whole quads (the bytes past C read but multiplied by
+// zero weights), one tap and nine at scattered offsets, partial tiles.
+TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
+  for (Int8Kernel kernel : {Int8Kernel::kGeneric, Int8Kernel::kAvx512Vnni}) {
+    if (!CpuRunsInt8Kernel(kernel)) continue;
+    for (int64_t m : {8, 16, 40, 64, 72, 200}) {
+      for (int64_t c : {3, 4, 6, 32}) {
+        for (int64_t taps : {1, 9}) {
+          SCOPED_TRACE(std::string(Int8KernelName(kernel)) +
+                       " m=" + std::to_string(m) + " c=" + std::to_string(c) +
+                       " taps=" + std::to_string(taps));
+          const int64_t stride = Int8Quads(c) * 4;  // bytes per pixel
+          const auto w = SeededBytes<int8_t>(m * c * taps, 5);
+          const DirectConvWeights packed(w.data(), m, c, taps);
+          ASSERT_EQ(packed.blocks(), (m + kDirectBlock - 1) / kDirectBlock);
+          // An input of 64 pixels; tap t reads pixel 7 t further on.
+          const auto x = SeededBytes<uint8_t>(64 * stride, 9);
+          std::vector<int64_t> offsets;
+          for (int64_t t = 0; t < taps; ++t) offsets.push_back(7 * t * stride);
+          for (int64_t count : {int64_t{1}, int64_t{4}, kDirectPixels}) {
+            const uint8_t* pixels[kDirectPixels];
+            for (int64_t p = 0; p < kDirectPixels; ++p) {
+              pixels[p] = x.data() + (p * 3 % 5) * stride;
+            }
+            for (int64_t b = 0; b < packed.blocks(); ++b) {
+              std::vector<int32_t> acc(kDirectPixels * kDirectBlock, -7);
+              DirectConvTile(kernel, packed, b, pixels, count, offsets.data(),
+                             acc.data());
+              const int64_t channels = std::min(kDirectBlock, m - b * 64);
+              for (int64_t p = 0; p < count; ++p) {
+                for (int64_t j = 0; j < channels; ++j) {
+                  const int64_t oc = b * kDirectBlock + j;
+                  int32_t want = 0;
+                  for (int64_t i = 0; i < c; ++i) {
+                    for (int64_t t = 0; t < taps; ++t) {
+                      want += w[(oc * c + i) * taps + t] *
+                              static_cast<int32_t>(pixels[p][offsets[t] + i]);
+                    }
+                  }
+                  ASSERT_EQ(acc[p * kDirectBlock + j], want)
+                      << "pixel " << p << " channel " << oc;
+                }
+              }
+            }
+          }
+          for (int64_t oc = 0; oc < m; ++oc) {
+            int32_t sum = 0;
+            for (int64_t i = 0; i < c * taps; ++i) sum += w[oc * c * taps + i];
+            EXPECT_EQ(packed.row_sums()[oc], sum);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Requantization per channel equals the scalar formula lane by lane: ties
+// to even, saturation at both ends, an offset that wraps, NaN (a non-finite
+// multiplier) to 0 and infinities saturated, partial vectors.
+TEST(Int8DirectConvTest, RequantizeChannelsIsTheScalarFormulaOnEveryLane) {
+  const int64_t n = 37;
+  std::vector<int32_t> acc, offset;
+  std::vector<float> multiplier;
+  for (int64_t j = 0; j < n; ++j) {
+    acc.push_back(static_cast<int32_t>(j * 37 - 500));
+    offset.push_back(j == 5 ? std::numeric_limits<int32_t>::max()
+                            : static_cast<int32_t>(j % 7));
+    multiplier.push_back(j % 4 == 0 ? 0.5f : 0.013f * static_cast<float>(j));
+  }
+  multiplier[9] = std::numeric_limits<float>::quiet_NaN();
+  multiplier[10] = std::numeric_limits<float>::infinity();
+  multiplier[11] = -std::numeric_limits<float>::infinity();
+  for (float zero : {0.0f, 128.0f, -3.0f}) {
+    std::vector<uint8_t> got_u(n);
+    std::vector<int8_t> got_s(n);
+    for (int64_t len : {n, int64_t{16}, int64_t{5}}) {
+      RequantizeChannels(acc.data(), len, offset.data(), multiplier.data(),
+                         zero, got_u.data());
+      RequantizeChannels(acc.data(), len, offset.data(), multiplier.data(),
+                         zero, got_s.data());
+      for (int64_t j = 0; j < len; ++j) {
+        const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) +
+                                              static_cast<uint32_t>(offset[j]));
+        const float v =
+            std::nearbyint(static_cast<float>(sum) * multiplier[j]) + zero;
+        const uint8_t want_u =
+            std::isnan(v) ? 0 : static_cast<uint8_t>(std::clamp(v, 0.f, 255.f));
+        const int8_t want_s =
+            std::isnan(v) ? 0
+                          : static_cast<int8_t>(std::clamp(v, -128.f, 127.f));
+        EXPECT_EQ(got_u[j], want_u) << "lane " << j << " zero " << zero;
+        EXPECT_EQ(got_s[j], want_s) << "lane " << j << " zero " << zero;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft::internal

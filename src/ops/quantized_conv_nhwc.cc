@@ -1,0 +1,422 @@
+// NhwcQLinearConv: QLinearConv on channels-last uint8 activations, made by
+// the nhwc-layout pass (src/optimize/nhwc_layout.cc) where the int8 kernel
+// is VNNI, and internal to a session. Inputs and attributes are
+// QLinearConv's, with x [N, H, W, C] and y [N, OH, OW, M]; w is a constant
+// int8 [M, C / group, kh, kw] with zero points 0 (symmetric weights, as
+// ONNX Runtime's static quantization writes them), and group is 1 or
+// depthwise (group = C = M).
+//
+// The sums are the direct convolution of kernels/int8_direct_conv.h over
+// the input padded once with its zero point (so a padded tap adds
+// x_zero * w, which the per-channel offset takes back with the rest of
+// x_zero's term):
+//   y = requantize(sum x w - x_zero sum w + B)
+// exact in int32, so bit for bit QLinearConv's result on the same values,
+// whatever the kernel, the tiling or the thread count.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "framework/op_registry_impl.h"
+#include "kernels/int8_direct_conv.h"
+#include "kernels/int_division.h"
+#include "ops/conv_window.h"
+#include "ops/op_util.h"
+#include "ops/registry.h"
+
+namespace weft::internal {
+namespace {
+
+// The input copied once into [N, PH, PW, stride] planes, padded with the
+// zero point around and past C (stride: C, or C to whole quads for the
+// direct products); or the input itself where nothing needs adding.
+struct PaddedInput {
+  const uint8_t* data = nullptr;
+  int64_t h = 0, w = 0, stride = 0;  // padded height, width, channel stride
+  std::vector<uint8_t> storage;
+};
+
+PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
+                     int64_t n, int64_t c, int64_t stride, uint8_t zero) {
+  PaddedInput p;
+  p.h = win.in[0] + win.pad_begin[0] + win.pad_end[0];
+  p.w = win.in[1] + win.pad_begin[1] + win.pad_end[1];
+  p.stride = stride;
+  if (p.h == win.in[0] && p.w == win.in[1] && stride == c) {
+    p.data = x;
+    return p;
+  }
+  p.storage.assign(static_cast<size_t>(n * p.h * p.w * stride), zero);
+  const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
+  const int64_t ih = win.in[0], iw = win.in[1];
+  ctx.ParallelFor(n * ih, static_cast<double>(iw * c) * 0.1,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t row = begin; row < end; ++row) {
+                      const int64_t image = row / ih, r = row % ih;
+                      const uint8_t* src = x + row * iw * c;
+                      uint8_t* dst = p.storage.data() +
+                                     ((image * p.h + r + top) * p.w + left) *
+                                         stride;
+                      if (stride == c) {
+                        std::memcpy(dst, src, static_cast<size_t>(iw * c));
+                        continue;
+                      }
+                      for (int64_t i = 0; i < iw; ++i) {
+                        std::memcpy(dst + i * stride, src + i * c,
+                                    static_cast<size_t>(c));
+                      }
+                    }
+                  });
+  p.data = p.storage.data();
+  return p;
+}
+
+// Where each tap of output pixel 0 reads, from the padded input.
+std::vector<int64_t> TapOffsets(const Window& win, const PaddedInput& p) {
+  std::vector<int64_t> offsets;
+  for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
+    for (int64_t kx = 0; kx < win.kernel[1]; ++kx) {
+      offsets.push_back(
+          (ky * win.dilation[0] * p.w + kx * win.dilation[1]) * p.stride);
+    }
+  }
+  return offsets;
+}
+
+// Where output pixel `pixel` of image `image` reads its first tap.
+const uint8_t* PixelBase(const Window& win, const PaddedInput& p, int64_t image,
+                         int64_t pixel) {
+  const int64_t oy = pixel / win.out[1], ox = pixel % win.out[1];
+  return p.data +
+         ((image * p.h + oy * win.stride[0]) * p.w + ox * win.stride[1]) *
+             p.stride;
+}
+
+// What a QLinearConv's scalar inputs and B say, per output channel.
+struct Requantization {
+  std::vector<int32_t> offset;  // B - x_zero * sum w, wrapping
+  std::vector<float> multiplier;
+  float zero = 0;
+};
+
+class NhwcQLinearConvKernel : public OpKernel {
+ public:
+  explicit NhwcQLinearConvKernel(const KernelConstruction& c)
+      : attrs_(ReadWindowAttrs(c)),
+        group_(c.attr<int64_t>("group")),
+        kernel_(ActiveInt8Kernel()) {
+    const Tensor* w = c.constant_input(3);
+    if (w == nullptr || w->dtype() != DataType::kInt8 ||
+        w->shape().rank() != 4) {
+      return;
+    }
+    const Shape& ws = w->shape();
+    const int64_t m = ws.dim(0), taps = ws.dim(2) * ws.dim(3);
+    taps_ = taps;
+    if (group_ == 1) {
+      direct_.emplace(w->data<int8_t>(), m, ws.dim(1), taps);
+    } else if (ws.dim(1) == 1 && group_ == m) {
+      // Channel c's weight at tap t, at t * M + c: vectors of channels.
+      depthwise_.assign(static_cast<size_t>(taps * m), 0);
+      depthwise_sums_.assign(static_cast<size_t>(m), 0);
+      for (int64_t ch = 0; ch < m; ++ch) {
+        for (int64_t t = 0; t < taps; ++t) {
+          const int32_t v = w->data<int8_t>()[ch * taps + t];
+          depthwise_[static_cast<size_t>(t * m + ch)] = v;
+          depthwise_sums_[static_cast<size_t>(ch)] += v;
+        }
+      }
+    }
+  }
+
+  int64_t prepared_bytes() const override {
+    return (direct_ ? direct_->bytes() : 0) +
+           static_cast<int64_t>(depthwise_.size() + depthwise_sums_.size()) *
+               4;
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(3);
+    const Shape& xs = x.shape();
+    if (x.dtype() != DataType::kUInt8 || xs.rank() != 4) {
+      return InvalidArgumentError("NhwcQLinearConv takes uint8 x [N, H, W, C]" +
+                                  std::string(", got ") +
+                                  DataTypeName(x.dtype()) + " " +
+                                  xs.ToString());
+    }
+    if (!direct_ && depthwise_.empty()) {
+      return InvalidArgumentError(
+          "NhwcQLinearConv needs a constant int8 w [M, C, kh, kw] with group "
+          "1, or a depthwise one (group = C = M)");
+    }
+    const Shape& ws = w.shape();
+    const int64_t n = xs.dim(0), c = xs.dim(3), m = ws.dim(0);
+    if (ws.dim(1) * group_ != c) {
+      return InvalidArgumentError("x " + xs.ToString() + " has " +
+                                  std::to_string(c) + " channels; w " +
+                                  ws.ToString() + " with group " +
+                                  std::to_string(group_) + " expects " +
+                                  std::to_string(ws.dim(1) * group_));
+    }
+    WEFT_ASSIGN_OR_RETURN(
+        Window win,
+        ForwardWindow(attrs_, {xs.dim(1), xs.dim(2)}, {ws.dim(2), ws.dim(3)}));
+    WEFT_ASSIGN_OR_RETURN(Requantization rq, ReadRequantization(ctx, m));
+    const Tensor& y_zero = ctx.input(7);
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutputUninitialized(
+                        0, Shape({n, win.out[0], win.out[1], m})));
+    const bool depthwise = !direct_;
+    const PaddedInput padded =
+        PadInput(ctx, win, x.data<uint8_t>(), n, c,
+                 depthwise ? c : Int8Quads(c) * 4, *ctx.input(2).data<uint8_t>());
+    const std::vector<int64_t> tap_offsets = TapOffsets(win, padded);
+    RequantizedOutput out;
+    out.offset = rq.offset.data();
+    out.multiplier = rq.multiplier.data();
+    out.zero = rq.zero;
+    out.m = m;
+    out.y = y->raw_data();
+    out.y_signed = y_zero.dtype() == DataType::kInt8;
+    if (depthwise) {
+      Depthwise(ctx, win, padded, tap_offsets, n, out);
+    } else {
+      Direct(ctx, win, padded, tap_offsets, n, out);
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Scales, zero points and B, checked as QLinearConv checks them; w's
+  // zero point must be 0 (the pass converts only such nodes).
+  StatusOr<Requantization> ReadRequantization(KernelContext& ctx,
+                                              int64_t m) const {
+    const Tensor& x_scale = ctx.input(1);
+    const Tensor& x_zero = ctx.input(2);
+    const Tensor& w_scale = ctx.input(4);
+    const Tensor& w_zero = ctx.input(5);
+    const Tensor& y_scale = ctx.input(6);
+    const Tensor& y_zero = ctx.input(7);
+    if (x_scale.NumElements() != 1 || y_scale.NumElements() != 1 ||
+        y_zero.NumElements() != 1 || x_zero.NumElements() != 1 ||
+        x_zero.dtype() != DataType::kUInt8) {
+      return InvalidArgumentError(
+          "x_scale, x_zero_point (uint8), y_scale and y_zero_point must be "
+          "scalars");
+    }
+    if (w_scale.NumElements() != 1 && w_scale.NumElements() != m) {
+      return InvalidArgumentError("w_scale has shape " +
+                                  w_scale.shape().ToString() +
+                                  "; expected one entry or one per output "
+                                  "channel (" +
+                                  std::to_string(m) + ")");
+    }
+    if (w_zero.dtype() != DataType::kInt8) {
+      return InvalidArgumentError("w_zero_point must be int8");
+    }
+    for (int64_t i = 0; i < w_zero.NumElements(); ++i) {
+      if (w_zero.data<int8_t>()[i] != 0) {
+        return InvalidArgumentError(
+            "NhwcQLinearConv takes w_zero_point 0 only");
+      }
+    }
+    const float xs = *x_scale.data<float>();
+    const float ys = *y_scale.data<float>();
+    for (float s : {xs, ys}) {
+      if (!(s != 0) || !std::isfinite(s)) {
+        return InvalidArgumentError(
+            "x_scale and y_scale must be finite and non-zero");
+      }
+    }
+    const int32_t* bias = nullptr;
+    if (ctx.num_inputs() > 8) {
+      const Tensor& b = ctx.input(8);
+      if (b.dtype() != DataType::kInt32 || b.shape().rank() != 1 ||
+          b.NumElements() != m) {
+        return InvalidArgumentError(
+            "B must be int32 of shape [" + std::to_string(m) + "], got " +
+            DataTypeName(b.dtype()) + " " + b.shape().ToString());
+      }
+      bias = b.data<int32_t>();
+    }
+    Requantization rq;
+    rq.zero = y_zero.dtype() == DataType::kUInt8
+                  ? static_cast<float>(*y_zero.data<uint8_t>())
+                  : static_cast<float>(*y_zero.data<int8_t>());
+    const auto xz = static_cast<uint32_t>(*x_zero.data<uint8_t>());
+    const std::vector<int32_t>& sums =
+        direct_ ? direct_->row_sums() : depthwise_sums_;
+    for (int64_t oc = 0; oc < m; ++oc) {
+      // QLinearConv's float expression, in its order.
+      rq.multiplier.push_back(
+          xs * w_scale.data<float>()[w_scale.NumElements() == 1 ? 0 : oc] /
+          ys);
+      const uint32_t b = bias ? static_cast<uint32_t>(bias[oc]) : 0u;
+      rq.offset.push_back(static_cast<int32_t>(
+          b - xz * static_cast<uint32_t>(sums[static_cast<size_t>(oc)])));
+    }
+    return rq;
+  }
+
+  // Jobs of (image, block of output channels, tile of kDirectPixels
+  // pixels), in that order, so that neighbouring jobs share their block's
+  // weights.
+  void Direct(KernelContext& ctx, const Window& win, const PaddedInput& padded,
+              const std::vector<int64_t>& tap_offsets, int64_t n,
+              const RequantizedOutput& out) const {
+    const DirectConvWeights& w = *direct_;
+    const int64_t pixels = win.OutSize(), m = w.m();
+    const int64_t tiles = CeilDiv(pixels, kDirectPixels);
+    const int64_t blocks = w.blocks();
+    const double cost = static_cast<double>(kDirectPixels * kDirectBlock *
+                                            w.taps() * w.quads() * 4) /
+                        64.0;
+    ctx.ParallelFor(n * blocks * tiles, cost, [&](int64_t begin, int64_t end) {
+      const uint8_t* bases[kDirectPixels];
+      RequantizedOutput tile_out = out;
+      for (int64_t job = begin; job < end; ++job) {
+        const int64_t tile = job % tiles, block = job / tiles % blocks;
+        const int64_t image = job / (tiles * blocks);
+        const int64_t p0 = tile * kDirectPixels;
+        const int64_t count = std::min(kDirectPixels, pixels - p0);
+        for (int64_t i = 0; i < count; ++i) {
+          bases[i] = PixelBase(win, padded, image, p0 + i);
+        }
+        tile_out.y = static_cast<uint8_t*>(out.y) +
+                     (image * pixels + p0) * m;  // one byte an element
+        DirectConvTileRequantized(kernel_, w, block, bases, count,
+                                  tap_offsets.data(), tile_out);
+      }
+    });
+  }
+
+  // One job per output row of an image.
+  void Depthwise(KernelContext& ctx, const Window& win,
+                 const PaddedInput& padded,
+                 const std::vector<int64_t>& tap_offsets, int64_t n,
+                 const RequantizedOutput& out) const {
+    const int64_t oh = win.out[0], ow = win.out[1], m = out.m;
+    ctx.ParallelFor(n * oh, static_cast<double>(ow * m * taps_) / 8.0,
+                    [&](int64_t begin, int64_t end) {
+                      RequantizedOutput row_out = out;
+                      for (int64_t row = begin; row < end; ++row) {
+                        const int64_t image = row / oh, oy = row % oh;
+                        row_out.y = static_cast<uint8_t*>(out.y) + row * ow * m;
+                        DepthwiseRowRequantized(
+                            kernel_, PixelBase(win, padded, image, oy * ow),
+                            win.stride[1] * padded.stride, ow,
+                            tap_offsets.data(), taps_, depthwise_.data(),
+                            row_out);
+                      }
+                    });
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+  Int8Kernel kernel_;
+  int64_t taps_ = 0;
+  std::optional<DirectConvWeights> direct_;
+  std::vector<int32_t> depthwise_;  // [tap][channel]
+  std::vector<int32_t> depthwise_sums_;
+};
+
+Status InferNhwcQLinearConvShape(InferenceContext& ctx) {
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const PartialShape& x = ctx.input_shape(0);
+  const PartialShape& w = ctx.input_shape(3);
+  if (!x.IsFullyDefined() || !w.IsFullyDefined() || x.rank() != 4 ||
+      w.rank() != 4) {
+    return Status::OK();
+  }
+  const WindowAttrs attrs = InferredWindowAttrs(ctx);
+  auto win = ForwardWindow(attrs, {x.dim(1), x.dim(2)}, {w.dim(2), w.dim(3)});
+  if (!win.ok()) return Status::OK();
+  ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), win->out[0],
+                                                      win->out[1], w.dim(0)}));
+  return Status::OK();
+}
+
+}  // namespace
+
+// The nhwc-layout pass's question for QLinearConv
+// (OpRegistry::FindChannelsLastConv): NhwcQLinearConv's attributes where
+// it computes `node` (group 1 or depthwise, 2-D), else nullopt. The pass
+// checks the dtypes and the constant weights.
+std::optional<AttrMap> ChannelsLastQLinearConvAttrs(const NodeDef& node,
+                                                    const Shape& x,
+                                                    const Shape& w) {
+  if (x.rank() != 4 || w.rank() != 4) return std::nullopt;
+  const auto attr_or = [&node](const char* name, auto fallback) {
+    auto found = FindAttr<decltype(fallback)>(node.attrs, name);
+    return found.ok() ? **found : fallback;
+  };
+  const int64_t group = attr_or("group", int64_t{1});
+  const bool depthwise = group == x.dim(1) && group == w.dim(0) && w.dim(1) == 1;
+  if (group != 1 && !depthwise) return std::nullopt;
+  if (group == 1 && w.dim(1) != x.dim(1)) return std::nullopt;
+  WindowAttrs window_attrs;
+  window_attrs.kernel = attr_or("kernel_shape", std::vector<int64_t>{});
+  window_attrs.strides = attr_or("strides", std::vector<int64_t>{});
+  window_attrs.dilations = attr_or("dilations", std::vector<int64_t>{});
+  window_attrs.pads = attr_or("pads", std::vector<int64_t>{});
+  window_attrs.auto_pad = attr_or("auto_pad", std::string("NOTSET"));
+  auto window = ForwardWindow(window_attrs, {x.dim(2), x.dim(3)},
+                              {w.dim(2), w.dim(3)});
+  if (!window.ok()) return std::nullopt;
+  AttrMap attrs;
+  attrs["kernel_shape"] = std::vector<int64_t>{w.dim(2), w.dim(3)};
+  attrs["strides"] = window->stride;
+  attrs["dilations"] = window->dilation;
+  std::vector<int64_t> pads = window->pad_begin;
+  pads.insert(pads.end(), window->pad_end.begin(), window->pad_end.end());
+  attrs["pads"] = pads;
+  attrs["group"] = group;
+  return attrs;
+}
+
+namespace {
+
+constexpr OpSummary kSummaries[] = {
+    {"NhwcQLinearConv",
+     "QLinearConv on channels-last uint8 tensors, direct int8 products (made "
+     "by the nhwc-layout pass)"},
+};
+
+const std::vector<DataType> kQuantized = {DataType::kUInt8, DataType::kInt8};
+
+}  // namespace
+
+void RegisterQuantizedConvNhwcOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
+  // Channels-last int8 convolutions where the int8 kernel is VNNI: the
+  // generic kernel has no broadcast to gain from the layout.
+  if (ActiveInt8Kernel() == Int8Kernel::kAvx512Vnni) {
+    registry.SetChannelsLastConv("QLinearConv", ChannelsLastQLinearConvAttrs);
+  }
+  OpDefBuilder b("NhwcQLinearConv");
+  b.Input(ArgDef::Fixed("x", DataType::kUInt8))
+      .Input(ArgDef::Fixed("x_scale", DataType::kFloat32))
+      .Input(ArgDef::Fixed("x_zero_point", DataType::kUInt8))
+      .Input(ArgDef::Fixed("w", DataType::kInt8))
+      .Input(ArgDef::Fixed("w_scale", DataType::kFloat32))
+      .Input(ArgDef::Fixed("w_zero_point", DataType::kInt8))
+      .Input(ArgDef::Fixed("y_scale", DataType::kFloat32))
+      .Input(ArgDef::Typed("y_zero_point", "TY"))
+      .Input(ArgDef::AnyList("B"))
+      .Output(ArgDef::Typed("y", "TY"))
+      .Attr("TY", AttrType::kType, std::nullopt, kQuantized)
+      .Attr("group", AttrType::kInt, int64_t{1});
+  CheckRegistered(registry.RegisterOp(
+      WindowAttrsOn(b).SetShapeFn(InferNhwcQLinearConvShape).Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "NhwcQLinearConv", KernelFactoryFor<NhwcQLinearConvKernel>()));
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,211 @@
+// NhwcQLinearConv (channels-last int8 convolutions) against QLinearConv,
+// bit for bit, and the nhwc-layout pass that makes it from a quantized CNN.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "framework/op_registry_impl.h"
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Case {
+  const char* name;
+  int64_t n, c, h, w, m, k, stride, pad, dilation, group;
+};
+
+// One QLinearConv's constants: int8 weights, symmetric unless `w_zero`
+// says otherwise, per-channel weight scales, an int32 bias, and y's dtype.
+void AddQLinearConv(Graph& g, const std::string& name, const std::string& x,
+                    const Case& t, bool int8_y, uint32_t seed,
+                    const std::string& op = "QLinearConv",
+                    std::vector<int8_t> w_zero = {}) {
+  if (w_zero.empty()) w_zero.assign(static_cast<size_t>(t.m), 0);
+  const Shape w_shape{t.m, t.c / t.group, t.k, t.k};
+  g.Const(name + "/w", test::SeededBytes<int8_t>(w_shape, seed));
+  std::vector<float> w_scale;
+  std::vector<int32_t> bias;
+  for (int64_t i = 0; i < t.m; ++i) {
+    w_scale.push_back(0.002f + 0.0003f * static_cast<float>(i % 11));
+    bias.push_back(static_cast<int32_t>((i * 977) % 4001) - 2000);
+  }
+  g.Const(name + "/xs", Tensor::Scalar<float>(0.05f));
+  g.Const(name + "/xz", Tensor::Scalar<uint8_t>(117));
+  g.Const(name + "/ws", Tensor::FromVector<float>({t.m}, w_scale));
+  g.Const(name + "/wz", Tensor::FromVector<int8_t>({t.m}, w_zero));
+  g.Const(name + "/ys", Tensor::Scalar<float>(0.07f));
+  if (int8_y) {
+    g.Const(name + "/yz", Tensor::Scalar<int8_t>(-5));
+  } else {
+    g.Const(name + "/yz", Tensor::Scalar<uint8_t>(3));
+  }
+  g.Const(name + "/b", Tensor::FromVector<int32_t>({t.m}, bias));
+  const AttrMap attrs = {
+      {"group", t.group},
+      {"kernel_shape", std::vector<int64_t>{t.k, t.k}},
+      {"pads", std::vector<int64_t>{t.pad, t.pad, t.pad, t.pad}},
+      {"strides", std::vector<int64_t>{t.stride, t.stride}},
+      {"dilations", std::vector<int64_t>{t.dilation, t.dilation}}};
+  test::MustAdd(g, {name,
+                    op,
+                    {x, name + "/xs", name + "/xz", name + "/w", name + "/ws",
+                     name + "/wz", name + "/ys", name + "/yz", name + "/b"},
+                    attrs,
+                    ""});
+}
+
+// Every shape NhwcQLinearConv takes (1 x 1, 3 x 3 padded, strided, the 7 x 7
+// stem over three channels, dilated, depthwise at strides 1 and 2; output
+// channels in partial vectors and blocks, input channels that are not whole
+// quads, two images): the same bits as QLinearConv, uint8 and int8 y, at one
+// and two threads, on the int8 kernel this process runs (the kernel-choice
+// variants of ctest run the other).
+TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
+  const Case cases[] = {
+      {"1x1", 2, 16, 9, 11, 24, 1, 1, 0, 1, 1},
+      {"3x3", 1, 8, 10, 9, 64, 3, 1, 1, 1, 1},
+      {"3x3/2 partial block", 1, 32, 9, 12, 72, 3, 2, 1, 1, 1},
+      {"7x7/2 stem", 1, 3, 17, 15, 16, 7, 2, 3, 1, 1},
+      {"channels not whole quads", 2, 6, 5, 7, 130, 3, 1, 1, 1, 1},
+      {"dilated", 1, 12, 11, 11, 20, 3, 1, 2, 2, 1},
+      {"depthwise", 2, 24, 7, 9, 24, 3, 1, 1, 1, 24},
+      {"depthwise/2", 1, 40, 9, 10, 40, 3, 2, 1, 1, 40},
+      {"depthwise few channels", 1, 5, 6, 6, 5, 3, 1, 1, 1, 5},
+  };
+  for (const Case& t : cases) {
+    for (bool int8_y : {false, true}) {
+      SCOPED_TRACE(std::string(t.name) + (int8_y ? ", int8 y" : ", uint8 y"));
+      const Shape x_shape{t.n, t.c, t.h, t.w};
+      const Tensor x = test::SeededBytes<uint8_t>(x_shape, 3);
+      Graph reference;
+      reference.Placeholder("x", DataType::kUInt8, x_shape);
+      AddQLinearConv(reference, "y", "x", t, int8_y, 7);
+      SessionOptions plain = test::PerSessionOptions(1, 1);
+      plain.disabled_graph_passes = {"nhwc-layout"};
+      auto want_session = test::MustCreate(reference, plain);
+      ASSERT_NE(want_session, nullptr);
+      const Tensor want = test::MustRun(*want_session, {"y"}, {{"x", x}})[0];
+
+      Graph channels_last;
+      channels_last.Placeholder("x", DataType::kUInt8, x_shape);
+      test::MustAdd(channels_last, {"x_nhwc", "NchwToNhwc", {"x"}, {}, ""});
+      AddQLinearConv(channels_last, "y_nhwc", "x_nhwc", t, int8_y, 7,
+                     "NhwcQLinearConv");
+      test::MustAdd(channels_last, {"y", "NhwcToNchw", {"y_nhwc"}, {}, ""});
+      for (int threads : {1, 2}) {
+        auto session = test::MustCreate(
+            channels_last, test::PerSessionOptions(threads, threads));
+        ASSERT_NE(session, nullptr);
+        EXPECT_GT(session->prepared_bytes(), 0);  // w packed once
+        const Tensor got = test::MustRun(*session, {"y"}, {{"x", x}})[0];
+        ASSERT_EQ(got.shape(), want.shape());
+        EXPECT_TRUE(got.BitwiseEqual(want)) << threads << " threads";
+      }
+    }
+  }
+}
+
+TEST(NhwcQLinearConvTest, RefusesWhatItCannotCompute) {
+  const Case t = {"3x3", 1, 8, 6, 6, 16, 3, 1, 1, 1, 1};
+  const Shape x_shape{1, 6, 6, 8};
+  {
+    // A weight zero point other than 0.
+    Graph g;
+    g.Placeholder("x", DataType::kUInt8, x_shape);
+    std::vector<int8_t> zeros(16, 0);
+    zeros[3] = 2;
+    AddQLinearConv(g, "y", "x", t, false, 7, "NhwcQLinearConv", zeros);
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+    ASSERT_NE(session, nullptr);
+    std::vector<Tensor> out;
+    const Status status = session->Run(
+        {{"x", test::SeededBytes<uint8_t>(x_shape, 1)}}, {"y"}, {}, &out);
+    ASSERT_FALSE(status.ok());
+    EXPECT_THAT(status.message(), HasSubstr("w_zero_point 0"));
+  }
+  {
+    // Channels that do not match w.
+    Graph g;
+    g.Placeholder("x", DataType::kUInt8, Shape{1, 6, 6, 5});
+    AddQLinearConv(g, "y", "x", t, false, 7, "NhwcQLinearConv");
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+    ASSERT_NE(session, nullptr);
+    std::vector<Tensor> out;
+    const Status status = session->Run(
+        {{"x", test::SeededBytes<uint8_t>(Shape{1, 6, 6, 5}, 1)}}, {"y"}, {},
+        &out);
+    ASSERT_FALSE(status.ok());
+    EXPECT_THAT(status.message(), HasSubstr("5 channels"));
+  }
+}
+
+// A quantized residual CNN as qdq-fusion leaves one (QLinearConv, uint8
+// MaxPool, QLinearAdd, depthwise): where the int8 kernel is VNNI the pass
+// runs it channels-last end to end, with one move in and one out, and the
+// result keeps its bits at every thread setting.
+TEST(NhwcQLinearConvTest, ThePassRunsAQuantizedCnnChannelsLast) {
+  if (internal::OpRegistry::Global().FindChannelsLastConv("QLinearConv") ==
+      nullptr) {
+    GTEST_SKIP() << "this process's int8 kernel keeps QLinearConv in NCHW";
+  }
+  auto build = [] {
+    Graph g;
+    g.Placeholder("x", DataType::kUInt8, PartialShape({2, 3, 20, 20}));
+    AddQLinearConv(g, "stem", "x", {"", 2, 3, 20, 20, 32, 3, 2, 1, 1, 1},
+                   false, 11);
+    test::MustAdd(g, {"pool",
+                      "MaxPool",
+                      {"stem"},
+                      {{"kernel_shape", AttrValue(std::vector<int64_t>{3, 3})},
+                       {"strides", AttrValue(std::vector<int64_t>{1, 1})},
+                       {"pads", AttrValue(std::vector<int64_t>{1, 1, 1, 1})}},
+                      ""});
+    AddQLinearConv(g, "res", "pool", {"", 2, 32, 10, 10, 32, 3, 1, 1, 1, 1},
+                   false, 13);
+    g.Const("as", Tensor::Scalar<float>(0.07f));
+    g.Const("az", Tensor::Scalar<uint8_t>(3));
+    g.Const("cs", Tensor::Scalar<float>(0.1f));
+    g.Const("cz", Tensor::Scalar<uint8_t>(1));
+    test::MustAdd(
+        g, {"add",
+            "QLinearAdd",
+            {"res", "as", "az", "pool", "as", "az", "cs", "cz"},
+            {},
+            ""});
+    AddQLinearConv(g, "dw", "add", {"", 2, 32, 10, 10, 32, 3, 1, 1, 1, 32},
+                   false, 17);
+    return g;
+  };
+  const Tensor x = test::SeededBytes<uint8_t>(Shape{2, 3, 20, 20}, 5);
+  SessionOptions plain = test::PerSessionOptions(1, 1);
+  plain.disabled_graph_passes = {"nhwc-layout"};
+  auto reference = test::MustCreate(build(), plain);
+  ASSERT_NE(reference, nullptr);
+  const Tensor want = test::MustRun(*reference, {"dw"}, {{"x", x}})[0];
+  for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {2, 2}}) {
+    SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
+    auto session =
+        test::MustCreate(build(), test::PerSessionOptions(inter, intra));
+    ASSERT_NE(session, nullptr);
+    const RunMetadata metadata =
+        test::MustRunTraced(*session, {"dw"}, {{"x", x}});
+    std::multiset<std::string> ops;
+    for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
+    EXPECT_EQ(ops.count("NhwcQLinearConv"), 3u);
+    EXPECT_EQ(ops.count("QLinearConv"), 0u);
+    EXPECT_EQ(ops.count("NhwcMaxPool"), 1u);
+    EXPECT_EQ(ops.count("QLinearAdd"), 1u);
+    EXPECT_EQ(ops.count("NchwToNhwc"), 1u);
+    EXPECT_EQ(ops.count("NhwcToNchw"), 1u);
+    const Tensor got = test::MustRun(*session, {"dw"}, {{"x", x}})[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(got.BitwiseEqual(want));
+  }
+}
+
+}  // namespace
+}  // namespace weft
