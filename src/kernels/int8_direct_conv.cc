@@ -73,8 +73,8 @@ RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
       zero);
   const __mmask16 number = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
   const __m512i q = _mm512_maskz_cvttps_epi32(
-      number, _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)),
-                            _mm512_set1_ps(hi)));
+      number,
+      _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
   _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(q));
 }
 
@@ -117,8 +117,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
   if constexpr (std::is_void_v<Q>) {
     for (int p = 0; p < P && p < count; ++p) {
       for (int v = 0; v < V; ++v) {
-        _mm512_storeu_si512(acc + p * kDirectBlock + v * kDirectLanes,
-                            c[p][v]);
+        _mm512_storeu_si512(acc + p * kDirectBlock + v * kDirectLanes, c[p][v]);
       }
     }
   } else {
@@ -128,7 +127,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
       const int64_t first = oc0 + v * kDirectLanes;
       if (first >= out->m) break;
       const __mmask16 mask = LaneMask(out->m - first);
-      const __m512i offset = _mm512_maskz_loadu_epi32(mask, out->offset + first);
+      const __m512i offset =
+          _mm512_maskz_loadu_epi32(mask, out->offset + first);
       const __m512 multiplier =
           _mm512_maskz_loadu_ps(mask, out->multiplier + first);
       for (int p = 0; p < P && p < count; ++p) {
@@ -139,15 +139,38 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
   }
 }
 
-// `count` depthwise pixels, 16 channels a vector, up to kDepthwisePixels
-// pixels at once so that each weight vector is loaded once for them.
-constexpr int kDepthwisePixels = 4;
+// N depthwise pixels of one vector of channels (mask), their sums held in
+// registers over the taps so that each weight vector is loaded once for
+// all N, then requantized into y (pixel i at y + i * c).
+template <int N, class Q>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+DepthwisePixels(const uint8_t* x, int64_t pixel_step,
+                const int64_t* tap_offsets, int64_t taps, const int32_t* w,
+                int64_t c, __mmask16 mask, __m512i offset, __m512 multiplier,
+                __m512 zero, Q* y) {
+  __m512i sum[N];
+  for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
+  for (int64_t t = 0; t < taps; ++t) {
+    const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + t * c);
+    const uint8_t* xt = x + tap_offsets[t];
+    for (int p = 0; p < N; ++p) {
+      const __m512i xv =
+          _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, xt + p * pixel_step));
+      sum[p] = _mm512_add_epi32(sum[p], _mm512_mullo_epi32(xv, wv));
+    }
+  }
+  for (int p = 0; p < N; ++p) {
+    RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
+  }
+}
 
+// `count` depthwise pixels, 16 channels a vector, four pixels at a time.
 template <class Q>
 __attribute__((target("avx512f,avx512bw"))) void DepthwiseRowAvx512(
     const uint8_t* x, int64_t pixel_step, int64_t count,
     const int64_t* tap_offsets, int64_t taps, const int32_t* w,
     const RequantizedOutput& out) {
+  constexpr int kPixels = 4;
   const int64_t c = out.m;
   const __m512 zero = _mm512_set1_ps(out.zero);
   Q* y = static_cast<Q*>(out.y);
@@ -155,25 +178,16 @@ __attribute__((target("avx512f,avx512bw"))) void DepthwiseRowAvx512(
     const __mmask16 mask = LaneMask(c - ch);
     const __m512i offset = _mm512_maskz_loadu_epi32(mask, out.offset + ch);
     const __m512 multiplier = _mm512_maskz_loadu_ps(mask, out.multiplier + ch);
-    for (int64_t i = 0; i < count; i += kDepthwisePixels) {
-      const int64_t n = std::min<int64_t>(kDepthwisePixels, count - i);
-      __m512i sum[kDepthwisePixels];
-      for (auto& s : sum) s = _mm512_setzero_si512();
-      const uint8_t* xi = x + i * pixel_step + ch;
-      for (int64_t t = 0; t < taps; ++t) {
-        const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + t * c + ch);
-        const uint8_t* xt = xi + tap_offsets[t];
-        for (int p = 0; p < kDepthwisePixels; ++p) {
-          if (p >= n) break;
-          const __m512i xv = _mm512_cvtepu8_epi32(
-              _mm_maskz_loadu_epi8(mask, xt + p * pixel_step));
-          sum[p] = _mm512_add_epi32(sum[p], _mm512_mullo_epi32(xv, wv));
-        }
-      }
-      for (int p = 0; p < n; ++p) {
-        RequantizeVector(sum[p], offset, multiplier, zero, mask,
-                         y + (i + p) * c + ch);
-      }
+    int64_t i = 0;
+    for (; i + kPixels <= count; i += kPixels) {
+      DepthwisePixels<kPixels>(x + i * pixel_step + ch, pixel_step, tap_offsets,
+                               taps, w + ch, c, mask, offset, multiplier, zero,
+                               y + i * c + ch);
+    }
+    for (; i < count; ++i) {
+      DepthwisePixels<1>(x + i * pixel_step + ch, pixel_step, tap_offsets, taps,
+                         w + ch, c, mask, offset, multiplier, zero,
+                         y + i * c + ch);
     }
   }
 }
@@ -217,9 +231,8 @@ void RequantizeChannelsScalar(const int32_t* acc, int64_t n,
 }
 
 template <class Q>
-void RequantizeChannelsAny(const int32_t* acc, int64_t n,
-                           const int32_t* offset, const float* multiplier,
-                           float zero, Q* dst) {
+void RequantizeChannelsAny(const int32_t* acc, int64_t n, const int32_t* offset,
+                           const float* multiplier, float zero, Q* dst) {
 #if defined(__AVX512F__) && defined(__AVX512BW__)
   const __m512 z = _mm512_set1_ps(zero);
   for (int64_t j = 0; j < n; j += 16) {

@@ -755,8 +755,8 @@ const std::vector<DataType> kLayoutTypes = {DataType::kFloat32,
 // Registers an op of one input X and one output Y of a dtype in `types`.
 template <class ShapeFunction>
 void RegisterOneInOp(OpRegistry& registry, const char* name,
-                     const std::vector<DataType>& types,
-                     ShapeFunction shape_fn, KernelFactory factory) {
+                     const std::vector<DataType>& types, ShapeFunction shape_fn,
+                     KernelFactory factory) {
   OpDefBuilder b(name);
   b.Input(ArgDef::Typed("X", "T"))
       .Output(ArgDef::Typed("Y", "T"))

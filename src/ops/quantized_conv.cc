@@ -373,12 +373,12 @@ void RegisterQuantizedConvOps(OpRegistry& registry) {
         .Attr("TX", AttrType::kType, std::nullopt, kQuantized)
         .Attr("TW", AttrType::kType, std::nullopt, kQuantized)
         .Attr("group", AttrType::kInt, int64_t{1});
-    CheckRegistered(registry.RegisterOp(
-        WindowAttrsOn(b)
-            .SetShapeFn([](InferenceContext& ctx) {
-              return InferForwardConvShape(ctx, 1);
-            })
-            .Build()));
+    CheckRegistered(
+        registry.RegisterOp(WindowAttrsOn(b)
+                                .SetShapeFn([](InferenceContext& ctx) {
+                                  return InferForwardConvShape(ctx, 1);
+                                })
+                                .Build()));
     CheckRegistered(registry.RegisterKernel(
         "ConvInteger", KernelFactoryFor<ConvIntegerKernel>()));
   }
@@ -398,12 +398,12 @@ void RegisterQuantizedConvOps(OpRegistry& registry) {
         .Attr("TW", AttrType::kType, std::nullopt, kQuantized)
         .Attr("TY", AttrType::kType, std::nullopt, kQuantized)
         .Attr("group", AttrType::kInt, int64_t{1});
-    CheckRegistered(registry.RegisterOp(
-        WindowAttrsOn(b)
-            .SetShapeFn([](InferenceContext& ctx) {
-              return InferForwardConvShape(ctx, 3);
-            })
-            .Build()));
+    CheckRegistered(
+        registry.RegisterOp(WindowAttrsOn(b)
+                                .SetShapeFn([](InferenceContext& ctx) {
+                                  return InferForwardConvShape(ctx, 3);
+                                })
+                                .Build()));
     CheckRegistered(registry.RegisterKernel(
         "QLinearConv", KernelFactoryFor<QLinearConvKernel>()));
   }

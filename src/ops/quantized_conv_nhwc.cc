@@ -18,6 +18,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -55,24 +56,23 @@ PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
   p.storage.assign(static_cast<size_t>(n * p.h * p.w * stride), zero);
   const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
   const int64_t ih = win.in[0], iw = win.in[1];
-  ctx.ParallelFor(n * ih, static_cast<double>(iw * c) * 0.1,
-                  [&](int64_t begin, int64_t end) {
-                    for (int64_t row = begin; row < end; ++row) {
-                      const int64_t image = row / ih, r = row % ih;
-                      const uint8_t* src = x + row * iw * c;
-                      uint8_t* dst = p.storage.data() +
-                                     ((image * p.h + r + top) * p.w + left) *
-                                         stride;
-                      if (stride == c) {
-                        std::memcpy(dst, src, static_cast<size_t>(iw * c));
-                        continue;
-                      }
-                      for (int64_t i = 0; i < iw; ++i) {
-                        std::memcpy(dst + i * stride, src + i * c,
-                                    static_cast<size_t>(c));
-                      }
-                    }
-                  });
+  ctx.ParallelFor(
+      n * ih, static_cast<double>(iw * c) * 0.1,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          const int64_t image = row / ih, r = row % ih;
+          const uint8_t* src = x + row * iw * c;
+          uint8_t* dst = p.storage.data() +
+                         ((image * p.h + r + top) * p.w + left) * stride;
+          if (stride == c) {
+            std::memcpy(dst, src, static_cast<size_t>(iw * c));
+            continue;
+          }
+          for (int64_t i = 0; i < iw; ++i) {
+            std::memcpy(dst + i * stride, src + i * c, static_cast<size_t>(c));
+          }
+        }
+      });
   p.data = p.storage.data();
   return p;
 }
@@ -82,8 +82,8 @@ std::vector<int64_t> TapOffsets(const Window& win, const PaddedInput& p) {
   std::vector<int64_t> offsets;
   for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
     for (int64_t kx = 0; kx < win.kernel[1]; ++kx) {
-      offsets.push_back(
-          (ky * win.dilation[0] * p.w + kx * win.dilation[1]) * p.stride);
+      offsets.push_back((ky * win.dilation[0] * p.w + kx * win.dilation[1]) *
+                        p.stride);
     }
   }
   return offsets;
@@ -133,12 +133,22 @@ class NhwcQLinearConvKernel : public OpKernel {
         }
       }
     }
+    std::array<const Tensor*, 9> in{};
+    const int inputs = static_cast<int>(c.input_dtypes().size());
+    if (inputs < 8) return;  // the schema's check reports it
+    for (int i = 1; i < 9 && i < inputs; ++i) {
+      in[i] = c.constant_input(i);
+      if (in[i] == nullptr) return;
+    }
+    if (direct_ || !depthwise_.empty()) {
+      auto rq = ReadRequantization(in, m);
+      if (rq.ok()) constant_rq_ = *std::move(rq);
+    }
   }
 
   int64_t prepared_bytes() const override {
     return (direct_ ? direct_->bytes() : 0) +
-           static_cast<int64_t>(depthwise_.size() + depthwise_sums_.size()) *
-               4;
+           static_cast<int64_t>(depthwise_.size() + depthwise_sums_.size()) * 4;
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -146,10 +156,9 @@ class NhwcQLinearConvKernel : public OpKernel {
     const Tensor& w = ctx.input(3);
     const Shape& xs = x.shape();
     if (x.dtype() != DataType::kUInt8 || xs.rank() != 4) {
-      return InvalidArgumentError("NhwcQLinearConv takes uint8 x [N, H, W, C]" +
-                                  std::string(", got ") +
-                                  DataTypeName(x.dtype()) + " " +
-                                  xs.ToString());
+      return InvalidArgumentError(
+          "NhwcQLinearConv takes uint8 x [N, H, W, C]" + std::string(", got ") +
+          DataTypeName(x.dtype()) + " " + xs.ToString());
     }
     if (!direct_ && depthwise_.empty()) {
       return InvalidArgumentError(
@@ -159,24 +168,30 @@ class NhwcQLinearConvKernel : public OpKernel {
     const Shape& ws = w.shape();
     const int64_t n = xs.dim(0), c = xs.dim(3), m = ws.dim(0);
     if (ws.dim(1) * group_ != c) {
-      return InvalidArgumentError("x " + xs.ToString() + " has " +
-                                  std::to_string(c) + " channels; w " +
-                                  ws.ToString() + " with group " +
-                                  std::to_string(group_) + " expects " +
-                                  std::to_string(ws.dim(1) * group_));
+      return InvalidArgumentError(
+          "x " + xs.ToString() + " has " + std::to_string(c) + " channels; w " +
+          ws.ToString() + " with group " + std::to_string(group_) +
+          " expects " + std::to_string(ws.dim(1) * group_));
     }
     WEFT_ASSIGN_OR_RETURN(
         Window win,
         ForwardWindow(attrs_, {xs.dim(1), xs.dim(2)}, {ws.dim(2), ws.dim(3)}));
-    WEFT_ASSIGN_OR_RETURN(Requantization rq, ReadRequantization(ctx, m));
+    std::optional<Requantization> fed;
+    if (!constant_rq_ ||
+        constant_rq_->multiplier.size() != static_cast<size_t>(m)) {
+      std::array<const Tensor*, 9> in{};
+      for (int i = 1; i < 9 && i < ctx.num_inputs(); ++i) in[i] = &ctx.input(i);
+      WEFT_ASSIGN_OR_RETURN(fed, ReadRequantization(in, m));
+    }
+    const Requantization& rq = fed ? *fed : *constant_rq_;
     const Tensor& y_zero = ctx.input(7);
-    WEFT_ASSIGN_OR_RETURN(
-        Tensor * y, ctx.AllocateOutputUninitialized(
-                        0, Shape({n, win.out[0], win.out[1], m})));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(
+                              0, Shape({n, win.out[0], win.out[1], m})));
     const bool depthwise = !direct_;
-    const PaddedInput padded =
-        PadInput(ctx, win, x.data<uint8_t>(), n, c,
-                 depthwise ? c : Int8Quads(c) * 4, *ctx.input(2).data<uint8_t>());
+    const PaddedInput padded = PadInput(ctx, win, x.data<uint8_t>(), n, c,
+                                        depthwise ? c : Int8Quads(c) * 4,
+                                        *ctx.input(2).data<uint8_t>());
     const std::vector<int64_t> tap_offsets = TapOffsets(win, padded);
     RequantizedOutput out;
     out.offset = rq.offset.data();
@@ -196,14 +211,15 @@ class NhwcQLinearConvKernel : public OpKernel {
  private:
   // Scales, zero points and B, checked as QLinearConv checks them; w's
   // zero point must be 0 (the pass converts only such nodes).
-  StatusOr<Requantization> ReadRequantization(KernelContext& ctx,
-                                              int64_t m) const {
-    const Tensor& x_scale = ctx.input(1);
-    const Tensor& x_zero = ctx.input(2);
-    const Tensor& w_scale = ctx.input(4);
-    const Tensor& w_zero = ctx.input(5);
-    const Tensor& y_scale = ctx.input(6);
-    const Tensor& y_zero = ctx.input(7);
+  // in[i] is input i (in[8], B, nullptr when absent).
+  StatusOr<Requantization> ReadRequantization(
+      const std::array<const Tensor*, 9>& in, int64_t m) const {
+    const Tensor& x_scale = *in[1];
+    const Tensor& x_zero = *in[2];
+    const Tensor& w_scale = *in[4];
+    const Tensor& w_zero = *in[5];
+    const Tensor& y_scale = *in[6];
+    const Tensor& y_zero = *in[7];
     if (x_scale.NumElements() != 1 || y_scale.NumElements() != 1 ||
         y_zero.NumElements() != 1 || x_zero.NumElements() != 1 ||
         x_zero.dtype() != DataType::kUInt8) {
@@ -236,8 +252,8 @@ class NhwcQLinearConvKernel : public OpKernel {
       }
     }
     const int32_t* bias = nullptr;
-    if (ctx.num_inputs() > 8) {
-      const Tensor& b = ctx.input(8);
+    if (in[8] != nullptr) {
+      const Tensor& b = *in[8];
       if (b.dtype() != DataType::kInt32 || b.shape().rank() != 1 ||
           b.NumElements() != m) {
         return InvalidArgumentError(
@@ -256,8 +272,7 @@ class NhwcQLinearConvKernel : public OpKernel {
     for (int64_t oc = 0; oc < m; ++oc) {
       // QLinearConv's float expression, in its order.
       rq.multiplier.push_back(
-          xs * w_scale.data<float>()[w_scale.NumElements() == 1 ? 0 : oc] /
-          ys);
+          xs * w_scale.data<float>()[w_scale.NumElements() == 1 ? 0 : oc] / ys);
       const uint32_t b = bias ? static_cast<uint32_t>(bias[oc]) : 0u;
       rq.offset.push_back(static_cast<int32_t>(
           b - xz * static_cast<uint32_t>(sums[static_cast<size_t>(oc)])));
@@ -321,6 +336,8 @@ class NhwcQLinearConvKernel : public OpKernel {
   WindowAttrs attrs_;
   int64_t group_;
   Int8Kernel kernel_;
+  // The requantization, worked out once where its inputs are constants.
+  std::optional<Requantization> constant_rq_;
   int64_t taps_ = 0;
   std::optional<DirectConvWeights> direct_;
   std::vector<int32_t> depthwise_;  // [tap][channel]
@@ -358,7 +375,8 @@ std::optional<AttrMap> ChannelsLastQLinearConvAttrs(const NodeDef& node,
     return found.ok() ? **found : fallback;
   };
   const int64_t group = attr_or("group", int64_t{1});
-  const bool depthwise = group == x.dim(1) && group == w.dim(0) && w.dim(1) == 1;
+  const bool depthwise =
+      group == x.dim(1) && group == w.dim(0) && w.dim(1) == 1;
   if (group != 1 && !depthwise) return std::nullopt;
   if (group == 1 && w.dim(1) != x.dim(1)) return std::nullopt;
   WindowAttrs window_attrs;
@@ -367,8 +385,8 @@ std::optional<AttrMap> ChannelsLastQLinearConvAttrs(const NodeDef& node,
   window_attrs.dilations = attr_or("dilations", std::vector<int64_t>{});
   window_attrs.pads = attr_or("pads", std::vector<int64_t>{});
   window_attrs.auto_pad = attr_or("auto_pad", std::string("NOTSET"));
-  auto window = ForwardWindow(window_attrs, {x.dim(2), x.dim(3)},
-                              {w.dim(2), w.dim(3)});
+  auto window =
+      ForwardWindow(window_attrs, {x.dim(2), x.dim(3)}, {w.dim(2), w.dim(3)});
   if (!window.ok()) return std::nullopt;
   AttrMap attrs;
   attrs["kernel_shape"] = std::vector<int64_t>{w.dim(2), w.dim(3)};

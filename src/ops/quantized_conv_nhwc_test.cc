@@ -135,9 +135,9 @@ TEST(NhwcQLinearConvTest, RefusesWhatItCannotCompute) {
     auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
     ASSERT_NE(session, nullptr);
     std::vector<Tensor> out;
-    const Status status = session->Run(
-        {{"x", test::SeededBytes<uint8_t>(Shape{1, 6, 6, 5}, 1)}}, {"y"}, {},
-        &out);
+    const Status status =
+        session->Run({{"x", test::SeededBytes<uint8_t>(Shape{1, 6, 6, 5}, 1)}},
+                     {"y"}, {}, &out);
     ASSERT_FALSE(status.ok());
     EXPECT_THAT(status.message(), HasSubstr("5 channels"));
   }
@@ -155,8 +155,8 @@ TEST(NhwcQLinearConvTest, ThePassRunsAQuantizedCnnChannelsLast) {
   auto build = [] {
     Graph g;
     g.Placeholder("x", DataType::kUInt8, PartialShape({2, 3, 20, 20}));
-    AddQLinearConv(g, "stem", "x", {"", 2, 3, 20, 20, 32, 3, 2, 1, 1, 1},
-                   false, 11);
+    AddQLinearConv(g, "stem", "x", {"", 2, 3, 20, 20, 32, 3, 2, 1, 1, 1}, false,
+                   11);
     test::MustAdd(g, {"pool",
                       "MaxPool",
                       {"stem"},
@@ -170,12 +170,11 @@ TEST(NhwcQLinearConvTest, ThePassRunsAQuantizedCnnChannelsLast) {
     g.Const("az", Tensor::Scalar<uint8_t>(3));
     g.Const("cs", Tensor::Scalar<float>(0.1f));
     g.Const("cz", Tensor::Scalar<uint8_t>(1));
-    test::MustAdd(
-        g, {"add",
-            "QLinearAdd",
-            {"res", "as", "az", "pool", "as", "az", "cs", "cz"},
-            {},
-            ""});
+    test::MustAdd(g, {"add",
+                      "QLinearAdd",
+                      {"res", "as", "az", "pool", "as", "az", "cs", "cz"},
+                      {},
+                      ""});
     AddQLinearConv(g, "dw", "add", {"", 2, 32, 10, 10, 32, 3, 1, 1, 1, 32},
                    false, 17);
     return g;

@@ -222,8 +222,8 @@ class NhwcLayout {
     std::optional<AttrMap> attrs =
         (*channels_last)(node, graph_.Shape(in[0])->ToShape(), w->shape());
     if (!attrs) return;
-    NodeDef conv{graph_.UniqueName(node.name + "/nhwc"), "NhwcQLinearConv",
-                 in, *std::move(attrs), node.device};
+    NodeDef conv{graph_.UniqueName(node.name + "/nhwc"), "NhwcQLinearConv", in,
+                 *std::move(attrs), node.device};
     conv.inputs[0] = TwinOrConversion(in[0], node.device);
     Converted(i, std::move(conv));
   }
@@ -231,8 +231,8 @@ class NhwcLayout {
   void ConvertFollower(int i) {
     const NodeDef& node = graph_.node(i);
     if (node.inputs.empty() || !IsLayout4d(node.name)) return;
-    const bool quantized_ok = node.op == "MaxPool" || node.op == "Concat" ||
-                              node.op == "QLinearAdd";
+    const bool quantized_ok =
+        node.op == "MaxPool" || node.op == "Concat" || node.op == "QLinearAdd";
     if (!quantized_ok && !IsFloat4d(node.name)) return;
     NodeDef twin{graph_.UniqueName(node.name + "/nhwc"), node.op, node.inputs,
                  node.attrs, node.device};
