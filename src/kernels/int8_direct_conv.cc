@@ -84,8 +84,9 @@ inline __mmask16 LaneMask(int64_t lanes) {
 
 // kDirectPixels pixels x V vectors of 16 channels: 6 V accumulators, V
 // weight loads and six broadcasts per quad. Pixels past `count` repeat the
-// first (computed, never stored). The sums go to acc, or (Q not void)
-// requantized to out, channels [oc0, oc0 + 16 V) below out.m.
+// first (computed, never stored). The sums go to acc (Q void), or plus
+// out.offset as int32 rows (Q int32_t), or requantized (Q uint8_t or
+// int8_t) to out, channels [oc0, oc0 + 16 V) below out.m.
 template <int V, class Q>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
     const int8_t* w, int64_t taps, int64_t quads, const uint8_t* const* pixels,
@@ -118,6 +119,19 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
     for (int p = 0; p < P && p < count; ++p) {
       for (int v = 0; v < V; ++v) {
         _mm512_storeu_si512(acc + p * kDirectBlock + v * kDirectLanes, c[p][v]);
+      }
+    }
+  } else if constexpr (std::is_same_v<Q, int32_t>) {
+    int32_t* y = static_cast<int32_t*>(out->y) + oc0;
+    for (int v = 0; v < V; ++v) {
+      const int64_t first = oc0 + v * kDirectLanes;
+      if (first >= out->m) break;
+      const __mmask16 mask = LaneMask(out->m - first);
+      const __m512i offset =
+          _mm512_maskz_loadu_epi32(mask, out->offset + first);
+      for (int p = 0; p < P && p < count; ++p) {
+        _mm512_mask_storeu_epi32(y + p * out->ldy + v * kDirectLanes, mask,
+                                 _mm512_add_epi32(c[p][v], offset));
       }
     }
   } else {
@@ -345,6 +359,33 @@ void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
       RequantizeChannels(acc + i * kDirectBlock, channels, out.offset + oc0,
                          out.multiplier + oc0, out.zero,
                          static_cast<uint8_t*>(out.y) + at);
+    }
+  }
+}
+
+void DirectConvTileSums(Int8Kernel kernel, const DirectConvWeights& w,
+                        int64_t block, const uint8_t* const* pixels,
+                        int64_t count, const int64_t* tap_offsets,
+                        const int32_t* offset, int32_t* y, int64_t ldy) {
+  const int64_t oc0 = block * kDirectBlock;
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    RequantizedOutput out;
+    out.offset = offset;
+    out.m = w.m();
+    out.y = y;
+    out.ldy = ldy;
+    VnniTileOf<int32_t>(w.vectors(block), w.block(block), w.taps(), w.quads(),
+                        pixels, count, tap_offsets, nullptr, oc0, &out);
+    return;
+  }
+  int32_t acc[kDirectPixels * kDirectBlock];
+  DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
+  const int64_t channels = std::min(kDirectBlock, w.m() - oc0);
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t j = 0; j < channels; ++j) {
+      y[i * ldy + oc0 + j] = static_cast<int32_t>(
+          static_cast<uint32_t>(acc[i * kDirectBlock + j]) +
+          static_cast<uint32_t>(offset[oc0 + j]));
     }
   }
 }

@@ -89,6 +89,7 @@ struct RequantizedOutput {
   int64_t m = 0;  // channels of a pixel
   void* y = nullptr;
   bool y_signed = false;  // int8 y, else uint8
+  int64_t ldy = 0;        // int32 sums: elements between rows of y
 };
 
 // DirectConvTile's sums for pixels [0, count), requantized into `out` (the
@@ -98,6 +99,14 @@ void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
                                int64_t block, const uint8_t* const* pixels,
                                int64_t count, const int64_t* tap_offsets,
                                const RequantizedOutput& out);
+
+// DirectConvTile's sums for pixels [0, count) plus offset[oc], written as
+// int32 at y[i * ldy + oc] for the block's channels below w.m(): a matrix
+// product's rows (MatMulInteger, whose A rows are one-tap "pixels").
+void DirectConvTileSums(Int8Kernel kernel, const DirectConvWeights& w,
+                        int64_t block, const uint8_t* const* pixels,
+                        int64_t count, const int64_t* tap_offsets,
+                        const int32_t* offset, int32_t* y, int64_t ldy);
 
 // `count` output pixels of a depthwise convolution, requantized into out
 // (pixel 0 at out.y, out.m = C channels): pixel i reads tap t's C channels

@@ -383,23 +383,52 @@ Status DispatchQuantizedPair(DataType a, DataType b, Fn&& fn) {
 }
 
 // What MatMulInteger and QLinearMatMul share: a constant int8 2-D B packed
-// for the int8 micro-kernel when the kernel is built.
+// when the kernel is built, for the direct tiles where the int8 kernel is
+// VNNI, A is uint8, B's zero point a constant 0 and K whole quads (A's rows
+// read in place), else for the int8 micro-kernel's panels.
 class QuantizedProductKernel : public OpKernel {
  public:
-  QuantizedProductKernel(const KernelConstruction& c, int b_index) {
+  QuantizedProductKernel(const KernelConstruction& c, int b_index,
+                         int b_zero_index) {
     const Tensor* b = c.constant_input(b_index);
-    if (b != nullptr && b->dtype() == DataType::kInt8 &&
-        b->shape().rank() == 2 && b->NumElements() > 0) {
-      prepared_ = Int8ProductWeights::Prepare(
-          b->data<int8_t>(), b->shape().dim(0), b->shape().dim(1));
+    if (b == nullptr || b->dtype() != DataType::kInt8 ||
+        b->shape().rank() != 2 || b->NumElements() == 0) {
+      return;
     }
+    const int64_t k = b->shape().dim(0), n = b->shape().dim(1);
+    const std::vector<DataType>& dtypes = c.input_dtypes();
+    const Tensor* b_zero = c.constant_input(b_zero_index);
+    const bool no_b_zero =
+        static_cast<int>(dtypes.size()) <= b_zero_index ||
+        (b_zero != nullptr && b_zero->dtype() == DataType::kInt8 &&
+         std::all_of(b_zero->data<int8_t>(),
+                     b_zero->data<int8_t>() + b_zero->NumElements(),
+                     [](int8_t z) { return z == 0; }));
+    if (ActiveInt8Kernel() == Int8Kernel::kAvx512Vnni && no_b_zero &&
+        !dtypes.empty() && dtypes[0] == DataType::kUInt8) {
+      direct_ = DirectProductWeights::Prepare(b->data<int8_t>(), k, n);
+      if (direct_) return;
+    }
+    prepared_ = Int8ProductWeights::Prepare(b->data<int8_t>(), k, n);
   }
 
   int64_t prepared_bytes() const override {
-    return prepared_ ? prepared_->packed.bytes() : 0;
+    return prepared_ ? prepared_->packed.bytes()
+                     : (direct_ ? direct_->w.bytes() : 0);
   }
 
  protected:
+  // The direct tiles' B when this product can run on them: the B they were
+  // packed from, a uint8 A with one zero point.
+  const DirectProductWeights* Direct(const ProductShape& p, int64_t a_zeros,
+                                     DataType a) const {
+    if (!direct_ || p.b_batched || a_zeros != 1 || a != DataType::kUInt8 ||
+        direct_->k != p.k || direct_->n != p.n) {
+      return nullptr;
+    }
+    return &*direct_;
+  }
+
   // The packed B when this product can run on it: B is the constant it was
   // packed from (2-D, so no batch of B), A's zero point per tensor.
   const Int8ProductWeights* Packed(const ProductShape& p,
@@ -413,6 +442,7 @@ class QuantizedProductKernel : public OpKernel {
 
  private:
   std::optional<Int8ProductWeights> prepared_;
+  std::optional<DirectProductWeights> direct_;
 };
 
 // The zero point of A as int32 (0 when absent).
@@ -426,7 +456,7 @@ int32_t ScalarZero(const Tensor* zero) {
 class MatMulIntegerKernel : public QuantizedProductKernel {
  public:
   explicit MatMulIntegerKernel(const KernelConstruction& c)
-      : QuantizedProductKernel(c, 1) {}
+      : QuantizedProductKernel(c, 1, 3) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
@@ -452,6 +482,11 @@ class MatMulIntegerKernel : public QuantizedProductKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, p.out));
     int32_t* out = y->data<int32_t>();
+    if (const DirectProductWeights* direct = Direct(p, a_zeros, a.dtype())) {
+      MultiplyUint8Direct(ctx, a.data<uint8_t>(), a.NumElements() / p.k,
+                          ScalarZero(a_zero), *direct, out);
+      return Status::OK();
+    }
     if (const Int8ProductWeights* packed = Packed(p, a_zeros)) {
       MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
                    a.NumElements() / p.k, ScalarZero(a_zero), *packed,
@@ -489,7 +524,7 @@ class MatMulIntegerKernel : public QuantizedProductKernel {
 class QLinearMatMulKernel : public QuantizedProductKernel {
  public:
   explicit QLinearMatMulKernel(const KernelConstruction& c)
-      : QuantizedProductKernel(c, 3) {}
+      : QuantizedProductKernel(c, 3, 5) {}
 
   Status Compute(KernelContext& ctx) const override {
     // Dtypes are the op signature's: a, b and their zero points uint8 or
@@ -518,8 +553,33 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                           PerRowOrTensor(ctx.input(5), p.n, "b_zero_point"));
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, p.out));
+    if (y->dtype() != y_zero.dtype()) {
+      return InvalidArgumentError(std::string("y_zero_point has dtype ") +
+                                  DataTypeName(y_zero.dtype()) +
+                                  " but output_dtype is " +
+                                  DataTypeName(y->dtype()));
+    }
     const float* as = a_scale.data<float>();
     const float* bs = b_scale.data<float>();
+    const DirectProductWeights* direct =
+        a_params == 1 ? Direct(p, a_zeros, a.dtype()) : nullptr;
+    if (direct != nullptr) {
+      // A NaN multiplier gives 0, as Saturate says: so do the tiles.
+      std::vector<float> multiplier;
+      for (int64_t j = 0; j < p.n; ++j) {
+        multiplier.push_back(as[0] * bs[b_params == 1 ? 0 : j] / ys);
+      }
+      RequantizedOutput out;
+      out.multiplier = multiplier.data();
+      out.y_signed = y_zero.dtype() == DataType::kInt8;
+      out.zero = out.y_signed ? static_cast<float>(*y_zero.data<int8_t>())
+                              : static_cast<float>(*y_zero.data<uint8_t>());
+      out.y = y->raw_data();
+      MultiplyUint8DirectRequantized(ctx, a.data<uint8_t>(),
+                                     a.NumElements() / p.k,
+                                     ScalarZero(&ctx.input(2)), *direct, out);
+      return Status::OK();
+    }
     const Int8ProductWeights* packed =
         a_params == 1 ? Packed(p, a_zeros) : nullptr;
     std::vector<float> multipliers;

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -205,18 +207,21 @@ TEST(QuantizedPoolTest, MaxPoolOnIntegersEqualsFloatMaxPool) {
 namespace weft {
 namespace {
 
-// MatMulInteger with a constant int8 B (packed for the int8 kernel) over
-// shapes that are and are not whole panels, A uint8 or int8 and batched,
-// B's zero point none, per tensor or per column: the sums equal a direct
-// int32 sum, at one and two threads.
+// MatMulInteger with a constant int8 B (packed for the int8 kernel, or for
+// the direct tiles where it is VNNI, A uint8 and B's zero point 0) over
+// shapes that are and are not whole panels and quads, A uint8 or int8 and
+// batched, B's zero point none, 0, per tensor or per column: the sums equal
+// a direct int32 sum.
 TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
   struct Case {
     int64_t batch, m, k, n;
   };
-  for (const Case& c : {Case{1, 1, 3, 1}, Case{1, 5, 16, 9},
-                        Case{2, 33, 37, 24}, Case{1, 70, 64, 17}}) {
+  for (const Case& c :
+       {Case{1, 1, 3, 1}, Case{1, 5, 16, 9}, Case{2, 33, 37, 24},
+        Case{1, 70, 64, 17}, Case{2, 13, 72, 130}}) {
     for (bool signed_a : {false, true}) {
-      for (int zeros : {0, 1, 2}) {
+      // zeros: 0 none, 1 per tensor, 2 per column, 3 A's and a zero B's.
+      for (int zeros : {0, 1, 2, 3}) {
         SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
                      std::to_string(c.n) + (signed_a ? " int8" : " uint8") +
                      " zeros " + std::to_string(zeros));
@@ -233,7 +238,9 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
                                     : Tensor::Scalar<uint8_t>(131));
           std::vector<int8_t> z(static_cast<size_t>(zeros == 1 ? 1 : c.n));
           for (size_t j = 0; j < z.size(); ++j) {
-            z[j] = static_cast<int8_t>(static_cast<int>(j % 5) - 2);
+            z[j] = zeros == 3
+                       ? 0
+                       : static_cast<int8_t>(static_cast<int>(j % 5) - 2);
           }
           for (int64_t j = 0; j < c.n; ++j) {
             // An int8 zero point is signed: its value, not its bit pattern.
@@ -243,8 +250,21 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
           inputs.push_back(zeros == 1 ? Tensor::Scalar<int8_t>(z[0])
                                       : Tensor::FromVector<int8_t>({c.n}, z));
         }
-        auto y = test::RunOneNode("MatMulInteger", inputs);
-        ASSERT_TRUE(y.ok()) << y.status();
+        // A fed, B and the zero points constants: B packed when the kernel
+        // is built (an all-constant node would be folded at creation).
+        Graph g;
+        g.Placeholder("a", a.dtype(), a_shape);
+        std::vector<std::string> names = {"a"};
+        for (size_t i = 1; i < inputs.size(); ++i) {
+          names.push_back(g.Const("in" + std::to_string(i), inputs[i]));
+        }
+        test::MustAdd(g, {"y", "MatMulInteger", names, {}, ""});
+        auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
+        ASSERT_NE(session, nullptr);
+        EXPECT_GT(session->prepared_bytes(), 0);
+        const std::vector<Tensor> got =
+            test::MustRun(*session, {"y"}, {{"a", a}});
+        const std::vector<Tensor>* y = &got;
         const int32_t a_zero = zeros > 0 ? az : 0;
         const int64_t rows = c.batch * c.m;
         for (int64_t i = 0; i < rows; ++i) {
@@ -264,6 +284,84 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
       }
     }
   }
+}
+
+// QLinearMatMul with a constant int8 B of zero point 0 and a uint8 A (the
+// direct tiles where the int8 kernel is VNNI, the panels elsewhere):
+// requantized as ONNX defines it, per-column scales, uint8 and int8 y,
+// ties to even (a multiplier of 0.5), batched A.
+TEST(QuantizedMatMulTest, QLinearMatMulRequantizesTheExactSums) {
+  const int64_t batch = 2, m = 7, k = 24, n = 70;
+  const Tensor a = test::SeededBytes<uint8_t>(Shape{batch, m, k}, 13);
+  const Tensor b = test::SeededBytes<int8_t>(Shape{k, n}, 17);
+  std::vector<float> b_scale;
+  for (int64_t j = 0; j < n; ++j) {
+    b_scale.push_back(j % 9 == 0 ? 0.25f : 0.001f * static_cast<float>(j + 1));
+  }
+  const float a_scale = 2.0f, y_scale = 1.0f;
+  for (bool int8_y : {false, true}) {
+    SCOPED_TRACE(int8_y ? "int8 y" : "uint8 y");
+    const Tensor y_zero =
+        int8_y ? Tensor::Scalar<int8_t>(-9) : Tensor::Scalar<uint8_t>(100);
+    // A fed, the rest constants: B is packed when the kernel is built.
+    Graph g;
+    g.Placeholder("a", DataType::kUInt8, a.shape());
+    g.Const("as", Tensor::Scalar<float>(a_scale));
+    g.Const("az", Tensor::Scalar<uint8_t>(119));
+    g.Const("b", b);
+    g.Const("bs", Tensor::FromVector<float>({n}, b_scale));
+    g.Const("bz", Tensor::FromVector<int8_t>({n}, std::vector<int8_t>(n, 0)));
+    g.Const("ys", Tensor::Scalar<float>(y_scale));
+    g.Const("yz", y_zero);
+    test::MustAdd(g, {"y",
+                      "QLinearMatMul",
+                      {"a", "as", "az", "b", "bs", "bz", "ys", "yz"},
+                      {{"output_dtype", AttrValue(y_zero.dtype())}},
+                      ""});
+    std::vector<Tensor> got;
+    for (int threads : {1, 2}) {
+      auto session = test::MustCreate(g, test::PerSessionOptions(1, threads));
+      ASSERT_NE(session, nullptr);
+      got.push_back(test::MustRun(*session, {"y"}, {{"a", a}})[0]);
+    }
+    EXPECT_TRUE(got[1].BitwiseEqual(got[0]));
+    const std::vector<Tensor>* y = &got;
+    for (int64_t i = 0; i < batch * m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          acc += (int32_t{a.data<uint8_t>()[i * k + kk]} - 119) *
+                 int32_t{b.data<int8_t>()[kk * n + j]};
+        }
+        const float v = std::nearbyint(static_cast<float>(acc) *
+                                       (a_scale * b_scale[j] / y_scale)) +
+                        (int8_y ? -9.0f : 100.0f);
+        if (int8_y) {
+          ASSERT_EQ((*y)[0].data<int8_t>()[i * n + j],
+                    static_cast<int8_t>(std::clamp(v, -128.0f, 127.0f)))
+              << i << "," << j;
+        } else {
+          ASSERT_EQ((*y)[0].data<uint8_t>()[i * n + j],
+                    static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f)))
+              << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
+// An output_dtype that is not y_zero_point's dtype is an error naming both,
+// not a crash.
+TEST(QuantizedMatMulTest, QLinearMatMulRefusesAnOutputDtypeOtherThanItsZeros) {
+  auto y = test::RunOneNode(
+      "QLinearMatMul",
+      {test::SeededBytes<uint8_t>(Shape{2, 4}, 1), Tensor::Scalar<float>(1.f),
+       Tensor::Scalar<uint8_t>(0), test::SeededBytes<int8_t>(Shape{4, 3}, 2),
+       Tensor::Scalar<float>(1.f), Tensor::Scalar<int8_t>(0),
+       Tensor::Scalar<float>(1.f), Tensor::Scalar<int8_t>(0)});
+  ASSERT_FALSE(y.ok());
+  EXPECT_THAT(y.status().message(),
+              ::testing::HasSubstr("output_dtype is uint8"));
 }
 
 }  // namespace

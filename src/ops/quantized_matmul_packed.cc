@@ -94,4 +94,90 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
   });
 }
 
+std::optional<DirectProductWeights> DirectProductWeights::Prepare(
+    const int8_t* b, int64_t k, int64_t n) {
+  if (k % 4 != 0 || k == 0 || n == 0) return std::nullopt;
+  std::vector<int8_t> columns(static_cast<size_t>(k * n));
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t j = 0; j < n; ++j) columns[j * k + kk] = b[kk * n + j];
+  }
+  DirectProductWeights d;
+  d.w = DirectConvWeights(columns.data(), n, k, 1);
+  d.k = k;
+  d.n = n;
+  return d;
+}
+
+namespace {
+
+// -a_zero * (column j's sum of B), wrapping as the int32 sums do.
+std::vector<int32_t> ZeroPointOffsets(const DirectProductWeights& b,
+                                      int32_t a_zero) {
+  std::vector<int32_t> offset(static_cast<size_t>(b.n));
+  for (int64_t j = 0; j < b.n; ++j) {
+    offset[static_cast<size_t>(j)] = static_cast<int32_t>(
+        0u - static_cast<uint32_t>(a_zero) *
+                 static_cast<uint32_t>(b.w.row_sums()[static_cast<size_t>(j)]));
+  }
+  return offset;
+}
+
+// Jobs of (block of 64 columns, tile of kDirectPixels rows), the rows of
+// one block together so that its weights stay in cache; tile(job, rows
+// pointer array, count, first row) does one.
+template <class Tile>
+void ForEachDirectTile(KernelContext& ctx, const uint8_t* a, int64_t rows,
+                       const DirectProductWeights& b, Tile tile) {
+  const int64_t tiles = CeilDiv(rows, kDirectPixels);
+  const int64_t blocks = b.w.blocks();
+  const double cost =
+      static_cast<double>(kDirectPixels * kDirectBlock * b.k) / 64.0;
+  ctx.ParallelFor(blocks * tiles, cost, [&](int64_t begin, int64_t end) {
+    const uint8_t* row_of[kDirectPixels];
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t block = job / tiles, first = job % tiles * kDirectPixels;
+      const int64_t count = std::min(kDirectPixels, rows - first);
+      for (int64_t i = 0; i < count; ++i) row_of[i] = a + (first + i) * b.k;
+      tile(block, row_of, count, first);
+    }
+  });
+}
+
+}  // namespace
+
+void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
+                         int32_t a_zero, const DirectProductWeights& b,
+                         int32_t* y_int32) {
+  const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
+  const Int8Kernel kernel = ActiveInt8Kernel();
+  const int64_t tap = 0;
+  ForEachDirectTile(ctx, a, rows, b,
+                    [&](int64_t block, const uint8_t* const* row_of,
+                        int64_t count, int64_t first) {
+                      DirectConvTileSums(kernel, b.w, block, row_of, count,
+                                         &tap, offset.data(),
+                                         y_int32 + first * b.n, b.n);
+                    });
+}
+
+void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
+                                    int64_t rows, int32_t a_zero,
+                                    const DirectProductWeights& b,
+                                    RequantizedOutput out) {
+  const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
+  out.offset = offset.data();
+  out.m = b.n;
+  const Int8Kernel kernel = ActiveInt8Kernel();
+  const int64_t tap = 0;
+  ForEachDirectTile(ctx, a, rows, b,
+                    [&](int64_t block, const uint8_t* const* row_of,
+                        int64_t count, int64_t first) {
+                      RequantizedOutput tile_out = out;
+                      // One byte an element, uint8 or int8.
+                      tile_out.y = static_cast<uint8_t*>(out.y) + first * b.n;
+                      DirectConvTileRequantized(kernel, b.w, block, row_of,
+                                                count, &tap, tile_out);
+                    });
+}
+
 }  // namespace weft::internal

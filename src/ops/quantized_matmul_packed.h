@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
+#include "kernels/int8_direct_conv.h"
 #include "kernels/int8_gemm.h"
 #include "weft/kernel.h"
 
@@ -42,6 +44,31 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
                   int64_t rows, int32_t a_zero, const Int8ProductWeights& b,
                   const int8_t* b_zero, bool b_zero_per_n,
                   const ProductSumsFn& emit);
+
+// B [K, N] as the direct tiles take it (kernels/int8_direct_conv.h): N
+// output channels over K input channels, one tap, where K is whole quads
+// (A's rows are then read in place, four bytes a broadcast). For uint8 A
+// and B of zero point 0, on the VNNI kernel: what quantize_dynamic's
+// transformers and QDQ MatMuls hand MatMulInteger and QLinearMatMul.
+struct DirectProductWeights {
+  DirectConvWeights w;
+  int64_t k = 0, n = 0;
+
+  // nullopt where K is not whole quads.
+  static std::optional<DirectProductWeights> Prepare(const int8_t* b, int64_t k,
+                                                     int64_t n);
+};
+
+// y[i][j] = sum_k (a[i][k] - a_zero) b[k][j] for A's `rows` rows (uint8,
+// row-major, K each), as int32 (y_int32) or requantized into `out`
+// (out.multiplier per column, out.zero; out.offset is filled here).
+void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
+                         int32_t a_zero, const DirectProductWeights& b,
+                         int32_t* y_int32);
+void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
+                                    int64_t rows, int32_t a_zero,
+                                    const DirectProductWeights& b,
+                                    RequantizedOutput out);
 
 }  // namespace weft::internal
 
