@@ -78,6 +78,33 @@ RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
   _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(q));
 }
 
+// RequantizeVector where the multiplier is finite (no lane can be NaN),
+// with fewer operations and the same bits: the product is clamped to
+// +-2^24 (beyond which both forms saturate), rounded to an int32 as
+// nearbyint rounds, the zero point added in int32 (exact; the float sum is
+// exact too wherever the result does not saturate), and the conversion to
+// 8 bits saturates as the clamp does.
+template <class Q>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
+                       __m512i zero, __mmask16 mask, Q* dst) {
+  constexpr float kBound = 16777216.0f;  // 2^24
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, offset)),
+                           multiplier);
+  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-kBound)),
+                    _mm512_set1_ps(kBound));
+  __m512i q =
+      _mm512_add_epi32(_mm512_cvt_roundps_epi32(
+                           v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                       zero);
+  if constexpr (std::is_same_v<Q, uint8_t>) {
+    q = _mm512_max_epi32(q, _mm512_setzero_si512());
+    _mm512_mask_cvtusepi32_storeu_epi8(dst, mask, q);
+  } else {
+    _mm512_mask_cvtsepi32_storeu_epi8(dst, mask, q);
+  }
+}
+
 inline __mmask16 LaneMask(int64_t lanes) {
   return static_cast<__mmask16>(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1);
 }
@@ -136,6 +163,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
     }
   } else {
     const __m512 zero = _mm512_set1_ps(out->zero);
+    const __m512i zero_int = _mm512_set1_epi32(static_cast<int32_t>(out->zero));
     Q* y = static_cast<Q*>(out->y) + oc0;
     for (int v = 0; v < V; ++v) {
       const int64_t first = oc0 + v * kDirectLanes;
@@ -146,8 +174,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
       const __m512 multiplier =
           _mm512_maskz_loadu_ps(mask, out->multiplier + first);
       for (int p = 0; p < P && p < count; ++p) {
-        RequantizeVector(c[p][v], offset, multiplier, zero, mask,
-                         y + p * out->m + v * kDirectLanes);
+        Q* dst = y + p * out->m + v * kDirectLanes;
+        if (out->finite) {
+          RequantizeVectorFinite(c[p][v], offset, multiplier, zero_int, mask,
+                                 dst);
+        } else {
+          RequantizeVector(c[p][v], offset, multiplier, zero, mask, dst);
+        }
       }
     }
   }
@@ -161,7 +194,7 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void
 DepthwisePixels(const uint8_t* x, int64_t pixel_step,
                 const int64_t* tap_offsets, int64_t taps, const int32_t* w,
                 int64_t c, __mmask16 mask, __m512i offset, __m512 multiplier,
-                __m512 zero, Q* y) {
+                __m512 zero, bool finite, Q* y) {
   __m512i sum[N];
   for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
   for (int64_t t = 0; t < taps; ++t) {
@@ -173,8 +206,14 @@ DepthwisePixels(const uint8_t* x, int64_t pixel_step,
       sum[p] = _mm512_add_epi32(sum[p], _mm512_mullo_epi32(xv, wv));
     }
   }
+  const __m512i zero_int = _mm512_cvtps_epi32(zero);
   for (int p = 0; p < N; ++p) {
-    RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
+    if (finite) {
+      RequantizeVectorFinite(sum[p], offset, multiplier, zero_int, mask,
+                             y + p * c);
+    } else {
+      RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
+    }
   }
 }
 
@@ -196,11 +235,11 @@ __attribute__((target("avx512f,avx512bw"))) void DepthwiseRowAvx512(
     for (; i + kPixels <= count; i += kPixels) {
       DepthwisePixels<kPixels>(x + i * pixel_step + ch, pixel_step, tap_offsets,
                                taps, w + ch, c, mask, offset, multiplier, zero,
-                               y + i * c + ch);
+                               out.finite, y + i * c + ch);
     }
     for (; i < count; ++i) {
       DepthwisePixels<1>(x + i * pixel_step + ch, pixel_step, tap_offsets, taps,
-                         w + ch, c, mask, offset, multiplier, zero,
+                         w + ch, c, mask, offset, multiplier, zero, out.finite,
                          y + i * c + ch);
     }
   }

@@ -90,6 +90,9 @@ struct RequantizedOutput {
   void* y = nullptr;
   bool y_signed = false;  // int8 y, else uint8
   int64_t ldy = 0;        // int32 sums: elements between rows of y
+  // Every multiplier is finite (the caller checked): a shorter vector form
+  // with the same bits. False takes the form that maps NaN to 0.
+  bool finite = false;
 };
 
 // DirectConvTile's sums for pixels [0, count), requantized into `out` (the

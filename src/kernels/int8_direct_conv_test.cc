@@ -78,6 +78,77 @@ TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
   }
 }
 
+// A tile requantized from the registers equals its sums requantized by
+// RequantizeChannels (the scalar formula), in both vector forms (every
+// multiplier finite, or not) and both output dtypes: ties (0.5), products
+// far past 2^24 and 2^31 (offsets near the int32 limits, a multiplier of
+// 3e5), partial vectors, a partial tile.
+TEST(Int8DirectConvTest, RequantizedTilesEqualTheirSumsRequantized) {
+  const int64_t m = 40, c = 8, taps = 9, stride = 8;
+  const auto w = SeededBytes<int8_t>(m * c * taps, 21);
+  const DirectConvWeights packed(w.data(), m, c, taps);
+  const auto x = SeededBytes<uint8_t>(80 * stride, 23);
+  std::vector<int64_t> offsets;
+  for (int64_t t = 0; t < taps; ++t) offsets.push_back(5 * t * stride);
+  const uint8_t* pixels[kDirectPixels];
+  for (int64_t p = 0; p < kDirectPixels; ++p) {
+    pixels[p] = x.data() + p * 2 * stride;
+  }
+  std::vector<int32_t> offset;
+  std::vector<float> multiplier;
+  for (int64_t j = 0; j < m; ++j) {
+    offset.push_back(j == 3   ? std::numeric_limits<int32_t>::max() - 9
+                     : j == 4 ? std::numeric_limits<int32_t>::min() + 9
+                              : static_cast<int32_t>(j * 131 - 2000));
+    const float choices[] = {0.5f, 1e-3f, 7.0f, 3e5f, -0.25f};
+    multiplier.push_back(choices[j % 5]);
+  }
+  for (Int8Kernel kernel : {Int8Kernel::kGeneric, Int8Kernel::kAvx512Vnni}) {
+    if (!CpuRunsInt8Kernel(kernel)) continue;
+    for (int64_t count : {kDirectPixels, int64_t{5}}) {
+      std::vector<int32_t> acc(kDirectPixels * kDirectBlock);
+      DirectConvTile(kernel, packed, 0, pixels, count, offsets.data(),
+                     acc.data());
+      for (bool y_signed : {false, true}) {
+        for (bool finite : {false, true}) {
+          SCOPED_TRACE(std::string(Int8KernelName(kernel)) +
+                       (y_signed ? " int8" : " uint8") +
+                       (finite ? " finite" : " any") +
+                       " count=" + std::to_string(count));
+          const float zero = y_signed ? -3.0f : 128.0f;
+          std::vector<uint8_t> got(static_cast<size_t>(count * m), 0);
+          RequantizedOutput out;
+          out.offset = offset.data();
+          out.multiplier = multiplier.data();
+          out.zero = zero;
+          out.m = m;
+          out.y = got.data();
+          out.y_signed = y_signed;
+          out.finite = finite;
+          DirectConvTileRequantized(kernel, packed, 0, pixels, count,
+                                    offsets.data(), out);
+          for (int64_t i = 0; i < count; ++i) {
+            std::vector<uint8_t> want(static_cast<size_t>(m));
+            if (y_signed) {
+              RequantizeChannels(acc.data() + i * kDirectBlock, m,
+                                 offset.data(), multiplier.data(), zero,
+                                 reinterpret_cast<int8_t*>(want.data()));
+            } else {
+              RequantizeChannels(acc.data() + i * kDirectBlock, m,
+                                 offset.data(), multiplier.data(), zero,
+                                 want.data());
+            }
+            for (int64_t j = 0; j < m; ++j) {
+              ASSERT_EQ(got[i * m + j], want[j])
+                  << "pixel " << i << " channel " << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Requantization per channel equals the scalar formula lane by lane: ties
 // to even, saturation at both ends, an offset that wraps, NaN (a non-finite
 // multiplier) to 0 and infinities saturated, partial vectors.

@@ -575,6 +575,8 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
       out.zero = out.y_signed ? static_cast<float>(*y_zero.data<int8_t>())
                               : static_cast<float>(*y_zero.data<uint8_t>());
       out.y = y->raw_data();
+      out.finite = std::all_of(multiplier.begin(), multiplier.end(),
+                               [](float m) { return std::isfinite(m); });
       MultiplyUint8DirectRequantized(ctx, a.data<uint8_t>(),
                                      a.NumElements() / p.k,
                                      ScalarZero(&ctx.input(2)), *direct, out);

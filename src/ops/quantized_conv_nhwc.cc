@@ -200,6 +200,8 @@ class NhwcQLinearConvKernel : public OpKernel {
     out.m = m;
     out.y = y->raw_data();
     out.y_signed = y_zero.dtype() == DataType::kInt8;
+    out.finite = std::all_of(rq.multiplier.begin(), rq.multiplier.end(),
+                             [](float m) { return std::isfinite(m); });
     if (depthwise) {
       Depthwise(ctx, win, padded, tap_offsets, n, out);
     } else {
@@ -280,32 +282,31 @@ class NhwcQLinearConvKernel : public OpKernel {
     return rq;
   }
 
-  // Jobs of (image, block of output channels, tile of kDirectPixels
-  // pixels), in that order, so that neighbouring jobs share their block's
-  // weights.
+  // Jobs of (block of output channels, tile of kDirectPixels pixels), the
+  // tiles running over the pixels of all images (so that a batch has no
+  // partial tile but its last), a block's tiles together so that its
+  // weights stay in cache.
   void Direct(KernelContext& ctx, const Window& win, const PaddedInput& padded,
               const std::vector<int64_t>& tap_offsets, int64_t n,
               const RequantizedOutput& out) const {
     const DirectConvWeights& w = *direct_;
-    const int64_t pixels = win.OutSize(), m = w.m();
-    const int64_t tiles = CeilDiv(pixels, kDirectPixels);
-    const int64_t blocks = w.blocks();
+    const int64_t pixels = win.OutSize(), total = n * pixels, m = w.m();
+    const int64_t tiles = CeilDiv(total, kDirectPixels);
     const double cost = static_cast<double>(kDirectPixels * kDirectBlock *
                                             w.taps() * w.quads() * 4) /
                         64.0;
-    ctx.ParallelFor(n * blocks * tiles, cost, [&](int64_t begin, int64_t end) {
+    ctx.ParallelFor(w.blocks() * tiles, cost, [&](int64_t begin, int64_t end) {
       const uint8_t* bases[kDirectPixels];
       RequantizedOutput tile_out = out;
       for (int64_t job = begin; job < end; ++job) {
-        const int64_t tile = job % tiles, block = job / tiles % blocks;
-        const int64_t image = job / (tiles * blocks);
-        const int64_t p0 = tile * kDirectPixels;
-        const int64_t count = std::min(kDirectPixels, pixels - p0);
+        const int64_t block = job / tiles;
+        const int64_t p0 = job % tiles * kDirectPixels;
+        const int64_t count = std::min(kDirectPixels, total - p0);
         for (int64_t i = 0; i < count; ++i) {
-          bases[i] = PixelBase(win, padded, image, p0 + i);
+          const int64_t p = p0 + i;
+          bases[i] = PixelBase(win, padded, p / pixels, p % pixels);
         }
-        tile_out.y = static_cast<uint8_t*>(out.y) +
-                     (image * pixels + p0) * m;  // one byte an element
+        tile_out.y = static_cast<uint8_t*>(out.y) + p0 * m;  // a byte each
         DirectConvTileRequantized(kernel_, w, block, bases, count,
                                   tap_offsets.data(), tile_out);
       }
