@@ -148,6 +148,27 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
         _mm512_storeu_si512(acc + p * kDirectBlock + v * kDirectLanes, c[p][v]);
       }
     }
+  } else if constexpr (std::is_same_v<Q, float>) {
+    float* y = static_cast<float*>(out->y) + oc0;
+    for (int v = 0; v < V; ++v) {
+      const int64_t first = oc0 + v * kDirectLanes;
+      if (first >= out->m) break;
+      const __mmask16 mask = LaneMask(out->m - first);
+      const __m512i offset =
+          _mm512_maskz_loadu_epi32(mask, out->offset + first);
+      const __m512 scale = _mm512_maskz_loadu_ps(mask, out->multiplier + first);
+      const __m512 bias = out->bias == nullptr
+                              ? _mm512_setzero_ps()
+                              : _mm512_maskz_loadu_ps(mask, out->bias + first);
+      for (int p = 0; p < P && p < count; ++p) {
+        __m512 value = _mm512_mul_ps(
+            _mm512_cvtepi32_ps(_mm512_add_epi32(c[p][v], offset)), scale);
+        // Adding +0 where there is no bias keeps the product's bits (-0 + 0
+        // would not, so it is skipped).
+        if (out->bias != nullptr) value = _mm512_add_ps(value, bias);
+        _mm512_mask_storeu_ps(y + p * out->ldy + v * kDirectLanes, mask, value);
+      }
+    }
   } else if constexpr (std::is_same_v<Q, int32_t>) {
     int32_t* y = static_cast<int32_t*>(out->y) + oc0;
     for (int v = 0; v < V; ++v) {
@@ -425,6 +446,33 @@ void DirectConvTileSums(Int8Kernel kernel, const DirectConvWeights& w,
       y[i * ldy + oc0 + j] = static_cast<int32_t>(
           static_cast<uint32_t>(acc[i * kDirectBlock + j]) +
           static_cast<uint32_t>(offset[oc0 + j]));
+    }
+  }
+}
+
+void DirectConvTileScaled(Int8Kernel kernel, const DirectConvWeights& w,
+                          int64_t block, const uint8_t* const* pixels,
+                          int64_t count, const int64_t* tap_offsets,
+                          const RequantizedOutput& out) {
+  const int64_t oc0 = block * kDirectBlock;
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    VnniTileOf<float>(w.vectors(block), w.block(block), w.taps(), w.quads(),
+                      pixels, count, tap_offsets, nullptr, oc0, &out);
+    return;
+  }
+  int32_t acc[kDirectPixels * kDirectBlock];
+  DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
+  const int64_t channels = std::min(kDirectBlock, out.m - oc0);
+  float* y = static_cast<float*>(out.y);
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t j = 0; j < channels; ++j) {
+      const int64_t oc = oc0 + j;
+      const auto sum = static_cast<int32_t>(
+          static_cast<uint32_t>(acc[i * kDirectBlock + j]) +
+          static_cast<uint32_t>(out.offset[oc]));
+      const float product = static_cast<float>(sum) * out.multiplier[oc];
+      y[i * out.ldy + oc] =
+          out.bias == nullptr ? product : product + out.bias[oc];
     }
   }
 }

@@ -93,6 +93,8 @@ struct RequantizedOutput {
   // Every multiplier is finite (the caller checked): a shorter vector form
   // with the same bits. False takes the form that maps NaN to 0.
   bool finite = false;
+  // Float outputs (DirectConvTileScaled): added after the multiplier.
+  const float* bias = nullptr;
 };
 
 // DirectConvTile's sums for pixels [0, count), requantized into `out` (the
@@ -110,6 +112,16 @@ void DirectConvTileSums(Int8Kernel kernel, const DirectConvWeights& w,
                         int64_t block, const uint8_t* const* pixels,
                         int64_t count, const int64_t* tap_offsets,
                         const int32_t* offset, int32_t* y, int64_t ldy);
+
+// DirectConvTileSums's values as float, scaled: y[i * out.ldy + oc] =
+// float(sum + out.offset[oc]) * out.multiplier[oc] + out.bias[oc] (no bias
+// when null), each operation rounded as written, for the block's channels
+// below out.m: MatMulInteger, Cast, Mul and Add in one pass
+// (FusedMatMulInteger). out.y is float.
+void DirectConvTileScaled(Int8Kernel kernel, const DirectConvWeights& w,
+                          int64_t block, const uint8_t* const* pixels,
+                          int64_t count, const int64_t* tap_offsets,
+                          const RequantizedOutput& out);
 
 // `count` output pixels of a depthwise convolution, requantized into out
 // (pixel 0 at out.y, out.m = C channels): pixel i reads tap t's C channels

@@ -452,45 +452,63 @@ int32_t ScalarZero(const Tensor* zero) {
                                            : int32_t{*zero->data<int8_t>()};
 }
 
-// MatMulInteger (A, B[, a_zero_point[, b_zero_point]]) -> int32.
-class MatMulIntegerKernel : public QuantizedProductKernel {
- public:
-  explicit MatMulIntegerKernel(const KernelConstruction& c)
-      : QuantizedProductKernel(c, 1, 3) {}
+// MatMulInteger's inputs, checked: A, B and the zero points (null when
+// absent) with how many each holds.
+struct IntegerProductInputs {
+  const Tensor* a = nullptr;
+  const Tensor* b = nullptr;
+  const Tensor* a_zero = nullptr;
+  const Tensor* b_zero = nullptr;
+  int64_t a_zeros = 1, b_zeros = 1;
+  ProductShape p;
+};
 
-  Status Compute(KernelContext& ctx) const override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(ProductShape p, ShapeOfProduct(a.shape(), b.shape()));
-    const Tensor* a_zero = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
-    const Tensor* b_zero = ctx.num_inputs() > 3 ? &ctx.input(3) : nullptr;
-    int64_t a_zeros = 1, b_zeros = 1;
-    if (a_zero != nullptr) {
-      if (a_zero->dtype() != a.dtype()) {
-        return InvalidArgumentError("a_zero_point must have A's dtype");
-      }
-      WEFT_ASSIGN_OR_RETURN(a_zeros,
-                            PerRowOrTensor(*a_zero, p.m, "a_zero_point"));
+StatusOr<IntegerProductInputs> ReadIntegerProductInputs(KernelContext& ctx) {
+  IntegerProductInputs in;
+  in.a = &ctx.input(0);
+  in.b = &ctx.input(1);
+  WEFT_ASSIGN_OR_RETURN(in.p, ShapeOfProduct(in.a->shape(), in.b->shape()));
+  in.a_zero = ctx.num_inputs() > 2 ? &ctx.input(2) : nullptr;
+  in.b_zero = ctx.num_inputs() > 3 ? &ctx.input(3) : nullptr;
+  if (in.a_zero != nullptr) {
+    if (in.a_zero->dtype() != in.a->dtype()) {
+      return InvalidArgumentError("a_zero_point must have A's dtype");
     }
-    if (b_zero != nullptr) {
-      if (b_zero->dtype() != b.dtype()) {
-        return InvalidArgumentError("b_zero_point must have B's dtype");
-      }
-      WEFT_ASSIGN_OR_RETURN(b_zeros,
-                            PerRowOrTensor(*b_zero, p.n, "b_zero_point"));
+    WEFT_ASSIGN_OR_RETURN(in.a_zeros,
+                          PerRowOrTensor(*in.a_zero, in.p.m, "a_zero_point"));
+  }
+  if (in.b_zero != nullptr) {
+    if (in.b_zero->dtype() != in.b->dtype()) {
+      return InvalidArgumentError("b_zero_point must have B's dtype");
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(0, p.out));
-    int32_t* out = y->data<int32_t>();
-    if (const DirectProductWeights* direct = Direct(p, a_zeros, a.dtype())) {
+    WEFT_ASSIGN_OR_RETURN(in.b_zeros,
+                          PerRowOrTensor(*in.b_zero, in.p.n, "b_zero_point"));
+  }
+  return in;
+}
+
+// What MatMulInteger and FusedMatMulInteger share: the int32 sums.
+class IntegerProductKernel : public QuantizedProductKernel {
+ public:
+  using QuantizedProductKernel::QuantizedProductKernel;
+
+ protected:
+  // out[i * N + j]: the exact sums, on the direct tiles, the packed panels
+  // or the reference loop.
+  void Sums(KernelContext& ctx, const IntegerProductInputs& in,
+            int32_t* out) const {
+    const Tensor& a = *in.a;
+    const ProductShape& p = in.p;
+    if (const DirectProductWeights* direct = Direct(p, in.a_zeros, a.dtype())) {
       MultiplyUint8Direct(ctx, a.data<uint8_t>(), a.NumElements() / p.k,
-                          ScalarZero(a_zero), *direct, out);
-      return Status::OK();
+                          ScalarZero(in.a_zero), *direct, out);
+      return;
     }
-    if (const Int8ProductWeights* packed = Packed(p, a_zeros)) {
+    if (const Int8ProductWeights* packed = Packed(p, in.a_zeros)) {
       MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
-                   a.NumElements() / p.k, ScalarZero(a_zero), *packed,
-                   b_zero ? b_zero->data<int8_t>() : nullptr, b_zeros > 1,
+                   a.NumElements() / p.k, ScalarZero(in.a_zero), *packed,
+                   in.b_zero ? in.b_zero->data<int8_t>() : nullptr,
+                   in.b_zeros > 1,
                    [&](int64_t first, int64_t rows, int64_t j0, int64_t cols,
                        const int32_t* sums) {
                      for (int64_t i = 0; i < rows; ++i) {
@@ -500,20 +518,123 @@ class MatMulIntegerKernel : public QuantizedProductKernel {
                        }
                      }
                    });
+      return;
+    }
+    // ReadIntegerProductInputs' dtypes are uint8 or int8 here (the
+    // dispatch's error cannot arise for them).
+    (void)DispatchQuantizedPair(
+        a.dtype(), in.b->dtype(), [&](auto qa, auto qb) {
+          using QA = decltype(qa);
+          using QB = decltype(qb);
+          IntegerProduct<QA, QB>(
+              ctx, p, a.data<QA>(), in.b->data<QB>(),
+              in.a_zero ? in.a_zero->data<QA>() : nullptr, in.a_zeros,
+              in.b_zero ? in.b_zero->data<QB>() : nullptr, in.b_zeros,
+              [&](int64_t r, int64_t, const std::vector<int32_t>& row) {
+                std::copy(row.begin(), row.end(), out + r * p.n);
+              });
+          return Status::OK();
+        });
+  }
+};
+
+// A and B must be uint8 or int8 (DispatchQuantizedPair's message).
+Status CheckIntegerDtypes(const IntegerProductInputs& in) {
+  return DispatchQuantizedPair(in.a->dtype(), in.b->dtype(),
+                               [](auto, auto) { return Status::OK(); });
+}
+
+// MatMulInteger (A, B[, a_zero_point[, b_zero_point]]) -> int32.
+class MatMulIntegerKernel : public IntegerProductKernel {
+ public:
+  explicit MatMulIntegerKernel(const KernelConstruction& c)
+      : IntegerProductKernel(c, 1, 3) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(IntegerProductInputs in,
+                          ReadIntegerProductInputs(ctx));
+    WEFT_RETURN_IF_ERROR(CheckIntegerDtypes(in));
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, in.p.out));
+    Sums(ctx, in, y->data<int32_t>());
+    return Status::OK();
+  }
+};
+
+// FusedMatMulInteger (A, B, a_zero_point, b_zero_point, scale[, bias]) ->
+// float32: Add(bias, Mul(Cast(MatMulInteger(A, B, a_zero_point,
+// b_zero_point)), scale)) in one pass, as the matmul-integer-fusion pass
+// makes it from quantize_dynamic's graphs, each operation rounded as those
+// nodes round it (this file is built without fused multiply-adds). scale
+// holds one value or one per column (N), bias one per column.
+class FusedMatMulIntegerKernel : public IntegerProductKernel {
+ public:
+  explicit FusedMatMulIntegerKernel(const KernelConstruction& c)
+      : IntegerProductKernel(c, 1, 3) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    if (ctx.num_inputs() < 5 || ctx.num_inputs() > 6) {
+      return InvalidArgumentError(
+          "takes A, B, a_zero_point, b_zero_point, scale and an optional "
+          "bias");
+    }
+    WEFT_ASSIGN_OR_RETURN(IntegerProductInputs in,
+                          ReadIntegerProductInputs(ctx));
+    WEFT_RETURN_IF_ERROR(CheckIntegerDtypes(in));
+    const int64_t n = in.p.n;
+    const Tensor& scale = ctx.input(4);
+    if (scale.dtype() != DataType::kFloat32 ||
+        (scale.NumElements() != 1 &&
+         !(scale.shape().rank() == 1 && scale.NumElements() == n))) {
+      return InvalidArgumentError("scale must be float32 of one value or [" +
+                                  std::to_string(n) + "], got " +
+                                  DataTypeName(scale.dtype()) + " " +
+                                  scale.shape().ToString());
+    }
+    const float* bias = nullptr;
+    if (ctx.num_inputs() > 5) {
+      const Tensor& b = ctx.input(5);
+      if (b.dtype() != DataType::kFloat32 || b.shape().rank() != 1 ||
+          b.NumElements() != n) {
+        return InvalidArgumentError(
+            "bias must be float32 [" + std::to_string(n) + "], got " +
+            DataTypeName(b.dtype()) + " " + b.shape().ToString());
+      }
+      bias = b.data<float>();
+    }
+    std::vector<float> scales(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      scales[static_cast<size_t>(j)] =
+          scale.data<float>()[scale.NumElements() == 1 ? 0 : j];
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, in.p.out));
+    float* out = y->data<float>();
+    if (const DirectProductWeights* direct =
+            Direct(in.p, in.a_zeros, in.a->dtype())) {
+      RequantizedOutput scaled;
+      scaled.multiplier = scales.data();
+      scaled.bias = bias;
+      scaled.y = out;
+      MultiplyUint8DirectScaled(ctx, in.a->data<uint8_t>(),
+                                in.a->NumElements() / in.p.k,
+                                ScalarZero(in.a_zero), *direct, scaled);
       return Status::OK();
     }
-    return DispatchQuantizedPair(a.dtype(), b.dtype(), [&](auto qa, auto qb) {
-      using QA = decltype(qa);
-      using QB = decltype(qb);
-      IntegerProduct<QA, QB>(
-          ctx, p, a.data<QA>(), b.data<QB>(),
-          a_zero ? a_zero->data<QA>() : nullptr, a_zeros,
-          b_zero ? b_zero->data<QB>() : nullptr, b_zeros,
-          [&](int64_t r, int64_t, const std::vector<int32_t>& row) {
-            std::copy(row.begin(), row.end(), out + r * p.n);
-          });
-      return Status::OK();
+    std::vector<int32_t> sums(static_cast<size_t>(y->NumElements()));
+    Sums(ctx, in, sums.data());
+    const int64_t rows = y->NumElements() / std::max<int64_t>(n, 1);
+    ctx.ParallelFor(rows, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t j = 0; j < n; ++j) {
+          const float product =
+              static_cast<float>(sums[static_cast<size_t>(r * n + j)]) *
+              scales[static_cast<size_t>(j)];
+          out[r * n + j] = bias == nullptr ? product : bias[j] + product;
+        }
+      }
     });
+    return Status::OK();
   }
 };
 
@@ -659,6 +780,9 @@ constexpr OpSummary kSummaries[] = {
     {"DequantizeLinear", "uint8/int8/int32 to float: (x - zero point) * scale"},
     {"DynamicQuantizeLinear",
      "float to uint8 with the scale and zero point of its range"},
+    {"FusedMatMulInteger",
+     "MatMulInteger, Cast to float, Mul by a scale and Add of a bias in one "
+     "pass (made by the matmul-integer-fusion pass)"},
     {"MatMulInteger",
      "int8/uint8 matrix product minus zero points, exact in int32"},
     {"QLinearMatMul",
@@ -745,6 +869,14 @@ void RegisterQuantizeOps(OpRegistry& registry) {
                               .Build()));
   CheckRegistered(registry.RegisterKernel(
       "MatMulInteger", KernelFactoryFor<MatMulIntegerKernel>()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("FusedMatMulInteger")
+                              .Input(ArgDef::AnyList("inputs"))
+                              .Output(ArgDef::Fixed("Y", DataType::kFloat32))
+                              .SetShapeFn(ProductShapeOf<0, 1>)
+                              .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "FusedMatMulInteger", KernelFactoryFor<FusedMatMulIntegerKernel>()));
 
   CheckRegistered(
       registry.RegisterOp(OpDefBuilder("QLinearMatMul")

@@ -180,4 +180,24 @@ void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
                     });
 }
 
+void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
+                               int64_t rows, int32_t a_zero,
+                               const DirectProductWeights& b,
+                               RequantizedOutput out) {
+  const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
+  out.offset = offset.data();
+  out.m = b.n;
+  out.ldy = b.n;
+  const Int8Kernel kernel = ActiveInt8Kernel();
+  const int64_t tap = 0;
+  ForEachDirectTile(ctx, a, rows, b,
+                    [&](int64_t block, const uint8_t* const* row_of,
+                        int64_t count, int64_t first) {
+                      RequantizedOutput tile_out = out;
+                      tile_out.y = static_cast<float*>(out.y) + first * b.n;
+                      DirectConvTileScaled(kernel, b.w, block, row_of, count,
+                                           &tap, tile_out);
+                    });
+}
+
 }  // namespace weft::internal

@@ -69,6 +69,13 @@ void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
                                     int64_t rows, int32_t a_zero,
                                     const DirectProductWeights& b,
                                     RequantizedOutput out);
+// The same sums as float, times scale[j] plus bias[j] (no bias: null):
+// MatMulInteger, Cast, Mul and Add in one pass (out.multiplier is the
+// scale, out.bias the bias; out.offset, m and ldy are filled here).
+void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
+                               int64_t rows, int32_t a_zero,
+                               const DirectProductWeights& b,
+                               RequantizedOutput out);
 
 }  // namespace weft::internal
 

@@ -55,6 +55,11 @@ const std::vector<Pass>& Pipeline() {
         "creation"},
        internal::FoldConstants,
        1},
+      {{"matmul-integer-fusion",
+        "MatMulInteger -> Cast -> Mul (scale) [-> Add (bias)], as dynamic "
+        "quantization writes a MatMul, becomes FusedMatMulInteger: the "
+        "float result from the integer sums in one pass"},
+       Run<internal::FuseIntegerProducts>},
       {{"layernorm-recognition",
         "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add over the last "
         "axis becomes LayerNormalization"},

@@ -14,6 +14,7 @@ namespace weft::internal {
 
 int EliminateIdentities(GraphEditor& graph);
 int FuseQdqGroups(GraphEditor& graph);
+int FuseIntegerProducts(GraphEditor& graph);
 int FoldStaticShapes(GraphEditor& graph);
 StatusOr<int> FoldConstants(GraphEditor& graph);
 int RecognizeLayerNorm(GraphEditor& graph);
