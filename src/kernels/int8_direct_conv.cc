@@ -148,59 +148,51 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
         _mm512_storeu_si512(acc + p * kDirectBlock + v * kDirectLanes, c[p][v]);
       }
     }
-  } else if constexpr (std::is_same_v<Q, float>) {
-    float* y = static_cast<float*>(out->y) + oc0;
-    for (int v = 0; v < V; ++v) {
-      const int64_t first = oc0 + v * kDirectLanes;
-      if (first >= out->m) break;
-      const __mmask16 mask = LaneMask(out->m - first);
-      const __m512i offset =
-          _mm512_maskz_loadu_epi32(mask, out->offset + first);
-      const __m512 scale = _mm512_maskz_loadu_ps(mask, out->multiplier + first);
-      const __m512 bias = out->bias == nullptr
-                              ? _mm512_setzero_ps()
-                              : _mm512_maskz_loadu_ps(mask, out->bias + first);
-      for (int p = 0; p < P && p < count; ++p) {
-        __m512 value = _mm512_mul_ps(
-            _mm512_cvtepi32_ps(_mm512_add_epi32(c[p][v], offset)), scale);
-        // Adding +0 where there is no bias keeps the product's bits (-0 + 0
-        // would not, so it is skipped).
-        if (out->bias != nullptr) value = _mm512_add_ps(value, bias);
-        _mm512_mask_storeu_ps(y + p * out->ldy + v * kDirectLanes, mask, value);
-      }
-    }
-  } else if constexpr (std::is_same_v<Q, int32_t>) {
-    int32_t* y = static_cast<int32_t*>(out->y) + oc0;
-    for (int v = 0; v < V; ++v) {
-      const int64_t first = oc0 + v * kDirectLanes;
-      if (first >= out->m) break;
-      const __mmask16 mask = LaneMask(out->m - first);
-      const __m512i offset =
-          _mm512_maskz_loadu_epi32(mask, out->offset + first);
-      for (int p = 0; p < P && p < count; ++p) {
-        _mm512_mask_storeu_epi32(y + p * out->ldy + v * kDirectLanes, mask,
-                                 _mm512_add_epi32(c[p][v], offset));
-      }
-    }
   } else {
+    // Per vector of channels: the lanes below out->m and their offsets, then
+    // each pixel's outputs as Q says (int32 sums, float, or 8 bits).
     const __m512 zero = _mm512_set1_ps(out->zero);
     const __m512i zero_int = _mm512_set1_epi32(static_cast<int32_t>(out->zero));
-    Q* y = static_cast<Q*>(out->y) + oc0;
     for (int v = 0; v < V; ++v) {
       const int64_t first = oc0 + v * kDirectLanes;
       if (first >= out->m) break;
       const __mmask16 mask = LaneMask(out->m - first);
       const __m512i offset =
           _mm512_maskz_loadu_epi32(mask, out->offset + first);
+      if constexpr (std::is_same_v<Q, int32_t>) {
+        int32_t* y = static_cast<int32_t*>(out->y) + first;
+        for (int p = 0; p < P && p < count; ++p) {
+          _mm512_mask_storeu_epi32(y + p * out->ldy, mask,
+                                   _mm512_add_epi32(c[p][v], offset));
+        }
+        continue;
+      }
       const __m512 multiplier =
           _mm512_maskz_loadu_ps(mask, out->multiplier + first);
-      for (int p = 0; p < P && p < count; ++p) {
-        Q* dst = y + p * out->m + v * kDirectLanes;
-        if (out->finite) {
-          RequantizeVectorFinite(c[p][v], offset, multiplier, zero_int, mask,
-                                 dst);
-        } else {
-          RequantizeVector(c[p][v], offset, multiplier, zero, mask, dst);
+      if constexpr (std::is_same_v<Q, float>) {
+        float* y = static_cast<float*>(out->y) + first;
+        const __m512 bias = out->bias == nullptr ? _mm512_setzero_ps()
+                                                 : _mm512_maskz_loadu_ps(
+                                                       mask, out->bias + first);
+        for (int p = 0; p < P && p < count; ++p) {
+          __m512 value = _mm512_mul_ps(
+              _mm512_cvtepi32_ps(_mm512_add_epi32(c[p][v], offset)),
+              multiplier);
+          // Adding +0 where there is no bias would turn a -0 product into
+          // +0: skipped.
+          if (out->bias != nullptr) value = _mm512_add_ps(value, bias);
+          _mm512_mask_storeu_ps(y + p * out->ldy, mask, value);
+        }
+      } else {
+        Q* y = static_cast<Q*>(out->y) + first;
+        for (int p = 0; p < P && p < count; ++p) {
+          if (out->finite) {
+            RequantizeVectorFinite(c[p][v], offset, multiplier, zero_int, mask,
+                                   y + p * out->m);
+          } else {
+            RequantizeVector(c[p][v], offset, multiplier, zero, mask,
+                             y + p * out->m);
+          }
         }
       }
     }

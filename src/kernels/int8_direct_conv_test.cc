@@ -7,17 +7,16 @@
 #include <limits>
 #include <vector>
 
+#include "test_support/session_util.h"
+
 namespace weft::internal {
 namespace {
 
+// Bytes from the shared seeded sequence, as a vector.
 template <class T>
 std::vector<T> SeededBytes(int64_t n, uint32_t seed) {
-  std::vector<T> out(static_cast<size_t>(n));
-  for (T& v : out) {
-    seed = seed * 1664525u + 1013904223u;
-    v = static_cast<T>(seed >> 24);
-  }
-  return out;
+  const Tensor t = test::SeededBytes<T>(Shape{n}, seed);
+  return std::vector<T>(t.data<T>(), t.data<T>() + n);
 }
 
 // Every kernel this CPU runs gives the exact sums of a tile: output

@@ -127,6 +127,8 @@ class NhwcQLinearConvKernel : public OpKernel {
       depthwise_sums_.assign(static_cast<size_t>(m), 0);
       for (int64_t ch = 0; ch < m; ++ch) {
         for (int64_t t = 0; t < taps; ++t) {
+          // The weights are signed: their values, not their bit patterns.
+          // NOLINTNEXTLINE(bugprone-signed-char-misuse)
           const int32_t v = w->data<int8_t>()[ch * taps + t];
           depthwise_[static_cast<size_t>(t * m + ch)] = v;
           depthwise_sums_[static_cast<size_t>(ch)] += v;

@@ -145,45 +145,16 @@ void ForEachDirectTile(KernelContext& ctx, const uint8_t* a, int64_t rows,
 
 }  // namespace
 
-void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
-                         int32_t a_zero, const DirectProductWeights& b,
-                         int32_t* y_int32) {
-  const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
-  const Int8Kernel kernel = ActiveInt8Kernel();
-  const int64_t tap = 0;
-  ForEachDirectTile(ctx, a, rows, b,
-                    [&](int64_t block, const uint8_t* const* row_of,
-                        int64_t count, int64_t first) {
-                      DirectConvTileSums(kernel, b.w, block, row_of, count,
-                                         &tap, offset.data(),
-                                         y_int32 + first * b.n, b.n);
-                    });
-}
+namespace {
 
-void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
-                                    int64_t rows, int32_t a_zero,
-                                    const DirectProductWeights& b,
-                                    RequantizedOutput out) {
-  const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
-  out.offset = offset.data();
-  out.m = b.n;
-  const Int8Kernel kernel = ActiveInt8Kernel();
-  const int64_t tap = 0;
-  ForEachDirectTile(ctx, a, rows, b,
-                    [&](int64_t block, const uint8_t* const* row_of,
-                        int64_t count, int64_t first) {
-                      RequantizedOutput tile_out = out;
-                      // One byte an element, uint8 or int8.
-                      tile_out.y = static_cast<uint8_t*>(out.y) + first * b.n;
-                      DirectConvTileRequantized(kernel, b.w, block, row_of,
-                                                count, &tap, tile_out);
-                    });
-}
-
-void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
-                               int64_t rows, int32_t a_zero,
-                               const DirectProductWeights& b,
-                               RequantizedOutput out) {
+// The tiles of A's rows times B with the zero point's offsets in `out`,
+// each tile's outputs at out.y plus its first row times N elements of
+// `element_bytes`; tile(kernel, weights, block, rows, count, tap, out).
+template <class Tile>
+void MultiplyDirectInto(KernelContext& ctx, const uint8_t* a, int64_t rows,
+                        int32_t a_zero, const DirectProductWeights& b,
+                        RequantizedOutput out, int64_t element_bytes,
+                        Tile tile) {
   const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
   out.offset = offset.data();
   out.m = b.n;
@@ -194,10 +165,44 @@ void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
                     [&](int64_t block, const uint8_t* const* row_of,
                         int64_t count, int64_t first) {
                       RequantizedOutput tile_out = out;
-                      tile_out.y = static_cast<float*>(out.y) + first * b.n;
-                      DirectConvTileScaled(kernel, b.w, block, row_of, count,
-                                           &tap, tile_out);
+                      tile_out.y = static_cast<uint8_t*>(out.y) +
+                                   first * b.n * element_bytes;
+                      tile(kernel, b.w, block, row_of, count, &tap, tile_out);
                     });
+}
+
+}  // namespace
+
+void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
+                         int32_t a_zero, const DirectProductWeights& b,
+                         int32_t* y_int32) {
+  RequantizedOutput out;
+  out.y = y_int32;
+  MultiplyDirectInto(
+      ctx, a, rows, a_zero, b, out, sizeof(int32_t),
+      [](Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
+         const uint8_t* const* row_of, int64_t count, const int64_t* tap,
+         const RequantizedOutput& tile_out) {
+        DirectConvTileSums(kernel, w, block, row_of, count, tap,
+                           tile_out.offset, static_cast<int32_t*>(tile_out.y),
+                           tile_out.ldy);
+      });
+}
+
+void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
+                                    int64_t rows, int32_t a_zero,
+                                    const DirectProductWeights& b,
+                                    RequantizedOutput out) {
+  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, 1,
+                     DirectConvTileRequantized);
+}
+
+void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
+                               int64_t rows, int32_t a_zero,
+                               const DirectProductWeights& b,
+                               RequantizedOutput out) {
+  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(float),
+                     DirectConvTileScaled);
 }
 
 }  // namespace weft::internal
