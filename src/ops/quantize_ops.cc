@@ -231,33 +231,58 @@ class DynamicQuantizeLinearKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const float* in = x.data<float>();
     const int64_t n = x.NumElements();
-    // One vectorisable pass, lane by lane (a reduction into one float the
-    // compiler would not reorder): a NaN never compares below or above,
-    // and is found by its own test; where it is is looked up only then.
-    constexpr int kLanes = 16;
-    float lows[kLanes] = {}, highs[kLanes] = {};
-    int nans[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) {
-        const float v = in[i + j];
-        lows[j] = v < lows[j] ? v : lows[j];
-        highs[j] = v > highs[j] ? v : highs[j];
-        nans[j] |= static_cast<int>(v != v);
-      }
-    }
+    // The range in blocks on the intra-op pool, each block one vectorisable
+    // pass over independent lanes (a reduction into one float the compiler
+    // would not reorder); min and max are exact whatever the order, so the
+    // result never depends on the thread count. A NaN never compares below
+    // or above, and is found by its own test; where it is is looked up only
+    // then.
+    constexpr int kLanes = 64;
+    constexpr int64_t kBlock = 16384;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<float> block_lo(static_cast<size_t>(blocks), 0.f);
+    std::vector<float> block_hi(static_cast<size_t>(blocks), 0.f);
+    std::vector<char> block_nan(static_cast<size_t>(blocks), 0);
+    ctx.ParallelFor(blocks, static_cast<double>(kBlock) * 0.05,
+                    [&](int64_t b0, int64_t b1) {
+                      for (int64_t b = b0; b < b1; ++b) {
+                        const float* p = in + b * kBlock;
+                        const int64_t len = std::min(kBlock, n - b * kBlock);
+                        float lows[kLanes] = {}, highs[kLanes] = {};
+                        int nans[kLanes] = {};
+                        int64_t i = 0;
+                        for (; i + kLanes <= len; i += kLanes) {
+                          for (int j = 0; j < kLanes; ++j) {
+                            const float v = p[i + j];
+                            lows[j] = v < lows[j] ? v : lows[j];
+                            highs[j] = v > highs[j] ? v : highs[j];
+                            nans[j] |= static_cast<int>(v != v);
+                          }
+                        }
+                        float lo = 0, hi = 0;
+                        bool nan = false;
+                        for (int j = 0; j < kLanes; ++j) {
+                          lo = std::min(lo, lows[j]);
+                          hi = std::max(hi, highs[j]);
+                          nan = nan || nans[j] != 0;
+                        }
+                        for (; i < len; ++i) {
+                          const float v = p[i];
+                          lo = v < lo ? v : lo;
+                          hi = v > hi ? v : hi;
+                          nan = nan || v != v;
+                        }
+                        block_lo[static_cast<size_t>(b)] = lo;
+                        block_hi[static_cast<size_t>(b)] = hi;
+                        block_nan[static_cast<size_t>(b)] = nan ? 1 : 0;
+                      }
+                    });
     float lo = 0, hi = 0;
     bool nan = false;
-    for (int j = 0; j < kLanes; ++j) {
-      lo = std::min(lo, lows[j]);
-      hi = std::max(hi, highs[j]);
-      nan = nan || nans[j] != 0;
-    }
-    for (; i < n; ++i) {
-      const float v = in[i];
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-      nan = nan || v != v;
+    for (int64_t b = 0; b < blocks; ++b) {
+      lo = std::min(lo, block_lo[static_cast<size_t>(b)]);
+      hi = std::max(hi, block_hi[static_cast<size_t>(b)]);
+      nan = nan || block_nan[static_cast<size_t>(b)] != 0;
     }
     if (nan) {
       const int64_t at =

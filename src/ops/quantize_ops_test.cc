@@ -99,6 +99,41 @@ TEST(QuantizeOpsTest, DynamicQuantizeCoversTheRangeWithZero) {
   EXPECT_EQ((*shifted)[2].data<uint8_t>()[0], 51);
 }
 
+// The range of a tensor of several blocks (the reduction's pieces run on
+// the intra-op pool): the low and high ends in different blocks and past
+// the last whole lane group; a NaN in a late block is found and named.
+TEST(QuantizeOpsTest, DynamicQuantizeFindsTheRangeAcrossBlocks) {
+  const int64_t n = 40003;
+  std::vector<float> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    values[static_cast<size_t>(i)] = static_cast<float>(i % 97) * 0.5f;
+  }
+  values[20] = 300.0f;     // the high end, in the first block
+  values[40001] = -45.0f;  // the low end, in the tail of the last
+  for (int threads : {1, 2}) {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({n}));
+    test::MustAdd(g, {"q", "DynamicQuantizeLinear", {"x"}, {}, ""});
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, threads));
+    ASSERT_NE(session, nullptr);
+    const Tensor x = Tensor::FromVector<float>({n}, values);
+    const std::vector<Tensor> out =
+        test::MustRun(*session, {"q:1", "q:2"}, {{"x", x}});
+    EXPECT_EQ(out[0].data<float>()[0], 345.0f / 255.0f);
+    EXPECT_EQ(out[1].data<uint8_t>()[0],
+              static_cast<uint8_t>(std::nearbyint(45.0f / (345.0f / 255.0f))));
+    std::vector<float> with_nan = values;
+    with_nan[35000] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<Tensor> unused;
+    const Status status =
+        session->Run({{"x", Tensor::FromVector<float>({n}, with_nan)}}, {"q:0"},
+                     {}, &unused);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("NaN at element 35000"), std::string::npos)
+        << status.message();
+  }
+}
+
 TEST(QuantizeOpsTest, IntegerProductsAreExact) {
   // (A - a_zero per row) x (B - b_zero): A = [[3, 4], [5, 6]] minus rows'
   // zeros 1 and 2 is [[2, 3], [3, 4]]; B = [[1, 0], [0, 1]] minus 0.
