@@ -21,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -36,11 +37,12 @@ namespace {
 
 // The input copied once into [N, PH, PW, stride] planes, padded with the
 // zero point around and past C (stride: C, or C to whole quads for the
-// direct products); or the input itself where nothing needs adding.
+// direct products); or the input itself where nothing needs adding. Each
+// byte is written once (no fill of the whole buffer first).
 struct PaddedInput {
   const uint8_t* data = nullptr;
   int64_t h = 0, w = 0, stride = 0;  // padded height, width, channel stride
-  std::vector<uint8_t> storage;
+  std::unique_ptr<uint8_t[]> storage;
 };
 
 PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
@@ -53,27 +55,40 @@ PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
     p.data = x;
     return p;
   }
-  p.storage.assign(static_cast<size_t>(n * p.h * p.w * stride), zero);
+  p.storage = std::make_unique_for_overwrite<uint8_t[]>(
+      static_cast<size_t>(n * p.h * p.w * stride));
   const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
   const int64_t ih = win.in[0], iw = win.in[1];
-  ctx.ParallelFor(
-      n * ih, static_cast<double>(iw * c) * 0.1,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-          const int64_t image = row / ih, r = row % ih;
-          const uint8_t* src = x + row * iw * c;
-          uint8_t* dst = p.storage.data() +
-                         ((image * p.h + r + top) * p.w + left) * stride;
-          if (stride == c) {
-            std::memcpy(dst, src, static_cast<size_t>(iw * c));
-            continue;
-          }
-          for (int64_t i = 0; i < iw; ++i) {
-            std::memcpy(dst + i * stride, src + i * c, static_cast<size_t>(c));
-          }
-        }
-      });
-  p.data = p.storage.data();
+  const int64_t row_bytes = p.w * stride;
+  const auto fill = [zero](uint8_t* at, int64_t bytes) {
+    std::memset(at, zero, static_cast<size_t>(bytes));
+  };
+  // Jobs of one padded row each, rows of padding included.
+  ctx.ParallelFor(n * p.h, static_cast<double>(row_bytes) * 0.05,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t row = begin; row < end; ++row) {
+                      const int64_t image = row / p.h, r = row % p.h - top;
+                      uint8_t* dst = p.storage.get() + row * row_bytes;
+                      if (r < 0 || r >= ih) {
+                        fill(dst, row_bytes);
+                        continue;
+                      }
+                      const uint8_t* src = x + (image * ih + r) * iw * c;
+                      fill(dst, left * stride);
+                      uint8_t* inside = dst + left * stride;
+                      if (stride == c) {
+                        std::memcpy(inside, src, static_cast<size_t>(iw * c));
+                      } else {
+                        for (int64_t i = 0; i < iw; ++i) {
+                          std::memcpy(inside + i * stride, src + i * c,
+                                      static_cast<size_t>(c));
+                          fill(inside + i * stride + c, stride - c);
+                        }
+                      }
+                      fill(inside + iw * stride, (p.w - left - iw) * stride);
+                    }
+                  });
+  p.data = p.storage.get();
   return p;
 }
 
