@@ -381,92 +381,72 @@ void DirectConvTile(Int8Kernel kernel, const DirectConvWeights& w,
   }
 }
 
-void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
-                               int64_t block, const uint8_t* const* pixels,
-                               int64_t count, const int64_t* tap_offsets,
-                               const RequantizedOutput& out) {
+namespace {
+
+// One tile's outputs as Q says (int32 sums, float, or 8 bits; see
+// VnniTile): from the VNNI tile's registers, or on the generic kernel from
+// its sums, element by element as the vector forms compute them.
+template <class Q>
+void TileInto(Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
+              const uint8_t* const* pixels, int64_t count,
+              const int64_t* tap_offsets, const RequantizedOutput& out) {
   const int64_t oc0 = block * kDirectBlock;
   if (kernel == Int8Kernel::kAvx512Vnni) {
-    const int8_t* wb = w.block(block);
-    const int64_t vectors = w.vectors(block);
-    if (out.y_signed) {
-      VnniTileOf<int8_t>(vectors, wb, w.taps(), w.quads(), pixels, count,
-                         tap_offsets, nullptr, oc0, &out);
-    } else {
-      VnniTileOf<uint8_t>(vectors, wb, w.taps(), w.quads(), pixels, count,
-                          tap_offsets, nullptr, oc0, &out);
-    }
+    VnniTileOf<Q>(w.vectors(block), w.block(block), w.taps(), w.quads(), pixels,
+                  count, tap_offsets, nullptr, oc0, &out);
     return;
   }
   int32_t acc[kDirectPixels * kDirectBlock];
   DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
   const int64_t channels = std::min(kDirectBlock, out.m - oc0);
   for (int64_t i = 0; i < count; ++i) {
-    const int64_t at = i * out.m + oc0;
-    if (out.y_signed) {
-      RequantizeChannels(acc + i * kDirectBlock, channels, out.offset + oc0,
-                         out.multiplier + oc0, out.zero,
-                         static_cast<int8_t*>(out.y) + at);
+    const int32_t* sums = acc + i * kDirectBlock;
+    if constexpr (std::is_same_v<Q, int32_t> || std::is_same_v<Q, float>) {
+      Q* y = static_cast<Q*>(out.y) + i * out.ldy + oc0;
+      for (int64_t j = 0; j < channels; ++j) {
+        const auto sum =
+            static_cast<int32_t>(static_cast<uint32_t>(sums[j]) +
+                                 static_cast<uint32_t>(out.offset[oc0 + j]));
+        if constexpr (std::is_same_v<Q, int32_t>) {
+          y[j] = sum;
+        } else {
+          const float product =
+              static_cast<float>(sum) * out.multiplier[oc0 + j];
+          y[j] = out.bias == nullptr ? product : product + out.bias[oc0 + j];
+        }
+      }
     } else {
-      RequantizeChannels(acc + i * kDirectBlock, channels, out.offset + oc0,
-                         out.multiplier + oc0, out.zero,
-                         static_cast<uint8_t*>(out.y) + at);
+      RequantizeChannels(sums, channels, out.offset + oc0, out.multiplier + oc0,
+                         out.zero, static_cast<Q*>(out.y) + i * out.m + oc0);
     }
+  }
+}
+
+}  // namespace
+
+void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
+                               int64_t block, const uint8_t* const* pixels,
+                               int64_t count, const int64_t* tap_offsets,
+                               const RequantizedOutput& out) {
+  if (out.y_signed) {
+    TileInto<int8_t>(kernel, w, block, pixels, count, tap_offsets, out);
+  } else {
+    TileInto<uint8_t>(kernel, w, block, pixels, count, tap_offsets, out);
   }
 }
 
 void DirectConvTileSums(Int8Kernel kernel, const DirectConvWeights& w,
                         int64_t block, const uint8_t* const* pixels,
                         int64_t count, const int64_t* tap_offsets,
-                        const int32_t* offset, int32_t* y, int64_t ldy) {
-  const int64_t oc0 = block * kDirectBlock;
-  if (kernel == Int8Kernel::kAvx512Vnni) {
-    RequantizedOutput out;
-    out.offset = offset;
-    out.m = w.m();
-    out.y = y;
-    out.ldy = ldy;
-    VnniTileOf<int32_t>(w.vectors(block), w.block(block), w.taps(), w.quads(),
-                        pixels, count, tap_offsets, nullptr, oc0, &out);
-    return;
-  }
-  int32_t acc[kDirectPixels * kDirectBlock];
-  DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
-  const int64_t channels = std::min(kDirectBlock, w.m() - oc0);
-  for (int64_t i = 0; i < count; ++i) {
-    for (int64_t j = 0; j < channels; ++j) {
-      y[i * ldy + oc0 + j] = static_cast<int32_t>(
-          static_cast<uint32_t>(acc[i * kDirectBlock + j]) +
-          static_cast<uint32_t>(offset[oc0 + j]));
-    }
-  }
+                        const RequantizedOutput& out) {
+  TileInto<int32_t>(kernel, w, block, pixels, count, tap_offsets, out);
 }
 
 void DirectConvTileScaled(Int8Kernel kernel, const DirectConvWeights& w,
                           int64_t block, const uint8_t* const* pixels,
                           int64_t count, const int64_t* tap_offsets,
                           const RequantizedOutput& out) {
-  const int64_t oc0 = block * kDirectBlock;
-  if (kernel == Int8Kernel::kAvx512Vnni) {
-    VnniTileOf<float>(w.vectors(block), w.block(block), w.taps(), w.quads(),
-                      pixels, count, tap_offsets, nullptr, oc0, &out);
-    return;
-  }
-  int32_t acc[kDirectPixels * kDirectBlock];
-  DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
-  const int64_t channels = std::min(kDirectBlock, out.m - oc0);
-  float* y = static_cast<float*>(out.y);
-  for (int64_t i = 0; i < count; ++i) {
-    for (int64_t j = 0; j < channels; ++j) {
-      const int64_t oc = oc0 + j;
-      const auto sum = static_cast<int32_t>(
-          static_cast<uint32_t>(acc[i * kDirectBlock + j]) +
-          static_cast<uint32_t>(out.offset[oc]));
-      const float product = static_cast<float>(sum) * out.multiplier[oc];
-      y[i * out.ldy + oc] =
-          out.bias == nullptr ? product : product + out.bias[oc];
-    }
-  }
+  TileInto<float>(kernel, w, block, pixels, count, tap_offsets, out);
 }
 
 void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,

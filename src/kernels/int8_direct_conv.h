@@ -105,13 +105,14 @@ void DirectConvTileRequantized(Int8Kernel kernel, const DirectConvWeights& w,
                                int64_t count, const int64_t* tap_offsets,
                                const RequantizedOutput& out);
 
-// DirectConvTile's sums for pixels [0, count) plus offset[oc], written as
-// int32 at y[i * ldy + oc] for the block's channels below w.m(): a matrix
-// product's rows (MatMulInteger, whose A rows are one-tap "pixels").
+// DirectConvTile's sums for pixels [0, count) plus out.offset[oc], written
+// as int32 at y[i * out.ldy + oc] (y = out.y) for the block's channels
+// below out.m: a matrix product's rows (MatMulInteger, whose A rows are
+// one-tap "pixels").
 void DirectConvTileSums(Int8Kernel kernel, const DirectConvWeights& w,
                         int64_t block, const uint8_t* const* pixels,
                         int64_t count, const int64_t* tap_offsets,
-                        const int32_t* offset, int32_t* y, int64_t ldy);
+                        const RequantizedOutput& out);
 
 // DirectConvTileSums's values as float, scaled: y[i * out.ldy + oc] =
 // float(sum + out.offset[oc]) * out.multiplier[oc] + out.bias[oc] (no bias

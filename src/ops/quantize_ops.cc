@@ -707,35 +707,33 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
     }
     const float* as = a_scale.data<float>();
     const float* bs = b_scale.data<float>();
+    // One multiplier per column where A's scale is one value: the fast
+    // paths' (per-row scales take the reference loop).
+    std::vector<float> multipliers;
+    bool finite = true;
+    for (int64_t j = 0; a_params == 1 && j < p.n; ++j) {
+      multipliers.push_back(as[0] * bs[b_params == 1 ? 0 : j] / ys);
+      finite = finite && std::isfinite(multipliers.back());
+    }
     const DirectProductWeights* direct =
         a_params == 1 ? Direct(p, a_zeros, a.dtype()) : nullptr;
     if (direct != nullptr) {
       // A NaN multiplier gives 0, as Saturate says: so do the tiles.
-      std::vector<float> multiplier;
-      for (int64_t j = 0; j < p.n; ++j) {
-        multiplier.push_back(as[0] * bs[b_params == 1 ? 0 : j] / ys);
-      }
       RequantizedOutput out;
-      out.multiplier = multiplier.data();
+      out.multiplier = multipliers.data();
       out.y_signed = y_zero.dtype() == DataType::kInt8;
       out.zero = out.y_signed ? static_cast<float>(*y_zero.data<int8_t>())
                               : static_cast<float>(*y_zero.data<uint8_t>());
       out.y = y->raw_data();
-      out.finite = std::all_of(multiplier.begin(), multiplier.end(),
-                               [](float m) { return std::isfinite(m); });
+      out.finite = finite;
       MultiplyUint8DirectRequantized(ctx, a.data<uint8_t>(),
                                      a.NumElements() / p.k,
                                      ScalarZero(&ctx.input(2)), *direct, out);
       return Status::OK();
     }
+    // A NaN multiplier takes the reference loop (0, as Saturate says).
     const Int8ProductWeights* packed =
-        a_params == 1 ? Packed(p, a_zeros) : nullptr;
-    std::vector<float> multipliers;
-    for (int64_t j = 0; packed != nullptr && j < p.n; ++j) {
-      multipliers.push_back(as[0] * bs[b_params == 1 ? 0 : j] / ys);
-      // A NaN multiplier takes the reference loop (0, as Saturate says).
-      if (!std::isfinite(multipliers.back())) packed = nullptr;
-    }
+        a_params == 1 && finite ? Packed(p, a_zeros) : nullptr;
     if (packed != nullptr) {
       const bool y_unsigned = y_zero.dtype() == DataType::kUInt8;
       const float zy = y_unsigned ? static_cast<float>(*y_zero.data<uint8_t>())

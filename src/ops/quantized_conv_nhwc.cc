@@ -13,10 +13,6 @@
 //   y = requantize(sum x w - x_zero sum w + B)
 // exact in int32, so bit for bit QLinearConv's result on the same values,
 // whatever the kernel, the tiling or the thread count.
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -118,6 +114,7 @@ struct Requantization {
   std::vector<int32_t> offset;  // B - x_zero * sum w, wrapping
   std::vector<float> multiplier;
   float zero = 0;
+  bool finite = true;  // every multiplier (the tiles' shorter form)
 };
 
 class NhwcQLinearConvKernel : public OpKernel {
@@ -217,8 +214,7 @@ class NhwcQLinearConvKernel : public OpKernel {
     out.m = m;
     out.y = y->raw_data();
     out.y_signed = y_zero.dtype() == DataType::kInt8;
-    out.finite = std::all_of(rq.multiplier.begin(), rq.multiplier.end(),
-                             [](float m) { return std::isfinite(m); });
+    out.finite = rq.finite;
     if (depthwise) {
       Depthwise(ctx, win, padded, tap_offsets, n, out);
     } else {
@@ -292,6 +288,7 @@ class NhwcQLinearConvKernel : public OpKernel {
       // QLinearConv's float expression, in its order.
       rq.multiplier.push_back(
           xs * w_scale.data<float>()[w_scale.NumElements() == 1 ? 0 : oc] / ys);
+      rq.finite = rq.finite && std::isfinite(rq.multiplier.back());
       const uint32_t b = bias ? static_cast<uint32_t>(bias[oc]) : 0u;
       rq.offset.push_back(static_cast<int32_t>(
           b - xz * static_cast<uint32_t>(sums[static_cast<size_t>(oc)])));

@@ -178,15 +178,8 @@ void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
                          int32_t* y_int32) {
   RequantizedOutput out;
   out.y = y_int32;
-  MultiplyDirectInto(
-      ctx, a, rows, a_zero, b, out, sizeof(int32_t),
-      [](Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
-         const uint8_t* const* row_of, int64_t count, const int64_t* tap,
-         const RequantizedOutput& tile_out) {
-        DirectConvTileSums(kernel, w, block, row_of, count, tap,
-                           tile_out.offset, static_cast<int32_t*>(tile_out.y),
-                           tile_out.ldy);
-      });
+  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(int32_t),
+                     DirectConvTileSums);
 }
 
 void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,

@@ -12,11 +12,7 @@
 namespace weft {
 namespace {
 
-std::multiset<std::string> Ops(const Graph& graph) {
-  std::multiset<std::string> ops;
-  for (const NodeDef& node : graph.nodes()) ops.insert(node.op);
-  return ops;
-}
+using test::Ops;
 
 struct Form {
   const char* name;

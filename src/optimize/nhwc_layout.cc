@@ -158,6 +158,18 @@ class NhwcLayout {
     return t != nullptr && t->NumElements() == 1;
   }
 
+  // The channels-last op's attributes for convolution `node` over input x
+  // and constant filter w, where the op registry has a form for its op on
+  // this CPU and it takes these sizes; else nullopt.
+  std::optional<AttrMap> ChannelsLastAttrs(const NodeDef& node,
+                                           const std::string& x,
+                                           const Tensor& w) {
+    const ChannelsLastConvFn* channels_last =
+        OpRegistry::Global().FindChannelsLastConv(node.op);
+    if (channels_last == nullptr) return std::nullopt;
+    return (*channels_last)(node, graph_.Shape(x)->ToShape(), w.shape());
+  }
+
   // Node i computes `twin` in NHWC now.
   void Converted(int i, NodeDef twin_node) {
     twins_[graph_.node(i).name] = twin_node.name;
@@ -177,11 +189,7 @@ class NhwcLayout {
     const bool has_bias = in.size() > 2 && !in[2].empty();
     const bool residual = node.op == "FusedConv" && in.size() > 3;
     if (residual && (!has_bias || !IsFloat4d(in[3]))) return;
-    const ChannelsLastConvFn* channels_last =
-        OpRegistry::Global().FindChannelsLastConv(node.op);
-    if (channels_last == nullptr) return;
-    std::optional<AttrMap> attrs =
-        (*channels_last)(node, graph_.Shape(in[0])->ToShape(), w->shape());
+    std::optional<AttrMap> attrs = ChannelsLastAttrs(node, in[0], *w);
     if (!attrs) return;
     NodeDef conv{graph_.UniqueName(node.name + "/nhwc"),
                  "NhwcConv",
@@ -216,11 +224,7 @@ class NhwcLayout {
     for (int k : {1, 2, 6, 7}) {
       if (!IsScalarConstant(in[static_cast<size_t>(k)])) return;
     }
-    const ChannelsLastConvFn* channels_last =
-        OpRegistry::Global().FindChannelsLastConv(node.op);
-    if (channels_last == nullptr) return;
-    std::optional<AttrMap> attrs =
-        (*channels_last)(node, graph_.Shape(in[0])->ToShape(), w->shape());
+    std::optional<AttrMap> attrs = ChannelsLastAttrs(node, in[0], *w);
     if (!attrs) return;
     NodeDef conv{graph_.UniqueName(node.name + "/nhwc"), "NhwcQLinearConv", in,
                  *std::move(attrs), node.device};

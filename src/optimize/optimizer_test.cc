@@ -24,11 +24,7 @@ std::string OpOf(const Graph& graph, const std::string& name) {
   return node ? node->op : "(none)";
 }
 
-std::multiset<std::string> Ops(const Graph& graph) {
-  std::multiset<std::string> ops;
-  for (const NodeDef& node : graph.nodes()) ops.insert(node.op);
-  return ops;
-}
+using test::Ops;
 
 // These tests are of the passes that rewrite the graph in its own layout;
 // nhwc-layout has its own (nhwc_layout_test.cc) and is off here, so that

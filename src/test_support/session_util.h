@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -155,6 +156,13 @@ Tensor SeededBytes(const Shape& shape, uint32_t seed) {
     t.data<T>()[i] = static_cast<T>(seed >> 24);
   }
   return t;
+}
+
+// The op of every node of `graph`, with repeats: what a graph pass left.
+inline std::multiset<std::string> Ops(const Graph& graph) {
+  std::multiset<std::string> ops;
+  for (const NodeDef& node : graph.nodes()) ops.insert(node.op);
+  return ops;
 }
 
 }  // namespace weft::test
