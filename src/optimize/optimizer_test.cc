@@ -13,8 +13,8 @@
 namespace weft {
 namespace {
 
-Tensor Random(Shape shape, uint32_t seed) {
-  return test::SeededFloats(std::move(shape), seed);
+Tensor Random(const Shape& shape, uint32_t seed) {
+  return test::SeededFloats(shape, seed);
 }
 
 Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
@@ -39,7 +39,7 @@ SessionOptions Options(int inter, int intra, bool optimize) {
 StatusOr<OptimizedGraph> Optimize(const Graph& graph,
                                   GraphPassOptions options = {}) {
   options.disabled.push_back("nhwc-layout");
-  return OptimizeGraph(graph, std::move(options));
+  return OptimizeGraph(graph, options);
 }
 
 // The fetch's value with the passes off, and with them on at (1, 1) and
