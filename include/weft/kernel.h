@@ -42,7 +42,7 @@ class KernelConstruction {
                      const std::vector<PartialShape>& input_shapes,
                      const std::vector<PartialShape>& output_shapes,
                      const std::vector<const Tensor*>& constant_inputs,
-                     bool batch_invariant = false)
+                     bool batch_invariant = false, bool bf16 = false)
       : node_name_(node_name),
         op_(op),
         attrs_(attrs),
@@ -51,7 +51,8 @@ class KernelConstruction {
         input_shapes_(input_shapes),
         output_shapes_(output_shapes),
         constant_inputs_(constant_inputs),
-        batch_invariant_(batch_invariant) {}
+        batch_invariant_(batch_invariant),
+        bf16_(bf16) {}
 
   const std::string& node_name() const { return node_name_; }
   const std::string& op() const { return op_; }
@@ -87,6 +88,10 @@ class KernelConstruction {
   // SessionOptions::batch_invariant: the kernel must compute each row of
   // the first dimension the same way whatever the number of rows.
   bool batch_invariant() const { return batch_invariant_; }
+  // SessionOptions::precision is "bf16" (and the session checked that the
+  // CPU has bf16 units): a float convolution or a product against a
+  // constant weight may round its operands to bf16 and sum in float32.
+  bool bf16() const { return bf16_; }
 
  private:
   const std::string& node_name_;
@@ -98,6 +103,7 @@ class KernelConstruction {
   const std::vector<PartialShape>& output_shapes_;
   const std::vector<const Tensor*>& constant_inputs_;
   const bool batch_invariant_;
+  const bool bf16_;
   mutable Status status_;
 };
 

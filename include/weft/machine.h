@@ -42,6 +42,11 @@ std::string ActiveGemmKernelDescription();
 // "generic (WEFT_INT8_KERNEL)"; docs/kernels.md.
 std::string ActiveInt8KernelDescription();
 
+// The CPU's bf16 units and what SessionOptions::precision = "bf16" does on
+// them: "AVX-512 BF16 (precision bf16 available)" or "none (precision bf16
+// refused)"; docs/kernels.md.
+std::string Bf16UnitsDescription();
+
 // Kernels computing now, in every session of the process, on any thread
 // (the core budget's count: the intra-op helpers they enlist, at most the
 // budget minus this count, are not included). For gauges such as the

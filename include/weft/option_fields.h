@@ -31,10 +31,11 @@ enum class OptionKind {
   kNameList,     // std::vector<std::string>: graph pass names.
   kDeviceCount,  // std::map<std::string, int>: {"CPU": n}.
   kThreadPools,  // std::vector<ThreadPoolSpec>.
+  kChoice,       // std::string: one of the field's choices.
 };
 
 // "int", "int64", "bool", "double", "cpu list", "name list", "device count",
-// "thread pools".
+// "thread pools", "choice".
 std::string_view OptionKindName(OptionKind kind);
 
 // Where the field lives in SessionOptions: the member pointer of its kind.
@@ -44,7 +45,8 @@ using OptionMember =
                  std::vector<int> SessionOptions::*,
                  std::vector<std::string> SessionOptions::*,
                  std::map<std::string, int> SessionOptions::*,
-                 std::vector<ThreadPoolSpec> SessionOptions::*>;
+                 std::vector<ThreadPoolSpec> SessionOptions::*,
+                 std::string SessionOptions::*>;
 
 struct SessionOptionField {
   std::string_view name;  // The member's name, in C++, Python and docs.
@@ -62,6 +64,8 @@ struct SessionOptionField {
   // messages and docs; empty otherwise.
   std::string_view zero_means;
   std::string_view summary;  // One line.
+  // The values a kChoice field takes, the default first.
+  std::span<const std::string_view> choices = {};
 };
 
 // Every SessionOptions field, in the order of its declaration.

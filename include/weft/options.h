@@ -134,6 +134,17 @@ struct SessionOptions {
   // takes none of them from the heap. A tensor larger than recorded (a
   // larger feed) goes to the heap. False: every tensor from the heap.
   bool enable_mem_pattern = true;
+
+  // The arithmetic of float convolutions and of matrix products against a
+  // constant weight (OpenVINO's inference-precision hint; docs/kernels.md,
+  // "bf16 mode"): "fp32" (default), or "bf16": their operands rounded to
+  // bfloat16, the products summed in float32, on the CPU's bf16 units
+  // (AVX-512 BF16, and AMX-BF16 where oneDNN uses it); every other op, and
+  // those forms the units cannot run, stay float32. Results remain the same
+  // for every thread setting, within about 2^-8 relative of fp32's. A CPU
+  // without such units refuses "bf16" at Session::Create, naming what it
+  // lacks.
+  std::string precision = "fp32";
 };
 
 // Ends Runs from another thread: ONNX Runtime's RunOptions.terminate,

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/bf16_gemm.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/packed_gemm.h"
 #include "ops/broadcast.h"
@@ -94,23 +95,29 @@ TileShape ChooseTiles(const MatMulDims& d) {
           std::clamp<int64_t>(d.n, 1, kMaxTile)};
 }
 
-// A constant 2-D float32 B, packed for the micro-kernel once, when the
-// kernel is built, where the tile kernel is BLIS or the session asks for
-// batch invariance; every Run's tiles then read it instead of packing their
-// columns of B again.
+// A constant 2-D float32 B, packed once, when the kernel is built: in bf16
+// where the session's precision is bf16 (and the session checked the CPU
+// has the units), else for the float micro-kernel where the tile kernel is
+// BLIS or the session asks for batch invariance. Every Run's tiles then
+// read it instead of packing their columns of B again.
 class PackedWeight {
  public:
-  PackedWeight(const Tensor* b, bool tb, bool batch_invariant)
+  PackedWeight(const Tensor* b, bool tb, bool batch_invariant, bool bf16)
       : batch_invariant_(batch_invariant) {
     if (b == nullptr || b->dtype() != DataType::kFloat32 ||
-        b->shape().rank() != 2 ||
-        (ActiveGemmKernel() != GemmKernel::kBlis && !batch_invariant)) {
+        b->shape().rank() != 2) {
       return;
     }
     const int64_t rows = b->shape().dim(0), cols = b->shape().dim(1);
-    packed_ = PackedOperand::Pack(PackedOperand::Side::kRight,
-                                  {b->data<float>(), cols, tb},
-                                  tb ? cols : rows, tb ? rows : cols);
+    const int64_t depth = tb ? cols : rows, width = tb ? rows : cols;
+    if (bf16 && CpuHasBf16Products()) {
+      bf16_.emplace(b->data<float>(), cols, tb, depth, width);
+    } else if (ActiveGemmKernel() == GemmKernel::kBlis || batch_invariant) {
+      packed_ = PackedOperand::Pack(PackedOperand::Side::kRight,
+                                    {b->data<float>(), cols, tb}, depth, width);
+    } else {
+      return;
+    }
     source_ = *b;
   }
 
@@ -119,7 +126,13 @@ class PackedWeight {
   const PackedOperand* For(const Tensor& b) const {
     return packed_ && b.raw_data() == source_.raw_data() ? &*packed_ : nullptr;
   }
-  int64_t bytes() const { return packed_ ? packed_->bytes() : 0; }
+  // The same for the bf16 packing.
+  const Bf16PackedWeights* Bf16For(const Tensor& b) const {
+    return bf16_ && b.raw_data() == source_.raw_data() ? &*bf16_ : nullptr;
+  }
+  int64_t bytes() const {
+    return packed_ ? packed_->bytes() : bf16_ ? bf16_->bytes() : 0;
+  }
   // SessionOptions::batch_invariant: every product against this B takes
   // the packed path, whatever its number of rows (the one-row and few-row
   // paths sum in other orders).
@@ -128,6 +141,7 @@ class PackedWeight {
  private:
   bool batch_invariant_ = false;
   std::optional<PackedOperand> packed_;
+  std::optional<Bf16PackedWeights> bf16_;
   Tensor source_;
 };
 
@@ -340,6 +354,46 @@ void RunRowTimesPacked(KernelContext& ctx, const GemmOperand<float>& a,
       });
 }
 
+// A product against a B packed in bf16 (SessionOptions::precision): op(A)'s
+// `rows` rows (a batched A's matrices stacked, B being 2-D) rounded to bf16
+// over the pool, then tasks of a column block by kBf16TaskRows rows, a
+// block's tasks next to each other so that a thread's consecutive tasks
+// reuse that block from its cache. Each element is one chain over the
+// depth (kernels/bf16_gemm.h): the bits depend on nothing but the
+// operands, so neither on the thread count nor on the row count.
+void RunBf16Product(KernelContext& ctx, const GemmOperand<float>& a,
+                    int64_t rows, const MatMulDims& d,
+                    const Bf16PackedWeights& b, float* c,
+                    const Epilogue<float>& epilogue) {
+  constexpr int64_t kBf16TaskRows = 48;
+  thread_local Bf16Rows kept;  // Only this thread names it, as above.
+  Bf16Rows& bf16_rows = kept;
+  bf16_rows.Reset(rows, d.k);
+  // About 0.5 ns per rounded float.
+  ctx.ParallelFor(rows, 0.5 * static_cast<double>(d.k),
+                  [&](int64_t begin, int64_t end) {
+                    bf16_rows.Fill(a.data, a.ld, a.transposed, begin, end);
+                  });
+  const int64_t row_groups = (rows + kBf16TaskRows - 1) / kBf16TaskRows;
+  // About 0.01 ns per multiply-add (two per vdpbf16ps lane).
+  const double task_cost = 0.01 * static_cast<double>(kBf16TaskRows) *
+                           static_cast<double>(kBf16BlockCols) *
+                           static_cast<double>(d.k);
+  ctx.ParallelFor(b.blocks() * row_groups, task_cost,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t t = begin; t < end; ++t) {
+                      const int64_t block = t / row_groups;
+                      const int64_t r0 = (t % row_groups) * kBf16TaskRows;
+                      const int64_t r1 = std::min(rows, r0 + kBf16TaskRows);
+                      Bf16Product(bf16_rows, r0, r1, b, block, block + 1,
+                                  c + r0 * d.n, d.n);
+                      const int64_t c0 = block * kBf16BlockCols;
+                      FinishTile(epilogue, c, d.n, r0, r1 - r0, c0,
+                                 std::min(kBf16BlockCols, d.n - c0));
+                    }
+                  });
+}
+
 // Runs a (batched) product into `c`, whose shape is batch + [m, n].
 // `weight` is B packed at construction, if it was.
 template <class T>
@@ -352,6 +406,14 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
       one_path || UsesPackedWeight(d) ? weight.For(b) : nullptr;
   const int64_t batches = batch.NumElements();
   if constexpr (std::is_same_v<T, float>) {
+    // A 2-D B: a batched A's matrices stack into one product (a transposed
+    // batched A, which ONNX cannot write, keeps float32).
+    const Bf16PackedWeights* bf16 = weight.Bf16For(b);
+    if (bf16 != nullptr && (batches == 1 || !ta) && d.k > 0) {
+      RunBf16Product(ctx, {a.data<float>(), ta ? d.m : d.k, ta}, batches * d.m,
+                     d, *bf16, c->data<float>(), epilogue);
+      return;
+    }
     const PackedOperand* packed = weight.For(b);
     if (!one_path && packed != nullptr && d.m == 1 && batches == 1 && d.k > 0 &&
         packed->width() <= 64) {
@@ -424,7 +486,7 @@ class MatMulKernel : public OpKernel {
   explicit MatMulKernel(const KernelConstruction& c)
       : ta_(c.attr<bool>("transpose_a")),
         tb_(c.attr<bool>("transpose_b")),
-        weight_(c.constant_input(1), tb_, c.batch_invariant()) {}
+        weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 
@@ -469,7 +531,7 @@ class GemmOpKernel : public OpKernel {
         ta_(c.attr<int64_t>("transA") != 0),
         tb_(c.attr<int64_t>("transB") != 0),
         activation_(ActivationFromAttrs(c.attrs())),
-        weight_(c.constant_input(1), tb_, c.batch_invariant()) {}
+        weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/bf16_gemm.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -154,6 +155,7 @@ struct ConvPlan {
   std::vector<Piece> pieces;
   memory::desc weights;  // One block's packed W (every piece's layout).
   memory::desc bias;     // One block's.
+  bool bf16 = false;     // X and W in bf16 (SessionOptions::precision).
   int64_t channel_block = 0, channels = 0, out_width = 0;
   int64_t image_in = 0, image_out = 0;  // Floats per image.
   double flops_per_piece = 0;
@@ -186,11 +188,16 @@ int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows) {
   return k;
 }
 
-// Builds the pieces' primitives. Throws dnnl::error where oneDNN has no
-// kernel at all; `supported` says whether every piece has an optimised one.
-ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
+// Builds the pieces' primitives: X and W in float32, or in bf16 with
+// float32 sums (bias, Z and Y stay float32). Throws dnnl::error where
+// oneDNN has no kernel at all; `supported` says whether every piece has an
+// optimised one.
+ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
+                   bool* supported) {
   OneOpenMpThread one_thread;
   ConvPlan plan;
+  plan.bf16 = bf16;
+  const Dt operands = bf16 ? Dt::bf16 : Dt::f32;
   const std::array<int64_t, 2> out = ConvOutput(s);
   const int64_t c = s.x[1], w = s.x[3], k = s.w[0];
   plan.channels = k;
@@ -201,7 +208,7 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
   plan.image_out = k * out[0] * out[1];
   plan.bias = memory::desc({kb}, Dt::f32, Tag::x);
   const dnnl::primitive_attr attr = ConvAttr(s, supported);
-  const memory::desc weights_any(WeightDims(s, kb), Dt::f32, Tag::any);
+  const memory::desc weights_any(WeightDims(s, kb), operands, Tag::any);
   const double flops = 2.0 * static_cast<double>(plan.image_out) *
                        static_cast<double>(s.w[1] * s.w[2] * s.w[3]);
   std::vector<RowPiece> rows = RowPieces(s.x[2], out[0], s.w[2], s.stride[0],
@@ -217,7 +224,7 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool* supported) {
     auto key = std::make_tuple(r.out_rows, r.in_rows, r.pad_top, r.pad_bottom);
     auto found = made.find(key);
     if (found == made.end()) {
-      memory::desc src({1, c, r.in_rows, w}, Dt::f32, Tag::nhwc);
+      memory::desc src({1, c, r.in_rows, w}, operands, Tag::nhwc);
       memory::desc dst({1, kb, r.out_rows, out[1]}, Dt::f32, Tag::nhwc);
       const memory::dims strides{s.stride[0], s.stride[1]};
       const memory::dims dilates{s.dilation[0] - 1, s.dilation[1] - 1};
@@ -312,8 +319,7 @@ class NhwcConvKernel : public OpKernel {
     spec_.x = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
     has_bias_ = c.input_dtypes().size() > 2;
     try {
-      bool supported = true;
-      plan_ = BuildPlan(spec_, has_bias_, &supported);
+      plan_ = BuildKernelPlan(c.bf16() && CpuHasBf16Products());
       if (plan_.primitives.empty()) {
         status_ = InvalidArgumentError("NhwcConv: no oneDNN kernel for " +
                                        c.node_name());
@@ -339,6 +345,22 @@ class NhwcConvKernel : public OpKernel {
       status_ = InvalidArgumentError("NhwcConv " + c.node_name() +
                                      ": oneDNN refused it: " + e.what());
     }
+  }
+
+  // The bf16 plan where asked and oneDNN has optimised kernels for it (on
+  // AVX-512 BF16, or AMX where the CPU has it), else the float32 one.
+  ConvPlan BuildKernelPlan(bool bf16) const {
+    if (bf16) {
+      bool supported = true;
+      try {
+        ConvPlan plan = BuildPlan(spec_, has_bias_, /*bf16=*/true, &supported);
+        if (supported && !plan.primitives.empty()) return plan;
+      } catch (const dnnl::error&) {
+        // Not in bf16: float32 below.
+      }
+    }
+    bool supported = true;
+    return BuildPlan(spec_, has_bias_, /*bf16=*/false, &supported);
   }
 
   int64_t prepared_bytes() const override {
@@ -413,6 +435,7 @@ class NhwcConvKernel : public OpKernel {
     thread_local dnnl::stream stream(CpuEngine());
     thread_local std::vector<char> scratch;
     thread_local std::vector<float> block_out;
+    thread_local std::vector<uint16_t> x_bf16;
     const int64_t k = plan_.channels, kb = plan_.channel_block;
     for (int64_t i = begin; i < end; ++i) {
       const int64_t image = i / per_image;
@@ -443,9 +466,16 @@ class NhwcConvKernel : public OpKernel {
       void* scratch_start = scratch.data();
       size_t space = scratch.size();
       std::align(kAlignment, plan_.scratch[p].get_size(), scratch_start, space);
-      memory src_m(
-          plan_.src[p], CpuEngine(),
-          const_cast<float*>(x + image * plan_.image_in + piece.src_offset));
+      const float* src = x + image * plan_.image_in + piece.src_offset;
+      void* src_data = const_cast<float*>(src);
+      if (plan_.bf16) {  // The piece's input rows, rounded for it.
+        const auto count =
+            static_cast<int64_t>(plan_.src[p].get_size() / sizeof(uint16_t));
+        x_bf16.resize(static_cast<size_t>(count));
+        RoundToBf16(src, count, x_bf16.data());
+        src_data = x_bf16.data();
+      }
+      memory src_m(plan_.src[p], CpuEngine(), src_data);
       memory dst_m(plan_.dst[p], CpuEngine(), dst);
       memory scratch_m(plan_.scratch[p], CpuEngine(), scratch_start);
       std::unordered_map<int, memory> args{
@@ -786,7 +816,8 @@ bool NhwcConvSupported(const NhwcConvSpec& spec) {
   }
   try {
     bool supported = true;
-    ConvPlan plan = BuildPlan(spec, /*has_bias=*/true, &supported);
+    ConvPlan plan =
+        BuildPlan(spec, /*has_bias=*/true, /*bf16=*/false, &supported);
     return supported && !plan.primitives.empty();
   } catch (const dnnl::error&) {
     return false;

@@ -410,7 +410,7 @@ Status CompiledGraph::Builder::Instantiate(int i) {
   }
   KernelConstruction construction(
       node.name, node.op(), attrs, input_dtypes_, output_dtypes, input_shapes_,
-      ctx.output_shapes(), constants_, options_.batch_invariant);
+      ctx.output_shapes(), constants_, options_.batch_invariant, options_.bf16);
   StatusOr<std::unique_ptr<OpKernel>> kernel =
       InternalError("kernel factory did not run");
   try {

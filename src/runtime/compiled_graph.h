@@ -66,6 +66,8 @@ struct CompileOptions {
   bool prepare_constants = true;
   // SessionOptions::batch_invariant, for KernelConstruction.
   bool batch_invariant = false;
+  // SessionOptions::precision == "bf16", for KernelConstruction.
+  bool bf16 = false;
 };
 
 class CompiledGraph {

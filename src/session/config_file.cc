@@ -308,6 +308,23 @@ class Applier {
     return Where(v, field + " must be true or false, got " + Shown(v));
   }
 
+  // One of a kChoice field's values, quoted or not (precision: bf16).
+  StatusOr<std::string> Choice(const SessionOptionField& field,
+                               const std::string& name, const Value& v) const {
+    std::vector<std::string> choices(field.choices.begin(),
+                                     field.choices.end());
+    if (v.kind == Value::Kind::kScalar || v.kind == Value::Kind::kString) {
+      if (std::find(choices.begin(), choices.end(), v.text) != choices.end()) {
+        return v.text;
+      }
+    }
+    return Where(
+        v, name + " must be one of " + RangeText(field) + ", got " + Shown(v) +
+               (v.kind == Value::Kind::kList || v.kind == Value::Kind::kMessage
+                    ? ""
+                    : DidYouMean(v.text, choices)));
+  }
+
   StatusOr<std::string> String(const std::string& field, const Value& v) const {
     if (v.kind != Value::Kind::kString) {
       return Where(v, field + " must be a string, got " + Shown(v));
@@ -474,6 +491,8 @@ class Applier {
             WEFT_ASSIGN_OR_RETURN(out, Cpus(name, v));
           } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             WEFT_ASSIGN_OR_RETURN(out, Names(name, v));
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            WEFT_ASSIGN_OR_RETURN(out, Choice(field, name, v));
           } else if constexpr (std::is_same_v<T, std::map<std::string, int>>) {
             return ApplyDeviceCount(v);
           } else {

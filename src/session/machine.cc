@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "kernels/bf16_gemm.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
 #include "runtime/core_budget.h"
@@ -37,6 +38,12 @@ std::string ActiveGemmKernelDescription() {
 
 std::string ActiveInt8KernelDescription() {
   return internal::DescribeActiveInt8Kernel();
+}
+
+std::string Bf16UnitsDescription() {
+  const std::string units = internal::DescribeCpuBf16Units();
+  return units + (internal::CpuHasBf16Products() ? " (precision bf16 available)"
+                                                 : " (precision bf16 refused)");
 }
 
 int KernelsComputingNow() { return internal::CoreBudget::running(); }

@@ -8,6 +8,8 @@ namespace {
 
 constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
 
+constexpr std::string_view kPrecisions[] = {"fp32", "bf16"};
+
 // In the order of SessionOptions' declaration (weft/options.h holds each
 // field's full contract; docs/configuration.md its peers' equivalents).
 constexpr SessionOptionField kFields[] = {
@@ -77,6 +79,11 @@ constexpr SessionOptionField kFields[] = {
     {"enable_mem_pattern", "enable_mem_pattern", OptionKind::kBool,
      &SessionOptions::enable_mem_pattern, 0, 0, "",
      "Place a steady Run's intermediate tensors in one planned arena"},
+    {"precision", "precision", OptionKind::kChoice, &SessionOptions::precision,
+     0, 0, "",
+     "fp32, or bf16: float convolutions and weight products in bfloat16 "
+     "with float32 sums",
+     kPrecisions},
 };
 
 // A value as written: integers without a fraction or an exponent.
@@ -111,6 +118,8 @@ std::string_view OptionKindName(OptionKind kind) {
       return "device count";
     case OptionKind::kThreadPools:
       return "thread pools";
+    case OptionKind::kChoice:
+      return "choice";
   }
   return "?";
 }
@@ -134,6 +143,8 @@ std::string DefaultValueText(const SessionOptionField& field) {
           return value ? "true" : "false";
         } else if constexpr (std::is_arithmetic_v<T>) {
           return Number(static_cast<double>(value));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return value;
         } else if constexpr (std::is_same_v<T, std::map<std::string, int>>) {
           return value.empty() ? "{}" : "{...}";
         } else {
@@ -152,6 +163,13 @@ std::string RangeText(const SessionOptionField& field) {
     case OptionKind::kThreadPools:
       if (field.max == kNoMax) return ">= " + std::to_string(field.min);
       return std::to_string(field.min) + " to " + std::to_string(field.max);
+    case OptionKind::kChoice: {
+      std::string text;
+      for (std::string_view choice : field.choices) {
+        text += (text.empty() ? "" : ", ") + std::string(choice);
+      }
+      return text;
+    }
     default:
       return "";
   }

@@ -37,6 +37,7 @@ CompileOptions DeviceOptions(const SessionOptions& options) {
   compile.allow_soft_placement = options.allow_soft_placement;
   compile.log_device_placement = options.log_device_placement;
   compile.batch_invariant = options.batch_invariant;
+  compile.bf16 = options.precision == "bf16";
   return compile;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "framework/suggest.h"
+#include "kernels/bf16_gemm.h"
 #include "weft/graph_passes.h"
 #include "weft/option_fields.h"
 #include "weft/threading.h"
@@ -65,6 +66,22 @@ Status CheckGraphPasses(const std::vector<std::string>& disabled) {
   return Status::OK();
 }
 
+// A kChoice field's value: one of its choices; precision also against
+// the CPU.
+Status CheckChoice(const SessionOptionField& field, const std::string& value) {
+  const std::vector<std::string> choices(field.choices.begin(),
+                                         field.choices.end());
+  if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
+    return InvalidArgumentError("SessionOptions." + std::string(field.name) +
+                                " = '" + value + "' is not one of " +
+                                RangeText(field) + DidYouMean(value, choices));
+  }
+  if (field.name == "precision") {
+    return CheckPrecisionForCpu(value, DescribeCpuBf16Units());
+  }
+  return Status::OK();
+}
+
 // One field's value against the rule of its kind.
 Status CheckField(const SessionOptionField& field,
                   const SessionOptions& options) {
@@ -80,6 +97,8 @@ Status CheckField(const SessionOptionField& field,
           return CheckCpus(field, value);
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           return CheckGraphPasses(value);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return CheckChoice(field, value);
         } else if constexpr (std::is_same_v<T, std::map<std::string, int>>) {
           return CheckDevices(field, value);
         } else {
@@ -90,6 +109,20 @@ Status CheckField(const SessionOptionField& field,
 }
 
 }  // namespace
+
+Status CheckPrecisionForCpu(const std::string& precision,
+                            const std::string& cpu_units) {
+  // AMX-BF16 CPUs have AVX-512 BF16 too; weft's products run on it.
+  if (precision != "bf16" ||
+      cpu_units.find("AVX-512 BF16") != std::string::npos) {
+    return Status::OK();
+  }
+  return InvalidArgumentError(
+      "SessionOptions.precision = bf16 needs a CPU that multiplies bf16 "
+      "in hardware (AVX-512 BF16, which every AMX-BF16 CPU also has); this "
+      "one's bf16 units: " +
+      cpu_units + ". Use precision fp32 (the default) on it");
+}
 
 Status ValidateSessionOptions(const SessionOptions& options) {
   for (const SessionOptionField& field : SessionOptionFields()) {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -240,8 +241,80 @@ void PrintBenchTable(const BenchReport& report, bool show_peak) {
 
 namespace {
 
+// One output of a reduced-precision session against the same graph in fp32.
+struct PrecisionError {
+  std::string output;
+  bool numeric = false;  // Floating point: the two figures below apply.
+  double max_abs_error = 0;
+  double max_abs_fp32 = 0;  // The largest |fp32 value|, the scale.
+  bool equal = true;        // Every element the same.
+};
+
+// Runs the graph once at `options`' precision and once in fp32 (one
+// thread each way: the precision, not the split, is what differs) and
+// compares their outputs element by element.
+StatusOr<std::vector<PrecisionError>> CompareWithFp32(
+    const GraphFile& file, const NamedTensors& feeds,
+    const SessionOptions& options, const RunOptions& run_options) {
+  std::vector<std::vector<Tensor>> outputs(2);
+  for (int i = 0; i < 2; ++i) {
+    SessionOptions o = options;
+    if (i == 1) o.precision = "fp32";
+    o.use_per_session_threads = true;
+    o.inter_op_parallelism_threads = 1;
+    o.intra_op_parallelism_threads = 1;
+    WEFT_ASSIGN_OR_RETURN(auto session, Session::Create(file.graph, o));
+    WEFT_RETURN_IF_ERROR(session->Run(run_options, feeds, file.outputs, {},
+                                      &outputs[i], nullptr));
+  }
+  std::vector<PrecisionError> errors;
+  for (size_t k = 0; k < file.outputs.size(); ++k) {
+    const Tensor& low = outputs[0][k];
+    const Tensor& fp32 = outputs[1][k];
+    PrecisionError e;
+    e.output = file.outputs[k];
+    const DataType t = fp32.dtype();
+    e.numeric = t == DataType::kFloat32 || t == DataType::kFloat64 ||
+                t == DataType::kFloat16 || t == DataType::kBFloat16;
+    e.equal = ContentHash(low) == ContentHash(fp32);
+    if (e.numeric && low.shape() == fp32.shape()) {
+      for (int64_t i = 0; i < fp32.NumElements(); ++i) {
+        const double reference = fp32.ValueAsDouble(i);
+        e.max_abs_fp32 = std::max(e.max_abs_fp32, std::fabs(reference));
+        e.max_abs_error = std::max(e.max_abs_error,
+                                   std::fabs(low.ValueAsDouble(i) - reference));
+      }
+    }
+    errors.push_back(e);
+  }
+  return errors;
+}
+
+double Relative(const PrecisionError& e) {
+  return e.max_abs_fp32 > 0 ? e.max_abs_error / e.max_abs_fp32
+                            : e.max_abs_error;
+}
+
+void PrintPrecisionErrors(const std::string& precision,
+                          const std::vector<PrecisionError>& errors) {
+  std::printf("precision %s against fp32 (one Run each, inter 1, intra 1):\n",
+              precision.c_str());
+  for (const PrecisionError& e : errors) {
+    if (e.numeric) {
+      std::printf(
+          "  %s: max |error| %.3g, %.3g of its largest |fp32 value| %.3g\n",
+          e.output.c_str(), e.max_abs_error, Relative(e), e.max_abs_fp32);
+    } else {
+      std::printf("  %s: %s\n", e.output.c_str(),
+                  e.equal ? "identical" : "DIFFERENT (not floating point)");
+    }
+  }
+}
+
 // --json: the report as one JSON object (docs/cli-json.md).
-int PrintBenchJson(const BenchArgs& args, const BenchReport& report) {
+int PrintBenchJson(const BenchArgs& args, const BenchReport& report,
+                   const std::string& precision,
+                   const std::vector<PrecisionError>& errors) {
   const BenchRow& best = report.rows[report.best];
   nlohmann::json rows = nlohmann::json::array();
   for (const BenchRow& r : report.rows) {
@@ -271,6 +344,20 @@ int PrintBenchJson(const BenchArgs& args, const BenchReport& report) {
                         {"rows", rows},
                         {"best", best_json}};
   if (report.interrupted) out["interrupted"] = true;
+  out["precision"] = precision;
+  if (!errors.empty()) {
+    nlohmann::json against = nlohmann::json::array();
+    for (const PrecisionError& e : errors) {
+      nlohmann::json item = {{"output", e.output}, {"identical", e.equal}};
+      if (e.numeric) {
+        item["max_abs_error"] = e.max_abs_error;
+        item["max_abs_fp32"] = e.max_abs_fp32;
+        item["relative_error"] = Relative(e);
+      }
+      against.push_back(std::move(item));
+    }
+    out["error_against_fp32"] = std::move(against);
+  }
   std::printf("%s\n", out.dump(1).c_str());
   return report.interrupted ? kExitInterrupted : kExitOk;
 }
@@ -348,13 +435,26 @@ int BenchCommand(const BenchArgs& args) {
     std::printf("interrupted before a setting was timed\n");
     return kExitInterrupted;
   }
+  std::vector<PrecisionError> errors;
+  if (config.session.precision != "fp32" && !report->interrupted) {
+    auto compared =
+        CompareWithFp32(*file, *feeds, config.session, plan.run_options);
+    if (!compared.ok()) {
+      return Fail(kExitRunFailed, "the fp32 comparison failed: " +
+                                      compared.status().ToString());
+    }
+    errors = *std::move(compared);
+  }
   const BenchRow& best = report->rows[report->best];
-  if (args.json) return PrintBenchJson(args, *report);
+  if (args.json) {
+    return PrintBenchJson(args, *report, config.session.precision, errors);
+  }
   std::printf(
       "%s: median of %d runs after %d warm-up, fresh session per row%s\n",
       args.graph.c_str(), args.repeat, args.warmup,
       args.in_turns ? ", rows timed in turns" : "");
   PrintBenchTable(*report, /*show_peak=*/true);
+  if (!errors.empty()) PrintPrecisionErrors(config.session.precision, errors);
   if (report->interrupted) {
     std::printf(
         "interrupted: %zu of %zu settings timed, each over the Runs it "
@@ -408,6 +508,9 @@ class BenchCommandLine final : public CommandWithArgs<BenchArgs, BenchCommand> {
                       "alike)");
     command->add_option("--timeout-ms", flags_.timeout_ms,
                         "deadline per Run (default: none, or --config's)");
+    AddPrecisionFlag(command, &args_.settings,
+                     "; other than fp32, each output's error against fp32 "
+                     "is reported");
     command->add_flag("--json", args_.json, "print one JSON object");
     return command;
   }

@@ -299,4 +299,14 @@ void AddFeedFlags(CLI::App* command, std::vector<std::string>* feeds,
                     "values (printed when used)");
 }
 
+void AddPrecisionFlag(CLI::App* command, std::vector<std::string>* settings,
+                      const std::string& also) {
+  command->add_option_function<std::string>(
+      "--precision",
+      [settings](const std::string& value) {
+        settings->push_back("precision=" + value);
+      },
+      "fp32 or bf16: SessionOptions.precision (as --set precision=...)" + also);
+}
+
 }  // namespace weft::cli

@@ -67,6 +67,11 @@ class CommandWithArgs : public Command {
 void AddFeedFlags(CLI::App* command, std::vector<std::string>* feeds,
                   bool* random_feeds);
 
+// --precision P, as run, bench and serve take it: the same as --set
+// precision=P, after the other --set settings. `also` ends the help text.
+void AddPrecisionFlag(CLI::App* command, std::vector<std::string>* settings,
+                      const std::string& also = "");
+
 // An option (a "--name" or "--name=value" argument) that the command named
 // by args[1] does not take: sets *message to "weft run: unknown option
 // '--feeds' — did you mean '--feed'? (weft help run lists its options)"

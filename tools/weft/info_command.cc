@@ -348,6 +348,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"simd", SimdFeatures()},
                           {"gemm_kernel", ActiveGemmKernelDescription()},
                           {"int8_kernel", ActiveInt8KernelDescription()},
+                          {"bf16_units", Bf16UnitsDescription()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
                             {"compiler", compiler},
@@ -407,6 +408,7 @@ int InfoCommand(const std::string& model, bool json) {
               ActiveGemmKernelDescription().c_str());
   std::printf("int8 product kernel: %s\n",
               ActiveInt8KernelDescription().c_str());
+  std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
               CLI11_VERSION);

@@ -222,6 +222,7 @@ class RunCommandLine final : public CommandWithArgs<RunArgs, RunCommand> {
                      "FIELD=VALUE over --config, e.g. "
                      "inter_op_parallelism_threads=2 (repeatable)")
         ->allow_extra_args(false);
+    AddPrecisionFlag(command, &args_.settings);
     command->add_option("--inter", flags_.inter,
                         "inter-op threads, -1 to 4096 (-1: the caller's "
                         "thread; default: auto)");

@@ -268,6 +268,7 @@ class ServeCommandLine final : public CommandWithArgs<ServeArgs, ServeCommand> {
                         "SessionOptions from FILE, as weft run takes it");
     command->add_option("--set", args_.settings, "FIELD=VALUE over --config")
         ->allow_extra_args(false);
+    AddPrecisionFlag(command, &args_.settings);
     command->add_option("--inter", args_.inter,
                         "inter-op threads (default auto)");
     command->add_option("--intra", args_.intra,

@@ -1,0 +1,194 @@
+// SessionOptions::precision = "bf16": float convolutions (NhwcConv through
+// oneDNN) and products against a constant weight (MatMul, Gemm) run with
+// bf16 operands and float32 sums. What is checked: they are within bf16's
+// rounding of fp32, not equal to it (the bf16 path ran), bitwise the same
+// for every thread setting and for a row alone or in a batch, and a CPU
+// without bf16 units refuses the option. Skipped where this CPU has none
+// (the refusal is then what is tested).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/bf16_gemm.h"
+#include "ops/nhwc_ops.h"
+#include "session/session_options.h"
+#include "test_support/session_util.h"
+
+namespace weft {
+namespace {
+
+SessionOptions Options(const std::string& precision, int inter, int intra) {
+  SessionOptions options = test::PerSessionOptions(inter, intra);
+  options.precision = precision;
+  return options;
+}
+
+// Largest |a - b| over the largest |b|.
+double RelativeError(const Tensor& a, const Tensor& b) {
+  double largest = 0;
+  for (float v : test::Values<float>(b)) {
+    largest = std::max(largest, static_cast<double>(std::fabs(v)));
+  }
+  return test::MaxAbsDifference(a, b) / largest;
+}
+
+TEST(Bf16PrecisionTest, TheCpuRuleDecidesWhetherBf16IsAccepted) {
+  Graph g;
+  g.Const("a", test::SeededFloats({4, 4}, 1));
+  g.MatMul("c", "a", "a");
+  auto session = Session::Create(g, Options("bf16", 1, 1));
+  if (internal::CpuHasBf16Products()) {
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+  } else {
+    ASSERT_FALSE(session.ok());
+    EXPECT_NE(session.status().message().find("AVX-512 BF16"),
+              std::string::npos)
+        << session.status().message();
+  }
+  // Both answers of the rule, whatever this CPU is.
+  EXPECT_TRUE(internal::CheckPrecisionForCpu("bf16", "AVX-512 BF16").ok());
+  EXPECT_TRUE(
+      internal::CheckPrecisionForCpu("bf16", "AVX-512 BF16, AMX-BF16").ok());
+  EXPECT_TRUE(internal::CheckPrecisionForCpu("fp32", "none").ok());
+  const Status refused = internal::CheckPrecisionForCpu("bf16", "none");
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("this one's bf16 units: none"),
+            std::string::npos)
+      << refused.message();
+}
+
+TEST(Bf16PrecisionTest, AnUnknownPrecisionIsRefusedByName) {
+  Graph g;
+  g.Const("a", test::SeededFloats({2, 2}, 1));
+  g.MatMul("c", "a", "a");
+  auto session = Session::Create(g, Options("bf-16", 1, 1));
+  ASSERT_FALSE(session.ok());
+  EXPECT_NE(session.status().message().find(
+                "SessionOptions.precision = 'bf-16' is not one of fp32, bf16"),
+            std::string::npos)
+      << session.status().message();
+  EXPECT_NE(session.status().message().find("did you mean 'bf16'"),
+            std::string::npos)
+      << session.status().message();
+}
+
+// A graph of the products bf16 covers: a batched MatMul against a
+// constant weight of odd depth, and a Gemm with bias, transposed B and an
+// activation (FusedGemm after the passes).
+Graph Products(int64_t rows) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({rows, 3, 77}));
+  g.Const("w", test::SeededFloats({77, 130}, 2));
+  g.MatMul("h", "x", "w");
+  g.Const("shape", Tensor::FromVector<int64_t>({2}, {rows * 3, 130}));
+  test::MustAdd(g, {"flat", "Reshape", {"h", "shape"}, {}, ""});
+  g.Const("w2", test::SeededFloats({70, 130}, 3));
+  g.Const("bias", test::SeededFloats({70}, 4));
+  test::MustAdd(g, {"gemm",
+                    "Gemm",
+                    {"flat", "w2", "bias"},
+                    {{"transB", AttrValue(int64_t{1})}},
+                    ""});
+  g.Relu("y", "gemm");
+  return g;
+}
+
+TEST(Bf16PrecisionTest, ProductsAreCloseToFp32AndTheSameForEveryThreadCount) {
+  if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
+  const Tensor x = test::SeededFloats({5, 3, 77}, 9);
+  const Graph g = Products(5);
+  auto fp32 = test::MustCreate(g, Options("fp32", 1, 1));
+  const Tensor want = test::MustRun(*fp32, {"y"}, {{"x", x}})[0];
+  Tensor first;
+  for (int intra : {1, 2, 3}) {
+    auto session = test::MustCreate(g, Options("bf16", 1, intra));
+    const Tensor got = test::MustRun(*session, {"y"}, {{"x", x}})[0];
+    if (!first.IsInitialized()) {
+      first = got;
+      // bf16 keeps 8 bits: each operand within 2^-9 relative, sums of 77
+      // and 130 terms of both signs.
+      EXPECT_LT(RelativeError(got, want), 2e-2);
+      EXPECT_GT(test::MaxAbsDifference(got, want), 0)
+          << "bf16 gave fp32's bits: its path did not run";
+    } else {
+      EXPECT_TRUE(got.BitwiseEqual(first)) << "intra=" << intra;
+    }
+  }
+}
+
+TEST(Bf16PrecisionTest, ARowAloneGivesItsBitsInABatch) {
+  if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
+  const Tensor batch = test::SeededFloats({7, 3, 77}, 11);
+  auto batched = test::MustCreate(Products(7), Options("bf16", 1, 2));
+  const Tensor all = test::MustRun(*batched, {"y"}, {{"x", batch}})[0];
+  // Row 4 alone: its 3 x 77 values.
+  Tensor row = Tensor::Create(DataType::kFloat32, Shape{1, 3, 77}).value();
+  std::copy(batch.data<float>() + 4 * 3 * 77, batch.data<float>() + 5 * 3 * 77,
+            row.data<float>());
+  auto single = test::MustCreate(Products(1), Options("bf16", 1, 1));
+  const Tensor one = test::MustRun(*single, {"y"}, {{"x", row}})[0];
+  for (int64_t i = 0; i < one.NumElements(); ++i) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(one.data<float>()[i]),
+              std::bit_cast<uint32_t>(all.data<float>()[4 * 3 * 70 + i]))
+        << "element " << i;
+  }
+}
+
+// A small CNN through NhwcConv: a strided stem, a 3 x 3 block with a
+// residual sum, a depthwise conv, a 1 x 1 conv.
+Graph Convolutions() {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({2, 3, 32, 32}));
+  auto conv = [&g](const std::string& name, const std::string& x, int64_t in,
+                   int64_t out, int64_t kernel, int64_t stride, int64_t group,
+                   uint32_t seed) {
+    g.Const(name + "/w",
+            test::SeededFloats({out, in / group, kernel, kernel}, seed));
+    g.Const(name + "/b", test::SeededFloats({out}, seed + 1));
+    test::MustAdd(
+        g, {name,
+            "Conv",
+            {x, name + "/w", name + "/b"},
+            {{"strides", AttrValue(std::vector<int64_t>{stride, stride})},
+             {"pads", AttrValue(std::vector<int64_t>(4, kernel / 2))},
+             {"group", AttrValue(group)}},
+            ""});
+  };
+  conv("stem", "x", 3, 32, 3, 2, 1, 10);
+  g.Relu("stem_relu", "stem");
+  conv("block", "stem_relu", 32, 32, 3, 1, 1, 20);
+  g.Add("sum", "block", "stem_relu");
+  g.Relu("sum_relu", "sum");
+  conv("dw", "sum_relu", 32, 32, 3, 1, 32, 30);
+  g.Relu("dw_relu", "dw");
+  conv("y", "dw_relu", 32, 64, 1, 1, 1, 40);
+  return g;
+}
+
+TEST(Bf16PrecisionTest, ConvolutionsRunInBf16CloseToFp32) {
+  if (!internal::CpuHasBf16Products() || !internal::NhwcConvAvailable()) {
+    GTEST_SKIP() << "no AVX-512 BF16, or channels-last convolutions are off";
+  }
+  const Tensor x = test::SeededFloats({2, 3, 32, 32}, 5);
+  const Graph g = Convolutions();
+  auto fp32 = test::MustCreate(g, Options("fp32", 1, 1));
+  const Tensor want = test::MustRun(*fp32, {"y"}, {{"x", x}})[0];
+  Tensor first;
+  for (int intra : {1, 2, 4}) {
+    auto session = test::MustCreate(g, Options("bf16", 1, intra));
+    const Tensor got = test::MustRun(*session, {"y"}, {{"x", x}})[0];
+    if (!first.IsInitialized()) {
+      first = got;
+      EXPECT_LT(RelativeError(got, want), 2e-2);
+      EXPECT_GT(test::MaxAbsDifference(got, want), 0)
+          << "bf16 gave fp32's bits: its path did not run";
+      // The packed weights are bf16: half the bytes of fp32's, about.
+      EXPECT_LT(session->prepared_bytes(), fp32->prepared_bytes() * 3 / 4);
+    } else {
+      EXPECT_TRUE(got.BitwiseEqual(first)) << "intra=" << intra;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft
