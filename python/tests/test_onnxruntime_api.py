@@ -272,3 +272,28 @@ def test_nested_lists_and_scalars_are_converted_as_numpy_would(mlp_path):
 def test_run_with_ort_values_is_a_documented_refusal(mlp_path):
     with pytest.raises(NotImplementedError, match="weft has no OrtValue"):
         ort.InferenceSession(mlp_path).run_with_ort_values(None, {})
+
+
+def _cpu_has_avx512_bf16():
+    with open("/proc/cpuinfo") as f:
+        return "avx512_bf16" in f.read()
+
+
+def test_precision_bf16_runs_near_fp32_or_is_refused_by_name(mlp_path):
+    # weft's SessionOptions.precision: bf16 where the CPU has AVX-512 BF16
+    # (close to fp32, not equal: the product ran in bf16), refused naming
+    # the CPU's bf16 units elsewhere; a precision that is none, by name.
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    (want,) = ort.InferenceSession(mlp_path).run(None, {"x": x})
+    options = ort.SessionOptions()
+    options.precision = "bf16"
+    if _cpu_has_avx512_bf16():
+        (got,) = ort.InferenceSession(mlp_path, options).run(None, {"x": x})
+        np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+        assert not np.array_equal(got, want)
+    else:
+        with pytest.raises(ValueError, match="bf16 units: none"):
+            ort.InferenceSession(mlp_path, options)
+    options.precision = "fp16"
+    with pytest.raises(ValueError, match="is not one of fp32, bf16"):
+        ort.InferenceSession(mlp_path, options)

@@ -136,6 +136,11 @@ class SessionOptions(_strict.StrictOptions):
     same whether it runs alone or in any batch (docs/serving.md), as
     ``weft.predict`` and ``weft.dask`` run their models.
 
+    ``precision`` (weft's; "fp32"): "bf16" runs float convolutions and
+    products against constant weights with bf16 operands and float32 sums,
+    where the CPU has AVX-512 BF16 (elsewhere creating the session raises,
+    naming the CPU's bf16 units); docs/kernels.md, "bf16 mode".
+
     ``enable_profiling`` (False): every run of the session is traced, and
     ``InferenceSession.end_profiling()`` writes the runs as one Chrome trace,
     ``<profile_file_prefix><date>_<time>.json``.
@@ -152,6 +157,7 @@ class SessionOptions(_strict.StrictOptions):
         "enable_profiling": _strict.boolean,
         "profile_file_prefix": _strict.text,
         "batch_invariant": _strict.boolean,
+        "precision": _strict.text,
     }
     _NOT_ACTED_ON = {
         "log_severity_level": "weft has no log levels; its warnings go to "
@@ -175,6 +181,7 @@ class SessionOptions(_strict.StrictOptions):
         self.enable_profiling = False
         self.profile_file_prefix = "onnxruntime_profile_"
         self.batch_invariant = False
+        self.precision = "fp32"
         self._config_entries = {}
 
     def add_session_config_entry(self, key, value):
@@ -210,6 +217,7 @@ class SessionOptions(_strict.StrictOptions):
         core.memory_limit_bytes = int(self.memory_limit_bytes)
         core.enable_mem_pattern = bool(self.enable_mem_pattern)
         core.batch_invariant = bool(self.batch_invariant)
+        core.precision = str(self.precision)
         core.optimize_graph = (GraphOptimizationLevel(self.graph_optimization_level)
                                != GraphOptimizationLevel.ORT_DISABLE_ALL)
         for key, value in self._config_entries.items():
