@@ -289,6 +289,17 @@ std::vector<std::string> RecipeDifferences(const CpuBudget& budget,
   return out;
 }
 
+// The SIMD the kernels were built for and what was chosen for this CPU,
+// one line each.
+void PrintKernelChoices() {
+  std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
+  std::printf("product tile kernel: %s\n",
+              ActiveGemmKernelDescription().c_str());
+  std::printf("int8 product kernel: %s\n",
+              ActiveInt8KernelDescription().c_str());
+  std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
+}
+
 }  // namespace
 
 int InfoCommand(const std::string& model, bool json) {
@@ -403,12 +414,7 @@ int InfoCommand(const std::string& model, bool json) {
       recipe.affinity.c_str());
   std::printf("weft's auto against it:\n");
   for (const std::string& d : differences) std::printf("  %s\n", d.c_str());
-  std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
-  std::printf("product tile kernel: %s\n",
-              ActiveGemmKernelDescription().c_str());
-  std::printf("int8 product kernel: %s\n",
-              ActiveInt8KernelDescription().c_str());
-  std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
+  PrintKernelChoices();
   std::printf("versions:            weft %s; %s; nlohmann_json %s; CLI11 %s\n",
               WEFT_VERSION, compiler.c_str(), json_version.c_str(),
               CLI11_VERSION);
