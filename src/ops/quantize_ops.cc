@@ -663,10 +663,18 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
   }
 };
 
+// Column j's int32 bias (0 without one).
+int32_t ColumnBias(const int32_t* bias, int64_t j) {
+  return bias == nullptr ? 0 : bias[j];
+}
+
 // QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point,
-// y_scale, y_zero_point): the int32 product requantized to y's dtype with
-// the multiplier a_scale * b_scale / y_scale (per row of a and column of b
-// when those are per row / column).
+// y_scale, y_zero_point[, bias]): the int32 product requantized to y's
+// dtype with the multiplier a_scale * b_scale / y_scale (per row of a and
+// column of b when those are per row / column). `bias`, weft's ninth input
+// (the qdq-fusion pass's form of a quantized Gemm, as ONNX Runtime's QGemm
+// takes its C): int32, one per column, added to the sums before they are
+// requantized.
 class QLinearMatMulKernel : public QuantizedProductKernel {
  public:
   explicit QLinearMatMulKernel(const KernelConstruction& c)
@@ -705,6 +713,23 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                                   " but output_dtype is " +
                                   DataTypeName(y->dtype()));
     }
+    const int32_t* bias = nullptr;
+    if (ctx.num_inputs() > 9) {
+      return InvalidArgumentError(
+          "QLinearMatMul takes 8 inputs, and weft's optional int32 bias");
+    }
+    if (ctx.num_inputs() == 9) {
+      const Tensor& b_bias = ctx.input(8);
+      if (b_bias.dtype() != DataType::kInt32 || b_bias.shape().rank() != 1 ||
+          b_bias.NumElements() != p.n) {
+        return InvalidArgumentError(
+            "QLinearMatMul's bias must be int32 of shape [" +
+            std::to_string(p.n) + "] (one per column), got " +
+            std::string(DataTypeName(b_bias.dtype())) + " " +
+            b_bias.shape().ToString());
+      }
+      bias = b_bias.data<int32_t>();
+    }
     const float* as = a_scale.data<float>();
     const float* bs = b_scale.data<float>();
     // One multiplier per column where A's scale is one value: the fast
@@ -726,6 +751,7 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                               : static_cast<float>(*y_zero.data<uint8_t>());
       out.y = y->raw_data();
       out.finite = finite;
+      out.offset = bias;  // The zero point's offsets are added to it.
       MultiplyUint8DirectRequantized(ctx, a.data<uint8_t>(),
                                      a.NumElements() / p.k,
                                      ScalarZero(&ctx.input(2)), *direct, out);
@@ -747,12 +773,13 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                      uint8_t tile[kInt8Rows][kInt8Cols];
                      for (int64_t c = 0; c < cols; ++c) {
                        const int32_t* column = sums + c * kInt8Cols;
+                       const int32_t column_bias = ColumnBias(bias, j0 + c);
                        if (y_unsigned) {
-                         RequantizeToUint8(column, rows, 0, multipliers[j0 + c],
-                                           zy, tile[c]);
+                         RequantizeToUint8(column, rows, column_bias,
+                                           multipliers[j0 + c], zy, tile[c]);
                        } else {
-                         RequantizeToInt8(column, rows, 0, multipliers[j0 + c],
-                                          zy,
+                         RequantizeToInt8(column, rows, column_bias,
+                                          multipliers[j0 + c], zy,
                                           reinterpret_cast<int8_t*>(tile[c]));
                        }
                      }
@@ -777,9 +804,12 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
               const float sa = as[a_params == 1 ? 0 : i];
               for (int64_t j = 0; j < p.n; ++j) {
                 const float multiplier = sa * bs[b_params == 1 ? 0 : j] / ys;
+                // Wrapping, as the int32 sums do.
+                const auto sum = static_cast<int32_t>(
+                    static_cast<uint32_t>(row[j]) +
+                    static_cast<uint32_t>(ColumnBias(bias, j)));
                 out[r * p.n + j] = Saturate<QY>(
-                    std::nearbyint(static_cast<float>(row[j]) * multiplier) +
-                    zy);
+                    std::nearbyint(static_cast<float>(sum) * multiplier) + zy);
               }
             });
       };

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <tuple>
 
 #include "test_support/session_util.h"
 
@@ -322,9 +324,11 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
 }
 
 // QLinearMatMul with a constant int8 B of zero point 0 and a uint8 A (the
-// direct tiles where the int8 kernel is VNNI, the panels elsewhere):
-// requantized as ONNX defines it, per-column scales, uint8 and int8 y,
-// ties to even (a multiplier of 0.5), batched A.
+// direct tiles where the int8 kernel is VNNI, the panels elsewhere), and
+// with B fed (the reference loop): requantized as ONNX defines it,
+// per-column scales, uint8 and int8 y, ties to even (a multiplier of 0.5),
+// batched A; with weft's int32 bias per column (a fused Gemm's C), added
+// before requantizing.
 TEST(QuantizedMatMulTest, QLinearMatMulRequantizesTheExactSums) {
   const int64_t batch = 2, m = 7, k = 24, n = 70;
   const Tensor a = test::SeededBytes<uint8_t>(Shape{batch, m, k}, 13);
@@ -333,9 +337,17 @@ TEST(QuantizedMatMulTest, QLinearMatMulRequantizesTheExactSums) {
   for (int64_t j = 0; j < n; ++j) {
     b_scale.push_back(j % 9 == 0 ? 0.25f : 0.001f * static_cast<float>(j + 1));
   }
+  std::vector<int32_t> bias;
+  for (int64_t j = 0; j < n; ++j) {
+    bias.push_back(static_cast<int32_t>(j * 37 % 501) - 250);
+  }
   const float a_scale = 2.0f, y_scale = 1.0f;
-  for (bool int8_y : {false, true}) {
-    SCOPED_TRACE(int8_y ? "int8 y" : "uint8 y");
+  for (const auto [int8_y, with_bias, fed_b] :
+       {std::tuple{false, false, false}, std::tuple{true, false, false},
+        std::tuple{false, true, false}, std::tuple{true, true, false},
+        std::tuple{false, true, true}}) {
+    SCOPED_TRACE(std::string(int8_y ? "int8 y" : "uint8 y") +
+                 (with_bias ? ", bias" : "") + (fed_b ? ", B fed" : ""));
     const Tensor y_zero =
         int8_y ? Tensor::Scalar<int8_t>(-9) : Tensor::Scalar<uint8_t>(100);
     // A fed, the rest constants: B is packed when the kernel is built.
@@ -343,27 +355,37 @@ TEST(QuantizedMatMulTest, QLinearMatMulRequantizesTheExactSums) {
     g.Placeholder("a", DataType::kUInt8, a.shape());
     g.Const("as", Tensor::Scalar<float>(a_scale));
     g.Const("az", Tensor::Scalar<uint8_t>(119));
-    g.Const("b", b);
+    if (fed_b) {
+      g.Placeholder("b", DataType::kInt8, b.shape());
+    } else {
+      g.Const("b", b);
+    }
     g.Const("bs", Tensor::FromVector<float>({n}, b_scale));
     g.Const("bz", Tensor::FromVector<int8_t>({n}, std::vector<int8_t>(n, 0)));
     g.Const("ys", Tensor::Scalar<float>(y_scale));
     g.Const("yz", y_zero);
+    g.Const("bias", Tensor::FromVector<int32_t>({n}, bias));
+    std::vector<std::string> inputs = {"a",  "as", "az", "b",
+                                       "bs", "bz", "ys", "yz"};
+    if (with_bias) inputs.push_back("bias");
     test::MustAdd(g, {"y",
                       "QLinearMatMul",
-                      {"a", "as", "az", "b", "bs", "bz", "ys", "yz"},
+                      inputs,
                       {{"output_dtype", AttrValue(y_zero.dtype())}},
                       ""});
+    NamedTensors feeds = {{"a", a}};
+    if (fed_b) feeds.push_back({"b", b});
     std::vector<Tensor> got;
     for (int threads : {1, 2}) {
       auto session = test::MustCreate(g, test::PerSessionOptions(1, threads));
       ASSERT_NE(session, nullptr);
-      got.push_back(test::MustRun(*session, {"y"}, {{"a", a}})[0]);
+      got.push_back(test::MustRun(*session, {"y"}, feeds)[0]);
     }
     EXPECT_TRUE(got[1].BitwiseEqual(got[0]));
     const std::vector<Tensor>* y = &got;
     for (int64_t i = 0; i < batch * m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        int32_t acc = 0;
+        int32_t acc = with_bias ? bias[j] : 0;
         for (int64_t kk = 0; kk < k; ++kk) {
           acc += (int32_t{a.data<uint8_t>()[i * k + kk]} - 119) *
                  int32_t{b.data<int8_t>()[kk * n + j]};

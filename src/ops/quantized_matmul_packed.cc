@@ -155,7 +155,14 @@ void MultiplyDirectInto(KernelContext& ctx, const uint8_t* a, int64_t rows,
                         int32_t a_zero, const DirectProductWeights& b,
                         RequantizedOutput out, int64_t element_bytes,
                         Tile tile) {
-  const std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
+  std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
+  if (out.offset != nullptr) {  // A bias per column, wrapping as sums do.
+    for (int64_t j = 0; j < b.n; ++j) {
+      offset[static_cast<size_t>(j)] = static_cast<int32_t>(
+          static_cast<uint32_t>(offset[static_cast<size_t>(j)]) +
+          static_cast<uint32_t>(out.offset[j]));
+    }
+  }
   out.offset = offset.data();
   out.m = b.n;
   out.ldy = b.n;

@@ -61,7 +61,9 @@ struct DirectProductWeights {
 
 // y[i][j] = sum_k (a[i][k] - a_zero) b[k][j] for A's `rows` rows (uint8,
 // row-major, K each), as int32 (y_int32) or requantized into `out`
-// (out.multiplier per column, out.zero; out.offset is filled here).
+// (out.multiplier per column, out.zero; out.offset, when given, an int32
+// bias per column added to the sums, the zero point's offsets added to it
+// here).
 void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
                          int32_t a_zero, const DirectProductWeights& b,
                          int32_t* y_int32);

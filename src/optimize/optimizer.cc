@@ -41,7 +41,7 @@ const std::vector<Pass>& Pipeline() {
       // Before folding: DequantizeLinear of a constant weight would fold
       // into a float constant, and the integer group with it.
       {{"qdq-fusion",
-        "DequantizeLinear -> Conv / MatMul / Add [-> Relu / Clip] -> "
+        "DequantizeLinear -> Conv / MatMul / Gemm / Add [-> Relu / Clip] -> "
         "QuantizeLinear groups become QLinearConv, QLinearMatMul, "
         "QLinearAdd; a Q/DQ pair moves through MaxPool and shape-only ops"},
        Run<internal::FuseQdqGroups>},

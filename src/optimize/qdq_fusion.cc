@@ -8,6 +8,15 @@
 //       => QLinearConv on x's integers, w packed at session creation
 //   DQ(a), DQ(b const int8, 2-D) -> MatMul [-> Relu|Clip] -> Q
 //       => QLinearMatMul
+//   DQ(a), DQ(b const int8, 2-D)[, DQ(c const int32)] -> Gemm (alpha and
+//   beta 1, A not transposed) [-> Relu|Clip] -> Q
+//       => QLinearMatMul with C as its int32 bias (B transposed by a
+//          Transpose that constant folding folds where transB is set),
+//          unless Q's output goes only to DequantizeLinear nodes that
+//          nothing reads: the pair a quantizer adds after a graph's output
+//          (weft.quantize's classifier), where the Gemm's float output is
+//          what a Run fetches, and a fetched node removed would send every
+//          Run back to the graph as given
 //   DQ(a), DQ(b) -> Add [-> Relu|Clip] -> Q
 //       => QLinearAdd
 //   DQ(x) -> MaxPool|Reshape|Transpose|Flatten|Squeeze|Unsqueeze -> Q,
@@ -167,11 +176,13 @@ bool SameConstant(const GraphEditor& graph, const std::string& a,
   return x != nullptr && y != nullptr && x->BitwiseEqual(*y);
 }
 
-// The int32 bias of a QLinearConv from the Conv's DequantizeLinear of it:
-// zero point 0, scale x_scale * w_scale (per channel as w's); "" when the
-// bias does not have that form.
+// The int32 bias of a QLinearConv (or of the QLinearMatMul of a Gemm) from
+// the DequantizeLinear of it: zero point 0, scale x_scale * w_scale (per
+// channel as w's, whose channels lie along `w_axis`); "" when the bias does
+// not have that form.
 std::string IntegerBias(GraphEditor& graph, const std::string& input,
-                        const Dequantized& x, const Dequantized& w) {
+                        const Dequantized& x, const Dequantized& w,
+                        int w_axis = 0) {
   std::optional<Dequantized> b =
       WeightDequantizeOf(graph, input, DataType::kInt32, 0);
   if (!b) return "";
@@ -181,7 +192,7 @@ std::string IntegerBias(GraphEditor& graph, const std::string& input,
   const Tensor* w_scale = graph.Constant(w.scale);
   const Tensor* w_values = graph.Constant(w.values);
   const float xs = *graph.Constant(x.scale)->data<float>();
-  const int64_t m = w_values->shape().dim(0);
+  const int64_t m = w_values->shape().dim(w_axis);
   if (bias->shape().rank() != 1 || bias->NumElements() != m) return "";
   for (int64_t i = 0; i < b_zero->NumElements(); ++i) {
     if (b_zero->ValueAsDouble(i) != 0) return "";
@@ -219,6 +230,64 @@ AttrMap ConvAttrs(const NodeDef& conv) {
     if (it != conv.attrs.end()) attrs.emplace(name, it->second);
   }
   return attrs;
+}
+
+// Whether node `i`'s readers are all DequantizeLinear nodes that nothing
+// reads (none at all counts too).
+bool OnlyUnreadDequantizers(const GraphEditor& graph, int i) {
+  for (const NodeUse& use : graph.uses(i)) {
+    if (graph.node(use.node).op != "DequantizeLinear" ||
+        !graph.uses(use.node).empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A Gemm group as a QLinearMatMul: Y = A B + C with alpha = beta = 1 and A
+// not transposed (what a quantized Linear layer exports as); B's
+// per-channel scales lie along its output axis (0 where transB is set);
+// C, when given, a DequantizeLinear of int32 with scale a_scale * b_scale,
+// which the product adds before requantizing, as ONNX Runtime's QGemm does.
+std::optional<NodeDef> FusedGemm(GraphEditor& graph, const NodeDef& gemm,
+                                 const NodeDef& q,
+                                 std::vector<int>* dequantizers) {
+  const bool tb = AttrOr<int64_t>(gemm, "transB", 0) != 0;
+  if (gemm.inputs.size() < 2 || AttrOr<int64_t>(gemm, "transA", 0) != 0 ||
+      AttrOr<double>(gemm, "alpha", 1.0) != 1.0 ||
+      AttrOr<double>(gemm, "beta", 1.0) != 1.0) {
+    return std::nullopt;
+  }
+  std::optional<Dequantized> a = ScalarDequantizeOf(graph, gemm.inputs[0]);
+  std::optional<Dequantized> b =
+      WeightDequantizeOf(graph, gemm.inputs[1], DataType::kInt8, tb ? 0 : 1);
+  if (!a || !b || graph.Constant(b->values)->shape().rank() != 2) {
+    return std::nullopt;
+  }
+  std::string bias;
+  if (gemm.inputs.size() > 2 && !gemm.inputs[2].empty()) {
+    bias = IntegerBias(graph, gemm.inputs[2], *a, *b, tb ? 0 : 1);
+    if (bias.empty()) return std::nullopt;
+    dequantizers->push_back(graph.Producer(gemm.inputs[2]).node);
+  }
+  dequantizers->insert(dequantizers->end(), {a->node, b->node});
+  std::string b_values = b->values;
+  if (tb) {
+    b_values = graph.UniqueName(b->values + "/transposed");
+    graph.Add({b_values,
+               "Transpose",
+               {b->values},
+               {{"perm", AttrValue(std::vector<int64_t>{1, 0})}},
+               q.device});
+  }
+  NodeDef fused{q.name,
+                "QLinearMatMul",
+                {a->values, a->scale, a->zero, b_values, b->scale, b->zero,
+                 q.inputs[1], q.inputs[2]},
+                {},
+                q.device};
+  if (!bias.empty()) fused.inputs.push_back(bias);
+  return fused;
 }
 
 // The fused node for the group `core` feeding QuantizeLinear `q` (inputs
@@ -262,6 +331,10 @@ std::optional<NodeDef> FusedGroup(GraphEditor& graph, const NodeDef& core,
         {a->values, a->scale, a->zero, b->values, b->scale, b->zero, ys, yz},
         {},
         q.device};
+  }
+  if (core.op == "Gemm") {
+    if (OnlyUnreadDequantizers(graph, graph.Find(q.name))) return std::nullopt;
+    return FusedGemm(graph, core, q, dequantizers);
   }
   if (core.op == "Add" && core.inputs.size() == 2) {
     std::optional<Dequantized> a = ScalarDequantizeOf(graph, core.inputs[0]);

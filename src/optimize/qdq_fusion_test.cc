@@ -158,6 +158,104 @@ TEST(QdqFusionTest, GroupsWithoutAnExactIntegerFormStayInFloat) {
   EXPECT_EQ(Ops(bias_kept->graph).count("QLinearConv"), 0u);
 }
 
+// x (float, fed) -> Q/DQ -> Gemm(W int8 per output channel, C int32) ->
+// Q/DQ -> Relu: a quantized Linear layer as ONNX Runtime's static
+// quantization writes it, W as [N, K] with transB = 1 or as [K, N].
+// Without the Relu, the output pair is read by nothing: the form a
+// quantizer leaves after a graph's output.
+Graph GemmGroup(bool transposed_b, float alpha = 1.0f, bool read = true) {
+  Graph g;
+  const int64_t k = 40, n = 6;
+  g.Placeholder("x", DataType::kFloat32, Shape{3, k});
+  const float xs = 0.02f;
+  const std::string xq = QuantizePair(g, "x", "in", xs, 128);
+  const Tensor w = Seeded<int8_t>({n, k}, 7, -127, 127);
+  Tensor w_kn(DataType::kInt8, Shape{k, n});
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t p = 0; p < k; ++p) {
+      w_kn.data<int8_t>()[p * n + i] = w.data<int8_t>()[i * k + p];
+    }
+  }
+  g.Const("w", transposed_b ? w : w_kn);
+  const std::vector<float> ws = {0.01f, 0.02f, 0.015f, 0.005f, 0.03f, 0.01f};
+  std::vector<float> bs;
+  for (float s : ws) bs.push_back(xs * s);
+  g.Const("w_s", Tensor::FromVector<float>({n}, ws));
+  g.Const("w_z", Tensor::FromVector<int8_t>({n}, std::vector<int8_t>(n, 0)));
+  test::MustAdd(g, {"w_dq",
+                    "DequantizeLinear",
+                    {"w", "w_s", "w_z"},
+                    {{"axis", int64_t{transposed_b ? 0 : 1}}},
+                    ""});
+  g.Const("b", Tensor::FromVector<int32_t>({n}, {100, -2000, 35, 0, 7, -9}));
+  g.Const("b_s", Tensor::FromVector<float>({n}, bs));
+  g.Const("b_z", Tensor::FromVector<int32_t>({n}, std::vector<int32_t>(n)));
+  test::MustAdd(g, {"b_dq",
+                    "DequantizeLinear",
+                    {"b", "b_s", "b_z"},
+                    {{"axis", int64_t{0}}},
+                    ""});
+  test::MustAdd(g, {"gemm",
+                    "Gemm",
+                    {xq, "w_dq", "b_dq"},
+                    {{"transB", int64_t{transposed_b ? 1 : 0}},
+                     {"alpha", static_cast<double>(alpha)}},
+                    ""});
+  const std::string out = QuantizePair(g, "gemm", "out", 0.05f, 128);
+  if (read) g.Relu("after", out);
+  return g;
+}
+
+// The Gemm group becomes one QLinearMatMul with C as its int32 bias (a
+// transposed W folded into a constant), within one quantisation step of
+// the float graph and the same at every thread setting. Alpha other than 1
+// keeps it in float, and so does an output pair nothing reads (the Gemm's
+// float output may be what a Run fetches).
+TEST(QdqFusionTest, GemmGroupBecomesQLinearMatMulWithItsBias) {
+  const NamedTensors feed = {{"x", test::SeededFloats({3, 40}, 12)}};
+  for (bool transposed_b : {true, false}) {
+    SCOPED_TRACE(transposed_b ? "transB" : "W as [K, N]");
+    const Graph graph = GemmGroup(transposed_b);
+    GraphPassOptions options;
+    options.disabled = {"nhwc-layout"};
+    auto optimized = OptimizeGraph(graph, options);
+    ASSERT_TRUE(optimized.ok()) << optimized.status();
+    const auto ops = Ops(optimized->graph);
+    EXPECT_EQ(ops.count("QLinearMatMul"), 1u);
+    EXPECT_EQ(ops.count("Gemm"), 0u);
+    EXPECT_EQ(ops.count("Transpose"), 0u);  // Folded into the constant.
+
+    auto plain = test::MustCreate(graph, Options(1, false));
+    const Tensor want = test::MustRun(*plain, {"out_q"}, feed).at(0);
+    Tensor first;
+    for (int threads : {1, 2}) {
+      auto fused = test::MustCreate(graph, Options(threads, true));
+      const Tensor got = test::MustRun(*fused, {"out_q"}, feed).at(0);
+      ASSERT_EQ(got.dtype(), DataType::kUInt8);
+      for (int64_t i = 0; i < want.NumElements(); ++i) {
+        EXPECT_LE(std::abs(int{got.data<uint8_t>()[i]} -
+                           int{want.data<uint8_t>()[i]}),
+                  1)
+            << "element " << i;
+      }
+      if (threads == 1) {
+        first = got;
+      } else {
+        EXPECT_TRUE(got.BitwiseEqual(first)) << "thread settings disagree";
+      }
+    }
+  }
+  GraphPassOptions options;
+  options.disabled = {"nhwc-layout"};
+  auto scaled = OptimizeGraph(GemmGroup(true, 0.5f), options);
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  EXPECT_EQ(Ops(scaled->graph).count("QLinearMatMul"), 0u);
+  auto unread = OptimizeGraph(GemmGroup(true, 1.0f, false), options);
+  ASSERT_TRUE(unread.ok()) << unread.status();
+  EXPECT_EQ(Ops(unread->graph).count("QLinearMatMul"), 0u);
+  EXPECT_EQ(Ops(unread->graph).count("Gemm"), 1u);
+}
+
 // Two dequantized tensors added and quantized: QLinearAdd, which repeats the
 // float operations of the three nodes, so the bits stay.
 TEST(QdqFusionTest, AddGroupBecomesQLinearAddWithTheSameBits) {
