@@ -59,7 +59,8 @@ void AddQLinearConv(Graph& g, const std::string& name, const std::string& x,
 }
 
 // Every shape NhwcQLinearConv takes (1 x 1, 3 x 3 padded, strided, the 7 x 7
-// stem over three channels, dilated, depthwise at strides 1 and 2; output
+// stem over three channels, dilated, depthwise at strides 1 and 2, unpadded,
+// 5 x 5 dilated and on a plane whose every window reaches the padding; output
 // channels in partial vectors and blocks, input channels that are not whole
 // quads, two images): the same bits as QLinearConv, uint8 and int8 y, at one
 // and two threads, on the int8 kernel this process runs (the kernel-choice
@@ -75,6 +76,10 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"depthwise", 2, 24, 7, 9, 24, 3, 1, 1, 1, 24},
       {"depthwise/2", 1, 40, 9, 10, 40, 3, 2, 1, 1, 40},
       {"depthwise few channels", 1, 5, 6, 6, 5, 3, 1, 1, 1, 5},
+      {"depthwise unpadded", 2, 16, 6, 7, 16, 3, 1, 0, 1, 16},
+      {"depthwise 5x5 dilated", 1, 16, 11, 12, 16, 5, 1, 4, 2, 16},
+      {"depthwise all border", 1, 16, 2, 2, 16, 3, 1, 1, 1, 16},
+      {"depthwise/2 even", 2, 32, 8, 8, 32, 3, 2, 1, 1, 32},
   };
   for (const Case& t : cases) {
     for (bool int8_y : {false, true}) {
