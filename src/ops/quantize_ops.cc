@@ -668,6 +668,51 @@ int32_t ColumnBias(const int32_t* bias, int64_t j) {
   return bias == nullptr ? 0 : bias[j];
 }
 
+// QLinearMatMul's y_scale, checked with y_zero_point: scalars, the scale
+// finite and non-zero.
+StatusOr<float> OutputScale(const Tensor& y_scale, const Tensor& y_zero) {
+  if (y_scale.NumElements() != 1 || y_zero.NumElements() != 1) {
+    return InvalidArgumentError("y_scale and y_zero_point must be scalars");
+  }
+  const float ys = *y_scale.data<float>();
+  if (!(ys != 0) || !std::isfinite(ys)) {
+    return InvalidArgumentError("y_scale must be finite and non-zero");
+  }
+  return ys;
+}
+
+// a_scale * b_scale[j] / y_scale for each of the n columns (b_scale one
+// value when b_params is 1); *finite says whether every one is finite.
+std::vector<float> ColumnMultipliers(float a_scale, const float* b_scale,
+                                     int64_t b_params, int64_t n, float y_scale,
+                                     bool* finite) {
+  std::vector<float> multipliers;
+  for (int64_t j = 0; j < n; ++j) {
+    multipliers.push_back(a_scale * b_scale[b_params == 1 ? 0 : j] / y_scale);
+    *finite = *finite && std::isfinite(multipliers.back());
+  }
+  return multipliers;
+}
+
+// QLinearMatMul's optional ninth input, checked: int32, one for each of the
+// n columns; null without one.
+StatusOr<const int32_t*> ColumnBiasInput(KernelContext& ctx, int64_t n) {
+  if (ctx.num_inputs() > 9) {
+    return InvalidArgumentError(
+        "QLinearMatMul takes 8 inputs, and weft's optional int32 bias");
+  }
+  if (ctx.num_inputs() < 9) return nullptr;
+  const Tensor& bias = ctx.input(8);
+  if (bias.dtype() != DataType::kInt32 || bias.shape().rank() != 1 ||
+      bias.NumElements() != n) {
+    return InvalidArgumentError(
+        "QLinearMatMul's bias must be int32 of shape [" + std::to_string(n) +
+        "] (one per column), got " + std::string(DataTypeName(bias.dtype())) +
+        " " + bias.shape().ToString());
+  }
+  return bias.data<int32_t>();
+}
+
 // QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point,
 // y_scale, y_zero_point[, bias]): the int32 product requantized to y's
 // dtype with the multiplier a_scale * b_scale / y_scale (per row of a and
@@ -688,15 +733,8 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
     WEFT_ASSIGN_OR_RETURN(ProductShape p, ShapeOfProduct(a.shape(), b.shape()));
     const Tensor& a_scale = ctx.input(1);
     const Tensor& b_scale = ctx.input(4);
-    const Tensor& y_scale = ctx.input(6);
     const Tensor& y_zero = ctx.input(7);
-    if (y_scale.NumElements() != 1 || y_zero.NumElements() != 1) {
-      return InvalidArgumentError("y_scale and y_zero_point must be scalars");
-    }
-    const float ys = *y_scale.data<float>();
-    if (!(ys != 0) || !std::isfinite(ys)) {
-      return InvalidArgumentError("y_scale must be finite and non-zero");
-    }
+    WEFT_ASSIGN_OR_RETURN(const float ys, OutputScale(ctx.input(6), y_zero));
     WEFT_ASSIGN_OR_RETURN(int64_t a_params,
                           PerRowOrTensor(a_scale, p.m, "a_scale"));
     WEFT_ASSIGN_OR_RETURN(int64_t b_params,
@@ -713,33 +751,15 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                                   " but output_dtype is " +
                                   DataTypeName(y->dtype()));
     }
-    const int32_t* bias = nullptr;
-    if (ctx.num_inputs() > 9) {
-      return InvalidArgumentError(
-          "QLinearMatMul takes 8 inputs, and weft's optional int32 bias");
-    }
-    if (ctx.num_inputs() == 9) {
-      const Tensor& b_bias = ctx.input(8);
-      if (b_bias.dtype() != DataType::kInt32 || b_bias.shape().rank() != 1 ||
-          b_bias.NumElements() != p.n) {
-        return InvalidArgumentError(
-            "QLinearMatMul's bias must be int32 of shape [" +
-            std::to_string(p.n) + "] (one per column), got " +
-            std::string(DataTypeName(b_bias.dtype())) + " " +
-            b_bias.shape().ToString());
-      }
-      bias = b_bias.data<int32_t>();
-    }
+    WEFT_ASSIGN_OR_RETURN(const int32_t* bias, ColumnBiasInput(ctx, p.n));
     const float* as = a_scale.data<float>();
     const float* bs = b_scale.data<float>();
     // One multiplier per column where A's scale is one value: the fast
     // paths' (per-row scales take the reference loop).
-    std::vector<float> multipliers;
     bool finite = true;
-    for (int64_t j = 0; a_params == 1 && j < p.n; ++j) {
-      multipliers.push_back(as[0] * bs[b_params == 1 ? 0 : j] / ys);
-      finite = finite && std::isfinite(multipliers.back());
-    }
+    const std::vector<float> multipliers =
+        a_params == 1 ? ColumnMultipliers(as[0], bs, b_params, p.n, ys, &finite)
+                      : std::vector<float>{};
     const DirectProductWeights* direct =
         a_params == 1 ? Direct(p, a_zeros, a.dtype()) : nullptr;
     if (direct != nullptr) {

@@ -387,8 +387,10 @@ class NhwcQLinearConvKernel : public OpKernel {
       }
       return std::pair<int64_t, int64_t>(first, last);
     };
-    const auto [row_first, row_last] = inside(0);
-    const auto [col_first, col_last] = inside(1);
+    // Plain variables, not structured bindings: the lambda below reads
+    // them (clang 14 cannot capture a binding).
+    const std::pair<int64_t, int64_t> rows_inside = inside(0);
+    const std::pair<int64_t, int64_t> cols_inside = inside(1);
     ctx.ParallelFor(
         n * oh, static_cast<double>(ow * m * taps_) / 8.0,
         [&](int64_t begin, int64_t end) {
@@ -399,9 +401,10 @@ class NhwcQLinearConvKernel : public OpKernel {
           for (int64_t row = begin; row < end; ++row) {
             const int64_t image = row / oh, oy = row % oh;
             uint8_t* y = static_cast<uint8_t*>(out.y) + row * ow * m;
-            const bool row_inside = oy >= row_first && oy < row_last;
-            const int64_t first = row_inside ? col_first : ow;
-            const int64_t last = row_inside ? col_last : ow;
+            const bool row_inside =
+                oy >= rows_inside.first && oy < rows_inside.second;
+            const int64_t first = row_inside ? cols_inside.first : ow;
+            const int64_t last = row_inside ? cols_inside.second : ow;
             if (first < last) {
               pixel_out.y = y + first * m;
               const int64_t iy = oy * win.stride[0] - win.pad_begin[0];
