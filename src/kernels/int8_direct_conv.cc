@@ -201,9 +201,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
 
 // N depthwise pixels of one vector of channels (mask), their sums held in
 // registers over the taps so that each weight vector is loaded once for
-// all N, then requantized into y (pixel i at y + i * c).
+// all N, then requantized into y (pixel i at y + i * c). Each product is
+// one vpdpwssd: a lane holds the input byte zero-extended and the weight
+// sign-extended, so the lane's low 16-bit halves multiply (x * w, exact in
+// int32) and its high halves give x's 0 times whatever; the lane's sum
+// wraps as vpmulld + vpaddd would, at half their instructions.
 template <int N, class Q>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+__attribute__((target("avx512f,avx512bw,avx512vnni"),
+               always_inline)) inline void
 DepthwisePixels(const uint8_t* x, int64_t pixel_step,
                 const int64_t* tap_offsets, int64_t taps, const int32_t* w,
                 int64_t c, __mmask16 mask, __m512i offset, __m512 multiplier,
@@ -216,7 +221,7 @@ DepthwisePixels(const uint8_t* x, int64_t pixel_step,
     for (int p = 0; p < N; ++p) {
       const __m512i xv =
           _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, xt + p * pixel_step));
-      sum[p] = _mm512_add_epi32(sum[p], _mm512_mullo_epi32(xv, wv));
+      sum[p] = _mm512_dpwssd_epi32(sum[p], xv, wv);
     }
   }
   const __m512i zero_int = _mm512_cvtps_epi32(zero);
@@ -230,9 +235,98 @@ DepthwisePixels(const uint8_t* x, int64_t pixel_step,
   }
 }
 
+// DepthwisePixels for a window of kh rows of KW adjacent columns, pixels
+// S columns apart (DepthwiseGrid): each kernel row's (N - 1) * S + KW
+// input columns are loaded once and shared by the N pixels whose windows
+// overlap there (a stride-1 3 x 3 window loads 18 vectors for 4 pixels,
+// not 36). The sums are DepthwisePixels's, tap by tap in the same order.
+template <int N, int S, int KW, class Q>
+__attribute__((target("avx512f,avx512bw,avx512vnni"),
+               always_inline)) inline void
+DepthwiseGridPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
+                    const int32_t* w, __mmask16 mask, __m512i offset,
+                    __m512 multiplier, __m512 zero, bool finite, Q* y) {
+  constexpr int kColumns = (N - 1) * S + KW;
+  __m512i sum[N];
+  for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
+  for (int64_t ky = 0; ky < kh; ++ky) {
+    const uint8_t* row = x + ky * row_step;
+    __m512i column[kColumns];
+    for (int j = 0; j < kColumns; ++j) {
+      column[j] = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, row + j * c));
+    }
+    for (int kx = 0; kx < KW; ++kx) {
+      const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + (ky * KW + kx) * c);
+      for (int p = 0; p < N; ++p) {
+        sum[p] = _mm512_dpwssd_epi32(sum[p], column[p * S + kx], wv);
+      }
+    }
+  }
+  const __m512i zero_int = _mm512_cvtps_epi32(zero);
+  for (int p = 0; p < N; ++p) {
+    if (finite) {
+      RequantizeVectorFinite(sum[p], offset, multiplier, zero_int, mask,
+                             y + p * c);
+    } else {
+      RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
+    }
+  }
+}
+
+// `count` pixels of a DepthwiseGrid window, 16 channels a vector, four
+// pixels at a time.
+template <int S, int KW, class Q>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void
+DepthwiseGridRowAvx512(const uint8_t* x, const DepthwiseGrid& grid,
+                       int64_t count, const int32_t* w,
+                       const RequantizedOutput& out) {
+  constexpr int kPixels = 4;
+  const int64_t c = out.m, pixel_step = S * c;
+  const __m512 zero = _mm512_set1_ps(out.zero);
+  Q* y = static_cast<Q*>(out.y);
+  for (int64_t ch = 0; ch < c; ch += kDirectLanes) {
+    const __mmask16 mask = LaneMask(c - ch);
+    const __m512i offset = _mm512_maskz_loadu_epi32(mask, out.offset + ch);
+    const __m512 multiplier = _mm512_maskz_loadu_ps(mask, out.multiplier + ch);
+    int64_t i = 0;
+    for (; i + kPixels <= count; i += kPixels) {
+      DepthwiseGridPixels<kPixels, S, KW>(
+          x + i * pixel_step + ch, c, grid.row_step, grid.kh, w + ch, mask,
+          offset, multiplier, zero, out.finite, y + i * c + ch);
+    }
+    for (; i < count; ++i) {
+      DepthwiseGridPixels<1, S, KW>(x + i * pixel_step + ch, c, grid.row_step,
+                                    grid.kh, w + ch, mask, offset, multiplier,
+                                    zero, out.finite, y + i * c + ch);
+    }
+  }
+}
+
+// DepthwiseGridRowAvx512 for the window widths and strides it is compiled
+// for (3 and 5 columns, stride 1 or 2: MobileNet's and EfficientNet's);
+// false for others.
+template <class Q>
+bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
+                         int64_t count, const int32_t* w,
+                         const RequantizedOutput& out) {
+  const bool stride1 = grid.stride == 1, stride2 = grid.stride == 2;
+  if (grid.kw == 3 && stride1) {
+    DepthwiseGridRowAvx512<1, 3, Q>(x, grid, count, w, out);
+  } else if (grid.kw == 3 && stride2) {
+    DepthwiseGridRowAvx512<2, 3, Q>(x, grid, count, w, out);
+  } else if (grid.kw == 5 && stride1) {
+    DepthwiseGridRowAvx512<1, 5, Q>(x, grid, count, w, out);
+  } else if (grid.kw == 5 && stride2) {
+    DepthwiseGridRowAvx512<2, 5, Q>(x, grid, count, w, out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // `count` depthwise pixels, 16 channels a vector, four pixels at a time.
 template <class Q>
-__attribute__((target("avx512f,avx512bw"))) void DepthwiseRowAvx512(
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void DepthwiseRowAvx512(
     const uint8_t* x, int64_t pixel_step, int64_t count,
     const int64_t* tap_offsets, int64_t taps, const int32_t* w,
     const RequantizedOutput& out) {
@@ -468,6 +562,27 @@ void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,
     DepthwiseRowGeneric<uint8_t>(x, pixel_step, count, tap_offsets, taps, w,
                                  out);
   }
+}
+
+void DepthwiseGridRowRequantized(Int8Kernel kernel, const uint8_t* x,
+                                 const DepthwiseGrid& grid, int64_t count,
+                                 const int32_t* w,
+                                 const RequantizedOutput& out) {
+  if (kernel == Int8Kernel::kAvx512Vnni &&
+      (out.y_signed ? DepthwiseGridRowAny<int8_t>(x, grid, count, w, out)
+                    : DepthwiseGridRowAny<uint8_t>(x, grid, count, w, out))) {
+    return;
+  }
+  const int64_t c = out.m;
+  std::vector<int64_t> tap_offsets;
+  tap_offsets.reserve(static_cast<size_t>(grid.kh * grid.kw));
+  for (int64_t ky = 0; ky < grid.kh; ++ky) {
+    for (int64_t kx = 0; kx < grid.kw; ++kx) {
+      tap_offsets.push_back(ky * grid.row_step + kx * c);
+    }
+  }
+  DepthwiseRowRequantized(kernel, x, grid.stride * c, count, tap_offsets.data(),
+                          grid.kh * grid.kw, w, out);
 }
 
 void RequantizeChannels(const int32_t* acc, int64_t n, const int32_t* offset,

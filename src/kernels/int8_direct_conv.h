@@ -134,6 +134,26 @@ void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,
                              const int64_t* tap_offsets, int64_t taps,
                              const int32_t* w, const RequantizedOutput& out);
 
+// A depthwise window of kh rows of kw adjacent input columns (no dilation
+// along a row), output pixels `stride` input columns apart: tap (ky, kx)
+// of pixel i lies at x + ky * row_step + (i * stride + kx) * C.
+struct DepthwiseGrid {
+  int64_t kh = 0;
+  int64_t kw = 0;
+  int64_t row_step = 0;  // bytes between the window's rows
+  int64_t stride = 1;
+};
+
+// DepthwiseRowRequantized's outputs for a DepthwiseGrid window (w[t * C +
+// c] with t = ky * kw + kx), bit for bit: on the VNNI kernel, for 3 or 5
+// columns at stride 1 or 2, each input vector is loaded once for the
+// pixels that share it; other windows and kernels take
+// DepthwiseRowRequantized.
+void DepthwiseGridRowRequantized(Int8Kernel kernel, const uint8_t* x,
+                                 const DepthwiseGrid& grid, int64_t count,
+                                 const int32_t* w,
+                                 const RequantizedOutput& out);
+
 }  // namespace weft::internal
 
 #endif  // WEFT_SRC_KERNELS_INT8_DIRECT_CONV_H_

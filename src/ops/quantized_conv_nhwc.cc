@@ -365,9 +365,11 @@ class NhwcQLinearConvKernel : public OpKernel {
 
   // One job per output row of an image. The input is read where it lies
   // (a padded copy cost MobileNetV2 more than its depthwise sums saved):
-  // the pixels whose window lies inside it run as a row from there; each
-  // one whose window reaches into the padding first gathers its window,
-  // the padding as the zero point, into a buffer of its own.
+  // the pixels whose window lies inside it run as a row from there. Those
+  // whose windows reach into the padding run from a copy of just the band
+  // of input they cover (DepthwiseBand), the padding as the zero point; or,
+  // when the window is dilated along rows, each first gathers its window
+  // into a buffer of its own.
   void Depthwise(KernelContext& ctx, const Window& win, const uint8_t* x,
                  uint8_t x_zero, int64_t n,
                  const RequantizedOutput& out) const {
@@ -391,6 +393,8 @@ class NhwcQLinearConvKernel : public OpKernel {
     // them (clang 14 cannot capture a binding).
     const std::pair<int64_t, int64_t> rows_inside = inside(0);
     const std::pair<int64_t, int64_t> cols_inside = inside(1);
+    const DepthwiseGrid grid{win.kernel[0], win.kernel[1],
+                             win.dilation[0] * win.in[1] * m, win.stride[1]};
     ctx.ParallelFor(
         n * oh, static_cast<double>(ow * m * taps_) / 8.0,
         [&](int64_t begin, int64_t end) {
@@ -409,10 +413,25 @@ class NhwcQLinearConvKernel : public OpKernel {
               pixel_out.y = y + first * m;
               const int64_t iy = oy * win.stride[0] - win.pad_begin[0];
               const int64_t ix = first * win.stride[1] - win.pad_begin[1];
-              DepthwiseRowRequantized(
-                  kernel_, x + ((image * win.in[0] + iy) * win.in[1] + ix) * m,
-                  win.stride[1] * m, last - first, tap_offsets.data(), taps_,
-                  depthwise_.data(), pixel_out);
+              const uint8_t* at =
+                  x + ((image * win.in[0] + iy) * win.in[1] + ix) * m;
+              if (win.dilation[1] == 1) {
+                DepthwiseGridRowRequantized(kernel_, at, grid, last - first,
+                                            depthwise_.data(), pixel_out);
+              } else {
+                DepthwiseRowRequantized(kernel_, at, win.stride[1] * m,
+                                        last - first, tap_offsets.data(), taps_,
+                                        depthwise_.data(), pixel_out);
+              }
+            }
+            if (win.dilation[1] == 1) {  // The borders from bands.
+              pixel_out.y = y;
+              DepthwiseBand(win, x, x_zero, image, oy, 0, first, &window,
+                            pixel_out);
+              pixel_out.y = y + last * m;
+              DepthwiseBand(win, x, x_zero, image, oy, last, ow, &window,
+                            pixel_out);
+              continue;
             }
             for (int64_t ox = 0; ox < ow; ++ox) {
               if (ox == first && first < last) ox = last;
@@ -425,6 +444,43 @@ class NhwcQLinearConvKernel : public OpKernel {
             }
           }
         });
+  }
+
+  // Output pixels [begin, end) of row oy of image `image` (out.y at pixel
+  // begin) from a copy of the input their windows cover, the padding as
+  // the zero point: kh rows, a dilation apart, of the columns from begin's
+  // window to end - 1's, run as a DepthwiseGrid (no dilation along rows).
+  void DepthwiseBand(const Window& win, const uint8_t* x, uint8_t x_zero,
+                     int64_t image, int64_t oy, int64_t begin, int64_t end,
+                     std::vector<uint8_t>* band,
+                     const RequantizedOutput& out) const {
+    if (begin >= end) return;
+    const int64_t m = out.m, kh = win.kernel[0], kw = win.kernel[1];
+    const int64_t columns = (end - begin - 1) * win.stride[1] + kw;
+    const int64_t ix0 = begin * win.stride[1] - win.pad_begin[1];
+    // The band's columns [lo, hi) lie inside the input.
+    const int64_t lo = std::clamp<int64_t>(-ix0, 0, columns);
+    const int64_t hi = std::clamp<int64_t>(win.in[1] - ix0, lo, columns);
+    band->resize(static_cast<size_t>(kh * columns * m));
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      uint8_t* row = band->data() + ky * columns * m;
+      const int64_t iy =
+          oy * win.stride[0] - win.pad_begin[0] + ky * win.dilation[0];
+      if (iy < 0 || iy >= win.in[0]) {
+        std::memset(row, x_zero, static_cast<size_t>(columns * m));
+        continue;
+      }
+      std::memset(row, x_zero, static_cast<size_t>(lo * m));
+      std::memcpy(row + lo * m,
+                  x + ((image * win.in[0] + iy) * win.in[1] + ix0 + lo) * m,
+                  static_cast<size_t>((hi - lo) * m));
+      std::memset(row + hi * m, x_zero,
+                  static_cast<size_t>((columns - hi) * m));
+    }
+    DepthwiseGridRowRequantized(
+        kernel_, band->data(),
+        DepthwiseGrid{kh, kw, columns * m, win.stride[1]}, end - begin,
+        depthwise_.data(), out);
   }
 
   // Output pixel (oy, ox)'s window of image `image`, tap by tap, each tap's

@@ -60,7 +60,8 @@ void AddQLinearConv(Graph& g, const std::string& name, const std::string& x,
 
 // Every shape NhwcQLinearConv takes (1 x 1, 3 x 3 padded, strided, the 7 x 7
 // stem over three channels, dilated, depthwise at strides 1 and 2, unpadded,
-// 5 x 5 dilated and on a plane whose every window reaches the padding; output
+// 5 x 5 plain, strided and dilated, windows the grid kernel is not compiled
+// for, and on a plane whose every window reaches the padding; output
 // channels in partial vectors and blocks, input channels that are not whole
 // quads, two images): the same bits as QLinearConv, uint8 and int8 y, at one
 // and two threads, on the int8 kernel this process runs (the kernel-choice
@@ -80,6 +81,10 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"depthwise 5x5 dilated", 1, 16, 11, 12, 16, 5, 1, 4, 2, 16},
       {"depthwise all border", 1, 16, 2, 2, 16, 3, 1, 1, 1, 16},
       {"depthwise/2 even", 2, 32, 8, 8, 32, 3, 2, 1, 1, 32},
+      {"depthwise 5x5", 1, 20, 9, 13, 20, 5, 1, 2, 1, 20},
+      {"depthwise 5x5/2", 1, 48, 11, 14, 48, 5, 2, 2, 1, 48},
+      {"depthwise 7x7, no grid kernel", 1, 16, 12, 15, 16, 7, 1, 3, 1, 16},
+      {"depthwise 3x3/3, no grid kernel", 1, 16, 12, 15, 16, 3, 3, 1, 1, 16},
   };
   for (const Case& t : cases) {
     for (bool int8_y : {false, true}) {
