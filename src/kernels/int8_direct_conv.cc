@@ -109,17 +109,16 @@ inline __mmask16 LaneMask(int64_t lanes) {
   return static_cast<__mmask16>(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1);
 }
 
-// kDirectPixels pixels x V vectors of 16 channels: 6 V accumulators, V
-// weight loads and six broadcasts per quad. Pixels past `count` repeat the
-// first (computed, never stored). The sums go to acc (Q void), or plus
+// P pixels x V vectors of 16 channels: P V accumulators, V weight loads
+// and P broadcasts per quad. Pixels past `count` repeat the first
+// (computed, never stored). The sums go to acc (Q void), or plus
 // out.offset as int32 rows (Q int32_t), or requantized (Q uint8_t or
 // int8_t) to out, channels [oc0, oc0 + 16 V) below out.m.
-template <int V, class Q>
+template <int V, class Q, int P = kDirectPixels>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
     const int8_t* w, int64_t taps, int64_t quads, const uint8_t* const* pixels,
     int64_t count, const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
     const RequantizedOutput* out) {
-  constexpr int P = kDirectPixels;
   const uint8_t* px[P];
   for (int p = 0; p < P; ++p) px[p] = pixels[p < count ? p : 0];
   __m512i c[P][V];
@@ -443,6 +442,16 @@ void VnniTileOf(int64_t vectors, const int8_t* w, int64_t taps, int64_t quads,
                 const uint8_t* const* pixels, int64_t count,
                 const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
                 const RequantizedOutput* out) {
+  if (count > kDirectPixels) {  // a wide tile: at most two vectors
+    if (vectors == 1) {
+      VnniTile<1, Q, kDirectWidePixels>(w, taps, quads, pixels, count,
+                                        tap_offsets, acc, oc0, out);
+    } else {
+      VnniTile<2, Q, kDirectWidePixels>(w, taps, quads, pixels, count,
+                                        tap_offsets, acc, oc0, out);
+    }
+    return;
+  }
   switch (vectors) {
     case 1:
       VnniTile<1, Q>(w, taps, quads, pixels, count, tap_offsets, acc, oc0, out);
@@ -488,6 +497,16 @@ void TileInto(Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
   if (kernel == Int8Kernel::kAvx512Vnni) {
     VnniTileOf<Q>(w.vectors(block), w.block(block), w.taps(), w.quads(), pixels,
                   count, tap_offsets, nullptr, oc0, &out);
+    return;
+  }
+  if (count > kDirectPixels) {  // a wide tile, six pixels at a time
+    TileInto<Q>(kernel, w, block, pixels, kDirectPixels, tap_offsets, out);
+    RequantizedOutput rest = out;
+    constexpr bool kRows =
+        std::is_same_v<Q, int32_t> || std::is_same_v<Q, float>;
+    rest.y = static_cast<Q*>(out.y) + kDirectPixels * (kRows ? out.ldy : out.m);
+    TileInto<Q>(kernel, w, block, pixels + kDirectPixels, count - kDirectPixels,
+                tap_offsets, rest);
     return;
   }
   int32_t acc[kDirectPixels * kDirectBlock];

@@ -28,6 +28,11 @@ constexpr int64_t kDirectLanes = 16;   // output channels per vector
 constexpr int64_t kDirectVectors = 4;  // vectors per full block
 constexpr int64_t kDirectBlock = kDirectLanes * kDirectVectors;
 constexpr int64_t kDirectPixels = 6;  // output pixels per tile
+// Output pixels per tile of a layer of at most two vectors of output
+// channels: twice as many, so that the VNNI tile still holds 24 sums per
+// weight vector loaded (MobileNetV2's projections to 16, 24 and 32
+// channels).
+constexpr int64_t kDirectWidePixels = 12;
 
 // int8 weights [M][C][taps] (ONNX's order for one group), packed once.
 class DirectConvWeights {
@@ -44,6 +49,12 @@ class DirectConvWeights {
   int64_t vectors(int64_t b) const;
   const int8_t* block(int64_t b) const {
     return data_.data() + b * taps_ * quads() * kDirectBlock * 4;
+  }
+  // Output pixels a tile of the Requantized/Sums/Scaled forms below may
+  // hold: kDirectWidePixels for one block of at most two vectors, else
+  // kDirectPixels.
+  int64_t tile_pixels() const {
+    return blocks() == 1 && vectors(0) <= 2 ? kDirectWidePixels : kDirectPixels;
   }
   // Each output channel's sum of weights (what the input's zero point
   // multiplies).
@@ -97,6 +108,8 @@ struct RequantizedOutput {
   const float* bias = nullptr;
 };
 
+// The forms below take count <= w.tile_pixels().
+//
 // DirectConvTile's sums for pixels [0, count), requantized into `out` (the
 // tile's first pixel at out.y) for the block's channels below out.m; on
 // the VNNI kernel straight from the registers.

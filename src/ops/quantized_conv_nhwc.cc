@@ -334,7 +334,7 @@ class NhwcQLinearConvKernel : public OpKernel {
     return rq;
   }
 
-  // Jobs of (block of output channels, tile of kDirectPixels pixels), the
+  // Jobs of (block of output channels, tile of w.tile_pixels() pixels), the
   // tiles running over the pixels of all images (so that a batch has no
   // partial tile but its last), a block's tiles together so that its
   // weights stay in cache.
@@ -343,17 +343,18 @@ class NhwcQLinearConvKernel : public OpKernel {
               const RequantizedOutput& out) const {
     const DirectConvWeights& w = *direct_;
     const int64_t pixels = win.OutSize(), total = n * pixels, m = w.m();
-    const int64_t tiles = CeilDiv(total, kDirectPixels);
-    const double cost = static_cast<double>(kDirectPixels * kDirectBlock *
-                                            w.taps() * w.quads() * 4) /
-                        64.0;
+    const int64_t tile = w.tile_pixels();
+    const int64_t tiles = CeilDiv(total, tile);
+    const double cost =
+        static_cast<double>(tile * kDirectBlock * w.taps() * w.quads() * 4) /
+        64.0;
     ctx.ParallelFor(w.blocks() * tiles, cost, [&](int64_t begin, int64_t end) {
-      const uint8_t* bases[kDirectPixels];
+      const uint8_t* bases[kDirectWidePixels];
       RequantizedOutput tile_out = out;
       for (int64_t job = begin; job < end; ++job) {
         const int64_t block = job / tiles;
-        const int64_t p0 = job % tiles * kDirectPixels;
-        const int64_t count = std::min(kDirectPixels, total - p0);
+        const int64_t p0 = job % tiles * tile;
+        const int64_t count = std::min(tile, total - p0);
         PixelWalk walk(win, padded, p0);
         for (int64_t i = 0; i < count; ++i) bases[i] = walk.Next();
         tile_out.y = static_cast<uint8_t*>(out.y) + p0 * m;  // a byte each
