@@ -472,9 +472,11 @@ class NhwcQLinearConvKernel : public OpKernel {
         continue;
       }
       std::memset(row, x_zero, static_cast<size_t>(lo * m));
-      std::memcpy(row + lo * m,
-                  x + ((image * win.in[0] + iy) * win.in[1] + ix0 + lo) * m,
-                  static_cast<size_t>((hi - lo) * m));
+      if (hi > lo) {  // else ix0 + lo may lie past the input's row
+        std::memcpy(row + lo * m,
+                    x + ((image * win.in[0] + iy) * win.in[1] + ix0 + lo) * m,
+                    static_cast<size_t>((hi - lo) * m));
+      }
       std::memset(row + hi * m, x_zero,
                   static_cast<size_t>((columns - hi) * m));
     }
