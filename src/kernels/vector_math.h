@@ -29,11 +29,11 @@ inline float Pow2FromBits(uint32_t n_biased) {
   return std::bit_cast<float>(n_biased << 23);
 }
 
-// exp(x): x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-6 minimax
-// polynomial (the Cephes expf coefficients), then scaled by 2^n in two
-// halves so that results down to the smallest subnormal and up to overflow
-// (inf) come out right without a branch.
-inline float ExpF(float x) {
+namespace detail {
+
+// exp(x + lo), lo added to the reduced argument when kLo (see ExpOfSum).
+template <bool kLo>
+inline float ExpCore(float x, float lo) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;  // ln2 split: hi has 9 bits.
   constexpr float kLn2Lo = -2.12194440e-4f;
@@ -45,7 +45,8 @@ inline float ExpF(float x) {
   x = x > 89.0f ? 89.0f : x;
   const float shifted = x * kLog2e + kRound;
   const float n = shifted - kRound;
-  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  if constexpr (kLo) r += lo;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -58,6 +59,23 @@ inline float ExpF(float x) {
       std::bit_cast<uint32_t>(shifted) - std::bit_cast<uint32_t>(kRound);
   const uint32_t half = static_cast<uint32_t>(static_cast<int32_t>(ni) >> 1);
   return p * Pow2FromBits(half + 127u) * Pow2FromBits(ni - half + 127u);
+}
+
+}  // namespace detail
+
+// exp(x): x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-6 minimax
+// polynomial (the Cephes expf coefficients), then scaled by 2^n in two
+// halves so that results down to the smallest subnormal and up to overflow
+// (inf) come out right without a branch.
+inline float ExpF(float x) { return detail::ExpCore<false>(x, 0.0f); }
+
+// exp(hi + lo) for an argument held as an unevaluated sum, |lo| at most
+// about ulp(hi): lo joins the reduced argument r (|r| <= ln2/2), where it
+// is not lost as it would be in float(hi + lo). For a large |hi| that
+// keeps the relative accuracy float(hi + lo) would cost (up to 4e-6 at
+// |hi| = 110).
+inline float ExpOfSum(float hi, float lo) {
+  return detail::ExpCore<true>(hi, lo);
 }
 
 // log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by the Cephes
@@ -142,9 +160,13 @@ inline float ErfcF(float x) {
   p = p * u - 1.26551223f;
   const float t2_hi = t * t;
   const float t2_lo = std::fma(t, t, -t2_hi);
-  // Two factors: a single exp of (p - t^2) would round its argument (up to
-  // ~110) to float and lose up to 4e-6 of relative accuracy.
-  const float tail = u * ExpF(-t2_hi) * ExpF(p - t2_lo);
+  // p - t^2 exactly as sum + error (TwoSum of p and -t2_hi), less t2_lo:
+  // one exp of the argument as an unevaluated sum, since rounding it (up to
+  // ~110) to float would lose up to 4e-6 of relative accuracy.
+  const float sum = p - t2_hi;
+  const float back = sum - p;
+  const float error = (p - (sum - back)) + (-t2_hi - back);
+  const float tail = u * ExpOfSum(sum, error - t2_lo);
   return x < 0.0f ? 2.0f - tail : tail;
 }
 
