@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace weft::internal {
 namespace {
@@ -15,7 +17,16 @@ constexpr int64_t kVectors = kBf16BlockCols / 16;
 // and a broadcast, within the 32 registers.
 constexpr int64_t kTileRows = 6;
 
+constexpr const char* kUnitsEnv = "WEFT_BF16_UNITS";
+
+// WEFT_BF16_UNITS=none: the CPU's bf16 units hidden from weft.
+bool UnitsHidden() {
+  const char* env = std::getenv(kUnitsEnv);
+  return env != nullptr && std::string_view(env) == "none";
+}
+
 bool CpuHasAmxBf16() {
+  if (UnitsHidden()) return false;
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
   return (edx & (1U << 22)) != 0;  // CPUID.(7,0):EDX[22], AMX-BF16.
@@ -87,6 +98,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void RoundVector(
 
 bool CpuHasBf16Products() {
   static const bool has = [] {
+    if (UnitsHidden()) return false;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") &&
@@ -99,7 +111,20 @@ std::string DescribeCpuBf16Units() {
   std::string units;
   if (CpuHasBf16Products()) units = "AVX-512 BF16";
   if (CpuHasAmxBf16()) units += units.empty() ? "AMX-BF16" : ", AMX-BF16";
+  if (UnitsHidden()) return "none (WEFT_BF16_UNITS=none)";
   return units.empty() ? "none" : units;
+}
+
+Status CheckBf16UnitsEnvironment() {
+  const char* env = std::getenv(kUnitsEnv);
+  if (env == nullptr || std::string_view(env) == "none" ||
+      std::string_view(env) == "cpu") {
+    return Status::OK();
+  }
+  return InvalidArgumentError(std::string(kUnitsEnv) + "=" + env +
+                              " is neither none (hide this CPU's bf16 units: "
+                              "precision bf16 is refused) nor cpu (the "
+                              "CPU's own, as when unset; docs/kernels.md)");
 }
 
 uint16_t RoundToBf16(float x) {

@@ -24,16 +24,25 @@
 #include <string>
 #include <vector>
 
+#include "weft/status.h"
+
 namespace weft::internal {
 
 // Whether this CPU multiplies bf16 pairs into float32 sums: AVX-512 BF16
 // (Intel Cooper Lake and Sapphire Rapids on, AMD Zen 4 on; every CPU with
-// AMX-BF16 also has it). Read once.
+// AMX-BF16 also has it), unless WEFT_BF16_UNITS=none hides the CPU's bf16
+// units (so that a test can take the refusal on a CPU that has them).
+// Read once.
 bool CpuHasBf16Products();
 
 // The CPU's bf16 units, for `weft info` and the refusal message:
-// "AVX-512 BF16", "AVX-512 BF16, AMX-BF16" or "none".
+// "AVX-512 BF16", "AVX-512 BF16, AMX-BF16", "none", or "none
+// (WEFT_BF16_UNITS=none)" when hidden.
 std::string DescribeCpuBf16Units();
+
+// InvalidArgument naming WEFT_BF16_UNITS when it is set to neither "none"
+// nor "cpu": Session::Create fails on it, as on the other WEFT_* variables.
+Status CheckBf16UnitsEnvironment();
 
 // x rounded to bf16 as vcvtneps2bf16 rounds it: to nearest, ties to even;
 // a denormal becomes a zero of its sign; a NaN stays a (quiet) NaN. The

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "framework/node_context.h"
+#include "kernels/bf16_gemm.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
 #include "runtime/clock.h"
@@ -617,6 +618,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
   WEFT_RETURN_IF_ERROR(internal::CheckGemmKernelEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckInt8KernelEnvironment());
+  WEFT_RETURN_IF_ERROR(internal::CheckBf16UnitsEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckCpuSpreadEnvironment());
   if (auto it = options.device_count.find("CPU");
       it != options.device_count.end() && it->second > 1) {
