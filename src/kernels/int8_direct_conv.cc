@@ -198,6 +198,23 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
   }
 }
 
+// N pixels' sums of one vector of channels (mask), requantized into y
+// (pixel i at y + i * c).
+template <int N, class Q>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+RequantizePixels(const __m512i (&sum)[N], __m512i offset, __m512 multiplier,
+                 __m512 zero, __mmask16 mask, bool finite, int64_t c, Q* y) {
+  const __m512i zero_int = _mm512_cvtps_epi32(zero);
+  for (int p = 0; p < N; ++p) {
+    if (finite) {
+      RequantizeVectorFinite(sum[p], offset, multiplier, zero_int, mask,
+                             y + p * c);
+    } else {
+      RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
+    }
+  }
+}
+
 // N depthwise pixels of one vector of channels (mask), their sums held in
 // registers over the taps so that each weight vector is loaded once for
 // all N, then requantized into y (pixel i at y + i * c). Each product is
@@ -223,15 +240,7 @@ DepthwisePixels(const uint8_t* x, int64_t pixel_step,
       sum[p] = _mm512_dpwssd_epi32(sum[p], xv, wv);
     }
   }
-  const __m512i zero_int = _mm512_cvtps_epi32(zero);
-  for (int p = 0; p < N; ++p) {
-    if (finite) {
-      RequantizeVectorFinite(sum[p], offset, multiplier, zero_int, mask,
-                             y + p * c);
-    } else {
-      RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
-    }
-  }
+  RequantizePixels<N>(sum, offset, multiplier, zero, mask, finite, c, y);
 }
 
 // DepthwisePixels for a window of kh rows of KW adjacent columns, pixels
@@ -261,15 +270,7 @@ DepthwiseGridPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
       }
     }
   }
-  const __m512i zero_int = _mm512_cvtps_epi32(zero);
-  for (int p = 0; p < N; ++p) {
-    if (finite) {
-      RequantizeVectorFinite(sum[p], offset, multiplier, zero_int, mask,
-                             y + p * c);
-    } else {
-      RequantizeVector(sum[p], offset, multiplier, zero, mask, y + p * c);
-    }
-  }
+  RequantizePixels<N>(sum, offset, multiplier, zero, mask, finite, c, y);
 }
 
 // `count` pixels of a DepthwiseGrid window, 16 channels a vector, four
