@@ -215,121 +215,85 @@ RequantizePixels(const __m512i (&sum)[N], __m512i offset, __m512 multiplier,
   }
 }
 
-// N depthwise pixels of one vector of channels (mask), their sums held in
-// registers over the taps so that each weight vector is loaded once for
-// all N, then requantized into y (pixel i at y + i * c). Each product is
-// one vpdpwssd: a lane holds the input byte zero-extended and the weight
-// sign-extended, so the lane's low 16-bit halves multiply (x * w, exact in
-// int32) and its high halves give x's 0 times whatever; the lane's sum
-// wraps as vpmulld + vpaddd would, at half their instructions.
-template <int N, class Q>
-__attribute__((target("avx512f,avx512bw,avx512vnni"),
-               always_inline)) inline void
-DepthwisePixels(const uint8_t* x, int64_t pixel_step,
-                const int64_t* tap_offsets, int64_t taps, const int32_t* w,
-                int64_t c, __mmask16 mask, __m512i offset, __m512 multiplier,
-                __m512 zero, bool finite, Q* y) {
-  __m512i sum[N];
-  for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
-  for (int64_t t = 0; t < taps; ++t) {
-    const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + t * c);
-    const uint8_t* xt = x + tap_offsets[t];
-    for (int p = 0; p < N; ++p) {
-      const __m512i xv =
-          _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, xt + p * pixel_step));
-      sum[p] = _mm512_dpwssd_epi32(sum[p], xv, wv);
-    }
-  }
-  RequantizePixels<N>(sum, offset, multiplier, zero, mask, finite, c, y);
-}
+// Depthwise windows, as DepthwiseRowAvx512 reads them: Sums<N>(i, ch, c,
+// mask, sum) sets sum[p] to the exact int32 sums of pixel i + p over its
+// taps, for the vector of channels from ch (lanes in mask) of C = c. Each
+// product is one vpdpwssd: a lane holds the input byte zero-extended and
+// the weight sign-extended, so the low 16-bit halves multiply (x * w, exact
+// in int32) and the high halves give x's 0 times whatever; the lane's sum
+// wraps as vpmulld + vpaddd would, at half their instructions. Each weight
+// vector is loaded once for the N pixels.
 
-// DepthwisePixels for a window of kh rows of KW adjacent columns, pixels
-// S columns apart (DepthwiseGrid): each kernel row's (N - 1) * S + KW
-// input columns are loaded once and shared by the N pixels whose windows
-// overlap there (a stride-1 3 x 3 window loads 18 vectors for 4 pixels,
-// not 36). The sums are DepthwisePixels's, tap by tap in the same order.
-template <int N, int S, int KW, class Q>
-__attribute__((target("avx512f,avx512bw,avx512vnni"),
-               always_inline)) inline void
-DepthwiseGridPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
-                    const int32_t* w, __mmask16 mask, __m512i offset,
-                    __m512 multiplier, __m512 zero, bool finite, Q* y) {
-  constexpr int kColumns = (N - 1) * S + KW;
-  __m512i sum[N];
-  for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
-  for (int64_t ky = 0; ky < kh; ++ky) {
-    const uint8_t* row = x + ky * row_step;
-    __m512i column[kColumns];
-    for (int j = 0; j < kColumns; ++j) {
-      column[j] = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, row + j * c));
-    }
-    for (int kx = 0; kx < KW; ++kx) {
-      const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + (ky * KW + kx) * c);
+// Taps anywhere: pixel i's tap t at x + i * pixel_step + tap_offsets[t],
+// channel c's weight at w[t * C + c].
+struct TapWindow {
+  const uint8_t* x;
+  int64_t pixel_step;
+  const int64_t* tap_offsets;
+  int64_t taps;
+  const int32_t* w;
+
+  template <int N>
+  __attribute__((target("avx512f,avx512bw,avx512vnni"),
+                 always_inline)) inline void
+  Sums(int64_t i, int64_t ch, int64_t c, __mmask16 mask,
+       __m512i (&sum)[N]) const {
+    for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
+    const uint8_t* first = x + i * pixel_step + ch;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512i wv = _mm512_maskz_loadu_epi32(mask, w + t * c + ch);
+      const uint8_t* xt = first + tap_offsets[t];
       for (int p = 0; p < N; ++p) {
-        sum[p] = _mm512_dpwssd_epi32(sum[p], column[p * S + kx], wv);
+        const __m512i xv = _mm512_cvtepu8_epi32(
+            _mm_maskz_loadu_epi8(mask, xt + p * pixel_step));
+        sum[p] = _mm512_dpwssd_epi32(sum[p], xv, wv);
       }
     }
   }
-  RequantizePixels<N>(sum, offset, multiplier, zero, mask, finite, c, y);
-}
+};
 
-// `count` pixels of a DepthwiseGrid window, 16 channels a vector, four
-// pixels at a time.
-template <int S, int KW, class Q>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void
-DepthwiseGridRowAvx512(const uint8_t* x, const DepthwiseGrid& grid,
-                       int64_t count, const int32_t* w,
-                       const RequantizedOutput& out) {
-  constexpr int kPixels = 4;
-  const int64_t c = out.m, pixel_step = S * c;
-  const __m512 zero = _mm512_set1_ps(out.zero);
-  Q* y = static_cast<Q*>(out.y);
-  for (int64_t ch = 0; ch < c; ch += kDirectLanes) {
-    const __mmask16 mask = LaneMask(c - ch);
-    const __m512i offset = _mm512_maskz_loadu_epi32(mask, out.offset + ch);
-    const __m512 multiplier = _mm512_maskz_loadu_ps(mask, out.multiplier + ch);
-    int64_t i = 0;
-    for (; i + kPixels <= count; i += kPixels) {
-      DepthwiseGridPixels<kPixels, S, KW>(
-          x + i * pixel_step + ch, c, grid.row_step, grid.kh, w + ch, mask,
-          offset, multiplier, zero, out.finite, y + i * c + ch);
-    }
-    for (; i < count; ++i) {
-      DepthwiseGridPixels<1, S, KW>(x + i * pixel_step + ch, c, grid.row_step,
-                                    grid.kh, w + ch, mask, offset, multiplier,
-                                    zero, out.finite, y + i * c + ch);
+// A DepthwiseGrid of KW columns at stride S: each kernel row's (N - 1) * S
+// + KW input columns are loaded once and shared by the N pixels whose
+// windows overlap there (a stride-1 3 x 3 window loads 18 vectors for 4
+// pixels, not 36). The taps in TapWindow's order.
+template <int S, int KW>
+struct GridWindow {
+  const uint8_t* x;
+  int64_t row_step;
+  int64_t kh;
+  const int32_t* w;
+
+  template <int N>
+  __attribute__((target("avx512f,avx512bw,avx512vnni"),
+                 always_inline)) inline void
+  Sums(int64_t i, int64_t ch, int64_t c, __mmask16 mask,
+       __m512i (&sum)[N]) const {
+    constexpr int kColumns = (N - 1) * S + KW;
+    for (int p = 0; p < N; ++p) sum[p] = _mm512_setzero_si512();
+    const uint8_t* first = x + i * S * c + ch;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const uint8_t* row = first + ky * row_step;
+      __m512i column[kColumns];
+      for (int j = 0; j < kColumns; ++j) {
+        column[j] =
+            _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, row + j * c));
+      }
+      for (int kx = 0; kx < KW; ++kx) {
+        const __m512i wv =
+            _mm512_maskz_loadu_epi32(mask, w + (ky * KW + kx) * c + ch);
+        for (int p = 0; p < N; ++p) {
+          sum[p] = _mm512_dpwssd_epi32(sum[p], column[p * S + kx], wv);
+        }
+      }
     }
   }
-}
+};
 
-// DepthwiseGridRowAvx512 for the window widths and strides it is compiled
-// for (3 and 5 columns, stride 1 or 2: MobileNet's and EfficientNet's);
-// false for others.
-template <class Q>
-bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
-                         int64_t count, const int32_t* w,
-                         const RequantizedOutput& out) {
-  const bool stride1 = grid.stride == 1, stride2 = grid.stride == 2;
-  if (grid.kw == 3 && stride1) {
-    DepthwiseGridRowAvx512<1, 3, Q>(x, grid, count, w, out);
-  } else if (grid.kw == 3 && stride2) {
-    DepthwiseGridRowAvx512<2, 3, Q>(x, grid, count, w, out);
-  } else if (grid.kw == 5 && stride1) {
-    DepthwiseGridRowAvx512<1, 5, Q>(x, grid, count, w, out);
-  } else if (grid.kw == 5 && stride2) {
-    DepthwiseGridRowAvx512<2, 5, Q>(x, grid, count, w, out);
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// `count` depthwise pixels, 16 channels a vector, four pixels at a time.
-template <class Q>
+// `count` depthwise pixels of `window`, 16 channels a vector, four pixels
+// at a time, requantized into out (pixel i at out.y + i * C).
+template <class Q, class Window>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void DepthwiseRowAvx512(
-    const uint8_t* x, int64_t pixel_step, int64_t count,
-    const int64_t* tap_offsets, int64_t taps, const int32_t* w,
-    const RequantizedOutput& out) {
+    const Window& window, int64_t count, const RequantizedOutput& out) {
   constexpr int kPixels = 4;
   const int64_t c = out.m;
   const __m512 zero = _mm512_set1_ps(out.zero);
@@ -340,16 +304,44 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void DepthwiseRowAvx512(
     const __m512 multiplier = _mm512_maskz_loadu_ps(mask, out.multiplier + ch);
     int64_t i = 0;
     for (; i + kPixels <= count; i += kPixels) {
-      DepthwisePixels<kPixels>(x + i * pixel_step + ch, pixel_step, tap_offsets,
-                               taps, w + ch, c, mask, offset, multiplier, zero,
-                               out.finite, y + i * c + ch);
+      __m512i sum[kPixels];
+      window.template Sums<kPixels>(i, ch, c, mask, sum);
+      RequantizePixels<kPixels>(sum, offset, multiplier, zero, mask, out.finite,
+                                c, y + i * c + ch);
     }
     for (; i < count; ++i) {
-      DepthwisePixels<1>(x + i * pixel_step + ch, pixel_step, tap_offsets, taps,
-                         w + ch, c, mask, offset, multiplier, zero, out.finite,
-                         y + i * c + ch);
+      __m512i sum[1];
+      window.template Sums<1>(i, ch, c, mask, sum);
+      RequantizePixels<1>(sum, offset, multiplier, zero, mask, out.finite, c,
+                          y + i * c + ch);
     }
   }
+}
+
+// DepthwiseRowAvx512 over a DepthwiseGrid for the window widths and
+// strides it is compiled for (3 and 5 columns, stride 1 or 2: MobileNet's
+// and EfficientNet's); false for others.
+template <class Q>
+bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
+                         int64_t count, const int32_t* w,
+                         const RequantizedOutput& out) {
+  const bool stride1 = grid.stride == 1, stride2 = grid.stride == 2;
+  if (grid.kw == 3 && stride1) {
+    DepthwiseRowAvx512<Q>(GridWindow<1, 3>{x, grid.row_step, grid.kh, w}, count,
+                          out);
+  } else if (grid.kw == 3 && stride2) {
+    DepthwiseRowAvx512<Q>(GridWindow<2, 3>{x, grid.row_step, grid.kh, w}, count,
+                          out);
+  } else if (grid.kw == 5 && stride1) {
+    DepthwiseRowAvx512<Q>(GridWindow<1, 5>{x, grid.row_step, grid.kh, w}, count,
+                          out);
+  } else if (grid.kw == 5 && stride2) {
+    DepthwiseRowAvx512<Q>(GridWindow<2, 5>{x, grid.row_step, grid.kh, w}, count,
+                          out);
+  } else {
+    return false;
+  }
+  return true;
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -568,12 +560,11 @@ void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,
                              const int64_t* tap_offsets, int64_t taps,
                              const int32_t* w, const RequantizedOutput& out) {
   if (kernel == Int8Kernel::kAvx512Vnni) {
+    const TapWindow window{x, pixel_step, tap_offsets, taps, w};
     if (out.y_signed) {
-      DepthwiseRowAvx512<int8_t>(x, pixel_step, count, tap_offsets, taps, w,
-                                 out);
+      DepthwiseRowAvx512<int8_t>(window, count, out);
     } else {
-      DepthwiseRowAvx512<uint8_t>(x, pixel_step, count, tap_offsets, taps, w,
-                                  out);
+      DepthwiseRowAvx512<uint8_t>(window, count, out);
     }
   } else if (out.y_signed) {
     DepthwiseRowGeneric<int8_t>(x, pixel_step, count, tap_offsets, taps, w,
