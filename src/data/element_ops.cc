@@ -4,6 +4,7 @@
 #include <string>
 
 #include "weft/check.h"
+#include "weft/tensor_rows.h"
 
 namespace weft::data::internal {
 namespace {
@@ -160,7 +161,6 @@ StatusOr<Tensor> StackPadded(const std::vector<const Tensor*>& rows,
 StatusOr<Tensor> ConcatRows(const std::vector<const Tensor*>& parts) {
   WEFT_CHECK(!parts.empty(), "ConcatRows of no parts");
   const Tensor& first = *parts[0];
-  int64_t rows = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Tensor& t = *parts[i];
     WEFT_RETURN_IF_ERROR(CheckBatchable(t, static_cast<int64_t>(i)));
@@ -172,17 +172,8 @@ StatusOr<Tensor> ConcatRows(const std::vector<const Tensor*>& parts) {
           t.shape().ToString() + ", part 0 " + DataTypeName(first.dtype()) +
           first.shape().ToString() + ": they must differ only in rows");
     }
-    rows += t.shape().dim(0);
   }
-  WEFT_ASSIGN_OR_RETURN(
-      Tensor out, Tensor::Create(first.dtype(),
-                                 WithLeading(rows, RowShape(first.shape()))));
-  int64_t at = 0;
-  for (const Tensor* part : parts) {
-    CopyElements(*part, 0, out, at, part->NumElements());
-    at += part->NumElements();
-  }
-  return out;
+  return weft::ConcatRows(parts);  // checked above, each part by name
 }
 
 }  // namespace weft::data::internal

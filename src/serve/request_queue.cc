@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "serve/batch_tensors.h"
+#include "weft/tensor_rows.h"
 
 namespace weft::serve {
 namespace {

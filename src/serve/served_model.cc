@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "serve/batch_tensors.h"
 #include "serve/infer_response.h"
 #include "weft/model.h"
+#include "weft/tensor_rows.h"
 
 namespace weft::serve {
 namespace {

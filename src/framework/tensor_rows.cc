@@ -1,11 +1,11 @@
-#include "serve/batch_tensors.h"
+#include "weft/tensor_rows.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "weft/check.h"
 
-namespace weft::serve {
+namespace weft {
 namespace {
 
 // Copies `rows` rows starting at `from_row` of `from` to `to_row` of `to`.
@@ -73,4 +73,4 @@ Tensor SliceRows(const Tensor& tensor, int64_t begin, int64_t end) {
   return slice;
 }
 
-}  // namespace weft::serve
+}  // namespace weft

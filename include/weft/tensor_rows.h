@@ -1,8 +1,10 @@
-// Stacking requests into one batch and splitting the outputs back: tensors
-// joined and cut along their first dimension (rows), bytes copied as they
-// are, so a request's rows hold the same bits whatever batch they ran in.
-#ifndef WEFT_SRC_SERVE_BATCH_TENSORS_H_
-#define WEFT_SRC_SERVE_BATCH_TENSORS_H_
+// Tensors joined and cut along their first dimension (rows), bytes copied
+// as they are (strings element by element), so a row holds the same bits
+// whatever batch it was joined into or cut from: how `weft serve` stacks
+// requests into a batch and splits the outputs back, and how the input
+// pipelines join batches (weft/data.h).
+#ifndef WEFT_TENSOR_ROWS_H_
+#define WEFT_TENSOR_ROWS_H_
 
 #include <cstdint>
 #include <vector>
@@ -10,7 +12,7 @@
 #include "weft/status.h"
 #include "weft/tensor.h"
 
-namespace weft::serve {
+namespace weft {
 
 // Both have a first dimension and agree in dtype and every other dimension.
 bool SameRowShape(const Tensor& a, const Tensor& b);
@@ -23,6 +25,6 @@ StatusOr<Tensor> ConcatRows(const std::vector<const Tensor*>& parts);
 // 0 <= begin <= end <= dim(0); checked.
 Tensor SliceRows(const Tensor& tensor, int64_t begin, int64_t end);
 
-}  // namespace weft::serve
+}  // namespace weft
 
-#endif  // WEFT_SRC_SERVE_BATCH_TENSORS_H_
+#endif  // WEFT_TENSOR_ROWS_H_
