@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -544,15 +541,10 @@ Status ApplyConfigText(const std::string& text, const std::string& source,
 }
 
 Status ApplyConfigFile(const std::string& path, RunConfig* config) {
-  WEFT_RETURN_IF_ERROR(
-      CheckReadableFile(path, "--config " + path + ": cannot open the file"));
-  std::ifstream in(path);
-  if (!in) {
-    return ErrnoToStatus(errno, "--config " + path + ": cannot open the file");
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ApplyConfigText(buffer.str(), path, config);
+  WEFT_ASSIGN_OR_RETURN(
+      std::string text,
+      ReadFileBytes(path, "--config " + path + ": cannot open the file"));
+  return ApplyConfigText(text, path, config);
 }
 
 StatusOr<RunConfig> ReadRunConfig(const std::string& path,
