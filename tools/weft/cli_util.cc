@@ -1,6 +1,7 @@
 #include "cli_util.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,7 +9,9 @@
 #include <charconv>
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -203,6 +206,40 @@ Status CheckOutputFile(const std::string& flag, const std::string& path) {
   if (!S_ISDIR(info.st_mode)) return refuse(ENOTDIR);
   return access(folder.c_str(), W_OK | X_OK) == 0 ? Status::OK()
                                                   : refuse(errno);
+}
+
+ChildExit RunChildProcess(std::vector<std::string> argv,
+                          const std::string& pythonpath,
+                          bool child_takes_interrupts) {
+  std::vector<char*> raw;
+  for (std::string& arg : argv) raw.push_back(arg.data());
+  raw.push_back(nullptr);
+  std::string path = pythonpath;
+  if (const char* inherited = std::getenv("PYTHONPATH");
+      !path.empty() && inherited != nullptr && *inherited != '\0') {
+    path += ":" + std::string(inherited);
+  }
+  struct sigaction ignore {};
+  struct sigaction previous {};
+  ignore.sa_handler = SIG_IGN;
+  if (child_takes_interrupts) sigaction(SIGINT, &ignore, &previous);
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    if (child_takes_interrupts) sigaction(SIGINT, &previous, nullptr);
+    if (!path.empty()) setenv("PYTHONPATH", path.c_str(), 1);
+    execvp(raw[0], raw.data());
+    std::fprintf(stderr, "weft: error: cannot run %s: %s\n", raw[0],
+                 ErrnoText().c_str());
+    _exit(127);
+  }
+  ChildExit result;
+  int status = 0;
+  result.started = child > 0 && waitpid(child, &status, 0) == child;
+  if (child_takes_interrupts) sigaction(SIGINT, &previous, nullptr);
+  result.exited = result.started && WIFEXITED(status);
+  result.code = result.exited ? WEXITSTATUS(status) : 0;
+  return result;
 }
 
 std::string FormatMs(double ms) {

@@ -25,6 +25,24 @@ int Fail(int code, const std::string& message);
 // The C library's text for errno ("Permission denied").
 std::string ErrnoText();
 
+// How a child process ended: `started` false when it could not be made
+// (fork failed: errno says why); `exited` false when a signal ended it;
+// otherwise its exit code (127 when argv[0] could not be executed).
+struct ChildExit {
+  bool started = false;
+  bool exited = false;
+  int code = 0;
+};
+
+// Runs argv (argv[0] looked up on PATH) and waits for it. A non-empty
+// `pythonpath` goes in front of the inherited PYTHONPATH in the child.
+// With `child_takes_interrupts`, this process ignores SIGINT while it
+// waits: Ctrl-C reaches the child (same process group), which decides what
+// to keep. stdout is flushed first, so the child's output follows ours.
+ChildExit RunChildProcess(std::vector<std::string> argv,
+                          const std::string& pythonpath = "",
+                          bool child_takes_interrupts = false);
+
 // OK when `path` can be written as a file (it is no directory, and its
 // folder exists and is writable), checked before any work starts; else
 // InvalidArgument "FLAG PATH: <the system's reason>" ("No such file or

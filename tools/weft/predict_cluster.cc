@@ -4,10 +4,8 @@
 // command expanded, so that both forms predict the same list.
 #include "predict_cluster.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -108,36 +106,16 @@ int PredictOnCluster(const PredictArgs& args,
   if (args.skip_bad_inputs) argv.push_back("--skip-bad-inputs");
   if (args.no_prefetch) argv.push_back("--no-prefetch");
   if (args.quiet) argv.push_back("--quiet");
-  std::vector<char*> raw;
-  for (std::string& a : argv) raw.push_back(a.data());
-  raw.push_back(nullptr);
-
   // Ctrl-C reaches the job (same process group), which keeps what it has
   // done; this process only waits for it.
-  struct sigaction ignore {
-  }, previous{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &previous);
-  const pid_t child = fork();
-  if (child == 0) {
-    sigaction(SIGINT, &previous, nullptr);
-    const char* old = std::getenv("PYTHONPATH");
-    const std::string path =
-        package +
-        (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
-    setenv("PYTHONPATH", path.c_str(), 1);
-    execvp(raw[0], raw.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (child > 0) waitpid(child, &status, 0);
-  sigaction(SIGINT, &previous, nullptr);
+  const ChildExit end = RunChildProcess(std::move(argv), package,
+                                        /*child_takes_interrupts=*/true);
   unlink(list);
-  if (child < 0 || !WIFEXITED(status)) {
+  if (!end.exited) {
     return Fail(kExitRunFailed, "the cluster job (" WEFT_CLUSTER_PYTHON
                                 " -m weft._dask_job) did not finish");
   }
-  return WEXITSTATUS(status);
+  return end.code;
 }
 
 }  // namespace weft::cli

@@ -7,9 +7,6 @@
 // python3, as `weft tune --plot` runs its plotting script. The package is
 // taken from the build tree beside this executable (<build>/python, for a
 // weft run from <build>/bin) or, installed, from python3's own path.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -112,28 +109,11 @@ int QuantizeCommand(const QuantizeArgs& args) {
     argv.push_back("--exclude-op");
     argv.push_back(op);
   }
-  std::string python_path = BuildTreePythonPath();
-  if (const char* existing = std::getenv("PYTHONPATH");
-      existing != nullptr && *existing != '\0') {
-    python_path += (python_path.empty() ? "" : ":") + std::string(existing);
-  }
-  std::fflush(stdout);
-  const pid_t child = fork();
-  if (child == 0) {
-    if (!python_path.empty()) setenv("PYTHONPATH", python_path.c_str(), 1);
-    std::vector<char*> raw;
-    for (std::string& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    execvp(raw[0], raw.data());
-    std::fprintf(stderr, "weft: error: cannot run %s: %s\n", raw[0],
-                 ErrnoText().c_str());
-    _exit(127);
-  }
-  int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) < 0) {
+  const ChildExit end = RunChildProcess(std::move(argv), BuildTreePythonPath());
+  if (!end.started) {
     return Fail(kExitRunFailed, "cannot start python3: " + ErrnoText());
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitRunFailed;
+  return end.exited ? end.code : kExitRunFailed;
 }
 
 class QuantizeCommandLine final

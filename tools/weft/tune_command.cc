@@ -1,7 +1,6 @@
 // weft tune GRAPH: the best thread settings for a graph without trying them
 // all — profile, predict with a model of weft's executor, confirm the best
 // few, and explain the choice with the numbers (src/tune/).
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -176,16 +175,10 @@ Status Plot(const std::string& json, const std::string& file) {
     unlink(scratch);
     return InternalError("cannot write the scratch file: " + ErrnoText());
   }
-  pid_t child = fork();
-  if (child == 0) {
-    execlp(WEFT_PLOT_PYTHON, WEFT_PLOT_PYTHON, script.c_str(), scratch,
-           file.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  if (child > 0) waitpid(child, &status, 0);
+  const ChildExit end =
+      RunChildProcess({WEFT_PLOT_PYTHON, script, scratch, file});
   unlink(scratch);
-  if (child < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!end.exited || end.code != 0) {
     return UnknownError(std::string("drawing ") + file + " failed (" +
                         WEFT_PLOT_PYTHON " " + script +
                         "): its error is above");
