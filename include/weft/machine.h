@@ -53,6 +53,25 @@ std::string Bf16UnitsDescription();
 // server's /metrics.
 int KernelsComputingNow();
 
+// While it lives, the calling thread counts against the process's core
+// budget as a kernel computing does (KernelsComputingNow() includes it, and
+// intra-op work enlists that many fewer helpers), unless it already counts
+// (it is a kernel's thread, or inside another ComputingScope). For user
+// code that computes on a thread of its own or of weft's, such as an input
+// pipeline's map function, so that a pipeline and the Runs it feeds keep
+// no more threads computing than the budget. Destroy it on the thread that
+// made it.
+class ComputingScope {
+ public:
+  ComputingScope();
+  ~ComputingScope();
+  ComputingScope(const ComputingScope&) = delete;
+  ComputingScope& operator=(const ComputingScope&) = delete;
+
+ private:
+  bool counted_;
+};
+
 }  // namespace weft
 
 #endif  // WEFT_MACHINE_H_

@@ -14,6 +14,7 @@
 #include "convert.h"
 #include "graph_binding.h"
 #include "weft/data.h"
+#include "weft/machine.h"
 
 namespace weft::python {
 namespace {
@@ -71,6 +72,8 @@ data::MapFn PythonMapFn(py::function fn) {
   auto shared = Shared(std::move(fn));
   return [shared](Element in) -> StatusOr<Element> {
     py::gil_scoped_acquire gil;
+    // Python computes here: it counts against the core budget.
+    ComputingScope computing;
     try {
       py::object result = (*shared)(*ToTuple(in));
       return FromPython("map function result", result);
@@ -86,6 +89,8 @@ data::PredicateFn PythonPredicate(py::function fn) {
   auto shared = Shared(std::move(fn));
   return [shared](const Element& in) -> StatusOr<bool> {
     py::gil_scoped_acquire gil;
+    // Python computes here: it counts against the core budget.
+    ComputingScope computing;
     try {
       return py::bool_((*shared)(*ToTuple(in))).cast<bool>();
     } catch (py::error_already_set& error) {
@@ -101,6 +106,8 @@ data::GeneratorFactory PythonGenerator(py::function factory) {
     auto iterator = std::make_shared<py::object>();
     return [shared, iterator]() -> StatusOr<std::optional<Element>> {
       py::gil_scoped_acquire gil;
+      // Python computes here: it counts against the core budget.
+      ComputingScope computing;
       try {
         if (!*iterator) *iterator = py::iter((*shared)());
         PyObject* next = PyIter_Next(iterator->ptr());

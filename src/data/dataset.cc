@@ -2,6 +2,7 @@
 // steps (reading files, running a graph).
 #include "data/autotune.h"
 #include "data/dataset_node.h"
+#include "runtime/core_budget.h"
 #include "weft/file_status.h"
 #include "weft/npy.h"
 #include "weft/session.h"
@@ -99,6 +100,10 @@ StatusOr<MapFn> GraphFn(Graph graph, std::vector<std::string> inputs,
           feeds.emplace_back(inputs[i], std::move(element[i]));
         }
         Element result;
+        // The graph's kernels count against the core budget themselves:
+        // a thread counted for the map call gives its core back while the
+        // Run goes on, wherever the Run's kernels compute.
+        weft::internal::CoreBudget::PausedHere paused;
         WEFT_RETURN_IF_ERROR(session->Run(feeds, outputs, {}, &result));
         return result;
       });

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "weft/data.h"
+#include "weft/machine.h"
 #include "weft/npy.h"
 #include "weft/session.h"
 
@@ -438,6 +439,58 @@ TEST(DatasetTest, GraphFnRunsAGraphPerElement) {
   EXPECT_EQ(out[1][0].data<float>()[1], 16.0f);
   EXPECT_EQ(RangeOf(0, 2).Map(*fn).Batch(2).DebugString(),
             "Range -> Map -> Batch");
+}
+
+// Item 3 of the input-pipeline issue: a map call computing counts against
+// the core budget as a kernel does, wherever it runs (the consumer's
+// thread, or the pool's); a blocking one (it waits) does not; a graph map
+// gives its count back while its own kernels run, so nothing counts twice.
+TEST(DatasetTest, MapCallsCountAgainstTheCoreBudgetWhileTheyCompute) {
+  std::atomic<int> least_seen{1 << 20};
+  const MapFn observe = [&least_seen](Element e) -> StatusOr<Element> {
+    int seen = least_seen.load();
+    const int now = KernelsComputingNow();
+    while (now < seen && !least_seen.compare_exchange_weak(seen, now)) {
+    }
+    return e;
+  };
+  ASSERT_EQ(KernelsComputingNow(), 0);
+  EXPECT_EQ(Drain(RangeOf(0, 4).Map(observe)).size(), 4u);
+  EXPECT_EQ(least_seen.load(), 1) << "sequential map on the test's thread";
+  least_seen = 1 << 20;
+  EXPECT_EQ(Drain(RangeOf(0, 8).Map(observe, 2), Pool(2)).size(), 8u);
+  EXPECT_GE(least_seen.load(), 1) << "parallel map on the pool";
+  least_seen = 1 << 20;
+  EXPECT_EQ(
+      Drain(RangeOf(0, 4).Map(observe, 0, true, /*blocking=*/true)).size(), 4u);
+  EXPECT_EQ(least_seen.load(), 0) << "a blocking map waits: not counted";
+  {
+    ComputingScope outer;  // as on a kernel's thread
+    ComputingScope nested;
+    EXPECT_EQ(KernelsComputingNow(), 1) << "a thread counts once";
+    least_seen = 1 << 20;
+    EXPECT_EQ(Drain(RangeOf(0, 2).Map(observe)).size(), 2u);
+    EXPECT_EQ(least_seen.load(), 1) << "a map on a counted thread";
+  }
+  EXPECT_EQ(KernelsComputingNow(), 0);
+}
+
+TEST(DatasetTest, AGraphMapsCallDoesNotCountTwice) {
+  Graph g;
+  std::string x = g.Placeholder("x", DataType::kFloat32, PartialShape({2}));
+  g.Mul("y", x, x);
+  auto fn = GraphFn(std::move(g), {"x"}, {"y"});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  std::atomic<int> most_seen{0};
+  const MapFn after = [&most_seen](Element e) -> StatusOr<Element> {
+    most_seen = std::max(most_seen.load(), KernelsComputingNow());
+    return e;
+  };
+  auto ds = Dataset::FromTensorSlices(
+      {Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4})});
+  EXPECT_EQ(Drain(ds->Map(*fn).Map(after)).size(), 2u);
+  EXPECT_EQ(most_seen.load(), 1);
+  EXPECT_EQ(KernelsComputingNow(), 0) << "every count given back";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "runtime/blocking_pool.h"
 #include "threading/mutex.h"
 #include "threading/task.h"
+#include "weft/machine.h"
 
 namespace weft::data {
 namespace {
@@ -308,6 +309,16 @@ StageOr MakeSequentialMap(Stages inputs, MapFn fn);
 
 Dataset Dataset::Map(MapFn fn, int num_parallel_calls, bool deterministic,
                      bool blocking) const {
+  if (!blocking) {
+    // A call computes where it runs: it counts against the core budget as
+    // a kernel does (not twice on a kernel's thread, as IteratorGetNext's).
+    // A blocking fn waits (for I/O, for Python's GIL) and counts itself
+    // where it computes, as the Python binding's functions do.
+    fn = [inner = std::move(fn)](Element in) -> StatusOr<Element> {
+      ComputingScope computing;
+      return inner(std::move(in));
+    };
+  }
   return Dataset(internal::MakeNode(
       num_parallel_calls == 0 ? "Map" : "ParallelMap", {node()},
       [fn = std::move(fn), num_parallel_calls, deterministic, blocking](

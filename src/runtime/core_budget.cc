@@ -7,6 +7,7 @@
 namespace weft::internal {
 
 std::atomic<int> CoreBudget::running_{0};
+thread_local int CoreBudget::depth_here_ = 0;
 
 int CoreBudget::HelpersAllowed(int pool_workers, int intra_threads) {
   const int budget = std::max(AutoCpuBudget().threads, intra_threads);

@@ -18,6 +18,27 @@ namespace {
 
 using internal::CoreBudget;
 
+TEST(CoreBudgetTest, PausedHereGivesACountedThreadsCoreBackAndNoOtherOne) {
+  ASSERT_EQ(CoreBudget::running(), 0);
+  {
+    CoreBudget::PausedHere outside;  // this thread does not count: no-op
+    EXPECT_EQ(CoreBudget::running(), 0);
+    EXPECT_FALSE(CoreBudget::CountsHere());
+  }
+  EXPECT_EQ(CoreBudget::running(), 0);
+  CoreBudget::Running kernel;
+  EXPECT_TRUE(CoreBudget::CountsHere());
+  {
+    CoreBudget::PausedHere paused;
+    EXPECT_EQ(CoreBudget::running(), 0);
+    EXPECT_FALSE(CoreBudget::CountsHere());
+    CoreBudget::Running nested;  // a Run's kernel on this thread
+    EXPECT_EQ(CoreBudget::running(), 1);
+  }
+  EXPECT_EQ(CoreBudget::running(), 1);
+  EXPECT_TRUE(CoreBudget::CountsHere());
+}
+
 TEST(CoreBudgetTest, HelpersShrinkWithRunningKernelsAndWaitersGiveCoresBack) {
   const int budget = std::max(AutoCpuBudget().threads, 8);
   CoreBudget::Running self;  // The kernel asking.

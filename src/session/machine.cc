@@ -48,4 +48,15 @@ std::string Bf16UnitsDescription() {
 
 int KernelsComputingNow() { return internal::CoreBudget::running(); }
 
+// Not a CoreBudget::Running member: the public header keeps the runtime's
+// types out of sight, so the scope counts through the same two calls.
+ComputingScope::ComputingScope()
+    : counted_(!internal::CoreBudget::CountsHere()) {
+  if (counted_) internal::CoreBudget::EnterComputing();
+}
+
+ComputingScope::~ComputingScope() {
+  if (counted_) internal::CoreBudget::LeaveComputing();
+}
+
 }  // namespace weft
