@@ -426,15 +426,25 @@ TEST_F(DatasetFilesTest, FileCacheIsWrittenOnceAndReplayed) {
   EXPECT_FALSE(std::filesystem::exists(partial + ".partial"));
 }
 
-TEST(DatasetTest, GraphFnRunsAGraphPerElement) {
+// A graph map squaring pairs of floats, and two such pairs to map.
+StatusOr<MapFn> SquareGraphFn() {
   Graph g;
   std::string x = g.Placeholder("x", DataType::kFloat32, PartialShape({2}));
   g.Mul("y", x, x);
-  auto fn = GraphFn(std::move(g), {"x"}, {"y"});
+  return GraphFn(std::move(g), {"x"}, {"y"});
+}
+
+Dataset TwoPairs() {
+  return Dataset::FromTensorSlices(
+             {Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4})})
+      .value();
+}
+
+TEST(DatasetTest, GraphFnRunsAGraphPerElement) {
+  auto fn = SquareGraphFn();
   ASSERT_TRUE(fn.ok()) << fn.status();
-  auto ds = Dataset::FromTensorSlices(
-      {Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4})});
-  std::vector<Element> out = Drain(ds->Map(*fn, 2), Pool(2));
+  auto ds = TwoPairs();
+  std::vector<Element> out = Drain(ds.Map(*fn, 2), Pool(2));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1][0].data<float>()[1], 16.0f);
   EXPECT_EQ(RangeOf(0, 2).Map(*fn).Batch(2).DebugString(),
@@ -476,19 +486,14 @@ TEST(DatasetTest, MapCallsCountAgainstTheCoreBudgetWhileTheyCompute) {
 }
 
 TEST(DatasetTest, AGraphMapsCallDoesNotCountTwice) {
-  Graph g;
-  std::string x = g.Placeholder("x", DataType::kFloat32, PartialShape({2}));
-  g.Mul("y", x, x);
-  auto fn = GraphFn(std::move(g), {"x"}, {"y"});
+  auto fn = SquareGraphFn();
   ASSERT_TRUE(fn.ok()) << fn.status();
   std::atomic<int> most_seen{0};
   const MapFn after = [&most_seen](Element e) -> StatusOr<Element> {
     most_seen = std::max(most_seen.load(), KernelsComputingNow());
     return e;
   };
-  auto ds = Dataset::FromTensorSlices(
-      {Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4})});
-  EXPECT_EQ(Drain(ds->Map(*fn).Map(after)).size(), 2u);
+  EXPECT_EQ(Drain(TwoPairs().Map(*fn).Map(after)).size(), 2u);
   EXPECT_EQ(most_seen.load(), 1);
   EXPECT_EQ(KernelsComputingNow(), 0) << "every count given back";
 }
