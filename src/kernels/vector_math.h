@@ -18,6 +18,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -204,16 +205,38 @@ A LaneReduce(int64_t n, A identity, Load load, Combine combine) {
   return acc;
 }
 
-// The maximum of x[0..n-1] (n >= 1); NaN if any element is NaN. Two
-// vectorised passes: the largest value by a plain compare-and-select (one
-// max instruction per vector), and whether any element is NaN. A single
-// select that also lets NaN win compiles to a branch per element (Softmax
-// spent more time in its row maximum than in its exponentials).
+// The largest of x[0..n-1] (n >= 1), for callers through which a NaN
+// propagates anyway (Softmax: exp(NaN - max) makes the sum, and so every
+// output, NaN): whether a NaN in x comes out here is left unspecified. The
+// lanes are a GCC/Clang vector, not LaneReduce's array: GCC does not turn
+// sixteen selects into one max instruction (it leaves sixteen scalar ones,
+// and Softmax spent a third of its time in its row maximum). The maximum
+// does not depend on the order it is taken in, so any lane count gives the
+// same value.
+template <class T>
+T LaneMax(const T* x, int64_t n) {
+  constexpr int kLanes = 64 / static_cast<int>(sizeof(T));
+  typedef T Lanes __attribute__((vector_size(kLanes * sizeof(T))));
+  Lanes lane;
+  for (int j = 0; j < kLanes; ++j) lane[j] = x[0];
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    Lanes v;
+    std::memcpy(&v, x + i, sizeof v);
+    lane = lane < v ? v : lane;
+  }
+  T max = x[0];
+  for (int j = 0; j < kLanes; ++j) max = max < lane[j] ? lane[j] : max;
+  for (; i < n; ++i) max = max < x[i] ? x[i] : max;
+  return max;
+}
+
+// The maximum of x[0..n-1] (n >= 1); NaN if any element is NaN: LaneMax,
+// and a second vectorised pass for whether any element is NaN (a single
+// select that also lets NaN win compiles to a branch per element).
 template <class T>
 T MaxOf(const T* x, int64_t n) {
-  const T max = LaneReduce<T>(
-      n, x[0], [x](int64_t i) { return x[i]; },
-      [](T acc, T v) { return acc < v ? v : acc; });
+  const T max = LaneMax(x, n);
   const int any_nan = LaneReduce<int>(
       n, 0, [x](int64_t i) { return static_cast<int>(x[i] != x[i]); },
       [](int a, int b) { return a | b; });

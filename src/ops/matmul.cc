@@ -1,6 +1,7 @@
 // MatMul (NumPy matmul semantics for rank >= 2: batch dimensions broadcast;
-// weft's transpose_a / transpose_b swap the last two dimensions) and Gemm
-// (ONNX: Y = alpha * op(A) op(B) + beta * C).
+// weft's transpose_a / transpose_b swap the last two dimensions, and alpha,
+// which the graph passes set, scales each product as a Mul after it would)
+// and Gemm (ONNX: Y = alpha * op(A) op(B) + beta * C).
 //
 // The output of each 2-D product is cut into tiles (ChooseTiles) that threads
 // claim through ParallelFor; each tile is one single-threaded product over
@@ -425,8 +426,8 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
   if constexpr (std::is_same_v<T, float>) {
     // A packed B is 2-D: a batched A without a transpose is then one
     // product of batches * m rows (the epilogue's bias is per (m, n) matrix,
-    // so only a plain product merges them).
-    const bool merge = batches == 1 || (!ta && IsIdentity(epilogue));
+    // so only a product without one merges them).
+    const bool merge = batches == 1 || (!ta && epilogue.bias == nullptr);
     const int64_t rows = merge ? batches * d.m : 0;
     if (packed_b != nullptr && merge &&
         rows <= kMaxSharedRowBlocks * FloatMicroKernel().mc) {
@@ -486,6 +487,7 @@ class MatMulKernel : public OpKernel {
   explicit MatMulKernel(const KernelConstruction& c)
       : ta_(c.attr<bool>("transpose_a")),
         tb_(c.attr<bool>("transpose_b")),
+        alpha_(c.attr<double>("alpha")),
         weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
@@ -501,17 +503,20 @@ class MatMulKernel : public OpKernel {
     dims.push_back(s.d.n);
     WEFT_ASSIGN_OR_RETURN(Tensor * c,
                           ctx.AllocateOutputUninitialized(0, Shape(dims)));
+    const Epilogue<float> scale32{static_cast<float>(alpha_)};
     if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
       WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
       WEFT_ASSIGN_OR_RETURN(Tensor c32,
                             Tensor::Create(DataType::kFloat32, c->shape()));
-      RunProduct<float>(ctx, a32, b32, ta_, tb_, s.d, batch, &c32, {}, weight_);
+      RunProduct<float>(ctx, a32, b32, ta_, tb_, s.d, batch, &c32, scale32,
+                        weight_);
       NarrowToFloat16(c32, c);
     } else if (a.dtype() == DataType::kFloat32) {
-      RunProduct<float>(ctx, a, b, ta_, tb_, s.d, batch, c, {}, weight_);
+      RunProduct<float>(ctx, a, b, ta_, tb_, s.d, batch, c, scale32, weight_);
     } else {
-      RunProduct<double>(ctx, a, b, ta_, tb_, s.d, batch, c, {}, weight_);
+      RunProduct<double>(ctx, a, b, ta_, tb_, s.d, batch, c,
+                         Epilogue<double>{alpha_}, weight_);
     }
     return Status::OK();
   }
@@ -519,6 +524,7 @@ class MatMulKernel : public OpKernel {
  private:
   const bool ta_;
   const bool tb_;
+  const double alpha_;
   const PackedWeight weight_;
 };
 
@@ -670,6 +676,7 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
           .Attr("transpose_a", AttrType::kBool, false)
           .Attr("transpose_b", AttrType::kBool, false)
+          .Attr("alpha", AttrType::kFloat, 1.0)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             WEFT_ASSIGN_OR_RETURN(
                 MatMulShape s,

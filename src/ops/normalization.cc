@@ -29,10 +29,11 @@ double RowSum(int64_t len, Load load) {
 
 // Softmax of one contiguous float32 row, in passes that each vectorise:
 // max, y = exp(x - max) with the sum of y in double lanes, then scale (or,
-// for LogSoftmax, y = x - max - log(sum) in double).
+// for LogSoftmax, y = x - max - log(sum) in double). A NaN in the row makes
+// the sum NaN and so the whole row NaN, whatever the maximum.
 template <bool kLog>
 void SoftmaxContiguousRow(const float* x, float* y, int64_t len) {
-  const float max = vmath::MaxOf(x, len);
+  const float max = vmath::LaneMax(x, len);
   for (int64_t j = 0; j < len; ++j) y[j] = vmath::ExpF(x[j] - max);
   const double sum = RowSum(len, [y](int64_t j) { return double{y[j]}; });
   if constexpr (kLog) {

@@ -87,6 +87,59 @@ TEST(ShapeOpsTest, TransposeDefaultAndPerm) {
   EXPECT_EQ(out[1].data<float>()[2 * 8 + 1 * 4 + 3], 1 * 12 + 2 * 4 + 3);
 }
 
+// Transposes whose last two output dims swap the input's contiguous axis
+// with another run by 16 x 16 tiles: every element lands where the
+// permutation puts it, for each element size, in the partial tiles at the
+// edges too, at one thread and two.
+TEST(ShapeOpsTest, TransposeOfTheContiguousAxisByTilesMovesEveryElement) {
+  struct Case {
+    Shape in;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{3, 37, 2, 21}, {0, 2, 3, 1}},  // NCHW -> NHWC
+                        {{19, 40}, {1, 0}},
+                        {{2, 16, 33}, {0, 2, 1}}};
+  for (DataType dtype : {DataType::kInt8, DataType::kFloat16,
+                         DataType::kFloat32, DataType::kFloat64}) {
+    for (const Case& c : cases) {
+      // i mod 101: exact in every dtype, and no two neighbours alike.
+      Tensor values(DataType::kFloat32, c.in);
+      for (int64_t i = 0; i < values.NumElements(); ++i) {
+        values.data<float>()[i] = static_cast<float>(i % 101);
+      }
+      Graph g;
+      g.Placeholder("values", DataType::kFloat32, c.in);
+      ASSERT_TRUE(
+          g.AddNode({"x", "Cast", {"values"}, {{"to", dtype}}, ""}).ok());
+      ASSERT_TRUE(
+          g.AddNode({"t", "Transpose", {"x"}, {{"perm", c.perm}}, ""}).ok());
+      auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
+      auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
+      const NamedTensors feeds = {{"values", values}};
+      const std::vector<Tensor> out = test::MustRun(*serial, {"x", "t"}, feeds);
+      const Tensor& x = out.at(0);
+      const Tensor& y = out.at(1);
+      EXPECT_TRUE(y.BitwiseEqual(test::MustRun(*parallel, {"t"}, feeds).at(0)));
+      const int rank = c.in.rank();
+      std::vector<int64_t> in_strides(rank, 1);
+      for (int d = rank - 2; d >= 0; --d) {
+        in_strides[d] = in_strides[d + 1] * c.in.dim(d + 1);
+      }
+      for (int64_t o = 0; o < y.NumElements(); ++o) {
+        int64_t rest = o, from = 0;
+        for (int d = rank - 1; d >= 0; --d) {
+          const int64_t dim = y.shape().dim(d);
+          from += (rest % dim) * in_strides[c.perm[d]];
+          rest /= dim;
+        }
+        ASSERT_EQ(y.ValueAsDouble(o), x.ValueAsDouble(from))
+            << DataTypeName(dtype) << " " << c.in.ToString() << " element "
+            << o;
+      }
+    }
+  }
+}
+
 TEST(ShapeOpsTest, ConcatAndSplitInvertEachOther) {
   Graph g;
   auto a = g.Const("a", Iota({2, 3}));

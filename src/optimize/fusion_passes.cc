@@ -260,7 +260,7 @@ int FuseMatMulAdd(GraphEditor& graph) {
                  {product.inputs[0], product.inputs[1], bias},
                  {{"transA", flag("transpose_a")},
                   {"transB", flag("transpose_b")},
-                  {"alpha", 1.0},
+                  {"alpha", AttrOr<double>(product, "alpha", 1.0)},
                   {"beta", 1.0}},
                  sum.device};
     graph.Claim(mm);

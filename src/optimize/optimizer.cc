@@ -70,6 +70,10 @@ const std::vector<Pass>& Pipeline() {
         "BatchNormalization after a Conv or Gemm with constant weights is "
         "folded into those weights"},
        Run<internal::FoldBatchNorm>},
+      {{"matmul-scale-fusion",
+        "a Mul by a scalar constant, or a Div by a power of two, after a "
+        "MatMul becomes its alpha (attention's 1 / sqrt(d))"},
+       Run<internal::FuseMatMulScales>},
       {{"matmul-add-to-gemm",
         "a 2-D MatMul and the Add of a bias become one Gemm"},
        Run<internal::FuseMatMulAdd>},

@@ -20,6 +20,7 @@ StatusOr<int> FoldConstants(GraphEditor& graph);
 int RecognizeLayerNorm(GraphEditor& graph);
 int RecognizeGelu(GraphEditor& graph);
 int FoldBatchNorm(GraphEditor& graph);
+int FuseMatMulScales(GraphEditor& graph);
 int FuseMatMulAdd(GraphEditor& graph);
 int FuseConvResidual(GraphEditor& graph);
 int FuseActivations(GraphEditor& graph);

@@ -317,7 +317,12 @@ std::optional<NodeDef> FusedGroup(GraphEditor& graph, const NodeDef& core,
     }
     return fused;
   }
-  if (core.op == "MatMul" && core.inputs.size() == 2) {
+  // ONNX's MatMul: weft's transposes and alpha (which the matmul passes
+  // set) have no QLinearMatMul form.
+  if (core.op == "MatMul" && core.inputs.size() == 2 &&
+      !AttrOr<bool>(core, "transpose_a", false) &&
+      !AttrOr<bool>(core, "transpose_b", false) &&
+      AttrOr<double>(core, "alpha", 1.0) == 1.0) {
     std::optional<Dequantized> a = ScalarDequantizeOf(graph, core.inputs[0]);
     std::optional<Dequantized> b =
         WeightDequantizeOf(graph, core.inputs[1], DataType::kInt8, 1);
