@@ -15,6 +15,7 @@
 #ifndef WEFT_SRC_KERNELS_VECTOR_MATH_H_
 #define WEFT_SRC_KERNELS_VECTOR_MATH_H_
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -33,7 +34,13 @@ inline float Pow2FromBits(uint32_t n_biased) {
 namespace detail {
 
 // exp(x + lo), lo added to the reduced argument when kLo (see ExpOfSum).
-template <bool kLo>
+// Without kClamp the caller promises x in [-170, 170] (x + lo too): the
+// two-halves scaling below is then right without the clamps (n stays in
+// [-246, 246]), and leaving them out matters to GCC, which threads the
+// constant arms of the clamps through the arithmetic after them and
+// vectorises that as a dozen masked selects (ErfcF: Gelu 1.05 -> 0.87 ns an
+// element, the same bits on every float).
+template <bool kLo, bool kClamp = true>
 inline float ExpCore(float x, float lo) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;  // ln2 split: hi has 9 bits.
@@ -42,8 +49,10 @@ inline float ExpCore(float x, float lo) {
   constexpr float kRound = 12582912.0f;
   // Beyond these exp(x) is 0 or inf in float32; clamping keeps n in range.
   // A NaN passes through both comparisons unchanged.
-  x = x < -104.0f ? -104.0f : x;
-  x = x > 89.0f ? 89.0f : x;
+  if constexpr (kClamp) {
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 89.0f ? 89.0f : x;
+  }
   const float shifted = x * kLog2e + kRound;
   const float n = shifted - kRound;
   float r = (x - n * kLn2Hi) - n * kLn2Lo;
@@ -145,9 +154,10 @@ inline float TanhF(float x) {
 // as hi + lo (an FMA gives lo), because exp turns absolute error in its
 // argument into relative error in its result.
 inline float ErfcF(float x) {
-  // erfc(10.5) is below the smallest subnormal; the clamp keeps t^2 finite.
-  // A NaN passes through the comparison unchanged.
-  const float t = std::abs(x) > 10.5f ? 10.5f : std::abs(x);
+  // erfc(10.5) is below the smallest subnormal; the clamp keeps t^2 finite
+  // (and the exponential's argument in [-112, 0]). A NaN passes through
+  // std::min unchanged (one min instruction).
+  const float t = std::min(std::abs(x), 10.5f);
   const float u = 1.0f / (1.0f + 0.5f * t);
   float p = 0.17087277f;
   p = p * u - 0.82215223f;
@@ -167,7 +177,8 @@ inline float ErfcF(float x) {
   const float sum = p - t2_hi;
   const float back = sum - p;
   const float error = (p - (sum - back)) + (-t2_hi - back);
-  const float tail = u * ExpOfSum(sum, error - t2_lo);
+  const float tail =
+      u * detail::ExpCore<true, /*kClamp=*/false>(sum, error - t2_lo);
   return x < 0.0f ? 2.0f - tail : tail;
 }
 
