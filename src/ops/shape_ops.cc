@@ -50,23 +50,6 @@ void CopyRow(const char* src, int64_t stride, int64_t n, size_t size,
   }
 }
 
-using CopyRowFn = void (*)(const char*, int64_t, int64_t, size_t, char*);
-
-CopyRowFn CopyRowFor(size_t esize) {
-  switch (esize) {
-    case 1:
-      return CopyRow<1>;
-    case 2:
-      return CopyRow<2>;
-    case 4:
-      return CopyRow<4>;
-    case 8:
-      return CopyRow<8>;
-    default:
-      return CopyRow<0>;
-  }
-}
-
 // Output rows of this many elements, read in column strips of this many,
 // make one block of a tiled transpose: 16 x 16 4-byte elements are sixteen
 // cache lines each way, so every line read is used sixteen times while it
@@ -93,20 +76,25 @@ void TransposeRows(const char* src, int64_t src_stride, int64_t rows,
   }
 }
 
-using TransposeRowsFn = void (*)(const char*, int64_t, int64_t, int64_t, char*);
+// The row movers for one element size: CopyRow, and TransposeRows where
+// the size is one the compiler can move in registers (else null).
+struct RowMovers {
+  void (*copy_row)(const char*, int64_t, int64_t, size_t, char*);
+  void (*transpose_rows)(const char*, int64_t, int64_t, int64_t, char*);
+};
 
-TransposeRowsFn TransposeRowsFor(size_t esize) {
+RowMovers RowMoversFor(size_t esize) {
   switch (esize) {
     case 1:
-      return TransposeRows<1>;
+      return {CopyRow<1>, TransposeRows<1>};
     case 2:
-      return TransposeRows<2>;
+      return {CopyRow<2>, TransposeRows<2>};
     case 4:
-      return TransposeRows<4>;
+      return {CopyRow<4>, TransposeRows<4>};
     case 8:
-      return TransposeRows<8>;
+      return {CopyRow<8>, TransposeRows<8>};
     default:
-      return nullptr;
+      return {CopyRow<0>, nullptr};
   }
 }
 
@@ -118,7 +106,7 @@ void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
                    const std::vector<int64_t>& in_strides,  // per out dim
                    int64_t in_start) {
   const size_t esize = DataTypeSize(in.dtype());
-  const CopyRowFn copy_row = CopyRowFor(esize);
+  const RowMovers movers = RowMoversFor(esize);
   const auto* src = static_cast<const char*>(in.raw_data());
   auto* dst = static_cast<char*>(out->raw_data());
   const Shape& shape = out->shape();
@@ -126,8 +114,7 @@ void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
   const int64_t inner = rank == 0 ? 1 : shape.dim(rank - 1);
   const int64_t rows = inner == 0 ? 0 : out->NumElements() / inner;
   const int64_t inner_stride = rank == 0 ? 0 : in_strides[rank - 1];
-  const TransposeRowsFn transpose_rows = TransposeRowsFor(esize);
-  if (rank >= 2 && transpose_rows != nullptr && inner_stride != 1 &&
+  if (rank >= 2 && movers.transpose_rows != nullptr && inner_stride != 1 &&
       in_strides[rank - 2] == 1 && inner >= kTransposeTile &&
       shape.dim(rank - 2) >= kTransposeTile) {
     // Tasks of kTransposeTile output rows within one matrix of the output.
@@ -145,9 +132,9 @@ void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
             }
             const int64_t a0 = (t % blocks) * kTransposeTile;
             const int64_t out_row = (t / blocks) * height + a0;
-            transpose_rows(src + (offset + a0) * esize, inner_stride,
-                           std::min(kTransposeTile, height - a0), inner,
-                           dst + out_row * inner * esize);
+            movers.transpose_rows(src + (offset + a0) * esize, inner_stride,
+                                  std::min(kTransposeTile, height - a0), inner,
+                                  dst + out_row * inner * esize);
           }
         });
     return;
@@ -160,8 +147,8 @@ void GatherStrided(KernelContext& ctx, const Tensor& in, Tensor* out,
                         offset += (rest % shape.dim(d)) * in_strides[d];
                         rest /= shape.dim(d);
                       }
-                      copy_row(src + offset * esize, inner_stride, inner, esize,
-                               dst + r * inner * esize);
+                      movers.copy_row(src + offset * esize, inner_stride, inner,
+                                      esize, dst + r * inner * esize);
                     }
                   });
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "test_support/session_util.h"
 
@@ -18,7 +19,7 @@ Tensor Iota(const Shape& shape) {
   return t;
 }
 
-Tensor Int64s(std::vector<int64_t> v) {
+Tensor Int64s(const std::vector<int64_t>& v) {
   return Tensor::FromVector<int64_t>(Shape{static_cast<int64_t>(v.size())}, v);
 }
 
@@ -268,7 +269,7 @@ TEST(ShapeOpsTest, OtherReductionsAndArgMax) {
       g.Const("x", Tensor::FromVector<float>({2, 3}, {1, 5, 2, -4, 3, 0.5f}));
   auto add = [&](const std::string& name, const std::string& op,
                  AttrMap attrs) {
-    ASSERT_TRUE(g.AddNode({name, op, {x}, attrs, ""}).ok());
+    ASSERT_TRUE(g.AddNode({name, op, {x}, std::move(attrs), ""}).ok());
   };
   add("mean", "ReduceMean",
       {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}});
