@@ -42,6 +42,9 @@ using Dt = memory::data_type;
 
 constexpr int64_t kMaxPiecesPerImage = 8;
 constexpr size_t kAlignment = 64;
+// Elements of X a thread rounds to bf16 at a time (fixed blocks: the split
+// never shows in the bits).
+constexpr int64_t kBf16RoundBlock = 16384;
 // Each oneDNN call costs a few microseconds: a piece has at least this much
 // work (about 10 us on one core), so small layers (MobileNetV2's late
 // depthwise ones) are not cut into pieces that cost more than they compute.
@@ -407,6 +410,18 @@ class NhwcConvKernel : public OpKernel {
     }
     const float* px = x.data<float>();
     float* py = y->data<float>();
+    // In bf16, X rounded once for every piece: the pieces' input rows
+    // overlap (their windows' halo), and every block of output channels
+    // reads the same rows again. Element by element, so the bits do not
+    // depend on the split.
+    std::vector<uint16_t> x_bf16;
+    if (plan_.bf16) {
+      x_bf16.resize(static_cast<size_t>(x.NumElements()));
+      ctx.ParallelForFixedBlocks(
+          x.NumElements(), kBf16RoundBlock, [&](int64_t b, int64_t e) {
+            RoundToBf16(px + b, e - b, x_bf16.data() + b);
+          });
+    }
     const auto per_image = static_cast<int64_t>(plan_.pieces.size());
     std::string failure;
     std::mutex failure_mu;
@@ -414,7 +429,8 @@ class NhwcConvKernel : public OpKernel {
     ctx.ParallelFor(n * per_image, plan_.flops_per_piece / 100.0,
                     [&](int64_t begin, int64_t end) {
                       try {
-                        RunPieces(begin, end, per_image, px, bias, z, py);
+                        RunPieces(begin, end, per_image, px, x_bf16.data(),
+                                  bias, z, py);
                       } catch (const dnnl::error& e) {
                         std::lock_guard<std::mutex> lock(failure_mu);
                         failure = e.what();
@@ -427,15 +443,16 @@ class NhwcConvKernel : public OpKernel {
   }
 
  private:
+  // x_bf16: X rounded to bf16 where the plan is bf16, else unused.
   void RunPieces(int64_t begin, int64_t end, int64_t per_image, const float* x,
-                 const float* bias, const float* z, float* y) const {
+                 const uint16_t* x_bf16, const float* bias, const float* z,
+                 float* y) const {
     OneOpenMpThread one_thread;
     // This thread's own stream and buffers (the executing thread's copies:
     // that is what they are for).
     thread_local dnnl::stream stream(CpuEngine());
     thread_local std::vector<char> scratch;
     thread_local std::vector<float> block_out;
-    thread_local std::vector<uint16_t> x_bf16;
     const int64_t k = plan_.channels, kb = plan_.channel_block;
     for (int64_t i = begin; i < end; ++i) {
       const int64_t image = i / per_image;
@@ -466,15 +483,12 @@ class NhwcConvKernel : public OpKernel {
       void* scratch_start = scratch.data();
       size_t space = scratch.size();
       std::align(kAlignment, plan_.scratch[p].get_size(), scratch_start, space);
-      const float* src = x + image * plan_.image_in + piece.src_offset;
-      void* src_data = const_cast<float*>(src);
-      if (plan_.bf16) {  // The piece's input rows, rounded for it.
-        const auto count =
-            static_cast<int64_t>(plan_.src[p].get_size() / sizeof(uint16_t));
-        x_bf16.resize(static_cast<size_t>(count));
-        RoundToBf16(src, count, x_bf16.data());
-        src_data = x_bf16.data();
-      }
+      // The piece's input rows: a contiguous run of the image.
+      const int64_t src_offset = image * plan_.image_in + piece.src_offset;
+      void* src_data =
+          plan_.bf16
+              ? static_cast<void*>(const_cast<uint16_t*>(x_bf16 + src_offset))
+              : static_cast<void*>(const_cast<float*>(x + src_offset));
       memory src_m(plan_.src[p], CpuEngine(), src_data);
       memory dst_m(plan_.dst[p], CpuEngine(), dst);
       memory scratch_m(plan_.scratch[p], CpuEngine(), scratch_start);
