@@ -49,6 +49,17 @@ TEST(VectorMathTest, ExpSpecialValues) {
   // Subnormal results keep their absolute accuracy.
   EXPECT_NEAR(ExpF(-100.0f), std::exp(-100.0), 1.5e-45);
   EXPECT_GT(ExpF(-100.0f), 0.0f);
+  // Either side of the selects that stand for clamps: the smallest
+  // subnormal just above -104, 0 below (exp(-104) rounds to 0); inf above
+  // 89, a finite value below 88.72; and far beyond, where the polynomial's
+  // bits are meaningless and only the select decides.
+  EXPECT_EQ(ExpF(-103.5f), std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(ExpF(-104.0f), 0.0f);
+  EXPECT_EQ(ExpF(-104.5f), 0.0f);
+  EXPECT_EQ(ExpF(-1e30f), 0.0f);
+  EXPECT_TRUE(std::isfinite(ExpF(88.7f)));
+  EXPECT_EQ(ExpF(89.5f), kInf);
+  EXPECT_EQ(ExpF(1e30f), kInf);
 }
 
 TEST(VectorMathTest, LogIsWithinTwoUlp) {
