@@ -595,7 +595,8 @@ class MatMulIntegerKernel : public IntegerProductKernel {
 class FusedMatMulIntegerKernel : public IntegerProductKernel {
  public:
   explicit FusedMatMulIntegerKernel(const KernelConstruction& c)
-      : IntegerProductKernel(c, 1, 3) {}
+      : IntegerProductKernel(c, 1, 3),
+        activation_(ActivationFromAttrs(c.attrs())) {}
 
   Status Compute(KernelContext& ctx) const override {
     if (ctx.num_inputs() < 5 || ctx.num_inputs() > 6) {
@@ -603,6 +604,7 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
           "takes A, B, a_zero_point, b_zero_point, scale and an optional "
           "bias");
     }
+    WEFT_RETURN_IF_ERROR(activation_.status());
     WEFT_ASSIGN_OR_RETURN(IntegerProductInputs in,
                           ReadIntegerProductInputs(ctx));
     WEFT_RETURN_IF_ERROR(CheckIntegerDtypes(in));
@@ -641,9 +643,9 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
       scaled.multiplier = scales.data();
       scaled.bias = bias;
       scaled.y = out;
-      MultiplyUint8DirectScaled(ctx, in.a->data<uint8_t>(),
-                                in.a->NumElements() / in.p.k,
-                                ScalarZero(in.a_zero), *direct, scaled);
+      MultiplyUint8DirectScaled(
+          ctx, in.a->data<uint8_t>(), in.a->NumElements() / in.p.k,
+          ScalarZero(in.a_zero), *direct, scaled, *activation_);
       return Status::OK();
     }
     std::vector<int32_t> sums(static_cast<size_t>(y->NumElements()));
@@ -659,8 +661,14 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
         }
       }
     });
+    ActivateRows(ctx, *activation_, out, rows, n);
     return Status::OK();
   }
+
+ private:
+  // FusedGemm's activation attributes: the activation-fusion pass puts a
+  // Gelu (or another) after the Add here.
+  const StatusOr<ActivationSpec> activation_;
 };
 
 // Column j's int32 bias (0 without one).
@@ -942,12 +950,15 @@ void RegisterQuantizeOps(OpRegistry& registry) {
                               .Build()));
   CheckRegistered(registry.RegisterKernel(
       "MatMulInteger", KernelFactoryFor<MatMulIntegerKernel>()));
-  CheckRegistered(
-      registry.RegisterOp(OpDefBuilder("FusedMatMulInteger")
-                              .Input(ArgDef::AnyList("inputs"))
-                              .Output(ArgDef::Fixed("Y", DataType::kFloat32))
-                              .SetShapeFn(ProductShapeOf<0, 1>)
-                              .Build()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("FusedMatMulInteger")
+          .Input(ArgDef::AnyList("inputs"))
+          .Output(ArgDef::Fixed("Y", DataType::kFloat32))
+          .Attr("activation", AttrType::kString, std::string())
+          .Attr("activation_params", AttrType::kListFloat,
+                std::vector<double>{})
+          .SetShapeFn(ProductShapeOf<0, 1>)
+          .Build()));
   CheckRegistered(registry.RegisterKernel(
       "FusedMatMulInteger", KernelFactoryFor<FusedMatMulIntegerKernel>()));
 

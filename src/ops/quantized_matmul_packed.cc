@@ -200,9 +200,35 @@ void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
 void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
                                int64_t rows, int32_t a_zero,
                                const DirectProductWeights& b,
-                               RequantizedOutput out) {
-  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(float),
-                     DirectConvTileScaled);
+                               RequantizedOutput out,
+                               const ActivationSpec& activation) {
+  if (activation.kind == FusedActivation::kNone) {
+    MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(float),
+                       DirectConvTileScaled);
+    return;
+  }
+  MultiplyDirectInto(
+      ctx, a, rows, a_zero, b, out, sizeof(float),
+      [&](Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
+          const uint8_t* const* row_of, int64_t count, const int64_t* tap,
+          const RequantizedOutput& tile_out) {
+        DirectConvTileScaled(kernel, w, block, row_of, count, tap, tile_out);
+        const int64_t first = block * kDirectBlock;
+        const int64_t cols = std::min(kDirectBlock, b.n - first);
+        for (int64_t i = 0; i < count; ++i) {
+          ApplyActivation(activation,
+                          static_cast<float*>(tile_out.y) + i * b.n + first,
+                          cols);
+        }
+      });
+}
+
+void ActivateRows(KernelContext& ctx, const ActivationSpec& activation,
+                  float* y, int64_t rows, int64_t n) {
+  if (activation.kind == FusedActivation::kNone) return;
+  ctx.ParallelFor(rows, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) ApplyActivation(activation, y + r * n, n);
+  });
 }
 
 }  // namespace weft::internal

@@ -19,6 +19,7 @@
 
 #include "kernels/int8_direct_conv.h"
 #include "kernels/int8_gemm.h"
+#include "ops/fused_activation.h"
 #include "weft/kernel.h"
 
 namespace weft::internal {
@@ -73,11 +74,19 @@ void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
                                     RequantizedOutput out);
 // The same sums as float, times scale[j] plus bias[j] (no bias: null):
 // MatMulInteger, Cast, Mul and Add in one pass (out.multiplier is the
-// scale, out.bias the bias; out.offset, m and ldy are filled here).
+// scale, out.bias the bias; out.offset, m and ldy are filled here), then
+// `activation` on each tile while it is in cache.
 void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
                                int64_t rows, int32_t a_zero,
                                const DirectProductWeights& b,
-                               RequantizedOutput out);
+                               RequantizedOutput out,
+                               const ActivationSpec& activation);
+
+// `activation` on y's rows x n floats, over the intra-op pool. Here, not in
+// quantize_ops.cc, which is built without fused multiply-adds: an
+// activation must round as the node it replaces (elementwise.cc) rounds.
+void ActivateRows(KernelContext& ctx, const ActivationSpec& activation,
+                  float* y, int64_t rows, int64_t n);
 
 }  // namespace weft::internal
 

@@ -88,7 +88,8 @@ bool IsFusableProducer(GraphEditor& graph, int p, int consumer) {
   }
   const NodeDef& node = graph.node(p);
   if (node.op == "Conv" || node.op == "Gemm") return true;
-  return (node.op == "FusedConv" || node.op == "FusedGemm") &&
+  return (node.op == "FusedConv" || node.op == "FusedGemm" ||
+          node.op == "FusedMatMulInteger") &&
          AttrOr<std::string>(node, "activation", "").empty();
 }
 

@@ -20,6 +20,7 @@ struct Form {
   bool scale_per_column = true;
   bool b_zero = false;    // B's zero point not 0 (no direct tiles)
   bool wide_add = false;  // Add of a full tensor: not a bias
+  bool gelu = false;      // a Gelu after y (activation-fusion takes it in)
 };
 
 constexpr int64_t kRows = 5, kK = 24, kN = 70;
@@ -62,6 +63,7 @@ Graph DynamicProduct(const Form& form) {
   } else {
     test::MustAdd(g, {"y", "Identity", {"scaled"}, {}, ""});
   }
+  test::MustAdd(g, {"out", form.gelu ? "Gelu" : "Identity", {"y"}, {}, ""});
   return g;
 }
 
@@ -77,7 +79,9 @@ NamedTensors Feeds(const Form& form) {
 // graph's bits (per-column or one scale, with and without the bias Add, B's
 // zero point 0 (the direct tiles where the int8 kernel is VNNI) or not (the
 // panels and the fused loop)), at one and two threads; an Add of a full
-// tensor is not a bias and stays.
+// tensor is not a bias and stays. A Gelu after it runs in the fused node
+// (on each tile of the direct path, over the rows of the other), with the
+// bits the Gelu node gives.
 TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
   const Form forms[] = {
       {"bias, scale per column"},
@@ -85,6 +89,8 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
       {"one scale", true, false},
       {"B zero point 3", true, true, true},
       {"a full-tensor Add", false, true, false, true},
+      {"bias, then Gelu", true, true, false, false, true},
+      {"B zero point 3, then Gelu", true, true, true, false, true},
   };
   for (const Form& form : forms) {
     SCOPED_TRACE(form.name);
@@ -95,16 +101,24 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
     EXPECT_EQ(ops.count("FusedMatMulInteger"), 1u);
     EXPECT_EQ(ops.count("MatMulInteger") + ops.count("Cast"), 0u);
     EXPECT_EQ(ops.count("Add"), form.wide_add ? 1u : 0u);
+    EXPECT_EQ(ops.count("Gelu"), 0u);
+    if (form.gelu) {
+      const NodeDef* fused = optimized->graph.FindNode("out");
+      ASSERT_NE(fused, nullptr);
+      EXPECT_EQ(fused->op, "FusedMatMulInteger");
+      EXPECT_EQ(*FindAttr<std::string>(fused->attrs, "activation").value(),
+                "Gelu");
+    }
     SessionOptions plain = test::PerSessionOptions(1, 1);
     plain.disabled_graph_passes = {"matmul-integer-fusion"};
     auto reference = test::MustCreate(graph, plain);
     ASSERT_NE(reference, nullptr);
-    const Tensor want = test::MustRun(*reference, {"y"}, Feeds(form))[0];
+    const Tensor want = test::MustRun(*reference, {"out"}, Feeds(form))[0];
     for (int threads : {1, 2}) {
       auto session =
           test::MustCreate(graph, test::PerSessionOptions(threads, threads));
       ASSERT_NE(session, nullptr);
-      const Tensor got = test::MustRun(*session, {"y"}, Feeds(form))[0];
+      const Tensor got = test::MustRun(*session, {"out"}, Feeds(form))[0];
       ASSERT_EQ(got.shape(), want.shape());
       EXPECT_TRUE(got.BitwiseEqual(want)) << threads << " threads";
     }
