@@ -863,7 +863,8 @@ constexpr OpSummary kSummaries[] = {
      "float to uint8 with the scale and zero point of its range"},
     {"FusedMatMulInteger",
      "MatMulInteger, Cast to float, Mul by a scale and Add of a bias in one "
-     "pass (made by the matmul-integer-fusion pass)"},
+     "pass, then an optional activation (made by the matmul-integer-fusion "
+     "and activation-fusion passes)"},
     {"MatMulInteger",
      "int8/uint8 matrix product minus zero points, exact in int32"},
     {"QLinearMatMul",
