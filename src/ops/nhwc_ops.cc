@@ -414,7 +414,10 @@ class NhwcConvKernel : public OpKernel {
     // overlap (their windows' halo), and every block of output channels
     // reads the same rows again. Element by element, so the bits do not
     // depend on the split.
-    std::vector<uint16_t> x_bf16;
+    // Kept between Runs, so that a steady Run allocates nothing; only this
+    // thread names it (a lambda run by a helper would name the helper's).
+    thread_local std::vector<uint16_t> kept_x_bf16;
+    std::vector<uint16_t>& x_bf16 = kept_x_bf16;
     if (plan_.bf16) {
       x_bf16.resize(static_cast<size_t>(x.NumElements()));
       ctx.ParallelForFixedBlocks(
@@ -743,7 +746,6 @@ class LayoutKernel : public OpKernel {
   // T: the element, or a type of its size (the bytes are copied).
   template <class T>
   Status Move(KernelContext& ctx, const Tensor& x) const {
-    constexpr int64_t kPixelBlock = 64;
     const Shape& xs = x.shape();
     const int64_t n = xs.dim(0);
     const int64_t c = kToNhwc ? xs.dim(1) : xs.dim(3);
@@ -755,66 +757,58 @@ class LayoutKernel : public OpKernel {
                                                      : Shape({n, c, h, w})));
     const T* px = static_cast<const T*>(x.raw_data());
     T* py = static_cast<T*>(y->raw_data());
-    switch (c) {  // An image's 1 to 4 channels: see MoveFewChannels.
+    switch (c) {  // An image's 1 to 4 channels, known when compiled.
       case 1:
-        return MoveFewChannels<T, 1>(ctx, px, py, n, pixels);
+        return MovePixelBlocks<T, 1>(ctx, px, py, n, c, pixels);
       case 2:
-        return MoveFewChannels<T, 2>(ctx, px, py, n, pixels);
+        return MovePixelBlocks<T, 2>(ctx, px, py, n, c, pixels);
       case 3:
-        return MoveFewChannels<T, 3>(ctx, px, py, n, pixels);
+        return MovePixelBlocks<T, 3>(ctx, px, py, n, c, pixels);
       case 4:
-        return MoveFewChannels<T, 4>(ctx, px, py, n, pixels);
+        return MovePixelBlocks<T, 4>(ctx, px, py, n, c, pixels);
       default:
-        break;
+        return MovePixelBlocks<T, 0>(ctx, px, py, n, c, pixels);
     }
-    const int64_t blocks = (pixels + kPixelBlock - 1) / kPixelBlock;
-    ctx.ParallelFor(n * blocks, static_cast<double>(kPixelBlock * c) * 0.5,
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t j = begin; j < end; ++j) {
-                        const int64_t image = j / blocks;
-                        const int64_t p0 = j % blocks * kPixelBlock;
-                        const int64_t p1 = std::min(pixels, p0 + kPixelBlock);
-                        const T* in = px + image * pixels * c;
-                        T* out = py + image * pixels * c;
-                        for (int64_t ch = 0; ch < c; ++ch) {
-                          for (int64_t p = p0; p < p1; ++p) {
-                            if constexpr (kToNhwc) {
-                              out[p * c + ch] = in[ch * pixels + p];
-                            } else {
-                              out[ch * pixels + p] = in[p * c + ch];
-                            }
-                          }
-                        }
-                      }
-                    });
-    return Status::OK();
   }
 
-  // kC channels known when compiled, moved pixel by pixel: a pixel's kC
-  // elements are one group the compiler interleaves with shuffles, where the
-  // loop over channels above stored one byte every kC (a uint8 image of
-  // [8, 3, 224, 224], the first node of an int8 ResNet at batch 8: 905 ->
-  // about 60 us, one Zen 4 core).
+  // The move in blocks of pixels of one image, split over the pool.
+  // kC = 0: the c channels one at a time over blocks of 64 pixels, whose
+  // channel-last rows stay in L1. kC > 0: kC channels known when compiled,
+  // moved pixel by pixel, a pixel's kC elements one group the compiler
+  // interleaves with shuffles, where the loop over channels stored one
+  // element every kC (the [8, 3, 224, 224] image of an int8 ResNet-18 at
+  // batch 8: 905 -> 465 us, one Zen 4 core).
   template <class T, int kC>
-  Status MoveFewChannels(KernelContext& ctx, const T* px, T* py, int64_t n,
-                         int64_t pixels) const {
-    constexpr int64_t kPixelBlock = 4096;
-    const int64_t blocks = (pixels + kPixelBlock - 1) / kPixelBlock;
-    ctx.ParallelFor(n * blocks, static_cast<double>(kPixelBlock * kC) * 0.1,
+  Status MovePixelBlocks(KernelContext& ctx, const T* px, T* py, int64_t n,
+                         int64_t c, int64_t pixels) const {
+    const int64_t channels = kC > 0 ? kC : c;
+    const int64_t block = kC > 0 ? 4096 : 64;
+    const double ns_per_element = kC > 0 ? 0.1 : 0.5;
+    const int64_t blocks = (pixels + block - 1) / block;
+    ctx.ParallelFor(n * blocks,
+                    static_cast<double>(block * channels) * ns_per_element,
                     [&](int64_t begin, int64_t end) {
                       for (int64_t j = begin; j < end; ++j) {
                         const int64_t image = j / blocks;
-                        const int64_t p0 = j % blocks * kPixelBlock;
-                        const int64_t p1 = std::min(pixels, p0 + kPixelBlock);
-                        const T* in = px + image * pixels * kC;
-                        T* out = py + image * pixels * kC;
-                        for (int64_t p = p0; p < p1; ++p) {
-                          for (int ch = 0; ch < kC; ++ch) {
-                            if constexpr (kToNhwc) {
-                              out[p * kC + ch] = in[ch * pixels + p];
-                            } else {
-                              out[ch * pixels + p] = in[p * kC + ch];
-                            }
+                        const int64_t p0 = j % blocks * block;
+                        const int64_t p1 = std::min(pixels, p0 + block);
+                        const T* in = px + image * pixels * channels;
+                        T* out = py + image * pixels * channels;
+                        // Channel ch of pixel p, in whichever direction.
+                        auto move = [&](int64_t p, int64_t ch) {
+                          if constexpr (kToNhwc) {
+                            out[p * channels + ch] = in[ch * pixels + p];
+                          } else {
+                            out[ch * pixels + p] = in[p * channels + ch];
+                          }
+                        };
+                        if constexpr (kC > 0) {
+                          for (int64_t p = p0; p < p1; ++p) {
+                            for (int64_t ch = 0; ch < kC; ++ch) move(p, ch);
+                          }
+                        } else {
+                          for (int64_t ch = 0; ch < channels; ++ch) {
+                            for (int64_t p = p0; p < p1; ++p) move(p, ch);
                           }
                         }
                       }

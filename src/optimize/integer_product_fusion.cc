@@ -47,11 +47,6 @@ bool IsFloatOf(GraphEditor& graph, const std::string& name, int64_t n,
   return shape->rank() == 1 && shape->dim(0) == n;
 }
 
-bool Takeable(const GraphEditor& graph, int i) {
-  return i >= 0 && graph.alive(i) && !graph.claimed(i) &&
-         !graph.HasControlInputs(i);
-}
-
 }  // namespace
 
 int FuseIntegerProducts(GraphEditor& graph) {

@@ -10,11 +10,6 @@
 namespace weft::internal {
 namespace {
 
-bool Takeable(const GraphEditor& graph, int i) {
-  return i >= 0 && graph.alive(i) && !graph.claimed(i) &&
-         !graph.HasControlInputs(i);
-}
-
 // 1 / c when multiplying by it gives the bits dividing by c gives for
 // every x: c = +-2^k, with 2^-k a normal float (both are then the one
 // correctly rounded value of x / c).

@@ -33,6 +33,10 @@ int ConvertToNhwc(GraphEditor& graph);
 int SweepUnused(GraphEditor& graph, std::vector<int> candidates,
                 const std::vector<char>& removable, const std::string& pass);
 
+// Whether a rewrite may take node i: a live node no other rewrite of this
+// pass has claimed, without control inputs.
+bool Takeable(const GraphEditor& graph, int i);
+
 // Appends the live nodes node i reads (data or control).
 void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out);
 

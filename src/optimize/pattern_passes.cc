@@ -98,6 +98,11 @@ std::optional<double> ScalarConstant(const GraphEditor& graph,
   }
 }
 
+bool Takeable(const GraphEditor& graph, int i) {
+  return i >= 0 && graph.alive(i) && !graph.claimed(i) &&
+         !graph.HasControlInputs(i);
+}
+
 void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out) {
   for (const std::string& input : graph.node(node).inputs) {
     auto spec = ParseInput(input);
