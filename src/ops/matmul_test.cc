@@ -165,6 +165,9 @@ TEST(PackedWeightTest, SharedRowsAndRowTilesMatchAFedWeight) {
         {"alpha", AttrValue(0.5)}},
        true},
       {"MatMul one row", "MatMul", {1, 300}, 300, 77, {}, false},
+      // Over 64 panels: a tile's panels summed in groups, the last partial,
+      // over three depth blocks, the last partial.
+      {"MatMul one row, wide", "MatMul", {1, 600}, 600, 2100, {}, false},
       {"FusedGemm beyond the shared rows, 700 rows",
        "FusedGemm",
        {700, 64},
