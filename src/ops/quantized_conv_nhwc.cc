@@ -399,8 +399,10 @@ class NhwcQLinearConvKernel : public OpKernel {
     ctx.ParallelFor(
         n * oh, static_cast<double>(ow * m * taps_) / 8.0,
         [&](int64_t begin, int64_t end) {
+          // Kept by each thread between calls: a block allocates nothing.
           thread_local std::vector<uint8_t> window;
-          std::vector<int64_t> window_taps(static_cast<size_t>(taps_));
+          thread_local std::vector<int64_t> window_taps;
+          window_taps.resize(static_cast<size_t>(taps_));
           for (int64_t t = 0; t < taps_; ++t) window_taps[t] = t * m;
           RequantizedOutput pixel_out = out;
           for (int64_t row = begin; row < end; ++row) {
