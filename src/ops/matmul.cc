@@ -13,6 +13,7 @@
 // EIGEN_USE_THREADS, and weft builds with neither; the BLIS build is the
 // serial one (docs/kernels.md).
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "framework/op_registry_impl.h"
@@ -20,6 +21,7 @@
 #include "kernels/gemm_tile.h"
 #include "kernels/packed_gemm.h"
 #include "ops/broadcast.h"
+#include "ops/dnnl_matmul.h"
 #include "ops/fused_activation.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -96,6 +98,20 @@ TileShape ChooseTiles(const MatMulDims& d) {
           std::clamp<int64_t>(d.n, 1, kMaxTile)};
 }
 
+// op(A)'s rows, a batched A's matrices stacked, where A's shape is known
+// when the kernel is built and A is not transposed; else 0.
+int64_t KnownRows(const KernelConstruction& c, bool ta) {
+  if (ta || c.input_shapes().empty()) return 0;
+  const PartialShape& a = c.input_shapes()[0];
+  if (!a.IsFullyDefined() || a.rank() < 2) return 0;
+  const Shape shape = a.ToShape();
+  const int64_t k = shape.dim(shape.rank() - 1);
+  return k > 0 ? shape.NumElements() / k : 0;
+}
+
+// Products of fewer rows keep weft's paths (one row: RunRowTimesPacked).
+constexpr int64_t kMinDnnlRows = 2;
+
 // A constant 2-D float32 B, packed once, when the kernel is built: in bf16
 // where the session's precision is bf16 (and the session checked the CPU
 // has the units), else for the float micro-kernel where the tile kernel is
@@ -103,7 +119,10 @@ TileShape ChooseTiles(const MatMulDims& d) {
 // read it instead of packing their columns of B again.
 class PackedWeight {
  public:
-  PackedWeight(const Tensor* b, bool tb, bool batch_invariant, bool bf16)
+  // a_rows: op(A)'s rows (a batched A's stacked) where the shapes are known
+  // when the kernel is built, else 0.
+  PackedWeight(const Tensor* b, bool tb, bool batch_invariant, bool bf16,
+               int64_t a_rows)
       : batch_invariant_(batch_invariant) {
     if (b == nullptr || b->dtype() != DataType::kFloat32 ||
         b->shape().rank() != 2) {
@@ -113,6 +132,11 @@ class PackedWeight {
     const int64_t depth = tb ? cols : rows, width = tb ? rows : cols;
     if (bf16 && CpuHasBf16Products()) {
       bf16_.emplace(b->data<float>(), cols, tb, depth, width);
+    } else if (!batch_invariant && a_rows >= kMinDnnlRows &&
+               DnnlMatMulAvailable() &&
+               (dnnl_ = DnnlWeightProduct::Make(b->data<float>(), tb, a_rows,
+                                                depth, width)) != nullptr) {
+      // oneDNN's products (docs/kernels.md); BLIS's panels are not made.
     } else if (ActiveGemmKernel() == GemmKernel::kBlis || batch_invariant) {
       packed_ = PackedOperand::Pack(PackedOperand::Side::kRight,
                                     {b->data<float>(), cols, tb}, depth, width);
@@ -131,8 +155,15 @@ class PackedWeight {
   const Bf16PackedWeights* Bf16For(const Tensor& b) const {
     return bf16_ && b.raw_data() == source_.raw_data() ? &*bf16_ : nullptr;
   }
+  // The same for oneDNN's.
+  const DnnlWeightProduct* DnnlFor(const Tensor& b) const {
+    return dnnl_ && b.raw_data() == source_.raw_data() ? dnnl_.get() : nullptr;
+  }
   int64_t bytes() const {
-    return packed_ ? packed_->bytes() : bf16_ ? bf16_->bytes() : 0;
+    return packed_ ? packed_->bytes()
+           : bf16_ ? bf16_->bytes()
+           : dnnl_ ? dnnl_->bytes()
+                   : 0;
   }
   // SessionOptions::batch_invariant: every product against this B takes
   // the packed path, whatever its number of rows (the one-row and few-row
@@ -143,6 +174,7 @@ class PackedWeight {
   bool batch_invariant_ = false;
   std::optional<PackedOperand> packed_;
   std::optional<Bf16PackedWeights> bf16_;
+  std::unique_ptr<const DnnlWeightProduct> dnnl_;
   Tensor source_;
 };
 
@@ -432,6 +464,19 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
                      d, *bf16, c->data<float>(), epilogue);
       return;
     }
+    // Through oneDNN where the plan was made for this many rows: a batched
+    // A's matrices stack into one product, as below, where there is no bias.
+    const DnnlWeightProduct* dnnl = weight.DnnlFor(b);
+    if (dnnl != nullptr && !ta && batches * d.m == dnnl->rows() &&
+        (batches == 1 || epilogue.bias == nullptr)) {
+      float* out = c->data<float>();
+      const bool done =
+          dnnl->Run(ctx, a.data<float>(), out,
+                    [&](int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+                      FinishTile(epilogue, out, d.n, r0, rows, c0, cols);
+                    });
+      if (done) return;  // Else C is computed again below.
+    }
     const PackedOperand* packed = weight.For(b);
     if (!one_path && packed != nullptr && d.m == 1 && batches == 1 && d.k > 0 &&
         packed->width() <= 64) {
@@ -505,7 +550,8 @@ class MatMulKernel : public OpKernel {
       : ta_(c.attr<bool>("transpose_a")),
         tb_(c.attr<bool>("transpose_b")),
         alpha_(c.attr<double>("alpha")),
-        weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16()) {}
+        weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16(),
+                KnownRows(c, ta_)) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 
@@ -554,7 +600,8 @@ class GemmOpKernel : public OpKernel {
         ta_(c.attr<int64_t>("transA") != 0),
         tb_(c.attr<int64_t>("transB") != 0),
         activation_(ActivationFromAttrs(c.attrs())),
-        weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16()) {}
+        weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16(),
+                KnownRows(c, ta_)) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/gemm_tile.h"
+#include "ops/dnnl_matmul.h"
 #include "test_support/session_util.h"
 #include "test_support/threads.h"
 
@@ -58,8 +59,9 @@ TEST(MatMulTest, OnlyWeftThreadsRunDuringALargeProduct) {
             expected);
 }
 
-// A constant B of MatMul and Gemm (transposed or not) is packed for the
-// micro-kernel when the session is created (where the tile kernel is BLIS):
+// A constant B of MatMul and Gemm (transposed or not) is packed when the
+// session is created (for oneDNN's products where they run, else for the
+// micro-kernel where the tile kernel is BLIS):
 // the product agrees with a session that feeds B (not packed), gives the same
 // bits at (1, 1) and (2, 2), and a Run that feeds the Const's output
 // computes with the fed B.
@@ -101,8 +103,10 @@ TEST(PackedWeightTest, ProductsWithAConstantBUseTheBGiven) {
         auto session = test::MustCreate(
             make_graph(true), test::PerSessionOptions(threads, threads));
         ASSERT_NE(session, nullptr);
-        EXPECT_EQ(session->prepared_bytes() > 0,
-                  internal::ActiveGemmKernel() == internal::GemmKernel::kBlis);
+        EXPECT_EQ(
+            session->prepared_bytes() > 0,
+            internal::DnnlMatMulAvailable() ||
+                internal::ActiveGemmKernel() == internal::GemmKernel::kBlis);
         packed.push_back(run(*session, {{"a", a}}));
         EXPECT_LT(test::MaxAbsDifference(packed.back(), want), 1e-4);
         const Tensor fed = run(*session, {{"a", a}, {"b", other_b}});
@@ -165,6 +169,10 @@ TEST(PackedWeightTest, SharedRowsAndRowTilesMatchAFedWeight) {
         {"alpha", AttrValue(0.5)}},
        true},
       {"MatMul one row", "MatMul", {1, 300}, 300, 77, {}, false},
+      // oneDNN's tiles (where it runs them): a partial row tile and a
+      // partial column block; two rows, one partial block.
+      {"MatMul 150 rows", "MatMul", {150, 70}, 70, 600, {}, false},
+      {"FusedGemm Gelu two rows", "FusedGemm", {2, 33}, 33, 17, gelu, true},
       // Over 64 panels: a tile's panels summed in groups, the last partial,
       // over three depth blocks, the last partial.
       {"MatMul one row, wide", "MatMul", {1, 600}, 600, 2100, {}, false},

@@ -11,8 +11,6 @@
 // when the kernel is built.
 #include "ops/nhwc_ops.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -29,9 +27,9 @@
 #include "framework/op_registry_impl.h"
 #include "kernels/bf16_gemm.h"
 #include "ops/conv_window.h"
+#include "ops/dnnl_support.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
-#include "weft/warnings.h"
 
 namespace weft::internal {
 namespace {
@@ -49,30 +47,6 @@ constexpr int64_t kBf16RoundBlock = 16384;
 // work (about 10 us on one core), so small layers (MobileNetV2's late
 // depthwise ones) are not cut into pieces that cost more than they compute.
 constexpr double kMinPieceFlops = 1e6;
-
-dnnl::engine& CpuEngine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-// Debian's oneDNN threads through OpenMP. Every call into it runs with one
-// OpenMP thread on the calling weft thread, so that no library thread
-// computes and oneDNN's blocking never depends on the core count; the
-// caller's own OpenMP setting is put back afterwards.
-class OneOpenMpThread {
- public:
-  OneOpenMpThread() : previous_(omp_get_max_threads()) {
-    if (previous_ != 1) omp_set_num_threads(1);
-  }
-  ~OneOpenMpThread() {
-    if (previous_ != 1) omp_set_num_threads(previous_);
-  }
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-
- private:
-  int previous_;
-};
 
 // Output rows [out_begin, out_begin + out_rows) of one image read input
 // rows [in_begin, in_begin + in_rows), with this much padding above and
@@ -165,42 +139,10 @@ struct ConvPlan {
 };
 
 // oneDNN memory handles for each of a plan's primitives, pointed at a
-// piece's buffers before it runs (set_data_handle). Made per piece, the
-// handles and the argument map cost about twenty small allocations a
-// piece; their freed chunks then made the Run's next large malloc
-// consolidate glibc's fastbins (MobileNetV2's classifier output took
-// ~200 us more a Run for it, one core of an AMD EPYC Zen 4).
+// piece's buffers before it runs.
 struct PieceHandles {
   std::vector<memory> src, dst, scratch;
   memory bias;
-};
-
-// Sets of PieceHandles, one per piece loop running at a time: a loop takes
-// one, and gives it back when it ends.
-class HandleSets {
- public:
-  using Made = std::unique_ptr<PieceHandles>;
-  // Takes a free set, or makes one by `make`.
-  template <class Make>
-  Made Take(const Make& make) const {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        Made set = std::move(free_.back());
-        free_.pop_back();
-        return set;
-      }
-    }
-    return make();
-  }
-  void GiveBack(Made set) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(set));
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::vector<Made> free_;
 };
 
 memory::dims WeightDims(const NhwcConvSpec& s, int64_t channels) {
@@ -281,7 +223,7 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
                          dnnl::prop_kind::forward_inference,
                          dnnl::algorithm::convolution_direct, src, weights_any,
                          dst, strides, dilates, pad_l, pad_r);
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlCpuEngine());
       if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
         *supported = false;  // oneDNN's reference loops: not worth it.
       }
@@ -304,18 +246,6 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
   }
   plan.flops_per_piece = flops / static_cast<double>(plan.pieces.size());
   return plan;
-}
-
-// WEFT_NHWC_CONV: "1" on, "0" off; unset (or anything else, with a
-// warning, as WEFT_GEMM_KERNEL) leaves it to the per-CPU rule.
-bool NhwcConvWanted(bool rule) {
-  const char* value = std::getenv("WEFT_NHWC_CONV");
-  if (value == nullptr) return rule;
-  const std::string text(value);
-  if (text == "0" || text == "1") return text == "1";
-  EmitWarning(WarningCategory::kConfiguration,
-              "ignoring WEFT_NHWC_CONV=" + text + " (expected 0 or 1)");
-  return rule;
 }
 
 // --- NhwcConv ----------------------------------------------------------------
@@ -368,15 +298,15 @@ class NhwcConvKernel : public OpKernel {
         return;
       }
       OneOpenMpThread one_thread;
-      dnnl::stream stream(CpuEngine());
+      dnnl::stream stream(DnnlCpuEngine());
       const int64_t kb = plan_.channel_block;
       const int64_t block_floats = kb * spec_.w[1] * spec_.w[2] * spec_.w[3];
       for (int64_t k0 = 0; k0 < spec_.w[0]; k0 += kb) {
-        memory packed(plan_.weights, CpuEngine());
+        memory packed(plan_.weights, DnnlCpuEngine());
         memory plain(
             memory::desc(WeightDims(spec_, kb), Dt::f32,
                          spec_.group == 1 ? Tag::oihw : Tag::goihw),
-            CpuEngine(),
+            DnnlCpuEngine(),
             const_cast<float*>(static_cast<const float*>(weights_source_) +
                                k0 / kb * block_floats));
         dnnl::reorder(plain, packed).execute(stream, plain, packed);
@@ -492,18 +422,12 @@ class NhwcConvKernel : public OpKernel {
     OneOpenMpThread one_thread;
     // This thread's own stream and buffers (the executing thread's copies:
     // that is what they are for).
-    thread_local dnnl::stream stream(CpuEngine());
+    thread_local dnnl::stream stream(DnnlCpuEngine());
     thread_local std::vector<char> scratch;
     thread_local std::vector<float> block_out;
     const int64_t k = plan_.channels, kb = plan_.channel_block;
-    HandleSets::Made handles =
-        handle_sets_.Take([this] { return MakeHandles(); });
-    // Given back however the loop ends (a dnnl::error is caught above).
-    struct GiveBack {
-      const HandleSets& sets;
-      HandleSets::Made& made;
-      ~GiveBack() { sets.GiveBack(std::move(made)); }
-    } give_back{handle_sets_, handles};
+    const DnnlHandleSets<PieceHandles>::Lease handles(
+        handle_sets_, [this] { return MakeHandles(); });
     for (int64_t i = begin; i < end; ++i) {
       const int64_t image = i / per_image;
       const ConvPlan::Piece& piece = plan_.pieces[i % per_image];
@@ -554,11 +478,7 @@ class NhwcConvKernel : public OpKernel {
             const_cast<float*>(bias + piece.channel_begin));
         args[used++].memory = handles->bias.get();
       }
-      const dnnl_status_t status = dnnl_primitive_execute(
-          plan_.primitives[p].get(), stream.get(), used, args.data());
-      if (status != dnnl_success) {
-        throw dnnl::error(status, "could not execute a convolution");
-      }
+      DnnlExecute(plan_.primitives[p], stream, args.data(), used);
       if (kb < k) {
         for (int64_t q = 0; q < pixels; ++q) {
           std::memcpy(y + offset + q * k, dst + q * kb,
@@ -569,19 +489,19 @@ class NhwcConvKernel : public OpKernel {
   }
 
   // Handles for every primitive, pointing nowhere until a piece runs.
-  HandleSets::Made MakeHandles() const {
+  std::unique_ptr<PieceHandles> MakeHandles() const {
     auto made = std::make_unique<PieceHandles>();
     for (size_t p = 0; p < plan_.primitives.size(); ++p) {
-      made->src.emplace_back(plan_.src[p], CpuEngine(),
+      made->src.emplace_back(plan_.src[p], DnnlCpuEngine(),
                              static_cast<void*>(DNNL_MEMORY_NONE));
-      made->dst.emplace_back(plan_.dst[p], CpuEngine(),
+      made->dst.emplace_back(plan_.dst[p], DnnlCpuEngine(),
                              static_cast<void*>(DNNL_MEMORY_NONE));
-      made->scratch.emplace_back(plan_.scratch[p], CpuEngine(),
+      made->scratch.emplace_back(plan_.scratch[p], DnnlCpuEngine(),
                                  static_cast<void*>(DNNL_MEMORY_NONE));
     }
     if (has_bias_)
-      made->bias =
-          memory(plan_.bias, CpuEngine(), static_cast<void*>(DNNL_MEMORY_NONE));
+      made->bias = memory(plan_.bias, DnnlCpuEngine(),
+                          static_cast<void*>(DNNL_MEMORY_NONE));
     return made;
   }
 
@@ -591,7 +511,7 @@ class NhwcConvKernel : public OpKernel {
   const void* weights_source_ = nullptr;
   ConvPlan plan_;
   std::vector<memory> packed_w_;  // One per block of output channels.
-  HandleSets handle_sets_;
+  DnnlHandleSets<PieceHandles> handle_sets_;
 };
 
 Status InferNhwcConvShape(InferenceContext& ctx) {
@@ -923,10 +843,7 @@ void RegisterOneInOp(OpRegistry& registry, const char* name,
 
 bool NhwcConvAvailable() {
   static const bool available = [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    const bool avx512 = (isa & avx512_core) == avx512_core;
-    return NhwcConvWanted(avx512);
+    return DnnlChoice("WEFT_NHWC_CONV", DnnlHasAvx512Core());
   }();
   return available;
 }

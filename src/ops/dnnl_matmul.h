@@ -1,0 +1,65 @@
+// Products with a constant float32 weight through oneDNN's matmul
+// primitive (docs/kernels.md, "Products with a constant weight through
+// oneDNN"): MatMul, Gemm and FusedGemm whose B is a Const, where oneDNN runs
+// its AVX-512 kernels.
+//
+// The output is cut into tiles whose shapes come from the sizes alone (row
+// tiles of kDnnlTileRows, column blocks of kDnnlBlockCols), each computed by
+// one single-threaded primitive, so every element's sum runs in an order
+// that depends on the shapes only: the same bits at every thread setting.
+#ifndef WEFT_SRC_OPS_DNNL_MATMUL_H_
+#define WEFT_SRC_OPS_DNNL_MATMUL_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "ops/dnnl_support.h"
+#include "weft/function_ref.h"
+#include "weft/kernel.h"
+
+namespace weft::internal {
+
+inline constexpr int64_t kDnnlTileRows = 64;
+inline constexpr int64_t kDnnlBlockCols = 256;
+
+// Whether products with a constant weight run through oneDNN on this CPU:
+// where oneDNN runs its AVX-512 kernels. Never decided by timing.
+// WEFT_DNNL_MATMUL=0 turns it off, =1 on (for side-by-side measurements).
+bool DnnlMatMulAvailable();
+
+// C (rows x n) = A (rows x k, row-major) * op(B) for one constant B, its
+// weights reordered into oneDNN's layout once, per column block.
+class DnnlWeightProduct {
+ public:
+  // op(B) is k x n; B's floats as the tensor holds them (n x k when
+  // `transposed`). Null where oneDNN offers only its reference loops for a
+  // tile, or refuses the shapes.
+  static std::unique_ptr<const DnnlWeightProduct> Make(const float* b,
+                                                       bool transposed,
+                                                       int64_t rows, int64_t k,
+                                                       int64_t n);
+  ~DnnlWeightProduct();
+
+  int64_t rows() const { return rows_; }
+  // Bytes of the reordered weights.
+  int64_t bytes() const { return bytes_; }
+
+  // Computes C over ctx's intra-op pool, tile by tile; after each tile,
+  // finish(r0, rows, c0, cols) on the thread that computed it (Gemm's
+  // epilogue, while the tile is in cache). False if oneDNN failed a call
+  // (C is then incomplete: the caller computes it another way).
+  bool Run(KernelContext& ctx, const float* a, float* c,
+           FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
+
+  struct Plan;
+
+ private:
+  explicit DnnlWeightProduct(std::unique_ptr<Plan> plan);
+
+  std::unique_ptr<Plan> plan_;
+  int64_t rows_ = 0, bytes_ = 0;
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_DNNL_MATMUL_H_

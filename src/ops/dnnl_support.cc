@@ -1,0 +1,54 @@
+#include "ops/dnnl_support.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "weft/warnings.h"
+
+namespace weft::internal {
+
+dnnl::engine& DnnlCpuEngine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+bool DnnlHasAvx512Core() {
+  static const bool has = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & avx512_core) == avx512_core;
+  }();
+  return has;
+}
+
+bool DnnlChoice(const char* name, bool rule) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return rule;
+  const std::string text(value);
+  if (text == "0" || text == "1") return text == "1";
+  EmitWarning(
+      WarningCategory::kConfiguration,
+      "ignoring " + std::string(name) + "=" + text + " (expected 0 or 1)");
+  return rule;
+}
+
+OneOpenMpThread::OneOpenMpThread() : previous_(omp_get_max_threads()) {
+  if (previous_ != 1) omp_set_num_threads(1);
+}
+
+OneOpenMpThread::~OneOpenMpThread() {
+  if (previous_ != 1) omp_set_num_threads(previous_);
+}
+
+void DnnlExecute(const dnnl::primitive& primitive, const dnnl::stream& stream,
+                 const dnnl_exec_arg_t* args, int count) {
+  const dnnl_status_t status =
+      dnnl_primitive_execute(primitive.get(), stream.get(), count, args);
+  if (status != dnnl_success) {
+    throw dnnl::error(status, "could not execute a oneDNN primitive");
+  }
+}
+
+}  // namespace weft::internal

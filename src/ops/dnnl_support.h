@@ -1,0 +1,99 @@
+// What the kernels that call oneDNN share (NhwcConv, the products with a
+// constant weight): the CPU engine, the OpenMP guard around every call, the
+// per-CPU rule and its override variables, and kept sets of memory handles.
+#ifndef WEFT_SRC_OPS_DNNL_SUPPORT_H_
+#define WEFT_SRC_OPS_DNNL_SUPPORT_H_
+
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <utility>
+#include <vector>
+
+namespace weft::internal {
+
+// The one CPU engine every oneDNN object in the process is made on.
+dnnl::engine& DnnlCpuEngine();
+
+// Whether oneDNN runs its AVX-512 kernels here (its effective ISA includes
+// avx512_core): the CPU rule behind NhwcConv and the oneDNN products.
+bool DnnlHasAvx512Core();
+
+// `rule`, unless the environment variable `name` says "1" (on) or "0" (off);
+// anything else is ignored with a configuration warning.
+bool DnnlChoice(const char* name, bool rule);
+
+// Debian's oneDNN threads through OpenMP. Every call into it runs with one
+// OpenMP thread on the calling weft thread, so that no library thread
+// computes and oneDNN's blocking never depends on the core count; the
+// caller's own OpenMP setting is put back afterwards.
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread();
+  ~OneOpenMpThread();
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Sets of oneDNN memory handles (a kernel's Handles: one per primitive of
+// its plan), one per loop of calls running at a time: a loop takes one,
+// points its handles at each call's buffers (set_data_handle) and gives it
+// back when it ends. Made per call, the handles and the C++ API's argument
+// map cost about twenty small allocations; their freed chunks then made a
+// Run's next large malloc consolidate glibc's fastbins (docs/kernels.md).
+template <class Handles>
+class DnnlHandleSets {
+ public:
+  using Made = std::unique_ptr<Handles>;
+
+  // A free set, or one made by `make`.
+  template <class Make>
+  Made Take(const Make& make) const {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        Made set = std::move(free_.back());
+        free_.pop_back();
+        return set;
+      }
+    }
+    return make();
+  }
+  void GiveBack(Made set) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(set));
+  }
+
+  // Takes a set for one scope and gives it back however the scope ends.
+  class Lease {
+   public:
+    template <class Make>
+    Lease(const DnnlHandleSets& sets, const Make& make)
+        : sets_(sets), set_(sets.Take(make)) {}
+    ~Lease() { sets_.GiveBack(std::move(set_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Handles& operator*() const { return *set_; }
+    Handles* operator->() const { return set_.get(); }
+
+   private:
+    const DnnlHandleSets& sets_;
+    Made set_;
+  };
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<Made> free_;
+};
+
+// Runs `primitive` with these arguments (the C API: no argument map to
+// allocate); throws dnnl::error as the C++ API's execute would.
+void DnnlExecute(const dnnl::primitive& primitive, const dnnl::stream& stream,
+                 const dnnl_exec_arg_t* args, int count);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_OPS_DNNL_SUPPORT_H_
