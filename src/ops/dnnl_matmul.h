@@ -51,9 +51,8 @@ class DnnlWeightProduct {
   bool Run(KernelContext& ctx, const float* a, float* c,
            FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
 
-  struct Plan;
-
  private:
+  struct Plan;
   explicit DnnlWeightProduct(std::unique_ptr<Plan> plan);
 
   std::unique_ptr<Plan> plan_;

@@ -114,8 +114,9 @@ constexpr int64_t kMinDnnlRows = 2;
 
 // A constant 2-D float32 B, packed once, when the kernel is built: in bf16
 // where the session's precision is bf16 (and the session checked the CPU
-// has the units), else for the float micro-kernel where the tile kernel is
-// BLIS or the session asks for batch invariance. Every Run's tiles then
+// has the units), else into oneDNN's layout where its products run and A's
+// rows are known (DnnlWeightProduct), else for the float micro-kernel where
+// the tile kernel is BLIS or the session asks for batch invariance. Every Run's tiles then
 // read it instead of packing their columns of B again.
 class PackedWeight {
  public:
