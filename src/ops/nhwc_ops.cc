@@ -499,9 +499,10 @@ class NhwcConvKernel : public OpKernel {
       made->scratch.emplace_back(plan_.scratch[p], DnnlCpuEngine(),
                                  static_cast<void*>(DNNL_MEMORY_NONE));
     }
-    if (has_bias_)
+    if (has_bias_) {
       made->bias = memory(plan_.bias, DnnlCpuEngine(),
                           static_cast<void*>(DNNL_MEMORY_NONE));
+    }
     return made;
   }
 
