@@ -20,7 +20,6 @@ bool DnnlMatMulAvailable() {
 
 namespace {
 
-constexpr size_t kAlignment = 64;
 // Tile kinds: a full tile, or the last partial row tile and/or column block.
 constexpr int kKinds = 4;
 
@@ -58,13 +57,15 @@ struct DnnlWeightProduct::Plan {
 };
 
 DnnlWeightProduct::DnnlWeightProduct(std::unique_ptr<Plan> plan)
-    : plan_(std::move(plan)), rows_(plan_->rows) {
+    : plan_(std::move(plan)) {
   for (const memory& w : plan_->block_weights) {
     bytes_ += static_cast<int64_t>(w.get_desc().get_size());
   }
 }
 
 DnnlWeightProduct::~DnnlWeightProduct() = default;
+
+int64_t DnnlWeightProduct::rows() const { return plan_->rows; }
 
 std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
     const float* b, bool transposed, int64_t rows, int64_t k, int64_t n) {
@@ -161,9 +162,6 @@ bool DnnlWeightProduct::Run(
   std::atomic<bool> failed{false};
   ctx.ParallelFor(tiles, tile_cost, [&](int64_t begin, int64_t end) {
     OneOpenMpThread one_thread;
-    // This thread's own stream and scratch buffer.
-    thread_local dnnl::stream stream(DnnlCpuEngine());
-    thread_local std::vector<char> scratch;
     const DnnlHandleSets<TileHandles>::Lease handles(
         p.handle_sets, [&p] { return p.MakeHandles(); });
     try {
@@ -174,12 +172,7 @@ bool DnnlWeightProduct::Run(
         const int64_t r = std::min(p.tile_rows, p.rows - r0);
         const int64_t cols = std::min(p.block_cols, p.n - c0);
         const int kind = Plan::Kind(r != p.tile_rows, cols != p.block_cols);
-        const size_t scratch_bytes = p.scratch[kind].get_size() + kAlignment;
-        if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
-        void* scratch_start = scratch.data();
-        size_t space = scratch.size();
-        std::align(kAlignment, p.scratch[kind].get_size(), scratch_start,
-                   space);
+        void* scratch_start = DnnlThreadScratch(p.scratch[kind].get_size());
         handles->src[kind].set_data_handle(const_cast<float*>(a + r0 * p.k));
         handles->dst[kind].set_data_handle(c + r0 * p.n + c0);
         handles->scratch[kind].set_data_handle(scratch_start);
@@ -188,7 +181,7 @@ bool DnnlWeightProduct::Run(
              {DNNL_ARG_WEIGHTS, p.block_weights[block].get()},
              {DNNL_ARG_DST, handles->dst[kind].get()},
              {DNNL_ARG_SCRATCHPAD, handles->scratch[kind].get()}}};
-        DnnlExecute(p.primitives[kind], stream, args.data(), 4);
+        DnnlExecute(p.primitives[kind], DnnlThreadStream(), args.data(), 4);
         finish(r0, r, c0, cols);
       }
     } catch (const dnnl::error&) {

@@ -40,7 +40,7 @@ class DnnlWeightProduct {
                                                        int64_t n);
   ~DnnlWeightProduct();
 
-  int64_t rows() const { return rows_; }
+  int64_t rows() const;
   // Bytes of the reordered weights.
   int64_t bytes() const { return bytes_; }
 
@@ -56,7 +56,7 @@ class DnnlWeightProduct {
   explicit DnnlWeightProduct(std::unique_ptr<Plan> plan);
 
   std::unique_ptr<Plan> plan_;
-  int64_t rows_ = 0, bytes_ = 0;
+  int64_t bytes_ = 0;
 };
 
 }  // namespace weft::internal

@@ -3,7 +3,9 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "weft/warnings.h"
 
@@ -40,6 +42,20 @@ OneOpenMpThread::OneOpenMpThread() : previous_(omp_get_max_threads()) {
 
 OneOpenMpThread::~OneOpenMpThread() {
   if (previous_ != 1) omp_set_num_threads(previous_);
+}
+
+const dnnl::stream& DnnlThreadStream() {
+  thread_local const dnnl::stream stream(DnnlCpuEngine());
+  return stream;
+}
+
+void* DnnlThreadScratch(size_t bytes) {
+  constexpr size_t kAlignment = 64;
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < bytes + kAlignment) buffer.resize(bytes + kAlignment);
+  void* start = buffer.data();
+  size_t space = buffer.size();
+  return std::align(kAlignment, bytes, start, space);
 }
 
 void DnnlExecute(const dnnl::primitive& primitive, const dnnl::stream& stream,

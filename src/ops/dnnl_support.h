@@ -4,6 +4,7 @@
 #ifndef WEFT_SRC_OPS_DNNL_SUPPORT_H_
 #define WEFT_SRC_OPS_DNNL_SUPPORT_H_
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -88,6 +89,14 @@ class DnnlHandleSets {
   mutable std::mutex mu_;
   mutable std::vector<Made> free_;
 };
+
+// This thread's stream on DnnlCpuEngine(), made on first use.
+const dnnl::stream& DnnlThreadStream();
+
+// A scratchpad of at least `bytes` for one call on this thread, 64-byte
+// aligned as oneDNN's own buffers are: a buffer the thread keeps between
+// calls (every oneDNN kernel's), valid until its next call here.
+void* DnnlThreadScratch(size_t bytes);
 
 // Runs `primitive` with these arguments (the C API: no argument map to
 // allocate); throws dnnl::error as the C++ API's execute would.

@@ -116,8 +116,8 @@ constexpr int64_t kMinDnnlRows = 2;
 // where the session's precision is bf16 (and the session checked the CPU
 // has the units), else into oneDNN's layout where its products run and A's
 // rows are known (DnnlWeightProduct), else for the float micro-kernel where
-// the tile kernel is BLIS or the session asks for batch invariance. Every Run's tiles then
-// read it instead of packing their columns of B again.
+// the tile kernel is BLIS or the session asks for batch invariance. Every Run's
+// tiles then read it instead of packing their columns of B again.
 class PackedWeight {
  public:
   // a_rows: op(A)'s rows (a batched A's stacked) where the shapes are known

@@ -39,7 +39,6 @@ using Tag = memory::format_tag;
 using Dt = memory::data_type;
 
 constexpr int64_t kMaxPiecesPerImage = 8;
-constexpr size_t kAlignment = 64;
 // Elements of X a thread rounds to bf16 at a time (fixed blocks: the split
 // never shows in the bits).
 constexpr int64_t kBf16RoundBlock = 16384;
@@ -420,10 +419,8 @@ class NhwcConvKernel : public OpKernel {
                  const uint16_t* x_bf16, const float* bias, const float* z,
                  float* y) const {
     OneOpenMpThread one_thread;
-    // This thread's own stream and buffers (the executing thread's copies:
-    // that is what they are for).
-    thread_local dnnl::stream stream(DnnlCpuEngine());
-    thread_local std::vector<char> scratch;
+    // This thread's own buffer (the executing thread's copy: that is what
+    // it is for).
     thread_local std::vector<float> block_out;
     const int64_t k = plan_.channels, kb = plan_.channel_block;
     const DnnlHandleSets<PieceHandles>::Lease handles(
@@ -451,12 +448,7 @@ class NhwcConvKernel : public OpKernel {
         }
       }
       const int p = piece.primitive;
-      // oneDNN's own buffers are 64-byte aligned; so is this one.
-      const size_t scratch_bytes = plan_.scratch[p].get_size() + kAlignment;
-      if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
-      void* scratch_start = scratch.data();
-      size_t space = scratch.size();
-      std::align(kAlignment, plan_.scratch[p].get_size(), scratch_start, space);
+      void* scratch_start = DnnlThreadScratch(plan_.scratch[p].get_size());
       // The piece's input rows: a contiguous run of the image.
       const int64_t src_offset = image * plan_.image_in + piece.src_offset;
       void* src_data =
@@ -478,7 +470,7 @@ class NhwcConvKernel : public OpKernel {
             const_cast<float*>(bias + piece.channel_begin));
         args[used++].memory = handles->bias.get();
       }
-      DnnlExecute(plan_.primitives[p], stream, args.data(), used);
+      DnnlExecute(plan_.primitives[p], DnnlThreadStream(), args.data(), used);
       if (kb < k) {
         for (int64_t q = 0; q < pixels; ++q) {
           std::memcpy(y + offset + q * k, dst + q * kb,
