@@ -7,7 +7,9 @@ threads, each system in turn on the same cluster and the same data.
   torch        PyTorch in a Dask task, the model built once per worker
                process, torch's default threads (what Dask's nanny leaves:
                OMP_NUM_THREADS=1)
-  torch-match  the same with torch.set_num_threads(host cores / (W x T))
+  torch-match  the same with torch.set_num_threads(host cores / (W x T)),
+               OpenBLAS's own pool (which Debian's torch calls for Linear)
+               set to the same count
   one-process  weft in one process without Dask: `weft predict` for the
                images (at each round's start), an InferenceSession over the
                same batches for the MLP (beside each setting's runs); the
@@ -39,18 +41,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")
 sys.path.insert(0, MODELS_DIR)
 import export_models  # noqa: E402
+import torch_threads  # noqa: E402
 
-# The workers get the models' module with the functions that use it.
+# The workers get the models' modules with the functions that use them.
 cloudpickle.register_pickle_by_value(export_models)
+cloudpickle.register_pickle_by_value(torch_threads)
 _torch_models = {}
 
 
 def torch_model(name, threads):
     """A PyTorch model built once per worker process (as Dask users cache
     theirs); threads: None leaves torch's default."""
-    import torch
     if threads is not None:
-        torch.set_num_threads(threads)
+        torch_threads.set_torch_threads(threads)
     if name not in _torch_models:
         model, _, _ = export_models.build(name)
         _torch_models[name] = model.eval()

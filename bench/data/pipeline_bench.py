@@ -63,7 +63,9 @@ def run_one(config, paths, model):
     torch.manual_seed(0)
     if kind == "torch":
         import torchvision
-        torch.set_num_threads(config["threads"])
+        sys.path.insert(0, os.path.join(HERE, "..", "models"))
+        from torch_threads import set_torch_threads
+        set_torch_threads(config["threads"])
         net = torchvision.models.resnet18().eval()
         run = lambda batch: net(batch)  # noqa: E731
     else:

@@ -10,10 +10,11 @@ import time
 import torch
 
 from export_models import build
+from torch_threads import set_torch_threads
 
 name, inter, intra, repeat = sys.argv[1], *map(int, sys.argv[2:5])
 torch.set_num_interop_threads(inter)
-torch.set_num_threads(intra)
+set_torch_threads(intra)
 model, feeds, _ = build(name)
 times = []
 with torch.no_grad():
