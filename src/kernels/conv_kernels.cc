@@ -747,15 +747,15 @@ void MaxPoolLanes2D(const Conv2DGeometry& g, const float* const* planes,
                     int64_t lanes, float* const* outs,
                     std::vector<float>& scratch) {
   if (g.out_h <= 0 || g.out_w <= 0) return;
-  constexpr float kLowest = std::numeric_limits<float>::lowest();
+  constexpr float kFloor = MaxPoolFloor<float>();
   const int64_t rows = g.SpanRows();
   const int64_t cols = g.SpanCols();
   LaneVector* padded = LaneBuffer(scratch, rows * cols + g.OutSize());
   LaneVector* out = padded + rows * cols;
-  PlanesIntoLanes(g, planes, lanes, LaneVector{} + kLowest, rows, cols, padded);
+  PlanesIntoLanes(g, planes, lanes, LaneVector{} + kFloor, rows, cols, padded);
   // Each output as MaxPoolPlane2D takes it: each window column's maximum
   // down its rows, then the maximum of those along the row, in order, with
-  // "v > best ? v : best" per lane (NaN skipped; the border's lowest never
+  // "v > best ? v : best" per lane (NaN skipped; the border's floor never
   // wins over an input; a tie of +0 and -0 keeps the same one). Four outputs
   // at a time: independent chains of maxima.
   constexpr int64_t kPixels = 4;
@@ -769,10 +769,10 @@ void MaxPoolLanes2D(const Conv2DGeometry& g, const float* const* planes,
       if (p0 + i + 1 < size && ++ox == g.out_w) ox = 0, ++oy;
     }
     LaneVector best[kPixels];
-    for (int64_t i = 0; i < kPixels; ++i) best[i] = LaneVector{} + kLowest;
+    for (int64_t i = 0; i < kPixels; ++i) best[i] = LaneVector{} + kFloor;
     for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
       LaneVector column[kPixels];
-      for (int64_t i = 0; i < kPixels; ++i) column[i] = LaneVector{} + kLowest;
+      for (int64_t i = 0; i < kPixels; ++i) column[i] = LaneVector{} + kFloor;
       for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
         const int64_t tap = kh * g.dilation_h * cols + kw * g.dilation_w;
         for (int64_t i = 0; i < kPixels; ++i) {
@@ -790,14 +790,14 @@ void MaxPoolLanes2D(const Conv2DGeometry& g, const float* const* planes,
   LanesIntoPlanes(out, size, -inf, inf, lanes, outs);
 }
 
-// out[i] = the largest of lowest and from[t][i] for t < count, i < n, the
+// out[i] = the largest of MaxPoolFloor and from[t][i] for t < count, i < n, the
 // sources taken in order as "v > best ? v : best" takes them (NaN skipped).
 // One pass for all sources: a pass per source read and wrote `out` each
 // time.
 template <class T, int64_t kCount>
 void MaxOfRowsFixed(const T* const* from, int64_t n, T* out) {
   for (int64_t i = 0; i < n; ++i) {
-    T best = std::numeric_limits<T>::lowest();
+    T best = MaxPoolFloor<T>();
     for (int64_t t = 0; t < kCount; ++t) {
       const T v = from[t][i];
       best = v > best ? v : best;
@@ -816,7 +816,7 @@ void MaxOfRows(const T* const* from, int64_t count, int64_t n, T* out) {
     case 3:
       return MaxOfRowsFixed<T, 3>(from, n, out);
     default:
-      std::fill(out, out + n, std::numeric_limits<T>::lowest());
+      std::fill(out, out + n, MaxPoolFloor<T>());
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t i = 0; i < n; ++i) {
           out[i] = from[t][i] > out[i] ? from[t][i] : out[i];
@@ -841,11 +841,11 @@ void MaxOfShifted(const T* src, int64_t taps, int64_t step, int64_t n, T* out) {
 // Rows are walked flat, across row ends, `pitch` apart; values computed past
 // a row's last window are never picked. A plane whose windows reach past
 // its top or left, or past its right or bottom end (MaxPoolNeedsBorder), is
-// first copied inside a border of `lowest` that holds every window.
+// first copied inside a border of MaxPoolFloor that holds every window.
 template <class T>
 void MaxPoolFlatPlane2D(const Conv2DGeometry& g, const T* x, T* y,
                         std::vector<T>& scratch) {
-  constexpr T kLowest = std::numeric_limits<T>::lowest();
+  constexpr T kFloor = MaxPoolFloor<T>();
   // The padded rows and columns some window reads.
   const int64_t rows = g.SpanRows();
   const int64_t cols = g.SpanCols();
@@ -866,13 +866,13 @@ void MaxPoolFlatPlane2D(const Conv2DGeometry& g, const T* x, T* y,
       T* row = padded + r * cols;
       const int64_t iy = r - g.pad_top;
       if (iy < 0 || iy >= g.in_h) {
-        std::fill(row, row + cols, kLowest);
+        std::fill(row, row + cols, kFloor);
         continue;
       }
-      std::fill(row, row + first, kLowest);
+      std::fill(row, row + first, kFloor);
       std::copy(x + iy * g.in_w + first - g.pad_left,
                 x + iy * g.in_w + last - g.pad_left, row + first);
-      std::fill(row + last, row + cols, kLowest);
+      std::fill(row + last, row + cols, kFloor);
     }
     plane = padded;
   }
@@ -956,7 +956,7 @@ void MaxPoolPlane2D(const Conv2DGeometry& g, const T* x, T* y,
     // The columns near the ends (and every column for other strides), tap
     // by tap in order.
     auto per_tap = [&](int64_t first, int64_t last) {
-      std::fill(out + first, out + last, std::numeric_limits<T>::lowest());
+      std::fill(out + first, out + last, MaxPoolFloor<T>());
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
         const int64_t a = std::max(first, inside[kw].first);
         const int64_t b = std::min(last, inside[kw].last);
@@ -990,7 +990,7 @@ template void MaxPoolPlane2D<float>(const Conv2DGeometry&, const float*, float*,
 template void MaxPoolPlane2D<double>(const Conv2DGeometry&, const double*,
                                      double*, std::vector<double>&);
 // Quantized tensors (a MaxPool that qdq-fusion moved a Q/DQ pair through):
-// the padding is the dtype's lowest value, which no maximum takes over.
+// the padding is MaxPoolFloor, which no maximum takes over.
 template void MaxPoolPlane2D<uint8_t>(const Conv2DGeometry&, const uint8_t*,
                                       uint8_t*, std::vector<uint8_t>&);
 template void MaxPoolPlane2D<int8_t>(const Conv2DGeometry&, const int8_t*,

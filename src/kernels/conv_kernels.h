@@ -17,6 +17,7 @@
 #define WEFT_SRC_KERNELS_CONV_KERNELS_H_
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -182,8 +183,20 @@ void SplitRowByPhase(const float* row, int64_t in_w, int64_t pad_left,
 void ArrangeLaneWeights(const float* w, int64_t channels, int64_t taps,
                         int64_t first, float* out);
 
+// Where a running maximum starts, and what fills a window's padding:
+// -infinity for float (a window of -inf inputs has -inf as its maximum),
+// the lowest value for integers.
+template <class T>
+constexpr T MaxPoolFloor() {
+  if constexpr (std::numeric_limits<T>::has_infinity) {
+    return -std::numeric_limits<T>::infinity();
+  } else {
+    return std::numeric_limits<T>::lowest();
+  }
+}
+
 // y[p] = the largest input under p's window, ignoring the padding and NaN
-// inputs; the lowest finite value when the window holds neither. (MaxPool
+// inputs; MaxPoolFloor when the window holds neither. (MaxPool
 // without its optional indices output.) `line` is a buffer the caller keeps
 // between planes. A plane whose output rows are narrower than
 // kMaxPoolFlatBelow is reduced in passes over the whole plane

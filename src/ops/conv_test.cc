@@ -375,7 +375,7 @@ TEST(MaxPool2DTest, MatchesADirectReference) {
     for (int64_t plane = 0; plane < 6; ++plane) {
       for (int64_t oy = 0; oy < oh; ++oy) {
         for (int64_t ox = 0; ox < ow; ++ox) {
-          float want = std::numeric_limits<float>::lowest();
+          float want = -std::numeric_limits<float>::infinity();
           for (int64_t ky = 0; ky < c.k; ++ky) {
             for (int64_t kx = 0; kx < c.k; ++kx) {
               const int64_t iy = oy * c.s - c.pad + ky * c.d,

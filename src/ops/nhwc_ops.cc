@@ -26,6 +26,7 @@
 
 #include "framework/op_registry_impl.h"
 #include "kernels/bf16_gemm.h"
+#include "kernels/conv_kernels.h"
 #include "ops/conv_window.h"
 #include "ops/dnnl_support.h"
 #include "ops/op_util.h"
@@ -537,12 +538,65 @@ Status InferNhwcConvShape(InferenceContext& ctx) {
 // --- NhwcMaxPool
 // ---------------------------------------------------------------
 
-// out[ch] = in[ch] > out[ch] ? in[ch] : out[ch] (a NaN input leaves out as
-// it was): distinct arrays, so the loop vectorises.
+// 64 bytes of T as one vector (GCC's and clang's vector extension; the
+// attribute must name a concrete type, hence one specialisation each).
 template <class T>
-void MaxInto(const T* __restrict in, int64_t c, T* __restrict out) {
-  for (int64_t ch = 0; ch < c; ++ch) {
-    out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
+struct Vector64;
+template <>
+struct Vector64<float> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct Vector64<uint8_t> {
+  typedef uint8_t type __attribute__((vector_size(64)));
+};
+template <>
+struct Vector64<int8_t> {
+  typedef int8_t type __attribute__((vector_size(64)));
+};
+
+// The maximum of `count` channel blocks (taps[t] + first, kVectors vectors
+// of 64 bytes each) into out, taken in tap order as max(in, running) = in >
+// running ? in : running, so a NaN input leaves the running value as it
+// was. The running maximum is held in vector variables: accumulated in the
+// output instead, each tap would wait for the last tap's store.
+template <class T, int kVectors>
+void MaxOfTaps(const T* const* taps, int64_t count, int64_t first, T* out) {
+  using Vector = typename Vector64<T>::type;
+  static_assert(sizeof(Vector) == 64);
+  constexpr int64_t kLanes = 64 / sizeof(T);
+  Vector running[kVectors];
+  for (Vector& r : running) r = Vector{} + MaxPoolFloor<T>();
+  for (int64_t t = 0; t < count; ++t) {
+    for (int v = 0; v < kVectors; ++v) {
+      Vector in;
+      std::memcpy(&in, taps[t] + first + v * kLanes, sizeof(in));
+      running[v] = in > running[v] ? in : running[v];
+    }
+  }
+  std::memcpy(out + first, running, sizeof(running));
+}
+
+// Every channel of one output pixel: blocks of four vectors, then of one,
+// then the channels past the last whole vector one at a time.
+template <class T>
+void MaxOfTapsAllChannels(const T* const* taps, int64_t count, int64_t c,
+                          T* out) {
+  constexpr int64_t kLanes = 64 / sizeof(T);
+  int64_t first = 0;
+  for (; first + 4 * kLanes <= c; first += 4 * kLanes) {
+    MaxOfTaps<T, 4>(taps, count, first, out);
+  }
+  for (; first + kLanes <= c; first += kLanes) {
+    MaxOfTaps<T, 1>(taps, count, first, out);
+  }
+  for (; first < c; ++first) {
+    T running = MaxPoolFloor<T>();
+    for (int64_t t = 0; t < count; ++t) {
+      const T in = taps[t][first];
+      running = in > running ? in : running;
+    }
+    out[first] = running;
   }
 }
 
@@ -591,11 +645,12 @@ class NhwcMaxPoolKernel : public OpKernel {
     T* py = y->data<T>();
     const double cost = static_cast<double>(ow * c * win.KernelSize()) * 0.1;
     ctx.ParallelFor(n * oh, cost, [&](int64_t begin, int64_t end) {
+      // The window's taps inside the input, for one output pixel.
+      std::vector<const T*> taps(static_cast<size_t>(win.KernelSize()));
       for (int64_t row = begin; row < end; ++row) {
         const int64_t image = row / oh, oy = row % oh;
         for (int64_t ox = 0; ox < ow; ++ox) {
-          T* out = py + (row * ow + ox) * c;
-          std::fill(out, out + c, std::numeric_limits<T>::lowest());
+          int64_t count = 0;
           for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
             const int64_t iy =
                 oy * win.stride[0] - win.pad_begin[0] + ky * win.dilation[0];
@@ -604,10 +659,10 @@ class NhwcMaxPoolKernel : public OpKernel {
               const int64_t ix =
                   ox * win.stride[1] - win.pad_begin[1] + kx * win.dilation[1];
               if (ix < 0 || ix >= w) continue;
-              const T* in = px + ((image * h + iy) * w + ix) * c;
-              MaxInto(in, c, out);
+              taps[count++] = px + ((image * h + iy) * w + ix) * c;
             }
           }
+          MaxOfTapsAllChannels(taps.data(), count, c, py + (row * ow + ox) * c);
         }
       }
     });

@@ -126,7 +126,7 @@ class PoolKernel : public OpKernel {
             const int64_t plane = idx / out_size, o = idx % out_size;
             const T* src = px + plane * in_size;
             if constexpr (kPool == Pool::kMax) {
-              T best = std::numeric_limits<T>::lowest();
+              T best = MaxPoolFloor<T>();
               int64_t best_at = -1;
               ForEachTap(win, o, [&](int64_t offset, int64_t) {
                 if (offset >= 0 && (best_at < 0 || src[offset] > best)) {
