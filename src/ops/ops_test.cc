@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "framework/op_registry_impl.h"
@@ -160,6 +161,35 @@ TEST(OpsTest, ReduceSumAxesAndKeepdims) {
   EXPECT_THAT(
       EvalStatus(bad, "r").message(),
       AllOf(HasSubstr("node 'r'"), HasSubstr("axis 2 is out of range")));
+}
+
+// The max of nothing but -inf is -inf, and the min of nothing but +inf is
+// +inf (numpy's and ONNX Runtime's answers), on the vectorised path (a long
+// row) and the short one, beside a row whose extreme is finite.
+TEST(OpsTest, ReduceMaxAndMinOfInfinitiesAreInfinite) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t width : {3, 1000}) {
+    std::vector<float> lows(2 * width, -inf), highs(2 * width, inf);
+    lows[width] = -1.0f;  // Row 1 holds one finite value.
+    highs[width] = 1.0f;
+    Graph g;
+    auto lo = g.Const("lo", Tensor::FromVector<float>({2, width}, lows));
+    auto hi = g.Const("hi", Tensor::FromVector<float>({2, width}, highs));
+    test::MustAdd(g, {"max",
+                      "ReduceMax",
+                      {lo},
+                      {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}},
+                      ""});
+    test::MustAdd(g, {"min",
+                      "ReduceMin",
+                      {hi},
+                      {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}},
+                      ""});
+    EXPECT_EQ(Values<float>(Eval(g, "max")), (std::vector<float>{-inf, -1.0f}))
+        << width;
+    EXPECT_EQ(Values<float>(Eval(g, "min")), (std::vector<float>{inf, 1.0f}))
+        << width;
+  }
 }
 
 TEST(OpsTest, ReduceSumOfManyElementsIsThreadCountIndependent) {

@@ -89,11 +89,21 @@ A Contribution(A x) {
   return x;
 }
 
+// Where a reduction starts. Max and min start from -inf and +inf where the
+// type has them: from the lowest and highest finite values, a reduction
+// over nothing but -inf (or +inf) would answer a finite number.
 template <class A, Reducer kR>
 A Identity() {
+  constexpr bool kInfinite = std::numeric_limits<A>::has_infinity;
   if constexpr (kR == Reducer::kProd) return A(1);
-  if constexpr (kR == Reducer::kMax) return std::numeric_limits<A>::lowest();
-  if constexpr (kR == Reducer::kMin) return std::numeric_limits<A>::max();
+  if constexpr (kR == Reducer::kMax) {
+    if constexpr (kInfinite) return -std::numeric_limits<A>::infinity();
+    return std::numeric_limits<A>::lowest();
+  }
+  if constexpr (kR == Reducer::kMin) {
+    if constexpr (kInfinite) return std::numeric_limits<A>::infinity();
+    return std::numeric_limits<A>::max();
+  }
   return A(0);
 }
 
