@@ -158,7 +158,8 @@ void RegisterUnary(OpRegistry& registry, const char* name,
 }
 
 // Sum, Max, Min, Mean (variadic, NumPy broadcasting): combined left to
-// right in input order; Mean divides the sum by the input count.
+// right in input order; Mean divides the sum by the input count. Max and
+// Min propagate NaN.
 enum class Variadic { kSum, kMax, kMin, kMean };
 
 template <Variadic kOp>
@@ -176,8 +177,14 @@ class VariadicKernel : public OpKernel {
       WEFT_RETURN_IF_ERROR(DispatchNumeric(dtype, [&](auto zero) -> Status {
         using T = decltype(zero);
         BroadcastBinary<T, T>(ctx, acc, next, &combined, [](T x, T y) -> T {
-          if constexpr (kOp == Variadic::kMax) return x < y ? y : x;
-          if constexpr (kOp == Variadic::kMin) return y < x ? y : x;
+          // NaN in either input gives NaN, whichever input it is (numpy's
+          // maximum, ONNX Runtime's Max, ReduceMax here).
+          if constexpr (kOp == Variadic::kMax) {
+            return (x < y || y != y) ? y : x;
+          }
+          if constexpr (kOp == Variadic::kMin) {
+            return (y < x || y != y) ? y : x;
+          }
           return static_cast<T>(x + y);
         });
         return Status::OK();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "test_support/session_util.h"
 
@@ -97,6 +98,21 @@ TEST(ElementwiseTest, BinaryMaxMinPowWithBroadcasting) {
   EXPECT_EQ(test::Values<float>(out[1]), (std::vector<float>{1, 3, -3, 2}));
   EXPECT_EQ(test::Values<float>(out[2]),
             (std::vector<float>{2, 243, 0.125f, 9}));
+}
+
+// NaN in either input of Max or Min gives NaN, in either position (numpy's
+// maximum and minimum, ONNX Runtime's Max and Min).
+TEST(ElementwiseTest, MaxAndMinPropagateNaNFromEitherInput) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Graph g;
+  auto a = g.Const("a", Tensor::FromVector<float>({3}, {1, nan, nan}));
+  auto b = g.Const("b", Tensor::FromVector<float>({3}, {nan, 2, nan}));
+  ASSERT_TRUE(g.AddNode({"max", "Max", {a, b}, {}, ""}).ok());
+  ASSERT_TRUE(g.AddNode({"min", "Min", {a, b}, {}, ""}).ok());
+  auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  for (const Tensor& out : test::MustRun(*session, {"max", "min"})) {
+    for (float v : test::Values<float>(out)) EXPECT_TRUE(std::isnan(v)) << v;
+  }
 }
 
 // ONNX Pow-15: the exponent's dtype may differ from the base's. An integer

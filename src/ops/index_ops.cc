@@ -507,6 +507,22 @@ class HardmaxKernel : public OpKernel {
   const bool coerce_2d_;  // As Softmax's (normalization.cc).
 };
 
+// Whether value a (at index p) comes before value c (at index q) in TopK's
+// order: larger first when `largest`, else smaller first; equal values by
+// index (as ONNX specifies). NaN ranks above every number (numpy's sort,
+// torch.topk), NaNs among themselves by index: without that rule the
+// comparison is no strict weak order, which std::partial_sort requires.
+template <class T>
+bool RanksBefore(T a, int64_t p, T c, int64_t q, bool largest) {
+  const bool a_nan = a != a, c_nan = c != c;
+  if (a_nan || c_nan) {
+    if (a_nan && c_nan) return p < q;
+    return largest ? a_nan : c_nan;
+  }
+  if (a != c) return largest ? a > c : a < c;
+  return p < q;
+}
+
 // TopK: the k largest (or smallest) along `axis`, sorted when asked; ties
 // keep the lower index first (as ONNX specifies).
 class TopKKernel : public OpKernel {
@@ -548,10 +564,9 @@ class TopKKernel : public OpKernel {
               std::iota(order.begin(), order.end(), 0);
               std::partial_sort(order.begin(), order.begin() + k, order.end(),
                                 [&](int64_t p, int64_t q) {
-                                  const T a = line[p * inner],
-                                          c = line[q * inner];
-                                  if (a != c) return largest ? a > c : a < c;
-                                  return p < q;
+                                  return RanksBefore(line[p * inner], p,
+                                                     line[q * inner], q,
+                                                     largest);
                                 });
               for (int64_t j = 0; j < k; ++j) {
                 const int64_t at = outer * k * inner + j * inner + in;
