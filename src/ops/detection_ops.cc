@@ -99,8 +99,10 @@ class NonMaxSuppressionKernel : public OpKernel {
             order.push_back(i);
           }
         }
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t b) { return s[a] > s[b]; });
+        // Highest score first; a NaN score last.
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+          return LessNaNLast(-s[a], -s[b]);
+        });
         kept.clear();
         for (int64_t i : order) {
           if (static_cast<int64_t>(kept.size()) >= max_per_class) break;

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -48,6 +50,20 @@ TEST(DetectionOpsTest, NonMaxSuppressionKeepsTheBestOfOverlappingBoxes) {
   auto none = Nms(boxes, scores, {});  // max_output_boxes_per_class 0.
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->shape(), (Shape{0, 3}));
+}
+
+// A NaN score ranks below every number: its box comes last, after the
+// boxes it would otherwise have been sorted among.
+TEST(DetectionOpsTest, NonMaxSuppressionTakesANaNScoreLast) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor boxes = Tensor::FromVector<float>(
+      {1, 4, 4}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7});
+  const Tensor scores =
+      Tensor::FromVector<float>({1, 1, 4}, {0.2f, nan, 0.9f, 0.5f});
+  auto kept = Nms(boxes, scores, {Int64Scalar(10), FloatScalar(0.5f)});
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(test::Values<int64_t>(*kept),
+            (std::vector<int64_t>{0, 0, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1}));
 }
 
 TEST(DetectionOpsTest, NonMaxSuppressionCentreFormAndBadInputs) {

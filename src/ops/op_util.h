@@ -2,6 +2,7 @@
 #ifndef WEFT_SRC_OPS_OP_UTIL_H_
 #define WEFT_SRC_OPS_OP_UTIL_H_
 
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -129,6 +130,18 @@ inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
 
 // Elements per block of the element-wise maps: a multiple of every vector
 // width, large enough that a block is worth handing to another thread.
+// a < b, with NaN after every number and NaNs equivalent to each other: a
+// strict weak order over floating values (plain < is none once a NaN is
+// in, and the sorts are undefined without one). Other types: plain <.
+template <class T>
+bool LessNaNLast(const T& a, const T& b) {
+  if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+    if (b != b) return a == a;
+    if (a != a) return false;
+  }
+  return a < b;
+}
+
 inline constexpr int64_t kElementBlock = 16384;
 
 // y[i] = fn(x[i]) for i < n over fixed blocks (ParallelForFixedBlocks):

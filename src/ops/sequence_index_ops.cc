@@ -118,8 +118,9 @@ class ReverseSequenceKernel : public OpKernel {
 
 // Unique: the distinct slices of X along `axis` (elements of the
 // flattened X without one), ascending (lexicographically for slices) when
-// `sorted`, else in order of first occurrence. Outputs: Y, the index of each
-// one's first occurrence, for each slice of X the position of its value in
+// `sorted`, else in order of first occurrence; NaNs are one value, sorted
+// after every number (NumPy's unique, equal_nan=True). Outputs: Y, the index of
+// each one's first occurrence, for each slice of X the position of its value in
 // Y, and each one's count (NumPy's unique with every return_*).
 class UniqueKernel : public OpKernel {
  public:
@@ -150,8 +151,8 @@ class UniqueKernel : public OpKernel {
       const int64_t slice_size = outer * inner;
       auto less = [&](int64_t a, int64_t b) {
         for (int64_t k = 0; k < slice_size; ++k) {
-          if (at(a, k) < at(b, k)) return true;
-          if (at(b, k) < at(a, k)) return false;
+          if (LessNaNLast(at(a, k), at(b, k))) return true;
+          if (LessNaNLast(at(b, k), at(a, k))) return false;
         }
         return false;
       };

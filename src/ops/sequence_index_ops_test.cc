@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "test_support/session_util.h"
 
@@ -93,6 +94,28 @@ TEST(SequenceIndexOpsTest, UniqueValuesFirstIndicesInverseAndCounts) {
   EXPECT_EQ(test::Values<int32_t>(out[7]), (std::vector<int32_t>{0, 1, 1, 0}));
   EXPECT_EQ(test::Values<int64_t>(out[8]), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(test::Values<int64_t>(out[9]), (std::vector<int64_t>{1, 2}));
+}
+
+// NaNs are one value, after every number (NumPy's unique, equal_nan=True).
+TEST(SequenceIndexOpsTest, UniqueTakesNaNsAsOneValueAfterTheNumbers) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Graph g;
+  const std::string x =
+      g.Const("x", Tensor::FromVector<float>({6}, {2, nan, 1, nan, 2, 0}));
+  ASSERT_TRUE(
+      g.AddNode({"u", "Unique", {x}, {{"has_axis", int64_t{0}}}, ""}).ok());
+  auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+  auto out = test::MustRun(*session, {"u", "u:1", "u:2", "u:3"});
+  const std::vector<float> y = test::Values<float>(out[0]);
+  ASSERT_EQ(y.size(), 4u);
+  EXPECT_EQ(y[0], 0);
+  EXPECT_EQ(y[1], 1);
+  EXPECT_EQ(y[2], 2);
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(test::Values<int64_t>(out[1]), (std::vector<int64_t>{5, 2, 0, 1}));
+  EXPECT_EQ(test::Values<int64_t>(out[2]),
+            (std::vector<int64_t>{2, 3, 1, 3, 2, 0}));
+  EXPECT_EQ(test::Values<int64_t>(out[3]), (std::vector<int64_t>{1, 1, 2, 2}));
 }
 
 }  // namespace
