@@ -432,5 +432,28 @@ TEST(GlobalAveragePoolTest, MeansEachPlaneInDouble) {
   }
 }
 
+// GlobalMaxPool propagates NaN wherever it stands in the plane (as
+// ReduceMax does); both global pools refuse a plane with no positions,
+// naming the shape, rather than answer a value for nothing.
+TEST(GlobalPoolTest, MaxPropagatesNaNAndEmptyPlanesAreErrors) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto max = test::RunOneOutput(
+      "GlobalMaxPool",
+      {Tensor::FromVector<float>({1, 2, 1, 3}, {1, nan, 3, nan, 2, 0})});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_TRUE(std::isnan(max->data<float>()[0]));
+  EXPECT_TRUE(std::isnan(max->data<float>()[1]));
+  for (const char* op : {"GlobalMaxPool", "GlobalAveragePool"}) {
+    auto empty =
+        test::RunOneOutput(op, {Tensor(DataType::kFloat32, Shape{1, 2, 0, 4})});
+    ASSERT_FALSE(empty.ok()) << op;
+    EXPECT_NE(empty.status().message().find("empty spatial extent"),
+              std::string::npos)
+        << empty.status();
+    EXPECT_NE(empty.status().message().find("[1, 2, 0, 4]"), std::string::npos)
+        << empty.status();
+  }
+}
+
 }  // namespace
 }  // namespace weft

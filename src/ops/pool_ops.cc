@@ -9,6 +9,7 @@
 #include "framework/op_registry_impl.h"
 #include "kernels/conv_kernels.h"
 #include "kernels/int_division.h"
+#include "kernels/vector_math.h"
 #include "ops/conv_window.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -219,6 +220,13 @@ class GlobalPoolKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
     const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
     const int64_t size = Window::Product(in);
+    if (size == 0 && n * c > 0) {
+      // As ReduceMax and ArgMax over an empty axis: no value to answer.
+      return InvalidArgumentError(
+          std::string(kPool == Pool::kMax ? "GlobalMaxPool"
+                                          : "GlobalAveragePool") +
+          " over an empty spatial extent: X has shape " + x.shape().ToString());
+    }
     WEFT_ASSIGN_OR_RETURN(
         Tensor * y, ctx.AllocateOutputUninitialized(
                         0, OutShape(n, c, std::vector<int64_t>(in.size(), 1))));
@@ -231,13 +239,14 @@ class GlobalPoolKernel : public OpKernel {
             for (int64_t p = b; p < e; ++p) {
               const T* src = px + p * size;
               if constexpr (kPool == Pool::kMax) {
-                T best = size > 0 ? src[0] : T(0);
-                for (int64_t i = 1; i < size; ++i)
-                  best = std::max(best, src[i]);
+                // NaN propagates, as in ReduceMax.
+                T best = src[0];
+                for (int64_t i = 1; i < size; ++i) {
+                  best = vmath::MaxPropagatingNaN(best, src[i]);
+                }
                 py[p] = best;
               } else {
-                py[p] = static_cast<T>(size > 0 ? SumInDouble(src, size) / size
-                                                : 0.0);
+                py[p] = static_cast<T>(SumInDouble(src, size) / size);
               }
             }
           });
