@@ -116,8 +116,8 @@ T Apply(T x, const Params& p) {
         return x < T(0) ? a * std::expm1(x) : x;
       case Fn::kSelu:
         return static_cast<T>(p.gamma) * (x <= T(0) ? a * std::expm1(x) : x);
-      case Fn::kCelu:
-        return std::max(T(0), x) + std::min(T(0), a * std::expm1(x / a));
+      case Fn::kCelu:  // max(0, x) + min(0, a (e^(x/a) - 1)), NaN kept.
+        return x > T(0) ? x : a * std::expm1(x / a);
       case Fn::kHardSigmoid:
         return std::clamp(a * x + static_cast<T>(p.beta), T(0), T(1));
       case Fn::kHardSwish:
