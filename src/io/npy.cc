@@ -50,6 +50,18 @@ const char* Descr(DataType dtype) {
   return "";
 }
 
+// "<f4, <f8, ...": every descr Descr gives, for error messages.
+std::string SupportedDescrs() {
+  std::string list;
+  for (DataType dtype : kAllDataTypes) {
+    const std::string_view descr = Descr(dtype);
+    if (descr.empty()) continue;
+    if (!list.empty()) list += ", ";
+    list += descr;
+  }
+  return list;
+}
+
 std::optional<DataType> DtypeFromDescr(std::string_view descr) {
   for (DataType dtype : kAllDataTypes) {
     if (descr == Descr(dtype)) return dtype;
@@ -164,7 +176,7 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes) {
   if (!dtype) {
     return InvalidArgumentError("unsupported .npy dtype '" +
                                 std::string(Trim(*descr)) +
-                                "' (supported: <f4, <f8, <i4, <i8, |b1)");
+                                "' (supported: " + SupportedDescrs() + ")");
   }
   if (Trim(*fortran) != "False") {
     return InvalidArgumentError(".npy data in Fortran order is not supported");
