@@ -192,6 +192,40 @@ TEST(OpsTest, ReduceMaxAndMinOfInfinitiesAreInfinite) {
   }
 }
 
+// ReduceLogSumExp sums exp(x - max): values whose exp overflows even in
+// double (e^1000) give m + log(sum), along an axis (strided and contiguous)
+// and over everything; an infinite or NaN maximum is the answer itself.
+TEST(OpsTest, ReduceLogSumExpDoesNotOverflow) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float log2 = std::log(2.0f);
+  Graph g;
+  auto big =
+      g.Const("big", Tensor::FromVector<float>({2, 2}, {1000, 1000, 0, 0}));
+  auto special =
+      g.Const("special", Tensor::FromVector<float>(
+                             {3, 3}, {-inf, -inf, -inf, 1, nan, 2, inf, 1, 3}));
+  auto lse = [&](const std::string& name, const std::string& x,
+                 std::vector<int64_t> axes) {
+    AttrMap attrs = {{"keepdims", int64_t{0}}};
+    if (!axes.empty()) attrs["axes"] = std::move(axes);
+    test::MustAdd(g, {name, "ReduceLogSumExp", {x}, attrs, ""});
+  };
+  lse("rows", big, {1});
+  lse("columns", big, {0});
+  lse("all", big, {});
+  lse("specials", special, {1});
+  EXPECT_EQ(Values<float>(Eval(g, "rows")),
+            (std::vector<float>{1000 + log2, log2}));
+  EXPECT_EQ(Values<float>(Eval(g, "columns")),
+            (std::vector<float>{1000.0f, 1000.0f}));
+  EXPECT_NEAR(Values<float>(Eval(g, "all"))[0], 1000 + log2, 1e-3);
+  const std::vector<float> specials = Values<float>(Eval(g, "specials"));
+  EXPECT_EQ(specials[0], -inf);
+  EXPECT_TRUE(std::isnan(specials[1]));
+  EXPECT_EQ(specials[2], inf);
+}
+
 TEST(OpsTest, ReduceSumOfManyElementsIsThreadCountIndependent) {
   Graph g;
   auto x = g.RandomUniform("x", DataType::kFloat32, {100003}, 9);

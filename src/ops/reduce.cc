@@ -66,7 +66,7 @@ enum class Reducer {
   kL2,         // sqrt(sum x^2)
   kSumSquare,  // sum x^2
   kLogSum,     // log(sum x)
-  kLogSumExp,  // log(sum exp(x)), in double as the ONNX reference computes it
+  kLogSumExp,  // m + log(sum exp(x - m)), m the maximum; sums in double
 };
 
 // Sums and products of floats accumulate in double: more accurate, and as
@@ -154,22 +154,26 @@ class ReduceKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
     switch (x.dtype()) {
       case DataType::kFloat32:
-        return Reduce<float>(ctx, x, axes, y);
+        return ReduceShifted<float>(ctx, x, axes, y);
       case DataType::kFloat64:
-        return Reduce<double>(ctx, x, axes, y);
+        return ReduceShifted<double>(ctx, x, axes, y);
       case DataType::kFloat16:
-        return Reduce<Float16>(ctx, x, axes, y);
+        return ReduceShifted<Float16>(ctx, x, axes, y);
       case DataType::kInt32:
-        return Reduce<int32_t>(ctx, x, axes, y);
+        return ReduceShifted<int32_t>(ctx, x, axes, y);
       default:
-        return Reduce<int64_t>(ctx, x, axes, y);
+        return ReduceShifted<int64_t>(ctx, x, axes, y);
     }
   }
 
- private:
+  // x reduced over `axes` into y. `shift`, for LogSumExp only, holds each
+  // output's maximum: the sum is of exp(x - shift) and the result shift +
+  // log(sum), so that no exp overflows (exp(1000) is inf even in double,
+  // where log(e^1000 + e^1000) is 1000.69).
   template <class T>
-  Status Reduce(KernelContext& ctx, const Tensor& x,
-                const std::vector<int>& axes, Tensor* y) const {
+  static Status Reduce(KernelContext& ctx, const Tensor& x,
+                       const std::vector<int>& axes, Tensor* y,
+                       const T* shift = nullptr) {
     using A = Accumulator<T, kR>;
     const T* px = x.data<T>();
     T* py = y->data<T>();
@@ -177,14 +181,30 @@ class ReduceKernel : public OpKernel {
     const int rank = shape.rank();
     int64_t count = 1;  // Elements per output.
     for (int axis : axes) count *= shape.dim(axis);
-    auto finish = [&](A acc) -> T {
+    // The shift of output o (LogSumExp), as the accumulator's type.
+    auto shift_of = [shift](int64_t o) -> A {
+      if constexpr (kR == Reducer::kLogSumExp) {
+        // No shift over an empty input: each sum is of nothing, log 0.
+        if (shift != nullptr)
+          return static_cast<A>(static_cast<double>(shift[o]));
+      }
+      return A(0);
+    };
+    auto finish = [&](A acc, int64_t o) -> T {
+      if constexpr (kR == Reducer::kLogSumExp) {
+        const A m = shift_of(o);
+        // An infinite or NaN maximum is the answer itself: all -inf gives
+        // -inf, a +inf gives +inf, a NaN gives NaN.
+        if (!std::isfinite(static_cast<double>(m))) return static_cast<T>(m);
+        return static_cast<T>(m + std::log(static_cast<double>(acc)));
+      }
       if constexpr (kR == Reducer::kMean) {
         return static_cast<T>(acc / static_cast<A>(count == 0 ? 0 : count));
       }
       if constexpr (kR == Reducer::kL2) {
         return static_cast<T>(std::sqrt(static_cast<double>(acc)));
       }
-      if constexpr (kR == Reducer::kLogSum || kR == Reducer::kLogSumExp) {
+      if constexpr (kR == Reducer::kLogSum) {
         return static_cast<T>(std::log(static_cast<double>(acc)));
       }
       return static_cast<T>(acc);
@@ -196,11 +216,11 @@ class ReduceKernel : public OpKernel {
       const int64_t blocks = (n + kReduceBlock - 1) / kReduceBlock;
       std::vector<A> partial(blocks, Identity<A, kR>());
       ctx.ParallelForFixedBlocks(n, kReduceBlock, [&](int64_t b, int64_t e) {
-        partial[b / kReduceBlock] = ReduceRun<T, A>(px + b, e - b);
+        partial[b / kReduceBlock] = ReduceRun<T, A>(px + b, e - b, shift_of(0));
       });
       A total = Identity<A, kR>();
       for (const A& p : partial) total = Combine<A, kR>(total, p);
-      py[0] = finish(total);
+      py[0] = finish(total, 0);
       return Status::OK();
     }
     // Row-major strides; the reduced sub-space's offsets in input order.
@@ -238,28 +258,57 @@ class ReduceKernel : public OpKernel {
           base += (rest % dim) * strides[kept[k]];
           rest /= dim;
         }
+        const A s = shift_of(o);
         if (contiguous) {
-          py[o] = finish(ReduceRun<T, A>(px + base, count));
+          py[o] = finish(ReduceRun<T, A>(px + base, count, s), o);
           continue;
         }
         A acc = Identity<A, kR>();
         for (int64_t off : reduced_offsets) {
-          acc = Combine<A, kR>(acc, Contribution<A, kR>(A(px[base + off])));
+          acc = Combine<A, kR>(acc,
+                               Contribution<A, kR>(Shifted(px[base + off], s)));
         }
-        py[o] = finish(acc);
+        py[o] = finish(acc, o);
       }
     });
     return Status::OK();
   }
 
+ private:
   // x[0..n-1] reduced in a fixed order that depends on n only: several
   // independent lanes, so the loop vectorises (vector_math.h).
   template <class T, class A>
-  static A ReduceRun(const T* x, int64_t n) {
+  static A ReduceRun(const T* x, int64_t n, A shift) {
     return vmath::LaneReduce<A>(
         n, Identity<A, kR>(),
-        [x](int64_t i) { return Contribution<A, kR>(A(x[i])); },
+        [x, shift](int64_t i) {
+          return Contribution<A, kR>(Shifted(x[i], shift));
+        },
         Combine<A, kR>);
+  }
+
+  // x as the accumulator's type, less the output's shift (LogSumExp only).
+  template <class T, class A>
+  static A Shifted(T x, A shift) {
+    if constexpr (kR == Reducer::kLogSumExp) return A(x) - shift;
+    return A(x);
+  }
+
+  // Reduce, after the maxima LogSumExp shifts by (ReduceMax over the same
+  // axes, one per output).
+  template <class T>
+  Status ReduceShifted(KernelContext& ctx, const Tensor& x,
+                       const std::vector<int>& axes, Tensor* y) const {
+    if constexpr (kR == Reducer::kLogSumExp && !std::is_integral_v<T>) {
+      if (x.NumElements() > 0) {
+        WEFT_ASSIGN_OR_RETURN(Tensor max,
+                              Tensor::Create(x.dtype(), y->shape()));
+        WEFT_RETURN_IF_ERROR(
+            ReduceKernel<Reducer::kMax>::Reduce<T>(ctx, x, axes, &max));
+        return Reduce<T>(ctx, x, axes, y, max.data<T>());
+      }
+    }
+    return Reduce<T>(ctx, x, axes, y);
   }
 
   const std::vector<int64_t> axes_;
