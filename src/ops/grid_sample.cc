@@ -7,6 +7,7 @@
 // computed by one thread from the same reads, so results do not depend on
 // the thread count.
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "framework/op_registry_impl.h"
@@ -73,14 +74,26 @@ class Axis {
     const float span = (twice_high - twice_low) / 2;
     coord = std::fabs(coord - low);
     const float extra = std::fmod(coord, span);
-    const auto flips = static_cast<int64_t>(std::floor(coord / span));
-    return flips % 2 == 0 ? extra + low : span - extra + low;
+    // The parity of the flips in float: a coordinate past int64's range
+    // (or NaN) has no defined integer conversion.
+    const bool even = std::fmod(std::floor(coord / span), 2.0f) == 0;
+    return even ? extra + low : span - extra + low;
   }
 
   int64_t size_;
   bool align_corners_;
   Padding padding_;
 };
+
+// The pixel index of an integer-valued coordinate; far outside every image
+// for NaN, infinities and values past int64's range, which C++ converts to
+// no defined integer (the neighbour at +1 stays outside too).
+int64_t PixelIndex(float whole) {
+  constexpr float kLimit = 1e18f;
+  constexpr int64_t kOutside = std::numeric_limits<int64_t>::min() / 2;
+  return whole > -kLimit && whole < kLimit ? static_cast<int64_t>(whole)
+                                           : kOutside;
+}
 
 // Keys' cubic convolution weights for the taps at -1, 0, 1, 2 from the
 // floor of a coordinate `t` past it (PyTorch's A = -0.75).
@@ -158,8 +171,8 @@ class GridSampleKernel : public OpKernel {
                     CubicWeights(fy - y0, wy);
                     auto tap = [&](float tx, float ty) {
                       const float px = along_x.Pad(tx), py = along_y.Pad(ty);
-                      return at(static_cast<int64_t>(px),
-                                static_cast<int64_t>(py));
+                      return at(PixelIndex(std::trunc(px)),
+                                PixelIndex(std::trunc(py)));
                     };
                     for (int j = 0; j < 4; ++j) {
                       float row = 0;
@@ -173,13 +186,13 @@ class GridSampleKernel : public OpKernel {
                     const float fx = along_x.Pad(along_x.Unnormalize(gx));
                     const float fy = along_y.Pad(along_y.Unnormalize(gy));
                     if (mode == SampleMode::kNearest) {
-                      value = at(static_cast<int64_t>(std::nearbyint(fx)),
-                                 static_cast<int64_t>(std::nearbyint(fy)));
+                      value = at(PixelIndex(std::nearbyint(fx)),
+                                 PixelIndex(std::nearbyint(fy)));
                     } else {
                       const float x0 = std::floor(fx), y0 = std::floor(fy);
                       const float tx = fx - x0, ty = fy - y0;
-                      const auto ix = static_cast<int64_t>(x0);
-                      const auto iy = static_cast<int64_t>(y0);
+                      const int64_t ix = PixelIndex(x0);
+                      const int64_t iy = PixelIndex(y0);
                       value = at(ix, iy) * (1 - tx) * (1 - ty) +
                               at(ix + 1, iy) * tx * (1 - ty) +
                               at(ix, iy + 1) * (1 - tx) * ty +

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -47,6 +49,29 @@ TEST(GridSampleTest, ModesAndPaddingAtKnownPoints) {
              {{"align_corners", int64_t{1}}, {"mode", std::string("bicubic")}});
   ASSERT_TRUE(bicubic.ok());
   EXPECT_NEAR(test::Values<float>(*bicubic)[1], 1.0f, 1e-6);
+}
+
+// Grid points that are NaN, infinite or past int64's range: far outside
+// the image in every mode and padding (zeros padding gives 0 there, NaN
+// where NaN weighs the taps), never an undefined integer conversion (the
+// sanitizer build checks that).
+TEST(GridSampleTest, NonFiniteAndHugeGridPointsStayDefined) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor image = Tensor::FromVector<float>({1, 1, 2, 2}, {0, 1, 2, 3});
+  const Tensor grid = Tensor::FromVector<float>(
+      {1, 1, 4, 2}, {nan, 0, inf, -inf, 1e30f, -1e30f, 0, 3e38f});
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    for (const char* padding : {"zeros", "border", "reflection"}) {
+      auto y = Sample(image, grid,
+                      {{"mode", std::string(mode)},
+                       {"padding_mode", std::string(padding)}});
+      ASSERT_TRUE(y.ok()) << mode << " " << padding << ": " << y.status();
+      if (std::string(padding) == "zeros" && std::string(mode) != "bicubic") {
+        EXPECT_EQ(test::Values<float>(*y)[2], 0) << mode;  // (1e30, -1e30)
+      }
+    }
+  }
 }
 
 TEST(GridSampleTest, BadShapesAndModesAreErrors) {

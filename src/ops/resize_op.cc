@@ -154,6 +154,13 @@ class ResizeKernel : public OpKernel {
         roi_start[d] = roi->ValueAsDouble(d);
         roi_end[d] = roi->ValueAsDouble(d + rank);
       }
+      for (int64_t i = 0; i < 2 * rank; ++i) {
+        if (!std::isfinite(roi->ValueAsDouble(i))) {
+          return InvalidArgumentError("roi[" + std::to_string(i) + "] is " +
+                                      std::to_string(roi->ValueAsDouble(i)) +
+                                      ": it must be finite");
+        }
+      }
     }
     if (scales != nullptr) {
       if (scales->NumElements() != rank ||

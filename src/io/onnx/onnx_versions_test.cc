@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <limits>
+
 #include "test_support/session_util.h"
 #include "weft/onnx.h"
 
@@ -220,6 +222,23 @@ TEST(OnnxVersionsTest, ResizeOpset10IsAsymmetricNearestFloor) {
                          .AttrString("mode", "linear")
                          .Run()),
             (std::vector<float>{0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3}));
+}
+
+// tf_crop_and_resize reads its roi as coordinates: a value that is not
+// finite is refused, naming it (it once reached an integer conversion C++
+// leaves undefined).
+TEST(OnnxVersionsTest, ResizeRefusesARoiThatIsNotFinite) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto resized =
+      OneNodeModel("Resize", 13, {4})
+          .Floats("roi", {nan, 1})
+          .Omitted()
+          .Ints("sizes", {3})
+          .AttrString("coordinate_transformation_mode", "tf_crop_and_resize")
+          .Run();
+  ASSERT_FALSE(resized.ok());
+  EXPECT_NE(resized.status().message().find("roi[0] is nan"), std::string::npos)
+      << resized.status();
 }
 
 // The deprecated names: Upsample-9 is Resize-10, Scatter is
