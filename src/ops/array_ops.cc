@@ -60,7 +60,11 @@ class PadKernel : public OpKernel {
     }
     std::vector<int64_t> dims(rank);
     for (int d = 0; d < rank; ++d) {
-      dims[d] = s.dim(d) + pads[d] + pads[d + rank];
+      if (__builtin_add_overflow(s.dim(d), pads[d], &dims[d]) ||
+          __builtin_add_overflow(dims[d], pads[d + rank], &dims[d])) {
+        return InvalidArgumentError("pads make dimension " + std::to_string(d) +
+                                    " overflow");
+      }
       if (dims[d] < 0) {
         return InvalidArgumentError("pads make dimension " + std::to_string(d) +
                                     " negative");

@@ -369,7 +369,9 @@ class TileKernel : public OpKernel {
         return InvalidArgumentError("repeats must be >= 0, got " +
                                     std::to_string(repeats[i]));
       }
-      dims[i] = x.shape().dim(i) * repeats[i];
+      if (__builtin_mul_overflow(x.shape().dim(i), repeats[i], &dims[i])) {
+        return InvalidArgumentError("the tiled shape overflows");
+      }
     }
     Shape out_shape(dims);
     if (!out_shape.IsValid()) {
@@ -448,7 +450,17 @@ class DepthSpaceKernel : public OpKernel {
                                   s.ToString());
     }
     const int64_t n = s.dim(0), c = s.dim(1), h = s.dim(2), w = s.dim(3);
-    if (b <= 0 || (to_space_ && c % (b * b) != 0) ||
+    // b * b, and the output's c * b * b, h * b, w * b, must fit in int64:
+    // a blocksize of 2^32 squared wraps to 0, and c % 0 traps.
+    int64_t square = 0, unused = 0;
+    if (b <= 0 || __builtin_mul_overflow(b, b, &square) ||
+        (!to_space_ && __builtin_mul_overflow(c, square, &unused)) ||
+        (to_space_ && (__builtin_mul_overflow(h, b, &unused) ||
+                       __builtin_mul_overflow(w, b, &unused)))) {
+      return InvalidArgumentError("blocksize " + std::to_string(b) +
+                                  " is out of range for shape " + s.ToString());
+    }
+    if ((to_space_ && c % square != 0) ||
         (!to_space_ && (h % b != 0 || w % b != 0))) {
       return InvalidArgumentError("blocksize " + std::to_string(b) +
                                   " does not divide shape " + s.ToString());

@@ -359,7 +359,9 @@ StatusOr<std::vector<int64_t>> SplitSizes(int64_t dim,
     int64_t total = 0;
     for (int64_t s : split) {
       if (s < 0) return InvalidArgumentError("split sizes must be >= 0");
-      total += s;
+      if (__builtin_add_overflow(total, s, &total)) {
+        return InvalidArgumentError("split sizes add up past 2^63");
+      }
     }
     if (total != dim) {
       return InvalidArgumentError("split sizes add up to " +

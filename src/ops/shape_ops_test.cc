@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "test_support/session_util.h"
@@ -388,6 +389,34 @@ TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
     var += (v - mean) * (v - mean) / 20000.0;
   EXPECT_NEAR(mean, 1.0, 0.05);
   EXPECT_NEAR(std::sqrt(var), 2.0, 0.05);
+}
+
+// Sizes whose arithmetic would pass int64 are errors naming what is wrong,
+// not wrapped values: DepthToSpace's blocksize squared wrapped to 0 and its
+// c % 0 trapped; two pads of 2^63 - 1 wrapped to a 1-wide output.
+TEST(ShapeOpsTest, HugeSizesAreErrorsNotWrappedValues) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Tensor x = Tensor::FromVector<float>({1, 4, 1, 1}, {1, 2, 3, 4});
+  auto message = [](const StatusOr<std::vector<Tensor>>& out) {
+    return out.ok() ? std::string("ok") : out.status().message();
+  };
+  EXPECT_THAT(message(test::RunOneNode("DepthToSpace", {x},
+                                       {{"blocksize", int64_t{1} << 62}})),
+              HasSubstr("blocksize 4611686018427387904 is out of range"));
+  EXPECT_THAT(message(test::RunOneNode("SpaceToDepth", {x},
+                                       {{"blocksize", int64_t{1} << 62}})),
+              HasSubstr("is out of range"));
+  EXPECT_THAT(message(test::RunOneNode(
+                  "Pad", {x, Tensor::FromVector<int64_t>(
+                                 {8}, {0, 0, 0, kMax, 0, 0, 0, kMax})})),
+              HasSubstr("pads make dimension 3 overflow"));
+  EXPECT_THAT(message(test::RunOneNode("Tile", {x, Tensor::FromVector<int64_t>(
+                                                       {4}, {1, kMax, 1, 1})})),
+              HasSubstr("overflows"));
+  EXPECT_THAT(message(test::RunOneNode(
+                  "Split", {x, Tensor::FromVector<int64_t>({2}, {kMax, kMax})},
+                  {{"axis", int64_t{1}}, {"num_outputs", int64_t{2}}}, 2)),
+              HasSubstr("add up past 2^63"));
 }
 
 TEST(ShapeOpsTest, ClipWithOnlyAMaxInput) {
