@@ -80,10 +80,12 @@ Status ConvKernel::Compute(KernelContext& ctx) const {
 int64_t ConvKernel::KnownOutputPlane(const KernelConstruction& c) {
   if (c.output_shapes().empty()) return 0;
   const PartialShape& y = c.output_shapes()[0];
-  if (!y.rank_known() || y.rank() != 4 || y.dim(2) < 0 || y.dim(3) < 0) {
+  int64_t plane = 0;
+  if (!y.rank_known() || y.rank() != 4 || y.dim(2) < 0 || y.dim(3) < 0 ||
+      __builtin_mul_overflow(y.dim(2), y.dim(3), &plane)) {
     return 0;
   }
-  return y.dim(2) * y.dim(3);
+  return plane;
 }
 
 void ConvKernel::PackConstantWeights(const Tensor* w, const Tensor* bias,
@@ -251,6 +253,23 @@ class ConvTransposeKernel : public OpKernel {
       return InvalidArgumentError(
           "strides, dilations, output_padding and pads must have one entry "
           "per spatial dim (pads two)");
+    }
+    WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(win.kernel, "kernel_shape"));
+    WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(win.stride, "strides"));
+    WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(win.dilation, "dilations"));
+    WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(out_pad, "output_padding"));
+    WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(pads, "pads"));
+    for (int64_t v : output_shape_) {
+      if (v < 0 || v > (int64_t{1} << 40)) {
+        return InvalidArgumentError("output_shape value " + std::to_string(v) +
+                                    " is out of range");
+      }
+    }
+    for (int64_t d : in) {  // stride * d must stay inside int64.
+      if (d > (int64_t{1} << 36)) {
+        return InvalidArgumentError("spatial dim " + std::to_string(d) +
+                                    " is too large for ConvTranspose");
+      }
     }
     win.pad_begin.assign(pads.begin(), pads.begin() + rank);
     win.pad_end.assign(pads.begin() + rank, pads.end());

@@ -432,6 +432,51 @@ TEST(GlobalAveragePoolTest, MeansEachPlaneInDouble) {
   }
 }
 
+// Window attributes past kMaxWindowAttr are refused with the attribute
+// named (their arithmetic once passed int64), for Conv, the pools and
+// ConvTranspose; EyeLike's k past either side sets nothing.
+TEST(WindowAttrTest, ValuesPastTheLimitAreRefused) {
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  const Tensor x = Tensor::FromVector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor w = Tensor::FromVector<float>({1, 1, 1, 1}, {1});
+  auto message = [](const StatusOr<Tensor>& y) {
+    return y.ok() ? std::string("ok") : y.status().message();
+  };
+  for (const char* attr : {"strides", "dilations"}) {
+    EXPECT_NE(
+        message(test::RunOneOutput("Conv", {x, w},
+                                   {{attr, std::vector<int64_t>{kHuge, 1}}}))
+            .find(std::string(attr) + " value 4611686018427387904"),
+        std::string::npos)
+        << attr;
+  }
+  EXPECT_NE(message(test::RunOneOutput(
+                        "MaxPool", {x},
+                        {{"kernel_shape", std::vector<int64_t>{1, 1}},
+                         {"pads", std::vector<int64_t>{0, kHuge, 0, 0}}}))
+                .find("past the limit"),
+            std::string::npos);
+  EXPECT_NE(
+      message(test::RunOneOutput("ConvTranspose", {x, w},
+                                 {{"strides", std::vector<int64_t>{kHuge, 1}}}))
+          .find("strides value"),
+      std::string::npos);
+  EXPECT_NE(
+      message(
+          test::RunOneOutput(
+              "ConvTranspose", {x, w},
+              {{"output_shape",
+                std::vector<int64_t>{std::numeric_limits<int64_t>::min(), 2}}}))
+          .find("output_shape value"),
+      std::string::npos);
+  auto eye =
+      test::RunOneOutput("EyeLike", {Tensor(DataType::kFloat32, Shape{2, 3})},
+                         {{"k", std::numeric_limits<int64_t>::max()},
+                          {"dtype", DataType::kFloat32}});
+  ASSERT_TRUE(eye.ok()) << eye.status();
+  for (float v : test::Values<float>(*eye)) EXPECT_EQ(v, 0);
+}
+
 // GlobalMaxPool propagates NaN wherever it stands in the plane (as
 // ReduceMax does); both global pools refuse a plane with no positions,
 // naming the shape, rather than answer a value for nothing.

@@ -4,6 +4,18 @@
 
 namespace weft::internal {
 
+Status CheckWindowAttrBound(const std::vector<int64_t>& values,
+                            const char* name) {
+  for (int64_t v : values) {
+    if (v > kMaxWindowAttr) {
+      return InvalidArgumentError(std::string(name) + " value " +
+                                  std::to_string(v) + " is past the limit " +
+                                  std::to_string(kMaxWindowAttr));
+    }
+  }
+  return Status::OK();
+}
+
 WindowAttrs ReadWindowAttrs(const KernelConstruction& c) {
   WindowAttrs w;
   auto list = [&](const char* name) {
@@ -46,6 +58,16 @@ StatusOr<Window> ForwardWindow(const WindowAttrs& a,
     return InvalidArgumentError(
         "the kernel has " + std::to_string(kernel.size()) +
         " spatial dims, the input " + std::to_string(w.rank));
+  }
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(kernel, "kernel_shape"));
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(a.strides, "strides"));
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(a.dilations, "dilations"));
+  WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(a.pads, "pads"));
+  for (int64_t d : in) {
+    if (d > (int64_t{1} << 40)) {
+      return InvalidArgumentError("spatial dim " + std::to_string(d) +
+                                  " is too large for a window");
+    }
   }
   WEFT_ASSIGN_OR_RETURN(w.stride, per_dim(a.strides, 1, "strides"));
   WEFT_ASSIGN_OR_RETURN(w.dilation, per_dim(a.dilations, 1, "dilations"));
@@ -137,7 +159,11 @@ Status CheckWindowAttrs(InferenceContext& ctx) {
                                     std::to_string(v));
       }
     }
+    WEFT_RETURN_IF_ERROR(
+        CheckWindowAttrBound(ctx.attr<std::vector<int64_t>>(list), list));
   }
+  WEFT_RETURN_IF_ERROR(
+      CheckWindowAttrBound(ctx.attr<std::vector<int64_t>>("pads"), "pads"));
   for (int64_t v : ctx.attr<std::vector<int64_t>>("pads")) {
     if (v < 0) {
       return InvalidArgumentError("pads must be >= 0, got " +

@@ -31,6 +31,16 @@ struct Window {
   }
 };
 
+// The largest kernel_shape, strides, dilations, pads (and ConvTranspose's
+// output_padding) value taken: far past any model's, and small enough that
+// the window arithmetic on any tensor's dims stays inside int64.
+inline constexpr int64_t kMaxWindowAttr = int64_t{1} << 24;
+
+// OK when every value of `values` is at most kMaxWindowAttr, else an error
+// naming the attribute and the value.
+Status CheckWindowAttrBound(const std::vector<int64_t>& values,
+                            const char* name);
+
 // Window attributes as the node gives them (empty lists: defaults).
 struct WindowAttrs {
   std::vector<int64_t> kernel, strides, dilations, pads;

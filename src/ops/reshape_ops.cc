@@ -322,6 +322,8 @@ class EyeLikeKernel : public OpKernel {
     DispatchDtype(y->dtype(), [&](auto zero) {
       using T = decltype(zero);
       T* out = y->data<T>();
+      // A k past either side sets nothing (and r + k stays in range).
+      if (k_ >= shape.dim(1) || k_ <= -shape.dim(0)) return;
       for (int64_t r = 0; r < shape.dim(0); ++r) {
         const int64_t c = r + k_;
         if (c >= 0 && c < shape.dim(1)) out[r * shape.dim(1) + c] = T(1);

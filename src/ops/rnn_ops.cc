@@ -395,8 +395,11 @@ void RegisterRecurrent(OpRegistry& registry, const char* name, Cell cell,
                                   "\" is not forward, reverse or "
                                   "bidirectional");
     }
-    if (ctx.attr<int64_t>("hidden_size") < 1) {
-      return InvalidArgumentError("hidden_size must be >= 1");
+    if (ctx.attr<int64_t>("hidden_size") < 1 ||
+        ctx.attr<int64_t>("hidden_size") > (int64_t{1} << 30)) {
+      return InvalidArgumentError(
+          "hidden_size must be in [1, 2^30], got " +
+          std::to_string(ctx.attr<int64_t>("hidden_size")));
     }
     for (const std::string& a :
          ctx.attr<std::vector<std::string>>("activations")) {
