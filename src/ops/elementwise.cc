@@ -185,7 +185,7 @@ class VariadicKernel : public OpKernel {
           if constexpr (kOp == Variadic::kMin) {
             return (y < x || y != y) ? y : x;
           }
-          return static_cast<T>(x + y);
+          return WrappingAdd<T>(x, y);  // Integers wrap, as in NumPy.
         });
         return Status::OK();
       }));

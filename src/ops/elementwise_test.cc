@@ -115,6 +115,38 @@ TEST(ElementwiseTest, MaxAndMinPropagateNaNFromEitherInput) {
   }
 }
 
+// Signed integer arithmetic wraps around on overflow, as NumPy's does (C++
+// leaves it undefined; the sanitizer build checks that none is left):
+// element-wise, variadic, reduced and accumulated.
+TEST(ElementwiseTest, IntegerArithmeticWrapsOnOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const Tensor big = Tensor::FromVector<int64_t>({2}, {kMax, kMin});
+  const Tensor one = Tensor::FromVector<int64_t>({2}, {1, 1});
+  auto values = [](const char* op, std::vector<Tensor> in, AttrMap attrs = {}) {
+    auto y = test::RunOneOutput(op, std::move(in), std::move(attrs));
+    EXPECT_TRUE(y.ok()) << op << ": " << y.status();
+    return y.ok() ? test::Values<int64_t>(*y) : std::vector<int64_t>{};
+  };
+  EXPECT_EQ(values("Add", {big, one}), (std::vector<int64_t>{kMin, kMin + 1}));
+  EXPECT_EQ(values("Sub", {big, one}), (std::vector<int64_t>{kMax - 1, kMax}));
+  EXPECT_EQ(values("Mul", {big, big}), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(values("Sum", {big, one}), (std::vector<int64_t>{kMin, kMin + 1}));
+  EXPECT_EQ(values("ReduceSum", {Tensor::FromVector<int64_t>({2}, {kMax, 1})},
+                   {{"keepdims", int64_t{0}}}),
+            (std::vector<int64_t>{kMin}));
+  EXPECT_EQ(values("ReduceProd", {Tensor::FromVector<int64_t>({2}, {kMax, 2})},
+                   {{"keepdims", int64_t{0}}}),
+            (std::vector<int64_t>{-2}));
+  EXPECT_EQ(values("CumSum", {Tensor::FromVector<int64_t>({2}, {kMax, 1}),
+                              Tensor::FromVector<int64_t>({}, {0})}),
+            (std::vector<int64_t>{kMax, kMin}));
+  const Tensor small = Tensor::FromVector<int32_t>({1}, {1 << 30});
+  auto y = test::RunOneOutput("Mul", {small, small});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(test::Values<int32_t>(*y), (std::vector<int32_t>{0}));
+}
+
 // ONNX Pow-15: the exponent's dtype may differ from the base's. An integer
 // base with an integral exponent is exact and wraps as NumPy's power; other
 // exponents go through double, truncated and saturated (NaN gives 0).

@@ -361,8 +361,11 @@ class OneHotKernel : public OpKernel {
           for (int64_t i = 0; i < inner; ++i) {
             double v = idx[o * inner + i];
             if (v < 0) v += static_cast<double>(depth);  // Negative: from end.
-            out[(o * depth + d) * inner + i] =
-                static_cast<int64_t>(v) == d && v >= 0 ? on : off;
+            // In range before the conversion: C++ leaves it undefined for
+            // a value past int64 (an index of 2^63 - 1 given as float).
+            const bool hot = v >= 0 && v < static_cast<double>(depth) &&
+                             static_cast<int64_t>(v) == d;
+            out[(o * depth + d) * inner + i] = hot ? on : off;
           }
         }
       }
@@ -403,9 +406,9 @@ class CumSumKernel : public OpKernel {
                 const int64_t at = base + (reverse_ ? len - 1 - j : j) * inner;
                 if (exclusive_) {
                   py[at] = acc;
-                  acc = static_cast<T>(acc + px[at]);
+                  acc = WrappingAdd<T>(acc, px[at]);
                 } else {
-                  acc = static_cast<T>(acc + px[at]);
+                  acc = WrappingAdd<T>(acc, px[at]);
                   py[at] = acc;
                 }
               }

@@ -48,12 +48,16 @@ class BinaryKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
     return DispatchNumeric(a.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
+      // Integers wrap on overflow (WrappingAdd and the others).
       if constexpr (kOp == BinaryOp::kAdd) {
-        BroadcastBinary<T, T>(ctx, a, b, out, std::plus<T>());
+        BroadcastBinary<T, T>(ctx, a, b, out,
+                              [](T x, T y) { return WrappingAdd<T>(x, y); });
       } else if constexpr (kOp == BinaryOp::kSub) {
-        BroadcastBinary<T, T>(ctx, a, b, out, std::minus<T>());
+        BroadcastBinary<T, T>(ctx, a, b, out,
+                              [](T x, T y) { return WrappingSub<T>(x, y); });
       } else if constexpr (kOp == BinaryOp::kMul) {
-        BroadcastBinary<T, T>(ctx, a, b, out, std::multiplies<T>());
+        BroadcastBinary<T, T>(ctx, a, b, out,
+                              [](T x, T y) { return WrappingMul<T>(x, y); });
       } else {
         WEFT_RETURN_IF_ERROR(CheckDivisor<T>(b));
         // A lambda, not &SafeDivide<T>: a function pointer is called per

@@ -130,6 +130,46 @@ inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
 
 // Elements per block of the element-wise maps: a multiple of every vector
 // width, large enough that a block is worth handing to another thread.
+// a + b, a - b, a * b that wrap around for signed integers (NumPy's and
+// ONNX Runtime's answer) where C++ leaves an overflowing signed result
+// undefined: computed in an unsigned type at least as wide as int (so that
+// int8 and int16 products do not overflow int either); plain arithmetic for
+// floating types. The same instructions, so loops still vectorise.
+template <class T>
+using WrappingUnsigned = std::conditional_t<(sizeof(T) < sizeof(unsigned)),
+                                            unsigned, std::make_unsigned_t<T>>;
+
+template <class T>
+T WrappingAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = WrappingUnsigned<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+
+template <class T>
+T WrappingSub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = WrappingUnsigned<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return static_cast<T>(a - b);
+  }
+}
+
+template <class T>
+T WrappingMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Unsigned types narrower than int promote to (signed) int too.
+    using U = WrappingUnsigned<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
 // a < b, with NaN after every number and NaNs equivalent to each other: a
 // strict weak order over floating values (plain < is none once a NaN is
 // in, and the sorts are undefined without one). Other types: plain <.

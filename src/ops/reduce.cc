@@ -81,8 +81,11 @@ using Accumulator =
 // What each element contributes before it is combined.
 template <class A, Reducer kR>
 A Contribution(A x) {
-  if constexpr (kR == Reducer::kL1) return x < A(0) ? A(0) - x : x;
-  if constexpr (kR == Reducer::kL2 || kR == Reducer::kSumSquare) return x * x;
+  // Integer sums and products wrap on overflow (WrappingAdd), as NumPy's.
+  if constexpr (kR == Reducer::kL1) return x < A(0) ? WrappingSub(A(0), x) : x;
+  if constexpr (kR == Reducer::kL2 || kR == Reducer::kSumSquare) {
+    return WrappingMul(x, x);
+  }
   if constexpr (kR == Reducer::kLogSumExp && std::is_floating_point_v<A>) {
     return std::exp(x);  // Registered for floats only.
   }
@@ -109,10 +112,10 @@ A Identity() {
 
 template <class A, Reducer kR>
 A Combine(A acc, A x) {
-  if constexpr (kR == Reducer::kProd) return acc * x;
+  if constexpr (kR == Reducer::kProd) return WrappingMul(acc, x);
   if constexpr (kR == Reducer::kMax) return vmath::MaxPropagatingNaN(acc, x);
   if constexpr (kR == Reducer::kMin) return (x < acc || x != x) ? x : acc;
-  return acc + x;
+  return WrappingAdd(acc, x);
 }
 
 // The axes of a reduction node: its second input when given (ONNX opset 13+

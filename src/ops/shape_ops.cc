@@ -38,7 +38,9 @@ template <size_t kSize>
 void CopyRow(const char* src, int64_t stride, int64_t n, size_t size,
              char* dst) {
   const size_t esize = kSize != 0 ? kSize : size;
-  if (stride == 1) {
+  if (stride == 1 || n == 1) {
+    // One element needs no stride: a Slice step past the dim (up to 2^62)
+    // times the element size would not fit in int64.
     std::memcpy(dst, src, n * esize);
     return;
   }

@@ -419,6 +419,32 @@ TEST(ShapeOpsTest, HugeSizesAreErrorsNotWrappedValues) {
               HasSubstr("add up past 2^63"));
 }
 
+// Index values at the ends of their types: a Slice step of 2^62 takes the
+// first element; a OneHot index of 2^63 (as float) is past every depth; an
+// Einsum over integers whose sum passes int64 saturates, as Cast does.
+TEST(ShapeOpsTest, ExtremeIndexValuesGiveDefinedResults) {
+  auto slice = test::RunOneOutput(
+      "Slice", {Tensor::FromVector<float>({3}, {1, 2, 3}),
+                Tensor::FromVector<int64_t>({1}, {0}),
+                Tensor::FromVector<int64_t>({1}, {3}),
+                Tensor::FromVector<int64_t>({1}, {0}),
+                Tensor::FromVector<int64_t>({1}, {int64_t{1} << 62})});
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  EXPECT_EQ(test::Values<float>(*slice), (std::vector<float>{1}));
+  auto hot = test::RunOneOutput("OneHot",
+                                {Tensor::FromVector<float>({2}, {9.3e18f, 1}),
+                                 Tensor::FromVector<int64_t>({}, {3}),
+                                 Tensor::FromVector<float>({2}, {0, 1})});
+  ASSERT_TRUE(hot.ok()) << hot.status();
+  EXPECT_EQ(test::Values<float>(*hot), (std::vector<float>{0, 0, 0, 0, 1, 0}));
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto sum = test::RunOneOutput(
+      "Einsum", {Tensor::FromVector<int64_t>({2}, {kMax, kMax})},
+      {{"equation", std::string("i->")}});
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(test::Values<int64_t>(*sum), (std::vector<int64_t>{kMax}));
+}
+
 TEST(ShapeOpsTest, ClipWithOnlyAMaxInput) {
   // ONNX's Clip(x, "", max) with max known at Run: max_only says the one
   // bound input is the max.
