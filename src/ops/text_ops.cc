@@ -94,8 +94,10 @@ class TfIdfVectorizerKernel : public OpKernel {
                                       std::to_string(indexes.size()) +
                                       " entries for more n-grams");
         }
-        if (indexes[id] < 0) {
-          return InvalidArgumentError("ngram_indexes holds a negative index");
+        if (indexes[id] < 0 || indexes[id] >= (int64_t{1} << 40)) {
+          return InvalidArgumentError("ngram_indexes holds " +
+                                      std::to_string(indexes[id]) +
+                                      ": an output index must be in [0, 2^40)");
         }
         k->grams_[std::vector<int64_t>(pool.begin() + at,
                                        pool.begin() + at + n)] = indexes[id];
@@ -135,13 +137,16 @@ class TfIdfVectorizerKernel : public OpKernel {
     const Shape out_shape = rank == 1 ? Shape{width_} : Shape{rows, width_};
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
     float* out = y->data<float>();
-    ctx.ParallelFor(
-        rows, static_cast<double>(cols * (max_skip_ + 1) * max_gram_ * 20),
-        [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r) {
-            CountRow(tokens.data() + r * cols, cols, out + r * width_);
-          }
-        });
+    ctx.ParallelFor(rows,
+                    static_cast<double>(cols) *
+                        (static_cast<double>(std::min(max_skip_, cols)) + 1) *
+                        static_cast<double>(std::min(max_gram_, cols)) * 20,
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t r = begin; r < end; ++r) {
+                        CountRow(tokens.data() + r * cols, cols,
+                                 out + r * width_);
+                      }
+                    });
     return Status::OK();
   }
 
@@ -150,8 +155,11 @@ class TfIdfVectorizerKernel : public OpKernel {
 
   void CountRow(const int64_t* row, int64_t cols, float* out) const {
     std::vector<int64_t> gram;
+    // A skip of cols or more leaves no room for a second item: larger
+    // max_skip_count values (up to 2^63 - 1) change nothing.
+    const int64_t max_skip = std::min(max_skip_, cols);
     for (int64_t start = 0; start < cols; ++start) {
-      for (int64_t skip = 0; skip <= max_skip_; ++skip) {
+      for (int64_t skip = 0; skip <= max_skip; ++skip) {
         const int64_t step = skip + 1;
         for (int64_t n = min_gram_; n <= max_gram_; ++n) {
           if (n == 1 && skip > 0) continue;  // A 1-gram has no gaps.

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -41,6 +43,20 @@ TEST(TextOpsTest, TfIdfVectorizerCountsWeighsAndSkips) {
             (std::vector<float>{1, 1, 1}));
   EXPECT_EQ(Vectorize({1, 3, 2}, Attrs("TF", 0)),
             (std::vector<float>{1, 1, 0}));
+}
+
+// A max_skip_count of 2^63 - 1 counts as any skip past the row does (it
+// once looped that many times); an output index past 2^40 is refused.
+TEST(TextOpsTest, TfIdfVectorizerTakesExtremeAttributeValues) {
+  EXPECT_EQ(
+      Vectorize({1, 3, 3, 2}, Attrs("TF", std::numeric_limits<int64_t>::max())),
+      Vectorize({1, 3, 3, 2}, Attrs("TF", 4)));
+  AttrMap attrs = Attrs("TF");
+  attrs["ngram_indexes"] = std::vector<int64_t>{0, 1, int64_t{1} << 62};
+  auto y = test::RunOneOutput("TfIdfVectorizer",
+                              {Tensor::FromVector<int64_t>({1}, {1})}, attrs);
+  ASSERT_FALSE(y.ok());
+  EXPECT_THAT(y.status().message(), HasSubstr("must be in [0, 2^40)"));
 }
 
 TEST(TextOpsTest, TfIdfVectorizerRefusesAPoolItsCountsDoNotCut) {
