@@ -128,7 +128,7 @@ StatusOr<Shape> ParseShapeTuple(std::string_view text) {
   if (dims.size() > 32) {
     return InvalidArgumentError("header shape has more than 32 dimensions");
   }
-  Shape shape(std::move(dims));
+  Shape shape(dims);
   if (!shape.IsValid()) {
     return InvalidArgumentError("header shape " + shape.ToString() +
                                 " overflows");

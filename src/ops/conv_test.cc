@@ -29,8 +29,8 @@ struct ConvCase {
   bool bias;
 };
 
-Tensor Random(Shape shape, uint32_t seed) {
-  return test::SeededFloats(std::move(shape), seed);
+Tensor Random(const Shape& shape, uint32_t seed) {
+  return test::SeededFloats(shape, seed);
 }
 
 class ConvTest : public testing::TestWithParam<ConvCase> {};

@@ -22,7 +22,8 @@ AttrMap Attrs(const std::string& mode, int64_t max_skip = 0) {
           {"weights", std::vector<double>{0.5, 2.0, 4.0}}};
 }
 
-std::vector<float> Vectorize(std::vector<int64_t> tokens, AttrMap attrs) {
+std::vector<float> Vectorize(const std::vector<int64_t>& tokens,
+                             AttrMap attrs) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   auto y = test::RunOneOutput("TfIdfVectorizer",
                               {Tensor::FromVector<int64_t>({n}, tokens)},

@@ -32,7 +32,8 @@ class OneNodeModel {
     t->set_elem_type(onnx::TensorProto::FLOAT);
     for (int64_t d : x_dims_) t->mutable_shape()->add_dim()->set_dim_value(d);
   }
-  OneNodeModel& Ints(const std::string& name, std::vector<int64_t> values) {
+  OneNodeModel& Ints(const std::string& name,
+                     const std::vector<int64_t>& values) {
     auto* init = model_.mutable_graph()->add_initializer();
     init->set_name(name);
     init->set_data_type(onnx::TensorProto::INT64);
@@ -49,7 +50,8 @@ class OneNodeModel {
     node()->add_input(name);
     return *this;
   }
-  OneNodeModel& Floats(const std::string& name, std::vector<float> values) {
+  OneNodeModel& Floats(const std::string& name,
+                       const std::vector<float>& values) {
     auto* init = model_.mutable_graph()->add_initializer();
     init->set_name(name);
     init->set_data_type(onnx::TensorProto::FLOAT);
@@ -62,7 +64,8 @@ class OneNodeModel {
     node()->add_input("");
     return *this;
   }
-  OneNodeModel& AttrInts(const std::string& name, std::vector<int64_t> v) {
+  OneNodeModel& AttrInts(const std::string& name,
+                         const std::vector<int64_t>& v) {
     auto* a = node()->add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INTS);
