@@ -517,13 +517,9 @@ class HardmaxKernel : public OpKernel {
 // comparison is no strict weak order, which std::partial_sort requires.
 template <class T>
 bool RanksBefore(T a, int64_t p, T c, int64_t q, bool largest) {
-  const bool a_nan = a != a, c_nan = c != c;
-  if (a_nan || c_nan) {
-    if (a_nan && c_nan) return p < q;
-    return largest ? a_nan : c_nan;
-  }
-  if (a != c) return largest ? a > c : a < c;
-  return p < q;
+  const bool before = largest ? LessNaNLast(c, a) : LessNaNLast(a, c);
+  const bool after = largest ? LessNaNLast(a, c) : LessNaNLast(c, a);
+  return before || (!after && p < q);
 }
 
 // TopK: the k largest (or smallest) along `axis`, sorted when asked; ties

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -17,22 +16,6 @@
 
 namespace weft::internal {
 namespace {
-
-// A sum computed in double, as T: integers saturate and NaN gives 0, as
-// Cast does (C++ leaves the conversion of an out-of-range double undefined).
-template <class T>
-T FromDouble(double v) {
-  if constexpr (std::is_integral_v<T>) {
-    if (v != v) return T(0);
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
-      return std::numeric_limits<T>::lowest();
-    }
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
-      return std::numeric_limits<T>::max();
-    }
-  }
-  return static_cast<T>(v);
-}
 
 // The determinant of the n x n row-major matrix `a` (overwritten): LU
 // decomposition with partial pivoting, the product of the pivots with the
@@ -299,7 +282,7 @@ class EinsumKernel : public OpKernel {
               index[d] = 0;
             }
           }
-          out[o] = FromDouble<T>(total);
+          out[o] = ConvertValue<T>(total);  // Integers saturate, as Cast.
         }
       });
       return Status::OK();

@@ -645,8 +645,10 @@ class NhwcMaxPoolKernel : public OpKernel {
     T* py = y->data<T>();
     const double cost = static_cast<double>(ow * c * win.KernelSize()) * 0.1;
     ctx.ParallelFor(n * oh, cost, [&](int64_t begin, int64_t end) {
-      // The window's taps inside the input, for one output pixel.
-      std::vector<const T*> taps(static_cast<size_t>(win.KernelSize()));
+      // The window's taps inside the input, for one output pixel: distinct
+      // pixels, so no more than the plane holds.
+      std::vector<const T*> taps(
+          static_cast<size_t>(std::min(win.KernelSize(), h * w)));
       for (int64_t row = begin; row < end; ++row) {
         const int64_t image = row / oh, oy = row % oh;
         for (int64_t ox = 0; ox < ow; ++ox) {

@@ -130,6 +130,33 @@ inline StatusOr<std::vector<int64_t>> IntsFromTensor(const Tensor& t,
 
 // Elements per block of the element-wise maps: a multiple of every vector
 // width, large enough that a block is worth handing to another thread.
+// v as To, as Cast converts it. Float to integer conversions saturate and map
+// NaN to 0 (C++ leaves out-of-range conversions undefined; weft never does
+// them).
+template <class To, class From>
+To ConvertValue(From v) {
+  if constexpr (std::is_same_v<From, Float16>) {  // Through float, exactly.
+    return ConvertValue<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, Float16>) {
+    if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f);
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> &&
+                       std::is_floating_point_v<From>) {
+    if (v != v) return 0;
+    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) {
+      return std::numeric_limits<To>::lowest();
+    }
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) {
+      return std::numeric_limits<To>::max();
+    }
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
 // a + b, a - b, a * b that wrap around for signed integers (NumPy's and
 // ONNX Runtime's answer) where C++ leaves an overflowing signed result
 // undefined: computed in an unsigned type at least as wide as int (so that

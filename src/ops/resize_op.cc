@@ -150,16 +150,14 @@ class ResizeKernel : public OpKernel {
         return InvalidArgumentError(
             "roi must have 2 x rank = " + std::to_string(2 * rank) + " values");
       }
-      for (int d = 0; d < rank; ++d) {
-        roi_start[d] = roi->ValueAsDouble(d);
-        roi_end[d] = roi->ValueAsDouble(d + rank);
-      }
       for (int64_t i = 0; i < 2 * rank; ++i) {
-        if (!std::isfinite(roi->ValueAsDouble(i))) {
+        const double v = roi->ValueAsDouble(i);
+        if (!std::isfinite(v)) {
           return InvalidArgumentError("roi[" + std::to_string(i) + "] is " +
-                                      std::to_string(roi->ValueAsDouble(i)) +
+                                      std::to_string(v) +
                                       ": it must be finite");
         }
+        (i < rank ? roi_start[i] : roi_end[i - rank]) = v;
       }
     }
     if (scales != nullptr) {

@@ -547,32 +547,6 @@ class SliceKernel : public OpKernel {
 
 // --- Cast, Expand, Fill -----------------------------------------------------
 
-// Float to integer conversions saturate and map NaN to 0 (C++ leaves
-// out-of-range conversions undefined; weft never does them).
-template <class To, class From>
-To Convert(From v) {
-  if constexpr (std::is_same_v<From, Float16>) {  // Through float, exactly.
-    return Convert<To>(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<To, Float16>) {
-    if constexpr (std::is_same_v<From, bool>) return To(v ? 1.0f : 0.0f);
-    return To(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (std::is_integral_v<To> &&
-                       std::is_floating_point_v<From>) {
-    if (v != v) return 0;
-    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) {
-      return std::numeric_limits<To>::lowest();
-    }
-    if (v >= static_cast<From>(std::numeric_limits<To>::max())) {
-      return std::numeric_limits<To>::max();
-    }
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
-}
-
 // A number as text: floats in the shortest form that reads back to the
 // same value (as NumPy's str() of a float32 or float64: "0.039187793",
 // "1e-05", "nan", "inf"), integers in decimal, bool as "1" or "0".
@@ -682,7 +656,7 @@ StatusOr<Tensor> AsFloat32(KernelContext& ctx, const Tensor& x) {
     const From* in = x.data<From>();
     float* out = f.data<float>();
     for (int64_t i = 0; i < x.NumElements(); ++i) {
-      out[i] = Convert<float>(in[i]);
+      out[i] = ConvertValue<float>(in[i]);
     }
   });
   return f;
@@ -715,7 +689,7 @@ Status CastBFloat16(KernelContext& ctx, const Tensor& x, Tensor* y,
     using To = decltype(zero);
     To* out = y->data<To>();
     for (int64_t i = 0; i < f.NumElements(); ++i) {
-      out[i] = Convert<To>(f.data<float>()[i]);
+      out[i] = ConvertValue<To>(f.data<float>()[i]);
     }
   });
   return Status::OK();
@@ -754,7 +728,7 @@ class CastKernel : public OpKernel {
         ctx.ParallelForFixedBlocks(x.NumElements(), 16384,
                                    [&](int64_t b, int64_t e) {
                                      for (int64_t i = b; i < e; ++i) {
-                                       py[i] = Convert<To>(px[i]);
+                                       py[i] = ConvertValue<To>(px[i]);
                                      }
                                    });
       });
@@ -809,7 +783,7 @@ class FillKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape_));
     DispatchDtype(y->dtype(), [&](auto zero) {
       using T = decltype(zero);
-      const T v = Convert<T>(value_);
+      const T v = ConvertValue<T>(value_);
       std::fill(y->data<T>(), y->data<T>() + y->NumElements(), v);
     });
     return Status::OK();
