@@ -1,7 +1,9 @@
-// MatMul (NumPy matmul semantics for rank >= 2: batch dimensions broadcast;
+// MatMul (NumPy matmul semantics: batch dimensions broadcast, and a 1-D
+// operand is a row (A) or a column (B) whose dimension the output drops;
 // weft's transpose_a / transpose_b swap the last two dimensions, and alpha,
-// which the graph passes set, scales each product as a Mul after it would)
-// and Gemm (ONNX: Y = alpha * op(A) op(B) + beta * C).
+// which the graph passes set, scales each product as a Mul after it would;
+// integer products wrap, as NumPy's) and Gemm (ONNX: Y = alpha * op(A)
+// op(B) + beta * C).
 //
 // The output of each 2-D product is cut into tiles (ChooseTiles) that threads
 // claim through ParallelFor; each tile is one single-threaded product over
@@ -33,22 +35,52 @@ struct MatMulDims {
   int64_t m, k, n;
 };
 
-// The shapes of a (batched) product: matrix dims, and the broadcast batch.
+// The shapes of a (batched) product: matrix dims, the broadcast batch, and
+// whether A or B was a vector (its row or column dimension is then not in
+// the output).
 struct MatMulShape {
   MatMulDims d{-1, -1, -1};
   PartialShape batch = PartialShape::UnknownRank();
+  bool a_vector = false, b_vector = false;
+
+  // batch + [m] + [n], the vectors' dimensions left out. REQUIRES: the
+  // batch's rank is known.
+  std::vector<int64_t> OutputDims() const {
+    std::vector<int64_t> dims = batch.dims();
+    if (!a_vector) dims.push_back(d.m);
+    if (!b_vector) dims.push_back(d.n);
+    return dims;
+  }
 };
 
-StatusOr<MatMulShape> CheckShapes(const PartialShape& a, const PartialShape& b,
-                                  bool ta, bool tb) {
-  for (const auto* s : {&a, &b}) {
-    if (s->rank_known() && s->rank() < 2) {
-      return InvalidArgumentError(
-          std::string("MatMul needs inputs of rank >= 2; ") +
-          (s == &a ? "A" : "B") + " has shape " + s->ToString());
-    }
+// A 1-D operand as the matrix NumPy makes of it: A [k] as [1, k], B [k] as
+// [k, 1]. `transposed`: weft's transpose attribute, which has no meaning
+// for a vector (ONNX never sets it).
+StatusOr<PartialShape> AsMatrix(const PartialShape& s, bool is_a,
+                                bool transposed) {
+  const char* name = is_a ? "A" : "B";
+  if (!s.rank_known() || s.rank() >= 2) return s;
+  if (s.rank() == 0) {
+    return InvalidArgumentError(std::string("MatMul needs inputs of rank >= "
+                                            "1; ") +
+                                name + " is a scalar");
   }
+  if (transposed) {
+    return InvalidArgumentError(std::string("transpose_") + (is_a ? "a" : "b") +
+                                " needs " + name + " of rank >= 2; " + name +
+                                " has shape " + s.ToString());
+  }
+  return is_a ? PartialShape({1, s.dim(0)}) : PartialShape({s.dim(0), 1});
+}
+
+StatusOr<MatMulShape> CheckShapes(const PartialShape& given_a,
+                                  const PartialShape& given_b, bool ta,
+                                  bool tb) {
+  WEFT_ASSIGN_OR_RETURN(const PartialShape a, AsMatrix(given_a, true, ta));
+  WEFT_ASSIGN_OR_RETURN(const PartialShape b, AsMatrix(given_b, false, tb));
   MatMulShape out;
+  out.a_vector = given_a.rank_known() && given_a.rank() == 1;
+  out.b_vector = given_b.rank_known() && given_b.rank() == 1;
   int64_t kb = -1;
   if (a.rank_known()) {
     out.d.m = a.dim(a.rank() - (ta ? 1 : 2));
@@ -59,10 +91,10 @@ StatusOr<MatMulShape> CheckShapes(const PartialShape& a, const PartialShape& b,
     out.d.n = b.dim(b.rank() - (tb ? 2 : 1));
   }
   if (out.d.k >= 0 && kb >= 0 && out.d.k != kb) {
-    return InvalidArgumentError("inner dimensions do not match: A " +
-                                a.ToString() + (ta ? " (transposed)" : "") +
-                                " and B " + b.ToString() +
-                                (tb ? " (transposed)" : ""));
+    return InvalidArgumentError(
+        "inner dimensions do not match: A " + given_a.ToString() +
+        (ta ? " (transposed)" : "") + " and B " + given_b.ToString() +
+        (tb ? " (transposed)" : ""));
   }
   if (out.d.k < 0) out.d.k = kb;
   if (a.rank_known() && b.rank_known()) {
@@ -72,9 +104,9 @@ StatusOr<MatMulShape> CheckShapes(const PartialShape& a, const PartialShape& b,
     };
     auto batch = BroadcastShapes(batch_of(a), batch_of(b));
     if (!batch.ok()) {
-      return InvalidArgumentError("batch dimensions of A " + a.ToString() +
-                                  " and B " + b.ToString() +
-                                  " cannot be broadcast together");
+      return InvalidArgumentError(
+          "batch dimensions of A " + given_a.ToString() + " and B " +
+          given_b.ToString() + " cannot be broadcast together");
     }
     out.batch = *batch;
   }
@@ -194,6 +226,34 @@ bool UsesPackedWeight(const MatMulDims& d) {
 // keep row tiles. Decided by the shapes and the CPU alone.
 constexpr int64_t kMaxSharedRowBlocks = 4;
 
+// c[i][j] = sum over p of a(i, p) * b(p, j), for rows x cols elements
+// (row stride ldc), in unsigned arithmetic: an integer product wraps as
+// NumPy's does, and integer sums do not depend on their order. The tile
+// kernels are float-only; integer MatMul is rare in models (index
+// arithmetic, counts), so a plain loop, rows outside, B's rows streamed.
+template <class T>
+void IntegerTile(const GemmOperand<T>& a, const GemmOperand<T>& b, int64_t rows,
+                 int64_t cols, int64_t k, T* c, int64_t ldc) {
+  using U = std::make_unsigned_t<T>;
+  auto at = [](const GemmOperand<T>& m, int64_t i, int64_t j) {
+    return static_cast<U>(m.transposed ? m.data[j * m.ld + i]
+                                       : m.data[i * m.ld + j]);
+  };
+  std::vector<U> row(static_cast<size_t>(cols));
+  for (int64_t i = 0; i < rows; ++i) {
+    std::fill(row.begin(), row.end(), U{0});
+    for (int64_t p = 0; p < k; ++p) {
+      const U x = at(a, i, p);
+      for (int64_t j = 0; j < cols; ++j) {
+        row[static_cast<size_t>(j)] += static_cast<U>(x * at(b, p, j));
+      }
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      c[i * ldc + j] = static_cast<T>(row[static_cast<size_t>(j)]);
+    }
+  }
+}
+
 // C[r0:r0+rows, c0:c0+cols] = op(A)[r0:r0+rows, :] * op(B)[:, c0:c0+cols]
 // for one matrix of a batch (a, b, c point at that matrix); packed_b, when
 // given, is op(B) already packed.
@@ -204,18 +264,22 @@ void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
   // A is m x k (or k x m when transposed), B is k x n (or n x k), row-major.
   const GemmOperand<T> a_rows{ta ? a + r0 : a + r0 * d.k, ta ? d.m : d.k, ta};
   const GemmOperand<T> b_cols{tb ? b + c0 * d.k : b + c0, tb ? d.k : d.n, tb};
-  if constexpr (std::is_same_v<T, float>) {
-    if (packed_b != nullptr) {
-      const GemmInput b_input = c0 % packed_b->width() == 0
-                                    ? GemmInput::Packed(*packed_b, c0)
-                                    : GemmInput::Plain(b_cols);
-      PackedGemmTile(rows, cols, d.k, GemmInput::Plain(a_rows), b_input,
-                     {c + r0 * d.n + c0, d.n}, /*accumulate=*/false);
-      return;
+  if constexpr (std::is_integral_v<T>) {
+    IntegerTile(a_rows, b_cols, rows, cols, d.k, c + r0 * d.n + c0, d.n);
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      if (packed_b != nullptr) {
+        const GemmInput b_input = c0 % packed_b->width() == 0
+                                      ? GemmInput::Packed(*packed_b, c0)
+                                      : GemmInput::Plain(b_cols);
+        PackedGemmTile(rows, cols, d.k, GemmInput::Plain(a_rows), b_input,
+                       {c + r0 * d.n + c0, d.n}, /*accumulate=*/false);
+        return;
+      }
     }
+    GemmTile(rows, cols, d.k, a_rows, b_cols, c + r0 * d.n + c0, d.n,
+             /*accumulate=*/false);
   }
-  GemmTile(rows, cols, d.k, a_rows, b_cols, c + r0 * d.n + c0, d.n,
-           /*accumulate=*/false);
 }
 
 // What Gemm does to a finished tile: C = alpha * C + beta * bias, with bias
@@ -240,23 +304,28 @@ bool IsIdentity(const Epilogue<T>& e) {
 template <class T>
 void FinishTile(const Epilogue<T>& epilogue, T* c, int64_t n, int64_t r0,
                 int64_t rows, int64_t c0, int64_t cols) {
-  if (IsIdentity(epilogue)) return;
-  for (int64_t i = r0; i < r0 + rows; ++i) {
-    int64_t bias_off = 0, unused = 0;
-    if (epilogue.bias_index) {
-      epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
+  // Integer products have no epilogue: alpha, bias and activations come
+  // from the float passes and Gemm, which take no integers.
+  if constexpr (!std::is_integral_v<T>) {
+    if (IsIdentity(epilogue)) return;
+    for (int64_t i = r0; i < r0 + rows; ++i) {
+      int64_t bias_off = 0, unused = 0;
+      if (epilogue.bias_index) {
+        epilogue.bias_index->RowOffsets(i, &bias_off, &unused);
+      }
+      const T* bias = epilogue.bias
+                          ? epilogue.bias->template data<T>() + bias_off
+                          : nullptr;
+      const int64_t bias_stride =
+          epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
+      T* row = c + i * n;
+      for (int64_t j = c0; j < c0 + cols; ++j) {
+        T& v = row[j];
+        v *= epilogue.alpha;
+        if (bias) v += epilogue.beta * bias[j * bias_stride];
+      }
+      ApplyActivation(epilogue.activation, row + c0, cols);
     }
-    const T* bias =
-        epilogue.bias ? epilogue.bias->template data<T>() + bias_off : nullptr;
-    const int64_t bias_stride =
-        epilogue.bias_index ? epilogue.bias_index->a_inner_stride() : 0;
-    T* row = c + i * n;
-    for (int64_t j = c0; j < c0 + cols; ++j) {
-      T& v = row[j];
-      v *= epilogue.alpha;
-      if (bias) v += epilogue.beta * bias[j * bias_stride];
-    }
-    ApplyActivation(epilogue.activation, row + c0, cols);
   }
 }
 
@@ -556,18 +625,39 @@ class MatMulKernel : public OpKernel {
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 
+  template <class T>
+  Status RunIntegerProduct(KernelContext& ctx, const Tensor& a, const Tensor& b,
+                           const MatMulShape& s, const Shape& batch,
+                           Tensor* c) const {
+    RunProduct<T>(ctx, a, b, ta_, tb_, s.d, batch, c, Epilogue<T>{}, weight_);
+    return Status::OK();
+  }
+
   Status Compute(KernelContext& ctx) const override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    WEFT_ASSIGN_OR_RETURN(MatMulShape s,
-                          CheckShapes(a.shape(), b.shape(), ta_, tb_));
+    const Tensor& given_a = ctx.input(0);
+    const Tensor& given_b = ctx.input(1);
+    WEFT_ASSIGN_OR_RETURN(
+        MatMulShape s, CheckShapes(given_a.shape(), given_b.shape(), ta_, tb_));
     const Shape batch = s.batch.ToShape();
-    std::vector<int64_t> dims = batch.dims();
-    dims.push_back(s.d.m);
-    dims.push_back(s.d.n);
-    WEFT_ASSIGN_OR_RETURN(Tensor * c,
-                          ctx.AllocateOutputUninitialized(0, Shape(dims)));
+    WEFT_ASSIGN_OR_RETURN(
+        Tensor * c, ctx.AllocateOutputUninitialized(0, Shape(s.OutputDims())));
+    // A vector operand as its matrix (no copy); the output's dropped
+    // dimension is 1, so its elements lie as the product's.
+    const Tensor a = s.a_vector ? given_a.WithShape(Shape{1, s.d.k}) : given_a;
+    const Tensor b = s.b_vector ? given_b.WithShape(Shape{s.d.k, 1}) : given_b;
     const Epilogue<float> scale32{static_cast<float>(alpha_)};
+    switch (a.dtype()) {
+      case DataType::kInt32:
+        return RunIntegerProduct<int32_t>(ctx, a, b, s, batch, c);
+      case DataType::kInt64:
+        return RunIntegerProduct<int64_t>(ctx, a, b, s, batch, c);
+      case DataType::kUInt32:
+        return RunIntegerProduct<uint32_t>(ctx, a, b, s, batch, c);
+      case DataType::kUInt64:
+        return RunIntegerProduct<uint64_t>(ctx, a, b, s, batch, c);
+      default:
+        break;
+    }
     if (a.dtype() == DataType::kFloat16) {  // In float32, rounded once.
       WEFT_ASSIGN_OR_RETURN(Tensor a32, WidenToFloat32(a));
       WEFT_ASSIGN_OR_RETURN(Tensor b32, WidenToFloat32(b));
@@ -738,7 +828,11 @@ void RegisterMatMulOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("A", "T"))
           .Input(ArgDef::Typed("B", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          // ONNX MatMul-13's types but bfloat16.
+          .Attr("T", AttrType::kType, std::nullopt,
+                {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                 DataType::kInt32, DataType::kInt64, DataType::kUInt32,
+                 DataType::kUInt64})
           .Attr("transpose_a", AttrType::kBool, false)
           .Attr("transpose_b", AttrType::kBool, false)
           .Attr("alpha", AttrType::kFloat, 1.0)
@@ -752,10 +846,7 @@ void RegisterMatMulOps(OpRegistry& registry) {
               ctx.set_output(0, PartialShape::UnknownRank());
               return Status::OK();
             }
-            std::vector<int64_t> dims = s.batch.dims();
-            dims.push_back(s.d.m);
-            dims.push_back(s.d.n);
-            ctx.set_output(0, PartialShape(dims));
+            ctx.set_output(0, PartialShape(s.OutputDims()));
             return Status::OK();
           })
           .SetCostFn(ProductCost)

@@ -1,6 +1,10 @@
 // MatMul: bitwise identical for every thread configuration, and no thread
 // computes but weft's own.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
 
 #include "kernels/gemm_tile.h"
 #include "ops/dnnl_matmul.h"
@@ -226,6 +230,72 @@ TEST(PackedWeightTest, SharedRowsAndRowTilesMatchAFedWeight) {
       }
     }
   }
+}
+
+// NumPy's matmul on vectors: a 1-D A is a row, a 1-D B a column, and the
+// output leaves that dimension out. Values small enough to be exact.
+TEST(MatMulTest, VectorOperandsFollowNumPy) {
+  const Tensor v = Tensor::FromVector<float>({3}, {1, 2, 3});
+  const Tensor m = Tensor::FromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor mt = Tensor::FromVector<float>({2, 3}, {1, 3, 5, 2, 4, 6});
+  const Tensor batch = Tensor::FromVector<float>(
+      {2, 3, 2}, {1, 2, 3, 4, 5, 6, 0, 1, 0, 1, 0, 1});
+  struct Case {
+    const char* what;
+    Tensor a, b;
+    Shape shape;
+    std::vector<float> values;
+  };
+  const std::vector<Case> cases = {
+      {"vector x matrix", v, m, Shape{2}, {22, 28}},
+      {"matrix x vector", mt, v, Shape{2}, {22, 28}},
+      {"vector x vector", v, v, Shape{}, {14}},
+      {"vector x batch", v, batch, Shape{2, 2}, {22, 28, 0, 6}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto y = test::RunOneOutput("MatMul", {c.a, c.b});
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    EXPECT_EQ(y->shape(), c.shape);
+    EXPECT_EQ(test::Values<float>(*y), c.values);
+  }
+  // A scalar has no matrix; a transpose has no meaning for a vector.
+  EXPECT_THAT(test::RunOneOutput("MatMul", {Tensor::Scalar(1.0f), m})
+                  .status()
+                  .message(),
+              ::testing::HasSubstr("A is a scalar"));
+  EXPECT_THAT(test::RunOneOutput("MatMul", {v, m}, {{"transpose_a", true}})
+                  .status()
+                  .message(),
+              ::testing::HasSubstr("transpose_a needs A of rank >= 2"));
+}
+
+// ONNX MatMul-13's integer types: exact, and wrapping past the type's range
+// as NumPy's integer matmul does.
+TEST(MatMulTest, IntegerProductsAreExactAndWrap) {
+  constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
+  auto y = test::RunOneOutput(
+      "MatMul", {Tensor::FromVector<int32_t>({2, 2}, {kMax32, 1, -3, 4}),
+                 Tensor::FromVector<int32_t>({2, 2}, {2, 0, 5, -1})});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_EQ(y->dtype(), DataType::kInt32);
+  // kMax32 * 2 + 5 wraps to 3; the second row stays in range.
+  EXPECT_EQ(test::Values<int32_t>(*y), (std::vector<int32_t>{3, -1, 14, -4}));
+  auto u = test::RunOneOutput(
+      "MatMul",
+      {Tensor::FromVector<uint64_t>({3}, {1, 2, 3}),
+       Tensor::FromVector<uint64_t>(
+           {3, 2}, {std::numeric_limits<uint64_t>::max(), 1, 0, 2, 0, 3})});
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->shape(), Shape{2});
+  EXPECT_EQ(test::Values<uint64_t>(*u),
+            (std::vector<uint64_t>{std::numeric_limits<uint64_t>::max(), 14}));
+  auto big = test::RunOneOutput(
+      "MatMul", {Tensor::FromVector<int64_t>({1, 2}, {int64_t{1} << 40, 3}),
+                 Tensor::FromVector<int64_t>({2, 1}, {1 << 20, 7})});
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(test::Values<int64_t>(*big),
+            (std::vector<int64_t>{(int64_t{1} << 60) + 21}));
 }
 
 }  // namespace

@@ -309,41 +309,83 @@ class DynamicQuantizeLinearKernel : public OpKernel {
   }
 };
 
-// The shapes of a batched product A [..., M, K] x B [..., K, N]: the batch
-// dims equal, or one side 2-D (shared by every batch entry).
+// The shapes of a batched product A [..., M, K] x B [..., K, N], NumPy's
+// matmul rule as ONNX states it: a 1-D A is a row [1, K] and a 1-D B a
+// column [K, 1], whose dimension the output leaves out; the batch dims
+// broadcast.
 struct ProductShape {
   int64_t batches = 1, m = 0, k = 0, n = 0;
-  bool a_batched = false, b_batched = false;
+  // B has more than one matrix (else one, shared by every batch entry).
+  bool b_batched = false;
   Shape out;
+  // The output's batch dims, and per dim the step of A's and B's matrix
+  // index (0 where that side broadcasts).
+  std::vector<int64_t> batch_dims, a_steps, b_steps;
+
+  // Which of A's (B's) matrices batch entry `batch` reads.
+  int64_t AMatrix(int64_t batch) const { return Matrix(a_steps, batch); }
+  int64_t BMatrix(int64_t batch) const { return Matrix(b_steps, batch); }
+
+ private:
+  int64_t Matrix(const std::vector<int64_t>& steps, int64_t batch) const {
+    int64_t index = 0;
+    for (int i = static_cast<int>(batch_dims.size()) - 1; i >= 0; --i) {
+      index += batch % batch_dims[i] * steps[i];
+      batch /= batch_dims[i];
+    }
+    return index;
+  }
 };
 
-StatusOr<ProductShape> ShapeOfProduct(const Shape& a, const Shape& b) {
-  if (a.rank() < 2 || b.rank() < 2) {
-    return InvalidArgumentError("A and B must be at least 2-D, got " +
-                                a.ToString() + " and " + b.ToString());
+StatusOr<ProductShape> ShapeOfProduct(const Shape& given_a,
+                                      const Shape& given_b) {
+  if (given_a.rank() < 1 || given_b.rank() < 1) {
+    return InvalidArgumentError("A and B must be at least 1-D, got " +
+                                given_a.ToString() + " and " +
+                                given_b.ToString());
   }
+  const bool a_vector = given_a.rank() == 1, b_vector = given_b.rank() == 1;
+  const Shape a = a_vector ? Shape{1, given_a.dim(0)} : given_a;
+  const Shape b = b_vector ? Shape{given_b.dim(0), 1} : given_b;
   ProductShape p;
   p.m = a.dim(a.rank() - 2);
   p.k = a.dim(a.rank() - 1);
   p.n = b.dim(b.rank() - 1);
   if (b.dim(b.rank() - 2) != p.k) {
-    return InvalidArgumentError("A " + a.ToString() + " and B " + b.ToString() +
-                                " do not multiply");
+    return InvalidArgumentError("A " + given_a.ToString() + " and B " +
+                                given_b.ToString() + " do not multiply");
   }
-  std::vector<int64_t> a_batch = a.dims(), b_batch = b.dims();
-  a_batch.resize(a.rank() - 2);
-  b_batch.resize(b.rank() - 2);
-  p.a_batched = !a_batch.empty();
-  p.b_batched = !b_batch.empty();
-  if (p.a_batched && p.b_batched && a_batch != b_batch) {
-    return InvalidArgumentError("batch dims of A " + a.ToString() + " and B " +
-                                b.ToString() +
-                                " must be equal (or one side 2-D)");
+  std::vector<int64_t> a_dims = a.dims(), b_dims = b.dims();
+  a_dims.resize(a_dims.size() - 2);
+  b_dims.resize(b_dims.size() - 2);
+  auto batch = BroadcastShapes(PartialShape(a_dims), PartialShape(b_dims));
+  if (!batch.ok()) {
+    return InvalidArgumentError("batch dims of A " + given_a.ToString() +
+                                " and B " + given_b.ToString() +
+                                " do not broadcast");
   }
-  std::vector<int64_t> dims = p.a_batched ? a_batch : b_batch;
-  for (int64_t d : dims) p.batches *= d;
-  dims.push_back(p.m);
-  dims.push_back(p.n);
+  p.batch_dims = batch->dims();
+  const int rank = static_cast<int>(p.batch_dims.size());
+  // Row-major steps over a side's own batch dims, right-aligned with the
+  // output's; a dim of 1 (or one the side lacks) steps 0.
+  auto steps_of = [&](const std::vector<int64_t>& dims) {
+    std::vector<int64_t> steps(static_cast<size_t>(rank), 0);
+    int64_t step = 1;
+    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+      const int o = rank - static_cast<int>(dims.size()) + i;
+      steps[static_cast<size_t>(o)] =
+          dims[static_cast<size_t>(i)] == 1 ? 0 : step;
+      step *= dims[static_cast<size_t>(i)];
+    }
+    return steps;
+  };
+  p.a_steps = steps_of(a_dims);
+  p.b_steps = steps_of(b_dims);
+  p.batches = Shape(p.batch_dims).NumElements();
+  p.b_batched = Shape(b_dims).NumElements() != 1;
+  std::vector<int64_t> dims = p.batch_dims;
+  if (!a_vector) dims.push_back(p.m);
+  if (!b_vector) dims.push_back(p.n);
   p.out = Shape(dims);
   return p;
 }
@@ -378,8 +420,8 @@ void IntegerProduct(KernelContext& ctx, const ProductShape& p, const QA* a,
     std::vector<int32_t> row(static_cast<size_t>(p.n));
     for (int64_t r = begin; r < end; ++r) {
       const int64_t batch = r / p.m, i = r % p.m;
-      const QA* a_row = a + ((p.a_batched ? batch * p.m : 0) + i) * p.k;
-      const QB* b_mat = b + (p.b_batched ? batch * p.k * p.n : 0);
+      const QA* a_row = a + (p.AMatrix(batch) * p.m + i) * p.k;
+      const QB* b_mat = b + p.BMatrix(batch) * p.k * p.n;
       const int32_t az = a_zero ? a_zero[a_zeros == 1 ? 0 : i] : 0;
       std::fill(row.begin(), row.end(), 0);
       for (int64_t kk = 0; kk < p.k; ++kk) {
@@ -876,22 +918,30 @@ constexpr OpSummary kSummaries[] = {
 }  // namespace
 
 // The output shape of a quantized product of inputs kA and kB, as
-// ShapeOfProduct computes it: A's batch dims (or B's when A is 2-D), then
-// M and N. Known dims are what later passes (layer-norm recognition over
-// the last axis) need.
+// ShapeOfProduct computes it: the broadcast batch dims, then M and N (each
+// but a vector's). Known dims are what later passes (layer-norm recognition
+// over the last axis) need.
 template <int kA, int kB>
 Status ProductShapeOf(InferenceContext& ctx) {
   if (ctx.num_inputs() <= kB) return Status::OK();
   const PartialShape& a = ctx.input_shape(kA);
   const PartialShape& b = ctx.input_shape(kB);
-  if (!a.rank_known() || !b.rank_known() || a.rank() < 2 || b.rank() < 2) {
+  if (!a.rank_known() || !b.rank_known() || a.rank() < 1 || b.rank() < 1) {
     ctx.set_output(0, PartialShape::UnknownRank());
     return Status::OK();
   }
-  const PartialShape& batched = a.rank() > 2 ? a : b;
-  std::vector<int64_t> dims(batched.dims().begin(), batched.dims().end() - 2);
-  dims.push_back(a.dim(a.rank() - 2));
-  dims.push_back(b.dim(b.rank() - 1));
+  auto batch_of = [](const PartialShape& s) {
+    return PartialShape(std::vector<int64_t>(
+        s.dims().begin(), s.dims().end() - std::min(s.rank(), 2)));
+  };
+  auto batch = BroadcastShapes(batch_of(a), batch_of(b));
+  if (!batch.ok()) {
+    ctx.set_output(0, PartialShape::UnknownRank());
+    return Status::OK();
+  }
+  std::vector<int64_t> dims = batch->dims();
+  if (a.rank() >= 2) dims.push_back(a.dim(a.rank() - 2));
+  if (b.rank() >= 2) dims.push_back(b.dim(b.rank() - 1));
   ctx.set_output(0, PartialShape(dims));
   return Status::OK();
 }

@@ -166,6 +166,44 @@ TEST(QuantizeOpsTest, IntegerProductsAreExact) {
               HasSubstr("do not multiply"));
 }
 
+// NumPy's matmul rule, as ONNX states it for MatMulInteger and
+// QLinearMatMul: vectors as a row or a column whose dimension the output
+// leaves out, and batch dims that broadcast (a side may broadcast along
+// some dims and not others).
+TEST(QuantizeOpsTest, IntegerProductsFollowNumPysShapes) {
+  auto vector_times_matrix = RunOp(
+      "MatMulInteger", {U8({3}, {1, 2, 3}), I8({3, 2}, {1, -1, 2, -2, 3, -3})});
+  ASSERT_TRUE(vector_times_matrix.ok())
+      << vector_times_matrix.status().ToString();
+  EXPECT_EQ((*vector_times_matrix)[0].shape(), Shape{2});
+  EXPECT_EQ(test::Values<int32_t>((*vector_times_matrix)[0]),
+            (std::vector<int32_t>{14, -14}));
+
+  // A [2, 1, 1, 2] x B [3, 2, 1]: output [2, 3, 1, 1], entry (i, j) is
+  // A's matrix i times B's matrix j.
+  auto broadcast = RunOp("MatMulInteger", {U8({2, 1, 1, 2}, {1, 2, 3, 4}),
+                                           I8({3, 2, 1}, {1, 0, 0, 1, 1, 1})});
+  ASSERT_TRUE(broadcast.ok()) << broadcast.status().ToString();
+  EXPECT_EQ((*broadcast)[0].shape(), (Shape{2, 3, 1, 1}));
+  EXPECT_EQ(test::Values<int32_t>((*broadcast)[0]),
+            (std::vector<int32_t>{1, 2, 3, 3, 4, 7}));
+
+  // QLinearMatMul, matrix x vector: rows (2, 2) and (4, 4) at scale 0.5
+  // times (4, 4) at 0.25 sum to 2 and 4, / 0.5 + 10 = 14 and 18.
+  auto q = RunOp("QLinearMatMul", {U8({2, 2}, {2, 2, 4, 4}), F({}, {0.5f}),
+                                   U8({}, {0}), U8({2}, {4, 4}), F({}, {0.25f}),
+                                   U8({}, {0}), F({}, {0.5f}), U8({}, {10})});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ((*q)[0].shape(), Shape{2});
+  EXPECT_EQ(test::Values<uint8_t>((*q)[0]), (std::vector<uint8_t>{14, 18}));
+
+  EXPECT_THAT(RunOp("MatMulInteger", {U8({3, 1, 2}, {0, 0, 0, 0, 0, 0}),
+                                      U8({2, 2, 1}, {0, 0, 0, 0})})
+                  .status()
+                  .message(),
+              HasSubstr("do not broadcast"));
+}
+
 }  // namespace
 }  // namespace weft
 

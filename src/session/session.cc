@@ -655,8 +655,12 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
   auto compiled =
       internal::CompiledGraph::Compile(std::move(graph), graphs.compile);
   if (!compiled.ok() && graphs.as_given) {
-    // OptimizeGraph leaves a graph that does not compile as it is, so this
-    // is a pass's fault, not the user's: say so, and how to go on.
+    // The graph as given may not compile either (a dtype an op does not
+    // take, with the shapes left open): then that is the user's error.
+    WEFT_RETURN_IF_ERROR(
+        internal::CompiledGraph::Compile(*graphs.as_given, graphs.compile)
+            .status());
+    // Else a pass broke it: say so, and how to go on.
     return InternalError(
         "the graph passes made a graph that does not compile (" +
         compiled.status().message() +

@@ -27,6 +27,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 // A CustomOp function that counts its calls and outputs its input + 1.
 std::atomic<int>& CounterCalls() {
@@ -508,6 +509,24 @@ TEST(SessionTest, DeviceCountAndSoftPlacementThroughSession) {
   options.device_count = {{"GPU", 1}};
   EXPECT_THAT(Session::Create(g, options).status().message(),
               HasSubstr("'GPU'"));
+}
+
+// A graph that does not compile as given is the user's error, also when
+// its open shapes make the session specialize it: the error names the
+// node and the dtype, and does not blame the graph passes.
+TEST(SessionTest, AGraphThatDoesNotCompileAsGivenIsTheUsersError) {
+  Graph g;
+  auto x = g.Placeholder("x", DataType::kBool);  // Shape left open.
+  g.MatMul("product", x, x);
+  for (bool optimize : {true, false}) {
+    SessionOptions options = PerSessionOptions(1, 1);
+    options.optimize_graph = optimize;
+    const Status s = Session::Create(g, options).status();
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.ToString();
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'product'"),
+                                   HasSubstr("dtype bool is not allowed"),
+                                   Not(HasSubstr("graph passes"))));
+  }
 }
 
 TEST(SessionTest, ATracedRunReportsThePeakBytesItHeld) {
