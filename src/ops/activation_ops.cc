@@ -64,6 +64,10 @@ T Apply(T x, const Params& p) {
   if constexpr (std::is_same_v<T, Float16>) {  // Computed in float32.
     return T(Apply<kFn, float>(x, p));
   } else if constexpr (kFn == Fn::kSign) {
+    // NaN stays NaN (NumPy, ONNX Runtime): it is neither side of 0.
+    if constexpr (!std::is_integral_v<T>) {
+      if (x != x) return x;
+    }
     return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
   } else if constexpr (kFn == Fn::kShrink) {
     const T lambd = static_cast<T>(p.lambd), bias = static_cast<T>(p.bias);

@@ -17,7 +17,7 @@ TEST(ActivationOpsTest, ANaNInputGivesANaNOutput) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (const char* op :
        {"Relu", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
-        "Softplus", "Softsign", "Sigmoid", "Tanh"}) {
+        "Softplus", "Softsign", "Sigmoid", "Tanh", "Sign"}) {
     auto y = test::RunOneOutput(
         op, {Tensor::FromVector<float>({3}, {nan, -2.0f, 2.0f})});
     ASSERT_TRUE(y.ok()) << op << ": " << y.status();

@@ -488,6 +488,58 @@ class LrnKernel : public OpKernel {
   const double alpha_, beta_, bias_;
 };
 
+// LpNormalization: x / ||x||_p along one axis (p = 1 or 2), each line's
+// norm summed in double in order along the axis. A line of zeros stays
+// zeros (ONNX Runtime's answer; 0 / 0 would be NaN); a NaN in a line makes
+// the whole line NaN, through its norm.
+class LpNormKernel : public OpKernel {
+ public:
+  explicit LpNormKernel(const KernelConstruction& c)
+      : axis_(c.attr<int64_t>("axis")), p_(c.attr<int64_t>("p")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    if (p_ != 1 && p_ != 2) {
+      return InvalidArgumentError("p must be 1 or 2, got " +
+                                  std::to_string(p_));
+    }
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(const int axis,
+                          NormalizeAxis(axis_, x.shape().rank()));
+    const int64_t len = x.shape().dim(axis);
+    const int64_t inner = DimProduct(x.shape(), axis + 1, x.shape().rank());
+    const int64_t lines = len == 0 ? 0 : x.NumElements() / len;
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(
+          lines, 2.0 * static_cast<double>(len), [&](int64_t b, int64_t e) {
+            for (int64_t line = b; line < e; ++line) {
+              // Line `line` starts at outer * len * inner + pos.
+              const int64_t start = line / inner * len * inner + line % inner;
+              double sum = 0;
+              for (int64_t k = 0; k < len; ++k) {
+                const double v = static_cast<double>(px[start + k * inner]);
+                sum += p_ == 1 ? std::fabs(v) : v * v;
+              }
+              double norm = p_ == 1 ? sum : std::sqrt(sum);
+              if (norm == 0) norm = 1;
+              for (int64_t k = 0; k < len; ++k) {
+                const int64_t at = start + k * inner;
+                py[at] = static_cast<T>(static_cast<double>(px[at]) / norm);
+              }
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const int64_t axis_, p_;
+};
+
 }  // namespace
 
 namespace {
@@ -501,6 +553,7 @@ constexpr OpSummary kSummaries[] = {
     {"InstanceNormalization", "normalize each instance and channel"},
     {"LRN", "local response normalization across channels"},
     {"LayerNormalization", "normalize over the trailing axes, scale and shift"},
+    {"LpNormalization", "divide by the L1 or L2 norm along an axis"},
     {"LogSoftmax", "log of softmax along an axis"},
     {"Softmax", "softmax along an axis"},
 };
@@ -549,6 +602,17 @@ void RegisterNormalizationOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("LRN", KernelFactoryFor<LrnKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("LpNormalization")
+          .Input(ArgDef::Typed("input", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("axis", AttrType::kInt, int64_t{-1})
+          .Attr("p", AttrType::kInt, int64_t{2})
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("LpNormalization",
+                                          KernelFactoryFor<LpNormKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("BatchNormalizationTraining")
           .Input(ArgDef::Typed("X", "T"))

@@ -1,7 +1,7 @@
 // Pooling on NC(D)HW tensors with ONNX semantics: MaxPool (with Indices),
-// AveragePool, GlobalAveragePool, GlobalMaxPool. Each output element is
-// computed by one thread in a fixed order, so results do not depend on the
-// thread count.
+// AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool. Each
+// output element is computed by one thread in a fixed order, so results do
+// not depend on the thread count.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,7 +20,28 @@ namespace {
 // --- Pools
 // -----------------------------------------------------------------------
 
-enum class Pool { kMax, kAverage };
+enum class Pool { kMax, kAverage, kLp };
+
+// The p-norm of values whose |v|^p summed to `sum`: p = 1 and 2 exactly as
+// a sum and a square root are, other p through pow.
+double LpRoot(double sum, int64_t p) {
+  if (p == 1) return sum;
+  if (p == 2) return std::sqrt(sum);
+  return std::pow(sum, 1.0 / static_cast<double>(p));
+}
+
+// |v|^p, as LpRoot reads it.
+double LpPower(double v, int64_t p) {
+  if (p == 1) return std::fabs(v);
+  if (p == 2) return v * v;
+  return std::pow(std::fabs(v), static_cast<double>(p));
+}
+
+// LpPool's and GlobalLpPool's p: an error unless >= 1.
+Status CheckLpOrder(int64_t p) {
+  if (p >= 1) return Status::OK();
+  return InvalidArgumentError("p must be >= 1, got " + std::to_string(p));
+}
 
 template <Pool kPool>
 class PoolKernel : public OpKernel {
@@ -30,9 +51,11 @@ class PoolKernel : public OpKernel {
         count_include_pad_(kPool == Pool::kAverage &&
                            c.attr<int64_t>("count_include_pad") != 0),
         column_major_indices_(kPool == Pool::kMax &&
-                              c.attr<int64_t>("storage_order") != 0) {}
+                              c.attr<int64_t>("storage_order") != 0),
+        p_(kPool == Pool::kLp ? c.attr<int64_t>("p") : 0) {}
 
   Status Compute(KernelContext& ctx) const override {
+    if (kPool == Pool::kLp) WEFT_RETURN_IF_ERROR(CheckLpOrder(p_));
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
     WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, in, attrs_.kernel));
@@ -139,6 +162,15 @@ class PoolKernel : public OpKernel {
               if (pi != nullptr) {
                 pi[idx] = plane * in_size + IndexInOrder(win, best_at);
               }
+            } else if constexpr (kPool == Pool::kLp) {
+              // Padding adds |0|^p = 0: only the taps inside count.
+              double sum = 0;
+              ForEachTap(win, o, [&](int64_t offset, int64_t) {
+                if (offset >= 0) {
+                  sum += LpPower(static_cast<double>(src[offset]), p_);
+                }
+              });
+              py[idx] = static_cast<T>(LpRoot(sum, p_));
             } else {
               double sum = 0;
               int64_t count = 0;
@@ -189,6 +221,7 @@ class PoolKernel : public OpKernel {
   const WindowAttrs attrs_;
   const bool count_include_pad_;
   const bool column_major_indices_;
+  const int64_t p_;  // LpPool's.
 };
 
 // The sum of n values in double: element i goes to partial sum i % 8,
@@ -215,12 +248,17 @@ double SumInDouble(const T* x, int64_t n) {
 template <Pool kPool>
 class GlobalPoolKernel : public OpKernel {
  public:
+  explicit GlobalPoolKernel(const KernelConstruction& c)
+      : p_(kPool == Pool::kLp ? c.attr<int64_t>("p") : 0) {}
+
   Status Compute(KernelContext& ctx) const override {
+    if (kPool == Pool::kLp) WEFT_RETURN_IF_ERROR(CheckLpOrder(p_));
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> in, SpatialDims(x.shape(), "X"));
     const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
     const int64_t size = Window::Product(in);
-    if (size == 0 && n * c > 0) {
+    // The norm of no values is 0; their maximum and average are not defined.
+    if (kPool != Pool::kLp && size == 0 && n * c > 0) {
       // As ReduceMax and ArgMax over an empty axis: no value to answer.
       return InvalidArgumentError(
           std::string(kPool == Pool::kMax ? "GlobalMaxPool"
@@ -245,6 +283,12 @@ class GlobalPoolKernel : public OpKernel {
                   best = vmath::MaxPropagatingNaN(best, src[i]);
                 }
                 py[p] = best;
+              } else if constexpr (kPool == Pool::kLp) {
+                double sum = 0;
+                for (int64_t i = 0; i < size; ++i) {
+                  sum += LpPower(static_cast<double>(src[i]), p_);
+                }
+                py[p] = static_cast<T>(LpRoot(sum, p_));
               } else {
                 py[p] = static_cast<T>(SumInDouble(src, size) / size);
               }
@@ -253,6 +297,9 @@ class GlobalPoolKernel : public OpKernel {
       return Status::OK();
     });
   }
+
+ private:
+  const int64_t p_;  // GlobalLpPool's.
 };
 
 // --- Registration
@@ -290,7 +337,9 @@ namespace {
 constexpr OpSummary kSummaries[] = {
     {"AveragePool", "average over sliding windows (N, C, spatial...)"},
     {"GlobalAveragePool", "average over all spatial positions"},
+    {"GlobalLpPool", "p-norm over all spatial positions"},
     {"GlobalMaxPool", "maximum over all spatial positions"},
+    {"LpPool", "p-norm over sliding windows (N, C, spatial...)"},
     {"MaxPool", "maximum over sliding windows; optional argmax indices"},
 };
 
@@ -323,11 +372,28 @@ void RegisterPoolOps(OpRegistry& registry) {
     CheckRegistered(registry.RegisterKernel(
         "AveragePool", Factory<PoolKernel<Pool::kAverage>>()));
   }
-  for (const char* name : {"GlobalAveragePool", "GlobalMaxPool"}) {
-    const bool max = name[6] == 'M';
+  {
+    // ONNX's LpPool to opset 17: no ceil_mode or dilations in the file, so
+    // their defaults.
+    OpDefBuilder b("LpPool");
+    b.Input(ArgDef::Typed("X", "T"))
+        .Output(ArgDef::Typed("Y", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+        .Attr("ceil_mode", AttrType::kInt, int64_t{0})
+        .Attr("p", AttrType::kInt, int64_t{2});
     CheckRegistered(registry.RegisterOp(
-        OpDefBuilder(name)
-            .Input(ArgDef::Typed("X", "T"))
+        WindowAttrsOn(b).SetShapeFn(InferPoolShape).Build()));
+    CheckRegistered(
+        registry.RegisterKernel("LpPool", Factory<PoolKernel<Pool::kLp>>()));
+  }
+  for (const char* name :
+       {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) {
+    const std::string_view op = name;
+    const bool max = op == "GlobalMaxPool", lp = op == "GlobalLpPool";
+    OpDefBuilder b(name);
+    if (lp) b.Attr("p", AttrType::kInt, int64_t{2});
+    CheckRegistered(registry.RegisterOp(
+        b.Input(ArgDef::Typed("X", "T"))
             .Output(ArgDef::Typed("Y", "T"))
             .Attr("T", AttrType::kType, std::nullopt,
                   max ? kNumericTypesWithHalf : kFloatTypesWithHalf)
@@ -344,8 +410,9 @@ void RegisterPoolOps(OpRegistry& registry) {
             })
             .Build()));
     CheckRegistered(registry.RegisterKernel(
-        name, max ? Factory<GlobalPoolKernel<Pool::kMax>>()
-                  : Factory<GlobalPoolKernel<Pool::kAverage>>()));
+        name, max  ? Factory<GlobalPoolKernel<Pool::kMax>>()
+              : lp ? Factory<GlobalPoolKernel<Pool::kLp>>()
+                   : Factory<GlobalPoolKernel<Pool::kAverage>>()));
   }
 }
 
