@@ -230,7 +230,12 @@ class PReluKernel : public OpKernel {
     return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
       using T = decltype(zero);
       BroadcastBinary<T, T>(ctx, x, slope, y, [](T v, T s) {
-        return v < T(0) ? static_cast<T>(s * v) : v;
+        if constexpr (std::is_same_v<T, Float16>) {  // In float32.
+          const float f = v;
+          return f < 0 ? T(static_cast<float>(s) * f) : v;
+        } else {
+          return v < T(0) ? static_cast<T>(s * v) : v;
+        }
       });
       return Status::OK();
     });
@@ -479,7 +484,7 @@ void RegisterActivationOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("X", "T"))
           .Input(ArgDef::Typed("slope", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+          .Attr("T", AttrType::kType, std::nullopt, kNumericTypesWithHalf)
           .SetShapeFn(shape_fns::Broadcast)
           .Build()));
   CheckRegistered(

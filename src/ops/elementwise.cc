@@ -268,9 +268,13 @@ void RegisterElementwiseOps(OpRegistry& registry) {
                    KernelFactoryFor<VariadicKernel<Variadic::kMin>>());
   RegisterVariadic(registry, "Mean", kFloatTypesWithHalf,
                    KernelFactoryFor<VariadicKernel<Variadic::kMean>>());
-  RegisterUnary(registry, "Neg", kNumericTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
-  RegisterUnary(registry, "Abs", kNumericTypesWithHalf,
+  // ONNX's types: Neg the signed ones, Abs every numeric type.
+  RegisterUnary(
+      registry, "Neg",
+      {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+       DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64},
+      KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
+  RegisterUnary(registry, "Abs", kAllNumericTypes,
                 KernelFactoryFor<UnaryKernel<Unary::kAbs>>(), 0.5);
   RegisterUnary(registry, "Exp", kFloatTypesWithHalf,
                 KernelFactoryFor<UnaryKernel<Unary::kExp>>(), 3);

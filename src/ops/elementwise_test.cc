@@ -194,6 +194,43 @@ TEST(ElementwiseTest, IntegerNegAndAbsWrapLikeNumpy) {
             (std::vector<int32_t>{INT32_MIN, 4, 7}));
 }
 
+// ONNX's types for Neg (every signed type), Abs, ReduceMax/ReduceMin and
+// ArgMax/ArgMin (every numeric type) and PRelu (float16 too).
+TEST(ElementwiseTest, NarrowAndUnsignedTypesOfTheOpsOnnxListsThemFor) {
+  const Tensor i8 = Tensor::FromVector<int8_t>({2, 3}, {-128, -1, 5, 7, 7, -3});
+  auto neg = test::RunOneOutput("Neg", {i8});
+  ASSERT_TRUE(neg.ok()) << neg.status();
+  EXPECT_EQ(test::Values<int8_t>(*neg),
+            (std::vector<int8_t>{-128, 1, -5, -7, -7, 3}));  // -(-128) wraps.
+  auto abs = test::RunOneOutput("Abs", {i8});
+  ASSERT_TRUE(abs.ok()) << abs.status();
+  EXPECT_EQ(test::Values<int8_t>(*abs),
+            (std::vector<int8_t>{-128, 1, 5, 7, 7, 3}));
+  const Tensor u8 = Tensor::FromVector<uint8_t>({2, 3}, {0, 255, 9, 4, 4, 1});
+  auto max = test::RunOneOutput(
+      "ReduceMax", {u8},
+      {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_EQ(test::Values<uint8_t>(*max), (std::vector<uint8_t>{255, 4}));
+  auto min = test::RunOneOutput("ReduceMin", {i8},
+                                {{"axes", std::vector<int64_t>{1}}});
+  ASSERT_TRUE(min.ok()) << min.status();
+  EXPECT_EQ(test::Values<int8_t>(*min), (std::vector<int8_t>{-128, -3}));
+  // The last of tied maxima, with select_last_index.
+  auto arg = test::RunOneOutput(
+      "ArgMax", {i8},
+      {{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}});
+  ASSERT_TRUE(arg.ok()) << arg.status();
+  EXPECT_EQ(test::Values<int64_t>(*arg), (std::vector<int64_t>{2, 1}));
+  auto prelu = test::RunOneOutput(
+      "PRelu",
+      {Tensor::FromVector<Float16>({2}, {Float16(-2.0f), Float16(3.0f)}),
+       Tensor::FromVector<Float16>({1}, {Float16(0.25f)})});
+  ASSERT_TRUE(prelu.ok()) << prelu.status();
+  EXPECT_EQ(static_cast<float>(prelu->data<Float16>()[0]), -0.5f);
+  EXPECT_EQ(static_cast<float>(prelu->data<Float16>()[1]), 3.0f);
+}
+
 TEST(ElementwiseTest, BadAttributesAndDtypesAreErrors) {
   Graph g;
   auto x = g.Const("x", Tensor::FromVector<float>({1}, {1}));

@@ -155,18 +155,11 @@ class ReduceKernel : public OpKernel {
     }
     const Shape out_shape = ReducedShape(x.shape(), axes, keepdims_).ToShape();
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
-    switch (x.dtype()) {
-      case DataType::kFloat32:
-        return ReduceShifted<float>(ctx, x, axes, y);
-      case DataType::kFloat64:
-        return ReduceShifted<double>(ctx, x, axes, y);
-      case DataType::kFloat16:
-        return ReduceShifted<Float16>(ctx, x, axes, y);
-      case DataType::kInt32:
-        return ReduceShifted<int32_t>(ctx, x, axes, y);
-      default:
-        return ReduceShifted<int64_t>(ctx, x, axes, y);
-    }
+    // Every dtype the op registers (the sums' five, Max and Min all
+    // numeric types).
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      return ReduceShifted<decltype(zero)>(ctx, x, axes, y);
+    });
   }
 
   // x reduced over `axes` into y. `shift`, for LogSumExp only, holds each
@@ -345,18 +338,9 @@ class ArgExtremeKernel : public OpKernel {
                         0, ReducedShape(x.shape(), axes, keepdims_).ToShape()));
     int64_t inner = 1;
     for (int i = axis + 1; i < x.shape().rank(); ++i) inner *= x.shape().dim(i);
-    switch (x.dtype()) {
-      case DataType::kFloat32:
-        return Run<float>(ctx, x, y, len, inner);
-      case DataType::kFloat64:
-        return Run<double>(ctx, x, y, len, inner);
-      case DataType::kFloat16:
-        return Run<Float16>(ctx, x, y, len, inner);
-      case DataType::kInt32:
-        return Run<int32_t>(ctx, x, y, len, inner);
-      default:
-        return Run<int64_t>(ctx, x, y, len, inner);
-    }
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      return Run<decltype(zero)>(ctx, x, y, len, inner);
+    });
   }
 
  private:
@@ -453,7 +437,7 @@ void RegisterArgExtreme(OpRegistry& registry, const char* name,
       OpDefBuilder(name)
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Fixed("reduced", DataType::kInt64))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypesWithHalf)
+          .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
           .Attr("axis", AttrType::kInt, int64_t{0})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
           .Attr("select_last_index", AttrType::kInt, int64_t{0})
@@ -495,10 +479,14 @@ void RegisterReduceOps(OpRegistry& registry) {
                  KernelFactoryFor<ReduceKernel<Reducer::kSum>>());
   RegisterReduce(registry, "ReduceMean",
                  KernelFactoryFor<ReduceKernel<Reducer::kMean>>());
+  // ONNX's ReduceMax/ReduceMin (opset 12 on) and ArgMax/ArgMin take the
+  // narrow and unsigned integers too (a quantized tensor's range).
   RegisterReduce(registry, "ReduceMax",
-                 KernelFactoryFor<ReduceKernel<Reducer::kMax>>());
+                 KernelFactoryFor<ReduceKernel<Reducer::kMax>>(),
+                 kAllNumericTypes);
   RegisterReduce(registry, "ReduceMin",
-                 KernelFactoryFor<ReduceKernel<Reducer::kMin>>());
+                 KernelFactoryFor<ReduceKernel<Reducer::kMin>>(),
+                 kAllNumericTypes);
   RegisterReduce(registry, "ReduceProd",
                  KernelFactoryFor<ReduceKernel<Reducer::kProd>>());
   RegisterReduce(registry, "ReduceL1",
