@@ -45,6 +45,7 @@ enum class Fn {
   kHardSwish,
   kThresholdedRelu,
   kShrink,
+  kMish,
 };
 
 // An op's float parameters, read once from its attributes (absent ones 0).
@@ -128,6 +129,11 @@ T Apply(T x, const Params& p) {
         return x * std::clamp(x / T(6) + T(0.5), T(0), T(1));
       case Fn::kThresholdedRelu:
         return x > a ? x : T(0);
+      case Fn::kMish: {  // x tanh(softplus(x)), softplus as above.
+        const T softplus =
+            x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+        return x * std::tanh(softplus);
+      }
       default:
         return x;
     }
@@ -314,6 +320,47 @@ class BitShiftKernel : public OpKernel {
   const bool left_;
 };
 
+// BitwiseAnd, BitwiseOr, BitwiseXor (ONNX 18) with broadcasting, and
+// BitwiseNot, on the integer types' bits.
+enum class Bitwise { kAnd, kOr, kXor, kNot };
+
+template <Bitwise kOp>
+class BitwiseKernel : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    if constexpr (kOp == Bitwise::kNot) {
+      WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                            ctx.AllocateOutputUninitialized(0, a.shape()));
+      DispatchDtype(a.dtype(), [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          const T* in = a.data<T>();
+          T* out = y->data<T>();
+          for (int64_t i = 0; i < a.NumElements(); ++i) {
+            out[i] = static_cast<T>(~in[i]);
+          }
+        }
+      });
+      return Status::OK();
+    } else {
+      const Tensor& b = ctx.input(1);
+      WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, a, b));
+      DispatchDtype(a.dtype(), [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          BroadcastBinary<T, T>(ctx, a, b, y, [](T x, T z) -> T {
+            if constexpr (kOp == Bitwise::kAnd) return static_cast<T>(x & z);
+            if constexpr (kOp == Bitwise::kOr) return static_cast<T>(x | z);
+            return static_cast<T>(x ^ z);
+          });
+        }
+      });
+      return Status::OK();
+    }
+  }
+};
+
 struct FnSpec {
   const char* name;
   KernelFactory factory;
@@ -353,6 +400,10 @@ constexpr OpSummary kSummaries[] = {
     {"Atan", "arc tangent, element-wise"},
     {"Atanh", "inverse hyperbolic tangent, element-wise"},
     {"BitShift", "shift unsigned integers left or right, element-wise"},
+    {"BitwiseAnd", "bitwise and of integers, with broadcasting"},
+    {"BitwiseNot", "bitwise complement of integers, element-wise"},
+    {"BitwiseOr", "bitwise or of integers, with broadcasting"},
+    {"BitwiseXor", "bitwise exclusive or of integers, with broadcasting"},
     {"Ceil", "round up, element-wise"},
     {"Celu", "continuously differentiable exponential linear unit"},
     {"Clip", "clamp to [min, max] (optional inputs)"},
@@ -364,6 +415,7 @@ constexpr OpSummary kSummaries[] = {
     {"HardSigmoid", "max(0, min(1, alpha x + beta))"},
     {"HardSwish", "x * HardSigmoid(x) with alpha 1/6, beta 1/2"},
     {"LeakyRelu", "x for x >= 0, alpha x below"},
+    {"Mish", "x * tanh(softplus(x)), element-wise"},
     {"Mod", "remainder with broadcasting (integer or C fmod)"},
     {"PRelu", "x for x >= 0, slope * x below (slope broadcast)"},
     {"Relu", "max(x, 0), element-wise"},
@@ -414,6 +466,7 @@ void RegisterActivationOps(OpRegistry& registry) {
       {"Sign", KernelFactoryFor<FnKernel<Fn::kSign>>(), true, {}},
       {"Softplus", KernelFactoryFor<FnKernel<Fn::kSoftplus>>(), false, {}},
       {"Softsign", KernelFactoryFor<FnKernel<Fn::kSoftsign>>(), false, {}},
+      {"Mish", KernelFactoryFor<FnKernel<Fn::kMish>>(), false, {}},
       {"LeakyRelu",
        KernelFactoryFor<FnKernel<Fn::kLeakyRelu>>(),
        false,
@@ -524,6 +577,35 @@ void RegisterActivationOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("BitShift", KernelFactoryFor<BitShiftKernel>()));
+
+  const std::vector<DataType> integers = {DataType::kInt8,   DataType::kInt16,
+                                          DataType::kInt32,  DataType::kInt64,
+                                          DataType::kUInt8,  DataType::kUInt16,
+                                          DataType::kUInt32, DataType::kUInt64};
+  const std::pair<const char*, KernelFactory> binary[] = {
+      {"BitwiseAnd", KernelFactoryFor<BitwiseKernel<Bitwise::kAnd>>()},
+      {"BitwiseOr", KernelFactoryFor<BitwiseKernel<Bitwise::kOr>>()},
+      {"BitwiseXor", KernelFactoryFor<BitwiseKernel<Bitwise::kXor>>()}};
+  for (const auto& [name, factory] : binary) {
+    CheckRegistered(registry.RegisterOp(
+        OpDefBuilder(name)
+            .Input(ArgDef::Typed("A", "T"))
+            .Input(ArgDef::Typed("B", "T"))
+            .Output(ArgDef::Typed("C", "T"))
+            .Attr("T", AttrType::kType, std::nullopt, integers)
+            .SetShapeFn(shape_fns::Broadcast)
+            .Build()));
+    CheckRegistered(registry.RegisterKernel(name, factory));
+  }
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("BitwiseNot")
+          .Input(ArgDef::Typed("X", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, integers)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "BitwiseNot", KernelFactoryFor<BitwiseKernel<Bitwise::kNot>>()));
 }
 
 }  // namespace weft::internal

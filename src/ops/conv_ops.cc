@@ -387,6 +387,80 @@ KernelFactory Factory() {
   return KernelFactoryFor<K>();
 }
 
+// Col2Im (ONNX 18): the columns of an im2col, [N, C x prod(block), L],
+// summed back into images [N, C, image...], L being the number of block
+// positions a convolution window of `block` makes over the image (pads,
+// strides, dilations as a Conv's). Each image plane is summed by one
+// thread, positions then taps in order.
+class Col2ImKernel : public OpKernel {
+ public:
+  explicit Col2ImKernel(const KernelConstruction& c)
+      : attrs_(ReadWindowAttrs(c)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> image,
+                          IntsFromTensor(ctx.input(1), "image_shape"));
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> block,
+                          IntsFromTensor(ctx.input(2), "block_shape"));
+    if (x.shape().rank() != 3) {
+      return InvalidArgumentError(
+          "input must be [N, C x prod(block), L], got " + x.shape().ToString());
+    }
+    if (image.size() != block.size() || image.empty() || image.size() > 3) {
+      return InvalidArgumentError(
+          "image_shape and block_shape must have the same 1 to 3 values, got " +
+          std::to_string(image.size()) + " and " +
+          std::to_string(block.size()));
+    }
+    for (size_t d = 0; d < image.size(); ++d) {
+      if (image[d] < 1 || block[d] < 1) {
+        return InvalidArgumentError(
+            "image_shape and block_shape values must be >= 1");
+      }
+    }
+    WEFT_RETURN_IF_ERROR(CheckWindowAttrBound(block, "block_shape"));
+    WEFT_ASSIGN_OR_RETURN(Window win, ForwardWindow(attrs_, image, block));
+    const int64_t n = x.shape().dim(0), taps = win.KernelSize();
+    const int64_t positions = win.OutSize();
+    if (x.shape().dim(1) % taps != 0 || x.shape().dim(2) != positions) {
+      return InvalidArgumentError(
+          "input " + x.shape().ToString() + " does not hold C x " +
+          std::to_string(taps) + " rows of the " + std::to_string(positions) +
+          " block positions the image, block, pads, strides and dilations "
+          "give");
+    }
+    const int64_t c = x.shape().dim(1) / taps;
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutput(0, OutShape(n, c, image)));
+    const int64_t plane = win.InSize();
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(n * c, static_cast<double>(taps * positions),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t p = b; p < e; ++p) {
+                          const T* columns = px + p * taps * positions;
+                          T* out = py + p * plane;
+                          for (int64_t l = 0; l < positions; ++l) {
+                            ForEachTap(win, l, [&](int64_t at, int64_t k) {
+                              if (at >= 0) {
+                                out[at] = static_cast<T>(
+                                    out[at] + columns[k * positions + l]);
+                              }
+                            });
+                          }
+                        }
+                      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const WindowAttrs attrs_;
+};
+
 }  // namespace
 
 namespace {
@@ -394,6 +468,7 @@ namespace {
 // One line per op of this family, for `weft ops` and docs/ops.md (the
 // registry gives it to the op's schema when the op is registered).
 constexpr OpSummary kSummaries[] = {
+    {"Col2Im", "sum im2col columns back into images (ONNX 18)"},
     {"Conv", "N-d convolution with groups, strides, dilations and padding"},
     {"ConvTranspose", "N-d transposed convolution"},
     {"FusedConv",
@@ -405,6 +480,16 @@ constexpr OpSummary kSummaries[] = {
 
 void RegisterConvOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
+  {
+    OpDefBuilder b("Col2Im");
+    b.Input(ArgDef::Typed("input", "T"))
+        .Input(ArgDef::Fixed("image_shape", DataType::kInt64))
+        .Input(ArgDef::Fixed("block_shape", DataType::kInt64))
+        .Output(ArgDef::Typed("output", "T"))
+        .Attr("T", AttrType::kType, std::nullopt, kNumericTypesWithHalf);
+    CheckRegistered(registry.RegisterOp(WindowAttrsOn(b).Build()));
+    CheckRegistered(registry.RegisterKernel("Col2Im", Factory<Col2ImKernel>()));
+  }
   {
     OpDefBuilder b("Conv");
     b.Input(ArgDef::Typed("X", "T"))

@@ -94,22 +94,27 @@ int64_t Ravel(const std::vector<int64_t>& coord, const Shape& shape) {
   return flat;
 }
 
-// ScatterElements' and ScatterND's `reduction`: how an update lands.
-enum class Reduction { kNone, kAdd, kMul };
+// ScatterElements' and ScatterND's `reduction`: how an update lands (max
+// and min from ONNX opset 18).
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
 // The reduction named by the attribute; nullopt for an unknown name.
 std::optional<Reduction> ReductionByName(const std::string& name) {
   if (name == "none") return Reduction::kNone;
   if (name == "add") return Reduction::kAdd;
   if (name == "mul") return Reduction::kMul;
+  if (name == "max") return Reduction::kMax;
+  if (name == "min") return Reduction::kMin;
   return std::nullopt;
 }
 
 Status UnknownReduction(const std::string& name) {
   return InvalidArgumentError("reduction \"" + name +
-                              "\" is not supported (none, add, mul)");
+                              "\" is not supported (none, add, mul, max, min)");
 }
 
+// Integers wrap (as NumPy's); max and min keep a NaN from either side (as
+// NumPy's maximum and minimum, and ReduceMax here).
 template <class T>
 void ApplyReduction(Reduction reduction, T& target, T update) {
   switch (reduction) {
@@ -117,10 +122,16 @@ void ApplyReduction(Reduction reduction, T& target, T update) {
       target = update;
       break;
     case Reduction::kAdd:
-      target = static_cast<T>(target + update);
+      target = WrappingAdd<T>(target, update);
       break;
     case Reduction::kMul:
-      target = static_cast<T>(target * update);
+      target = WrappingMul<T>(target, update);
+      break;
+    case Reduction::kMax:
+      if (target < update || update != update) target = update;
+      break;
+    case Reduction::kMin:
+      if (update < target || update != update) target = update;
       break;
   }
 }

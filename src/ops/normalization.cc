@@ -488,6 +488,93 @@ class LrnKernel : public OpKernel {
   const double alpha_, beta_, bias_;
 };
 
+// GroupNormalization: X [N, C, ...] normalized over each group of C /
+// num_groups channels and all positions, by the group's mean and
+// (population) variance in double, then scaled and shifted: per group
+// (ONNX 18's definition, scale and bias of num_groups entries) or per
+// channel (21's, C entries), which `per_channel` says.
+class GroupNormKernel : public OpKernel {
+ public:
+  explicit GroupNormKernel(const KernelConstruction& c)
+      : groups_(c.attr<int64_t>("num_groups")),
+        epsilon_(c.attr<double>("epsilon")),
+        per_channel_(c.attr<bool>("per_channel")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    if (x.shape().rank() < 2) {
+      return InvalidArgumentError("X must have rank >= 2, got " +
+                                  x.shape().ToString());
+    }
+    const int64_t n = x.shape().dim(0), c = x.shape().dim(1);
+    if (groups_ < 1 || c % groups_ != 0) {
+      return InvalidArgumentError("num_groups " + std::to_string(groups_) +
+                                  " must be >= 1 and divide the channels, " +
+                                  std::to_string(c));
+    }
+    const int64_t params = per_channel_ ? c : groups_;
+    for (const Tensor* t : {&scale, &bias}) {
+      if (t->NumElements() != params) {
+        return InvalidArgumentError(
+            std::string(t == &scale ? "scale" : "bias") + " has " +
+            std::to_string(t->NumElements()) + " values; expected " +
+            std::to_string(params) + (per_channel_ ? " (C)" : " (num_groups)"));
+      }
+    }
+    const int64_t positions = DimProduct(x.shape(), 2, x.shape().rank());
+    const int64_t channels = c / groups_;
+    const int64_t group_size = channels * positions;
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, x.shape()));
+    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* px = x.data<T>();
+      const T* ps = scale.data<T>();
+      const T* pb = bias.data<T>();
+      T* py = y->data<T>();
+      ctx.ParallelFor(
+          n * groups_, 3.0 * static_cast<double>(group_size),
+          [&](int64_t b, int64_t e) {
+            for (int64_t ng = b; ng < e; ++ng) {
+              const int64_t g = ng % groups_;
+              const T* in = px + ng * group_size;
+              T* out = py + ng * group_size;
+              double sum = 0;
+              for (int64_t i = 0; i < group_size; ++i) {
+                sum += static_cast<double>(in[i]);
+              }
+              const double mean =
+                  group_size == 0 ? 0 : sum / static_cast<double>(group_size);
+              double squares = 0;
+              for (int64_t i = 0; i < group_size; ++i) {
+                const double d = static_cast<double>(in[i]) - mean;
+                squares += d * d;
+              }
+              const double variance =
+                  group_size == 0 ? 0
+                                  : squares / static_cast<double>(group_size);
+              const double inv = 1.0 / std::sqrt(variance + epsilon_);
+              for (int64_t i = 0; i < group_size; ++i) {
+                const int64_t k =
+                    per_channel_ ? g * channels + i / positions : g;
+                out[i] = static_cast<T>((static_cast<double>(in[i]) - mean) *
+                                            inv * static_cast<double>(ps[k]) +
+                                        static_cast<double>(pb[k]));
+              }
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const int64_t groups_;
+  const double epsilon_;
+  const bool per_channel_;
+};
+
 // LpNormalization: x / ||x||_p along one axis (p = 1 or 2), each line's
 // norm summed in double in order along the axis. A line of zeros stays
 // zeros (ONNX Runtime's answer; 0 / 0 would be NaN); a NaN in a line makes
@@ -553,6 +640,8 @@ constexpr OpSummary kSummaries[] = {
     {"InstanceNormalization", "normalize each instance and channel"},
     {"LRN", "local response normalization across channels"},
     {"LayerNormalization", "normalize over the trailing axes, scale and shift"},
+    {"GroupNormalization",
+     "normalize groups of channels, then scale and shift"},
     {"LpNormalization", "divide by the L1 or L2 norm along an axis"},
     {"LogSoftmax", "log of softmax along an axis"},
     {"Softmax", "softmax along an axis"},
@@ -613,6 +702,21 @@ void RegisterNormalizationOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel("LpNormalization",
                                           KernelFactoryFor<LpNormKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("GroupNormalization")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("bias", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("num_groups", AttrType::kInt)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          // Scale and bias per channel (ONNX 21) rather than per group (18).
+          .Attr("per_channel", AttrType::kBool, false)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("GroupNormalization",
+                                          KernelFactoryFor<GroupNormKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("BatchNormalizationTraining")
           .Input(ArgDef::Typed("X", "T"))

@@ -139,9 +139,19 @@ class ReduceKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(
         std::vector<int64_t> given,
         AxesOf(axes_, ctx.num_inputs() > 1 ? &ctx.input(1) : nullptr));
-    if (given.empty() && noop_with_empty_axes_) return ctx.SetOutput(0, x);
-    WEFT_ASSIGN_OR_RETURN(std::vector<int> axes,
-                          NormalizeAxes(given, x.shape().rank()));
+    // noop_with_empty_axes: a reduction over no axes, which is X itself
+    // for the sums, means and extremes, and each element's own term for
+    // the others (|x|, x^2, log x: what the ONNX reference gives).
+    const bool over_none = given.empty() && noop_with_empty_axes_;
+    if (over_none && (kR == Reducer::kSum || kR == Reducer::kMean ||
+                      kR == Reducer::kMax || kR == Reducer::kMin ||
+                      kR == Reducer::kProd || kR == Reducer::kLogSumExp)) {
+      return ctx.SetOutput(0, x);
+    }
+    std::vector<int> axes;
+    if (!over_none) {
+      WEFT_ASSIGN_OR_RETURN(axes, NormalizeAxes(given, x.shape().rank()));
+    }
     if constexpr (kR == Reducer::kMax || kR == Reducer::kMin) {
       for (int axis : axes) {
         if (x.shape().dim(axis) == 0) {

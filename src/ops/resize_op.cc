@@ -1,7 +1,8 @@
-// Resize (ONNX opsets 10-17): nearest, linear and cubic interpolation over
+// Resize (ONNX opsets 10-19): nearest, linear and cubic interpolation over
 // any dimensions, with every coordinate transformation mode, the nearest
-// rounding modes, cubic_coeff_a, exclude_outside and tf_crop_and_resize's
-// extrapolation value.
+// rounding modes, cubic_coeff_a, exclude_outside, tf_crop_and_resize's
+// extrapolation value, and opset 18's axes, keep_aspect_ratio_policy and
+// antialias.
 //
 // Interpolation is separable: per dimension and output index, a list of
 // (input index, weight) taps is computed once; an output element is the sum
@@ -27,6 +28,8 @@ struct ResizeAttrs {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   double extrapolation = 0;
+  // Linear and cubic filters stretched by 1 / scale where downscaling.
+  bool antialias = false;
 };
 
 // Keys cubic convolution (a = cubic_coeff_a) at distance |t|.
@@ -37,12 +40,19 @@ double CubicWeight(double t, double a) {
   return 0;
 }
 
-// The input coordinate of output index `o` along one dimension. As the ONNX
-// reference, the resized length is in * scale before rounding down.
+// The input coordinate of output index `o` along one dimension of `out_int`
+// outputs. As the ONNX reference, the resized length is in * scale before
+// rounding.
 double SourceCoordinate(const ResizeAttrs& a, int64_t o, double scale,
-                        int64_t in, double roi_start, double roi_end) {
+                        int64_t in, int64_t out_int, double roi_start,
+                        double roi_end) {
   const std::string& m = a.transform;
   const double out = static_cast<double>(in) * scale;
+  if (m == "half_pixel_symmetric") {  // Opset 19: centred on the input.
+    const double adjustment = static_cast<double>(out_int) / out;
+    const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
+    return offset + (o + 0.5) / scale - 0.5;
+  }
   if (m == "align_corners") {
     return out == 1 ? 0.0 : static_cast<double>(o) * (in - 1) / (out - 1);
   }
@@ -70,10 +80,37 @@ int64_t NearestIndex(const std::string& mode, double x) {
   return static_cast<int64_t>(half ? f : std::round(x));  // round_prefer_floor
 }
 
-// The taps of output index o along a dimension of `in` elements.
+// The filter taps around x = base + t (t in [0, 1)) of an antialiased
+// linear or cubic resize at `scale` (ONNX 18): the filter stretched by
+// 1 / scale where scale < 1, each tap's weight normalized by their sum.
+std::vector<Tap> AntialiasedTaps(const ResizeAttrs& a, int64_t base, double t,
+                                 double scale) {
+  const double s = std::min(scale, 1.0);
+  const bool linear = a.mode == "linear";
+  // Offsets start .. 1 - start hold the filter's support, |d| < 1 (linear)
+  // or 2 (cubic) in output steps.
+  const int64_t start =
+      static_cast<int64_t>(std::floor((linear ? -1.0 : -2.0) / s)) + 1;
+  std::vector<Tap> taps;
+  double sum = 0;
+  for (int64_t i = start; i <= 1 - start; ++i) {
+    const double d = (static_cast<double>(i) - t) * s;
+    const double w = linear ? std::clamp(1 - std::fabs(d), 0.0, 1.0)
+                            : CubicWeight(d, a.cubic_a);
+    taps.push_back({base + i, w});
+    sum += w;
+  }
+  for (Tap& tap : taps) tap.weight = sum == 0 ? 0 : tap.weight / sum;
+  return taps;
+}
+
+// The taps of output index o (of out_int) along a dimension of `in`
+// elements.
 std::vector<Tap> TapsFor(const ResizeAttrs& a, int64_t o, double scale,
-                         int64_t in, double roi_start, double roi_end) {
-  const double x = SourceCoordinate(a, o, scale, in, roi_start, roi_end);
+                         int64_t in, int64_t out_int, double roi_start,
+                         double roi_end) {
+  const double x =
+      SourceCoordinate(a, o, scale, in, out_int, roi_start, roi_end);
   if (a.transform == "tf_crop_and_resize" && (x < 0 || x > in - 1)) {
     return {{-1, 1.0}};
   }
@@ -82,7 +119,9 @@ std::vector<Tap> TapsFor(const ResizeAttrs& a, int64_t o, double scale,
   const int64_t base = static_cast<int64_t>(std::floor(x));
   const double t = x - static_cast<double>(base);
   std::vector<Tap> taps;
-  if (a.mode == "linear") {
+  if (a.antialias) {
+    taps = AntialiasedTaps(a, base, t, scale);
+  } else if (a.mode == "linear") {
     taps = {{base, 1 - t}, {base + 1, t}};
   } else {  // cubic
     for (int64_t k = -1; k <= 2; ++k) {
@@ -113,13 +152,116 @@ class ResizeKernel : public OpKernel {
   explicit ResizeKernel(const KernelConstruction& c)
       : has_roi_(c.attr<bool>("has_roi")),
         has_scales_(c.attr<bool>("has_scales")),
-        has_sizes_(c.attr<bool>("has_sizes")) {
+        has_sizes_(c.attr<bool>("has_sizes")),
+        axes_(c.attr<std::vector<int64_t>>("axes")),
+        policy_(c.attr<std::string>("keep_aspect_ratio_policy")) {
     attrs_.mode = c.attr<std::string>("mode");
     attrs_.transform = c.attr<std::string>("coordinate_transformation_mode");
     attrs_.nearest = c.attr<std::string>("nearest_mode");
     attrs_.cubic_a = c.attr<double>("cubic_coeff_a");
     attrs_.exclude_outside = c.attr<int64_t>("exclude_outside") != 0;
     attrs_.extrapolation = c.attr<double>("extrapolation_value");
+    attrs_.antialias = c.attr<int64_t>("antialias") != 0;
+  }
+
+  // Per dimension of X: the scale, the output length and the roi.
+  struct ResizeGeometry {
+    std::vector<double> scale, roi_start, roi_end;
+    std::vector<int64_t> out_dims;
+  };
+
+  // The geometry the node's roi, scales or sizes (each for the dimensions
+  // `axes_` lists, all when empty) and keep_aspect_ratio_policy give; the
+  // other dimensions keep their length, at scale 1.
+  // NOLINTNEXTLINE(readability-function-size)
+  StatusOr<ResizeGeometry> GeometryOf(const Shape& in, const Tensor* roi,
+                                      const Tensor* scales,
+                                      const Tensor* sizes) const {
+    const int rank = in.rank();
+    std::vector<int> axes;
+    std::vector<bool> listed(static_cast<size_t>(rank), axes_.empty());
+    if (axes_.empty()) {
+      for (int d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    for (int64_t given : axes_) {
+      WEFT_ASSIGN_OR_RETURN(const int d, NormalizeAxis(given, rank));
+      if (listed[static_cast<size_t>(d)]) {
+        return InvalidArgumentError("axes lists axis " + std::to_string(d) +
+                                    " twice");
+      }
+      listed[static_cast<size_t>(d)] = true;
+      axes.push_back(d);
+    }
+    const int64_t n = static_cast<int64_t>(axes.size());
+    ResizeGeometry g{std::vector<double>(rank, 1.0),
+                     std::vector<double>(rank, 0.0),
+                     std::vector<double>(rank, 1.0), in.dims()};
+    if (roi != nullptr && attrs_.transform == "tf_crop_and_resize") {
+      if (roi->NumElements() != 2 * n) {
+        return InvalidArgumentError("roi must have 2 x " + std::to_string(n) +
+                                    " values, one start and one end for "
+                                    "each resized axis");
+      }
+      for (int64_t i = 0; i < 2 * n; ++i) {
+        const double v = roi->ValueAsDouble(i);
+        if (!std::isfinite(v)) {
+          return InvalidArgumentError("roi[" + std::to_string(i) + "] is " +
+                                      std::to_string(v) +
+                                      ": it must be finite");
+        }
+        (i < n ? g.roi_start[axes[i]] : g.roi_end[axes[i - n]]) = v;
+      }
+    }
+    if (scales != nullptr) {
+      if (scales->NumElements() != n || scales->dtype() != DataType::kFloat32) {
+        return InvalidArgumentError("scales must be " + std::to_string(n) +
+                                    " float32 values");
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int d = axes[i];
+        g.scale[d] = scales->data<float>()[i];
+        const double size = std::floor(in.dim(d) * g.scale[d]);
+        if (!(g.scale[d] > 0) || !(size < 1e12)) {
+          return InvalidArgumentError("scale " + std::to_string(g.scale[d]) +
+                                      " for dimension " + std::to_string(d) +
+                                      " is not positive and finite");
+        }
+        g.out_dims[d] = static_cast<int64_t>(size);
+      }
+      return g;
+    }
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> s,
+                          IntsFromTensor(*sizes, "sizes"));
+    if (static_cast<int64_t>(s.size()) != n) {
+      return InvalidArgumentError("sizes must have " + std::to_string(n) +
+                                  " values");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const int d = axes[i];
+      if (s[i] < 0) return InvalidArgumentError("sizes must be >= 0");
+      g.out_dims[d] = s[i];
+      g.scale[d] = in.dim(d) == 0 ? 1.0
+                                  : static_cast<double>(s[i]) /
+                                        static_cast<double>(in.dim(d));
+    }
+    if (policy_ != "stretch" && n > 0) {
+      // One scale for every resized axis: the smallest (not_larger) or the
+      // largest (not_smaller) of theirs, each length rounded half up.
+      double one = g.scale[axes[0]];
+      for (int d : axes) {
+        one = policy_ == "not_larger" ? std::min(one, g.scale[d])
+                                      : std::max(one, g.scale[d]);
+      }
+      for (int d : axes) {
+        const double size = std::floor(one * in.dim(d) + 0.5);
+        if (!(size < 1e12)) {
+          return InvalidArgumentError("the output is too large");
+        }
+        g.scale[d] = one;
+        g.out_dims[d] = static_cast<int64_t>(size);
+      }
+    }
+    return g;
   }
 
   // One piece: ONNX Resize's inputs (roi, scales, sizes, each optional and
@@ -143,54 +285,12 @@ class ResizeKernel : public OpKernel {
       return InvalidArgumentError(
           "exactly one of scales and sizes must be given");
     }
-    std::vector<double> scale(rank), roi_start(rank, 0), roi_end(rank, 1);
-    std::vector<int64_t> out_dims(rank);
-    if (roi != nullptr && attrs_.transform == "tf_crop_and_resize") {
-      if (roi->NumElements() != 2 * rank) {
-        return InvalidArgumentError(
-            "roi must have 2 x rank = " + std::to_string(2 * rank) + " values");
-      }
-      for (int64_t i = 0; i < 2 * rank; ++i) {
-        const double v = roi->ValueAsDouble(i);
-        if (!std::isfinite(v)) {
-          return InvalidArgumentError("roi[" + std::to_string(i) + "] is " +
-                                      std::to_string(v) +
-                                      ": it must be finite");
-        }
-        (i < rank ? roi_start[i] : roi_end[i - rank]) = v;
-      }
-    }
-    if (scales != nullptr) {
-      if (scales->NumElements() != rank ||
-          scales->dtype() != DataType::kFloat32) {
-        return InvalidArgumentError("scales must be " + std::to_string(rank) +
-                                    " float32 values");
-      }
-      for (int d = 0; d < rank; ++d) {
-        scale[d] = scales->data<float>()[d];
-        const double size = std::floor(x.shape().dim(d) * scale[d]);
-        if (!(scale[d] > 0) || !(size < 1e12)) {
-          return InvalidArgumentError("scale " + std::to_string(scale[d]) +
-                                      " for dimension " + std::to_string(d) +
-                                      " is not positive and finite");
-        }
-        out_dims[d] = static_cast<int64_t>(size);
-      }
-    } else {
-      WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> s,
-                            IntsFromTensor(*sizes, "sizes"));
-      if (static_cast<int>(s.size()) != rank) {
-        return InvalidArgumentError("sizes must have " + std::to_string(rank) +
-                                    " values");
-      }
-      for (int d = 0; d < rank; ++d) {
-        if (s[d] < 0) return InvalidArgumentError("sizes must be >= 0");
-        out_dims[d] = s[d];
-        scale[d] = x.shape().dim(d) == 0
-                       ? 1.0
-                       : static_cast<double>(s[d]) / x.shape().dim(d);
-      }
-    }
+    WEFT_ASSIGN_OR_RETURN(ResizeGeometry geometry,
+                          GeometryOf(x.shape(), roi, scales, sizes));
+    const std::vector<double>& scale = geometry.scale;
+    const std::vector<double>& roi_start = geometry.roi_start;
+    const std::vector<double>& roi_end = geometry.roi_end;
+    const std::vector<int64_t>& out_dims = geometry.out_dims;
     Shape out_shape(out_dims);
     if (!out_shape.IsValid())
       return InvalidArgumentError("the output is too large");
@@ -207,7 +307,7 @@ class ResizeKernel : public OpKernel {
       taps[d].reserve(out_dims[d]);
       for (int64_t o = 0; o < out_dims[d]; ++o) {
         taps[d].push_back(TapsFor(attrs_, o, scale[d], x.shape().dim(d),
-                                  roi_start[d], roi_end[d]));
+                                  out_dims[d], roi_start[d], roi_end[d]));
       }
     }
     std::vector<int64_t> strides(rank, 1);
@@ -264,6 +364,8 @@ class ResizeKernel : public OpKernel {
  private:
   ResizeAttrs attrs_;
   const bool has_roi_, has_scales_, has_sizes_;
+  const std::vector<int64_t> axes_;
+  const std::string policy_;  // keep_aspect_ratio_policy.
 };
 
 bool OneOf(const std::string& v, std::initializer_list<const char*> options) {
@@ -306,8 +408,25 @@ void RegisterResizeOps(OpRegistry& registry) {
           .Attr("cubic_coeff_a", AttrType::kFloat, -0.75)
           .Attr("exclude_outside", AttrType::kInt, int64_t{0})
           .Attr("extrapolation_value", AttrType::kFloat, 0.0)
+          // Opset 18.
+          .Attr("antialias", AttrType::kInt, int64_t{0})
+          .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
+          .Attr("keep_aspect_ratio_policy", AttrType::kString,
+                std::string("stretch"))
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const auto& mode = ctx.attr<std::string>("mode");
+            const auto& policy =
+                ctx.attr<std::string>("keep_aspect_ratio_policy");
+            if (!OneOf(policy, {"stretch", "not_larger", "not_smaller"})) {
+              return InvalidArgumentError(
+                  "keep_aspect_ratio_policy \"" + policy +
+                  "\" is not stretch, not_larger or not_smaller");
+            }
+            if (ctx.attr<int64_t>("antialias") != 0 && mode == "nearest") {
+              return InvalidArgumentError(
+                  "antialias applies to linear and cubic resizing, not "
+                  "nearest");
+            }
             const auto& transform =
                 ctx.attr<std::string>("coordinate_transformation_mode");
             const auto& nearest = ctx.attr<std::string>("nearest_mode");
@@ -318,7 +437,7 @@ void RegisterResizeOps(OpRegistry& registry) {
             if (!OneOf(transform,
                        {"half_pixel", "pytorch_half_pixel", "align_corners",
                         "asymmetric", "tf_half_pixel_for_nn",
-                        "tf_crop_and_resize"})) {
+                        "tf_crop_and_resize", "half_pixel_symmetric"})) {
               return InvalidArgumentError("coordinate_transformation_mode \"" +
                                           transform + "\" is not supported");
             }

@@ -256,14 +256,24 @@ Status BatchNormalization(const OnnxNode& n, NodeDef* out) {
 }
 
 // Pad: pads and value attributes before 11, inputs (pads, constant_value)
-// from 11.
+// from 11, and from 18 an axes input that says which axes the pads are
+// for. weft's Pad takes the present ones in order and flags which.
 Status Pad(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   if (n.opset() < 11) return Direct(n, out, "Pad", 1);
-  if (n.has_input(3)) {
-    return UnimplementedError(n.Where() + ": the axes input is not supported");
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Pad", 2));
+  if (n.num_inputs() < 2 || !n.has_input(1)) {
+    return InvalidArgumentError(n.Where() + ": the pads input is missing");
   }
-  return Direct(n, out, "Pad", 3);
+  if (n.has_input(2)) {
+    out->inputs.push_back(n.input(2));
+    out->attrs["has_value"] = true;
+  }
+  if (n.has_input(3)) {
+    out->inputs.push_back(n.input(3));
+    out->attrs["has_axes"] = true;
+  }
+  return Status::OK();
 }
 
 // Resize: opset 10 passes (X, scales) with asymmetric coordinates and floor
@@ -370,10 +380,29 @@ Status Reshape(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "Reshape", 2);
 }
 
-// Split's sizes: an attribute before 13, an optional input from 13.
+// Split's sizes: an attribute before 13, an optional input from 13; from
+// 18 the num_outputs attribute may ask for equal parts instead (the last
+// one smaller), which weft's Split makes when it has no sizes.
 Status Split(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(Direct(n, out, "Split", n.opset() >= 13 ? 2 : 1));
-  out->attrs["num_outputs"] = static_cast<int64_t>(n.num_outputs());
+  const int64_t outputs = n.num_outputs();
+  if (const AttributeProto* a = Attr(n, "num_outputs")) {
+    if (n.opset() < 18) {
+      return UnimplementedError(n.Where() +
+                                ": attribute 'num_outputs' is not part of "
+                                "Split before opset 18");
+    }
+    if (n.has_input(1)) {
+      return InvalidArgumentError(
+          n.Where() + ": give either the split input or num_outputs, not both");
+    }
+    if (a->i() != outputs) {
+      return InvalidArgumentError(
+          n.Where() + ": num_outputs is " + std::to_string(a->i()) +
+          " but the node has " + std::to_string(outputs) + " outputs");
+    }
+  }
+  out->attrs["num_outputs"] = outputs;
   return Status::OK();
 }
 
@@ -385,12 +414,27 @@ Status Slice(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "Slice", n.opset() < 10 ? 1 : 5);
 }
 
-// ReduceSum takes axes as an input from opset 13 (the others from 18, past
-// what weft reads); weft's reductions take it as an optional second input.
+// ReduceSum takes axes as an input from opset 13, the other reductions from
+// 18; weft's reductions take it as an optional second input.
 Status Reduce(const OnnxNode& n, NodeDef* out) {
-  const bool axes_input = n.op_type() == "ReduceSum" && n.opset() >= 13;
+  const bool axes_input =
+      n.opset() >= 18 || (n.op_type() == "ReduceSum" && n.opset() >= 13);
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   return Direct(n, out, n.op_type(), axes_input ? 2 : 1);
+}
+
+// GroupNormalization: scale and bias per group at opset 18, per channel
+// from 21 (which also adds stash_type; weft computes in double).
+Status GroupNormalization(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (const AttributeProto* a = Attr(n, "stash_type"); a && a->i() != 1) {
+    return UnimplementedError(n.Where() + ": stash_type " +
+                              std::to_string(a->i()) + " is not supported");
+  }
+  WEFT_RETURN_IF_ERROR(
+      Direct(n, out, "GroupNormalization", -1, {"stash_type"}));
+  out->attrs["per_channel"] = n.opset() >= 21;
+  return Status::OK();
 }
 
 Status LayerNormalization(const OnnxNode& n, NodeDef* out) {
@@ -639,7 +683,8 @@ constexpr const char* kSameNameOps[] = {
     "Shrink", "PRelu", "Mod", "Gather", "GatherElements", "ScatterElements",
     "GatherND", "ScatterND", "OneHot", "CumSum", "Conv", "ConvTranspose",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool",
-    "LpNormalization",
+    "LpNormalization", "Mish", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+    "BitwiseNot", "CenterCropPad", "Col2Im",
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
@@ -697,6 +742,7 @@ const std::map<std::string, Converter>& Converters() {
         {"ReduceLogSum", Reduce},
         {"ReduceLogSumExp", Reduce},
         {"LayerNormalization", LayerNormalization},
+        {"GroupNormalization", GroupNormalization},
         {"RoiAlign", RoiAlign},
         {"STFT", Stft},
         {"Adagrad", TrainingOptimizer},

@@ -69,7 +69,7 @@ m = model([helper.make_node("Foo", ["x"], ["y"], domain="com.example")],
           outputs=[out()], inits=[x_init])
 m.opset_import.append(helper.make_opsetid("com.example", 1))
 save("unknown_domain.onnx", m)
-save("opset_18.onnx", model([relu], outputs=[out()], inits=[x_init], opset=18))
+save("opset_99.onnx", model([relu], outputs=[out()], inits=[x_init], opset=99))
 save("opset_1.onnx", model([relu], outputs=[out()], inits=[x_init], opset=1))
 save("no_opset.onnx", model([relu], outputs=[out()], inits=[x_init],
                             opset=None))

@@ -1,0 +1,1 @@
+BscaleJ¥·	Àieu>GA@
