@@ -214,6 +214,96 @@ class GridSampleKernel : public OpKernel {
   const std::string mode_text_, padding_text_;
 };
 
+// AffineGrid (ONNX 20): for theta [N, 2, 3] and size [N, C, H, W], grid
+// [N, H, W, 2] holding theta[n] (x, y, 1) at each position's normalized
+// coordinates (x across W, y across H, in [-1, 1]: pixel centres, or the
+// corners with align_corners); [N, 3, 4] and [N, C, D, H, W] likewise in
+// three dimensions.
+class AffineGridKernel : public OpKernel {
+ public:
+  explicit AffineGridKernel(const KernelConstruction& c)
+      : align_corners_(c.attr<int64_t>("align_corners") != 0) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor& theta = ctx.input(0);
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                          IntsFromTensor(ctx.input(1), "size"));
+    if (size.size() != 4 && size.size() != 5) {
+      return InvalidArgumentError(
+          "size must be [N, C, H, W] or [N, C, D, H, "
+          "W], got " +
+          std::to_string(size.size()) + " values");
+    }
+    const int dims = static_cast<int>(size.size()) - 2;  // 2 or 3.
+    const int64_t n = size[0];
+    if (theta.shape() != Shape{n, dims, dims + 1}) {
+      return InvalidArgumentError("theta must be [" + std::to_string(n) + ", " +
+                                  std::to_string(dims) + ", " +
+                                  std::to_string(dims + 1) + "] for size of " +
+                                  std::to_string(size.size()) +
+                                  " values, got " + theta.shape().ToString());
+    }
+    // Spatial lengths, outermost first (D, H, W or H, W).
+    const std::vector<int64_t> lengths(size.begin() + 2, size.end());
+    std::vector<int64_t> out_dims = {n};
+    for (int64_t l : lengths) {
+      if (l < 0) return InvalidArgumentError("size must be >= 0");
+      out_dims.push_back(l);
+    }
+    out_dims.push_back(dims);
+    const Shape out_shape(out_dims);
+    if (!out_shape.IsValid()) {
+      return InvalidArgumentError("the grid " + out_shape.ToString() +
+                                  " is too large");
+    }
+    WEFT_ASSIGN_OR_RETURN(Tensor * grid,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
+    const int64_t positions = DimProduct(Shape(lengths), 0, dims);
+    const bool corners = align_corners_;
+    // The normalized coordinate of index i of `length`.
+    auto coordinate = [corners](int64_t i, int64_t length) {
+      if (corners) {
+        return length == 1 ? -1.0
+                           : -1.0 + 2.0 * static_cast<double>(i) /
+                                        static_cast<double>(length - 1);
+      }
+      return -1.0 +
+             (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(length);
+    };
+    return DispatchNumeric(theta.dtype(), [&](auto zero) -> Status {
+      using T = decltype(zero);
+      const T* pt = theta.data<T>();
+      T* pg = grid->data<T>();
+      ctx.ParallelFor(
+          n * positions, 4.0 * dims * dims, [&](int64_t b, int64_t e) {
+            for (int64_t at = b; at < e; ++at) {
+              const int64_t batch = at / positions;
+              // (x, y[, z], 1): x from the innermost index.
+              double point[4];
+              int64_t rest = at % positions;
+              for (int d = dims - 1; d >= 0; --d) {
+                point[dims - 1 - d] = coordinate(rest % lengths[d], lengths[d]);
+                rest /= lengths[d];
+              }
+              point[dims] = 1.0;
+              const T* m = pt + batch * dims * (dims + 1);
+              for (int r = 0; r < dims; ++r) {
+                double v = 0;
+                for (int k = 0; k <= dims; ++k) {
+                  v += static_cast<double>(m[r * (dims + 1) + k]) * point[k];
+                }
+                pg[at * dims + r] = static_cast<T>(v);
+              }
+            }
+          });
+      return Status::OK();
+    });
+  }
+
+ private:
+  const bool align_corners_;
+};
+
 }  // namespace
 
 namespace {
@@ -221,6 +311,8 @@ namespace {
 // One line per op of this family, for `weft ops` and docs/ops.md (the
 // registry gives it to the op's schema when the op is registered).
 constexpr OpSummary kSummaries[] = {
+    {"AffineGrid",
+     "sampling grid of affine matrices, for GridSample (ONNX 20)"},
     {"GridSample",
      "sample an image at grid points (bilinear, nearest, bicubic)"},
 };
@@ -229,6 +321,16 @@ constexpr OpSummary kSummaries[] = {
 
 void RegisterGridSampleOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("AffineGrid")
+          .Input(ArgDef::Typed("theta", "T"))
+          .Input(ArgDef::Fixed("size", DataType::kInt64))
+          .Output(ArgDef::Typed("grid", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypes)
+          .Attr("align_corners", AttrType::kInt, int64_t{0})
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "AffineGrid", KernelFactoryFor<AffineGridKernel>()));
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("GridSample")
           .Input(ArgDef::Typed("X", "T"))

@@ -40,10 +40,19 @@ Q Saturate(float rounded_plus_zero) {
 // index along `axis`; always 0 for a per-tensor (one-element) parameter.
 class ParameterIndex {
  public:
+  // block_size 0: a scalar or 1-D parameter; else (ONNX 21's blocked
+  // quantization) one of X's rank whose `axis` holds ceil(dim / block_size)
+  // blocks and whose other dims are X's.
   static StatusOr<ParameterIndex> For(const Shape& shape, int64_t axis,
                                       const Tensor& parameter,
-                                      const char* what) {
-    if (parameter.NumElements() == 1) return ParameterIndex(1, 1);
+                                      const char* what,
+                                      int64_t block_size = 0) {
+    if (block_size < 0) {
+      return InvalidArgumentError("block_size must be >= 0, got " +
+                                  std::to_string(block_size));
+    }
+    if (block_size > 0) return Blocked(shape, axis, parameter, what, block_size);
+    if (parameter.NumElements() == 1) return ParameterIndex(1, 1, 0, 1);
     if (parameter.shape().rank() != 1) {
       return InvalidArgumentError(std::string(what) +
                                   " must be a scalar or 1-D, got shape " +
@@ -56,13 +65,41 @@ class ParameterIndex {
                                   " entries for axis " + std::to_string(a) +
                                   " of size " + std::to_string(shape.dim(a)));
     }
-    return ParameterIndex(DimProduct(shape, a + 1, shape.rank()), shape.dim(a));
+    return ParameterIndex(DimProduct(shape, a + 1, shape.rank()), shape.dim(a),
+                          0, shape.dim(a));
   }
-  int64_t operator()(int64_t i) const { return i / inner_ % size_; }
+  int64_t operator()(int64_t i) const {
+    if (block_ == 0) return i / inner_ % size_;
+    const int64_t outer = i / (inner_ * size_);
+    const int64_t along = i / inner_ % size_;
+    return (outer * blocks_ + along / block_) * inner_ + i % inner_;
+  }
 
  private:
-  ParameterIndex(int64_t inner, int64_t size) : inner_(inner), size_(size) {}
-  int64_t inner_, size_;
+  ParameterIndex(int64_t inner, int64_t size, int64_t block, int64_t blocks)
+      : inner_(inner), size_(size), block_(block), blocks_(blocks) {}
+
+  static StatusOr<ParameterIndex> Blocked(const Shape& shape, int64_t axis,
+                                          const Tensor& parameter,
+                                          const char* what,
+                                          int64_t block_size) {
+    WEFT_ASSIGN_OR_RETURN(int a, NormalizeAxis(axis, shape.rank()));
+    const int64_t blocks = (shape.dim(a) + block_size - 1) / block_size;
+    std::vector<int64_t> want = shape.dims();
+    want[static_cast<size_t>(a)] = blocks;
+    if (parameter.shape() != Shape(want)) {
+      return InvalidArgumentError(
+          std::string(what) + " has shape " + parameter.shape().ToString() +
+          "; blocks of " + std::to_string(block_size) + " along axis " +
+          std::to_string(a) + " need " + Shape(want).ToString());
+    }
+    return ParameterIndex(DimProduct(shape, a + 1, shape.rank()), shape.dim(a),
+                          block_size, blocks);
+  }
+
+  // Elements after the axis, the axis's length, the block length (0: not
+  // blocked) and the number of blocks along the axis.
+  int64_t inner_, size_, block_, blocks_;
 };
 
 // Inputs (x, scale[, zero_point]): the zero point, if given, must have the
@@ -104,6 +141,7 @@ class QuantizeLinearKernel : public OpKernel {
  public:
   explicit QuantizeLinearKernel(const KernelConstruction& c)
       : axis_(c.attr<int64_t>("axis")),
+        block_size_(c.attr<int64_t>("block_size")),
         output_dtype_(c.attr<DataType>("output_dtype")) {}
 
   Status Compute(KernelContext& ctx) const override {
@@ -120,7 +158,7 @@ class QuantizeLinearKernel : public OpKernel {
     WEFT_RETURN_IF_ERROR(CheckZeroPoint(ctx, 2, output_dtype_, scale));
     WEFT_ASSIGN_OR_RETURN(
         ParameterIndex channel,
-        ParameterIndex::For(x.shape(), axis_, scale, "y_scale"));
+        ParameterIndex::For(x.shape(), axis_, scale, "y_scale", block_size_));
     const float* s = scale.data<float>();
     for (int64_t i = 0; i < scale.NumElements(); ++i) {
       if (!(s[i] != 0) || !std::isfinite(s[i])) {
@@ -160,14 +198,15 @@ class QuantizeLinearKernel : public OpKernel {
   }
 
  private:
-  const int64_t axis_;
+  const int64_t axis_, block_size_;
   const DataType output_dtype_;
 };
 
 class DequantizeLinearKernel : public OpKernel {
  public:
   explicit DequantizeLinearKernel(const KernelConstruction& c)
-      : axis_(c.attr<int64_t>("axis")) {}
+      : axis_(c.attr<int64_t>("axis")),
+        block_size_(c.attr<int64_t>("block_size")) {}
 
   Status Compute(KernelContext& ctx) const override {
     if (ctx.num_inputs() < 2 || ctx.num_inputs() > 3) {
@@ -182,7 +221,7 @@ class DequantizeLinearKernel : public OpKernel {
     WEFT_RETURN_IF_ERROR(CheckZeroPoint(ctx, 2, x.dtype(), scale));
     WEFT_ASSIGN_OR_RETURN(
         ParameterIndex channel,
-        ParameterIndex::For(x.shape(), axis_, scale, "x_scale"));
+        ParameterIndex::For(x.shape(), axis_, scale, "x_scale", block_size_));
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
     const float* s = scale.data<float>();
@@ -220,7 +259,7 @@ class DequantizeLinearKernel : public OpKernel {
   }
 
  private:
-  const int64_t axis_;
+  const int64_t axis_, block_size_;
 };
 
 // DynamicQuantizeLinear: uint8 with the scale and zero point that map
@@ -958,6 +997,9 @@ void RegisterQuantizeOps(OpRegistry& registry) {
               ArgDef::Repeated("y_zero_point", "output_dtype", "zero_points"))
           .Output(ArgDef::Typed("y", "output_dtype"))
           .Attr("axis", AttrType::kInt, int64_t{1})
+          // ONNX 21: scales per block of this many along `axis` (0: per
+          // tensor or per axis).
+          .Attr("block_size", AttrType::kInt, int64_t{0})
           .Attr("output_dtype", AttrType::kType, DataType::kUInt8,
                 kQuantizedTypes)
           .Attr("zero_points", AttrType::kInt)
@@ -971,6 +1013,7 @@ void RegisterQuantizeOps(OpRegistry& registry) {
                               .Input(ArgDef::AnyList("inputs"))
                               .Output(ArgDef::Fixed("y", DataType::kFloat32))
                               .Attr("axis", AttrType::kInt, int64_t{1})
+                              .Attr("block_size", AttrType::kInt, int64_t{0})
                               .SetShapeFn(shape_fns::SameAsInput0)
                               .Build()));
   CheckRegistered(registry.RegisterKernel(

@@ -495,3 +495,38 @@ TEST(CastTest, BFloat16IsRefusedByOpsThatDoNotListIt) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+// Pad's wrap mode (ONNX 19) reads the axis as a ring, also where the pads
+// are longer than the axis; ONNX 18's axes input names the padded axes.
+TEST(ShapeOpsTest, PadWrapsAroundAndPadsTheAxesNamed) {
+  const Tensor x = Tensor::FromVector<float>({1, 3}, {1, 2, 3});
+  auto wrapped = test::RunOneOutput(
+      "Pad", {x, Tensor::FromVector<int64_t>({4}, {0, 4, 0, 2})},
+      {{"mode", std::string("wrap")}});
+  ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+  EXPECT_EQ(Values<float>(*wrapped),
+            (std::vector<float>{3, 1, 2, 3, 1, 2, 3, 1, 2}));
+  // Pads for axis -1 only, then the constant 9.
+  auto axes = test::RunOneOutput(
+      "Pad",
+      {x, Tensor::FromVector<int64_t>({2}, {1, 2}), Tensor::Scalar(9.0f),
+       Tensor::FromVector<int64_t>({1}, {-1})},
+      {{"has_value", true}, {"has_axes", true}});
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  EXPECT_EQ(axes->shape(), (Shape{1, 6}));
+  EXPECT_EQ(Values<float>(*axes), (std::vector<float>{9, 1, 2, 3, 9, 9}));
+  EXPECT_THAT(
+      test::RunOneOutput("Pad",
+                         {x, Tensor::FromVector<int64_t>({4}, {1, 1, 1, 1}),
+                          Tensor::FromVector<int64_t>({2}, {1, -1})},
+                         {{"has_axes", true}})
+          .status()
+          .message(),
+      HasSubstr("axes lists axis 1 twice"));
+}
+
+}  // namespace
+}  // namespace weft

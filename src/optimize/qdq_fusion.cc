@@ -74,7 +74,9 @@ std::optional<Dequantized> DequantizeOf(GraphEditor& graph,
     return std::nullopt;
   }
   const NodeDef& dq = graph.node(p.node);
-  if (dq.op != "DequantizeLinear" || dq.inputs.size() != 3) {
+  // Blocked scales (ONNX 21) have no integer kernel here.
+  if (dq.op != "DequantizeLinear" || dq.inputs.size() != 3 ||
+      AttrOr<int64_t>(dq, "block_size", 0) != 0) {
     return std::nullopt;
   }
   const Tensor* scale = graph.Constant(dq.inputs[1]);
@@ -382,7 +384,10 @@ int FuseQdqGroups(GraphEditor& graph) {
       continue;
     }
     const NodeDef& q = graph.node(qi);
-    if (q.op != "QuantizeLinear" || q.inputs.size() != 3) continue;
+    if (q.op != "QuantizeLinear" || q.inputs.size() != 3 ||
+        AttrOr<int64_t>(q, "block_size", 0) != 0) {
+      continue;
+    }
     const Tensor* ys = graph.Constant(q.inputs[1]);
     const Tensor* yz = graph.Constant(q.inputs[2]);
     if (ys == nullptr || yz == nullptr || ys->NumElements() != 1 ||

@@ -368,13 +368,19 @@ Status MaxPool(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "MaxPool");
 }
 
-// Cast to bfloat16 truncates in ONNX's reference of the opsets weft reads
-// (before 19, which rounds to nearest even), and the node suite expects it.
-Status Cast(const OnnxNode& n, NodeDef* out) {
-  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast"));
-  out->attrs["bfloat16_rounding"] = std::string("truncate");
+// Cast to bfloat16 truncates in ONNX's reference before opset 19 (and the
+// node suite expects it), and rounds to nearest even from 19, as weft's
+// Cast does by default. `saturate` (19) applies to the float8 types only,
+// which weft refuses by name, so it changes nothing weft casts.
+Status CastOf(const OnnxNode& n, NodeDef* out, int inputs) {
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast", inputs, {"saturate"}));
+  if (n.opset() < 19) {
+    out->attrs["bfloat16_rounding"] = std::string("truncate");
+  }
   return Status::OK();
 }
+
+Status Cast(const OnnxNode& n, NodeDef* out) { return CastOf(n, out, -1); }
 
 Status Reshape(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "Reshape", 2);
@@ -624,10 +630,52 @@ Status EyeLike(const OnnxNode& n, NodeDef* out) {
 // CastLike: Cast to the declared type of the second input.
 Status CastLike(const OnnxNode& n, NodeDef* out) {
   WEFT_ASSIGN_OR_RETURN(DataType dtype, DeclaredDtype(n, 1));
-  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast", 1));
+  WEFT_RETURN_IF_ERROR(CastOf(n, out, 1));
   out->attrs["to"] = dtype;
-  out->attrs["bfloat16_rounding"] = std::string("truncate");  // As Cast.
   return Status::OK();
+}
+
+// DFT: the axis an attribute (default 1) before 20, an optional scalar
+// input (default -2) from 20, which weft needs as a constant.
+Status Dft(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (n.opset() < 20) return Direct(n, out, "DFT");
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "DFT", 2));
+  int64_t axis = -2;
+  if (n.has_input(2)) {
+    const Tensor* given = n.constant(2);
+    if (given == nullptr || given->NumElements() != 1) {
+      return UnimplementedError(n.Where() +
+                                ": the axis input must be a constant scalar");
+    }
+    axis = static_cast<int64_t>(given->ValueAsDouble(0));
+  }
+  out->attrs["axis"] = axis;
+  return Status::OK();
+}
+
+// GridSample: opset 20 renamed the modes (linear, cubic) and allowed
+// volumetric grids, which weft's 4-D kernel refuses by shape.
+Status GridSample(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "GridSample"));
+  if (n.opset() >= 20) {
+    const AttributeProto* mode = Attr(n, "mode");
+    const std::string name = mode != nullptr ? mode->s() : "linear";
+    if (name == "linear" || name == "cubic" || name == "nearest") {
+      out->attrs["mode"] = name == "linear"  ? std::string("bilinear")
+                           : name == "cubic" ? std::string("bicubic")
+                                             : name;
+    }
+  }
+  return Status::OK();
+}
+
+// QuantizeLinear: `saturate` (19) applies to float8 outputs only, which
+// weft refuses by name.
+Status QuantizeLinear(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, "QuantizeLinear", -1, {"saturate"});
 }
 
 // Compress: ONNX flattens the input when the node has no axis.
@@ -688,7 +736,7 @@ constexpr const char* kSameNameOps[] = {
     "InstanceNormalization", "LRN", "NegativeLogLikelihoodLoss", "BitShift",
     "HannWindow", "HammingWindow", "BlackmanWindow", "NonZero",
     "ReverseSequence", "Det", "MeanVarianceNormalization", "DequantizeLinear",
-    "QuantizeLinear", "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "DFT", "MelWeightMatrix", "TfIdfVectorizer", "NonMaxSuppression", "Einsum", "GridSample",
+    "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "MelWeightMatrix", "TfIdfVectorizer", "NonMaxSuppression", "Einsum", "Gelu", "AffineGrid",
     "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
     "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
     "OptionalHasElement", "OptionalGetElement", "StringNormalizer",
@@ -758,6 +806,9 @@ const std::map<std::string, Converter>& Converters() {
         {"ConstantOfShape", ConstantOfShape},
         {"EyeLike", EyeLike},
         {"CastLike", CastLike},
+        {"QuantizeLinear", QuantizeLinear},
+        {"DFT", Dft},
+        {"GridSample", GridSample},
         {"Compress", Compress},
         {"Hardmax", Softmax},
         {"TopK", TopK},

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The ONNX test cases of the opsets past Debian's python3-onnx 1.12 (which
-stops at opset 17), in the backend node tests' layout:
+stops at opset 17) to 22, in the backend node tests' layout:
 DIR/test_NAME/model.onnx and test_data_set_0/{input,output}_K.pb.
 
 Two steps, because the expected outputs come from ONNX Runtime, which runs
@@ -34,12 +34,14 @@ ELEMENT_TYPES = {
 
 
 def case(name, op, inputs, attrs=None, consts=None, outputs=1, opset=18,
-         output_type=None):
+         output_type=None, reference=None):
     """One node of `op`: `inputs` are fed, `consts` are initializers (in
     that order after the fed ones); `output_type` is the outputs' element
-    type when not the first input's."""
+    type when not the first input's. `reference`, when given, computes the
+    expected outputs in NumPy from (inputs, consts) instead of taking ONNX
+    Runtime's, which must still agree within 1e-4."""
     CASES.append((name, op, inputs, attrs or {}, consts or {}, outputs, opset,
-                  output_type))
+                  output_type, reference))
 
 
 def floats(*shape):
@@ -143,12 +145,104 @@ def opset_18_cases():
          {"image_shape": np.array([8], np.int64),
           "block_shape": np.array([3], np.int64)})
     # Unchanged at 18, read at 18.
-    case("Conv", "Conv", {"x": floats(1, 2, 5, 5), "w": floats(3, 2, 3, 3)},
+    case("Conv_18", "Conv", {"x": floats(1, 2, 5, 5), "w": floats(3, 2, 3, 3)},
          {"pads": [1, 1, 1, 1]})
     case("ReduceSum_axes_input", "ReduceSum", {"x": floats(2, 3)},
          {"keepdims": 0}, {"axes": np.array([1], np.int64)})
     case("LayerNormalization", "LayerNormalization",
          {"x": floats(2, 3, 4), "scale": floats(4), "bias": floats(4)})
+
+
+def complex_pairs(z):
+    """A complex array as ONNX's [..., 2] real and imaginary parts."""
+    return np.stack([z.real, z.imag], axis=-1)
+
+
+def opset_19_to_22_cases():
+    none = np.array([], np.float32)
+    case("Resize_half_pixel_symmetric", "Resize", {"x": floats(1, 1, 5, 7)},
+         {"mode": "linear",
+          "coordinate_transformation_mode": "half_pixel_symmetric"},
+         {"roi": none, "scales": none,
+          "sizes": np.array([1, 1, 3, 10], np.int64)}, opset=19)
+    # (Pads no longer than the axis: past it, ONNX Runtime 1.30 writes
+    # zeros and NumPy's wrap is not periodic; weft tiles, as on a torus.)
+    case("Pad_wrap", "Pad", {"x": floats(3, 4)}, {"mode": "wrap"},
+         {"pads": np.array([2, 3, 1, 2], np.int64)}, opset=19)
+    case("AveragePool_dilations", "AveragePool", {"x": floats(1, 2, 7, 8)},
+         {"kernel_shape": [2, 3], "dilations": [2, 2], "strides": [1, 2]},
+         opset=19)
+    case("AveragePool_dilations_ceil_pads", "AveragePool",
+         {"x": floats(1, 1, 6, 7)},
+         {"kernel_shape": [3, 2], "dilations": [1, 2], "strides": [2, 2],
+          "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1},
+         opset=19)
+    case("Cast_saturate_to_int32", "Cast",
+         {"x": np.array([1.5, -2.5, 7.0], np.float32)},
+         {"to": TensorProto.INT32, "saturate": 1}, opset=19,
+         output_type=TensorProto.INT32)
+    case("QuantizeLinear_saturate", "QuantizeLinear",
+         {"x": np.array([-300, -1.5, 0.5, 2.5, 300], np.float32)},
+         {"saturate": 1},
+         {"scale": np.float32(1.0), "zero": np.int8(3)}, opset=19,
+         output_type=TensorProto.INT8)
+    for approximate in ["none", "tanh"]:
+        case(f"Gelu_{approximate}", "Gelu", {"x": floats(2, 5) * 3},
+             {"approximate": approximate}, opset=20)
+    # DFT's expected values from NumPy's FFT in double: ONNX Runtime's
+    # float32 FFT leaves noise of 1e-6 where the exact value is 0.
+    case("DFT_axis_input", "DFT", {"x": floats(2, 8, 1)}, {},
+         {"length": np.array(8, np.int64), "axis": np.array(1, np.int64)},
+         opset=20, reference=lambda i, c: [complex_pairs(
+             np.fft.fft(i["x"][..., 0].astype(np.float64), axis=1))])
+    case("DFT_default_axis_onesided", "DFT", {"x": floats(3, 6, 1)},
+         {"onesided": 1}, opset=20, reference=lambda i, c: [complex_pairs(
+             np.fft.rfft(i["x"][..., 0].astype(np.float64), axis=-1))])
+    case("DFT_inverse_complex_length", "DFT", {"x": floats(1, 5, 2)},
+         {"inverse": 1},
+         {"length": np.array(8, np.int64), "axis": np.array(-2, np.int64)},
+         opset=20, reference=lambda i, c: [complex_pairs(np.fft.ifft(
+             i["x"][..., 0].astype(np.float64) + 1j * i["x"][..., 1], n=8,
+             axis=1))])
+    for mode in ["linear", "nearest", "cubic"]:
+        case(f"GridSample_{mode}", "GridSample",
+             {"x": floats(1, 2, 4, 5), "grid": floats(1, 3, 3, 2)},
+             {"mode": mode, "padding_mode": "border"}, opset=20)
+    for corners in [0, 1]:
+        case(f"AffineGrid_2d_align_corners_{corners}", "AffineGrid",
+             {"theta": floats(2, 2, 3)}, {"align_corners": corners},
+             {"size": np.array([2, 3, 4, 5], np.int64)}, opset=20)
+        case(f"AffineGrid_3d_align_corners_{corners}", "AffineGrid",
+             {"theta": floats(1, 3, 4)}, {"align_corners": corners},
+             {"size": np.array([1, 1, 2, 3, 4], np.int64)}, opset=20)
+    case("GroupNormalization_scale_per_channel", "GroupNormalization",
+         {"x": floats(2, 6, 3, 3), "scale": floats(6), "bias": floats(6)},
+         {"num_groups": 3, "epsilon": 1e-3, "stash_type": 1}, opset=21)
+    case("DequantizeLinear_blocks", "DequantizeLinear",
+         {"x": ints(-128, 128, 3, 8, dtype=np.int8)}, {"axis": 1,
+                                                     "block_size": 3},
+         {"scale": np.abs(floats(3, 3)) + 0.1,
+          "zero": ints(-5, 5, 3, 3, dtype=np.int8)}, opset=21,
+         output_type=TensorProto.FLOAT)
+    case("QuantizeLinear_blocks", "QuantizeLinear", {"x": floats(4, 6) * 20},
+         {"axis": 0, "block_size": 2},
+         {"scale": np.abs(floats(2, 6)) + 0.1,
+          "zero": ints(0, 20, 2, 6, dtype=np.uint8)}, opset=21,
+         output_type=TensorProto.UINT8)
+    case("QuantizeLinear_output_dtype", "QuantizeLinear",
+         {"x": floats(5) * 50}, {"output_dtype": TensorProto.INT8},
+         {"scale": np.float32(0.5)}, opset=21, output_type=TensorProto.INT8)
+    # A window that would start in the end padding is dropped (22 says so).
+    case("MaxPool_ceil_mode_window_in_padding", "MaxPool",
+         {"x": floats(1, 1, 5, 5)},
+         {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1],
+          "ceil_mode": 1}, opset=22)
+    case("AveragePool_ceil_mode_window_in_padding", "AveragePool",
+         {"x": floats(1, 1, 5, 5)},
+         {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1],
+          "ceil_mode": 1}, opset=22)
+    case("Conv_22", "Conv", {"x": floats(1, 2, 5, 5), "w": floats(3, 2, 3, 3)},
+         {"strides": [2, 2]}, opset=22)
 
 
 def resize_cases():
@@ -210,7 +304,7 @@ def node_inputs(inputs, consts):
 
 def write_models(root):
     shutil.rmtree(root, ignore_errors=True)
-    for name, op, inputs, attrs, consts, outputs, opset, out_type in CASES:
+    for name, op, inputs, attrs, consts, outputs, opset, out_type, _ in CASES:
         folder = os.path.join(root, f"test_{name}")
         data = os.path.join(folder, "test_data_set_0")
         os.makedirs(data)
@@ -240,15 +334,27 @@ def write_models(root):
 
 
 def write_outputs(root):
+    references = {f"test_{c[0]}": c for c in CASES if c[8] is not None}
     for case_dir in sorted(os.listdir(root)):
         data = os.path.join(root, case_dir, "test_data_set_0")
         error = os.path.join(data, "error.txt")
         if os.path.exists(error):
             sys.exit(f"{case_dir}: ONNX Runtime failed: {open(error).read()}")
         model = onnx.load(os.path.join(root, case_dir, "model.onnx"))
+        expected = None
+        if case_dir in references:
+            c = references[case_dir]
+            expected = c[8](c[2], c[4])
         for k, output in enumerate(model.graph.output):
             path = os.path.join(data, f"out_{k}.npy")
-            tensor = numpy_helper.from_array(np.load(path), output.name)
+            value = np.load(path)
+            if expected is not None:
+                want = np.asarray(expected[k], dtype=value.dtype)
+                if want.shape != value.shape or not np.allclose(
+                        want, value, atol=1e-4):
+                    sys.exit(f"{case_dir}: ONNX Runtime and NumPy disagree")
+                value = want
+            tensor = numpy_helper.from_array(value, output.name)
             with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
                 f.write(tensor.SerializeToString())
             os.remove(path)
@@ -259,5 +365,6 @@ def write_outputs(root):
 
 if __name__ == "__main__":
     opset_18_cases()
+    opset_19_to_22_cases()
     step, root = sys.argv[1], sys.argv[2]
     {"models": write_models, "outputs": write_outputs}[step](root)
