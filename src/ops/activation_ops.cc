@@ -58,6 +58,12 @@ double AttrOr(const KernelConstruction& c, const char* name) {
   return it == c.attrs().end() ? 0.0 : *it->second.get_if<double>();
 }
 
+// log(1 + e^x) without overflow for large x.
+template <class T>
+T Softplus(T x) {
+  return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
 // Float functions compute in T (float32 or float64) with libm, as the ONNX
 // reference does in NumPy.
 template <Fn kFn, class T>
@@ -110,9 +116,8 @@ T Apply(T x, const Params& p) {
         return std::ceil(x);
       case Fn::kRound:
         return std::nearbyint(x);  // Halves to even.
-      case Fn::kSoftplus:          // log(1 + e^x) without overflow for large x.
-        return x > T(0) ? x + std::log1p(std::exp(-x))
-                        : std::log1p(std::exp(x));
+      case Fn::kSoftplus:
+        return Softplus(x);
       case Fn::kSoftsign:
         return x / (T(1) + std::abs(x));
       case Fn::kLeakyRelu:
@@ -129,11 +134,8 @@ T Apply(T x, const Params& p) {
         return x * std::clamp(x / T(6) + T(0.5), T(0), T(1));
       case Fn::kThresholdedRelu:
         return x > a ? x : T(0);
-      case Fn::kMish: {  // x tanh(softplus(x)), softplus as above.
-        const T softplus =
-            x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-        return x * std::tanh(softplus);
-      }
+      case Fn::kMish:
+        return x * std::tanh(Softplus(x));
       default:
         return x;
     }
