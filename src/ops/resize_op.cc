@@ -5,9 +5,10 @@
 // antialias.
 //
 // Interpolation is separable: per dimension and output index, a list of
-// (input index, weight) taps is computed once; an output element is the sum
-// over every combination of its dimensions' taps, in double, in a fixed
-// order, by one thread, so results do not depend on the thread count.
+// (input index, weight) taps is computed once (one table per dimension); an
+// output element is the sum over every combination of its dimensions' taps, in
+// double, in a fixed order, by one thread, so results do not depend on the
+// thread count.
 #include <algorithm>
 #include <cmath>
 
@@ -145,6 +146,56 @@ std::vector<Tap> TapsFor(const ResizeAttrs& a, int64_t o, double scale,
   }
   if (kept.empty()) kept.push_back({clamp(base), 0.0});
   return kept;
+}
+
+// The taps of every output index along one dimension, in one array: index
+// o's are taps[first[o]] to taps[first[o + 1] - 1].
+struct TapTable {
+  std::vector<Tap> taps;
+  std::vector<int64_t> first;
+};
+
+// The most a dimension's table may take. Its size grows with that
+// dimension's output length (16 bytes a tap), so a one-dimensional resize
+// to 2^31 samples would need tens of GiB for it alone.
+constexpr int64_t kMaxTapTableBytes = int64_t{1} << 30;
+
+// The most taps one output index has: one (nearest, and outside a
+// tf_crop_and_resize roi), two (linear), four (cubic), or an antialiased
+// filter's span at `scale`.
+int64_t MaxTapsPerIndex(const ResizeAttrs& a, double scale) {
+  if (a.mode == "nearest") return 1;
+  if (!a.antialias || scale >= 1) return a.mode == "linear" ? 2 : 4;
+  const double start = std::floor((a.mode == "linear" ? -1.0 : -2.0) / scale);
+  return static_cast<int64_t>(std::min(-2 * start, 1e18));
+}
+
+// Dimension d's table, or ResourceExhausted when it would pass
+// kMaxTapTableBytes.
+StatusOr<TapTable> TapTableFor(const ResizeAttrs& a, int d, double scale,
+                               int64_t in, int64_t out, double roi_start,
+                               double roi_end) {
+  const double taps = static_cast<double>(MaxTapsPerIndex(a, scale));
+  const double bytes =
+      static_cast<double>(out) * (taps * sizeof(Tap) + sizeof(int64_t));
+  if (bytes > static_cast<double>(kMaxTapTableBytes)) {
+    return ResourceExhaustedError(
+        "the interpolation table of dimension " + std::to_string(d) + " (" +
+        std::to_string(out) + " outputs of up to " +
+        std::to_string(static_cast<int64_t>(taps)) + " taps) would take " +
+        std::to_string(static_cast<int64_t>(bytes / (1 << 20))) +
+        " MiB, past the 1024 MiB a Resize may use for it");
+  }
+  TapTable table;
+  table.first.reserve(static_cast<size_t>(out) + 1);
+  table.first.push_back(0);
+  for (int64_t o = 0; o < out; ++o) {
+    for (const Tap& tap : TapsFor(a, o, scale, in, out, roi_start, roi_end)) {
+      table.taps.push_back(tap);
+    }
+    table.first.push_back(static_cast<int64_t>(table.taps.size()));
+  }
+  return table;
 }
 
 class ResizeKernel : public OpKernel {
@@ -294,22 +345,24 @@ class ResizeKernel : public OpKernel {
     Shape out_shape(out_dims);
     if (!out_shape.IsValid())
       return InvalidArgumentError("the output is too large");
-    WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(0, out_shape));
-    if (y->NumElements() == 0) return Status::OK();
+    if (out_shape.NumElements() == 0) {
+      return ctx.AllocateOutputUninitialized(0, out_shape).status();
+    }
     if (x.NumElements() == 0) {
       return InvalidArgumentError(
           "cannot resize an empty input to a non-empty output");
     }
-    // Per dimension, per output index: its taps.
-    std::vector<std::vector<std::vector<Tap>>> taps(rank);
+    // Per dimension, per output index: its taps (before the output, so
+    // that a table refused leaves nothing allocated).
+    std::vector<TapTable> tables;
     for (int d = 0; d < rank; ++d) {
-      taps[d].reserve(out_dims[d]);
-      for (int64_t o = 0; o < out_dims[d]; ++o) {
-        taps[d].push_back(TapsFor(attrs_, o, scale[d], x.shape().dim(d),
-                                  out_dims[d], roi_start[d], roi_end[d]));
-      }
+      WEFT_ASSIGN_OR_RETURN(TapTable table,
+                            TapTableFor(attrs_, d, scale[d], x.shape().dim(d),
+                                        out_dims[d], roi_start[d], roi_end[d]));
+      tables.push_back(std::move(table));
     }
+    WEFT_ASSIGN_OR_RETURN(Tensor * y,
+                          ctx.AllocateOutputUninitialized(0, out_shape));
     std::vector<int64_t> strides(rank, 1);
     for (int d = rank - 2; d >= 0; --d) {
       strides[d] = strides[d + 1] * x.shape().dim(d + 1);
@@ -320,15 +373,19 @@ class ResizeKernel : public OpKernel {
       T* py = y->data<T>();
       const double extrapolation = attrs_.extrapolation;
       ctx.ParallelFor(y->NumElements(), 8.0, [&](int64_t b, int64_t e) {
-        std::vector<const std::vector<Tap>*> per_dim(rank);
-        std::vector<size_t> pick(rank);
+        // Per dimension: this output's taps and how many.
+        std::vector<const Tap*> per_dim(rank);
+        std::vector<int64_t> count(rank), pick(rank);
         for (int64_t o = b; o < e; ++o) {
           int64_t rest = o;
           bool outside = false;
           for (int d = rank - 1; d >= 0; --d) {
-            per_dim[d] = &taps[d][rest % out_dims[d]];
+            const TapTable& table = tables[d];
+            const int64_t index = rest % out_dims[d];
+            per_dim[d] = table.taps.data() + table.first[index];
+            count[d] = table.first[index + 1] - table.first[index];
             rest /= out_dims[d];
-            outside = outside || (*per_dim[d])[0].index < 0;
+            outside = outside || per_dim[d][0].index < 0;
           }
           if (outside) {
             py[o] = static_cast<T>(extrapolation);
@@ -341,13 +398,13 @@ class ResizeKernel : public OpKernel {
             double w = 1;
             int64_t offset = 0;
             for (int d = 0; d < rank; ++d) {
-              const Tap& tap = (*per_dim[d])[pick[d]];
+              const Tap& tap = per_dim[d][pick[d]];
               w *= tap.weight;
               offset += tap.index * strides[d];
             }
             sum += w * static_cast<double>(px[offset]);
             int d = rank - 1;
-            while (d >= 0 && ++pick[d] == per_dim[d]->size()) pick[d--] = 0;
+            while (d >= 0 && ++pick[d] == count[d]) pick[d--] = 0;
             if (d < 0) break;
           }
           if constexpr (std::is_integral_v<T>) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -144,6 +145,12 @@ bool ExecuteNode(RunState& run, int index) {
   Status status;
   try {
     status = node.kernel->Compute(ctx);
+  } catch (const std::bad_alloc&) {
+    // A kernel's working memory (tables, buffers) past what the machine
+    // gives: the request's size, not a bug in weft.
+    status = ResourceExhaustedError(
+        "out of memory: the kernel's working memory for these inputs could "
+        "not be allocated");
   } catch (const std::exception& e) {
     status = InternalError(std::string("the kernel threw: ") + e.what());
   } catch (...) {

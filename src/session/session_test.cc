@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <map>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -56,6 +57,10 @@ void RegisterTestFunctions() {
     EXPECT_TRUE(
         RegisterCustomFunction("test.throw", [](KernelContext&) -> Status {
           throw std::runtime_error("thrown from a custom op");
+        }).ok());
+    EXPECT_TRUE(
+        RegisterCustomFunction("test.bad_alloc", [](KernelContext&) -> Status {
+          throw std::bad_alloc();
         }).ok());
     return true;
   }();
@@ -216,6 +221,21 @@ TEST(SessionTest, ThrowingKernelBecomesAnError) {
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'thrower'"),
                                  HasSubstr("thrown from a custom op")));
+}
+
+// A kernel whose working memory cannot be allocated: the Run fails with
+// ResourceExhausted (the request's size), not Internal (a bug).
+TEST(SessionTest, AKernelOutOfMemoryIsResourceExhausted) {
+  RegisterTestFunctions();
+  Graph g;
+  auto c = g.Const("c", Vec({1}));
+  CustomNode(g, "greedy", "test.bad_alloc", {c});
+  auto session = MustCreate(std::move(g), PerSessionOptions(1, 1));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"greedy"}, {}, &out);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("node 'greedy'"), HasSubstr("out of memory")));
 }
 
 // Error isolation: Runs that fail (a kernel error, a throwing CustomOp) run

@@ -644,11 +644,16 @@ Status Dft(const OnnxNode& n, NodeDef* out) {
   int64_t axis = -2;
   if (n.has_input(2)) {
     const Tensor* given = n.constant(2);
-    if (given == nullptr || given->NumElements() != 1) {
-      return UnimplementedError(n.Where() +
-                                ": the axis input must be a constant scalar");
+    if (given == nullptr || given->NumElements() != 1 ||
+        (given->dtype() != DataType::kInt64 &&
+         given->dtype() != DataType::kInt32)) {
+      return UnimplementedError(
+          n.Where() +
+          ": the axis input must be a constant int32 or int64 "
+          "scalar");
     }
-    axis = static_cast<int64_t>(given->ValueAsDouble(0));
+    axis = given->dtype() == DataType::kInt64 ? given->data<int64_t>()[0]
+                                              : given->data<int32_t>()[0];
   }
   out->attrs["axis"] = axis;
   return Status::OK();
