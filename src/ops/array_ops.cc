@@ -65,7 +65,8 @@ StatusOr<std::vector<int64_t>> PadsOfEveryAxis(const std::vector<int64_t>& pads,
     }
     seen[static_cast<size_t>(axis)] = true;
     full[static_cast<size_t>(axis)] = pads[i];
-    full[static_cast<size_t>(axis + rank)] = pads[i + count];
+    full[static_cast<size_t>(axis) + static_cast<size_t>(rank)] =
+        pads[i + count];
   }
   return full;
 }

@@ -30,7 +30,7 @@ TEST(LpPoolTest, EachWindowIsThePNormOfTheValuesInside) {
                                  {"p", p}});
     ASSERT_TRUE(y.ok()) << y.status();
     ASSERT_EQ(y->shape(), (Shape{1, 1, 1, 3}));
-    auto norm = [p](std::vector<double> v) {
+    auto norm = [p](const std::vector<double>& v) {
       double sum = 0;
       for (double e : v) sum += std::pow(std::fabs(e), static_cast<double>(p));
       return std::pow(sum, 1.0 / static_cast<double>(p));

@@ -647,37 +647,9 @@ constexpr OpSummary kSummaries[] = {
     {"Softmax", "softmax along an axis"},
 };
 
-}  // namespace
-
-void RegisterNormalizationOps(OpRegistry& registry) {
-  registry.AddSummaries(kSummaries);
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("BatchNormalization")
-          .Input(ArgDef::Typed("X", "T"))
-          .Input(ArgDef::Typed("scale", "T"))
-          .Input(ArgDef::Typed("B", "T"))
-          .Input(ArgDef::Typed("input_mean", "T"))
-          .Input(ArgDef::Typed("input_var", "T"))
-          .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
-          .Attr("epsilon", AttrType::kFloat, 1e-5)
-          .Attr("momentum", AttrType::kFloat, 0.9)
-          .SetShapeFn(shape_fns::SameAsInput0)
-          .Build()));
-  CheckRegistered(registry.RegisterKernel("BatchNormalization",
-                                          KernelFactoryFor<BatchNormKernel>()));
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("InstanceNormalization")
-          .Input(ArgDef::Typed("input", "T"))
-          .Input(ArgDef::Typed("scale", "T"))
-          .Input(ArgDef::Typed("B", "T"))
-          .Output(ArgDef::Typed("output", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
-          .Attr("epsilon", AttrType::kFloat, 1e-5)
-          .SetShapeFn(shape_fns::SameAsInput0)
-          .Build()));
-  CheckRegistered(registry.RegisterKernel(
-      "InstanceNormalization", KernelFactoryFor<InstanceNormKernel>()));
+// LRN, LpNormalization and GroupNormalization: normalizations over
+// neighbouring channels, one axis, and groups of channels.
+void RegisterLrnLpAndGroupNorms(OpRegistry& registry) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("LRN")
           .Input(ArgDef::Typed("X", "T"))
@@ -717,6 +689,40 @@ void RegisterNormalizationOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(registry.RegisterKernel("GroupNormalization",
                                           KernelFactoryFor<GroupNormKernel>()));
+}
+
+}  // namespace
+
+void RegisterNormalizationOps(OpRegistry& registry) {
+  registry.AddSummaries(kSummaries);
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("BatchNormalization")
+          .Input(ArgDef::Typed("X", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Input(ArgDef::Typed("input_mean", "T"))
+          .Input(ArgDef::Typed("input_var", "T"))
+          .Output(ArgDef::Typed("Y", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .Attr("momentum", AttrType::kFloat, 0.9)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel("BatchNormalization",
+                                          KernelFactoryFor<BatchNormKernel>()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("InstanceNormalization")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::Typed("scale", "T"))
+          .Input(ArgDef::Typed("B", "T"))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+          .Attr("epsilon", AttrType::kFloat, 1e-5)
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "InstanceNormalization", KernelFactoryFor<InstanceNormKernel>()));
+  RegisterLrnLpAndGroupNorms(registry);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("BatchNormalizationTraining")
           .Input(ArgDef::Typed("X", "T"))

@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 onnx::ValueInfoProto Value(const std::string& name, int32_t type,
-                           std::vector<std::string> dims) {
+                           const std::vector<std::string>& dims) {
   onnx::ValueInfoProto v;
   v.set_name(name);
   auto* tensor = v.mutable_type()->mutable_tensor_type();
