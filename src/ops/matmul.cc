@@ -643,8 +643,11 @@ class MatMulKernel : public OpKernel {
         Tensor * c, ctx.AllocateOutputUninitialized(0, Shape(s.OutputDims())));
     // A vector operand as its matrix (no copy); the output's dropped
     // dimension is 1, so its elements lie as the product's.
-    const Tensor a = s.a_vector ? given_a.WithShape(Shape{1, s.d.k}) : given_a;
-    const Tensor b = s.b_vector ? given_b.WithShape(Shape{s.d.k, 1}) : given_b;
+    std::optional<Tensor> a_matrix, b_matrix;
+    if (s.a_vector) a_matrix = given_a.WithShape(Shape{1, s.d.k});
+    if (s.b_vector) b_matrix = given_b.WithShape(Shape{s.d.k, 1});
+    const Tensor& a = a_matrix ? *a_matrix : given_a;
+    const Tensor& b = b_matrix ? *b_matrix : given_b;
     const Epilogue<float> scale32{static_cast<float>(alpha_)};
     switch (a.dtype()) {
       case DataType::kInt32:

@@ -609,9 +609,9 @@ class LpNormKernel : public OpKernel {
               double sum = 0;
               for (int64_t k = 0; k < len; ++k) {
                 const double v = static_cast<double>(px[start + k * inner]);
-                sum += p_ == 1 ? std::fabs(v) : v * v;
+                sum += LpPower(v, p_);
               }
-              double norm = p_ == 1 ? sum : std::sqrt(sum);
+              double norm = LpRoot(sum, p_);
               if (norm == 0) norm = 1;
               for (int64_t k = 0; k < len; ++k) {
                 const int64_t at = start + k * inner;

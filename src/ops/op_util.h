@@ -2,6 +2,7 @@
 #ifndef WEFT_SRC_OPS_OP_UTIL_H_
 #define WEFT_SRC_OPS_OP_UTIL_H_
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -83,6 +84,22 @@ inline const std::vector<DataType> kAllNumericTypes = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
     DataType::kFloat16, DataType::kInt8,    DataType::kUInt8, DataType::kInt16,
     DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64};
+
+// |v|^p, one term of a p-norm (LpPool, GlobalLpPool, LpNormalization): p
+// = 1 and 2 exactly as an absolute value and a square are, others through
+// pow.
+inline double LpPower(double v, int64_t p) {
+  if (p == 1) return std::fabs(v);
+  if (p == 2) return v * v;
+  return std::pow(std::fabs(v), static_cast<double>(p));
+}
+
+// The p-norm of values whose LpPower terms summed to `sum`.
+inline double LpRoot(double sum, int64_t p) {
+  if (p == 1) return sum;
+  if (p == 2) return std::sqrt(sum);
+  return std::pow(sum, 1.0 / static_cast<double>(p));
+}
 
 // Product of dims [begin, end) of a valid shape (no overflow).
 inline int64_t DimProduct(const Shape& s, int begin, int end) {

@@ -22,21 +22,6 @@ namespace {
 
 enum class Pool { kMax, kAverage, kLp };
 
-// The p-norm of values whose |v|^p summed to `sum`: p = 1 and 2 exactly as
-// a sum and a square root are, other p through pow.
-double LpRoot(double sum, int64_t p) {
-  if (p == 1) return sum;
-  if (p == 2) return std::sqrt(sum);
-  return std::pow(sum, 1.0 / static_cast<double>(p));
-}
-
-// |v|^p, as LpRoot reads it.
-double LpPower(double v, int64_t p) {
-  if (p == 1) return std::fabs(v);
-  if (p == 2) return v * v;
-  return std::pow(std::fabs(v), static_cast<double>(p));
-}
-
 // LpPool's and GlobalLpPool's p: an error unless >= 1.
 Status CheckLpOrder(int64_t p) {
   if (p >= 1) return Status::OK();

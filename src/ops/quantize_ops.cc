@@ -44,14 +44,15 @@ class ParameterIndex {
   // quantization) one of X's rank whose `axis` holds ceil(dim / block_size)
   // blocks and whose other dims are X's.
   static StatusOr<ParameterIndex> For(const Shape& shape, int64_t axis,
-                                      const Tensor& parameter,
-                                      const char* what,
+                                      const Tensor& parameter, const char* what,
                                       int64_t block_size = 0) {
     if (block_size < 0) {
       return InvalidArgumentError("block_size must be >= 0, got " +
                                   std::to_string(block_size));
     }
-    if (block_size > 0) return Blocked(shape, axis, parameter, what, block_size);
+    if (block_size > 0) {
+      return Blocked(shape, axis, parameter, what, block_size);
+    }
     if (parameter.NumElements() == 1) return ParameterIndex(1, 1, 0, 1);
     if (parameter.shape().rank() != 1) {
       return InvalidArgumentError(std::string(what) +
