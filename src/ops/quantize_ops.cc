@@ -816,8 +816,8 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
       : QuantizedProductKernel(c, 3, 5) {}
 
   Status Compute(KernelContext& ctx) const override {
-    // Dtypes are the op signature's: a, b and their zero points uint8 or
-    // int8 alike, scales float32, y's dtype y_zero_point's.
+    // Dtypes are the op signature's: a and b each uint8 or int8 with a zero
+    // point of its dtype, scales float32, y's dtype y_zero_point's.
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(3);
     WEFT_ASSIGN_OR_RETURN(ProductShape p, ShapeOfProduct(a.shape(), b.shape()));
@@ -835,12 +835,6 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
                           PerRowOrTensor(ctx.input(5), p.n, "b_zero_point"));
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, p.out));
-    if (y->dtype() != y_zero.dtype()) {
-      return InvalidArgumentError(std::string("y_zero_point has dtype ") +
-                                  DataTypeName(y_zero.dtype()) +
-                                  " but output_dtype is " +
-                                  DataTypeName(y->dtype()));
-    }
     WEFT_ASSIGN_OR_RETURN(const int32_t* bias, ColumnBiasInput(ctx, p.n));
     const float* as = a_scale.data<float>();
     const float* bs = b_scale.data<float>();
@@ -1057,14 +1051,25 @@ void RegisterQuantizeOps(OpRegistry& registry) {
   CheckRegistered(registry.RegisterKernel(
       "FusedMatMulInteger", KernelFactoryFor<FusedMatMulIntegerKernel>()));
 
-  CheckRegistered(
-      registry.RegisterOp(OpDefBuilder("QLinearMatMul")
-                              .Input(ArgDef::AnyList("inputs"))
-                              .Output(ArgDef::Typed("y", "output_dtype"))
-                              .Attr("output_dtype", AttrType::kType,
-                                    DataType::kUInt8, kQuantizedTypes)
-                              .SetShapeFn(ProductShapeOf<0, 3>)
-                              .Build()));
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("QLinearMatMul")
+          .Input(ArgDef::Typed("a", "TA"))
+          .Input(ArgDef::Fixed("a_scale", DataType::kFloat32))
+          .Input(ArgDef::Typed("a_zero_point", "TA"))
+          .Input(ArgDef::Typed("b", "TB"))
+          .Input(ArgDef::Fixed("b_scale", DataType::kFloat32))
+          .Input(ArgDef::Typed("b_zero_point", "TB"))
+          .Input(ArgDef::Fixed("y_scale", DataType::kFloat32))
+          // y's dtype is its zero point's (ONNX's T3), int8 as well as
+          // uint8.
+          .Input(ArgDef::Typed("y_zero_point", "TY"))
+          .Input(ArgDef::AnyList("bias"))
+          .Output(ArgDef::Typed("y", "TY"))
+          .Attr("TA", AttrType::kType, std::nullopt, kQuantizedTypes)
+          .Attr("TB", AttrType::kType, std::nullopt, kQuantizedTypes)
+          .Attr("TY", AttrType::kType, std::nullopt, kQuantizedTypes)
+          .SetShapeFn(ProductShapeOf<0, 3>)
+          .Build()));
   CheckRegistered(registry.RegisterKernel(
       "QLinearMatMul", KernelFactoryFor<QLinearMatMulKernel>()));
 }

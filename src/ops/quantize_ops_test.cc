@@ -406,11 +406,8 @@ TEST(QuantizedMatMulTest, QLinearMatMulRequantizesTheExactSums) {
     std::vector<std::string> inputs = {"a",  "as", "az", "b",
                                        "bs", "bz", "ys", "yz"};
     if (with_bias) inputs.push_back("bias");
-    test::MustAdd(g, {"y",
-                      "QLinearMatMul",
-                      inputs,
-                      {{"output_dtype", AttrValue(y_zero.dtype())}},
-                      ""});
+    // y's dtype is its zero point's.
+    test::MustAdd(g, {"y", "QLinearMatMul", inputs, {}, ""});
     NamedTensors feeds = {{"a", a}};
     if (fed_b) feeds.push_back({"b", b});
     std::vector<Tensor> got;
@@ -445,18 +442,32 @@ TEST(QuantizedMatMulTest, QLinearMatMulRequantizesTheExactSums) {
   }
 }
 
-// An output_dtype that is not y_zero_point's dtype is an error naming both,
-// not a crash.
-TEST(QuantizedMatMulTest, QLinearMatMulRefusesAnOutputDtypeOtherThanItsZeros) {
-  auto y = test::RunOneNode(
+// y's dtype is y_zero_point's (ONNX's T3): an int8 zero point gives int8
+// outputs, saturated at -128 and 127, as a QDQ model with int8 activations
+// has them.
+TEST(QuantizedMatMulTest, QLinearMatMulWritesTheDtypeOfItsOutputZeroPoint) {
+  const Tensor a = test::SeededBytes<uint8_t>(Shape{2, 4}, 1);
+  const Tensor b = test::SeededBytes<int8_t>(Shape{4, 3}, 2);
+  constexpr int8_t kZeroY = -5;
+  auto y = test::RunOneOutput(
       "QLinearMatMul",
-      {test::SeededBytes<uint8_t>(Shape{2, 4}, 1), Tensor::Scalar<float>(1.f),
-       Tensor::Scalar<uint8_t>(0), test::SeededBytes<int8_t>(Shape{4, 3}, 2),
-       Tensor::Scalar<float>(1.f), Tensor::Scalar<int8_t>(0),
-       Tensor::Scalar<float>(1.f), Tensor::Scalar<int8_t>(0)});
-  ASSERT_FALSE(y.ok());
-  EXPECT_THAT(y.status().message(),
-              ::testing::HasSubstr("output_dtype is uint8"));
+      {a, Tensor::Scalar<float>(0.5f), Tensor::Scalar<uint8_t>(3), b,
+       Tensor::Scalar<float>(0.25f), Tensor::Scalar<int8_t>(0),
+       Tensor::Scalar<float>(1.f), Tensor::Scalar<int8_t>(kZeroY)});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_EQ(y->dtype(), DataType::kInt8);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 3; ++j) {
+      int32_t sum = 0;
+      for (int64_t k = 0; k < 4; ++k) {
+        sum += (a.data<uint8_t>()[i * 4 + k] - 3) * b.data<int8_t>()[k * 3 + j];
+      }
+      const float v = std::nearbyint(static_cast<float>(sum) * 0.125f) + kZeroY;
+      EXPECT_EQ(y->data<int8_t>()[i * 3 + j],
+                static_cast<int8_t>(std::clamp(v, -128.0f, 127.0f)))
+          << i << "," << j;
+    }
+  }
 }
 
 }  // namespace

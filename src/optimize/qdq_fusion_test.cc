@@ -34,11 +34,12 @@ Tensor Seeded(const Shape& shape, uint32_t seed, int lo, int hi) {
 }
 
 // Builds QuantizeLinear -> DequantizeLinear of `x` with a constant scale and
-// uint8 zero point; returns the dequantized tensor's name.
+// zero point (uint8 or int8, the quantized dtype); returns the dequantized
+// tensor's name.
 std::string QuantizePair(Graph& g, const std::string& x, const std::string& at,
-                         float scale, uint8_t zero) {
+                         float scale, Tensor zero) {
   g.Const(at + "_s", Tensor::Scalar<float>(scale));
-  g.Const(at + "_z", Tensor::Scalar<uint8_t>(zero));
+  g.Const(at + "_z", std::move(zero));
   test::MustAdd(
       g, {at + "_q", "QuantizeLinear", {x, at + "_s", at + "_z"}, {}, ""});
   test::MustAdd(g, {at + "_dq",
@@ -47,6 +48,11 @@ std::string QuantizePair(Graph& g, const std::string& x, const std::string& at,
                     {},
                     ""});
   return at + "_dq";
+}
+
+std::string QuantizePair(Graph& g, const std::string& x, const std::string& at,
+                         float scale, uint8_t zero) {
+  return QuantizePair(g, x, at, scale, Tensor::Scalar<uint8_t>(zero));
 }
 
 // Constants `name` (the values), `name`_s (a scale per slice along `axis`)
@@ -237,6 +243,39 @@ TEST(QdqFusionTest, GemmGroupBecomesQLinearMatMulWithItsBias) {
   const auto unread = OpsAfterPasses(GemmGroup(true, 1.0f, false));
   EXPECT_EQ(unread.count("QLinearMatMul"), 0u);
   EXPECT_EQ(unread.count("Gemm"), 1u);
+}
+
+// int8 activations in and out (a quantizer's symmetric activations): the
+// MatMul group becomes a QLinearMatMul whose output is int8, as its zero
+// point says, within one quantisation step of the float graph.
+TEST(QdqFusionTest, MatMulGroupWithInt8ActivationsKeepsInt8Outputs) {
+  Graph g;
+  const int64_t k = 24, n = 5;
+  g.Placeholder("x", DataType::kFloat32, Shape{2, 3, k});
+  const std::string xq =
+      QuantizePair(g, "x", "in", 0.03f, Tensor::Scalar<int8_t>(-4));
+  AddDequantized(g, "w", Seeded<int8_t>({k, n}, 3, -127, 127),
+                 {0.01f, 0.02f, 0.015f, 0.005f, 0.03f},
+                 Tensor::FromVector<int8_t>({n}, std::vector<int8_t>(n, 0)), 1);
+  test::MustAdd(g, {"mm", "MatMul", {xq, "w_dq"}, {}, ""});
+  QuantizePair(g, "mm", "out", 0.04f, Tensor::Scalar<int8_t>(7));
+  const auto ops = OpsAfterPasses(g);
+  EXPECT_EQ(ops.count("QLinearMatMul"), 1u);
+  EXPECT_EQ(ops.count("MatMul"), 0u);
+
+  const NamedTensors feed = {{"x", test::SeededFloats({2, 3, k}, 5)}};
+  auto plain = test::MustCreate(g, Options(1, false));
+  auto fused = test::MustCreate(g, Options(1, true));
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(fused, nullptr);
+  const Tensor want = test::MustRun(*plain, {"out_q"}, feed).at(0);
+  const Tensor got = test::MustRun(*fused, {"out_q"}, feed).at(0);
+  ASSERT_EQ(got.dtype(), DataType::kInt8);
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    EXPECT_LE(
+        std::abs(int{got.data<int8_t>()[i]} - int{want.data<int8_t>()[i]}), 1)
+        << "element " << i;
+  }
 }
 
 // Two dequantized tensors added and quantized: QLinearAdd, which repeats the
