@@ -151,6 +151,10 @@ struct TestOnnxArgs {
   std::vector<std::string> paths;  // Test cases or folders of them.
   std::string must_pass_file;      // Cases that must pass (one per line).
   int64_t timeout_ms = 60000;      // Per Run.
+  // uint8/int8 outputs may differ from the expected ones by this many
+  // quantisation steps (ONNX Runtime's quantized kernels round their own
+  // way); 0 is exact.
+  int64_t quantized_steps = 0;
   bool json = false;
 };
 int TestOnnxCommand(const TestOnnxArgs& args);

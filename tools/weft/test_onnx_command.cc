@@ -111,10 +111,11 @@ StatusOr<DataSet> ReadDataSet(const fs::path& dir, const OnnxModel& model) {
   return set;
 }
 
-// "" when `actual` matches `expected` within the tolerance; else what
-// differs, with the worst element.
+// "" when `actual` matches `expected` within the tolerance (uint8 and int8
+// elements within `quantized_steps` of it); else what differs, with the
+// worst element.
 std::string Compare(const std::string& output, const Tensor& expected,
-                    const Tensor& actual) {
+                    const Tensor& actual, int64_t quantized_steps) {
   if (expected.dtype() != actual.dtype()) {
     return "output '" + output + "': dtype " + DataTypeName(actual.dtype()) +
            ", expected " + DataTypeName(expected.dtype());
@@ -127,8 +128,8 @@ std::string Compare(const std::string& output, const Tensor& expected,
              " items, expected " + std::to_string(e.size());
     }
     for (size_t i = 0; i < e.size(); ++i) {
-      std::string diff =
-          Compare(output + "[" + std::to_string(i) + "]", e[i], a[i]);
+      std::string diff = Compare(output + "[" + std::to_string(i) + "]", e[i],
+                                 a[i], quantized_steps);
       if (!diff.empty()) return diff;
     }
     return "";
@@ -152,13 +153,17 @@ std::string Compare(const std::string& output, const Tensor& expected,
                      expected.dtype() != DataType::kFloat64 &&
                      expected.dtype() != DataType::kFloat16 &&
                      expected.dtype() != DataType::kBFloat16;
+  const bool quantized = expected.dtype() == DataType::kUInt8 ||
+                         expected.dtype() == DataType::kInt8;
+  const double exact_allowed =
+      quantized ? static_cast<double>(quantized_steps) : 0;
   int64_t worst = -1;
   double worst_excess = 0;
   for (int64_t i = 0; i < expected.NumElements(); ++i) {
     const double e = expected.ValueAsDouble(i), a = actual.ValueAsDouble(i);
     if (std::isnan(e) && std::isnan(a)) continue;
     if (e == a) continue;  // Also equal infinities.
-    const double allowed = exact ? 0 : kAtol + kRtol * std::fabs(e);
+    const double allowed = exact ? exact_allowed : kAtol + kRtol * std::fabs(e);
     const double excess = std::isnan(e - a) || std::isinf(e - a)
                               ? INFINITY
                               : std::fabs(e - a) - allowed;
@@ -168,12 +173,17 @@ std::string Compare(const std::string& output, const Tensor& expected,
     }
   }
   if (worst < 0) return "";
+  const std::string tolerance =
+      !exact ? "rtol 1e-3, atol 1e-7"
+      : exact_allowed > 0
+          ? "within " + std::to_string(quantized_steps) + " quantisation steps"
+          : "exact";
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "output '%s': element %lld is %.9g, expected %.9g (%s)",
                 output.c_str(), static_cast<long long>(worst),
                 actual.ValueAsDouble(worst), expected.ValueAsDouble(worst),
-                exact ? "exact" : "rtol 1e-3, atol 1e-7");
+                tolerance.c_str());
   return buf;
 }
 
@@ -195,11 +205,11 @@ bool DrawsRandomNumbers(const Graph& graph) {
 // Compare for a random output: "" when dtype and shape match and every
 // value is finite.
 std::string CompareRandom(const std::string& output, const Tensor& expected,
-                          const Tensor& actual) {
+                          const Tensor& actual, int64_t quantized_steps) {
   if (expected.dtype() != actual.dtype() ||
       !(expected.shape() == actual.shape()) ||
       IsContainerType(actual.dtype()) || actual.dtype() == DataType::kString) {
-    return Compare(output, expected, actual);
+    return Compare(output, expected, actual, quantized_steps);
   }
   for (int64_t i = 0; i < actual.NumElements(); ++i) {
     if (!std::isfinite(actual.ValueAsDouble(i))) {
@@ -230,7 +240,8 @@ std::string DataContradictsModel(const OnnxModel& model, const DataSet& data) {
   return "";
 }
 
-CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
+CaseResult RunCase(const fs::path& dir, int64_t timeout_ms,
+                   int64_t quantized_steps) {
   const std::string name = dir.filename().string();
   auto model = LoadOnnxModel((dir / "model.onnx").string());
   if (!model.ok()) return FromStatus(name, model.status(), "load");
@@ -287,7 +298,8 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms) {
       if (s == 0) {
         for (size_t k = 0; k < outputs.size(); ++k) {
           std::string diff = (random ? CompareRandom : Compare)(
-              model->outputs[k].name, data->outputs[k], outputs[k]);
+              model->outputs[k].name, data->outputs[k], outputs[k],
+              quantized_steps);
           if (!diff.empty()) {
             return {name, Outcome::kFailed, set_name + ": " + diff};
           }
@@ -382,7 +394,7 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
   for (const fs::path& dir : cases) {
     CaseResult r;
     try {
-      r = RunCase(dir, args.timeout_ms);
+      r = RunCase(dir, args.timeout_ms, args.quantized_steps);
     } catch (const std::exception& e) {
       r = {dir.filename().string(), Outcome::kFailed,
            std::string("exception: ") + e.what()};
@@ -454,6 +466,11 @@ class TestOnnxCommandLine final
                         "file listing cases that must pass (one per line)");
     command->add_option("--timeout-ms", flags_.timeout_ms,
                         "deadline per Run (default 60000)");
+    command
+        ->add_option("--quantized-steps", args_.quantized_steps,
+                     "uint8/int8 outputs may differ from the expected "
+                     "ones by this many steps (default 0: exact)")
+        ->check(CLI::NonNegativeNumber);
     command->add_flag("--json", args_.json, "print one JSON object");
     return command;
   }

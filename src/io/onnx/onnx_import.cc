@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "io/onnx/contrib_ops.h"
 #include "io/onnx/onnx_functions.h"
 #include "io/onnx/onnx_ops.h"
 #include "io/onnx/opset_versions.h"
@@ -253,7 +254,8 @@ class Importer {
     return Status::OK();
   }
 
-  // The element type the file declares for a tensor: graph inputs and
+  // The element type (and dims, where it declares a shape; -1 for a dim
+  // that is not fixed) the file declares for a tensor: graph inputs and
   // outputs, value_info, initializers and Constant values. 0: unknown.
   void IndexDeclaredTypes(const onnx::GraphProto& g) {
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
@@ -261,10 +263,17 @@ class Importer {
         // A type weft cannot hold is reported where the value is used.
         auto code = internal::OnnxValueTypeCode(v.type(), v.name());
         if (v.has_type() && code.ok()) declared_type_[v.name()] = *code;
+        if (v.type().tensor_type().has_shape()) {
+          std::vector<int64_t>& dims = declared_dims_[v.name()];
+          for (const auto& d : v.type().tensor_type().shape().dim()) {
+            dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+          }
+        }
       }
     }
     for (const onnx::TensorProto& t : g.initializer()) {
       declared_type_[t.name()] = t.data_type();
+      declared_dims_[t.name()].assign(t.dims().begin(), t.dims().end());
     }
   }
 
@@ -392,6 +401,7 @@ class Importer {
     WEFT_RETURN_IF_ERROR(
         MeasureExpansion(g.node(), *functions_, 0, &sizes).status());
     ExpandFunctions(g.node(), *functions_, &nodes_, &calls);
+    WEFT_RETURN_IF_ERROR(ExpandContribNodes());
     WEFT_RETURN_IF_ERROR(IndexNodes(nodes_.nodes));
     for (size_t i = 0; i < nodes_.nodes.size(); ++i) {
       WEFT_RETURN_IF_ERROR(AddNode(*nodes_.nodes[i], static_cast<int>(i)));
@@ -484,6 +494,15 @@ class Importer {
       return it->second;
     }
     return parent_ == nullptr ? 0 : parent_->FindDeclaredType(name);
+  }
+
+  std::optional<std::vector<int64_t>> FindDeclaredDims(
+      const std::string& name) const {
+    if (auto it = declared_dims_.find(name); it != declared_dims_.end()) {
+      return it->second;
+    }
+    if (declared_type_.count(name) || parent_ == nullptr) return std::nullopt;
+    return parent_->FindDeclaredDims(name);
   }
 
   // Output dtypes a subgraph does not declare, found by compiling it with
@@ -754,6 +773,40 @@ class Importer {
     return Status::OK();
   }
 
+  // Replaces each node of domain com.microsoft in nodes_ by the
+  // default-domain nodes that compute it (contrib_ops.h).
+  Status ExpandContribNodes() {
+    std::vector<const onnx::NodeProto*> nodes;
+    int64_t expanded = 0;
+    const internal::DeclaredFn declared = [this](const std::string& name) {
+      return internal::DeclaredValue{FindDeclaredType(name),
+                                     FindDeclaredDims(name)};
+    };
+    for (const onnx::NodeProto* node : nodes_.nodes) {
+      if (node->domain() != internal::kMicrosoftDomain) {
+        nodes.push_back(node);
+        continue;
+      }
+      const std::string name =
+          node->name().empty() ? node->op_type() : node->name();
+      google::protobuf::RepeatedPtrField<onnx::NodeProto>& body =
+          nodes_.bodies.emplace_back();
+      internal::DeclaredOutputs outputs;
+      WEFT_RETURN_IF_ERROR(internal::ExpandContribOp(
+                               *node, opset_,
+                               name + "/" + std::to_string(expanded++) + "/",
+                               declared, &body, &outputs)
+                               .WithContext("node '" + name + "'"));
+      for (auto& [output, value] : outputs) {
+        declared_type_[output] = value.elem_type;
+        if (value.dims) declared_dims_[output] = *std::move(value.dims);
+      }
+      for (const onnx::NodeProto& n : body) nodes.push_back(&n);
+    }
+    nodes_.nodes = std::move(nodes);
+    return Status::OK();
+  }
+
   std::string Where(const onnx::NodeProto& node, int index) const {
     return "node '" + (node.name().empty() ? node_names_[index] : node.name()) +
            "' (ONNX " + node.op_type() + ")";
@@ -859,6 +912,7 @@ class Importer {
   std::map<std::string, std::string> producer_;   // ONNX name -> reference.
   std::map<std::string, Tensor> constants_;       // ONNX name -> value.
   std::map<std::string, int32_t> declared_type_;  // ONNX name -> elem type.
+  std::map<std::string, std::vector<int64_t>> declared_dims_;
   OnnxModel result_;
 };
 
@@ -985,9 +1039,12 @@ StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path) {
   const FunctionTable functions = IndexFunctions(model);
   for (const auto& [key, count] : counts) {
     const bool local = functions.count(key) > 0;
-    summary.ops.push_back({key.first, key.second, count,
-                           local || (key.first.empty() &&
-                                     internal::IsOnnxOpSupported(key.second))});
+    summary.ops.push_back(
+        {key.first, key.second, count,
+         local ||
+             (key.first.empty() && internal::IsOnnxOpSupported(key.second)) ||
+             (key.first == internal::kMicrosoftDomain &&
+              internal::IsContribOpSupported(key.second))});
   }
   std::stable_sort(
       summary.ops.begin(), summary.ops.end(),

@@ -1,55 +1,18 @@
 #!/usr/bin/python3
 """The ONNX test cases of the opsets past Debian's python3-onnx 1.12 (which
-stops at opset 17) to 22, in the backend node tests' layout:
-DIR/test_NAME/model.onnx and test_data_set_0/{input,output}_K.pb.
-
-Two steps, because the expected outputs come from ONNX Runtime, which runs
-in node.js here:
-  make_cases.py models DIR    writes the models and their inputs (.pb, and
-                              .npy for the runner)
-  make_cases.py outputs DIR   turns ort_expected.js's out_K.npy files into
-                              output_K.pb and removes the .npy files
-regenerate.sh runs both with ort_expected.js between them. The cases cover
-what changed at each opset weft reads past 17 (docs/onnx.md, "Opsets").
+stops at opset 17) to 22: what changed at each opset weft reads past 17
+(docs/onnx.md, "Opsets"). Written by ../onnx_cases.py's two steps
+(../regenerate_cases.sh newer_opsets runs them around ONNX Runtime).
 """
 import os
-import shutil
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto
 
-RNG = np.random.default_rng(18)
-CASES = []
-
-ELEMENT_TYPES = {
-    np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
-    np.float16: TensorProto.FLOAT16, np.int8: TensorProto.INT8,
-    np.int16: TensorProto.INT16, np.int32: TensorProto.INT32,
-    np.int64: TensorProto.INT64, np.uint8: TensorProto.UINT8,
-    np.uint16: TensorProto.UINT16, np.uint32: TensorProto.UINT32,
-    np.uint64: TensorProto.UINT64, np.bool_: TensorProto.BOOL,
-}
-
-
-def case(name, op, inputs, attrs=None, consts=None, outputs=1, opset=18,
-         output_type=None, reference=None):
-    """One node of `op`: `inputs` are fed, `consts` are initializers (in
-    that order after the fed ones); `output_type` is the outputs' element
-    type when not the first input's. `reference`, when given, computes the
-    expected outputs in NumPy from (inputs, consts) instead of taking ONNX
-    Runtime's, which must still agree within 1e-4."""
-    CASES.append((name, op, inputs, attrs or {}, consts or {}, outputs, opset,
-                  output_type, reference))
-
-
-def floats(*shape):
-    return RNG.standard_normal(shape).astype(np.float32)
-
-
-def ints(low, high, *shape, dtype=np.int32):
-    return RNG.integers(low, high, shape).astype(dtype)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+from onnx_cases import case, floats, ints, main  # noqa: E402
 
 
 def opset_18_cases():
@@ -298,73 +261,5 @@ def resize_cases():
               "sizes": np.array([3, 4], np.int64)})
 
 
-def node_inputs(inputs, consts):
-    return list(inputs) + list(consts)
-
-
-def write_models(root):
-    shutil.rmtree(root, ignore_errors=True)
-    for name, op, inputs, attrs, consts, outputs, opset, out_type, _ in CASES:
-        folder = os.path.join(root, f"test_{name}")
-        data = os.path.join(folder, "test_data_set_0")
-        os.makedirs(data)
-        names = [f"y{k}" for k in range(outputs)]
-        first = next(iter(inputs.values()))
-        element = out_type or ELEMENT_TYPES[first.dtype.type]
-        graph = helper.make_graph(
-            [helper.make_node(op, node_inputs(inputs, consts), names,
-                              **attrs)],
-            name,
-            [helper.make_tensor_value_info(k, ELEMENT_TYPES[v.dtype.type],
-                                           list(v.shape))
-             for k, v in inputs.items()],
-            [helper.make_tensor_value_info(k, element, None) for k in names],
-            initializer=[numpy_helper.from_array(np.asarray(v), k)
-                         for k, v in consts.items()])
-        model = helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", opset)])
-        model.ir_version = 8
-        onnx.save(model, os.path.join(folder, "model.onnx"))
-        for k, (key, value) in enumerate(inputs.items()):
-            tensor = numpy_helper.from_array(value, key)
-            with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
-                f.write(tensor.SerializeToString())
-            np.save(os.path.join(data, f"in_{key}.npy"), value)
-    print(f"{len(CASES)} cases in {root}")
-
-
-def write_outputs(root):
-    references = {f"test_{c[0]}": c for c in CASES if c[8] is not None}
-    for case_dir in sorted(os.listdir(root)):
-        data = os.path.join(root, case_dir, "test_data_set_0")
-        error = os.path.join(data, "error.txt")
-        if os.path.exists(error):
-            sys.exit(f"{case_dir}: ONNX Runtime failed: {open(error).read()}")
-        model = onnx.load(os.path.join(root, case_dir, "model.onnx"))
-        expected = None
-        if case_dir in references:
-            c = references[case_dir]
-            expected = c[8](c[2], c[4])
-        for k, output in enumerate(model.graph.output):
-            path = os.path.join(data, f"out_{k}.npy")
-            value = np.load(path)
-            if expected is not None:
-                want = np.asarray(expected[k], dtype=value.dtype)
-                if want.shape != value.shape or not np.allclose(
-                        want, value, atol=1e-4):
-                    sys.exit(f"{case_dir}: ONNX Runtime and NumPy disagree")
-                value = want
-            tensor = numpy_helper.from_array(value, output.name)
-            with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
-                f.write(tensor.SerializeToString())
-            os.remove(path)
-        for f in os.listdir(data):
-            if f.startswith("in_") and f.endswith(".npy"):
-                os.remove(os.path.join(data, f))
-
-
 if __name__ == "__main__":
-    opset_18_cases()
-    opset_19_to_22_cases()
-    step, root = sys.argv[1], sys.argv[2]
-    {"models": write_models, "outputs": write_outputs}[step](root)
+    main(opset_18_cases, opset_19_to_22_cases)

@@ -1,0 +1,864 @@
+// The expansions of com.microsoft ops into default-domain ONNX nodes. Each
+// follows the op's definition in ONNX Runtime's contrib operator schemas
+// (docs/ContribOperators.md there); docs/onnx.md lists them and what each
+// becomes.
+#include "io/onnx/contrib_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace weft::internal {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::NodeProto;
+using onnx::TensorProto;
+using Nodes = google::protobuf::RepeatedPtrField<NodeProto>;
+
+AttributeProto Named(const std::string& name,
+                     AttributeProto::AttributeType type) {
+  AttributeProto a;
+  a.set_name(name);
+  a.set_type(type);
+  return a;
+}
+
+AttributeProto IntAttr(const std::string& name, int64_t value) {
+  AttributeProto a = Named(name, AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+
+AttributeProto FloatAttr(const std::string& name, float value) {
+  AttributeProto a = Named(name, AttributeProto::FLOAT);
+  a.set_f(value);
+  return a;
+}
+
+AttributeProto IntsAttr(const std::string& name,
+                        const std::vector<int64_t>& values) {
+  AttributeProto a = Named(name, AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+  return a;
+}
+
+AttributeProto StringAttr(const std::string& name, const std::string& value) {
+  AttributeProto a = Named(name, AttributeProto::STRING);
+  a.set_s(value);
+  return a;
+}
+
+const AttributeProto* FindAttr(const NodeProto& node, const std::string& name) {
+  for (const AttributeProto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t IntOr(const NodeProto& node, const std::string& name, int64_t value) {
+  const AttributeProto* a = FindAttr(node, name);
+  return a != nullptr ? a->i() : value;
+}
+
+float FloatOr(const NodeProto& node, const std::string& name, float value) {
+  const AttributeProto* a = FindAttr(node, name);
+  return a != nullptr ? a->f() : value;
+}
+
+// The node's attributes but those named in `dropped`.
+std::vector<AttributeProto> AttrsBut(const NodeProto& node,
+                                     const std::vector<std::string>& dropped) {
+  std::vector<AttributeProto> kept;
+  for (const AttributeProto& a : node.attribute()) {
+    if (std::find(dropped.begin(), dropped.end(), a.name()) == dropped.end()) {
+      kept.push_back(a);
+    }
+  }
+  return kept;
+}
+
+// Builds one node's expansion: the nodes it appends read the node's inputs
+// and write its outputs by their names; the values in between are named
+// "<prefix><hint><count>".
+class Expansion {
+ public:
+  Expansion(const NodeProto& node, int64_t opset, std::string prefix,
+            const DeclaredFn& declared, Nodes* out,
+            DeclaredOutputs* declared_outputs)
+      : node_(node),
+        opset_(opset),
+        prefix_(std::move(prefix)),
+        declared_(declared),
+        out_(out),
+        declared_outputs_(declared_outputs) {}
+
+  const NodeProto& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  // "com.microsoft X": the start of every error about the node.
+  std::string Where() const {
+    return std::string(kMicrosoftDomain) + " " + node_.op_type();
+  }
+
+  bool has_in(int i) const {
+    return i < node_.input_size() && !node_.input(i).empty();
+  }
+  // Input i's name; "" when omitted.
+  std::string in(int i) const { return has_in(i) ? node_.input(i) : ""; }
+  int num_inputs() const { return node_.input_size(); }
+  bool wants_out(int i) const {
+    return i < node_.output_size() && !node_.output(i).empty();
+  }
+  // Output i's name: "" when the model does not ask for it.
+  std::string out(int i) const { return wants_out(i) ? node_.output(i) : ""; }
+
+  // Appends `op` with these inputs and outputs.
+  void AddNode(const std::string& op, const std::vector<std::string>& inputs,
+               const std::vector<std::string>& outputs,
+               const std::vector<AttributeProto>& attrs = {}) {
+    NodeProto* n = out_->Add();
+    n->set_op_type(op);
+    n->set_name(prefix_ + op + std::to_string(count_++));
+    for (const std::string& i : inputs) n->add_input(i);
+    for (const std::string& o : outputs) n->add_output(o);
+    for (const AttributeProto& a : attrs) *n->add_attribute() = a;
+  }
+
+  // Appends `op` with one output, `output` or a new value; returns it.
+  std::string Add(const std::string& op, const std::vector<std::string>& inputs,
+                  const std::vector<AttributeProto>& attrs = {},
+                  std::string output = "") {
+    if (output.empty()) output = Fresh(op);
+    AddNode(op, inputs, {output}, attrs);
+    return output;
+  }
+
+  // A new value's name.
+  std::string Fresh(const std::string& hint) {
+    return prefix_ + hint + std::to_string(count_++);
+  }
+
+  // Constants: a float32 scalar, an int64 scalar and vector, a scalar 0
+  // of ONNX element type `type`.
+  std::string Scalar(float value) {
+    TensorProto t;
+    t.set_data_type(TensorProto::FLOAT);
+    t.add_float_data(value);
+    return Constant(t);
+  }
+  std::string Int(int64_t value) {
+    TensorProto t;
+    t.set_data_type(TensorProto::INT64);
+    t.add_int64_data(value);
+    return Constant(t);
+  }
+  std::string Ints(const std::vector<int64_t>& values) {
+    TensorProto t;
+    t.set_data_type(TensorProto::INT64);
+    t.add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t.add_int64_data(v);
+    return Constant(t);
+  }
+  std::string ZeroOf(int32_t type) {
+    TensorProto t;
+    t.set_data_type(type);
+    t.add_int32_data(0);
+    return Constant(t);
+  }
+
+  // The zero point an 8-bit output gets when the node omits it: 0 of the
+  // dtype of input `like`, from `like`'s zero point `like_zero` when given
+  // (x - x has its dtype), else from `like`'s declared type.
+  StatusOr<std::string> OutputZero(int zero, int like, int like_zero) {
+    if (has_in(zero)) return in(zero);
+    if (has_in(like_zero)) {
+      return Add("Sub", {in(like_zero), in(like_zero)});
+    }
+    const int32_t type = declared_(in(like)).elem_type;
+    if (type == TensorProto::UINT8 || type == TensorProto::INT8) {
+      return ZeroOf(type);
+    }
+    return UnimplementedError(Where() +
+                              ": an omitted output zero point needs "
+                              "the input's zero point or its declared type "
+                              "(uint8 or int8)");
+  }
+
+  // The dims the model declares for input i; nullopt when it declares no
+  // shape.
+  std::optional<std::vector<int64_t>> DeclaredDims(int i) const {
+    return declared_(in(i)).dims;
+  }
+  // Records what the expansion knows of output i.
+  void DeclareOutput(int i, DeclaredValue value) {
+    if (wants_out(i)) (*declared_outputs_)[out(i)] = std::move(value);
+  }
+
+  // Ops whose axes moved from an attribute to an input at some opset,
+  // in the form the model's opset takes: ReduceMean and ReduceSum (axes an
+  // input from 18 and 13), Unsqueeze (13), Split's sizes (13).
+  std::string ReduceSum(const std::string& x, const std::vector<int64_t>& axes,
+                        int64_t keepdims) {
+    if (opset_ >= 13) {
+      return Add("ReduceSum", {x, Ints(axes)}, {IntAttr("keepdims", keepdims)});
+    }
+    return Add("ReduceSum", {x},
+               {IntsAttr("axes", axes), IntAttr("keepdims", keepdims)});
+  }
+  std::string Unsqueeze(const std::string& x,
+                        const std::vector<int64_t>& axes) {
+    if (opset_ >= 13) return Add("Unsqueeze", {x, Ints(axes)});
+    return Add("Unsqueeze", {x}, {IntsAttr("axes", axes)});
+  }
+  std::vector<std::string> Split(const std::string& x, int64_t axis,
+                                 const std::vector<int64_t>& sizes) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < sizes.size(); ++i) parts.push_back(Fresh("Split"));
+    if (opset_ >= 13) {
+      AddNode("Split", {x, Ints(sizes)}, parts, {IntAttr("axis", axis)});
+    } else {
+      AddNode("Split", {x}, parts,
+              {IntAttr("axis", axis), IntsAttr("split", sizes)});
+    }
+    return parts;
+  }
+  // Dimension `axis` of x's shape, an int64 scalar.
+  std::string Dim(const std::string& x, int64_t axis) {
+    return Add("Gather", {Add("Shape", {x}), Int(axis)}, {IntAttr("axis", 0)});
+  }
+  // 0, 1, ..., Dim(x, axis) - 1 as int64.
+  std::string Positions(const std::string& x, int64_t axis) {
+    return Add("Range", {Int(0), Dim(x, axis), Int(1)});
+  }
+
+  // ReduceMean over `axes` (kept when `keepdims`), in the form the opset
+  // takes.
+  std::string ReduceMean(const std::string& x, const std::vector<int64_t>& axes,
+                         int64_t keepdims) {
+    if (opset_ >= 18) {
+      return Add("ReduceMean", {x, Ints(axes)},
+                 {IntAttr("keepdims", keepdims)});
+    }
+    return Add("ReduceMean", {x},
+               {IntsAttr("axes", axes), IntAttr("keepdims", keepdims)});
+  }
+
+ private:
+  std::string Constant(const TensorProto& value) {
+    AttributeProto a = Named("value", AttributeProto::TENSOR);
+    *a.mutable_t() = value;
+    return Add("Constant", {}, {a});
+  }
+
+  const NodeProto& node_;
+  int64_t opset_;
+  std::string prefix_;
+  const DeclaredFn& declared_;
+  Nodes* out_;
+  DeclaredOutputs* declared_outputs_;
+  int count_ = 0;
+};
+
+Status NeedInputs(const Expansion& e, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (!e.has_in(i)) {
+      return InvalidArgumentError(e.Where() + ": input " + std::to_string(i) +
+                                  " is required");
+    }
+  }
+  return Status::OK();
+}
+
+Status NotChannelsLast(const Expansion& e) {
+  if (IntOr(e.node(), "channels_last", 0) != 0) {
+    return UnimplementedError(e.Where() +
+                              ": channels_last = 1 is not supported");
+  }
+  return Status::OK();
+}
+
+// ---- Activations and the transformer optimizer's fusions.
+
+Status Gelu(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 1));
+  e.Add("Gelu", {e.in(0)}, {}, e.out(0));
+  return Status::OK();
+}
+
+// Gelu(A + B).
+Status BiasGelu(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  e.Add("Gelu", {e.Add("Add", {e.in(0), e.in(1)})}, {}, e.out(0));
+  return Status::OK();
+}
+
+// Gelu's tanh approximation of X [+ bias].
+Status FastGelu(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 1));
+  const std::string x =
+      e.has_in(1) ? e.Add("Add", {e.in(0), e.in(1)}) : e.in(0);
+  e.Add("Gelu", {x}, {StringAttr("approximate", "tanh")}, e.out(0));
+  return Status::OK();
+}
+
+// X * Sigmoid(alpha X), alpha 1.702 by default.
+Status QuickGelu(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 1));
+  const float alpha = FloatOr(e.node(), "alpha", 1.702f);
+  const std::string scaled = e.Add("Mul", {e.in(0), e.Scalar(alpha)});
+  e.Add("Mul", {e.in(0), e.Add("Sigmoid", {scaled})}, {}, e.out(0));
+  return Status::OK();
+}
+
+// X + bias + skip.
+Status BiasAdd(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  e.Add("Add", {e.Add("Add", {e.in(0), e.in(1)}), e.in(2)}, {}, e.out(0));
+  return Status::OK();
+}
+
+// input + skip [+ bias], written to output 3 when asked for; `bias_input`
+// is 4 for SkipLayerNormalization, 3 for the simplified form.
+std::string SkipSum(Expansion& e, int bias_input) {
+  if (!e.has_in(bias_input)) {
+    return e.Add("Add", {e.in(0), e.in(1)}, {}, e.out(3));
+  }
+  return e.Add("Add", {e.Add("Add", {e.in(0), e.in(1)}), e.in(bias_input)}, {},
+               e.out(3));
+}
+
+// LayerNormalization over the last axis of input + skip [+ bias]; outputs
+// (output, mean, inv_std_var, input_skip_bias_sum). epsilon 1e-12 by
+// default, as ONNX Runtime's.
+Status SkipLayerNormalization(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  const std::string sum = SkipSum(e, 4);
+  std::vector<std::string> outputs = {e.out(0), e.out(1), e.out(2)};
+  while (outputs.size() > 1 && outputs.back().empty()) outputs.pop_back();
+  if (outputs[0].empty()) outputs[0] = sum + "/normalized";
+  e.AddNode("LayerNormalization", {sum, e.in(2), e.in(3)}, outputs,
+            {IntAttr("axis", -1),
+             FloatAttr("epsilon", FloatOr(e.node(), "epsilon", 1e-12f))});
+  return Status::OK();
+}
+
+// RMS normalization of input + skip [+ bias] over the last axis:
+// x / sqrt(mean(x^2) + epsilon) * gamma; outputs (output, mean (not
+// computed by this form), inv_std_var, input_skip_bias_sum).
+Status SkipSimplifiedLayerNormalization(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  if (e.wants_out(1)) {
+    return UnimplementedError(e.Where() +
+                              ": output 1 (mean) is not computed by the "
+                              "simplified form");
+  }
+  const std::string sum = SkipSum(e, 3);
+  const std::string mean_square =
+      e.ReduceMean(e.Add("Mul", {sum, sum}), {-1}, 1);
+  const float epsilon = FloatOr(e.node(), "epsilon", 1e-12f);
+  const std::string inv_std =
+      e.Add("Reciprocal",
+            {e.Add("Sqrt", {e.Add("Add", {mean_square, e.Scalar(epsilon)})})},
+            {}, e.out(2));
+  e.Add("Mul", {e.Add("Mul", {sum, inv_std}), e.in(2)}, {}, e.out(0));
+  return Status::OK();
+}
+
+// alpha * A' B' with A' and B' the operands, their last two axes swapped
+// where transA / transB say: weft's MatMul has those attributes and alpha
+// (the ONNX MatMul converter passes them through).
+Status FusedMatMul(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  if (IntOr(e.node(), "transBatchA", 0) != 0 ||
+      IntOr(e.node(), "transBatchB", 0) != 0) {
+    return UnimplementedError(e.Where() +
+                              ": transBatchA / transBatchB are not supported");
+  }
+  e.Add("MatMul", {e.in(0), e.in(1)},
+        {IntAttr("transpose_a", IntOr(e.node(), "transA", 0) != 0),
+         IntAttr("transpose_b", IntOr(e.node(), "transB", 0) != 0),
+         FloatAttr("alpha", FloatOr(e.node(), "alpha", 1.0f))},
+        e.out(0));
+  return Status::OK();
+}
+
+// FusedConv's and FusedGemm's activation of `x`, written to `output`.
+Status Activation(Expansion& e, const std::string& x,
+                  const std::string& output) {
+  const AttributeProto* a = FindAttr(e.node(), "activation");
+  const std::string kind = a != nullptr ? a->s() : "";
+  std::vector<float> params;
+  if (const AttributeProto* p = FindAttr(e.node(), "activation_params")) {
+    params.assign(p->floats().begin(), p->floats().end());
+  }
+  for (const char* name :
+       {"activation_alpha", "activation_beta", "activation_gamma"}) {
+    if (const AttributeProto* p = FindAttr(e.node(), name)) {
+      params.push_back(p->f());
+    }
+  }
+  auto param = [&](size_t i, float fallback) {
+    return i < params.size() ? params[i] : fallback;
+  };
+  if (kind.empty()) {
+    e.Add("Identity", {x}, {}, output);
+  } else if (kind == "Relu" || kind == "Tanh" || kind == "Sigmoid") {
+    e.Add(kind, {x}, {}, output);
+  } else if (kind == "LeakyRelu") {
+    e.Add(kind, {x}, {FloatAttr("alpha", param(0, 0.01f))}, output);
+  } else if (kind == "HardSigmoid") {
+    e.Add(
+        kind, {x},
+        {FloatAttr("alpha", param(0, 0.2f)), FloatAttr("beta", param(1, 0.5f))},
+        output);
+  } else if (kind == "Clip" && params.size() == 2) {
+    e.Add(kind, {x, e.Scalar(params[0]), e.Scalar(params[1])}, {}, output);
+  } else {
+    return UnimplementedError(e.Where() + ": activation '" + kind +
+                              "' is not supported");
+  }
+  return Status::OK();
+}
+
+// Conv(X, W, B) [+ Z], then the activation.
+Status FusedConv(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  std::string y =
+      e.Add("Conv", {e.in(0), e.in(1), e.in(2)},
+            AttrsBut(e.node(), {"activation", "activation_params"}));
+  if (e.has_in(3)) y = e.Add("Add", {y, e.in(3)});
+  return Activation(e, y, e.out(0));
+}
+
+// Gemm, then the activation.
+Status FusedGemm(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  const std::string y =
+      e.Add("Gemm", {e.in(0), e.in(1), e.in(2)},
+            AttrsBut(e.node(), {"activation", "activation_alpha",
+                                "activation_beta", "activation_gamma"}));
+  return Activation(e, y, e.out(0));
+}
+
+// ---- The QOperator form of quantized models.
+
+// com.microsoft's QuantizeLinear, DequantizeLinear and QLinearConv are the
+// default domain's (channels first).
+Status SameAsDefault(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
+  std::vector<std::string> inputs(e.node().input().begin(),
+                                  e.node().input().end());
+  std::vector<std::string> outputs(e.node().output().begin(),
+                                   e.node().output().end());
+  e.AddNode(e.node().op_type(), inputs, outputs,
+            AttrsBut(e.node(), {"channels_last"}));
+  return Status::OK();
+}
+
+// Q(op(DQ(X))) for ops of one quantized input: X, X_scale, X_zero_point,
+// Y_scale, Y_zero_point (the zero points optional).
+Status UnaryQuantized(Expansion& e, const std::string& op,
+                      const std::vector<AttributeProto>& attrs) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  if (!e.has_in(3)) {
+    return InvalidArgumentError(e.Where() + ": input 3 (y_scale) is required");
+  }
+  WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(4, 0, 2));
+  const std::string x = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
+  e.Add("QuantizeLinear", {e.Add(op, {x}, attrs), e.in(3), zero}, {}, e.out(0));
+  return Status::OK();
+}
+
+Status QLinearSigmoid(Expansion& e) { return UnaryQuantized(e, "Sigmoid", {}); }
+
+Status QLinearLeakyRelu(Expansion& e) {
+  return UnaryQuantized(
+      e, "LeakyRelu", {FloatAttr("alpha", FloatOr(e.node(), "alpha", 0.01f))});
+}
+
+Status QLinearGlobalAveragePool(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
+  return UnaryQuantized(e, "GlobalAveragePool", {});
+}
+
+Status QLinearAveragePool(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
+  return UnaryQuantized(e, "AveragePool",
+                        AttrsBut(e.node(), {"channels_last"}));
+}
+
+Status QLinearReduceMean(Expansion& e) {
+  const AttributeProto* axes = FindAttr(e.node(), "axes");
+  if (axes == nullptr) {
+    return InvalidArgumentError(e.Where() + ": attribute 'axes' is required");
+  }
+  if (e.opset() < 18) {
+    return UnaryQuantized(e, "ReduceMean", AttrsBut(e.node(), {}));
+  }
+  // From opset 18 ReduceMean takes its axes as an input.
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  if (!e.has_in(3)) {
+    return InvalidArgumentError(e.Where() + ": input 3 (y_scale) is required");
+  }
+  WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(4, 0, 2));
+  const std::string x = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
+  const std::string mean = e.ReduceMean(
+      x, std::vector<int64_t>(axes->ints().begin(), axes->ints().end()),
+      IntOr(e.node(), "keepdims", 1));
+  e.Add("QuantizeLinear", {mean, e.in(3), zero}, {}, e.out(0));
+  return Status::OK();
+}
+
+// Q(DQ(A) op DQ(B)): A, A_scale, A_zero_point, B, B_scale, B_zero_point,
+// C_scale, C_zero_point (the zero points optional).
+Status BinaryQuantized(Expansion& e, const std::string& op) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  if (!e.has_in(3) || !e.has_in(4) || !e.has_in(6)) {
+    return InvalidArgumentError(e.Where() +
+                                ": inputs 3 (B), 4 (B_scale) and 6 (C_scale) "
+                                "are required");
+  }
+  WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(7, 0, 2));
+  const std::string a = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
+  const std::string b = e.Add("DequantizeLinear", {e.in(3), e.in(4), e.in(5)});
+  e.Add("QuantizeLinear", {e.Add(op, {a, b}), e.in(6), zero}, {}, e.out(0));
+  return Status::OK();
+}
+
+Status QLinearAdd(Expansion& e) { return BinaryQuantized(e, "Add"); }
+Status QLinearMul(Expansion& e) { return BinaryQuantized(e, "Mul"); }
+
+// Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input.
+Status QLinearConcat(Expansion& e) {
+  if (e.num_inputs() < 5 || (e.num_inputs() - 2) % 3 != 0) {
+    return InvalidArgumentError(
+        e.Where() +
+        ": takes Y_scale, Y_zero_point and a (tensor, scale, zero point) "
+        "triple per input");
+  }
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, e.num_inputs()));
+  std::vector<std::string> parts;
+  for (int i = 2; i < e.num_inputs(); i += 3) {
+    parts.push_back(
+        e.Add("DequantizeLinear", {e.in(i), e.in(i + 1), e.in(i + 2)}));
+  }
+  e.Add("QuantizeLinear",
+        {e.Add("Concat", parts, AttrsBut(e.node(), {})), e.in(0), e.in(1)}, {},
+        e.out(0));
+  return Status::OK();
+}
+
+// alpha (A - a_zero)(B - b_zero) a_scale b_scale + C alpha a_scale b_scale
+// (C int32, quantized with scale alpha a_scale b_scale), quantized to
+// (y_scale, y_zero_point) when given, else float.
+Status QGemm(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 5));
+  const bool trans_b = IntOr(e.node(), "transB", 0) != 0;
+  const std::string a = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
+  // b_scale is per column of B: axis 0 of a transposed B.
+  const std::string b = e.Add("DequantizeLinear", {e.in(3), e.in(4), e.in(5)},
+                              {IntAttr("axis", trans_b ? 0 : 1)});
+  const float alpha = FloatOr(e.node(), "alpha", 1.0f);
+  std::vector<std::string> gemm_inputs = {a, b};
+  if (e.has_in(6)) {
+    const std::string c =
+        e.Add("Cast", {e.in(6)}, {IntAttr("to", TensorProto::FLOAT)});
+    gemm_inputs.push_back(e.Add("Mul", {c, e.Add("Mul", {e.in(1), e.in(4)})}));
+  }
+  const bool quantized = e.has_in(7);
+  const std::string y =
+      e.Add("Gemm", gemm_inputs,
+            {FloatAttr("alpha", alpha), FloatAttr("beta", alpha),
+             IntAttr("transA", IntOr(e.node(), "transA", 0)),
+             IntAttr("transB", trans_b ? 1 : 0)},
+            quantized ? "" : e.out(0));
+  if (quantized) {
+    WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(8, 0, 2));
+    e.Add("QuantizeLinear", {y, e.in(7), zero}, {}, e.out(0));
+  }
+  return Status::OK();
+}
+
+// Float(MatMulInteger(A, B, a_zero, b_zero)) * a_scale * b_scale [+ bias],
+// the form the matmul-integer-fusion pass reads.
+std::string IntegerProductToFloat(Expansion& e, const std::string& a,
+                                  const std::string& a_scale,
+                                  const std::string& a_zero, int b, int b_scale,
+                                  int b_zero, int bias) {
+  const std::string sums =
+      e.Add("MatMulInteger", {a, e.in(b), a_zero, e.in(b_zero)});
+  const std::string as_float =
+      e.Add("Cast", {sums}, {IntAttr("to", TensorProto::FLOAT)});
+  const std::string scale = e.Add("Mul", {a_scale, e.in(b_scale)});
+  if (!e.has_in(bias)) return e.Add("Mul", {as_float, scale}, {}, e.out(0));
+  return e.Add("Add", {e.Add("Mul", {as_float, scale}), e.in(bias)}, {},
+               e.out(0));
+}
+
+// A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias.
+Status MatMulIntegerToFloat(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 4));
+  IntegerProductToFloat(e, e.in(0), e.in(2), e.in(4), 1, 3, 5, 6);
+  return Status::OK();
+}
+
+// A (float, quantized to uint8 by its range), B, b_scale, b_zero_point,
+// bias.
+Status DynamicQuantizeMatMul(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  const std::vector<std::string> a = {e.Fresh("a_quantized"),
+                                      e.Fresh("a_scale"), e.Fresh("a_zero")};
+  e.AddNode("DynamicQuantizeLinear", {e.in(0)}, a);
+  IntegerProductToFloat(e, a[0], a[1], a[2], 1, 2, 3, 4);
+  return Status::OK();
+}
+
+// ---- BERT's embedding and attention, as the transformer optimizer fuses
+// them.
+
+// Word, position [and segment] embeddings summed (output 2 when asked for)
+// and layer-normalized over the last axis (output 0, epsilon 1e-12 by
+// default); output 1, mask_index, is the number of ones in each row of the
+// mask (int32 [batch]), zeros without one. Inputs: input_ids, segment_ids,
+// word_embedding, position_embedding, segment_embedding, gamma, beta,
+// mask, position_ids (positions 0, 1, ... when omitted).
+Status EmbedLayerNormalization(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 1));
+  for (int i : {2, 3, 5}) {
+    if (!e.has_in(i)) {
+      return InvalidArgumentError(e.Where() + ": input " + std::to_string(i) +
+                                  " is required");
+    }
+  }
+  const std::string ids = e.in(0);
+  auto gather = [&](const std::string& table, const std::string& indices) {
+    return e.Add("Gather", {table, indices}, {IntAttr("axis", 0)});
+  };
+  const std::string positions =
+      e.has_in(8) ? e.in(8) : e.Unsqueeze(e.Positions(ids, 1), {0});
+  std::string sum =
+      e.Add("Add", {gather(e.in(2), ids), gather(e.in(3), positions)});
+  if (e.has_in(1) && e.has_in(4)) {
+    sum = e.Add("Add", {sum, gather(e.in(4), e.in(1))});
+  }
+  if (e.wants_out(2)) e.Add("Identity", {sum}, {}, e.out(2));
+  e.Add("LayerNormalization", {sum, e.in(5), e.in(6)},
+        {IntAttr("axis", -1),
+         FloatAttr("epsilon", FloatOr(e.node(), "epsilon", 1e-12f))},
+        e.out(0).empty() ? e.Fresh("normalized") : e.out(0));
+  if (e.wants_out(1)) {
+    const std::string mask =
+        e.has_in(7)
+            ? e.in(7)
+            : e.Add("Mul", {ids, e.Add("Cast", {e.Int(0)},
+                                       {IntAttr("to", TensorProto::INT32)})});
+    e.Add("Cast", {e.ReduceSum(mask, {1}, 0)},
+          {IntAttr("to", TensorProto::INT32)}, e.out(1));
+    e.DeclareOutput(1, {TensorProto::INT32, std::vector<int64_t>{-1}});
+  }
+  return Status::OK();
+}
+
+// Attention's sizes: the hidden sizes of Q, K and V (qkv_hidden_sizes, or
+// the weights' columns in three) and the heads'.
+struct AttentionSizes {
+  std::vector<int64_t> hidden;  // Q, K, V.
+  int64_t heads = 0;
+  int64_t head_size = 0;  // Of Q and K.
+};
+
+StatusOr<AttentionSizes> SizesOfAttention(Expansion& e) {
+  AttentionSizes sizes;
+  sizes.heads = IntOr(e.node(), "num_heads", 0);
+  if (sizes.heads <= 0) {
+    return InvalidArgumentError(e.Where() +
+                                ": attribute 'num_heads' must be positive");
+  }
+  if (const AttributeProto* a = FindAttr(e.node(), "qkv_hidden_sizes")) {
+    sizes.hidden.assign(a->ints().begin(), a->ints().end());
+  } else {
+    const std::optional<std::vector<int64_t>> w = e.DeclaredDims(1);
+    if (!w || w->size() != 2 || (*w)[1] <= 0) {
+      return UnimplementedError(
+          e.Where() +
+          ": the weights need a declared shape [input_hidden, 3 * hidden] "
+          "(an initializer), or qkv_hidden_sizes");
+    }
+    if ((*w)[1] % 3 != 0) {
+      return InvalidArgumentError(e.Where() + ": the weights' " +
+                                  std::to_string((*w)[1]) +
+                                  " columns are not three equal parts");
+    }
+    sizes.hidden.assign(3, (*w)[1] / 3);
+  }
+  if (sizes.hidden.size() != 3 || sizes.hidden[0] != sizes.hidden[1] ||
+      sizes.hidden[0] % sizes.heads != 0 ||
+      sizes.hidden[2] % sizes.heads != 0) {
+    return InvalidArgumentError(e.Where() +
+                                ": the Q, K and V hidden sizes must be three, "
+                                "Q's equal to K's, each a multiple of "
+                                "num_heads");
+  }
+  sizes.head_size = sizes.hidden[0] / sizes.heads;
+  return sizes;
+}
+
+// [batch, sequence, heads * size] as [batch, heads, sequence, size], or
+// [batch, heads, size, sequence] for keys (`perm`).
+std::string Heads(Expansion& e, const std::string& x, int64_t heads,
+                  const std::vector<int64_t>& perm) {
+  const std::string split = e.Add("Reshape", {x, e.Ints({0, 0, heads, -1})});
+  return e.Add("Transpose", {split}, {IntsAttr("perm", perm)});
+}
+
+// Which keys mask_index (input 3) hides from which queries: true where
+// hidden, broadcastable to the scores [batch, heads, sequence, total]. A
+// raw mask [batch, total] or [batch, sequence, total] hides its zeros; a
+// 1-D index holds the lengths [batch] of right-padded rows, or the end and
+// start positions [2 * batch] of left-padded ones.
+StatusOr<std::string> HiddenByMask(Expansion& e, const std::string& keys_of) {
+  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(3);
+  if (!dims || dims->empty() || dims->size() > 3) {
+    return UnimplementedError(
+        e.Where() +
+        ": mask_index needs a declared shape of rank 1, 2 or 3 (its form "
+        "depends on the rank)");
+  }
+  const std::string index =
+      e.Add("Cast", {e.in(3)}, {IntAttr("to", TensorProto::INT64)});
+  if (dims->size() > 1) {
+    const std::string hidden = e.Add("Equal", {index, e.Int(0)});
+    return dims->size() == 2 ? e.Unsqueeze(hidden, {1, 2})
+                             : e.Unsqueeze(hidden, {1});
+  }
+  // Ends are the first `batch` values, starts the next ones, or 0 when the
+  // index holds lengths alone (those of [2 * batch] padded with zeros).
+  const std::string batch = e.Unsqueeze(e.Dim(keys_of, 0), {0});
+  const std::string ends = e.Add("Slice", {index, e.Ints({0}), batch});
+  const std::string padded = e.Add(
+      "Concat", {index, e.Add("Sub", {ends, ends})}, {IntAttr("axis", 0)});
+  const std::string starts =
+      e.Add("Slice", {padded, batch, e.Add("Mul", {batch, e.Ints({2})})});
+  const std::string positions = e.Unsqueeze(e.Positions(keys_of, 1), {0});
+  const std::string outside = e.Add(
+      "Or", {e.Add("Not", {e.Add("Less", {positions, e.Unsqueeze(ends, {1})})}),
+             e.Add("Less", {positions, e.Unsqueeze(starts, {1})})});
+  return e.Unsqueeze(outside, {1, 2});
+}
+
+// Multi-head self-attention with merged Q/K/V weights (BERT's, as the
+// transformer optimizer fuses it): inputs input, weights, bias, mask_index,
+// past (refused), attention_bias, past_sequence_length (refused); output
+// 1, present, refused. Softmax(Q K' * scale + mask terms) V per head.
+Status Attention(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  if (e.has_in(4) || e.has_in(6) || e.wants_out(1) ||
+      IntOr(e.node(), "do_rotary", 0) != 0 ||
+      IntOr(e.node(), "past_present_share_buffer", 0) != 0) {
+    return UnimplementedError(e.Where() +
+                              ": past and present states and rotary "
+                              "embeddings are not supported");
+  }
+  WEFT_ASSIGN_OR_RETURN(const AttentionSizes sizes, SizesOfAttention(e));
+  std::string qkv = e.Add("MatMul", {e.in(0), e.in(1)});
+  if (e.has_in(2)) qkv = e.Add("Add", {qkv, e.in(2)});
+  const std::vector<std::string> parts = e.Split(qkv, 2, sizes.hidden);
+  const std::string q = Heads(e, parts[0], sizes.heads, {0, 2, 1, 3});
+  const std::string k = Heads(e, parts[1], sizes.heads, {0, 2, 3, 1});
+  const std::string v = Heads(e, parts[2], sizes.heads, {0, 2, 1, 3});
+  const float scale = FloatOr(
+      e.node(), "scale", 1.0f / std::sqrt(static_cast<float>(sizes.head_size)));
+  std::string scores = e.Add("Mul", {e.Add("MatMul", {q, k}), e.Scalar(scale)});
+  // A key the mask hides gets mask_filter_value added to its score (so a
+  // query whose keys are all hidden attends to them evenly); a key later
+  // than the query, when unidirectional, is never attended (ONNX Runtime's
+  // rule: its score becomes the lowest float).
+  if (e.has_in(3)) {
+    WEFT_ASSIGN_OR_RETURN(const std::string hidden, HiddenByMask(e, e.in(0)));
+    const float filter = FloatOr(e.node(), "mask_filter_value", -10000.0f);
+    scores = e.Add(
+        "Add",
+        {scores, e.Add("Where", {hidden, e.Scalar(filter), e.Scalar(0.0f)})});
+  }
+  if (IntOr(e.node(), "unidirectional", 0) != 0) {
+    const std::string positions = e.Positions(e.in(0), 1);
+    const std::string later = e.Add(
+        "Greater", {e.Unsqueeze(positions, {0}), e.Unsqueeze(positions, {1})});
+    scores =
+        e.Add("Where",
+              {later, e.Scalar(std::numeric_limits<float>::lowest()), scores});
+  }
+  if (e.has_in(5)) scores = e.Add("Add", {scores, e.in(5)});
+  const std::string probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
+  const std::string context = e.Add("Transpose", {e.Add("MatMul", {probs, v})},
+                                    {IntsAttr("perm", {0, 2, 1, 3})});
+  e.Add("Reshape", {context, e.Ints({0, 0, -1})}, {}, e.out(0));
+  return Status::OK();
+}
+
+using Expander = Status (*)(Expansion&);
+
+const std::map<std::string, Expander>& Expanders() {
+  static const auto* const table = new std::map<std::string, Expander>{
+      {"Attention", Attention},
+      {"BiasAdd", BiasAdd},
+      {"BiasGelu", BiasGelu},
+      {"DequantizeLinear", SameAsDefault},
+      {"DynamicQuantizeMatMul", DynamicQuantizeMatMul},
+      {"EmbedLayerNormalization", EmbedLayerNormalization},
+      {"FastGelu", FastGelu},
+      {"FusedConv", FusedConv},
+      {"FusedGemm", FusedGemm},
+      {"FusedMatMul", FusedMatMul},
+      {"Gelu", Gelu},
+      {"MatMulIntegerToFloat", MatMulIntegerToFloat},
+      {"QGemm", QGemm},
+      {"QLinearAdd", QLinearAdd},
+      {"QLinearAveragePool", QLinearAveragePool},
+      {"QLinearConcat", QLinearConcat},
+      {"QLinearConv", SameAsDefault},
+      {"QLinearGlobalAveragePool", QLinearGlobalAveragePool},
+      {"QLinearLeakyRelu", QLinearLeakyRelu},
+      {"QLinearMul", QLinearMul},
+      {"QLinearReduceMean", QLinearReduceMean},
+      {"QLinearSigmoid", QLinearSigmoid},
+      {"QuantizeLinear", SameAsDefault},
+      {"QuickGelu", QuickGelu},
+      {"SkipLayerNormalization", SkipLayerNormalization},
+      {"SkipSimplifiedLayerNormalization", SkipSimplifiedLayerNormalization},
+  };
+  return *table;
+}
+
+}  // namespace
+
+bool IsContribOpSupported(const std::string& op_type) {
+  return Expanders().count(op_type) > 0;
+}
+
+std::vector<std::string> SupportedContribOps() {
+  std::vector<std::string> names;
+  for (const auto& [name, expander] : Expanders()) names.push_back(name);
+  return names;
+}
+
+Status ExpandContribOp(const onnx::NodeProto& node, int64_t opset,
+                       const std::string& prefix, const DeclaredFn& declared,
+                       Nodes* out, DeclaredOutputs* declared_outputs) {
+  auto it = Expanders().find(node.op_type());
+  if (it == Expanders().end()) {
+    std::string known;
+    for (const std::string& name : SupportedContribOps()) {
+      known += (known.empty() ? "" : ", ") + name;
+    }
+    return UnimplementedError(
+        "op '" + node.op_type() + "' of domain '" + kMicrosoftDomain +
+        "' is not supported (weft reads these of it: " + known + ")");
+  }
+  Expansion expansion(node, opset, prefix, declared, out, declared_outputs);
+  return it->second(expansion);
+}
+
+}  // namespace weft::internal

@@ -1,0 +1,214 @@
+// The expansions of com.microsoft ops: what each becomes, and the errors
+// that name what weft does not expand. What they compute is checked
+// against ONNX Runtime by tests/onnx/contrib_ops (ctest onnx.contrib_ops).
+#include "io/onnx/contrib_ops.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+
+onnx::NodeProto Node(const std::string& op,
+                     const std::vector<std::string>& inputs,
+                     const std::vector<std::string>& outputs) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_domain(kMicrosoftDomain);
+  for (const std::string& i : inputs) n.add_input(i);
+  for (const std::string& o : outputs) n.add_output(o);
+  return n;
+}
+
+void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+DeclaredValue Undeclared(const std::string&) { return {}; }
+
+StatusOr<Nodes> Expand(const onnx::NodeProto& node, int64_t opset = 17,
+                       const DeclaredFn& declared = Undeclared) {
+  Nodes out;
+  DeclaredOutputs outputs;
+  WEFT_RETURN_IF_ERROR(
+      ExpandContribOp(node, opset, "n/0/", declared, &out, &outputs));
+  return out;
+}
+
+std::vector<std::string> OpsOf(const Nodes& nodes) {
+  std::vector<std::string> ops;
+  for (const onnx::NodeProto& n : nodes) {
+    if (n.op_type() != "Constant") ops.push_back(n.op_type());
+  }
+  return ops;
+}
+
+// Every expansion writes the node's outputs under their names, names its
+// other values and nodes under the prefix, and is of the default domain.
+TEST(ContribOpsTest, ExpansionsKeepTheOutputNamesAndPrefixTheRest) {
+  auto nodes = Expand(Node("SkipLayerNormalization",
+                           {"x", "skip", "gamma", "beta", "bias"},
+                           {"y", "", "", "sum"}));
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_THAT(OpsOf(*nodes), ElementsAre("Add", "Add", "LayerNormalization"));
+  std::set<std::string> written;
+  for (const onnx::NodeProto& n : *nodes) {
+    EXPECT_TRUE(n.domain().empty()) << n.op_type();
+    EXPECT_EQ(n.name().rfind("n/0/", 0), 0u) << n.name();
+    for (const std::string& o : n.output()) {
+      if (!o.empty()) written.insert(o);
+    }
+  }
+  EXPECT_TRUE(written.count("y"));
+  EXPECT_TRUE(written.count("sum"));
+  for (const std::string& o : written) {
+    EXPECT_TRUE(o == "y" || o == "sum" || o.rfind("n/0/", 0) == 0) << o;
+  }
+}
+
+// The QOperator ops dequantize, compute in float and quantize, the form
+// qdq-fusion turns back into integer kernels.
+TEST(ContribOpsTest, QuantizedOpsBecomeDequantizeComputeQuantize) {
+  auto add = Expand(Node(
+      "QLinearAdd", {"a", "as", "az", "b", "bs", "bz", "cs", "cz"}, {"c"}));
+  ASSERT_TRUE(add.ok()) << add.status();
+  EXPECT_THAT(OpsOf(*add), ElementsAre("DequantizeLinear", "DequantizeLinear",
+                                       "Add", "QuantizeLinear"));
+  auto gemm =
+      Expand(Node("QGemm", {"a", "as", "az", "b", "bs", "bz", "c"}, {"y"}));
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  EXPECT_THAT(OpsOf(*gemm), ElementsAre("DequantizeLinear", "DequantizeLinear",
+                                        "Cast", "Mul", "Mul", "Gemm"));
+  EXPECT_EQ(gemm->rbegin()->output(0), "y");  // Float: no QuantizeLinear.
+}
+
+// An omitted output zero point is 0 of the input's dtype: taken from the
+// input's zero point, or its declared type; refused, naming why, when
+// neither says it.
+TEST(ContribOpsTest, AnOmittedOutputZeroPointNeedsTheInputsDtype) {
+  const onnx::NodeProto with_input_zero =
+      Node("QLinearSigmoid", {"x", "xs", "xz", "ys"}, {"y"});
+  auto from_zero = Expand(with_input_zero);
+  ASSERT_TRUE(from_zero.ok()) << from_zero.status();
+  EXPECT_THAT(OpsOf(*from_zero), ElementsAre("Sub", "DequantizeLinear",
+                                             "Sigmoid", "QuantizeLinear"));
+
+  const onnx::NodeProto bare =
+      Node("QLinearSigmoid", {"x", "xs", "", "ys"}, {"y"});
+  auto declared = Expand(bare, 17, [](const std::string& name) {
+    return DeclaredValue{name == "x" ? onnx::TensorProto::INT8 : 0, {}};
+  });
+  ASSERT_TRUE(declared.ok()) << declared.status();
+  const onnx::NodeProto& zero = declared->Get(0);
+  ASSERT_EQ(zero.op_type(), "Constant");
+  EXPECT_EQ(zero.attribute(0).t().data_type(), onnx::TensorProto::INT8);
+
+  auto unknown = Expand(bare);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("needs the input's zero point or its declared type"));
+}
+
+// What weft does not expand is named: the op (with the list of those it
+// does), an attribute value, a malformed node.
+TEST(ContribOpsTest, WhatIsNotExpandedIsNamed) {
+  auto rotary = Expand(Node("RotaryEmbedding", {"x", "p", "c", "s"}, {"y"}));
+  ASSERT_FALSE(rotary.ok());
+  EXPECT_EQ(rotary.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(rotary.status().message(),
+              HasSubstr("op 'RotaryEmbedding' of domain 'com.microsoft' is "
+                        "not supported (weft reads these of it: Attention"));
+
+  onnx::NodeProto batch = Node("FusedMatMul", {"a", "b"}, {"y"});
+  SetInt(&batch, "transBatchA", 1);
+  auto batched = Expand(batch);
+  ASSERT_FALSE(batched.ok());
+  EXPECT_THAT(batched.status().message(), HasSubstr("transBatchA"));
+
+  onnx::NodeProto nhwc =
+      Node("QLinearGlobalAveragePool", {"x", "xs", "xz", "ys", "yz"}, {"y"});
+  SetInt(&nhwc, "channels_last", 1);
+  auto channels_last = Expand(nhwc);
+  ASSERT_FALSE(channels_last.ok());
+  EXPECT_THAT(channels_last.status().message(), HasSubstr("channels_last"));
+
+  auto concat = Expand(Node("QLinearConcat", {"ys", "yz", "a", "as"}, {"y"}));
+  ASSERT_FALSE(concat.ok());
+  EXPECT_EQ(concat.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(concat.status().message(),
+              HasSubstr("com.microsoft QLinearConcat"));
+
+  auto missing = Expand(Node("BiasGelu", {"x"}, {"y"}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("input 1 is required"));
+}
+
+void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value);
+
+// Attention reads its mask by rank, so a mask_index without a declared
+// shape is refused; EmbedLayerNormalization declares the 1-D mask_index
+// it makes, which is what lets the Attention after it read that.
+TEST(ContribOpsTest, AttentionNeedsTheRankOfItsMask) {
+  onnx::NodeProto attention = Node("Attention", {"x", "w", "b", "mask"}, {"y"});
+  SetInt(&attention, "num_heads", 2);
+  auto weights_only = [](const std::string& name) {
+    return name == "w" ? DeclaredValue{1, std::vector<int64_t>{4, 12}}
+                       : DeclaredValue{};
+  };
+  auto unknown = Expand(attention, 17, weights_only);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("mask_index needs a declared shape"));
+
+  Nodes out;
+  DeclaredOutputs declared;
+  const onnx::NodeProto embed =
+      Node("EmbedLayerNormalization",
+           {"ids", "", "words", "positions", "", "gamma", "beta", "mask"},
+           {"e", "mask_index"});
+  ASSERT_TRUE(
+      ExpandContribOp(embed, 17, "n/0/", Undeclared, &out, &declared).ok());
+  ASSERT_TRUE(declared.count("mask_index"));
+  EXPECT_EQ(declared["mask_index"].elem_type, onnx::TensorProto::INT32);
+  EXPECT_EQ(declared["mask_index"].dims, std::vector<int64_t>{-1});
+
+  auto from_embed = Expand(attention, 17, [&](const std::string& name) {
+    return name == "mask" ? declared["mask_index"] : weights_only(name);
+  });
+  ASSERT_TRUE(from_embed.ok()) << from_embed.status();
+
+  auto no_weights = Expand(attention);
+  ASSERT_FALSE(no_weights.ok());
+  EXPECT_THAT(no_weights.status().message(),
+              HasSubstr("the weights need a declared shape"));
+}
+
+// ReduceMean takes its axes as an attribute before opset 18 and as an
+// input from 18: the expansion follows the model's opset.
+TEST(ContribOpsTest, FormsFollowTheModelsOpset) {
+  const onnx::NodeProto rms =
+      Node("SkipSimplifiedLayerNormalization", {"x", "skip", "gamma"}, {"y"});
+  for (int64_t opset : {17, 18}) {
+    auto nodes = Expand(rms, opset);
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    for (const onnx::NodeProto& n : *nodes) {
+      if (n.op_type() != "ReduceMean") continue;
+      EXPECT_EQ(n.input_size(), opset >= 18 ? 2 : 1) << opset;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft::internal
