@@ -694,12 +694,13 @@ StatusOr<AttentionSizes> SizesOfAttention(Expansion& e) {
     sizes.hidden.assign(3, (*w)[1] / 3);
   }
   if (sizes.hidden.size() != 3 || sizes.hidden[0] != sizes.hidden[1] ||
+      sizes.hidden[0] <= 0 || sizes.hidden[2] <= 0 ||
       sizes.hidden[0] % sizes.heads != 0 ||
       sizes.hidden[2] % sizes.heads != 0) {
     return InvalidArgumentError(e.Where() +
-                                ": the Q, K and V hidden sizes must be three, "
-                                "Q's equal to K's, each a multiple of "
-                                "num_heads");
+                                ": the Q, K and V hidden sizes must be three "
+                                "positive multiples of num_heads, Q's equal "
+                                "to K's");
   }
   sizes.head_size = sizes.hidden[0] / sizes.heads;
   return sizes;
