@@ -194,16 +194,19 @@ def pool_on_integers(g, n):
 
 
 def drop_dead_dequantizers(model):
-    """Removes the nodes no node or graph output reads any more."""
+    """Removes the nodes and initializers nothing reads any more."""
     while True:
         read = {i for n in model.graph.node for i in n.input}
         read |= {o.name for o in model.graph.output}
         keep = [n for n in model.graph.node
                 if any(o in read for o in n.output)]
         if len(keep) == len(model.graph.node):
-            return
+            break
         del model.graph.node[:]
         model.graph.node.extend(keep)
+    inits = [t for t in model.graph.initializer if t.name in read]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(inits)
 
 
 def main():
