@@ -444,8 +444,9 @@ Status FusedGemm(Expansion& e) {
 
 // ---- The QOperator form of quantized models.
 
-// com.microsoft's QuantizeLinear, DequantizeLinear and QLinearConv are the
-// default domain's (channels first).
+// com.microsoft's QuantizeLinear, DequantizeLinear and QLinearConv (channels
+// first), and GatherND, GridSample and Trilu (which it had before ONNX did)
+// are the default domain's.
 Status SameAsDefault(Expansion& e) {
   WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
   std::vector<std::string> inputs(e.node().input().begin(),
@@ -714,21 +715,22 @@ std::string Heads(Expansion& e, const std::string& x, int64_t heads,
   return e.Add("Transpose", {split}, {IntsAttr("perm", perm)});
 }
 
-// Which keys mask_index (input 3) hides from which queries: true where
+// Which keys the mask (input `mask`) hides from which queries: true where
 // hidden, broadcastable to the scores [batch, heads, sequence, total]. A
 // raw mask [batch, total] or [batch, sequence, total] hides its zeros; a
 // 1-D index holds the lengths [batch] of right-padded rows, or the end and
 // start positions [2 * batch] of left-padded ones.
-StatusOr<std::string> HiddenByMask(Expansion& e, const std::string& keys_of) {
-  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(3);
+StatusOr<std::string> HiddenByMask(Expansion& e, int mask,
+                                   const std::string& keys_of) {
+  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(mask);
   if (!dims || dims->empty() || dims->size() > 3) {
     return UnimplementedError(
         e.Where() +
-        ": mask_index needs a declared shape of rank 1, 2 or 3 (its form "
+        ": its mask needs a declared shape of rank 1, 2 or 3 (its form "
         "depends on the rank)");
   }
   const std::string index =
-      e.Add("Cast", {e.in(3)}, {IntAttr("to", TensorProto::INT64)});
+      e.Add("Cast", {e.in(mask)}, {IntAttr("to", TensorProto::INT64)});
   if (dims->size() > 1) {
     const std::string hidden = e.Add("Equal", {index, e.Int(0)});
     return dims->size() == 2 ? e.Unsqueeze(hidden, {1, 2})
@@ -747,6 +749,52 @@ StatusOr<std::string> HiddenByMask(Expansion& e, const std::string& keys_of) {
       "Or", {e.Add("Not", {e.Add("Less", {positions, e.Unsqueeze(ends, {1})})}),
              e.Add("Less", {positions, e.Unsqueeze(starts, {1})})});
   return e.Unsqueeze(outside, {1, 2});
+}
+
+// What Attend computes with: the heads of Q [batch, heads, sequence,
+// size], K transposed [batch, heads, size, total] and V, the scale, the
+// inputs of the mask and the attention bias (-1: none), and the tensors
+// whose axis 1 counts the keys and the queries.
+struct AttentionHeads {
+  std::string q, k, v;
+  float scale;
+  int mask_input, bias_input;
+  std::string keys_of, queries_of;
+};
+
+// Softmax(Q K' * scale + mask terms [+ attention bias]) V per head, merged
+// back to [batch, sequence, heads * size] into output 0. A key the mask
+// hides gets mask_filter_value added to its score (so a query whose keys
+// are all hidden attends to them evenly); a key later than the query, when
+// unidirectional, is never attended (ONNX Runtime's rule: its score
+// becomes the lowest float).
+Status Attend(Expansion& e, const AttentionHeads& h) {
+  std::string scores =
+      e.Add("Mul", {e.Add("MatMul", {h.q, h.k}), e.Scalar(h.scale)});
+  if (e.has_in(h.mask_input)) {
+    WEFT_ASSIGN_OR_RETURN(const std::string hidden,
+                          HiddenByMask(e, h.mask_input, h.keys_of));
+    const float filter = FloatOr(e.node(), "mask_filter_value", -10000.0f);
+    scores = e.Add(
+        "Add",
+        {scores, e.Add("Where", {hidden, e.Scalar(filter), e.Scalar(0.0f)})});
+  }
+  if (IntOr(e.node(), "unidirectional", 0) != 0) {
+    const std::string later =
+        e.Add("Greater", {e.Unsqueeze(e.Positions(h.keys_of, 1), {0}),
+                          e.Unsqueeze(e.Positions(h.queries_of, 1), {1})});
+    scores =
+        e.Add("Where",
+              {later, e.Scalar(std::numeric_limits<float>::lowest()), scores});
+  }
+  if (e.has_in(h.bias_input))
+    scores = e.Add("Add", {scores, e.in(h.bias_input)});
+  const std::string probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
+  const std::string context =
+      e.Add("Transpose", {e.Add("MatMul", {probs, h.v})},
+            {IntsAttr("perm", {0, 2, 1, 3})});
+  e.Add("Reshape", {context, e.Ints({0, 0, -1})}, {}, e.out(0));
+  return Status::OK();
 }
 
 // Multi-head self-attention with merged Q/K/V weights (BERT's, as the
@@ -771,32 +819,54 @@ Status Attention(Expansion& e) {
   const std::string v = Heads(e, parts[2], sizes.heads, {0, 2, 1, 3});
   const float scale = FloatOr(
       e.node(), "scale", 1.0f / std::sqrt(static_cast<float>(sizes.head_size)));
-  std::string scores = e.Add("Mul", {e.Add("MatMul", {q, k}), e.Scalar(scale)});
-  // A key the mask hides gets mask_filter_value added to its score (so a
-  // query whose keys are all hidden attends to them evenly); a key later
-  // than the query, when unidirectional, is never attended (ONNX Runtime's
-  // rule: its score becomes the lowest float).
-  if (e.has_in(3)) {
-    WEFT_ASSIGN_OR_RETURN(const std::string hidden, HiddenByMask(e, e.in(0)));
-    const float filter = FloatOr(e.node(), "mask_filter_value", -10000.0f);
-    scores = e.Add(
-        "Add",
-        {scores, e.Add("Where", {hidden, e.Scalar(filter), e.Scalar(0.0f)})});
-  }
-  if (IntOr(e.node(), "unidirectional", 0) != 0) {
-    const std::string positions = e.Positions(e.in(0), 1);
-    const std::string later = e.Add(
-        "Greater", {e.Unsqueeze(positions, {0}), e.Unsqueeze(positions, {1})});
-    scores =
-        e.Add("Where",
-              {later, e.Scalar(std::numeric_limits<float>::lowest()), scores});
-  }
-  if (e.has_in(5)) scores = e.Add("Add", {scores, e.in(5)});
-  const std::string probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
-  const std::string context = e.Add("Transpose", {e.Add("MatMul", {probs, v})},
-                                    {IntsAttr("perm", {0, 2, 1, 3})});
-  e.Add("Reshape", {context, e.Ints({0, 0, -1})}, {}, e.out(0));
+  return Attend(e, {q, k, v, scale, 3, 5, e.in(0), e.in(0)});
   return Status::OK();
+}
+
+// Multi-head attention of separate query [batch, sequence, hidden], key
+// [batch, total, hidden] and value [batch, total, v_hidden] (each of
+// declared rank 3): inputs query, key, value, bias (Q's, K's and V's, the
+// hidden sizes from the declared shapes), key_padding_mask (a raw mask
+// [batch, total] or lengths [batch]), attention_bias; the packed and
+// cached forms, past and present refused.
+Status MultiHeadAttention(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  if (e.has_in(6) || e.has_in(7) || e.has_in(8) || e.has_in(9) ||
+      e.wants_out(1) || e.wants_out(2) || e.wants_out(3)) {
+    return UnimplementedError(e.Where() +
+                              ": past and present keys and values are "
+                              "not supported");
+  }
+  const int64_t heads = IntOr(e.node(), "num_heads", 0);
+  std::vector<int64_t> hidden;
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(i);
+    if (!dims || dims->size() != 3 || dims->back() <= 0) {
+      return UnimplementedError(
+          e.Where() +
+          ": query, key and value need declared shapes [batch, sequence, "
+          "hidden] (the packed and per-head forms are not supported)");
+    }
+    hidden.push_back(dims->back());
+  }
+  if (heads <= 0 || hidden[0] != hidden[1] || hidden[0] % heads != 0 ||
+      hidden[2] % heads != 0) {
+    return InvalidArgumentError(e.Where() +
+                                ": num_heads must be positive and divide the "
+                                "hidden sizes, the query's equal to the key's");
+  }
+  std::vector<std::string> qkv = {e.in(0), e.in(1), e.in(2)};
+  if (e.has_in(3)) {
+    const std::vector<std::string> bias = e.Split(e.in(3), 0, hidden);
+    for (int i = 0; i < 3; ++i) qkv[i] = e.Add("Add", {qkv[i], bias[i]});
+  }
+  const float scale =
+      FloatOr(e.node(), "scale",
+              1.0f / std::sqrt(static_cast<float>(hidden[0] / heads)));
+  return Attend(e, {Heads(e, qkv[0], heads, {0, 2, 1, 3}),
+                    Heads(e, qkv[1], heads, {0, 2, 3, 1}),
+                    Heads(e, qkv[2], heads, {0, 2, 1, 3}), scale, 4, 5, e.in(1),
+                    e.in(0)});
 }
 
 using Expander = Status (*)(Expansion&);
@@ -814,7 +884,10 @@ const std::map<std::string, Expander>& Expanders() {
       {"FusedGemm", FusedGemm},
       {"FusedMatMul", FusedMatMul},
       {"Gelu", Gelu},
+      {"GatherND", SameAsDefault},
+      {"GridSample", SameAsDefault},
       {"MatMulIntegerToFloat", MatMulIntegerToFloat},
+      {"MultiHeadAttention", MultiHeadAttention},
       {"QGemm", QGemm},
       {"QLinearAdd", QLinearAdd},
       {"QLinearAveragePool", QLinearAveragePool},
@@ -829,6 +902,7 @@ const std::map<std::string, Expander>& Expanders() {
       {"QuickGelu", QuickGelu},
       {"SkipLayerNormalization", SkipLayerNormalization},
       {"SkipSimplifiedLayerNormalization", SkipSimplifiedLayerNormalization},
+      {"Trilu", SameAsDefault},
   };
   return *table;
 }

@@ -1,13 +1,13 @@
 // ONNX Runtime's com.microsoft ops that models carry: those of the QOperator
 // quantized form (QLinearAdd, QLinearConcat, QGemm, ...) and those ONNX
 // Runtime's transformer optimizer writes (EmbedLayerNormalization,
-// Attention, SkipLayerNormalization, BiasGelu, FastGelu, FusedMatMul, ...). Each is expanded at load into default-domain
+// Attention, MultiHeadAttention, SkipLayerNormalization, BiasGelu,
+// FastGelu, FusedMatMul, ...). Each is expanded at load into default-domain
 // ONNX nodes of the same meaning, which the importer then converts like any
 // other, so the graph passes see them (a QLinearAdd becomes
 // DequantizeLinear -> Add -> QuantizeLinear, which qdq-fusion makes an
-// integer QLinearAdd again). The others of the domain (MultiHeadAttention,
-// the rotary and grouped-query attention ops, MatMulNBits, ...) are refused
-// by name.
+// integer QLinearAdd again). The others of the domain (the rotary and
+// grouped-query attention ops, MatMulNBits, ...) are refused by name.
 #ifndef WEFT_SRC_IO_ONNX_CONTRIB_OPS_H_
 #define WEFT_SRC_IO_ONNX_CONTRIB_OPS_H_
 

@@ -166,6 +166,39 @@ def attention_cases():
          {"weights": floats(hidden, 3 * hidden), "bias": floats(3 * hidden)},
          order=["x", "weights", "bias", "", "", "attention_bias"],
          domain=MS)
+    # MultiHeadAttention: separate query, key and value, keys longer than
+    # queries (6 and 4) but where unidirectional, whose rule ONNX Runtime
+    # applies to every query row but the last (docs/onnx.md).
+    key_masks = {"raw": np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]],
+                                 np.int32),
+                 "lengths": np.array([4, 6], np.int32)}
+    for mask_name in [None] + list(key_masks):
+        for unidirectional in (0, 1):
+            for with_bias in (0, 1):
+                keys = sequence if unidirectional else sequence + 1
+                inputs = {"query": floats(batch, sequence, hidden),
+                          "key": floats(batch, keys, hidden),
+                          "value": floats(batch, keys, 9)}
+                order = ["query", "key", "value",
+                         "bias" if with_bias else ""]
+                if mask_name:
+                    inputs["key_padding_mask"] = key_masks[mask_name][
+                        :, :keys] if mask_name == "raw" else np.minimum(
+                            key_masks[mask_name], keys).astype(np.int32)
+                    order.append("key_padding_mask")
+                case(f"MultiHeadAttention_{mask_name or 'no_mask'}_"
+                     f"unidirectional{unidirectional}_bias{with_bias}",
+                     "MultiHeadAttention", inputs,
+                     {"num_heads": heads, "unidirectional": unidirectional},
+                     {"bias": floats(2 * hidden + 9)} if with_bias else {},
+                     order=order, domain=MS)
+    case("MultiHeadAttention_attention_bias_and_scale", "MultiHeadAttention",
+         {"query": floats(batch, sequence, hidden),
+          "key": floats(batch, 6, hidden), "value": floats(batch, 6, hidden),
+          "attention_bias": floats(1, heads, sequence, 6)},
+         {"num_heads": heads, "scale": 0.2},
+         order=["query", "key", "value", "", "", "attention_bias"],
+         domain=MS)
     vocabulary = 20
     ids = RNG.integers(0, vocabulary, (batch, sequence)).astype(np.int32)
     embeddings = {"word": floats(vocabulary, hidden),
@@ -206,7 +239,9 @@ def attention_cases():
                          ["projected", "embedded", "gamma2", "beta2"],
                          ["normalized"], domain=MS),
         helper.make_node("MatMul", ["normalized", "up"], ["widened"]),
-        helper.make_node("FastGelu", ["widened", "up_bias"], ["y"],
+        # BiasGelu here: ONNX Runtime's FastGelu loses digits in the tail
+        # (its own cases above take NumPy's values).
+        helper.make_node("BiasGelu", ["widened", "up_bias"], ["y"],
                          domain=MS),
     ]
     for opset in (12, 17, 18):
@@ -319,6 +354,15 @@ def quantized_cases():
                      "b_zero": np.full(5, 0 if dtype == np.int8 else 128,
                                        dtype),
                      "bias": floats(5)}, domain=MS)
+    case("GridSample", "GridSample",
+         {"x": floats(1, 2, 4, 5), "grid": floats(1, 3, 3, 2)},
+         {"mode": "bilinear", "padding_mode": "border", "align_corners": 1},
+         domain=MS)
+    case("Trilu_lower", "Trilu", {"x": floats(2, 4, 5)}, {"upper": 0},
+         {"k": np.array(1, np.int64)}, domain=MS)
+    case("GatherND", "GatherND",
+         {"x": floats(3, 4, 2), "indices": np.array([[0, 1], [2, 3]],
+                                                    np.int64)}, domain=MS)
     case("QuantizeLinear_per_axis", "QuantizeLinear", {"x": floats(2, 3)},
          {"axis": 1}, {"scale": np.array([0.1, 0.2, 0.3], np.float32),
                        "zero": np.array([1, 2, 3], np.uint8)},

@@ -1,1 +1,1 @@
-	By0J@a¶<Fo«¸:—F;W;CG•?
+	By0JO_^JaPY_\_KLNbRuM

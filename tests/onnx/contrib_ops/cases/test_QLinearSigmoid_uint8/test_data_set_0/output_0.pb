@@ -1,1 +1,1 @@
-	By0JH>ÿcB>ÿÖÿHèÿÿÿ??ÿó
+	By0Jàl‹LDAPgAAbÿiÿAÿbP
