@@ -722,12 +722,13 @@ std::string Heads(Expansion& e, const std::string& x, int64_t heads,
 // start positions [2 * batch] of left-padded ones.
 StatusOr<std::string> HiddenByMask(Expansion& e, int mask,
                                    const std::string& keys_of) {
+  const char* what = mask == 3 ? "mask_index" : "key_padding_mask";
   const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(mask);
   if (!dims || dims->empty() || dims->size() > 3) {
     return UnimplementedError(
-        e.Where() +
-        ": its mask needs a declared shape of rank 1, 2 or 3 (its form "
-        "depends on the rank)");
+        e.Where() + ": " + what +
+        " needs a declared shape of rank 1, 2 or 3 (its form depends on the "
+        "rank)");
   }
   const std::string index =
       e.Add("Cast", {e.in(mask)}, {IntAttr("to", TensorProto::INT64)});
