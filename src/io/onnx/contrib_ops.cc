@@ -720,9 +720,8 @@ std::string Heads(Expansion& e, const std::string& x, int64_t heads,
 // raw mask [batch, total] or [batch, sequence, total] hides its zeros; a
 // 1-D index holds the lengths [batch] of right-padded rows, or the end and
 // start positions [2 * batch] of left-padded ones.
-StatusOr<std::string> HiddenByMask(Expansion& e, int mask,
+StatusOr<std::string> HiddenByMask(Expansion& e, int mask, const char* what,
                                    const std::string& keys_of) {
-  const char* what = mask == 3 ? "mask_index" : "key_padding_mask";
   const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(mask);
   if (!dims || dims->empty() || dims->size() > 3) {
     return UnimplementedError(
@@ -759,7 +758,9 @@ StatusOr<std::string> HiddenByMask(Expansion& e, int mask,
 struct AttentionHeads {
   std::string q, k, v;
   float scale;
-  int mask_input, bias_input;
+  int mask_input;
+  const char* mask_name;  // For messages.
+  int bias_input;
   std::string keys_of, queries_of;
 };
 
@@ -773,8 +774,9 @@ Status Attend(Expansion& e, const AttentionHeads& h) {
   std::string scores =
       e.Add("Mul", {e.Add("MatMul", {h.q, h.k}), e.Scalar(h.scale)});
   if (e.has_in(h.mask_input)) {
-    WEFT_ASSIGN_OR_RETURN(const std::string hidden,
-                          HiddenByMask(e, h.mask_input, h.keys_of));
+    WEFT_ASSIGN_OR_RETURN(
+        const std::string hidden,
+        HiddenByMask(e, h.mask_input, h.mask_name, h.keys_of));
     const float filter = FloatOr(e.node(), "mask_filter_value", -10000.0f);
     scores = e.Add(
         "Add",
@@ -820,8 +822,7 @@ Status Attention(Expansion& e) {
   const std::string v = Heads(e, parts[2], sizes.heads, {0, 2, 1, 3});
   const float scale = FloatOr(
       e.node(), "scale", 1.0f / std::sqrt(static_cast<float>(sizes.head_size)));
-  return Attend(e, {q, k, v, scale, 3, 5, e.in(0), e.in(0)});
-  return Status::OK();
+  return Attend(e, {q, k, v, scale, 3, "mask_index", 5, e.in(0), e.in(0)});
 }
 
 // Multi-head attention of separate query [batch, sequence, hidden], key
@@ -866,8 +867,8 @@ Status MultiHeadAttention(Expansion& e) {
               1.0f / std::sqrt(static_cast<float>(hidden[0] / heads)));
   return Attend(e, {Heads(e, qkv[0], heads, {0, 2, 1, 3}),
                     Heads(e, qkv[1], heads, {0, 2, 3, 1}),
-                    Heads(e, qkv[2], heads, {0, 2, 1, 3}), scale, 4, 5, e.in(1),
-                    e.in(0)});
+                    Heads(e, qkv[2], heads, {0, 2, 1, 3}), scale, 4,
+                    "key_padding_mask", 5, e.in(1), e.in(0)});
 }
 
 using Expander = Status (*)(Expansion&);
