@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <utility>
@@ -261,13 +263,20 @@ class Expansion {
   int count_ = 0;
 };
 
-Status NeedInputs(const Expansion& e, int count) {
-  for (int i = 0; i < count; ++i) {
+// InvalidArgument naming the first of `inputs` the node omits.
+Status NeedInputsAt(const Expansion& e, std::initializer_list<int> inputs) {
+  for (int i : inputs) {
     if (!e.has_in(i)) {
       return InvalidArgumentError(e.Where() + ": input " + std::to_string(i) +
                                   " is required");
     }
   }
+  return Status::OK();
+}
+
+// The same for inputs 0 to count - 1.
+Status NeedInputs(const Expansion& e, int count) {
+  for (int i = 0; i < count; ++i) WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {i}));
   return Status::OK();
 }
 
@@ -458,36 +467,44 @@ Status SameAsDefault(Expansion& e) {
   return Status::OK();
 }
 
-// Q(op(DQ(X))) for ops of one quantized input: X, X_scale, X_zero_point,
-// Y_scale, Y_zero_point (the zero points optional).
-Status UnaryQuantized(Expansion& e, const std::string& op,
-                      const std::vector<AttributeProto>& attrs) {
-  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
-  if (!e.has_in(3)) {
-    return InvalidArgumentError(e.Where() + ": input 3 (y_scale) is required");
-  }
+// Q(f(DQ(X))) for ops of one quantized input: X, X_scale, X_zero_point,
+// Y_scale, Y_zero_point (the zero points optional); `compute` appends f's
+// nodes and returns f(x).
+Status UnaryQuantized(
+    Expansion& e,
+    const std::function<std::string(const std::string&)>& compute) {
+  WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {0, 1, 3}));
   WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(4, 0, 2));
   const std::string x = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
-  e.Add("QuantizeLinear", {e.Add(op, {x}, attrs), e.in(3), zero}, {}, e.out(0));
+  e.Add("QuantizeLinear", {compute(x), e.in(3), zero}, {}, e.out(0));
   return Status::OK();
 }
 
-Status QLinearSigmoid(Expansion& e) { return UnaryQuantized(e, "Sigmoid", {}); }
+// UnaryQuantized of one op with these attributes.
+Status UnaryQuantizedOp(Expansion& e, const std::string& op,
+                        const std::vector<AttributeProto>& attrs) {
+  return UnaryQuantized(
+      e, [&](const std::string& x) { return e.Add(op, {x}, attrs); });
+}
+
+Status QLinearSigmoid(Expansion& e) {
+  return UnaryQuantizedOp(e, "Sigmoid", {});
+}
 
 Status QLinearLeakyRelu(Expansion& e) {
-  return UnaryQuantized(
+  return UnaryQuantizedOp(
       e, "LeakyRelu", {FloatAttr("alpha", FloatOr(e.node(), "alpha", 0.01f))});
 }
 
 Status QLinearGlobalAveragePool(Expansion& e) {
   WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
-  return UnaryQuantized(e, "GlobalAveragePool", {});
+  return UnaryQuantizedOp(e, "GlobalAveragePool", {});
 }
 
 Status QLinearAveragePool(Expansion& e) {
   WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
-  return UnaryQuantized(e, "AveragePool",
-                        AttrsBut(e.node(), {"channels_last"}));
+  return UnaryQuantizedOp(e, "AveragePool",
+                          AttrsBut(e.node(), {"channels_last"}));
 }
 
 Status QLinearReduceMean(Expansion& e) {
@@ -495,32 +512,17 @@ Status QLinearReduceMean(Expansion& e) {
   if (axes == nullptr) {
     return InvalidArgumentError(e.Where() + ": attribute 'axes' is required");
   }
-  if (e.opset() < 18) {
-    return UnaryQuantized(e, "ReduceMean", AttrsBut(e.node(), {}));
-  }
-  // From opset 18 ReduceMean takes its axes as an input.
-  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
-  if (!e.has_in(3)) {
-    return InvalidArgumentError(e.Where() + ": input 3 (y_scale) is required");
-  }
-  WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(4, 0, 2));
-  const std::string x = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
-  const std::string mean = e.ReduceMean(
-      x, std::vector<int64_t>(axes->ints().begin(), axes->ints().end()),
-      IntOr(e.node(), "keepdims", 1));
-  e.Add("QuantizeLinear", {mean, e.in(3), zero}, {}, e.out(0));
-  return Status::OK();
+  const std::vector<int64_t> axis_list(axes->ints().begin(),
+                                       axes->ints().end());
+  return UnaryQuantized(e, [&](const std::string& x) {
+    return e.ReduceMean(x, axis_list, IntOr(e.node(), "keepdims", 1));
+  });
 }
 
 // Q(DQ(A) op DQ(B)): A, A_scale, A_zero_point, B, B_scale, B_zero_point,
 // C_scale, C_zero_point (the zero points optional).
 Status BinaryQuantized(Expansion& e, const std::string& op) {
-  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
-  if (!e.has_in(3) || !e.has_in(4) || !e.has_in(6)) {
-    return InvalidArgumentError(e.Where() +
-                                ": inputs 3 (B), 4 (B_scale) and 6 (C_scale) "
-                                "are required");
-  }
+  WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {0, 1, 3, 4, 6}));
   WEFT_ASSIGN_OR_RETURN(const std::string zero, e.OutputZero(7, 0, 2));
   const std::string a = e.Add("DequantizeLinear", {e.in(0), e.in(1), e.in(2)});
   const std::string b = e.Add("DequantizeLinear", {e.in(3), e.in(4), e.in(5)});
@@ -626,13 +628,7 @@ Status DynamicQuantizeMatMul(Expansion& e) {
 // word_embedding, position_embedding, segment_embedding, gamma, beta,
 // mask, position_ids (positions 0, 1, ... when omitted).
 Status EmbedLayerNormalization(Expansion& e) {
-  WEFT_RETURN_IF_ERROR(NeedInputs(e, 1));
-  for (int i : {2, 3, 5}) {
-    if (!e.has_in(i)) {
-      return InvalidArgumentError(e.Where() + ": input " + std::to_string(i) +
-                                  " is required");
-    }
-  }
+  WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {0, 2, 3, 5}));
   const std::string ids = e.in(0);
   auto gather = [&](const std::string& table, const std::string& indices) {
     return e.Add("Gather", {table, indices}, {IntAttr("axis", 0)});
@@ -648,13 +644,10 @@ Status EmbedLayerNormalization(Expansion& e) {
   e.Add("LayerNormalization", {sum, e.in(5), e.in(6)},
         {IntAttr("axis", -1),
          FloatAttr("epsilon", FloatOr(e.node(), "epsilon", 1e-12f))},
-        e.out(0).empty() ? e.Fresh("normalized") : e.out(0));
+        e.out(0));
   if (e.wants_out(1)) {
-    const std::string mask =
-        e.has_in(7)
-            ? e.in(7)
-            : e.Add("Mul", {ids, e.Add("Cast", {e.Int(0)},
-                                       {IntAttr("to", TensorProto::INT32)})});
+    // Without a mask, ids - ids: zeros of the ids' shape.
+    const std::string mask = e.has_in(7) ? e.in(7) : e.Add("Sub", {ids, ids});
     e.Add("Cast", {e.ReduceSum(mask, {1}, 0)},
           {IntAttr("to", TensorProto::INT32)}, e.out(1));
     e.DeclareOutput(1, {TensorProto::INT32, std::vector<int64_t>{-1}});
