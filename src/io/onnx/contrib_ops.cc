@@ -855,9 +855,9 @@ Status MultiHeadAttention(Expansion& e) {
     const std::vector<std::string> bias = e.Split(e.in(3), 0, hidden);
     for (int i = 0; i < 3; ++i) qkv[i] = e.Add("Add", {qkv[i], bias[i]});
   }
-  const float scale =
-      FloatOr(e.node(), "scale",
-              1.0f / std::sqrt(static_cast<float>(hidden[0] / heads)));
+  const float scale = FloatOr(e.node(), "scale",
+                              1.0f / std::sqrt(static_cast<float>(hidden[0]) /
+                                               static_cast<float>(heads)));
   return Attend(e, {Heads(e, qkv[0], heads, {0, 2, 1, 3}),
                     Heads(e, qkv[1], heads, {0, 2, 3, 1}),
                     Heads(e, qkv[2], heads, {0, 2, 1, 3}), scale, 4,
