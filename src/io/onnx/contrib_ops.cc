@@ -746,8 +746,9 @@ StatusOr<std::string> HiddenByMask(Expansion& e, int mask, const char* what,
 
 // What Attend computes with: the heads of Q [batch, heads, sequence,
 // size], K transposed [batch, heads, size, total] and V, the scale, the
-// inputs of the mask and the attention bias (-1: none), and the tensors
-// whose axis 1 counts the keys and the queries.
+// node's input indices of the mask and the attention bias (either may be
+// omitted in the node), and the tensors whose axis 1 counts the keys and
+// the queries.
 struct AttentionHeads {
   std::string q, k, v;
   float scale;
@@ -783,8 +784,9 @@ Status Attend(Expansion& e, const AttentionHeads& h) {
         e.Add("Where",
               {later, e.Scalar(std::numeric_limits<float>::lowest()), scores});
   }
-  if (e.has_in(h.bias_input))
+  if (e.has_in(h.bias_input)) {
     scores = e.Add("Add", {scores, e.in(h.bias_input)});
+  }
   const std::string probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
   const std::string context =
       e.Add("Transpose", {e.Add("MatMul", {probs, h.v})},
