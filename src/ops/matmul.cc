@@ -25,15 +25,12 @@
 #include "ops/broadcast.h"
 #include "ops/dnnl_matmul.h"
 #include "ops/fused_activation.h"
+#include "ops/matmul_tiles.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
-
-struct MatMulDims {
-  int64_t m, k, n;
-};
 
 // The shapes of a (batched) product: matrix dims, the broadcast batch, and
 // whether A or B was a vector (its row or column dimension is then not in
@@ -111,23 +108,6 @@ StatusOr<MatMulShape> CheckShapes(const PartialShape& given_a,
     out.batch = *batch;
   }
   return out;
-}
-
-// Output tile size: rows x cols of C computed by one single-threaded call.
-// It depends only on the matrix sizes, never on the thread count, so results
-// are the same for every configuration. Large tiles run Eigen's kernel best
-// (measured on a 2-vCPU Intel Xeon guest, docs/kernels.md: 512 x 512 tiles
-// of a 2048 product reach ~90 GFLOP/s on one core, 64 x 256 tiles ~47); at
-// least two row tiles keep two cores busy on small products.
-struct TileShape {
-  int64_t rows, cols;
-};
-
-TileShape ChooseTiles(const MatMulDims& d) {
-  constexpr int64_t kMaxTile = 512;
-  auto round_up16 = [](int64_t x) { return (x + 15) / 16 * 16; };
-  return {std::clamp<int64_t>(round_up16((d.m + 1) / 2), 16, kMaxTile),
-          std::clamp<int64_t>(d.n, 1, kMaxTile)};
 }
 
 // op(A)'s rows, a batched A's matrices stacked, where A's shape is known

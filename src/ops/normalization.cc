@@ -13,39 +13,13 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/softmax_row.h"
 #include "kernels/vector_math.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 
 namespace weft::internal {
 namespace {
-
-// The sum of load(0..len-1) in double, in vectorisable fixed-order lanes.
-template <class Load>
-double RowSum(int64_t len, Load load) {
-  return vmath::LaneReduce<double>(len, 0.0, load,
-                                   [](double a, double b) { return a + b; });
-}
-
-// Softmax of one contiguous float32 row, in passes that each vectorise:
-// max, y = exp(x - max) with the sum of y in double lanes, then scale (or,
-// for LogSoftmax, y = x - max - log(sum) in double). A NaN in the row makes
-// the sum NaN and so the whole row NaN, whatever the maximum.
-template <bool kLog>
-void SoftmaxContiguousRow(const float* x, float* y, int64_t len) {
-  const float max = vmath::LaneMax(x, len);
-  for (int64_t j = 0; j < len; ++j) y[j] = vmath::ExpF(x[j] - max);
-  const double sum = RowSum(len, [y](int64_t j) { return double{y[j]}; });
-  if constexpr (kLog) {
-    const double log_sum = std::log(sum);
-    for (int64_t j = 0; j < len; ++j) {
-      y[j] = static_cast<float>(double{x[j] - max} - log_sum);
-    }
-  } else {
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < len; ++j) y[j] *= inv;
-  }
-}
 
 // Softmax of one row strided by `inner` (an axis that is not the last):
 // the same arithmetic, one element at a time.

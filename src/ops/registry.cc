@@ -46,6 +46,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterDetectionOps(registry);
   RegisterGridSampleOps(registry);
   RegisterImageOps(registry);
+  RegisterAttentionOps(registry);
 }
 
 }  // namespace weft::internal

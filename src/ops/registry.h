@@ -45,6 +45,7 @@ void RegisterRoiOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);
 void RegisterGridSampleOps(OpRegistry& registry);
 void RegisterImageOps(OpRegistry& registry);
+void RegisterAttentionOps(OpRegistry& registry);
 
 }  // namespace weft::internal
 

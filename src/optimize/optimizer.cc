@@ -74,6 +74,11 @@ const std::vector<Pass>& Pipeline() {
         "a Mul by a scalar constant, or a Div by a power of two, after a "
         "MatMul becomes its alpha (attention's 1 / sqrt(d))"},
        Run<internal::FuseMatMulScales>},
+      {{"attention-fusion",
+        "Reshape/Transpose of Q, K, V into heads -> MatMul [-> Add mask] -> "
+        "Softmax -> MatMul -> Transpose/Reshape becomes FusedAttention, "
+        "reading the heads in place (from a Split's columns too)"},
+       Run<internal::FuseAttention>},
       {{"matmul-add-to-gemm",
         "a 2-D MatMul and the Add of a bias become one Gemm"},
        Run<internal::FuseMatMulAdd>},

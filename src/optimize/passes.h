@@ -21,6 +21,7 @@ int RecognizeLayerNorm(GraphEditor& graph);
 int RecognizeGelu(GraphEditor& graph);
 int FoldBatchNorm(GraphEditor& graph);
 int FuseMatMulScales(GraphEditor& graph);
+int FuseAttention(GraphEditor& graph);
 int FuseMatMulAdd(GraphEditor& graph);
 int FuseConvResidual(GraphEditor& graph);
 int FuseActivations(GraphEditor& graph);
