@@ -151,7 +151,8 @@ int FuseAttention(GraphEditor& graph) {
           mask = adding.inputs[static_cast<size_t>(1 - side)];
         }
       }
-      const auto mask_dims = mask.empty() ? std::nullopt : KnownDims(graph, mask);
+      const auto mask_dims =
+          mask.empty() ? std::nullopt : KnownDims(graph, mask);
       if (!mask_dims || mask_dims->size() > 4 ||
           graph.Dtype(mask) != DataType::kFloat32 ||
           KnownDims(graph, adding.name) != scores) {

@@ -16,11 +16,11 @@ using test::MustAdd;
 // that the products have a partial row tile (Sq = 24: tiles of 16 rows).
 struct Form {
   int64_t batch = 2, queries = 24, keys = 24, heads = 3, size = 16;
-  bool split = true;        // Q, K, V from one Split of [B, S, 3 H D]
-  bool split_extra = false; // the Split's Q also read by another node
+  bool split = true;         // Q, K, V from one Split of [B, S, 3 H D]
+  bool split_extra = false;  // the Split's Q also read by another node
   std::vector<int64_t> mask = {2, 1, 1, 24};  // {} for none
-  bool mask_first = false;  // Add(mask, scores)
-  float divisor = 4.0f;     // Div (a power of two) or Mul by 1 / divisor
+  bool mask_first = false;                    // Add(mask, scores)
+  float divisor = 4.0f;  // Div (a power of two) or Mul by 1 / divisor
   bool divide = true;
   std::vector<int64_t> k_perm = {0, 2, 3, 1};
   int64_t softmax_axis = -1;
@@ -28,18 +28,18 @@ struct Form {
 };
 
 void Ints(Graph& g, const std::string& name, const std::vector<int64_t>& v) {
-  g.Const(name, Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())},
-                                            v));
+  g.Const(name,
+          Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v));
 }
 
 // Reshape [B, S, H D] -> [B, S, H, D] -> Transpose(perm), named prefix_*.
 std::string Heads(Graph& g, const Form& f, const std::string& x, int64_t seq,
-                  const std::string& prefix,
-                  const std::vector<int64_t>& perm) {
+                  const std::string& prefix, const std::vector<int64_t>& perm) {
   Ints(g, prefix + "_shape", {f.batch, seq, f.heads, f.size});
   MustAdd(g, {prefix + "_4d", "Reshape", {x, prefix + "_shape"}, {}, ""});
-  MustAdd(g, {prefix + "_heads", "Transpose", {prefix + "_4d"},
-              {{"perm", perm}}, ""});
+  MustAdd(
+      g,
+      {prefix + "_heads", "Transpose", {prefix + "_4d"}, {{"perm", perm}}, ""});
   return prefix + "_heads";
 }
 
@@ -49,8 +49,11 @@ Graph AttentionGraph(const Form& f) {
   std::string q = "q", k = "k", v = "v";
   if (f.split) {
     g.Placeholder("qkv", DataType::kFloat32, {f.batch, f.queries, 3 * width});
-    MustAdd(g, {"split", "Split", {"qkv"},
-                {{"axis", int64_t{-1}}, {"num_outputs", int64_t{3}}}, ""});
+    MustAdd(g, {"split",
+                "Split",
+                {"qkv"},
+                {{"axis", int64_t{-1}}, {"num_outputs", int64_t{3}}},
+                ""});
     q = "split";
     k = "split:1";
     v = "split:2";
@@ -84,8 +87,11 @@ Graph AttentionGraph(const Form& f) {
   MustAdd(g, {"probs", "Softmax", {logits}, {{"axis", f.softmax_axis}}, ""});
   if (f.probs_read_twice) g.Relu("probs_also", "probs");
   g.MatMul("context", "probs", vh);
-  MustAdd(g, {"context_t", "Transpose", {"context"},
-              {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, ""});
+  MustAdd(g, {"context_t",
+              "Transpose",
+              {"context"},
+              {{"perm", std::vector<int64_t>{0, 2, 1, 3}}},
+              ""});
   Ints(g, "merged_shape", {f.batch, f.queries, width});
   MustAdd(g, {"y", "Reshape", {"context_t", "merged_shape"}, {}, ""});
   return g;
@@ -95,9 +101,11 @@ NamedTensors Feeds(const Form& f) {
   const int64_t width = f.heads * f.size;
   NamedTensors feeds;
   if (f.split) {
-    feeds.emplace_back("qkv", test::SeededFloats({f.batch, f.queries, 3 * width}, 11));
+    feeds.emplace_back("qkv",
+                       test::SeededFloats({f.batch, f.queries, 3 * width}, 11));
   } else {
-    feeds.emplace_back("q", test::SeededFloats({f.batch, f.queries, width}, 12));
+    feeds.emplace_back("q",
+                       test::SeededFloats({f.batch, f.queries, width}, 12));
     feeds.emplace_back("k", test::SeededFloats({f.batch, f.keys, width}, 13));
     feeds.emplace_back("v", test::SeededFloats({f.batch, f.keys, width}, 14));
   }
@@ -156,8 +164,8 @@ TEST(AttentionFusionTest, TheSplitEncoderFormBecomesOneNodeWithTheSameBits) {
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   const auto ops = test::Ops(optimized->graph);
   EXPECT_EQ(ops.count("FusedAttention"), 1u);
-  for (const char* gone : {"Split", "Reshape", "Transpose", "MatMul",
-                           "Softmax", "Add", "Div"}) {
+  for (const char* gone :
+       {"Split", "Reshape", "Transpose", "MatMul", "Softmax", "Add", "Div"}) {
     EXPECT_EQ(ops.count(gone), 0u) << gone;
   }
   const NodeDef* y = optimized->graph.FindNode("y");
