@@ -1,7 +1,8 @@
 """The graph passes change how a model runs, never what it computes: small
 graphs of the patterns each pass rewrites (Conv -> BatchNormalization ->
 activation -> residual Add, MatMul with a scale and a bias, the decomposed
-LayerNormalization and Gelu, QDQ groups with uint8 and int8 activations),
+LayerNormalization and Gelu, QDQ groups with uint8 and int8 activations,
+multi-head attention),
 drawn at random from a fixed seed with intermediate values fetched as well,
 give the same outputs with the passes as without them: float outputs to
 within rounding (folding reorders the arithmetic), quantized ones to within
@@ -173,7 +174,50 @@ def qdq_block(b):
     b.fetch.append(q)
 
 
-PATTERNS = [conv_block, matmul_block, layernorm_block, gelu_block, qdq_block]
+def attention_block(b):
+    """Multi-head attention as torch exports it: Q, K, V from one Split or
+    fed apart, into heads, scaled scores, an optional mask, Softmax, the
+    context merged back."""
+    batch, heads, size = (int(v) for v in b.rng.integers(1, 4, 3))
+    size *= 4
+    queries = int(b.rng.integers(1, 20))
+    keys = queries if b.rng.random() < 0.5 else int(b.rng.integers(1, 20))
+    width = heads * size
+    # A fetched intermediate makes the session run the graph as given:
+    # most cases fetch the output alone, so that the fused node runs.
+    inside = b.maybe_fetch if b.rng.random() < 0.3 else (lambda x: x)
+    if keys == queries and b.rng.random() < 0.6:
+        qkv = b.feed(b.floats(batch, queries, 3 * width))
+        split = b.name("t")
+        b.nodes.append(helper.make_node(
+            "Split", [qkv], [split + "q", split + "k", split + "v"], axis=-1))
+        q, k, v = split + "q", split + "k", split + "v"
+    else:
+        q = b.feed(b.floats(batch, queries, width))
+        k, v = (b.feed(b.floats(batch, keys, width)) for _ in range(2))
+
+    def heads_of(x, seq, perm):
+        shape = b.const(np.array([batch, seq, heads, size], np.int64))
+        return b.op("Transpose", [b.op("Reshape", [x, shape])], perm=perm)
+    scores = b.op("MatMul", [heads_of(q, queries, [0, 2, 1, 3]),
+                             heads_of(k, keys, [0, 2, 3, 1])])
+    scores = b.op("Div" if b.rng.random() < 0.5 else "Mul",
+                  [inside(scores), b.const(np.float32(4.0))])
+    if b.rng.random() < 0.7:
+        shape = [(batch, 1, 1, keys), (queries, keys),
+                 (batch, heads, queries, keys)][int(b.rng.integers(3))]
+        mask = np.where(b.rng.random(shape) < 0.2, -10000.0, 0.0)
+        scores = b.op("Add", [inside(scores),
+                              b.feed(mask.astype(np.float32))])
+    probs = inside(b.op("Softmax", [scores], axis=-1))
+    context = b.op("Transpose", [b.op("MatMul", [probs, heads_of(
+        v, keys, [0, 2, 1, 3])])], perm=[0, 2, 1, 3])
+    b.fetch.append(b.op("Reshape", [inside(context), b.const(
+        np.array([batch, queries, width], np.int64))]))
+
+
+PATTERNS = [conv_block, matmul_block, layernorm_block, gelu_block, qdq_block,
+            attention_block]
 
 
 def run(model, feeds, optimize):

@@ -148,7 +148,7 @@ void ExpectSameBits(const Form& f) {
 }
 
 StatusOr<OptimizedGraph> Optimized(const Form& f,
-                                   GraphPassOptions options = {}) {
+                                   const GraphPassOptions& options = {}) {
   return OptimizeGraph(AttentionGraph(f), options);
 }
 
