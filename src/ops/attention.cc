@@ -124,12 +124,15 @@ class FusedAttentionKernel : public OpKernel {
             " must be a float32 [batch, sequence, width] tensor; got " +
             std::string(DataTypeName(x.dtype())) + " " + s.ToString());
       }
-      if (offsets_[i] < 0 || offsets_[i] + heads_ * size_ > s.dim(2)) {
+      // Compared by division: hostile attributes must not overflow.
+      const int64_t columns = s.dim(2);
+      if (offsets_[i] < 0 || offsets_[i] > columns || heads_ > columns ||
+          size_ > (columns - offsets_[i]) / heads_) {
         return InvalidArgumentError(
             std::string("FusedAttention's ") + kNames[i] + " " + s.ToString() +
-            " has no columns [" + std::to_string(offsets_[i]) + ", " +
-            std::to_string(offsets_[i] + heads_ * size_) + ") for " +
-            std::to_string(heads_) + " heads of " + std::to_string(size_));
+            " has no room for " + std::to_string(heads_) + " heads of " +
+            std::to_string(size_) + " columns from column " +
+            std::to_string(offsets_[i]));
       }
       if (batch >= 0 && s.dim(0) != batch) {
         return InvalidArgumentError(
@@ -149,7 +152,12 @@ class FusedAttentionKernel : public OpKernel {
                                          sources[1].rows};
     const float* mask = nullptr;
     MaskStrides mask_strides;
-    if (ctx.num_inputs() > 3) {
+    if (ctx.num_inputs() > 4) {
+      return InvalidArgumentError(
+          "FusedAttention takes q, k, v and at most one mask; got " +
+          std::to_string(ctx.num_inputs()) + " inputs");
+    }
+    if (ctx.num_inputs() == 4) {
       const Tensor& m = ctx.input(3);
       if (m.dtype() != DataType::kFloat32) {
         return InvalidArgumentError(
@@ -293,8 +301,13 @@ void RegisterAttentionOps(OpRegistry& registry) {
           .Attr("alpha", AttrType::kFloat, 1.0)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const PartialShape& q = ctx.input_shape(0);
-            const int64_t width =
-                ctx.attr<int64_t>(kNumHeads) * ctx.attr<int64_t>(kHeadSize);
+            int64_t width = 0;
+            if (__builtin_mul_overflow(ctx.attr<int64_t>(kNumHeads),
+                                       ctx.attr<int64_t>(kHeadSize), &width) ||
+                width < 0) {
+              return InvalidArgumentError(
+                  "FusedAttention's num_heads x head_size is out of range");
+            }
             if (q.rank_known() && q.rank() != 3) {
               return InvalidArgumentError(
                   "FusedAttention's q must have rank 3; got " + q.ToString());
