@@ -673,7 +673,9 @@ class MatMulIntegerKernel : public IntegerProductKernel {
 // b_zero_point)), scale)) in one pass, as the matmul-integer-fusion pass
 // makes it from quantize_dynamic's graphs, each operation rounded as those
 // nodes round it (this file is built without fused multiply-adds). scale
-// holds one value or one per column (N), bias one per column.
+// holds one value or one per column (N), bias one per column; a residual
+// (input 6, after a bias, from conv-residual-fusion: a transformer's skip
+// connection) of the output's shape is added after the bias.
 class FusedMatMulIntegerKernel : public IntegerProductKernel {
  public:
   explicit FusedMatMulIntegerKernel(const KernelConstruction& c)
@@ -681,10 +683,10 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
         activation_(ActivationFromAttrs(c.attrs())) {}
 
   Status Compute(KernelContext& ctx) const override {
-    if (ctx.num_inputs() < 5 || ctx.num_inputs() > 6) {
+    if (ctx.num_inputs() < 5 || ctx.num_inputs() > 7) {
       return InvalidArgumentError(
           "takes A, B, a_zero_point, b_zero_point, scale and an optional "
-          "bias");
+          "bias and residual");
     }
     WEFT_RETURN_IF_ERROR(activation_.status());
     WEFT_ASSIGN_OR_RETURN(IntegerProductInputs in,
@@ -718,6 +720,16 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, in.p.out));
+    const float* residual = nullptr;
+    if (ctx.num_inputs() > 6) {
+      const Tensor& z = ctx.input(6);
+      if (z.dtype() != DataType::kFloat32 || !(z.shape() == y->shape())) {
+        return InvalidArgumentError(
+            "residual must be float32 " + y->shape().ToString() + ", got " +
+            DataTypeName(z.dtype()) + " " + z.shape().ToString());
+      }
+      residual = z.data<float>();
+    }
     float* out = y->data<float>();
     if (const DirectProductWeights* direct =
             Direct(in.p, in.a_zeros, in.a->dtype())) {
@@ -727,7 +739,7 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
       scaled.y = out;
       MultiplyUint8DirectScaled(
           ctx, in.a->data<uint8_t>(), in.a->NumElements() / in.p.k,
-          ScalarZero(in.a_zero), *direct, scaled, *activation_);
+          ScalarZero(in.a_zero), *direct, scaled, *activation_, residual);
       return Status::OK();
     }
     std::vector<int32_t> sums(static_cast<size_t>(y->NumElements()));
@@ -739,7 +751,9 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
           const float product =
               static_cast<float>(sums[static_cast<size_t>(r * n + j)]) *
               scales[static_cast<size_t>(j)];
-          out[r * n + j] = bias == nullptr ? product : bias[j] + product;
+          const float biased = bias == nullptr ? product : bias[j] + product;
+          out[r * n + j] =
+              residual == nullptr ? biased : biased + residual[r * n + j];
         }
       }
     });

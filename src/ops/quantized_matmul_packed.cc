@@ -201,8 +201,9 @@ void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
                                int64_t rows, int32_t a_zero,
                                const DirectProductWeights& b,
                                RequantizedOutput out,
-                               const ActivationSpec& activation) {
-  if (activation.kind == FusedActivation::kNone) {
+                               const ActivationSpec& activation,
+                               const float* residual) {
+  if (activation.kind == FusedActivation::kNone && residual == nullptr) {
     MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(float),
                        DirectConvTileScaled);
     return;
@@ -215,10 +216,17 @@ void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
         DirectConvTileScaled(kernel, w, block, row_of, count, tap, tile_out);
         const int64_t first = block * kDirectBlock;
         const int64_t cols = std::min(kDirectBlock, b.n - first);
+        // The tile's rows start where its outputs do: tile_out.y.
+        const int64_t row0 =
+            (static_cast<float*>(tile_out.y) - static_cast<float*>(out.y)) /
+            b.n;
         for (int64_t i = 0; i < count; ++i) {
-          ApplyActivation(activation,
-                          static_cast<float*>(tile_out.y) + i * b.n + first,
-                          cols);
+          float* y = static_cast<float*>(tile_out.y) + i * b.n + first;
+          if (residual != nullptr) {
+            const float* z = residual + (row0 + i) * b.n + first;
+            for (int64_t j = 0; j < cols; ++j) y[j] = y[j] + z[j];
+          }
+          ApplyActivation(activation, y, cols);
         }
       });
 }

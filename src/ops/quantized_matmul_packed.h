@@ -74,13 +74,15 @@ void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
                                     RequantizedOutput out);
 // The same sums as float, times scale[j] plus bias[j] (no bias: null):
 // MatMulInteger, Cast, Mul and Add in one pass (out.multiplier is the
-// scale, out.bias the bias; out.offset, m and ldy are filled here), then
-// `activation` on each tile while it is in cache.
+// scale, out.bias the bias; out.offset, m and ldy are filled here), then,
+// on each tile while it is in cache, the element of `residual` (rows x N
+// floats, or null) added, then `activation`.
 void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
                                int64_t rows, int32_t a_zero,
                                const DirectProductWeights& b,
                                RequantizedOutput out,
-                               const ActivationSpec& activation);
+                               const ActivationSpec& activation,
+                               const float* residual);
 
 // `activation` on y's rows x n floats, over the intra-op pool. Here, not in
 // quantize_ops.cc, which is built without fused multiply-adds: an

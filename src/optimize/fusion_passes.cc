@@ -319,7 +319,12 @@ int FuseConvResidual(GraphEditor& graph) {
       }
       const NodeDef& conv = graph.node(in.node);
       const bool plain = conv.op == "Conv";
-      if (!plain && !(conv.op == "FusedConv" && conv.inputs.size() == 3)) {
+      // A dynamically quantized product with its bias (a transformer's
+      // projection before the skip connection) takes z as its residual.
+      const bool integer =
+          conv.op == "FusedMatMulInteger" && conv.inputs.size() == 6;
+      if (!plain && !integer &&
+          !(conv.op == "FusedConv" && conv.inputs.size() == 3)) {
         continue;
       }
       const std::string& z = sum.inputs[1 - k];
@@ -332,13 +337,15 @@ int FuseConvResidual(GraphEditor& graph) {
           !IsFloatOrDouble(dtype) || graph.Dtype(z) != dtype) {
         continue;
       }
-      const std::string b = BiasOrZeros(graph, conv, *dtype);
-      if (b.empty()) continue;
-      NodeDef fused{sum.name,
-                    "FusedConv",
-                    {conv.inputs[0], conv.inputs[1], b, z},
-                    conv.attrs,
-                    sum.device};
+      NodeDef fused{sum.name, conv.op, conv.inputs, conv.attrs, sum.device};
+      if (integer) {
+        fused.inputs.push_back(z);
+      } else {
+        const std::string b = BiasOrZeros(graph, conv, *dtype);
+        if (b.empty()) continue;
+        fused.op = "FusedConv";
+        fused.inputs = {conv.inputs[0], conv.inputs[1], b, z};
+      }
       if (plain) {
         fused.attrs["activation"] = std::string();
         fused.attrs["activation_params"] = std::vector<double>{};

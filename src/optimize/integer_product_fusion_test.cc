@@ -21,6 +21,7 @@ struct Form {
   bool b_zero = false;    // B's zero point not 0 (no direct tiles)
   bool wide_add = false;  // Add of a full tensor: not a bias
   bool gelu = false;      // a Gelu after y (activation-fusion takes it in)
+  bool residual = false;  // Add(., z) of a full tensor after the bias
 };
 
 constexpr int64_t kRows = 5, kK = 24, kN = 70;
@@ -56,7 +57,13 @@ Graph DynamicProduct(const Form& form) {
       bias.push_back(0.3f * static_cast<float>(j % 7) - 1.0f);
     }
     g.Const("bias", Tensor::FromVector<float>({kN}, bias));
-    test::MustAdd(g, {"y", "Add", {"bias", "scaled"}, {}, ""});
+    if (form.residual) {
+      g.Placeholder("z", DataType::kFloat32, PartialShape({2, kRows, kN}));
+      test::MustAdd(g, {"biased", "Add", {"bias", "scaled"}, {}, ""});
+      test::MustAdd(g, {"y", "Add", {"z", "biased"}, {}, ""});
+    } else {
+      test::MustAdd(g, {"y", "Add", {"bias", "scaled"}, {}, ""});
+    }
   } else if (form.wide_add) {
     g.Placeholder("z", DataType::kFloat32, PartialShape({2, kRows, kN}));
     test::MustAdd(g, {"y", "Add", {"scaled", "z"}, {}, ""});
@@ -69,7 +76,7 @@ Graph DynamicProduct(const Form& form) {
 
 NamedTensors Feeds(const Form& form) {
   NamedTensors feeds = {{"x", test::SeededFloats(Shape{2, kRows, kK}, 3)}};
-  if (form.wide_add) {
+  if (form.wide_add || form.residual) {
     feeds.push_back({"z", test::SeededFloats(Shape{2, kRows, kN}, 4)});
   }
   return feeds;
@@ -81,7 +88,8 @@ NamedTensors Feeds(const Form& form) {
 // panels and the fused loop)), at one and two threads; an Add of a full
 // tensor is not a bias and stays. A Gelu after it runs in the fused node
 // (on each tile of the direct path, over the rows of the other), with the
-// bits the Gelu node gives.
+// bits the Gelu node gives; so does an Add of a full tensor after the bias
+// (conv-residual-fusion makes it the product's residual).
 TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
   const Form forms[] = {
       {"bias, scale per column"},
@@ -91,6 +99,9 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
       {"a full-tensor Add", false, true, false, true},
       {"bias, then Gelu", true, true, false, false, true},
       {"B zero point 3, then Gelu", true, true, true, false, true},
+      {"bias, then a residual", true, true, false, false, false, true},
+      {"B zero point 3, a residual, then Gelu", true, true, true, false, true,
+       true},
   };
   for (const Form& form : forms) {
     SCOPED_TRACE(form.name);
@@ -102,6 +113,13 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
     EXPECT_EQ(ops.count("MatMulInteger") + ops.count("Cast"), 0u);
     EXPECT_EQ(ops.count("Add"), form.wide_add ? 1u : 0u);
     EXPECT_EQ(ops.count("Gelu"), 0u);
+    if (form.residual) {
+      const NodeDef* fused = optimized->graph.FindNode(form.gelu ? "out" : "y");
+      ASSERT_NE(fused, nullptr);
+      EXPECT_EQ(fused->op, "FusedMatMulInteger");
+      EXPECT_EQ(fused->inputs.size(), 7u);
+      EXPECT_EQ(fused->inputs.back(), "z");
+    }
     if (form.gelu) {
       const NodeDef* fused = optimized->graph.FindNode("out");
       ASSERT_NE(fused, nullptr);
@@ -166,6 +184,14 @@ TEST(MatMulIntegerFusionTest, TheFusedOpNamesWhatIsWrong) {
       {test::SeededFloats(Shape{3, 8}, 1), b, Tensor::Scalar<float>(0),
        Tensor::Scalar<int8_t>(0), Tensor::Scalar<float>(0.5f)});
   ASSERT_FALSE(float_a.ok());
+  auto bad_residual = test::RunOneNode(
+      "FusedMatMulInteger",
+      {a, b, Tensor::Scalar<uint8_t>(1), Tensor::Scalar<int8_t>(0),
+       Tensor::Scalar<float>(0.5f), test::SeededFloats(Shape{5}, 3),
+       test::SeededFloats(Shape{5, 3}, 4)});
+  ASSERT_FALSE(bad_residual.ok());
+  EXPECT_THAT(bad_residual.status().message(),
+              ::testing::HasSubstr("residual must be float32 [3, 5]"));
 }
 
 }  // namespace

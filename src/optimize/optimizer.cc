@@ -84,7 +84,8 @@ const std::vector<Pass>& Pipeline() {
        Run<internal::FuseMatMulAdd>},
       {{"conv-residual-fusion",
         "Conv + Add of a same-shaped tensor becomes FusedConv (the Add in "
-        "the output loop)"},
+        "the output loop); a FusedMatMulInteger with a bias takes such an "
+        "Add (a transformer's skip connection) as its residual"},
        Run<internal::FuseConvResidual>},
       {{"activation-fusion",
         "Relu, Clip, LeakyRelu, HardSwish or Gelu after a Conv or Gemm "
