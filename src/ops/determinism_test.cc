@@ -59,6 +59,17 @@ Graph EveryOpGraph(std::vector<std::string>* fetches) {
   auto a2 = g.RandomUniform("a2", DataType::kFloat32, {131, 77}, 18);
   node("gemm", "Gemm", {a2, b, g.Const("c", Tensor::Scalar<float>(1))},
        {{"alpha", 0.5}, {"beta", 2.0}});
+  // Attention over 2 x 75 positions, 3 heads of 20, Q, K and V from one
+  // tensor, with a mask per key: row tiles of 48 queries, a partial last.
+  auto qkv = g.RandomUniform("qkv", DataType::kFloat32, {2, 75, 180}, 19);
+  auto keys_mask =
+      g.RandomUniform("keys_mask", DataType::kFloat32, {2, 1, 1, 75}, 20);
+  node("attention", "FusedAttention", {qkv, qkv, qkv, keys_mask},
+       {{"num_heads", int64_t{3}},
+        {"head_size", int64_t{20}},
+        {"k_offset", int64_t{60}},
+        {"v_offset", int64_t{120}},
+        {"alpha", 0.25}});
   node("concat", "Concat", {x, y}, {{"axis", 0}});
   node("split", "Split", {x}, {{"axis", 1}, {"num_outputs", 3}});
   fetches->push_back("split:2");
