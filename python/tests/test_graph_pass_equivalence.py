@@ -201,8 +201,10 @@ def attention_block(b):
         return b.op("Transpose", [b.op("Reshape", [x, shape])], perm=perm)
     scores = b.op("MatMul", [heads_of(q, queries, [0, 2, 1, 3]),
                              heads_of(k, keys, [0, 2, 3, 1])])
+    # 4 becomes the product's alpha; sqrt(32) stays a division.
+    scale = 4.0 if b.rng.random() < 0.5 else np.sqrt(32.0)
     scores = b.op("Div" if b.rng.random() < 0.5 else "Mul",
-                  [inside(scores), b.const(np.float32(4.0))])
+                  [inside(scores), b.const(np.float32(scale))])
     if b.rng.random() < 0.7:
         shape = [(batch, 1, 1, keys), (queries, keys),
                  (batch, heads, queries, keys)][int(b.rng.integers(3))]

@@ -2,7 +2,8 @@
 // held as [batch, sequence, width] matrices, made by the attention-fusion
 // pass from the chain exported models spell it as:
 //
-//   Reshape/Transpose of Q, K, V into heads -> MatMul (alpha) [-> Add mask]
+//   Reshape/Transpose of Q, K, V into heads -> MatMul (alpha) [-> Div]
+//     [-> Add mask]
 //     -> Softmax -> MatMul -> Transpose -> Reshape to [batch, sequence, heads
 //     * size]
 //
@@ -21,7 +22,8 @@
 //
 // Bits: those of the chain. Each product is cut into MatMul's tiles
 // (ChooseTiles) and run by the same tile kernel on the same values; each
-// score is scaled by alpha as MatMul's epilogue does, the mask added as Add
+// score is scaled by alpha as MatMul's epilogue does, divided by `divisor`
+// as a Div node after the product divides (1: none), the mask added as Add
 // adds it, and each row normalised by Softmax's own row function. A tile is
 // computed by one thread in a fixed order, so the output does not depend on
 // the thread count either.
@@ -104,7 +106,8 @@ class FusedAttentionKernel : public OpKernel {
         size_(c.attr<int64_t>(kHeadSize)),
         offsets_{c.attr<int64_t>("q_offset"), c.attr<int64_t>("k_offset"),
                  c.attr<int64_t>("v_offset")},
-        alpha_(static_cast<float>(c.attr<double>("alpha"))) {}
+        alpha_(static_cast<float>(c.attr<double>("alpha"))),
+        divisor_(static_cast<float>(c.attr<double>("divisor"))) {}
 
   Status Compute(KernelContext& ctx) const override {
     if (heads_ <= 0 || size_ <= 0) {
@@ -235,6 +238,9 @@ class FusedAttentionKernel : public OpKernel {
               if (alpha_ != 1.0f) {
                 for (int64_t j = 0; j < sk; ++j) row[j] *= alpha_;
               }
+              if (divisor_ != 1.0f) {  // x / 1 is x: skipped.
+                for (int64_t j = 0; j < sk; ++j) row[j] = row[j] / divisor_;
+              }
               if (mask != nullptr) {
                 const float* m = mask + b * ms.b + h * ms.h + (r0 + i) * ms.i;
                 for (int64_t j = 0; j < sk; ++j) row[j] = row[j] + m[j * ms.j];
@@ -258,7 +264,7 @@ class FusedAttentionKernel : public OpKernel {
 
   const int64_t heads_, size_;
   const int64_t offsets_[3];
-  const float alpha_;
+  const float alpha_, divisor_;
 };
 
 double AttentionCost(const InferenceContext& ctx) {
@@ -278,7 +284,8 @@ double AttentionCost(const InferenceContext& ctx) {
 
 constexpr OpSummary kSummaries[] = {
     {"FusedAttention",
-     "softmax(alpha Q K^T + mask) V per head, Q, K and V read in place from "
+     "softmax(alpha Q K^T / divisor + mask) V per head, Q, K and V read in "
+     "place from "
      "[batch, sequence, width] tensors (made by the attention-fusion pass)"},
 };
 
@@ -299,6 +306,7 @@ void RegisterAttentionOps(OpRegistry& registry) {
           .Attr("k_offset", AttrType::kInt, int64_t{0})
           .Attr("v_offset", AttrType::kInt, int64_t{0})
           .Attr("alpha", AttrType::kFloat, 1.0)
+          .Attr("divisor", AttrType::kFloat, 1.0)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const PartialShape& q = ctx.input_shape(0);
             int64_t width = 0;

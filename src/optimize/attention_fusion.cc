@@ -4,7 +4,8 @@
 //
 //   q, k, v [B, S, H D] (or the outputs of one Split along the last axis)
 //     -> Reshape [B, S, H, D] -> Transpose (0 2 1 3; K: 0 2 3 1)
-//     -> MatMul(Q, K^T) (alpha from matmul-scale-fusion) [-> Add mask]
+//     -> MatMul(Q, K^T) (alpha from matmul-scale-fusion) [-> Div by a
+//     scalar constant] [-> Add mask]
 //     -> Softmax(last axis) -> MatMul(., V) -> Transpose (0 2 1 3)
 //     -> Reshape [B, Sq, H D]
 //
@@ -29,8 +30,8 @@ std::optional<std::vector<int64_t>> KnownDims(GraphEditor& graph,
   return shape->dims();
 }
 
-// Node i when it is takeable, has op `op`, reads output 0 of nothing
-// unusual, and is read only by `consumer`.
+// Whether node i is takeable, has op `op`, and is read by `consumer`
+// alone, once (GraphEditor::SoleConsumer).
 bool IsSoleStep(const GraphEditor& graph, int i, const char* op, int consumer) {
   return Takeable(graph, i) && graph.node(i).op == op &&
          graph.SoleConsumer(i) == consumer;
@@ -120,11 +121,49 @@ int ReadThroughSplit(GraphEditor& graph, std::array<HeadChain, 3>& chains) {
   return split;
 }
 
+// The scores' product as `consumer` reads it through `input`: a MatMul,
+// or a Div of one by a float32 scalar constant (a scale matmul-scale-fusion
+// leaves as it is: 1 / sqrt(32) is not a power of two, and x / c is then
+// not x times any float).
+struct ScoresSource {
+  int product = -1, div = -1;
+  float divisor = 1.0f;
+};
+
+std::optional<ScoresSource> MatchScores(GraphEditor& graph,
+                                        const std::string& input,
+                                        int consumer) {
+  ScoresSource found;
+  NodeUse p = graph.Producer(input);
+  if (p.slot == 0 && Takeable(graph, p.node) &&
+      graph.node(p.node).op == "Div") {
+    const NodeDef& div = graph.node(p.node);
+    const Tensor* c =
+        div.inputs.size() == 2 ? graph.Constant(div.inputs[1]) : nullptr;
+    if (graph.SoleConsumer(p.node) != consumer || c == nullptr ||
+        c->dtype() != DataType::kFloat32 || c->NumElements() != 1 ||
+        KnownDims(graph, div.name) != KnownDims(graph, div.inputs[0])) {
+      return std::nullopt;
+    }
+    found.div = p.node;
+    found.divisor = *c->data<float>();
+    consumer = p.node;
+    p = graph.Producer(div.inputs[0]);
+  }
+  if (p.slot != 0 || !IsSoleStep(graph, p.node, "MatMul", consumer)) {
+    return std::nullopt;
+  }
+  found.product = p.node;
+  return found;
+}
+
 }  // namespace
 
 int FuseAttention(GraphEditor& graph) {
   int rewrites = 0;
-  std::vector<int> shape_inputs;  // Of the removed Reshapes.
+  // What the removed Reshapes and Splits read besides the data: their
+  // constant shapes and sizes, swept when nothing else reads them.
+  std::vector<int> shape_inputs;
   for (int sm = 0; sm < graph.size(); ++sm) {
     if (!Takeable(graph, sm) || graph.node(sm).op != "Softmax") continue;
     const NodeDef& softmax = graph.node(sm);
@@ -135,19 +174,21 @@ int FuseAttention(GraphEditor& graph) {
         graph.Dtype(softmax.name) != DataType::kFloat32) {
       continue;
     }
-    // The scores' product, and the mask Add between it and the Softmax.
-    int add = -1, qk = graph.Producer(softmax.inputs[0]).node;
+    // The scores' product (and its Div), and the mask Add between them and
+    // the Softmax.
+    int add = -1;
+    std::optional<ScoresSource> source;
     std::string mask;
-    if (Takeable(graph, qk) && graph.node(qk).op == "Add" &&
-        graph.SoleConsumer(qk) == sm) {
-      add = qk;
+    const int before = graph.Producer(softmax.inputs[0]).node;
+    if (Takeable(graph, before) && graph.node(before).op == "Add" &&
+        graph.SoleConsumer(before) == sm) {
+      add = before;
       const NodeDef& adding = graph.node(add);
-      qk = -1;
       for (int side = 0; side < 2 && adding.inputs.size() == 2; ++side) {
-        const NodeUse p = graph.Producer(adding.inputs[side]);
-        if (p.slot == 0 && p.node >= 0 && graph.node(p.node).op == "MatMul" &&
-            graph.SoleConsumer(p.node) == add) {
-          qk = p.node;
+        std::optional<ScoresSource> found =
+            MatchScores(graph, adding.inputs[side], add);
+        if (found && !source) {
+          source = found;
           mask = adding.inputs[static_cast<size_t>(1 - side)];
         }
       }
@@ -158,8 +199,11 @@ int FuseAttention(GraphEditor& graph) {
           KnownDims(graph, adding.name) != scores) {
         continue;
       }
+    } else {
+      source = MatchScores(graph, softmax.inputs[0], sm);
     }
-    if (!IsSoleStep(graph, qk, "MatMul", add >= 0 ? add : sm)) continue;
+    if (!source) continue;
+    const int qk = source->product;
     const NodeDef& scores_product = graph.node(qk);
     const int pv = graph.SoleConsumer(sm);
     if (!Takeable(graph, pv) || graph.node(pv).op != "MatMul" ||
@@ -217,9 +261,17 @@ int FuseAttention(GraphEditor& graph) {
     fused.attrs["v_offset"] = AttrValue(chains[2].offset);
     fused.attrs["alpha"] =
         AttrValue(AttrOr<double>(scores_product, "alpha", 1.0));
+    fused.attrs["divisor"] = AttrValue(double{source->divisor});
     std::vector<int> taken = {qk, sm, pv, back};
+    if (source->div >= 0) {
+      taken.push_back(source->div);
+      AddProducers(graph, source->div, &shape_inputs);  // The constant.
+    }
     if (add >= 0) taken.push_back(add);
-    if (split >= 0) taken.push_back(split);
+    if (split >= 0) {
+      taken.push_back(split);
+      AddProducers(graph, split, &shape_inputs);  // Its sizes, if given.
+    }
     for (const HeadChain& c : chains) {
       taken.push_back(c.reshape);
       taken.push_back(c.transpose);
@@ -236,7 +288,6 @@ int FuseAttention(GraphEditor& graph) {
   }
   if (rewrites > 0) {
     graph.Commit();
-    // The Reshapes' target shapes, when nothing else reads them.
     SweepUnused(graph, shape_inputs, {}, kPass);
   }
   return rewrites;

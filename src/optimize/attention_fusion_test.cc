@@ -205,6 +205,29 @@ TEST(AttentionFusionTest, SeparateInputsCrossAttentionAndMulScaleKeepTheBits) {
   ExpectSameBits(f);
 }
 
+TEST(AttentionFusionTest, ADivisorNoMulCanReplaceIsDividedByInTheKernel) {
+  // sqrt(32): matmul-scale-fusion leaves the Div (x / c is not x times any
+  // float), so the fused node divides as the Div did.
+  Form f;
+  f.divisor = 5.656854f;
+  auto optimized = Optimized(f);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  const auto ops = test::Ops(optimized->graph);
+  EXPECT_EQ(ops.count("FusedAttention"), 1u);
+  EXPECT_EQ(ops.count("Div"), 0u);
+  const NodeDef* y = optimized->graph.FindNode("y");
+  ASSERT_NE(y, nullptr);
+  StatusOr<const double*> divisor = FindAttr<double>(y->attrs, "divisor");
+  ASSERT_TRUE(divisor.ok());
+  EXPECT_EQ(**divisor, static_cast<double>(5.656854f));
+  ExpectSameBits(f);
+
+  f.mask = {};  // The Div straight before the Softmax.
+  f.split = false;
+  EXPECT_EQ(test::Ops(Optimized(f)->graph).count("FusedAttention"), 1u);
+  ExpectSameBits(f);
+}
+
 TEST(AttentionFusionTest, ASplitReadElsewhereStaysAndItsOutputsAreRead) {
   Form f;
   f.split_extra = true;

@@ -75,7 +75,8 @@ const std::vector<Pass>& Pipeline() {
         "MatMul becomes its alpha (attention's 1 / sqrt(d))"},
        Run<internal::FuseMatMulScales>},
       {{"attention-fusion",
-        "Reshape/Transpose of Q, K, V into heads -> MatMul [-> Add mask] -> "
+        "Reshape/Transpose of Q, K, V into heads -> MatMul [-> Div] [-> Add "
+        "mask] -> "
         "Softmax -> MatMul -> Transpose/Reshape becomes FusedAttention, "
         "reading the heads in place (from a Split's columns too)"},
        Run<internal::FuseAttention>},
