@@ -157,6 +157,73 @@ std::optional<ScoresSource> MatchScores(GraphEditor& graph,
   return found;
 }
 
+// What the Softmax normalises: the scores' product (and its Div), and the
+// Add of a mask between them and the Softmax, when there is one.
+struct MaskedScores {
+  ScoresSource source;
+  int add = -1;
+  std::string mask;
+};
+
+std::optional<MaskedScores> MatchMaskedScores(
+    GraphEditor& graph, int softmax, const std::vector<int64_t>& scores) {
+  const std::string& input = graph.node(softmax).inputs[0];
+  const int before = graph.Producer(input).node;
+  if (!Takeable(graph, before) || graph.node(before).op != "Add" ||
+      graph.SoleConsumer(before) != softmax) {
+    std::optional<ScoresSource> source = MatchScores(graph, input, softmax);
+    if (!source) return std::nullopt;
+    return MaskedScores{*source, -1, ""};
+  }
+  const NodeDef& adding = graph.node(before);
+  for (int side = 0; side < 2 && adding.inputs.size() == 2; ++side) {
+    std::optional<ScoresSource> source =
+        MatchScores(graph, adding.inputs[side], before);
+    if (!source) continue;
+    const std::string& mask = adding.inputs[static_cast<size_t>(1 - side)];
+    // A float32 mask that broadcasts to the scores without growing them.
+    const auto mask_dims = KnownDims(graph, mask);
+    if (!mask_dims || mask_dims->size() > 4 ||
+        graph.Dtype(mask) != DataType::kFloat32 ||
+        KnownDims(graph, adding.name) != scores) {
+      return std::nullopt;
+    }
+    return MaskedScores{*source, before, mask};
+  }
+  return std::nullopt;
+}
+
+// After the Softmax: the product by V's heads, the Transpose (0 2 1 3) and
+// the Reshape that merges the heads.
+struct ContextChain {
+  int product = -1, transpose = -1, merge = -1;
+};
+
+std::optional<ContextChain> MatchContext(GraphEditor& graph, int softmax,
+                                         int scores_product) {
+  const int pv = graph.SoleConsumer(softmax);
+  if (!Takeable(graph, pv) || graph.node(pv).op != "MatMul" ||
+      graph.node(pv).inputs[0] != graph.node(softmax).name ||
+      AttrOr<double>(graph.node(pv), "alpha", 1.0) != 1.0) {
+    return std::nullopt;
+  }
+  for (int product : {scores_product, pv}) {
+    const NodeDef& n = graph.node(product);
+    if (n.inputs.size() != 2 || AttrOr<bool>(n, "transpose_a", false) ||
+        AttrOr<bool>(n, "transpose_b", false)) {
+      return std::nullopt;
+    }
+  }
+  const int back = graph.SoleConsumer(pv);
+  const int merge = back >= 0 ? graph.SoleConsumer(back) : -1;
+  if (merge < 0 || !IsSoleStep(graph, back, "Transpose", merge) ||
+      !HasPerm(graph.node(back), {0, 2, 1, 3}) || !Takeable(graph, merge) ||
+      graph.node(merge).op != "Reshape") {
+    return std::nullopt;
+  }
+  return ContextChain{pv, back, merge};
+}
+
 }  // namespace
 
 int FuseAttention(GraphEditor& graph) {
@@ -174,59 +241,15 @@ int FuseAttention(GraphEditor& graph) {
         graph.Dtype(softmax.name) != DataType::kFloat32) {
       continue;
     }
-    // The scores' product (and its Div), and the mask Add between them and
-    // the Softmax.
-    int add = -1;
-    std::optional<ScoresSource> source;
-    std::string mask;
-    const int before = graph.Producer(softmax.inputs[0]).node;
-    if (Takeable(graph, before) && graph.node(before).op == "Add" &&
-        graph.SoleConsumer(before) == sm) {
-      add = before;
-      const NodeDef& adding = graph.node(add);
-      for (int side = 0; side < 2 && adding.inputs.size() == 2; ++side) {
-        std::optional<ScoresSource> found =
-            MatchScores(graph, adding.inputs[side], add);
-        if (found && !source) {
-          source = found;
-          mask = adding.inputs[static_cast<size_t>(1 - side)];
-        }
-      }
-      const auto mask_dims =
-          mask.empty() ? std::nullopt : KnownDims(graph, mask);
-      if (!mask_dims || mask_dims->size() > 4 ||
-          graph.Dtype(mask) != DataType::kFloat32 ||
-          KnownDims(graph, adding.name) != scores) {
-        continue;
-      }
-    } else {
-      source = MatchScores(graph, softmax.inputs[0], sm);
-    }
-    if (!source) continue;
-    const int qk = source->product;
+    const std::optional<MaskedScores> masked =
+        MatchMaskedScores(graph, sm, *scores);
+    if (!masked) continue;
+    const ScoresSource& source = masked->source;
+    const int qk = source.product;
     const NodeDef& scores_product = graph.node(qk);
-    const int pv = graph.SoleConsumer(sm);
-    if (!Takeable(graph, pv) || graph.node(pv).op != "MatMul" ||
-        graph.node(pv).inputs[0] != softmax.name) {
-      continue;
-    }
-    bool plain = true;
-    for (int product : {qk, pv}) {
-      const NodeDef& n = graph.node(product);
-      plain = plain && n.inputs.size() == 2 &&
-              !AttrOr<bool>(n, "transpose_a", false) &&
-              !AttrOr<bool>(n, "transpose_b", false);
-    }
-    if (!plain || AttrOr<double>(graph.node(pv), "alpha", 1.0) != 1.0) {
-      continue;
-    }
-    const int back = graph.SoleConsumer(pv);
-    const int merge = back >= 0 ? graph.SoleConsumer(back) : -1;
-    if (merge < 0 || !IsSoleStep(graph, back, "Transpose", merge) ||
-        !HasPerm(graph.node(back), {0, 2, 1, 3}) || !Takeable(graph, merge) ||
-        graph.node(merge).op != "Reshape") {
-      continue;
-    }
+    const std::optional<ContextChain> tail = MatchContext(graph, sm, qk);
+    if (!tail) continue;
+    const int pv = tail->product, back = tail->transpose, merge = tail->merge;
     const int64_t batch = (*scores)[0], heads = (*scores)[1];
     const auto context = KnownDims(graph, graph.node(pv).name);
     if (!context || context->size() != 4) continue;
@@ -253,7 +276,7 @@ int FuseAttention(GraphEditor& graph) {
                   {chains[0].source, chains[1].source, chains[2].source},
                   {},
                   graph.node(merge).device};
-    if (!mask.empty()) fused.inputs.push_back(mask);
+    if (!masked->mask.empty()) fused.inputs.push_back(masked->mask);
     fused.attrs["num_heads"] = AttrValue(heads);
     fused.attrs["head_size"] = AttrValue(size);
     fused.attrs["q_offset"] = AttrValue(chains[0].offset);
@@ -261,13 +284,13 @@ int FuseAttention(GraphEditor& graph) {
     fused.attrs["v_offset"] = AttrValue(chains[2].offset);
     fused.attrs["alpha"] =
         AttrValue(AttrOr<double>(scores_product, "alpha", 1.0));
-    fused.attrs["divisor"] = AttrValue(double{source->divisor});
+    fused.attrs["divisor"] = AttrValue(double{source.divisor});
     std::vector<int> taken = {qk, sm, pv, back};
-    if (source->div >= 0) {
-      taken.push_back(source->div);
-      AddProducers(graph, source->div, &shape_inputs);  // The constant.
+    if (source.div >= 0) {
+      taken.push_back(source.div);
+      AddProducers(graph, source.div, &shape_inputs);  // The constant.
     }
-    if (add >= 0) taken.push_back(add);
+    if (masked->add >= 0) taken.push_back(masked->add);
     if (split >= 0) {
       taken.push_back(split);
       AddProducers(graph, split, &shape_inputs);  // Its sizes, if given.
