@@ -33,6 +33,7 @@
 #include "framework/op_registry_impl.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/softmax_row.h"
+#include "kernels/transpose_rows.h"
 #include "ops/matmul_tiles.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -82,22 +83,6 @@ struct HeadSource {
   int64_t width;   // W: the stride between two positions of a head
   int64_t offset;  // the first column of head 0
 };
-
-// to[c * rows + j] = from[j * stride + c] for the `rows` x `cols` matrix
-// at `from`: strips of 16 of its rows, so that each cache line read is used
-// for 16 columns while it is in L1 (shape_ops.cc's Transpose does the
-// same; element by element this ran at about 0.6 ns an element, a Zen 4
-// core).
-void TransposeHead(const float* from, int64_t stride, int64_t rows,
-                   int64_t cols, float* to) {
-  constexpr int64_t kStrip = 16;
-  for (int64_t j0 = 0; j0 < rows; j0 += kStrip) {
-    const int64_t j1 = std::min(rows, j0 + kStrip);
-    for (int64_t c = 0; c < cols; ++c) {
-      for (int64_t j = j0; j < j1; ++j) to[c * rows + j] = from[j * stride + c];
-    }
-  }
-}
 
 class FusedAttentionKernel : public OpKernel {
  public:
@@ -201,7 +186,9 @@ class FusedAttentionKernel : public OpKernel {
                         const float* from = k.data +
                                             (p / heads_) * sk * k.width +
                                             k.offset + (p % heads_) * d;
-                        TransposeHead(from, k.width, sk, d, keys + p * d * sk);
+                        TransposeRows<sizeof(float)>(
+                            reinterpret_cast<const char*>(from), k.width, d, sk,
+                            reinterpret_cast<char*>(keys + p * d * sk));
                       }
                     });
     // MatMul's tiles of both products: their rows depend on Sq alone, so
@@ -285,8 +272,8 @@ double AttentionCost(const InferenceContext& ctx) {
 constexpr OpSummary kSummaries[] = {
     {"FusedAttention",
      "softmax(alpha Q K^T / divisor + mask) V per head, Q, K and V read in "
-     "place from "
-     "[batch, sequence, width] tensors (made by the attention-fusion pass)"},
+     "place from [batch, sequence, width] tensors (made by the "
+     "attention-fusion pass)"},
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/transpose_rows.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -49,32 +50,6 @@ void CopyRow(const char* src, int64_t stride, int64_t n, size_t size,
   const int64_t step = stride * static_cast<int64_t>(esize);
   for (int64_t j = 0; j < n; ++j) {
     std::memcpy(dst + j * esize, src + j * step, esize);
-  }
-}
-
-// Output rows of this many elements, read in column strips of this many,
-// make one block of a tiled transpose: 16 x 16 4-byte elements are sixteen
-// cache lines each way, so every line read is used sixteen times while it
-// is in L1.
-constexpr int64_t kTransposeTile = 16;
-
-// dst[a * cols + b] = src[a + b * src_stride] for a in [0, rows), b in
-// [0, cols): `rows` output rows, each a column of the input. By tiles, not
-// row by row: a row alone reads one element of each of `cols` cache lines,
-// and a [1, 128, 4, 64] -> [1, 4, 64, 128] Transpose (attention's K^T) ran
-// at 1.1 ns an element (a Zen 4 core).
-template <size_t kSize>
-void TransposeRows(const char* src, int64_t src_stride, int64_t rows,
-                   int64_t cols, char* dst) {
-  for (int64_t b0 = 0; b0 < cols; b0 += kTransposeTile) {
-    const int64_t b1 = std::min(cols, b0 + kTransposeTile);
-    for (int64_t a = 0; a < rows; ++a) {
-      const char* column = src + (a + b0 * src_stride) * kSize;
-      char* row = dst + (a * cols + b0) * kSize;
-      for (int64_t b = 0; b < b1 - b0; ++b) {
-        std::memcpy(row + b * kSize, column + b * src_stride * kSize, kSize);
-      }
-    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
 
 #include "test_support/session_util.h"
 #include "weft/graph_passes.h"
@@ -152,6 +153,19 @@ StatusOr<OptimizedGraph> Optimized(const Form& f,
   return OptimizeGraph(AttentionGraph(f), options);
 }
 
+// The ops of form f's optimised graph, and its node "y" into *y when given.
+std::multiset<std::string> OptimizedOps(const Form& f, NodeDef* y = nullptr) {
+  auto optimized = Optimized(f);
+  EXPECT_TRUE(optimized.ok()) << optimized.status();
+  if (!optimized.ok()) return {};
+  if (y != nullptr) {
+    const NodeDef* found = optimized->graph.FindNode("y");
+    EXPECT_NE(found, nullptr);
+    if (found != nullptr) *y = *found;
+  }
+  return test::Ops(optimized->graph);
+}
+
 int64_t IntAttr(const NodeDef& node, const char* name) {
   StatusOr<const int64_t*> found = FindAttr<int64_t>(node.attrs, name);
   EXPECT_TRUE(found.ok()) << name;
@@ -160,22 +174,19 @@ int64_t IntAttr(const NodeDef& node, const char* name) {
 
 TEST(AttentionFusionTest, TheSplitEncoderFormBecomesOneNodeWithTheSameBits) {
   const Form f;
-  auto optimized = Optimized(f);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-  const auto ops = test::Ops(optimized->graph);
+  NodeDef y;
+  const auto ops = OptimizedOps(f, &y);
   EXPECT_EQ(ops.count("FusedAttention"), 1u);
   for (const char* gone :
        {"Split", "Reshape", "Transpose", "MatMul", "Softmax", "Add", "Div"}) {
     EXPECT_EQ(ops.count(gone), 0u) << gone;
   }
-  const NodeDef* y = optimized->graph.FindNode("y");
-  ASSERT_NE(y, nullptr);
-  EXPECT_EQ(y->op, "FusedAttention");
-  EXPECT_EQ(y->inputs, (std::vector<std::string>{"qkv", "qkv", "qkv", "mask"}));
-  EXPECT_EQ(IntAttr(*y, "num_heads"), 3);
-  EXPECT_EQ(IntAttr(*y, "head_size"), 16);
-  EXPECT_EQ(IntAttr(*y, "k_offset"), 48);
-  EXPECT_EQ(IntAttr(*y, "v_offset"), 96);
+  EXPECT_EQ(y.op, "FusedAttention");
+  EXPECT_EQ(y.inputs, (std::vector<std::string>{"qkv", "qkv", "qkv", "mask"}));
+  EXPECT_EQ(IntAttr(y, "num_heads"), 3);
+  EXPECT_EQ(IntAttr(y, "head_size"), 16);
+  EXPECT_EQ(IntAttr(y, "k_offset"), 48);
+  EXPECT_EQ(IntAttr(y, "v_offset"), 96);
   ExpectSameBits(f);
 }
 
@@ -188,20 +199,17 @@ TEST(AttentionFusionTest, SeparateInputsCrossAttentionAndMulScaleKeepTheBits) {
   f.divisor = 3.0f;  // Mul by 1/3: alpha is that float.
   f.mask = {5, 37};  // Per query and key, broadcast over batch and heads.
   f.mask_first = true;
-  auto optimized = Optimized(f);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-  EXPECT_EQ(test::Ops(optimized->graph).count("FusedAttention"), 1u);
+  EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
   ExpectSameBits(f);
 
   f.mask = {};  // No mask; one head; a batch of one.
   f.heads = 1;
   f.batch = 1;
-  ASSERT_TRUE(Optimized(f).ok());
-  EXPECT_EQ(test::Ops(Optimized(f)->graph).count("FusedAttention"), 1u);
+  EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
   ExpectSameBits(f);
 
   f.mask = {1, 1, 5, 37};  // A full-rank mask.
-  EXPECT_EQ(test::Ops(Optimized(f)->graph).count("FusedAttention"), 1u);
+  EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
   ExpectSameBits(f);
 }
 
@@ -210,37 +218,31 @@ TEST(AttentionFusionTest, ADivisorNoMulCanReplaceIsDividedByInTheKernel) {
   // float), so the fused node divides as the Div did.
   Form f;
   f.divisor = 5.656854f;
-  auto optimized = Optimized(f);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-  const auto ops = test::Ops(optimized->graph);
+  NodeDef y;
+  const auto ops = OptimizedOps(f, &y);
   EXPECT_EQ(ops.count("FusedAttention"), 1u);
   EXPECT_EQ(ops.count("Div"), 0u);
-  const NodeDef* y = optimized->graph.FindNode("y");
-  ASSERT_NE(y, nullptr);
-  StatusOr<const double*> divisor = FindAttr<double>(y->attrs, "divisor");
+  StatusOr<const double*> divisor = FindAttr<double>(y.attrs, "divisor");
   ASSERT_TRUE(divisor.ok());
   EXPECT_EQ(**divisor, static_cast<double>(5.656854f));
   ExpectSameBits(f);
 
   f.mask = {};  // The Div straight before the Softmax.
   f.split = false;
-  EXPECT_EQ(test::Ops(Optimized(f)->graph).count("FusedAttention"), 1u);
+  EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
   ExpectSameBits(f);
 }
 
 TEST(AttentionFusionTest, ASplitReadElsewhereStaysAndItsOutputsAreRead) {
   Form f;
   f.split_extra = true;
-  auto optimized = Optimized(f);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-  const auto ops = test::Ops(optimized->graph);
+  NodeDef y;
+  const auto ops = OptimizedOps(f, &y);
   EXPECT_EQ(ops.count("FusedAttention"), 1u);
   EXPECT_EQ(ops.count("Split"), 1u);
-  const NodeDef* y = optimized->graph.FindNode("y");
-  ASSERT_NE(y, nullptr);
-  EXPECT_EQ(y->inputs,
+  EXPECT_EQ(y.inputs,
             (std::vector<std::string>{"split", "split:1", "split:2", "mask"}));
-  EXPECT_EQ(IntAttr(*y, "k_offset"), 0);
+  EXPECT_EQ(IntAttr(y, "k_offset"), 0);
   ExpectSameBits(f);
 }
 
