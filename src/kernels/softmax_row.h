@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/math_rows.h"
 #include "kernels/vector_math.h"
 
 namespace weft::internal {
@@ -25,7 +26,7 @@ double RowSum(int64_t len, Load load) {
 template <bool kLog>
 void SoftmaxContiguousRow(const float* x, float* y, int64_t len) {
   const float max = vmath::LaneMax(x, len);
-  for (int64_t j = 0; j < len; ++j) y[j] = vmath::ExpF(x[j] - max);
+  ExpShiftedRow(x, max, y, len);
   const double sum = RowSum(len, [y](int64_t j) { return double{y[j]}; });
   if constexpr (kLog) {  // Reads x again: y must not be x.
     const double log_sum = std::log(sum);

@@ -43,17 +43,18 @@ inline float ExpCore(float x, float lo) {
   constexpr float kLn2Lo = -2.12194440e-4f;
   // 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits.
   constexpr float kRound = 12582912.0f;
-  const float shifted = x * kLog2e + kRound;
+  const float shifted = std::fma(x, kLog2e, kRound);
   const float n = shifted - kRound;
-  float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  float r = std::fma(-n, kLn2Hi, x);
+  r = std::fma(-n, kLn2Lo, r);
   if constexpr (kLo) r += lo;
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  p = std::fma(p * r, r, r) + 1.0f;
   // n as a two's-complement integer in the low bits.
   const uint32_t ni =
       std::bit_cast<uint32_t>(shifted) - std::bit_cast<uint32_t>(kRound);
@@ -158,17 +159,17 @@ inline float ErfcF(float x) {
   // (and the exponential's argument in [-112, 0]). A NaN passes through
   // std::min unchanged (one min instruction).
   const float t = std::min(std::abs(x), 10.5f);
-  const float u = 1.0f / (1.0f + 0.5f * t);
+  const float u = 1.0f / std::fma(0.5f, t, 1.0f);
   float p = 0.17087277f;
-  p = p * u - 0.82215223f;
-  p = p * u + 1.48851587f;
-  p = p * u - 1.13520398f;
-  p = p * u + 0.27886807f;
-  p = p * u - 0.18628806f;
-  p = p * u + 0.09678418f;
-  p = p * u + 0.37409196f;
-  p = p * u + 1.00002368f;
-  p = p * u - 1.26551223f;
+  p = std::fma(p, u, -0.82215223f);
+  p = std::fma(p, u, 1.48851587f);
+  p = std::fma(p, u, -1.13520398f);
+  p = std::fma(p, u, 0.27886807f);
+  p = std::fma(p, u, -0.18628806f);
+  p = std::fma(p, u, 0.09678418f);
+  p = std::fma(p, u, 0.37409196f);
+  p = std::fma(p, u, 1.00002368f);
+  p = std::fma(p, u, -1.26551223f);
   const float t2_hi = t * t;
   const float t2_lo = std::fma(t, t, -t2_hi);
   // p - t^2 exactly as sum + error (TwoSum of p and -t2_hi), less t2_lo:

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/math_rows.h"
 #include "kernels/vector_math.h"
 #include "ops/broadcast.h"
 #include "ops/op_util.h"
@@ -73,11 +74,9 @@ T Apply(Unary op, T x) {
     // Both Gelu forms are written without 1 + erf(..) / 1 + tanh(..), which
     // cancel catastrophically for negative x.
     case Unary::kGelu: {  // 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x/sqrt 2)
-      const T arg = -x * T(0.70710678118654752440);
-      if constexpr (std::is_same_v<T, float>) {
-        return 0.5f * x * vmath::ErfcF(arg);
-      }
-      return T(0.5) * x * std::erfc(arg);
+      // float32 rows go through GeluRow (GeluKernel), with these bits.
+      if constexpr (std::is_same_v<T, float>) return GeluF(x);
+      return T(0.5) * x * std::erfc(-x * T(0.70710678118654752440));
     }
     case Unary::kGeluTanh: {  // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u))
       const T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
@@ -123,9 +122,14 @@ class GeluKernel : public OpKernel {
     if (x.dtype() == DataType::kFloat16) {
       tanh_ ? MapBlocks<Float16, Unary::kGeluTanh>(ctx, x, y)
             : MapBlocks<Float16, Unary::kGelu>(ctx, x, y);
+    } else if (x.dtype() == DataType::kFloat32 && tanh_) {
+      MapBlocks<float, Unary::kGeluTanh>(ctx, x, y);
     } else if (x.dtype() == DataType::kFloat32) {
-      tanh_ ? MapBlocks<float, Unary::kGeluTanh>(ctx, x, y)
-            : MapBlocks<float, Unary::kGelu>(ctx, x, y);
+      const float* in = x.data<float>();
+      float* out = y->data<float>();
+      ctx.ParallelForFixedBlocks(
+          x.NumElements(), kElementBlock,
+          [&](int64_t b, int64_t e) { GeluRow(in + b, out + b, e - b); });
     } else {
       tanh_ ? MapBlocks<double, Unary::kGeluTanh>(ctx, x, y)
             : MapBlocks<double, Unary::kGelu>(ctx, x, y);

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/math_rows.h"
 #include "kernels/vector_math.h"
 #include "weft/attr.h"
 #include "weft/status.h"
@@ -138,13 +139,12 @@ void ApplyActivation(const ActivationSpec& spec, T* data, int64_t n) {
       }
       return;
     case FusedActivation::kGelu:  // As GeluKernel: 0.5 x erfc(-x / sqrt 2).
-      for (int64_t i = 0; i < n; ++i) {
-        const T x = data[i];
-        const T arg = -x * T(0.70710678118654752440);
-        if constexpr (std::is_same_v<T, float>) {
-          data[i] = 0.5f * x * vmath::ErfcF(arg);
-        } else {
-          data[i] = T(0.5) * x * std::erfc(arg);
+      if constexpr (std::is_same_v<T, float>) {
+        GeluRow(data, data, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const T x = data[i];
+          data[i] = T(0.5) * x * std::erfc(-x * T(0.70710678118654752440));
         }
       }
       return;

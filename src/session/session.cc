@@ -11,6 +11,7 @@
 #include "kernels/bf16_gemm.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/math_rows.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
@@ -618,6 +619,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
   WEFT_RETURN_IF_ERROR(internal::ValidateSessionOptions(options));
   WEFT_RETURN_IF_ERROR(internal::CheckGemmKernelEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckInt8KernelEnvironment());
+  WEFT_RETURN_IF_ERROR(internal::CheckMathRowsEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckBf16UnitsEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckCpuSpreadEnvironment());
   if (auto it = options.device_count.find("CPU");

@@ -1,0 +1,146 @@
+// Every row path gives, element for element, the bits of the scalar
+// functions (GeluF, vmath::ExpF) over every 251st float bit pattern, in rows
+// whose lengths leave every tail, and in place.
+#include "kernels/math_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+constexpr uint32_t kStep = 251;
+constexpr int64_t kRow = 4099;  // Not a multiple of 16: each row has a tail.
+
+// The paths this build and CPU run; the portable one always does.
+std::vector<MathRowsPath> RunnablePaths() {
+  std::vector<MathRowsPath> paths = {MathRowsPath::kPortable};
+  if (MathRowsPathRuns(MathRowsPath::kAvx512)) {
+    paths.push_back(MathRowsPath::kAvx512);
+  }
+  return paths;
+}
+
+bool SameBits(float a, float b) {
+  // NaN payloads are not part of the contract; that a NaN is one is.
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+// Calls row(in, out) over every kStep-th bit pattern in rows of kRow, and
+// counts the elements whose bits differ from scalar(x).
+template <class Row, class Scalar>
+int64_t CountMismatches(Row row, Scalar scalar) {
+  std::vector<float> in(kRow), out(kRow);
+  int64_t mismatches = 0;
+  uint64_t bits = 0;
+  while (bits < (uint64_t{1} << 32)) {
+    int64_t n = 0;
+    for (; n < kRow && bits < (uint64_t{1} << 32); ++n, bits += kStep) {
+      in[n] = std::bit_cast<float>(static_cast<uint32_t>(bits));
+    }
+    row(in.data(), out.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      if (!SameBits(out[i], scalar(in[i]))) {
+        ADD_FAILURE_AT(__FILE__, __LINE__)
+            << "x = " << in[i] << " (bits " << std::bit_cast<uint32_t>(in[i])
+            << "): row " << out[i] << ", scalar " << scalar(in[i]);
+        if (++mismatches > 5) return mismatches;
+      }
+    }
+  }
+  return mismatches;
+}
+
+TEST(MathRowsTest, GeluRowsGiveTheScalarBitsOnEveryPath) {
+  for (const MathRowsPath path : RunnablePaths()) {
+    SCOPED_TRACE(std::string(MathRowsPathName(path)));
+    EXPECT_EQ(CountMismatches([path](const float* x, float* y,
+                                     int64_t n) { GeluRowOn(path, x, y, n); },
+                              GeluF),
+              0);
+  }
+}
+
+TEST(MathRowsTest, ExpRowsGiveTheScalarBitsOnEveryPath) {
+  for (const MathRowsPath path : RunnablePaths()) {
+    for (const float shift : {0.0f, 3.25f, -60.5f}) {
+      SCOPED_TRACE(std::string(MathRowsPathName(path)) + ", shift " +
+                   std::to_string(shift));
+      EXPECT_EQ(CountMismatches(
+                    [path, shift](const float* x, float* y, int64_t n) {
+                      ExpShiftedRowOn(path, x, shift, y, n);
+                    },
+                    [shift](float x) { return vmath::ExpF(x - shift); }),
+                0);
+    }
+  }
+}
+
+TEST(MathRowsTest, EveryRowLengthAndInPlace) {
+  std::vector<float> x(53);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = -7.5f + 0.29f * static_cast<float>(i);
+  }
+  for (const MathRowsPath path : RunnablePaths()) {
+    for (int64_t n = 0; n <= 53; ++n) {
+      std::vector<float> gelu(x.begin(), x.begin() + n);
+      std::vector<float> exp(x.begin(), x.begin() + n);
+      GeluRowOn(path, gelu.data(), gelu.data(), n);
+      ExpShiftedRowOn(path, exp.data(), 1.5f, exp.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_TRUE(SameBits(gelu[i], GeluF(x[i])))
+            << MathRowsPathName(path) << " n " << n << " i " << i;
+        EXPECT_TRUE(SameBits(exp[i], vmath::ExpF(x[i] - 1.5f)))
+            << MathRowsPathName(path) << " n " << n << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(MathRowsTest, GeluKeepsItsSpecialValues) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (const MathRowsPath path : RunnablePaths()) {
+    const std::vector<float> x = {
+        0.0f,   -0.0f, kInf,   -kInf, std::numeric_limits<float>::quiet_NaN(),
+        -20.0f, 20.0f, -1e-30f};
+    std::vector<float> y(x.size());
+    GeluRowOn(path, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    EXPECT_EQ(y[0], 0.0f);
+    EXPECT_TRUE(std::signbit(y[1]));
+    EXPECT_EQ(y[2], kInf);
+    EXPECT_TRUE(std::isnan(y[3]));  // -inf * 0, as 0.5 x (1 + erf) gives.
+    EXPECT_TRUE(std::isnan(y[4]));
+    EXPECT_EQ(y[5], 0.0f);  // Below the smallest subnormal.
+    EXPECT_EQ(y[6], 20.0f);
+    EXPECT_NEAR(y[7], -0.5e-30f, 1e-36f);
+  }
+}
+
+TEST(MathRowsTest, PathNamesAndTheRule) {
+  EXPECT_EQ(ParseMathRowsPath("portable"), MathRowsPath::kPortable);
+  EXPECT_EQ(ParseMathRowsPath("avx512"), MathRowsPath::kAvx512);
+  EXPECT_EQ(ParseMathRowsPath("sse"), std::nullopt);
+  for (const MathRowsPath path :
+       {MathRowsPath::kPortable, MathRowsPath::kAvx512}) {
+    EXPECT_EQ(ParseMathRowsPath(MathRowsPathName(path)), path);
+  }
+  EXPECT_TRUE(MathRowsPathRuns(MathRowsPath::kPortable));
+  // The active path is one that runs: AVX-512 wherever it does, unless
+  // WEFT_MATH_ROWS (the kernel-choice runs) names the portable one.
+  EXPECT_TRUE(MathRowsPathRuns(ActiveMathRowsPath()));
+  if (std::getenv("WEFT_MATH_ROWS") == nullptr) {
+    EXPECT_EQ(ActiveMathRowsPath() == MathRowsPath::kAvx512,
+              MathRowsPathRuns(MathRowsPath::kAvx512));
+  }
+}
+
+}  // namespace
+}  // namespace weft::internal
