@@ -62,9 +62,11 @@ int64_t CountMismatches(Row row, Scalar scalar) {
 TEST(MathRowsTest, GeluRowsGiveTheScalarBitsOnEveryPath) {
   for (const MathRowsPath path : RunnablePaths()) {
     SCOPED_TRACE(std::string(MathRowsPathName(path)));
-    EXPECT_EQ(CountMismatches([path](const float* x, float* y,
-                                     int64_t n) { GeluRowOn(path, x, y, n); },
-                              GeluF),
+    EXPECT_EQ(CountMismatches(
+                  [path](const float* x, float* y, int64_t n) {
+                    GeluRowsOn(path, x, n, y, n, 1, n);
+                  },
+                  GeluF),
               0);
   }
 }
@@ -93,13 +95,38 @@ TEST(MathRowsTest, EveryRowLengthAndInPlace) {
     for (int64_t n = 0; n <= 53; ++n) {
       std::vector<float> gelu(x.begin(), x.begin() + n);
       std::vector<float> exp(x.begin(), x.begin() + n);
-      GeluRowOn(path, gelu.data(), gelu.data(), n);
+      GeluRowsOn(path, gelu.data(), n, gelu.data(), n, 1, n);
       ExpShiftedRowOn(path, exp.data(), 1.5f, exp.data(), n);
       for (int64_t i = 0; i < n; ++i) {
         EXPECT_TRUE(SameBits(gelu[i], GeluF(x[i])))
             << MathRowsPathName(path) << " n " << n << " i " << i;
         EXPECT_TRUE(SameBits(exp[i], vmath::ExpF(x[i] - 1.5f)))
             << MathRowsPathName(path) << " n " << n << " i " << i;
+      }
+    }
+  }
+}
+
+// A tile of rows inside a wider matrix, in place and into another matrix:
+// each row gets the scalar bits, and what lies between the rows is left.
+TEST(MathRowsTest, GeluRowsOfATileLeaveTheRestAlone) {
+  constexpr int64_t kRows = 7, kCols = 83, kLd = 100;
+  std::vector<float> x(kRows * kLd);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = -9.0f + 0.0137f * static_cast<float>(i);
+  }
+  for (const MathRowsPath path : RunnablePaths()) {
+    std::vector<float> in_place = x, out(kRows * kLd, 42.0f);
+    GeluRowsOn(path, in_place.data(), kLd, in_place.data(), kLd, kRows, kCols);
+    GeluRowsOn(path, x.data(), kLd, out.data(), kLd, kRows, kCols);
+    for (int64_t r = 0; r < kRows; ++r) {
+      for (int64_t j = 0; j < kLd; ++j) {
+        const int64_t i = r * kLd + j;
+        const bool inside = j < kCols;
+        EXPECT_TRUE(SameBits(in_place[i], inside ? GeluF(x[i]) : x[i]))
+            << MathRowsPathName(path) << " row " << r << " column " << j;
+        EXPECT_TRUE(SameBits(out[i], inside ? GeluF(x[i]) : 42.0f))
+            << MathRowsPathName(path) << " row " << r << " column " << j;
       }
     }
   }
@@ -112,7 +139,8 @@ TEST(MathRowsTest, GeluKeepsItsSpecialValues) {
         0.0f,   -0.0f, kInf,   -kInf, std::numeric_limits<float>::quiet_NaN(),
         -20.0f, 20.0f, -1e-30f};
     std::vector<float> y(x.size());
-    GeluRowOn(path, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    GeluRowsOn(path, x.data(), 0, y.data(), 0, 1,
+               static_cast<int64_t>(x.size()));
     EXPECT_EQ(y[0], 0.0f);
     EXPECT_TRUE(std::signbit(y[1]));
     EXPECT_EQ(y[2], kInf);

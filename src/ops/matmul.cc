@@ -304,8 +304,8 @@ void FinishTile(const Epilogue<T>& epilogue, T* c, int64_t n, int64_t r0,
         v *= epilogue.alpha;
         if (bias) v += epilogue.beta * bias[j * bias_stride];
       }
-      ApplyActivation(epilogue.activation, row + c0, cols);
     }
+    ApplyActivationRows(epilogue.activation, c + r0 * n + c0, rows, cols, n);
   }
 }
 

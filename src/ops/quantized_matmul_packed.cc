@@ -220,14 +220,15 @@ void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
         const int64_t row0 =
             (static_cast<float*>(tile_out.y) - static_cast<float*>(out.y)) /
             b.n;
-        for (int64_t i = 0; i < count; ++i) {
-          float* y = static_cast<float*>(tile_out.y) + i * b.n + first;
-          if (residual != nullptr) {
+        float* tile = static_cast<float*>(tile_out.y) + first;
+        if (residual != nullptr) {
+          for (int64_t i = 0; i < count; ++i) {
+            float* y = tile + i * b.n;
             const float* z = residual + (row0 + i) * b.n + first;
             for (int64_t j = 0; j < cols; ++j) y[j] = y[j] + z[j];
           }
-          ApplyActivation(activation, y, cols);
         }
+        ApplyActivationRows(activation, tile, count, cols, b.n);
       });
 }
 
@@ -235,7 +236,7 @@ void ActivateRows(KernelContext& ctx, const ActivationSpec& activation,
                   float* y, int64_t rows, int64_t n) {
   if (activation.kind == FusedActivation::kNone) return;
   ctx.ParallelFor(rows, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) ApplyActivation(activation, y + r * n, n);
+    ApplyActivationRows(activation, y + r0 * n, r1 - r0, n, n);
   });
 }
 
