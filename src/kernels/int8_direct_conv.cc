@@ -78,25 +78,32 @@ RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
   _mm_mask_storeu_epi8(dst, mask, _mm512_cvtepi32_epi8(q));
 }
 
-// RequantizeVector where the multiplier is finite (no lane can be NaN),
-// with fewer operations and the same bits: the product is clamped to
-// +-2^24 (beyond which both forms saturate), rounded to an int32 as
-// nearbyint rounds, the zero point added in int32 (exact; the float sum is
-// exact too wherever the result does not saturate), and the conversion to
-// 8 bits saturates as the clamp does.
-template <class Q>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
-RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
-                       __m512i zero, __mmask16 mask, Q* dst) {
+// The int32 values RequantizeVectorFinite saturates to 8 bits, for a
+// finite multiplier: the product is clamped to +-2^24 (beyond which both
+// forms saturate), rounded to an int32 as nearbyint rounds, and the zero
+// point added in int32 (exact; the float sum is exact too wherever the
+// result does not saturate).
+__attribute__((target("avx512f"), always_inline)) inline __m512i
+RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
+                 __m512i zero) {
   constexpr float kBound = 16777216.0f;  // 2^24
   __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, offset)),
                            multiplier);
   v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-kBound)),
                     _mm512_set1_ps(kBound));
-  __m512i q =
-      _mm512_add_epi32(_mm512_cvt_roundps_epi32(
-                           v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                       zero);
+  return _mm512_add_epi32(_mm512_cvt_roundps_epi32(
+                              v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                          zero);
+}
+
+// RequantizeVector where the multiplier is finite (no lane can be NaN),
+// with fewer operations and the same bits: RequantizedInt32, then the
+// conversion to 8 bits saturates as the clamp does.
+template <class Q>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
+                       __m512i zero, __mmask16 mask, Q* dst) {
+  __m512i q = RequantizedInt32(sums, offset, multiplier, zero);
   if constexpr (std::is_same_v<Q, uint8_t>) {
     q = _mm512_max_epi32(q, _mm512_setzero_si512());
     _mm512_mask_cvtusepi32_storeu_epi8(dst, mask, q);
@@ -105,8 +112,59 @@ RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
   }
 }
 
+// Four vectors of int32 saturated to Q's 8 bits, in one register: vector k's
+// 16 bytes in 128-bit lane k. Two packs saturate to 16 bits, then to 8
+// (clamp(clamp(q, +-32767), Q's range) is clamp(q, Q's range), as
+// vpmovusdb / vpmovsdb give), and leave lane i holding four bytes of each
+// vector (a_i b_i c_i d_i); one dword permutation puts them in order. Four
+// down-conversions took about 2.7 cycles each on Zen 4; these are four
+// instructions in all.
+template <class Q>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i
+SaturateFour(__m512i a, __m512i b, __m512i c, __m512i d) {
+  const __m512i ab = _mm512_packs_epi32(a, b);
+  const __m512i cd = _mm512_packs_epi32(c, d);
+  const __m512i bytes = std::is_same_v<Q, uint8_t> ? _mm512_packus_epi16(ab, cd)
+                                                   : _mm512_packs_epi16(ab, cd);
+  const __m512i order =
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_epi32(order, bytes);
+}
+
 inline __mmask16 LaneMask(int64_t lanes) {
   return static_cast<__mmask16>(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1);
+}
+
+// A tile's P pixels x V vectors of sums requantized to 8 bits where the
+// multiplier is finite: each pixel's V vectors (16 V consecutive channels
+// from oc0) saturated together by SaturateFour and stored as one masked
+// 64-byte row, the bits of RequantizeVectorFinite vector by vector.
+template <int V, class Q, int P>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
+                     const RequantizedOutput& out) {
+  static_assert(V >= 1 && V <= 4);
+  const int64_t channels = std::min<int64_t>(16 * V, out.m - oc0);
+  const __mmask64 mask =
+      channels >= 64 ? ~__mmask64{0} : (__mmask64{1} << channels) - 1;
+  const __m512i zero = _mm512_set1_epi32(static_cast<int32_t>(out.zero));
+  __m512i offset[V];
+  __m512 multiplier[V];
+  for (int v = 0; v < V; ++v) {
+    const int64_t first = oc0 + v * kDirectLanes;
+    const __mmask16 lanes = first < out.m ? LaneMask(out.m - first) : 0;
+    offset[v] = _mm512_maskz_loadu_epi32(lanes, out.offset + first);
+    multiplier[v] = _mm512_maskz_loadu_ps(lanes, out.multiplier + first);
+  }
+  Q* y = static_cast<Q*>(out.y) + oc0;
+  for (int p = 0; p < P && p < count; ++p) {
+    __m512i q[4] = {};
+    for (int v = 0; v < V; ++v) {
+      q[v] = RequantizedInt32(c[p][v], offset[v], multiplier[v], zero);
+    }
+    _mm512_mask_storeu_epi8(y + p * out.m, mask,
+                            SaturateFour<Q>(q[0], q[1], q[2], q[3]));
+  }
 }
 
 // P pixels x V vectors of 16 channels: P V accumulators, V weight loads
@@ -148,10 +206,15 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
       }
     }
   } else {
+    if constexpr (sizeof(Q) == 1) {
+      if (out->finite) {
+        StoreRequantizedTile<V, Q, P>(c, count, oc0, *out);
+        return;
+      }
+    }
     // Per vector of channels: the lanes below out->m and their offsets, then
     // each pixel's outputs as Q says (int32 sums, float, or 8 bits).
     const __m512 zero = _mm512_set1_ps(out->zero);
-    const __m512i zero_int = _mm512_set1_epi32(static_cast<int32_t>(out->zero));
     for (int v = 0; v < V; ++v) {
       const int64_t first = oc0 + v * kDirectLanes;
       if (first >= out->m) break;
@@ -185,13 +248,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
       } else {
         Q* y = static_cast<Q*>(out->y) + first;
         for (int p = 0; p < P && p < count; ++p) {
-          if (out->finite) {
-            RequantizeVectorFinite(c[p][v], offset, multiplier, zero_int, mask,
-                                   y + p * out->m);
-          } else {
-            RequantizeVector(c[p][v], offset, multiplier, zero, mask,
-                             y + p * out->m);
-          }
+          RequantizeVector(c[p][v], offset, multiplier, zero, mask,
+                           y + p * out->m);
         }
       }
     }
@@ -205,6 +263,22 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void
 RequantizePixels(const __m512i (&sum)[N], __m512i offset, __m512 multiplier,
                  __m512 zero, __mmask16 mask, bool finite, int64_t c, Q* y) {
   const __m512i zero_int = _mm512_cvtps_epi32(zero);
+  if constexpr (N == 4) {
+    if (finite) {  // Four pixels saturated together, a 128-bit lane each.
+      const __m512i bytes = SaturateFour<Q>(
+          RequantizedInt32(sum[0], offset, multiplier, zero_int),
+          RequantizedInt32(sum[1], offset, multiplier, zero_int),
+          RequantizedInt32(sum[2], offset, multiplier, zero_int),
+          RequantizedInt32(sum[3], offset, multiplier, zero_int));
+      _mm_mask_storeu_epi8(y, mask, _mm512_castsi512_si128(bytes));
+      _mm_mask_storeu_epi8(y + c, mask, _mm512_extracti32x4_epi32(bytes, 1));
+      _mm_mask_storeu_epi8(y + 2 * c, mask,
+                           _mm512_extracti32x4_epi32(bytes, 2));
+      _mm_mask_storeu_epi8(y + 3 * c, mask,
+                           _mm512_extracti32x4_epi32(bytes, 3));
+      return;
+    }
+  }
   for (int p = 0; p < N; ++p) {
     if (finite) {
       RequantizeVectorFinite(sum[p], offset, multiplier, zero_int, mask,

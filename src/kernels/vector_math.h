@@ -6,6 +6,10 @@
 // also let it reorder our sums. These functions are straight-line arithmetic,
 // bit casts and selects (no branches, no calls, no float->int conversions), so
 // a loop over them compiles to zmm/ymm code; docs/kernels.md shows the check.
+// ExpCore and ErfcF name their multiply-adds (std::fma: one instruction where
+// the CPU has FMA, libm's correctly rounded fmaf elsewhere), so that their
+// bits do not depend on what a compiler contracts: math_rows.cc repeats them
+// as intrinsics, and its tests compare against these from another TU.
 //
 // Contract: round-to-nearest (the default); results are a pure function of
 // the input, so a kernel that maps every element through the same loop gets
