@@ -82,15 +82,16 @@ RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
 // finite multiplier: the product is clamped to +-2^24 (beyond which both
 // forms saturate), rounded to an int32 as nearbyint rounds, and the zero
 // point added in int32 (exact; the float sum is exact too wherever the
-// result does not saturate).
-__attribute__((target("avx512f"), always_inline)) inline __m512i
+// result does not saturate). The clamp is one vrangeps: the smaller
+// magnitude of v and 2^24, with v's sign.
+__attribute__((target("avx512f,avx512dq"), always_inline)) inline __m512i
 RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
                  __m512i zero) {
   constexpr float kBound = 16777216.0f;  // 2^24
+  constexpr int kMinMagnitudeSignOfFirst = 0x02;
   __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, offset)),
                            multiplier);
-  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-kBound)),
-                    _mm512_set1_ps(kBound));
+  v = _mm512_range_ps(v, _mm512_set1_ps(kBound), kMinMagnitudeSignOfFirst);
   return _mm512_add_epi32(_mm512_cvt_roundps_epi32(
                               v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
                           zero);
@@ -100,7 +101,7 @@ RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
 // with fewer operations and the same bits: RequantizedInt32, then the
 // conversion to 8 bits saturates as the clamp does.
 template <class Q>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+__attribute__((target("avx512f,avx512bw,avx512dq"), always_inline)) inline void
 RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
                        __m512i zero, __mmask16 mask, Q* dst) {
   __m512i q = RequantizedInt32(sums, offset, multiplier, zero);
@@ -135,12 +136,13 @@ inline __mmask16 LaneMask(int64_t lanes) {
   return static_cast<__mmask16>(lanes >= 16 ? 0xFFFF : (1u << lanes) - 1);
 }
 
-// A tile's P pixels x V vectors of sums requantized to 8 bits where the
-// multiplier is finite: each pixel's V vectors (16 V consecutive channels
-// from oc0) saturated together by SaturateFour and stored as one masked
-// 64-byte row, the bits of RequantizeVectorFinite vector by vector.
+// A tile's P pixels x V vectors of sums (out.offset already in them)
+// requantized to 8 bits where the multiplier is finite: each pixel's V vectors
+// (16 V consecutive channels from oc0) saturated together by SaturateFour and
+// stored as one masked 64-byte row, the bits of RequantizeVectorFinite vector
+// by vector.
 template <int V, class Q, int P>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+__attribute__((target("avx512f,avx512bw,avx512dq"), always_inline)) inline void
 StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
                      const RequantizedOutput& out) {
   static_assert(V >= 1 && V <= 4);
@@ -148,19 +150,18 @@ StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
   const __mmask64 mask =
       channels >= 64 ? ~__mmask64{0} : (__mmask64{1} << channels) - 1;
   const __m512i zero = _mm512_set1_epi32(static_cast<int32_t>(out.zero));
-  __m512i offset[V];
   __m512 multiplier[V];
   for (int v = 0; v < V; ++v) {
     const int64_t first = oc0 + v * kDirectLanes;
     const __mmask16 lanes = first < out.m ? LaneMask(out.m - first) : 0;
-    offset[v] = _mm512_maskz_loadu_epi32(lanes, out.offset + first);
     multiplier[v] = _mm512_maskz_loadu_ps(lanes, out.multiplier + first);
   }
   Q* y = static_cast<Q*>(out.y) + oc0;
   for (int p = 0; p < P && p < count; ++p) {
     __m512i q[4] = {};
     for (int v = 0; v < V; ++v) {
-      q[v] = RequantizedInt32(c[p][v], offset[v], multiplier[v], zero);
+      q[v] = RequantizedInt32(c[p][v], _mm512_setzero_si512(), multiplier[v],
+                              zero);
     }
     _mm512_mask_storeu_epi8(y + p * out.m, mask,
                             SaturateFour<Q>(q[0], q[1], q[2], q[3]));
@@ -170,18 +171,28 @@ StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
 // P pixels x V vectors of 16 channels: P V accumulators, V weight loads
 // and P broadcasts per quad. Pixels past `count` repeat the first
 // (computed, never stored). The sums go to acc (Q void), or plus
-// out.offset as int32 rows (Q int32_t), or requantized (Q uint8_t or
-// int8_t) to out, channels [oc0, oc0 + 16 V) below out.m.
+// out.offset as int32 rows (Q int32_t), as float (Q float), or
+// requantized (Q uint8_t or int8_t) to out, channels [oc0, oc0 + 16 V)
+// below out.m.
 template <int V, class Q, int P = kDirectPixels>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void VnniTile(
     const int8_t* w, int64_t taps, int64_t quads, const uint8_t* const* pixels,
     int64_t count, const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
     const RequantizedOutput* out) {
   const uint8_t* px[P];
   for (int p = 0; p < P; ++p) px[p] = pixels[p < count ? p : 0];
+  // The sums start from out's per-channel offsets where there is an out
+  // (int32 addition wraps alike in either order): one add fewer per
+  // output vector in the epilogue.
   __m512i c[P][V];
-  for (auto& row : c) {
-    for (auto& v : row) v = _mm512_setzero_si512();
+  for (int v = 0; v < V; ++v) {
+    __m512i start = _mm512_setzero_si512();
+    if constexpr (!std::is_void_v<Q>) {
+      const int64_t first = oc0 + v * kDirectLanes;
+      const __mmask16 lanes = first < out->m ? LaneMask(out->m - first) : 0;
+      start = _mm512_maskz_loadu_epi32(lanes, out->offset + first);
+    }
+    for (int p = 0; p < P; ++p) c[p][v] = start;
   }
   for (int64_t t = 0; t < taps; ++t) {
     const int64_t off = tap_offsets[t];
@@ -219,13 +230,10 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
       const int64_t first = oc0 + v * kDirectLanes;
       if (first >= out->m) break;
       const __mmask16 mask = LaneMask(out->m - first);
-      const __m512i offset =
-          _mm512_maskz_loadu_epi32(mask, out->offset + first);
       if constexpr (std::is_same_v<Q, int32_t>) {
         int32_t* y = static_cast<int32_t*>(out->y) + first;
         for (int p = 0; p < P && p < count; ++p) {
-          _mm512_mask_storeu_epi32(y + p * out->ldy, mask,
-                                   _mm512_add_epi32(c[p][v], offset));
+          _mm512_mask_storeu_epi32(y + p * out->ldy, mask, c[p][v]);
         }
         continue;
       }
@@ -237,9 +245,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
                                                  : _mm512_maskz_loadu_ps(
                                                        mask, out->bias + first);
         for (int p = 0; p < P && p < count; ++p) {
-          __m512 value = _mm512_mul_ps(
-              _mm512_cvtepi32_ps(_mm512_add_epi32(c[p][v], offset)),
-              multiplier);
+          __m512 value = _mm512_mul_ps(_mm512_cvtepi32_ps(c[p][v]), multiplier);
           // Adding +0 where there is no bias would turn a -0 product into
           // +0: skipped.
           if (out->bias != nullptr) value = _mm512_add_ps(value, bias);
@@ -248,8 +254,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
       } else {
         Q* y = static_cast<Q*>(out->y) + first;
         for (int p = 0; p < P && p < count; ++p) {
-          RequantizeVector(c[p][v], offset, multiplier, zero, mask,
-                           y + p * out->m);
+          RequantizeVector(c[p][v], _mm512_setzero_si512(), multiplier, zero,
+                           mask, y + p * out->m);
         }
       }
     }
@@ -259,7 +265,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(
 // N pixels' sums of one vector of channels (mask), requantized into y
 // (pixel i at y + i * c).
 template <int N, class Q>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+__attribute__((target("avx512f,avx512bw,avx512dq"), always_inline)) inline void
 RequantizePixels(const __m512i (&sum)[N], __m512i offset, __m512 multiplier,
                  __m512 zero, __mmask16 mask, bool finite, int64_t c, Q* y) {
   const __m512i zero_int = _mm512_cvtps_epi32(zero);
@@ -366,8 +372,9 @@ struct GridWindow {
 // `count` depthwise pixels of `window`, 16 channels a vector, four pixels
 // at a time, requantized into out (pixel i at out.y + i * C).
 template <class Q, class Window>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void DepthwiseRowAvx512(
-    const Window& window, int64_t count, const RequantizedOutput& out) {
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void
+DepthwiseRowAvx512(const Window& window, int64_t count,
+                   const RequantizedOutput& out) {
   constexpr int kPixels = 4;
   const int64_t c = out.m;
   const __m512 zero = _mm512_set1_ps(out.zero);

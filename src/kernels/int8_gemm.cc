@@ -15,8 +15,10 @@ constexpr const char* kEnv = "WEFT_INT8_KERNEL";
 
 bool CpuHasAvx512Vnni() {
   __builtin_cpu_init();
+  // DQ for the tiles' vrangeps; every CPU with AVX-512 VNNI has it.
   return __builtin_cpu_supports("avx512f") &&
          __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512vnni");
 }
 
