@@ -1,6 +1,7 @@
 #include "kernels/gemm_tile.h"
 
 #include <blis.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 
 #include "kernels/blis_config.h"
+#include "kernels/one_openmp_thread.h"
 #include "weft/warnings.h"
 
 namespace weft::internal {
@@ -80,12 +82,49 @@ void BlisTile(int64_t m, int64_t n, int64_t k, const GemmOperand<T>& a,
   }
 }
 
+// oneDNN's sgemm is row-major with cblas's arguments; it multiplies float32
+// only, so float64 tiles keep Eigen's kernel. One OpenMP thread: the tile
+// runs on its calling weft thread alone, and its blocking (so its bits)
+// depends on the shape alone. A call oneDNN refuses (it checks only the
+// arguments, which the caller's shapes make valid) is a bug: it aborts
+// rather than leave C unwritten.
+template <class T>
+void DnnlTile(int64_t m, int64_t n, int64_t k, const GemmOperand<T>& a,
+              const GemmOperand<T>& b, T* c, int64_t ldc, bool accumulate) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (k <= 0) {  // oneDNN would ask for leading dimensions of at least 1.
+      for (int64_t i = 0; i < m && !accumulate; ++i) {
+        std::fill_n(c + i * ldc, n, 0.0f);
+      }
+      return;
+    }
+    // A stored matrix of one row may come with any ld; oneDNN checks it
+    // against the row's length.
+    const int64_t lda = std::max(a.ld, a.transposed ? m : k);
+    const int64_t ldb = std::max(b.ld, b.transposed ? k : n);
+    OneOpenMpThread one_thread;
+    const dnnl_status_t status = dnnl_sgemm(
+        a.transposed ? 'T' : 'N', b.transposed ? 'T' : 'N', m, n, k, 1.0f,
+        a.data, lda, b.data, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+    if (status != dnnl_success) {
+      std::fprintf(stderr,
+                   "weft: dnnl_sgemm refused a %lld x %lld x %lld tile "
+                   "(status %d)\n",
+                   static_cast<long long>(m), static_cast<long long>(n),
+                   static_cast<long long>(k), static_cast<int>(status));
+      std::abort();
+    }
+  } else {
+    EigenTile(m, n, k, a, b, c, ldc, accumulate);
+  }
+}
+
 GemmKernel ChooseActiveKernel() {
   if (const char* env = std::getenv("WEFT_GEMM_KERNEL")) {
     if (auto kernel = ParseGemmKernel(env)) return *kernel;
     EmitWarning(WarningCategory::kConfiguration,
                 std::string("ignoring WEFT_GEMM_KERNEL=") + env +
-                    " (expected eigen or blis)");
+                    " (expected eigen, blis or dnnl)");
   }
   return GemmKernelForCpu(ThisCpu());
 }
@@ -93,12 +132,21 @@ GemmKernel ChooseActiveKernel() {
 }  // namespace
 
 std::string_view GemmKernelName(GemmKernel kernel) {
-  return kernel == GemmKernel::kBlis ? "blis" : "eigen";
+  switch (kernel) {
+    case GemmKernel::kBlis:
+      return "blis";
+    case GemmKernel::kDnnl:
+      return "dnnl";
+    case GemmKernel::kEigen:
+      break;
+  }
+  return "eigen";
 }
 
 std::optional<GemmKernel> ParseGemmKernel(std::string_view name) {
   if (name == "eigen") return GemmKernel::kEigen;
   if (name == "blis") return GemmKernel::kBlis;
+  if (name == "dnnl") return GemmKernel::kDnnl;
   return std::nullopt;
 }
 
@@ -117,7 +165,9 @@ CpuIdentity ThisCpu() {
 }
 
 GemmKernel GemmKernelForCpu(const CpuIdentity& cpu) {
-  return cpu.amd && cpu.avx2_fma ? GemmKernel::kBlis : GemmKernel::kEigen;
+  if (cpu.amd && cpu.avx2_fma) return GemmKernel::kBlis;
+  if (cpu.intel && cpu.avx512) return GemmKernel::kDnnl;
+  return GemmKernel::kEigen;
 }
 
 GemmKernel ActiveGemmKernel() {
@@ -129,7 +179,8 @@ Status CheckGemmKernelEnvironment() {
   const char* env = std::getenv("WEFT_GEMM_KERNEL");
   if (env == nullptr || ParseGemmKernel(env)) return Status::OK();
   return InvalidArgumentError(std::string("WEFT_GEMM_KERNEL=") + env +
-                              " is not a tile kernel (eigen or blis; unset "
+                              " is not a tile kernel (eigen, blis or dnnl; "
+                              "unset "
                               "it for the per-CPU choice, docs/kernels.md)");
 }
 
@@ -143,9 +194,11 @@ std::string DescribeActiveGemmKernel() {
     return name + " (WEFT_GEMM_KERNEL)";
   }
   const CpuIdentity cpu = ThisCpu();
-  return name + (cpu.amd && cpu.avx2_fma
-                     ? " (per CPU: AMD with AVX2 and FMA)"
-                     : " (per CPU: not an AMD CPU with AVX2 and FMA)");
+  if (cpu.amd && cpu.avx2_fma)
+    return name + " (per CPU: AMD with AVX2 and FMA)";
+  if (cpu.intel && cpu.avx512) return name + " (per CPU: Intel with AVX-512)";
+  return name +
+         " (per CPU: neither AMD with AVX2 and FMA nor Intel with AVX-512)";
 }
 
 template <class T>
@@ -153,11 +206,17 @@ void GemmTile(GemmKernel kernel, int64_t m, int64_t n, int64_t k,
               GemmOperand<T> a, GemmOperand<T> b, T* c, int64_t ldc,
               bool accumulate) {
   if (m <= 0 || n <= 0) return;
-  if (kernel == GemmKernel::kBlis) {
-    BlisTile(m, n, k, a, b, c, ldc, accumulate);
-  } else {
-    EigenTile(m, n, k, a, b, c, ldc, accumulate);
+  switch (kernel) {
+    case GemmKernel::kBlis:
+      BlisTile(m, n, k, a, b, c, ldc, accumulate);
+      return;
+    case GemmKernel::kDnnl:
+      DnnlTile(m, n, k, a, b, c, ldc, accumulate);
+      return;
+    case GemmKernel::kEigen:
+      break;
   }
+  EigenTile(m, n, k, a, b, c, ldc, accumulate);
 }
 
 template void GemmTile<float>(GemmKernel, int64_t, int64_t, int64_t,

@@ -5,10 +5,13 @@
 //   kEigen  Eigen 3.4's product (header-only, any CPU)
 //   kBlis   BLIS, serial build (Debian libblis-serial-dev, linked statically;
 //           it picks its micro-kernel for the CPU at run time)
+//   kDnnl   oneDNN's dnnl_sgemm (Debian libdnnl-dev, its JIT kernels for the
+//           CPU) for float32, under OneOpenMpThread; Eigen's for float64,
+//           which oneDNN does not multiply
 //
 // Which one runs is decided once per process from the CPU, never from a
 // timing, so one machine always gives the same bits (docs/kernels.md has the
-// measurements behind the rule). Neither kernel starts a thread.
+// measurements behind the rule). No kernel starts a thread.
 #ifndef WEFT_SRC_KERNELS_GEMM_TILE_H_
 #define WEFT_SRC_KERNELS_GEMM_TILE_H_
 
@@ -21,7 +24,7 @@
 
 namespace weft::internal {
 
-enum class GemmKernel { kEigen, kBlis };
+enum class GemmKernel { kEigen, kBlis, kDnnl };
 
 std::string_view GemmKernelName(GemmKernel kernel);
 std::optional<GemmKernel> ParseGemmKernel(std::string_view name);
@@ -36,17 +39,19 @@ struct CpuIdentity {
 CpuIdentity ThisCpu();
 
 // The rule: BLIS on AMD CPUs with AVX2 and FMA (measured faster than Eigen
-// and on par with OpenBLAS there), Eigen elsewhere (measured faster than
-// OpenBLAS on an Intel Xeon).
+// and on par with OpenBLAS there), oneDNN on Intel CPUs with AVX-512
+// (measured faster than Eigen, BLIS and OpenBLAS on an Intel Xeon, Emerald
+// Rapids), Eigen elsewhere.
 GemmKernel GemmKernelForCpu(const CpuIdentity& cpu);
 
-// The kernel of this process: WEFT_GEMM_KERNEL ("eigen" or "blis") when set,
-// for side-by-side measurements; otherwise GemmKernelForCpu(ThisCpu()).
-// Read once; an unknown name is ignored with a warning on stderr.
+// The kernel of this process: WEFT_GEMM_KERNEL ("eigen", "blis" or "dnnl")
+// when set, for side-by-side measurements; otherwise
+// GemmKernelForCpu(ThisCpu()). Read once; an unknown name is ignored with a
+// warning on stderr.
 GemmKernel ActiveGemmKernel();
 
 // InvalidArgument naming WEFT_GEMM_KERNEL when it is set to anything but
-// eigen or blis: Session::Create fails on it, as on the other WEFT_*
+// eigen, blis or dnnl: Session::Create fails on it, as on the other WEFT_*
 // variables, rather than run with another kernel than the one asked for.
 Status CheckGemmKernelEnvironment();
 

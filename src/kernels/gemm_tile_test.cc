@@ -1,9 +1,13 @@
 #include "kernels/gemm_tile.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
+
+#include "test_support/threads.h"
 
 namespace weft::internal {
 namespace {
@@ -16,6 +20,9 @@ std::vector<float> Random(int64_t n, uint32_t seed) {
   }
   return v;
 }
+
+constexpr GemmKernel kAllKernels[] = {GemmKernel::kEigen, GemmKernel::kBlis,
+                                      GemmKernel::kDnnl};
 
 struct Case {
   GemmKernel kernel;
@@ -55,7 +62,7 @@ TEST_P(GemmTileTest, MatchesADoubleReference) {
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  for (GemmKernel kernel : {GemmKernel::kEigen, GemmKernel::kBlis}) {
+  for (GemmKernel kernel : kAllKernels) {
     for (int mask = 0; mask < 8; ++mask) {
       cases.push_back(
           {kernel, (mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0});
@@ -76,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(KernelsAndTransposes, GemmTileTest,
 TEST(GemmTileTest, DoubleProductsAreExactOnIntegers) {
   const std::vector<double> a = {1, 2, 3, 4, 5, 6};     // 2 x 3
   const std::vector<double> b = {7, 8, 9, 10, 11, 12};  // 3 x 2
-  for (GemmKernel kernel : {GemmKernel::kEigen, GemmKernel::kBlis}) {
+  for (GemmKernel kernel : kAllKernels) {
     std::vector<double> c(4, -1);
     GemmTile<double>(kernel, 2, 2, 3, {a.data(), 3}, {b.data(), 2}, c.data(), 2,
                      false);
@@ -86,12 +93,44 @@ TEST(GemmTileTest, DoubleProductsAreExactOnIntegers) {
 }
 
 TEST(GemmTileTest, EmptyInnerDimensionGivesZerosNotGarbage) {
-  std::vector<float> c(6, std::nanf(""));
-  for (GemmKernel kernel : {GemmKernel::kEigen, GemmKernel::kBlis}) {
+  for (GemmKernel kernel : kAllKernels) {
+    std::vector<float> c(6, std::nanf(""));
     GemmTile<float>(kernel, 2, 3, 0, {nullptr, 1}, {nullptr, 3}, c.data(), 3,
                     false);
     for (float v : c) EXPECT_EQ(v, 0.0f) << GemmKernelName(kernel);
   }
+}
+
+// A one-row operand may come with a leading dimension shorter than its row
+// (it is never stepped over); every kernel takes it.
+TEST(GemmTileTest, OneRowOperandsTakeAnyLeadingDimension) {
+  const std::vector<float> a = {1, 2, 3};           // 1 x 3, ld 1
+  const std::vector<float> b = {1, 0, 0, 1, 1, 1};  // 3 x 2
+  for (GemmKernel kernel : kAllKernels) {
+    std::vector<float> c(2, -1);
+    GemmTile<float>(kernel, 1, 2, 3, {a.data(), 1}, {b.data(), 2}, c.data(), 2,
+                    false);
+    EXPECT_EQ(c, (std::vector<float>{4, 5})) << GemmKernelName(kernel);
+  }
+}
+
+// oneDNN's tiles run on the calling thread alone, whatever the caller's
+// OpenMP setting (which they leave as it was), and give the same bits on
+// every call: a tile's sums depend on its shape only.
+TEST(GemmTileTest, OneDnnTilesStartNoThreadAndRepeatTheirBits) {
+  const int64_t n = 384;
+  const std::vector<float> a = Random(n * n, 1), b = Random(n * n, 2);
+  std::vector<float> first(n * n), again(n * n);
+  omp_set_num_threads(4);
+  const int before = test::CountProcessThreads();
+  GemmTile<float>(GemmKernel::kDnnl, n, n, n, {a.data(), n}, {b.data(), n},
+                  first.data(), n, false);
+  GemmTile<float>(GemmKernel::kDnnl, n, n, n, {a.data(), n}, {b.data(), n},
+                  again.data(), n, false);
+  EXPECT_EQ(test::CountProcessThreads(), before);
+  EXPECT_EQ(omp_get_max_threads(), 4);
+  EXPECT_EQ(std::memcmp(first.data(), again.data(), n * n * sizeof(float)), 0);
+  omp_set_num_threads(1);
 }
 
 TEST(GemmKernelTest, TheRuleDependsOnTheCpuOnly) {
@@ -101,11 +140,15 @@ TEST(GemmKernelTest, TheRuleDependsOnTheCpuOnly) {
             GemmKernel::kEigen);
   EXPECT_EQ(GemmKernelForCpu({.intel = true, .avx2_fma = true}),
             GemmKernel::kEigen);
+  EXPECT_EQ(GemmKernelForCpu({.intel = true, .avx2_fma = true, .avx512 = true}),
+            GemmKernel::kDnnl);
+  EXPECT_EQ(GemmKernelForCpu({.avx2_fma = true, .avx512 = true}),
+            GemmKernel::kEigen);
   EXPECT_EQ(GemmKernelForCpu({}), GemmKernel::kEigen);
 }
 
 TEST(GemmKernelTest, NamesRoundTrip) {
-  for (GemmKernel kernel : {GemmKernel::kEigen, GemmKernel::kBlis}) {
+  for (GemmKernel kernel : kAllKernels) {
     EXPECT_EQ(ParseGemmKernel(GemmKernelName(kernel)), kernel);
   }
   EXPECT_EQ(ParseGemmKernel("openblas"), std::nullopt);

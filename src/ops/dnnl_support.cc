@@ -1,7 +1,5 @@
 #include "ops/dnnl_support.h"
 
-#include <omp.h>
-
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -34,14 +32,6 @@ bool DnnlChoice(const char* name, bool rule) {
       WarningCategory::kConfiguration,
       "ignoring " + std::string(name) + "=" + text + " (expected 0 or 1)");
   return rule;
-}
-
-OneOpenMpThread::OneOpenMpThread() : previous_(omp_get_max_threads()) {
-  if (previous_ != 1) omp_set_num_threads(1);
-}
-
-OneOpenMpThread::~OneOpenMpThread() {
-  if (previous_ != 1) omp_set_num_threads(previous_);
 }
 
 const dnnl::stream& DnnlThreadStream() {

@@ -1,6 +1,7 @@
 // What the kernels that call oneDNN share (NhwcConv, the products with a
-// constant weight): the CPU engine, the OpenMP guard around every call, the
-// per-CPU rule and its override variables, and kept sets of memory handles.
+// constant weight): the CPU engine, the per-CPU rule and its override
+// variables, and kept sets of memory handles. Every call into oneDNN runs
+// under OneOpenMpThread (kernels/one_openmp_thread.h).
 #ifndef WEFT_SRC_OPS_DNNL_SUPPORT_H_
 #define WEFT_SRC_OPS_DNNL_SUPPORT_H_
 
@@ -10,6 +11,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <utility>
 #include <vector>
+
+#include "kernels/one_openmp_thread.h"
 
 namespace weft::internal {
 
@@ -23,21 +26,6 @@ bool DnnlHasAvx512Core();
 // `rule`, unless the environment variable `name` says "1" (on) or "0" (off);
 // anything else is ignored with a configuration warning.
 bool DnnlChoice(const char* name, bool rule);
-
-// Debian's oneDNN threads through OpenMP. Every call into it runs with one
-// OpenMP thread on the calling weft thread, so that no library thread
-// computes and oneDNN's blocking never depends on the core count; the
-// caller's own OpenMP setting is put back afterwards.
-class OneOpenMpThread {
- public:
-  OneOpenMpThread();
-  ~OneOpenMpThread();
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-
- private:
-  int previous_;
-};
 
 // Sets of oneDNN memory handles (a kernel's Handles: one per primitive of
 // its plan), one per loop of calls running at a time: a loop takes one,
