@@ -17,6 +17,12 @@
 //          (weft.quantize's classifier), where the Gemm's float output is
 //          what a Run fetches, and a fetched node removed would send every
 //          Run back to the graph as given
+//   DQ(a), DQ(b const int8, 2-D)[, DQ(c const int32)] -> Gemm (as above)
+//   whose float output no fused group took (a classifier, the graph's
+//   output, with or without the unread pair after it)
+//       => FusedMatMulInteger: the exact integer sums times a_scale x
+//          b_scale plus C, in float, as ONNX Runtime's QGemm with a float
+//          output; the weight packed for the integer product
 //   DQ(a), DQ(b) -> Add [-> Relu|Clip] -> Q
 //       => QLinearAdd
 //   DQ(x) -> MaxPool|Reshape|Transpose|Flatten|Squeeze|Unsqueeze -> Q,
@@ -37,9 +43,10 @@
 // - QLinearConv and QLinearMatMul sum the integers exactly and requantize
 //   once, where the float graph rounded each product and partial sum: an
 //   output may differ from the float graph's by one quantisation step, as
-//   it does in ONNX Runtime. This is the one pass that does not keep a
-//   graph's bits; disabling it (disabled_graph_passes) runs the float form
-//   as written.
+//   it does in ONNX Runtime. A Gemm's float output from its integer sums
+//   differs from the float graph's by that graph's own rounding. This is the
+//   one pass that does not keep a graph's bits; disabling it
+//   (disabled_graph_passes) runs the float form as written.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -369,6 +376,51 @@ std::optional<NodeDef> FusedGroup(GraphEditor& graph, const NodeDef& core,
   return std::nullopt;
 }
 
+// A Gemm of dequantized operands with a float output (FusedGemm's
+// conditions) as FusedMatMulInteger(a, b, a_zero, b_zero, a_scale x
+// b_scale[, C]): the scale is a Mul of the two scales and C the
+// DequantizeLinear of the int32 bias, both folded into constants by the
+// constant folding that follows.
+std::optional<NodeDef> FloatOutputGemm(GraphEditor& graph, const NodeDef& gemm,
+                                       std::vector<int>* dequantizers) {
+  const bool tb = AttrOr<int64_t>(gemm, "transB", 0) != 0;
+  if (gemm.inputs.size() < 2 || AttrOr<int64_t>(gemm, "transA", 0) != 0 ||
+      AttrOr<double>(gemm, "alpha", 1.0) != 1.0 ||
+      AttrOr<double>(gemm, "beta", 1.0) != 1.0) {
+    return std::nullopt;
+  }
+  std::optional<Dequantized> a = ScalarDequantizeOf(graph, gemm.inputs[0]);
+  std::optional<Dequantized> b =
+      WeightDequantizeOf(graph, gemm.inputs[1], DataType::kInt8, tb ? 0 : 1);
+  if (!a || !b || graph.Constant(b->values)->shape().rank() != 2) {
+    return std::nullopt;
+  }
+  const bool has_bias = gemm.inputs.size() > 2 && !gemm.inputs[2].empty();
+  if (has_bias &&
+      IntegerBias(graph, gemm.inputs[2], *a, *b, tb ? 0 : 1).empty()) {
+    return std::nullopt;
+  }
+  dequantizers->insert(dequantizers->end(), {a->node, b->node});
+  std::string b_values = b->values;
+  if (tb) {
+    b_values = graph.UniqueName(b->values + "/transposed");
+    graph.Add({b_values,
+               "Transpose",
+               {b->values},
+               {{"perm", AttrValue(std::vector<int64_t>{1, 0})}},
+               gemm.device});
+  }
+  const std::string scale = graph.UniqueName(gemm.name + "/scale");
+  graph.Add({scale, "Mul", {a->scale, b->scale}, {}, gemm.device});
+  NodeDef fused{gemm.name,
+                "FusedMatMulInteger",
+                {a->values, b_values, a->zero, b->zero, scale},
+                {},
+                gemm.device};
+  if (has_bias) fused.inputs.push_back(gemm.inputs[2]);
+  return fused;
+}
+
 }  // namespace
 
 int FuseQdqGroups(GraphEditor& graph) {
@@ -432,6 +484,22 @@ int FuseQdqGroups(GraphEditor& graph) {
     swept.insert(swept.end(), dequantizers.begin(), dequantizers.end());
     AddProducers(graph, qi, &swept);
     graph.Replace(qi, std::move(*fused));
+    ++rewrites;
+  }
+  // The Gemms whose float output no group above took.
+  const int before_added = graph.size();
+  for (int gi = 0; gi < before_added; ++gi) {
+    if (!graph.alive(gi) || graph.claimed(gi) || graph.HasControlInputs(gi) ||
+        graph.node(gi).op != "Gemm") {
+      continue;
+    }
+    std::vector<int> dequantizers;
+    std::optional<NodeDef> fused =
+        FloatOutputGemm(graph, graph.node(gi), &dequantizers);
+    if (!fused) continue;
+    graph.Claim(gi);
+    swept.insert(swept.end(), dequantizers.begin(), dequantizers.end());
+    graph.Replace(gi, std::move(*fused));
     ++rewrites;
   }
   SweepUnused(graph, swept, removable, kPass);

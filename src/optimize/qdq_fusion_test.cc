@@ -225,8 +225,7 @@ Graph GemmGroup(bool transposed_b, float alpha = 1.0f, bool read = true) {
 // The Gemm group becomes one QLinearMatMul with C as its int32 bias (a
 // transposed W folded into a constant), within one quantisation step of
 // the float graph and the same at every thread setting. Alpha other than 1
-// keeps it in float, and so does an output pair nothing reads (the Gemm's
-// float output may be what a Run fetches).
+// keeps it in float.
 TEST(QdqFusionTest, GemmGroupBecomesQLinearMatMulWithItsBias) {
   const NamedTensors feed = {{"x", test::SeededFloats({3, 40}, 12)}};
   for (bool transposed_b : {true, false}) {
@@ -240,9 +239,48 @@ TEST(QdqFusionTest, GemmGroupBecomesQLinearMatMulWithItsBias) {
     ExpectWithinOneStep(graph, feed);
   }
   EXPECT_EQ(OpsAfterPasses(GemmGroup(true, 0.5f)).count("QLinearMatMul"), 0u);
-  const auto unread = OpsAfterPasses(GemmGroup(true, 1.0f, false));
-  EXPECT_EQ(unread.count("QLinearMatMul"), 0u);
-  EXPECT_EQ(unread.count("Gemm"), 1u);
+}
+
+// A Gemm whose float output is what a Run fetches (the output pair after
+// it read by nothing: a quantized classifier) becomes FusedMatMulInteger
+// under the Gemm's name: its float output from the exact integer sums,
+// within float rounding of the float graph's, the same at every thread
+// setting. Alpha other than 1 keeps it a float Gemm.
+TEST(QdqFusionTest, GemmWithAFloatOutputSumsItsIntegers) {
+  const NamedTensors feed = {{"x", test::SeededFloats({3, 40}, 12)}};
+  for (bool transposed_b : {true, false}) {
+    SCOPED_TRACE(transposed_b ? "transB" : "W as [K, N]");
+    const Graph graph = GemmGroup(transposed_b, 1.0f, /*read=*/false);
+    const auto ops = OpsAfterPasses(graph);
+    EXPECT_EQ(ops.count("FusedMatMulInteger"), 1u);
+    EXPECT_EQ(ops.count("Gemm"), 0u);
+    EXPECT_EQ(ops.count("QLinearMatMul"), 0u);
+    EXPECT_EQ(ops.count("Transpose"), 0u);  // Folded into the constant.
+    EXPECT_EQ(ops.count("Mul"), 0u);        // The scales' product too.
+
+    auto plain = test::MustCreate(graph, Options(1, false));
+    const Tensor want = test::MustRun(*plain, {"gemm"}, feed).at(0);
+    Tensor first;
+    for (int threads : {1, 2}) {
+      auto fused = test::MustCreate(graph, Options(threads, true));
+      const Tensor got = test::MustRun(*fused, {"gemm"}, feed).at(0);
+      ASSERT_EQ(got.dtype(), DataType::kFloat32);
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < want.NumElements(); ++i) {
+        const float w = want.data<float>()[i];
+        EXPECT_NEAR(got.data<float>()[i], w, 1e-5f * (1 + std::abs(w)))
+            << "element " << i;
+      }
+      if (threads == 1) {
+        first = got;
+      } else {
+        EXPECT_TRUE(got.BitwiseEqual(first)) << "thread settings disagree";
+      }
+    }
+  }
+  const auto scaled = OpsAfterPasses(GemmGroup(true, 0.5f, /*read=*/false));
+  EXPECT_EQ(scaled.count("FusedMatMulInteger"), 0u);
+  EXPECT_EQ(scaled.count("Gemm"), 1u);
 }
 
 // int8 activations in and out (a quantizer's symmetric activations): the
