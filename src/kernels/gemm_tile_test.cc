@@ -3,8 +3,9 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
 #include <vector>
 
 #include "test_support/threads.h"
@@ -129,7 +130,11 @@ TEST(GemmTileTest, OneDnnTilesStartNoThreadAndRepeatTheirBits) {
                   again.data(), n, false);
   EXPECT_EQ(test::CountProcessThreads(), before);
   EXPECT_EQ(omp_get_max_threads(), 4);
-  EXPECT_EQ(std::memcmp(first.data(), again.data(), n * n * sizeof(float)), 0);
+  for (int64_t i = 0; i < n * n; ++i) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(first[i]),
+              std::bit_cast<uint32_t>(again[i]))
+        << "element " << i;
+  }
   omp_set_num_threads(1);
 }
 
