@@ -253,49 +253,76 @@ bool OnlyUnreadDequantizers(const GraphEditor& graph, int i) {
   return true;
 }
 
-// A Gemm group as a QLinearMatMul: Y = A B + C with alpha = beta = 1 and A
-// not transposed (what a quantized Linear layer exports as); B's
-// per-channel scales lie along its output axis (0 where transB is set);
-// C, when given, a DequantizeLinear of int32 with scale a_scale * b_scale,
-// which the product adds before requantizing, as ONNX Runtime's QGemm does.
-std::optional<NodeDef> FusedGemm(GraphEditor& graph, const NodeDef& gemm,
-                                 const NodeDef& q,
-                                 std::vector<int>* dequantizers) {
-  const bool tb = AttrOr<int64_t>(gemm, "transB", 0) != 0;
+// A Gemm's operands in the form its integer rewrites take: Y = A B + C
+// with alpha = beta = 1 and A not transposed (what a quantized Linear
+// layer exports as), A a per-tensor DequantizeLinear, B one of a constant
+// 2-D int8 tensor whose per-channel scales lie along its output axis (0
+// where transB is set), C, when given, a DequantizeLinear of int32 with
+// scale a_scale * b_scale (IntegerBias: its int32 values).
+struct GemmOperands {
+  Dequantized a, b;
+  bool transposed_b = false;
+  std::string bias;  // "" when the Gemm has no C
+};
+
+std::optional<GemmOperands> DequantizedGemmOperands(GraphEditor& graph,
+                                                    const NodeDef& gemm) {
+  GemmOperands g;
+  g.transposed_b = AttrOr<int64_t>(gemm, "transB", 0) != 0;
   if (gemm.inputs.size() < 2 || AttrOr<int64_t>(gemm, "transA", 0) != 0 ||
       AttrOr<double>(gemm, "alpha", 1.0) != 1.0 ||
       AttrOr<double>(gemm, "beta", 1.0) != 1.0) {
     return std::nullopt;
   }
+  const int b_axis = g.transposed_b ? 0 : 1;
   std::optional<Dequantized> a = ScalarDequantizeOf(graph, gemm.inputs[0]);
   std::optional<Dequantized> b =
-      WeightDequantizeOf(graph, gemm.inputs[1], DataType::kInt8, tb ? 0 : 1);
+      WeightDequantizeOf(graph, gemm.inputs[1], DataType::kInt8, b_axis);
   if (!a || !b || graph.Constant(b->values)->shape().rank() != 2) {
     return std::nullopt;
   }
-  std::string bias;
+  g.a = *a;
+  g.b = *b;
   if (gemm.inputs.size() > 2 && !gemm.inputs[2].empty()) {
-    bias = IntegerBias(graph, gemm.inputs[2], *a, *b, tb ? 0 : 1);
-    if (bias.empty()) return std::nullopt;
+    g.bias = IntegerBias(graph, gemm.inputs[2], *a, *b, b_axis);
+    if (g.bias.empty()) return std::nullopt;
+  }
+  return g;
+}
+
+// B's int8 values as [K, N]: through a Transpose, which constant folding
+// folds, where transB is set.
+std::string WeightAsKByN(GraphEditor& graph, const GemmOperands& g,
+                         const std::string& device) {
+  if (!g.transposed_b) return g.b.values;
+  std::string transposed = graph.UniqueName(g.b.values + "/transposed");
+  graph.Add({transposed,
+             "Transpose",
+             {g.b.values},
+             {{"perm", AttrValue(std::vector<int64_t>{1, 0})}},
+             device});
+  return transposed;
+}
+
+// A Gemm group as a QLinearMatMul with C as its int32 bias, which the
+// product adds before requantizing, as ONNX Runtime's QGemm does.
+std::optional<NodeDef> FusedGemm(GraphEditor& graph, const NodeDef& gemm,
+                                 const NodeDef& q,
+                                 std::vector<int>* dequantizers) {
+  std::optional<GemmOperands> g = DequantizedGemmOperands(graph, gemm);
+  if (!g) return std::nullopt;
+  if (!g->bias.empty()) {
     dequantizers->push_back(graph.Producer(gemm.inputs[2]).node);
   }
-  dequantizers->insert(dequantizers->end(), {a->node, b->node});
-  std::string b_values = b->values;
-  if (tb) {
-    b_values = graph.UniqueName(b->values + "/transposed");
-    graph.Add({b_values,
-               "Transpose",
-               {b->values},
-               {{"perm", AttrValue(std::vector<int64_t>{1, 0})}},
-               q.device});
-  }
-  NodeDef fused{q.name,
-                "QLinearMatMul",
-                {a->values, a->scale, a->zero, b_values, b->scale, b->zero,
-                 q.inputs[1], q.inputs[2]},
-                {},
-                q.device};
-  if (!bias.empty()) fused.inputs.push_back(bias);
+  dequantizers->insert(dequantizers->end(), {g->a.node, g->b.node});
+  NodeDef fused{
+      q.name,
+      "QLinearMatMul",
+      {g->a.values, g->a.scale, g->a.zero, WeightAsKByN(graph, *g, q.device),
+       g->b.scale, g->b.zero, q.inputs[1], q.inputs[2]},
+      {},
+      q.device};
+  if (!g->bias.empty()) fused.inputs.push_back(g->bias);
   return fused;
 }
 
@@ -383,41 +410,18 @@ std::optional<NodeDef> FusedGroup(GraphEditor& graph, const NodeDef& core,
 // constant folding that follows.
 std::optional<NodeDef> FloatOutputGemm(GraphEditor& graph, const NodeDef& gemm,
                                        std::vector<int>* dequantizers) {
-  const bool tb = AttrOr<int64_t>(gemm, "transB", 0) != 0;
-  if (gemm.inputs.size() < 2 || AttrOr<int64_t>(gemm, "transA", 0) != 0 ||
-      AttrOr<double>(gemm, "alpha", 1.0) != 1.0 ||
-      AttrOr<double>(gemm, "beta", 1.0) != 1.0) {
-    return std::nullopt;
-  }
-  std::optional<Dequantized> a = ScalarDequantizeOf(graph, gemm.inputs[0]);
-  std::optional<Dequantized> b =
-      WeightDequantizeOf(graph, gemm.inputs[1], DataType::kInt8, tb ? 0 : 1);
-  if (!a || !b || graph.Constant(b->values)->shape().rank() != 2) {
-    return std::nullopt;
-  }
-  const bool has_bias = gemm.inputs.size() > 2 && !gemm.inputs[2].empty();
-  if (has_bias &&
-      IntegerBias(graph, gemm.inputs[2], *a, *b, tb ? 0 : 1).empty()) {
-    return std::nullopt;
-  }
-  dequantizers->insert(dequantizers->end(), {a->node, b->node});
-  std::string b_values = b->values;
-  if (tb) {
-    b_values = graph.UniqueName(b->values + "/transposed");
-    graph.Add({b_values,
-               "Transpose",
-               {b->values},
-               {{"perm", AttrValue(std::vector<int64_t>{1, 0})}},
-               gemm.device});
-  }
+  std::optional<GemmOperands> g = DequantizedGemmOperands(graph, gemm);
+  if (!g) return std::nullopt;
+  dequantizers->insert(dequantizers->end(), {g->a.node, g->b.node});
   const std::string scale = graph.UniqueName(gemm.name + "/scale");
-  graph.Add({scale, "Mul", {a->scale, b->scale}, {}, gemm.device});
+  graph.Add({scale, "Mul", {g->a.scale, g->b.scale}, {}, gemm.device});
   NodeDef fused{gemm.name,
                 "FusedMatMulInteger",
-                {a->values, b_values, a->zero, b->zero, scale},
+                {g->a.values, WeightAsKByN(graph, *g, gemm.device), g->a.zero,
+                 g->b.zero, scale},
                 {},
                 gemm.device};
-  if (has_bias) fused.inputs.push_back(gemm.inputs[2]);
+  if (!g->bias.empty()) fused.inputs.push_back(gemm.inputs[2]);
   return fused;
 }
 
