@@ -43,7 +43,9 @@ const std::vector<Pass>& Pipeline() {
       {{"qdq-fusion",
         "DequantizeLinear -> Conv / MatMul / Gemm / Add [-> Relu / Clip] -> "
         "QuantizeLinear groups become QLinearConv, QLinearMatMul, "
-        "QLinearAdd; a Q/DQ pair moves through MaxPool and shape-only ops"},
+        "QLinearAdd; a Gemm of dequantized operands with a float output "
+        "becomes FusedMatMulInteger; a Q/DQ pair moves through MaxPool and "
+        "shape-only ops"},
        Run<internal::FuseQdqGroups>},
       {{"shape-folding",
         "Shape and Size of a tensor whose whole shape is inferred become "
