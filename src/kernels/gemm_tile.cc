@@ -193,10 +193,16 @@ std::string DescribeActiveGemmKernel() {
   if (env != nullptr && ParseGemmKernel(env)) {
     return name + " (WEFT_GEMM_KERNEL)";
   }
-  const CpuIdentity cpu = ThisCpu();
-  if (cpu.amd && cpu.avx2_fma)
-    return name + " (per CPU: AMD with AVX2 and FMA)";
-  if (cpu.intel && cpu.avx512) return name + " (per CPU: Intel with AVX-512)";
+  // The reason is the rule's branch (GemmKernelForCpu), not a second copy
+  // of its conditions.
+  switch (GemmKernelForCpu(ThisCpu())) {
+    case GemmKernel::kBlis:
+      return name + " (per CPU: AMD with AVX2 and FMA)";
+    case GemmKernel::kDnnl:
+      return name + " (per CPU: Intel with AVX-512)";
+    case GemmKernel::kEigen:
+      break;
+  }
   return name +
          " (per CPU: neither AMD with AVX2 and FMA nor Intel with AVX-512)";
 }
