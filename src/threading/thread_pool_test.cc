@@ -135,14 +135,19 @@ TEST(ThreadPoolTest, ThreadsAreNamedAfterThePool) {
 // milliseconds, and a wake-up cannot reach it.)
 TEST(ThreadPoolTest, EveryWorkerHasStartedWhenTheConstructorReturns) {
   for (int attempt = 0; attempt < 20; ++attempt) {
-    ThreadPool pool(Options(4, "started"));
+    // A name of its own per attempt: a joined worker of the previous attempt
+    // can still be listed in /proc for a moment after its join returns (the
+    // kernel clears its tid before it leaves the thread group).
+    const std::string pool_name = "st" + std::to_string(attempt);
+    ThreadPool pool(Options(4, pool_name));
+    const std::string prefix = "weft-" + pool_name + "-";
     int named = 0;
     for (const auto& task :
          std::filesystem::directory_iterator("/proc/self/task")) {
       std::ifstream comm(task.path() / "comm");
       std::string name;
       std::getline(comm, name);
-      named += name.starts_with("weft-started-");
+      named += name.starts_with(prefix);
     }
     ASSERT_EQ(named, 4) << "attempt " << attempt;
   }
