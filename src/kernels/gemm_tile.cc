@@ -93,8 +93,8 @@ void DnnlTile(int64_t m, int64_t n, int64_t k, const GemmOperand<T>& a,
               const GemmOperand<T>& b, T* c, int64_t ldc, bool accumulate) {
   if constexpr (std::is_same_v<T, float>) {
     if (k <= 0) {  // oneDNN would ask for leading dimensions of at least 1.
-      for (int64_t i = 0; i < m && !accumulate; ++i) {
-        std::fill_n(c + i * ldc, n, 0.0f);
+      if (!accumulate) {
+        for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
       }
       return;
     }
@@ -180,8 +180,8 @@ Status CheckGemmKernelEnvironment() {
   if (env == nullptr || ParseGemmKernel(env)) return Status::OK();
   return InvalidArgumentError(std::string("WEFT_GEMM_KERNEL=") + env +
                               " is not a tile kernel (eigen, blis or dnnl; "
-                              "unset "
-                              "it for the per-CPU choice, docs/kernels.md)");
+                              "unset it for the per-CPU choice, "
+                              "docs/kernels.md)");
 }
 
 std::string DescribeActiveGemmKernel() {

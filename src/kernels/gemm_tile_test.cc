@@ -122,6 +122,7 @@ TEST(GemmTileTest, OneDnnTilesStartNoThreadAndRepeatTheirBits) {
   const int64_t n = 384;
   const std::vector<float> a = Random(n * n, 1), b = Random(n * n, 2);
   std::vector<float> first(n * n), again(n * n);
+  const int callers_setting = omp_get_max_threads();
   omp_set_num_threads(4);
   const int before = test::CountProcessThreads();
   GemmTile<float>(GemmKernel::kDnnl, n, n, n, {a.data(), n}, {b.data(), n},
@@ -135,7 +136,7 @@ TEST(GemmTileTest, OneDnnTilesStartNoThreadAndRepeatTheirBits) {
               std::bit_cast<uint32_t>(again[i]))
         << "element " << i;
   }
-  omp_set_num_threads(1);
+  omp_set_num_threads(callers_setting);
 }
 
 TEST(GemmKernelTest, TheRuleDependsOnTheCpuOnly) {
