@@ -3,7 +3,7 @@
 
     PYTHONPATH=build/python bench/models/ab_sessions.py [--runs N]
         [--intra-a T] [--intra-b T] [--disable-a PASS] [--disable-b PASS]
-        MODEL NAME=FEED.npy ...
+        [--env-b NAME=VALUE] MODEL NAME=FEED.npy ...
 
 Sessions A and B (one inter-op thread each, their own pools) take turns,
 one Run each, alternating which goes first, for N Runs each (default 150)
@@ -12,9 +12,13 @@ KVM guests this project measures on), that drift reaches both alike, where
 separate processes or rounds of `weft bench` see different stretches of it.
 Prints each side's median and 25th percentile and B / A for both.
 --disable-X names a graph pass to switch off (repeatable), so a pass is
-measured against its absence on the same binary.
+measured against its absence on the same binary. --env-b sets an
+environment variable (repeatable) while session B is made and runs its
+untimed Runs (kernels are built at the first Run of a shape) and unsets it
+after, for a switch that a kernel reads when it is built.
 """
 import argparse
+import os
 import time
 
 import numpy as np
@@ -42,6 +46,8 @@ def main():
     parser.add_argument("--intra-b", type=int, default=1)
     parser.add_argument("--disable-a", action="append", default=[])
     parser.add_argument("--disable-b", action="append", default=[])
+    parser.add_argument("--env-b", action="append", default=[],
+                        help="NAME=VALUE")
     parser.add_argument("model")
     parser.add_argument("feeds", nargs="+", help="NAME=FILE.npy")
     args = parser.parse_args()
@@ -51,11 +57,17 @@ def main():
         if not sep:
             raise SystemExit(f"a feed is NAME=FILE.npy, got {feed!r}")
         feeds[name] = np.load(path)
-    sides = [("A", make_session(args.model, args.intra_a, args.disable_a), []),
-             ("B", make_session(args.model, args.intra_b, args.disable_b), [])]
+    session_a = make_session(args.model, args.intra_a, args.disable_a)
+    env_b = dict(setting.partition("=")[::2] for setting in args.env_b)
+    os.environ.update(env_b)
+    session_b = make_session(args.model, args.intra_b, args.disable_b)
     for _ in range(3):
-        for _, session, _ in sides:
-            session.run(None, feeds)
+        session_b.run(None, feeds)
+    for name in env_b:
+        del os.environ[name]
+    for _ in range(3):
+        session_a.run(None, feeds)
+    sides = [("A", session_a, []), ("B", session_b, [])]
     for i in range(args.runs):
         for _, session, times in (sides if i % 2 == 0 else sides[::-1]):
             start = time.perf_counter()

@@ -138,6 +138,42 @@ TEST_F(NhwcLayoutTest, ASmallCnnRunsChannelsLastAndAgreesWithNchw) {
   }
 }
 
+// ResNet's plane sizes, where NhwcConv's plan takes each of its forms: a
+// 28-row plane cut into row pieces of 3 and 4 rows (run tallest first),
+// a 14-row plane whose W is past 1 MiB (blocks of output channels), and a
+// 14-row plane whose W is small (row pieces of 1 and 2 rows). Each agrees
+// with the NCHW kernels, with the same bits at every thread setting.
+TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
+  auto graph = [] {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({1, 128, 28, 28}));
+    AddConv(g, "rows", "x", 128, 128, 3, 1, 1, 1, 100);
+    g.Relu("rows_relu", "rows");
+    AddConv(g, "blocks", "rows_relu", 128, 256, 3, 2, 1, 1, 110);
+    g.Relu("blocks_relu", "blocks");
+    AddConv(g, "short_rows", "blocks_relu", 256, 64, 1, 1, 0, 1, 120);
+    return g;
+  };
+  const NamedTensors feeds = {{"x", Random({1, 128, 28, 28}, 9)}};
+  const std::vector<std::string> fetches = {"rows_relu", "blocks_relu",
+                                            "short_rows"};
+  auto nchw = test::MustCreate(graph(), Options(1, 1, false));
+  ASSERT_NE(nchw, nullptr);
+  const std::vector<Tensor> want = test::MustRun(*nchw, fetches, feeds);
+  std::vector<std::vector<Tensor>> got;
+  for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {1, 3}, {2, 2}}) {
+    SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
+    auto session = test::MustCreate(graph(), Options(inter, intra, true));
+    ASSERT_NE(session, nullptr);
+    got.push_back(test::MustRun(*session, fetches, feeds));
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got.back()[i].shape(), want[i].shape()) << fetches[i];
+      EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
+      EXPECT_TRUE(got.back()[i].BitwiseEqual(got[0][i])) << fetches[i];
+    }
+  }
+}
+
 // A fetched intermediate the pass removed is computed from the graph as
 // given: the value is NCHW and right.
 TEST_F(NhwcLayoutTest, AFetchedIntermediateIsStillNchw) {
