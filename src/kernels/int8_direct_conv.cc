@@ -374,12 +374,12 @@ struct GridWindow {
 template <class Q, class Window>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void
 DepthwiseRowAvx512(const Window& window, int64_t count,
-                   const RequantizedOutput& out) {
+                   const RequantizedOutput& out, int64_t first_channel = 0) {
   constexpr int kPixels = 4;
   const int64_t c = out.m;
   const __m512 zero = _mm512_set1_ps(out.zero);
   Q* y = static_cast<Q*>(out.y);
-  for (int64_t ch = 0; ch < c; ch += kDirectLanes) {
+  for (int64_t ch = first_channel; ch < c; ch += kDirectLanes) {
     const __mmask16 mask = LaneMask(c - ch);
     const __m512i offset = _mm512_maskz_loadu_epi32(mask, out.offset + ch);
     const __m512 multiplier = _mm512_maskz_loadu_ps(mask, out.multiplier + ch);
@@ -419,6 +419,184 @@ bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
   } else if (grid.kw == 5 && stride2) {
     DepthwiseRowAvx512<Q>(GridWindow<2, 5>{x, grid.row_step, grid.kh, w}, count,
                           out);
+  } else {
+    return false;
+  }
+  return true;
+}
+// The byte form of a depthwise window (PackDepthwiseQuads): one vpdpbusd
+// multiplies four window rows of 16 channels at a time. Input rows come in
+// as 64 channels each; two rounds of in-lane unpacks (bytes, then 16-bit
+// pairs) turn four rows into four vectors whose 32-bit lanes hold one
+// channel's four rows, in the channel order PackDepthwiseQuads gives the
+// weights (vector q, lane 4 L + d: channel 16 L + 4 q + d). The packs that
+// saturate the outputs to 8 bits work within 128-bit lanes too, and put
+// that order back: the bytes are stored as they are.
+
+constexpr int64_t kQuadChannels = 64;  // channels per block
+constexpr int64_t kQuadRows = 4;       // window rows per vpdpbusd
+
+// Four vectors of 16 per-channel values (channels 16 k + lane in vector
+// k) put in the byte form's channel order: a 4 x 4 transpose of 128-bit
+// blocks.
+__attribute__((target("avx512f"), always_inline)) inline void QuadOrder(
+    __m512i (&v)[4]) {
+  const __m512i t0 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(1, 0, 1, 0));
+  const __m512i t1 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(3, 2, 3, 2));
+  const __m512i t2 = _mm512_shuffle_i32x4(v[2], v[3], _MM_SHUFFLE(1, 0, 1, 0));
+  const __m512i t3 = _mm512_shuffle_i32x4(v[2], v[3], _MM_SHUFFLE(3, 2, 3, 2));
+  v[0] = _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(2, 0, 2, 0));
+  v[1] = _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(3, 1, 3, 1));
+  v[2] = _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(2, 0, 2, 0));
+  v[3] = _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+// Rows [0, rows) of a group at `at` (row r at at + r * row_step; the rest
+// 0), 64 channels (mask), as four vectors of one channel's four rows.
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+InterleavedRows(const uint8_t* at, int64_t row_step, int64_t rows,
+                __mmask64 mask, __m512i (&v)[4]) {
+  __m512i r[kQuadRows];
+  for (int k = 0; k < kQuadRows; ++k) {
+    r[k] = k < rows ? _mm512_maskz_loadu_epi8(mask, at + k * row_step)
+                    : _mm512_setzero_si512();
+  }
+  const __m512i lo01 = _mm512_unpacklo_epi8(r[0], r[1]);
+  const __m512i hi01 = _mm512_unpackhi_epi8(r[0], r[1]);
+  const __m512i lo23 = _mm512_unpacklo_epi8(r[2], r[3]);
+  const __m512i hi23 = _mm512_unpackhi_epi8(r[2], r[3]);
+  v[0] = _mm512_unpacklo_epi16(lo01, lo23);
+  v[1] = _mm512_unpackhi_epi16(lo01, lo23);
+  v[2] = _mm512_unpacklo_epi16(hi01, hi23);
+  v[3] = _mm512_unpackhi_epi16(hi01, hi23);
+}
+
+// The per-block values of a requantized output in the byte form's order.
+struct QuadRequantization {
+  __m512i offset[4];
+  __m512 multiplier[4];
+  __m512i zero;
+};
+
+// N pixels (pixel p's window at x + p * S * c) of one block of 64
+// channels (mask), each window column's interleaved rows computed once
+// for the pixels that share it, requantized into y (pixel p at y + p * c).
+// The sums start from the offsets (int32 addition wraps alike in either
+// order), as VnniTile's do.
+template <class Q, int S, int KW, int N>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"),
+               always_inline)) inline void
+DepthwiseQuadPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
+                    const int8_t* w, __mmask64 mask,
+                    const QuadRequantization& rq, Q* y) {
+  constexpr int kColumns = (N - 1) * S + KW;
+  __m512i sum[N][4];
+  for (int p = 0; p < N; ++p) {
+    for (int q = 0; q < 4; ++q) sum[p][q] = rq.offset[q];
+  }
+  for (int64_t g = 0; g * kQuadRows < kh; ++g) {
+    const uint8_t* rows = x + g * kQuadRows * row_step;
+    const int64_t in_group = std::min(kQuadRows, kh - g * kQuadRows);
+    const int8_t* wg = w + g * KW * 4 * kQuadChannels;
+    for (int j = 0; j < kColumns; ++j) {
+      __m512i v[4];
+      InterleavedRows(rows + j * c, row_step, in_group, mask, v);
+      for (int p = 0; p < N; ++p) {
+        const int kx = j - p * S;
+        if (kx < 0 || kx >= KW) continue;
+        for (int q = 0; q < 4; ++q) {
+          sum[p][q] = _mm512_dpbusd_epi32(
+              sum[p][q], v[q],
+              _mm512_loadu_si512(wg + (kx * 4 + q) * kQuadChannels));
+        }
+      }
+    }
+  }
+  for (int p = 0; p < N; ++p) {
+    __m512i q32[4];
+    for (int q = 0; q < 4; ++q) {
+      q32[q] = RequantizedInt32(sum[p][q], _mm512_setzero_si512(),
+                                rq.multiplier[q], rq.zero);
+    }
+    const __m512i ab = _mm512_packs_epi32(q32[0], q32[1]);
+    const __m512i cd = _mm512_packs_epi32(q32[2], q32[3]);
+    const __m512i bytes = std::is_same_v<Q, uint8_t>
+                              ? _mm512_packus_epi16(ab, cd)
+                              : _mm512_packs_epi16(ab, cd);
+    _mm512_mask_storeu_epi8(y + p * c, mask, bytes);
+  }
+}
+
+// `count` pixels of a DepthwiseGrid of KW columns at stride S in the byte
+// form, a block of 64 channels at a time, four pixels at a time. A last
+// block of fewer than 48 channels, where most of the byte form's lanes
+// would be idle, takes GridWindow's vectors of 16 (w).
+template <class Q, int S, int KW>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void
+DepthwiseQuadRow(const uint8_t* x, const DepthwiseGrid& grid, int64_t count,
+                 const int32_t* w, const int8_t* quads,
+                 const RequantizedOutput& out) {
+  constexpr int kPixels = 4;
+  constexpr int64_t kNarrowestBlock = 48;
+  const int64_t c = out.m;
+  const int64_t last_block = c % kQuadChannels;
+  const int64_t quad_end = last_block >= kNarrowestBlock ? c : c - last_block;
+  const int64_t block_bytes =
+      (grid.kh + kQuadRows - 1) / kQuadRows * KW * 4 * kQuadChannels;
+  Q* y = static_cast<Q*>(out.y);
+  QuadRequantization rq;
+  rq.zero = _mm512_set1_epi32(static_cast<int32_t>(out.zero));  // integral
+  for (int64_t ch = 0; ch < quad_end; ch += kQuadChannels) {
+    const int64_t channels = std::min(kQuadChannels, c - ch);
+    const __mmask64 mask =
+        channels >= 64 ? ~__mmask64{0} : (__mmask64{1} << channels) - 1;
+    __m512i multiplier_bits[4];
+    for (int k = 0; k < 4; ++k) {
+      const __mmask16 lanes =
+          k * 16 < channels ? LaneMask(channels - k * 16) : __mmask16{0};
+      rq.offset[k] = _mm512_maskz_loadu_epi32(lanes, out.offset + ch + k * 16);
+      multiplier_bits[k] =
+          _mm512_maskz_loadu_epi32(lanes, out.multiplier + ch + k * 16);
+    }
+    QuadOrder(rq.offset);
+    QuadOrder(multiplier_bits);
+    for (int k = 0; k < 4; ++k) {
+      rq.multiplier[k] = _mm512_castsi512_ps(multiplier_bits[k]);
+    }
+    const int8_t* block_w = quads + ch / kQuadChannels * block_bytes;
+    int64_t i = 0;
+    for (; i + kPixels <= count; i += kPixels) {
+      DepthwiseQuadPixels<Q, S, KW, kPixels>(x + i * S * c + ch, c,
+                                             grid.row_step, grid.kh, block_w,
+                                             mask, rq, y + i * c + ch);
+    }
+    for (; i < count; ++i) {
+      DepthwiseQuadPixels<Q, S, KW, 1>(x + i * S * c + ch, c, grid.row_step,
+                                       grid.kh, block_w, mask, rq,
+                                       y + i * c + ch);
+    }
+  }
+  if (quad_end < c) {
+    DepthwiseRowAvx512<Q>(GridWindow<S, KW>{x, grid.row_step, grid.kh, w},
+                          count, out, quad_end);
+  }
+}
+
+// DepthwiseQuadRow for the window widths and strides the grid kernel is
+// compiled for; false for others.
+template <class Q>
+bool DepthwiseQuadRowAny(const uint8_t* x, const DepthwiseGrid& grid,
+                         int64_t count, const int32_t* w, const int8_t* quads,
+                         const RequantizedOutput& out) {
+  const bool stride1 = grid.stride == 1, stride2 = grid.stride == 2;
+  if (grid.kw == 3 && stride1) {
+    DepthwiseQuadRow<Q, 1, 3>(x, grid, count, w, quads, out);
+  } else if (grid.kw == 3 && stride2) {
+    DepthwiseQuadRow<Q, 2, 3>(x, grid, count, w, quads, out);
+  } else if (grid.kw == 5 && stride1) {
+    DepthwiseQuadRow<Q, 1, 5>(x, grid, count, w, quads, out);
+  } else if (grid.kw == 5 && stride2) {
+    DepthwiseQuadRow<Q, 2, 5>(x, grid, count, w, quads, out);
   } else {
     return false;
   }
@@ -656,10 +834,45 @@ void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,
   }
 }
 
+std::vector<int8_t> PackDepthwiseQuads(const int32_t* w, int64_t c, int64_t kh,
+                                       int64_t kw) {
+  const int64_t blocks = (c + kQuadChannels - 1) / kQuadChannels;
+  const int64_t groups = (kh + kQuadRows - 1) / kQuadRows;
+  std::vector<int8_t> packed(
+      static_cast<size_t>(blocks * groups * kw * 4 * kQuadChannels), 0);
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t kx = 0; kx < kw; ++kx) {
+        for (int64_t q = 0; q < 4; ++q) {
+          int8_t* vector =
+              packed.data() + (((b * groups + g) * kw + kx) * 4 + q) * 64;
+          for (int64_t lane = 0; lane < 16; ++lane) {
+            const int64_t ch = b * 64 + lane / 4 * 16 + q * 4 + lane % 4;
+            for (int64_t r = 0; r < kQuadRows; ++r) {
+              const int64_t ky = g * kQuadRows + r;
+              if (ch < c && ky < kh) {
+                vector[lane * 4 + r] =
+                    static_cast<int8_t>(w[(ky * kw + kx) * c + ch]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return packed;
+}
+
 void DepthwiseGridRowRequantized(Int8Kernel kernel, const uint8_t* x,
                                  const DepthwiseGrid& grid, int64_t count,
-                                 const int32_t* w,
+                                 const int32_t* w, const int8_t* quads,
                                  const RequantizedOutput& out) {
+  if (kernel == Int8Kernel::kAvx512Vnni && quads != nullptr && out.finite &&
+      (out.y_signed
+           ? DepthwiseQuadRowAny<int8_t>(x, grid, count, w, quads, out)
+           : DepthwiseQuadRowAny<uint8_t>(x, grid, count, w, quads, out))) {
+    return;
+  }
   if (kernel == Int8Kernel::kAvx512Vnni &&
       (out.y_signed ? DepthwiseGridRowAny<int8_t>(x, grid, count, w, out)
                     : DepthwiseGridRowAny<uint8_t>(x, grid, count, w, out))) {

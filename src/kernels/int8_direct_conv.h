@@ -157,14 +157,26 @@ struct DepthwiseGrid {
   int64_t stride = 1;
 };
 
+// A depthwise window's weights (w[t * C + c], t = ky * kw + kx, each an
+// int8 value) as the VNNI kernel's byte form reads them: per block of 64
+// channels, per group of four window rows, per window column, four vectors
+// of 64 bytes. Vector q's 32-bit lane 4 L + d holds channel 64 b + 16 L +
+// 4 q + d's weights at the group's four rows, a byte each, 0 past the
+// window's rows or the channels: the order in which four input rows'
+// bytes, interleaved in place (vpunpck, within 128-bit lanes), meet them.
+std::vector<int8_t> PackDepthwiseQuads(const int32_t* w, int64_t c, int64_t kh,
+                                       int64_t kw);
+
 // DepthwiseRowRequantized's outputs for a DepthwiseGrid window (w[t * C +
 // c] with t = ky * kw + kx), bit for bit: on the VNNI kernel, for 3 or 5
 // columns at stride 1 or 2, each input vector is loaded once for the
-// pixels that share it; other windows and kernels take
-// DepthwiseRowRequantized.
+// pixels that share it, and where `quads` (PackDepthwiseQuads(w, ...), or
+// null) is given and every multiplier is finite, four rows' bytes go into
+// one vpdpbusd (64 products, not vpdpwssd's 16 on one row); other windows
+// and kernels take DepthwiseRowRequantized.
 void DepthwiseGridRowRequantized(Int8Kernel kernel, const uint8_t* x,
                                  const DepthwiseGrid& grid, int64_t count,
-                                 const int32_t* w,
+                                 const int32_t* w, const int8_t* quads,
                                  const RequantizedOutput& out);
 
 }  // namespace weft::internal

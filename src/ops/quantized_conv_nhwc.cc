@@ -186,6 +186,10 @@ class NhwcQLinearConvKernel : public OpKernel {
           depthwise_sums_[static_cast<size_t>(ch)] += v;
         }
       }
+      if (kernel_ == Int8Kernel::kAvx512Vnni) {
+        depthwise_quads_ =
+            PackDepthwiseQuads(depthwise_.data(), m, ws.dim(2), ws.dim(3));
+      }
     }
     std::array<const Tensor*, 9> in{};
     const int inputs = static_cast<int>(c.input_dtypes().size());
@@ -202,7 +206,9 @@ class NhwcQLinearConvKernel : public OpKernel {
 
   int64_t prepared_bytes() const override {
     return (direct_ ? direct_->bytes() : 0) +
-           static_cast<int64_t>(depthwise_.size() + depthwise_sums_.size()) * 4;
+           static_cast<int64_t>(depthwise_.size() + depthwise_sums_.size()) *
+               4 +
+           static_cast<int64_t>(depthwise_quads_.size());
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -420,7 +426,8 @@ class NhwcQLinearConvKernel : public OpKernel {
                   x + ((image * win.in[0] + iy) * win.in[1] + ix) * m;
               if (win.dilation[1] == 1) {
                 DepthwiseGridRowRequantized(kernel_, at, grid, last - first,
-                                            depthwise_.data(), pixel_out);
+                                            depthwise_.data(), Quads(),
+                                            pixel_out);
               } else {
                 DepthwiseRowRequantized(kernel_, at, win.stride[1] * m,
                                         last - first, tap_offsets.data(), taps_,
@@ -485,7 +492,7 @@ class NhwcQLinearConvKernel : public OpKernel {
     DepthwiseGridRowRequantized(
         kernel_, band->data(),
         DepthwiseGrid{kh, kw, columns * m, win.stride[1]}, end - begin,
-        depthwise_.data(), out);
+        depthwise_.data(), Quads(), out);
   }
 
   // Output pixel (oy, ox)'s window of image `image`, tap by tap, each tap's
@@ -511,6 +518,10 @@ class NhwcQLinearConvKernel : public OpKernel {
     }
   }
 
+  const int8_t* Quads() const {
+    return depthwise_quads_.empty() ? nullptr : depthwise_quads_.data();
+  }
+
   WindowAttrs attrs_;
   int64_t group_;
   Int8Kernel kernel_;
@@ -520,6 +531,9 @@ class NhwcQLinearConvKernel : public OpKernel {
   std::optional<DirectConvWeights> direct_;
   std::vector<int32_t> depthwise_;  // [tap][channel]
   std::vector<int32_t> depthwise_sums_;
+  // depthwise_ in the VNNI kernel's byte form (PackDepthwiseQuads); empty
+  // on other kernels.
+  std::vector<int8_t> depthwise_quads_;
 };
 
 Status InferNhwcQLinearConvShape(InferenceContext& ctx) {

@@ -85,6 +85,11 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"depthwise 5x5/2", 1, 48, 11, 14, 48, 5, 2, 2, 1, 48},
       {"depthwise 7x7, no grid kernel", 1, 16, 12, 15, 16, 7, 1, 3, 1, 16},
       {"depthwise 3x3/3, no grid kernel", 1, 16, 12, 15, 16, 3, 3, 1, 1, 16},
+      {"depthwise, 64-channel blocks and a narrow tail", 1, 144, 9, 10, 144, 3,
+       1, 1, 1, 144},
+      {"depthwise/2, a block and a half", 2, 96, 9, 9, 96, 3, 2, 1, 1, 96},
+      {"depthwise 5x5/2, a block, a wide tail, two row groups", 1, 120, 11, 12,
+       120, 5, 2, 2, 1, 120},
   };
   for (const Case& t : cases) {
     for (bool int8_y : {false, true}) {
