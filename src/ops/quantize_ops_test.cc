@@ -479,12 +479,15 @@ namespace {
 // QuantizeLinear per tensor (a vectorised loop) and per axis (the general
 // one) agree element for element: ties to even, saturation at both ends,
 // NaN to 0, for uint8 and int8, over lengths with vector tails.
+// The specials first and last: the per-tensor path's vectors of 64 take
+// the first, its scalar tail the last; the per-axis path is scalar.
 TEST(QuantizeLinearTest, PerTensorAndPerAxisAgreeOnTiesSaturationAndNaN) {
-  std::vector<float> x;
+  const std::vector<float> specials = {std::numeric_limits<float>::quiet_NaN(),
+                                       std::numeric_limits<float>::infinity(),
+                                       -std::numeric_limits<float>::infinity()};
+  std::vector<float> x = specials;
   for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i) * 0.5f);
-  x.push_back(std::numeric_limits<float>::quiet_NaN());
-  x.push_back(std::numeric_limits<float>::infinity());
-  x.push_back(-std::numeric_limits<float>::infinity());
+  x.insert(x.end(), specials.begin(), specials.end());
   const int64_t n = static_cast<int64_t>(x.size());
   for (bool as_int8 : {false, true}) {
     Tensor zero =
@@ -509,12 +512,14 @@ TEST(QuantizeLinearTest, PerTensorAndPerAxisAgreeOnTiesSaturationAndNaN) {
       return as_int8 ? int{a.data<int8_t>()[i]} : int{a.data<uint8_t>()[i]};
     };
     const int z = as_int8 ? -3 : 100;
-    EXPECT_EQ(value(300), z);      // 0
-    EXPECT_EQ(value(301), z);      // 0.5 rounds to 0 (even)
-    EXPECT_EQ(value(303), z + 2);  // 1.5 rounds to 2
-    EXPECT_EQ(value(n - 3), 0);    // NaN
-    EXPECT_EQ(value(n - 2), as_int8 ? 127 : 255);
-    EXPECT_EQ(value(n - 1), as_int8 ? -128 : 0);
+    EXPECT_EQ(value(303), z);      // 0
+    EXPECT_EQ(value(304), z);      // 0.5 rounds to 0 (even)
+    EXPECT_EQ(value(306), z + 2);  // 1.5 rounds to 2
+    for (int64_t at : {int64_t{0}, n - 3}) {
+      EXPECT_EQ(value(at), 0);  // NaN
+      EXPECT_EQ(value(at + 1), as_int8 ? 127 : 255);
+      EXPECT_EQ(value(at + 2), as_int8 ? -128 : 0);
+    }
   }
 }
 
