@@ -15,8 +15,8 @@
 namespace weft {
 namespace {
 
-Tensor Random(Shape shape, uint32_t seed) {
-  return test::SeededFloats(std::move(shape), seed);
+Tensor Random(const Shape& shape, uint32_t seed) {
+  return test::SeededFloats(shape, seed);
 }
 
 // A 2-D Conv node with a constant W (and B) added to the graph.
