@@ -424,6 +424,7 @@ bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
   }
   return true;
 }
+
 // The byte form of a depthwise window (PackDepthwiseQuads): one vpdpbusd
 // multiplies four window rows of 16 channels at a time. Input rows come in
 // as 64 channels each; two rounds of in-lane unpacks (bytes, then 16-bit
