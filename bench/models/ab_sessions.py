@@ -14,8 +14,9 @@ Prints each side's median and 25th percentile and B / A for both.
 --disable-X names a graph pass to switch off (repeatable), so a pass is
 measured against its absence on the same binary. --env-b sets an
 environment variable (repeatable) while session B is made and runs its
-untimed Runs (kernels are built at the first Run of a shape) and unsets it
-after, for a switch that a kernel reads when it is built.
+untimed Runs (kernels are built at the first Run of a shape) and puts the
+value before back after, for a switch that a kernel reads when it is
+built.
 """
 import argparse
 import os
@@ -59,12 +60,16 @@ def main():
         feeds[name] = np.load(path)
     session_a = make_session(args.model, args.intra_a, args.disable_a)
     env_b = dict(setting.partition("=")[::2] for setting in args.env_b)
+    saved = {name: os.environ.get(name) for name in env_b}
     os.environ.update(env_b)
     session_b = make_session(args.model, args.intra_b, args.disable_b)
     for _ in range(3):
         session_b.run(None, feeds)
-    for name in env_b:
-        del os.environ[name]
+    for name, value in saved.items():
+        if value is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = value
     for _ in range(3):
         session_a.run(None, feeds)
     sides = [("A", session_a, []), ("B", session_b, [])]

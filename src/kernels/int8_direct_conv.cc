@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/saturate_bytes.h"
+
 namespace weft::internal {
 namespace {
 
@@ -111,25 +113,6 @@ RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
   } else {
     _mm512_mask_cvtsepi32_storeu_epi8(dst, mask, q);
   }
-}
-
-// Four vectors of int32 saturated to Q's 8 bits, in one register: vector k's
-// 16 bytes in 128-bit lane k. Two packs saturate to 16 bits, then to 8
-// (clamp(clamp(q, +-32767), Q's range) is clamp(q, Q's range), as
-// vpmovusdb / vpmovsdb give), and leave lane i holding four bytes of each
-// vector (a_i b_i c_i d_i); one dword permutation puts them in order. Four
-// down-conversions took about 2.7 cycles each on Zen 4; these are four
-// instructions in all.
-template <class Q>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i
-SaturateFour(__m512i a, __m512i b, __m512i c, __m512i d) {
-  const __m512i ab = _mm512_packs_epi32(a, b);
-  const __m512i cd = _mm512_packs_epi32(c, d);
-  const __m512i bytes = std::is_same_v<Q, uint8_t> ? _mm512_packus_epi16(ab, cd)
-                                                   : _mm512_packs_epi16(ab, cd);
-  const __m512i order =
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_permutexvar_epi32(order, bytes);
 }
 
 inline __mmask16 LaneMask(int64_t lanes) {
@@ -399,32 +382,43 @@ DepthwiseRowAvx512(const Window& window, int64_t count,
   }
 }
 
-// DepthwiseRowAvx512 over a DepthwiseGrid for the window widths and
-// strides it is compiled for (3 and 5 columns, stride 1 or 2: MobileNet's
-// and EfficientNet's); false for others.
-template <class Q>
-bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
-                         int64_t count, const int32_t* w,
-                         const RequantizedOutput& out) {
+// Calls run(std::integral_constant<int, S>, std::integral_constant<int,
+// KW>) for the window widths and strides the grid kernels are compiled for
+// (3 and 5 columns, stride 1 or 2: MobileNet's and EfficientNet's); false
+// for others.
+template <class Run>
+bool WithGridShape(const DepthwiseGrid& grid, Run run) {
+  using One = std::integral_constant<int, 1>;
+  using Two = std::integral_constant<int, 2>;
+  using Three = std::integral_constant<int, 3>;
+  using Five = std::integral_constant<int, 5>;
   const bool stride1 = grid.stride == 1, stride2 = grid.stride == 2;
   if (grid.kw == 3 && stride1) {
-    DepthwiseRowAvx512<Q>(GridWindow<1, 3>{x, grid.row_step, grid.kh, w}, count,
-                          out);
+    run(One{}, Three{});
   } else if (grid.kw == 3 && stride2) {
-    DepthwiseRowAvx512<Q>(GridWindow<2, 3>{x, grid.row_step, grid.kh, w}, count,
-                          out);
+    run(Two{}, Three{});
   } else if (grid.kw == 5 && stride1) {
-    DepthwiseRowAvx512<Q>(GridWindow<1, 5>{x, grid.row_step, grid.kh, w}, count,
-                          out);
+    run(One{}, Five{});
   } else if (grid.kw == 5 && stride2) {
-    DepthwiseRowAvx512<Q>(GridWindow<2, 5>{x, grid.row_step, grid.kh, w}, count,
-                          out);
+    run(Two{}, Five{});
   } else {
     return false;
   }
   return true;
 }
 
+// DepthwiseRowAvx512 over a DepthwiseGrid of a shape WithGridShape takes.
+template <class Q>
+bool DepthwiseGridRowAny(const uint8_t* x, const DepthwiseGrid& grid,
+                         int64_t count, const int32_t* w,
+                         const RequantizedOutput& out) {
+  return WithGridShape(grid, [&](auto s, auto kw) {
+    DepthwiseRowAvx512<Q>(
+        GridWindow<decltype(s)::value, decltype(kw)::value>{x, grid.row_step,
+                                                            grid.kh, w},
+        count, out);
+  });
+}
 // The byte form of a depthwise window (PackDepthwiseQuads): one vpdpbusd
 // multiplies four window rows of 16 channels at a time. Input rows come in
 // as 64 channels each; two rounds of in-lane unpacks (bytes, then 16-bit
@@ -519,12 +513,8 @@ DepthwiseQuadPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
       q32[q] = RequantizedInt32(sum[p][q], _mm512_setzero_si512(),
                                 rq.multiplier[q], rq.zero);
     }
-    const __m512i ab = _mm512_packs_epi32(q32[0], q32[1]);
-    const __m512i cd = _mm512_packs_epi32(q32[2], q32[3]);
-    const __m512i bytes = std::is_same_v<Q, uint8_t>
-                              ? _mm512_packus_epi16(ab, cd)
-                              : _mm512_packs_epi16(ab, cd);
-    _mm512_mask_storeu_epi8(y + p * c, mask, bytes);
+    _mm512_mask_storeu_epi8(y + p * c, mask,
+                            PackFourInLanes<Q>(q32[0], q32[1], q32[2], q32[3]));
   }
 }
 
@@ -583,25 +573,15 @@ DepthwiseQuadRow(const uint8_t* x, const DepthwiseGrid& grid, int64_t count,
   }
 }
 
-// DepthwiseQuadRow for the window widths and strides the grid kernel is
-// compiled for; false for others.
+// DepthwiseQuadRow for a shape WithGridShape takes.
 template <class Q>
 bool DepthwiseQuadRowAny(const uint8_t* x, const DepthwiseGrid& grid,
                          int64_t count, const int32_t* w, const int8_t* quads,
                          const RequantizedOutput& out) {
-  const bool stride1 = grid.stride == 1, stride2 = grid.stride == 2;
-  if (grid.kw == 3 && stride1) {
-    DepthwiseQuadRow<Q, 1, 3>(x, grid, count, w, quads, out);
-  } else if (grid.kw == 3 && stride2) {
-    DepthwiseQuadRow<Q, 2, 3>(x, grid, count, w, quads, out);
-  } else if (grid.kw == 5 && stride1) {
-    DepthwiseQuadRow<Q, 1, 5>(x, grid, count, w, quads, out);
-  } else if (grid.kw == 5 && stride2) {
-    DepthwiseQuadRow<Q, 2, 5>(x, grid, count, w, quads, out);
-  } else {
-    return false;
-  }
-  return true;
+  return WithGridShape(grid, [&](auto s, auto kw) {
+    DepthwiseQuadRow<Q, decltype(s)::value, decltype(kw)::value>(x, grid, count,
+                                                                 w, quads, out);
+  });
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -846,9 +826,11 @@ std::vector<int8_t> PackDepthwiseQuads(const int32_t* w, int64_t c, int64_t kh,
       for (int64_t kx = 0; kx < kw; ++kx) {
         for (int64_t q = 0; q < 4; ++q) {
           int8_t* vector =
-              packed.data() + (((b * groups + g) * kw + kx) * 4 + q) * 64;
-          for (int64_t lane = 0; lane < 16; ++lane) {
-            const int64_t ch = b * 64 + lane / 4 * 16 + q * 4 + lane % 4;
+              packed.data() +
+              (((b * groups + g) * kw + kx) * 4 + q) * kQuadChannels;
+          for (int64_t lane = 0; lane < kDirectLanes; ++lane) {
+            const int64_t ch =
+                b * kQuadChannels + lane / 4 * 16 + q * 4 + lane % 4;
             for (int64_t r = 0; r < kQuadRows; ++r) {
               const int64_t ky = g * kQuadRows + r;
               if (ch < c && ky < kh) {

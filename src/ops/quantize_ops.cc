@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "framework/op_registry_impl.h"
+#include "kernels/saturate_bytes.h"
 #include "ops/op_util.h"
 #include "ops/quantized_matmul_packed.h"
 #include "ops/registry.h"
@@ -129,8 +130,8 @@ Status CheckZeroPoint(KernelContext& ctx, int index, DataType want,
 // what QuantizeLinear computes per tensor (NaN to 0). Where the build has
 // AVX-512, 64 elements at a time, each operation the scalar one (the
 // division, roundscale as nearbyint, the addition, the clamp, the NaN
-// lanes zeroed), the clamped int32 values narrowed by two packs and put in
-// order by one dword permutation into one 64-byte store: GCC's own
+// lanes zeroed), the clamped int32 values narrowed by SaturateFour into
+// one 64-byte store: GCC's own
 // vectorisation of the scalar loop spilled its masks to the stack. The
 // rest, and other builds, run the scalar loop.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -156,17 +157,10 @@ void QuantizeRange(const float* in, int64_t n, float scale, float zero,
     return _mm512_maskz_cvttps_epi32(
         number, _mm512_min_ps(_mm512_max_ps(v, low), high));
   };
-  const __m512i order =
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   for (; i + 64 <= n; i += 64) {
-    const __m512i ab =
-        _mm512_packs_epi32(clamped(in + i), clamped(in + i + 16));
-    const __m512i cd =
-        _mm512_packs_epi32(clamped(in + i + 32), clamped(in + i + 48));
-    const __m512i bytes = std::is_same_v<Q, uint8_t>
-                              ? _mm512_packus_epi16(ab, cd)
-                              : _mm512_packs_epi16(ab, cd);
-    _mm512_storeu_si512(out + i, _mm512_permutexvar_epi32(order, bytes));
+    _mm512_storeu_si512(
+        out + i, SaturateFour<Q>(clamped(in + i), clamped(in + i + 16),
+                                 clamped(in + i + 32), clamped(in + i + 48)));
   }
 #endif
   for (; i < n; ++i) {
