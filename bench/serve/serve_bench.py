@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 import numpy as np
 
@@ -66,18 +68,24 @@ DATATYPES = {np.dtype(np.float32): "FP32", np.dtype(np.int64): "INT64",
              np.dtype(np.int32): "INT32"}
 
 
-def feeds_of(model):
-    """The model's inputs, batch 1: the feeds bench/models/export_models.py
-    wrote beside it (MODEL.NAME.npy), else random FP32 values of the first
-    input's shape (open dimensions as 1)."""
-    stem = os.path.splitext(model)[0]
+def feed_files(model):
+    """{input name: path} of the feeds bench/models/export_models.py wrote
+    beside the model (MODEL.NAME.npy)."""
     directory = os.path.dirname(model) or "."
-    feeds = {}
-    for file in sorted(os.listdir(directory)):
-        path = os.path.join(directory, file)
-        if (path.startswith(stem + ".") and file.endswith(".npy") and
-                not file.endswith(".reference.npy")):
-            feeds[path[len(stem) + 1:-len(".npy")]] = np.load(path)
+    # Compared by file name: a model given as "bert_encoder.onnx" has
+    # "./bert_encoder.input_ids.npy" beside it, which its stem does not
+    # prefix.
+    prefix = os.path.splitext(os.path.basename(model))[0] + "."
+    return {file[len(prefix):-len(".npy")]: os.path.join(directory, file)
+            for file in sorted(os.listdir(directory))
+            if file.startswith(prefix) and file.endswith(".npy") and
+            not file.endswith(".reference.npy")}
+
+
+def feeds_of(model):
+    """The model's inputs, batch 1: feed_files(model), else random FP32
+    values of the first input's shape (open dimensions as 1)."""
+    feeds = {name: np.load(path) for name, path in feed_files(model).items()}
     if feeds:
         return feeds
     import onnx
@@ -105,13 +113,17 @@ def write_body(model, path):
 
 
 def wait_for_line(process, pattern, timeout=120):
+    """The lines the server printed up to and with the first matching
+    `pattern`."""
     deadline = time.time() + timeout
+    lines = []
     while time.time() < deadline:
         line = process.stdout.readline()
         if not line:
             raise RuntimeError("server exited: " + process.stderr.read())
+        lines.append(line)
         if re.search(pattern, line):
-            return line
+            return lines
     raise RuntimeError("server not ready in time")
 
 
@@ -129,6 +141,23 @@ def hey(url, body, header_length, concurrency, seconds):
               re.findall(r"\[(\d+)\]\s+(\d+) responses", out) if code != "200")
     return {"rps": rps, "p50": pct.get("50"), "p90": pct.get("90"),
             "p99": pct.get("99"), "ok": ok, "errors": bad}
+
+
+def check_one_request(url, body, header_length):
+    """Sends the body once and fails with the server's answer unless it is
+    200: a load of rejected requests measures the error path, not the
+    model."""
+    with open(body, "rb") as f:
+        data = f.read()
+    request = urllib.request.Request(url, data=data, method="POST", headers={
+        "Inference-Header-Content-Length": str(header_length),
+        "Content-Type": "application/octet-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            response.read()
+    except urllib.error.HTTPError as error:
+        raise SystemExit(f"{url} answered {error.code} to the benchmark's "
+                         f"request: {error.read().decode(errors='replace')}")
 
 
 def measure(process, url, body, header_length, concurrency, seconds):
@@ -150,13 +179,22 @@ def stop(process):
 
 def run_weft(args, model, body, header_length, levels):
     port = free_port()
+    flags = shlex.split(args.weft_flags)
+    if "--tune" in flags:  # The tuner times the request the bench sends.
+        for name, path in feed_files(model).items():
+            flags += ["--tune-feed", f"{name}={path}"]
     process = subprocess.Popen(
         [args.weft, "serve", model, "--name", "m", "--http-port", str(port),
-         "--grpc-port", "-1", "--quiet", *shlex.split(args.weft_flags)],
+         "--grpc-port", "-1", "--quiet", *flags],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for_line(process, r"listening on http")
+        # --tune times the model first: minutes on a slow host.
+        for line in wait_for_line(process, r"listening on http", timeout=900):
+            if line.startswith("why:"):  # --tune's choice, for the record.
+                print(f"{os.path.basename(model)}: weft serve --tune {line}",
+                      end="")
         url = f"http://127.0.0.1:{port}/v2/models/m/infer"
+        check_one_request(url, body, header_length)
         return {c: measure(process, url, body, header_length, c, args.seconds)
                 for c in levels}
     finally:
@@ -176,6 +214,7 @@ def run_ort(args, model, body, header_length, levels):
         try:
             wait_for_line(process, r"listening")
             url = f"http://127.0.0.1:{port}/v2/models/m/infer"
+            check_one_request(url, body, header_length)
             for c in levels:
                 r = measure(process, url, body, header_length, c, args.seconds)
                 r["setting"] = setting

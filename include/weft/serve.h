@@ -25,6 +25,7 @@
 
 #include "weft/options.h"
 #include "weft/status.h"
+#include "weft/tensor.h"
 
 namespace weft::serve {
 
@@ -133,33 +134,52 @@ class Server {
 
 // --- Tuning a model for serving (`weft serve --tune`, `weft tune --serving`)
 //
-// Times the model's Runs at each intra-op count and each batch size (zeros
-// of the inputs' shapes), then models the server: `runners` Runs at once
-// (inter-op threads), each on `intra` threads, runners x intra within the
-// core budget; at saturation a batch of b rows leaves a runner every
-// run_ms(b), so the throughput is runners x b / run_ms(b), and a request
-// waits at most for the batch being computed, the queue delay and its own
-// batch: p99 ~ 2 run_ms(b) + delay. The choice is the highest throughput
-// whose p99 stays within the target (the lowest p99 when none does).
+// Measures the model (zeros of the inputs' shapes) at each split of the
+// core budget between `runners` (Runs at once: the server's inter-op
+// count) and `intra` (each Run's intra-op threads), and at each batch size:
+// the runners run at once on one session, as the server runs them, so the
+// throughput is measured, what concurrent Runs cost each other included.
+// The splits are every power-of-two intra count with as many runners as
+// fill the cores, one Run on all of them, and the server's default (as
+// many runners as cores, each free to use every core under the one
+// budget). The (split, batch) pairs are timed in rounds, taking turns, each
+// one's median across the rounds kept. A request waits at most for the
+// batch being computed and its own: p99 ~ 2 run_ms. Of the settings whose
+// p99 is within the target and whose throughput is within 5% of the most
+// (one figure on a noisy host), the choice is the server's default split
+// first (it loses least when other work takes cores, which a tuning alone
+// cannot see), then the smallest batch, then the lowest p99; the lowest p99
+// when no setting is within the target. Batches get no queue delay: a free
+// runner takes what has queued, so they form under load only and a lone
+// request never waits for company.
 struct ServingTuneOptions {
   double latency_target_ms = 100;
   // Largest batch timed (powers of two up to it), where the model's inputs
   // all have an open first dimension; 1 otherwise.
   int max_batch_size = 16;
-  int runs = 7;    // Timed Runs per (intra, batch): their median.
-  int warmup = 2;  // Untimed Runs first.
+  int runs = 3;    // Timed Runs of each runner per (split, batch) and round.
+  int rounds = 3;  // Rounds over every (split, batch), in turns.
+  int warmup = 1;  // Untimed Runs of each runner before the first round.
   // The core budget to split (0: this machine's auto thread count).
   int cores = 0;
   SessionOptions base;  // Everything but the thread counts.
+  // One typical request's inputs, by the graph's input tensor names; a
+  // batch of b requests stacks it b times along the first dimension.
+  // Inputs not given are zeros of their shapes, open dimensions 1: give a
+  // request where an input has open dimensions past the first (a
+  // transformer's sequence), or the tuner times a request of length 1.
+  NamedTensors request;
 };
 
 struct ServingCandidate {
   int runners = 1;  // Runs at once: the inter-op thread count.
   int intra = 1;
   int batch = 1;
-  double run_ms = 0;  // Measured: one Run of `batch` rows on `intra` threads.
-  double throughput_rps = 0;  // Predicted, requests a second.
-  double p99_ms = 0;          // Predicted.
+  // Measured, with `runners` Runs of `batch` rows at once: the median Run's
+  // wall time, and requests (rows) a second.
+  double run_ms = 0;
+  double throughput_rps = 0;
+  double p99_ms = 0;  // Predicted.
 };
 
 struct ServingTuneResult {

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -14,10 +15,11 @@ using ::testing::HasSubstr;
 
 std::string MlpPath() { return std::string(WEFT_TEST_DATA) + "/mlp.onnx"; }
 
-// Every split of the core budget is timed at every batch size, the choice
-// is the most throughput within the target, and the options it returns are
-// the ones it explains.
-TEST(ServingTuneTest, ChoosesTheMostThroughputWithinTheTarget) {
+// Every split of the core budget, the server's default among them, is
+// timed at every batch size; the choice is within the target and within 5%
+// of the most throughput, the default split where one is that close, then
+// the smallest batch; and the options it returns are the ones it explains.
+TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
   ServingTuneOptions options;
   options.cores = 2;
   options.max_batch_size = 4;
@@ -25,25 +27,47 @@ TEST(ServingTuneTest, ChoosesTheMostThroughputWithinTheTarget) {
   options.latency_target_ms = 1000;
   auto result = TuneServing(MlpPath(), options);
   ASSERT_TRUE(result.ok()) << result.status();
+  const std::set<std::pair<int, int>> splits = {{2, 1}, {1, 2}, {2, 2}};
   std::set<std::tuple<int, int, int>> seen;
   for (const ServingCandidate& c : result->candidates) {
-    EXPECT_LE(c.runners * c.intra, 2);
+    EXPECT_TRUE(splits.count({c.runners, c.intra}))
+        << c.runners << " runners x " << c.intra << " intra";
     EXPECT_GT(c.run_ms, 0);
-    EXPECT_DOUBLE_EQ(c.throughput_rps, c.runners * c.batch * 1000 / c.run_ms);
+    EXPECT_GT(c.throughput_rps, 0);
+    EXPECT_DOUBLE_EQ(c.p99_ms, 2 * c.run_ms);
     seen.insert({c.runners, c.intra, c.batch});
   }
-  // (1, 1), (2, 1), (1, 2) at batches 1, 2, 4.
+  // Two runners of one thread, one Run of both cores, and the server's
+  // default (two runners free to use both cores under the budget), at
+  // batches 1, 2 and 4.
   EXPECT_EQ(seen.size(), 9u);
+  EXPECT_EQ(result->candidates.size(), 9u);
+
   const ServingCandidate& best =
       result->candidates[static_cast<size_t>(result->best)];
+  EXPECT_LE(best.p99_ms, options.latency_target_ms);
+  double most = 0;
   for (const ServingCandidate& c : result->candidates) {
     if (c.p99_ms <= options.latency_target_ms) {
-      EXPECT_LE(c.throughput_rps, best.throughput_rps);
+      most = std::max(most, c.throughput_rps);
     }
+  }
+  EXPECT_GE(best.throughput_rps * 1.05, most);
+  const auto is_default = [](const ServingCandidate& c) {
+    return c.runners == 2 && c.intra == 2;
+  };
+  for (const ServingCandidate& c : result->candidates) {
+    if (c.p99_ms > options.latency_target_ms ||
+        c.throughput_rps * 1.05 < most) {
+      continue;
+    }
+    if (is_default(c)) EXPECT_TRUE(is_default(best));
+    if (is_default(c) == is_default(best)) EXPECT_LE(best.batch, c.batch);
   }
   EXPECT_EQ(result->session.inter_op_parallelism_threads, best.runners);
   EXPECT_EQ(result->session.intra_op_parallelism_threads, best.intra);
   EXPECT_EQ(result->batching.max_batch_size, best.batch > 1 ? best.batch : 0);
+  EXPECT_EQ(result->batching.max_queue_delay_us, 0);
   EXPECT_THAT(result->explanation,
               HasSubstr("batches of " + std::to_string(best.batch)));
 }
@@ -61,8 +85,38 @@ TEST(ServingTuneTest, SaysWhenNoSettingMeetsTheTarget) {
       result->candidates[static_cast<size_t>(result->best)];
   for (const ServingCandidate& c : result->candidates) {
     EXPECT_GE(c.p99_ms, best.p99_ms);
+    // One core: one split.
+    EXPECT_EQ(c.runners, 1);
+    EXPECT_EQ(c.intra, 1);
   }
   EXPECT_THAT(result->explanation, HasSubstr("no setting is within"));
+}
+
+// A typical request is what the tuner times: stacked b times for a batch
+// of b. One that names no input of the model, or a scalar, is refused.
+TEST(ServingTuneTest, TimesTheRequestGivenAndRefusesOneThatDoesNotFit) {
+  ServingTuneOptions options;
+  options.cores = 1;
+  options.max_batch_size = 2;
+  options.runs = 1;
+  options.rounds = 1;
+  options.latency_target_ms = 1000;
+  auto two_rows = Tensor::Create(DataType::kFloat32, Shape({2, 4}));
+  ASSERT_TRUE(two_rows.ok());
+  options.request = {{"x", *two_rows}};
+  auto result = TuneServing(MlpPath(), options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->candidates.size(), 2u);  // Batches of 1 and 2.
+  EXPECT_THAT(result->explanation, ::testing::Not(HasSubstr("length 1")));
+
+  options.request = {{"nope", *two_rows}};
+  EXPECT_THAT(TuneServing(MlpPath(), options).status().message(),
+              HasSubstr("the request names 'nope', which is not an input"));
+  auto scalar = Tensor::Create(DataType::kFloat32, Shape({}));
+  ASSERT_TRUE(scalar.ok());
+  options.request = {{"x", *scalar}};
+  EXPECT_THAT(TuneServing(MlpPath(), options).status().message(),
+              HasSubstr("is a scalar"));
 }
 
 TEST(ServingTuneTest, RefusesBadOptionsAndModels) {
@@ -72,6 +126,9 @@ TEST(ServingTuneTest, RefusesBadOptionsAndModels) {
               HasSubstr("latency target must be above 0"));
   options.latency_target_ms = 10;
   EXPECT_FALSE(TuneServing("/nonexistent/model.onnx", options).ok());
+  options.rounds = 0;
+  EXPECT_THAT(TuneServing(MlpPath(), options).status().message(),
+              HasSubstr("rounds"));
 }
 
 }  // namespace

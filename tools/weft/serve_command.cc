@@ -40,6 +40,9 @@ struct ServeArgs {
   // tuner, for the most throughput within --latency-target-ms.
   bool tune = false;
   std::string latency_target_ms = "100";
+  // --tune-feed NAME=FILE: one typical request's input NAME, for each
+  // model file that has that input.
+  std::vector<std::string> tune_feeds;
 };
 
 // Reads flag `name` into *out when it was given: an integer in [lo, hi].
@@ -78,6 +81,25 @@ Status ReadBatching(const ServeArgs& args, serve::BatchingOptions* batching) {
   return Status::OK();
 }
 
+// The --tune-feed flags whose NAME is an input of the model at `path`,
+// read: one request of that model for the tuner. Marks the flags used.
+StatusOr<NamedTensors> TuneRequest(const std::vector<std::string>& flags,
+                                   const std::string& path,
+                                   std::vector<bool>* used) {
+  if (flags.empty()) return NamedTensors{};
+  WEFT_ASSIGN_OR_RETURN(Model model, LoadModel(path));
+  std::vector<std::string> mine;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string name = flags[i].substr(0, flags[i].find('='));
+    const NodeDef* node = model.file.graph.FindNode(model.TensorOf(name));
+    if (node != nullptr && node->op == "Placeholder") {
+      mine.push_back(flags[i]);
+      (*used)[i] = true;
+    }
+  }
+  return ReadFeeds(mine, model);
+}
+
 // --tune: times each model file (weft tune --serving) and serves it with
 // the batching and thread counts chosen. The flags it chooses cannot be
 // given beside it.
@@ -98,10 +120,27 @@ Status TuneModels(const ServeArgs& args, serve::ServerOptions* options) {
   int64_t target_ms = 0;
   WEFT_RETURN_IF_ERROR(ReadNumber(args.latency_target_ms, "--latency-target-ms",
                                   1, 3'600'000, &target_ms));
-  for (serve::ModelSpec& spec : options->models) {
+  // Every model's request first: a --tune-feed no model takes is refused
+  // before any model is timed.
+  std::vector<bool> feed_used(args.tune_feeds.size(), false);
+  std::vector<NamedTensors> requests;
+  for (const serve::ModelSpec& spec : options->models) {
+    WEFT_ASSIGN_OR_RETURN(NamedTensors request,
+                          TuneRequest(args.tune_feeds, spec.path, &feed_used));
+    requests.push_back(std::move(request));
+  }
+  for (size_t i = 0; i < feed_used.size(); ++i) {
+    if (!feed_used[i]) {
+      return InvalidArgumentError("--tune-feed " + args.tune_feeds[i] +
+                                  ": no model file served has that input");
+    }
+  }
+  for (size_t m = 0; m < options->models.size(); ++m) {
+    serve::ModelSpec& spec = options->models[m];
     serve::ServingTuneOptions tune;
     tune.latency_target_ms = static_cast<double>(target_ms);
     tune.base = options->session;
+    tune.request = std::move(requests[m]);
     WEFT_ASSIGN_OR_RETURN(serve::ServingTuneResult result,
                           RunServingTune(spec.path, tune));
     serve::BatchingOptions batching = options->batching;
@@ -162,6 +201,9 @@ StatusOr<serve::ServerOptions> MakeOptions(const ServeArgs& args) {
     return InvalidArgumentError(
         "--latency-target-ms is --tune's target: give "
         "--tune with it");
+  } else if (!args.tune_feeds.empty()) {
+    return InvalidArgumentError(
+        "--tune-feed is the request --tune times: give --tune with it");
   }
   if (!args.auth_token_file.empty()) {
     std::ifstream in(args.auth_token_file);
@@ -305,6 +347,10 @@ class ServeCommandLine final : public CommandWithArgs<ServeArgs, ServeCommand> {
                       "split (weft tune --serving)");
     command->add_option("--latency-target-ms", args_.latency_target_ms,
                         "with --tune: the p99 to stay within (default 100)");
+    command->add_option("--tune-feed", args_.tune_feeds,
+                        "with --tune: NAME=FILE.npy, one typical request's "
+                        "input NAME (repeatable; needed where an input has "
+                        "open dimensions past the first)");
     command->add_option("--drain-timeout-s", args_.drain_timeout_s,
                         "on SIGTERM, time to finish requests in flight "
                         "(default 30)");

@@ -200,6 +200,18 @@ int ServingTuneCommand(const TuneArgs& args) {
   options.latency_target_ms = args.latency_target_ms;
   options.max_batch_size = args.max_batch_size;
   options.base = config->session;
+  // --feed: one typical request (a batch of b stacks it b times).
+  if (args.random_feeds) {
+    return Fail(kExitBadInput,
+                "--serving takes one request with --feed, not --random-feeds");
+  }
+  if (!args.feeds.empty()) {
+    StatusOr<Model> model = LoadModel(args.graph);
+    if (!model.ok()) return Fail(kExitBadInput, model.status().ToString());
+    StatusOr<NamedTensors> request = ReadFeeds(args.feeds, *model);
+    if (!request.ok()) return Fail(kExitBadInput, request.status().ToString());
+    options.request = *std::move(request);
+  }
   StatusOr<serve::ServingTuneResult> result =
       RunServingTune(args.graph, options);
   if (!result.ok()) return Fail(kExitBadInput, result.status().ToString());
