@@ -38,6 +38,12 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget);
 // AVX2 and FMA)" or "eigen (WEFT_GEMM_KERNEL)".
 std::string ActiveGemmKernelDescription();
 
+// The BLIS configuration whose micro-kernel runs the float products with a
+// packed weight where the tile kernel's own path does not (batch-invariant
+// sessions: weft serve's batching, weft predict; NCHW convolutions): "skx
+// (BLIS detected haswell)"; docs/kernels.md.
+std::string PackedProductKernelDescription();
+
 // The int8 product kernel in use and why: "vnni (per CPU: AVX-512 VNNI)",
 // "generic (WEFT_INT8_KERNEL)"; docs/kernels.md.
 std::string ActiveInt8KernelDescription();

@@ -16,6 +16,14 @@ TEST(BlisConfigTest, BlisOwnChoiceStandsUnlessItIsTheGenericFallback) {
   EXPECT_EQ(BlisArchFor(BLIS_ARCH_GENERIC, amd), BLIS_ARCH_ZEN3);
   EXPECT_EQ(BlisArchFor(BLIS_ARCH_GENERIC, {.intel = true, .avx2_fma = true}),
             BLIS_ARCH_HASWELL);
+  // An Intel CPU with AVX-512 that BLIS takes for haswell (Sapphire and
+  // Emerald Rapids): skx. Without AVX-512, and on AMD, haswell stands.
+  const CpuIdentity intel512{.intel = true, .avx2_fma = true, .avx512 = true};
+  EXPECT_EQ(BlisArchFor(BLIS_ARCH_HASWELL, intel512), BLIS_ARCH_SKX);
+  EXPECT_EQ(BlisArchFor(BLIS_ARCH_SKX, intel512), BLIS_ARCH_SKX);
+  EXPECT_EQ(BlisArchFor(BLIS_ARCH_HASWELL, {.intel = true, .avx2_fma = true}),
+            BLIS_ARCH_HASWELL);
+  EXPECT_EQ(BlisArchFor(BLIS_ARCH_HASWELL, amd512), BLIS_ARCH_HASWELL);
   // Without AVX2 and FMA the portable kernels are the right ones.
   EXPECT_EQ(BlisArchFor(BLIS_ARCH_GENERIC, {.amd = true}), BLIS_ARCH_GENERIC);
   EXPECT_EQ(BlisArchFor(BLIS_ARCH_GENERIC, {}), BLIS_ARCH_GENERIC);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "kernels/bf16_gemm.h"
+#include "kernels/blis_config.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
 #include "runtime/core_budget.h"
@@ -34,6 +35,10 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget) {
 
 std::string ActiveGemmKernelDescription() {
   return internal::DescribeActiveGemmKernel();
+}
+
+std::string PackedProductKernelDescription() {
+  return "blis " + internal::ActiveBlisConfig().description;
 }
 
 std::string ActiveInt8KernelDescription() {

@@ -295,6 +295,8 @@ void PrintKernelChoices() {
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
   std::printf("product tile kernel: %s\n",
               ActiveGemmKernelDescription().c_str());
+  std::printf("packed products:     %s\n",
+              PackedProductKernelDescription().c_str());
   std::printf("int8 product kernel: %s\n",
               ActiveInt8KernelDescription().c_str());
   std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
@@ -358,6 +360,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
                           {"gemm_kernel", ActiveGemmKernelDescription()},
+                          {"packed_kernel", PackedProductKernelDescription()},
                           {"int8_kernel", ActiveInt8KernelDescription()},
                           {"bf16_units", Bf16UnitsDescription()},
                           {"versions",
