@@ -145,7 +145,7 @@ class Server {
 // budget). The (split, batch) pairs are timed in rounds, taking turns, each
 // one's median across the rounds kept. A request waits at most for the
 // batch being computed and its own: p99 ~ 2 run_ms. Of the settings whose
-// p99 is within the target and whose throughput is within 5% of the most
+// p99 is within the target and whose throughput is within 10% of the most
 // (one figure on a noisy host), the choice is the server's default split
 // first (it loses least when other work takes cores, which a tuning alone
 // cannot see), then the smallest batch, then the lowest p99; the lowest p99
@@ -174,9 +174,9 @@ struct ServingTuneOptions {
 struct ServingCandidate {
   int runners = 1;  // Runs at once: the inter-op thread count.
   int intra = 1;
-  int batch = 1;
-  // Measured, with `runners` Runs of `batch` rows at once: the median Run's
-  // wall time, and requests (rows) a second.
+  int batch = 1;  // Requests per batch (of the tuner's request).
+  // Measured, with `runners` Runs of `batch` requests at once: the median
+  // Run's wall time, and requests a second.
   double run_ms = 0;
   double throughput_rps = 0;
   double p99_ms = 0;  // Predicted.

@@ -193,7 +193,7 @@ std::string Describe(const ServingCandidate& c) {
 // Throughputs this close are one figure on the hosts weft is measured on (a
 // setting's rounds spread further), so among the settings within it of the
 // most throughput the choice goes by what the figures cannot show.
-constexpr double kThroughputTolerance = 1.05;
+constexpr double kThroughputTolerance = 1.10;
 
 // The split the server takes without flags: as many runners as cores, each
 // free to use every core under the one budget.
@@ -247,7 +247,7 @@ std::string Explain(const std::vector<ServingCandidate>& candidates, int best,
   std::string why =
       Describe(b) + ": " + Rate(b.throughput_rps) + " measured with " +
       std::to_string(b.runners) + (b.runners > 1 ? " Runs" : " Run") + " of " +
-      std::to_string(b.batch) + (b.batch > 1 ? " rows" : " row") +
+      std::to_string(b.batch) + (b.batch > 1 ? " requests" : " request") +
       " at once (" + Ms(b.run_ms) + " a Run), p99 ~ 2 x " + Ms(b.run_ms) +
       " = " + Ms(b.p99_ms) +
       (b.p99_ms <= target_ms ? " within the " : " (no setting is within the ") +
@@ -273,7 +273,7 @@ std::string Explain(const std::vector<ServingCandidate>& candidates, int best,
   if (b.batch > 1) {
     why += " No queue delay: a free runner takes what has queued, up to " +
            std::to_string(b.batch) +
-           " rows, so batches form under load and a lone request never "
+           " requests, so batches form under load and a lone request never "
            "waits for company.";
   }
   if (!batchable) {
@@ -398,8 +398,13 @@ StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
   result.session.inter_op_parallelism_threads = chosen.runners;
   result.session.intra_op_parallelism_threads = chosen.intra;
   if (chosen.batch > 1) {
-    result.batching.max_batch_size = chosen.batch;
-    result.batching.preferred_batch_size = {chosen.batch};
+    // The batcher counts rows: a batch of b requests of r rows is b r.
+    const int64_t request_rows =
+        feeds[0].empty()
+            ? 1
+            : std::max<int64_t>(1, feeds[0][0].second.shape().dim(0));
+    result.batching.max_batch_size = chosen.batch * request_rows;
+    result.batching.preferred_batch_size = {chosen.batch * request_rows};
     result.batching.max_queue_delay_us = 0;
   }
   result.explanation = Explain(result.candidates, result.best, fastest,

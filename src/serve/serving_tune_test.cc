@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 std::string MlpPath() { return std::string(WEFT_TEST_DATA) + "/mlp.onnx"; }
 
 // Every split of the core budget, the server's default among them, is
-// timed at every batch size; the choice is within the target and within 5%
+// timed at every batch size; the choice is within the target and within 10%
 // of the most throughput, the default split where one is that close, then
 // the smallest batch; and the options it returns are the ones it explains.
 TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
@@ -52,13 +52,13 @@ TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
       most = std::max(most, c.throughput_rps);
     }
   }
-  EXPECT_GE(best.throughput_rps * 1.05, most);
+  EXPECT_GE(best.throughput_rps * 1.10, most);
   const auto is_default = [](const ServingCandidate& c) {
     return c.runners == 2 && c.intra == 2;
   };
   for (const ServingCandidate& c : result->candidates) {
     if (c.p99_ms > options.latency_target_ms ||
-        c.throughput_rps * 1.05 < most) {
+        c.throughput_rps * 1.10 < most) {
       continue;
     }
     if (is_default(c)) EXPECT_TRUE(is_default(best));
@@ -108,6 +108,10 @@ TEST(ServingTuneTest, TimesTheRequestGivenAndRefusesOneThatDoesNotFit) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->candidates.size(), 2u);  // Batches of 1 and 2.
   EXPECT_THAT(result->explanation, ::testing::Not(HasSubstr("length 1")));
+  // The batcher counts rows: two requests of two rows are four.
+  const ServingCandidate& best =
+      result->candidates[static_cast<size_t>(result->best)];
+  EXPECT_EQ(result->batching.max_batch_size, best.batch > 1 ? 4 : 0);
 
   options.request = {{"nope", *two_rows}};
   EXPECT_THAT(TuneServing(MlpPath(), options).status().message(),
