@@ -399,12 +399,13 @@ StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
   result.session.intra_op_parallelism_threads = chosen.intra;
   if (chosen.batch > 1) {
     // The batcher counts rows: a batch of b requests of r rows is b r.
-    const int64_t request_rows =
-        feeds[0].empty()
-            ? 1
-            : std::max<int64_t>(1, feeds[0][0].second.shape().dim(0));
-    result.batching.max_batch_size = chosen.batch * request_rows;
-    result.batching.preferred_batch_size = {chosen.batch * request_rows};
+    const int rows = static_cast<int>(
+        chosen.batch *
+        (feeds[0].empty()
+             ? 1
+             : std::max<int64_t>(1, feeds[0][0].second.shape().dim(0))));
+    result.batching.max_batch_size = rows;
+    result.batching.preferred_batch_size = {rows};
     result.batching.max_queue_delay_us = 0;
   }
   result.explanation = Explain(result.candidates, result.best, fastest,
