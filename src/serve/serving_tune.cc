@@ -255,10 +255,12 @@ std::string Explain(const std::vector<ServingCandidate>& candidates, int best,
   if (fastest >= 0 && fastest != best) {
     const ServingCandidate& f = candidates[static_cast<size_t>(fastest)];
     why += " The most throughput was " + Describe(f) + ", " +
-           Rate(f.throughput_rps) + " at p99 " + Ms(f.p99_ms) + "; within " +
+           Rate(f.throughput_rps) + " at p99 " + Ms(f.p99_ms) +
+           "; of the settings within " +
            std::to_string(std::lround((kThroughputTolerance - 1) * 100)) +
-           "% of it the server's default split, then the smallest batch, "
-           "is served: it loses least when other work takes cores.";
+           "% of it, this one is served: the server's default split first "
+           "where one is that close (it loses least when other work takes "
+           "cores), then the smallest batch.";
   }
   for (const ServingCandidate& c : candidates) {
     if (c.runners == b.runners && c.intra == b.intra && c.batch > b.batch &&
