@@ -11,7 +11,9 @@ Each request is one row (batch 1) of the model's inputs (the feeds
 bench/models/export_models.py wrote beside it), sent with the binary tensor
 data extension. For each server and concurrency: hey runs for 1 s to
 warm up, then for --seconds; the table gives requests/s, p50, p90, p99 and
-the server's CPU seconds per request (from /proc). ONNX Runtime runs at each
+the server's CPU seconds per request (from /proc); before the server starts,
+`weft run --repeat 200` on the same feeds gives the median that weft serve's
+p50 at concurrency 1 is held to (1.10x it plus 1 ms). ONNX Runtime runs at each
 of its settings (intraOpNumThreads:executionMode) and each concurrency
 reports its best setting by throughput. --weft-flags is given to
 `weft serve` as is: run once with none (the defaults) and once with the
@@ -201,6 +203,19 @@ def run_weft(args, model, body, header_length, levels):
         stop(process)
 
 
+def weft_run_median(args, model, runs=200):
+    """`weft run`'s median latency on the same feeds, its default settings:
+    item 8 holds weft serve's p50 at concurrency 1 to 1.10x this plus 1 ms.
+    """
+    files = feed_files(model)
+    feeds = [f"--feed={name}={path}" for name, path in files.items()]
+    out = subprocess.run(
+        [args.weft, "run", model, *(feeds or ["--random-feeds"]),
+         "--repeat", str(runs)],
+        capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"time: median ([\d.]+) ms", out).group(1))
+
+
 def run_ort(args, model, body, header_length, levels):
     best = {}
     env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
@@ -253,9 +268,11 @@ def main():
             name = os.path.splitext(os.path.basename(model))[0]
             body = os.path.join(tmp, name + ".body")
             header_length = write_body(model, body)
+            alone_ms = weft_run_median(args, model)
             weft = run_weft(args, model, body, header_length, levels)
             ort = run_ort(args, model, body, header_length, levels)
-            results[name] = {"weft": weft, "ort": ort}
+            results[name] = {"weft": weft, "ort": ort,
+                             "weft_run_median_ms": alone_ms}
             print(f"\n{name}\n")
             print("| server | concurrency | req/s | p50 ms | p90 ms | p99 ms |"
                   " CPU ms/req | errors |")
@@ -267,6 +284,12 @@ def main():
                 print(f"  c={c}: weft/ORT throughput "
                       f"{weft[c]['rps'] / ort[c]['rps']:.2f}x, p99 "
                       f"{weft[c]['p99'] / ort[c]['p99']:.2f}x")
+            if 1 in weft:
+                bound = 1.10 * alone_ms + 1
+                print(f"  c=1: weft serve p50 {weft[1]['p50']:.1f} ms against "
+                      f"`weft run`'s median {alone_ms:.2f} ms: "
+                      f"{weft[1]['p50'] / bound:.2f} of 1.10x + 1 ms "
+                      f"({bound:.1f} ms)")
             sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:

@@ -16,6 +16,12 @@ bool Stackable(const PendingRequest& a, const PendingRequest& b) {
   return true;
 }
 
+int64_t RowsOf(const Batch& batch) {
+  int64_t rows = 0;
+  for (const auto& request : batch) rows += request->rows;
+  return rows;
+}
+
 void AnswerExpired(const Batch& expired) {
   for (const auto& request : expired) {
     request->done(DeadlineExceededError(
@@ -27,9 +33,11 @@ void AnswerExpired(const Batch& expired) {
 
 }  // namespace
 
-RequestQueue::RequestQueue(const BatchingOptions& options, bool stackable)
+RequestQueue::RequestQueue(const BatchingOptions& options, bool stackable,
+                           int runners)
     : options_(options),
       max_rows_(stackable ? options.max_batch_size : 0),
+      runners_(std::max(1, runners)),
       levels_(std::max(1, options.priority_levels)) {}
 
 Status RequestQueue::Push(std::shared_ptr<PendingRequest> request) {
@@ -114,21 +122,36 @@ Batch RequestQueue::FormLocked(Clock::time_point now, bool* ready,
     level->pop_front();
     return {head};
   }
-  // The requests that would join the head, in priority then arrival order.
+  // This batch's share of the rows queued and running (the head always
+  // goes, whatever its size).
+  int64_t queued_rows = 0;
+  for (size_t l = level - levels_.begin(); l < levels_.size(); ++l) {
+    for (const auto& request : levels_[l]) queued_rows += request->rows;
+  }
+  const int64_t fair_share =
+      (queued_rows + running_rows_ + runners_ - 1) / runners_;
+  const int64_t limit = std::min(max_rows_, std::max(head->rows, fair_share));
+  // Whether the batch is ready is decided on every request that could join
+  // the head (in priority then arrival order, up to max_batch_size); what
+  // it takes is those within the fair share.
   std::vector<std::pair<size_t, size_t>> members;  // (level, index)
+  int64_t could_join = 0;
   int64_t rows = 0;
   for (size_t l = level - levels_.begin(); l < levels_.size(); ++l) {
     for (size_t i = 0; i < levels_[l].size(); ++i) {
       const PendingRequest& candidate = *levels_[l][i];
-      if (rows + candidate.rows > max_rows_) continue;
+      if (could_join + candidate.rows > max_rows_) continue;
       if (!Stackable(*head, candidate)) continue;
+      could_join += candidate.rows;
+      if (rows + candidate.rows > limit) continue;
       rows += candidate.rows;
       members.emplace_back(l, i);
     }
   }
   const Clock::time_point due =
       head->arrival + std::chrono::microseconds(options_.max_queue_delay_us);
-  *ready = rows == max_rows_ || IsPreferred(rows) || now >= due || closed_;
+  *ready = could_join == max_rows_ || IsPreferred(could_join) || now >= due ||
+           closed_;
   if (!*ready) {
     *wake_at = due;
     return {};
@@ -157,7 +180,10 @@ Batch RequestQueue::NextBatch() {
     bool ready = false;
     Clock::time_point wake_at = Clock::time_point::max();
     Batch batch = FormLocked(now, &ready, &wake_at);
-    if (ready) return batch;
+    if (ready) {
+      running_rows_ += RowsOf(batch);
+      return batch;
+    }
     if (closed_ && QueuedLocked() == 0) return {};
     // Wake for the batching delay or the nearest deadline, whichever first.
     for (const auto& level : levels_) {
@@ -171,6 +197,15 @@ Batch RequestQueue::NextBatch() {
       changed_.wait_until(lock, wake_at);
     }
   }
+}
+
+void RequestQueue::Finished(const Batch& batch) {
+  {
+    std::lock_guard lock(mutex_);
+    running_rows_ -= RowsOf(batch);
+  }
+  // A smaller fair share may make a waiting batch ready.
+  changed_.notify_all();
 }
 
 void RequestQueue::Close() {

@@ -7,6 +7,11 @@
 // first), in priority then arrival order, up to max_batch_size rows. It is
 // handed out as soon as it is full, or reaches a preferred size, or its
 // oldest request has waited max_queue_delay_us, or the queue is closing.
+// Where several runners take from the queue, a batch handed out takes at
+// most a fair share of the rows queued and running, ceil((queued +
+// running) / runners), and leaves the rest queued for the others: one free
+// runner taking all eight queued requests while the other waits runs at
+// half the throughput of four and four.
 // A request whose deadline passes while queued is answered with
 // DeadlineExceeded and never runs.
 #ifndef WEFT_SRC_SERVE_REQUEST_QUEUE_H_
@@ -51,8 +56,8 @@ class RequestQueue {
  public:
   // `stackable`: the model's inputs all have an open first dimension, so
   // requests may be joined along it (only then does max_batch_size > 0
-  // batch).
-  RequestQueue(const BatchingOptions& options, bool stackable);
+  // batch). `runners`: how many threads take batches from it.
+  RequestQueue(const BatchingOptions& options, bool stackable, int runners = 1);
 
   // Queues the request, resolving its priority level. Fails with
   // ResourceExhausted when max_queue_size requests wait already,
@@ -64,6 +69,9 @@ class RequestQueue {
   // queue is closed and empty. Expired requests met on the way are answered
   // (outside the lock) and dropped.
   Batch NextBatch();
+  // A runner has finished a batch NextBatch gave it: its rows no longer
+  // count towards the fair share.
+  void Finished(const Batch& batch);
 
   // Refuses new requests; NextBatch hands out what is queued at once, then
   // empty batches.
@@ -87,10 +95,12 @@ class RequestQueue {
 
   const BatchingOptions options_;
   const int64_t max_rows_;  // 0: every request alone.
+  const int runners_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   // One queue per priority level, [0] the highest.
   std::vector<std::deque<std::shared_ptr<PendingRequest>>> levels_;
+  int64_t running_rows_ = 0;  // Handed out by NextBatch, not yet Finished.
   bool closed_ = false;
 };
 

@@ -155,5 +155,59 @@ TEST(RequestQueueTest, CloseHandsOutWhatIsQueuedThenEmptyBatches) {
   EXPECT_TRUE(queue.NextBatch().empty());
 }
 
+TEST(RequestQueueTest, FreeRunnersShareWhatIsQueued) {
+  // Eight clients, two runners, batches of up to 8: four each, not eight on
+  // one runner while the other waits.
+  RequestQueue queue(Batching(8, 0), true, /*runners=*/2);
+  Probe probe;
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(queue.Push(Request(1, &probe)).ok());
+  const Batch first = queue.NextBatch();
+  EXPECT_EQ(Rows(first), 4);
+  const Batch second = queue.NextBatch();
+  EXPECT_EQ(Rows(second), 4);
+  EXPECT_EQ(queue.size(), 0u);
+}
+
+TEST(RequestQueueTest, RowsStillRunningCountTowardsTheShare) {
+  RequestQueue queue(Batching(8, 0), true, /*runners=*/2);
+  Probe probe;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(queue.Push(Request(1, &probe)).ok());
+  const Batch running = queue.NextBatch();
+  ASSERT_EQ(Rows(running), 1);  // The other row is the other runner's.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(queue.Push(Request(1, &probe)).ok());
+  // Five queued, one running: a share of three.
+  EXPECT_EQ(Rows(queue.NextBatch()), 3);
+  queue.Finished(running);
+  // Two queued, three running (not yet finished): the rest fits the share.
+  EXPECT_EQ(Rows(queue.NextBatch()), 2);
+}
+
+TEST(RequestQueueTest, TheShareNeverSendsAPartialBatchBeforeItsDelay) {
+  RequestQueue queue(Batching(8, 20'000), true, /*runners=*/2);
+  Probe probe;
+  const auto start = Clock::now();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(queue.Push(Request(1, &probe)).ok());
+  const Batch batch = queue.NextBatch();
+  EXPECT_GE(Clock::now() - start, microseconds(20'000));
+  EXPECT_EQ(Rows(batch), 2);
+  EXPECT_EQ(queue.size(), 2u);
+}
+
+TEST(RequestQueueTest, ARequestLargerThanItsShareStillLeavesWhole) {
+  RequestQueue queue(Batching(8, 0), true, /*runners=*/4);
+  Probe probe;
+  ASSERT_TRUE(queue.Push(Request(6, &probe)).ok());
+  ASSERT_TRUE(queue.Push(Request(1, &probe)).ok());
+  EXPECT_EQ(Rows(queue.NextBatch()), 6);
+  EXPECT_EQ(Rows(queue.NextBatch()), 1);
+}
+
+TEST(RequestQueueTest, OneRunnerTakesEverythingThatFits) {
+  RequestQueue queue(Batching(8, 0), true, /*runners=*/1);
+  Probe probe;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(queue.Push(Request(1, &probe)).ok());
+  EXPECT_EQ(Rows(queue.NextBatch()), 6);
+}
+
 }  // namespace
 }  // namespace weft::serve

@@ -66,6 +66,12 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
                       std::move(*session), batching, metrics));
 }
 
+// As many batches in flight as the inter-op pool can run side by side:
+// each runner thread mostly waits in Run while the pools compute.
+int ServedModel::RunnerCount(const Session& session) {
+  return std::max(1, session.inter_op_threads());
+}
+
 ServedModel::ServedModel(std::string name, int64_t version, std::string path,
                          ModelSignature signature,
                          std::unique_ptr<Session> session,
@@ -77,11 +83,9 @@ ServedModel::ServedModel(std::string name, int64_t version, std::string path,
       session_(std::move(session)),
       batching_(batching),
       metrics_(metrics),
-      queue_(batching, signature_.FirstDimensionOpen()),
+      queue_(batching, signature_.FirstDimensionOpen(), RunnerCount(*session_)),
       cancellation_(std::make_shared<RunCancellation>()) {
-  // As many batches in flight as the inter-op pool can run side by side:
-  // each runner thread mostly waits in Run while the pools compute.
-  const int runners = std::max(1, session_->inter_op_threads());
+  const int runners = RunnerCount(*session_);
   runners_active_ = runners;
   for (int i = 0; i < runners; ++i) {
     runners_.emplace_back([this] { RunnerLoop(); });
@@ -161,6 +165,7 @@ void ServedModel::RunnerLoop() {
     Batch batch = queue_.NextBatch();
     if (batch.empty()) break;
     Execute(batch);
+    queue_.Finished(batch);
   }
   --runners_active_;
 }

@@ -66,6 +66,7 @@ class ServedModel {
               ModelSignature signature, std::unique_ptr<Session> session,
               const BatchingOptions& batching, Metrics* metrics);
 
+  static int RunnerCount(const Session& session);
   void RunnerLoop();
   void Execute(const Batch& batch);
   // Runs the batch's requests stacked as one Run: their outputs, each
