@@ -77,6 +77,11 @@ Status SetInterOpPinCpus(std::vector<int> cpus);
 Status SetIntraOpPinCpus(std::vector<int> cpus);
 std::vector<int> GetInterOpPinCpus();
 std::vector<int> GetIntraOpPinCpus();
+// True when neither Set*SpinUs nor the environment gives a spin window, so
+// sessions that set none get weft's own (kDefaultSpinUs). A program with
+// its own reason for another window may then set it on its sessions
+// without overriding what a user chose (weft serve does).
+bool SpinWindowsAreWeftsDefault();
 }  // namespace threading
 
 }  // namespace weft

@@ -6,6 +6,7 @@
 #include "serve/infer_response.h"
 #include "weft/model.h"
 #include "weft/tensor_rows.h"
+#include "weft/threading.h"
 
 namespace weft::serve {
 namespace {
@@ -15,6 +16,16 @@ double MicrosBetween(Clock::time_point a, Clock::time_point b) {
 }
 
 }  // namespace
+
+void ApplyServingSpinWindow(SessionOptions* options) {
+  if (!threading::SpinWindowsAreWeftsDefault()) return;
+  if (options->inter_op_spin_us < 0) {
+    options->inter_op_spin_us = kServingSpinUs;
+  }
+  if (options->intra_op_spin_us < 0) {
+    options->intra_op_spin_us = kServingSpinUs;
+  }
+}
 
 StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
     const std::string& name, int64_t version, const std::string& path,
@@ -27,6 +38,7 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
     return InvalidArgumentError(path + ": the model lists no outputs");
   }
   SessionOptions options = session_options;
+  ApplyServingSpinWindow(&options);
   // The batcher's promise: a request's outputs are bitwise the same alone
   // or inside any batch.
   if (batching.max_batch_size > 0 && signature->FirstDimensionOpen()) {

@@ -26,6 +26,19 @@
 
 namespace weft::serve {
 
+// The spin window of a served model's pools where neither its options nor
+// the process (Set*SpinUs, WEFT_SPIN_US, KMP_BLOCKTIME) set one. A server's
+// Runs come a network round trip apart (0.5-0.6 ms on loopback): with
+// weft's 50 us the workers park in every gap, and the next Run pays the
+// wake-ups and runs on CPUs the host let go idle. 1 ms spans the gap:
+// measured at concurrency 1, p50 17-20% lower on MobileNetV2 and the
+// encoder at the same CPU per request (docs/BENCHMARKS.md). An idle
+// server spins 1 ms after its last request, then parks.
+inline constexpr int kServingSpinUs = 1000;
+// Sets kServingSpinUs on the spin fields `options` leaves at -1, unless
+// the process sets a window.
+void ApplyServingSpinWindow(SessionOptions* options);
+
 // Called once per submitted request, from a runner thread: the outputs in
 // the order `sent` lists them, or the error.
 using InferDone = std::function<void(Status status, std::vector<Tensor> outputs,

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "serve/served_model.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/model.h"
@@ -538,6 +539,26 @@ TEST_F(ServerTest, StartFailsNamingWhatIsWrong) {
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.status().message().find("not-an-address"),
             std::string::npos);
+}
+
+TEST(ServingSpinWindowTest, SpansTheRoundTripUnlessSomeoneChoseAWindow) {
+  unsetenv("WEFT_SPIN_US");
+  unsetenv("KMP_BLOCKTIME");
+  SessionOptions plain;
+  ApplyServingSpinWindow(&plain);
+  EXPECT_EQ(plain.inter_op_spin_us, kServingSpinUs);
+  EXPECT_EQ(plain.intra_op_spin_us, kServingSpinUs);
+  SessionOptions chosen;  // --set intra_op_spin_us=7, or config.json.
+  chosen.intra_op_spin_us = 7;
+  ApplyServingSpinWindow(&chosen);
+  EXPECT_EQ(chosen.intra_op_spin_us, 7);
+  EXPECT_EQ(chosen.inter_op_spin_us, kServingSpinUs);
+  setenv("KMP_BLOCKTIME", "0", 1);  // The environment's window stands.
+  SessionOptions from_environment;
+  ApplyServingSpinWindow(&from_environment);
+  unsetenv("KMP_BLOCKTIME");
+  EXPECT_EQ(from_environment.inter_op_spin_us, -1);
+  EXPECT_EQ(from_environment.intra_op_spin_us, -1);
 }
 
 }  // namespace

@@ -167,6 +167,21 @@ TEST_F(ProcessThreadingTest,
   EXPECT_TRUE(b->intra_op_pin_cpus().empty());
 }
 
+TEST_F(ProcessThreadingTest, SaysWhetherTheSpinWindowIsWeftsOwn) {
+  EXPECT_TRUE(threading::SpinWindowsAreWeftsDefault());
+  setenv("KMP_BLOCKTIME", "0", 1);  // Even the value of weft's own.
+  EXPECT_FALSE(threading::SpinWindowsAreWeftsDefault());
+  unsetenv("KMP_BLOCKTIME");
+  setenv("WEFT_SPIN_US", std::to_string(kDefaultSpinUs).c_str(), 1);
+  EXPECT_FALSE(threading::SpinWindowsAreWeftsDefault());
+  unsetenv("WEFT_SPIN_US");
+  EXPECT_TRUE(threading::SpinWindowsAreWeftsDefault());
+  ASSERT_TRUE(threading::SetIntraOpSpinUs(kDefaultSpinUs).ok());
+  EXPECT_FALSE(threading::SpinWindowsAreWeftsDefault());
+  ASSERT_TRUE(threading::SetIntraOpSpinUs(-1).ok());  // Back to the default.
+  EXPECT_TRUE(threading::SpinWindowsAreWeftsDefault());
+}
+
 TEST_F(ProcessThreadingTest, SpinAndPinningComeFromSettersThenTheEnvironment) {
   EXPECT_EQ(threading::GetInterOpSpinUs(), kDefaultSpinUs);
   setenv("KMP_BLOCKTIME", "0", 1);

@@ -215,6 +215,13 @@ int GetIntraOpSpinUs() {
   return internal::DefaultsForGetter(state).intra_spin_us;
 }
 
+bool SpinWindowsAreWeftsDefault() {
+  ProcessThreading& state = ProcessThreading::Get();
+  MutexLock lock(state.mu);
+  return state.inter_spin_setting < 0 && state.intra_spin_setting < 0 &&
+         !internal::DefaultsForGetter(state).env.spin_us.has_value();
+}
+
 Status SetInterOpPinCpus(std::vector<int> cpus) {
   WEFT_RETURN_IF_ERROR(internal::CheckCpus("SetInterOpPinCpus", cpus));
   ProcessThreading& state = ProcessThreading::Get();
