@@ -180,6 +180,10 @@ struct ServingCandidate {
   double run_ms = 0;
   double throughput_rps = 0;
   double p99_ms = 0;  // Predicted.
+  // Predicted: a request that arrives alone, run as a batch of one at this
+  // split's intra-op count (the server's default split gives it every
+  // core); the measured batch-1 Run of the split.
+  double alone_ms = 0;
 };
 
 struct ServingTuneResult {

@@ -201,19 +201,47 @@ bool IsDefaultSplit(const ServingCandidate& c, int cores) {
   return c.runners == cores && c.intra == cores;
 }
 
-// The candidate served: of those within the target, the ones whose
-// throughput is within kThroughputTolerance of the most; among them the
-// server's default split first (a lone request gets every core, concurrent
-// ones a core each, so it loses least when other work takes cores, as the
-// network threads and other models do in the server and never do here),
-// then the smallest batch, then the lowest p99. The lowest p99 when no
-// candidate is within the target. `fastest` is set to the most
-// throughput's candidate within the target, or -1.
+// How much slower than the quickest split a lone request may run: the
+// server's promise at concurrency 1 (within 1.10x of `weft run` plus 1 ms,
+// docs/serving.md). A split of one-thread runners can top the throughput
+// by a few percent and double a lone request's latency: the encoder's two
+// runners x one thread read 177 req/s against the default split's 160-170
+// and served a lone request in 11.5 ms against 5.7.
+constexpr double kAloneSlowdown = 1.10;
+constexpr double kAloneSlackMs = 1.0;
+
+// Whether a lone request on `c` stays within kAloneSlowdown x + kAloneSlackMs
+// of the quickest lone request of any split.
+bool AloneWithinBound(const ServingCandidate& c, double quickest_alone_ms) {
+  return c.alone_ms <= kAloneSlowdown * quickest_alone_ms + kAloneSlackMs;
+}
+
+double QuickestAlone(const std::vector<ServingCandidate>& candidates) {
+  double quickest = candidates.front().alone_ms;
+  for (const ServingCandidate& c : candidates) {
+    quickest = std::min(quickest, c.alone_ms);
+  }
+  return quickest;
+}
+
+// The candidate served: of those within the target whose lone request stays
+// within its bound (AloneWithinBound), the ones whose throughput is within
+// kThroughputTolerance of the most; among them the server's default split
+// first (a lone request gets every core, concurrent ones a core each, so it
+// loses least when other work takes cores, as the network threads and other
+// models do in the server and never do here), then the smallest batch, then
+// the lowest p99. The lowest p99 when no candidate is within the target.
+// `fastest` is set to the most throughput's candidate within the target and
+// the bound, or -1.
 int Choose(const std::vector<ServingCandidate>& candidates, int cores,
            double target_ms, int* fastest) {
+  const double quickest_alone = QuickestAlone(candidates);
+  const auto eligible = [&](const ServingCandidate& c) {
+    return c.p99_ms <= target_ms && AloneWithinBound(c, quickest_alone);
+  };
   *fastest = -1;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (candidates[i].p99_ms <= target_ms &&
+    if (eligible(candidates[i]) &&
         (*fastest < 0 ||
          candidates[i].throughput_rps >
              candidates[static_cast<size_t>(*fastest)].throughput_rps)) {
@@ -228,7 +256,7 @@ int Choose(const std::vector<ServingCandidate>& candidates, int cores,
   for (size_t i = 0; i < candidates.size(); ++i) {
     const ServingCandidate& c = candidates[i];
     if (*fastest >= 0 &&
-        (c.p99_ms > target_ms ||
+        (!eligible(c) ||
          c.throughput_rps * kThroughputTolerance <
              candidates[static_cast<size_t>(*fastest)].throughput_rps)) {
       continue;
@@ -261,6 +289,22 @@ std::string Explain(const std::vector<ServingCandidate>& candidates, int best,
            "% of it, this one is served: the server's default split first "
            "where one is that close (it loses least when other work takes "
            "cores), then the smallest batch.";
+  }
+  const double quickest_alone = QuickestAlone(candidates);
+  const ServingCandidate* slow_alone = nullptr;  // The fastest left out so.
+  for (const ServingCandidate& c : candidates) {
+    if (c.p99_ms <= target_ms && !AloneWithinBound(c, quickest_alone) &&
+        c.throughput_rps > b.throughput_rps &&
+        (slow_alone == nullptr ||
+         c.throughput_rps > slow_alone->throughput_rps)) {
+      slow_alone = &c;
+    }
+  }
+  if (slow_alone != nullptr) {
+    why += " " + Describe(*slow_alone) + " gives " +
+           Rate(slow_alone->throughput_rps) + " but a lone request " +
+           Ms(slow_alone->alone_ms) + " against " + Ms(quickest_alone) +
+           ", past 1.10 x + 1 ms: left out.";
   }
   for (const ServingCandidate& c : candidates) {
     if (c.runners == b.runners && c.intra == b.intra && c.batch > b.batch &&
@@ -390,6 +434,23 @@ StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
       c.p99_ms = 2 * c.run_ms;
       result.candidates.push_back(c);
     }
+  }
+  // A lone request: the batch-1 Run of its split, where r Runs of k threads
+  // filled the cores (as much as it gets alone, give or take what
+  // concurrent Runs cost each other); on the default split it gets every
+  // core, as one Run of them all does (the split {1, cores}, batch 1).
+  const auto batch_one_run_ms = [&](int runners, int intra) {
+    for (const ServingCandidate& c : result.candidates) {
+      if (c.runners == runners && c.intra == intra && c.batch == 1) {
+        return c.run_ms;
+      }
+    }
+    return 0.0;  // Every split is timed at batch 1.
+  };
+  for (ServingCandidate& c : result.candidates) {
+    c.alone_ms = IsDefaultSplit(c, cores)
+                     ? batch_one_run_ms(1, cores)
+                     : batch_one_run_ms(c.runners, c.intra);
   }
   int fastest = -1;
   result.best =

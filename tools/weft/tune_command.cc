@@ -240,14 +240,14 @@ StatusOr<serve::ServingTuneResult> RunServingTune(
                         serve::TuneServing(model, options));
   std::printf("%s: serving tune, p99 target %.1f ms\n", model.c_str(),
               options.latency_target_ms);
-  std::printf("  %7s %5s %5s %10s %12s %10s\n", "runners", "intra", "batch",
-              "Run", "throughput", "p99");
+  std::printf("  %7s %5s %5s %10s %12s %10s %10s\n", "runners", "intra",
+              "batch", "Run", "throughput", "p99", "alone");
   for (size_t i = 0; i < result.candidates.size(); ++i) {
     const serve::ServingCandidate& c = result.candidates[i];
     std::printf(
-        "%s %7d %5d %5d %7.3f ms %8.0f/s %7.3f ms%s\n",
+        "%s %7d %5d %5d %7.3f ms %8.0f/s %7.3f ms %7.3f ms%s\n",
         static_cast<int>(i) == result.best ? "*" : " ", c.runners, c.intra,
-        c.batch, c.run_ms, c.throughput_rps, c.p99_ms,
+        c.batch, c.run_ms, c.throughput_rps, c.p99_ms, c.alone_ms,
         c.p99_ms > options.latency_target_ms ? "  (over the target)" : "");
   }
   std::printf("why: %s\n", result.explanation.c_str());
