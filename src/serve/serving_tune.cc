@@ -336,6 +336,48 @@ std::string Explain(const std::vector<ServingCandidate>& candidates, int best,
   return why;
 }
 
+// The candidates from the rounds' figures ([split][batch]: each round's
+// throughput, every Run's time), with the p99 and lone-request times they
+// predict.
+std::vector<ServingCandidate> Candidates(
+    const std::vector<Split>& splits, const std::vector<int>& batches,
+    const std::vector<std::vector<double>>& rates,
+    const std::vector<std::vector<double>>& run_times, int cores) {
+  std::vector<ServingCandidate> candidates;
+  for (size_t s = 0; s < splits.size(); ++s) {
+    for (size_t b = 0; b < batches.size(); ++b) {
+      const size_t config = s * batches.size() + b;
+      ServingCandidate c;
+      c.runners = splits[s].runners;
+      c.intra = splits[s].intra;
+      c.batch = batches[b];
+      c.run_ms = Median(run_times[config]);
+      c.throughput_rps = Median(rates[config]);
+      // A request waits at most for the batch being computed and its own.
+      c.p99_ms = 2 * c.run_ms;
+      candidates.push_back(c);
+    }
+  }
+  // A lone request: the batch-1 Run of its split, where r Runs of k threads
+  // filled the cores (as much as it gets alone, give or take what
+  // concurrent Runs cost each other); on the default split it gets every
+  // core, as one Run of them all does (the split {1, cores}, batch 1).
+  const auto batch_one_run_ms = [&](int runners, int intra) {
+    for (const ServingCandidate& c : candidates) {
+      if (c.runners == runners && c.intra == intra && c.batch == 1) {
+        return c.run_ms;
+      }
+    }
+    return 0.0;  // Every split is timed at batch 1.
+  };
+  for (ServingCandidate& c : candidates) {
+    c.alone_ms = IsDefaultSplit(c, cores)
+                     ? batch_one_run_ms(1, cores)
+                     : batch_one_run_ms(c.runners, c.intra);
+  }
+  return candidates;
+}
+
 }  // namespace
 
 StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
@@ -421,37 +463,7 @@ StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
   }
 
   ServingTuneResult result;
-  for (size_t s = 0; s < splits.size(); ++s) {
-    for (size_t b = 0; b < batches.size(); ++b) {
-      const size_t config = s * batches.size() + b;
-      ServingCandidate c;
-      c.runners = splits[s].runners;
-      c.intra = splits[s].intra;
-      c.batch = batches[b];
-      c.run_ms = Median(run_times[config]);
-      c.throughput_rps = Median(rates[config]);
-      // A request waits at most for the batch being computed and its own.
-      c.p99_ms = 2 * c.run_ms;
-      result.candidates.push_back(c);
-    }
-  }
-  // A lone request: the batch-1 Run of its split, where r Runs of k threads
-  // filled the cores (as much as it gets alone, give or take what
-  // concurrent Runs cost each other); on the default split it gets every
-  // core, as one Run of them all does (the split {1, cores}, batch 1).
-  const auto batch_one_run_ms = [&](int runners, int intra) {
-    for (const ServingCandidate& c : result.candidates) {
-      if (c.runners == runners && c.intra == intra && c.batch == 1) {
-        return c.run_ms;
-      }
-    }
-    return 0.0;  // Every split is timed at batch 1.
-  };
-  for (ServingCandidate& c : result.candidates) {
-    c.alone_ms = IsDefaultSplit(c, cores)
-                     ? batch_one_run_ms(1, cores)
-                     : batch_one_run_ms(c.runners, c.intra);
-  }
+  result.candidates = Candidates(splits, batches, rates, run_times, cores);
   int fastest = -1;
   result.best =
       Choose(result.candidates, cores, options.latency_target_ms, &fastest);
