@@ -31,8 +31,8 @@ namespace weft::serve {
 // Runs come a network round trip apart (0.5-0.6 ms on loopback): with
 // weft's 50 us the workers park in every gap, and the next Run pays the
 // wake-ups and runs on CPUs the host let go idle. 1 ms spans the gap:
-// measured at concurrency 1, p50 17-20% lower on MobileNetV2 and the
-// encoder at the same CPU per request (docs/BENCHMARKS.md). An idle
+// measured at concurrency 1, p50 16-21% lower on MobileNetV2 and 18% on the
+// encoder, at the same CPU per request (docs/BENCHMARKS.md). An idle
 // server spins 1 ms after its last request, then parks.
 inline constexpr int kServingSpinUs = 1000;
 // Sets kServingSpinUs on the spin fields `options` leaves at -1, unless
