@@ -145,7 +145,8 @@ class Server {
 // budget). The (split, batch) pairs are timed in rounds, taking turns, each
 // one's median across the rounds kept. A request waits at most for the
 // batch being computed and its own: p99 ~ 2 run_ms. Of the settings whose
-// p99 is within the target and whose throughput is within 10% of the most
+// p99 is within the target, whose lone request stays within 1.10x + 1 ms
+// of the quickest split's, and whose throughput is within 10% of the most
 // (one figure on a noisy host), the choice is the server's default split
 // first (it loses least when other work takes cores, which a tuning alone
 // cannot see), then the smallest batch, then the lowest p99; the lowest p99
@@ -182,7 +183,9 @@ struct ServingCandidate {
   double p99_ms = 0;  // Predicted.
   // Predicted: a request that arrives alone, run as a batch of one at this
   // split's intra-op count (the server's default split gives it every
-  // core); the measured batch-1 Run of the split.
+  // core): for batch 1 the split's measured batch-1 Run; for larger
+  // batches a batch-1 Run alone on the batch-invariant session the
+  // batching server runs it on.
   double alone_ms = 0;
 };
 
