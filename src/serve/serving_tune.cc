@@ -301,10 +301,13 @@ std::string Explain(const std::vector<ServingCandidate>& candidates, int best,
     }
   }
   if (slow_alone != nullptr) {
+    char bound[64];
+    std::snprintf(bound, sizeof bound, "%.2f x + %.1f ms", kAloneSlowdown,
+                  kAloneSlackMs);
     why += " " + Describe(*slow_alone) + " gives " +
            Rate(slow_alone->throughput_rps) + " but a lone request " +
            Ms(slow_alone->alone_ms) + " against " + Ms(quickest_alone) +
-           ", past 1.10 x + 1 ms: left out.";
+           ", past " + bound + ": left out.";
   }
   for (const ServingCandidate& c : candidates) {
     if (c.runners == b.runners && c.intra == b.intra && c.batch > b.batch &&
@@ -360,18 +363,15 @@ std::vector<ServingCandidate> Candidates(
       candidates.push_back(c);
     }
   }
-  // A lone request: the batch-1 Run of its split, where r Runs of k threads
-  // filled the cores (as much as it gets alone, give or take what
-  // concurrent Runs cost each other); on the default split it gets every
-  // core, as one Run of them all does (the split {1, cores}, batch 1).
-  const auto batch_one_run_ms = [&](int runners, int intra) {
-    for (const ServingCandidate& c : candidates) {
-      if (c.runners == runners && c.intra == intra && c.batch == 1) {
-        return c.run_ms;
-      }
+  // One Run of every core, batch 1: what a lone request gets on the
+  // default split. batches[0] is 1, so a split's batch-1 candidate leads
+  // its row.
+  double every_core_ms = 0;
+  for (size_t s = 0; s < splits.size(); ++s) {
+    if (splits[s].runners == 1 && splits[s].intra == cores) {
+      every_core_ms = candidates[s * batches.size()].run_ms;
     }
-    return 0.0;  // Every split is timed at batch 1.
-  };
+  }
   for (size_t i = 0; i < candidates.size(); ++i) {
     ServingCandidate& c = candidates[i];
     if (c.batch > 1) {
@@ -381,9 +381,10 @@ std::vector<ServingCandidate> Candidates(
       // intra-op threads.
       c.alone_ms = Median(invariant_alone[i / batches.size()]);
     } else {
-      c.alone_ms = IsDefaultSplit(c, cores)
-                       ? batch_one_run_ms(1, cores)
-                       : batch_one_run_ms(c.runners, c.intra);
+      // Its own Run, where r Runs of k threads filled the cores (as much as
+      // a lone request gets, give or take what concurrent Runs cost each
+      // other); on the default split a lone request gets every core.
+      c.alone_ms = IsDefaultSplit(c, cores) ? every_core_ms : c.run_ms;
     }
   }
   return candidates;
