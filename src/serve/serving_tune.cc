@@ -473,10 +473,14 @@ StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
         run_times[config].insert(run_times[config].end(), timing.run_ms.begin(),
                                  timing.run_ms.end());
       }
-      if (batchable) {  // A lone request where the server batches.
+      // A lone request where the server batches. Warmed like the others:
+      // the batch-invariant session has not run a batch of one before, and
+      // a first Run of a shape builds its kernels.
+      if (batchable) {
         WEFT_ASSIGN_OR_RETURN(
             Timing timing,
-            TimeRunners(*batched[s], feeds[0], fetches, 1, options.runs, 0));
+            TimeRunners(*batched[s], feeds[0], fetches, 1, options.runs,
+                        round == 0 ? options.warmup : 0));
         invariant_alone[s].insert(invariant_alone[s].end(),
                                   timing.run_ms.begin(), timing.run_ms.end());
       }
