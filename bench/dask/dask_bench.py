@@ -25,6 +25,12 @@ ones' modules with the same seed (bench/models/export_models.py).
     python3 bench/dask/dask_bench.py --models /tmp/models \
         --images /tmp/bench400 --weft build/bin/weft \
         --weft-python build/python [--rows 20000] [--count 2000] [--rounds 2]
+        [--gather scheduler,direct]
+
+Results reach the client as a Client's default has them (through the
+scheduler) unless --gather says direct (Client(direct_to_workers=True), as
+`weft predict --local-workers` connects); rows of a direct cluster are
+labelled "W x T d".
 """
 import argparse
 import glob
@@ -158,6 +164,17 @@ def one_process_images(weft_cli, model, paths, scratch):
             "cpu_s_per_item": cpu / len(paths)}
 
 
+def runs(args):
+    """(W x T, gather) of each cluster, in the order they run."""
+    return [(setting, gather) for setting in args.settings.split(",")
+            for gather in args.gather.split(",")]
+
+
+def label(setting, gather):
+    """A table row's name: "1x2", or "1x2 d" where results come direct."""
+    return setting if gather == "scheduler" else f"{setting} d"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", required=True)
@@ -174,6 +191,12 @@ def main():
         help="where the MLP's rows are when the job starts: on the workers "
              "(persisted, as after loading them from storage there), or in "
              "the client's memory (shipped in the graph)")
+    parser.add_argument(
+        "--gather", default="scheduler",
+        help="how the client gets results, comma-separated to run each: "
+             "'scheduler' (a Client's default: the scheduler fetches them "
+             "from the workers and forwards them) or 'direct' "
+             "(Client(direct_to_workers=True): from the workers)")
     parser.add_argument("--json")
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.weft_python))
@@ -208,9 +231,10 @@ def main():
         if "images" in workloads:
             record(("one-process", "images"),
                    one_process_images(args.weft, resnet, paths, scratch))
-        for setting in args.settings.split(","):
+        for setting, gather in runs(args):
             workers, threads = map(int, setting.split("x"))
             matched = max(1, host // (workers * threads))
+            setting = label(setting, gather)
             if "mlp" in workloads:
                 # Taken beside each setting's runs, the machine's noise
                 # being what it is: the ratio is per pair of runs.
@@ -219,7 +243,8 @@ def main():
             with LocalCluster(n_workers=workers, threads_per_worker=threads,
                               processes=True, host="127.0.0.1",
                               dashboard_address=None) as cluster, \
-                    Client(cluster) as client:
+                    Client(cluster,
+                           direct_to_workers=gather == "direct") as client:
                 def jobs(name, rows, files):
                     """The two jobs of one system on these inputs."""
                     blocks = da.from_array(rows, chunks=2500)
@@ -283,7 +308,7 @@ def main():
         rows.append(f"{'W x T':6} {'system':12} {'items/s':>9} "
                     f"{'CPU ms/item':>11} {'weft/best peer':>14} "
                     f"{'one-process/weft':>16}")
-        for setting in args.settings.split(","):
+        for setting in (label(s, g) for s, g in runs(args)):
             weft_rate = median((setting, "weft", workload), "items_per_s")
             peer = max(median((setting, p, workload), "items_per_s")
                        for p in ("torch", "torch-match"))

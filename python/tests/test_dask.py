@@ -85,6 +85,75 @@ def test_arrays_and_dataframes_equal_one_process_bitwise(client):
     assert list(out.columns) == [f"{name}_{j}" for j in range(3)]
 
 
+def _payloads_in(graph):
+    """The ModelPayloads a task graph carries as values, nested in tasks."""
+    found, pending = [], list(dict(graph).values())
+    while pending:
+        value = pending.pop()
+        if isinstance(value, weft.dask.ModelPayload):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    return found
+
+
+def test_a_clients_jobs_carry_the_model_once(client):
+    x = da.from_array(np.ones((8, 4), np.float32), chunks=4)
+    first = weft.dask.predict(MLP, x)
+    second = weft.dask.predict(MLP, x)
+    # Neither graph carries the bytes: both refer to one key the cluster
+    # keeps for this client, made from the model sent once.
+    assert _payloads_in(first.__dask_graph__()) == []
+    assert _payloads_in(second.__dask_graph__()) == []
+    held = [f for f in distributed.futures_of(first)]
+    assert len(held) == 1
+    assert [f.key for f in distributed.futures_of(second)] == [held[0].key]
+    assert np.array_equal(first.compute(), second.compute())
+
+
+def test_the_kept_model_outlives_the_worker_holding_it():
+    x = np.random.default_rng(2).standard_normal((40, 4)).astype(np.float32)
+    session = weft.InferenceSession(MLP)
+    expected = session.run(None, {session.get_inputs()[0].name: x})[0]
+    with local_cluster(2, 1) as cluster, distributed.Client(cluster) as c:
+        rows = da.from_array(x, chunks=10)
+        assert np.array_equal(weft.dask.predict(MLP, rows).compute(),
+                              expected)
+        (kept,) = distributed.futures_of(weft.dask.predict(MLP, rows))
+        holders = c.who_has([kept])[kept.key]
+        # Every worker holding the model dies at once (SIGKILL).
+        for pid in c.run(os.getpid, workers=list(holders)).values():
+            os.kill(pid, signal.SIGKILL)
+        # The scheduler makes the model again from the bytes it was sent.
+        assert np.array_equal(weft.dask.predict(MLP, rows).compute(),
+                              expected)
+
+
+def test_without_a_client_the_graph_carries_the_model(monkeypatch):
+    def no_client():
+        raise ValueError("No clients found")
+    monkeypatch.setattr(distributed, "default_client", no_client)
+    x = da.from_array(np.ones((8, 4), np.float32), chunks=4)
+    got = weft.dask.predict(MLP, x)
+    assert len(_payloads_in(got.__dask_graph__())) == 1
+    session = weft.InferenceSession(MLP)
+    expected = session.run(None, {session.get_inputs()[0].name:
+                                  np.ones((8, 4), np.float32)})[0]
+    assert np.array_equal(got.compute(scheduler="sync"), expected)
+
+
+def test_a_model_file_is_read_again_only_when_it_changes(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(open(MLP, "rb").read())
+    first = weft.dask.model_payload(str(path))
+    assert weft.dask.model_payload(path) is first
+    path.write_bytes(open(MLP, "rb").read() + b"\0")
+    changed = weft.dask.model_payload(str(path))
+    assert changed is not first and changed.digest != first.digest
+
+
 def test_files_in_input_order_equal_weft_predict(client, images):
     paths, model = images
     expected = weft.predict(model, paths, batch_size=16).outputs

@@ -305,7 +305,11 @@ def _client(args):
                            threads_per_worker=args.threads_per_worker,
                            processes=True, host="127.0.0.1",
                            dashboard_address=None, security=security)
-    return Client(cluster, security=security), cluster
+    # The client reaches these workers (loopback): results come from them
+    # directly, not forwarded by the scheduler (Dask's default, for
+    # clients that cannot reach their workers).
+    return (Client(cluster, security=security, direct_to_workers=True),
+            cluster)
 
 
 def main(argv=None):

@@ -17,6 +17,7 @@ whatever the partitions, workers, batch size or threads (docs/dask.md).
 
 import hashlib as _hashlib
 import os as _os
+import sys as _sys
 import tempfile as _tempfile
 import threading as _threading
 
@@ -51,14 +52,33 @@ class ModelPayload:
                 f"sha256 {self.digest[:12]})")
 
 
+# On the client: the payloads of the model files last read, by the file's
+# identity (so a file changed in place is read again), a few at most.
+_payloads_by_file = {}
+_PAYLOADS_KEPT = 4
+
+
 def model_payload(model):
-    """A path (str or PathLike), bytes or a ModelPayload, as a payload."""
+    """A path (str or PathLike), bytes or a ModelPayload, as a payload. A
+    file's payload is kept while the file is unchanged (path, inode, size,
+    modification time), so a client calling predict() job after job reads
+    and hashes it once."""
     if isinstance(model, ModelPayload):
         return model
     if isinstance(model, (str, _os.PathLike)):
-        path = _os.fspath(model)
-        with open(path, "rb") as f:
-            return ModelPayload(f.read(), _os.path.basename(path))
+        path = _os.path.realpath(_os.fspath(model))
+        stat = _os.stat(path)
+        identity = (path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        with _lock:
+            payload = _payloads_by_file.get(identity)
+        if payload is None:
+            with open(path, "rb") as f:
+                payload = ModelPayload(f.read(), _os.path.basename(path))
+            with _lock:
+                while len(_payloads_by_file) >= _PAYLOADS_KEPT:
+                    _payloads_by_file.pop(next(iter(_payloads_by_file)))
+                _payloads_by_file[identity] = payload
+        return payload
     return ModelPayload(model)
 
 
@@ -401,14 +421,65 @@ def _files_part(payload, paths, first_index, partition, preprocess,
 # ---------------------------------------------------------------------------
 # On the client: the lazy collections.
 
+_signatures = {}       # digest -> (inputs, outputs), on the client.
+
+
 def _describe(payload):
     """The model's inputs and outputs, read on the client (it is loaded
-    here only for its signature, with one thread)."""
-    from ._onnxruntime_api import SessionOptions
-    options = SessionOptions()
-    options.intra_op_num_threads = 1
-    session = _InferenceSession(payload.data, options)
-    return session.get_inputs(), session.get_outputs()
+    here only for its signature, with one thread, once per model)."""
+    with _lock:
+        signature = _signatures.get(payload.digest)
+    if signature is None:
+        from ._onnxruntime_api import SessionOptions
+        options = SessionOptions()
+        options.intra_op_num_threads = 1
+        session = _InferenceSession(payload.data, options)
+        signature = (session.get_inputs(), session.get_outputs())
+        with _lock:
+            _signatures[payload.digest] = signature
+    return signature
+
+
+# Per distributed Client (by id): the models it keeps on its cluster, by
+# digest, as persisted keys; the last few models used.
+_held = {}
+
+
+def _model_in_graph(payload):
+    """The model as a job's graph refers to it. Under a distributed Client,
+    a key the cluster keeps for that client (persisted once: the scheduler
+    holds its bytes and makes it again on a worker if the worker holding
+    it dies), so the graph of every later job carries the key, not the
+    model's bytes; without one (dask's local schedulers) the bytes
+    themselves. Only the client's own cluster ever receives it."""
+    import dask
+    model = dask.delayed(payload, pure=True)
+    distributed = _sys.modules.get("distributed")
+    if distributed is None:  # Not imported: there is no Client.
+        return model
+    try:
+        client = distributed.default_client()
+    except ValueError:
+        return model
+    with _lock:
+        for stale in [i for i, (c, _) in _held.items()
+                      if c.status in ("closing", "closed")]:
+            del _held[stale]
+        held = _held.setdefault(client.id, (client, {}))[1]
+        persisted = held.get(payload.digest)
+    if persisted is not None and all(
+            f.status in ("pending", "finished")
+            for f in distributed.futures_of(persisted)):
+        return persisted
+    persisted = client.persist(model)
+    with _lock:
+        held.pop(payload.digest, None)
+        # The oldest beyond a few is let go (the cluster drops it when no
+        # collection still refers to it).
+        while len(held) >= _PAYLOADS_KEPT:
+            held.pop(next(iter(held)))
+        held[payload.digest] = persisted
+    return persisted
 
 
 _DTYPES = {"tensor(float)": _np.float32, "tensor(double)": _np.float64,
@@ -454,7 +525,7 @@ def _predict_array(payload, x, output_names, batch_size):
     chosen = _chosen_outputs(outputs, output_names)
     names = [o.name for o in chosen]
     x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
-    model = dask.delayed(payload, pure=True)
+    model = _model_in_graph(payload)
     task = dask.delayed(_array_block, pure=True, nout=len(names))
     columns = {o.name: [] for o in chosen}
     for partition, (block, rows) in enumerate(
@@ -497,7 +568,7 @@ def _predict_frame(payload, df, output_names, batch_size):
         for c in columns[o.name]:
             meta[c] = pd.Series([], dtype=_DTYPES.get(o.type, _np.float32))
     meta = pd.DataFrame(meta, index=df._meta.index)
-    model = dask.delayed(payload, pure=True)
+    model = _model_in_graph(payload)
     task = dask.delayed(_frame_part, pure=True)
     parts = [task(part, model, feeds_from, out_names, columns, batch_size, p)
              for p, part in enumerate(df.to_delayed())]
@@ -524,7 +595,7 @@ def _predict_paths(payload, paths, batch_size, preprocess, skip_bad_inputs,
                    partition_size):
     import dask
     import dask.bag as db
-    model = dask.delayed(payload, pure=True)
+    model = _model_in_graph(payload)
     task = dask.delayed(_files_part, pure=True)
     parts = [task(model, paths[a:b], a, p, preprocess, batch_size,
                   skip_bad_inputs)
