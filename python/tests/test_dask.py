@@ -107,7 +107,7 @@ def test_a_clients_jobs_carry_the_model_once(client):
     # keeps for this client, made from the model sent once.
     assert _payloads_in(first.__dask_graph__()) == []
     assert _payloads_in(second.__dask_graph__()) == []
-    held = [f for f in distributed.futures_of(first)]
+    held = list(distributed.futures_of(first))
     assert len(held) == 1
     assert [f.key for f in distributed.futures_of(second)] == [held[0].key]
     assert np.array_equal(first.compute(), second.compute())

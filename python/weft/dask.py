@@ -66,14 +66,15 @@ def model_payload(model):
     if isinstance(model, ModelPayload):
         return model
     if isinstance(model, (str, _os.PathLike)):
-        path = _os.path.realpath(_os.fspath(model))
+        given = _os.fspath(model)
+        path = _os.path.realpath(given)
         stat = _os.stat(path)
         identity = (path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
         with _lock:
             payload = _payloads_by_file.get(identity)
         if payload is None:
             with open(path, "rb") as f:
-                payload = ModelPayload(f.read(), _os.path.basename(path))
+                payload = ModelPayload(f.read(), _os.path.basename(given))
             with _lock:
                 while len(_payloads_by_file) >= _PAYLOADS_KEPT:
                     _payloads_by_file.pop(next(iter(_payloads_by_file)))
@@ -421,7 +422,9 @@ def _files_part(payload, paths, first_index, partition, preprocess,
 # ---------------------------------------------------------------------------
 # On the client: the lazy collections.
 
-_signatures = {}       # digest -> (inputs, outputs), on the client.
+# On the client: digest -> (inputs, outputs), a few names and shapes per
+# model used.
+_signatures = {}
 
 
 def _describe(payload):
