@@ -58,6 +58,15 @@ _payloads_by_file = {}
 _PAYLOADS_KEPT = 4
 
 
+def _remember_newest(table, key, value):
+    """table[key] = value as the newest entry, the oldest let go beyond
+    _PAYLOADS_KEPT (dicts keep insertion order). Called under _lock."""
+    table.pop(key, None)
+    while len(table) >= _PAYLOADS_KEPT:
+        table.pop(next(iter(table)))
+    table[key] = value
+
+
 def model_payload(model):
     """A path (str or PathLike), bytes or a ModelPayload, as a payload. A
     file's payload is kept while the file is unchanged (path, inode, size,
@@ -76,9 +85,7 @@ def model_payload(model):
             with open(path, "rb") as f:
                 payload = ModelPayload(f.read(), _os.path.basename(given))
             with _lock:
-                while len(_payloads_by_file) >= _PAYLOADS_KEPT:
-                    _payloads_by_file.pop(next(iter(_payloads_by_file)))
-                _payloads_by_file[identity] = payload
+                _remember_newest(_payloads_by_file, identity, payload)
         return payload
     return ModelPayload(model)
 
@@ -476,12 +483,8 @@ def _model_in_graph(payload):
         return persisted
     persisted = client.persist(model)
     with _lock:
-        held.pop(payload.digest, None)
-        # The oldest beyond a few is let go (the cluster drops it when no
-        # collection still refers to it).
-        while len(held) >= _PAYLOADS_KEPT:
-            held.pop(next(iter(held)))
-        held[payload.digest] = persisted
+        # The cluster drops a model let go when no collection refers to it.
+        _remember_newest(held, payload.digest, persisted)
     return persisted
 
 
