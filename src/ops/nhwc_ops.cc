@@ -8,7 +8,9 @@
 // oneDNN primitive, so every output element is computed by one primitive
 // in an order that depends on the sizes only. Equal pieces share a
 // primitive. The constant W is reordered into the primitives' layout once,
-// when the kernel is built.
+// when the kernel is built. 3 x 3 stride-1 layers run as oneDNN's Winograd
+// kernels where the CPU rule allows (fewer multiplications; their pieces
+// copy rows into 16-channel blocks and back, the layout those kernels take).
 #include "ops/nhwc_ops.h"
 
 #include <algorithm>
@@ -55,20 +57,25 @@ struct RowPiece {
   int64_t out_begin, out_rows, in_begin, in_rows, pad_top, pad_bottom;
 };
 
+// `align`: each piece but the last starts and ends on a multiple of this
+// many rows (a Winograd kernel's output tile height).
 std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
                                 int64_t kernel, int64_t stride,
                                 int64_t dilation, int64_t pad_top,
-                                double flops) {
+                                double flops, int64_t align) {
+  const int64_t units = (out_rows + align - 1) / align;
   int64_t count =
       std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
-                          std::min(out_rows, kMaxPiecesPerImage));
+                          std::min(units, kMaxPiecesPerImage));
   if (count > 2 && count % 2 == 1) --count;  // Even thread counts share evenly.
   const int64_t extent = (kernel - 1) * dilation + 1;
   std::vector<RowPiece> pieces;
-  // Sizes differing by one row at most (27 rows in 6: 4, 5, 4, 5, 4, 5, not
-  // five of 5 and one of 2), so that threads sharing them finish together.
+  // Sizes differing by one unit at most (27 rows in 6: 4, 5, 4, 5, 4, 5,
+  // not five of 5 and one of 2), so that threads sharing them finish
+  // together.
   for (int64_t j = 0; j < count; ++j) {
-    const int64_t r0 = j * out_rows / count, r1 = (j + 1) * out_rows / count;
+    const int64_t r0 = j * units / count * align;
+    const int64_t r1 = std::min((j + 1) * units / count * align, out_rows);
     const int64_t first = r0 * stride - pad_top;
     const int64_t last = (r1 - 1) * stride - pad_top + extent;  // Exclusive.
     const int64_t in0 = std::clamp<int64_t>(first, 0, in_rows);
@@ -117,6 +124,47 @@ dnnl::primitive_attr ConvAttr(const NhwcConvSpec& s, bool* supported) {
   return attr;
 }
 
+// Whether oneDNN's Winograd kernels take this convolution: 3 x 3, stride
+// 1, no dilation, one group, channels in blocks of 16.
+bool WinogradShape(const NhwcConvSpec& s) {
+  return s.group == 1 && s.w[2] == 3 && s.w[3] == 3 && s.stride[0] == 1 &&
+         s.stride[1] == 1 && s.dilation[0] == 1 && s.dilation[1] == 1 &&
+         s.x[1] % 16 == 0 && s.w[0] % 16 == 0;
+}
+
+constexpr int64_t kChannelBlock16 = 16;
+// The output tile of oneDNN's F(4x4, 3x3) kernel, which it takes for row
+// pieces: pieces of whole tiles compute no rows twice.
+constexpr int64_t kWinogradTileRows = 4;
+
+// `pixels` pixels of `channels` channels, the pixel stride `stride`
+// floats (NHWC rows) -> channel blocks of 16 ([channels / 16][pixels][16],
+// nChw16c for one image). REQUIRES: channels % 16 == 0.
+void NhwcToBlocked16(const float* from, int64_t pixels, int64_t channels,
+                     int64_t stride, float* to) {
+  for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
+    float* block = to + cb * pixels;
+    for (int64_t q = 0; q < pixels; ++q) {
+      std::memcpy(block + q * kChannelBlock16, from + q * stride + cb,
+                  kChannelBlock16 * sizeof(float));
+    }
+  }
+}
+
+// The inverse of NhwcToBlocked16.
+void Blocked16ToNhwc(const float* from, int64_t pixels, int64_t channels,
+                     int64_t stride, float* to) {
+  for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
+    const float* block = from + cb * pixels;
+    for (int64_t q = 0; q < pixels; ++q) {
+      std::memcpy(to + q * stride + cb, block + q * kChannelBlock16,
+                  kChannelBlock16 * sizeof(float));
+    }
+  }
+}
+
+size_t RoundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 // Everything a Run needs to compute one image's output: pieces of output
 // rows (larger planes) or of output channels (small planes, where each row
 // piece would read all of a large W again).
@@ -133,6 +181,9 @@ struct ConvPlan {
   memory::desc weights;  // One block's packed W (every piece's layout).
   memory::desc bias;     // One block's.
   bool bf16 = false;     // X and W in bf16 (SessionOptions::precision).
+  // Winograd primitives, which read and write channel blocks of 16
+  // (nChw16c): a piece's rows are copied into that layout and back.
+  bool blocked = false;
   int64_t channel_block = 0, channels = 0, out_width = 0;
   int64_t image_in = 0, image_out = 0;  // Floats per image.
   double flops_per_piece = 0;
@@ -185,15 +236,29 @@ int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows, bool bf16) {
   return k;
 }
 
+// How a plan computes: direct in float32 or bf16, or Winograd in float32
+// with row pieces aligned to `row_align` output rows.
+struct PlanKind {
+  bool bf16 = false;
+  bool winograd = false;
+  int64_t row_align = 1;
+};
+
 // Builds the pieces' primitives: X and W in float32, or in bf16 with
 // float32 sums (bias, Z and Y stay float32). Throws dnnl::error where
 // oneDNN has no kernel at all; `supported` says whether every piece has an
 // optimised one.
-ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
+ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, PlanKind kind,
                    bool* supported) {
+  const bool bf16 = kind.bf16, winograd = kind.winograd;
   OneOpenMpThread one_thread;
   ConvPlan plan;
   plan.bf16 = bf16;
+  plan.blocked = winograd;
+  const Tag layout = winograd ? Tag::nChw16c : Tag::nhwc;
+  const dnnl::algorithm algorithm = winograd
+                                        ? dnnl::algorithm::convolution_winograd
+                                        : dnnl::algorithm::convolution_direct;
   const Dt operands = bf16 ? Dt::bf16 : Dt::f32;
   const std::array<int64_t, 2> out = ConvOutput(s);
   const int64_t c = s.x[1], w = s.x[3], k = s.w[0];
@@ -208,8 +273,9 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
   const memory::desc weights_any(WeightDims(s, kb), operands, Tag::any);
   const double flops = 2.0 * static_cast<double>(plan.image_out) *
                        static_cast<double>(s.w[1] * s.w[2] * s.w[3]);
-  std::vector<RowPiece> rows = RowPieces(s.x[2], out[0], s.w[2], s.stride[0],
-                                         s.dilation[0], s.pads[0], flops);
+  std::vector<RowPiece> rows =
+      RowPieces(s.x[2], out[0], s.w[2], s.stride[0], s.dilation[0], s.pads[0],
+                flops, kind.row_align);
   if (kb < k) {  // Channel blocks over all rows.
     rows = {{0, out[0], 0, s.x[2], s.pads[0], 0}};
     const int64_t extent = (s.w[2] - 1) * s.dilation[0] + 1;
@@ -221,22 +287,27 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
     auto key = std::make_tuple(r.out_rows, r.in_rows, r.pad_top, r.pad_bottom);
     auto found = made.find(key);
     if (found == made.end()) {
-      memory::desc src({1, c, r.in_rows, w}, operands, Tag::nhwc);
-      memory::desc dst({1, kb, r.out_rows, out[1]}, Dt::f32, Tag::nhwc);
+      memory::desc src({1, c, r.in_rows, w}, operands, layout);
+      memory::desc dst({1, kb, r.out_rows, out[1]}, Dt::f32, layout);
       const memory::dims strides{s.stride[0], s.stride[1]};
       const memory::dims dilates{s.dilation[0] - 1, s.dilation[1] - 1};
       const memory::dims pad_l{r.pad_top, s.pads[1]};
       const memory::dims pad_r{r.pad_bottom, s.pads[3]};
       auto desc =
           has_bias ? dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference,
-                         dnnl::algorithm::convolution_direct, src, weights_any,
-                         plan.bias, dst, strides, dilates, pad_l, pad_r)
+                         dnnl::prop_kind::forward_inference, algorithm, src,
+                         weights_any, plan.bias, dst, strides, dilates, pad_l,
+                         pad_r)
                    : dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference,
-                         dnnl::algorithm::convolution_direct, src, weights_any,
-                         dst, strides, dilates, pad_l, pad_r);
+                         dnnl::prop_kind::forward_inference, algorithm, src,
+                         weights_any, dst, strides, dilates, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlCpuEngine());
+      // oneDNN has two Winograd kernels (F(2x2, 3x3) and F(4x4, 3x3)) and
+      // may pick either by a piece's height; one packed W serves every
+      // piece, so later pieces take the first piece's kind where they can.
+      while (winograd && !plan.primitives.empty() &&
+             pd.weights_desc() != plan.weights && pd.next_impl()) {
+      }
       if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
         *supported = false;  // oneDNN's reference loops: not worth it.
       }
@@ -267,6 +338,33 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, bool bf16,
                    });
   plan.flops_per_piece = flops / static_cast<double>(plan.pieces.size());
   return plan;
+}
+
+// The plan NhwcConv runs: in bf16 where asked and oneDNN has optimised
+// kernels for it (on AVX-512 BF16, or AMX where the CPU has it); else in
+// float32, as Winograd where the rule allows it and oneDNN has a kernel
+// for every piece, else direct. Throws dnnl::error where oneDNN has none.
+ConvPlan BuildKernelPlan(const NhwcConvSpec& s, bool has_bias, bool bf16) {
+  std::vector<PlanKind> kinds;
+  if (bf16) kinds.push_back({/*bf16=*/true, /*winograd=*/false, 1});
+  if (NhwcConvWinogradAvailable() && WinogradShape(s)) {
+    // Row pieces of whole tiles where every piece can share one kernel;
+    // else pieces as for direct (a 56-row plane in 7-row pieces: tiles of
+    // 4 cut into 8s and 4s take two kinds of kernel, whose packed W differ).
+    kinds.push_back({/*bf16=*/false, /*winograd=*/true, kWinogradTileRows});
+    kinds.push_back({/*bf16=*/false, /*winograd=*/true, 1});
+  }
+  for (const PlanKind& kind : kinds) {
+    bool supported = true;
+    try {
+      ConvPlan plan = BuildPlan(s, has_bias, kind, &supported);
+      if (supported && !plan.primitives.empty()) return plan;
+    } catch (const dnnl::error&) {
+      // Not this kind: the next one.
+    }
+  }
+  bool supported = true;
+  return BuildPlan(s, has_bias, PlanKind{}, &supported);
 }
 
 // --- NhwcConv ----------------------------------------------------------------
@@ -312,7 +410,8 @@ class NhwcConvKernel : public OpKernel {
     spec_.x = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
     has_bias_ = c.input_dtypes().size() > 2;
     try {
-      plan_ = BuildKernelPlan(c.bf16() && CpuHasBf16Products());
+      plan_ = BuildKernelPlan(spec_, has_bias_,
+                              c.bf16() && CpuHasBf16Products());
       if (plan_.primitives.empty()) {
         status_ = InvalidArgumentError("NhwcConv: no oneDNN kernel for " +
                                        c.node_name());
@@ -338,22 +437,6 @@ class NhwcConvKernel : public OpKernel {
       status_ = InvalidArgumentError("NhwcConv " + c.node_name() +
                                      ": oneDNN refused it: " + e.what());
     }
-  }
-
-  // The bf16 plan where asked and oneDNN has optimised kernels for it (on
-  // AVX-512 BF16, or AMX where the CPU has it), else the float32 one.
-  ConvPlan BuildKernelPlan(bool bf16) const {
-    if (bf16) {
-      bool supported = true;
-      try {
-        ConvPlan plan = BuildPlan(spec_, has_bias_, /*bf16=*/true, &supported);
-        if (supported && !plan.primitives.empty()) return plan;
-      } catch (const dnnl::error&) {
-        // Not in bf16: float32 below.
-      }
-    }
-    bool supported = true;
-    return BuildPlan(spec_, has_bias_, /*bf16=*/false, &supported);
   }
 
   int64_t prepared_bytes() const override {
@@ -454,6 +537,14 @@ class NhwcConvKernel : public OpKernel {
       const int64_t offset = image * plan_.image_out +
                              piece.row_begin * plan_.out_width * k +
                              piece.channel_begin;
+      const int p = piece.primitive;
+      const int64_t src_offset = image * plan_.image_in + piece.src_offset;
+      if (plan_.blocked) {
+        RunBlockedPiece(piece, x + src_offset, bias,
+                        z == nullptr ? nullptr : z + offset, y + offset,
+                        *handles);
+        continue;
+      }
       // A block of channels is computed densely, then put in place.
       float* dst = y + offset;
       if (kb < k) {
@@ -469,30 +560,13 @@ class NhwcConvKernel : public OpKernel {
                       static_cast<size_t>(kb) * sizeof(float));
         }
       }
-      const int p = piece.primitive;
       void* scratch_start = DnnlThreadScratch(plan_.scratch[p].get_size());
       // The piece's input rows: a contiguous run of the image.
-      const int64_t src_offset = image * plan_.image_in + piece.src_offset;
       void* src_data =
           plan_.bf16
               ? static_cast<void*>(const_cast<uint16_t*>(x_bf16 + src_offset))
               : static_cast<void*>(const_cast<float*>(x + src_offset));
-      handles->src[p].set_data_handle(src_data);
-      handles->dst[p].set_data_handle(dst);
-      handles->scratch[p].set_data_handle(scratch_start);
-      std::array<dnnl_exec_arg_t, 5> args{
-          {{DNNL_ARG_SRC, handles->src[p].get()},
-           {DNNL_ARG_WEIGHTS, packed_w_[piece.channel_begin / kb].get()},
-           {DNNL_ARG_DST, handles->dst[p].get()},
-           {DNNL_ARG_SCRATCHPAD, handles->scratch[p].get()},
-           {DNNL_ARG_BIAS, nullptr}}};
-      int used = 4;
-      if (bias != nullptr) {
-        handles->bias.set_data_handle(
-            const_cast<float*>(bias + piece.channel_begin));
-        args[used++].memory = handles->bias.get();
-      }
-      DnnlExecute(plan_.primitives[p], DnnlThreadStream(), args.data(), used);
+      ExecutePiece(piece, src_data, dst, scratch_start, bias, *handles);
       if (kb < k) {
         for (int64_t q = 0; q < pixels; ++q) {
           std::memcpy(y + offset + q * k, dst + q * kb,
@@ -500,6 +574,57 @@ class NhwcConvKernel : public OpKernel {
         }
       }
     }
+  }
+
+  // One piece of a Winograd plan: its input rows (from `x`, NHWC) copied
+  // into channel blocks of 16, Z's (where fused) into the output blocks for
+  // the sum post-op, and the output blocks copied into Y's rows (`y`, at
+  // the piece's first pixel and channel). Every buffer is this thread's.
+  void RunBlockedPiece(const ConvPlan::Piece& piece, const float* x,
+                       const float* bias, const float* z, float* y,
+                       PieceHandles& handles) const {
+    const int p = piece.primitive;
+    const int64_t c = spec_.x[1], k = plan_.channels, kb = plan_.channel_block;
+    const dnnl_dims_t& in_dims = plan_.src[p].data.dims;  // 1, C, rows, W.
+    const int64_t in_pixels = in_dims[2] * in_dims[3];
+    const int64_t out_pixels = piece.rows * plan_.out_width;
+    const size_t scratch_bytes = RoundUp64(plan_.scratch[p].get_size());
+    const size_t src_bytes =
+        RoundUp64(static_cast<size_t>(in_pixels * c) * sizeof(float));
+    char* buffer = static_cast<char*>(DnnlThreadScratch(
+        scratch_bytes + src_bytes +
+        static_cast<size_t>(out_pixels * kb) * sizeof(float)));
+    auto* src = reinterpret_cast<float*>(buffer + scratch_bytes);
+    auto* dst = reinterpret_cast<float*>(buffer + scratch_bytes + src_bytes);
+    NhwcToBlocked16(x, in_pixels, c, c, src);
+    if (z != nullptr) NhwcToBlocked16(z, out_pixels, kb, k, dst);
+    ExecutePiece(piece, src, dst, buffer, bias, handles);
+    Blocked16ToNhwc(dst, out_pixels, kb, k, y);
+  }
+
+  // Runs a piece's primitive on these buffers, in its layout (the bias
+  // from the piece's first channel, where there is one).
+  void ExecutePiece(const ConvPlan::Piece& piece, void* src, float* dst,
+                    void* scratch, const float* bias,
+                    PieceHandles& handles) const {
+    const int p = piece.primitive;
+    handles.src[p].set_data_handle(src);
+    handles.dst[p].set_data_handle(dst);
+    handles.scratch[p].set_data_handle(scratch);
+    std::array<dnnl_exec_arg_t, 5> args{
+        {{DNNL_ARG_SRC, handles.src[p].get()},
+         {DNNL_ARG_WEIGHTS,
+          packed_w_[piece.channel_begin / plan_.channel_block].get()},
+         {DNNL_ARG_DST, handles.dst[p].get()},
+         {DNNL_ARG_SCRATCHPAD, handles.scratch[p].get()},
+         {DNNL_ARG_BIAS, nullptr}}};
+    int used = 4;
+    if (bias != nullptr) {
+      handles.bias.set_data_handle(
+          const_cast<float*>(bias + piece.channel_begin));
+      args[used++].memory = handles.bias.get();
+    }
+    DnnlExecute(plan_.primitives[p], DnnlThreadStream(), args.data(), used);
   }
 
   // Handles for every primitive, pointing nowhere until a piece runs.
@@ -912,6 +1037,13 @@ void RegisterOneInOp(OpRegistry& registry, const char* name,
 
 }  // namespace
 
+bool NhwcConvWinogradAvailable() {
+  static const bool available = [] {
+    return DnnlChoice("WEFT_CONV_WINOGRAD", DnnlHasAvx512Core());
+  }();
+  return available;
+}
+
 bool NhwcConvAvailable() {
   static const bool available = [] {
     return DnnlChoice("WEFT_NHWC_CONV", DnnlHasAvx512Core());
@@ -928,8 +1060,16 @@ bool NhwcConvSupported(const NhwcConvSpec& spec) {
   try {
     bool supported = true;
     ConvPlan plan =
-        BuildPlan(spec, /*has_bias=*/true, /*bf16=*/false, &supported);
+        BuildPlan(spec, /*has_bias=*/true, PlanKind{}, &supported);
     return supported && !plan.primitives.empty();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+bool NhwcConvRunsWinograd(const NhwcConvSpec& spec) {
+  try {
+    return BuildKernelPlan(spec, /*has_bias=*/true, /*bf16=*/false).blocked;
   } catch (const dnnl::error&) {
     return false;
   }

@@ -35,6 +35,15 @@ struct NhwcConvSpec {
 // =1 on (for side-by-side measurements on a new CPU).
 bool NhwcConvAvailable();
 
+// Whether NhwcConv runs 3 x 3 stride-1 float32 convolutions as oneDNN's
+// Winograd kernels (fewer multiplications; each piece's rows copied into
+// and out of 16-channel blocks): where oneDNN's AVX-512 kernels run.
+// WEFT_CONV_WINOGRAD=0 turns it off, =1 on.
+bool NhwcConvWinogradAvailable();
+
+// Whether NhwcConv's float32 plan for `spec` is Winograd.
+bool NhwcConvRunsWinograd(const NhwcConvSpec& spec);
+
 // Whether oneDNN has an optimised kernel (not its reference loops) for every
 // row piece NhwcConv would cut `spec` into, with this activation.
 bool NhwcConvSupported(const NhwcConvSpec& spec);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "ops/nhwc_ops.h"
@@ -92,6 +94,17 @@ double MaxRelativeError(const Tensor& got, const Tensor& want) {
   return test::MaxAbsDifference(got, want) / std::max(scale, 1e-30);
 }
 
+// How many NhwcConv nodes a Run of these fetches executes.
+size_t NhwcConvCount(Session& session, const std::vector<std::string>& fetches,
+                     const NamedTensors& feeds) {
+  const RunMetadata metadata = test::MustRunTraced(session, fetches, feeds);
+  size_t count = 0;
+  for (const NodeExecStats& s : metadata.node_stats) {
+    count += s.op == "NhwcConv" ? 1 : 0;
+  }
+  return count;
+}
+
 class NhwcLayoutTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -155,8 +168,9 @@ TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
     return g;
   };
   const NamedTensors feeds = {{"x", Random({1, 128, 28, 28}, 9)}};
-  const std::vector<std::string> fetches = {"rows_relu", "blocks_relu",
-                                            "short_rows"};
+  // The graph's end only: a fetched intermediate that the passes fuse away
+  // is computed from the graph as given, in NCHW.
+  const std::vector<std::string> fetches = {"short_rows"};
   auto nchw = test::MustCreate(graph(), Options(1, 1, false));
   ASSERT_NE(nchw, nullptr);
   const std::vector<Tensor> want = test::MustRun(*nchw, fetches, feeds);
@@ -165,11 +179,100 @@ TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
     SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
     auto session = test::MustCreate(graph(), Options(inter, intra, true));
     ASSERT_NE(session, nullptr);
+    EXPECT_EQ(NhwcConvCount(*session, fetches, feeds), 3u);
     got.push_back(test::MustRun(*session, fetches, feeds));
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got.back()[i].shape(), want[i].shape()) << fetches[i];
       EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
       EXPECT_TRUE(got.back()[i].BitwiseEqual(got[0][i])) << fetches[i];
+    }
+  }
+}
+
+// The rule for Winograd: 3 x 3, stride 1, no dilation, one group, channels
+// in blocks of 16, where the rule's CPU test (or WEFT_CONV_WINOGRAD) allows
+// it; every other shape runs direct.
+TEST_F(NhwcLayoutTest, OnlyThreeByThreeStrideOneConvolutionsRunAsWinograd) {
+  internal::NhwcConvSpec spec;
+  spec.x = {1, 64, 56, 56};
+  spec.w = {64, 64, 3, 3};
+  spec.pads = {1, 1, 1, 1};
+  const bool rule = internal::NhwcConvWinogradAvailable();
+  EXPECT_EQ(internal::NhwcConvRunsWinograd(spec), rule);
+  internal::NhwcConvSpec blocks = spec;  // Blocks of output channels.
+  blocks.x = {1, 256, 14, 14};
+  blocks.w = {256, 256, 3, 3};
+  EXPECT_EQ(internal::NhwcConvRunsWinograd(blocks), rule);
+  internal::NhwcConvSpec strided = spec;
+  strided.stride = {2, 2};
+  EXPECT_FALSE(internal::NhwcConvRunsWinograd(strided));
+  internal::NhwcConvSpec one_by_one = spec;
+  one_by_one.w = {64, 64, 1, 1};
+  one_by_one.pads = {0, 0, 0, 0};
+  EXPECT_FALSE(internal::NhwcConvRunsWinograd(one_by_one));
+  internal::NhwcConvSpec odd_channels = spec;
+  odd_channels.x[1] = 24;
+  odd_channels.w = {24, 24, 3, 3};
+  EXPECT_FALSE(internal::NhwcConvRunsWinograd(odd_channels));
+  internal::NhwcConvSpec grouped = spec;
+  grouped.group = 2;
+  grouped.w = {64, 32, 3, 3};
+  EXPECT_FALSE(internal::NhwcConvRunsWinograd(grouped));
+}
+
+// Winograd in each form of NhwcConv's plan, with a fused residual and ReLU:
+// row pieces on a 28-row plane, blocks of output channels on a 14-row
+// plane whose W is past 1 MiB. Each agrees with the NCHW kernels (direct
+// convolutions) within float32 rounding, keeps its bits at every thread
+// setting, and an image's output is the same alone as in a batch.
+TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
+  auto graph = [](int64_t batch) {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({batch, 128, 28, 28}));
+    AddConv(g, "rows", "x", 128, 128, 3, 1, 1, 1, 200);
+    g.Add("rows_add", "rows", "x");
+    g.Relu("rows_relu", "rows_add");
+    AddConv(g, "down", "rows_relu", 128, 256, 1, 2, 0, 1, 210);
+    AddConv(g, "blocks", "down", 256, 256, 3, 1, 1, 1, 220);
+    g.Add("blocks_add", "blocks", "down");
+    g.Relu("blocks_relu", "blocks_add");
+    return g;
+  };
+  const Tensor both = Random({2, 128, 28, 28}, 11);
+  // The graph's end only: a fetched intermediate that the passes fuse away
+  // is computed from the graph as given, in NCHW.
+  const std::vector<std::string> fetches = {"blocks_relu"};
+  auto nchw = test::MustCreate(graph(2), Options(1, 1, false));
+  ASSERT_NE(nchw, nullptr);
+  const std::vector<Tensor> want = test::MustRun(*nchw, fetches, {{"x", both}});
+  std::vector<std::vector<Tensor>> got;
+  for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {1, 3}, {2, 2}}) {
+    SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
+    auto session = test::MustCreate(graph(2), Options(inter, intra, true));
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(NhwcConvCount(*session, fetches, {{"x", both}}), 3u);
+    got.push_back(test::MustRun(*session, fetches, {{"x", both}}));
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got.back()[i].shape(), want[i].shape()) << fetches[i];
+      EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
+      EXPECT_TRUE(got.back()[i].BitwiseEqual(got[0][i])) << fetches[i];
+    }
+  }
+  // Each image alone, against its rows of the batch.
+  auto alone = test::MustCreate(graph(1), Options(1, 2, true));
+  ASSERT_NE(alone, nullptr);
+  const int64_t image = 128 * 28 * 28;
+  for (int64_t n = 0; n < 2; ++n) {
+    Tensor x(DataType::kFloat32, Shape({1, 128, 28, 28}));
+    std::copy_n(both.data<float>() + n * image, image, x.data<float>());
+    const std::vector<Tensor> one = test::MustRun(*alone, fetches, {{"x", x}});
+    for (size_t i = 0; i < one.size(); ++i) {
+      const int64_t size = one[i].NumElements();
+      EXPECT_EQ(std::memcmp(one[i].data<float>(),
+                            got[0][i].data<float>() + n * size,
+                            static_cast<size_t>(size) * sizeof(float)),
+                0)
+          << fetches[i] << ", image " << n;
     }
   }
 }
