@@ -142,10 +142,9 @@ constexpr int64_t kWinogradTileRows = 4;
 // nChw16c for one image). REQUIRES: channels % 16 == 0.
 void NhwcToBlocked16(const float* from, int64_t pixels, int64_t channels,
                      int64_t stride, float* to) {
-  for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
-    float* block = to + cb * pixels;
-    for (int64_t q = 0; q < pixels; ++q) {
-      std::memcpy(block + q * kChannelBlock16, from + q * stride + cb,
+  for (int64_t q = 0; q < pixels; ++q) {
+    for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
+      std::memcpy(to + cb * pixels + q * kChannelBlock16, from + q * stride + cb,
                   kChannelBlock16 * sizeof(float));
     }
   }
@@ -154,10 +153,9 @@ void NhwcToBlocked16(const float* from, int64_t pixels, int64_t channels,
 // The inverse of NhwcToBlocked16.
 void Blocked16ToNhwc(const float* from, int64_t pixels, int64_t channels,
                      int64_t stride, float* to) {
-  for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
-    const float* block = from + cb * pixels;
-    for (int64_t q = 0; q < pixels; ++q) {
-      std::memcpy(to + q * stride + cb, block + q * kChannelBlock16,
+  for (int64_t q = 0; q < pixels; ++q) {
+    for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
+      std::memcpy(to + q * stride + cb, from + cb * pixels + q * kChannelBlock16,
                   kChannelBlock16 * sizeof(float));
     }
   }
