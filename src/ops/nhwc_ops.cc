@@ -124,12 +124,20 @@ dnnl::primitive_attr ConvAttr(const NhwcConvSpec& s, bool* supported) {
   return attr;
 }
 
-// Whether oneDNN's Winograd kernels take this convolution: 3 x 3, stride
-// 1, no dilation, one group, channels in blocks of 16.
+// Planes of fewer output rows stay direct: ResNet's 7 x 7 layers of 512
+// channels computed 8 x 8 in tiles of 2 and read a W 16/9 the size, and
+// ran no faster as Winograd (0.96-1.00 of its time on the whole model,
+// Intel Xeon, Emerald Rapids).
+constexpr int64_t kMinWinogradRows = 8;
+
+// Whether NhwcConv runs this convolution as Winograd where oneDNN has the
+// kernels: 3 x 3, stride 1, no dilation, one group, channels in blocks of
+// 16, a plane of at least kMinWinogradRows rows.
 bool WinogradShape(const NhwcConvSpec& s) {
   return s.group == 1 && s.w[2] == 3 && s.w[3] == 3 && s.stride[0] == 1 &&
          s.stride[1] == 1 && s.dilation[0] == 1 && s.dilation[1] == 1 &&
-         s.x[1] % 16 == 0 && s.w[0] % 16 == 0;
+         s.x[1] % 16 == 0 && s.w[0] % 16 == 0 &&
+         ConvOutput(s)[0] >= kMinWinogradRows;
 }
 
 constexpr int64_t kChannelBlock16 = 16;

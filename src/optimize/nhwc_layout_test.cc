@@ -191,8 +191,8 @@ TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
 }
 
 // The rule for Winograd: 3 x 3, stride 1, no dilation, one group, channels
-// in blocks of 16, where the rule's CPU test (or WEFT_CONV_WINOGRAD) allows
-// it; every other shape runs direct.
+// in blocks of 16, planes of 8 rows or more, where the rule's CPU test (or
+// WEFT_CONV_WINOGRAD) allows it; every other shape runs direct.
 TEST_F(NhwcLayoutTest, OnlyThreeByThreeStrideOneConvolutionsRunAsWinograd) {
   internal::NhwcConvSpec spec;
   spec.x = {1, 64, 56, 56};
@@ -215,6 +215,10 @@ TEST_F(NhwcLayoutTest, OnlyThreeByThreeStrideOneConvolutionsRunAsWinograd) {
   odd_channels.x[1] = 24;
   odd_channels.w = {24, 24, 3, 3};
   EXPECT_FALSE(internal::NhwcConvRunsWinograd(odd_channels));
+  internal::NhwcConvSpec small_plane = spec;  // 7 x 7: tiles would waste.
+  small_plane.x = {1, 512, 7, 7};
+  small_plane.w = {512, 512, 3, 3};
+  EXPECT_FALSE(internal::NhwcConvRunsWinograd(small_plane));
   internal::NhwcConvSpec grouped = spec;
   grouped.group = 2;
   grouped.w = {64, 32, 3, 3};
