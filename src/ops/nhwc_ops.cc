@@ -61,8 +61,8 @@ struct RowPiece {
 // many rows (a Winograd kernel's output tile height).
 std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
                                 int64_t kernel, int64_t stride,
-                                int64_t dilation, int64_t pad_top,
-                                double flops, int64_t align) {
+                                int64_t dilation, int64_t pad_top, double flops,
+                                int64_t align) {
   const int64_t units = (out_rows + align - 1) / align;
   int64_t count =
       std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
@@ -152,8 +152,8 @@ void NhwcToBlocked16(const float* from, int64_t pixels, int64_t channels,
                      int64_t stride, float* to) {
   for (int64_t q = 0; q < pixels; ++q) {
     for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
-      std::memcpy(to + cb * pixels + q * kChannelBlock16, from + q * stride + cb,
-                  kChannelBlock16 * sizeof(float));
+      std::memcpy(to + cb * pixels + q * kChannelBlock16,
+                  from + q * stride + cb, kChannelBlock16 * sizeof(float));
     }
   }
 }
@@ -163,7 +163,8 @@ void Blocked16ToNhwc(const float* from, int64_t pixels, int64_t channels,
                      int64_t stride, float* to) {
   for (int64_t q = 0; q < pixels; ++q) {
     for (int64_t cb = 0; cb < channels; cb += kChannelBlock16) {
-      std::memcpy(to + q * stride + cb, from + cb * pixels + q * kChannelBlock16,
+      std::memcpy(to + q * stride + cb,
+                  from + cb * pixels + q * kChannelBlock16,
                   kChannelBlock16 * sizeof(float));
     }
   }
@@ -300,13 +301,13 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, PlanKind kind,
       const memory::dims pad_l{r.pad_top, s.pads[1]};
       const memory::dims pad_r{r.pad_bottom, s.pads[3]};
       auto desc =
-          has_bias ? dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference, algorithm, src,
-                         weights_any, plan.bias, dst, strides, dilates, pad_l,
-                         pad_r)
-                   : dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference, algorithm, src,
-                         weights_any, dst, strides, dilates, pad_l, pad_r);
+          has_bias
+              ? dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference, algorithm, src,
+                    weights_any, plan.bias, dst, strides, dilates, pad_l, pad_r)
+              : dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference, algorithm, src,
+                    weights_any, dst, strides, dilates, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, DnnlCpuEngine());
       // oneDNN has two Winograd kernels (F(2x2, 3x3) and F(4x4, 3x3)) and
       // may pick either by a piece's height; one packed W serves every
@@ -416,8 +417,8 @@ class NhwcConvKernel : public OpKernel {
     spec_.x = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
     has_bias_ = c.input_dtypes().size() > 2;
     try {
-      plan_ = BuildKernelPlan(spec_, has_bias_,
-                              c.bf16() && CpuHasBf16Products());
+      plan_ =
+          BuildKernelPlan(spec_, has_bias_, c.bf16() && CpuHasBf16Products());
       if (plan_.primitives.empty()) {
         status_ = InvalidArgumentError("NhwcConv: no oneDNN kernel for " +
                                        c.node_name());
@@ -1065,8 +1066,7 @@ bool NhwcConvSupported(const NhwcConvSpec& spec) {
   }
   try {
     bool supported = true;
-    ConvPlan plan =
-        BuildPlan(spec, /*has_bias=*/true, PlanKind{}, &supported);
+    ConvPlan plan = BuildPlan(spec, /*has_bias=*/true, PlanKind{}, &supported);
     return supported && !plan.primitives.empty();
   } catch (const dnnl::error&) {
     return false;

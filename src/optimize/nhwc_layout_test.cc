@@ -273,10 +273,10 @@ TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
     const std::vector<Tensor> one = test::MustRun(*alone, fetches, {{"x", x}});
     for (size_t i = 0; i < one.size(); ++i) {
       const int64_t size = one[i].NumElements();
-      EXPECT_EQ(std::memcmp(one[i].data<float>(),
-                            got[0][i].data<float>() + n * size,
-                            static_cast<size_t>(size) * sizeof(float)),
-                0)
+      EXPECT_EQ(
+          std::memcmp(one[i].data<float>(), got[0][i].data<float>() + n * size,
+                      static_cast<size_t>(size) * sizeof(float)),
+          0)
           << fetches[i] << ", image " << n;
     }
   }
