@@ -29,6 +29,7 @@
 #include "framework/op_registry_impl.h"
 #include "kernels/bf16_gemm.h"
 #include "kernels/conv_kernels.h"
+#include "kernels/int_division.h"
 #include "ops/conv_window.h"
 #include "ops/dnnl_support.h"
 #include "ops/op_util.h"
@@ -63,7 +64,7 @@ std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
                                 int64_t kernel, int64_t stride,
                                 int64_t dilation, int64_t pad_top, double flops,
                                 int64_t align) {
-  const int64_t units = (out_rows + align - 1) / align;
+  const int64_t units = CeilDiv(out_rows, align);
   int64_t count =
       std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
                           std::min(units, kMaxPiecesPerImage));
@@ -170,7 +171,8 @@ void Blocked16ToNhwc(const float* from, int64_t pixels, int64_t channels,
   }
 }
 
-size_t RoundUp64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+// Buffers carved from one scratch area start on oneDNN's alignment.
+constexpr int64_t kBufferAlignment = 64;
 
 // Everything a Run needs to compute one image's output: pieces of output
 // rows (larger planes) or of output channels (small planes, where each row
@@ -595,12 +597,12 @@ class NhwcConvKernel : public OpKernel {
     const dnnl_dims_t& in_dims = plan_.src[p].data.dims;  // 1, C, rows, W.
     const int64_t in_pixels = in_dims[2] * in_dims[3];
     const int64_t out_pixels = piece.rows * plan_.out_width;
-    const size_t scratch_bytes = RoundUp64(plan_.scratch[p].get_size());
-    const size_t src_bytes =
-        RoundUp64(static_cast<size_t>(in_pixels * c) * sizeof(float));
-    char* buffer = static_cast<char*>(DnnlThreadScratch(
-        scratch_bytes + src_bytes +
-        static_cast<size_t>(out_pixels * kb) * sizeof(float)));
+    constexpr auto kFloat = static_cast<int64_t>(sizeof(float));
+    const int64_t scratch_bytes = RoundUp(
+        static_cast<int64_t>(plan_.scratch[p].get_size()), kBufferAlignment);
+    const int64_t src_bytes = RoundUp(in_pixels * c * kFloat, kBufferAlignment);
+    char* buffer = static_cast<char*>(DnnlThreadScratch(static_cast<size_t>(
+        scratch_bytes + src_bytes + out_pixels * kb * kFloat)));
     auto* src = reinterpret_cast<float*>(buffer + scratch_bytes);
     auto* dst = reinterpret_cast<float*>(buffer + scratch_bytes + src_bytes);
     NhwcToBlocked16(x, in_pixels, c, c, src);
