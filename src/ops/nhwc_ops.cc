@@ -514,8 +514,8 @@ class NhwcConvKernel : public OpKernel {
     ctx.ParallelFor(n * per_image, plan_.flops_per_piece / 100.0,
                     [&](int64_t begin, int64_t end) {
                       try {
-                        RunPieces(begin, end, per_image, px, x_bf16.data(),
-                                  bias, z, py);
+                        RunPieces(begin, end, n, px, x_bf16.data(), bias, z,
+                                  py);
                       } catch (const dnnl::error& e) {
                         std::lock_guard<std::mutex> lock(failure_mu);
                         failure = e.what();
@@ -528,8 +528,14 @@ class NhwcConvKernel : public OpKernel {
   }
 
  private:
+  // Units [begin, end) of the batch's pieces x images, piece-major: a
+  // piece runs for every image in turn, so that a block of output channels
+  // reads its part of W once for the whole batch rather than once an image
+  // (ResNet's 7 x 7 layers: 2.4 MB blocks of a 9.4 MB W, which the
+  // image-major order read from L3 for each image). The order changes no
+  // bits: each unit is the same primitive on the same data.
   // x_bf16: X rounded to bf16 where the plan is bf16, else unused.
-  void RunPieces(int64_t begin, int64_t end, int64_t per_image, const float* x,
+  void RunPieces(int64_t begin, int64_t end, int64_t images, const float* x,
                  const uint16_t* x_bf16, const float* bias, const float* z,
                  float* y) const {
     OneOpenMpThread one_thread;
@@ -540,8 +546,8 @@ class NhwcConvKernel : public OpKernel {
     const DnnlHandleSets<PieceHandles>::Lease handles(
         handle_sets_, [this] { return MakeHandles(); });
     for (int64_t i = begin; i < end; ++i) {
-      const int64_t image = i / per_image;
-      const ConvPlan::Piece& piece = plan_.pieces[i % per_image];
+      const int64_t image = i % images;
+      const ConvPlan::Piece& piece = plan_.pieces[i / images];
       const int64_t pixels = piece.rows * plan_.out_width;
       const int64_t offset = image * plan_.image_out +
                              piece.row_begin * plan_.out_width * k +
