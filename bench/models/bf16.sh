@@ -25,6 +25,7 @@ fi
 # shellcheck source=rounds.sh
 source "$here/rounds.sh"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+"$weft" info | grep '^bf16 units:' || true
 printf '%-14s %-16s %-16s %-12s %-9s %s\n' model "fp32 (1,1) (1,2)" \
   "bf16 (1,1) (1,2)" "bf16/fp32" best "relative error"
 for m in "${models[@]}"; do

@@ -49,8 +49,9 @@ std::string PackedProductKernelDescription();
 std::string ActiveInt8KernelDescription();
 
 // The CPU's bf16 units and what SessionOptions::precision = "bf16" does on
-// them: "AVX-512 BF16 (precision bf16 available)" or "none (precision bf16
-// refused)"; docs/kernels.md.
+// them: "AVX-512 BF16 (precision bf16 available)", the same with ", but
+// slower than fp32 on this CPU: ..." (an Intel CPU without AMX-BF16), or
+// "none (precision bf16 refused)"; docs/kernels.md.
 std::string Bf16UnitsDescription();
 
 // Kernels computing now, in every session of the process, on any thread

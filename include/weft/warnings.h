@@ -2,9 +2,9 @@
 // asked (a shared pool smaller than requested, an environment variable it
 // ignores, a thread it could not pin) without failing. Every warning goes
 // through one process-wide handler, so that each front end shows it its
-// own way: the CLI prints it on stderr (the default), Python raises it
-// through the `warnings` module with its category (so `-W error` makes it
-// an exception), a server can log it.
+// own way: the CLI prints it on stderr (the default, each distinct message
+// once per process), Python raises it through the `warnings` module with
+// its category (so `-W error` makes it an exception), a server can log it.
 //
 // Thread-safety: EmitWarning and SetWarningHandler may be called from any
 // thread. The handler runs on the thread that emits the warning, outside
@@ -35,7 +35,8 @@ using WarningHandler = std::function<void(const Warning&)>;
 
 // Installs `handler` for the whole process and returns the one it replaces.
 // An empty handler restores the default, which prints
-// "weft: warning: <message>" on stderr.
+// "weft: warning: <message>" on stderr, each distinct message once per
+// process (a handler gets every warning).
 WarningHandler SetWarningHandler(WarningHandler handler);
 
 // Hands `message` to the current handler.

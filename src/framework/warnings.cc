@@ -1,6 +1,8 @@
 #include "weft/warnings.h"
 
 #include <cstdio>
+#include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "threading/mutex.h"
@@ -8,13 +10,16 @@
 namespace weft {
 namespace {
 
-void PrintWarning(const Warning& warning) {
-  std::fprintf(stderr, "weft: warning: %s\n", warning.message.c_str());
-}
+// The most distinct messages the default printer remembers; past it, it
+// prints every warning again rather than grow without bound (a server that
+// loads models for weeks).
+constexpr size_t kMaxRemembered = 1024;
 
 struct HandlerSlot {
   internal::Mutex mu;
   WarningHandler handler WEFT_GUARDED_BY(mu);
+  // Messages the default printer has printed.
+  std::unordered_set<std::string> printed WEFT_GUARDED_BY(mu);
 };
 
 HandlerSlot& Slot() {
@@ -53,9 +58,20 @@ void EmitWarning(WarningCategory category, std::string message) {
   const Warning warning{category, std::move(message)};
   if (handler) {
     handler(warning);
-  } else {
-    PrintWarning(warning);
+    return;
   }
+  // The default prints each distinct message once per process, as Python's
+  // default filter shows a warning once per place: `weft bench` over four
+  // settings creates a session for each, and one line says it.
+  {
+    HandlerSlot& slot = Slot();
+    internal::MutexLock lock(slot.mu);
+    if (slot.printed.contains(warning.message)) return;
+    if (slot.printed.size() < kMaxRemembered) {
+      slot.printed.insert(warning.message);
+    }
+  }
+  std::fprintf(stderr, "weft: warning: %s\n", warning.message.c_str());
 }
 
 }  // namespace weft

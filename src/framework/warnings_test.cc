@@ -33,5 +33,23 @@ TEST(WarningsTest, TheHandlerGetsEachWarningAndTheDefaultPrintsIt) {
   SetWarningHandler(previous);
 }
 
+// The default printer says each distinct message once per process; a
+// handler still gets every one.
+TEST(WarningsTest, TheDefaultPrintsEachMessageOnce) {
+  WarningHandler previous = SetWarningHandler(nullptr);
+  testing::internal::CaptureStderr();
+  EmitWarning(WarningCategory::kPerformance, "said once");
+  EmitWarning(WarningCategory::kPerformance, "said once");
+  EmitWarning(WarningCategory::kConfiguration, "said once too");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "weft: warning: said once\nweft: warning: said once too\n");
+  int handled = 0;
+  SetWarningHandler([&handled](const Warning&) { ++handled; });
+  EmitWarning(WarningCategory::kPerformance, "said once");
+  EmitWarning(WarningCategory::kPerformance, "said once");
+  SetWarningHandler(previous);
+  EXPECT_EQ(handled, 2);
+}
+
 }  // namespace
 }  // namespace weft

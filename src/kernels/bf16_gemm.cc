@@ -107,6 +107,20 @@ bool CpuHasBf16Products() {
   return has;
 }
 
+Bf16Support Bf16SupportForCpu(const Bf16Cpu& cpu) {
+  if (!cpu.avx512_bf16) return Bf16Support::kNone;
+  if (cpu.intel && !cpu.amx_bf16) return Bf16Support::kSlowerThanFp32;
+  return Bf16Support::kAvailable;
+}
+
+Bf16Support ThisCpuBf16Support() {
+  if (!CpuHasBf16Products()) return Bf16Support::kNone;
+  __builtin_cpu_init();
+  return Bf16SupportForCpu({.intel = __builtin_cpu_is("intel") != 0,
+                            .avx512_bf16 = true,
+                            .amx_bf16 = CpuHasAmxBf16()});
+}
+
 std::string DescribeCpuBf16Units() {
   std::string units;
   if (CpuHasBf16Products()) units = "AVX-512 BF16";

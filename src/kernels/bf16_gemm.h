@@ -35,6 +35,30 @@ namespace weft::internal {
 // Read once.
 bool CpuHasBf16Products();
 
+// What precision = "bf16" gets from a CPU, by its features alone.
+enum class Bf16Support {
+  kNone,       // No AVX-512 BF16: the mode is refused.
+  kAvailable,  // bf16 products; faster than fp32 where measured (Zen 4).
+  // AVX-512 BF16 on an Intel CPU without AMX-BF16: vdpbf16ps issues at a
+  // quarter of the rate of fp32's FMAs there, half their multiplies (40
+  // against 83 GMAC/s a core on an Emerald Rapids guest whose hypervisor
+  // hides AMX), so the mode runs as asked but slower than fp32, and the
+  // session says so.
+  kSlowerThanFp32,
+};
+
+struct Bf16Cpu {
+  bool intel = false;
+  bool avx512_bf16 = false;
+  bool amx_bf16 = false;
+};
+
+// The rule, for any CPU (tested on both kinds whatever this one is).
+Bf16Support Bf16SupportForCpu(const Bf16Cpu& cpu);
+
+// The rule on this CPU; kNone while WEFT_BF16_UNITS=none hides its units.
+Bf16Support ThisCpuBf16Support();
+
 // The CPU's bf16 units, for `weft info` and the refusal message:
 // "AVX-512 BF16", "AVX-512 BF16, AMX-BF16", "none", or "none
 // (WEFT_BF16_UNITS=none)" when hidden.

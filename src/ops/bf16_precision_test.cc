@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "kernels/bf16_gemm.h"
 #include "ops/nhwc_ops.h"
 #include "session/session_options.h"
 #include "test_support/session_util.h"
+#include "weft/warnings.h"
 
 namespace weft {
 namespace {
@@ -55,6 +58,55 @@ TEST(Bf16PrecisionTest, TheCpuRuleDecidesWhetherBf16IsAccepted) {
   EXPECT_NE(refused.message().find("this one's bf16 units: none"),
             std::string::npos)
       << refused.message();
+}
+
+TEST(Bf16PrecisionTest, TheRuleSaysWhereBf16IsSlowerThanFp32) {
+  using internal::Bf16Cpu;
+  using internal::Bf16Support;
+  using internal::Bf16SupportForCpu;
+  // Every branch, whatever this CPU is.
+  EXPECT_EQ(Bf16SupportForCpu(Bf16Cpu{.intel = true}), Bf16Support::kNone);
+  EXPECT_EQ(Bf16SupportForCpu(Bf16Cpu{}), Bf16Support::kNone);
+  EXPECT_EQ(Bf16SupportForCpu(Bf16Cpu{.intel = true, .avx512_bf16 = true}),
+            Bf16Support::kSlowerThanFp32);
+  EXPECT_EQ(Bf16SupportForCpu(
+                Bf16Cpu{.intel = true, .avx512_bf16 = true, .amx_bf16 = true}),
+            Bf16Support::kAvailable);
+  EXPECT_EQ(Bf16SupportForCpu(Bf16Cpu{.avx512_bf16 = true}),
+            Bf16Support::kAvailable);
+  EXPECT_EQ(internal::ThisCpuBf16Support() != Bf16Support::kNone,
+            internal::CpuHasBf16Products());
+}
+
+// A bf16 session warns (as a performance warning) exactly where the rule
+// says bf16 is slower than fp32 on this CPU; an fp32 session never does.
+TEST(Bf16PrecisionTest, ASessionSaysWhereBf16IsSlowerThanFp32) {
+  if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
+  std::vector<Warning> seen;
+  WarningHandler previous =
+      SetWarningHandler([&seen](const Warning& w) { seen.push_back(w); });
+  Graph g;
+  g.Const("a", test::SeededFloats({4, 4}, 1));
+  g.MatMul("c", "a", "a");
+  const bool fp32_created = Session::Create(g, Options("fp32", 1, 1)).ok();
+  const size_t after_fp32 = seen.size();
+  const bool bf16_created = Session::Create(g, Options("bf16", 1, 1)).ok();
+  SetWarningHandler(previous);
+  ASSERT_TRUE(fp32_created);
+  ASSERT_TRUE(bf16_created);
+  EXPECT_EQ(after_fp32, 0U);
+  std::vector<Warning> bf16_warnings(
+      seen.begin() + static_cast<long>(after_fp32), seen.end());
+  if (internal::ThisCpuBf16Support() ==
+      internal::Bf16Support::kSlowerThanFp32) {
+    ASSERT_EQ(bf16_warnings.size(), 1U);
+    EXPECT_EQ(bf16_warnings[0].category, WarningCategory::kPerformance);
+    EXPECT_NE(bf16_warnings[0].message.find("slower than fp32"),
+              std::string::npos)
+        << bf16_warnings[0].message;
+  } else {
+    EXPECT_TRUE(bf16_warnings.empty()) << bf16_warnings[0].message;
+  }
 }
 
 TEST(Bf16PrecisionTest, AnUnknownPrecisionIsRefusedByName) {

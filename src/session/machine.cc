@@ -47,8 +47,18 @@ std::string ActiveInt8KernelDescription() {
 
 std::string Bf16UnitsDescription() {
   const std::string units = internal::DescribeCpuBf16Units();
-  return units + (internal::CpuHasBf16Products() ? " (precision bf16 available)"
-                                                 : " (precision bf16 refused)");
+  switch (internal::ThisCpuBf16Support()) {
+    case internal::Bf16Support::kNone:
+      return units + " (precision bf16 refused)";
+    case internal::Bf16Support::kAvailable:
+      return units + " (precision bf16 available)";
+    case internal::Bf16Support::kSlowerThanFp32:
+      break;
+  }
+  return units +
+         " (precision bf16 available, but slower than fp32 on this CPU: "
+         "without AMX-BF16, an Intel CPU multiplies bf16 at half the rate "
+         "of its fp32 FMAs)";
 }
 
 int KernelsComputingNow() { return internal::CoreBudget::running(); }

@@ -632,6 +632,18 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
                     " CPU devices share this session's pools; placement is "
                     "recorded in RunMetadata, but gives no speed-up");
   }
+  if (options.precision == "bf16" &&
+      internal::ThisCpuBf16Support() ==
+          internal::Bf16Support::kSlowerThanFp32) {
+    // It runs as asked (the user may want bf16's numbers), but a user who
+    // chose it for speed must hear that here it costs speed.
+    EmitWarning(WarningCategory::kPerformance,
+                "SessionOptions.precision = bf16 runs slower than fp32 on this "
+                "CPU: without AMX-BF16, an Intel CPU's AVX-512 BF16 multiplies "
+                "at half the rate of its fp32 FMAs (ResNet-18 took 1.6-1.7x "
+                "fp32's time on an Emerald Rapids guest); use precision fp32 "
+                "for speed (docs/kernels.md, \"bf16 mode\")");
+  }
   internal::SessionGraphs graphs;
   graphs.compile = internal::DeviceOptions(options);
   if (options.optimize_graph) {
