@@ -640,7 +640,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     EmitWarning(WarningCategory::kPerformance,
                 "SessionOptions.precision = bf16 runs slower than fp32 on this "
                 "CPU: without AMX-BF16, an Intel CPU's AVX-512 BF16 multiplies "
-                "at half the rate of its fp32 FMAs (ResNet-18 took 1.6-1.7x "
+                "at half the rate of its fp32 FMAs (ResNet-18 took 1.7-2.1x "
                 "fp32's time on an Emerald Rapids guest); use precision fp32 "
                 "for speed (docs/kernels.md, \"bf16 mode\")");
   }
