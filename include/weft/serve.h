@@ -183,9 +183,9 @@ struct ServingCandidate {
   double p99_ms = 0;  // Predicted.
   // Predicted: a request that arrives alone, run as a batch of one at this
   // split's intra-op count (the server's default split gives it every
-  // core): for batch 1 the split's measured batch-1 Run; for larger
-  // batches a batch-1 Run alone on the batch-invariant session the
-  // batching server runs it on.
+  // core): for batch 1 the quickest of the split's batch-1 Runs; for
+  // larger batches the quickest batch-1 Run alone on the batch-invariant
+  // session the batching server runs it on.
   double alone_ms = 0;
 };
 

@@ -56,13 +56,25 @@ TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
     }
     return -1.0;
   };
+  // (The quickest of those Runs, so at most their median.)
+  const auto alone_ms = [&](int runners, int intra, int batch) {
+    for (const ServingCandidate& c : result->candidates) {
+      if (c.runners == runners && c.intra == intra && c.batch == batch) {
+        return c.alone_ms;
+      }
+    }
+    return -1.0;
+  };
   double quickest_alone = 1e30;
   for (const ServingCandidate& c : result->candidates) {
     const bool default_split = c.runners == 2 && c.intra == 2;
     if (c.batch == 1) {
-      EXPECT_DOUBLE_EQ(c.alone_ms, default_split
-                                       ? run_ms(1, 2, 1)
-                                       : run_ms(c.runners, c.intra, 1));
+      EXPECT_GT(c.alone_ms, 0);
+      if (default_split) {
+        EXPECT_DOUBLE_EQ(c.alone_ms, alone_ms(1, 2, 1));
+      } else {
+        EXPECT_LE(c.alone_ms, run_ms(c.runners, c.intra, 1));
+      }
     } else {
       EXPECT_GT(c.alone_ms, 0);
       for (const ServingCandidate& other : result->candidates) {
