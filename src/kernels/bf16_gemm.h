@@ -40,10 +40,10 @@ enum class Bf16Support {
   kNone,       // No AVX-512 BF16: the mode is refused.
   kAvailable,  // bf16 products; faster than fp32 where measured (Zen 4).
   // AVX-512 BF16 on an Intel CPU without AMX-BF16: vdpbf16ps issues at a
-  // quarter of the rate of fp32's FMAs there, half their multiplies (40
-  // against 83 GMAC/s a core on an Emerald Rapids guest whose hypervisor
-  // hides AMX), so the mode runs as asked but slower than fp32, and the
-  // session says so.
+  // quarter of the rate of fp32's FMAs there, half their multiplies (43
+  // against 87 G multiply-adds a second a core, bench/units_bench.cc, on an
+  // Emerald Rapids guest whose hypervisor hides AMX), so the mode runs as
+  // asked but slower than fp32, and the session says so.
   kSlowerThanFp32,
 };
 
