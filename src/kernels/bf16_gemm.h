@@ -53,6 +53,11 @@ struct Bf16Cpu {
   bool amx_bf16 = false;
 };
 
+// Why kSlowerThanFp32, for `weft info` and the session's warning.
+inline constexpr const char* kBf16SlowerThanFp32Reason =
+    "without AMX-BF16, an Intel CPU's AVX-512 BF16 multiplies at half the "
+    "rate of its fp32 FMAs";
+
 // The rule, for any CPU (tested on both kinds whatever this one is).
 Bf16Support Bf16SupportForCpu(const Bf16Cpu& cpu);
 

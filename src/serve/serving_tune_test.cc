@@ -48,22 +48,15 @@ TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
   // A lone request's time: without batching the split's batch-1 Run (on
   // the default split, one Run of both cores); with batching a batch-1 Run
   // alone on the batch-invariant session, one figure per split.
-  const auto run_ms = [&](int runners, int intra, int batch) {
-    for (const ServingCandidate& c : result->candidates) {
-      if (c.runners == runners && c.intra == intra && c.batch == batch) {
-        return c.run_ms;
-      }
-    }
-    return -1.0;
-  };
   // (The quickest of those Runs, so at most their median.)
-  const auto alone_ms = [&](int runners, int intra, int batch) {
+  const auto candidate = [&](int runners, int intra,
+                             int batch) -> const ServingCandidate* {
     for (const ServingCandidate& c : result->candidates) {
       if (c.runners == runners && c.intra == intra && c.batch == batch) {
-        return c.alone_ms;
+        return &c;
       }
     }
-    return -1.0;
+    return nullptr;
   };
   double quickest_alone = 1e30;
   for (const ServingCandidate& c : result->candidates) {
@@ -71,9 +64,11 @@ TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
     if (c.batch == 1) {
       EXPECT_GT(c.alone_ms, 0);
       if (default_split) {
-        EXPECT_DOUBLE_EQ(c.alone_ms, alone_ms(1, 2, 1));
+        const ServingCandidate* every_core = candidate(1, 2, 1);
+        ASSERT_NE(every_core, nullptr);
+        EXPECT_DOUBLE_EQ(c.alone_ms, every_core->alone_ms);
       } else {
-        EXPECT_LE(c.alone_ms, run_ms(c.runners, c.intra, 1));
+        EXPECT_LE(c.alone_ms, c.run_ms);
       }
     } else {
       EXPECT_GT(c.alone_ms, 0);

@@ -56,9 +56,8 @@ std::string Bf16UnitsDescription() {
       break;
   }
   return units +
-         " (precision bf16 available, but slower than fp32 on this CPU: "
-         "without AMX-BF16, an Intel CPU multiplies bf16 at half the rate "
-         "of its fp32 FMAs)";
+         " (precision bf16 available, but slower than fp32 on this CPU: " +
+         internal::kBf16SlowerThanFp32Reason + ")";
 }
 
 int KernelsComputingNow() { return internal::CoreBudget::running(); }

@@ -638,11 +638,12 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     // It runs as asked (the user may want bf16's numbers), but a user who
     // chose it for speed must hear that here it costs speed.
     EmitWarning(WarningCategory::kPerformance,
-                "SessionOptions.precision = bf16 runs slower than fp32 on this "
-                "CPU: without AMX-BF16, an Intel CPU's AVX-512 BF16 multiplies "
-                "at half the rate of its fp32 FMAs (ResNet-18 took 1.7-2.1x "
-                "fp32's time on an Emerald Rapids guest); use precision fp32 "
-                "for speed (docs/kernels.md, \"bf16 mode\")");
+                std::string("SessionOptions.precision = bf16 runs slower "
+                            "than fp32 on this CPU: ") +
+                    internal::kBf16SlowerThanFp32Reason +
+                    " (ResNet-18 took 1.7-2.1x fp32's time on an Emerald "
+                    "Rapids guest); use precision fp32 for speed "
+                    "(docs/kernels.md, \"bf16 mode\")");
   }
   internal::SessionGraphs graphs;
   graphs.compile = internal::DeviceOptions(options);
