@@ -396,6 +396,17 @@ int64_t BalancedBlock(int64_t n, int64_t block, int64_t threads,
   return best;
 }
 
+int64_t BlocksPerThread(int max_blocks_per_thread, double total_ns,
+                        int64_t threads) {
+  const int64_t base = std::max(max_blocks_per_thread, 1);
+  const double by_length =
+      total_ns / (static_cast<double>(threads) * kLongCallBlockNs);
+  if (!(by_length > static_cast<double>(base))) return base;  // Also NaN.
+  return std::max(
+      base, static_cast<int64_t>(std::min(
+                by_length, static_cast<double>(kLongCallBlocksPerThread))));
+}
+
 int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
                       int max_helpers, int wanted_helpers,
                       FunctionRef<bool()> core_freed, RangeFn fn) {
@@ -420,7 +431,8 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
   const int64_t threads = std::min(pool->NumThreads(), planned) + 1;
   const double by_cost = std::floor(total_ns / min_block_ns);
   const int64_t by_threads =
-      threads * std::max(options.max_blocks_per_thread, 1);
+      threads *
+      BlocksPerThread(options.max_blocks_per_thread, total_ns, threads);
   const int64_t wanted = std::min<int64_t>(
       {n, by_threads,
        static_cast<int64_t>(std::min(by_cost, static_cast<double>(n)))});

@@ -33,6 +33,21 @@ int ParallelForCapped(ThreadPool* pool, int64_t n, double cost_per_unit_ns,
 int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
                                  int max_helpers, RangeFn fn);
 
+// How many blocks per participating thread ParallelFor cuts a call worth
+// total_ns (estimated) into: max_blocks_per_thread (ThreadPoolOptions), or
+// for a long call enough that each block holds about kLongCallBlockNs, up
+// to kLongCallBlocksPerThread. The threads claim blocks as they go, so a
+// call ends when its last block does: a helper that starts late or is
+// preempted leaves up to a block's time on the other thread at the end. In
+// blocks of a quarter of a thread's share, that was 6% of a ResNet-18
+// batch-8 convolution on two threads; the claims of 16 a thread cost a few
+// hundred nanoseconds each (docs/BENCHMARKS.md, "Finer blocks for long
+// calls").
+inline constexpr double kLongCallBlockNs = 100'000;
+inline constexpr int64_t kLongCallBlocksPerThread = 16;
+int64_t BlocksPerThread(int max_blocks_per_thread, double total_ns,
+                        int64_t threads);
+
 // The block size ParallelFor uses for n units, where `block` gives the
 // blocks it wants and `threads` threads take them: among the sizes that give
 // from half as many to twice as many blocks (at most max_blocks), the one

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -102,12 +103,13 @@ TEST(BalancedBlockTest, GivesTheBusiestThreadTheFewestUnits) {
   EXPECT_EQ(internal::BalancedBlock(5, 5, 2, 5), 5);
 }
 
-// And ParallelFor uses it: 28 costly units on two threads come as 4 blocks.
+// And ParallelFor uses it: 28 costly units on two threads come as 4 blocks
+// (10 us each: 280 us is not a long call, which would be cut finer).
 TEST(ParallelForTest, CostlyUnitsComeInBlocksTwoThreadsShareEvenly) {
   auto pool = MakePool(1);
   std::atomic<int> blocks{0};
   std::atomic<int64_t> widest{0};
-  ParallelFor(pool.get(), 28, kExpensive, [&](int64_t begin, int64_t end) {
+  ParallelFor(pool.get(), 28, 10'000, [&](int64_t begin, int64_t end) {
     blocks.fetch_add(1);
     int64_t seen = widest.load();
     while (end - begin > seen &&
@@ -116,6 +118,38 @@ TEST(ParallelForTest, CostlyUnitsComeInBlocksTwoThreadsShareEvenly) {
   });
   EXPECT_EQ(blocks.load(), 4);
   EXPECT_EQ(widest.load(), 7);
+}
+
+TEST(BlocksPerThreadTest, LongCallsAreCutFinerUpToALimit) {
+  using internal::BlocksPerThread;
+  using internal::kLongCallBlockNs;
+  using internal::kLongCallBlocksPerThread;
+  // Up to 4 blocks' worth of kLongCallBlockNs a thread: the option's 4.
+  EXPECT_EQ(BlocksPerThread(4, 2 * 4 * kLongCallBlockNs, 2), 4);
+  EXPECT_EQ(BlocksPerThread(4, 1e3, 2), 4);
+  // Longer: a block per kLongCallBlockNs of a thread's share.
+  EXPECT_EQ(BlocksPerThread(4, 2 * 10 * kLongCallBlockNs, 2), 10);
+  EXPECT_EQ(BlocksPerThread(4, 3 * 7.5 * kLongCallBlockNs, 3), 7);
+  // Longer still: the limit.
+  EXPECT_EQ(BlocksPerThread(4, 1e12, 2), kLongCallBlocksPerThread);
+  EXPECT_EQ(BlocksPerThread(4, std::numeric_limits<double>::infinity(), 2),
+            kLongCallBlocksPerThread);
+  // A larger option wins; a nonsensical estimate keeps the option.
+  EXPECT_EQ(BlocksPerThread(64, 1e12, 2), 64);
+  EXPECT_EQ(BlocksPerThread(0, 1e3, 2), 1);
+  EXPECT_EQ(BlocksPerThread(4, std::numeric_limits<double>::quiet_NaN(), 2), 4);
+}
+
+// A long call (28 units of 1 ms on two threads) comes in blocks of one unit:
+// 14 a thread, where the option's 4 a thread would have made 7 blocks of 4.
+TEST(ParallelForTest, ALongCallComesInFinerBlocks) {
+  auto pool = MakePool(1);
+  std::atomic<int> blocks{0};
+  ParallelFor(pool.get(), 28, kExpensive, [&](int64_t begin, int64_t end) {
+    EXPECT_EQ(end - begin, 1);
+    blocks.fetch_add(1);
+  });
+  EXPECT_EQ(blocks.load(), 28);
 }
 
 TEST(ParallelForTest, NullPoolRunsSeriallyInCaller) {
