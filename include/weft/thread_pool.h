@@ -42,7 +42,9 @@ struct ThreadPoolOptions {
   // work below twice this runs inline in the caller.
   double min_block_ns = 1000;
   // ParallelFor splits into at most this many blocks per participating
-  // thread; more blocks balance uneven work better, fewer cost less.
+  // thread; more blocks balance uneven work better, fewer cost less. A
+  // long call (over 100 us of estimated work per block at this count) is
+  // cut finer, up to 16 blocks per thread (docs/architecture.md).
   int max_blocks_per_thread = 4;
 };
 
