@@ -50,7 +50,7 @@ class alignas(64) ParallelForJob final : public internal::Task {
  public:
   // The most blocks one job can count (see claim_); callers split larger
   // ranges.
-  static constexpr int64_t kMaxBlocks = int64_t{1} << 46;
+  static constexpr int64_t kMaxBlocks = int64_t{1} << 23;
   // The most helper entries one job can count.
   static constexpr int kMaxHelpers = (1 << 15) - 1;
 
@@ -78,15 +78,16 @@ class alignas(64) ParallelForJob final : public internal::Task {
   }
 
   // A helper's entry point: its first claim also counts it as entered, so
-  // starting is one update of the start line.
+  // starting is one update of the start line. Helpers claim from the back
+  // of the range, the caller from the front (see claim_).
   void Run() override {
     {
       // A short call's helper is not counted: it ends before a stacking
       // matters, and a fork/join of a few microseconds feels every update.
       std::optional<internal::CpuClaim> cpu;
       if (spread_) cpu.emplace(/*may_move=*/true);
-      RunClaimedBlocks(
-          claim_.fetch_add(kEnteredOne + 1, std::memory_order_acq_rel));
+      RunClaimedBlocks<kFromBack>(
+          claim_.fetch_add(kEnteredOne + kFromBack, std::memory_order_acq_rel));
     }
     Unref();
   }
@@ -94,9 +95,10 @@ class alignas(64) ParallelForJob final : public internal::Task {
   // The caller's first block, reserved for it by Reset().
   void RunFirstBlock() { RunBlock(0); }
 
-  // Claims and runs blocks until every block is claimed.
+  // Claims and runs blocks from the front until every block is claimed.
   void RunBlocks() {
-    RunClaimedBlocks(claim_.fetch_add(1, std::memory_order_relaxed));
+    RunClaimedBlocks<kFromFront>(
+        claim_.fetch_add(kFromFront, std::memory_order_relaxed));
   }
 
   // Returns once every block has finished: spins for spin_us, then sleeps.
@@ -177,28 +179,52 @@ class alignas(64) ParallelForJob final : public internal::Task {
 
  private:
   // claim_ packs what a thread updates to take part, so that taking part
-  // is one read-modify-write of one line: bits 0-47 the next block to
-  // claim, bits 48-62 the helper entries that started (for Release), bit 63
-  // set once a block threw (a claim that sees it gets nothing: the blocks
-  // not yet claimed are skipped).
-  static constexpr uint64_t kIndexMask = (uint64_t{1} << 48) - 1;
+  // is one read-modify-write of one line: bits 0-23 the blocks claimed
+  // from the front (by the caller: blocks 0, 1, ...), bits 24-47 those
+  // claimed from the back (by helpers: the last block, the one before, ...),
+  // bits 48-62 the helper entries that started (for Release), bit 63 set
+  // once a block threw (a claim that sees it gets nothing: the blocks not
+  // yet claimed are skipped). A claim is a block while front + back, before
+  // it, is below num_blocks_; the two ends meet without overlapping.
+  //
+  // Why two ends: the caller of consecutive calls over the same range (a
+  // network's layers, pixel by pixel) then computes about the same first
+  // part each time and its helper the same last part, so each reads what
+  // it wrote, from its own cache, instead of half of it from the other
+  // core's. Buys: int8 ResNet-18 on two threads 5% (docs/BENCHMARKS.md,
+  // "Two-ended claims").
+  static constexpr uint64_t kCountMask = (uint64_t{1} << 24) - 1;
+  static constexpr int kBackShift = 24;
+  static constexpr uint64_t kFromFront = 1;
+  static constexpr uint64_t kFromBack = uint64_t{1} << kBackShift;
   static constexpr int kEnteredShift = 48;
   static constexpr uint64_t kEnteredOne = uint64_t{1} << kEnteredShift;
   static constexpr uint64_t kFailed = uint64_t{1} << 63;
-  // The index part never carries into the entered part: it ends at most
-  // one past num_blocks_ per participant.
-  static_assert(kMaxBlocks + kMaxHelpers + 1 < kIndexMask);
+  // Neither count carries into the next field: each ends at most one past
+  // num_blocks_ per participant.
+  static_assert(kMaxBlocks + kMaxHelpers + 1 < kCountMask);
 
-  // Runs the block that `claim` (a value claim_ held) names, then claims
-  // and runs more, until none is left or this thread finished the last one
-  // (then nothing is left to claim, and a helper lets go of the job at once,
-  // without another shared update).
+  static int64_t FrontCount(uint64_t claim) {
+    return static_cast<int64_t>(claim & kCountMask);
+  }
+  static int64_t BackCount(uint64_t claim) {
+    return static_cast<int64_t>((claim >> kBackShift) & kCountMask);
+  }
+
+  // Runs the block that `claim` (the value claim_ held before this
+  // thread's claim from the end `kEnd` names) names, then claims and runs
+  // more from that end, until none is left or this thread finished the last
+  // one (then nothing is left to claim, and a helper lets go of the job at
+  // once, without another shared update).
+  template <uint64_t kEnd>
   void RunClaimedBlocks(uint64_t claim) {
     for (;;) {
       if ((claim & kFailed) != 0) return;
-      const auto b = static_cast<int64_t>(claim & kIndexMask);
-      if (b >= num_blocks_ || RunBlock(b)) return;
-      claim = claim_.fetch_add(1, std::memory_order_relaxed);
+      if (FrontCount(claim) + BackCount(claim) >= num_blocks_) return;
+      const int64_t b = kEnd == kFromFront ? FrontCount(claim)
+                                           : num_blocks_ - 1 - BackCount(claim);
+      if (RunBlock(b)) return;
+      claim = claim_.fetch_add(kEnd, std::memory_order_relaxed);
     }
   }
 
@@ -229,7 +255,7 @@ class alignas(64) ParallelForJob final : public internal::Task {
     if ((before & kFailed) != 0) return 0;  // Not the first to throw.
     error_ = std::current_exception();
     const auto claimed =
-        std::min(static_cast<int64_t>(before & kIndexMask), num_blocks_);
+        std::min(FrontCount(before) + BackCount(before), num_blocks_);
     return num_blocks_ - claimed;
   }
 

@@ -152,6 +152,33 @@ TEST(ParallelForTest, ALongCallComesInFinerBlocks) {
   EXPECT_EQ(blocks.load(), 28);
 }
 
+// The caller claims blocks from the front and its helper from the back, so
+// each thread's blocks are one stretch of the range: the caller's start at
+// 0, the helper's end at n, whatever the timing.
+TEST(ParallelForTest, TheCallerTakesTheFrontAndItsHelperTheBack) {
+  auto pool = MakePool(1);
+  constexpr int64_t kUnits = 28;
+  for (int round = 0; round < 20; ++round) {
+    const auto caller = std::this_thread::get_id();
+    std::array<std::atomic<bool>, kUnits> by_caller{};
+    std::atomic<int> blocks{0};
+    ParallelFor(pool.get(), kUnits, kExpensive, [&](int64_t b, int64_t e) {
+      blocks.fetch_add(1);
+      for (int64_t i = b; i < e; ++i) {
+        by_caller[i] = std::this_thread::get_id() == caller;
+      }
+      // Long enough that the helper, once awake, takes some blocks.
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    });
+    ASSERT_EQ(blocks.load(), kUnits);
+    EXPECT_TRUE(by_caller[0]) << "round " << round;
+    int64_t switches = 0;
+    for (int64_t i = 1; i < kUnits; ++i)
+      switches += by_caller[i] != by_caller[i - 1];
+    EXPECT_LE(switches, 1) << "round " << round;
+  }
+}
+
 TEST(ParallelForTest, NullPoolRunsSeriallyInCaller) {
   const auto caller = std::this_thread::get_id();
   int calls = 0;
