@@ -1,10 +1,11 @@
 // The CPU's multiply units, one core: how many multiply-adds a second its
-// fp32 FMAs (vfmadd231ps) and its bf16 dot products (vdpbf16ps, two
-// multiplies a lane) and its int8 dot products (vpdpbusd, four) issue, each with 24 independent accumulators so that
-// the rate is the unit's throughput, not a chain's latency. This is the
-// measurement behind the bf16 rule (kernels/bf16_gemm.h, Bf16SupportForCpu):
-// where vdpbf16ps delivers fewer multiply-adds than the FMAs, the bf16 mode
-// cannot be faster than fp32 on compute-bound layers.
+// fp32 FMAs (vfmadd231ps), its bf16 dot products (vdpbf16ps, two multiplies
+// a lane) and its int8 dot products (vpdpbusd, four) issue, each with
+// enough independent accumulators that the rate is the unit's throughput,
+// not a chain's latency. This is the measurement behind the bf16 rule
+// (kernels/bf16_gemm.h, Bf16SupportForCpu): where vdpbf16ps delivers fewer
+// multiply-adds than the FMAs, the bf16 mode cannot be faster than fp32 on
+// compute-bound layers; and the int8 kernels' ceiling.
 //   build/bin/weft_units_bench   (counter "MAC/s", per core)
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
@@ -82,8 +83,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) int32_t VnniDotRounds(
         "vpdpbusd %12, %13, %6\n\tvpdpbusd %12, %13, %7\n\t"
         "vpdpbusd %12, %13, %8\n\tvpdpbusd %12, %13, %9\n\t"
         "vpdpbusd %12, %13, %10\n\tvpdpbusd %12, %13, %11"
-        : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5),
-          "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11)
+        : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6),
+          "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11)
         : "v"(y), "v"(x));
   }
   const __m512i sum = _mm512_add_epi32(
@@ -97,7 +98,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) int32_t VnniDotRounds(
 }
 
 // Multiply-adds per instruction: 16 lanes, and two products a lane for
-// vdpbf16ps.
+// vdpbf16ps, four for vpdpbusd.
 void Report(benchmark::State& state, int64_t macs_per_instruction,
             int64_t accumulators = kAccumulators) {
   state.counters["MAC/s"] = benchmark::Counter(

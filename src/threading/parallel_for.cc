@@ -48,8 +48,8 @@ namespace {
 // examples/mlp.json`) is stated next to it.
 class alignas(64) ParallelForJob final : public internal::Task {
  public:
-  // The most blocks one job can count (see claim_); callers split larger
-  // ranges.
+  // The most blocks one job can count (claim_ counts each end's claims in
+  // 24 bits); callers split larger ranges.
   static constexpr int64_t kMaxBlocks = int64_t{1} << 23;
   // The most helper entries one job can count.
   static constexpr int kMaxHelpers = (1 << 15) - 1;
@@ -191,8 +191,8 @@ class alignas(64) ParallelForJob final : public internal::Task {
   // network's layers, pixel by pixel) then computes about the same first
   // part each time and its helper the same last part, so each reads what
   // it wrote, from its own cache, instead of half of it from the other
-  // core's. Buys: int8 ResNet-18 on two threads 5% (docs/BENCHMARKS.md,
-  // "Two-ended claims").
+  // core's. Buys: int8 ResNet-18 on two threads 3-5% (docs/BENCHMARKS.md,
+  // "ParallelFor: finer blocks for long calls, and two-ended claims").
   static constexpr uint64_t kCountMask = (uint64_t{1} << 24) - 1;
   static constexpr int kBackShift = 24;
   static constexpr uint64_t kFromFront = 1;

@@ -38,11 +38,12 @@ int ParallelForFixedBlocksCapped(ThreadPool* pool, int64_t n, int64_t block,
 // for a long call enough that each block holds about kLongCallBlockNs, up
 // to kLongCallBlocksPerThread. The threads claim blocks as they go, so a
 // call ends when its last block does: a helper that starts late or is
-// preempted leaves up to a block's time on the other thread at the end. In
-// blocks of a quarter of a thread's share, that was 6% of a ResNet-18
-// batch-8 convolution on two threads; the claims of 16 a thread cost a few
-// hundred nanoseconds each (docs/BENCHMARKS.md, "Finer blocks for long
-// calls").
+// preempted leaves up to a block's time on the other thread at the end.
+// Against blocks of a quarter of a thread's share, finer blocks made
+// ResNet-18 at batch 8 on two threads 1-9% faster (int8 and float), and the
+// claims of 16 a thread cost a few hundred nanoseconds each
+// (docs/BENCHMARKS.md, "ParallelFor: finer blocks for long calls, and
+// two-ended claims").
 inline constexpr double kLongCallBlockNs = 100'000;
 inline constexpr int64_t kLongCallBlocksPerThread = 16;
 int64_t BlocksPerThread(int max_blocks_per_thread, double total_ns,

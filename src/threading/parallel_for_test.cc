@@ -173,8 +173,9 @@ TEST(ParallelForTest, TheCallerTakesTheFrontAndItsHelperTheBack) {
     ASSERT_EQ(blocks.load(), kUnits);
     EXPECT_TRUE(by_caller[0]) << "round " << round;
     int64_t switches = 0;
-    for (int64_t i = 1; i < kUnits; ++i)
+    for (int64_t i = 1; i < kUnits; ++i) {
       switches += by_caller[i] != by_caller[i - 1];
+    }
     EXPECT_LE(switches, 1) << "round " << round;
   }
 }
