@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""weft against ONNX Runtime on one model, in turns:
+
+    PYTHONPATH=build/python bench/models/paired_peer.py --work DIR
+        [--turns N] [--block K] [--quiet-ms MS] MODEL...
+
+DIR is bench/models/run.sh's work directory (DIR/MODEL.onnx, its feeds as
+DIR/MODEL.NAME.npy or DIR/MODEL.input.npy, onnxruntime-node under
+DIR/ort). Each side gets a session at every (inter, intra) in {1, 2}^2
+(ONNX Runtime's in its parallel mode when inter is 2, as ort_bench.js),
+weft's in this process, ONNX Runtime's in a node process each
+(ort_runs.js). A turn is K Runs back to back (default 5), after MS of
+quiet (default 150); a turn's figure is the median of its Runs. Three
+turns of every setting on each side, weft's and ONNX Runtime's
+alternating, pick each side's best setting; then the two best take N
+turns each (default 20), alternating which goes first.
+
+Why turns: on a host whose speed drifts over seconds (this project's KVM
+guests), rounds of separate benchmarks catch different stretches of the
+drift, and one model's weft/ONNX Runtime ratio moved by 20% between
+`int8.sh` runs; turns a fraction of a second long see the same stretch.
+Why the quiet: ONNX Runtime's intra-op threads spin on after a Run, and
+weft's Runs 20 ms after one of its Runs took 1.6x as long as after one of
+weft's own; 100 ms after, no longer.
+
+Prints, per model: each side's best setting, the median of its turns, and
+the median of the paired ratios weft / ONNX Runtime (one pair per turn).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import time
+
+import numpy as np
+
+import weft
+
+SETTINGS = [(1, 1), (1, 2), (2, 1), (2, 2)]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def feeds_of(work, model, session):
+    feeds, files = {}, []
+    for arg in session.get_inputs():
+        path = os.path.join(work, f"{model}.{arg.name}.npy")
+        if not os.path.exists(path):
+            path = os.path.join(work, f"{model}.input.npy")
+        feeds[arg.name] = np.load(path)
+        files.append(f"{arg.name}={path}")
+    return feeds, files
+
+
+class OrtRuns:
+    """An ort_runs.js process at one setting."""
+
+    def __init__(self, work, model, setting, files):
+        env = dict(os.environ,
+                   NODE_PATH=os.path.join(work, "ort", "node_modules"))
+        self.proc = subprocess.Popen(
+            ["node", os.path.join(HERE, "ort_runs.js"),
+             os.path.join(work, model + ".onnx"), str(setting[0]),
+             str(setting[1])] + files,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"ort_runs.js did not start for {model}")
+
+    def turn(self, runs):
+        self.proc.stdin.write(f"run {runs}\n")
+        self.proc.stdin.flush()
+        return statistics.median(map(float, self.proc.stdout.readline().split()))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+class WeftRuns:
+    """A weft session at one setting, with its own pools."""
+
+    def __init__(self, work, model, setting):
+        options = weft.SessionOptions()
+        options.inter_op_num_threads, options.intra_op_num_threads = setting
+        options.use_per_session_threads = True
+        self.session = weft.InferenceSession(
+            os.path.join(work, model + ".onnx"), sess_options=options)
+        self.feeds, self.files = feeds_of(work, model, self.session)
+        for _ in range(3):
+            self.session.run(None, self.feeds)
+
+    def turn(self, runs):
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            self.session.run(None, self.feeds)
+            times.append((time.perf_counter() - start) * 1e3)
+        return statistics.median(times)
+
+
+def take_turns(ours, theirs, turns, runs, quiet_s):
+    """Turns of each side, alternating which goes first: (ours, theirs)."""
+    mine, peer = [], []
+    for i in range(turns):
+        order = [(ours, mine), (theirs, peer)]
+        if i % 2:
+            order.reverse()
+        for side, figures in order:
+            time.sleep(quiet_s)
+            figures.append(side.turn(runs))
+    return mine, peer
+
+
+def compare(work, model, args):
+    ours = {s: WeftRuns(work, model, s) for s in SETTINGS}
+    files = ours[(1, 1)].files
+    theirs = {s: OrtRuns(work, model, s, files) for s in SETTINGS}
+    quiet = args.quiet_ms / 1e3
+    try:
+        screened = {s: take_turns(ours[s], theirs[s], 3, args.block, quiet)
+                    for s in SETTINGS}
+        best_ours = min(SETTINGS,
+                        key=lambda s: statistics.median(screened[s][0]))
+        best_theirs = min(SETTINGS,
+                          key=lambda s: statistics.median(screened[s][1]))
+        mine, peer = take_turns(ours[best_ours], theirs[best_theirs],
+                                args.turns, args.block, quiet)
+    finally:
+        for side in theirs.values():
+            side.close()
+    ratios = [a / b for a, b in zip(mine, peer)]
+    print(f"{model:20s} weft {best_ours} {statistics.median(mine):8.2f} ms"
+          f"  ORT {best_theirs} {statistics.median(peer):8.2f} ms"
+          f"  weft/ORT paired {statistics.median(ratios):.3f}"
+          f" (quartiles {np.percentile(ratios, 25):.3f}-"
+          f"{np.percentile(ratios, 75):.3f})", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--block", type=int, default=5)
+    parser.add_argument("--quiet-ms", type=float, default=150)
+    parser.add_argument("models", nargs="+")
+    args = parser.parse_args()
+    for model in args.models:
+        compare(args.work, model, args)
+
+
+if __name__ == "__main__":
+    main()
