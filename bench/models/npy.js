@@ -25,4 +25,14 @@ function median(values) {
                       : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-module.exports = {readNpy, median};
+// NAME=FILE.npy arguments as a feeds object for session.run.
+function readFeeds(ort, args) {
+  const feeds = {};
+  for (const arg of args) {
+    const eq = arg.indexOf('=');
+    feeds[arg.slice(0, eq)] = readNpy(ort, arg.slice(eq + 1));
+  }
+  return feeds;
+}
+
+module.exports = {readNpy, readFeeds, median};

@@ -4,15 +4,11 @@
 // threads only matter in ONNX Runtime's parallel execution mode, used when
 // inter > 1. Needs onnxruntime-node on NODE_PATH.
 const ort = require('onnxruntime-node');
-const {readNpy, median} = require('./npy.js');
+const {readFeeds, median} = require('./npy.js');
 
 (async () => {
   const [model, repeat, ...feedArgs] = process.argv.slice(2);
-  const feeds = {};
-  for (const arg of feedArgs) {
-    const eq = arg.indexOf('=');
-    feeds[arg.slice(0, eq)] = readNpy(ort, arg.slice(eq + 1));
-  }
+  const feeds = readFeeds(ort, feedArgs);
   const result = {};
   for (const inter of [1, 2]) {
     for (const intra of [1, 2]) {

@@ -10,15 +10,11 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const ort = require('onnxruntime-node');
-const {readNpy, median} = require('./npy.js');
+const {readFeeds, median} = require('./npy.js');
 
 (async () => {
   const [model, runs, intra, ...feedArgs] = process.argv.slice(2);
-  const feeds = {};
-  for (const arg of feedArgs) {
-    const eq = arg.indexOf('=');
-    feeds[arg.slice(0, eq)] = readNpy(ort, arg.slice(eq + 1));
-  }
+  const feeds = readFeeds(ort, feedArgs);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'));
   const session = await ort.InferenceSession.create(model, {
     interOpNumThreads: 1, intraOpNumThreads: Number(intra),

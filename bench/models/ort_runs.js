@@ -8,15 +8,11 @@
 // Needs onnxruntime-node on NODE_PATH.
 const ort = require('onnxruntime-node');
 const readline = require('readline');
-const {readNpy} = require('./npy.js');
+const {readFeeds} = require('./npy.js');
 
 (async () => {
   const [model, inter, intra, ...feedArgs] = process.argv.slice(2);
-  const feeds = {};
-  for (const arg of feedArgs) {
-    const eq = arg.indexOf('=');
-    feeds[arg.slice(0, eq)] = readNpy(ort, arg.slice(eq + 1));
-  }
+  const feeds = readFeeds(ort, feedArgs);
   const session = await ort.InferenceSession.create(model, {
     interOpNumThreads: Number(inter), intraOpNumThreads: Number(intra),
     executionMode: Number(inter) > 1 ? 'parallel' : 'sequential'});
