@@ -37,7 +37,7 @@ using Vector = __m512;
 // One tile: kRows rows of A times one block of B, each output element one
 // chain over the pairs. `cols` < kBf16BlockCols stores the first `cols`.
 template <int kRows>
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) void Tile(
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16"))) void Tile(
     const uint16_t* const* rows, const uint16_t* block, int64_t pairs, float* c,
     int64_t ldc, int64_t cols) {
   Vector acc[kRows][kVectors];
@@ -79,7 +79,7 @@ using TileFunction = void (*)(const uint16_t* const*, const uint16_t*, int64_t,
 constexpr TileFunction kTiles[kTileRows + 1] = {
     nullptr, Tile<1>, Tile<2>, Tile<3>, Tile<4>, Tile<5>, Tile<6>};
 
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) void RoundVector(
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16"))) void RoundVector(
     const float* x, int64_t n, uint16_t* out) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -102,6 +102,7 @@ bool CpuHasBf16Products() {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512bf16");
   }();
   return has;

@@ -63,7 +63,7 @@ void GenericTile(const int8_t* w, int64_t vectors, int64_t taps, int64_t quads,
 // cast does, roundscale is nearbyint), NaN lanes zeroed after the clamp
 // (max(NaN, low) would be low).
 template <class Q>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw"), always_inline)) inline void
 RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
                  __mmask16 mask, Q* dst) {
   constexpr float lo = std::numeric_limits<Q>::min();
@@ -86,7 +86,7 @@ RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
 // point added in int32 (exact; the float sum is exact too wherever the
 // result does not saturate). The clamp is one vrangeps: the smaller
 // magnitude of v and 2^24, with v's sign.
-__attribute__((target("avx512f,avx512dq"), always_inline)) inline __m512i
+__attribute__((target("avx512f,avx512vl,avx512dq"), always_inline)) inline __m512i
 RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
                  __m512i zero) {
   constexpr float kBound = 16777216.0f;  // 2^24
@@ -103,7 +103,7 @@ RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
 // with fewer operations and the same bits: RequantizedInt32, then the
 // conversion to 8 bits saturates as the clamp does.
 template <class Q>
-__attribute__((target("avx512f,avx512bw,avx512dq"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"), always_inline)) inline void
 RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
                        __m512i zero, __mmask16 mask, Q* dst) {
   __m512i q = RequantizedInt32(sums, offset, multiplier, zero);
@@ -125,7 +125,7 @@ inline __mmask16 LaneMask(int64_t lanes) {
 // stored as one masked 64-byte row, the bits of RequantizeVectorFinite vector
 // by vector.
 template <int V, class Q, int P>
-__attribute__((target("avx512f,avx512bw,avx512dq"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"), always_inline)) inline void
 StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
                      const RequantizedOutput& out) {
   static_assert(V >= 1 && V <= 4);
@@ -158,7 +158,7 @@ StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
 // requantized (Q uint8_t or int8_t) to out, channels [oc0, oc0 + 16 V)
 // below out.m.
 template <int V, class Q, int P = kDirectPixels>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void VnniTile(
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"))) void VnniTile(
     const int8_t* w, int64_t taps, int64_t quads, const uint8_t* const* pixels,
     int64_t count, const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
     const RequantizedOutput* out) {
@@ -248,7 +248,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void VnniTile(
 // N pixels' sums of one vector of channels (mask), requantized into y
 // (pixel i at y + i * c).
 template <int N, class Q>
-__attribute__((target("avx512f,avx512bw,avx512dq"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"), always_inline)) inline void
 RequantizePixels(const __m512i (&sum)[N], __m512i offset, __m512 multiplier,
                  __m512 zero, __mmask16 mask, bool finite, int64_t c, Q* y) {
   const __m512i zero_int = _mm512_cvtps_epi32(zero);
@@ -297,7 +297,7 @@ struct TapWindow {
   const int32_t* w;
 
   template <int N>
-  __attribute__((target("avx512f,avx512bw,avx512vnni"),
+  __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"),
                  always_inline)) inline void
   Sums(int64_t i, int64_t ch, int64_t c, __mmask16 mask,
        __m512i (&sum)[N]) const {
@@ -327,7 +327,7 @@ struct GridWindow {
   const int32_t* w;
 
   template <int N>
-  __attribute__((target("avx512f,avx512bw,avx512vnni"),
+  __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"),
                  always_inline)) inline void
   Sums(int64_t i, int64_t ch, int64_t c, __mmask16 mask,
        __m512i (&sum)[N]) const {
@@ -355,7 +355,7 @@ struct GridWindow {
 // `count` depthwise pixels of `window`, 16 channels a vector, four pixels
 // at a time, requantized into out (pixel i at out.y + i * C).
 template <class Q, class Window>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"))) void
 DepthwiseRowAvx512(const Window& window, int64_t count,
                    const RequantizedOutput& out, int64_t first_channel = 0) {
   constexpr int kPixels = 4;
@@ -434,7 +434,7 @@ constexpr int64_t kQuadRows = 4;       // window rows per vpdpbusd
 // Four vectors of 16 per-channel values (channels 16 k + lane in vector
 // k) put in the byte form's channel order: a 4 x 4 transpose of 128-bit
 // blocks.
-__attribute__((target("avx512f"), always_inline)) inline void QuadOrder(
+__attribute__((target("avx512f,avx512vl"), always_inline)) inline void QuadOrder(
     __m512i (&v)[4]) {
   const __m512i t0 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(1, 0, 1, 0));
   const __m512i t1 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(3, 2, 3, 2));
@@ -448,7 +448,7 @@ __attribute__((target("avx512f"), always_inline)) inline void QuadOrder(
 
 // Rows [0, rows) of a group at `at` (row r at at + r * row_step; the rest
 // 0), 64 channels (mask), as four vectors of one channel's four rows.
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw"), always_inline)) inline void
 InterleavedRows(const uint8_t* at, int64_t row_step, int64_t rows,
                 __mmask64 mask, __m512i (&v)[4]) {
   __m512i r[kQuadRows];
@@ -479,7 +479,7 @@ struct QuadRequantization {
 // The sums start from the offsets (int32 addition wraps alike in either
 // order), as VnniTile's do.
 template <class Q, int S, int KW, int N>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"),
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"),
                always_inline)) inline void
 DepthwiseQuadPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
                     const int8_t* w, __mmask64 mask,
@@ -523,7 +523,7 @@ DepthwiseQuadPixels(const uint8_t* x, int64_t c, int64_t row_step, int64_t kh,
 // block of fewer than 48 channels, where most of the byte form's lanes
 // would be idle, takes GridWindow's vectors of 16 (w).
 template <class Q, int S, int KW>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni"))) void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"))) void
 DepthwiseQuadRow(const uint8_t* x, const DepthwiseGrid& grid, int64_t count,
                  const int32_t* w, const int8_t* quads,
                  const RequantizedOutput& out) {

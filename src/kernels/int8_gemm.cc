@@ -15,9 +15,11 @@ constexpr const char* kEnv = "WEFT_INT8_KERNEL";
 
 bool CpuHasAvx512Vnni() {
   __builtin_cpu_init();
-  // DQ for the tiles' vrangeps; every CPU with AVX-512 VNNI has it.
+  // DQ for the tiles' vrangeps, VL for their 128- and 256-bit masked
+  // loads and stores; every CPU with AVX-512 VNNI has both.
   return __builtin_cpu_supports("avx512f") &&
          __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") &&
          __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512vnni");
 }
@@ -57,7 +59,7 @@ void GenericPanelProduct(const int8_t* a, const uint8_t* b, int64_t quads,
 
 // kInt8Rows x kInt8Cols = 8 rows x 2 vectors of 16 pixels: 16 accumulators,
 // two column loads and eight weight broadcasts per quad.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniPanelProduct(
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) void VnniPanelProduct(
     const int8_t* a, const uint8_t* b, int64_t quads, int64_t rows,
     int64_t cols, int32_t* acc, int64_t ld) {
   static_assert(kInt8Rows == 8 && kInt8Cols == 32);
