@@ -79,8 +79,8 @@ using TileFunction = void (*)(const uint16_t* const*, const uint16_t*, int64_t,
 constexpr TileFunction kTiles[kTileRows + 1] = {
     nullptr, Tile<1>, Tile<2>, Tile<3>, Tile<4>, Tile<5>, Tile<6>};
 
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16"))) void RoundVector(
-    const float* x, int64_t n, uint16_t* out) {
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16"))) void
+RoundVector(const float* x, int64_t n, uint16_t* out) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256bh y = _mm512_cvtneps_pbh(_mm512_loadu_ps(x + i));

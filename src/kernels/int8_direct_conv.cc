@@ -86,7 +86,8 @@ RequantizeVector(__m512i sums, __m512i offset, __m512 multiplier, __m512 zero,
 // point added in int32 (exact; the float sum is exact too wherever the
 // result does not saturate). The clamp is one vrangeps: the smaller
 // magnitude of v and 2^24, with v's sign.
-__attribute__((target("avx512f,avx512vl,avx512dq"), always_inline)) inline __m512i
+__attribute__((target("avx512f,avx512vl,avx512dq"),
+               always_inline)) inline __m512i
 RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
                  __m512i zero) {
   constexpr float kBound = 16777216.0f;  // 2^24
@@ -103,7 +104,8 @@ RequantizedInt32(__m512i sums, __m512i offset, __m512 multiplier,
 // with fewer operations and the same bits: RequantizedInt32, then the
 // conversion to 8 bits saturates as the clamp does.
 template <class Q>
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"),
+               always_inline)) inline void
 RequantizeVectorFinite(__m512i sums, __m512i offset, __m512 multiplier,
                        __m512i zero, __mmask16 mask, Q* dst) {
   __m512i q = RequantizedInt32(sums, offset, multiplier, zero);
@@ -125,7 +127,8 @@ inline __mmask16 LaneMask(int64_t lanes) {
 // stored as one masked 64-byte row, the bits of RequantizeVectorFinite vector
 // by vector.
 template <int V, class Q, int P>
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"),
+               always_inline)) inline void
 StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
                      const RequantizedOutput& out) {
   static_assert(V >= 1 && V <= 4);
@@ -158,10 +161,11 @@ StoreRequantizedTile(const __m512i (&c)[P][V], int64_t count, int64_t oc0,
 // requantized (Q uint8_t or int8_t) to out, channels [oc0, oc0 + 16 V)
 // below out.m.
 template <int V, class Q, int P = kDirectPixels>
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"))) void VnniTile(
-    const int8_t* w, int64_t taps, int64_t quads, const uint8_t* const* pixels,
-    int64_t count, const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
-    const RequantizedOutput* out) {
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"))) void
+VnniTile(const int8_t* w, int64_t taps, int64_t quads,
+         const uint8_t* const* pixels, int64_t count,
+         const int64_t* tap_offsets, int32_t* acc, int64_t oc0,
+         const RequantizedOutput* out) {
   const uint8_t* px[P];
   for (int p = 0; p < P; ++p) px[p] = pixels[p < count ? p : 0];
   // The sums start from out's per-channel offsets where there is an out
@@ -248,7 +252,8 @@ __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni"))) void Vn
 // N pixels' sums of one vector of channels (mask), requantized into y
 // (pixel i at y + i * c).
 template <int N, class Q>
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"), always_inline)) inline void
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"),
+               always_inline)) inline void
 RequantizePixels(const __m512i (&sum)[N], __m512i offset, __m512 multiplier,
                  __m512 zero, __mmask16 mask, bool finite, int64_t c, Q* y) {
   const __m512i zero_int = _mm512_cvtps_epi32(zero);
@@ -434,8 +439,8 @@ constexpr int64_t kQuadRows = 4;       // window rows per vpdpbusd
 // Four vectors of 16 per-channel values (channels 16 k + lane in vector
 // k) put in the byte form's channel order: a 4 x 4 transpose of 128-bit
 // blocks.
-__attribute__((target("avx512f,avx512vl"), always_inline)) inline void QuadOrder(
-    __m512i (&v)[4]) {
+__attribute__((target("avx512f,avx512vl"), always_inline)) inline void
+QuadOrder(__m512i (&v)[4]) {
   const __m512i t0 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(1, 0, 1, 0));
   const __m512i t1 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(3, 2, 3, 2));
   const __m512i t2 = _mm512_shuffle_i32x4(v[2], v[3], _MM_SHUFFLE(1, 0, 1, 0));

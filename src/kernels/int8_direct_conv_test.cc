@@ -24,7 +24,8 @@ std::vector<T> SeededBytes(int64_t n, uint32_t seed) {
 // are and are not whole quads (the bytes past C read but multiplied by
 // zero weights), one tap and nine at scattered offsets, partial tiles.
 TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
-  for (Int8Kernel kernel : {Int8Kernel::kGeneric, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel :
+       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     for (int64_t m : {8, 16, 40, 64, 72, 200}) {
       for (int64_t c : {3, 4, 6, 32}) {
@@ -102,7 +103,8 @@ TEST(Int8DirectConvTest, RequantizedTilesEqualTheirSumsRequantized) {
     const float choices[] = {0.5f, 1e-3f, 7.0f, 3e5f, -0.25f};
     multiplier.push_back(choices[j % 5]);
   }
-  for (Int8Kernel kernel : {Int8Kernel::kGeneric, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel :
+       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     for (int64_t count : {kDirectPixels, int64_t{5}}) {
       std::vector<int32_t> acc(kDirectPixels * kDirectBlock);

@@ -17,6 +17,9 @@
 // Kernels, chosen once per process from the CPU's features (never from a
 // timing), WEFT_INT8_KERNEL forcing either one:
 //   kAvx512Vnni  vpdpbusd on 512-bit vectors (AVX-512 VNNI)
+//   kAvx2        vpmaddwd on bytes widened to int16 (AVX2 without VNNI:
+//                AMD Zen 2 and 3, Intel before Ice Lake); the panel
+//                products only, the rest as kGeneric
 //   kGeneric     portable C++ over the same layout, for every other CPU
 // Integer sums are exact, so both give the same bits: the choice is speed
 // alone, and results never depend on the thread count or on the tiling.
@@ -33,7 +36,7 @@
 
 namespace weft::internal {
 
-enum class Int8Kernel { kGeneric, kAvx512Vnni };
+enum class Int8Kernel { kGeneric, kAvx2, kAvx512Vnni };
 
 std::string_view Int8KernelName(Int8Kernel kernel);
 std::optional<Int8Kernel> ParseInt8Kernel(std::string_view name);
@@ -41,9 +44,9 @@ std::optional<Int8Kernel> ParseInt8Kernel(std::string_view name);
 // Whether this CPU can run `kernel` (kGeneric: always).
 bool CpuRunsInt8Kernel(Int8Kernel kernel);
 
-// The kernel of this process: WEFT_INT8_KERNEL ("generic" or "vnni") when
-// set and the CPU runs it, else AVX-512 VNNI where the CPU has it, else the
-// generic one. Read once.
+// The kernel of this process: WEFT_INT8_KERNEL ("generic", "avx2" or
+// "vnni") when set and the CPU runs it, else AVX-512 VNNI where the CPU
+// has it, else AVX2 where it has that, else the generic one. Read once.
 Int8Kernel ActiveInt8Kernel();
 
 // InvalidArgument naming WEFT_INT8_KERNEL when it names no kernel, or one

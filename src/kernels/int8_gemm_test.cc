@@ -37,9 +37,11 @@ std::vector<uint8_t> PackColumns(const std::vector<uint8_t>& x, int64_t cols,
 // Every kernel this CPU runs gives each panel product's exact sums, for
 // depths that are and are not whole quads and partial panels.
 TEST(Int8GemmTest, PanelProductsAreTheExactSumsOnEveryKernelTheCpuRuns) {
-  for (Int8Kernel kernel : {Int8Kernel::kGeneric, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel :
+       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
-    for (int64_t depth : {1, 4, 7, 64, 147}) {
+    // 588 and 2400: 147 and 600 quads, past the AVX2 kernel's chunk of 128.
+    for (int64_t depth : {1, 4, 7, 64, 147, 588, 2400}) {
       for (int64_t rows : {1, 5, 8}) {
         for (int64_t cols : {1, 17, 32}) {
           SCOPED_TRACE(std::string(Int8KernelName(kernel)) + " depth=" +
@@ -73,8 +75,38 @@ TEST(Int8GemmTest, PanelProductsAreTheExactSumsOnEveryKernelTheCpuRuns) {
   }
 }
 
+// The extremes: 255 x -128 and 255 x 127 in every byte, where a pair sum
+// (65,280 or -65,280) does not fit the int16 that vpmaddubsw saturates to.
+TEST(Int8GemmTest, ExtremeBytesSumExactlyOnEveryKernelTheCpuRuns) {
+  constexpr int64_t kDepth = 1000, kRows = 8;
+  std::vector<int8_t> w(kRows * kDepth);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t d = 0; d < kDepth; ++d) {
+      w[r * kDepth + d] = static_cast<int8_t>(r % 2 == 0 ? -128 : 127);
+    }
+  }
+  const std::vector<uint8_t> x(kInt8Cols * kDepth, 255);
+  const PackedInt8Weights packed(w.data(), kRows, kDepth);
+  const std::vector<uint8_t> panel = PackColumns(x, kInt8Cols, kDepth);
+  for (Int8Kernel kernel :
+       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+    if (!CpuRunsInt8Kernel(kernel)) continue;
+    SCOPED_TRACE(std::string(Int8KernelName(kernel)));
+    std::vector<int32_t> acc(kRows * kInt8Cols, 0);
+    Int8PanelProduct(kernel, packed.panel(0), panel.data(), packed.quads(),
+                     kRows, kInt8Cols, acc.data(), kInt8Cols);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const int32_t want = (r % 2 == 0 ? -128 : 127) * 255 * int32_t{kDepth};
+      for (int64_t p = 0; p < kInt8Cols; ++p) {
+        ASSERT_EQ(acc[r * kInt8Cols + p], want) << r << "," << p;
+      }
+    }
+  }
+}
+
 TEST(Int8GemmTest, TheEnvironmentNamesOnlyKernels) {
   EXPECT_EQ(ParseInt8Kernel("vnni"), Int8Kernel::kAvx512Vnni);
+  EXPECT_EQ(ParseInt8Kernel("avx2"), Int8Kernel::kAvx2);
   EXPECT_EQ(ParseInt8Kernel("generic"), Int8Kernel::kGeneric);
   EXPECT_EQ(ParseInt8Kernel("amx"), std::nullopt);
   EXPECT_TRUE(CpuRunsInt8Kernel(Int8Kernel::kGeneric));

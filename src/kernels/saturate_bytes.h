@@ -21,7 +21,8 @@ namespace weft::internal {
 // 128-bit lane i). In order where the vectors' lanes were interleaved the
 // same way (the depthwise byte form's).
 template <class Q>
-__attribute__((target("avx512f,avx512vl,avx512bw"), always_inline)) inline __m512i
+__attribute__((target("avx512f,avx512vl,avx512bw"),
+               always_inline)) inline __m512i
 PackFourInLanes(__m512i a, __m512i b, __m512i c, __m512i d) {
   static_assert(std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t>);
   const __m512i ab = _mm512_packs_epi32(a, b);
@@ -33,7 +34,8 @@ PackFourInLanes(__m512i a, __m512i b, __m512i c, __m512i d) {
 // Vector k's 16 bytes in 128-bit lane k, in order: the packs and one dword
 // permutation.
 template <class Q>
-__attribute__((target("avx512f,avx512vl,avx512bw"), always_inline)) inline __m512i
+__attribute__((target("avx512f,avx512vl,avx512bw"),
+               always_inline)) inline __m512i
 SaturateFour(__m512i a, __m512i b, __m512i c, __m512i d) {
   const __m512i order =
       _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
