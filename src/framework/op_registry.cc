@@ -251,6 +251,16 @@ const ChannelsLastConvFn* OpRegistry::FindChannelsLastConv(
   return it == channels_last_convs_.end() ? nullptr : it->second.get();
 }
 
+void OpRegistry::SetChannelsLastOnlyWithDepthwise(bool only) {
+  WriterLock lock(mu_);
+  channels_last_only_with_depthwise_ = only;
+}
+
+bool OpRegistry::ChannelsLastOnlyWithDepthwise() const {
+  ReaderLock lock(mu_);
+  return channels_last_only_with_depthwise_;
+}
+
 void OpRegistry::AddSummaries(std::span<const OpSummary> summaries) {
   WriterLock lock(mu_);
   for (const OpSummary& summary : summaries) {

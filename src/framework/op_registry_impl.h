@@ -63,6 +63,11 @@ class OpRegistry {
   // registered only where NhwcConv's oneDNN kernels run.
   void SetChannelsLastConv(const std::string& op, ChannelsLastConvFn fn);
   const ChannelsLastConvFn* FindChannelsLastConv(std::string_view op) const;
+  // Set where the float forms above pay only in graphs that hold a
+  // depthwise convolution (oneDNN's AVX2 kernels, docs/kernels.md): the
+  // pass then leaves every other graph in NCHW.
+  void SetChannelsLastOnlyWithDepthwise(bool only);
+  bool ChannelsLastOnlyWithDepthwise() const;
 
   const OpDef* FindOp(std::string_view name) const;
   std::vector<const OpDef*> AllOps() const;  // By name.
@@ -84,6 +89,7 @@ class OpRegistry {
   std::set<std::string, std::less<>> fusable_activations_ WEFT_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<ChannelsLastConvFn>, std::less<>>
       channels_last_convs_ WEFT_GUARDED_BY(mu_);
+  bool channels_last_only_with_depthwise_ WEFT_GUARDED_BY(mu_) = false;
 };
 
 // Registers every built-in op family. Defined by the op floor

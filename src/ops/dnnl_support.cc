@@ -23,6 +23,15 @@ bool DnnlHasAvx512Core() {
   return has;
 }
 
+bool DnnlHasAvx2() {
+  static const bool has = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx2 = static_cast<unsigned>(dnnl::cpu_isa::avx2);
+    return (isa & avx2) == avx2;
+  }();
+  return has;
+}
+
 bool DnnlChoice(const char* name, bool rule) {
   const char* value = std::getenv(name);
   if (value == nullptr) return rule;

@@ -22,6 +22,8 @@ dnnl::engine& DnnlCpuEngine();
 // Whether oneDNN runs its AVX-512 kernels here (its effective ISA includes
 // avx512_core): the CPU rule behind NhwcConv and the oneDNN products.
 bool DnnlHasAvx512Core();
+// Whether its AVX2 kernels run (effective ISA includes avx2).
+bool DnnlHasAvx2();
 
 // `rule`, unless the environment variable `name` says "1" (on) or "0" (off);
 // anything else is ignored with a configuration warning.

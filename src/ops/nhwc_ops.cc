@@ -1061,9 +1061,15 @@ bool NhwcConvWinogradAvailable() {
 
 bool NhwcConvAvailable() {
   static const bool available = [] {
-    return DnnlChoice("WEFT_NHWC_CONV", DnnlHasAvx512Core());
+    return DnnlChoice("WEFT_NHWC_CONV", DnnlHasAvx512Core() || DnnlHasAvx2());
   }();
   return available;
+}
+
+bool NhwcConvOnlyWithDepthwise() {
+  // The CPU's rule only: WEFT_NHWC_CONV=1 takes every graph.
+  return NhwcConvAvailable() && !DnnlHasAvx512Core() &&
+         std::getenv("WEFT_NHWC_CONV") == nullptr;
 }
 
 bool NhwcConvSupported(const NhwcConvSpec& spec) {
@@ -1167,6 +1173,7 @@ void RegisterNhwcOps(OpRegistry& registry) {
   if (NhwcConvAvailable()) {
     registry.SetChannelsLastConv("Conv", ChannelsLastConvAttrs);
     registry.SetChannelsLastConv("FusedConv", ChannelsLastConvAttrs);
+    registry.SetChannelsLastOnlyWithDepthwise(NhwcConvOnlyWithDepthwise());
   }
   {
     // X [N, H, W, C], W [K, C / group, kh, kw] (a constant), B [K], then Z

@@ -30,10 +30,17 @@ struct NhwcConvSpec {
 };
 
 // Whether this CPU runs channels-last convolutions through oneDNN: where
-// oneDNN's AVX-512 kernels run (the rule and its measurements are in
-// docs/kernels.md). Never decided by timing. WEFT_NHWC_CONV=0 turns it off,
-// =1 on (for side-by-side measurements on a new CPU).
+// oneDNN's AVX-512 or AVX2 kernels run (the rule and its measurements are
+// in docs/kernels.md). Never decided by timing. WEFT_NHWC_CONV=0 turns it
+// off, =1 on for every graph (for side-by-side measurements on a new CPU).
 bool NhwcConvAvailable();
+
+// Whether, by the CPU's rule, channels-last pays only in graphs with a
+// depthwise convolution: where oneDNN's AVX2 kernels run but not its
+// AVX-512 ones, and WEFT_NHWC_CONV is unset. Measured on an EPYC Zen 3:
+// MobileNetV2 2x faster channels-last, ResNet-18 even, SqueezeNet and
+// ResNet-18 batch 8 1.1-1.2x slower.
+bool NhwcConvOnlyWithDepthwise();
 
 // Whether NhwcConv runs 3 x 3 stride-1 float32 convolutions as oneDNN's
 // Winograd kernels (fewer multiplications; each piece's rows copied into

@@ -45,6 +45,26 @@ bool IsBinaryFollower(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
 
+// Whether a float Conv or FusedConv of the graph is depthwise: a constant
+// filter of one input channel per group over an input of more than one.
+bool HasDepthwiseConv(GraphEditor& graph) {
+  for (int i = 0; i < graph.size(); ++i) {
+    const NodeDef& node = graph.node(i);
+    if ((node.op != "Conv" && node.op != "FusedConv") ||
+        node.inputs.size() < 2) {
+      continue;
+    }
+    const Tensor* w = graph.Constant(node.inputs[1]);
+    const std::optional<PartialShape> x = graph.Shape(node.inputs[0]);
+    if (w != nullptr && w->dtype() == DataType::kFloat32 &&
+        w->shape().rank() == 4 && w->shape().dim(1) == 1 && x &&
+        x->rank() == 4 && x->dim(1) > 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Live nodes, each after the nodes it reads (iterative: graphs may be long
 // chains).
 std::vector<int> DependencyOrder(const GraphEditor& graph) {
@@ -328,8 +348,13 @@ class NhwcLayout {
 int ConvertToNhwc(GraphEditor& graph) {
   // Conv has a channels-last form only where NhwcConv's kernels run, and
   // QLinearConv only where the int8 kernel is VNNI.
-  if (OpRegistry::Global().FindChannelsLastConv("Conv") == nullptr &&
-      OpRegistry::Global().FindChannelsLastConv("QLinearConv") == nullptr) {
+  const OpRegistry& registry = OpRegistry::Global();
+  const bool float_form = registry.FindChannelsLastConv("Conv") != nullptr;
+  const bool int8_form =
+      registry.FindChannelsLastConv("QLinearConv") != nullptr;
+  if (!float_form && !int8_form) return 0;
+  if (float_form && !int8_form && registry.ChannelsLastOnlyWithDepthwise() &&
+      !HasDepthwiseConv(graph)) {
     return 0;
   }
   return NhwcLayout(graph).Run();

@@ -105,11 +105,39 @@ size_t NhwcConvCount(Session& session, const std::vector<std::string>& fetches,
   return count;
 }
 
+// Where the CPU's rule takes channels-last only in graphs with a depthwise
+// convolution (oneDNN's AVX2 kernels), SmallCnn (which has one) runs
+// channels-last and a CNN without one stays NCHW.
+TEST(NhwcLayoutRuleTest, OnlyGraphsWithADepthwiseConvolutionGoChannelsLast) {
+  if (!internal::NhwcConvOnlyWithDepthwise()) {
+    GTEST_SKIP() << "this CPU's rule does not ask for a depthwise convolution";
+  }
+  const NamedTensors feeds = {{"x", Random({2, 3, 40, 40}, 1)}};
+  auto with_depthwise = test::MustCreate(SmallCnn(), Options(1, 1, true));
+  ASSERT_NE(with_depthwise, nullptr);
+  EXPECT_GT(NhwcConvCount(*with_depthwise, {"gap"}, feeds), 0u);
+
+  Graph plain;
+  plain.Placeholder("x", DataType::kFloat32, PartialShape({2, 3, 40, 40}));
+  AddConv(plain, "stem", "x", 3, 32, 3, 2, 1, 1, 10);
+  plain.Relu("stem_relu", "stem");
+  AddConv(plain, "next", "stem_relu", 32, 32, 3, 1, 1, 1, 20);
+  // Grouped (two input channels a group), not depthwise.
+  AddConv(plain, "grouped", "next", 32, 32, 1, 1, 0, 16, 30);
+  auto without = test::MustCreate(std::move(plain), Options(1, 1, true));
+  ASSERT_NE(without, nullptr);
+  EXPECT_EQ(NhwcConvCount(*without, {"grouped"}, feeds), 0u);
+}
+
 class NhwcLayoutTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!internal::NhwcConvAvailable()) {
       GTEST_SKIP() << "this CPU keeps convolutions in NCHW";
+    }
+    if (internal::NhwcConvOnlyWithDepthwise()) {
+      GTEST_SKIP() << "this CPU takes channels-last only in graphs with a "
+                      "depthwise convolution (WEFT_NHWC_CONV=1 runs these)";
     }
   }
 };
