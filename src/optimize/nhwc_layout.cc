@@ -1,6 +1,7 @@
 // nhwc-layout: 2-D float32 convolutions with a constant W run channels-last
 // (NhwcConv, src/ops/nhwc_ops.h: the op registry's ChannelsLastConvFn) where
-// oneDNN's AVX-512 kernels run; so do quantized ones (QLinearConv on uint8
+// oneDNN's AVX-512 kernels run, or its AVX2 ones in a graph that holds a
+// depthwise convolution; so do quantized ones (QLinearConv on uint8
 // x with constant int8 weights of zero point 0, as NhwcQLinearConv) where
 // the int8 kernel is VNNI.
 //

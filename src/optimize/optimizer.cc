@@ -96,7 +96,8 @@ const std::vector<Pass>& Pipeline() {
        Run<internal::FuseActivations>},
       {{"nhwc-layout",
         "2-D float32 convolutions with constant weights run channels-last "
-        "(NHWC) through oneDNN where its AVX-512 kernels run, and QLinearConv "
+        "(NHWC) through oneDNN where its AVX-512 kernels run (with AVX2 "
+        "alone, in graphs with a depthwise convolution), and QLinearConv "
         "on direct int8 tiles where the int8 kernel is VNNI; the pools, "
         "activations, Adds and Concats between them follow"},
        Run<internal::ConvertToNhwc>},
