@@ -14,21 +14,24 @@ dnnl::engine& DnnlCpuEngine() {
   return *engine;
 }
 
+namespace {
+
+// Whether oneDNN's effective ISA (its bit mask) includes all of `isa`.
+bool EffectiveIsaIncludes(dnnl::cpu_isa isa) {
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto wanted = static_cast<unsigned>(isa);
+  return (effective & wanted) == wanted;
+}
+
+}  // namespace
+
 bool DnnlHasAvx512Core() {
-  static const bool has = [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    return (isa & avx512_core) == avx512_core;
-  }();
+  static const bool has = EffectiveIsaIncludes(dnnl::cpu_isa::avx512_core);
   return has;
 }
 
 bool DnnlHasAvx2() {
-  static const bool has = [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto avx2 = static_cast<unsigned>(dnnl::cpu_isa::avx2);
-    return (isa & avx2) == avx2;
-  }();
+  static const bool has = EffectiveIsaIncludes(dnnl::cpu_isa::avx2);
   return has;
 }
 
