@@ -140,6 +140,7 @@ TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
       {"3x3/2 wide rows", 1, 4, 5, 75, 8, 3, 2, 1, 1, 1},
       {"3x3/2 depthwise", 2, 12, 9, 10, 12, 3, 2, 1, 1, 12},
       {"3x3 depthwise", 1, 5, 7, 7, 5, 3, 1, 1, 1, 5},
+      {"5x5 depthwise wide rows", 2, 6, 9, 30, 6, 5, 1, 2, 1, 6},
       {"grouped", 1, 12, 6, 7, 9, 3, 1, 1, 1, 3},
       {"dilated", 1, 6, 11, 11, 10, 3, 1, 2, 2, 1},
   };
