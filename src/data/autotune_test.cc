@@ -49,7 +49,7 @@ TEST(AutotunePlanTest, ABufferGrowsOnlyWhenItsProducerHadTimeToSpare) {
   EXPECT_EQ(PlanBuffer(2, 16, false, true), 2);
 }
 
-std::shared_ptr<ThreadPool> Pool(int threads) {
+std::shared_ptr<ThreadPool> AutotunePool(int threads) {
   ThreadPoolOptions options;
   options.name = "autotune-test";
   options.num_threads = threads;
@@ -100,7 +100,7 @@ TEST(AutotuneTest, ACheapMapBeforeASlowConsumerKeepsOneCallInFlight) {
   // other threads stay free for the consumer's Runs.
   Dataset ds = SleepingMap(40, milliseconds(1));
   std::vector<StageStats> stats =
-      Consume(ds, {.pool = Pool(4)}, milliseconds(10));
+      Consume(ds, {.pool = AutotunePool(4)}, milliseconds(10));
   const StageStats& map = StageNamed(stats, "ParallelMap");
   EXPECT_TRUE(map.autotuned);
   EXPECT_EQ(map.parallelism, 1);
@@ -113,7 +113,7 @@ TEST(AutotuneTest, ASlowMapBeforeAFastConsumerGetsEveryThread) {
   // pool has 4 threads, and the map is the only stage: all of them.
   Dataset ds = SleepingMap(40, milliseconds(8));
   std::vector<StageStats> stats =
-      Consume(ds, {.pool = Pool(4)}, milliseconds(1));
+      Consume(ds, {.pool = AutotunePool(4)}, milliseconds(1));
   const StageStats& map = StageNamed(stats, "ParallelMap");
   EXPECT_EQ(map.parallelism, 4);
   EXPECT_TRUE(map.bottleneck);
@@ -122,8 +122,8 @@ TEST(AutotuneTest, ASlowMapBeforeAFastConsumerGetsEveryThread) {
 TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
   // The map of the first test, which the model takes down to one call.
   Dataset ds = SleepingMap(40, milliseconds(1)).Prefetch(kAutotune);
-  std::vector<StageStats> stats =
-      Consume(ds, {.pool = Pool(4), .autotune = false}, milliseconds(10));
+  std::vector<StageStats> stats = Consume(
+      ds, {.pool = AutotunePool(4), .autotune = false}, milliseconds(10));
   EXPECT_EQ(StageNamed(stats, "ParallelMap").parallelism, 4);
   EXPECT_EQ(StageNamed(stats, "Prefetch").parallelism, 2);
 }
@@ -131,7 +131,7 @@ TEST(AutotuneTest, TurnedOffItKeepsTheStartingChoices) {
 TEST(AutotuneTest, AFixedParallelismIsKept) {
   Dataset ds = SleepingMap(40, milliseconds(1), /*calls=*/3);
   std::vector<StageStats> stats =
-      Consume(ds, {.pool = Pool(4)}, milliseconds(5));
+      Consume(ds, {.pool = AutotunePool(4)}, milliseconds(5));
   const StageStats& map = StageNamed(stats, "ParallelMap");
   EXPECT_FALSE(map.autotuned);
   EXPECT_EQ(map.parallelism, 3);
@@ -150,7 +150,7 @@ TEST(AutotuneTest, APrefetchBufferGrowsForAProducerThatComesInBursts) {
   };
   Dataset ds = Dataset::Range(0, 60).value().Map(bursty).Prefetch(kAutotune);
   std::vector<StageStats> stats =
-      Consume(ds, {.pool = Pool(2)}, milliseconds(10));
+      Consume(ds, {.pool = AutotunePool(2)}, milliseconds(10));
   const StageStats& prefetch = StageNamed(stats, "Prefetch");
   EXPECT_TRUE(prefetch.autotuned);
   EXPECT_GT(prefetch.parallelism, 2);
@@ -160,7 +160,7 @@ TEST(AutotuneTest, RepeatRoundsRemakeTheirTunedStagesSafely) {
   // Each round makes a fresh autotuned map; the tuner drops the old ones.
   Dataset ds = SleepingMap(6, milliseconds(1)).Repeat(8);
   std::vector<StageStats> stats =
-      Consume(ds, {.pool = Pool(2)}, milliseconds(1));
+      Consume(ds, {.pool = AutotunePool(2)}, milliseconds(1));
   EXPECT_EQ(stats.back().elements, 48);
 }
 

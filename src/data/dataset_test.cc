@@ -14,7 +14,7 @@
 namespace weft::data {
 namespace {
 
-std::shared_ptr<ThreadPool> Pool(int threads) {
+std::shared_ptr<ThreadPool> DatasetPool(int threads) {
   ThreadPoolOptions options;
   options.name = "data-test";
   options.num_threads = threads;
@@ -40,7 +40,7 @@ std::vector<Element> Drain(const Dataset& ds,
 }
 
 // The first component of each element, as int64 scalars.
-std::vector<int64_t> Ints(const std::vector<Element>& elements) {
+std::vector<int64_t> DatasetInts(const std::vector<Element>& elements) {
   std::vector<int64_t> out;
   for (const Element& e : elements) out.push_back(*e[0].data<int64_t>());
   return out;
@@ -57,13 +57,13 @@ MapFn AddConstant(int64_t k) {
 }
 
 TEST(DatasetTest, RangeTakeSkip) {
-  EXPECT_EQ(Ints(Drain(RangeOf(0, 10))),
+  EXPECT_EQ(DatasetInts(Drain(RangeOf(0, 10))),
             (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
-  EXPECT_EQ(Ints(Drain(RangeOf(10, 0, -3))),
+  EXPECT_EQ(DatasetInts(Drain(RangeOf(10, 0, -3))),
             (std::vector<int64_t>{10, 7, 4, 1}));
-  EXPECT_EQ(Ints(Drain(RangeOf(0, 10).Skip(3).Take(4))),
+  EXPECT_EQ(DatasetInts(Drain(RangeOf(0, 10).Skip(3).Take(4))),
             (std::vector<int64_t>{3, 4, 5, 6}));
-  EXPECT_EQ(Ints(Drain(RangeOf(0, 3).Take(-1))),
+  EXPECT_EQ(DatasetInts(Drain(RangeOf(0, 3).Take(-1))),
             (std::vector<int64_t>{0, 1, 2}));
   EXPECT_TRUE(Drain(RangeOf(0, 3).Skip(-1)).empty());
   EXPECT_FALSE(Dataset::Range(0, 3, 0).ok());
@@ -95,7 +95,7 @@ TEST(DatasetTest, BatchStacksAndKeepsOrDropsTheRemainder) {
   EXPECT_EQ(batches[1][0].data<int64_t>()[2], 5);
   EXPECT_EQ(Drain(RangeOf(0, 7).Batch(3, /*drop_remainder=*/true)).size(), 2u);
   // Unbatch undoes it.
-  EXPECT_EQ(Ints(Drain(RangeOf(0, 7).Batch(3).Unbatch())),
+  EXPECT_EQ(DatasetInts(Drain(RangeOf(0, 7).Batch(3).Unbatch())),
             (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
@@ -159,24 +159,24 @@ TEST(DatasetTest, PaddedBatchPadsWithTheValuesGiven) {
 }
 
 TEST(DatasetTest, ShuffleIsASeededPermutation) {
-  std::vector<int64_t> a = Ints(Drain(RangeOf(0, 100).Shuffle(10, 42)));
-  std::vector<int64_t> b = Ints(Drain(RangeOf(0, 100).Shuffle(10, 42)));
-  std::vector<int64_t> c = Ints(Drain(RangeOf(0, 100).Shuffle(10, 43)));
+  std::vector<int64_t> a = DatasetInts(Drain(RangeOf(0, 100).Shuffle(10, 42)));
+  std::vector<int64_t> b = DatasetInts(Drain(RangeOf(0, 100).Shuffle(10, 42)));
+  std::vector<int64_t> c = DatasetInts(Drain(RangeOf(0, 100).Shuffle(10, 43)));
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   std::vector<int64_t> sorted = a;
   std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(sorted, Ints(Drain(RangeOf(0, 100))));
+  EXPECT_EQ(sorted, DatasetInts(Drain(RangeOf(0, 100))));
 }
 
 TEST(DatasetTest, RepeatReshufflesEachRoundUnlessAskedNot) {
   std::vector<int64_t> two =
-      Ints(Drain(RangeOf(0, 20).Shuffle(20, 1).Repeat(2)));
+      DatasetInts(Drain(RangeOf(0, 20).Shuffle(20, 1).Repeat(2)));
   ASSERT_EQ(two.size(), 40u);
   EXPECT_NE(std::vector<int64_t>(two.begin(), two.begin() + 20),
             std::vector<int64_t>(two.begin() + 20, two.end()));
   std::vector<int64_t> same =
-      Ints(Drain(RangeOf(0, 20).Shuffle(20, 1, false).Repeat(2)));
+      DatasetInts(Drain(RangeOf(0, 20).Shuffle(20, 1, false).Repeat(2)));
   EXPECT_EQ(std::vector<int64_t>(same.begin(), same.begin() + 20),
             std::vector<int64_t>(same.begin() + 20, same.end()));
   // Repeat of an empty dataset ends rather than spinning.
@@ -188,7 +188,7 @@ TEST(DatasetTest, FilterEnumerateZip) {
   auto even = [](const Element& e) -> StatusOr<bool> {
     return *e[0].data<int64_t>() % 2 == 0;
   };
-  EXPECT_EQ(Ints(Drain(RangeOf(0, 7).Filter(even))),
+  EXPECT_EQ(DatasetInts(Drain(RangeOf(0, 7).Filter(even))),
             (std::vector<int64_t>{0, 2, 4, 6}));
   std::vector<Element> numbered = Drain(RangeOf(5, 8).Enumerate(10));
   ASSERT_EQ(numbered.size(), 3u);
@@ -209,7 +209,7 @@ TEST(DatasetTest, InterleaveFollowsTfDataOrder) {
     return RangeOf(x, x + 1).Repeat(6);
   };
   EXPECT_EQ(
-      Ints(Drain(RangeOf(1, 6).Interleave(repeated, 2, 4))),
+      DatasetInts(Drain(RangeOf(1, 6).Interleave(repeated, 2, 4))),
       (std::vector<int64_t>{1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3,
                             3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5}));
 }
@@ -230,7 +230,7 @@ TEST(DatasetTest, ParallelMapKeepsInputOrderForEveryPoolSize) {
   for (int threads : {0, 1, 2, 4}) {
     for (int calls : {1, 3, kAutotune}) {
       Dataset ds = RangeOf(0, 60).Map(SlowSquare(), calls);
-      EXPECT_EQ(Ints(Drain(ds, Pool(threads))), expected)
+      EXPECT_EQ(DatasetInts(Drain(ds, DatasetPool(threads))), expected)
           << threads << " threads, " << calls << " calls";
     }
   }
@@ -238,7 +238,7 @@ TEST(DatasetTest, ParallelMapKeepsInputOrderForEveryPoolSize) {
 
 TEST(DatasetTest, NonDeterministicMapStillYieldsEveryElement) {
   Dataset ds = RangeOf(0, 40).Map(SlowSquare(), 4, /*deterministic=*/false);
-  std::vector<int64_t> got = Ints(Drain(ds, Pool(3)));
+  std::vector<int64_t> got = DatasetInts(Drain(ds, DatasetPool(3)));
   std::sort(got.begin(), got.end());
   std::vector<int64_t> expected;
   for (int64_t x = 0; x < 40; ++x) expected.push_back(x * x);
@@ -259,7 +259,7 @@ TEST(DatasetTest, ErrorsArePerElementAndIgnoreErrorsCountsThem) {
   for (int calls : {0, 2}) {
     auto it = RangeOf(1, 7)
                   .Map(FailOnMultiplesOf(3), calls)
-                  .MakeIterator({.pool = Pool(2)});
+                  .MakeIterator({.pool = DatasetPool(2)});
     ASSERT_TRUE(it.ok());
     std::vector<std::string> seen;
     while (true) {
@@ -274,7 +274,7 @@ TEST(DatasetTest, ErrorsArePerElementAndIgnoreErrorsCountsThem) {
                                               "5", "element 6 is bad"}));
   }
   Dataset skipping = RangeOf(1, 10).Map(FailOnMultiplesOf(3), 2).IgnoreErrors();
-  auto it = skipping.MakeIterator({.pool = Pool(2)});
+  auto it = skipping.MakeIterator({.pool = DatasetPool(2)});
   ASSERT_TRUE(it.ok());
   int64_t count = 0;
   Element e;
@@ -292,9 +292,9 @@ TEST(DatasetTest, ErrorsArePerElementAndIgnoreErrorsCountsThem) {
 
 TEST(DatasetTest, PrefetchGivesTheSameSequence) {
   Dataset base = RangeOf(0, 50).Map(SlowSquare(), 2).Batch(4);
-  std::vector<Element> plain = Drain(base, Pool(2));
+  std::vector<Element> plain = Drain(base, DatasetPool(2));
   for (int64_t buffer : {int64_t{1}, int64_t{3}, int64_t{kAutotune}}) {
-    std::vector<Element> ahead = Drain(base.Prefetch(buffer), Pool(2));
+    std::vector<Element> ahead = Drain(base.Prefetch(buffer), DatasetPool(2));
     ASSERT_EQ(plain.size(), ahead.size());
     for (size_t i = 0; i < plain.size(); ++i) {
       EXPECT_TRUE(plain[i][0].BitwiseEqual(ahead[i][0]));
@@ -310,13 +310,13 @@ TEST(DatasetTest, PrefetchedParallelMapOnOneThreadDoesNotDeadlock) {
                    .Prefetch(2)
                    .Map(SlowSquare(), 2)
                    .Prefetch(1);
-  EXPECT_EQ(Drain(ds, Pool(1)).size(), 30u);
+  EXPECT_EQ(Drain(ds, DatasetPool(1)).size(), 30u);
 }
 
 TEST(DatasetTest, AnIteratorDroppedMidwayStopsItsWork) {
   Dataset ds = RangeOf(0, 1000).Map(SlowSquare(), 4).Prefetch(8);
   for (int i = 0; i < 5; ++i) {
-    auto it = ds.MakeIterator({.pool = Pool(2)});
+    auto it = ds.MakeIterator({.pool = DatasetPool(2)});
     ASSERT_TRUE(it.ok());
     Element e;
     bool end = false;
@@ -331,7 +331,7 @@ TEST(DatasetTest, MemoryCacheRunsTheStagesBeforeItOnce) {
     return e;
   };
   Dataset ds = RangeOf(0, 5).Map(counted).Cache();
-  EXPECT_EQ(Ints(Drain(ds.Repeat(3))).size(), 15u);
+  EXPECT_EQ(DatasetInts(Drain(ds.Repeat(3))).size(), 15u);
   EXPECT_EQ(calls->load(), 5);
 }
 
@@ -412,7 +412,7 @@ TEST_F(DatasetFilesTest, FileCacheIsWrittenOnceAndReplayed) {
   EXPECT_EQ(calls->load(), 4);
   ASSERT_EQ(second.size(), 4u);
   EXPECT_EQ(*second[3][1].data<std::string>(), "item3");
-  EXPECT_EQ(Ints(second), Ints(first));
+  EXPECT_EQ(DatasetInts(second), DatasetInts(first));
 
   // A pass dropped before its end leaves no cache behind.
   const std::string partial = (dir_ / "partial").string();
@@ -444,7 +444,7 @@ TEST(DatasetTest, GraphFnRunsAGraphPerElement) {
   auto fn = SquareGraphFn();
   ASSERT_TRUE(fn.ok()) << fn.status();
   auto ds = TwoPairs();
-  std::vector<Element> out = Drain(ds.Map(*fn, 2), Pool(2));
+  std::vector<Element> out = Drain(ds.Map(*fn, 2), DatasetPool(2));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1][0].data<float>()[1], 16.0f);
   EXPECT_EQ(RangeOf(0, 2).Map(*fn).Batch(2).DebugString(),
@@ -468,7 +468,7 @@ TEST(DatasetTest, MapCallsCountAgainstTheCoreBudgetWhileTheyCompute) {
   EXPECT_EQ(Drain(RangeOf(0, 4).Map(observe)).size(), 4u);
   EXPECT_EQ(least_seen.load(), 1) << "sequential map on the test's thread";
   least_seen = 1 << 20;
-  EXPECT_EQ(Drain(RangeOf(0, 8).Map(observe, 2), Pool(2)).size(), 8u);
+  EXPECT_EQ(Drain(RangeOf(0, 8).Map(observe, 2), DatasetPool(2)).size(), 8u);
   EXPECT_GE(least_seen.load(), 1) << "parallel map on the pool";
   least_seen = 1 << 20;
   EXPECT_EQ(

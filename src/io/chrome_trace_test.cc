@@ -13,7 +13,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-RunMetadata TracedRun(Graph g, int inter, int intra, const std::string& fetch) {
+RunMetadata ChromeTraceTracedRun(Graph g, int inter, int intra,
+                                 const std::string& fetch) {
   auto session =
       test::MustCreate(std::move(g), test::PerSessionOptions(inter, intra));
   RunOptions options;
@@ -30,7 +31,8 @@ TEST(ChromeTraceTimingTest, StructureAndTwoOverlappingBranchesOnTwoThreads) {
   auto left = g.Spin("left", 20000);
   auto right = g.Spin("right", 20000);
   g.Add("join", left, right);
-  const Json trace = Json::parse(ChromeTraceJson(TracedRun(g, 2, 1, "join")));
+  const Json trace =
+      Json::parse(ChromeTraceJson(ChromeTraceTracedRun(g, 2, 1, "join")));
   ASSERT_TRUE(trace.contains("traceEvents"));
   std::map<std::string, Json> nodes;
   std::map<int64_t, std::string> thread_names;
@@ -72,7 +74,8 @@ TEST(ChromeTraceTest, IntraOpShardsAppearOnTheThreadsThatRanThem) {
   Graph g;
   auto a = g.RandomUniform("a", DataType::kFloat32, {256, 256}, 1);
   g.MatMul("mm", a, a);
-  const Json trace = Json::parse(ChromeTraceJson(TracedRun(g, 1, 2, "mm")));
+  const Json trace =
+      Json::parse(ChromeTraceJson(ChromeTraceTracedRun(g, 1, 2, "mm")));
   std::set<int64_t> shard_threads;
   std::map<int64_t, std::string> thread_names;
   for (const Json& e : trace["traceEvents"]) {

@@ -13,7 +13,7 @@
 namespace weft::internal {
 namespace {
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
+std::vector<float> GemmTileRandom(int64_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (auto& x : v) {
     seed = seed * 1664525u + 1013904223u;
@@ -25,23 +25,23 @@ std::vector<float> Random(int64_t n, uint32_t seed) {
 constexpr GemmKernel kAllKernels[] = {GemmKernel::kEigen, GemmKernel::kBlis,
                                       GemmKernel::kDnnl};
 
-struct Case {
+struct GemmTileCase {
   GemmKernel kernel;
   bool ta, tb, accumulate;
 };
 
-class GemmTileTest : public testing::TestWithParam<Case> {};
+class GemmTileTest : public testing::TestWithParam<GemmTileCase> {};
 
 // Operands with leading dimensions wider than the matrices, to check that
 // the strides are honoured; sizes not multiples of any register block.
 TEST_P(GemmTileTest, MatchesADoubleReference) {
-  const Case p = GetParam();
+  const GemmTileCase p = GetParam();
   const int64_t m = 37, n = 53, k = 29, pad = 3;
   const int64_t lda = (p.ta ? m : k) + pad, ldb = (p.tb ? k : n) + pad;
   const int64_t ldc = n + pad;
-  const std::vector<float> a = Random((p.ta ? k : m) * lda, 1);
-  const std::vector<float> b = Random((p.tb ? n : k) * ldb, 2);
-  std::vector<float> c = Random(m * ldc, 3);
+  const std::vector<float> a = GemmTileRandom((p.ta ? k : m) * lda, 1);
+  const std::vector<float> b = GemmTileRandom((p.tb ? n : k) * ldb, 2);
+  std::vector<float> c = GemmTileRandom(m * ldc, 3);
   const std::vector<float> c0 = c;
   GemmTile<float>(p.kernel, m, n, k, {a.data(), lda, p.ta},
                   {b.data(), ldb, p.tb}, c.data(), ldc, p.accumulate);
@@ -61,8 +61,8 @@ TEST_P(GemmTileTest, MatchesADoubleReference) {
   }
 }
 
-std::vector<Case> AllCases() {
-  std::vector<Case> cases;
+std::vector<GemmTileCase> GemmTileAllCases() {
+  std::vector<GemmTileCase> cases;
   for (GemmKernel kernel : kAllKernels) {
     for (int mask = 0; mask < 8; ++mask) {
       cases.push_back(
@@ -73,9 +73,9 @@ std::vector<Case> AllCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelsAndTransposes, GemmTileTest,
-                         testing::ValuesIn(AllCases()),
-                         [](const testing::TestParamInfo<Case>& info) {
-                           const Case& c = info.param;
+                         testing::ValuesIn(GemmTileAllCases()),
+                         [](const testing::TestParamInfo<GemmTileCase>& info) {
+                           const GemmTileCase& c = info.param;
                            return std::string(GemmKernelName(c.kernel)) +
                                   (c.ta ? "_At" : "_A") + (c.tb ? "Bt" : "B") +
                                   (c.accumulate ? "_accumulate" : "");
@@ -120,7 +120,8 @@ TEST(GemmTileTest, OneRowOperandsTakeAnyLeadingDimension) {
 // every call: a tile's sums depend on its shape only.
 TEST(GemmTileTest, OneDnnTilesStartNoThreadAndRepeatTheirBits) {
   const int64_t n = 384;
-  const std::vector<float> a = Random(n * n, 1), b = Random(n * n, 2);
+  const std::vector<float> a = GemmTileRandom(n * n, 1),
+                           b = GemmTileRandom(n * n, 2);
   std::vector<float> first(n * n), again(n * n);
   const int callers_setting = omp_get_max_threads();
   omp_set_num_threads(4);

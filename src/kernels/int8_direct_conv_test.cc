@@ -14,7 +14,7 @@ namespace {
 
 // Bytes from the shared seeded sequence, as a vector.
 template <class T>
-std::vector<T> SeededBytes(int64_t n, uint32_t seed) {
+std::vector<T> Int8DirectConvSeededBytes(int64_t n, uint32_t seed) {
   const Tensor t = test::SeededBytes<T>(Shape{n}, seed);
   return std::vector<T>(t.data<T>(), t.data<T>() + n);
 }
@@ -34,11 +34,11 @@ TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
                        " m=" + std::to_string(m) + " c=" + std::to_string(c) +
                        " taps=" + std::to_string(taps));
           const int64_t stride = Int8Quads(c) * 4;  // bytes per pixel
-          const auto w = SeededBytes<int8_t>(m * c * taps, 5);
+          const auto w = Int8DirectConvSeededBytes<int8_t>(m * c * taps, 5);
           const DirectConvWeights packed(w.data(), m, c, taps);
           ASSERT_EQ(packed.blocks(), (m + kDirectBlock - 1) / kDirectBlock);
           // An input of 64 pixels; tap t reads pixel 7 t further on.
-          const auto x = SeededBytes<uint8_t>(64 * stride, 9);
+          const auto x = Int8DirectConvSeededBytes<uint8_t>(64 * stride, 9);
           std::vector<int64_t> offsets;
           for (int64_t t = 0; t < taps; ++t) offsets.push_back(7 * t * stride);
           for (int64_t count : {int64_t{1}, int64_t{4}, kDirectPixels}) {
@@ -85,9 +85,9 @@ TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
 // 3e5), partial vectors, a partial tile.
 TEST(Int8DirectConvTest, RequantizedTilesEqualTheirSumsRequantized) {
   const int64_t m = 40, c = 8, taps = 9, stride = 8;
-  const auto w = SeededBytes<int8_t>(m * c * taps, 21);
+  const auto w = Int8DirectConvSeededBytes<int8_t>(m * c * taps, 21);
   const DirectConvWeights packed(w.data(), m, c, taps);
-  const auto x = SeededBytes<uint8_t>(80 * stride, 23);
+  const auto x = Int8DirectConvSeededBytes<uint8_t>(80 * stride, 23);
   std::vector<int64_t> offsets;
   for (int64_t t = 0; t < taps; ++t) offsets.push_back(5 * t * stride);
   const uint8_t* pixels[kDirectPixels];

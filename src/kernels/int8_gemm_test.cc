@@ -12,7 +12,7 @@ namespace {
 
 // Bytes from a linear congruential sequence: the same on every machine.
 template <class T>
-std::vector<T> SeededBytes(int64_t n, uint32_t seed) {
+std::vector<T> Int8GemmSeededBytes(int64_t n, uint32_t seed) {
   std::vector<T> out(static_cast<size_t>(n));
   for (T& v : out) {
     seed = seed * 1664525u + 1013904223u;
@@ -47,8 +47,8 @@ TEST(Int8GemmTest, PanelProductsAreTheExactSumsOnEveryKernelTheCpuRuns) {
           SCOPED_TRACE(std::string(Int8KernelName(kernel)) + " depth=" +
                        std::to_string(depth) + " rows=" + std::to_string(rows) +
                        " cols=" + std::to_string(cols));
-          const auto w = SeededBytes<int8_t>(rows * depth, 7);
-          const auto x = SeededBytes<uint8_t>(cols * depth, 11);
+          const auto w = Int8GemmSeededBytes<int8_t>(rows * depth, 7);
+          const auto x = Int8GemmSeededBytes<uint8_t>(cols * depth, 11);
           const PackedInt8Weights packed(w.data(), rows, depth);
           const std::vector<uint8_t> panel = PackColumns(x, cols, depth);
           std::vector<int32_t> acc(rows * kInt8Cols, -1);

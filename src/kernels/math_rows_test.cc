@@ -16,7 +16,7 @@
 namespace weft::internal {
 namespace {
 
-constexpr uint32_t kStep = 251;
+constexpr uint32_t kMathRowsStep = 251;
 constexpr int64_t kRow = 4099;  // Not a multiple of 16: each row has a tail.
 
 // The paths this build and CPU run; the portable one always does.
@@ -28,14 +28,14 @@ std::vector<MathRowsPath> RunnablePaths() {
   return paths;
 }
 
-bool SameBits(float a, float b) {
+bool MathRowsSameBits(float a, float b) {
   // NaN payloads are not part of the contract; that a NaN is one is.
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
 }
 
-// Calls row(in, out) over every kStep-th bit pattern in rows of kRow, and
-// counts the elements whose bits differ from scalar(x).
+// Calls row(in, out) over every kMathRowsStep-th bit pattern in rows of kRow,
+// and counts the elements whose bits differ from scalar(x).
 template <class Row, class Scalar>
 int64_t CountMismatches(Row row, Scalar scalar) {
   std::vector<float> in(kRow), out(kRow);
@@ -43,12 +43,12 @@ int64_t CountMismatches(Row row, Scalar scalar) {
   uint64_t bits = 0;
   while (bits < (uint64_t{1} << 32)) {
     int64_t n = 0;
-    for (; n < kRow && bits < (uint64_t{1} << 32); ++n, bits += kStep) {
+    for (; n < kRow && bits < (uint64_t{1} << 32); ++n, bits += kMathRowsStep) {
       in[n] = std::bit_cast<float>(static_cast<uint32_t>(bits));
     }
     row(in.data(), out.data(), n);
     for (int64_t i = 0; i < n; ++i) {
-      if (!SameBits(out[i], scalar(in[i]))) {
+      if (!MathRowsSameBits(out[i], scalar(in[i]))) {
         ADD_FAILURE_AT(__FILE__, __LINE__)
             << "x = " << in[i] << " (bits " << std::bit_cast<uint32_t>(in[i])
             << "): row " << out[i] << ", scalar " << scalar(in[i]);
@@ -98,9 +98,9 @@ TEST(MathRowsTest, EveryRowLengthAndInPlace) {
       GeluRowsOn(path, gelu.data(), n, gelu.data(), n, 1, n);
       ExpShiftedRowOn(path, exp.data(), 1.5f, exp.data(), n);
       for (int64_t i = 0; i < n; ++i) {
-        EXPECT_TRUE(SameBits(gelu[i], GeluF(x[i])))
+        EXPECT_TRUE(MathRowsSameBits(gelu[i], GeluF(x[i])))
             << MathRowsPathName(path) << " n " << n << " i " << i;
-        EXPECT_TRUE(SameBits(exp[i], vmath::ExpF(x[i] - 1.5f)))
+        EXPECT_TRUE(MathRowsSameBits(exp[i], vmath::ExpF(x[i] - 1.5f)))
             << MathRowsPathName(path) << " n " << n << " i " << i;
       }
     }
@@ -123,9 +123,9 @@ TEST(MathRowsTest, GeluRowsOfATileLeaveTheRestAlone) {
       for (int64_t j = 0; j < kLd; ++j) {
         const int64_t i = r * kLd + j;
         const bool inside = j < kCols;
-        EXPECT_TRUE(SameBits(in_place[i], inside ? GeluF(x[i]) : x[i]))
+        EXPECT_TRUE(MathRowsSameBits(in_place[i], inside ? GeluF(x[i]) : x[i]))
             << MathRowsPathName(path) << " row " << r << " column " << j;
-        EXPECT_TRUE(SameBits(out[i], inside ? GeluF(x[i]) : 42.0f))
+        EXPECT_TRUE(MathRowsSameBits(out[i], inside ? GeluF(x[i]) : 42.0f))
             << MathRowsPathName(path) << " row " << r << " column " << j;
       }
     }

@@ -11,7 +11,7 @@ namespace weft::internal {
 namespace {
 
 // Uniform in [-0.5, 0.5), reproducible.
-std::vector<float> Random(int64_t n, uint32_t seed) {
+std::vector<float> PackedGemmRandom(int64_t n, uint32_t seed) {
   std::mt19937 engine(seed);
   std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
   std::vector<float> v(n);
@@ -19,11 +19,11 @@ std::vector<float> Random(int64_t n, uint32_t seed) {
   return v;
 }
 
-struct Case {
+struct PackedGemmCase {
   bool ta, tb, accumulate;
 };
 
-class PackedGemmTest : public testing::TestWithParam<Case> {
+class PackedGemmTest : public testing::TestWithParam<PackedGemmCase> {
  protected:
   // Sizes not multiples of the panels, a depth over two depth blocks, and
   // rows over one mc block.
@@ -35,12 +35,12 @@ class PackedGemmTest : public testing::TestWithParam<Case> {
 // Every way of giving the operands (plain, packed ahead, packed from an
 // offset) gives Eigen's result within rounding, and the same bits.
 TEST_P(PackedGemmTest, EveryOperandFormGivesTheSameBitsAndTheReference) {
-  const Case p = GetParam();
+  const PackedGemmCase p = GetParam();
   const int64_t lda = (p.ta ? m : k) + pad, ldb = (p.tb ? k : n) + pad;
   const int64_t ldc = n + pad;
-  const std::vector<float> a = Random((p.ta ? k : m) * lda, 1);
-  const std::vector<float> b = Random((p.tb ? n : k) * ldb, 2);
-  const std::vector<float> c0 = Random(m * ldc, 3);
+  const std::vector<float> a = PackedGemmRandom((p.ta ? k : m) * lda, 1);
+  const std::vector<float> b = PackedGemmRandom((p.tb ? n : k) * ldb, 2);
+  const std::vector<float> c0 = PackedGemmRandom(m * ldc, 3);
   const GemmOperand<float> pa{a.data(), lda, p.ta}, pb{b.data(), ldb, p.tb};
   const PackedOperand packed_a =
       PackedOperand::Pack(PackedOperand::Side::kLeft, pa, m, k);
@@ -102,26 +102,25 @@ TEST_P(PackedGemmTest, EveryOperandFormGivesTheSameBitsAndTheReference) {
   }
 }
 
-std::vector<Case> AllCases() {
-  std::vector<Case> cases;
+std::vector<PackedGemmCase> PackedGemmAllCases() {
+  std::vector<PackedGemmCase> cases;
   for (int mask = 0; mask < 8; ++mask) {
     cases.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0});
   }
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transposes, PackedGemmTest,
-                         testing::ValuesIn(AllCases()),
-                         [](const testing::TestParamInfo<Case>& info) {
-                           const Case& c = info.param;
-                           return std::string(c.ta ? "At" : "A") +
-                                  (c.tb ? "Bt" : "B") +
-                                  (c.accumulate ? "_accumulate" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Transposes, PackedGemmTest, testing::ValuesIn(PackedGemmAllCases()),
+    [](const testing::TestParamInfo<PackedGemmCase>& info) {
+      const PackedGemmCase& c = info.param;
+      return std::string(c.ta ? "At" : "A") + (c.tb ? "Bt" : "B") +
+             (c.accumulate ? "_accumulate" : "");
+    });
 
 TEST(PackedOperandTest, ReportsThePaddedPanelsItHolds) {
   const MicroKernelShape& shape = FloatMicroKernel();
-  const std::vector<float> w = Random(10 * 7, 4);
+  const std::vector<float> w = PackedGemmRandom(10 * 7, 4);
   const PackedOperand left = PackedOperand::Pack(
       PackedOperand::Side::kLeft, {w.data(), 7}, /*rows=*/10, /*cols=*/7);
   const int64_t rows = (10 + shape.mr - 1) / shape.mr * shape.mr;

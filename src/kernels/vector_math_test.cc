@@ -13,7 +13,8 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr uint32_t kStep = 389;  // Bit patterns between tested floats.
+constexpr uint32_t kVectorMathStep =
+    389;  // Bit patterns between tested floats.
 
 // The largest relative error of f against `reference` over floats in
 // [low, high] (stepping through bit patterns), ignoring results below the
@@ -23,7 +24,7 @@ double WorstRelativeError(float low, float high, F f, R reference) {
   double worst = 0;
   for (float x = low; x <= high;
        x = std::bit_cast<float>(std::bit_cast<uint32_t>(x) +
-                                (x < 0 ? -kStep : kStep))) {
+                                (x < 0 ? -kVectorMathStep : kVectorMathStep))) {
     const double expected = reference(static_cast<double>(x));
     if (std::abs(expected) >= std::numeric_limits<float>::min()) {
       worst = std::max(worst, std::abs(f(x) - expected) / std::abs(expected));

@@ -21,7 +21,8 @@
 namespace weft {
 namespace {
 
-SessionOptions Options(const std::string& precision, int inter, int intra) {
+SessionOptions Bf16PrecisionOptions(const std::string& precision, int inter,
+                                    int intra) {
   SessionOptions options = test::PerSessionOptions(inter, intra);
   options.precision = precision;
   return options;
@@ -40,7 +41,7 @@ TEST(Bf16PrecisionTest, TheCpuRuleDecidesWhetherBf16IsAccepted) {
   Graph g;
   g.Const("a", test::SeededFloats({4, 4}, 1));
   g.MatMul("c", "a", "a");
-  auto session = Session::Create(g, Options("bf16", 1, 1));
+  auto session = Session::Create(g, Bf16PrecisionOptions("bf16", 1, 1));
   if (internal::CpuHasBf16Products()) {
     EXPECT_TRUE(session.ok()) << session.status().ToString();
   } else {
@@ -89,9 +90,11 @@ TEST(Bf16PrecisionTest, ASessionSaysWhereBf16IsSlowerThanFp32) {
   Graph g;
   g.Const("a", test::SeededFloats({4, 4}, 1));
   g.MatMul("c", "a", "a");
-  const bool fp32_created = Session::Create(g, Options("fp32", 1, 1)).ok();
+  const bool fp32_created =
+      Session::Create(g, Bf16PrecisionOptions("fp32", 1, 1)).ok();
   const size_t after_fp32 = seen.size();
-  const bool bf16_created = Session::Create(g, Options("bf16", 1, 1)).ok();
+  const bool bf16_created =
+      Session::Create(g, Bf16PrecisionOptions("bf16", 1, 1)).ok();
   SetWarningHandler(previous);
   ASSERT_TRUE(fp32_created);
   ASSERT_TRUE(bf16_created);
@@ -114,7 +117,7 @@ TEST(Bf16PrecisionTest, AnUnknownPrecisionIsRefusedByName) {
   Graph g;
   g.Const("a", test::SeededFloats({2, 2}, 1));
   g.MatMul("c", "a", "a");
-  auto session = Session::Create(g, Options("bf-16", 1, 1));
+  auto session = Session::Create(g, Bf16PrecisionOptions("bf-16", 1, 1));
   ASSERT_FALSE(session.ok());
   EXPECT_NE(session.status().message().find(
                 "SessionOptions.precision = 'bf-16' is not one of fp32, bf16"),
@@ -153,12 +156,12 @@ Graph Products(int64_t rows) {
 // session's prepared bytes over fp32's (0 where fp32 prepares none).
 double ExpectNearFp32AndTheSameForEveryThreadCount(const Graph& g,
                                                    const Tensor& x) {
-  auto fp32 = test::MustCreate(g, Options("fp32", 1, 1));
+  auto fp32 = test::MustCreate(g, Bf16PrecisionOptions("fp32", 1, 1));
   const Tensor want = test::MustRun(*fp32, {"y"}, {{"x", x}})[0];
   Tensor first;
   double bytes_ratio = 0;
   for (int intra : {1, 2, 3}) {
-    auto session = test::MustCreate(g, Options("bf16", 1, intra));
+    auto session = test::MustCreate(g, Bf16PrecisionOptions("bf16", 1, intra));
     const Tensor got = test::MustRun(*session, {"y"}, {{"x", x}})[0];
     if (!first.IsInitialized()) {
       first = got;
@@ -185,13 +188,15 @@ TEST(Bf16PrecisionTest, ProductsAreCloseToFp32AndTheSameForEveryThreadCount) {
 TEST(Bf16PrecisionTest, ARowAloneGivesItsBitsInABatch) {
   if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
   const Tensor batch = test::SeededFloats({7, 3, 77}, 11);
-  auto batched = test::MustCreate(Products(7), Options("bf16", 1, 2));
+  auto batched =
+      test::MustCreate(Products(7), Bf16PrecisionOptions("bf16", 1, 2));
   const Tensor all = test::MustRun(*batched, {"y"}, {{"x", batch}})[0];
   // Row 4 alone: its 3 x 77 values.
   Tensor row = Tensor::Create(DataType::kFloat32, Shape{1, 3, 77}).value();
   std::copy(batch.data<float>() + 4 * 3 * 77, batch.data<float>() + 5 * 3 * 77,
             row.data<float>());
-  auto single = test::MustCreate(Products(1), Options("bf16", 1, 1));
+  auto single =
+      test::MustCreate(Products(1), Bf16PrecisionOptions("bf16", 1, 1));
   const Tensor one = test::MustRun(*single, {"y"}, {{"x", row}})[0];
   for (int64_t i = 0; i < one.NumElements(); ++i) {
     ASSERT_EQ(std::bit_cast<uint32_t>(one.data<float>()[i]),

@@ -11,16 +11,17 @@ namespace {
 using test::Values;
 using ::testing::HasSubstr;
 
-Tensor Floats(Shape shape, std::vector<float> values) {
+Tensor ContainerOpsFloats(const Shape& shape,
+                          const std::vector<float>& values) {
   return Tensor::FromVector<float>(shape, values);
 }
 
 // a = [1, 2], b = [3], c = [4, 5, 6] as constants.
 Graph ThreeTensors() {
   Graph g;
-  g.Const("a", Floats({2}, {1, 2}));
-  g.Const("b", Floats({1}, {3}));
-  g.Const("c", Floats({3}, {4, 5, 6}));
+  g.Const("a", ContainerOpsFloats({2}, {1, 2}));
+  g.Const("b", ContainerOpsFloats({1}, {3}));
+  g.Const("c", ContainerOpsFloats({3}, {4, 5, 6}));
   return g;
 }
 
@@ -71,7 +72,7 @@ TEST(SequenceOpsTest, SplitAndConcatAreInverse) {
   Graph g;
   std::vector<float> values(12);
   for (int i = 0; i < 12; ++i) values[i] = static_cast<float>(i);
-  g.Const("x", Floats({3, 4}, values));
+  g.Const("x", ContainerOpsFloats({3, 4}, values));
   g.Const("lengths", Tensor::FromVector<int64_t>({2}, {1, 3}));
   g.Const("three", Tensor::Scalar<int64_t>(3));
   test::MustAdd(g, {"by_lengths",
@@ -104,7 +105,7 @@ TEST(SequenceOpsTest, SplitAndConcatAreInverse) {
             (V{{0, 4, 8}, {1, 2, 3, 5, 6, 7, 9, 10, 11}}));
   EXPECT_EQ(SequenceItems((*out)[1])[1].shape(), (Shape{3, 1}));  // Shorter.
   EXPECT_EQ(SequenceItems((*out)[2])[0].shape(), (Shape{4}));     // Squeezed.
-  EXPECT_TRUE((*out)[3].BitwiseEqual(Floats({3, 4}, values)));
+  EXPECT_TRUE((*out)[3].BitwiseEqual(ContainerOpsFloats({3, 4}, values)));
   // Rows stacked along a new axis 1: the transpose.
   EXPECT_EQ((*out)[4].shape(), (Shape{4, 3}));
   EXPECT_EQ(Values<float>((*out)[4]),
@@ -113,7 +114,7 @@ TEST(SequenceOpsTest, SplitAndConcatAreInverse) {
 
 TEST(SequenceOpsTest, SplitLengthsMustCoverTheAxis) {
   Graph g;
-  g.Const("x", Floats({4}, {1, 2, 3, 4}));
+  g.Const("x", ContainerOpsFloats({4}, {1, 2, 3, 4}));
   g.Const("lengths", Tensor::FromVector<int64_t>({2}, {1, 2}));
   test::MustAdd(g, {"s", "SplitToSequence", {"x", "lengths"}, {}, ""});
   auto out = test::RunAtOneAndTwoThreads(g, {"s"});
@@ -244,7 +245,7 @@ TEST(SequenceMapTest, RunsTheBodyOnEachItem) {
   body->outputs = {"sum", "shape"};
   for (int threads : {1, 2}) {
     Graph g = ThreeTensors();
-    g.Const("bias", Floats({1}, {10}));
+    g.Const("bias", ContainerOpsFloats({1}, {10}));
     test::MustAdd(g, {"s", "SequenceConstruct", {"a", "b", "c"}, {}, ""});
     test::MustAdd(
         g, {"map",

@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 const std::vector<std::pair<int, int>> kSettings = {{-1, 1}, {-1, 2}, {1, 1},
                                                     {1, 2},  {2, 1},  {2, 2}};
 
-SessionOptions Options(int inter, int intra) {
+SessionOptions ControlFlowOptions(int inter, int intra) {
   return test::PerSessionOptions(inter, intra);
 }
 
@@ -75,7 +75,8 @@ TEST(LoopTest, CarriesStateAndStacksScanOutputsAtEverySetting) {
   for (auto [inter, intra] : kSettings) {
     SCOPED_TRACE("inter " + std::to_string(inter) + ", intra " +
                  std::to_string(intra));
-    auto session = test::MustCreate(SumLoopGraph(), Options(inter, intra));
+    auto session =
+        test::MustCreate(SumLoopGraph(), ControlFlowOptions(inter, intra));
     ASSERT_NE(session, nullptr);
     auto out = test::MustRun(*session, {"loop:0", "loop:1"}, SumFeeds(3));
     ASSERT_EQ(out.size(), 2u);
@@ -107,7 +108,7 @@ TEST(LoopTest, ABodyThatKeepsItsIterationNumberSeesEachOneUnchanged) {
            {"Tout", std::vector<DataType>{DataType::kInt64, DataType::kBool}}},
           ""});
   for (auto [inter, intra] : kSettings) {
-    auto session = test::MustCreate(g, Options(inter, intra));
+    auto session = test::MustCreate(g, ControlFlowOptions(inter, intra));
     ASSERT_NE(session, nullptr);
     auto out = test::MustRun(*session, {"loop:0", "loop:1"},
                              {{"m", Tensor::Scalar<int64_t>(4)}});
@@ -119,7 +120,7 @@ TEST(LoopTest, ABodyThatKeepsItsIterationNumberSeesEachOneUnchanged) {
 }
 
 TEST(LoopTest, ZeroIterationsPassTheInitialValuesThrough) {
-  auto session = test::MustCreate(SumLoopGraph(), Options(2, 1));
+  auto session = test::MustCreate(SumLoopGraph(), ControlFlowOptions(2, 1));
   auto out = test::MustRun(*session, {"loop:0", "loop:1"}, SumFeeds(0));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{0.5f, 0}));
@@ -155,7 +156,7 @@ TEST(LoopTest, StopsWhenTheBodysConditionTurnsFalse) {
                      {"Tout", std::vector<DataType>{DataType::kInt64}}},
                     ""});
   for (auto [inter, intra] : kSettings) {
-    auto session = test::MustCreate(g, Options(inter, intra));
+    auto session = test::MustCreate(g, ControlFlowOptions(inter, intra));
     auto out = test::MustRun(*session, {"loop"},
                              {{"go", Tensor::Scalar<bool>(true)},
                               {"n0", Tensor::Scalar<int64_t>(10)},
@@ -172,7 +173,7 @@ TEST(LoopTest, StopsWhenTheBodysConditionTurnsFalse) {
 }
 
 TEST(LoopTest, RefusesANegativeTripCount) {
-  auto session = test::MustCreate(SumLoopGraph(), Options(1, 1));
+  auto session = test::MustCreate(SumLoopGraph(), ControlFlowOptions(1, 1));
   std::vector<Tensor> out;
   const Status status = session->Run(SumFeeds(-1), {"loop"}, {}, &out);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
@@ -181,7 +182,7 @@ TEST(LoopTest, RefusesANegativeTripCount) {
 }
 
 TEST(LoopTest, AnAbsurdTripCountWithScanOutputsFailsAfterOneIteration) {
-  auto session = test::MustCreate(SumLoopGraph(), Options(2, 1));
+  auto session = test::MustCreate(SumLoopGraph(), ControlFlowOptions(2, 1));
   std::vector<Tensor> out;
   const Status status =
       session->Run(SumFeeds(int64_t{1} << 60), {"loop:1"}, {}, &out);
@@ -191,7 +192,7 @@ TEST(LoopTest, AnAbsurdTripCountWithScanOutputsFailsAfterOneIteration) {
 }
 
 TEST(LoopTest, ScanOutputsObeyTheSessionMemoryLimit) {
-  SessionOptions options = Options(1, 1);
+  SessionOptions options = ControlFlowOptions(1, 1);
   options.memory_limit_bytes = 1000;
   // A condition input: the loop is not bounded by M alone, so only the
   // limit stops it, after 125 iterations of 8 bytes.
@@ -256,8 +257,8 @@ NamedTensors SpinFeeds(int64_t m) {
 TEST(LoopTest, CompletesWhenTheBodyNeedsTheOnlyInterOpThread) {
   for (int inter : {1, -1, 2}) {
     SCOPED_TRACE("inter " + std::to_string(inter));
-    auto session =
-        test::MustCreate(SpinLoopGraph(2000, 1000), Options(inter, 1));
+    auto session = test::MustCreate(SpinLoopGraph(2000, 1000),
+                                    ControlFlowOptions(inter, 1));
     auto out = test::MustRun(*session, {"loop"}, SpinFeeds(4));
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(*out[0].data<float>(), 4000.0f);  // Four Sleeps of 1000 us.
@@ -268,7 +269,8 @@ TEST(LoopTest, IndependentBodyNodesOverlapOnTwoInterOpThreads) {
   // Two 30 ms Spins in each of 3 iterations: on two threads at least one
   // iteration runs them at the same time. Tried a few times: a loaded
   // machine may hold one thread back for a whole iteration.
-  auto session = test::MustCreate(SpinLoopGraph(30'000, 0), Options(2, 1));
+  auto session =
+      test::MustCreate(SpinLoopGraph(30'000, 0), ControlFlowOptions(2, 1));
   bool overlapped = false;
   for (int attempt = 0; attempt < 5 && !overlapped; ++attempt) {
     RunMetadata metadata =
@@ -287,7 +289,7 @@ TEST(LoopTest, IndependentBodyNodesOverlapOnTwoInterOpThreads) {
 }
 
 TEST(LoopTest, TraceShowsBodyNodesWithTheirIteration) {
-  auto session = test::MustCreate(SumLoopGraph(), Options(2, 2));
+  auto session = test::MustCreate(SumLoopGraph(), ControlFlowOptions(2, 2));
   RunMetadata metadata = test::MustRunTraced(*session, {"loop:0"}, SumFeeds(3));
   std::vector<int64_t> sum_iterations;
   for (const NodeExecStats& s : metadata.node_stats) {
@@ -319,7 +321,7 @@ TEST(LoopTest, BodyKernelsSplitOverTheIntraOpPool) {
   const Tensor a = test::SeededFloats(Shape{256, 256}, 3);
   std::vector<Tensor> results;
   for (int intra : {1, 2}) {
-    auto session = test::MustCreate(g, Options(1, intra));
+    auto session = test::MustCreate(g, ControlFlowOptions(1, intra));
     RunOptions options;
     options.trace_level = RunOptions::TraceLevel::kFull;
     RunMetadata metadata;
@@ -347,8 +349,8 @@ TEST(LoopTest, BodyKernelsSplitOverTheIntraOpPool) {
 TEST(LoopTest, ADeadlineStopsALongLoopBetweenIterations) {
   for (int inter : {1, 2, -1}) {
     SCOPED_TRACE("inter " + std::to_string(inter));
-    auto session =
-        test::MustCreate(SpinLoopGraph(100, 2000), Options(inter, 1));
+    auto session = test::MustCreate(SpinLoopGraph(100, 2000),
+                                    ControlFlowOptions(inter, 1));
     RunOptions options;
     options.timeout_ms = 50;
     std::vector<Tensor> out;
@@ -361,8 +363,8 @@ TEST(LoopTest, ADeadlineStopsALongLoopBetweenIterations) {
 TEST(LoopTest, CloseStopsALongLoop) {
   for (int inter : {1, 2, -1}) {
     SCOPED_TRACE("inter " + std::to_string(inter));
-    auto session =
-        test::MustCreate(SpinLoopGraph(100, 2000), Options(inter, 1));
+    auto session = test::MustCreate(SpinLoopGraph(100, 2000),
+                                    ControlFlowOptions(inter, 1));
     std::thread closer([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       EXPECT_TRUE(session->Close().ok());
@@ -385,7 +387,7 @@ TEST(LoopTest, ABodyOfTheWrongDtypeFailsAtSessionCreation) {
     }
     test::MustAdd(wrong, std::move(node));
   }
-  auto session = Session::Create(wrong, Options(1, 1));
+  auto session = Session::Create(wrong, ControlFlowOptions(1, 1));
   ASSERT_FALSE(session.ok());
   EXPECT_THAT(session.status().message(), HasSubstr("attribute 'body'"));
   EXPECT_THAT(session.status().message(), HasSubstr("int32"));
@@ -414,7 +416,8 @@ Graph IfGraph() {
 
 TEST(IfTest, RunsTheBranchTheConditionChooses) {
   for (auto [inter, intra] : kSettings) {
-    auto session = test::MustCreate(IfGraph(), Options(inter, intra));
+    auto session =
+        test::MustCreate(IfGraph(), ControlFlowOptions(inter, intra));
     const Tensor x = Tensor::FromVector<float>({2}, {1, -3});
     auto yes = test::MustRun(*session, {"if"},
                              {{"cond", Tensor::Scalar<bool>(true)}, {"x", x}});
@@ -428,7 +431,7 @@ TEST(IfTest, RunsTheBranchTheConditionChooses) {
 }
 
 TEST(IfTest, AConditionOfManyElementsIsAnError) {
-  auto session = test::MustCreate(IfGraph(), Options(1, 1));
+  auto session = test::MustCreate(IfGraph(), ControlFlowOptions(1, 1));
   std::vector<Tensor> out;
   Tensor two(DataType::kBool, Shape{2});
   const Status status = session->Run(
@@ -463,7 +466,7 @@ TEST(ScanTest, SlicesAndStacksAlongAxesInEitherDirection) {
   // x is [2, 3]: scanning axis 1 backwards gives columns 2, 1, 0.
   const Tensor x = Tensor::FromVector<float>({2, 3}, {1, 2, 3, 10, 20, 30});
   for (auto [inter, intra] : kSettings) {
-    auto session = test::MustCreate(g, Options(inter, intra));
+    auto session = test::MustCreate(g, ControlFlowOptions(inter, intra));
     auto out = test::MustRun(
         *session, {"scan:0", "scan:1"},
         {{"s0", Tensor::FromVector<float>({2}, {0, 0})}, {"x", x}});
@@ -497,7 +500,7 @@ TEST(ScanTest, BatchedScansEachEntry) {
                                                     DataType::kFloat32}}},
                     ""});
   // x is [batch 2, steps 3]: entry 0 sums 1 2 3, entry 1 sums 10 20 30.
-  auto session = test::MustCreate(g, Options(2, 1));
+  auto session = test::MustCreate(g, ControlFlowOptions(2, 1));
   auto out = test::MustRun(
       *session, {"scan:0", "scan:1"},
       {{"s0", Tensor::FromVector<float>({2}, {0, 100})},
@@ -515,7 +518,7 @@ TEST(SubgraphTest, JsonGraphFilesKeepSubgraphs) {
   auto parsed = ParseGraph(text);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(SerializeGraph(*parsed), text);
-  auto session = test::MustCreate(parsed->graph, Options(2, 1));
+  auto session = test::MustCreate(parsed->graph, ControlFlowOptions(2, 1));
   auto out = test::MustRun(*session, {"loop:0"}, SumFeeds(2));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{2.5f, 4}));
@@ -525,7 +528,8 @@ TEST(SubgraphTest, AParameterThatIsNoPlaceholderIsRefused) {
   auto body = SumBody();
   auto broken = std::make_shared<Subgraph>(*body);
   broken->inputs[3] = "sum";
-  auto session = Session::Create(SumLoopGraph(broken), Options(1, 1));
+  auto session =
+      Session::Create(SumLoopGraph(broken), ControlFlowOptions(1, 1));
   ASSERT_FALSE(session.ok());
   EXPECT_THAT(session.status().message(),
               HasSubstr("input 'sum' is not a Placeholder of the subgraph"));

@@ -23,24 +23,24 @@ SessionOptions NchwKernelOptions(int inter, int intra) {
   return options;
 }
 
-struct ConvCase {
+struct FloatConvCase {
   const char* name;
   int64_t n, c, h, w, m, group, kh, kw, stride, dilation, pad;
   bool bias;
 };
 
-Tensor Random(const Shape& shape, uint32_t seed) {
+Tensor ConvRandom(const Shape& shape, uint32_t seed) {
   return test::SeededFloats(shape, seed);
 }
 
-class ConvTest : public testing::TestWithParam<ConvCase> {};
+class ConvTest : public testing::TestWithParam<FloatConvCase> {};
 
 TEST_P(ConvTest, MatchesADirectReference) {
-  const ConvCase p = GetParam();
+  const FloatConvCase p = GetParam();
   const int64_t cg = p.c / p.group, mg = p.m / p.group;
-  const Tensor x = Random({p.n, p.c, p.h, p.w}, 1);
-  const Tensor w = Random({p.m, cg, p.kh, p.kw}, 2);
-  const Tensor b = Random({p.m}, 3);
+  const Tensor x = ConvRandom({p.n, p.c, p.h, p.w}, 1);
+  const Tensor w = ConvRandom({p.m, cg, p.kh, p.kw}, 2);
+  const Tensor b = ConvRandom({p.m}, 3);
   std::vector<Tensor> inputs = {x, w};
   if (p.bias) inputs.push_back(b);
   AttrMap attrs = {
@@ -91,41 +91,45 @@ INSTANTIATE_TEST_SUITE_P(
     Paths, ConvTest,
     testing::Values(
         // name, n, c, h, w, m, group, kh, kw, stride, dilation, pad, bias
-        ConvCase{"pointwise", 2, 16, 9, 30, 24, 1, 1, 1, 1, 1, 0, true},
-        ConvCase{"pointwise_strided", 1, 8, 10, 10, 8, 1, 1, 1, 2, 1, 0, false},
-        ConvCase{"three_by_three_pad", 2, 5, 17, 19, 7, 1, 3, 3, 1, 1, 1, true},
-        ConvCase{"seven_by_seven_stride2", 1, 3, 40, 37, 16, 1, 7, 7, 2, 1, 3,
-                 true},
-        ConvCase{"dilated", 1, 4, 15, 15, 6, 1, 3, 3, 1, 2, 2, false},
-        ConvCase{"grouped", 2, 8, 12, 12, 12, 4, 3, 3, 1, 1, 1, true},
-        ConvCase{"depthwise", 2, 6, 14, 21, 6, 6, 3, 3, 1, 1, 1, true},
-        ConvCase{"depthwise_stride2", 1, 5, 15, 16, 5, 5, 3, 3, 2, 1, 1, false},
+        FloatConvCase{"pointwise", 2, 16, 9, 30, 24, 1, 1, 1, 1, 1, 0, true},
+        FloatConvCase{"pointwise_strided", 1, 8, 10, 10, 8, 1, 1, 1, 2, 1, 0,
+                      false},
+        FloatConvCase{"three_by_three_pad", 2, 5, 17, 19, 7, 1, 3, 3, 1, 1, 1,
+                      true},
+        FloatConvCase{"seven_by_seven_stride2", 1, 3, 40, 37, 16, 1, 7, 7, 2, 1,
+                      3, true},
+        FloatConvCase{"dilated", 1, 4, 15, 15, 6, 1, 3, 3, 1, 2, 2, false},
+        FloatConvCase{"grouped", 2, 8, 12, 12, 12, 4, 3, 3, 1, 1, 1, true},
+        FloatConvCase{"depthwise", 2, 6, 14, 21, 6, 6, 3, 3, 1, 1, 1, true},
+        FloatConvCase{"depthwise_stride2", 1, 5, 15, 16, 5, 5, 3, 3, 2, 1, 1,
+                      false},
         // Wider than 16 outputs (the four-row path) over column phases.
-        ConvCase{"depthwise_stride2_wide", 1, 4, 41, 45, 4, 4, 3, 3, 2, 1, 1,
-                 true},
-        ConvCase{"depthwise_stride3_dilated", 1, 3, 30, 83, 3, 3, 5, 5, 3, 2, 3,
-                 false},
-        ConvCase{"depthwise_stride2_unpadded", 1, 2, 36, 37, 2, 2, 3, 3, 2, 1,
-                 0, true},
+        FloatConvCase{"depthwise_stride2_wide", 1, 4, 41, 45, 4, 4, 3, 3, 2, 1,
+                      1, true},
+        FloatConvCase{"depthwise_stride3_dilated", 1, 3, 30, 83, 3, 3, 5, 5, 3,
+                      2, 3, false},
+        FloatConvCase{"depthwise_stride2_unpadded", 1, 2, 36, 37, 2, 2, 3, 3, 2,
+                      1, 0, true},
         // Planes above DepthwiseRunsInLanes's size, one by one.
-        ConvCase{"depthwise_large_plane", 1, 3, 30, 31, 3, 3, 3, 3, 1, 1, 1,
-                 true},
-        ConvCase{"depthwise_large_plane_stride2", 1, 2, 64, 66, 2, 2, 3, 3, 2,
-                 1, 1, false},
+        FloatConvCase{"depthwise_large_plane", 1, 3, 30, 31, 3, 3, 3, 3, 1, 1,
+                      1, true},
+        FloatConvCase{"depthwise_large_plane_stride2", 1, 2, 64, 66, 2, 2, 3, 3,
+                      2, 1, 1, false},
         // Several blocks of lanes, the last one partial.
-        ConvCase{"depthwise_lane_blocks", 1, 37, 9, 10, 37, 37, 3, 3, 1, 1, 1,
-                 true},
-        ConvCase{"depthwise_multiplier", 1, 3, 9, 9, 6, 3, 5, 5, 1, 1, 2, true},
-        ConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1, 1,
-                 1, true},
-        ConvCase{"window_in_padding_only", 1, 2, 2, 2, 3, 1, 3, 3, 3, 1, 2,
-                 true}),
-    [](const testing::TestParamInfo<ConvCase>& info) {
+        FloatConvCase{"depthwise_lane_blocks", 1, 37, 9, 10, 37, 37, 3, 3, 1, 1,
+                      1, true},
+        FloatConvCase{"depthwise_multiplier", 1, 3, 9, 9, 6, 3, 5, 5, 1, 1, 2,
+                      true},
+        FloatConvCase{"late_layer_channel_blocks", 1, 32, 7, 7, 200, 1, 3, 3, 1,
+                      1, 1, true},
+        FloatConvCase{"window_in_padding_only", 1, 2, 2, 2, 3, 1, 3, 3, 3, 1, 2,
+                      true}),
+    [](const testing::TestParamInfo<FloatConvCase>& info) {
       return info.param.name;
     });
 
 TEST(ConvAnyRankTest, OneDimensionalMatchesADirectReference) {
-  const Tensor x = Random({2, 3, 20}, 4), w = Random({4, 3, 5}, 5);
+  const Tensor x = ConvRandom({2, 3, 20}, 4), w = ConvRandom({4, 3, 5}, 5);
   auto y =
       test::RunOneOutput("Conv", {x, w},
                          {{"pads", AttrValue(std::vector<int64_t>{2, 2})},
@@ -154,7 +158,8 @@ TEST(ConvAnyRankTest, OneDimensionalMatchesADirectReference) {
 TEST(ConvTest, EmptyInputPlanesGiveEmptyOutputs) {
   for (int64_t group : {1, 2}) {
     auto y = test::RunOneOutput(
-        "Conv", {Random({1, 2, 0, 5}, 7), Random({2, 2 / group, 3, 3}, 8)},
+        "Conv",
+        {ConvRandom({1, 2, 0, 5}, 7), ConvRandom({2, 2 / group, 3, 3}, 8)},
         {{"group", AttrValue(group)},
          {"auto_pad", AttrValue(std::string("SAME_UPPER"))}});
     ASSERT_TRUE(y.ok()) << y.status();
@@ -166,7 +171,7 @@ TEST(ConvTest, EmptyInputPlanesGiveEmptyOutputs) {
 // an empty output, not a division by zero when the kernel is built.
 TEST(ConvPackedWeightTest, AnEmptyConstantWeightGivesAnEmptyOutput) {
   auto y = test::RunOneOutput(
-      "Conv", {Random({1, 4, 5, 5}, 15), Random({0, 4, 3, 3}, 16)});
+      "Conv", {ConvRandom({1, 4, 5, 5}, 15), ConvRandom({0, 4, 3, 3}, 16)});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(y->shape(), Shape({1, 0, 3, 3}));
 }
@@ -236,13 +241,14 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
                  std::to_string(p.k) + " stride " + std::to_string(p.stride));
     const Shape x_shape{1, p.c, p.hw, p.hw};
     const Shape w_shape{p.m, p.c / p.group, p.k, p.k};
-    const Tensor x = Random(x_shape, 11), w = Random(w_shape, 12);
-    const Tensor other_w = Random(w_shape, 13);
+    const Tensor x = ConvRandom(x_shape, 11), w = ConvRandom(w_shape, 12);
+    const Tensor other_w = ConvRandom(w_shape, 13);
     const AttrMap attrs = {
         {"group", AttrValue(p.group)},
         {"strides", AttrValue(std::vector<int64_t>(2, p.stride))},
         {"pads", AttrValue(std::vector<int64_t>(4, p.k / 2))}};
-    const Tensor bias = Random({p.m}, 14), other_bias = Random({p.m}, 15);
+    const Tensor bias = ConvRandom({p.m}, 14),
+                 other_bias = ConvRandom({p.m}, 15);
     auto graph_with_w = [&](bool constant_w) {
       return ConvGraph(x_shape, w, constant_w, bias, attrs);
     };
@@ -281,9 +287,9 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
 // Run; feeding another W to the Const's output computes with that one.
 TEST(ConvPackedWeightTest, ConstantDepthwiseWeightsAreArrangedOnce) {
   const Shape x_shape{1, 40, 9, 9}, w_shape{40, 1, 3, 3};
-  const Tensor x = Random(x_shape, 31), w = Random(w_shape, 32);
-  const Tensor other_w = Random(w_shape, 33);
-  const Tensor bias = Random({40}, 34);
+  const Tensor x = ConvRandom(x_shape, 31), w = ConvRandom(w_shape, 32);
+  const Tensor other_w = ConvRandom(w_shape, 33);
+  const Tensor bias = ConvRandom({40}, 34);
   const AttrMap attrs = {{"group", AttrValue(int64_t{40})},
                          {"pads", AttrValue(std::vector<int64_t>(4, 1))}};
   auto graph_with_w = [&](bool constant_w) {
@@ -308,7 +314,8 @@ TEST(ConvPackedWeightTest, ConstantDepthwiseWeightsAreArrangedOnce) {
 // X per Run would cost what the product does), reports no packed bytes,
 // and computes what the direct reference does.
 TEST(ConvPackedWeightTest, FewChannelsOverEveryPixelStayUnpacked) {
-  const Tensor x = Random({1, 40, 11, 13}, 21), w = Random({24, 40, 1, 1}, 22);
+  const Tensor x = ConvRandom({1, 40, 11, 13}, 21),
+               w = ConvRandom({24, 40, 1, 1}, 22);
   Graph g;
   g.Placeholder("x", DataType::kFloat32, PartialShape({1, 40, 11, 13}));
   g.Const("w", w);
@@ -356,7 +363,7 @@ TEST(MaxPool2DTest, MatchesADirectReference) {
                  " kernel " + std::to_string(c.k) + " stride " +
                  std::to_string(c.s) + " dilation " + std::to_string(c.d) +
                  " pad " + std::to_string(c.pad));
-    const Tensor x = Random({2, 3, c.h, c.w}, 6);
+    const Tensor x = ConvRandom({2, 3, c.h, c.w}, 6);
     auto y = test::RunOneOutput(
         "MaxPool", {x},
         {{"kernel_shape", AttrValue(std::vector<int64_t>{c.k, c.k})},
@@ -402,7 +409,7 @@ TEST(GlobalAveragePoolTest, MeansEachPlaneInDouble) {
   for (const Shape& shape :
        {Shape({2, 3, 1, 5}), Shape({1, 4, 13, 13}), Shape({1, 2, 7, 8})}) {
     SCOPED_TRACE(shape.ToString());
-    Tensor x = Random(shape, 41);
+    Tensor x = ConvRandom(shape, 41);
     const int64_t planes = shape.dim(0) * shape.dim(1);
     const int64_t size = shape.dim(2) * shape.dim(3);
     float* v = x.data<float>();

@@ -10,32 +10,33 @@ namespace {
 
 using ::testing::HasSubstr;
 
-StatusOr<Tensor> RunOne(const std::string& op, Tensor x, AttrMap attrs = {}) {
+StatusOr<Tensor> LinalgOpsRunOne(const std::string& op, Tensor x,
+                                 AttrMap attrs = {}) {
   return test::RunOneOutput(op, {std::move(x)}, std::move(attrs));
 }
 
 TEST(LinalgOpsTest, DetOfABatchNeedsPivotingAndKeepsTheSwapSign) {
   // [[0, 1], [1, 0]] needs a row swap: det -1; [[2, 4], [1, 2]] is
   // singular.
-  auto two =
-      RunOne("Det", Tensor::FromVector<float>(
-                        {3, 2, 2}, {0, 1, 1, 0, 1, 2, 3, 4, 2, 4, 1, 2}));
+  auto two = LinalgOpsRunOne(
+      "Det", Tensor::FromVector<float>({3, 2, 2},
+                                       {0, 1, 1, 0, 1, 2, 3, 4, 2, 4, 1, 2}));
   ASSERT_TRUE(two.ok()) << two.status().ToString();
   EXPECT_EQ(two->shape(), (Shape{3}));
   EXPECT_EQ(test::Values<float>(*two), (std::vector<float>{-1, -2, 0}));
 
-  auto three = RunOne(
+  auto three = LinalgOpsRunOne(
       "Det", Tensor::FromVector<double>({3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2}));
   ASSERT_TRUE(three.ok());
   EXPECT_EQ(three->shape(), Shape{});
   // 2 (3*2 - 2*1) - 0 + 1 (1*1 - 3*1) = 8 - 2.
   EXPECT_NEAR(three->data<double>()[0], 6.0, 1e-12);
 
-  EXPECT_THAT(
-      RunOne("Det", Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
-          .status()
-          .message(),
-      HasSubstr("needs square matrices"));
+  EXPECT_THAT(LinalgOpsRunOne(
+                  "Det", Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}))
+                  .status()
+                  .message(),
+              HasSubstr("needs square matrices"));
 }
 
 // Einsum against the same products written out: explicit and implicit
@@ -77,18 +78,18 @@ TEST(LinalgOpsTest, EinsumEquations) {
 TEST(LinalgOpsTest, MeanVarianceNormalizationOverTheGivenAxes) {
   // Over axis 1 of [[1, 3], [2, 2]]: row 0 has mean 2, std 1; row 1 has
   // std 0, so it becomes 0 (the 1e-9 keeps it finite).
-  auto y = RunOne("MeanVarianceNormalization",
-                  Tensor::FromVector<float>({2, 2}, {1, 3, 2, 2}),
-                  {{"axes", std::vector<int64_t>{1}}});
+  auto y = LinalgOpsRunOne("MeanVarianceNormalization",
+                           Tensor::FromVector<float>({2, 2}, {1, 3, 2, 2}),
+                           {{"axes", std::vector<int64_t>{1}}});
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   const std::vector<float> v = test::Values<float>(*y);
   EXPECT_NEAR(v[0], -1, 1e-6);
   EXPECT_NEAR(v[1], 1, 1e-6);
   EXPECT_EQ(v[2], 0);
   EXPECT_EQ(v[3], 0);
-  EXPECT_THAT(RunOne("MeanVarianceNormalization",
-                     Tensor::FromVector<float>({2}, {1, 2}),
-                     {{"axes", std::vector<int64_t>{3}}})
+  EXPECT_THAT(LinalgOpsRunOne("MeanVarianceNormalization",
+                              Tensor::FromVector<float>({2}, {1, 2}),
+                              {{"axes", std::vector<int64_t>{3}}})
                   .status()
                   .message(),
               HasSubstr("axis"));

@@ -14,14 +14,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Tensor Floats(const Shape& shape, const std::vector<float>& values) {
+Tensor LpOpsFloats(const Shape& shape, const std::vector<float>& values) {
   return Tensor::FromVector<float>(shape, values);
 }
 
 // One plane 2 x 3, windows 2 x 2 at stride 1 with the left column padded:
 // the padding adds nothing to a norm.
 TEST(LpPoolTest, EachWindowIsThePNormOfTheValuesInside) {
-  const Tensor x = Floats({1, 1, 2, 3}, {1, -2, 3, -4, 5, -6});
+  const Tensor x = LpOpsFloats({1, 1, 2, 3}, {1, -2, 3, -4, 5, -6});
   for (int64_t p : {1, 2, 3}) {
     SCOPED_TRACE(p);
     auto y = test::RunOneOutput("LpPool", {x},
@@ -45,12 +45,13 @@ TEST(LpPoolTest, EachWindowIsThePNormOfTheValuesInside) {
 
 TEST(LpPoolTest, GlobalLpPoolTakesEachPlanesNorm) {
   auto y = test::RunOneOutput(
-      "GlobalLpPool", {Floats({1, 2, 2, 2}, {3, 0, 0, 4, 1, -1, 1, -1})});
+      "GlobalLpPool", {LpOpsFloats({1, 2, 2, 2}, {3, 0, 0, 4, 1, -1, 1, -1})});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(y->shape(), (Shape{1, 2, 1, 1}));
   EXPECT_EQ(test::Values<float>(*y), (std::vector<float>{5, 2}));
-  auto l1 = test::RunOneOutput("GlobalLpPool", {Floats({1, 1, 3}, {1, -2, 3})},
-                               {{"p", int64_t{1}}});
+  auto l1 =
+      test::RunOneOutput("GlobalLpPool", {LpOpsFloats({1, 1, 3}, {1, -2, 3})},
+                         {{"p", int64_t{1}}});
   ASSERT_TRUE(l1.ok()) << l1.status();
   EXPECT_EQ(test::Values<float>(*l1), (std::vector<float>{6}));
   // The norm of no values is 0.
@@ -58,7 +59,7 @@ TEST(LpPoolTest, GlobalLpPoolTakesEachPlanesNorm) {
                                   {Tensor::FromVector<float>({1, 2, 0}, {})});
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ(test::Values<float>(*empty), (std::vector<float>{0, 0}));
-  EXPECT_THAT(test::RunOneOutput("GlobalLpPool", {Floats({1, 1, 1}, {1})},
+  EXPECT_THAT(test::RunOneOutput("GlobalLpPool", {LpOpsFloats({1, 1, 1}, {1})},
                                  {{"p", int64_t{0}}})
                   .status()
                   .message(),
@@ -69,7 +70,7 @@ TEST(LpPoolTest, GlobalLpPoolTakesEachPlanesNorm) {
 // zeros, a NaN makes its row NaN (ONNX Runtime's answers).
 TEST(LpNormalizationTest, DividesEachLineByItsNorm) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const Tensor x = Floats({3, 2}, {3, 4, 0, 0, nan, 1});
+  const Tensor x = LpOpsFloats({3, 2}, {3, 4, 0, 0, nan, 1});
   auto l2 = test::RunOneOutput("LpNormalization", {x});
   ASSERT_TRUE(l2.ok()) << l2.status();
   const std::vector<float> got = test::Values<float>(*l2);
@@ -80,7 +81,7 @@ TEST(LpNormalizationTest, DividesEachLineByItsNorm) {
   EXPECT_TRUE(std::isnan(got[4]) && std::isnan(got[5]));
   // Along axis 0, p = 1: columns (3, 0, 1) and (4, 0, 2) of a finite x.
   auto l1 = test::RunOneOutput("LpNormalization",
-                               {Floats({3, 2}, {3, 4, 0, 0, 1, -2})},
+                               {LpOpsFloats({3, 2}, {3, 4, 0, 0, 1, -2})},
                                {{"axis", int64_t{0}}, {"p", int64_t{1}}});
   ASSERT_TRUE(l1.ok()) << l1.status();
   EXPECT_EQ(test::Values<float>(*l1),

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 
 // Runs `fetch` of g with intra = 2 and with intra = 1; both must agree
 // bitwise. Returns the result.
-Tensor Eval(const Graph& g, const std::string& fetch) {
+Tensor OpsEval(const Graph& g, const std::string& fetch) {
   auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
   auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
   auto a = test::MustRun(*serial, {fetch});
@@ -46,15 +46,15 @@ TEST(OpsTest, ArithmeticWithBroadcasting) {
   g.Mul("mul_s", s, a);
   g.Div("div_row", row, a);
   g.Add("outer", row, col);  // [3] + [2, 1] -> [2, 3]
-  EXPECT_EQ(Values<float>(Eval(g, "add_row")),
+  EXPECT_EQ(Values<float>(OpsEval(g, "add_row")),
             (std::vector<float>{11, 22, 33, 14, 25, 36}));
-  EXPECT_EQ(Values<float>(Eval(g, "sub_col")),
+  EXPECT_EQ(Values<float>(OpsEval(g, "sub_col")),
             (std::vector<float>{-99, -98, -97, -196, -195, -194}));
-  EXPECT_EQ(Values<float>(Eval(g, "mul_s")),
+  EXPECT_EQ(Values<float>(OpsEval(g, "mul_s")),
             (std::vector<float>{2, 4, 6, 8, 10, 12}));
-  EXPECT_EQ(Values<float>(Eval(g, "div_row")),
+  EXPECT_EQ(Values<float>(OpsEval(g, "div_row")),
             (std::vector<float>{10, 10, 10, 2.5, 4, 5}));
-  Tensor outer = Eval(g, "outer");
+  Tensor outer = OpsEval(g, "outer");
   EXPECT_EQ(outer.shape(), (Shape{2, 3}));
   EXPECT_EQ(Values<float>(outer),
             (std::vector<float>{110, 120, 130, 210, 220, 230}));
@@ -68,8 +68,8 @@ TEST(OpsTest, BroadcastingSizeOneAndZeroSizeDims) {
   auto one = g.Const("one", Tensor::FromVector<float>({1}, {1}));
   g.Add("ab", a, b);
   g.Add("zone", z, one);
-  EXPECT_EQ(Eval(g, "ab").shape(), (Shape{4, 5, 3}));
-  EXPECT_EQ(Eval(g, "zone").shape(), (Shape{0, 3}));
+  EXPECT_EQ(OpsEval(g, "ab").shape(), (Shape{4, 5, 3}));
+  EXPECT_EQ(OpsEval(g, "zone").shape(), (Shape{0, 3}));
 }
 
 TEST(OpsTest, IntegerArithmetic) {
@@ -79,7 +79,7 @@ TEST(OpsTest, IntegerArithmetic) {
   auto zero = g.Const("zero", Tensor::FromVector<int32_t>({3}, {1, 0, 1}));
   g.Div("div", a, b);
   g.Div("div0", a, zero);
-  EXPECT_EQ(Values<int32_t>(Eval(g, "div")),
+  EXPECT_EQ(Values<int32_t>(OpsEval(g, "div")),
             (std::vector<int32_t>{3, -3, INT32_MIN}));  // Truncation; wraps.
   Status s = EvalStatus(g, "div0");
   EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'div0' (op Div)"),
@@ -90,7 +90,7 @@ TEST(OpsTest, Relu) {
   Graph g;
   auto x = g.Const("x", Tensor::FromVector<float>({4}, {-1, 0, 2, -0.5}));
   g.Relu("r", x);
-  EXPECT_EQ(Values<float>(Eval(g, "r")), (std::vector<float>{0, 0, 2, 0}));
+  EXPECT_EQ(Values<float>(OpsEval(g, "r")), (std::vector<float>{0, 0, 2, 0}));
 }
 
 std::vector<double> ReferenceMatMul(const std::vector<float>& a,
@@ -129,7 +129,7 @@ TEST(OpsTest, MatMulWithTransposes) {
                     1e-5 * (1 + std::abs(ref[i])))
             << "ta=" << ta << " tb=" << tb << " i=" << i;
       }
-      EXPECT_TRUE(out[2].BitwiseEqual(Eval(g, "c")));
+      EXPECT_TRUE(out[2].BitwiseEqual(OpsEval(g, "c")));
     }
   }
 }
@@ -143,15 +143,15 @@ TEST(OpsTest, ReduceSumAxesAndKeepdims) {
   g.ReduceSum("all_flat", x, {}, false);  // []
   g.ReduceSum("ax1", x, {1}, false);      // [2, 4]
   g.ReduceSum("ax02", x, {0, -1}, true);  // [1, 3, 1]
-  Tensor all = Eval(g, "all");
+  Tensor all = OpsEval(g, "all");
   EXPECT_EQ(all.shape(), (Shape{1, 1, 1}));
   EXPECT_EQ(all.data<float>()[0], 276);
-  EXPECT_EQ(Eval(g, "all_flat").shape(), Shape{});
-  Tensor ax1 = Eval(g, "ax1");
+  EXPECT_EQ(OpsEval(g, "all_flat").shape(), Shape{});
+  Tensor ax1 = OpsEval(g, "ax1");
   EXPECT_EQ(ax1.shape(), (Shape{2, 4}));
   EXPECT_EQ(Values<float>(ax1),
             (std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57}));
-  Tensor ax02 = Eval(g, "ax02");
+  Tensor ax02 = OpsEval(g, "ax02");
   EXPECT_EQ(ax02.shape(), (Shape{1, 3, 1}));
   EXPECT_EQ(Values<float>(ax02), (std::vector<float>{60, 92, 124}));
 
@@ -185,9 +185,10 @@ TEST(OpsTest, ReduceMaxAndMinOfInfinitiesAreInfinite) {
                       {hi},
                       {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}},
                       ""});
-    EXPECT_EQ(Values<float>(Eval(g, "max")), (std::vector<float>{-inf, -1.0f}))
+    EXPECT_EQ(Values<float>(OpsEval(g, "max")),
+              (std::vector<float>{-inf, -1.0f}))
         << width;
-    EXPECT_EQ(Values<float>(Eval(g, "min")), (std::vector<float>{inf, 1.0f}))
+    EXPECT_EQ(Values<float>(OpsEval(g, "min")), (std::vector<float>{inf, 1.0f}))
         << width;
   }
 }
@@ -215,12 +216,12 @@ TEST(OpsTest, ReduceLogSumExpDoesNotOverflow) {
   lse("columns", big, {0});
   lse("all", big, {});
   lse("specials", special, {1});
-  EXPECT_EQ(Values<float>(Eval(g, "rows")),
+  EXPECT_EQ(Values<float>(OpsEval(g, "rows")),
             (std::vector<float>{1000 + log2, log2}));
-  EXPECT_EQ(Values<float>(Eval(g, "columns")),
+  EXPECT_EQ(Values<float>(OpsEval(g, "columns")),
             (std::vector<float>{1000.0f, 1000.0f}));
-  EXPECT_NEAR(Values<float>(Eval(g, "all"))[0], 1000 + log2, 1e-3);
-  const std::vector<float> specials = Values<float>(Eval(g, "specials"));
+  EXPECT_NEAR(Values<float>(OpsEval(g, "all"))[0], 1000 + log2, 1e-3);
+  const std::vector<float> specials = Values<float>(OpsEval(g, "specials"));
   EXPECT_EQ(specials[0], -inf);
   EXPECT_TRUE(std::isnan(specials[1]));
   EXPECT_EQ(specials[2], inf);
@@ -230,7 +231,7 @@ TEST(OpsTest, ReduceSumOfManyElementsIsThreadCountIndependent) {
   Graph g;
   auto x = g.RandomUniform("x", DataType::kFloat32, {100003}, 9);
   g.ReduceSum("s", x, {}, false);
-  Tensor s = Eval(g, "s");  // Eval checks intra 1 vs 2 bitwise.
+  Tensor s = OpsEval(g, "s");  // OpsEval checks intra 1 vs 2 bitwise.
   EXPECT_NEAR(s.data<float>()[0], 100003 / 2.0, 1000);
 }
 
@@ -249,16 +250,16 @@ TEST(OpsTest, RandomUniformIsCounterBased) {
                           {"dtype", DataType::kFloat64}},
                          ""})
                   .ok());
-  Tensor a = Eval(g, "short");
-  Tensor b = Eval(g, "long");
+  Tensor a = OpsEval(g, "short");
+  Tensor b = OpsEval(g, "long");
   for (int i = 0; i < 10; ++i)
     EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]);
-  EXPECT_FALSE(a.BitwiseEqual(Eval(g, "other")));
+  EXPECT_FALSE(a.BitwiseEqual(OpsEval(g, "other")));
   for (float v : Values<float>(b)) {
     EXPECT_GE(v, 0.0f);
     EXPECT_LT(v, 1.0f);
   }
-  for (double v : Values<double>(Eval(g, "ranged"))) {
+  for (double v : Values<double>(OpsEval(g, "ranged"))) {
     EXPECT_GE(v, -2.0);
     EXPECT_LT(v, -1.0);
   }
@@ -268,8 +269,8 @@ TEST(OpsTest, SpinAndSleepOutputTheirMicros) {
   Graph g;
   auto s = g.Spin("spin", 200);
   g.Sleep("sleep", 300, s);
-  EXPECT_EQ(Eval(g, "spin").data<float>()[0], 200);
-  EXPECT_EQ(Eval(g, "sleep").data<float>()[0], 300);
+  EXPECT_EQ(OpsEval(g, "spin").data<float>()[0], 200);
+  EXPECT_EQ(OpsEval(g, "sleep").data<float>()[0], 300);
   Graph bad;
   bad.Spin("neg", -1);
   EXPECT_THAT(EvalStatus(bad, "neg").message(), HasSubstr("'micros'"));
@@ -316,7 +317,7 @@ TEST(OpsTest, UserRegisteredOpAndKernel) {
   Graph g;
   auto x = g.Const("x", Tensor::FromVector<float>({3}, {1, 2, 3}));
   ASSERT_TRUE(g.AddNode({"sq", "TestSquare", {x}, {}, ""}).ok());
-  EXPECT_EQ(Values<float>(Eval(g, "sq")), (std::vector<float>{1, 4, 9}));
+  EXPECT_EQ(Values<float>(OpsEval(g, "sq")), (std::vector<float>{1, 4, 9}));
   Graph wrong_type;
   auto i = wrong_type.Const("i", Tensor::FromVector<int32_t>({1}, {1}));
   ASSERT_TRUE(wrong_type.AddNode({"sq", "TestSquare", {i}, {}, ""}).ok());
@@ -448,7 +449,7 @@ TEST(OpsTest, CustomOpCallsARegisteredFunction) {
                           {"blocking", true}},
                          ""})
                   .ok());
-  EXPECT_EQ(Eval(g, "c").data<double>()[0], 3.5);
+  EXPECT_EQ(OpsEval(g, "c").data<double>()[0], 3.5);
 
   Graph missing;
   ASSERT_TRUE(missing

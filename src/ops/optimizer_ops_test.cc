@@ -8,7 +8,7 @@
 namespace weft {
 namespace {
 
-Tensor F(std::vector<float> v) {
+Tensor FloatVector(const std::vector<float>& v) {
   const int64_t n = static_cast<int64_t>(v.size());
   return Tensor::FromVector<float>({n}, v);
 }
@@ -29,8 +29,10 @@ std::vector<Tensor> Step(const std::string& op, std::vector<Tensor> tensors,
 TEST(OptimizerOpsTest, AdamFollowsTheOnnxRuleWithBiasCorrection) {
   const double alpha = 0.9, beta = 0.999, eps = 1e-6, r = 0.1, t = 1;
   const float x = 1.0f, g = -2.0f, v = 0.5f, h = 0.25f;
-  auto out = Step("Adam", {F({x, x}), F({g, g}), F({v, v}), F({h, h})}, 3,
-                  {{"alpha", alpha}, {"beta", beta}, {"epsilon", eps}});
+  auto out = Step("Adam",
+                  {FloatVector({x, x}), FloatVector({g, g}),
+                   FloatVector({v, v}), FloatVector({h, h})},
+                  3, {{"alpha", alpha}, {"beta", beta}, {"epsilon", eps}});
   ASSERT_EQ(out.size(), 3u);
   const double v_new = alpha * v + (1 - alpha) * g;
   const double h_new = beta * h + (1 - beta) * g * g;
@@ -44,8 +46,10 @@ TEST(OptimizerOpsTest, AdamFollowsTheOnnxRuleWithBiasCorrection) {
 
 TEST(OptimizerOpsTest, NesterovStepsAlongGradientPlusMomentum) {
   // v_new = 0.5 * 1 + 0.2 * 3 = 1.1; x_new = 2 - 0.1 * (3 + 0.5 * 1.1).
-  auto out = Step("Momentum", {F({2, 2}), F({3, 3}), F({1, 1})}, 2,
-                  {{"alpha", 0.5}, {"beta", 0.2}, {"mode", "nesterov"}});
+  auto out =
+      Step("Momentum",
+           {FloatVector({2, 2}), FloatVector({3, 3}), FloatVector({1, 1})}, 2,
+           {{"alpha", 0.5}, {"beta", 0.2}, {"mode", "nesterov"}});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_NEAR(out[0].data<float>()[0], 2 - 0.1 * (3 + 0.5 * 1.1), 1e-6);
   EXPECT_NEAR(out[1].data<float>()[0], 1.1, 1e-6);

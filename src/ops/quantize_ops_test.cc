@@ -24,7 +24,8 @@ StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
   return test::RunOneNode(op, std::move(inputs), {}, outputs);
 }
 
-Tensor F(const std::vector<int64_t>& dims, const std::vector<float>& v) {
+Tensor FloatTensor(const std::vector<int64_t>& dims,
+                   const std::vector<float>& v) {
   return Tensor::FromVector<float>(Shape(dims), v);
 }
 Tensor U8(const std::vector<int64_t>& dims, const std::vector<uint8_t>& v) {
@@ -36,65 +37,74 @@ Tensor I8(const std::vector<int64_t>& dims, const std::vector<int8_t>& v) {
 
 TEST(QuantizeOpsTest, QuantizeRoundsHalfToEvenAndSaturates) {
   // x / 2: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, then + 128; -1000 and 1000 clamp.
-  auto y = RunOp("QuantizeLinear",
-                 {F({5}, {1, 3, 5, -1000, 1000}), F({}, {2}), U8({}, {128})});
+  auto y = RunOp("QuantizeLinear", {FloatTensor({5}, {1, 3, 5, -1000, 1000}),
+                                    FloatTensor({}, {2}), U8({}, {128})});
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   EXPECT_EQ(test::Values<uint8_t>((*y)[0]),
             (std::vector<uint8_t>{128, 130, 130, 0, 255}));
   // No zero point: uint8 around 0. An int8 zero point makes the output int8.
-  auto none = RunOp("QuantizeLinear", {F({2}, {-4, 4}), F({}, {1})});
+  auto none = RunOp("QuantizeLinear",
+                    {FloatTensor({2}, {-4, 4}), FloatTensor({}, {1})});
   ASSERT_TRUE(none.ok());
   EXPECT_EQ((*none)[0].dtype(), DataType::kUInt8);
   EXPECT_EQ(test::Values<uint8_t>((*none)[0]), (std::vector<uint8_t>{0, 4}));
-  auto s8 =
-      RunOp("QuantizeLinear", {F({2}, {-400, 4}), F({}, {1}), I8({}, {-1})});
+  auto s8 = RunOp("QuantizeLinear", {FloatTensor({2}, {-400, 4}),
+                                     FloatTensor({}, {1}), I8({}, {-1})});
   ASSERT_TRUE(s8.ok());
   EXPECT_EQ(test::Values<int8_t>((*s8)[0]), (std::vector<int8_t>{-128, 3}));
 }
 
 TEST(QuantizeOpsTest, PerAxisScalesAndZeroPoints) {
   // Axis 1 of [2, 2]: column 0 scale 1 zero 0, column 1 scale 10 zero 100.
-  auto q = RunOp("QuantizeLinear", {F({2, 2}, {1, 20, 2, 40}), F({2}, {1, 10}),
-                                    U8({2}, {0, 100})});
+  auto q =
+      RunOp("QuantizeLinear", {FloatTensor({2, 2}, {1, 20, 2, 40}),
+                               FloatTensor({2}, {1, 10}), U8({2}, {0, 100})});
   ASSERT_TRUE(q.ok()) << q.status().ToString();
   EXPECT_EQ(test::Values<uint8_t>((*q)[0]),
             (std::vector<uint8_t>{1, 102, 2, 104}));
-  auto d =
-      RunOp("DequantizeLinear", {(*q)[0], F({2}, {1, 10}), U8({2}, {0, 100})});
+  auto d = RunOp("DequantizeLinear",
+                 {(*q)[0], FloatTensor({2}, {1, 10}), U8({2}, {0, 100})});
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(test::Values<float>((*d)[0]), (std::vector<float>{1, 20, 2, 40}));
 }
 
 TEST(QuantizeOpsTest, BadScalesAndZeroPointsAreErrors) {
   EXPECT_THAT(
-      RunOp("QuantizeLinear", {F({2}, {1, 2}), F({}, {0})}).status().message(),
-      HasSubstr("a scale must be finite and non-zero"));
-  // A float zero point: the output dtype would be float32.
-  EXPECT_THAT(RunOp("QuantizeLinear", {F({2}, {1, 2}), F({}, {1}), F({}, {0})})
-                  .status()
-                  .message(),
-              HasSubstr("output_dtype"));
-  EXPECT_THAT(RunOp("QuantizeLinear", {F({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                       F({2}, {1, 1}), U8({2}, {0, 0})})
-                  .status()
-                  .message(),
-              HasSubstr("y_scale has 2 entries for axis 1 of size 3"));
-  EXPECT_THAT(
-      RunOp("DequantizeLinear", {U8({2}, {1, 2}), F({}, {1}), I8({}, {0})})
+      RunOp("QuantizeLinear", {FloatTensor({2}, {1, 2}), FloatTensor({}, {0})})
           .status()
           .message(),
-      HasSubstr("the zero point has dtype int8, expected uint8"));
+      HasSubstr("a scale must be finite and non-zero"));
+  // A float zero point: the output dtype would be float32.
+  EXPECT_THAT(
+      RunOp("QuantizeLinear", {FloatTensor({2}, {1, 2}), FloatTensor({}, {1}),
+                               FloatTensor({}, {0})})
+          .status()
+          .message(),
+      HasSubstr("output_dtype"));
+  EXPECT_THAT(
+      RunOp("QuantizeLinear", {FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6}),
+                               FloatTensor({2}, {1, 1}), U8({2}, {0, 0})})
+          .status()
+          .message(),
+      HasSubstr("y_scale has 2 entries for axis 1 of size 3"));
+  EXPECT_THAT(RunOp("DequantizeLinear",
+                    {U8({2}, {1, 2}), FloatTensor({}, {1}), I8({}, {0})})
+                  .status()
+                  .message(),
+              HasSubstr("the zero point has dtype int8, expected uint8"));
 }
 
 TEST(QuantizeOpsTest, DynamicQuantizeCoversTheRangeWithZero) {
   // Range [0, 255] (min clamped up to 0): scale 1, zero point 0.
-  auto y = RunOp("DynamicQuantizeLinear", {F({3}, {0, 2.5f, 255})}, 3);
+  auto y =
+      RunOp("DynamicQuantizeLinear", {FloatTensor({3}, {0, 2.5f, 255})}, 3);
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   EXPECT_EQ(test::Values<uint8_t>((*y)[0]), (std::vector<uint8_t>{0, 2, 255}));
   EXPECT_EQ((*y)[1].data<float>()[0], 1.0f);
   EXPECT_EQ((*y)[2].data<uint8_t>()[0], 0);
   // [-51, 204]: scale 1, zero point 51.
-  auto shifted = RunOp("DynamicQuantizeLinear", {F({2}, {-51, 204})}, 3);
+  auto shifted =
+      RunOp("DynamicQuantizeLinear", {FloatTensor({2}, {-51, 204})}, 3);
   ASSERT_TRUE(shifted.ok());
   EXPECT_EQ(test::Values<uint8_t>((*shifted)[0]),
             (std::vector<uint8_t>{0, 255}));
@@ -153,10 +163,10 @@ TEST(QuantizeOpsTest, IntegerProductsAreExact) {
 
   // QLinearMatMul: (2 * 0.5) x (4 * 0.25) = 1 per term, K = 2: 2 / y_scale 0.5
   // = 4, + y_zero 10 = 14.
-  auto q =
-      RunOp("QLinearMatMul",
-            {U8({1, 2}, {2, 2}), F({}, {0.5f}), U8({}, {0}), U8({2, 1}, {4, 4}),
-             F({}, {0.25f}), U8({}, {0}), F({}, {0.5f}), U8({}, {10})});
+  auto q = RunOp("QLinearMatMul",
+                 {U8({1, 2}, {2, 2}), FloatTensor({}, {0.5f}), U8({}, {0}),
+                  U8({2, 1}, {4, 4}), FloatTensor({}, {0.25f}), U8({}, {0}),
+                  FloatTensor({}, {0.5f}), U8({}, {10})});
   ASSERT_TRUE(q.ok()) << q.status().ToString();
   EXPECT_EQ(test::Values<uint8_t>((*q)[0]), (std::vector<uint8_t>{14}));
   EXPECT_THAT(RunOp("MatMulInteger",
@@ -190,9 +200,10 @@ TEST(QuantizeOpsTest, IntegerProductsFollowNumPysShapes) {
 
   // QLinearMatMul, matrix x vector: rows (2, 2) and (4, 4) at scale 0.5
   // times (4, 4) at 0.25 sum to 2 and 4, / 0.5 + 10 = 14 and 18.
-  auto q = RunOp("QLinearMatMul", {U8({2, 2}, {2, 2, 4, 4}), F({}, {0.5f}),
-                                   U8({}, {0}), U8({2}, {4, 4}), F({}, {0.25f}),
-                                   U8({}, {0}), F({}, {0.5f}), U8({}, {10})});
+  auto q = RunOp("QLinearMatMul",
+                 {U8({2, 2}, {2, 2, 4, 4}), FloatTensor({}, {0.5f}),
+                  U8({}, {0}), U8({2}, {4, 4}), FloatTensor({}, {0.25f}),
+                  U8({}, {0}), FloatTensor({}, {0.5f}), U8({}, {10})});
   ASSERT_TRUE(q.ok()) << q.status().ToString();
   EXPECT_EQ((*q)[0].shape(), Shape{2});
   EXPECT_EQ(test::Values<uint8_t>((*q)[0]), (std::vector<uint8_t>{14, 18}));

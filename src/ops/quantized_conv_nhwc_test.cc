@@ -13,7 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Case {
+struct QuantizedConvNhwcCase {
   const char* name;
   int64_t n, c, h, w, m, k, stride, pad, dilation, group;
 };
@@ -21,7 +21,7 @@ struct Case {
 // One QLinearConv's constants: int8 weights, symmetric unless `w_zero`
 // says otherwise, per-channel weight scales, an int32 bias, and y's dtype.
 void AddQLinearConv(Graph& g, const std::string& name, const std::string& x,
-                    const Case& t, bool int8_y, uint32_t seed,
+                    const QuantizedConvNhwcCase& t, bool int8_y, uint32_t seed,
                     const std::string& op = "QLinearConv",
                     std::vector<int8_t> w_zero = {}) {
   if (w_zero.empty()) w_zero.assign(static_cast<size_t>(t.m), 0);
@@ -67,7 +67,7 @@ void AddQLinearConv(Graph& g, const std::string& name, const std::string& x,
 // and two threads, on the int8 kernel this process runs (the kernel-choice
 // variants of ctest run the other).
 TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
-  const Case cases[] = {
+  const QuantizedConvNhwcCase cases[] = {
       {"1x1", 2, 16, 9, 11, 24, 1, 1, 0, 1, 1},
       {"3x3", 1, 8, 10, 9, 64, 3, 1, 1, 1, 1},
       {"3x3/2 partial block", 1, 32, 9, 12, 72, 3, 2, 1, 1, 1},
@@ -91,7 +91,7 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"depthwise 5x5/2, a block, a wide tail, two row groups", 1, 120, 11, 12,
        120, 5, 2, 2, 1, 120},
   };
-  for (const Case& t : cases) {
+  for (const QuantizedConvNhwcCase& t : cases) {
     for (bool int8_y : {false, true}) {
       SCOPED_TRACE(std::string(t.name) + (int8_y ? ", int8 y" : ", uint8 y"));
       const Shape x_shape{t.n, t.c, t.h, t.w};
@@ -125,7 +125,7 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
 }
 
 TEST(NhwcQLinearConvTest, RefusesWhatItCannotCompute) {
-  const Case t = {"3x3", 1, 8, 6, 6, 16, 3, 1, 1, 1, 1};
+  const QuantizedConvNhwcCase t = {"3x3", 1, 8, 6, 6, 16, 3, 1, 1, 1, 1};
   const Shape x_shape{1, 6, 6, 8};
   {
     // A weight zero point other than 0.

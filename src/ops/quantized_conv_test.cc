@@ -117,7 +117,7 @@ Tensor MinusZero(const Tensor& t, const std::vector<int32_t>& zero) {
   return out;
 }
 
-struct ConvCase {
+struct QuantizedConvCase {
   const char* name;
   int64_t n, c, h, w, m, k, stride, pad, dilation, group;
 };
@@ -130,7 +130,7 @@ struct ConvCase {
 // (w - w_zero), exact at these sizes (every sum below 2^24), at one and
 // two threads.
 TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
-  const ConvCase cases[] = {
+  const QuantizedConvCase cases[] = {
       {"1x1", 2, 13, 9, 11, 19, 1, 1, 0, 1, 1},
       {"3x3", 1, 8, 10, 9, 16, 3, 1, 1, 1, 1},
       {"3x3 wide rows", 2, 7, 6, 21, 17, 3, 1, 1, 1, 1},
@@ -144,7 +144,7 @@ TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
       {"grouped", 1, 12, 6, 7, 9, 3, 1, 1, 1, 3},
       {"dilated", 1, 6, 11, 11, 10, 3, 1, 2, 2, 1},
   };
-  for (const ConvCase& t : cases) {
+  for (const QuantizedConvCase& t : cases) {
     for (bool signed_x : {false, true}) {
       for (bool fed_w : {false, true}) {
         SCOPED_TRACE(std::string(t.name) + (signed_x ? " int8 x" : " uint8 x") +

@@ -11,18 +11,20 @@ namespace {
 
 using ::testing::HasSubstr;
 
-StatusOr<Tensor> RunOne(const std::string& op, Tensor x, AttrMap attrs = {}) {
+StatusOr<Tensor> SequenceIndexOpsRunOne(const std::string& op, Tensor x,
+                                        AttrMap attrs = {}) {
   return test::RunOneOutput(op, {std::move(x)}, std::move(attrs));
 }
 
 TEST(SequenceIndexOpsTest, NonZeroListsIndicesInRowMajorOrder) {
-  auto y = RunOne("NonZero",
-                  Tensor::FromVector<int32_t>({2, 3}, {0, 5, 0, 7, 0, 9}));
+  auto y = SequenceIndexOpsRunOne(
+      "NonZero", Tensor::FromVector<int32_t>({2, 3}, {0, 5, 0, 7, 0, 9}));
   ASSERT_TRUE(y.ok());
   EXPECT_EQ(y->shape(), (Shape{2, 3}));
   EXPECT_EQ(test::Values<int64_t>(*y),
             (std::vector<int64_t>{0, 1, 1, 1, 0, 2}));
-  auto none = RunOne("NonZero", Tensor::FromVector<float>({2}, {0, 0}));
+  auto none =
+      SequenceIndexOpsRunOne("NonZero", Tensor::FromVector<float>({2}, {0, 0}));
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->shape(), (Shape{1, 0}));
 }

@@ -25,8 +25,8 @@ Tensor Int64s(const std::vector<int64_t>& v) {
 }
 
 // Runs `fetches` with intra 1 and intra 2 (bitwise equal) and returns them.
-std::vector<Tensor> Eval(const Graph& g,
-                         const std::vector<std::string>& fetches) {
+std::vector<Tensor> ShapeOpsEval(const Graph& g,
+                                 const std::vector<std::string>& fetches) {
   auto serial = test::MustCreate(g, test::PerSessionOptions(1, 1));
   auto parallel = test::MustCreate(g, test::PerSessionOptions(2, 2));
   auto a = test::MustRun(*serial, fetches);
@@ -44,7 +44,7 @@ TEST(ShapeOpsTest, ReshapeWithZeroAndMinusOne) {
   auto x = g.Const("x", Iota({2, 3, 4}));
   auto s = g.Const("s", Int64s({0, -1}));
   ASSERT_TRUE(g.AddNode({"r", "Reshape", {x, s}, {}, ""}).ok());
-  auto out = Eval(g, {"r"});
+  auto out = ShapeOpsEval(g, {"r"});
   EXPECT_EQ(out[0].shape(), (Shape{2, 12}));
   EXPECT_EQ(out[0].data<float>()[13], 13);
   Graph bad;
@@ -62,13 +62,13 @@ TEST(ShapeOpsTest, ReshapeAllowzeroMakesZeroASize) {
   auto s = g.Const("s", Int64s({0, 3}));
   ASSERT_TRUE(
       g.AddNode({"r", "Reshape", {x, s}, {{"allowzero", true}}, ""}).ok());
-  auto out = Eval(g, {"r"});
+  auto out = ShapeOpsEval(g, {"r"});
   EXPECT_EQ(out[0].shape(), (Shape{0, 3}));
   Graph copy;
   auto y = copy.Const("y", Iota({3, 2}));
   auto t = copy.Const("t", Int64s({0, -1}));
   ASSERT_TRUE(copy.AddNode({"r", "Reshape", {y, t}, {}, ""}).ok());
-  EXPECT_EQ(Eval(copy, {"r"})[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(ShapeOpsEval(copy, {"r"})[0].shape(), (Shape{3, 2}));
 }
 
 TEST(ShapeOpsTest, TransposeDefaultAndPerm) {
@@ -81,7 +81,7 @@ TEST(ShapeOpsTest, TransposeDefaultAndPerm) {
                          {{"perm", std::vector<int64_t>{1, 0, 2}}},
                          ""})
                   .ok());
-  auto out = Eval(g, {"t", "p"});
+  auto out = ShapeOpsEval(g, {"t", "p"});
   EXPECT_EQ(out[0].shape(), (Shape{4, 3, 2}));
   // t[k][j][i] = x[i][j][k] = i*12 + j*4 + k
   EXPECT_EQ(out[0].data<float>()[1 * 6 + 2 * 2 + 1], 1 * 12 + 2 * 4 + 1);
@@ -158,11 +158,11 @@ TEST(ShapeOpsTest, ConcatAndSplitInvertEachOther) {
   ASSERT_TRUE(
       g.AddNode({"even", "Split", {"c"}, {{"axis", 1}, {"num_outputs", 2}}, ""})
           .ok());
-  auto out = Eval(g, {"c", "s:0", "s:1", "even:0", "even:1"});
+  auto out = ShapeOpsEval(g, {"c", "s:0", "s:1", "even:0", "even:1"});
   EXPECT_EQ(Values<float>(out[0]),
             (std::vector<float>{0, 1, 2, 0, 1, 3, 4, 5, 2, 3}));
-  EXPECT_TRUE(out[1].BitwiseEqual(Eval(g, {"a"})[0]));
-  EXPECT_TRUE(out[2].BitwiseEqual(Eval(g, {"b"})[0]));
+  EXPECT_TRUE(out[1].BitwiseEqual(ShapeOpsEval(g, {"a"})[0]));
+  EXPECT_TRUE(out[2].BitwiseEqual(ShapeOpsEval(g, {"b"})[0]));
   EXPECT_EQ(out[3].shape(), (Shape{2, 3}));  // ceil(5 / 2) = 3
   EXPECT_EQ(out[4].shape(), (Shape{2, 2}));
   Graph bad;
@@ -222,7 +222,7 @@ TEST(ShapeOpsTest, SliceLikeNumpy) {
   slice("c", x, {-1}, {-1000}, {}, {-3});         // x[::-3]
   slice("d", m, {1, 0}, {3, 4}, {0, 1}, {1, 2});  // m[1:3, ::2]
   slice("e", x, {5}, {2}, {}, {});                // empty
-  auto out = Eval(g, {"a", "b", "c", "d", "e"});
+  auto out = ShapeOpsEval(g, {"a", "b", "c", "d", "e"});
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{2, 4, 6}));
   EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{7, 8, 9}));
   EXPECT_EQ(Values<float>(out[2]), (std::vector<float>{9, 6, 3, 0}));
@@ -238,7 +238,7 @@ TEST(ShapeOpsTest, CastSaturatesAndHandlesNan) {
       g.AddNode({"i", "Cast", {x}, {{"to", DataType::kInt32}}, ""}).ok());
   ASSERT_TRUE(
       g.AddNode({"b", "Cast", {x}, {{"to", DataType::kBool}}, ""}).ok());
-  auto out = Eval(g, {"i", "b"});
+  auto out = ShapeOpsEval(g, {"i", "b"});
   EXPECT_EQ(Values<int32_t>(out[0]),
             (std::vector<int32_t>{1, -2, 0, INT32_MAX, INT32_MIN}));
   EXPECT_EQ(out[1].dtype(), DataType::kBool);
@@ -258,7 +258,7 @@ TEST(ShapeOpsTest, ExpandAndFill) {
             {{"shape", Shape{2, 2}}, {"value", 7}, {"dtype", DataType::kInt64}},
             ""})
           .ok());
-  auto out = Eval(g, {"e", "f"});
+  auto out = ShapeOpsEval(g, {"e", "f"});
   EXPECT_EQ(out[0].shape(), (Shape{2, 3, 4}));
   EXPECT_EQ(out[0].data<float>()[1 * 12 + 2 * 4 + 3], 2);
   EXPECT_EQ(Values<int64_t>(out[1]), (std::vector<int64_t>{7, 7, 7, 7}));
@@ -279,7 +279,7 @@ TEST(ShapeOpsTest, OtherReductionsAndArgMax) {
   add("prod", "ReduceProd",
       {{"axes", std::vector<int64_t>{1}}, {"keepdims", 0}});
   add("argmax", "ArgMax", {{"axis", 1}, {"keepdims", 0}});
-  auto out = Eval(g, {"mean", "max", "min", "prod", "argmax"});
+  auto out = ShapeOpsEval(g, {"mean", "max", "min", "prod", "argmax"});
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{8.0f / 3, -0.5f / 3}));
   EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{1, 5, 2}));
   EXPECT_EQ(Values<float>(out[2]), (std::vector<float>{-4}));
@@ -298,7 +298,7 @@ TEST(ShapeOpsTest, SoftmaxLogSoftmaxAndLayerNorm) {
       "bias", Tensor::FromVector<float>({33}, std::vector<float>(33, 1)));
   ASSERT_TRUE(
       g.AddNode({"ln", "LayerNormalization", {x, scale, bias}, {}, ""}).ok());
-  auto out = Eval(g, {"x", "sm", "lsm", "ln"});
+  auto out = ShapeOpsEval(g, {"x", "sm", "lsm", "ln"});
   const float* px = out[0].data<float>();
   for (int r = 0; r < 7; ++r) {
     double sum = 0, mean = 0, var = 0;
@@ -332,7 +332,7 @@ TEST(MoreOpsTest, BatchedMatMulBroadcastsBatchDimensions) {
   auto a = g.RandomUniform("a", DataType::kFloat32, {3, 1, 5, 7}, 1);
   auto b = g.RandomUniform("b", DataType::kFloat32, {2, 7, 4}, 2);
   g.MatMul("c", a, b);
-  auto out = Eval(g, {"a", "b", "c"});
+  auto out = ShapeOpsEval(g, {"a", "b", "c"});
   ASSERT_EQ(out[2].shape(), (Shape{3, 2, 5, 4}));
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 2; ++j) {
@@ -362,7 +362,7 @@ TEST(MoreOpsTest, GemmWithAlphaBetaAndBroadcastC) {
                          {{"alpha", 2.0}, {"beta", 0.5}, {"transB", 1}},
                          ""})
                   .ok());
-  auto out = Eval(g, {"y"});
+  auto out = ShapeOpsEval(g, {"y"});
   // A * B^T = [[17, 23], [39, 53]]; * 2 + 0.5 * [100, 200]
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{84, 146, 128, 206}));
 }
@@ -381,7 +381,7 @@ TEST(MoreOpsTest, SumIsVariadicAndRandomNormalIsCounterBased) {
                           {"scale", 2.0}},
                          ""})
                   .ok());
-  auto out = Eval(g, {"sum", "n"});
+  auto out = ShapeOpsEval(g, {"sum", "n"});
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{12, 14}));
   double mean = 0, var = 0;
   for (float v : Values<float>(out[1])) mean += v / 20000.0;

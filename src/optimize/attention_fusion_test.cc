@@ -15,7 +15,7 @@ using test::MustAdd;
 
 // The attention of one encoder layer as torch exports it. Sizes chosen so
 // that the products have a partial row tile (Sq = 24: tiles of 16 rows).
-struct Form {
+struct AttentionFusionForm {
   int64_t batch = 2, queries = 24, keys = 24, heads = 3, size = 16;
   bool split = true;         // Q, K, V from one Split of [B, S, 3 H D]
   bool split_extra = false;  // the Split's Q also read by another node
@@ -28,15 +28,17 @@ struct Form {
   bool probs_read_twice = false;
 };
 
-void Ints(Graph& g, const std::string& name, const std::vector<int64_t>& v) {
+void AttentionFusionInts(Graph& g, const std::string& name,
+                         const std::vector<int64_t>& v) {
   g.Const(name,
           Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v));
 }
 
 // Reshape [B, S, H D] -> [B, S, H, D] -> Transpose(perm), named prefix_*.
-std::string Heads(Graph& g, const Form& f, const std::string& x, int64_t seq,
-                  const std::string& prefix, const std::vector<int64_t>& perm) {
-  Ints(g, prefix + "_shape", {f.batch, seq, f.heads, f.size});
+std::string Heads(Graph& g, const AttentionFusionForm& f, const std::string& x,
+                  int64_t seq, const std::string& prefix,
+                  const std::vector<int64_t>& perm) {
+  AttentionFusionInts(g, prefix + "_shape", {f.batch, seq, f.heads, f.size});
   MustAdd(g, {prefix + "_4d", "Reshape", {x, prefix + "_shape"}, {}, ""});
   MustAdd(
       g,
@@ -44,7 +46,7 @@ std::string Heads(Graph& g, const Form& f, const std::string& x, int64_t seq,
   return prefix + "_heads";
 }
 
-Graph AttentionGraph(const Form& f) {
+Graph AttentionGraph(const AttentionFusionForm& f) {
   Graph g;
   const int64_t width = f.heads * f.size;
   std::string q = "q", k = "k", v = "v";
@@ -93,12 +95,12 @@ Graph AttentionGraph(const Form& f) {
               {"context"},
               {{"perm", std::vector<int64_t>{0, 2, 1, 3}}},
               ""});
-  Ints(g, "merged_shape", {f.batch, f.queries, width});
+  AttentionFusionInts(g, "merged_shape", {f.batch, f.queries, width});
   MustAdd(g, {"y", "Reshape", {"context_t", "merged_shape"}, {}, ""});
   return g;
 }
 
-NamedTensors Feeds(const Form& f) {
+NamedTensors AttentionFusionFeeds(const AttentionFusionForm& f) {
   const int64_t width = f.heads * f.size;
   NamedTensors feeds;
   if (f.split) {
@@ -122,7 +124,7 @@ NamedTensors Feeds(const Form& f) {
   return feeds;
 }
 
-SessionOptions Options(int inter, int intra, bool optimize) {
+SessionOptions AttentionFusionOptions(int inter, int intra, bool optimize) {
   SessionOptions options = test::PerSessionOptions(inter, intra);
   options.optimize_graph = optimize;
   return options;
@@ -130,16 +132,18 @@ SessionOptions Options(int inter, int intra, bool optimize) {
 
 // y with the passes off at (1, 1), and on at (1, 1), (1, 2) and (2, 2):
 // the same bits every way.
-void ExpectSameBits(const Form& f) {
+void AttentionFusionExpectSameBits(const AttentionFusionForm& f) {
   const Graph g = AttentionGraph(f);
-  const NamedTensors feeds = Feeds(f);
+  const NamedTensors feeds = AttentionFusionFeeds(f);
   const Tensor want =
-      test::MustRun(*test::MustCreate(g, Options(1, 1, false)), {"y"}, feeds)
+      test::MustRun(*test::MustCreate(g, AttentionFusionOptions(1, 1, false)),
+                    {"y"}, feeds)
           .at(0);
   for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {2, 2}}) {
     const Tensor got =
-        test::MustRun(*test::MustCreate(g, Options(inter, intra, true)), {"y"},
-                      feeds)
+        test::MustRun(
+            *test::MustCreate(g, AttentionFusionOptions(inter, intra, true)),
+            {"y"}, feeds)
             .at(0);
     ASSERT_EQ(got.shape(), want.shape());
     EXPECT_EQ(0,
@@ -148,13 +152,14 @@ void ExpectSameBits(const Form& f) {
   }
 }
 
-StatusOr<OptimizedGraph> Optimized(const Form& f,
+StatusOr<OptimizedGraph> Optimized(const AttentionFusionForm& f,
                                    const GraphPassOptions& options = {}) {
   return OptimizeGraph(AttentionGraph(f), options);
 }
 
 // The ops of form f's optimised graph, and its node "y" into *y when given.
-std::multiset<std::string> OptimizedOps(const Form& f, NodeDef* y = nullptr) {
+std::multiset<std::string> OptimizedOps(const AttentionFusionForm& f,
+                                        NodeDef* y = nullptr) {
   auto optimized = Optimized(f);
   EXPECT_TRUE(optimized.ok()) << optimized.status();
   if (!optimized.ok()) return {};
@@ -173,7 +178,7 @@ int64_t IntAttr(const NodeDef& node, const char* name) {
 }
 
 TEST(AttentionFusionTest, TheSplitEncoderFormBecomesOneNodeWithTheSameBits) {
-  const Form f;
+  const AttentionFusionForm f;
   NodeDef y;
   const auto ops = OptimizedOps(f, &y);
   EXPECT_EQ(ops.count("FusedAttention"), 1u);
@@ -187,11 +192,11 @@ TEST(AttentionFusionTest, TheSplitEncoderFormBecomesOneNodeWithTheSameBits) {
   EXPECT_EQ(IntAttr(y, "head_size"), 16);
   EXPECT_EQ(IntAttr(y, "k_offset"), 48);
   EXPECT_EQ(IntAttr(y, "v_offset"), 96);
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 }
 
 TEST(AttentionFusionTest, SeparateInputsCrossAttentionAndMulScaleKeepTheBits) {
-  Form f;
+  AttentionFusionForm f;
   f.split = false;
   f.queries = 5;
   f.keys = 37;
@@ -200,23 +205,23 @@ TEST(AttentionFusionTest, SeparateInputsCrossAttentionAndMulScaleKeepTheBits) {
   f.mask = {5, 37};  // Per query and key, broadcast over batch and heads.
   f.mask_first = true;
   EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 
   f.mask = {};  // No mask; one head; a batch of one.
   f.heads = 1;
   f.batch = 1;
   EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 
   f.mask = {1, 1, 5, 37};  // A full-rank mask.
   EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 }
 
 TEST(AttentionFusionTest, ADivisorNoMulCanReplaceIsDividedByInTheKernel) {
   // sqrt(32): matmul-scale-fusion leaves the Div (x / c is not x times any
   // float), so the fused node divides as the Div did.
-  Form f;
+  AttentionFusionForm f;
   f.divisor = 5.656854f;
   NodeDef y;
   const auto ops = OptimizedOps(f, &y);
@@ -225,16 +230,16 @@ TEST(AttentionFusionTest, ADivisorNoMulCanReplaceIsDividedByInTheKernel) {
   StatusOr<const double*> divisor = FindAttr<double>(y.attrs, "divisor");
   ASSERT_TRUE(divisor.ok());
   EXPECT_EQ(**divisor, static_cast<double>(5.656854f));
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 
   f.mask = {};  // The Div straight before the Softmax.
   f.split = false;
   EXPECT_EQ(OptimizedOps(f).count("FusedAttention"), 1u);
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 }
 
 TEST(AttentionFusionTest, ASplitReadElsewhereStaysAndItsOutputsAreRead) {
-  Form f;
+  AttentionFusionForm f;
   f.split_extra = true;
   NodeDef y;
   const auto ops = OptimizedOps(f, &y);
@@ -243,21 +248,24 @@ TEST(AttentionFusionTest, ASplitReadElsewhereStaysAndItsOutputsAreRead) {
   EXPECT_EQ(y.inputs,
             (std::vector<std::string>{"split", "split:1", "split:2", "mask"}));
   EXPECT_EQ(IntAttr(y, "k_offset"), 0);
-  ExpectSameBits(f);
+  AttentionFusionExpectSameBits(f);
 }
 
 TEST(AttentionFusionTest, ChainsItCannotTakeStay) {
-  Form wrong_keys;  // K not transposed to [B, H, D, S]: another product.
+  AttentionFusionForm
+      wrong_keys;  // K not transposed to [B, H, D, S]: another product.
   wrong_keys.k_perm = {0, 2, 1, 3};
   wrong_keys.size = wrong_keys.keys = wrong_keys.queries = 16;
   wrong_keys.mask = {2, 1, 1, 16};
-  Form other_axis;  // Softmax over the queries.
+  AttentionFusionForm other_axis;  // Softmax over the queries.
   other_axis.softmax_axis = 2;
-  Form read_twice;  // The probabilities are read by another node too.
+  AttentionFusionForm
+      read_twice;  // The probabilities are read by another node too.
   read_twice.probs_read_twice = true;
-  Form growing_mask;  // A mask that broadcasts the scores up.
+  AttentionFusionForm growing_mask;  // A mask that broadcasts the scores up.
   growing_mask.mask = {3, 2, 1, 1, 24};
-  for (const Form& f : {wrong_keys, other_axis, read_twice, growing_mask}) {
+  for (const AttentionFusionForm& f :
+       {wrong_keys, other_axis, read_twice, growing_mask}) {
     auto optimized = Optimized(f);
     ASSERT_TRUE(optimized.ok()) << optimized.status();
     const auto ops = test::Ops(optimized->graph);
@@ -269,7 +277,7 @@ TEST(AttentionFusionTest, ChainsItCannotTakeStay) {
 TEST(AttentionFusionTest, DisabledItLeavesTheChain) {
   GraphPassOptions options;
   options.disabled = {"attention-fusion"};
-  auto optimized = Optimized(Form{}, options);
+  auto optimized = Optimized(AttentionFusionForm{}, options);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_EQ(test::Ops(optimized->graph).count("FusedAttention"), 0u);
   EXPECT_EQ(test::Ops(optimized->graph).count("Softmax"), 1u);
@@ -278,7 +286,7 @@ TEST(AttentionFusionTest, DisabledItLeavesTheChain) {
 TEST(AttentionFusionTest, OpenShapesFuseOnceTheFeedsGiveThem) {
   // Batch and sequence open, as exporters declare them: the generic graph
   // keeps the chain, the graph specialised for the feeds fuses it.
-  const Form f;
+  const AttentionFusionForm f;
   Graph g = AttentionGraph(f);
   Graph open;
   for (const NodeDef& node : g.nodes()) {
@@ -293,8 +301,8 @@ TEST(AttentionFusionTest, OpenShapesFuseOnceTheFeedsGiveThem) {
   auto generic = OptimizeGraph(open);
   ASSERT_TRUE(generic.ok()) << generic.status();
   EXPECT_EQ(test::Ops(generic->graph).count("FusedAttention"), 0u);
-  const NamedTensors feeds = Feeds(f);
-  auto session = test::MustCreate(open, Options(1, 2, true));
+  const NamedTensors feeds = AttentionFusionFeeds(f);
+  auto session = test::MustCreate(open, AttentionFusionOptions(1, 2, true));
   RunMetadata metadata = test::MustRunTraced(*session, {"y"}, feeds);
   bool fused = false;
   for (const auto& node : metadata.node_stats) {
@@ -302,7 +310,8 @@ TEST(AttentionFusionTest, OpenShapesFuseOnceTheFeedsGiveThem) {
   }
   EXPECT_TRUE(fused);
   const Tensor want =
-      test::MustRun(*test::MustCreate(g, Options(1, 1, false)), {"y"}, feeds)
+      test::MustRun(*test::MustCreate(g, AttentionFusionOptions(1, 1, false)),
+                    {"y"}, feeds)
           .at(0);
   const Tensor got = test::MustRun(*session, {"y"}, feeds).at(0);
   EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), want.size_bytes()));
@@ -324,7 +333,8 @@ TEST(FusedAttentionOpTest, BadInputsAreNamed) {
                  {"v_offset", v_offset}},
                 ""});
     // Refused when the session is made or when it runs.
-    auto session = Session::Create(std::move(g), Options(1, 1, true));
+    auto session =
+        Session::Create(std::move(g), AttentionFusionOptions(1, 1, true));
     if (!session.ok()) return session.status();
     std::vector<Tensor> out;
     return (*session)->Run({{"x", test::SeededFloats({1, 4, 8}, 1)},

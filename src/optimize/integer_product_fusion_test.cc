@@ -14,7 +14,7 @@ namespace {
 
 using test::Ops;
 
-struct Form {
+struct IntegerProductFusionForm {
   const char* name;
   bool bias = true;  // Add(bias, .) after the Mul
   bool scale_per_column = true;
@@ -28,7 +28,7 @@ constexpr int64_t kRows = 5, kK = 24, kN = 70;
 
 // x [2, 5, 24] float -> DynamicQuantizeLinear -> MatMulInteger with a
 // constant int8 B [24, 70] -> Cast -> Mul(., x_scale * B's scale) [-> Add].
-Graph DynamicProduct(const Form& form) {
+Graph DynamicProduct(const IntegerProductFusionForm& form) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, PartialShape({2, kRows, kK}));
   test::MustAdd(g, {"q", "DynamicQuantizeLinear", {"x"}, {}, ""});
@@ -74,7 +74,7 @@ Graph DynamicProduct(const Form& form) {
   return g;
 }
 
-NamedTensors Feeds(const Form& form) {
+NamedTensors IntegerProductFusionFeeds(const IntegerProductFusionForm& form) {
   NamedTensors feeds = {{"x", test::SeededFloats(Shape{2, kRows, kK}, 3)}};
   if (form.wide_add || form.residual) {
     feeds.push_back({"z", test::SeededFloats(Shape{2, kRows, kN}, 4)});
@@ -91,7 +91,7 @@ NamedTensors Feeds(const Form& form) {
 // bits the Gelu node gives; so does an Add of a full tensor after the bias
 // (conv-residual-fusion makes it the product's residual).
 TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
-  const Form forms[] = {
+  const IntegerProductFusionForm forms[] = {
       {"bias, scale per column"},
       {"no bias", false},
       {"one scale", true, false},
@@ -103,7 +103,7 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
       {"B zero point 3, a residual, then Gelu", true, true, true, false, true,
        true},
   };
-  for (const Form& form : forms) {
+  for (const IntegerProductFusionForm& form : forms) {
     SCOPED_TRACE(form.name);
     const Graph graph = DynamicProduct(form);
     auto optimized = OptimizeGraph(graph);
@@ -131,12 +131,14 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
     plain.disabled_graph_passes = {"matmul-integer-fusion"};
     auto reference = test::MustCreate(graph, plain);
     ASSERT_NE(reference, nullptr);
-    const Tensor want = test::MustRun(*reference, {"out"}, Feeds(form))[0];
+    const Tensor want =
+        test::MustRun(*reference, {"out"}, IntegerProductFusionFeeds(form))[0];
     for (int threads : {1, 2}) {
       auto session =
           test::MustCreate(graph, test::PerSessionOptions(threads, threads));
       ASSERT_NE(session, nullptr);
-      const Tensor got = test::MustRun(*session, {"out"}, Feeds(form))[0];
+      const Tensor got =
+          test::MustRun(*session, {"out"}, IntegerProductFusionFeeds(form))[0];
       ASSERT_EQ(got.shape(), want.shape());
       EXPECT_TRUE(got.BitwiseEqual(want)) << threads << " threads";
     }
@@ -146,7 +148,7 @@ TEST(MatMulIntegerFusionTest, DynamicProductsFuseWithTheGraphsBits) {
 // The nodes the fusion removed can still be fetched: the Run computes them
 // from the graph as given.
 TEST(MatMulIntegerFusionTest, FusedAwayNodesAreStillFetchable) {
-  const Form form = {"bias, scale per column"};
+  const IntegerProductFusionForm form = {"bias, scale per column"};
   const Graph graph = DynamicProduct(form);
   SessionOptions plain = test::PerSessionOptions(1, 1);
   plain.disabled_graph_passes = {"matmul-integer-fusion"};
@@ -155,8 +157,10 @@ TEST(MatMulIntegerFusionTest, FusedAwayNodesAreStillFetchable) {
   ASSERT_NE(reference, nullptr);
   ASSERT_NE(fused, nullptr);
   for (const char* fetch : {"product", "cast", "scaled"}) {
-    const Tensor want = test::MustRun(*reference, {fetch}, Feeds(form))[0];
-    const Tensor got = test::MustRun(*fused, {fetch}, Feeds(form))[0];
+    const Tensor want =
+        test::MustRun(*reference, {fetch}, IntegerProductFusionFeeds(form))[0];
+    const Tensor got =
+        test::MustRun(*fused, {fetch}, IntegerProductFusionFeeds(form))[0];
     EXPECT_TRUE(got.BitwiseEqual(want)) << fetch;
   }
 }

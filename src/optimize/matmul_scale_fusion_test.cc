@@ -10,7 +10,7 @@
 namespace weft {
 namespace {
 
-SessionOptions Options(int inter, int intra, bool optimize) {
+SessionOptions MatmulScaleFusionOptions(int inter, int intra, bool optimize) {
   SessionOptions options = test::PerSessionOptions(inter, intra);
   options.optimize_graph = optimize;
   return options;
@@ -31,14 +31,16 @@ double AlphaOf(const NodeDef& node) {
 
 // `fetch` with the passes off at (1, 1) and on at (1, 1) and (2, 2): the
 // same bits all three ways.
-void ExpectSameBits(const Graph& g, const std::string& fetch,
-                    const NamedTensors& feeds) {
+void MatmulScaleFusionExpectSameBits(const Graph& g, const std::string& fetch,
+                                     const NamedTensors& feeds) {
   const Tensor want =
-      test::MustRun(*test::MustCreate(g, Options(1, 1, false)), {fetch}, feeds)
+      test::MustRun(*test::MustCreate(g, MatmulScaleFusionOptions(1, 1, false)),
+                    {fetch}, feeds)
           .at(0);
   for (int threads : {1, 2}) {
     const Tensor got =
-        test::MustRun(*test::MustCreate(g, Options(threads, threads, true)),
+        test::MustRun(*test::MustCreate(
+                          g, MatmulScaleFusionOptions(threads, threads, true)),
                       {fetch}, feeds)
             .at(0);
     ASSERT_EQ(got.shape(), want.shape());
@@ -76,9 +78,9 @@ TEST(MatMulScaleFusionTest, AttentionScoresTakeTheScaleWithTheSameBits) {
   EXPECT_EQ(scores.op, "MatMul");
   EXPECT_EQ(scores.inputs, (std::vector<std::string>{"q", "kt"}));
   EXPECT_EQ(AlphaOf(scores), 0.25);
-  ExpectSameBits(g, "probs", AttentionFeeds());
+  MatmulScaleFusionExpectSameBits(g, "probs", AttentionFeeds());
   // The product before the scale is still fetched as the graph computes it.
-  ExpectSameBits(g, "qk", AttentionFeeds());
+  MatmulScaleFusionExpectSameBits(g, "qk", AttentionFeeds());
 }
 
 TEST(MatMulScaleFusionTest, AScalarMulEitherWayRoundBecomesAlpha) {
@@ -93,9 +95,9 @@ TEST(MatMulScaleFusionTest, AScalarMulEitherWayRoundBecomesAlpha) {
   const NodeDef& y = NodeOf(optimized->graph, "y");
   EXPECT_EQ(y.op, "MatMul");
   EXPECT_EQ(AlphaOf(y), static_cast<double>(1.0f / 3.0f));
-  ExpectSameBits(g, "y",
-                 {{"x", test::SeededFloats({5, 7}, 3)},
-                  {"w", test::SeededFloats({7, 6}, 4)}});
+  MatmulScaleFusionExpectSameBits(g, "y",
+                                  {{"x", test::SeededFloats({5, 7}, 3)},
+                                   {"w", test::SeededFloats({7, 6}, 4)}});
 }
 
 TEST(MatMulScaleFusionTest, ScaledProductAndBiasBecomeAGemmWithThatAlpha) {
@@ -112,7 +114,8 @@ TEST(MatMulScaleFusionTest, ScaledProductAndBiasBecomeAGemmWithThatAlpha) {
   const NodeDef& y = NodeOf(optimized->graph, "y");
   EXPECT_EQ(y.op, "Gemm");
   EXPECT_EQ(AlphaOf(y), 2.0);
-  ExpectSameBits(g, "y", {{"x", test::SeededFloats({5, 7}, 7)}});
+  MatmulScaleFusionExpectSameBits(g, "y",
+                                  {{"x", test::SeededFloats({5, 7}, 7)}});
 }
 
 TEST(MatMulScaleFusionTest, WhatWouldChangeTheBitsStays) {

@@ -17,7 +17,7 @@
 namespace weft {
 namespace {
 
-Tensor Random(const Shape& shape, uint32_t seed) {
+Tensor NhwcLayoutRandom(const Shape& shape, uint32_t seed) {
   return test::SeededFloats(shape, seed);
 }
 
@@ -25,8 +25,9 @@ Tensor Random(const Shape& shape, uint32_t seed) {
 void AddConv(Graph& g, const std::string& name, const std::string& x,
              int64_t in, int64_t out, int64_t kernel, int64_t stride,
              int64_t pad, int64_t group, uint32_t seed) {
-  g.Const(name + "/w", Random({out, in / group, kernel, kernel}, seed));
-  g.Const(name + "/b", Random({out}, seed + 1));
+  g.Const(name + "/w",
+          NhwcLayoutRandom({out, in / group, kernel, kernel}, seed));
+  g.Const(name + "/b", NhwcLayoutRandom({out}, seed + 1));
   test::MustAdd(g,
                 {name,
                  "Conv",
@@ -41,7 +42,7 @@ void AddConv(Graph& g, const std::string& name, const std::string& x,
 // padded MaxPool, a residual block, a depthwise conv with Clip (ReLU6), two
 // branches joined by Concat, a deep conv over a small plane (channel
 // blocks), and GlobalAveragePool. `tail` reads one intermediate in NCHW.
-Graph SmallCnn() {
+Graph NhwcLayoutSmallCnn() {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, PartialShape({2, 3, 40, 40}));
   AddConv(g, "stem", "x", 3, 32, 3, 2, 1, 1, 10);
@@ -80,13 +81,13 @@ Graph SmallCnn() {
   return g;
 }
 
-SessionOptions Options(int inter, int intra, bool nhwc) {
+SessionOptions NhwcLayoutOptions(int inter, int intra, bool nhwc) {
   SessionOptions options = test::PerSessionOptions(inter, intra);
   if (!nhwc) options.disabled_graph_passes = {"nhwc-layout"};
   return options;
 }
 
-double MaxRelativeError(const Tensor& got, const Tensor& want) {
+double NhwcLayoutMaxRelativeError(const Tensor& got, const Tensor& want) {
   double scale = 0;
   for (float v : test::Values<float>(want)) {
     scale = std::max(scale, static_cast<double>(std::abs(v)));
@@ -106,14 +107,15 @@ size_t NhwcConvCount(Session& session, const std::vector<std::string>& fetches,
 }
 
 // Where the CPU's rule takes channels-last only in graphs with a depthwise
-// convolution (oneDNN's AVX2 kernels), SmallCnn (which has one) runs
+// convolution (oneDNN's AVX2 kernels), NhwcLayoutSmallCnn (which has one) runs
 // channels-last and a CNN without one stays NCHW.
 TEST(NhwcLayoutRuleTest, OnlyGraphsWithADepthwiseConvolutionGoChannelsLast) {
   if (!internal::NhwcConvOnlyWithDepthwise()) {
     GTEST_SKIP() << "this CPU's rule does not ask for a depthwise convolution";
   }
-  const NamedTensors feeds = {{"x", Random({2, 3, 40, 40}, 1)}};
-  auto with_depthwise = test::MustCreate(SmallCnn(), Options(1, 1, true));
+  const NamedTensors feeds = {{"x", NhwcLayoutRandom({2, 3, 40, 40}, 1)}};
+  auto with_depthwise =
+      test::MustCreate(NhwcLayoutSmallCnn(), NhwcLayoutOptions(1, 1, true));
   ASSERT_NE(with_depthwise, nullptr);
   EXPECT_GT(NhwcConvCount(*with_depthwise, {"gap"}, feeds), 0u);
 
@@ -124,7 +126,8 @@ TEST(NhwcLayoutRuleTest, OnlyGraphsWithADepthwiseConvolutionGoChannelsLast) {
   AddConv(plain, "next", "stem_relu", 32, 32, 3, 1, 1, 1, 20);
   // Grouped (two input channels a group), not depthwise.
   AddConv(plain, "grouped", "next", 32, 32, 1, 1, 0, 16, 30);
-  auto without = test::MustCreate(std::move(plain), Options(1, 1, true));
+  auto without =
+      test::MustCreate(std::move(plain), NhwcLayoutOptions(1, 1, true));
   ASSERT_NE(without, nullptr);
   EXPECT_EQ(NhwcConvCount(*without, {"grouped"}, feeds), 0u);
 }
@@ -143,16 +146,18 @@ class NhwcLayoutTest : public ::testing::Test {
 };
 
 TEST_F(NhwcLayoutTest, ASmallCnnRunsChannelsLastAndAgreesWithNchw) {
-  const NamedTensors feeds = {{"x", Random({2, 3, 40, 40}, 1)}};
+  const NamedTensors feeds = {{"x", NhwcLayoutRandom({2, 3, 40, 40}, 1)}};
   const std::vector<std::string> fetches = {"gap", "tail"};
-  auto nchw = test::MustCreate(SmallCnn(), Options(1, 1, false));
+  auto nchw =
+      test::MustCreate(NhwcLayoutSmallCnn(), NhwcLayoutOptions(1, 1, false));
   ASSERT_NE(nchw, nullptr);
   const std::vector<Tensor> want = test::MustRun(*nchw, fetches, feeds);
 
   std::vector<std::vector<Tensor>> got;
   for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {2, 2}}) {
     SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
-    auto session = test::MustCreate(SmallCnn(), Options(inter, intra, true));
+    auto session = test::MustCreate(NhwcLayoutSmallCnn(),
+                                    NhwcLayoutOptions(inter, intra, true));
     ASSERT_NE(session, nullptr);
     EXPECT_GT(session->prepared_bytes(), 0);  // W reordered once.
     const RunMetadata metadata = test::MustRunTraced(*session, fetches, feeds);
@@ -169,7 +174,8 @@ TEST_F(NhwcLayoutTest, ASmallCnnRunsChannelsLastAndAgreesWithNchw) {
     ASSERT_EQ(got.back().size(), 2u);
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got.back()[i].shape(), want[i].shape());
-      EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
+      EXPECT_LT(NhwcLayoutMaxRelativeError(got.back()[i], want[i]), 1e-5)
+          << fetches[i];
     }
   }
   for (size_t s = 1; s < got.size(); ++s) {
@@ -196,23 +202,25 @@ TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
     AddConv(g, "short_rows", "blocks_relu", 256, 64, 1, 1, 0, 1, 120);
     return g;
   };
-  const NamedTensors feeds = {{"x", Random({1, 128, 28, 28}, 9)}};
+  const NamedTensors feeds = {{"x", NhwcLayoutRandom({1, 128, 28, 28}, 9)}};
   // The graph's end only: a fetched intermediate that the passes fuse away
   // is computed from the graph as given, in NCHW.
   const std::vector<std::string> fetches = {"short_rows"};
-  auto nchw = test::MustCreate(graph(), Options(1, 1, false));
+  auto nchw = test::MustCreate(graph(), NhwcLayoutOptions(1, 1, false));
   ASSERT_NE(nchw, nullptr);
   const std::vector<Tensor> want = test::MustRun(*nchw, fetches, feeds);
   std::vector<std::vector<Tensor>> got;
   for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {1, 3}, {2, 2}}) {
     SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
-    auto session = test::MustCreate(graph(), Options(inter, intra, true));
+    auto session =
+        test::MustCreate(graph(), NhwcLayoutOptions(inter, intra, true));
     ASSERT_NE(session, nullptr);
     EXPECT_EQ(NhwcConvCount(*session, fetches, feeds), 3u);
     got.push_back(test::MustRun(*session, fetches, feeds));
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got.back()[i].shape(), want[i].shape()) << fetches[i];
-      EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
+      EXPECT_LT(NhwcLayoutMaxRelativeError(got.back()[i], want[i]), 1e-5)
+          << fetches[i];
       EXPECT_TRUE(got.back()[i].BitwiseEqual(got[0][i])) << fetches[i];
     }
   }
@@ -271,28 +279,30 @@ TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
     g.Relu("blocks_relu", "blocks_add");
     return g;
   };
-  const Tensor both = Random({2, 128, 28, 28}, 11);
+  const Tensor both = NhwcLayoutRandom({2, 128, 28, 28}, 11);
   // The graph's end only: a fetched intermediate that the passes fuse away
   // is computed from the graph as given, in NCHW.
   const std::vector<std::string> fetches = {"blocks_relu"};
-  auto nchw = test::MustCreate(graph(2), Options(1, 1, false));
+  auto nchw = test::MustCreate(graph(2), NhwcLayoutOptions(1, 1, false));
   ASSERT_NE(nchw, nullptr);
   const std::vector<Tensor> want = test::MustRun(*nchw, fetches, {{"x", both}});
   std::vector<std::vector<Tensor>> got;
   for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {1, 3}, {2, 2}}) {
     SCOPED_TRACE(std::to_string(inter) + ", " + std::to_string(intra));
-    auto session = test::MustCreate(graph(2), Options(inter, intra, true));
+    auto session =
+        test::MustCreate(graph(2), NhwcLayoutOptions(inter, intra, true));
     ASSERT_NE(session, nullptr);
     EXPECT_EQ(NhwcConvCount(*session, fetches, {{"x", both}}), 3u);
     got.push_back(test::MustRun(*session, fetches, {{"x", both}}));
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got.back()[i].shape(), want[i].shape()) << fetches[i];
-      EXPECT_LT(MaxRelativeError(got.back()[i], want[i]), 1e-5) << fetches[i];
+      EXPECT_LT(NhwcLayoutMaxRelativeError(got.back()[i], want[i]), 1e-5)
+          << fetches[i];
       EXPECT_TRUE(got.back()[i].BitwiseEqual(got[0][i])) << fetches[i];
     }
   }
   // Each image alone, against its rows of the batch.
-  auto alone = test::MustCreate(graph(1), Options(1, 2, true));
+  auto alone = test::MustCreate(graph(1), NhwcLayoutOptions(1, 2, true));
   ASSERT_NE(alone, nullptr);
   const int64_t image = 128 * 28 * 28;
   for (int64_t n = 0; n < 2; ++n) {
@@ -313,16 +323,18 @@ TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
 // A fetched intermediate the pass removed is computed from the graph as
 // given: the value is NCHW and right.
 TEST_F(NhwcLayoutTest, AFetchedIntermediateIsStillNchw) {
-  const NamedTensors feeds = {{"x", Random({2, 3, 40, 40}, 2)}};
-  auto nchw = test::MustCreate(SmallCnn(), Options(1, 1, false));
-  auto nhwc = test::MustCreate(SmallCnn(), Options(1, 2, true));
+  const NamedTensors feeds = {{"x", NhwcLayoutRandom({2, 3, 40, 40}, 2)}};
+  auto nchw =
+      test::MustCreate(NhwcLayoutSmallCnn(), NhwcLayoutOptions(1, 1, false));
+  auto nhwc =
+      test::MustCreate(NhwcLayoutSmallCnn(), NhwcLayoutOptions(1, 2, true));
   ASSERT_NE(nchw, nullptr);
   ASSERT_NE(nhwc, nullptr);
   for (const char* fetch : {"stem_relu", "cat", "deep_relu"}) {
     const Tensor want = test::MustRun(*nchw, {fetch}, feeds).at(0);
     const Tensor got = test::MustRun(*nhwc, {fetch}, feeds).at(0);
     ASSERT_EQ(got.shape(), want.shape()) << fetch;
-    EXPECT_LT(MaxRelativeError(got, want), 1e-5) << fetch;
+    EXPECT_LT(NhwcLayoutMaxRelativeError(got, want), 1e-5) << fetch;
   }
 }
 
@@ -335,9 +347,9 @@ TEST_F(NhwcLayoutTest, OnlyWeftThreadsComputeAndOpenMpSettingsAreKept) {
   AddConv(g, "a", "x", 64, 64, 3, 1, 1, 1, 70);
   g.Relu("a_relu", "a");
   AddConv(g, "b", "a_relu", 64, 64, 3, 1, 1, 1, 80);
-  const NamedTensors feeds = {{"x", Random({1, 64, 56, 56}, 3)}};
+  const NamedTensors feeds = {{"x", NhwcLayoutRandom({1, 64, 56, 56}, 3)}};
   omp_set_num_threads(3);
-  SessionOptions options = Options(1, 2, true);
+  SessionOptions options = NhwcLayoutOptions(1, 2, true);
   auto session = test::MustCreate(std::move(g), options);
   ASSERT_NE(session, nullptr);
   test::MustRun(*session, {"b"}, feeds);                 // Pools are up.
@@ -348,7 +360,7 @@ TEST_F(NhwcLayoutTest, OnlyWeftThreadsComputeAndOpenMpSettingsAreKept) {
             expected);
   EXPECT_EQ(omp_get_max_threads(), 3);
   // The caller computing (inter = -1) gets its setting back too.
-  SessionOptions inline_options = Options(-1, 1, true);
+  SessionOptions inline_options = NhwcLayoutOptions(-1, 1, true);
   Graph small;
   small.Placeholder("x", DataType::kFloat32, PartialShape({1, 64, 56, 56}));
   AddConv(small, "a", "x", 64, 64, 3, 1, 1, 1, 70);
@@ -369,23 +381,23 @@ TEST_F(NhwcLayoutTest, OpenBatchesAndWrongShapes) {
     g.Relu("r", "c");
     return g;
   };
-  auto nchw = test::MustCreate(graph(), Options(1, 1, false));
-  auto nhwc = test::MustCreate(graph(), Options(1, 2, true));
+  auto nchw = test::MustCreate(graph(), NhwcLayoutOptions(1, 1, false));
+  auto nhwc = test::MustCreate(graph(), NhwcLayoutOptions(1, 2, true));
   ASSERT_NE(nchw, nullptr);
   ASSERT_NE(nhwc, nullptr);
   for (int64_t batch : {1, 3, 1}) {
-    const NamedTensors feeds = {{"x", Random({batch, 8, 12, 12}, 4)}};
+    const NamedTensors feeds = {{"x", NhwcLayoutRandom({batch, 8, 12, 12}, 4)}};
     const RunMetadata metadata = test::MustRunTraced(*nhwc, {"r"}, feeds);
     std::set<std::string> ops;
     for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
     EXPECT_EQ(ops.count("NhwcConv"), 1u) << batch;
     const Tensor got = test::MustRun(*nhwc, {"r"}, feeds).at(0);
     const Tensor want = test::MustRun(*nchw, {"r"}, feeds).at(0);
-    EXPECT_LT(MaxRelativeError(got, want), 1e-5) << batch;
+    EXPECT_LT(NhwcLayoutMaxRelativeError(got, want), 1e-5) << batch;
   }
   std::vector<Tensor> out;
   const Status wrong =
-      nhwc->Run({{"x", Random({1, 5, 12, 12}, 5)}}, {"r"}, {}, &out);
+      nhwc->Run({{"x", NhwcLayoutRandom({1, 5, 12, 12}, 5)}}, {"r"}, {}, &out);
   EXPECT_FALSE(wrong.ok());
 }
 
@@ -398,7 +410,8 @@ TEST_F(NhwcLayoutTest, TheChannelsLastOpsRejectBadInput) {
       {"dilations", AttrValue(std::vector<int64_t>{1, 1})},
       {"pads", AttrValue(std::vector<int64_t>(4, 1))}};
   auto run = [](Graph g, const NamedTensors& feeds) {
-    auto session = test::MustCreate(std::move(g), Options(1, 1, true));
+    auto session =
+        test::MustCreate(std::move(g), NhwcLayoutOptions(1, 1, true));
     std::vector<Tensor> out;
     return session == nullptr ? InternalError("no session")
                               : session->Run(feeds, {"y"}, {}, &out);
@@ -408,8 +421,9 @@ TEST_F(NhwcLayoutTest, TheChannelsLastOpsRejectBadInput) {
     g.Placeholder("x", DataType::kFloat32, PartialShape({1, 8, 8, 4}));
     g.Placeholder("w", DataType::kFloat32, PartialShape({4, 4, 3, 3}));
     test::MustAdd(g, {"y", "NhwcConv", {"x", "w"}, window, ""});
-    const Status status = run(std::move(g), {{"x", Random({1, 8, 8, 4}, 6)},
-                                             {"w", Random({4, 4, 3, 3}, 7)}});
+    const Status status =
+        run(std::move(g), {{"x", NhwcLayoutRandom({1, 8, 8, 4}, 6)},
+                           {"w", NhwcLayoutRandom({4, 4, 3, 3}, 7)}});
     EXPECT_FALSE(status.ok());
     EXPECT_NE(status.message().find("constant"), std::string::npos) << status;
   }
@@ -417,7 +431,8 @@ TEST_F(NhwcLayoutTest, TheChannelsLastOpsRejectBadInput) {
     Graph g;
     g.Placeholder("x", DataType::kFloat32, PartialShape({8, 8, 4}));
     test::MustAdd(g, {"y", "NhwcMaxPool", {"x"}, window, ""});
-    const Status status = run(std::move(g), {{"x", Random({8, 8, 4}, 8)}});
+    const Status status =
+        run(std::move(g), {{"x", NhwcLayoutRandom({8, 8, 4}, 8)}});
     EXPECT_FALSE(status.ok());
     EXPECT_NE(status.message().find("[N, H, W, C]"), std::string::npos)
         << status;

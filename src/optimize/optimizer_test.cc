@@ -13,11 +13,11 @@
 namespace weft {
 namespace {
 
-Tensor Random(const Shape& shape, uint32_t seed) {
+Tensor OptimizerRandom(const Shape& shape, uint32_t seed) {
   return test::SeededFloats(shape, seed);
 }
 
-Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
+Tensor OptimizerScalar(float v) { return Tensor::Scalar<float>(v); }
 
 std::string OpOf(const Graph& graph, const std::string& name) {
   const NodeDef* node = graph.FindNode(name);
@@ -29,7 +29,7 @@ using test::Ops;
 // These tests are of the passes that rewrite the graph in its own layout;
 // nhwc-layout has its own (nhwc_layout_test.cc) and is off here, so that
 // the fused nodes these tests look for stay as they are on every CPU.
-SessionOptions Options(int inter, int intra, bool optimize) {
+SessionOptions OptimizerOptions(int inter, int intra, bool optimize) {
   SessionOptions options = test::PerSessionOptions(inter, intra);
   options.optimize_graph = optimize;
   options.disabled_graph_passes = {"nhwc-layout"};
@@ -50,11 +50,11 @@ struct Outcome {
 Outcome RunBothWays(const Graph& graph, const std::string& fetch,
                     const NamedTensors& feeds) {
   Outcome out;
-  auto plain = test::MustCreate(graph, Options(1, 1, false));
+  auto plain = test::MustCreate(graph, OptimizerOptions(1, 1, false));
   out.unoptimized = test::MustRun(*plain, {fetch}, feeds).at(0);
-  auto serial = test::MustCreate(graph, Options(1, 1, true));
+  auto serial = test::MustCreate(graph, OptimizerOptions(1, 1, true));
   out.optimized = test::MustRun(*serial, {fetch}, feeds).at(0);
-  auto wide = test::MustCreate(graph, Options(2, 2, true));
+  auto wide = test::MustCreate(graph, OptimizerOptions(2, 2, true));
   const Tensor parallel = test::MustRun(*wide, {fetch}, feeds).at(0);
   EXPECT_EQ(0, std::memcmp(out.optimized.raw_data(), parallel.raw_data(),
                            parallel.size_bytes()))
@@ -62,12 +62,12 @@ Outcome RunBothWays(const Graph& graph, const std::string& fetch,
   return out;
 }
 
-bool SameBits(const Tensor& a, const Tensor& b) {
+bool OptimizerSameBits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.size_bytes()) == 0;
 }
 
-double MaxRelativeError(const Tensor& got, const Tensor& want) {
+double OptimizerMaxRelativeError(const Tensor& got, const Tensor& want) {
   double worst = 0;
   for (int64_t i = 0; i < want.NumElements(); ++i) {
     const double w = want.ValueAsDouble(i), g = got.ValueAsDouble(i);
@@ -106,7 +106,7 @@ TEST(GraphPassesTest, AnUnknownPassNameIsAnErrorWithASuggestion) {
   EXPECT_NE(optimized.status().message().find("activation-fusion"),
             std::string::npos)
       << optimized.status();
-  SessionOptions session = Options(1, 1, true);
+  SessionOptions session = OptimizerOptions(1, 1, true);
   session.disabled_graph_passes = {"constant-foldin"};
   auto created = Session::Create(g, session);
   ASSERT_FALSE(created.ok());
@@ -119,8 +119,8 @@ TEST(GraphPassesTest, AnUnknownPassNameIsAnErrorWithASuggestion) {
 Graph ResidualBlock() {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {1, 8, 9, 9});
-  g.Const("w", Random({8, 8, 3, 3}, 2));
-  g.Const("b", Random({8}, 3));
+  g.Const("w", OptimizerRandom({8, 8, 3, 3}, 2));
+  g.Const("b", OptimizerRandom({8}, 3));
   EXPECT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
   g.Add("add", "conv", "x");
   g.Relu("relu", "add");
@@ -136,52 +136,54 @@ TEST(GraphPassesTest, ConvResidualAndReluBecomeOneFusedConvWithTheSameBits) {
   EXPECT_EQ(optimized->graph.FindNode("add"), nullptr);
   EXPECT_EQ(optimized->removed.at("conv").replaced_by, "add");
   EXPECT_EQ(optimized->removed.at("add").replaced_by, "relu");
-  const NamedTensors feeds = {{"x", Random({1, 8, 9, 9}, 1)}};
+  const NamedTensors feeds = {{"x", OptimizerRandom({1, 8, 9, 9}, 1)}};
   const Outcome out = RunBothWays(g, "relu", feeds);
-  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+  EXPECT_TRUE(OptimizerSameBits(out.optimized, out.unoptimized));
 }
 
 TEST(GraphPassesTest, DepthwiseConvWithoutBiasFusesClipFromConstantBounds) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {2, 4, 7, 7});
-  g.Const("w", Random({4, 1, 3, 3}, 2));
+  g.Const("w", OptimizerRandom({4, 1, 3, 3}, 2));
   ASSERT_TRUE(g.AddNode(ConvNode("dw", {"x", "w"}, /*group=*/4)).ok());
-  g.Const("lo", Scalar(0.0f));
-  g.Const("hi", Scalar(0.25f));
+  g.Const("lo", OptimizerScalar(0.0f));
+  g.Const("hi", OptimizerScalar(0.25f));
   ASSERT_TRUE(g.AddNode({"relu6", "Clip", {"dw", "lo", "hi"}, {}, ""}).ok());
   auto optimized = Optimize(g);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_EQ(OpOf(optimized->graph, "relu6"), "FusedConv");
   // The bounds went with the Clip; the zero bias made for FusedConv came.
   EXPECT_EQ(optimized->graph.FindNode("lo"), nullptr);
-  const Outcome out = RunBothWays(g, "relu6", {{"x", Random({2, 4, 7, 7}, 1)}});
-  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+  const Outcome out =
+      RunBothWays(g, "relu6", {{"x", OptimizerRandom({2, 4, 7, 7}, 1)}});
+  EXPECT_TRUE(OptimizerSameBits(out.optimized, out.unoptimized));
 }
 
 TEST(GraphPassesTest, OneDimensionalConvFusesLeakyRelu) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {1, 3, 20});
-  g.Const("w", Random({5, 3, 3}, 2));
-  g.Const("b", Random({5}, 3));
+  g.Const("w", OptimizerRandom({5, 3, 3}, 2));
+  g.Const("b", OptimizerRandom({5}, 3));
   ASSERT_TRUE(g.AddNode({"conv", "Conv", {"x", "w", "b"}, {}, ""}).ok());
   ASSERT_TRUE(
       g.AddNode({"act", "LeakyRelu", {"conv"}, {{"alpha", 0.2}}, ""}).ok());
   auto optimized = Optimize(g);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_EQ(OpOf(optimized->graph, "act"), "FusedConv");
-  const Outcome out = RunBothWays(g, "act", {{"x", Random({1, 3, 20}, 1)}});
-  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+  const Outcome out =
+      RunBothWays(g, "act", {{"x", OptimizerRandom({1, 3, 20}, 1)}});
+  EXPECT_TRUE(OptimizerSameBits(out.optimized, out.unoptimized));
 }
 
 TEST(GraphPassesTest, BatchNormFoldsIntoTheConvBeforeIt) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {1, 3, 8, 8});
-  g.Const("w", Random({6, 3, 3, 3}, 2));
+  g.Const("w", OptimizerRandom({6, 3, 3, 3}, 2));
   ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w"})).ok());
-  g.Const("scale", Random({6}, 4));
-  g.Const("shift", Random({6}, 5));
-  g.Const("mean", Random({6}, 6));
-  Tensor var = Random({6}, 7);
+  g.Const("scale", OptimizerRandom({6}, 4));
+  g.Const("shift", OptimizerRandom({6}, 5));
+  g.Const("mean", OptimizerRandom({6}, 6));
+  Tensor var = OptimizerRandom({6}, 7);
   for (int i = 0; i < 6; ++i) var.data<float>()[i] += 1.0f;  // Positive.
   g.Const("var", var);
   ASSERT_TRUE(g.AddNode({"bn",
@@ -196,15 +198,16 @@ TEST(GraphPassesTest, BatchNormFoldsIntoTheConvBeforeIt) {
   EXPECT_EQ(Ops(optimized->graph).count("BatchNormalization"), 0u);
   EXPECT_EQ(OpOf(optimized->graph, "relu"), "FusedConv");
   EXPECT_EQ(optimized->graph.FindNode("mean"), nullptr);  // Swept.
-  const Outcome out = RunBothWays(g, "relu", {{"x", Random({1, 3, 8, 8}, 1)}});
-  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-5);
+  const Outcome out =
+      RunBothWays(g, "relu", {{"x", OptimizerRandom({1, 3, 8, 8}, 1)}});
+  EXPECT_LT(OptimizerMaxRelativeError(out.optimized, out.unoptimized), 1e-5);
 }
 
 TEST(GraphPassesTest, BatchNormFoldsIntoAGemmWithTransposedWeights) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {4, 5});
-  g.Const("w", Random({3, 5}, 2));
-  g.Const("c", Random({3}, 3));
+  g.Const("w", OptimizerRandom({3, 5}, 2));
+  g.Const("c", OptimizerRandom({3}, 3));
   ASSERT_TRUE(g.AddNode({"gemm",
                          "Gemm",
                          {"x", "w", "c"},
@@ -212,7 +215,7 @@ TEST(GraphPassesTest, BatchNormFoldsIntoAGemmWithTransposedWeights) {
                          ""})
                   .ok());
   for (const char* name : {"scale", "shift", "mean"}) {
-    g.Const(name, Random({3}, name[0]));
+    g.Const(name, OptimizerRandom({3}, name[0]));
   }
   g.Const("var", Tensor::FromVector<float>({3}, {1.0f, 2.0f, 0.5f}));
   ASSERT_TRUE(g.AddNode({"bn",
@@ -224,25 +227,25 @@ TEST(GraphPassesTest, BatchNormFoldsIntoAGemmWithTransposedWeights) {
   auto optimized = Optimize(g);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_EQ(OpOf(optimized->graph, "bn"), "Gemm");
-  const Outcome out = RunBothWays(g, "bn", {{"x", Random({4, 5}, 1)}});
-  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-5);
+  const Outcome out = RunBothWays(g, "bn", {{"x", OptimizerRandom({4, 5}, 1)}});
+  EXPECT_LT(OptimizerMaxRelativeError(out.optimized, out.unoptimized), 1e-5);
 }
 
 // x W + b, then GELU in the Erf form torch exports before opset 20.
 Graph LinearGelu() {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {6, 16});
-  g.Const("w", Random({16, 12}, 2));
-  g.Const("b", Random({12}, 3));
+  g.Const("w", OptimizerRandom({16, 12}, 2));
+  g.Const("b", OptimizerRandom({12}, 3));
   g.MatMul("mm", "x", "w");
   g.Add("lin", "mm", "b");
-  g.Const("sqrt2", Scalar(1.4142135f));
+  g.Const("sqrt2", OptimizerScalar(1.4142135f));
   g.Div("scaled", "lin", "sqrt2");
   EXPECT_TRUE(g.AddNode({"erf", "Erf", {"scaled"}, {}, ""}).ok());
-  g.Const("one", Scalar(1.0f));
+  g.Const("one", OptimizerScalar(1.0f));
   g.Add("sum", "erf", "one");
   g.Mul("prod", "lin", "sum");
-  g.Const("half", Scalar(0.5f));
+  g.Const("half", OptimizerScalar(0.5f));
   g.Mul("gelu", "prod", "half");
   return g;
 }
@@ -255,15 +258,16 @@ TEST(GraphPassesTest, MatMulAddAndErfGeluBecomeOneFusedGemm) {
   EXPECT_EQ(Ops(optimized->graph),
             (std::multiset<std::string>{"Placeholder", "Const", "Const",
                                         "FusedGemm"}));
-  const Outcome out = RunBothWays(g, "gelu", {{"x", Random({6, 16}, 1)}});
-  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-6);
+  const Outcome out =
+      RunBothWays(g, "gelu", {{"x", OptimizerRandom({6, 16}, 1)}});
+  EXPECT_LT(OptimizerMaxRelativeError(out.optimized, out.unoptimized), 1e-6);
 }
 
 TEST(GraphPassesTest, MatMulAddAloneBecomesGemmWithTheSameBits) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {7, 9});
-  g.Const("w", Random({9, 5}, 2));
-  g.Const("b", Random({1, 5}, 3));
+  g.Const("w", OptimizerRandom({9, 5}, 2));
+  g.Const("b", OptimizerRandom({1, 5}, 3));
   g.MatMul("mm", "x", "w");
   g.Add("y", "b", "mm");
   g.Relu("out", "y");
@@ -273,8 +277,9 @@ TEST(GraphPassesTest, MatMulAddAloneBecomesGemmWithTheSameBits) {
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_EQ(OpOf(optimized->graph, "y"), "Gemm");
   EXPECT_EQ(OpOf(optimized->graph, "out"), "Relu");
-  const Outcome out = RunBothWays(g, "out", {{"x", Random({7, 9}, 1)}});
-  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+  const Outcome out =
+      RunBothWays(g, "out", {{"x", OptimizerRandom({7, 9}, 1)}});
+  EXPECT_TRUE(OptimizerSameBits(out.optimized, out.unoptimized));
 }
 
 // A transformer's projection: rows of a batch times one weight, a bias,
@@ -282,8 +287,8 @@ TEST(GraphPassesTest, MatMulAddAloneBecomesGemmWithTheSameBits) {
 Graph BatchedProjection(PartialShape x_shape) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, std::move(x_shape));
-  g.Const("w", Random({9, 5}, 2));
-  g.Const("b", Random({5}, 3));
+  g.Const("w", OptimizerRandom({9, 5}, 2));
+  g.Const("b", OptimizerRandom({5}, 3));
   g.MatMul("mm", "x", "w");
   g.Add("y", "mm", "b");
   EXPECT_TRUE(g.AddNode({"act", "Gelu", {"y"}, {}, ""}).ok());
@@ -298,15 +303,16 @@ TEST(GraphPassesTest, ABatchedProjectionBecomesOneFusedGemmOverItsRows) {
   EXPECT_EQ(OpOf(optimized->graph, "act"), "Reshape");
   EXPECT_EQ(Ops(optimized->graph).count("FusedGemm"), 1u);
   EXPECT_EQ(Ops(optimized->graph).count("MatMul"), 0u);
-  const Outcome out = RunBothWays(g, "act", {{"x", Random({2, 7, 9}, 1)}});
+  const Outcome out =
+      RunBothWays(g, "act", {{"x", OptimizerRandom({2, 7, 9}, 1)}});
   EXPECT_EQ(out.optimized.shape(), (Shape{2, 7, 5}));
-  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-6);
+  EXPECT_LT(OptimizerMaxRelativeError(out.optimized, out.unoptimized), 1e-6);
   // "y" (now fused away) is still fetched without the GELU.
-  auto session = test::MustCreate(g, Options(1, 1, true));
-  auto plain = test::MustCreate(g, Options(1, 1, false));
-  const NamedTensors feeds = {{"x", Random({2, 7, 9}, 1)}};
-  EXPECT_TRUE(SameBits(test::MustRun(*session, {"y"}, feeds).at(0),
-                       test::MustRun(*plain, {"y"}, feeds).at(0)));
+  auto session = test::MustCreate(g, OptimizerOptions(1, 1, true));
+  auto plain = test::MustCreate(g, OptimizerOptions(1, 1, false));
+  const NamedTensors feeds = {{"x", OptimizerRandom({2, 7, 9}, 1)}};
+  EXPECT_TRUE(OptimizerSameBits(test::MustRun(*session, {"y"}, feeds).at(0),
+                                test::MustRun(*plain, {"y"}, feeds).at(0)));
 }
 
 TEST(GraphPassesTest, ABatchedProjectionOfOpenShapeWaitsForTheFeedShape) {
@@ -325,15 +331,15 @@ TEST(GraphPassesTest, DecomposedLayerNormBecomesLayerNormalization) {
   };
   ASSERT_TRUE(g.AddNode(last_axis("mean", "x")).ok());
   g.Sub("d", "x", "mean");
-  g.Const("two", Scalar(2.0f));
+  g.Const("two", OptimizerScalar(2.0f));
   ASSERT_TRUE(g.AddNode({"sq", "Pow", {"d", "two"}, {}, ""}).ok());
   ASSERT_TRUE(g.AddNode(last_axis("var", "sq")).ok());
-  g.Const("eps", Scalar(1e-5f));
+  g.Const("eps", OptimizerScalar(1e-5f));
   g.Add("ve", "var", "eps");
   ASSERT_TRUE(g.AddNode({"sd", "Sqrt", {"ve"}, {}, ""}).ok());
   g.Div("norm", "d", "sd");
-  g.Const("gamma", Random({8}, 2));
-  g.Const("beta", Random({8}, 3));
+  g.Const("gamma", OptimizerRandom({8}, 2));
+  g.Const("beta", OptimizerRandom({8}, 3));
   g.Mul("scaled", "norm", "gamma");
   g.Add("y", "scaled", "beta");
   auto optimized = Optimize(g);
@@ -342,8 +348,9 @@ TEST(GraphPassesTest, DecomposedLayerNormBecomesLayerNormalization) {
   EXPECT_EQ(Ops(optimized->graph),
             (std::multiset<std::string>{"Placeholder", "Const", "Const",
                                         "LayerNormalization"}));
-  const Outcome out = RunBothWays(g, "y", {{"x", Random({3, 4, 8}, 1)}});
-  EXPECT_LT(MaxRelativeError(out.optimized, out.unoptimized), 1e-5);
+  const Outcome out =
+      RunBothWays(g, "y", {{"x", OptimizerRandom({3, 4, 8}, 1)}});
+  EXPECT_LT(OptimizerMaxRelativeError(out.optimized, out.unoptimized), 1e-5);
 }
 
 TEST(GraphPassesTest, IdentityAndInferenceDropoutAreRemovedButStayFetchable) {
@@ -358,7 +365,7 @@ TEST(GraphPassesTest, IdentityAndInferenceDropoutAreRemovedButStayFetchable) {
   EXPECT_EQ(optimized->graph.FindNode("drop"), nullptr);
   EXPECT_EQ(optimized->graph.FindNode("y")->inputs,
             std::vector<std::string>{"x"});
-  auto session = test::MustCreate(g, Options(1, 1, true));
+  auto session = test::MustCreate(g, OptimizerOptions(1, 1, true));
   const Tensor x = Tensor::FromVector<float>({4}, {-1, 2, -3, 4});
   const auto out = test::MustRun(*session, {"y", "drop", "id"}, {{"x", x}});
   ASSERT_EQ(out.size(), 3u);
@@ -392,17 +399,18 @@ TEST(GraphPassesTest, ShapeArithmeticOverAStaticShapeFoldsToAConstant) {
   ASSERT_NE(target, nullptr);
   EXPECT_EQ(target->data<int64_t>()[0], 2);
   EXPECT_EQ(target->data<int64_t>()[1], -1);
-  const Outcome out = RunBothWays(g, "flat", {{"x", Random({2, 3, 4}, 1)}});
-  EXPECT_TRUE(SameBits(out.optimized, out.unoptimized));
+  const Outcome out =
+      RunBothWays(g, "flat", {{"x", OptimizerRandom({2, 3, 4}, 1)}});
+  EXPECT_TRUE(OptimizerSameBits(out.optimized, out.unoptimized));
   EXPECT_EQ(out.optimized.shape(), (Shape{2, 12}));
 }
 
 TEST(GraphPassesTest, FoldingKeepsOutputsPlaceholdersAndRandomOps) {
   Graph g;
-  g.Const("a", Scalar(2.0f));
-  g.Const("b", Scalar(3.0f));
+  g.Const("a", OptimizerScalar(2.0f));
+  g.Const("b", OptimizerScalar(3.0f));
   g.Add("sum", "a", "b");                      // Folds; a sink, kept by name.
-  g.Const("unused", Scalar(1.0f));             // An output: kept.
+  g.Const("unused", OptimizerScalar(1.0f));    // An output: kept.
   g.Placeholder("p", DataType::kFloat32, {});  // Unread: kept.
   g.RandomUniform("r", DataType::kFloat32, {3}, 7);
   g.Relu("rr", "r");  // Reads a random op: not folded.
@@ -414,7 +422,7 @@ TEST(GraphPassesTest, FoldingKeepsOutputsPlaceholdersAndRandomOps) {
   EXPECT_EQ(OpOf(optimized->graph, "p"), "Placeholder");
   EXPECT_EQ(OpOf(optimized->graph, "r"), "RandomUniform");
   EXPECT_EQ(OpOf(optimized->graph, "rr"), "Relu");
-  auto session = test::MustCreate(g, Options(1, 1, true));
+  auto session = test::MustCreate(g, OptimizerOptions(1, 1, true));
   EXPECT_EQ(test::MustRun(*session, {"sum"}).at(0).data<float>()[0], 5.0f);
   // A folded-away constant is still there to fetch, from the graph as given.
   EXPECT_EQ(test::MustRun(*session, {"a"}).at(0).data<float>()[0], 2.0f);
@@ -422,14 +430,15 @@ TEST(GraphPassesTest, FoldingKeepsOutputsPlaceholdersAndRandomOps) {
 
 TEST(GraphPassesTest, AFusedAwayNodeIsFetchedFromTheGraphAsGiven) {
   const Graph g = ResidualBlock();
-  auto session = test::MustCreate(g, Options(1, 1, true));
-  auto plain = test::MustCreate(g, Options(1, 1, false));
-  const NamedTensors feeds = {{"x", Random({1, 8, 9, 9}, 1)}};
+  auto session = test::MustCreate(g, OptimizerOptions(1, 1, true));
+  auto plain = test::MustCreate(g, OptimizerOptions(1, 1, false));
+  const NamedTensors feeds = {{"x", OptimizerRandom({1, 8, 9, 9}, 1)}};
   const Tensor conv = test::MustRun(*session, {"conv"}, feeds).at(0);
-  EXPECT_TRUE(SameBits(conv, test::MustRun(*plain, {"conv"}, feeds).at(0)));
+  EXPECT_TRUE(
+      OptimizerSameBits(conv, test::MustRun(*plain, {"conv"}, feeds).at(0)));
   // Feeding an intermediate runs the graph as given too: the Relu sees the
   // fed Add, not the fused convolution.
-  const Tensor add = Random({1, 8, 9, 9}, 5);
+  const Tensor add = OptimizerRandom({1, 8, 9, 9}, 5);
   const Tensor relu = test::MustRun(*session, {"relu"}, {{"add", add}}).at(0);
   EXPECT_EQ(relu.data<float>()[0], std::max(add.data<float>()[0], 0.0f));
 }
@@ -439,24 +448,25 @@ TEST(GraphPassesTest, OpenPlaceholderShapesAreSpecialisedPerFeedShape) {
   // only once the feed's shape is known.
   Graph g;
   g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 8, 9, 9}));
-  g.Const("w", Random({8, 8, 3, 3}, 2));
-  g.Const("b", Random({8}, 3));
+  g.Const("w", OptimizerRandom({8, 8, 3, 3}, 2));
+  g.Const("b", OptimizerRandom({8}, 3));
   ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
   g.Add("add", "conv", "x");
   g.Relu("relu", "add");
   auto general = Optimize(g);
   ASSERT_TRUE(general.ok()) << general.status();
   EXPECT_EQ(OpOf(general->graph, "add"), "Add");  // Shapes unknown here.
-  auto session = test::MustCreate(g, Options(2, 2, true));
-  auto plain = test::MustCreate(g, Options(1, 1, false));
+  auto session = test::MustCreate(g, OptimizerOptions(2, 2, true));
+  auto plain = test::MustCreate(g, OptimizerOptions(1, 1, false));
   for (int64_t batch : {1, 3, 1}) {
-    const NamedTensors feeds = {{"x", Random({batch, 8, 9, 9}, 1)}};
+    const NamedTensors feeds = {{"x", OptimizerRandom({batch, 8, 9, 9}, 1)}};
     const RunMetadata metadata = test::MustRunTraced(*session, {"relu"}, feeds);
     std::multiset<std::string> ops;
     for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
     EXPECT_EQ(ops, std::multiset<std::string>{"FusedConv"}) << batch;
-    EXPECT_TRUE(SameBits(test::MustRun(*session, {"relu"}, feeds).at(0),
-                         test::MustRun(*plain, {"relu"}, feeds).at(0)))
+    EXPECT_TRUE(
+        OptimizerSameBits(test::MustRun(*session, {"relu"}, feeds).at(0),
+                          test::MustRun(*plain, {"relu"}, feeds).at(0)))
         << batch;
   }
 }
@@ -479,7 +489,7 @@ TEST(GraphPassesTest, AGraphThatDoesNotCompileIsLeftForTheSessionToReport) {
   auto optimized = Optimize(g);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_TRUE(optimized->passes.empty());
-  auto session = Session::Create(g, Options(1, 1, true));
+  auto session = Session::Create(g, OptimizerOptions(1, 1, true));
   ASSERT_FALSE(session.ok());
   EXPECT_NE(session.status().message().find("missing"), std::string::npos);
 }
@@ -487,18 +497,18 @@ TEST(GraphPassesTest, AGraphThatDoesNotCompileIsLeftForTheSessionToReport) {
 TEST(FusedKernelsTest, AnUnknownActivationIsAnErrorNamingIt) {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, {1, 1, 3, 3});
-  g.Const("w", Random({1, 1, 1, 1}, 2));
-  g.Const("b", Random({1}, 3));
+  g.Const("w", OptimizerRandom({1, 1, 1, 1}, 2));
+  g.Const("b", OptimizerRandom({1}, 3));
   ASSERT_TRUE(g.AddNode({"y",
                          "FusedConv",
                          {"x", "w", "b"},
                          {{"activation", std::string("Swish")}},
                          ""})
                   .ok());
-  auto session = test::MustCreate(g, Options(1, 1, false));
+  auto session = test::MustCreate(g, OptimizerOptions(1, 1, false));
   std::vector<Tensor> out;
   const Status s =
-      session->Run({{"x", Random({1, 1, 3, 3}, 1)}}, {"y"}, {}, &out);
+      session->Run({{"x", OptimizerRandom({1, 1, 3, 3}, 1)}}, {"y"}, {}, &out);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("Swish"), std::string::npos) << s;
 }

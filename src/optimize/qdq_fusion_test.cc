@@ -14,7 +14,7 @@ namespace {
 
 using test::Ops;
 
-SessionOptions Options(int threads, bool fuse) {
+SessionOptions QdqFusionOptions(int threads, bool fuse) {
   SessionOptions options = test::PerSessionOptions(threads, threads);
   options.disabled_graph_passes = {"nhwc-layout"};
   if (!fuse) options.disabled_graph_passes.push_back("qdq-fusion");
@@ -113,7 +113,8 @@ TEST(QdqFusionTest, IsAPassOfItsOwnThatCanBeSwitchedOff) {
   EXPECT_EQ(Ops(kept->graph).count("QLinearConv"), 0u);
 }
 
-// The ops of `graph` after the passes (nhwc-layout off, as in Options).
+// The ops of `graph` after the passes (nhwc-layout off, as in
+// QdqFusionOptions).
 std::multiset<std::string> OpsAfterPasses(const Graph& graph) {
   GraphPassOptions options;
   options.disabled = {"nhwc-layout"};
@@ -128,12 +129,12 @@ std::multiset<std::string> OpsAfterPasses(const Graph& graph) {
 // counts. Returns how many elements differ at all, and how many there are.
 std::pair<int64_t, int64_t> ExpectWithinOneStep(const Graph& graph,
                                                 const NamedTensors& feed) {
-  auto plain = test::MustCreate(graph, Options(1, false));
+  auto plain = test::MustCreate(graph, QdqFusionOptions(1, false));
   const Tensor want = test::MustRun(*plain, {"out_q"}, feed).at(0);
   Tensor first;
   int64_t differing = 0;
   for (int threads : {1, 2}) {
-    auto fused = test::MustCreate(graph, Options(threads, true));
+    auto fused = test::MustCreate(graph, QdqFusionOptions(threads, true));
     const Tensor got = test::MustRun(*fused, {"out_q"}, feed).at(0);
     EXPECT_EQ(got.dtype(), DataType::kUInt8);
     if (got.dtype() != DataType::kUInt8) break;
@@ -258,11 +259,11 @@ TEST(QdqFusionTest, GemmWithAFloatOutputSumsItsIntegers) {
     EXPECT_EQ(ops.count("Transpose"), 0u);  // Folded into the constant.
     EXPECT_EQ(ops.count("Mul"), 0u);        // The scales' product too.
 
-    auto plain = test::MustCreate(graph, Options(1, false));
+    auto plain = test::MustCreate(graph, QdqFusionOptions(1, false));
     const Tensor want = test::MustRun(*plain, {"gemm"}, feed).at(0);
     Tensor first;
     for (int threads : {1, 2}) {
-      auto fused = test::MustCreate(graph, Options(threads, true));
+      auto fused = test::MustCreate(graph, QdqFusionOptions(threads, true));
       const Tensor got = test::MustRun(*fused, {"gemm"}, feed).at(0);
       ASSERT_EQ(got.dtype(), DataType::kFloat32);
       ASSERT_EQ(got.shape(), want.shape());
@@ -302,8 +303,8 @@ TEST(QdqFusionTest, MatMulGroupWithInt8ActivationsKeepsInt8Outputs) {
   EXPECT_EQ(ops.count("MatMul"), 0u);
 
   const NamedTensors feed = {{"x", test::SeededFloats({2, 3, k}, 5)}};
-  auto plain = test::MustCreate(g, Options(1, false));
-  auto fused = test::MustCreate(g, Options(1, true));
+  auto plain = test::MustCreate(g, QdqFusionOptions(1, false));
+  auto fused = test::MustCreate(g, QdqFusionOptions(1, true));
   ASSERT_NE(plain, nullptr);
   ASSERT_NE(fused, nullptr);
   const Tensor want = test::MustRun(*plain, {"out_q"}, feed).at(0);
@@ -335,8 +336,8 @@ TEST(QdqFusionTest, AddGroupBecomesQLinearAddWithTheSameBits) {
 
   const NamedTensors feeds = {{"a", test::SeededFloats({2, 4, 5}, 3)},
                               {"b", test::SeededFloats({2, 4, 5}, 4)}};
-  auto plain = test::MustCreate(g, Options(1, false));
-  auto fused = test::MustCreate(g, Options(2, true));
+  auto plain = test::MustCreate(g, QdqFusionOptions(1, false));
+  auto fused = test::MustCreate(g, QdqFusionOptions(2, true));
   EXPECT_TRUE(test::MustRun(*fused, {"out_q"}, feeds)
                   .at(0)
                   .BitwiseEqual(test::MustRun(*plain, {"out_q"}, feeds).at(0)));
@@ -368,8 +369,8 @@ TEST(QdqFusionTest, PairMovesThroughMaxPoolOnlyWithTheSameParameters) {
     const bool same = out_scale == 0.02f;
     EXPECT_EQ(Ops(optimized->graph).count("QuantizeLinear"), same ? 1u : 2u);
     const NamedTensors feeds = {{"x", test::SeededFloats({1, 2, 7, 7}, 9)}};
-    auto plain = test::MustCreate(g, Options(1, false));
-    auto fused = test::MustCreate(g, Options(2, true));
+    auto plain = test::MustCreate(g, QdqFusionOptions(1, false));
+    auto fused = test::MustCreate(g, QdqFusionOptions(2, true));
     EXPECT_TRUE(
         test::MustRun(*fused, {"out_q"}, feeds)
             .at(0)

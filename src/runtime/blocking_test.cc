@@ -24,7 +24,7 @@ using test::PerSessionOptions;
 using test::QueueAttrs;
 using ::testing::HasSubstr;
 
-Tensor Scalar(float v) { return Tensor::Scalar<float>(v); }
+Tensor BlockingScalar(float v) { return Tensor::Scalar<float>(v); }
 
 // (a) The dequeue is scheduled first (a root) while the enqueue waits behind
 // a Spin that holds the only inter-op worker for 20 ms.
@@ -32,7 +32,7 @@ TEST(BlockingTest, DequeueScheduledBeforeItsEnqueueCompletes) {
   Graph g;
   ASSERT_TRUE(g.AddNode({"d", "QueueDequeue", {}, QueueAttrs("q"), ""}).ok());
   g.Spin("busy", 20'000);
-  g.Const("x", Scalar(42.0f));
+  g.Const("x", BlockingScalar(42.0f));
   ASSERT_TRUE(
       g.AddNode({"e", "QueueEnqueue", {"x", "^busy"}, QueueAttrs("q"), ""})
           .ok());
@@ -54,7 +54,8 @@ TEST(BlockingTest, CustomOpRunsTheSameSessionAgain) {
         return ctx.SetOutput(0, inner[0]);
       }).ok());
   Graph g;
-  g.Add("inner", g.Const("a", Scalar(1.0f)), g.Const("b", Scalar(2.0f)));
+  g.Add("inner", g.Const("a", BlockingScalar(1.0f)),
+        g.Const("b", BlockingScalar(2.0f)));
   ASSERT_TRUE(g.AddNode({"outer",
                          "CustomOp",
                          {},
@@ -96,9 +97,10 @@ TEST(BlockingTest, EightRunsBlockedInDequeueAreFedByANinth) {
   while (started.load() < kConsumers) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (int i = 0; i < kConsumers; ++i) {
-    ASSERT_TRUE(
-        session->Run({{"x", Scalar(static_cast<float>(i))}}, {}, {"e"}, nullptr)
-            .ok());
+    ASSERT_TRUE(session
+                    ->Run({{"x", BlockingScalar(static_cast<float>(i))}}, {},
+                          {"e"}, nullptr)
+                    .ok());
   }
   for (std::thread& t : consumers) t.join();
   EXPECT_EQ(std::set<float>(got.begin(), got.end()),
@@ -112,7 +114,7 @@ TEST(BlockingTest, EightRunsBlockedInDequeueAreFedByANinth) {
 TEST(BlockingTimingTest, LoaderBranchOverlapsTrainingBranch) {
   Graph g;
   auto sleep = g.Sleep("load_io", 30'000);
-  g.Const("load_value", Scalar(7.0f));
+  g.Const("load_value", BlockingScalar(7.0f));
   ASSERT_TRUE(g.AddNode({"load_enqueue",
                          "QueueEnqueue",
                          {"load_value", "^" + sleep},
@@ -181,10 +183,12 @@ TEST(BlockingTest, FullQueueBlocksTheEnqueueUntilADequeue) {
   test::MustAdd(g, {"e", "QueueEnqueue", {"x"}, QueueAttrs("q", 1), ""});
   test::MustAdd(g, {"d", "QueueDequeue", {}, QueueAttrs("q", 1), ""});
   auto session = MustCreate(g, PerSessionOptions(1, 1));
-  ASSERT_TRUE(session->Run({{"x", Scalar(1.0f)}}, {}, {"e"}, nullptr).ok());
+  ASSERT_TRUE(
+      session->Run({{"x", BlockingScalar(1.0f)}}, {}, {"e"}, nullptr).ok());
   std::atomic<bool> second_done{false};
   std::thread producer([&] {
-    EXPECT_TRUE(session->Run({{"x", Scalar(2.0f)}}, {}, {"e"}, nullptr).ok());
+    EXPECT_TRUE(
+        session->Run({{"x", BlockingScalar(2.0f)}}, {}, {"e"}, nullptr).ok());
     second_done = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));

@@ -18,12 +18,14 @@ Status CompileStatus(const Graph& graph, CompileOptions options = {}) {
   return CompiledGraph::Compile(graph, options).status();
 }
 
-Tensor Floats(const Shape& shape) { return Tensor(DataType::kFloat32, shape); }
+Tensor CompiledGraphFloats(const Shape& shape) {
+  return Tensor(DataType::kFloat32, shape);
+}
 
 TEST(CompiledGraphTest, ValidGraphCompiles) {
   Graph g;
   auto x = g.Placeholder("x", DataType::kFloat32, {2, 3});
-  auto w = g.Const("w", Floats({3, 4}));
+  auto w = g.Const("w", CompiledGraphFloats({3, 4}));
   g.MatMul("y", x, w);
   auto compiled = CompiledGraph::Compile(g, {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
@@ -41,7 +43,7 @@ TEST(CompiledGraphTest, ValidGraphCompiles) {
 TEST(CompiledGraphTest, ACompileForShapesPreparesNoConstant) {
   Graph g;
   auto x = g.Placeholder("x", DataType::kFloat32, {64, 32});
-  auto w = g.Const("w", Floats({32, 48}));
+  auto w = g.Const("w", CompiledGraphFloats({32, 48}));
   g.MatMul("y", x, w);
   CompileOptions for_shapes;
   for_shapes.prepare_constants = false;
@@ -68,7 +70,7 @@ TEST(CompiledGraphTest, UnknownOp) {
 
 TEST(CompiledGraphTest, DuplicateName) {
   Graph g;
-  g.Const("c", Floats({1}));
+  g.Const("c", CompiledGraphFloats({1}));
   Status s = g.AddNode({"c", "Const", {}, {}, ""});
   EXPECT_THAT(s.message(), HasSubstr("duplicate node name 'c'"));
   EXPECT_THAT(CompileStatus(g).message(), HasSubstr("duplicate node name 'c'"));
@@ -89,13 +91,13 @@ TEST(CompiledGraphTest, DanglingInput) {
 
 TEST(CompiledGraphTest, DanglingControlInput) {
   Graph g;
-  ASSERT_TRUE(
-      g.AddNode({"c",
-                 "Const",
-                 {"^ghost"},
-                 {{"value", Floats({1})}, {"dtype", DataType::kFloat32}},
-                 ""})
-          .ok());
+  ASSERT_TRUE(g.AddNode({"c",
+                         "Const",
+                         {"^ghost"},
+                         {{"value", CompiledGraphFloats({1})},
+                          {"dtype", DataType::kFloat32}},
+                         ""})
+                  .ok());
   EXPECT_THAT(CompileStatus(g).message(), HasSubstr("'ghost'"));
 }
 
@@ -104,7 +106,7 @@ TEST(CompiledGraphTest, CycleNamesANodeOnIt) {
   g.Identity("a", "c");
   g.Identity("b", "a");
   g.Identity("c", "b");
-  g.Const("lonely", Floats({1}));
+  g.Const("lonely", CompiledGraphFloats({1}));
   Status s = CompileStatus(g);
   EXPECT_THAT(s.message(), HasSubstr("cycle through node '"));
   const bool names_cycle_node = s.message().find("'a'") != std::string::npos ||
@@ -121,7 +123,7 @@ TEST(CompiledGraphTest, SelfLoopIsACycle) {
 
 TEST(CompiledGraphTest, WrongArity) {
   Graph g;
-  auto c = g.Const("c", Floats({1}));
+  auto c = g.Const("c", CompiledGraphFloats({1}));
   ASSERT_TRUE(g.AddNode({"add", "Add", {c}, {}, ""}).ok());
   Status s = CompileStatus(g);
   EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'add' (op Add)"),
@@ -130,7 +132,7 @@ TEST(CompiledGraphTest, WrongArity) {
 
 TEST(CompiledGraphTest, DtypeMismatch) {
   Graph g;
-  auto a = g.Const("a", Floats({2}));
+  auto a = g.Const("a", CompiledGraphFloats({2}));
   auto b = g.Const("b", Tensor(DataType::kFloat64, {2}));
   g.Add("sum", a, b);
   Status s = CompileStatus(g);
@@ -141,16 +143,16 @@ TEST(CompiledGraphTest, DtypeMismatch) {
 
 TEST(CompiledGraphTest, ShapeMismatchFromShapeInference) {
   Graph g;
-  auto a = g.Const("a", Floats({2, 3}));
-  auto b = g.Const("b", Floats({4, 5}));
+  auto a = g.Const("a", CompiledGraphFloats({2, 3}));
+  auto b = g.Const("b", CompiledGraphFloats({4, 5}));
   g.MatMul("mm", a, b);
   Status s = CompileStatus(g);
   EXPECT_THAT(s.message(), AllOf(HasSubstr("node 'mm' (op MatMul)"),
                                  HasSubstr("inner dimensions do not match"),
                                  HasSubstr("[2, 3]"), HasSubstr("[4, 5]")));
   Graph g2;
-  auto x = g2.Const("x", Floats({2, 3}));
-  auto y = g2.Const("y", Floats({4, 3}));
+  auto x = g2.Const("x", CompiledGraphFloats({2, 3}));
+  auto y = g2.Const("y", CompiledGraphFloats({4, 3}));
   g2.Add("bad_add", x, y);
   EXPECT_THAT(
       CompileStatus(g2).message(),
@@ -195,7 +197,7 @@ TEST(CompiledGraphTest, IntAcceptedWhereFloatDeclared) {
 
 TEST(CompiledGraphTest, OutputIndexOutOfRange) {
   Graph g;
-  auto c = g.Const("c", Floats({1}));
+  auto c = g.Const("c", CompiledGraphFloats({1}));
   g.Identity("i", c + ":1");
   EXPECT_THAT(CompileStatus(g).message(),
               AllOf(HasSubstr("node 'i'"), HasSubstr("'c:1' does not exist")));
@@ -212,7 +214,7 @@ TEST(CompiledGraphTest, DisallowedDtype) {
 
 TEST(CompiledGraphTest, DevicePlacement) {
   Graph g;
-  auto c = g.Const("c", Floats({1}));
+  auto c = g.Const("c", CompiledGraphFloats({1}));
   NodeDef node{"i", "Identity", {c}, {}, "/device:CPU:1"};
   ASSERT_TRUE(g.AddNode(node).ok());
   CompileOptions two_cpus;
@@ -235,13 +237,13 @@ TEST(CompiledGraphTest, DevicePlacement) {
 
 TEST(CompiledGraphTest, NonCpuDeviceNeedsSoftPlacement) {
   Graph g;
-  ASSERT_TRUE(
-      g.AddNode({"c",
-                 "Const",
-                 {},
-                 {{"value", Floats({1})}, {"dtype", DataType::kFloat32}},
-                 "/gpu:0"})
-          .ok());
+  ASSERT_TRUE(g.AddNode({"c",
+                         "Const",
+                         {},
+                         {{"value", CompiledGraphFloats({1})},
+                          {"dtype", DataType::kFloat32}},
+                         "/gpu:0"})
+                  .ok());
   EXPECT_THAT(CompileStatus(g).message(), HasSubstr("device '/gpu:0'"));
   CompileOptions soft;
   soft.allow_soft_placement = true;

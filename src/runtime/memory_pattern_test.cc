@@ -18,7 +18,7 @@ AttrMap ConvAttrs() {
 
 // x [1, 8, 20, 20] -> Conv -> Relu -> Conv -> Add (residual) -> MaxPool
 // -> Conv -> GlobalAveragePool -> Flatten ("y"); also fetchable: "pool".
-Graph SmallCnn() {
+Graph MemoryPatternSmallCnn() {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, PartialShape({1, 8, 20, 20}));
   g.Const("w1", test::SeededFloats({8, 8, 3, 3}, 1));
@@ -40,7 +40,7 @@ Graph SmallCnn() {
   return g;
 }
 
-SessionOptions Options(int inter, int intra, bool pattern) {
+SessionOptions MemoryPatternOptions(int inter, int intra, bool pattern) {
   SessionOptions options = test::PerSessionOptions(inter, intra);
   options.enable_mem_pattern = pattern;
   // The graph as given: every node above runs as written.
@@ -50,7 +50,8 @@ SessionOptions Options(int inter, int intra, bool pattern) {
 
 TEST(MemoryPatternTest, ASteadyRunTakesOnlyItsFetchFromTheHeap) {
   const Tensor x = test::SeededFloats({1, 8, 20, 20}, 9);
-  auto heap = test::MustCreate(SmallCnn(), Options(1, 1, false));
+  auto heap = test::MustCreate(MemoryPatternSmallCnn(),
+                               MemoryPatternOptions(1, 1, false));
   ASSERT_NE(heap, nullptr);
   const Tensor want = test::MustRun(*heap, {"y"}, {{"x", x}})[0];
   const RunMetadata heap_run = test::MustRunTraced(*heap, {"y"}, {{"x", x}});
@@ -61,7 +62,8 @@ TEST(MemoryPatternTest, ASteadyRunTakesOnlyItsFetchFromTheHeap) {
        std::vector<std::pair<int, int>>{{-1, 1}, {1, 2}, {2, 2}}) {
     SCOPED_TRACE("inter " + std::to_string(inter) + " intra " +
                  std::to_string(intra));
-    auto session = test::MustCreate(SmallCnn(), Options(inter, intra, true));
+    auto session = test::MustCreate(MemoryPatternSmallCnn(),
+                                    MemoryPatternOptions(inter, intra, true));
     ASSERT_NE(session, nullptr);
     // The first Run records the sizes, from the heap.
     const RunMetadata first = test::MustRunTraced(*session, {"y"}, {{"x", x}});
@@ -85,8 +87,10 @@ TEST(MemoryPatternTest, ASteadyRunTakesOnlyItsFetchFromTheHeap) {
 // "pool" is fetched here, so it is the caller's; the Runs' other tensors
 // reuse the arena while the caller still holds earlier outputs.
 TEST(MemoryPatternTest, HeldOutputsSurviveLaterRunsAndTheSession) {
-  auto reference = test::MustCreate(SmallCnn(), Options(1, 1, false));
-  auto session = test::MustCreate(SmallCnn(), Options(2, 2, true));
+  auto reference = test::MustCreate(MemoryPatternSmallCnn(),
+                                    MemoryPatternOptions(1, 1, false));
+  auto session = test::MustCreate(MemoryPatternSmallCnn(),
+                                  MemoryPatternOptions(2, 2, true));
   ASSERT_NE(reference, nullptr);
   ASSERT_NE(session, nullptr);
   std::vector<std::vector<Tensor>> held, want;
@@ -108,8 +112,10 @@ TEST(MemoryPatternTest, HeldOutputsSurviveLaterRunsAndTheSession) {
 // Runs of one session from several threads at once each have their own
 // arena (ThreadSanitizer checks the slots' hand-over).
 TEST(MemoryPatternTest, ConcurrentRunsKeepTheirOwnTensors) {
-  auto reference = test::MustCreate(SmallCnn(), Options(1, 1, false));
-  auto session = test::MustCreate(SmallCnn(), Options(2, 2, true));
+  auto reference = test::MustCreate(MemoryPatternSmallCnn(),
+                                    MemoryPatternOptions(1, 1, false));
+  auto session = test::MustCreate(MemoryPatternSmallCnn(),
+                                  MemoryPatternOptions(2, 2, true));
   ASSERT_NE(reference, nullptr);
   ASSERT_NE(session, nullptr);
   constexpr int kThreads = 3;
@@ -144,8 +150,8 @@ TEST(MemoryPatternTest, ALargerFeedThanRecordedFallsBackToTheHeap) {
   test::MustAdd(g, {"h", "MatMul", {"x", "w"}, {}, ""});
   test::MustAdd(g, {"r", "Relu", {"h"}, {}, ""});
   test::MustAdd(g, {"y", "MatMul", {"r", "w"}, {}, ""});
-  auto reference = test::MustCreate(g, Options(1, 1, false));
-  auto session = test::MustCreate(g, Options(1, 1, true));
+  auto reference = test::MustCreate(g, MemoryPatternOptions(1, 1, false));
+  auto session = test::MustCreate(g, MemoryPatternOptions(1, 1, true));
   ASSERT_NE(reference, nullptr);
   ASSERT_NE(session, nullptr);
   for (int64_t rows : {4, 4, 40, 4}) {
@@ -165,7 +171,7 @@ TEST(MemoryPatternTest, ATensorKeptByAQueueIsNeverOverwritten) {
   test::MustAdd(g, {"r", "Relu", {"x"}, {}, ""});
   test::MustAdd(g, {"e", "QueueEnqueue", {"r"}, test::QueueAttrs("q"), ""});
   test::MustAdd(g, {"d", "QueueDequeue", {}, test::QueueAttrs("q"), ""});
-  auto session = test::MustCreate(g, Options(1, 1, true));
+  auto session = test::MustCreate(g, MemoryPatternOptions(1, 1, true));
   ASSERT_NE(session, nullptr);
   std::vector<Tensor> fed;
   for (int run = 0; run < 4; ++run) {

@@ -20,7 +20,7 @@
 namespace weft {
 namespace {
 
-ThreadPoolOptions Options(int threads, std::string name = "test") {
+ThreadPoolOptions TestPoolOptions(int threads, std::string name = "test") {
   ThreadPoolOptions options;
   options.name = std::move(name);
   options.num_threads = threads;
@@ -29,7 +29,7 @@ ThreadPoolOptions Options(int threads, std::string name = "test") {
 
 TEST(ThreadPoolTest, RunsEveryScheduledTask) {
   for (int threads : {1, 2, 4}) {
-    ThreadPool pool(Options(threads));
+    ThreadPool pool(TestPoolOptions(threads));
     std::atomic<int> count{0};
     for (int i = 0; i < 10000; ++i) pool.Schedule([&] { ++count; });
     test::WaitFor([&] { return count.load() == 10000; });
@@ -42,7 +42,7 @@ TEST(ThreadPoolTest, TasksScheduledFromWorkersRunToo) {
   // Declared before the pool: a worker may still be returning from `spawn`
   // after the last count, until ~ThreadPool joins it.
   std::function<void(int)> spawn;
-  ThreadPool pool(Options(3));
+  ThreadPool pool(TestPoolOptions(3));
   // Each task fans out into two until depth 12: 2^13 - 1 tasks, many more
   // than a worker's deque holds, so the overflow path runs as well.
   spawn = [&](int depth) {
@@ -59,7 +59,7 @@ TEST(ThreadPoolTest, TasksScheduledFromWorkersRunToo) {
 TEST(ThreadPoolTest, DestructorRunsQueuedWork) {
   std::atomic<int> count{0};
   {
-    ThreadPool pool(Options(2));
+    ThreadPool pool(TestPoolOptions(2));
     for (int i = 0; i < 1000; ++i) {
       pool.Schedule([&] {
         std::this_thread::sleep_for(std::chrono::microseconds(10));
@@ -71,7 +71,7 @@ TEST(ThreadPoolTest, DestructorRunsQueuedWork) {
 }
 
 TEST(ThreadPoolTest, ZeroThreadPoolRunsInline) {
-  ThreadPool pool(Options(0));
+  ThreadPool pool(TestPoolOptions(0));
   EXPECT_EQ(pool.NumThreads(), 0);
   const auto caller = std::this_thread::get_id();
   std::thread::id ran_on;
@@ -86,8 +86,8 @@ TEST(ThreadPoolTest, CurrentThreadIndexIdentifiesWorkers) {
   std::set<int> seen;
   std::atomic<int> done{0};
   std::atomic<bool> release{false};
-  ThreadPool pool(Options(4));
-  ThreadPool other(Options(1, "other"));
+  ThreadPool pool(TestPoolOptions(4));
+  ThreadPool other(TestPoolOptions(1, "other"));
   EXPECT_EQ(pool.CurrentThreadIndex(), -1);
   for (int i = 0; i < 4; ++i) {
     pool.Schedule([&] {
@@ -112,7 +112,7 @@ TEST(ThreadPoolTest, ThreadsAreNamedAfterThePool) {
   std::set<std::string> names;
   std::atomic<int> done{0};
   std::atomic<bool> release{false};
-  ThreadPool pool(Options(2, "inter"));
+  ThreadPool pool(TestPoolOptions(2, "inter"));
   for (int i = 0; i < 2; ++i) {
     pool.Schedule([&] {
       char name[16] = {};
@@ -139,7 +139,7 @@ TEST(ThreadPoolTest, EveryWorkerHasStartedWhenTheConstructorReturns) {
     // can still be listed in /proc for a moment after its join returns (the
     // kernel clears its tid before it leaves the thread group).
     const std::string pool_name = "st" + std::to_string(attempt);
-    ThreadPool pool(Options(4, pool_name));
+    ThreadPool pool(TestPoolOptions(4, pool_name));
     const std::string prefix = "weft-" + pool_name + "-";
     int named = 0;
     for (const auto& task :
@@ -164,7 +164,7 @@ TEST(ThreadPoolTest, PinnedWorkerRunsOnlyOnItsCpu) {
     }
   }
   ASSERT_GE(target, 0);
-  ThreadPoolOptions options = Options(1, "pinned");
+  ThreadPoolOptions options = TestPoolOptions(1, "pinned");
   options.pin_cpus = {target};
   ThreadPool pool(options);
   std::atomic<bool> done{false};
@@ -193,7 +193,7 @@ double CpuSecondsUsedByProcess() {
 }
 
 TEST(ThreadPoolTest, IdlePoolUsesNoCpuAfterSpinWindow) {
-  ThreadPoolOptions options = Options(4, "idle");
+  ThreadPoolOptions options = TestPoolOptions(4, "idle");
   options.spin_us = 1000;
   ThreadPool pool(options);
   std::atomic<int> count{0};
@@ -208,7 +208,7 @@ TEST(ThreadPoolTest, IdlePoolUsesNoCpuAfterSpinWindow) {
 }
 
 TEST(ThreadPoolTest, ManyOutsideThreadsScheduleConcurrently) {
-  ThreadPool pool(Options(2));
+  ThreadPool pool(TestPoolOptions(2));
   std::atomic<int> count{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < 16; ++c) {
@@ -225,7 +225,7 @@ TEST(ThreadPoolDeathTest, ExceptionEscapingATaskIsReported) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        ThreadPool pool(Options(1, "thrower"));
+        ThreadPool pool(TestPoolOptions(1, "thrower"));
         pool.Schedule([] { throw std::runtime_error("boom"); });
         std::this_thread::sleep_for(std::chrono::seconds(10));
       },

@@ -18,8 +18,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-NodeDef Node(const std::string& name, const std::string& op,
-             std::vector<std::string> inputs = {}) {
+NodeDef TuneNode(const std::string& name, const std::string& op,
+                 std::vector<std::string> inputs = {}) {
   return {name, op, std::move(inputs), {}, ""};
 }
 
@@ -67,8 +67,8 @@ TEST(TuneProfileTest, SpeedupCurvesArePerOpAndNeverBelowOne) {
 
 // A traced Run of nodes taking the given milliseconds, one shard each
 // unless `split`.
-RunMetadata TracedRun(const std::map<std::string, double>& ms,
-                      bool split = false) {
+RunMetadata TuneTracedRun(const std::map<std::string, double>& ms,
+                          bool split = false) {
   RunMetadata run;
   for (const auto& [name, t] : ms) {
     NodeExecStats stats;
@@ -85,16 +85,17 @@ RunMetadata TracedRun(const std::map<std::string, double>& ms,
 // the times are scaled to that total.
 TEST(TuneProfileTest, NodeMediansAddUpToTheMedianRun) {
   const std::vector<RunMetadata> runs = {
-      TracedRun({{"a", 3}, {"b", 1}, {"c", 1}}),
-      TracedRun({{"a", 1}, {"b", 3}, {"c", 1}}),
-      TracedRun({{"a", 1}, {"b", 1}, {"c", 3}})};
+      TuneTracedRun({{"a", 3}, {"b", 1}, {"c", 1}}),
+      TuneTracedRun({{"a", 1}, {"b", 3}, {"c", 1}}),
+      TuneTracedRun({{"a", 1}, {"b", 1}, {"c", 3}})};
   const NodeTimes times = MedianNodeTimes(runs);
   EXPECT_NEAR(times.at("a"), 5.0 / 3, 1e-9);
   EXPECT_NEAR(times.at("b"), 5.0 / 3, 1e-9);
   EXPECT_NEAR(times.at("c"), 5.0 / 3, 1e-9);
   // Steady Runs keep their medians.
-  const NodeTimes steady = MedianNodeTimes(
-      {TracedRun({{"a", 2}, {"b", 1}}), TracedRun({{"a", 2}, {"b", 1}})});
+  const NodeTimes steady =
+      MedianNodeTimes({TuneTracedRun({{"a", 2}, {"b", 1}}),
+                       TuneTracedRun({{"a", 2}, {"b", 1}})});
   EXPECT_NEAR(steady.at("a"), 2, 1e-9);
   EXPECT_NEAR(steady.at("b"), 1, 1e-9);
 }
@@ -102,8 +103,8 @@ TEST(TuneProfileTest, NodeMediansAddUpToTheMedianRun) {
 // With only_split, nodes that never enlisted a helper are left out, of
 // the medians and of the Runs' totals alike.
 TEST(TuneProfileTest, OnlySplitNodesCountWhenAsked) {
-  RunMetadata run = TracedRun({{"m", 4}}, /*split=*/true);
-  run.node_stats.push_back(TracedRun({{"r", 9}}).node_stats.front());
+  RunMetadata run = TuneTracedRun({{"m", 4}}, /*split=*/true);
+  run.node_stats.push_back(TuneTracedRun({{"r", 9}}).node_stats.front());
   const NodeTimes times = MedianNodeTimes({run, run}, /*only_split=*/true);
   EXPECT_EQ(times.size(), 1u);
   EXPECT_NEAR(times.at("m"), 4, 1e-9);
@@ -355,7 +356,8 @@ TEST(TuneGraphTest, TheProfileIsOfTheGraphAsExecutedAfterThePasses) {
   file.graph.Add("biased", "m", "b");
   file.graph.Relu("r", "biased");
   file.graph.Spin("s", 1);
-  ASSERT_TRUE(file.graph.AddNode(Node("sum", "Add", {"r", "r", "^s"})).ok());
+  ASSERT_TRUE(
+      file.graph.AddNode(TuneNode("sum", "Add", {"r", "r", "^s"})).ok());
   file.outputs = {"sum"};
   TuneOptions options;
   options.profile_runs = 1;
@@ -382,7 +384,7 @@ TEST(TuneGraphTest, TheProfileIsOfTheGraphAsExecutedAfterThePasses) {
 
 TEST(TuneGraphTest, BadCoreCountsAreRefused) {
   GraphFile file;
-  ASSERT_TRUE(file.graph.AddNode(Node("s", "Spin")).ok());
+  ASSERT_TRUE(file.graph.AddNode(TuneNode("s", "Spin")).ok());
   file.outputs = {"s"};
   TuneOptions options;
   options.cores = 0;

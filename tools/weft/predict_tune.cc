@@ -32,7 +32,7 @@ std::vector<int> ThreadCounts(int cores) {
   return counts;
 }
 
-struct Trial {
+struct TuneTrial {
   int inter = 1, intra = 1;
   std::vector<double> items_per_second;  // One per round.
   std::string bottleneck;                // From the last round's stats.
@@ -57,7 +57,7 @@ int PredictTuneCommand(const TuneArgs& args,
   base.inputs.assign(inputs.begin(),
                      inputs.begin() + static_cast<std::ptrdiff_t>(sample));
   const int cores = AutoCpuBudget().threads;
-  std::vector<Trial> trials;
+  std::vector<TuneTrial> trials;
   for (int inter : ThreadCounts(cores)) {
     for (int intra : ThreadCounts(cores)) {
       trials.push_back({inter, intra, {}, "", 0});
@@ -71,7 +71,7 @@ int PredictTuneCommand(const TuneArgs& args,
   // The model opened once per setting (its threads are the setting's).
   std::map<std::pair<int, int>, std::shared_ptr<const PredictModel>> models;
   for (int round = 0; round < kRounds; ++round) {
-    for (Trial& trial : trials) {
+    for (TuneTrial& trial : trials) {
       PredictOptions options = base;
       // Pools of its own per setting: in one process the process-wide
       // pool would keep the first setting's size (in `weft predict`, a
@@ -108,8 +108,8 @@ int PredictTuneCommand(const TuneArgs& args,
   }
   std::printf("  %5s %5s %9s %12s %s\n", "inter", "intra", "items/s",
               "decode calls", "bottleneck");
-  const Trial* best = nullptr;
-  for (const Trial& t : trials) {
+  const TuneTrial* best = nullptr;
+  for (const TuneTrial& t : trials) {
     const double rate = Median(t.items_per_second);
     std::printf("  %5d %5d %9.1f %12d %s\n", t.inter, t.intra, rate,
                 t.map_parallelism, t.bottleneck.c_str());

@@ -37,10 +37,10 @@ constexpr double kAtol = 1e-7;
 
 // Every case runs at each of these (inter, intra) settings; the outputs of
 // all of them must be bitwise equal.
-struct Setting {
+struct ThreadSetting {
   int inter, intra;
 };
-constexpr Setting kSettings[] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
+constexpr ThreadSetting kSettings[] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
 
 enum class Outcome { kPassed, kFailed, kSkipped };
 
@@ -251,7 +251,7 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms,
   const std::vector<fs::path> sets = SortedEntries(dir, "test_data_set_");
   if (sets.empty()) return {name, Outcome::kFailed, "no test_data_set_N"};
   std::vector<std::unique_ptr<Session>> sessions;
-  for (const Setting& s : kSettings) {
+  for (const ThreadSetting& s : kSettings) {
     SessionOptions options;
     options.inter_op_parallelism_threads = s.inter;
     options.intra_op_parallelism_threads = s.intra;
@@ -426,7 +426,7 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
                             {"message", r.message}});
     }
     j["settings"] = nlohmann::json::array();
-    for (const Setting& s : kSettings) {
+    for (const ThreadSetting& s : kSettings) {
       nlohmann::json setting;
       AddThreadCounts(setting, s.inter, s.intra);
       j["settings"].push_back(std::move(setting));

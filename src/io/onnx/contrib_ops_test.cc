@@ -17,9 +17,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 
-onnx::NodeProto Node(const std::string& op,
-                     const std::vector<std::string>& inputs,
-                     const std::vector<std::string>& outputs) {
+onnx::NodeProto ContribOpsNode(const std::string& op,
+                               const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& outputs) {
   onnx::NodeProto n;
   n.set_op_type(op);
   n.set_domain(kMicrosoftDomain);
@@ -57,9 +57,9 @@ std::vector<std::string> OpsOf(const Nodes& nodes) {
 // Every expansion writes the node's outputs under their names, names its
 // other values and nodes under the prefix, and is of the default domain.
 TEST(ContribOpsTest, ExpansionsKeepTheOutputNamesAndPrefixTheRest) {
-  auto nodes = Expand(Node("SkipLayerNormalization",
-                           {"x", "skip", "gamma", "beta", "bias"},
-                           {"y", "", "", "sum"}));
+  auto nodes = Expand(ContribOpsNode("SkipLayerNormalization",
+                                     {"x", "skip", "gamma", "beta", "bias"},
+                                     {"y", "", "", "sum"}));
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   EXPECT_THAT(OpsOf(*nodes), ElementsAre("Add", "Add", "LayerNormalization"));
   std::set<std::string> written;
@@ -80,13 +80,13 @@ TEST(ContribOpsTest, ExpansionsKeepTheOutputNamesAndPrefixTheRest) {
 // The QOperator ops dequantize, compute in float and quantize, the form
 // qdq-fusion turns back into integer kernels.
 TEST(ContribOpsTest, QuantizedOpsBecomeDequantizeComputeQuantize) {
-  auto add = Expand(Node(
+  auto add = Expand(ContribOpsNode(
       "QLinearAdd", {"a", "as", "az", "b", "bs", "bz", "cs", "cz"}, {"c"}));
   ASSERT_TRUE(add.ok()) << add.status();
   EXPECT_THAT(OpsOf(*add), ElementsAre("DequantizeLinear", "DequantizeLinear",
                                        "Add", "QuantizeLinear"));
-  auto gemm =
-      Expand(Node("QGemm", {"a", "as", "az", "b", "bs", "bz", "c"}, {"y"}));
+  auto gemm = Expand(
+      ContribOpsNode("QGemm", {"a", "as", "az", "b", "bs", "bz", "c"}, {"y"}));
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   EXPECT_THAT(OpsOf(*gemm), ElementsAre("DequantizeLinear", "DequantizeLinear",
                                         "Cast", "Mul", "Mul", "Gemm"));
@@ -98,14 +98,14 @@ TEST(ContribOpsTest, QuantizedOpsBecomeDequantizeComputeQuantize) {
 // neither says it.
 TEST(ContribOpsTest, AnOmittedOutputZeroPointNeedsTheInputsDtype) {
   const onnx::NodeProto with_input_zero =
-      Node("QLinearSigmoid", {"x", "xs", "xz", "ys"}, {"y"});
+      ContribOpsNode("QLinearSigmoid", {"x", "xs", "xz", "ys"}, {"y"});
   auto from_zero = Expand(with_input_zero);
   ASSERT_TRUE(from_zero.ok()) << from_zero.status();
   EXPECT_THAT(OpsOf(*from_zero), ElementsAre("Sub", "DequantizeLinear",
                                              "Sigmoid", "QuantizeLinear"));
 
   const onnx::NodeProto bare =
-      Node("QLinearSigmoid", {"x", "xs", "", "ys"}, {"y"});
+      ContribOpsNode("QLinearSigmoid", {"x", "xs", "", "ys"}, {"y"});
   auto declared = Expand(bare, 17, [](const std::string& name) {
     return DeclaredValue{name == "x" ? onnx::TensorProto::INT8 : 0, {}};
   });
@@ -124,33 +124,35 @@ TEST(ContribOpsTest, AnOmittedOutputZeroPointNeedsTheInputsDtype) {
 // What weft does not expand is named: the op (with the list of those it
 // does), an attribute value, a malformed node.
 TEST(ContribOpsTest, WhatIsNotExpandedIsNamed) {
-  auto rotary = Expand(Node("RotaryEmbedding", {"x", "p", "c", "s"}, {"y"}));
+  auto rotary =
+      Expand(ContribOpsNode("RotaryEmbedding", {"x", "p", "c", "s"}, {"y"}));
   ASSERT_FALSE(rotary.ok());
   EXPECT_EQ(rotary.status().code(), StatusCode::kUnimplemented);
   EXPECT_THAT(rotary.status().message(),
               HasSubstr("op 'RotaryEmbedding' of domain 'com.microsoft' is "
                         "not supported (weft reads these of it: Attention"));
 
-  onnx::NodeProto batch = Node("FusedMatMul", {"a", "b"}, {"y"});
+  onnx::NodeProto batch = ContribOpsNode("FusedMatMul", {"a", "b"}, {"y"});
   SetInt(&batch, "transBatchA", 1);
   auto batched = Expand(batch);
   ASSERT_FALSE(batched.ok());
   EXPECT_THAT(batched.status().message(), HasSubstr("transBatchA"));
 
-  onnx::NodeProto nhwc =
-      Node("QLinearGlobalAveragePool", {"x", "xs", "xz", "ys", "yz"}, {"y"});
+  onnx::NodeProto nhwc = ContribOpsNode("QLinearGlobalAveragePool",
+                                        {"x", "xs", "xz", "ys", "yz"}, {"y"});
   SetInt(&nhwc, "channels_last", 1);
   auto channels_last = Expand(nhwc);
   ASSERT_FALSE(channels_last.ok());
   EXPECT_THAT(channels_last.status().message(), HasSubstr("channels_last"));
 
-  auto concat = Expand(Node("QLinearConcat", {"ys", "yz", "a", "as"}, {"y"}));
+  auto concat =
+      Expand(ContribOpsNode("QLinearConcat", {"ys", "yz", "a", "as"}, {"y"}));
   ASSERT_FALSE(concat.ok());
   EXPECT_EQ(concat.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(concat.status().message(),
               HasSubstr("com.microsoft QLinearConcat"));
 
-  auto missing = Expand(Node("BiasGelu", {"x"}, {"y"}));
+  auto missing = Expand(ContribOpsNode("BiasGelu", {"x"}, {"y"}));
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("input 1 is required"));
 }
@@ -161,7 +163,8 @@ void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value);
 // shape is refused; EmbedLayerNormalization declares the 1-D mask_index
 // it makes, which is what lets the Attention after it read that.
 TEST(ContribOpsTest, AttentionNeedsTheRankOfItsMask) {
-  onnx::NodeProto attention = Node("Attention", {"x", "w", "b", "mask"}, {"y"});
+  onnx::NodeProto attention =
+      ContribOpsNode("Attention", {"x", "w", "b", "mask"}, {"y"});
   SetInt(&attention, "num_heads", 2);
   auto weights_only = [](const std::string& name) {
     return name == "w" ? DeclaredValue{1, std::vector<int64_t>{4, 12}}
@@ -174,10 +177,10 @@ TEST(ContribOpsTest, AttentionNeedsTheRankOfItsMask) {
 
   Nodes out;
   DeclaredOutputs declared;
-  const onnx::NodeProto embed =
-      Node("EmbedLayerNormalization",
-           {"ids", "", "words", "positions", "", "gamma", "beta", "mask"},
-           {"e", "mask_index"});
+  const onnx::NodeProto embed = ContribOpsNode(
+      "EmbedLayerNormalization",
+      {"ids", "", "words", "positions", "", "gamma", "beta", "mask"},
+      {"e", "mask_index"});
   ASSERT_TRUE(
       ExpandContribOp(embed, 17, "n/0/", Undeclared, &out, &declared).ok());
   ASSERT_TRUE(declared.count("mask_index"));
@@ -198,8 +201,8 @@ TEST(ContribOpsTest, AttentionNeedsTheRankOfItsMask) {
 // ReduceMean takes its axes as an attribute before opset 18 and as an
 // input from 18: the expansion follows the model's opset.
 TEST(ContribOpsTest, FormsFollowTheModelsOpset) {
-  const onnx::NodeProto rms =
-      Node("SkipSimplifiedLayerNormalization", {"x", "skip", "gamma"}, {"y"});
+  const onnx::NodeProto rms = ContribOpsNode("SkipSimplifiedLayerNormalization",
+                                             {"x", "skip", "gamma"}, {"y"});
   for (int64_t opset : {17, 18}) {
     auto nodes = Expand(rms, opset);
     ASSERT_TRUE(nodes.ok()) << nodes.status();
