@@ -13,7 +13,7 @@ namespace {
 
 namespace pb = ::inference;
 
-std::string MlpPath() { return std::string(WEFT_TEST_DATA) + "/mlp.onnx"; }
+std::string GrpcMlpPath() { return std::string(WEFT_TEST_DATA) + "/mlp.onnx"; }
 
 class GrpcServerTest : public ::testing::Test {
  protected:
@@ -26,7 +26,7 @@ class GrpcServerTest : public ::testing::Test {
     BatchingOptions batching;
     batching.max_batch_size = 4;
     options.models.push_back(
-        {.name = "mlp", .path = MlpPath(), .batching = batching});
+        {.name = "mlp", .path = GrpcMlpPath(), .batching = batching});
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
