@@ -137,6 +137,11 @@ __attribute__((target("avx2"))) void Avx2PanelProduct(
     const uint8_t* chunk = b + q0 * kInt8Cols * 4;
     for (int sub = 0; sub < kAvx2SubBlocks; ++sub) {
       const int half = sub / 4, group = sub % 4;
+      // A panel's last pixels or rows past the product's edge: no sub-block
+      // of only those (a 7 x 7 plane's second panel holds 17 pixels of 32).
+      if (group * kAvx2SubPixels >= cols || half * kAvx2SubRows >= rows) {
+        continue;
+      }
       auto slot = [&](int r, int v) {
         return reinterpret_cast<__m256i*>(partial[sub][r][v]);
       };
