@@ -9,7 +9,10 @@
 //                      RunAnyRank (1-D, 3-D and other window ranks);
 //   conv_packed.cc     RunTransposed2D and RunPhasePanels2D, over W packed
 //                      for the micro-kernel at construction, and the tiling
-//                      they share (PanelTiles, RunPanelTiles).
+//                      they share (PanelTiles, RunPanelTiles);
+//   conv_winograd.cc   RunWinograd2D, 3 x 3 windows with stride 1 as
+//                      Winograd's F(4 x 4, 3 x 3) over W transformed at
+//                      construction (kernels/winograd.h).
 //
 // Determinism: every strategy cuts the output into tiles whose shapes
 // depend on the sizes (and the micro-kernel's panel shape) alone and
@@ -30,6 +33,7 @@
 #include "kernels/gemm_tile.h"
 #include "kernels/int_division.h"
 #include "kernels/packed_gemm.h"
+#include "kernels/winograd.h"
 #include "ops/conv_window.h"
 #include "ops/fused_activation.h"
 #include "ops/op_util.h"
@@ -49,6 +53,16 @@ constexpr int64_t kPackedConvMinChannels = 16;
 constexpr int64_t kPhaseTilePanels = 8;
 // Taps of a depthwise window whose lane weights live on the stack.
 constexpr int64_t kMaxLaneTaps = 25;
+// Input and output channels (one group) from which a 3 x 3 layer runs as
+// Winograd's F(4 x 4, 3 x 3): with fewer, the transforms, whose cost per
+// tile and channel is fixed, weigh against products over few channels.
+constexpr int64_t kWinogradMinChannels = 16;
+
+// Whether Conv layers that fit Winograd's F(4 x 4, 3 x 3) (WinogradFits,
+// one group, kWinogradMinChannels, a constant float32 W and BLIS tiles) run
+// as it: yes, unless WEFT_NCHW_WINOGRAD=0 (read once). The rule is the
+// arithmetic's, 4 times fewer multiply-adds in the products, not one CPU's.
+bool NchwWinogradEnabled();
 
 // Panels per pixel tile for a plane of `panels`: at most kPhaseTilePanels
 // and at least half that, the size whose tiles two threads share most evenly
@@ -87,14 +101,17 @@ class ConvKernel : public OpKernel {
         group_(c.attr<int64_t>("group")),
         fused_(c.attrs().count("activation") > 0),
         activation_(ActivationFromAttrs(c.attrs())) {
-    PackConstantWeights(c.constant_input(1), c.constant_input(2),
-                        KnownOutputPlane(c));
+    if (!TransformWinogradWeights(c)) {
+      PackConstantWeights(c.constant_input(1), c.constant_input(2),
+                          KnownOutputPlane(c));
+    }
     ArrangeConstantLaneWeights(c.constant_input(1));
   }
 
   int64_t prepared_bytes() const override {
     int64_t bytes = 0;
     for (const PackedOperand& w : packed_w_) bytes += w.bytes();
+    for (const PackedOperand& u : winograd_u_) bytes += u.bytes();
     bytes += static_cast<int64_t>(lane_w_.size() * sizeof(float));
     return bytes;
   }
@@ -118,6 +135,12 @@ class ConvKernel : public OpKernel {
   // channels, depth 27).
   void PackConstantWeights(const Tensor* w, const Tensor* bias,
                            int64_t out_pixels);
+
+  // A constant float32 W of a layer that runs as Winograd (NchwWinogradEnabled,
+  // the output plane fixed by the graph and WinogradFits), transformed once
+  // here and packed as the left side of the 36 products. Returns whether it
+  // did; such a layer packs nothing else.
+  bool TransformWinogradWeights(const KernelConstruction& c);
 
   // A constant float32 W of a depthwise 2-D convolution (one input channel
   // per group), in DepthwiseLanes2D's layout for every block of output
@@ -308,6 +331,19 @@ class ConvKernel : public OpKernel {
                         const Conv2DGeometry& geo, int64_t n, int64_t cg,
                         int64_t mg, const Epilogue& epilogue) const;
 
+  // Winograd's F(4 x 4, 3 x 3) over W transformed at construction
+  // (winograd_u_), one group: per (image, block of tile rows), the block's
+  // input is transformed once (WinogradInputBlock), then per block of output
+  // channels the 36 products
+  //   M_point [channels, tiles] = U_point [channels, C] * V_point [C, tiles]
+  // run and are transformed back into Y's rows with the bias
+  // (WinogradOutputBlock), then the epilogue. The blocks depend on the
+  // plane's size alone and each output comes from one single-threaded
+  // product, so its bits do not depend on the thread count or the batch.
+  void RunWinograd2D(KernelContext& ctx, const Tensor& x, const Tensor* bias,
+                     Tensor* y, const Conv2DGeometry& geo, int64_t n,
+                     int64_t cg, int64_t mg, const Epilogue& epilogue) const;
+
   // Any spatial rank: per (image, group, tile of output pixels), gather the
   // tile's inputs into columns [C/g * K, P], then one product as above.
   template <class T>
@@ -325,7 +361,9 @@ class ConvKernel : public OpKernel {
   Tensor folded_bias_;
   bool transposed_ = false;    // packed_w_ is W^T: RunTransposed2D.
   std::vector<float> lane_w_;  // W for DepthwiseLanes2D; empty when not made.
-  Tensor lane_source_;         // The W it was arranged from.
+  // W transformed for Winograd, one packed operand a point; empty when not.
+  std::vector<PackedOperand> winograd_u_;
+  Tensor lane_source_;  // The W it was arranged from.
 };
 
 }  // namespace weft::internal

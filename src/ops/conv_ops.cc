@@ -181,9 +181,16 @@ void ConvKernel::Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
   } else if (cg == 1) {
     RunDepthwise2D<T>(ctx, x, w, bias, y, Geometry2D(win), n, mg, epilogue);
   } else {
-    // W packed at construction (float32 only), in the orientation chosen
-    // there: transposed products, or the left operand of the phase panels'.
+    // W transformed for Winograd or packed at construction (float32
+    // only), in the orientation chosen there: transposed products, or the
+    // left operand of the phase panels'.
     if constexpr (std::is_same_v<T, float>) {
+      const Conv2DGeometry geo = Geometry2D(win);
+      if (!winograd_u_.empty() && w.raw_data() == packed_source_.raw_data() &&
+          WinogradFits(geo)) {
+        RunWinograd2D(ctx, x, bias, y, geo, n, cg, mg, epilogue);
+        return;
+      }
       if (const std::vector<PackedOperand>* packed_w = PackedWeightsFor(w)) {
         if (transposed_) {
           RunTransposed2D(ctx, x, *packed_w, bias, y, Geometry2D(win), n, cg,

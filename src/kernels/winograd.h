@@ -1,0 +1,113 @@
+// Winograd's minimal filtering F(4 x 4, 3 x 3) for float32 convolutions on
+// NCHW planes (3 x 3 window, stride 1, no dilation): each 4 x 4 tile of
+// output pixels is computed from a 6 x 6 tile of input as
+//   Y = A^T [ sum over input channels of (G g G^T) .* (B^T d B) ] A,
+// so that the products over the channels become 36 matrix products (one per
+// point of the 6 x 6 transformed tile), each 4 x 4 x 9 / 36 = 4 times
+// smaller than the direct convolution's. The matrices are Lavin and Gray's
+// (arXiv:1509.09308) with interpolation points 0, 1, -1, 2, -2.
+//
+// The op layer (ops/conv_winograd.cc) cuts an output plane into blocks of
+// whole tile rows, transforms a block's input (WinogradInputBlock), runs the
+// 36 products on the BLIS micro-kernel (PackedGemmTile) with the
+// transformed weights (WinogradWeights) and transforms their results back
+// into the output's rows (WinogradOutputBlock).
+//
+// Columns. A block's tiles are the products' columns, in quads: the four
+// tiles 4 q .. 4 q + 3 of a tile row (the last quad of a row padded with
+// tiles past the plane), quad after quad over the block's rows, then empty
+// quads up to whole panels of the micro-kernel. The transforms work on two
+// quads at once, one tile a lane of an 8-float vector, so a pair of quads
+// is 8 adjacent columns of a panel: the transformed input is written
+// straight into the panels the micro-kernel reads, and the plane's tiles
+// being a multiple of 4 wide (ResNet's 56, 28, 14) wastes no column.
+//
+// Layouts. The transformed input of a block is, per point (6 * row + column
+// of the 6 x 6 tile), a right operand of PackedGemmTile packed as
+// packed_gemm.h lays them out: `channels` deep, MaxColumns() columns
+// (panel stride), point after point PointFloats(channels) apart. The
+// products are plain: m[(point * channels + c) * ld + column].
+//
+// Determinism: every output is computed by the same straight-line code
+// whatever its tile's position in a block, and the blocks depend on the
+// plane's size and the micro-kernel's panel shape alone, so an output's bits
+// depend on the shapes alone.
+#ifndef WEFT_SRC_KERNELS_WINOGRAD_H_
+#define WEFT_SRC_KERNELS_WINOGRAD_H_
+
+#include <cstdint>
+
+#include "kernels/conv_kernels.h"
+
+namespace weft::internal {
+
+inline constexpr int64_t kWinogradTile = 4;     // output pixels a tile side
+inline constexpr int64_t kWinogradPoints = 36;  // 6 x 6 transformed points
+inline constexpr int64_t kWinogradQuad = 4;     // tiles a quad
+inline constexpr int64_t kWinogradLanes = 8;    // tiles transformed at once
+
+// Whether a 2-D convolution's geometry is one F(4 x 4, 3 x 3) computes: a
+// 3 x 3 window, stride 1, no dilation, and an output plane of at least
+// kWinogradMinPlane rows and columns (over ResNet-18's 7 x 7 the
+// transformed weights, 4 times the weights' size, are read for a few tiles
+// each, and the tiles pad the plane to 8 x 8); and micro-kernel panels a
+// multiple of kWinogradLanes columns wide (every x86 BLIS kernel weft has
+// seen: 16 or 32).
+inline constexpr int64_t kWinogradMinPlane = 8;
+bool WinogradFits(const Conv2DGeometry& g);
+
+// How an output plane is cut into 4 x 4 tiles, quads and blocks of tile
+// rows.
+struct WinogradPlane {
+  Conv2DGeometry geometry;
+  int64_t tiles_h = 0, tiles_w = 0;
+  int64_t quads_w = 0;     // quads a tile row
+  int64_t block_rows = 0;  // tile rows per block (the last may have fewer)
+  int64_t blocks = 0;
+  int64_t panel = 0, depth_block = 0;  // the micro-kernel's nr and kc
+
+  // Blocks of at most kWinogradMaxColumns columns, the rows that waste the
+  // fewest columns to whole panels, the larger block on a tie (the
+  // products then read the transformed weights fewer times).
+  static WinogradPlane Of(const Conv2DGeometry& g);
+
+  int64_t RowsOf(int64_t block) const;
+  int64_t QuadsOf(int64_t block) const { return RowsOf(block) * quads_w; }
+  // The products' columns for a block: its quads' tiles, whole panels.
+  int64_t ColumnsOf(int64_t block) const;
+  int64_t MaxColumns() const { return ColumnsOf(0); }
+  // Floats of one point's transformed input over `channels`.
+  int64_t PointFloats(int64_t channels) const {
+    return MaxColumns() * channels;
+  }
+  // The output pixels block `block` covers: whole rows of the plane.
+  int64_t FirstPixel(int64_t block) const;
+  int64_t PixelsOf(int64_t block) const;
+  // Floats of WinogradInputBlock's scratch buffer.
+  int64_t ScratchFloats() const;
+};
+inline constexpr int64_t kWinogradMaxColumns = 64;
+
+// u[(point * out_channels + o) * in_channels + i] = (G w_oi G^T)[point],
+// w: out_channels x in_channels x 3 x 3 (one group). Computed in double,
+// rounded once.
+void WinogradWeights(const float* w, int64_t out_channels, int64_t in_channels,
+                     float* u);
+
+// The transformed input of block `block` for channels [c0, c1) of the
+// `channels` of x (planes of in_h x in_w, channel c at x + c * in_h *
+// in_w), into v as laid out above. `scratch` holds ScratchFloats().
+void WinogradInputBlock(const WinogradPlane& plane, int64_t block,
+                        const float* x, int64_t c0, int64_t c1,
+                        int64_t channels, float* v, float* scratch);
+
+// The outputs of block `block` for `channels` channels from m (the 36
+// products, laid out as above, ColumnsOf(block) columns each), plus bias[c]
+// when bias is not null, into the rows of the planes y + c * out_h * out_w.
+void WinogradOutputBlock(const WinogradPlane& plane, int64_t block,
+                         const float* m, int64_t channels, int64_t ld,
+                         const float* bias, float* y);
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_KERNELS_WINOGRAD_H_

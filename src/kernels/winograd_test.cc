@@ -1,0 +1,181 @@
+// Winograd's F(4 x 4, 3 x 3) transforms, composed with a plain product over
+// the packed panels they write, against a direct float64 convolution; and
+// how planes are cut into blocks.
+#include "kernels/winograd.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/int_division.h"
+#include "kernels/packed_gemm.h"
+#include "test_support/panels.h"
+
+namespace weft::internal {
+namespace {
+
+std::vector<float> WinogradSeeded(int64_t count, uint32_t seed) {
+  std::vector<float> v(count);
+  for (float& f : v) {
+    seed = seed * 1664525u + 1013904223u;
+    f = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
+  }
+  return v;
+}
+
+Conv2DGeometry ThreeByThree(int64_t in_h, int64_t in_w, int64_t pad_top,
+                            int64_t pad_left, int64_t pad_bottom,
+                            int64_t pad_right) {
+  Conv2DGeometry g{};
+  g.in_h = in_h;
+  g.in_w = in_w;
+  g.kernel_h = g.kernel_w = 3;
+  g.stride_h = g.stride_w = g.dilation_h = g.dilation_w = 1;
+  g.pad_top = pad_top;
+  g.pad_left = pad_left;
+  g.out_h = in_h + pad_top + pad_bottom - 2;
+  g.out_w = in_w + pad_left + pad_right - 2;
+  return g;
+}
+
+// Every block through the three steps (the 36 products summed here from
+// the panels), against the direct sum; the outputs of every pixel written.
+void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
+                                 int64_t out_channels) {
+  SCOPED_TRACE("in " + std::to_string(g.in_h) + "x" + std::to_string(g.in_w) +
+               " out " + std::to_string(g.out_h) + "x" +
+               std::to_string(g.out_w) + " pads " + std::to_string(g.pad_top) +
+               "," + std::to_string(g.pad_left));
+  ASSERT_TRUE(WinogradFits(g));
+  const std::vector<float> x = WinogradSeeded(in_channels * g.InSize(), 7);
+  const std::vector<float> w =
+      WinogradSeeded(out_channels * in_channels * 9, 8);
+  const std::vector<float> bias = WinogradSeeded(out_channels, 9);
+  std::vector<float> u(kWinogradPoints * out_channels * in_channels);
+  WinogradWeights(w.data(), out_channels, in_channels, u.data());
+
+  const WinogradPlane plane = WinogradPlane::Of(g);
+  const int64_t ld = plane.MaxColumns();
+  std::vector<float> v(kWinogradPoints * plane.PointFloats(in_channels));
+  std::vector<float> scratch(plane.ScratchFloats());
+  std::vector<float> m(kWinogradPoints * out_channels * ld);
+  std::vector<float> y(out_channels * g.OutSize(), std::nanf(""));
+  for (int64_t block = 0; block < plane.blocks; ++block) {
+    // Two calls over halves of the channels, as threads split them.
+    const int64_t half = in_channels / 2;
+    WinogradInputBlock(plane, block, x.data(), 0, half, in_channels, v.data(),
+                       scratch.data());
+    WinogradInputBlock(plane, block, x.data(), half, in_channels, in_channels,
+                       v.data(), scratch.data());
+    for (int64_t point = 0; point < kWinogradPoints; ++point) {
+      const std::vector<float> panels(
+          v.begin() + point * plane.PointFloats(in_channels),
+          v.begin() + (point + 1) * plane.PointFloats(in_channels));
+      for (int64_t o = 0; o < out_channels; ++o) {
+        for (int64_t col = 0; col < plane.ColumnsOf(block); ++col) {
+          double sum = 0;
+          for (int64_t i = 0; i < in_channels; ++i) {
+            sum += double(u[(point * out_channels + o) * in_channels + i]) *
+                   test::PanelAt(panels, ld, plane.panel, plane.depth_block,
+                                 in_channels, col, i);
+          }
+          m[(point * out_channels + o) * ld + col] = static_cast<float>(sum);
+        }
+      }
+    }
+    WinogradOutputBlock(plane, block, m.data(), out_channels, ld, bias.data(),
+                        y.data());
+  }
+  double worst = 0, largest = 0;
+  for (int64_t o = 0; o < out_channels; ++o) {
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+      for (int64_t ox = 0; ox < g.out_w; ++ox) {
+        double want = bias[o];
+        for (int64_t i = 0; i < in_channels; ++i) {
+          for (int64_t ky = 0; ky < 3; ++ky) {
+            for (int64_t kx = 0; kx < 3; ++kx) {
+              const int64_t iy = oy - g.pad_top + ky, ix = ox - g.pad_left + kx;
+              if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
+              want += double(x[(i * g.in_h + iy) * g.in_w + ix]) *
+                      w[((o * in_channels + i) * 3 + ky) * 3 + kx];
+            }
+          }
+        }
+        const float got = y[(o * g.out_h + oy) * g.out_w + ox];
+        ASSERT_FALSE(std::isnan(got))
+            << "unwritten output " << o << " at " << oy << "," << ox;
+        worst = std::max(worst, std::abs(got - want));
+        largest = std::max(largest, std::abs(want));
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-5 * std::max(1.0, largest));
+}
+
+TEST(WinogradTest, TransformsAndProductsGiveTheConvolution) {
+  // Planes a multiple of 4 wide and not, same and valid padding, uneven
+  // pads, and several blocks of tile rows (60 x 60: blocks of 4 rows).
+  for (const Conv2DGeometry& g :
+       {ThreeByThree(8, 8, 1, 1, 1, 1), ThreeByThree(14, 14, 1, 1, 1, 1),
+        ThreeByThree(13, 11, 1, 1, 1, 1), ThreeByThree(10, 12, 0, 0, 0, 0),
+        ThreeByThree(9, 10, 0, 1, 2, 1), ThreeByThree(60, 60, 1, 1, 1, 1),
+        ThreeByThree(30, 37, 1, 1, 1, 1)}) {
+    ExpectWinogradMatchesDirect(g, 5, 7);
+  }
+}
+
+TEST(WinogradTest, OnlyThreeByThreeUnitStrideWindowsOverLargePlanesFit) {
+  Conv2DGeometry g = ThreeByThree(14, 14, 1, 1, 1, 1);
+  EXPECT_EQ(WinogradFits(g), FloatMicroKernel().nr % kWinogradLanes == 0);
+  if (!WinogradFits(g)) return;
+  Conv2DGeometry strided = g;
+  strided.stride_h = 2;
+  EXPECT_FALSE(WinogradFits(strided));
+  Conv2DGeometry dilated = g;
+  dilated.dilation_w = 2;
+  EXPECT_FALSE(WinogradFits(dilated));
+  Conv2DGeometry five = g;
+  five.kernel_h = five.kernel_w = 5;
+  EXPECT_FALSE(WinogradFits(five));
+  EXPECT_FALSE(WinogradFits(ThreeByThree(7, 7, 1, 1, 1, 1)));
+  EXPECT_TRUE(WinogradFits(ThreeByThree(8, 8, 1, 1, 1, 1)));
+}
+
+TEST(WinogradTest, BlocksAreWholeTileRowsInWholePanels) {
+  if (FloatMicroKernel().nr % kWinogradLanes != 0) GTEST_SKIP();
+  for (int64_t side : {8, 14, 28, 56, 57, 112, 300}) {
+    SCOPED_TRACE("plane " + std::to_string(side));
+    const WinogradPlane p =
+        WinogradPlane::Of(ThreeByThree(side, side, 1, 1, 1, 1));
+    EXPECT_EQ(p.tiles_h, CeilDiv(side, kWinogradTile));
+    EXPECT_EQ(p.quads_w, CeilDiv(p.tiles_w, kWinogradQuad));
+    int64_t rows = 0, pixels = 0;
+    for (int64_t b = 0; b < p.blocks; ++b) {
+      EXPECT_EQ(p.FirstPixel(b), pixels);
+      rows += p.RowsOf(b);
+      pixels += p.PixelsOf(b);
+      EXPECT_EQ(p.ColumnsOf(b) % p.panel, 0);
+      EXPECT_GE(p.ColumnsOf(b), kWinogradQuad * p.QuadsOf(b));
+      EXPECT_LE(p.ColumnsOf(b), p.MaxColumns());
+      EXPECT_TRUE(p.ColumnsOf(b) <= kWinogradMaxColumns || p.block_rows == 1);
+    }
+    EXPECT_EQ(rows, p.tiles_h);
+    EXPECT_EQ(pixels, side * side);
+  }
+  // ResNet's planes: no column wasted but to whole quads and one panel.
+  if (FloatMicroKernel().nr == 16) {
+    for (int64_t side : {56, 28, 14}) {
+      const WinogradPlane p =
+          WinogradPlane::Of(ThreeByThree(side, side, 1, 1, 1, 1));
+      int64_t columns = 0;
+      for (int64_t b = 0; b < p.blocks; ++b) columns += p.ColumnsOf(b);
+      EXPECT_EQ(columns, RoundUp(p.tiles_h * kWinogradQuad * p.quads_w, 16));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft::internal
