@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "kernels/blis_config.h"
-#include "kernels/conv_kernels.h"
 #include "kernels/int_division.h"
 #include "weft/check.h"
 
@@ -99,19 +98,7 @@ void PackPanels(const Strided& x, int64_t o0, int64_t count, int64_t p0,
   for (int64_t o = 0; o < count; o += width, dst += width * kc) {
     const int64_t live = std::min(width, count - o);
     const float* src = x.data + (o0 + o) * x.so + p0 * x.sp;
-    if (x.so == 1 && live == width) {
-      // Whole rows of `width`, contiguous in memory: copies of a size known
-      // here, where a memcpy call per row of 16 floats cost as much as the
-      // copy (Winograd's products pack their plain right operands).
-      WithPanelWidth(width, [&](auto fixed_width) {
-        constexpr int64_t kWidth = decltype(fixed_width)::value;
-        const int64_t row = kWidth > 0 ? kWidth : width;
-        for (int64_t p = 0; p < kc; ++p) {
-          std::memcpy(dst + p * row, src + p * x.sp,
-                      static_cast<size_t>(row) * sizeof(float));
-        }
-      });
-    } else if (x.so == 1) {  // A panel's row is contiguous in memory.
+    if (x.so == 1) {  // A panel's row of `width` is contiguous in memory.
       for (int64_t p = 0; p < kc; ++p) {
         std::memcpy(dst + p * width, src + p * x.sp, live * sizeof(float));
         std::fill(dst + p * width + live, dst + (p + 1) * width, 0.0f);
