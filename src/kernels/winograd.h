@@ -26,7 +26,7 @@
 // of the 6 x 6 tile), a right operand of PackedGemmTile packed as
 // packed_gemm.h lays them out: `channels` deep, MaxColumns() columns
 // (panel stride), point after point PointFloats(channels) apart. The
-// products are plain: m[(point * channels + c) * ld + column].
+// products are plain rows of ld, PointStride(channels * ld) a point.
 //
 // Determinism: every output is computed by the same straight-line code
 // whatever its tile's position in a block, and the blocks depend on the
@@ -56,6 +56,15 @@ inline constexpr int64_t kWinogradLanes = 8;    // tiles transformed at once
 inline constexpr int64_t kWinogradMinPlane = 8;
 bool WinogradFits(const Conv2DGeometry& g);
 
+// The distance between two points' data, for `floats` of each: a cache
+// line more than them. The transforms touch all 36 points of a tile at
+// once; points a multiple of 4 KiB apart (ResNet-18's 64 columns x 64
+// channels: 16 KiB) all fall in one set of the L1 cache, which holds 8.
+inline constexpr int64_t kWinogradPointPad = 16;
+inline int64_t PointStride(int64_t floats) {
+  return floats + kWinogradPointPad;
+}
+
 // How an output plane is cut into 4 x 4 tiles, quads and blocks of tile
 // rows.
 struct WinogradPlane {
@@ -76,9 +85,10 @@ struct WinogradPlane {
   // The products' columns for a block: its quads' tiles, whole panels.
   int64_t ColumnsOf(int64_t block) const;
   int64_t MaxColumns() const { return ColumnsOf(0); }
-  // Floats of one point's transformed input over `channels`.
+  // Floats from one point's transformed input over `channels` to the
+  // next's: its panels and kWinogradPointPad (PointStride).
   int64_t PointFloats(int64_t channels) const {
-    return MaxColumns() * channels;
+    return PointStride(MaxColumns() * channels);
   }
   // The output pixels block `block` covers: whole rows of the plane.
   int64_t FirstPixel(int64_t block) const;
@@ -102,8 +112,9 @@ void WinogradInputBlock(const WinogradPlane& plane, int64_t block,
                         int64_t channels, float* v, float* scratch);
 
 // The outputs of block `block` for `channels` channels from m (the 36
-// products, laid out as above, ColumnsOf(block) columns each), plus bias[c]
-// when bias is not null, into the rows of the planes y + c * out_h * out_w.
+// products: m[point * PointStride(channels * ld) + c * ld + column], for
+// ColumnsOf(block) columns), plus bias[c] when bias is not null, into the
+// rows of the planes y + c * out_h * out_w.
 void WinogradOutputBlock(const WinogradPlane& plane, int64_t block,
                          const float* m, int64_t channels, int64_t ld,
                          const float* bias, float* y);

@@ -61,7 +61,8 @@ void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
   const int64_t ld = plane.MaxColumns();
   std::vector<float> v(kWinogradPoints * plane.PointFloats(in_channels));
   std::vector<float> scratch(plane.ScratchFloats());
-  std::vector<float> m(kWinogradPoints * out_channels * ld);
+  const int64_t m_point = PointStride(out_channels * ld);
+  std::vector<float> m(kWinogradPoints * m_point);
   std::vector<float> y(out_channels * g.OutSize(), std::nanf(""));
   for (int64_t block = 0; block < plane.blocks; ++block) {
     // Two calls over halves of the channels, as threads split them.
@@ -82,7 +83,7 @@ void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
                    test::PanelAt(panels, ld, plane.panel, plane.depth_block,
                                  in_channels, col, i);
           }
-          m[(point * out_channels + o) * ld + col] = static_cast<float>(sum);
+          m[point * m_point + o * ld + col] = static_cast<float>(sum);
         }
       }
     }

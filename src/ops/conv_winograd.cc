@@ -131,14 +131,15 @@ void ConvKernel::RunWinograd2D(KernelContext& ctx, const Tensor& x,
           const int64_t last = std::min(mg, first + channel_tile);
           for (int64_t ch0 = first; ch0 < last; ch0 += channel_step) {
             const int64_t channels = std::min(channel_step, last - ch0);
-            float* m = products.Get(kWinogradPoints * channels * ld);
+            const int64_t m_point = PointStride(channels * ld);
+            float* m = products.Get(kWinogradPoints * m_point);
             for (int64_t point = 0; point < kWinogradPoints; ++point) {
               PackedGemmTile(
                   channels, columns, cg,
                   GemmInput::Packed(winograd_u_[point], ch0),
                   GemmInput::Panels(
                       {v + point * point_floats, ld, cg, shape.nr}, 0),
-                  {m + point * channels * ld, ld}, /*accumulate=*/false);
+                  {m + point * m_point, ld}, /*accumulate=*/false);
             }
             WinogradOutputBlock(plane, block, m, channels, ld,
                                 pb != nullptr ? pb + ch0 : nullptr,
