@@ -54,15 +54,15 @@ void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
   const std::vector<float> w =
       WinogradSeeded(out_channels * in_channels * 9, 8);
   const std::vector<float> bias = WinogradSeeded(out_channels, 9);
-  std::vector<float> u(kWinogradPoints * out_channels * in_channels);
-  WinogradWeights(w.data(), out_channels, in_channels, u.data());
-
   const WinogradPlane plane = WinogradPlane::Of(g);
+  std::vector<float> u(plane.points * out_channels * in_channels);
+  WinogradWeights(plane.tile, w.data(), out_channels, in_channels, u.data());
+
   const int64_t ld = plane.MaxColumns();
-  std::vector<float> v(kWinogradPoints * plane.PointFloats(in_channels));
+  std::vector<float> v(plane.points * plane.PointFloats(in_channels));
   std::vector<float> scratch(plane.ScratchFloats());
   const int64_t m_point = PointStride(out_channels * ld);
-  std::vector<float> m(kWinogradPoints * m_point);
+  std::vector<float> m(plane.points * m_point);
   std::vector<float> y(out_channels * g.OutSize(), std::nanf(""));
   for (int64_t block = 0; block < plane.blocks; ++block) {
     // Two calls over halves of the channels, as threads split them.
@@ -71,7 +71,7 @@ void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
                        scratch.data());
     WinogradInputBlock(plane, block, x.data(), half, in_channels, in_channels,
                        v.data(), scratch.data());
-    for (int64_t point = 0; point < kWinogradPoints; ++point) {
+    for (int64_t point = 0; point < plane.points; ++point) {
       const std::vector<float> panels(
           v.begin() + point * plane.PointFloats(in_channels),
           v.begin() + (point + 1) * plane.PointFloats(in_channels));
@@ -117,41 +117,50 @@ void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
 }
 
 TEST(WinogradTest, TransformsAndProductsGiveTheConvolution) {
-  // Planes a multiple of 4 wide and not, same and valid padding, uneven
-  // pads, and several blocks of tile rows (60 x 60: blocks of 4 rows).
+  // 4 x 4 tiles over planes a multiple of 4 wide and not, same and valid
+  // padding, uneven pads, and several blocks of tile rows (60 x 60: blocks
+  // of 4 rows); 2 x 2 tiles over the planes under 8 (7 x 7, 6 x 9 valid,
+  // 7 x 40 with uneven pads: 20 tiles a row, 5 quads).
   for (const Conv2DGeometry& g :
        {ThreeByThree(8, 8, 1, 1, 1, 1), ThreeByThree(14, 14, 1, 1, 1, 1),
         ThreeByThree(13, 11, 1, 1, 1, 1), ThreeByThree(10, 12, 0, 0, 0, 0),
         ThreeByThree(9, 10, 0, 1, 2, 1), ThreeByThree(60, 60, 1, 1, 1, 1),
-        ThreeByThree(30, 37, 1, 1, 1, 1)}) {
+        ThreeByThree(30, 37, 1, 1, 1, 1), ThreeByThree(7, 7, 1, 1, 1, 1),
+        ThreeByThree(8, 11, 0, 0, 0, 0), ThreeByThree(7, 39, 1, 0, 1, 2)}) {
     ExpectWinogradMatchesDirect(g, 5, 7);
   }
 }
 
-TEST(WinogradTest, OnlyThreeByThreeUnitStrideWindowsOverLargePlanesFit) {
+TEST(WinogradTest, ThreeByThreeUnitStrideWindowsTakeTilesByTheirPlane) {
+  const bool panels = FloatMicroKernel().nr % kWinogradLanes == 0;
   Conv2DGeometry g = ThreeByThree(14, 14, 1, 1, 1, 1);
-  EXPECT_EQ(WinogradFits(g), FloatMicroKernel().nr % kWinogradLanes == 0);
-  if (!WinogradFits(g)) return;
+  EXPECT_EQ(WinogradTileFor(g), panels ? 4 : 0);
+  if (!panels) return;
   Conv2DGeometry strided = g;
   strided.stride_h = 2;
-  EXPECT_FALSE(WinogradFits(strided));
+  EXPECT_EQ(WinogradTileFor(strided), 0);
   Conv2DGeometry dilated = g;
   dilated.dilation_w = 2;
-  EXPECT_FALSE(WinogradFits(dilated));
+  EXPECT_EQ(WinogradTileFor(dilated), 0);
   Conv2DGeometry five = g;
   five.kernel_h = five.kernel_w = 5;
-  EXPECT_FALSE(WinogradFits(five));
-  EXPECT_FALSE(WinogradFits(ThreeByThree(7, 7, 1, 1, 1, 1)));
-  EXPECT_TRUE(WinogradFits(ThreeByThree(8, 8, 1, 1, 1, 1)));
+  EXPECT_EQ(WinogradTileFor(five), 0);
+  EXPECT_EQ(WinogradTileFor(ThreeByThree(8, 8, 1, 1, 1, 1)), 4);
+  EXPECT_EQ(WinogradTileFor(ThreeByThree(7, 7, 1, 1, 1, 1)), 2);
+  EXPECT_EQ(WinogradTileFor(ThreeByThree(40, 7, 1, 1, 1, 1)), 2);
+  EXPECT_EQ(WinogradTileFor(ThreeByThree(6, 6, 1, 1, 1, 1)), 2);
+  EXPECT_EQ(WinogradTileFor(ThreeByThree(5, 5, 1, 1, 1, 1)), 0);
+  EXPECT_EQ(WinogradPoints(4), 36);
+  EXPECT_EQ(WinogradPoints(2), 16);
 }
 
 TEST(WinogradTest, BlocksAreWholeTileRowsInWholePanels) {
   if (FloatMicroKernel().nr % kWinogradLanes != 0) GTEST_SKIP();
-  for (int64_t side : {8, 14, 28, 56, 57, 112, 300}) {
+  for (int64_t side : {6, 7, 8, 14, 28, 56, 57, 112, 300}) {
     SCOPED_TRACE("plane " + std::to_string(side));
     const WinogradPlane p =
         WinogradPlane::Of(ThreeByThree(side, side, 1, 1, 1, 1));
-    EXPECT_EQ(p.tiles_h, CeilDiv(side, kWinogradTile));
+    EXPECT_EQ(p.tiles_h, CeilDiv(side, p.tile));
     EXPECT_EQ(p.quads_w, CeilDiv(p.tiles_w, kWinogradQuad));
     int64_t rows = 0, pixels = 0;
     for (int64_t b = 0; b < p.blocks; ++b) {
@@ -168,7 +177,7 @@ TEST(WinogradTest, BlocksAreWholeTileRowsInWholePanels) {
   }
   // ResNet's planes: no column wasted but to whole quads and one panel.
   if (FloatMicroKernel().nr == 16) {
-    for (int64_t side : {56, 28, 14}) {
+    for (int64_t side : {56, 28, 14, 7}) {
       const WinogradPlane p =
           WinogradPlane::Of(ThreeByThree(side, side, 1, 1, 1, 1));
       int64_t columns = 0;

@@ -11,7 +11,7 @@
 //                      for the micro-kernel at construction, and the tiling
 //                      they share (PanelTiles, RunPanelTiles);
 //   conv_winograd.cc   RunWinograd2D, 3 x 3 windows with stride 1 as
-//                      Winograd's F(4 x 4, 3 x 3) over W transformed at
+//                      Winograd's F(m x m, 3 x 3) over W transformed at
 //                      construction (kernels/winograd.h).
 //
 // Determinism: every strategy cuts the output into tiles whose shapes
@@ -54,14 +54,15 @@ constexpr int64_t kPhaseTilePanels = 8;
 // Taps of a depthwise window whose lane weights live on the stack.
 constexpr int64_t kMaxLaneTaps = 25;
 // Input and output channels (one group) from which a 3 x 3 layer runs as
-// Winograd's F(4 x 4, 3 x 3): with fewer, the transforms, whose cost per
+// Winograd: with fewer, the transforms, whose cost per
 // tile and channel is fixed, weigh against products over few channels.
 constexpr int64_t kWinogradMinChannels = 16;
 
-// Whether Conv layers that fit Winograd's F(4 x 4, 3 x 3) (WinogradFits,
+// Whether Conv layers that fit Winograd's F(m x m, 3 x 3) (WinogradFits,
 // one group, kWinogradMinChannels, a constant float32 W and BLIS tiles) run
 // as it: yes, unless WEFT_NCHW_WINOGRAD=0 (read once). The rule is the
-// arithmetic's, 4 times fewer multiply-adds in the products, not one CPU's.
+// arithmetic's, 4 or 2.25 times fewer multiply-adds in the products, not
+// one CPU's.
 bool NchwWinogradEnabled();
 
 // Panels per pixel tile for a plane of `panels`: at most kPhaseTilePanels
@@ -138,8 +139,8 @@ class ConvKernel : public OpKernel {
 
   // A constant float32 W of a layer that runs as Winograd (NchwWinogradEnabled,
   // the output plane fixed by the graph and WinogradFits), transformed once
-  // here and packed as the left side of the 36 products. Returns whether it
-  // did; such a layer packs nothing else.
+  // here and packed as the left side of the products, one a point. Returns
+  // whether it did; such a layer packs nothing else.
   bool TransformWinogradWeights(const KernelConstruction& c);
 
   // A constant float32 W of a depthwise 2-D convolution (one input channel
@@ -331,10 +332,10 @@ class ConvKernel : public OpKernel {
                         const Conv2DGeometry& geo, int64_t n, int64_t cg,
                         int64_t mg, const Epilogue& epilogue) const;
 
-  // Winograd's F(4 x 4, 3 x 3) over W transformed at construction
+  // Winograd's F(m x m, 3 x 3) over W transformed at construction
   // (winograd_u_), one group: per (image, block of tile rows), the block's
   // input is transformed once (WinogradInputBlock), then per block of output
-  // channels the 36 products
+  // channels the (m + 2)^2 products
   //   M_point [channels, tiles] = U_point [channels, C] * V_point [C, tiles]
   // run and are transformed back into Y's rows with the bias
   // (WinogradOutputBlock), then the epilogue. The blocks depend on the
@@ -363,7 +364,8 @@ class ConvKernel : public OpKernel {
   std::vector<float> lane_w_;  // W for DepthwiseLanes2D; empty when not made.
   // W transformed for Winograd, one packed operand a point; empty when not.
   std::vector<PackedOperand> winograd_u_;
-  Tensor lane_source_;  // The W it was arranged from.
+  int64_t winograd_tile_ = 0;  // the tile side winograd_u_ was made for
+  Tensor lane_source_;         // The W it was arranged from.
 };
 
 }  // namespace weft::internal

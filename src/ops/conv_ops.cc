@@ -187,7 +187,7 @@ void ConvKernel::Run(KernelContext& ctx, const Tensor& x, const Tensor& w,
     if constexpr (std::is_same_v<T, float>) {
       const Conv2DGeometry geo = Geometry2D(win);
       if (!winograd_u_.empty() && w.raw_data() == packed_source_.raw_data() &&
-          WinogradFits(geo)) {
+          WinogradTileFor(geo) == winograd_tile_) {
         RunWinograd2D(ctx, x, bias, y, geo, n, cg, mg, epilogue);
         return;
       }

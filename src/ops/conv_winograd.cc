@@ -1,6 +1,6 @@
 // ConvKernel's Winograd strategy (conv_kernel.h): 3 x 3 layers with stride
-// 1 as F(4 x 4, 3 x 3) (kernels/winograd.h), the 36 products on the BLIS
-// micro-kernel through PackedGemmTile.
+// 1 as F(4 x 4, 3 x 3) or F(2 x 2, 3 x 3) (kernels/winograd.h), the
+// products on the BLIS micro-kernel through PackedGemmTile.
 #include <algorithm>
 #include <vector>
 
@@ -41,16 +41,19 @@ bool ConvKernel::TransformWinogradWeights(const KernelConstruction& c) {
   geo.dilation_w = geo.dilation_h;
   geo.out_h = y.dim(2);
   geo.out_w = y.dim(3);
-  if (!WinogradFits(geo)) return false;
+  const int64_t tile = WinogradTileFor(geo);
+  if (tile == 0) return false;
 
-  std::vector<float> u(kWinogradPoints * m * channels);
-  WinogradWeights(w->data<float>(), m, channels, u.data());
-  winograd_u_.reserve(kWinogradPoints);
-  for (int64_t point = 0; point < kWinogradPoints; ++point) {
+  const int64_t points = WinogradPoints(tile);
+  std::vector<float> u(points * m * channels);
+  WinogradWeights(tile, w->data<float>(), m, channels, u.data());
+  winograd_u_.reserve(points);
+  for (int64_t point = 0; point < points; ++point) {
     winograd_u_.push_back(PackedOperand::Pack(
         PackedOperand::Side::kLeft, {u.data() + point * m * channels, channels},
         m, channels));
   }
+  winograd_tile_ = tile;
   packed_source_ = *w;
   return true;
 }
@@ -72,10 +75,10 @@ void ConvKernel::RunWinograd2D(KernelContext& ctx, const Tensor& x,
   const int64_t channel_tile = RoundUp(CeilDiv(mg, channel_blocks), shape.mr);
   channel_blocks = CeilDiv(mg, channel_tile);
   // The products of a block are transformed back in steps of about 32
-  // channels, so that the 36 products of a step stay in L2 for it.
+  // channels, so that the products of a step stay in L2 for it.
   const int64_t channel_step = RoundUp(32, shape.mr);
   const int64_t point_floats = plane.PointFloats(cg);
-  const int64_t v_floats = kWinogradPoints * point_floats;
+  const int64_t v_floats = plane.points * point_floats;
   const int64_t ld = plane.MaxColumns();
   const float* px = x.data<float>();
   const float* pb = bias ? bias->data<float>() : nullptr;
@@ -114,7 +117,7 @@ void ConvKernel::RunWinograd2D(KernelContext& ctx, const Tensor& x,
                     });
   }
   const double product_cost =
-      0.01 * static_cast<double>(kWinogradPoints * channel_tile * cg * ld) +
+      0.01 * static_cast<double>(plane.points * channel_tile * cg * ld) +
       column_transform_cost * static_cast<double>(channel_tile) +
       (shared ? 0.0 : column_transform_cost * static_cast<double>(cg));
   ctx.ParallelFor(
@@ -132,8 +135,8 @@ void ConvKernel::RunWinograd2D(KernelContext& ctx, const Tensor& x,
           for (int64_t ch0 = first; ch0 < last; ch0 += channel_step) {
             const int64_t channels = std::min(channel_step, last - ch0);
             const int64_t m_point = PointStride(channels * ld);
-            float* m = products.Get(kWinogradPoints * m_point);
-            for (int64_t point = 0; point < kWinogradPoints; ++point) {
+            float* m = products.Get(plane.points * m_point);
+            for (int64_t point = 0; point < plane.points; ++point) {
               PackedGemmTile(
                   channels, columns, cg,
                   GemmInput::Packed(winograd_u_[point], ch0),

@@ -107,10 +107,16 @@ bool RunsAsWinograd(const WinogradConvShape& s) {
          s.m >= internal::kWinogradMinChannels;
 }
 
-// The transformed weights' bytes: 36 packed operands of m x c.
+// The transformed weights' bytes: a packed operand of m x c a point.
 int64_t WinogradBytes(const WinogradConvShape& s) {
+  internal::Conv2DGeometry g{};
+  g.kernel_h = g.kernel_w = 3;
+  g.stride_h = g.stride_w = g.dilation_h = g.dilation_w = 1;
+  g.out_h = WinogradOutSide(s.h, s.pad);
+  g.out_w = WinogradOutSide(s.w, s.pad);
   const int64_t mr = internal::FloatMicroKernel().mr;
-  return internal::kWinogradPoints * internal::RoundUp(s.m, mr) * s.c * 4;
+  return internal::WinogradPoints(internal::WinogradTileFor(g)) *
+         internal::RoundUp(s.m, mr) * s.c * 4;
 }
 
 TEST(ConvWinogradTest,
@@ -124,7 +130,10 @@ TEST(ConvWinogradTest,
         WinogradConvShape{2, 24, 37, 30, 40, 1},
         WinogradConvShape{1, 16, 8, 8, 16, 1},
         WinogradConvShape{1, kc + 8, 10, 12, 20, 1},
-        WinogradConvShape{1, 32, 12, 11, 24, 0}}) {
+        WinogradConvShape{1, 32, 12, 11, 24, 0},
+        // 2 x 2 tiles: ResNet-18's last plane, and one not square.
+        WinogradConvShape{2, 48, 7, 7, 40, 1},
+        WinogradConvShape{1, 16, 9, 6, 24, 0}}) {
     SCOPED_TRACE("n " + std::to_string(s.n) + " c " + std::to_string(s.c) +
                  " plane " + std::to_string(s.h) + "x" + std::to_string(s.w) +
                  " m " + std::to_string(s.m) + " pad " + std::to_string(s.pad));
@@ -149,7 +158,9 @@ TEST(ConvWinogradTest,
       internal::NchwWinogradEnabled() &&
           internal::ActiveGemmKernel() == internal::GemmKernel::kBlis &&
           internal::FloatMicroKernel().nr % internal::kWinogradLanes == 0);
-  EXPECT_FALSE(RunsAsWinograd({1, 512, 7, 7, 512, 1}));
+  EXPECT_EQ(RunsAsWinograd({1, 512, 7, 7, 512, 1}),
+            RunsAsWinograd({1, 64, 56, 56, 64, 1}));
+  EXPECT_FALSE(RunsAsWinograd({1, 512, 5, 5, 512, 1}));
   EXPECT_FALSE(RunsAsWinograd({1, 8, 20, 20, 64, 1}));
 }
 
