@@ -13,17 +13,14 @@
 #include "kernels/int_division.h"
 #include "kernels/packed_gemm.h"
 #include "test_support/panels.h"
+#include "test_support/session_util.h"
 
 namespace weft::internal {
 namespace {
 
 std::vector<float> WinogradSeeded(int64_t count, uint32_t seed) {
-  std::vector<float> v(count);
-  for (float& f : v) {
-    seed = seed * 1664525u + 1013904223u;
-    f = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
-  }
-  return v;
+  const Tensor t = test::SeededFloats({count}, seed);
+  return std::vector<float>(t.data<float>(), t.data<float>() + count);
 }
 
 Conv2DGeometry ThreeByThree(int64_t in_h, int64_t in_w, int64_t pad_top,

@@ -94,27 +94,29 @@ double WinogradConvError(const WinogradConvShape& s, const Tensor& x,
   return worst / largest;
 }
 
-bool RunsAsWinograd(const WinogradConvShape& s) {
+// The layer's geometry as far as the Winograd rule reads it.
+internal::Conv2DGeometry WinogradConvGeometry(const WinogradConvShape& s) {
   internal::Conv2DGeometry g{};
   g.kernel_h = g.kernel_w = 3;
   g.stride_h = g.stride_w = g.dilation_h = g.dilation_w = 1;
   g.out_h = WinogradOutSide(s.h, s.pad);
   g.out_w = WinogradOutSide(s.w, s.pad);
+  return g;
+}
+
+bool RunsAsWinograd(const WinogradConvShape& s) {
   return internal::NchwWinogradEnabled() &&
          internal::ActiveGemmKernel() == internal::GemmKernel::kBlis &&
-         internal::WinogradFits(g) && s.c >= internal::kWinogradMinChannels &&
+         internal::WinogradFits(WinogradConvGeometry(s)) &&
+         s.c >= internal::kWinogradMinChannels &&
          s.m >= internal::kWinogradMinChannels;
 }
 
 // The transformed weights' bytes: a packed operand of m x c a point.
 int64_t WinogradBytes(const WinogradConvShape& s) {
-  internal::Conv2DGeometry g{};
-  g.kernel_h = g.kernel_w = 3;
-  g.stride_h = g.stride_w = g.dilation_h = g.dilation_w = 1;
-  g.out_h = WinogradOutSide(s.h, s.pad);
-  g.out_w = WinogradOutSide(s.w, s.pad);
   const int64_t mr = internal::FloatMicroKernel().mr;
-  return internal::WinogradPoints(internal::WinogradTileFor(g)) *
+  return internal::WinogradPoints(
+             internal::WinogradTileFor(WinogradConvGeometry(s))) *
          internal::RoundUp(s.m, mr) * s.c * 4;
 }
 
