@@ -1,7 +1,6 @@
 #include "kernels/winograd.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "kernels/int_division.h"
@@ -15,8 +14,13 @@ namespace weft::internal {
 namespace {
 
 // kWinogradLanes floats, one tile each, as one value: GCC and clang lower
-// the arithmetic to the widest vectors the target has.
+// the arithmetic to the widest vectors the target has. Built without AVX
+// (x86-64-v2), GCC warns that passing such a value changes the ABI; these
+// functions are this file's alone and inlined, so no ABI is crossed.
 using Lanes = float __attribute__((vector_size(kWinogradLanes * 4)));
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 Lanes LoadLanes(const float* p) {
   Lanes v;
@@ -24,7 +28,7 @@ Lanes LoadLanes(const float* p) {
   return v;
 }
 
-void StoreLanes(float* p, Lanes v) { std::memcpy(p, &v, sizeof(v)); }
+void StoreLanes(float* p, const Lanes& v) { std::memcpy(p, &v, sizeof(v)); }
 
 // The transforms of F(m x m, 3 x 3) over one column or row of a tile:
 //   Input:  r = B^T d, alpha = m + 2 values in and out;
