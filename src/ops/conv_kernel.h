@@ -357,15 +357,16 @@ class ConvKernel : public OpKernel {
   const bool fused_;
   const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
   std::vector<PackedOperand> packed_w_;        // Empty when W is not packed.
-  Tensor packed_source_;                       // The W they were packed from.
+  // The W packed_w_ or winograd_u_ were made from.
+  Tensor packed_source_;
   // The bias packed_w_ holds as its last column, when it holds one.
   Tensor folded_bias_;
   bool transposed_ = false;    // packed_w_ is W^T: RunTransposed2D.
   std::vector<float> lane_w_;  // W for DepthwiseLanes2D; empty when not made.
+  Tensor lane_source_;         // The W it was arranged from.
   // W transformed for Winograd, one packed operand a point; empty when not.
   std::vector<PackedOperand> winograd_u_;
-  int64_t winograd_tile_ = 0;  // the tile side winograd_u_ was made for
-  Tensor lane_source_;         // The W it was arranged from.
+  int64_t winograd_tile_ = 0;  // The tile side winograd_u_ was made for.
 };
 
 }  // namespace weft::internal
