@@ -11,9 +11,12 @@ threads, each system in turn on the same cluster and the same data.
                OpenBLAS's own pool (which Debian's torch calls for Linear)
                set to the same count
   one-process  weft in one process without Dask: `weft predict` for the
-               images (at each round's start), an InferenceSession over the
-               same batches for the MLP (beside each setting's runs); the
-               one-process/weft column is the median of per-round ratios
+               images, an InferenceSession over the same batches for the
+               MLP. It runs in turns with weft's job (--turns pairs per
+               setting and round, the order alternating, each weft job on a
+               fresh cluster so that none runs beside the one process); the
+               one-process/weft column is the median of the pairs' ratios,
+               with their range
 
 Workloads: the two-tower MLP (--rows inputs of 512 floats, batches of 256,
 blocks of 2,500 rows, on the workers before the clock starts unless
@@ -25,6 +28,7 @@ ones' modules with the same seed (bench/models/export_models.py).
     python3 bench/dask/dask_bench.py --models /tmp/models \
         --images /tmp/bench400 --weft build/bin/weft \
         --weft-python build/python [--rows 20000] [--count 2000] [--rounds 2]
+        [--turns 3]
         [--gather scheduler,direct]
 
 Results reach the client as a Client's default has them (through the
@@ -184,6 +188,10 @@ def main():
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--turns", type=int, default=3,
+        help="per setting and round: weft jobs (each on a fresh cluster) "
+             "and one-process runs in alternation, one ratio per pair")
     parser.add_argument("--settings", default="1x1,1x2,2x1,2x2")
     parser.add_argument("--workloads", default="mlp,images")
     parser.add_argument(
@@ -226,75 +234,90 @@ def main():
     def record(key, value):
         results.setdefault(key, []).append(value)
 
-    for round_ in range(args.rounds):
-        workloads = args.workloads.split(",")
-        if "images" in workloads:
-            record(("one-process", "images"),
-                   one_process_images(args.weft, resnet, paths, scratch))
+    def cluster(workers, threads, gather):
+        return LocalCluster(n_workers=workers, threads_per_worker=threads,
+                            processes=True, host="127.0.0.1",
+                            dashboard_address=None), gather == "direct"
+
+    def jobs(name, rows, files):
+        """The two jobs of one system on these inputs (rows on the workers
+        unless --mlp-input client)."""
+        blocks = da.from_array(rows, chunks=2500)
+        if args.mlp_input == "cluster":
+            blocks = blocks.persist()
+            wait(blocks)
+        bag = db.from_sequence(files, partition_size=128)
+        if name == "weft":
+            return {"mlp": lambda: weft.dask.predict(
+                        mlp, blocks, batch_size=256).compute(),
+                    "images": lambda: weft.dask.predict(
+                        resnet, files, batch_size=16).compute()}
+        threads = matched if name == "torch-match" else None
+        return {"mlp": lambda: blocks.map_blocks(
+                    torch_rows, threads, dtype=np.float32).compute(),
+                "images": lambda: bag.map_partitions(
+                    torch_files, threads).compute()}
+
+    def timed_jobs(client, setting, names, workers):
+        for name in names:
+            # Warm: the models built or loaded on every worker, and for the
+            # MLP two blocks a worker, so that the result is concatenated
+            # from blocks as in the timed job: the first such job on a
+            # cluster (1 x 1, Zen 3) spent 150-210 ms more deserializing
+            # dask's finalize task on the worker and 90-130 ms more
+            # receiving the result than the next, which a one-block warm-up
+            # left to the timed job.
+            warm = jobs(name, x[:2 * 2500 * workers], paths[:16 * workers])
+            for workload in workloads:
+                warm[workload]()
+            run = jobs(name, x, paths)
+            for workload in workloads:
+                items = len(x) if workload == "mlp" else len(paths)
+                record((setting, name, workload),
+                       timed(client, items, run[workload]))
+                print(setting, name, workload,
+                      results[(setting, name, workload)][-1],
+                      file=sys.stderr)
+
+    def one_process(setting):
+        for workload in workloads:
+            record((setting, "one-process", workload),
+                   one_process_mlp(mlp, rows_file) if workload == "mlp"
+                   else one_process_images(args.weft, resnet, paths, scratch))
+
+    workloads = args.workloads.split(",")
+    for _ in range(args.rounds):
         for setting, gather in runs(args):
             workers, threads = map(int, setting.split("x"))
             matched = max(1, host // (workers * threads))
             setting = label(setting, gather)
-            if "mlp" in workloads:
-                # Taken beside each setting's runs, the machine's noise
-                # being what it is: the ratio is per pair of runs.
-                record((setting, "one-process", "mlp"),
-                       one_process_mlp(mlp, rows_file))
-            with LocalCluster(n_workers=workers, threads_per_worker=threads,
-                              processes=True, host="127.0.0.1",
-                              dashboard_address=None) as cluster, \
-                    Client(cluster,
-                           direct_to_workers=gather == "direct") as client:
-                def jobs(name, rows, files):
-                    """The two jobs of one system on these inputs."""
-                    blocks = da.from_array(rows, chunks=2500)
-                    if args.mlp_input == "cluster":
-                        blocks = blocks.persist()
-                        wait(blocks)
-                    bag = db.from_sequence(files, partition_size=128)
-                    if name == "weft":
-                        return (lambda: weft.dask.predict(
-                                    mlp, blocks, batch_size=256).compute(),
-                                lambda: weft.dask.predict(
-                                    resnet, files, batch_size=16).compute())
-                    torch_threads = matched if name == "torch-match" else None
-                    return (lambda: blocks.map_blocks(
-                                torch_rows, torch_threads,
-                                dtype=np.float32).compute(),
-                            lambda: bag.map_partitions(
-                                torch_files, torch_threads).compute())
-
-                for name in ("weft", "torch", "torch-match"):
-                    # Warm: the models built or loaded on every worker.
-                    warm_mlp, warm_images = jobs(name, x[:2000 * workers],
-                                                 paths[:16 * workers])
-                    if "mlp" in workloads:
-                        warm_mlp()
-                    if "images" in workloads:
-                        warm_images()
-                    run_mlp, run_images = jobs(name, x, paths)
-                    for workload, run, items in (("mlp", run_mlp, len(x)),
-                                                 ("images", run_images,
-                                                  len(paths))):
-                        if workload in workloads:
-                            record((setting, name, workload),
-                                   timed(client, items, run))
-                            print(setting, name, workload,
-                                  results[(setting, name, workload)][-1],
-                                  file=sys.stderr)
+            # weft and one process in turns, each turn's weft job on a
+            # cluster of its own with the one-process run beside it (in
+            # alternating order), the machine's noise being what it is: the
+            # ratio is per pair, and no cluster runs beside one process.
+            for turn in range(args.turns):
+                steps = ["one", "weft"] if turn % 2 == 0 else ["weft", "one"]
+                for step in steps:
+                    if step == "one":
+                        one_process(setting)
+                        continue
+                    made, direct = cluster(workers, threads, gather)
+                    with made, Client(made, direct_to_workers=direct) as c:
+                        timed_jobs(c, setting, ["weft"], workers)
+            made, direct = cluster(workers, threads, gather)
+            with made, Client(made, direct_to_workers=direct) as client:
+                timed_jobs(client, setting, ["torch", "torch-match"], workers)
 
     def median(key, field):
         return statistics.median(r[field] for r in results[key])
 
     def one_process_over_weft(setting, workload):
-        """Median over rounds of one process's rate over weft's, each round
-        against its own one-process run (beside the setting's for the MLP,
-        at the round's start for the images)."""
-        singles = (results.get((setting, "one-process", workload)) or
-                   results[("one-process", workload)])
-        return statistics.median(
-            s["items_per_s"] / w["items_per_s"]
-            for s, w in zip(singles, results[(setting, "weft", workload)]))
+        """One process's rate over weft's in each turn: (median, lowest,
+        highest) over the pairs of all rounds."""
+        ratios = [s["items_per_s"] / w["items_per_s"] for s, w in zip(
+            results[(setting, "one-process", workload)],
+            results[(setting, "weft", workload)])]
+        return statistics.median(ratios), min(ratios), max(ratios)
 
     rows = []
     for workload in args.workloads.split(","):
@@ -307,7 +330,7 @@ def main():
                     "ms/item (median of its runs)")
         rows.append(f"{'W x T':6} {'system':12} {'items/s':>9} "
                     f"{'CPU ms/item':>11} {'weft/best peer':>14} "
-                    f"{'one-process/weft':>16}")
+                    f"{'one-process/weft':>16} {'(pairs)':>11}")
         for setting in (label(s, g) for s, g in runs(args)):
             weft_rate = median((setting, "weft", workload), "items_per_s")
             peer = max(median((setting, p, workload), "items_per_s")
@@ -315,9 +338,9 @@ def main():
             for name in ("weft", "torch", "torch-match"):
                 rate = median((setting, name, workload), "items_per_s")
                 cpu = median((setting, name, workload), "cpu_s_per_item")
-                extra = (f"{weft_rate / peer:14.2f} "
-                         f"{one_process_over_weft(setting, workload):16.2f}"
-                         if name == "weft" else "")
+                ratio, low, high = one_process_over_weft(setting, workload)
+                extra = (f"{weft_rate / peer:14.2f} {ratio:16.2f} "
+                         f"{low:5.2f}-{high:4.2f}" if name == "weft" else "")
                 rows.append(f"{setting:6} {name:12} {rate:9.1f} "
                             f"{cpu * 1e3:11.2f} {extra}")
     print("\n".join(rows))
