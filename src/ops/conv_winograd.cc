@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "ops/conv_kernel.h"
-#include "ops/dnnl_support.h"
+#include "ops/kernel_switches.h"
 
 namespace weft::internal {
 
 bool NchwWinogradEnabled() {
-  static const bool enabled = DnnlChoice("WEFT_NCHW_WINOGRAD", true);
+  static const bool enabled = KernelSwitchOr(KernelSwitch::kNchwWinograd, true);
   return enabled;
 }
 

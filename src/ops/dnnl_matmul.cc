@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "ops/kernel_switches.h"
+
 namespace weft::internal {
 
 using dnnl::memory;
 
 bool DnnlMatMulAvailable() {
   static const bool available =
-      DnnlChoice("WEFT_DNNL_MATMUL", DnnlHasAvx512Core());
+      KernelSwitchOr(KernelSwitch::kDnnlMatMul, DnnlHasAvx512Core());
   return available;
 }
 

@@ -1,11 +1,7 @@
 #include "ops/dnnl_support.h"
 
-#include <cstdlib>
 #include <memory>
-#include <string>
 #include <vector>
-
-#include "weft/warnings.h"
 
 namespace weft::internal {
 
@@ -33,17 +29,6 @@ bool DnnlHasAvx512Core() {
 bool DnnlHasAvx2() {
   static const bool has = EffectiveIsaIncludes(dnnl::cpu_isa::avx2);
   return has;
-}
-
-bool DnnlChoice(const char* name, bool rule) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return rule;
-  const std::string text(value);
-  if (text == "0" || text == "1") return text == "1";
-  EmitWarning(
-      WarningCategory::kConfiguration,
-      "ignoring " + std::string(name) + "=" + text + " (expected 0 or 1)");
-  return rule;
 }
 
 const dnnl::stream& DnnlThreadStream() {

@@ -25,10 +25,6 @@ bool DnnlHasAvx512Core();
 // Whether its AVX2 kernels run (effective ISA includes avx2).
 bool DnnlHasAvx2();
 
-// `rule`, unless the environment variable `name` says "1" (on) or "0" (off);
-// anything else is ignored with a configuration warning.
-bool DnnlChoice(const char* name, bool rule);
-
 // Sets of oneDNN memory handles (a kernel's Handles: one per primitive of
 // its plan), one per loop of calls running at a time: a loop takes one,
 // points its handles at each call's buffers (set_data_handle) and gives it

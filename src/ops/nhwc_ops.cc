@@ -32,6 +32,7 @@
 #include "kernels/int_division.h"
 #include "ops/conv_window.h"
 #include "ops/dnnl_support.h"
+#include "ops/kernel_switches.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 
@@ -1054,14 +1055,15 @@ void RegisterOneInOp(OpRegistry& registry, const char* name,
 
 bool NhwcConvWinogradAvailable() {
   static const bool available = [] {
-    return DnnlChoice("WEFT_CONV_WINOGRAD", DnnlHasAvx512Core());
+    return KernelSwitchOr(KernelSwitch::kConvWinograd, DnnlHasAvx512Core());
   }();
   return available;
 }
 
 bool NhwcConvAvailable() {
   static const bool available = [] {
-    return DnnlChoice("WEFT_NHWC_CONV", DnnlHasAvx512Core() || DnnlHasAvx2());
+    return KernelSwitchOr(KernelSwitch::kNhwcConv,
+                          DnnlHasAvx512Core() || DnnlHasAvx2());
   }();
   return available;
 }
@@ -1069,7 +1071,7 @@ bool NhwcConvAvailable() {
 bool NhwcConvOnlyWithDepthwise() {
   // The CPU's rule only: WEFT_NHWC_CONV=1 takes every graph.
   return NhwcConvAvailable() && !DnnlHasAvx512Core() &&
-         std::getenv("WEFT_NHWC_CONV") == nullptr;
+         !KernelSwitchSetting(KernelSwitch::kNhwcConv).has_value();
 }
 
 bool NhwcConvSupported(const NhwcConvSpec& spec) {

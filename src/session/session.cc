@@ -12,6 +12,7 @@
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
 #include "kernels/math_rows.h"
+#include "ops/kernel_switches.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/execution_plan.h"
@@ -622,6 +623,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
   WEFT_RETURN_IF_ERROR(internal::CheckMathRowsEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckBf16UnitsEnvironment());
   WEFT_RETURN_IF_ERROR(internal::CheckCpuSpreadEnvironment());
+  WEFT_RETURN_IF_ERROR(internal::CheckKernelSwitchEnvironment());
   if (auto it = options.device_count.find("CPU");
       it != options.device_count.end() && it->second > 1) {
     // TensorFlow users expect more devices to mean more speed; say once

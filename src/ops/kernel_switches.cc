@@ -1,0 +1,67 @@
+#include "ops/kernel_switches.h"
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace weft::internal {
+namespace {
+
+struct SwitchFacts {
+  KernelSwitch kernel_switch;
+  const char* variable;
+  const char* subject;  // What "1" turns on, for the error message.
+};
+
+constexpr SwitchFacts kSwitches[] = {
+    {KernelSwitch::kNhwcConv, "WEFT_NHWC_CONV",
+     "the channels-last convolutions"},
+    {KernelSwitch::kConvWinograd, "WEFT_CONV_WINOGRAD",
+     "their 3 x 3 layers as Winograd"},
+    {KernelSwitch::kDnnlMatMul, "WEFT_DNNL_MATMUL",
+     "the constant-weight products through oneDNN"},
+    {KernelSwitch::kNchwWinograd, "WEFT_NCHW_WINOGRAD",
+     "the NCHW 3 x 3 layers as Winograd"},
+};
+
+const SwitchFacts& FactsOf(KernelSwitch kernel_switch) {
+  for (const SwitchFacts& facts : kSwitches) {
+    if (facts.kernel_switch == kernel_switch) return facts;
+  }
+  return kSwitches[0];  // Unreachable: every enumerator has a row.
+}
+
+}  // namespace
+
+const char* KernelSwitchVariable(KernelSwitch kernel_switch) {
+  return FactsOf(kernel_switch).variable;
+}
+
+std::optional<bool> KernelSwitchSetting(KernelSwitch kernel_switch) {
+  const char* value = std::getenv(KernelSwitchVariable(kernel_switch));
+  if (value == nullptr) return std::nullopt;
+  const std::string_view text(value);
+  if (text == "0" || text == "1") return text == "1";
+  return std::nullopt;
+}
+
+bool KernelSwitchOr(KernelSwitch kernel_switch, bool rule) {
+  return KernelSwitchSetting(kernel_switch).value_or(rule);
+}
+
+Status CheckKernelSwitchEnvironment() {
+  for (const SwitchFacts& facts : kSwitches) {
+    const char* value = std::getenv(facts.variable);
+    if (value == nullptr ||
+        KernelSwitchSetting(facts.kernel_switch).has_value()) {
+      continue;
+    }
+    return InvalidArgumentError(
+        std::string(facts.variable) + "=" + value +
+        " is neither 0 nor 1 (it turns " + facts.subject +
+        " on or off against the CPU's rule; unset it for the rule)");
+  }
+  return Status::OK();
+}
+
+}  // namespace weft::internal
