@@ -13,6 +13,7 @@
 #include "kernels/int_division.h"
 #include "kernels/packed_gemm.h"
 #include "test_support/panels.h"
+#include "test_support/reference_conv.h"
 #include "test_support/session_util.h"
 
 namespace weft::internal {
@@ -87,28 +88,27 @@ void ExpectWinogradMatchesDirect(const Conv2DGeometry& g, int64_t in_channels,
     WinogradOutputBlock(plane, block, m.data(), out_channels, ld, bias.data(),
                         y.data());
   }
+  // The bottom and right pads the geometry's output size implies.
+  const test::ReferenceConvShape shape{
+      .c = in_channels,
+      .h = g.in_h,
+      .w = g.in_w,
+      .m = out_channels,
+      .kh = 3,
+      .kw = 3,
+      .pad_top = g.pad_top,
+      .pad_left = g.pad_left,
+      .pad_bottom = g.out_h + 2 - g.in_h - g.pad_top,
+      .pad_right = g.out_w + 2 - g.in_w - g.pad_left};
+  ASSERT_EQ(shape.out_h(), g.out_h);
+  ASSERT_EQ(shape.out_w(), g.out_w);
+  const std::vector<double> want =
+      test::ReferenceConv2D(shape, x.data(), w.data(), bias.data());
   double worst = 0, largest = 0;
-  for (int64_t o = 0; o < out_channels; ++o) {
-    for (int64_t oy = 0; oy < g.out_h; ++oy) {
-      for (int64_t ox = 0; ox < g.out_w; ++ox) {
-        double want = bias[o];
-        for (int64_t i = 0; i < in_channels; ++i) {
-          for (int64_t ky = 0; ky < 3; ++ky) {
-            for (int64_t kx = 0; kx < 3; ++kx) {
-              const int64_t iy = oy - g.pad_top + ky, ix = ox - g.pad_left + kx;
-              if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
-              want += double(x[(i * g.in_h + iy) * g.in_w + ix]) *
-                      w[((o * in_channels + i) * 3 + ky) * 3 + kx];
-            }
-          }
-        }
-        const float got = y[(o * g.out_h + oy) * g.out_w + ox];
-        ASSERT_FALSE(std::isnan(got))
-            << "unwritten output " << o << " at " << oy << "," << ox;
-        worst = std::max(worst, std::abs(got - want));
-        largest = std::max(largest, std::abs(want));
-      }
-    }
+  for (size_t at = 0; at < want.size(); ++at) {
+    ASSERT_FALSE(std::isnan(y[at])) << "unwritten output " << at;
+    worst = std::max(worst, std::abs(y[at] - want[at]));
+    largest = std::max(largest, std::abs(want[at]));
   }
   EXPECT_LT(worst, 1e-5 * std::max(1.0, largest));
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/gemm_tile.h"
+#include "test_support/reference_conv.h"
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -37,7 +38,7 @@ class ConvTest : public testing::TestWithParam<FloatConvCase> {};
 
 TEST_P(ConvTest, MatchesADirectReference) {
   const FloatConvCase p = GetParam();
-  const int64_t cg = p.c / p.group, mg = p.m / p.group;
+  const int64_t cg = p.c / p.group;
   const Tensor x = ConvRandom({p.n, p.c, p.h, p.w}, 1);
   const Tensor w = ConvRandom({p.m, cg, p.kh, p.kw}, 2);
   const Tensor b = ConvRandom({p.m}, 3);
@@ -50,40 +51,29 @@ TEST_P(ConvTest, MatchesADirectReference) {
       {"pads", AttrValue(std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad})}};
   auto y = test::RunOneOutput("Conv", inputs, attrs);
   ASSERT_TRUE(y.ok()) << y.status();
-  const int64_t oh =
-      (p.h + 2 * p.pad - ((p.kh - 1) * p.dilation + 1)) / p.stride + 1;
-  const int64_t ow =
-      (p.w + 2 * p.pad - ((p.kw - 1) * p.dilation + 1)) / p.stride + 1;
+  const test::ReferenceConvShape s{.n = p.n,
+                                   .c = p.c,
+                                   .h = p.h,
+                                   .w = p.w,
+                                   .m = p.m,
+                                   .kh = p.kh,
+                                   .kw = p.kw,
+                                   .group = p.group,
+                                   .stride = p.stride,
+                                   .dilation = p.dilation,
+                                   .pad_top = p.pad,
+                                   .pad_left = p.pad,
+                                   .pad_bottom = p.pad,
+                                   .pad_right = p.pad};
+  const int64_t oh = s.out_h(), ow = s.out_w();
   ASSERT_EQ(y->shape(), Shape({p.n, p.m, oh, ow}));
-  const float* px = x.data<float>();
-  const float* pw = w.data<float>();
-  for (int64_t i = 0; i < p.n; ++i) {
-    for (int64_t oc = 0; oc < p.m; ++oc) {
-      const int64_t group = oc / mg;
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          double want = p.bias ? b.data<float>()[oc] : 0.0;
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            for (int64_t ky = 0; ky < p.kh; ++ky) {
-              for (int64_t kx = 0; kx < p.kw; ++kx) {
-                const int64_t iy = oy * p.stride - p.pad + ky * p.dilation;
-                const int64_t ix = ox * p.stride - p.pad + kx * p.dilation;
-                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-                want +=
-                    double(px[((i * p.c + group * cg + ci) * p.h + iy) * p.w +
-                              ix]) *
-                    pw[((oc * cg + ci) * p.kh + ky) * p.kw + kx];
-              }
-            }
-          }
-          const float got =
-              y->data<float>()[((i * p.m + oc) * oh + oy) * ow + ox];
-          ASSERT_NEAR(got, want, 1e-4 * std::max(1.0, std::abs(want)))
-              << "image " << i << " channel " << oc << " at " << oy << ","
-              << ox;
-        }
-      }
-    }
+  const std::vector<double> want = test::ReferenceConv2D(
+      s, x.data<float>(), w.data<float>(), p.bias ? b.data<float>() : nullptr);
+  for (int64_t at = 0; at < y->NumElements(); ++at) {
+    ASSERT_NEAR(y->data<float>()[at], want[at],
+                1e-4 * std::max(1.0, std::abs(want[at])))
+        << "image " << at / (p.m * oh * ow) << " channel "
+        << at / (oh * ow) % p.m << " at " << at / ow % oh << "," << at % ow;
   }
 }
 

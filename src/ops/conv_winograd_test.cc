@@ -15,6 +15,7 @@
 #include "kernels/packed_gemm.h"
 #include "kernels/winograd.h"
 #include "ops/conv_kernel.h"
+#include "test_support/reference_conv.h"
 #include "test_support/session_util.h"
 
 namespace weft {
@@ -63,33 +64,25 @@ Graph WinogradConvGraph(const WinogradConvShape& s, const Tensor& w,
 double WinogradConvError(const WinogradConvShape& s, const Tensor& x,
                          const Tensor& w, const Tensor& b, const Tensor* z,
                          const Tensor& y) {
-  const int64_t oh = WinogradOutSide(s.h, s.pad),
-                ow = WinogradOutSide(s.w, s.pad);
+  const test::ReferenceConvShape shape{.n = s.n,
+                                       .c = s.c,
+                                       .h = s.h,
+                                       .w = s.w,
+                                       .m = s.m,
+                                       .kh = 3,
+                                       .kw = 3,
+                                       .pad_top = s.pad,
+                                       .pad_left = s.pad,
+                                       .pad_bottom = s.pad,
+                                       .pad_right = s.pad};
+  const std::vector<double> direct = test::ReferenceConv2D(
+      shape, x.data<float>(), w.data<float>(), b.data<float>());
   double worst = 0, largest = 1;
-  for (int64_t i = 0; i < s.n; ++i) {
-    for (int64_t o = 0; o < s.m; ++o) {
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          double want = b.data<float>()[o];
-          for (int64_t c = 0; c < s.c; ++c) {
-            for (int64_t ky = 0; ky < 3; ++ky) {
-              for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t iy = oy - s.pad + ky, ix = ox - s.pad + kx;
-                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                want +=
-                    double(x.data<float>()[((i * s.c + c) * s.h + iy) * s.w +
-                                           ix]) *
-                    w.data<float>()[((o * s.c + c) * 3 + ky) * 3 + kx];
-              }
-            }
-          }
-          const int64_t at = ((i * s.m + o) * oh + oy) * ow + ox;
-          if (z != nullptr) want = std::max(0.0, want + z->data<float>()[at]);
-          worst = std::max(worst, std::abs(y.data<float>()[at] - want));
-          largest = std::max(largest, std::abs(want));
-        }
-      }
-    }
+  for (size_t at = 0; at < direct.size(); ++at) {
+    double want = direct[at];
+    if (z != nullptr) want = std::max(0.0, want + z->data<float>()[at]);
+    worst = std::max(worst, std::abs(y.data<float>()[at] - want));
+    largest = std::max(largest, std::abs(want));
   }
   return worst / largest;
 }
