@@ -51,20 +51,9 @@ TEST_P(ConvTest, MatchesADirectReference) {
       {"pads", AttrValue(std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad})}};
   auto y = test::RunOneOutput("Conv", inputs, attrs);
   ASSERT_TRUE(y.ok()) << y.status();
-  const test::ReferenceConvShape s{.n = p.n,
-                                   .c = p.c,
-                                   .h = p.h,
-                                   .w = p.w,
-                                   .m = p.m,
-                                   .kh = p.kh,
-                                   .kw = p.kw,
-                                   .group = p.group,
-                                   .stride = p.stride,
-                                   .dilation = p.dilation,
-                                   .pad_top = p.pad,
-                                   .pad_left = p.pad,
-                                   .pad_bottom = p.pad,
-                                   .pad_right = p.pad};
+  test::ReferenceConvShape s{p.n,  p.c,  p.h,     p.w,      p.m,
+                             p.kh, p.kw, p.group, p.stride, p.dilation};
+  s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = p.pad;
   const int64_t oh = s.out_h(), ow = s.out_w();
   ASSERT_EQ(y->shape(), Shape({p.n, p.m, oh, ow}));
   const std::vector<double> want = test::ReferenceConv2D(
