@@ -20,11 +20,6 @@ StatusOr<Tensor> Nms(Tensor boxes, Tensor scores, std::vector<Tensor> limits,
                             {{"center_point_box", center_point_box}});
 }
 
-Tensor DetectionOpsInt64Scalar(int64_t v) {
-  return Tensor::FromVector<int64_t>({}, {v});
-}
-Tensor FloatScalar(float v) { return Tensor::FromVector<float>({}, {v}); }
-
 // Three boxes: 0 and 1 overlap by IoU 0.81 (the second given with its
 // corners flipped), 2 is apart. By score 1 (0.9) goes first and
 // suppresses 0 (0.8); 2 (0.3) stays unless the score threshold drops it.
@@ -33,23 +28,23 @@ TEST(DetectionOpsTest, NonMaxSuppressionKeepsTheBestOfOverlappingBoxes) {
       {1, 3, 4}, {0, 0, 10, 10, 10, 10, 1, 1, 20, 20, 30, 30});
   const Tensor scores =
       Tensor::FromVector<float>({1, 1, 3}, {0.8f, 0.9f, 0.3f});
-  auto kept =
-      Nms(boxes, scores,
-          {DetectionOpsInt64Scalar(10), FloatScalar(0.5f), FloatScalar(0.0f)});
+  auto kept = Nms(boxes, scores,
+                  {test::Scalar<int64_t>(10), test::Scalar<float>(0.5f),
+                   test::Scalar<float>(0.0f)});
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_EQ(kept->shape(), (Shape{2, 3}));
   EXPECT_EQ(test::Values<int64_t>(*kept),
             (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
   // A threshold above both overlaps keeps all three, best first.
-  auto loose =
-      Nms(boxes, scores, {DetectionOpsInt64Scalar(10), FloatScalar(0.9f)});
+  auto loose = Nms(boxes, scores,
+                   {test::Scalar<int64_t>(10), test::Scalar<float>(0.9f)});
   ASSERT_TRUE(loose.ok());
   EXPECT_EQ(test::Values<int64_t>(*loose),
             (std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 0, 2}));
   // The score threshold and the per-class limit.
-  auto scored =
-      Nms(boxes, scores,
-          {DetectionOpsInt64Scalar(10), FloatScalar(0.5f), FloatScalar(0.5f)});
+  auto scored = Nms(boxes, scores,
+                    {test::Scalar<int64_t>(10), test::Scalar<float>(0.5f),
+                     test::Scalar<float>(0.5f)});
   ASSERT_TRUE(scored.ok());
   EXPECT_EQ(test::Values<int64_t>(*scored), (std::vector<int64_t>{0, 0, 1}));
   auto none = Nms(boxes, scores, {});  // max_output_boxes_per_class 0.
@@ -65,8 +60,8 @@ TEST(DetectionOpsTest, NonMaxSuppressionTakesANaNScoreLast) {
       {1, 4, 4}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7});
   const Tensor scores =
       Tensor::FromVector<float>({1, 1, 4}, {0.2f, nan, 0.9f, 0.5f});
-  auto kept =
-      Nms(boxes, scores, {DetectionOpsInt64Scalar(10), FloatScalar(0.5f)});
+  auto kept = Nms(boxes, scores,
+                  {test::Scalar<int64_t>(10), test::Scalar<float>(0.5f)});
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_EQ(test::Values<int64_t>(*kept),
             (std::vector<int64_t>{0, 0, 2, 0, 0, 3, 0, 0, 0, 0, 0, 1}));
@@ -77,7 +72,7 @@ TEST(DetectionOpsTest, NonMaxSuppressionCentreFormAndBadInputs) {
   auto kept = Nms(
       Tensor::FromVector<float>({1, 2, 4}, {5, 5, 10, 10, 5.5f, 5.5f, 9, 9}),
       Tensor::FromVector<float>({1, 1, 2}, {0.5f, 0.6f}),
-      {DetectionOpsInt64Scalar(5), FloatScalar(0.5f)}, 1);
+      {test::Scalar<int64_t>(5), test::Scalar<float>(0.5f)}, 1);
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(test::Values<int64_t>(*kept), (std::vector<int64_t>{0, 0, 1}));
 
@@ -93,7 +88,7 @@ TEST(DetectionOpsTest, NonMaxSuppressionCentreFormAndBadInputs) {
               HasSubstr("scores must be [batches, classes, boxes]"));
   EXPECT_THAT(Nms(Tensor::FromVector<float>({1, 1, 4}, {0, 0, 1, 1}),
                   Tensor::FromVector<float>({1, 1, 1}, {1}),
-                  {DetectionOpsInt64Scalar(1), FloatScalar(2)})
+                  {test::Scalar<int64_t>(1), test::Scalar<float>(2)})
                   .status()
                   .message(),
               HasSubstr("iou_threshold 2.000000 is outside [0, 1]"));

@@ -16,10 +16,6 @@ StatusOr<Tensor> Window(const std::string& op, Tensor size, AttrMap attrs) {
   return test::RunOneOutput(op, {std::move(size)}, std::move(attrs));
 }
 
-Tensor SignalOpsInt64Scalar(int64_t v) {
-  return Tensor::FromVector<int64_t>({}, {v});
-}
-
 // The cosine sums of the ONNX definitions, periodic (N = size) and
 // symmetric (N = size - 1), against the formulas written out.
 TEST(SignalOpsTest, WindowsAreTheirCosineSums) {
@@ -59,24 +55,24 @@ TEST(SignalOpsTest, WindowsAreTheirCosineSums) {
 }
 
 TEST(SignalOpsTest, WindowDtypeAndSizeEdges) {
-  auto doubles = Window("HannWindow", SignalOpsInt64Scalar(4),
+  auto doubles = Window("HannWindow", test::Scalar<int64_t>(4),
                         {{"output_datatype", DataType::kFloat64}});
   ASSERT_TRUE(doubles.ok());
   EXPECT_EQ(doubles->dtype(), DataType::kFloat64);
   EXPECT_DOUBLE_EQ(doubles->data<double>()[2], 1.0);  // sin^2(pi/2)
 
-  auto empty = Window("HammingWindow", SignalOpsInt64Scalar(0), {});
+  auto empty = Window("HammingWindow", test::Scalar<int64_t>(0), {});
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->NumElements(), 0);
   // One symmetric point (period 0): 1, as PyTorch's windows give.
-  auto one =
-      Window("HannWindow", SignalOpsInt64Scalar(1), {{"periodic", int64_t{0}}});
+  auto one = Window("HannWindow", test::Scalar<int64_t>(1),
+                    {{"periodic", int64_t{0}}});
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->NumElements(), 1);
   EXPECT_EQ(one->data<float>()[0], 1.0f);
 
   EXPECT_THAT(
-      Window("HannWindow", SignalOpsInt64Scalar(-1), {}).status().message(),
+      Window("HannWindow", test::Scalar<int64_t>(-1), {}).status().message(),
       HasSubstr("size -1 is out of range"));
   EXPECT_THAT(Window("HannWindow", Tensor::FromVector<int64_t>({2}, {3, 4}), {})
                   .status()

@@ -6,14 +6,13 @@
 #include <cstring>
 
 #include "grpc_inference.grpc.pb.h"
+#include "test_support/serve_data.h"
 #include "weft/serve.h"
 
 namespace weft::serve {
 namespace {
 
 namespace pb = ::inference;
-
-std::string GrpcMlpPath() { return std::string(WEFT_TEST_DATA) + "/mlp.onnx"; }
 
 class GrpcServerTest : public ::testing::Test {
  protected:
@@ -25,8 +24,9 @@ class GrpcServerTest : public ::testing::Test {
     options.log = [](const std::string&) {};
     BatchingOptions batching;
     batching.max_batch_size = 4;
-    options.models.push_back(
-        {.name = "mlp", .path = GrpcMlpPath(), .batching = batching});
+    options.models.push_back({.name = "mlp",
+                              .path = test::ServeTestMlpPath(),
+                              .batching = batching});
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);

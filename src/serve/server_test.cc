@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "serve/served_model.h"
+#include "test_support/serve_data.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/model.h"
@@ -76,10 +77,6 @@ Reply Post(
     int port, const std::string& target, const std::string& body,
     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
   return Call(port, http::verb::post, target, body, headers);
-}
-
-std::string ServerMlpPath() {
-  return std::string(WEFT_TEST_DATA) + "/mlp.onnx";
 }
 
 // y = x + 0 * Sleep(micros): a model that takes `micros` per Run.
@@ -161,7 +158,7 @@ std::vector<float> BinaryFloats(const Reply& reply) {
 
 TEST_F(ServerTest, AnswersHealthMetadataAndInference) {
   ServerOptions options = Options();
-  options.models.push_back({.name = "mlp", .path = ServerMlpPath()});
+  options.models.push_back({.name = "mlp", .path = test::ServeTestMlpPath()});
   Start(std::move(options));
   EXPECT_EQ(Get(port_, "/v2/health/live").status, 200);
   EXPECT_EQ(Get(port_, "/v2/health/ready").json()["ready"], true);
@@ -182,7 +179,7 @@ TEST_F(ServerTest, AnswersHealthMetadataAndInference) {
   EXPECT_EQ(response["id"], "q");
   EXPECT_EQ(response["outputs"][0]["shape"], Json({1, 3}));
   // The same values as a Run of the model in this process.
-  auto model = LoadModel(ServerMlpPath());
+  auto model = LoadModel(test::ServeTestMlpPath());
   ASSERT_TRUE(model.ok());
   auto session = Session::Create(model->file.graph);
   ASSERT_TRUE(session.ok());
@@ -201,7 +198,7 @@ TEST_F(ServerTest, AnswersHealthMetadataAndInference) {
 
 TEST_F(ServerTest, BinaryInputsAndOutputsCrossTheWireAsBytes) {
   ServerOptions options = Options();
-  options.models.push_back({.name = "mlp", .path = ServerMlpPath()});
+  options.models.push_back({.name = "mlp", .path = test::ServeTestMlpPath()});
   Start(std::move(options));
   const std::string header =
       R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 4], "parameters": {"binary_data_size": 32}}], "parameters": {"binary_data_output": true}})";
@@ -223,7 +220,7 @@ TEST_F(ServerTest, BinaryInputsAndOutputsCrossTheWireAsBytes) {
 
 TEST_F(ServerTest, BadRequestsGetClearErrorsWithTheRightStatus) {
   ServerOptions options = Options();
-  options.models.push_back({.name = "mlp", .path = ServerMlpPath()});
+  options.models.push_back({.name = "mlp", .path = test::ServeTestMlpPath()});
   options.limits.max_body_bytes = 4096;
   options.limits.max_header_bytes = 2048;
   Start(std::move(options));
@@ -256,7 +253,7 @@ TEST_F(ServerTest, BadRequestsGetClearErrorsWithTheRightStatus) {
 
 TEST_F(ServerTest, ATokenGuardsEveryRouteButHealth) {
   ServerOptions options = Options();
-  options.models.push_back({.name = "mlp", .path = ServerMlpPath()});
+  options.models.push_back({.name = "mlp", .path = test::ServeTestMlpPath()});
   options.auth_token = "s3cret";
   Start(std::move(options));
   EXPECT_EQ(Get(port_, "/v2/health/ready").status, 200);
@@ -286,7 +283,7 @@ int Connect(int port) {
 
 TEST_F(ServerTest, ASlowClientIsCutOffWithoutHoldingUpOthers) {
   ServerOptions options = Options();
-  options.models.push_back({.name = "mlp", .path = ServerMlpPath()});
+  options.models.push_back({.name = "mlp", .path = test::ServeTestMlpPath()});
   options.limits.read_timeout_ms = 300;
   options.network_threads = 1;  // One thread: a held thread would show.
   Start(std::move(options));
@@ -323,8 +320,9 @@ TEST_F(ServerTest, BatchedRequestsGetTheBitsTheyGetAlone) {
   BatchingOptions batching;
   batching.max_batch_size = 8;
   batching.max_queue_delay_us = 5000;
-  options.models.push_back(
-      {.name = "batched", .path = ServerMlpPath(), .batching = batching});
+  options.models.push_back({.name = "batched",
+                            .path = test::ServeTestMlpPath(),
+                            .batching = batching});
   Start(std::move(options));
   constexpr int kClients = 16;
   std::vector<std::vector<float>> inputs(kClients), batched(kClients),
@@ -495,9 +493,9 @@ TEST_F(ServerTest, TheRepositoryLoadsAndUnloadsWhileRequestsRun) {
   const std::filesystem::path repo = dir_ / "repo";
   std::filesystem::create_directories(repo / "mlp" / "1");
   std::filesystem::create_directories(repo / "mlp" / "3");
-  std::filesystem::copy_file(ServerMlpPath(),
+  std::filesystem::copy_file(test::ServeTestMlpPath(),
                              repo / "mlp" / "1" / "model.onnx");
-  std::filesystem::copy_file(ServerMlpPath(),
+  std::filesystem::copy_file(test::ServeTestMlpPath(),
                              repo / "mlp" / "3" / "model.onnx");
   std::ofstream(repo / "mlp" / "config.json")
       << R"({"max_batch_size": 4, "dynamic_batching": {"max_queue_delay_microseconds": 1000}, "parameters": {"intra_op_parallelism_threads": 1}})";
@@ -533,11 +531,11 @@ TEST_F(ServerTest, StartFailsNamingWhatIsWrong) {
   auto server = Server::Start(options);
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.status().message().find("missing.onnx"), std::string::npos);
-  options.models = {{.name = "a/b", .path = ServerMlpPath()}};
+  options.models = {{.name = "a/b", .path = test::ServeTestMlpPath()}};
   server = Server::Start(options);
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.status().message().find("'a/b'"), std::string::npos);
-  options.models = {{.path = ServerMlpPath()}};
+  options.models = {{.path = test::ServeTestMlpPath()}};
   options.host = "not-an-address";
   server = Server::Start(options);
   ASSERT_FALSE(server.ok());

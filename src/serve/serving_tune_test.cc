@@ -6,16 +6,13 @@
 #include <string>
 #include <tuple>
 
+#include "test_support/serve_data.h"
 #include "weft/serve.h"
 
 namespace weft::serve {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ServingTuneMlpPath() {
-  return std::string(WEFT_TEST_DATA) + "/mlp.onnx";
-}
 
 // Every split of the core budget, the server's default among them, is
 // timed at every batch size; the choice is within the target, keeps a lone
@@ -29,7 +26,7 @@ TEST(ServingTuneTest, ChoosesTheDefaultSplitAndSmallestBatchNearTheMost) {
   options.max_batch_size = 4;
   options.runs = 3;
   options.latency_target_ms = 1000;
-  auto result = TuneServing(ServingTuneMlpPath(), options);
+  auto result = TuneServing(test::ServeTestMlpPath(), options);
   ASSERT_TRUE(result.ok()) << result.status();
   const std::set<std::pair<int, int>> splits = {{2, 1}, {1, 2}, {2, 2}};
   std::set<std::tuple<int, int, int>> seen;
@@ -119,7 +116,7 @@ TEST(ServingTuneTest, SaysWhenNoSettingMeetsTheTarget) {
   options.max_batch_size = 2;
   options.runs = 3;
   options.latency_target_ms = 1e-9;
-  auto result = TuneServing(ServingTuneMlpPath(), options);
+  auto result = TuneServing(test::ServeTestMlpPath(), options);
   ASSERT_TRUE(result.ok()) << result.status();
   const ServingCandidate& best =
       result->candidates[static_cast<size_t>(result->best)];
@@ -144,7 +141,7 @@ TEST(ServingTuneTest, TimesTheRequestGivenAndRefusesOneThatDoesNotFit) {
   auto two_rows = Tensor::Create(DataType::kFloat32, Shape({2, 4}));
   ASSERT_TRUE(two_rows.ok());
   options.request = {{"x", *two_rows}};
-  auto result = TuneServing(ServingTuneMlpPath(), options);
+  auto result = TuneServing(test::ServeTestMlpPath(), options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->candidates.size(), 2u);  // Batches of 1 and 2.
   EXPECT_THAT(result->explanation, ::testing::Not(HasSubstr("length 1")));
@@ -154,24 +151,24 @@ TEST(ServingTuneTest, TimesTheRequestGivenAndRefusesOneThatDoesNotFit) {
   EXPECT_EQ(result->batching.max_batch_size, best.batch > 1 ? 4 : 0);
 
   options.request = {{"nope", *two_rows}};
-  EXPECT_THAT(TuneServing(ServingTuneMlpPath(), options).status().message(),
+  EXPECT_THAT(TuneServing(test::ServeTestMlpPath(), options).status().message(),
               HasSubstr("the request names 'nope', which is not an input"));
   auto scalar = Tensor::Create(DataType::kFloat32, Shape({}));
   ASSERT_TRUE(scalar.ok());
   options.request = {{"x", *scalar}};
-  EXPECT_THAT(TuneServing(ServingTuneMlpPath(), options).status().message(),
+  EXPECT_THAT(TuneServing(test::ServeTestMlpPath(), options).status().message(),
               HasSubstr("is a scalar"));
 }
 
 TEST(ServingTuneTest, RefusesBadOptionsAndModels) {
   ServingTuneOptions options;
   options.latency_target_ms = 0;
-  EXPECT_THAT(TuneServing(ServingTuneMlpPath(), options).status().message(),
+  EXPECT_THAT(TuneServing(test::ServeTestMlpPath(), options).status().message(),
               HasSubstr("latency target must be above 0"));
   options.latency_target_ms = 10;
   EXPECT_FALSE(TuneServing("/nonexistent/model.onnx", options).ok());
   options.rounds = 0;
-  EXPECT_THAT(TuneServing(ServingTuneMlpPath(), options).status().message(),
+  EXPECT_THAT(TuneServing(test::ServeTestMlpPath(), options).status().message(),
               HasSubstr("rounds"));
 }
 

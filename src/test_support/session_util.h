@@ -135,6 +135,12 @@ std::vector<T> Values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
+// A rank-0 tensor holding v.
+template <class T>
+Tensor Scalar(T v) {
+  return Tensor::FromVector<T>({}, {v});
+}
+
 // A float32 tensor of `shape` with values in [-0.5, 0.5) from a linear
 // congruential sequence started at `seed`: the same on every machine.
 inline Tensor SeededFloats(const Shape& shape, uint32_t seed) {
