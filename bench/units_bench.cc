@@ -5,7 +5,11 @@
 // not a chain's latency. This is the measurement behind the bf16 rule
 // (kernels/bf16_gemm.h, Bf16SupportForCpu): where vdpbf16ps delivers fewer
 // multiply-adds than the FMAs, the bf16 mode cannot be faster than fp32 on
-// compute-bound layers; and the int8 kernels' ceiling.
+// compute-bound layers; and the int8 kernels' ceiling. On CPUs with AVX2
+// and no VNNI, the three steps an int8 product can take there: weft's exact
+// one (bytes widened to int16, vpmaddwd + vpaddd), ONNX Runtime's
+// (vpmaddubsw, whose int16 pair sums saturate, + vpmaddwd by ones +
+// vpaddd), and the fp32 FMA beside them (docs/BENCHMARKS.md, 2026-12-02).
 //   build/bin/weft_units_bench   (counter "MAC/s", per core)
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
@@ -140,9 +144,129 @@ void BM_Int8VnniDot(benchmark::State& state) {
   Report(state, 64, kVnniAccumulators);
 }
 
+bool HasAvx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0 &&
+         __builtin_cpu_supports("fma") != 0;
+}
+
+// The AVX2 steps, eight accumulators each (sixteen registers hold them, the
+// four products in flight and the operands), in assembly for the reason
+// above. Each accumulator takes one step a round.
+constexpr int kAvx2Accumulators = 8;
+
+__attribute__((target("avx2,fma"))) float Avx2FmaRounds(int64_t rounds) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
+         a6 = a0, a7 = a0;
+  const __m256 x = _mm256_set1_ps(1.0001F), y = _mm256_set1_ps(0.9999F);
+  for (int64_t i = 0; i < rounds; ++i) {
+    asm volatile(
+        "vfmadd231ps %8, %9, %0\n\tvfmadd231ps %8, %9, %1\n\t"
+        "vfmadd231ps %8, %9, %2\n\tvfmadd231ps %8, %9, %3\n\t"
+        "vfmadd231ps %8, %9, %4\n\tvfmadd231ps %8, %9, %5\n\t"
+        "vfmadd231ps %8, %9, %6\n\tvfmadd231ps %8, %9, %7"
+        : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6),
+          "+x"(a7)
+        : "x"(x), "x"(y));
+  }
+  const __m256 sum = _mm256_add_ps(
+      _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+      _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  return lanes[0];
+}
+
+// One step: m = pairs of x's and y's int16 lanes multiplied and summed into
+// int32 (exact), added to the accumulator.
+#define WEFT_MADD_STEP(acc, tmp) \
+  "vpmaddwd %[y], %[x], " tmp "\n\tvpaddd " tmp ", " acc ", " acc "\n\t"
+
+__attribute__((target("avx2"))) int32_t Avx2ExactInt16Rounds(int64_t rounds) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
+          a5 = a0, a6 = a0, a7 = a0, t0, t1, t2, t3;
+  const __m256i x = _mm256_set1_epi16(3), y = _mm256_set1_epi16(-2);
+  for (int64_t i = 0; i < rounds; ++i) {
+    asm volatile(
+        WEFT_MADD_STEP("%[a0]", "%[t0]") WEFT_MADD_STEP("%[a1]", "%[t1]")
+            WEFT_MADD_STEP("%[a2]", "%[t2]") WEFT_MADD_STEP("%[a3]", "%[t3]")
+                WEFT_MADD_STEP("%[a4]", "%[t0]") WEFT_MADD_STEP(
+                    "%[a5]", "%[t1]") WEFT_MADD_STEP("%[a6]", "%[t2]")
+                    WEFT_MADD_STEP("%[a7]", "%[t3]")
+        : [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2), [a3] "+x"(a3),
+          [a4] "+x"(a4), [a5] "+x"(a5), [a6] "+x"(a6), [a7] "+x"(a7),
+          [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2), [t3] "=&x"(t3)
+        : [x] "x"(x), [y] "x"(y));
+  }
+  const __m256i sum = _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)),
+      _mm256_add_epi32(_mm256_add_epi32(a4, a5), _mm256_add_epi32(a6, a7)));
+  return _mm256_extract_epi32(sum, 0);
+}
+
+// One step: u8 x s8 byte pairs summed into int16 (saturating), those pairs
+// summed into int32 by a vpmaddwd with ones, added to the accumulator.
+#define WEFT_UBS_STEP(acc, tmp)                                       \
+  "vpmaddubsw %[y], %[x], " tmp "\n\tvpmaddwd %[ones], " tmp ", " tmp \
+  "\n\tvpaddd " tmp ", " acc ", " acc "\n\t"
+
+__attribute__((target("avx2"))) int32_t Avx2SaturatingU8S8Rounds(
+    int64_t rounds) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
+          a5 = a0, a6 = a0, a7 = a0, t0, t1, t2, t3;
+  const __m256i x = _mm256_set1_epi8(3), y = _mm256_set1_epi8(-2),
+                ones = _mm256_set1_epi16(1);
+  for (int64_t i = 0; i < rounds; ++i) {
+    asm volatile(
+        WEFT_UBS_STEP("%[a0]", "%[t0]") WEFT_UBS_STEP("%[a1]", "%[t1]")
+            WEFT_UBS_STEP("%[a2]", "%[t2]") WEFT_UBS_STEP("%[a3]", "%[t3]")
+                WEFT_UBS_STEP("%[a4]", "%[t0]") WEFT_UBS_STEP("%[a5]", "%[t1]")
+                    WEFT_UBS_STEP("%[a6]", "%[t2]")
+                        WEFT_UBS_STEP("%[a7]", "%[t3]")
+        : [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2), [a3] "+x"(a3),
+          [a4] "+x"(a4), [a5] "+x"(a5), [a6] "+x"(a6), [a7] "+x"(a7),
+          [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2), [t3] "=&x"(t3)
+        : [x] "x"(x), [y] "x"(y), [ones] "x"(ones));
+  }
+  const __m256i sum = _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)),
+      _mm256_add_epi32(_mm256_add_epi32(a4, a5), _mm256_add_epi32(a6, a7)));
+  return _mm256_extract_epi32(sum, 0);
+}
+
+#undef WEFT_MADD_STEP
+#undef WEFT_UBS_STEP
+
+template <class Rounds>
+void RunAvx2(benchmark::State& state, Rounds rounds, int64_t macs_per_step) {
+  if (!HasAvx2()) {
+    state.SkipWithError("no AVX2 and FMA");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(rounds(kRoundsPerIteration));
+  Report(state, macs_per_step, kAvx2Accumulators);
+}
+
+// 8 lanes of one multiply-add.
+void BM_Avx2Fp32Fma(benchmark::State& state) {
+  RunAvx2(state, Avx2FmaRounds, 8);
+}
+// 8 lanes of two exact products: weft's int8 step without VNNI
+// (kernels/int8_gemm.h, kAvx2).
+void BM_Avx2ExactInt16Madd(benchmark::State& state) {
+  RunAvx2(state, Avx2ExactInt16Rounds, 16);
+}
+// 8 lanes of four byte products, pair sums saturating to int16.
+void BM_Avx2SaturatingU8S8(benchmark::State& state) {
+  RunAvx2(state, Avx2SaturatingU8S8Rounds, 32);
+}
+
 BENCHMARK(BM_Fp32Fma);
 BENCHMARK(BM_Bf16Dot);
 BENCHMARK(BM_Int8VnniDot);
+BENCHMARK(BM_Avx2Fp32Fma);
+BENCHMARK(BM_Avx2ExactInt16Madd);
+BENCHMARK(BM_Avx2SaturatingU8S8);
 
 }  // namespace
 
