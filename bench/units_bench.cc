@@ -15,6 +15,9 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <vector>
+
+#include "kernels/int8_gemm.h"
 
 namespace {
 
@@ -261,12 +264,55 @@ void BM_Avx2SaturatingU8S8(benchmark::State& state) {
   RunAvx2(state, Avx2SaturatingU8S8Rounds, 32);
 }
 
+// weft's int8 panel product itself (kernels/int8_gemm.h): one panel of 8
+// weight rows by 32 pixels over `depth` (arg 1; 576 is a 3 x 3 layer of 64
+// channels), every call on the same panels, so they stay in cache: the
+// kernel against the unit's ceiling above, without packing or memory.
+// Arg 0: the kernel (0 generic, 1 AVX2, 2 AVX-512 VNNI).
+void BM_Int8PanelProduct(benchmark::State& state) {
+  using weft::internal::Int8Kernel;
+  constexpr Int8Kernel kKernels[] = {Int8Kernel::kGeneric, Int8Kernel::kAvx2,
+                                     Int8Kernel::kAvx512Vnni};
+  const Int8Kernel kernel = kKernels[state.range(0)];
+  if (!weft::internal::CpuRunsInt8Kernel(kernel)) {
+    state.SkipWithError("the CPU cannot run this kernel");
+    return;
+  }
+  const int64_t depth = state.range(1);
+  constexpr int64_t kRows = weft::internal::kInt8Rows;
+  constexpr int64_t kCols = weft::internal::kInt8Cols;
+  std::vector<int8_t> w(static_cast<size_t>(kRows * depth));
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  }
+  const weft::internal::PackedInt8Weights packed(w.data(), kRows, depth);
+  std::vector<uint8_t> columns(
+      static_cast<size_t>(weft::internal::Int8ColumnPanelBytes(depth)));
+  for (size_t i = 0; i < columns.size(); ++i) {
+    columns[i] = static_cast<uint8_t>(i * 91 % 256);
+  }
+  std::vector<int32_t> acc(static_cast<size_t>(kRows * kCols));
+  for (auto _ : state) {
+    weft::internal::Int8PanelProduct(kernel, packed.panel(0), columns.data(),
+                                     packed.quads(), kRows, kCols, acc.data(),
+                                     kCols);
+    benchmark::DoNotOptimize(acc.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["MAC/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kRows * kCols * depth),
+      benchmark::Counter::kIsRate);
+}
+
 BENCHMARK(BM_Fp32Fma);
 BENCHMARK(BM_Bf16Dot);
 BENCHMARK(BM_Int8VnniDot);
 BENCHMARK(BM_Avx2Fp32Fma);
 BENCHMARK(BM_Avx2ExactInt16Madd);
 BENCHMARK(BM_Avx2SaturatingU8S8);
+BENCHMARK(BM_Int8PanelProduct)
+    ->ArgsProduct({{0, 1, 2}, {576, 2304, 4608}})
+    ->ArgNames({"kernel", "depth"});
 
 }  // namespace
 
