@@ -31,6 +31,14 @@ const SwitchFacts& FactsOf(KernelSwitch kernel_switch) {
   return kSwitches[0];  // Unreachable: every enumerator has a row.
 }
 
+// "1" on, "0" off; nullopt for an unset variable or any other value.
+std::optional<bool> ParseSwitch(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  const std::string_view text(value);
+  if (text == "0" || text == "1") return text == "1";
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* KernelSwitchVariable(KernelSwitch kernel_switch) {
@@ -38,11 +46,7 @@ const char* KernelSwitchVariable(KernelSwitch kernel_switch) {
 }
 
 std::optional<bool> KernelSwitchSetting(KernelSwitch kernel_switch) {
-  const char* value = std::getenv(KernelSwitchVariable(kernel_switch));
-  if (value == nullptr) return std::nullopt;
-  const std::string_view text(value);
-  if (text == "0" || text == "1") return text == "1";
-  return std::nullopt;
+  return ParseSwitch(std::getenv(KernelSwitchVariable(kernel_switch)));
 }
 
 bool KernelSwitchOr(KernelSwitch kernel_switch, bool rule) {
@@ -52,10 +56,7 @@ bool KernelSwitchOr(KernelSwitch kernel_switch, bool rule) {
 Status CheckKernelSwitchEnvironment() {
   for (const SwitchFacts& facts : kSwitches) {
     const char* value = std::getenv(facts.variable);
-    if (value == nullptr ||
-        KernelSwitchSetting(facts.kernel_switch).has_value()) {
-      continue;
-    }
+    if (value == nullptr || ParseSwitch(value).has_value()) continue;
     return InvalidArgumentError(
         std::string(facts.variable) + "=" + value +
         " is neither 0 nor 1 (it turns " + facts.subject +
