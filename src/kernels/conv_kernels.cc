@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/conv_phase_panels.h"
 #include "kernels/int_division.h"
 #include "kernels/packed_gemm.h"
 
@@ -182,6 +183,14 @@ bool ConvProductsRunTransposed(int64_t mg, int64_t depth, int64_t out_pixels) {
   };
   if (!(out_pixels > 0 && pads_more_by_nr(out_pixels))) return false;
   return depth >= shape.kc && !pads_more_by_nr(mg);
+}
+
+bool ConvPacksConstantWeights(int64_t mg, int64_t depth, bool unit_window,
+                              int64_t out_pixels) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  if (unit_window && mg < kPackedConvMinChannels * shape.mr) return false;
+  return ConvProductsRunTransposed(mg, depth, out_pixels) ||
+         shape.nr <= kMaxPhasePanelWidth;
 }
 
 void Im2ColPanels(const Conv2DGeometry& g, const float* x, int64_t channels,

@@ -78,6 +78,30 @@ void Im2Col2D(const Conv2DGeometry& g, const T* x, int64_t channels, int64_t p0,
 // alone: one layer, one path.
 bool ConvProductsRunTransposed(int64_t mg, int64_t depth, int64_t out_pixels);
 
+// A 1 x 1 window over every pixel with fewer output channels per group than
+// this many panels of the micro-kernel's rows leaves W unpacked
+// (ConvPacksConstantWeights).
+inline constexpr int64_t kPackedConvMinChannels = 16;
+
+// Whether ConvKernel packs a constant float32 W (mg output channels per
+// group, `depth` = C/g * taps) at session creation, given that the tile
+// kernel is BLIS: the rule is the micro-kernel's, so it differs between
+// CPUs (BLIS's zen3 6 x 16 and its skx kernel, used transposed as 12 x 32)
+// and tests assert it rather than one CPU's outcome. Not packed:
+//  - a 1 x 1 window moving one pixel at a time (`unit_window`), which reads
+//    X itself as columns, over fewer than kPackedConvMinChannels * mr
+//    output channels: packing X's columns for the micro-kernel each Run
+//    costs about what the product does (K x pixels floats copied for
+//    m x K x pixels multiply-adds), and bli_sgemm's own path (GemmTile) ran
+//    these layers faster: 128 -> 16 at 55 x 55 0.26 -> 0.18 ms, 144 -> 24
+//    at 56 x 56 0.33 -> 0.27, 384 -> 64 at 14 x 14 0.14 -> 0.13 (one core
+//    of an AMD EPYC Zen 4, 6 x 16 kernel; at 96 channels the paths tied);
+//  - products that are not transposed (ConvProductsRunTransposed) when the
+//    micro-kernel's nr-wide pixel panels are wider than the phase panels
+//    GatherPhasePanels fills (kMaxPhasePanelWidth).
+bool ConvPacksConstantWeights(int64_t mg, int64_t depth, bool unit_window,
+                              int64_t out_pixels);
+
 // Calls fn(std::integral_constant<int64_t, W>()) with W = width for the
 // micro-kernels' panel widths seen so far (6, 8, 12, 16), so that panel
 // rows are fixed-size copies, and with W = 0 for any other width.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv_phase_panels.h"
 #include "kernels/packed_gemm.h"
 #include "test_support/panels.h"
 #include "test_support/session_util.h"
@@ -132,6 +133,43 @@ TEST(ConvProductsRunTransposedTest, KeepsSmallPlanesAndChannelCountsThatPad) {
   EXPECT_FALSE(ConvProductsRunTransposed(256, 2304, 14 * 14));
   EXPECT_FALSE(ConvProductsRunTransposed(96, 576, 14 * 14));
   EXPECT_FALSE(ConvProductsRunTransposed(64, 576, 56 * 56));
+}
+
+// The rule that packs a constant W, on any CPU's micro-kernel: a 1 x 1
+// window over every pixel packs from kPackedConvMinChannels panels of rows
+// on; products that are not transposed pack only where the nr-wide pixel
+// panels fit a phase panel (BLIS's zen3 kernel, 16 wide, does; its skx
+// kernel used transposed, 32 wide, does not); transposed ones always pack.
+TEST(ConvPacksConstantWeightsTest, FollowsTheMicroKernelsPanels) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  const bool phase_panels_fit = shape.nr <= kMaxPhasePanelWidth;
+  const int64_t enough = kPackedConvMinChannels * shape.mr;
+  EXPECT_FALSE(ConvPacksConstantWeights(enough - 1, shape.kc, true, 0));
+  EXPECT_EQ(ConvPacksConstantWeights(enough, shape.kc, true, 0),
+            phase_panels_fit);
+  EXPECT_EQ(ConvPacksConstantWeights(8, 9 * 16, false, 0), phase_panels_fit);
+  EXPECT_EQ(ConvPacksConstantWeights(8, 9 * 16, false, 56 * 56),
+            phase_panels_fit);
+  const int64_t whole = shape.mr * shape.nr;
+  if (ConvProductsRunTransposed(whole, shape.kc, shape.nr + 1)) {
+    EXPECT_TRUE(ConvPacksConstantWeights(whole, shape.kc, false, shape.nr + 1));
+  }
+}
+
+// And ResNet-18's and MobileNetV2's layers with the 6 x 16 micro-kernel
+// BLIS picks for AMD's Zen 3 and Zen 4: 1 x 1 layers from 96 output
+// channels on, every 3 x 3 layer.
+TEST(ConvPacksConstantWeightsTest, PacksTheZenKernelsLayers) {
+  const MicroKernelShape& shape = FloatMicroKernel();
+  if (shape.mr != 6 || shape.nr != 16) {
+    GTEST_SKIP() << "the micro-kernel here is " << shape.mr << " x "
+                 << shape.nr;
+  }
+  EXPECT_FALSE(ConvPacksConstantWeights(64, 384, true, 14 * 14));
+  EXPECT_TRUE(ConvPacksConstantWeights(96, 576, true, 14 * 14));
+  EXPECT_TRUE(ConvPacksConstantWeights(320, 960, true, 7 * 7));
+  EXPECT_TRUE(ConvPacksConstantWeights(64, 576, false, 56 * 56));
+  EXPECT_TRUE(ConvPacksConstantWeights(24, 144, false, 28 * 28));
 }
 
 // MaxPoolLanes2D against MaxPoolPlane2D, plane by plane, bit for bit (the

@@ -46,9 +46,6 @@ constexpr int64_t kConvTile = 256;
 // Below this many (image, group, pixel tile) jobs, output channels are split
 // into blocks as well.
 constexpr int64_t kConvMinJobs = 8;
-// A 1 x 1 Conv with fewer output channels per group than this many panels
-// of the micro-kernel's rows leaves W unpacked (PackConstantWeights).
-constexpr int64_t kPackedConvMinChannels = 16;
 // RunPhasePanels2D's pixel tiles: at most this many nr-wide panels each.
 constexpr int64_t kPhaseTilePanels = 8;
 // Taps of a depthwise window whose lane weights live on the stack.
@@ -64,6 +61,15 @@ constexpr int64_t kWinogradMinChannels = 16;
 // arithmetic's, 4 or 2.25 times fewer multiply-adds in the products, not
 // one CPU's.
 bool NchwWinogradEnabled();
+
+// The Winograd tile (WinogradTileFor) a Conv layer with a constant float32 W
+// of m output and `channels` input channels in `group` groups runs as, over
+// `geo` (window, strides, dilations and output plane; the pads are checked
+// per Run), or 0 where it runs as products: BLIS tiles, NchwWinogradEnabled,
+// one group, kWinogradMinChannels both ways. What ConvKernel decides at
+// session creation, for it and for the tests that assert the decision.
+int64_t NchwWinogradTile(int64_t m, int64_t channels, int64_t group,
+                         const Conv2DGeometry& geo);
 
 // Panels per pixel tile for a plane of `panels`: at most kPhaseTilePanels
 // and at least half that, the size whose tiles two threads share most evenly

@@ -101,21 +101,8 @@ void ConvKernel::PackConstantWeights(const Tensor* w, const Tensor* bias,
   // A 1 x 1 window moving one pixel at a time reads X itself as columns.
   bool unit_window = w->shape().dim(2) == 1 && w->shape().dim(3) == 1;
   for (int64_t stride : attrs_.strides) unit_window &= stride == 1;
-  // Fewer than 96 output channels over X itself: packing X's columns for
-  // the micro-kernel each Run costs about what the product does (K x
-  // pixels floats copied for m x K x pixels multiply-adds), and
-  // bli_sgemm's own path (GemmTile) ran these layers faster: 128 -> 16
-  // at 55 x 55 0.26 -> 0.18 ms, 144 -> 24 at 56 x 56 0.33 -> 0.27,
-  // 384 -> 64 at 14 x 14 0.14 -> 0.13 (one core of an AMD EPYC Zen 4;
-  // at 96 channels the two paths tied).
-  if (unit_window && mg < kPackedConvMinChannels * FloatMicroKernel().mr) {
-    return;
-  }
+  if (!ConvPacksConstantWeights(mg, depth, unit_window, out_pixels)) return;
   transposed_ = ConvProductsRunTransposed(mg, depth, out_pixels);
-  // The other orientation gathers the micro-kernel's nr-wide pixel panels
-  // with vector rows of at most kMaxPhasePanelWidth (every x86 kernel BLIS
-  // has); a wider one would leave W to the unpacked products.
-  if (!transposed_ && FloatMicroKernel().nr > kMaxPhasePanelWidth) return;
   const bool fold_bias = !transposed_ && bias != nullptr &&
                          bias->dtype() == DataType::kFloat32 &&
                          bias->NumElements() == w->shape().dim(0);

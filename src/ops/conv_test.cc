@@ -9,7 +9,9 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/conv_kernels.h"
 #include "kernels/gemm_tile.h"
+#include "ops/conv_kernel.h"
 #include "test_support/reference_conv.h"
 #include "test_support/session_util.h"
 
@@ -189,7 +191,10 @@ Tensor RunY(Session& session, const NamedTensors& feeds) {
 
 // A constant W is packed for ConvKernel's micro-kernel when the session is
 // created where the tile kernel is BLIS (the per-CPU rule, or
-// WEFT_GEMM_KERNEL), and not where it is Eigen. Per path (phase panels gathered
+// WEFT_GEMM_KERNEL) and the micro-kernel's rule packs this layer
+// (ConvPacksConstantWeights: BLIS's zen3 and skx kernels decide differently),
+// or transformed where the layer runs as NCHW Winograd (NchwWinogradTile),
+// and not where it is Eigen. Per path (phase panels gathered
 // per tile or shared by channel blocks, with stride 2, grouped; a 1x1 window
 // over every pixel; and transposed products over planes small enough for
 // ConvProductsRunTransposed: columns gathered per tile or shared by channel
@@ -231,8 +236,19 @@ TEST(ConvPackedWeightTest, PackedWeightsGiveTheProductOfTheWeightsGiven) {
     auto graph_with_w = [&](bool constant_w) {
       return ConvGraph(x_shape, w, constant_w, bias, attrs);
     };
+    const int64_t out_side = (p.hw + 2 * (p.k / 2) - p.k) / p.stride + 1;
+    internal::Conv2DGeometry geo{};
+    geo.kernel_h = geo.kernel_w = p.k;
+    geo.stride_h = geo.stride_w = p.stride;
+    geo.dilation_h = geo.dilation_w = 1;
+    geo.out_h = geo.out_w = out_side;
+    // Packed, or transformed for Winograd (whose W counts as well).
     const bool packs =
-        internal::ActiveGemmKernel() == internal::GemmKernel::kBlis;
+        internal::NchwWinogradTile(p.m, p.c, p.group, geo) != 0 ||
+        (internal::ActiveGemmKernel() == internal::GemmKernel::kBlis &&
+         internal::ConvPacksConstantWeights(
+             p.m / p.group, p.c / p.group * p.k * p.k,
+             /*unit_window=*/p.k == 1 && p.stride == 1, out_side * out_side));
     std::vector<Tensor> packed;
     for (int threads : {1, 2}) {
       auto session = test::MustCreate(graph_with_w(true), NchwOptions(threads));

@@ -14,15 +14,20 @@ bool NchwWinogradEnabled() {
   return enabled;
 }
 
+int64_t NchwWinogradTile(int64_t m, int64_t channels, int64_t group,
+                         const Conv2DGeometry& geo) {
+  if (group != 1 || !NchwWinogradEnabled() ||
+      ActiveGemmKernel() != GemmKernel::kBlis || m < kWinogradMinChannels ||
+      channels < kWinogradMinChannels) {
+    return 0;
+  }
+  return WinogradTileFor(geo);
+}
+
 bool ConvKernel::TransformWinogradWeights(const KernelConstruction& c) {
   const Tensor* w = c.constant_input(1);
   if (w == nullptr || w->dtype() != DataType::kFloat32 ||
-      w->shape().rank() != 4 || group_ != 1 || !NchwWinogradEnabled() ||
-      ActiveGemmKernel() != GemmKernel::kBlis || c.output_shapes().empty()) {
-    return false;
-  }
-  const int64_t m = w->shape().dim(0), channels = w->shape().dim(1);
-  if (m < kWinogradMinChannels || channels < kWinogradMinChannels) {
+      w->shape().rank() != 4 || c.output_shapes().empty()) {
     return false;
   }
   const PartialShape& y = c.output_shapes()[0];
@@ -41,7 +46,8 @@ bool ConvKernel::TransformWinogradWeights(const KernelConstruction& c) {
   geo.dilation_w = geo.dilation_h;
   geo.out_h = y.dim(2);
   geo.out_w = y.dim(3);
-  const int64_t tile = WinogradTileFor(geo);
+  const int64_t m = w->shape().dim(0), channels = w->shape().dim(1);
+  const int64_t tile = NchwWinogradTile(m, channels, group_, geo);
   if (tile == 0) return false;
 
   const int64_t points = WinogradPoints(tile);
