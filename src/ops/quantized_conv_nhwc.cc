@@ -157,6 +157,9 @@ struct Requantization {
   bool finite = true;  // every multiplier (the tiles' shorter form)
 };
 
+// Tiles of output pixels per job of NhwcQLinearConvKernel::Direct.
+constexpr int64_t kDirectChunkTiles = 16;
+
 class NhwcQLinearConvKernel : public OpKernel {
  public:
   explicit NhwcQLinearConvKernel(const KernelConstruction& c)
@@ -340,10 +343,13 @@ class NhwcQLinearConvKernel : public OpKernel {
     return rq;
   }
 
-  // Jobs of (block of output channels, tile of w.tile_pixels() pixels), the
-  // tiles running over the pixels of all images (so that a batch has no
-  // partial tile but its last), a block's tiles together so that its
-  // weights stay in cache.
+  // Jobs of (chunk of kDirectChunkTiles tiles of w.tile_pixels() pixels,
+  // block of output channels), chunk-major: threads take different chunks,
+  // so two never write one output cache line at once (a pixel's bytes of
+  // two blocks share lines unless m is a multiple of 64), and within a job
+  // a block's tiles run together so that its weights stay in cache. The
+  // tiles run over the pixels of all images (so that a batch has no
+  // partial tile but its last).
   void Direct(KernelContext& ctx, const Window& win, const PaddedInput& padded,
               const std::vector<int64_t>& tap_offsets, int64_t n,
               const RequantizedOutput& out) const {
@@ -351,21 +357,27 @@ class NhwcQLinearConvKernel : public OpKernel {
     const int64_t pixels = win.OutSize(), total = n * pixels, m = w.m();
     const int64_t tile = w.tile_pixels();
     const int64_t tiles = CeilDiv(total, tile);
-    const double cost =
-        static_cast<double>(tile * kDirectBlock * w.taps() * w.quads() * 4) /
-        64.0;
-    ctx.ParallelFor(w.blocks() * tiles, cost, [&](int64_t begin, int64_t end) {
+    const int64_t chunks = CeilDiv(tiles, kDirectChunkTiles);
+    const double cost = static_cast<double>(tile * kDirectChunkTiles *
+                                            kDirectBlock * w.taps() *
+                                            w.quads() * 4) /
+                        64.0;
+    ctx.ParallelFor(chunks * w.blocks(), cost, [&](int64_t begin, int64_t end) {
       const uint8_t* bases[kDirectWidePixels];
       RequantizedOutput tile_out = out;
       for (int64_t job = begin; job < end; ++job) {
-        const int64_t block = job / tiles;
-        const int64_t p0 = job % tiles * tile;
-        const int64_t count = std::min(tile, total - p0);
-        PixelWalk walk(win, padded, p0);
-        for (int64_t i = 0; i < count; ++i) bases[i] = walk.Next();
-        tile_out.y = static_cast<uint8_t*>(out.y) + p0 * m;  // a byte each
-        DirectConvTileRequantized(kernel_, w, block, bases, count,
-                                  tap_offsets.data(), tile_out);
+        const int64_t chunk = job / w.blocks(), block = job % w.blocks();
+        const int64_t end_tile =
+            std::min(tiles, (chunk + 1) * kDirectChunkTiles);
+        for (int64_t t = chunk * kDirectChunkTiles; t < end_tile; ++t) {
+          const int64_t p0 = t * tile;
+          const int64_t count = std::min(tile, total - p0);
+          PixelWalk walk(win, padded, p0);
+          for (int64_t i = 0; i < count; ++i) bases[i] = walk.Next();
+          tile_out.y = static_cast<uint8_t*>(out.y) + p0 * m;  // a byte each
+          DirectConvTileRequantized(kernel_, w, block, bases, count,
+                                    tap_offsets.data(), tile_out);
+        }
       }
     });
   }
