@@ -358,10 +358,10 @@ class NhwcQLinearConvKernel : public OpKernel {
     const int64_t tile = w.tile_pixels();
     const int64_t tiles = CeilDiv(total, tile);
     const int64_t chunks = CeilDiv(tiles, kDirectChunkTiles);
-    const double cost = static_cast<double>(tile * kDirectChunkTiles *
-                                            kDirectBlock * w.taps() *
-                                            w.quads() * 4) /
-                        64.0;
+    const double cost =
+        static_cast<double>(tile * kDirectChunkTiles * kDirectBlock * w.taps() *
+                            w.quads() * 4) /
+        64.0;
     ctx.ParallelFor(chunks * w.blocks(), cost, [&](int64_t begin, int64_t end) {
       const uint8_t* bases[kDirectWidePixels];
       RequantizedOutput tile_out = out;
