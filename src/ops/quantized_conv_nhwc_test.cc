@@ -73,9 +73,13 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"3x3/2 partial block", 1, 32, 9, 12, 72, 3, 2, 1, 1, 1},
       {"7x7/2 stem", 1, 3, 17, 15, 16, 7, 2, 3, 1, 1},
       {"channels not whole quads", 2, 6, 5, 7, 130, 3, 1, 1, 1, 1},
-      // 312 pixels in 52 tiles: chunks of 16 tiles and a partial one, each
-      // over two blocks of output channels.
-      {"1x1, several chunks of tiles", 2, 16, 12, 13, 80, 1, 1, 0, 1, 1},
+      // 300 pixels in 50 tiles, small weights: four chunks (13, 13, 13 and
+      // 11 tiles), each over two blocks of output channels.
+      {"1x1, four chunks of tiles", 2, 16, 10, 15, 80, 1, 1, 0, 1, 1},
+      // 100 pixels in 17 tiles, 295 KB of weights: chunks of 16 tiles and
+      // one of 1, over two blocks.
+      {"3x3, large weights, chunks of 16 tiles", 1, 256, 10, 10, 128, 3, 1, 1,
+       1, 1},
       {"dilated", 1, 12, 11, 11, 20, 3, 1, 2, 2, 1},
       {"depthwise", 2, 24, 7, 9, 24, 3, 1, 1, 1, 24},
       {"depthwise/2", 1, 40, 9, 10, 40, 3, 2, 1, 1, 40},
