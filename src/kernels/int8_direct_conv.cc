@@ -667,6 +667,26 @@ DirectConvWeights::DirectConvWeights(const int8_t* w, int64_t m, int64_t c,
   }
 }
 
+bool DirectConvFoldsColumns(int64_t c, int64_t kw) {
+  return kw > 1 && Int8Quads(c * kw) < kw * Int8Quads(c);
+}
+
+std::vector<int8_t> FoldWindowColumns(const int8_t* w, int64_t m, int64_t c,
+                                      int64_t kh, int64_t kw) {
+  std::vector<int8_t> folded(static_cast<size_t>(m * c * kh * kw));
+  for (int64_t oc = 0; oc < m; ++oc) {
+    for (int64_t i = 0; i < c; ++i) {
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          folded[static_cast<size_t>(((oc * kw + kx) * c + i) * kh + ky)] =
+              w[((oc * c + i) * kh + ky) * kw + kx];
+        }
+      }
+    }
+  }
+  return folded;
+}
+
 int64_t DirectConvWeights::vectors(int64_t b) const {
   const int64_t channels = std::min(kDirectBlock, m_ - b * kDirectBlock);
   return (channels + kDirectLanes - 1) / kDirectLanes;

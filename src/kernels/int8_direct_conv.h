@@ -69,6 +69,26 @@ class DirectConvWeights {
   std::vector<int32_t> row_sums_;
 };
 
+// Whether a convolution over `c` input channels whose windows are `kw`
+// adjacent columns wide (no dilation along a row) takes fewer quads a
+// window with the columns folded into the channels: on a channels-last
+// row, a window row's kw pixels are kw * c adjacent bytes, which fill
+// whole quads together where each pixel alone fills part of one (the RGB
+// stem: 7 pixels of 3 channels are 21 bytes in 6 quads, not 7 quads of 3
+// bytes and a zero weight).
+bool DirectConvFoldsColumns(int64_t c, int64_t kw);
+
+// int8 weights [M][C][kh][kw] (ONNX's order for one group) as the weights
+// [M][kw * C][kh] of the folded convolution, whose "input channel"
+// kx * C + i is input channel i at window column kx and whose taps are the
+// window's rows: DirectConvWeights(folded.data(), M, kw * C, kh). Its
+// tiles read kw * C bytes from each tap's first column, rounded up to
+// whole quads: up to 3 bytes past the window, which the zero weights past
+// kw * C multiply, so the input needs that many readable bytes past its
+// last window.
+std::vector<int8_t> FoldWindowColumns(const int8_t* w, int64_t m, int64_t c,
+                                      int64_t kh, int64_t kw);
+
 // The sums of one tile: for pixels p < count (at most kDirectPixels),
 //   acc[p * kDirectBlock + j] = sum over taps t and input channels i of
 //       pixels[p][tap_offsets[t] + i] * weight(block channel j, i, t)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -72,6 +73,75 @@ TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
             for (int64_t i = 0; i < c * taps; ++i) sum += w[oc * c * taps + i];
             EXPECT_EQ(packed.row_sums()[oc], sum);
           }
+        }
+      }
+    }
+  }
+}
+
+// Where folding pays (a quad saved per window row at least) and where it
+// does not: channel counts that are whole quads, one column.
+TEST(Int8DirectConvTest, FoldsColumnsOnlyWhereQuadsAreSaved) {
+  EXPECT_TRUE(DirectConvFoldsColumns(3, 7));   // 21 bytes: 6 quads, not 7
+  EXPECT_TRUE(DirectConvFoldsColumns(1, 3));   // 3 bytes: 1 quad, not 3
+  EXPECT_TRUE(DirectConvFoldsColumns(3, 5));   // 15 bytes: 4 quads, not 5
+  EXPECT_FALSE(DirectConvFoldsColumns(3, 3));  // 9 bytes: 3 quads either way
+  EXPECT_FALSE(DirectConvFoldsColumns(4, 7));
+  EXPECT_FALSE(DirectConvFoldsColumns(32, 3));
+  EXPECT_FALSE(DirectConvFoldsColumns(3, 1));
+}
+
+// The folded weights over a dense channels-last plane (pixels of c bytes,
+// a tap per window row) give the sums of the convolution they were folded
+// from, on every kernel this CPU runs: the bytes past a window row's kw * c
+// are read (the next pixel's) and multiplied by zero weights.
+TEST(Int8DirectConvTest, FoldedColumnsGiveTheWindowsSums) {
+  constexpr int64_t kWidth = 20, kRows = 9;  // the plane, pixels of c bytes
+  for (Int8Kernel kernel :
+       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+    if (!CpuRunsInt8Kernel(kernel)) continue;
+    for (const auto [c, kh, kw] :
+         {std::array<int64_t, 3>{3, 7, 7}, std::array<int64_t, 3>{1, 3, 5},
+          std::array<int64_t, 3>{2, 2, 3}}) {
+      SCOPED_TRACE(std::string(Int8KernelName(kernel)) +
+                   " c=" + std::to_string(c) + " " + std::to_string(kh) + "x" +
+                   std::to_string(kw));
+      const int64_t m = 40;
+      const auto w = Int8DirectConvSeededBytes<int8_t>(m * c * kh * kw, 5);
+      const std::vector<int8_t> folded =
+          FoldWindowColumns(w.data(), m, c, kh, kw);
+      const DirectConvWeights packed(folded.data(), m, kw * c, kh);
+      // Plus the bytes the last window row reads past its end.
+      const auto x = Int8DirectConvSeededBytes<uint8_t>(
+          kRows * kWidth * c + packed.quads() * 4, 9);
+      std::vector<int64_t> offsets;
+      for (int64_t ky = 0; ky < kh; ++ky) offsets.push_back(ky * kWidth * c);
+      // Windows at columns 0, 2, ..., the last one ending at the plane's
+      // last pixel.
+      const uint8_t* pixels[kDirectPixels];
+      int64_t columns[kDirectPixels];
+      for (int64_t p = 0; p < kDirectPixels; ++p) {
+        columns[p] = p + 1 == kDirectPixels ? kWidth - kw : 2 * p;
+        pixels[p] = x.data() + ((kRows - kh) * kWidth + columns[p]) * c;
+      }
+      std::vector<int32_t> acc(kDirectPixels * kDirectBlock);
+      DirectConvTile(kernel, packed, 0, pixels, kDirectPixels, offsets.data(),
+                     acc.data());
+      for (int64_t p = 0; p < kDirectPixels; ++p) {
+        for (int64_t oc = 0; oc < m; ++oc) {
+          int32_t want = 0;
+          for (int64_t i = 0; i < c; ++i) {
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t pixel =
+                    (kRows - kh + ky) * kWidth + columns[p] + kx;
+                want += w[((oc * c + i) * kh + ky) * kw + kx] *
+                        static_cast<int32_t>(x[pixel * c + i]);
+              }
+            }
+          }
+          ASSERT_EQ(acc[p * kDirectBlock + oc], want)
+              << "pixel " << p << " channel " << oc;
         }
       }
     }

@@ -52,18 +52,23 @@ void CopyRgbPixels(const uint8_t* src, int64_t pixels, uint8_t zero,
   }
 }
 
+// `slack` bytes past the last pixel are readable too (set to the zero
+// point): the folded windows' reads past their last column.
 PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
-                     int64_t n, int64_t c, int64_t stride, uint8_t zero) {
+                     int64_t n, int64_t c, int64_t stride, uint8_t zero,
+                     int64_t slack = 0) {
   PaddedInput p;
   p.h = win.in[0] + win.pad_begin[0] + win.pad_end[0];
   p.w = win.in[1] + win.pad_begin[1] + win.pad_end[1];
   p.stride = stride;
-  if (p.h == win.in[0] && p.w == win.in[1] && stride == c) {
+  if (p.h == win.in[0] && p.w == win.in[1] && stride == c && slack == 0) {
     p.data = x;
     return p;
   }
+  const int64_t bytes = n * p.h * p.w * stride;
   p.storage = std::make_unique_for_overwrite<uint8_t[]>(
-      static_cast<size_t>(n * p.h * p.w * stride));
+      static_cast<size_t>(bytes + slack));
+  std::memset(p.storage.get() + bytes, zero, static_cast<size_t>(slack));
   const int64_t top = win.pad_begin[0], left = win.pad_begin[1];
   const int64_t ih = win.in[0], iw = win.in[1];
   const int64_t row_bytes = p.w * stride;
@@ -102,11 +107,15 @@ PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
   return p;
 }
 
-// Where each tap of output pixel 0 reads, from the padded input.
-std::vector<int64_t> TapOffsets(const Window& win, const PaddedInput& p) {
+// Where each tap of output pixel 0 reads, from the padded input; with the
+// window's columns folded into the channels (DirectConvFoldsColumns), a
+// tap per window row, at its first column.
+std::vector<int64_t> TapOffsets(const Window& win, const PaddedInput& p,
+                                bool folded_columns = false) {
   std::vector<int64_t> offsets;
+  const int64_t columns = folded_columns ? 1 : win.kernel[1];
   for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
-    for (int64_t kx = 0; kx < win.kernel[1]; ++kx) {
+    for (int64_t kx = 0; kx < columns; ++kx) {
       offsets.push_back((ky * win.dilation[0] * p.w + kx * win.dilation[1]) *
                         p.stride);
     }
@@ -185,7 +194,17 @@ class NhwcQLinearConvKernel : public OpKernel {
     const int64_t m = ws.dim(0), taps = ws.dim(2) * ws.dim(3);
     taps_ = taps;
     if (group_ == 1) {
-      direct_.emplace(w->data<int8_t>(), m, ws.dim(1), taps);
+      const int64_t c = ws.dim(1), kh = ws.dim(2), kw = ws.dim(3);
+      const bool adjacent_columns =
+          attrs_.dilations.size() < 2 || attrs_.dilations[1] == 1;
+      if (adjacent_columns && DirectConvFoldsColumns(c, kw)) {
+        folded_columns_ = true;
+        const std::vector<int8_t> folded =
+            FoldWindowColumns(w->data<int8_t>(), m, c, kh, kw);
+        direct_.emplace(folded.data(), m, kw * c, kh);
+      } else {
+        direct_.emplace(w->data<int8_t>(), m, c, taps);
+      }
     } else if (ws.dim(1) == 1 && group_ == m) {
       // Channel c's weight at tap t, at t * M + c: vectors of channels.
       depthwise_.assign(static_cast<size_t>(taps * m), 0);
@@ -272,6 +291,16 @@ class NhwcQLinearConvKernel : public OpKernel {
     out.finite = rq.finite;
     if (!direct_) {
       Depthwise(ctx, win, x.data<uint8_t>(), x_zero, n, out);
+      return Status::OK();
+    }
+    if (folded_columns_) {
+      // Pixels of c bytes, as the folded channels read them; the last
+      // window's row reads direct_->quads() * 4 bytes from its first column.
+      const int64_t window_row = direct_->c();
+      const PaddedInput padded =
+          PadInput(ctx, win, x.data<uint8_t>(), n, c, c, x_zero,
+                   direct_->quads() * 4 - window_row);
+      Direct(ctx, win, padded, TapOffsets(win, padded, true), n, out);
       return Status::OK();
     }
     const PaddedInput padded =
@@ -557,6 +586,8 @@ class NhwcQLinearConvKernel : public OpKernel {
   std::optional<Requantization> constant_rq_;
   int64_t taps_ = 0;
   std::optional<DirectConvWeights> direct_;
+  // direct_ holds FoldWindowColumns's weights: a tap per window row.
+  bool folded_columns_ = false;
   std::vector<int32_t> depthwise_;  // [tap][channel]
   std::vector<int32_t> depthwise_sums_;
   // depthwise_ in the VNNI kernel's byte form (PackDepthwiseQuads); empty

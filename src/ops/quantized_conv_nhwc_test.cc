@@ -72,6 +72,12 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"3x3", 1, 8, 10, 9, 64, 3, 1, 1, 1, 1},
       {"3x3/2 partial block", 1, 32, 9, 12, 72, 3, 2, 1, 1, 1},
       {"7x7/2 stem", 1, 3, 17, 15, 16, 7, 2, 3, 1, 1},
+      // Columns folded into the channels (DirectConvFoldsColumns), the
+      // input copied for the bytes read past the last window even where
+      // nothing is padded; dilated, not folded.
+      {"7x7 stem unpadded, two images", 2, 3, 9, 11, 16, 7, 1, 0, 1, 1},
+      {"one channel 5x5", 2, 1, 9, 10, 24, 5, 1, 2, 1, 1},
+      {"three channels 5x5 dilated", 1, 3, 12, 12, 16, 5, 1, 4, 2, 1},
       {"channels not whole quads", 2, 6, 5, 7, 130, 3, 1, 1, 1, 1},
       // 300 pixels in 50 tiles, small weights: four chunks (13, 13, 13 and
       // 11 tiles), each over two blocks of output channels.
