@@ -13,6 +13,11 @@
 //   y = requantize(sum x w - x_zero sum w + B)
 // exact in int32, so bit for bit QLinearConv's result on the same values,
 // whatever the kernel, the tiling or the thread count.
+//
+// With x_layout "NCHW" (group 1, set by the nhwc-layout pass on a network's
+// first convolution: an image of at most four channels), x is [N, C, H, W]
+// and the padded copy every such layer makes gathers each pixel's channels
+// from the planes, in place of an NchwToNhwc node and its pass over memory.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -54,14 +59,52 @@ void CopyRgbPixels(const uint8_t* src, int64_t pixels, uint8_t zero,
 
 // `slack` bytes past the last pixel are readable too (set to the zero
 // point): the folded windows' reads past their last column.
+// With channels_first, x is [N, C, H, W] and each pixel's channels are
+// gathered from the planes.
+// `pixels` pixels of `stride` bytes from c <= stride planes `plane_step`
+// bytes apart (channel k of pixel i at plane0[k * plane_step + i]), the
+// bytes past c `zero`.
+void GatherPlanePixels(const uint8_t* plane0, int64_t plane_step, int64_t c,
+                       int64_t stride, int64_t pixels, uint8_t zero,
+                       uint8_t* dst) {
+  if (c == 3 && stride == 4) {  // An RGB stem's quads: a word a pixel.
+    const uint8_t* r = plane0;
+    const uint8_t* g = plane0 + plane_step;
+    const uint8_t* b = plane0 + 2 * plane_step;
+    for (int64_t i = 0; i < pixels; ++i) {
+      const uint32_t word = uint32_t{r[i]} | uint32_t{g[i]} << 8 |
+                            uint32_t{b[i]} << 16 | uint32_t{zero} << 24;
+      std::memcpy(dst + 4 * i, &word, sizeof(word));  // Little-endian x86.
+    }
+    return;
+  }
+  if (c == 3 && stride == 3) {  // Its folded windows' dense pixels.
+    const uint8_t* r = plane0;
+    const uint8_t* g = plane0 + plane_step;
+    const uint8_t* b = plane0 + 2 * plane_step;
+    for (int64_t i = 0; i < pixels; ++i) {
+      dst[3 * i] = r[i];
+      dst[3 * i + 1] = g[i];
+      dst[3 * i + 2] = b[i];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < pixels; ++i) {
+    for (int64_t k = 0; k < stride; ++k) {
+      dst[i * stride + k] = k < c ? plane0[k * plane_step + i] : zero;
+    }
+  }
+}
+
 PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
                      int64_t n, int64_t c, int64_t stride, uint8_t zero,
-                     int64_t slack = 0) {
+                     int64_t slack = 0, bool channels_first = false) {
   PaddedInput p;
   p.h = win.in[0] + win.pad_begin[0] + win.pad_end[0];
   p.w = win.in[1] + win.pad_begin[1] + win.pad_end[1];
   p.stride = stride;
-  if (p.h == win.in[0] && p.w == win.in[1] && stride == c && slack == 0) {
+  if (p.h == win.in[0] && p.w == win.in[1] && stride == c && slack == 0 &&
+      !channels_first) {
     p.data = x;
     return p;
   }
@@ -85,9 +128,15 @@ PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
                         fill(dst, row_bytes);
                         continue;
                       }
-                      const uint8_t* src = x + (image * ih + r) * iw * c;
                       fill(dst, left * stride);
                       uint8_t* inside = dst + left * stride;
+                      if (channels_first) {
+                        GatherPlanePixels(x + (image * c * ih + r) * iw,
+                                          ih * iw, c, stride, iw, zero, inside);
+                        fill(inside + iw * stride, (p.w - left - iw) * stride);
+                        continue;
+                      }
+                      const uint8_t* src = x + (image * ih + r) * iw * c;
                       if (stride == c) {
                         std::memcpy(inside, src, static_cast<size_t>(iw * c));
                       } else if (c == 3 && stride == 4) {
@@ -184,7 +233,8 @@ class NhwcQLinearConvKernel : public OpKernel {
   explicit NhwcQLinearConvKernel(const KernelConstruction& c)
       : attrs_(ReadWindowAttrs(c)),
         group_(c.attr<int64_t>("group")),
-        kernel_(ActiveInt8Kernel()) {
+        kernel_(ActiveInt8Kernel()),
+        channels_first_(c.attr<std::string>("x_layout") == "NCHW") {
     const Tensor* w = c.constant_input(3);
     if (w == nullptr || w->dtype() != DataType::kInt8 ||
         w->shape().rank() != 4) {
@@ -257,8 +307,15 @@ class NhwcQLinearConvKernel : public OpKernel {
           "NhwcQLinearConv needs a constant int8 w [M, C, kh, kw] with group "
           "1, or a depthwise one (group = C = M)");
     }
+    if (channels_first_ && !direct_) {
+      return InvalidArgumentError(
+          "NhwcQLinearConv with x_layout NCHW takes group 1 only");
+    }
     const Shape& ws = w.shape();
-    const int64_t n = xs.dim(0), c = xs.dim(3), m = ws.dim(0);
+    // Where x's channels and rows are.
+    const int channel_dim = channels_first_ ? 1 : 3;
+    const int row_dim = channels_first_ ? 2 : 1;
+    const int64_t n = xs.dim(0), c = xs.dim(channel_dim), m = ws.dim(0);
     if (ws.dim(1) * group_ != c) {
       return InvalidArgumentError(
           "x " + xs.ToString() + " has " + std::to_string(c) + " channels; w " +
@@ -267,7 +324,8 @@ class NhwcQLinearConvKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(
         Window win,
-        ForwardWindow(attrs_, {xs.dim(1), xs.dim(2)}, {ws.dim(2), ws.dim(3)}));
+        ForwardWindow(attrs_, {xs.dim(row_dim), xs.dim(row_dim + 1)},
+                      {ws.dim(2), ws.dim(3)}));
     std::optional<Requantization> fed;
     if (!constant_rq_ ||
         constant_rq_->multiplier.size() != static_cast<size_t>(m)) {
@@ -299,12 +357,13 @@ class NhwcQLinearConvKernel : public OpKernel {
       const int64_t window_row = direct_->c();
       const PaddedInput padded =
           PadInput(ctx, win, x.data<uint8_t>(), n, c, c, x_zero,
-                   direct_->quads() * 4 - window_row);
+                   direct_->quads() * 4 - window_row, channels_first_);
       Direct(ctx, win, padded, TapOffsets(win, padded, true), n, out);
       return Status::OK();
     }
     const PaddedInput padded =
-        PadInput(ctx, win, x.data<uint8_t>(), n, c, Int8Quads(c) * 4, x_zero);
+        PadInput(ctx, win, x.data<uint8_t>(), n, c, Int8Quads(c) * 4, x_zero,
+                 /*slack=*/0, channels_first_);
     Direct(ctx, win, padded, TapOffsets(win, padded), n, out);
     return Status::OK();
   }
@@ -582,6 +641,7 @@ class NhwcQLinearConvKernel : public OpKernel {
   WindowAttrs attrs_;
   int64_t group_;
   Int8Kernel kernel_;
+  bool channels_first_;  // x_layout "NCHW": x is [N, C, H, W]
   // The requantization, worked out once where its inputs are constants.
   std::optional<Requantization> constant_rq_;
   int64_t taps_ = 0;
@@ -597,6 +657,11 @@ class NhwcQLinearConvKernel : public OpKernel {
 
 Status InferNhwcQLinearConvShape(InferenceContext& ctx) {
   WEFT_RETURN_IF_ERROR(CheckWindowAttrs(ctx));
+  const std::string& layout = ctx.attr<std::string>("x_layout");
+  if (layout != "NHWC" && layout != "NCHW") {
+    return InvalidArgumentError("x_layout is '" + layout +
+                                "'; expected NHWC or NCHW");
+  }
   const PartialShape& x = ctx.input_shape(0);
   const PartialShape& w = ctx.input_shape(3);
   if (!x.IsFullyDefined() || !w.IsFullyDefined() || x.rank() != 4 ||
@@ -604,7 +669,9 @@ Status InferNhwcQLinearConvShape(InferenceContext& ctx) {
     return Status::OK();
   }
   const WindowAttrs attrs = InferredWindowAttrs(ctx);
-  auto win = ForwardWindow(attrs, {x.dim(1), x.dim(2)}, {w.dim(2), w.dim(3)});
+  const int row_dim = layout == "NCHW" ? 2 : 1;
+  auto win = ForwardWindow(attrs, {x.dim(row_dim), x.dim(row_dim + 1)},
+                           {w.dim(2), w.dim(3)});
   if (!win.ok()) return Status::OK();
   ctx.set_output(0, PartialShape(std::vector<int64_t>{x.dim(0), win->out[0],
                                                       win->out[1], w.dim(0)}));
@@ -681,7 +748,8 @@ void RegisterQuantizedConvNhwcOps(OpRegistry& registry) {
       .Input(ArgDef::AnyList("B"))
       .Output(ArgDef::Typed("y", "TY"))
       .Attr("TY", AttrType::kType, std::nullopt, kQuantized)
-      .Attr("group", AttrType::kInt, int64_t{1});
+      .Attr("group", AttrType::kInt, int64_t{1})
+      .Attr("x_layout", AttrType::kString, std::string("NHWC"));
   CheckRegistered(registry.RegisterOp(
       WindowAttrsOn(b).SetShapeFn(InferNhwcQLinearConvShape).Build()));
   CheckRegistered(registry.RegisterKernel(

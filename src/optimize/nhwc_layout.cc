@@ -136,7 +136,42 @@ class NhwcLayout {
       }
     }
     graph_.Commit();
-    return rewrites + in_place_;
+    return rewrites + in_place_ + ReadImagesFromPlanes();
+  }
+
+  // An int8 convolution of group 1 over at most four channels (a network's
+  // first layer, on the image) whose channels-last input only it reads
+  // reads the NCHW tensor itself (x_layout "NCHW"): it copies its input
+  // into a padded buffer anyway, and gathers the channels while it does,
+  // so the NchwToNhwc and its pass over memory go.
+  int ReadImagesFromPlanes() {
+    int rewrites = 0;
+    for (int i = 0; i < graph_.size(); ++i) {
+      const NodeDef& conv = graph_.node(i);
+      if (!graph_.alive(i) || conv.op != "NhwcQLinearConv" ||
+          AttrOr<int64_t>(conv, "group", 1) != 1 ||
+          AttrOr<std::string>(conv, "x_layout", "NHWC") != "NHWC") {
+        continue;
+      }
+      const NodeUse in = graph_.Producer(conv.inputs[0]);
+      if (in.node < 0 || graph_.node(in.node).op != "NchwToNhwc" ||
+          graph_.SoleConsumer(in.node) != i ||
+          graph_.HasControlInputs(in.node)) {
+        continue;
+      }
+      const std::optional<PartialShape> w = graph_.Shape(conv.inputs[3]);
+      if (!w || w->rank() != 4 || !w->IsFullyDefined() || w->dim(1) > 4) {
+        continue;
+      }
+      NodeDef reading_planes = conv;
+      reading_planes.inputs[0] = graph_.node(in.node).inputs[0];
+      reading_planes.attrs["x_layout"] = std::string("NCHW");
+      graph_.Remove(in.node, {kPass, conv.name});
+      graph_.Replace(i, std::move(reading_planes));
+      ++rewrites;
+    }
+    graph_.Commit();
+    return rewrites;
   }
 
  private:
