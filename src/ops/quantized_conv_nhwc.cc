@@ -57,10 +57,6 @@ void CopyRgbPixels(const uint8_t* src, int64_t pixels, uint8_t zero,
   }
 }
 
-// `slack` bytes past the last pixel are readable too (set to the zero
-// point): the folded windows' reads past their last column.
-// With channels_first, x is [N, C, H, W] and each pixel's channels are
-// gathered from the planes.
 // `pixels` pixels of `stride` bytes from c <= stride planes `plane_step`
 // bytes apart (channel k of pixel i at plane0[k * plane_step + i]), the
 // bytes past c `zero`.
@@ -96,6 +92,10 @@ void GatherPlanePixels(const uint8_t* plane0, int64_t plane_step, int64_t c,
   }
 }
 
+// `slack` bytes past the last pixel are readable too (set to the zero
+// point): the folded windows' reads past their last column. With
+// channels_first, x is [N, C, H, W] and each pixel's channels are gathered
+// from the planes.
 PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
                      int64_t n, int64_t c, int64_t stride, uint8_t zero,
                      int64_t slack = 0, bool channels_first = false) {
@@ -299,7 +299,8 @@ class NhwcQLinearConvKernel : public OpKernel {
     const Shape& xs = x.shape();
     if (x.dtype() != DataType::kUInt8 || xs.rank() != 4) {
       return InvalidArgumentError(
-          "NhwcQLinearConv takes uint8 x [N, H, W, C]" + std::string(", got ") +
+          std::string("NhwcQLinearConv takes uint8 x ") +
+          (channels_first_ ? "[N, C, H, W]" : "[N, H, W, C]") + ", got " +
           DataTypeName(x.dtype()) + " " + xs.ToString());
     }
     if (!direct_ && depthwise_.empty()) {
