@@ -46,13 +46,15 @@ struct PaddedInput {
   std::unique_ptr<uint8_t[]> storage;
 };
 
-// `pixels` pixels of three bytes each into four, the fourth `zero`.
-void CopyRgbPixels(const uint8_t* src, int64_t pixels, uint8_t zero,
-                   uint8_t* dst) {
+// `pixels` RGB pixels into words, the fourth byte `zero`: pixel i's
+// channels at r[kStep * i], g[kStep * i] and b[kStep * i] (kStep 3: an
+// interleaved row; 1: three planes).
+template <int kStep>
+void RgbQuads(const uint8_t* r, const uint8_t* g, const uint8_t* b,
+              int64_t pixels, uint8_t zero, uint8_t* dst) {
   for (int64_t i = 0; i < pixels; ++i) {
-    const uint8_t* s = src + 3 * i;
-    const uint32_t word = uint32_t{s[0]} | uint32_t{s[1]} << 8 |
-                          uint32_t{s[2]} << 16 | uint32_t{zero} << 24;
+    const uint32_t word = uint32_t{r[kStep * i]} | uint32_t{g[kStep * i]} << 8 |
+                          uint32_t{b[kStep * i]} << 16 | uint32_t{zero} << 24;
     std::memcpy(dst + 4 * i, &word, sizeof(word));  // Little-endian x86.
   }
 }
@@ -63,22 +65,15 @@ void CopyRgbPixels(const uint8_t* src, int64_t pixels, uint8_t zero,
 void GatherPlanePixels(const uint8_t* plane0, int64_t plane_step, int64_t c,
                        int64_t stride, int64_t pixels, uint8_t zero,
                        uint8_t* dst) {
-  if (c == 3 && stride == 4) {  // An RGB stem's quads: a word a pixel.
+  if (c == 3 && (stride == 3 || stride == 4)) {
     const uint8_t* r = plane0;
     const uint8_t* g = plane0 + plane_step;
     const uint8_t* b = plane0 + 2 * plane_step;
-    for (int64_t i = 0; i < pixels; ++i) {
-      const uint32_t word = uint32_t{r[i]} | uint32_t{g[i]} << 8 |
-                            uint32_t{b[i]} << 16 | uint32_t{zero} << 24;
-      std::memcpy(dst + 4 * i, &word, sizeof(word));  // Little-endian x86.
+    if (stride == 4) {  // An RGB stem's quads.
+      RgbQuads<1>(r, g, b, pixels, zero, dst);
+      return;
     }
-    return;
-  }
-  if (c == 3 && stride == 3) {  // Its folded windows' dense pixels.
-    const uint8_t* r = plane0;
-    const uint8_t* g = plane0 + plane_step;
-    const uint8_t* b = plane0 + 2 * plane_step;
-    for (int64_t i = 0; i < pixels; ++i) {
+    for (int64_t i = 0; i < pixels; ++i) {  // Folded windows' dense pixels.
       dst[3 * i] = r[i];
       dst[3 * i + 1] = g[i];
       dst[3 * i + 2] = b[i];
@@ -141,7 +136,7 @@ PaddedInput PadInput(KernelContext& ctx, const Window& win, const uint8_t* x,
                         std::memcpy(inside, src, static_cast<size_t>(iw * c));
                       } else if (c == 3 && stride == 4) {
                         // An RGB stem: a word per pixel, not two calls.
-                        CopyRgbPixels(src, iw, zero, inside);
+                        RgbQuads<3>(src, src + 1, src + 2, iw, zero, inside);
                       } else {
                         for (int64_t i = 0; i < iw; ++i) {
                           std::memcpy(inside + i * stride, src + i * c,

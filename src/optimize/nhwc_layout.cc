@@ -159,8 +159,10 @@ class NhwcLayout {
           graph_.HasControlInputs(in.node)) {
         continue;
       }
-      const std::optional<PartialShape> w = graph_.Shape(conv.inputs[3]);
-      if (!w || w->rank() != 4 || !w->IsFullyDefined() || w->dim(1) > 4) {
+      // W is a constant (the pass converts no other QLinearConv): its
+      // shape without inferring the graph's again.
+      const Tensor* w = graph_.Constant(conv.inputs[3]);
+      if (w == nullptr || w->shape().rank() != 4 || w->shape().dim(1) > 4) {
         continue;
       }
       NodeDef reading_planes = conv;
