@@ -48,6 +48,11 @@ std::string PackedProductKernelDescription();
 // "generic (WEFT_INT8_KERNEL)"; docs/kernels.md.
 std::string ActiveInt8KernelDescription();
 
+// The loops that apply Gelu and Softmax's exponentials to whole rows, and
+// why: "avx2 (per CPU: AVX2 and FMA, no AVX-512)", "portable
+// (WEFT_MATH_ROWS)"; docs/kernels.md.
+std::string MathRowsDescription();
+
 // The CPU's bf16 units and what SessionOptions::precision = "bf16" does on
 // them: "AVX-512 BF16 (precision bf16 available)", the same with ", but
 // slower than fp32 on this CPU: ..." (an Intel CPU without AMX-BF16), or

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "kernels/vector_math.h"
@@ -34,17 +35,21 @@ inline float GeluF(float x) {
 }
 
 // The row paths: a loop over the scalar functions (vectorised by the
-// compiler as it can), or AVX-512 intrinsics.
-enum class MathRowsPath { kPortable, kAvx512 };
+// compiler as it can), or intrinsics for AVX2 with FMA or for AVX-512.
+enum class MathRowsPath { kPortable, kAvx2, kAvx512 };
 
 std::string_view MathRowsPathName(MathRowsPath path);
 std::optional<MathRowsPath> ParseMathRowsPath(std::string_view name);
 // Whether this build and this CPU run `path` (kAvx512: built with AVX-512F,
-// which kernels are where the CPU has it, CMakeLists.txt).
+// kAvx2: with AVX2 and FMA, which kernels are where the CPU has them,
+// CMakeLists.txt).
 bool MathRowsPathRuns(MathRowsPath path);
-// The path in use: kAvx512 where it runs, unless WEFT_MATH_ROWS names
-// another that runs. Read once.
+// The path in use: the widest that runs (kAvx512, else kAvx2, else
+// kPortable), unless WEFT_MATH_ROWS names another that runs. Read once.
 MathRowsPath ActiveMathRowsPath();
+// The path in use and why: "avx2 (per CPU: AVX2 and FMA, no AVX-512)",
+// "portable (WEFT_MATH_ROWS)"; for weft info.
+std::string DescribeActiveMathRowsPath();
 // A WEFT_MATH_ROWS that names no path, or one this CPU cannot run, as an
 // error for Session::Create.
 Status CheckMathRowsEnvironment();

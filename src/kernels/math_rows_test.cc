@@ -22,8 +22,8 @@ constexpr int64_t kRow = 4099;  // Not a multiple of 16: each row has a tail.
 // The paths this build and CPU run; the portable one always does.
 std::vector<MathRowsPath> RunnablePaths() {
   std::vector<MathRowsPath> paths = {MathRowsPath::kPortable};
-  if (MathRowsPathRuns(MathRowsPath::kAvx512)) {
-    paths.push_back(MathRowsPath::kAvx512);
+  for (const MathRowsPath path : {MathRowsPath::kAvx2, MathRowsPath::kAvx512}) {
+    if (MathRowsPathRuns(path)) paths.push_back(path);
   }
   return paths;
 }
@@ -154,19 +154,28 @@ TEST(MathRowsTest, GeluKeepsItsSpecialValues) {
 
 TEST(MathRowsTest, PathNamesAndTheRule) {
   EXPECT_EQ(ParseMathRowsPath("portable"), MathRowsPath::kPortable);
+  EXPECT_EQ(ParseMathRowsPath("avx2"), MathRowsPath::kAvx2);
   EXPECT_EQ(ParseMathRowsPath("avx512"), MathRowsPath::kAvx512);
   EXPECT_EQ(ParseMathRowsPath("sse"), std::nullopt);
   for (const MathRowsPath path :
-       {MathRowsPath::kPortable, MathRowsPath::kAvx512}) {
+       {MathRowsPath::kPortable, MathRowsPath::kAvx2, MathRowsPath::kAvx512}) {
     EXPECT_EQ(ParseMathRowsPath(MathRowsPathName(path)), path);
   }
   EXPECT_TRUE(MathRowsPathRuns(MathRowsPath::kPortable));
-  // The active path is one that runs: AVX-512 wherever it does, unless
-  // WEFT_MATH_ROWS (the kernel-choice runs) names the portable one.
+  // A CPU with AVX-512F has AVX2 and FMA: the AVX2 path runs wherever the
+  // wider one does.
+  if (MathRowsPathRuns(MathRowsPath::kAvx512)) {
+    EXPECT_TRUE(MathRowsPathRuns(MathRowsPath::kAvx2));
+  }
+  // The active path is one that runs: the widest that does, unless
+  // WEFT_MATH_ROWS (the kernel-choice runs) names another.
   EXPECT_TRUE(MathRowsPathRuns(ActiveMathRowsPath()));
   if (std::getenv("WEFT_MATH_ROWS") == nullptr) {
-    EXPECT_EQ(ActiveMathRowsPath() == MathRowsPath::kAvx512,
-              MathRowsPathRuns(MathRowsPath::kAvx512));
+    const MathRowsPath widest =
+        MathRowsPathRuns(MathRowsPath::kAvx512) ? MathRowsPath::kAvx512
+        : MathRowsPathRuns(MathRowsPath::kAvx2) ? MathRowsPath::kAvx2
+                                                : MathRowsPath::kPortable;
+    EXPECT_EQ(ActiveMathRowsPath(), widest);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/blis_config.h"
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/math_rows.h"
 #include "runtime/core_budget.h"
 #include "threading/cpu_info.h"
 #include "threading/threading_env.h"
@@ -43,6 +44,10 @@ std::string PackedProductKernelDescription() {
 
 std::string ActiveInt8KernelDescription() {
   return internal::DescribeActiveInt8Kernel();
+}
+
+std::string MathRowsDescription() {
+  return internal::DescribeActiveMathRowsPath();
 }
 
 std::string Bf16UnitsDescription() {

@@ -299,6 +299,7 @@ void PrintKernelChoices() {
               PackedProductKernelDescription().c_str());
   std::printf("int8 product kernel: %s\n",
               ActiveInt8KernelDescription().c_str());
+  std::printf("row functions:       %s\n", MathRowsDescription().c_str());
   std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
 }
 
@@ -362,6 +363,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"gemm_kernel", ActiveGemmKernelDescription()},
                           {"packed_kernel", PackedProductKernelDescription()},
                           {"int8_kernel", ActiveInt8KernelDescription()},
+                          {"math_rows", MathRowsDescription()},
                           {"bf16_units", Bf16UnitsDescription()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
