@@ -2,6 +2,10 @@
 
 #include <blis.h>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -91,6 +95,75 @@ Strided StridesOf(PackedOperand::Side side, const GemmOperand<float>& x) {
   return outer_is_row ? Strided{x.data, x.ld, 1} : Strided{x.data, 1, x.ld};
 }
 
+#if defined(__AVX2__)
+// r[j][i] = r[i][j]: eight rows of eight floats to their columns.
+inline void TransposeEight(__m256 (&r)[8]) {
+  __m256 t[8], s[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  // s[4h + c]: rows 4h..4h+3 at columns c and c + 4.
+  for (int h = 0; h < 2; ++h) {
+    const __m256 lo01 = t[4 * h], hi01 = t[4 * h + 1];
+    const __m256 lo23 = t[4 * h + 2], hi23 = t[4 * h + 3];
+    s[4 * h] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
+    s[4 * h + 1] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
+    s[4 * h + 2] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
+    s[4 * h + 3] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x20);
+    r[c + 4] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x31);
+  }
+}
+
+// The first n (1..8) floats of v at dst, nothing past them.
+inline void StoreFirst(float* dst, int64_t n, __m256 v) {
+  if (n == 8) {
+    _mm256_storeu_ps(dst, v);
+    return;
+  }
+  if (n >= 4) {
+    _mm_storeu_ps(dst, _mm256_castps256_ps128(v));
+    if (n == 4) return;
+    dst += 4;
+    n -= 4;
+    v = _mm256_castps128_ps256(_mm256_extractf128_ps(v, 1));
+  }
+  const __m128 low = _mm256_castps256_ps128(v);
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(dst), low);
+    if (n == 3) _mm_store_ss(dst + 2, _mm_movehl_ps(low, low));
+    return;
+  }
+  _mm_store_ss(dst, low);
+}
+
+// Steps [0, kc8) of PackPanelFromRuns, kc8 a multiple of 8: eight runs are
+// read as the rows of an 8 x 8 block and each of its columns (one depth
+// step) stored as eight of the panel's entries. The scalar loop moved each
+// float on its own (4-6% of a Run of the encoder and of the two-tower MLP,
+// AMD EPYC Zen 3).
+void PackRunsByEights(const float* src, int64_t stride, int64_t live,
+                      int64_t kc8, int64_t width, float* dst) {
+  for (int64_t p = 0; p < kc8; p += 8) {
+    for (int64_t g = 0; g < width; g += 8) {
+      __m256 r[8];
+      for (int64_t i = 0; i < 8; ++i) {
+        r[i] = g + i < live ? _mm256_loadu_ps(src + (g + i) * stride + p)
+                            : _mm256_setzero_ps();
+      }
+      TransposeEight(r);
+      const int64_t n = std::min<int64_t>(8, width - g);
+      for (int64_t j = 0; j < 8; ++j) {
+        StoreFirst(dst + (p + j) * width + g, n, r[j]);
+      }
+    }
+  }
+}
+#endif
+
 // Packs outer indices [o0, o0 + count) x depth [p0, p0 + kc) into panels of
 // `width`, the last one zero-padded.
 void PackPanels(const Strided& x, int64_t o0, int64_t count, int64_t p0,
@@ -103,19 +176,31 @@ void PackPanels(const Strided& x, int64_t o0, int64_t count, int64_t p0,
         std::memcpy(dst + p * width, src + p * x.sp, live * sizeof(float));
         std::fill(dst + p * width + live, dst + (p + 1) * width, 0.0f);
       }
-    } else {  // Each outer index's depth run is contiguous: read it in order.
-      for (int64_t i = 0; i < live; ++i) {
-        const float* run = src + i * x.so;
-        for (int64_t p = 0; p < kc; ++p) dst[p * width + i] = run[p * x.sp];
-      }
-      for (int64_t p = 0; p < kc; ++p) {
-        std::fill(dst + p * width + live, dst + (p + 1) * width, 0.0f);
-      }
+      continue;
     }
+    // Each outer index's depth run is contiguous (sp is 1 where so is not:
+    // StridesOf).
+    PackPanelFromRuns(src, x.so, live, kc, width, dst);
   }
 }
 
 }  // namespace
+
+void PackPanelFromRuns(const float* src, int64_t stride, int64_t live,
+                       int64_t kc, int64_t width, float* dst) {
+  int64_t first = 0;  // The first depth step the scalar loop packs.
+#if defined(__AVX2__)
+  first = kc / 8 * 8;
+  PackRunsByEights(src, stride, live, first, width, dst);
+#endif
+  for (int64_t i = 0; i < live; ++i) {
+    const float* run = src + i * stride;
+    for (int64_t p = first; p < kc; ++p) dst[p * width + i] = run[p];
+  }
+  for (int64_t p = first; p < kc; ++p) {
+    std::fill(dst + p * width + live, dst + (p + 1) * width, 0.0f);
+  }
+}
 
 const MicroKernelShape& FloatMicroKernel() { return Blis().shape; }
 

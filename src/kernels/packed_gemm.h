@@ -99,6 +99,14 @@ class PackedOperand {
   PanelBuffer storage_;
 };
 
+// One panel of `width` outer indices by `kc` depth steps from `live`
+// (<= width) runs whose steps are contiguous, run i at src + i * stride:
+// dst[p * width + i] = src[i * stride + p], and 0 for i >= live. The
+// transposing case of the packing below (a row-major A, a transposed B),
+// eight runs by eight steps at a time where the CPU has AVX2.
+void PackPanelFromRuns(const float* src, int64_t stride, int64_t live,
+                       int64_t kc, int64_t width, float* dst);
+
 // Packs outer indices [begin, end) of op(x) (rows of op(A) for kLeft,
 // columns of op(B) for kRight; op(x) is rows x cols as for Pack) into `dst`,
 // laid out as Pack lays out the whole operand: PanelView{dst,

@@ -118,6 +118,35 @@ INSTANTIATE_TEST_SUITE_P(
              (c.accumulate ? "_accumulate" : "");
     });
 
+// Every panel width the BLIS configurations give (4 to 32) and the others
+// up to 17, every count of live runs, depths with and without a tail of
+// eight: each entry is its run's step, or 0 past the live runs, and nothing
+// past the panel is written.
+TEST(PackPanelFromRunsTest, GivesEachRunsStepsAndZerosAndNothingMore) {
+  constexpr float kUntouched = -7.0f;
+  for (int64_t width = 1; width <= 32; width += width < 17 ? 1 : 15) {
+    for (int64_t live = 1; live <= width; ++live) {
+      for (const int64_t kc : {0, 1, 7, 8, 9, 16, 23}) {
+        const int64_t stride = kc + 3;
+        const std::vector<float> src = PackedGemmRandom(live * stride, 5);
+        std::vector<float> dst(static_cast<size_t>(width * kc + 8), kUntouched);
+        PackPanelFromRuns(src.data(), stride, live, kc, width, dst.data());
+        for (int64_t p = 0; p < kc; ++p) {
+          for (int64_t i = 0; i < width; ++i) {
+            ASSERT_EQ(dst[p * width + i], i < live ? src[i * stride + p] : 0.0f)
+                << "width " << width << " live " << live << " kc " << kc
+                << " step " << p << " run " << i;
+          }
+        }
+        for (size_t at = width * kc; at < dst.size(); ++at) {
+          ASSERT_EQ(dst[at], kUntouched)
+              << "width " << width << " live " << live << " kc " << kc;
+        }
+      }
+    }
+  }
+}
+
 TEST(PackedOperandTest, ReportsThePaddedPanelsItHolds) {
   const MicroKernelShape& shape = FloatMicroKernel();
   const std::vector<float> w = PackedGemmRandom(10 * 7, 4);
