@@ -5,11 +5,14 @@
 // Why a row function: vector_math.h's functions are written for GCC's
 // auto-vectoriser, which turns the clamps and halves of ErfcF's exponential
 // into masked moves and integer shifts (about 60 instructions for 16 Gelus).
-// Where the CPU has AVX-512 the same operations are written here as
-// intrinsics, with the two-halves scaling by 2^n as one vscalefps (both
-// round p * 2^n once, so the bits agree) and four vectors side by side:
-// Gelu 0.87 -> 0.65 ns an element in long rows, Softmax's exponentials
-// 0.31 -> 0.25 in rows of 128 (one Zen 4 core; docs/kernels.md).
+// Where the CPU has AVX-512, or AVX2 with FMA, the same operations are
+// written here as intrinsics (one template over the vector type), four
+// vectors side by side; on AVX-512 the two-halves scaling by 2^n is one
+// vscalefps (both round p * 2^n once, so the bits agree). Gelu 0.87 ->
+// 0.65 ns an element in long rows, Softmax's exponentials 0.31 -> 0.25 in
+// rows of 128 (one Zen 4 core); on AVX2, Gelu 2.2 -> 1.4 and the
+// exponentials 0.86 -> 0.66 (one Zen 3 core on a slow stretch of its host;
+// docs/kernels.md).
 //
 // Contract: every path gives, element for element, the bits of the scalar
 // functions below (GeluF, vmath::ExpF), which the tests check on every
