@@ -34,40 +34,41 @@ bool Runs(benchmark::State& state, MathRowsPath path) {
   return false;
 }
 
-void SetRate(benchmark::State& state) {
+// Times rows(path, x, y, cols) over kElements inputs from `low` up in
+// steps of `step` (repeating every 4,096), on the path and row length of
+// the benchmark's two arguments.
+template <class Rows>
+void TimeRows(benchmark::State& state, float low, float step, Rows rows) {
+  const auto path = static_cast<MathRowsPath>(state.range(0));
+  const int64_t cols = state.range(1);
+  if (!Runs(state, path)) return;
+  const std::vector<float> x = Inputs(low, step);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    rows(path, x.data(), y.data(), cols);
+    benchmark::DoNotOptimize(y.data());
+  }
   state.SetItemsProcessed(kElements * state.iterations());
 }
 
-// Gelu over rows of `cols` (arg 1) from -6 to 6.
+// Gelu over rows of `cols`, inputs from -6 to 6.
 void BM_GeluRows(benchmark::State& state) {
-  const auto path = static_cast<MathRowsPath>(state.range(0));
-  const int64_t cols = state.range(1);
-  if (!Runs(state, path)) return;
-  const std::vector<float> x = Inputs(-6.0f, 12.0f / 4096.0f);
-  std::vector<float> y(x.size());
-  for (auto _ : state) {
-    weft::internal::GeluRowsOn(path, x.data(), cols, y.data(), cols,
-                               kElements / cols, cols);
-    benchmark::DoNotOptimize(y.data());
-  }
-  SetRate(state);
+  TimeRows(state, -6.0f, 12.0f / 4096.0f,
+           [](MathRowsPath path, const float* x, float* y, int64_t cols) {
+             weft::internal::GeluRowsOn(path, x, cols, y, cols,
+                                        kElements / cols, cols);
+           });
 }
 
-// Softmax's exp(x - max) over rows of `cols` (arg 1).
+// Softmax's exp(x - max) over rows of `cols`, inputs from -20 to 0.
 void BM_ExpShiftedRows(benchmark::State& state) {
-  const auto path = static_cast<MathRowsPath>(state.range(0));
-  const int64_t cols = state.range(1);
-  if (!Runs(state, path)) return;
-  const std::vector<float> x = Inputs(-20.0f, 20.0f / 4096.0f);
-  std::vector<float> y(x.size());
-  for (auto _ : state) {
-    for (int64_t r = 0; r < kElements / cols; ++r) {
-      weft::internal::ExpShiftedRowOn(path, x.data() + r * cols, 0.5f,
-                                      y.data() + r * cols, cols);
-    }
-    benchmark::DoNotOptimize(y.data());
-  }
-  SetRate(state);
+  TimeRows(state, -20.0f, 20.0f / 4096.0f,
+           [](MathRowsPath path, const float* x, float* y, int64_t cols) {
+             for (int64_t r = 0; r < kElements / cols; ++r) {
+               weft::internal::ExpShiftedRowOn(path, x + r * cols, 0.5f,
+                                               y + r * cols, cols);
+             }
+           });
 }
 
 void Paths(benchmark::internal::Benchmark* b, std::vector<int64_t> cols) {
