@@ -71,7 +71,8 @@ void BM_ExpShiftedRows(benchmark::State& state) {
            });
 }
 
-void Paths(benchmark::internal::Benchmark* b, std::vector<int64_t> cols) {
+void Paths(benchmark::internal::Benchmark* b,
+           const std::vector<int64_t>& cols) {
   b->ArgNames({"path", "cols"});
   for (const MathRowsPath path :
        {MathRowsPath::kPortable, MathRowsPath::kAvx2, MathRowsPath::kAvx512}) {
