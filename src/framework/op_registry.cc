@@ -406,7 +406,12 @@ StatusOr<PartialShape> BroadcastShapes(const PartialShape& a,
 
 namespace shape_fns {
 
+// Both read inputs that an op with only optional (AnyList) inputs may not
+// have been given: a node without them is refused, not read past its end.
 Status SameAsInput0(InferenceContext& ctx) {
+  if (ctx.num_inputs() < 1) {
+    return InvalidArgumentError("needs at least one input, got none");
+  }
   for (int i = 0; i < ctx.num_outputs(); ++i) {
     ctx.set_output(i, ctx.input_shape(0));
   }
@@ -419,6 +424,10 @@ Status Scalar(InferenceContext& ctx) {
 }
 
 Status Broadcast(InferenceContext& ctx) {
+  if (ctx.num_inputs() < 2) {
+    return InvalidArgumentError("needs two inputs, got " +
+                                std::to_string(ctx.num_inputs()));
+  }
   WEFT_ASSIGN_OR_RETURN(
       PartialShape shape,
       BroadcastShapes(ctx.input_shape(0), ctx.input_shape(1)));

@@ -81,9 +81,7 @@ T Apply(T x, const Params& p) {
     if (x < -lambd) return static_cast<T>(x + bias);
     if (x > lambd) return static_cast<T>(x - bias);
     return T(0);
-  } else if constexpr (std::is_integral_v<T>) {
-    return x;  // Not registered for integers.
-  } else {
+  } else {  // Floats alone (FnDtypes).
     const T a = static_cast<T>(p.alpha);
     switch (kFn) {
       case Fn::kSin:
@@ -142,6 +140,11 @@ T Apply(T x, const Params& p) {
   }
 }
 
+// Sign and Shrink take every numeric type; the other functions floats.
+template <Fn kFn>
+using FnDtypes = std::conditional_t<kFn == Fn::kSign || kFn == Fn::kShrink,
+                                    AllNumericDtypes, FloatDtypesWithHalf>;
+
 template <Fn kFn>
 class FnKernel : public OpKernel {
  public:
@@ -156,7 +159,7 @@ class FnKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FnDtypes<kFn>>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const Params& p = params_;
       MapElements(ctx, x.data<T>(), y->data<T>(), x.NumElements(),
@@ -235,7 +238,7 @@ class PReluKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& slope = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, x, slope));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       BroadcastBinary<T, T>(ctx, x, slope, y, [](T v, T s) {
         if constexpr (std::is_same_v<T, Float16>) {  // In float32.
@@ -295,6 +298,10 @@ class ModKernel : public OpKernel {
   const bool fmod_;
 };
 
+using UnsignedDtypes = DtypeSet<uint8_t, uint16_t, uint32_t, uint64_t>;
+using IntegerDtypes = DtypeSet<int8_t, int16_t, int32_t, int64_t, uint8_t,
+                               uint16_t, uint32_t, uint64_t>;
+
 // BitShift on unsigned integers; shifting by the width or more gives 0.
 class BitShiftKernel : public OpKernel {
  public:
@@ -305,17 +312,14 @@ class BitShiftKernel : public OpKernel {
     const Tensor& b = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, a, b));
     const bool left = left_;
-    DispatchDtype(a.dtype(), [&](auto zero) {
+    return DispatchAmong<UnsignedDtypes>(a.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> &&
-                    !std::is_same_v<T, bool>) {
-        BroadcastBinary<T, T>(ctx, a, b, y, [left](T x, T s) -> T {
-          if (s >= sizeof(T) * 8) return T(0);
-          return static_cast<T>(left ? x << s : x >> s);
-        });
-      }
+      BroadcastBinary<T, T>(ctx, a, b, y, [left](T x, T s) -> T {
+        if (s >= sizeof(T) * 8) return T(0);
+        return static_cast<T>(left ? x << s : x >> s);
+      });
+      return Status::OK();
     });
-    return Status::OK();
   }
 
  private:
@@ -334,31 +338,27 @@ class BitwiseKernel : public OpKernel {
     if constexpr (kOp == Bitwise::kNot) {
       WEFT_ASSIGN_OR_RETURN(Tensor * y,
                             ctx.AllocateOutputUninitialized(0, a.shape()));
-      DispatchDtype(a.dtype(), [&](auto zero) {
+      return DispatchAmong<IntegerDtypes>(a.dtype(), [&](auto zero) {
         using T = decltype(zero);
-        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          const T* in = a.data<T>();
-          T* out = y->data<T>();
-          for (int64_t i = 0; i < a.NumElements(); ++i) {
-            out[i] = static_cast<T>(~in[i]);
-          }
+        const T* in = a.data<T>();
+        T* out = y->data<T>();
+        for (int64_t i = 0; i < a.NumElements(); ++i) {
+          out[i] = static_cast<T>(~in[i]);
         }
+        return Status::OK();
       });
-      return Status::OK();
     } else {
       const Tensor& b = ctx.input(1);
       WEFT_ASSIGN_OR_RETURN(Tensor * y, AllocateBroadcastOutput(ctx, a, b));
-      DispatchDtype(a.dtype(), [&](auto zero) {
+      return DispatchAmong<IntegerDtypes>(a.dtype(), [&](auto zero) {
         using T = decltype(zero);
-        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          BroadcastBinary<T, T>(ctx, a, b, y, [](T x, T z) -> T {
-            if constexpr (kOp == Bitwise::kAnd) return static_cast<T>(x & z);
-            if constexpr (kOp == Bitwise::kOr) return static_cast<T>(x | z);
-            return static_cast<T>(x ^ z);
-          });
-        }
+        BroadcastBinary<T, T>(ctx, a, b, y, [](T x, T z) -> T {
+          if constexpr (kOp == Bitwise::kAnd) return static_cast<T>(x & z);
+          if constexpr (kOp == Bitwise::kOr) return static_cast<T>(x | z);
+          return static_cast<T>(x ^ z);
+        });
+        return Status::OK();
       });
-      return Status::OK();
     }
   }
 };
@@ -366,9 +366,17 @@ class BitwiseKernel : public OpKernel {
 struct FnSpec {
   const char* name;
   KernelFactory factory;
-  bool numeric;  // Also integers (else floats only).
+  std::vector<DataType> types;
   std::vector<std::pair<const char*, double>> attrs;
 };
+
+// The op computing kFn: its kernel and the dtypes that kernel is built for.
+template <Fn kFn>
+FnSpec SpecOf(const char* name,
+              std::vector<std::pair<const char*, double>> attrs = {}) {
+  return {name, KernelFactoryFor<FnKernel<kFn>>(), FnDtypes<kFn>::Vector(),
+          std::move(attrs)};
+}
 
 class ReluKernel : public OpKernel {
  public:
@@ -450,59 +458,40 @@ void RegisterActivationOps(OpRegistry& registry) {
   CheckRegistered(
       registry.RegisterKernel("Relu", KernelFactoryFor<ReluKernel>()));
   const std::vector<FnSpec> specs = {
-      {"Sin", KernelFactoryFor<FnKernel<Fn::kSin>>(), false, {}},
-      {"Cos", KernelFactoryFor<FnKernel<Fn::kCos>>(), false, {}},
-      {"Tan", KernelFactoryFor<FnKernel<Fn::kTan>>(), false, {}},
-      {"Asin", KernelFactoryFor<FnKernel<Fn::kAsin>>(), false, {}},
-      {"Acos", KernelFactoryFor<FnKernel<Fn::kAcos>>(), false, {}},
-      {"Atan", KernelFactoryFor<FnKernel<Fn::kAtan>>(), false, {}},
-      {"Sinh", KernelFactoryFor<FnKernel<Fn::kSinh>>(), false, {}},
-      {"Cosh", KernelFactoryFor<FnKernel<Fn::kCosh>>(), false, {}},
-      {"Asinh", KernelFactoryFor<FnKernel<Fn::kAsinh>>(), false, {}},
-      {"Acosh", KernelFactoryFor<FnKernel<Fn::kAcosh>>(), false, {}},
-      {"Atanh", KernelFactoryFor<FnKernel<Fn::kAtanh>>(), false, {}},
-      {"Erf", KernelFactoryFor<FnKernel<Fn::kErf>>(), false, {}},
-      {"Floor", KernelFactoryFor<FnKernel<Fn::kFloor>>(), false, {}},
-      {"Ceil", KernelFactoryFor<FnKernel<Fn::kCeil>>(), false, {}},
-      {"Round", KernelFactoryFor<FnKernel<Fn::kRound>>(), false, {}},
-      {"Sign", KernelFactoryFor<FnKernel<Fn::kSign>>(), true, {}},
-      {"Softplus", KernelFactoryFor<FnKernel<Fn::kSoftplus>>(), false, {}},
-      {"Softsign", KernelFactoryFor<FnKernel<Fn::kSoftsign>>(), false, {}},
-      {"Mish", KernelFactoryFor<FnKernel<Fn::kMish>>(), false, {}},
-      {"LeakyRelu",
-       KernelFactoryFor<FnKernel<Fn::kLeakyRelu>>(),
-       false,
-       {{"alpha", 0.01}}},
-      {"Elu", KernelFactoryFor<FnKernel<Fn::kElu>>(), false, {{"alpha", 1.0}}},
-      {"Selu",
-       KernelFactoryFor<FnKernel<Fn::kSelu>>(),
-       false,
-       {{"alpha", 1.67326319217681884765625},
-        {"gamma", 1.05070102214813232421875}}},
-      {"Celu",
-       KernelFactoryFor<FnKernel<Fn::kCelu>>(),
-       false,
-       {{"alpha", 1.0}}},
-      {"HardSigmoid",
-       KernelFactoryFor<FnKernel<Fn::kHardSigmoid>>(),
-       false,
-       {{"alpha", 0.2}, {"beta", 0.5}}},
-      {"HardSwish", KernelFactoryFor<FnKernel<Fn::kHardSwish>>(), false, {}},
-      {"ThresholdedRelu",
-       KernelFactoryFor<FnKernel<Fn::kThresholdedRelu>>(),
-       false,
-       {{"alpha", 1.0}}},
-      {"Shrink",
-       KernelFactoryFor<FnKernel<Fn::kShrink>>(),
-       true,
-       {{"bias", 0.0}, {"lambd", 0.5}}},
+      SpecOf<Fn::kSin>("Sin"),
+      SpecOf<Fn::kCos>("Cos"),
+      SpecOf<Fn::kTan>("Tan"),
+      SpecOf<Fn::kAsin>("Asin"),
+      SpecOf<Fn::kAcos>("Acos"),
+      SpecOf<Fn::kAtan>("Atan"),
+      SpecOf<Fn::kSinh>("Sinh"),
+      SpecOf<Fn::kCosh>("Cosh"),
+      SpecOf<Fn::kAsinh>("Asinh"),
+      SpecOf<Fn::kAcosh>("Acosh"),
+      SpecOf<Fn::kAtanh>("Atanh"),
+      SpecOf<Fn::kErf>("Erf"),
+      SpecOf<Fn::kFloor>("Floor"),
+      SpecOf<Fn::kCeil>("Ceil"),
+      SpecOf<Fn::kRound>("Round"),
+      SpecOf<Fn::kSign>("Sign"),
+      SpecOf<Fn::kSoftplus>("Softplus"),
+      SpecOf<Fn::kSoftsign>("Softsign"),
+      SpecOf<Fn::kMish>("Mish"),
+      SpecOf<Fn::kLeakyRelu>("LeakyRelu", {{"alpha", 0.01}}),
+      SpecOf<Fn::kElu>("Elu", {{"alpha", 1.0}}),
+      SpecOf<Fn::kSelu>("Selu", {{"alpha", 1.67326319217681884765625},
+                                 {"gamma", 1.05070102214813232421875}}),
+      SpecOf<Fn::kCelu>("Celu", {{"alpha", 1.0}}),
+      SpecOf<Fn::kHardSigmoid>("HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}),
+      SpecOf<Fn::kHardSwish>("HardSwish"),
+      SpecOf<Fn::kThresholdedRelu>("ThresholdedRelu", {{"alpha", 1.0}}),
+      SpecOf<Fn::kShrink>("Shrink", {{"bias", 0.0}, {"lambd", 0.5}}),
   };
   for (const FnSpec& spec : specs) {
     OpDefBuilder builder(spec.name);
     builder.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt,
-              spec.numeric ? kAllNumericTypes : kFloatTypesWithHalf)
+        .Attr("T", AttrType::kType, std::nullopt, spec.types)
         .SetShapeFn(shape_fns::SameAsInput0);
     for (const auto& [attr, value] : spec.attrs) {
       builder.Attr(attr, AttrType::kFloat, value);
@@ -534,14 +523,15 @@ void RegisterActivationOps(OpRegistry& registry) {
   CheckRegistered(
       registry.RegisterKernel("Clip", KernelFactoryFor<ClipKernel>()));
 
-  CheckRegistered(registry.RegisterOp(
-      OpDefBuilder("PRelu")
-          .Input(ArgDef::Typed("X", "T"))
-          .Input(ArgDef::Typed("slope", "T"))
-          .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, kNumericTypesWithHalf)
-          .SetShapeFn(shape_fns::Broadcast)
-          .Build()));
+  CheckRegistered(
+      registry.RegisterOp(OpDefBuilder("PRelu")
+                              .Input(ArgDef::Typed("X", "T"))
+                              .Input(ArgDef::Typed("slope", "T"))
+                              .Output(ArgDef::Typed("Y", "T"))
+                              .Attr("T", AttrType::kType, std::nullopt,
+                                    NumericDtypesWithHalf::Vector())
+                              .SetShapeFn(shape_fns::Broadcast)
+                              .Build()));
   CheckRegistered(
       registry.RegisterKernel("PRelu", KernelFactoryFor<PReluKernel>()));
 
@@ -562,9 +552,7 @@ void RegisterActivationOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("X", "T"))
           .Input(ArgDef::Typed("Y", "T"))
           .Output(ArgDef::Typed("Z", "T"))
-          .Attr("T", AttrType::kType, std::nullopt,
-                {DataType::kUInt8, DataType::kUInt16, DataType::kUInt32,
-                 DataType::kUInt64})
+          .Attr("T", AttrType::kType, std::nullopt, UnsignedDtypes::Vector())
           .Attr("direction", AttrType::kString)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const std::string& d = ctx.attr<std::string>("direction");
@@ -580,10 +568,7 @@ void RegisterActivationOps(OpRegistry& registry) {
   CheckRegistered(
       registry.RegisterKernel("BitShift", KernelFactoryFor<BitShiftKernel>()));
 
-  const std::vector<DataType> integers = {DataType::kInt8,   DataType::kInt16,
-                                          DataType::kInt32,  DataType::kInt64,
-                                          DataType::kUInt8,  DataType::kUInt16,
-                                          DataType::kUInt32, DataType::kUInt64};
+  const std::vector<DataType> integers = IntegerDtypes::Vector();
   const std::pair<const char*, KernelFactory> binary[] = {
       {"BitwiseAnd", KernelFactoryFor<BitwiseKernel<Bitwise::kAnd>>()},
       {"BitwiseOr", KernelFactoryFor<BitwiseKernel<Bitwise::kOr>>()},

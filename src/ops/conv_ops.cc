@@ -297,7 +297,7 @@ class ConvTransposeKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputUninitialized(
                                           0, OutShape(n, m, win.out)));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_floating_point_v<T> ||
                     std::is_same_v<T, Float16>) {  // Sums in double.
@@ -428,7 +428,7 @@ class Col2ImKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutput(0, OutShape(n, c, image)));
     const int64_t plane = win.InSize();
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();

@@ -97,6 +97,15 @@ void MapBlocks(KernelContext& ctx, const Tensor& x, Tensor* y) {
   });
 }
 
+// ONNX's types: Neg the signed ones, Abs every numeric type, the rest the
+// floats.
+template <Unary kOp>
+using UnaryDtypes = std::conditional_t<
+    kOp == Unary::kNeg,
+    DtypeSet<float, double, Float16, int8_t, int16_t, int32_t, int64_t>,
+    std::conditional_t<kOp == Unary::kAbs, AllNumericDtypes,
+                       FloatDtypesWithHalf>>;
+
 template <Unary kOp>
 class UnaryKernel : public OpKernel {
  public:
@@ -104,7 +113,7 @@ class UnaryKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<UnaryDtypes<kOp>>(x.dtype(), [&](auto zero) {
       MapBlocks<decltype(zero), kOp>(ctx, x, y);
       return Status::OK();
     });
@@ -141,14 +150,14 @@ class GeluKernel : public OpKernel {
   const bool tanh_;
 };
 
+template <Unary kOp>
 void RegisterUnary(OpRegistry& registry, const char* name,
-                   const std::vector<DataType>& types, KernelFactory factory,
                    double cost_per_element) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder(name)
           .Input(ArgDef::Typed("X", "T"))
           .Output(ArgDef::Typed("Y", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, types)
+          .Attr("T", AttrType::kType, std::nullopt, UnaryDtypes<kOp>::Vector())
           .SetShapeFn(shape_fns::SameAsInput0)
           .SetCostFn([cost_per_element](const InferenceContext& ctx) {
             const PartialShape& s = ctx.input_shape(0);
@@ -158,13 +167,20 @@ void RegisterUnary(OpRegistry& registry, const char* name,
                        : 1e4;
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+  CheckRegistered(
+      registry.RegisterKernel(name, KernelFactoryFor<UnaryKernel<kOp>>()));
 }
 
 // Sum, Max, Min, Mean (variadic, NumPy broadcasting): combined left to
 // right in input order; Mean divides the sum by the input count. Max and
 // Min propagate NaN.
 enum class Variadic { kSum, kMax, kMin, kMean };
+
+template <Variadic kOp>
+using VariadicDtypes = std::conditional_t<
+    kOp == Variadic::kMax || kOp == Variadic::kMin, AllNumericDtypes,
+    std::conditional_t<kOp == Variadic::kMean, FloatDtypesWithHalf,
+                       NumericDtypesWithHalf>>;
 
 template <Variadic kOp>
 class VariadicKernel : public OpKernel {
@@ -178,49 +194,51 @@ class VariadicKernel : public OpKernel {
                             BroadcastShapes(acc.shape(), next.shape()));
       WEFT_ASSIGN_OR_RETURN(Tensor combined,
                             Tensor::Create(dtype, shape.ToShape()));
-      WEFT_RETURN_IF_ERROR(DispatchNumeric(dtype, [&](auto zero) -> Status {
-        using T = decltype(zero);
-        BroadcastBinary<T, T>(ctx, acc, next, &combined, [](T x, T y) -> T {
-          // NaN in either input gives NaN, whichever input it is (numpy's
-          // maximum, ONNX Runtime's Max, ReduceMax here).
-          if constexpr (kOp == Variadic::kMax) {
-            return (x < y || y != y) ? y : x;
-          }
-          if constexpr (kOp == Variadic::kMin) {
-            return (y < x || y != y) ? y : x;
-          }
-          return WrappingAdd<T>(x, y);  // Integers wrap, as in NumPy.
-        });
-        return Status::OK();
-      }));
+      WEFT_RETURN_IF_ERROR(
+          DispatchAmong<VariadicDtypes<kOp>>(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            BroadcastBinary<T, T>(ctx, acc, next, &combined, [](T x, T y) -> T {
+              // NaN in either input gives NaN, whichever input it is (numpy's
+              // maximum, ONNX Runtime's Max, ReduceMax here).
+              if constexpr (kOp == Variadic::kMax) {
+                return (x < y || y != y) ? y : x;
+              }
+              if constexpr (kOp == Variadic::kMin) {
+                return (y < x || y != y) ? y : x;
+              }
+              return WrappingAdd<T>(x, y);  // Integers wrap, as in NumPy.
+            });
+            return Status::OK();
+          }));
       acc = std::move(combined);
     }
     if constexpr (kOp == Variadic::kMean) {
       WEFT_ASSIGN_OR_RETURN(Tensor mean, Tensor::Create(dtype, acc.shape()));
-      WEFT_RETURN_IF_ERROR(DispatchNumeric(dtype, [&](auto zero) -> Status {
-        using T = decltype(zero);
-        const T n = static_cast<T>(ctx.num_inputs());
-        const T* in = acc.data<T>();
-        T* out = mean.data<T>();
-        for (int64_t i = 0; i < acc.NumElements(); ++i) {
-          out[i] = static_cast<T>(in[i] / n);
-        }
-        return Status::OK();
-      }));
+      WEFT_RETURN_IF_ERROR(
+          DispatchAmong<VariadicDtypes<kOp>>(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const T n = static_cast<T>(ctx.num_inputs());
+            const T* in = acc.data<T>();
+            T* out = mean.data<T>();
+            for (int64_t i = 0; i < acc.NumElements(); ++i) {
+              out[i] = static_cast<T>(in[i] / n);
+            }
+            return Status::OK();
+          }));
       acc = std::move(mean);
     }
     return ctx.SetOutput(0, std::move(acc));
   }
 };
 
-void RegisterVariadic(OpRegistry& registry, const char* name,
-                      const std::vector<DataType>& types,
-                      KernelFactory factory) {
+template <Variadic kOp>
+void RegisterVariadic(OpRegistry& registry, const char* name) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder(name)
           .Input(ArgDef::Repeated("data", "T", "N"))
           .Output(ArgDef::Typed("result", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, types)
+          .Attr("T", AttrType::kType, std::nullopt,
+                VariadicDtypes<kOp>::Vector())
           .Attr("N", AttrType::kInt)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             if (ctx.num_inputs() == 0) {
@@ -235,7 +253,8 @@ void RegisterVariadic(OpRegistry& registry, const char* name,
             return Status::OK();
           })
           .Build()));
-  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+  CheckRegistered(
+      registry.RegisterKernel(name, KernelFactoryFor<VariadicKernel<kOp>>()));
 }
 
 }  // namespace
@@ -264,34 +283,18 @@ constexpr OpSummary kSummaries[] = {
 
 void RegisterElementwiseOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
-  RegisterVariadic(registry, "Sum", kNumericTypesWithHalf,
-                   KernelFactoryFor<VariadicKernel<Variadic::kSum>>());
-  RegisterVariadic(registry, "Max", kAllNumericTypes,
-                   KernelFactoryFor<VariadicKernel<Variadic::kMax>>());
-  RegisterVariadic(registry, "Min", kAllNumericTypes,
-                   KernelFactoryFor<VariadicKernel<Variadic::kMin>>());
-  RegisterVariadic(registry, "Mean", kFloatTypesWithHalf,
-                   KernelFactoryFor<VariadicKernel<Variadic::kMean>>());
-  // ONNX's types: Neg the signed ones, Abs every numeric type.
-  RegisterUnary(
-      registry, "Neg",
-      {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
-       DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64},
-      KernelFactoryFor<UnaryKernel<Unary::kNeg>>(), 0.5);
-  RegisterUnary(registry, "Abs", kAllNumericTypes,
-                KernelFactoryFor<UnaryKernel<Unary::kAbs>>(), 0.5);
-  RegisterUnary(registry, "Exp", kFloatTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kExp>>(), 3);
-  RegisterUnary(registry, "Log", kFloatTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kLog>>(), 3);
-  RegisterUnary(registry, "Sqrt", kFloatTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kSqrt>>(), 1);
-  RegisterUnary(registry, "Reciprocal", kFloatTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kReciprocal>>(), 1);
-  RegisterUnary(registry, "Sigmoid", kFloatTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kSigmoid>>(), 4);
-  RegisterUnary(registry, "Tanh", kFloatTypesWithHalf,
-                KernelFactoryFor<UnaryKernel<Unary::kTanh>>(), 4);
+  RegisterVariadic<Variadic::kSum>(registry, "Sum");
+  RegisterVariadic<Variadic::kMax>(registry, "Max");
+  RegisterVariadic<Variadic::kMin>(registry, "Min");
+  RegisterVariadic<Variadic::kMean>(registry, "Mean");
+  RegisterUnary<Unary::kNeg>(registry, "Neg", 0.5);
+  RegisterUnary<Unary::kAbs>(registry, "Abs", 0.5);
+  RegisterUnary<Unary::kExp>(registry, "Exp", 3);
+  RegisterUnary<Unary::kLog>(registry, "Log", 3);
+  RegisterUnary<Unary::kSqrt>(registry, "Sqrt", 1);
+  RegisterUnary<Unary::kReciprocal>(registry, "Reciprocal", 1);
+  RegisterUnary<Unary::kSigmoid>(registry, "Sigmoid", 4);
+  RegisterUnary<Unary::kTanh>(registry, "Tanh", 4);
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder("Gelu")
           .Input(ArgDef::Typed("X", "T"))

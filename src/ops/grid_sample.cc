@@ -136,7 +136,7 @@ class GridSampleKernel : public OpKernel {
                               0, Shape{batch, channels, out_h, out_w}));
     const Axis along_x(width, align_corners_, padding);
     const Axis along_y(height, align_corners_, padding);
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypes>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if constexpr (!std::is_floating_point_v<T>) {
         return InvalidArgumentError("X must be float32 or float64");
@@ -270,7 +270,7 @@ class AffineGridKernel : public OpKernel {
       return -1.0 +
              (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(length);
     };
-    return DispatchNumeric(theta.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypes>(theta.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* pt = theta.data<T>();
       T* pg = grid->data<T>();

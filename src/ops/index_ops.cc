@@ -404,7 +404,7 @@ class CumSumKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
     const AxisLines lines = LinesAlong(x.shape(), axis);
     const int64_t len = lines.len, inner = lines.inner;
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
@@ -496,7 +496,7 @@ class HardmaxKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
     const AxisLines lines = LinesAlong(x.shape(), axis, coerce_2d_);
     const int64_t len = lines.len, inner = lines.inner;
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
@@ -559,7 +559,7 @@ class TopKKernel : public OpKernel {
                           ctx.AllocateOutputUninitialized(1, Shape(dims)));
     const int64_t inner = DimProduct(x.shape(), axis + 1, x.shape().rank());
     const int64_t lines = len == 0 ? 0 : x.NumElements() / len;
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* pv = values->data<T>();

@@ -59,7 +59,7 @@ class DetKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(
         Tensor * y, ctx.AllocateOutputUninitialized(0, Shape(batch_dims)));
     const int64_t matrices = DimProduct(shape, 0, rank - 2);
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypes>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* in = x.data<T>();
       T* out = y->data<T>();
@@ -249,7 +249,7 @@ class EinsumKernel : public OpKernel {
     int64_t sum_count = 1;
     for (int label : plan.summed) sum_count *= plan.size[label];
     const size_t out_rank = plan.output.size();
-    return DispatchNumeric(tensors[0]->dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypes>(tensors[0]->dtype(), [&](auto zero) {
       using T = decltype(zero);
       std::vector<const T*> data;
       for (const Tensor* t : tensors) data.push_back(t->data<T>());
@@ -332,7 +332,7 @@ class MeanVarianceNormalizationKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, shape));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypes>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* in = x.data<T>();
       T* out = y->data<T>();

@@ -84,7 +84,7 @@ class FloatClassKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypes>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       MapElements(ctx, x.data<T>(), y->data<bool>(), x.NumElements(),
                   [this](T v) -> bool {
@@ -237,7 +237,7 @@ void RegisterLogicOps(OpRegistry& registry) {
     OpDefBuilder builder(name);
     builder.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Fixed("Y", DataType::kBool))
-        .Attr("T", AttrType::kType, std::nullopt, kNumericTypes)
+        .Attr("T", AttrType::kType, std::nullopt, NumericDtypes::Vector())
         .SetShapeFn(shape_fns::SameAsInput0);
     if (!nan) {
       builder.Attr("detect_negative", AttrType::kInt, int64_t{1})

@@ -99,6 +99,12 @@ T IntegerPower(T x, E y) {
   return static_cast<T>(p);
 }
 
+using PowBaseDtypes = NumericDtypes;
+// ONNX Pow-15's exponent types but float16 and bfloat16.
+using PowExponentDtypes =
+    DtypeSet<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t,
+             uint16_t, uint32_t, uint64_t>;
+
 // C = A ** B with broadcasting; B may have another dtype than A (then it is
 // converted to A's type for a float base, as ONNX's reference does).
 class PowKernel : public OpKernel {
@@ -107,34 +113,24 @@ class PowKernel : public OpKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     WEFT_ASSIGN_OR_RETURN(Tensor * out, AllocateBroadcastOutput(ctx, a, b));
-    return DispatchNumeric(a.dtype(), [&](auto base_zero) -> Status {
+    return DispatchAmong<PowBaseDtypes>(a.dtype(), [&](auto base_zero) {
       using T = decltype(base_zero);
-      return DispatchNumeric(b.dtype(), [&](auto exponent_zero) -> Status {
-        using E = decltype(exponent_zero);
+      return DispatchAmong<PowExponentDtypes>(b.dtype(), [&](auto exp_zero) {
+        using E = decltype(exp_zero);
         if constexpr (std::is_floating_point_v<T>) {
           BroadcastMixed<T, E, T>(ctx, a, b, out, [](T x, E y) {
             return static_cast<T>(std::pow(x, static_cast<T>(y)));
           });
-        } else if constexpr (std::is_integral_v<T> &&
-                             (std::is_integral_v<E> ||
-                              std::is_floating_point_v<E>)) {
+        } else {
           BroadcastMixed<T, E, T>(ctx, a, b, out, [](T x, E y) {
             return IntegerPower<T, E>(x, y);
           });
-        } else {
-          return InternalError("Pow: unexpected dtypes");
         }
         return Status::OK();
       });
     });
   }
 };
-
-// ONNX Pow-15's exponent types but float16 and bfloat16.
-const std::vector<DataType> kPowExponentTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt8,  DataType::kInt16,
-    DataType::kInt32,   DataType::kInt64,   DataType::kUInt8, DataType::kUInt16,
-    DataType::kUInt32,  DataType::kUInt64};
 
 void RegisterBinary(OpRegistry& registry, const char* name,
                     KernelFactory factory,
@@ -185,10 +181,9 @@ void RegisterMathOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("X", "T"))
           .Input(ArgDef::Typed("Y", "T1"))
           .Output(ArgDef::Typed("Z", "T"))
-          .Attr("T", AttrType::kType, std::nullopt,
-                {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-                 DataType::kInt64})
-          .Attr("T1", AttrType::kType, std::nullopt, kPowExponentTypes)
+          .Attr("T", AttrType::kType, std::nullopt, PowBaseDtypes::Vector())
+          .Attr("T1", AttrType::kType, std::nullopt,
+                PowExponentDtypes::Vector())
           .SetShapeFn(shape_fns::Broadcast)
           .Build()));
   CheckRegistered(

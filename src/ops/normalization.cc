@@ -331,7 +331,7 @@ class BatchNormKernel : public OpKernel {
     const int64_t inner = c == 0 || n == 0 ? 0 : x.NumElements() / (n * c);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       std::vector<double> mul(c), add(c);
       for (int64_t ch = 0; ch < c; ++ch) {
@@ -381,7 +381,7 @@ class InstanceNormKernel : public OpKernel {
     const int64_t inner = n * c == 0 ? 0 : x.NumElements() / (n * c);
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       const T* scale = ctx.input(1).data<T>();
@@ -431,7 +431,7 @@ class LrnKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
     const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
@@ -502,7 +502,7 @@ class GroupNormKernel : public OpKernel {
     const int64_t group_size = channels * positions;
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       const T* ps = scale.data<T>();
@@ -571,7 +571,7 @@ class LpNormKernel : public OpKernel {
     const int64_t lines = len == 0 ? 0 : x.NumElements() / len;
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<FloatDtypesWithHalf>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();

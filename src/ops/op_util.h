@@ -42,18 +42,68 @@ Status DispatchNumeric(DataType dtype, Fn&& fn) {
   });
 }
 
-// The dtype lists ops declare for their type attribute.
-inline const std::vector<DataType> kFloatTypes = {DataType::kFloat32,
-                                                  DataType::kFloat64};
-inline const std::vector<DataType> kNumericTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64};
-// kFloatTypes / kNumericTypes and float16, for the ops that compute float16
-// in float32.
-inline const std::vector<DataType> kFloatTypesWithHalf = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kFloat16};
-inline const std::vector<DataType> kNumericTypesWithHalf = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
-    DataType::kFloat16};
+// The element types an op takes, as C++ types: one list gives both what
+// the op registers for its type attribute (Vector()) and the only types
+// its kernel is compiled for (DispatchAmong), so the two cannot drift
+// apart. A kernel instantiated for dtypes its signature refuses is code
+// that never runs and is compiled three times in CI (reduce.cc's ten
+// reducers over eleven types where most register three or five).
+template <class... Ts>
+struct DtypeSet {
+  static std::vector<DataType> Vector() { return {DataTypeOf<Ts>()...}; }
+};
+
+using FloatDtypes = DtypeSet<float, double>;
+using NumericDtypes = DtypeSet<float, double, int32_t, int64_t>;
+// FloatDtypes / NumericDtypes and float16, for the ops that compute
+// float16 in float32.
+using FloatDtypesWithHalf = DtypeSet<float, double, Float16>;
+using NumericDtypesWithHalf =
+    DtypeSet<float, double, int32_t, int64_t, Float16>;
+// NumericDtypes and the narrow and unsigned integers (no float16: the ops
+// using this list have no float16 kernel).
+using IntegerAndFloatDtypes =
+    DtypeSet<float, double, int32_t, int64_t, int8_t, uint8_t, int16_t,
+             uint16_t, uint32_t, uint64_t>;
+// NumericDtypes and the narrow and unsigned integers and float16: for ops
+// whose kernels are plain comparisons, copies or integer arithmetic.
+using AllNumericDtypes =
+    DtypeSet<float, double, int32_t, int64_t, Float16, int8_t, uint8_t, int16_t,
+             uint16_t, uint32_t, uint64_t>;
+
+// The same sets as the dtype lists OpDefBuilder::Attr takes.
+inline const std::vector<DataType> kFloatTypes = FloatDtypes::Vector();
+inline const std::vector<DataType> kNumericTypes = NumericDtypes::Vector();
+inline const std::vector<DataType> kFloatTypesWithHalf =
+    FloatDtypesWithHalf::Vector();
+inline const std::vector<DataType> kNumericTypesWithHalf =
+    NumericDtypesWithHalf::Vector();
+inline const std::vector<DataType> kIntegerAndFloatTypes =
+    IntegerAndFloatDtypes::Vector();
+inline const std::vector<DataType> kAllNumericTypes =
+    AllNumericDtypes::Vector();
+
+// DispatchAmong's work, with the set's types deduced; call DispatchAmong.
+template <class... Ts, class Fn>
+Status DispatchAmongTypes(DtypeSet<Ts...> /*set*/, DataType dtype, Fn& fn) {
+  Status status = Status::OK();
+  const bool found =
+      ((dtype == DataTypeOf<Ts>() && (status = fn(Ts{}), true)) || ...);
+  if (!found) {
+    return InvalidArgumentError(std::string("dtype ") + DataTypeName(dtype) +
+                                " is not one this kernel takes");
+  }
+  return status;
+}
+
+// fn(T{}) for the C++ type T of `dtype` among Set's types, and the Status
+// fn returns. Any other dtype is an InvalidArgumentError naming it: the
+// op's signature refuses such inputs before a kernel runs, so this is a
+// guard, not a path.
+template <class Set, class Fn>
+Status DispatchAmong(DataType dtype, Fn&& fn) {
+  return DispatchAmongTypes(Set{}, dtype, fn);
+}
 
 // For float32 kernels that take float16 by computing in float32: a float32
 // copy of `t` (exact), and a float32 result rounded once into a float16
@@ -71,19 +121,6 @@ inline void NarrowToFloat16(const Tensor& wide, Tensor* out) {
   Float16* o = out->data<Float16>();
   for (int64_t i = 0; i < wide.NumElements(); ++i) o[i] = Float16(in[i]);
 }
-
-// kNumericTypes and the narrow and unsigned integers (no float16: the ops
-// using this list have no float16 kernel).
-inline const std::vector<DataType> kIntegerAndFloatTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
-    DataType::kInt8,    DataType::kUInt8,   DataType::kInt16, DataType::kUInt16,
-    DataType::kUInt32,  DataType::kUInt64};
-// kNumericTypes and the narrow and unsigned integers and float16: for ops
-// whose kernels are plain comparisons, copies or integer arithmetic.
-inline const std::vector<DataType> kAllNumericTypes = {
-    DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64,
-    DataType::kFloat16, DataType::kInt8,    DataType::kUInt8, DataType::kInt16,
-    DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64};
 
 // |v|^p, one term of a p-norm (LpPool, GlobalLpPool, LpNormalization): p
 // = 1 and 2 exactly as an absolute value and a square are, others through

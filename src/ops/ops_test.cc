@@ -86,6 +86,23 @@ TEST(OpsTest, IntegerArithmetic) {
                                  HasSubstr("integer division by zero")));
 }
 
+// Ops whose inputs are all optional lists (DequantizeLinear's x, scale and
+// zero point; RandomUniformLike's input) given none: refused by the shape
+// functions that read input 0, where they once read past the end.
+TEST(OpsTest, AnOpGivenNoneOfTheInputsItReadsIsRefused) {
+  for (const char* op : {"DequantizeLinear", "RandomUniformLike", "Sigmoid"}) {
+    Graph g;
+    NodeDef node{.name = "n", .op = op};
+    if (std::string(op) == "RandomUniformLike") {
+      node.attrs["dtype"] = DataType::kFloat32;
+    }
+    Status status = g.AddNode(std::move(node));
+    if (status.ok()) status = EvalStatus(g, "n");
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << op << status;
+    EXPECT_THAT(status.message(), HasSubstr("node 'n'")) << op;
+  }
+}
+
 TEST(OpsTest, Relu) {
   Graph g;
   auto x = g.Const("x", Tensor::FromVector<float>({4}, {-1, 0, 2, -0.5}));

@@ -28,6 +28,16 @@ Status CheckLpOrder(int64_t p) {
   return InvalidArgumentError("p must be >= 1, got " + std::to_string(p));
 }
 
+// MaxPool takes every numeric type, average and Lp pooling the floats.
+template <Pool kPool>
+using PoolDtypes = std::conditional_t<kPool == Pool::kMax, AllNumericDtypes,
+                                      FloatDtypesWithHalf>;
+// GlobalMaxPool the floats and wide signed integers, the others the floats.
+template <Pool kPool>
+using GlobalPoolDtypes =
+    std::conditional_t<kPool == Pool::kMax, NumericDtypesWithHalf,
+                       FloatDtypesWithHalf>;
+
 template <Pool kPool>
 class PoolKernel : public OpKernel {
  public:
@@ -61,7 +71,7 @@ class PoolKernel : public OpKernel {
             ctx.AllocateOutputUninitialized(1, Shape{0}).status());
       }
     }
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<PoolDtypes<kPool>>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       Run<T>(ctx, x, y, indices, win, n * c);
       return Status::OK();
@@ -253,7 +263,7 @@ class GlobalPoolKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(
         Tensor * y, ctx.AllocateOutputUninitialized(
                         0, OutShape(n, c, std::vector<int64_t>(in.size(), 1))));
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<GlobalPoolDtypes<kPool>>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T* px = x.data<T>();
       T* py = y->data<T>();
@@ -337,7 +347,8 @@ void RegisterPoolOps(OpRegistry& registry) {
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
         .Output(ArgDef::Fixed("Indices", DataType::kInt64))
-        .Attr("T", AttrType::kType, std::nullopt, kAllNumericTypes)
+        .Attr("T", AttrType::kType, std::nullopt,
+              PoolDtypes<Pool::kMax>::Vector())
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("storage_order", AttrType::kInt, int64_t{0});
     CheckRegistered(registry.RegisterOp(
@@ -349,7 +360,8 @@ void RegisterPoolOps(OpRegistry& registry) {
     OpDefBuilder b("AveragePool");
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+        .Attr("T", AttrType::kType, std::nullopt,
+              PoolDtypes<Pool::kAverage>::Vector())
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("count_include_pad", AttrType::kInt, int64_t{0});
     CheckRegistered(registry.RegisterOp(
@@ -363,7 +375,8 @@ void RegisterPoolOps(OpRegistry& registry) {
     OpDefBuilder b("LpPool");
     b.Input(ArgDef::Typed("X", "T"))
         .Output(ArgDef::Typed("Y", "T"))
-        .Attr("T", AttrType::kType, std::nullopt, kFloatTypesWithHalf)
+        .Attr("T", AttrType::kType, std::nullopt,
+              PoolDtypes<Pool::kLp>::Vector())
         .Attr("ceil_mode", AttrType::kInt, int64_t{0})
         .Attr("p", AttrType::kInt, int64_t{2});
     CheckRegistered(registry.RegisterOp(
@@ -381,7 +394,8 @@ void RegisterPoolOps(OpRegistry& registry) {
         b.Input(ArgDef::Typed("X", "T"))
             .Output(ArgDef::Typed("Y", "T"))
             .Attr("T", AttrType::kType, std::nullopt,
-                  max ? kNumericTypesWithHalf : kFloatTypesWithHalf)
+                  max ? GlobalPoolDtypes<Pool::kMax>::Vector()
+                      : GlobalPoolDtypes<Pool::kAverage>::Vector())
             .SetShapeFn([](InferenceContext& ctx) -> Status {
               PartialShape in = ctx.input_shape(0);
               if (!in.rank_known()) {

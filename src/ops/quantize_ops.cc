@@ -1006,7 +1006,14 @@ constexpr OpSummary kSummaries[] = {
 // over the last axis) need.
 template <int kA, int kB>
 Status ProductShapeOf(InferenceContext& ctx) {
-  if (ctx.num_inputs() <= kB) return Status::OK();
+  // The kernels read both factors: a node without them is refused here,
+  // before a Run could reach for an input it was not given.
+  if (ctx.num_inputs() <= kB) {
+    return InvalidArgumentError("needs inputs " + std::to_string(kA) +
+                                " and " + std::to_string(kB) +
+                                " (the factors); got " +
+                                std::to_string(ctx.num_inputs()) + " inputs");
+  }
   const PartialShape& a = ctx.input_shape(kA);
   const PartialShape& b = ctx.input_shape(kB);
   if (!a.rank_known() || !b.rank_known() || a.rank() < 1 || b.rank() < 1) {

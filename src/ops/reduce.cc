@@ -69,6 +69,16 @@ enum class Reducer {
   kLogSumExp,  // m + log(sum exp(x - m)), m the maximum; sums in double
 };
 
+// The dtypes each reducer registers and is compiled for: the extremes all
+// numeric types (ONNX's ReduceMax/ReduceMin, opset 12 on, take the narrow
+// and unsigned integers too: a quantized tensor's range), the logarithms
+// the floats, the rest the floats and the wide signed integers.
+template <Reducer kR>
+using ReducerDtypes = std::conditional_t<
+    kR == Reducer::kMax || kR == Reducer::kMin, AllNumericDtypes,
+    std::conditional_t<kR == Reducer::kLogSum || kR == Reducer::kLogSumExp,
+                       FloatDtypesWithHalf, NumericDtypesWithHalf>>;
+
 // Sums and products of floats accumulate in double: more accurate, and as
 // deterministic (the order is fixed either way).
 template <class T, Reducer kR>
@@ -165,9 +175,7 @@ class ReduceKernel : public OpKernel {
     }
     const Shape out_shape = ReducedShape(x.shape(), axes, keepdims_).ToShape();
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
-    // Every dtype the op registers (the sums' five, Max and Min all
-    // numeric types).
-    return DispatchNumeric(x.dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<ReducerDtypes<kR>>(x.dtype(), [&](auto zero) {
       return ReduceShifted<decltype(zero)>(ctx, x, axes, y);
     });
   }
@@ -423,22 +431,22 @@ double ReduceCost(const InferenceContext& ctx) {
                              : 1e4;
 }
 
-void RegisterReduce(
-    OpRegistry& registry, const char* name, KernelFactory factory,
-    const std::vector<DataType>& types = kNumericTypesWithHalf) {
+template <Reducer kR>
+void RegisterReduce(OpRegistry& registry, const char* name) {
   CheckRegistered(registry.RegisterOp(
       OpDefBuilder(name)
           .Input(ArgDef::Typed("data", "T"))
           .Input(ArgDef::AnyList("axes_input"))
           .Output(ArgDef::Typed("reduced", "T"))
-          .Attr("T", AttrType::kType, std::nullopt, types)
+          .Attr("T", AttrType::kType, std::nullopt, ReducerDtypes<kR>::Vector())
           .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
           .Attr("keepdims", AttrType::kInt, int64_t{1})
           .Attr("noop_with_empty_axes", AttrType::kInt, int64_t{0})
           .SetShapeFn(ReduceShapeFn)
           .SetCostFn(ReduceCost)
           .Build()));
-  CheckRegistered(registry.RegisterKernel(name, std::move(factory)));
+  CheckRegistered(
+      registry.RegisterKernel(name, KernelFactoryFor<ReduceKernel<kR>>()));
 }
 
 void RegisterArgExtreme(OpRegistry& registry, const char* name,
@@ -485,32 +493,17 @@ constexpr OpSummary kSummaries[] = {
 
 void RegisterReduceOps(OpRegistry& registry) {
   registry.AddSummaries(kSummaries);
-  RegisterReduce(registry, "ReduceSum",
-                 KernelFactoryFor<ReduceKernel<Reducer::kSum>>());
-  RegisterReduce(registry, "ReduceMean",
-                 KernelFactoryFor<ReduceKernel<Reducer::kMean>>());
-  // ONNX's ReduceMax/ReduceMin (opset 12 on) and ArgMax/ArgMin take the
-  // narrow and unsigned integers too (a quantized tensor's range).
-  RegisterReduce(registry, "ReduceMax",
-                 KernelFactoryFor<ReduceKernel<Reducer::kMax>>(),
-                 kAllNumericTypes);
-  RegisterReduce(registry, "ReduceMin",
-                 KernelFactoryFor<ReduceKernel<Reducer::kMin>>(),
-                 kAllNumericTypes);
-  RegisterReduce(registry, "ReduceProd",
-                 KernelFactoryFor<ReduceKernel<Reducer::kProd>>());
-  RegisterReduce(registry, "ReduceL1",
-                 KernelFactoryFor<ReduceKernel<Reducer::kL1>>());
-  RegisterReduce(registry, "ReduceL2",
-                 KernelFactoryFor<ReduceKernel<Reducer::kL2>>());
-  RegisterReduce(registry, "ReduceSumSquare",
-                 KernelFactoryFor<ReduceKernel<Reducer::kSumSquare>>());
-  RegisterReduce(registry, "ReduceLogSum",
-                 KernelFactoryFor<ReduceKernel<Reducer::kLogSum>>(),
-                 kFloatTypesWithHalf);
-  RegisterReduce(registry, "ReduceLogSumExp",
-                 KernelFactoryFor<ReduceKernel<Reducer::kLogSumExp>>(),
-                 kFloatTypesWithHalf);
+  RegisterReduce<Reducer::kSum>(registry, "ReduceSum");
+  RegisterReduce<Reducer::kMean>(registry, "ReduceMean");
+  RegisterReduce<Reducer::kMax>(registry, "ReduceMax");
+  RegisterReduce<Reducer::kMin>(registry, "ReduceMin");
+  RegisterReduce<Reducer::kProd>(registry, "ReduceProd");
+  RegisterReduce<Reducer::kL1>(registry, "ReduceL1");
+  RegisterReduce<Reducer::kL2>(registry, "ReduceL2");
+  RegisterReduce<Reducer::kSumSquare>(registry, "ReduceSumSquare");
+  RegisterReduce<Reducer::kLogSum>(registry, "ReduceLogSum");
+  RegisterReduce<Reducer::kLogSumExp>(registry, "ReduceLogSumExp");
+  // ArgMax and ArgMin, as ReduceMax and ReduceMin, take every numeric type.
   RegisterArgExtreme(registry, "ArgMax",
                      KernelFactoryFor<ArgExtremeKernel<false>>());
   RegisterArgExtreme(registry, "ArgMin",

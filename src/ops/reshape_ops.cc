@@ -285,7 +285,7 @@ class RangeKernel : public OpKernel {
             ctx.input(i).shape().ToString());
       }
     }
-    return DispatchNumeric(ctx.input(0).dtype(), [&](auto zero) -> Status {
+    return DispatchAmong<NumericDtypes>(ctx.input(0).dtype(), [&](auto zero) {
       using T = decltype(zero);
       const T start = *ctx.input(0).data<T>();
       const T limit = *ctx.input(1).data<T>();
