@@ -59,11 +59,7 @@ TEST(DispatchAmongTest, TheRegisteredListIsTheSetInOrder) {
 // A tensor of ones, so that no op meets a zero divisor or a log of 0.
 Tensor Ones(DataType dtype, const Shape& shape) {
   Tensor t(dtype, shape);
-  if (dtype == DataType::kBool) {
-    for (int64_t i = 0; i < t.NumElements(); ++i) t.data<bool>()[i] = true;
-    return t;
-  }
-  DispatchDtype(dtype, [&](auto zero) {
+  DispatchDtype(dtype, [&](auto zero) {  // bool{} for kBool: true.
     using T = decltype(zero);
     for (int64_t i = 0; i < t.NumElements(); ++i) t.data<T>()[i] = T(1);
   });
@@ -85,10 +81,10 @@ const std::map<std::string, AttrValue>& AttrValuesGiven() {
   return *values;
 }
 
-// The node `op` with every type attribute `bound` gives, fed by constants:
-// ones of shape [1, 1, 2, 2] for typed inputs, [1] for fixed ones, none
-// for optional lists. False when the op's signature is not one this test
-// can feed.
+// The node `op` with every type attribute `bound` gives, fed by constants
+// of ones: the first input of shape [1, 1, 2, 2], the later ones of
+// `later_shape`, none for optional lists. False when the op's signature
+// is not one this test can feed.
 bool BuildNode(const OpDef& op, const std::map<std::string, DataType>& bound,
                const Shape& later_shape, Graph& graph) {
   NodeDef node{.name = "node", .op = op.name};

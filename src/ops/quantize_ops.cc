@@ -1009,9 +1009,8 @@ Status ProductShapeOf(InferenceContext& ctx) {
   // The kernels read both factors: a node without them is refused here,
   // before a Run could reach for an input it was not given.
   if (ctx.num_inputs() <= kB) {
-    return InvalidArgumentError("needs inputs " + std::to_string(kA) +
-                                " and " + std::to_string(kB) +
-                                " (the factors); got " +
+    return InvalidArgumentError("needs inputs " + std::to_string(kA) + " and " +
+                                std::to_string(kB) + " (the factors); got " +
                                 std::to_string(ctx.num_inputs()) + " inputs");
   }
   const PartialShape& a = ctx.input_shape(kA);
