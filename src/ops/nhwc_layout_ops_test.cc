@@ -1,6 +1,7 @@
 // NchwToNhwc and NhwcToNchw: every element where Transpose puts it, for
 // the few-channel images (1 to 4 channels, moved pixel by pixel) and for
-// more channels, float32 and uint8, and back again to the input.
+// more channels (bytes in 16 x 16 tiles and the rest), float32 and uint8,
+// and back again to the input.
 // NhwcMaxPool: MaxPool's result, channels-last, for every channel count its
 // blocks split differently (whole blocks of four vectors, single vectors,
 // the channels past them).
@@ -17,7 +18,9 @@ namespace {
 
 TEST(NhwcLayoutOpsTest, BothDirectionsMatchTransposeForEveryChannelCount) {
   for (DataType dtype : {DataType::kFloat32, DataType::kUInt8}) {
-    for (int64_t channels : {1, 2, 3, 4, 5, 17}) {
+    // 16, 33 and 64 channels: whole 16 x 16 byte tiles, and tiles with
+    // channels and pixels (335 a plane, 64 a block) left over.
+    for (int64_t channels : {1, 2, 3, 4, 5, 16, 17, 33, 64}) {
       const Shape shape{2, channels, 5, 67};
       Tensor values(DataType::kFloat32, shape);
       for (int64_t i = 0; i < values.NumElements(); ++i) {
