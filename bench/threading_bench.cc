@@ -292,8 +292,9 @@ void BM_OutsideThreadBesideSpinners(benchmark::State& state) {
 // the next allowed one (Arg 1) copies it into a buffer of its own; the
 // copy is timed. An intra-op split that hands a node's rows to the other
 // core than the one that wrote them pays the second figure for those
-// bytes: on a 2-vCPU AMD EPYC Zen 5 guest (KVM), 64-74 GB/s on the same
-// core against 25-27 GB/s across (docs/BENCHMARKS.md, twentieth session).
+// bytes: on a 2-vCPU AMD EPYC Zen 5 guest (KVM), 4.85 us (50 GiB/s) on the
+// same core against 10.9 us (22 GiB/s) across (docs/BENCHMARKS.md,
+// twentieth session).
 
 // The calling thread's allowed CPUs, in order.
 std::vector<int> AllowedCpus() {
