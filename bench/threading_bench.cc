@@ -1,7 +1,7 @@
 // Threading layer benchmarks: ParallelFor fork/join overhead side by side
 // with OpenMP (libgomp) in the same binary and thread count, Schedule()
-// throughput, wake-up latency of a parked pool, and what reading another
-// core's freshly written bytes costs.
+// throughput, wake-up latency of a parked pool, and what copying bytes that
+// another core wrote, or into lines another core holds, costs.
 //
 //   build/bin/weft_threading_bench --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true
@@ -285,16 +285,18 @@ void BM_OutsideThreadBesideSpinners(benchmark::State& state) {
       static_cast<double>(state.iterations()) / kWorkNs;
 }
 
-// --- Reading what another core wrote. ---------------------------------------
+// --- Copying what another core wrote, into lines another core holds. -------
 //
-// A thread pinned to the first allowed CPU writes a 256 KiB buffer (it stays
-// in that core's cache), then a thread pinned to the same CPU (Arg 0) or to
-// the next allowed one (Arg 1) copies it into a buffer of its own; the
-// copy is timed. An intra-op split that hands a node's rows to the other
-// core than the one that wrote them pays the second figure for those
-// bytes: on a 2-vCPU AMD EPYC Zen 5 guest (KVM), 4.85 us (50 GiB/s) on the
-// same core against 10.9 us (22 GiB/s) across (docs/BENCHMARKS.md,
-// twentieth session).
+// A 256 KiB copy, as a Concat or a layout move makes, by a thread pinned to
+// the first allowed CPU. Before each copy, a thread pinned to the first CPU
+// (0) or the next allowed one (1) writes the source (Arg 0) and another
+// writes the destination (Arg 1): the destination's lines then sit in that
+// core's cache as an arena buffer's do after an earlier node. An intra-op
+// split that hands a node's rows to another core than the one that wrote
+// its inputs, or its output buffer last, pays for those bytes: on a 2-vCPU
+// AMD EPYC Zen 5 guest (KVM) 5.9 us with everything local, 11.5 and 11.3
+// with the source or the destination from the other core, 21.2 with both
+// (docs/BENCHMARKS.md, twentieth session).
 
 // The calling thread's allowed CPUs, in order.
 std::vector<int> AllowedCpus() {
@@ -315,33 +317,40 @@ void PinTo(int cpu) {
   pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-void BM_CrossCoreRead(benchmark::State& state) {
+// Runs fn on a thread pinned to `cpu`, and waits for it.
+template <class Fn>
+void OnCpu(int cpu, Fn fn) {
+  std::thread thread([&] {
+    PinTo(cpu);
+    fn();
+  });
+  thread.join();
+}
+
+void BM_CrossCoreCopy(benchmark::State& state) {
   const std::vector<int> cpus = AllowedCpus();
   if (cpus.size() < 2) {
     state.SkipWithError("needs two allowed CPUs");
     return;
   }
-  const int writer_cpu = cpus[0];
-  const int reader_cpu = state.range(0) == 0 ? cpus[0] : cpus[1];
+  const int copier = cpus[0];
+  const int source_writer = state.range(0) == 0 ? cpus[0] : cpus[1];
+  const int destination_writer = state.range(1) == 0 ? cpus[0] : cpus[1];
   constexpr size_t kBytes = 256 * 1024;
-  std::vector<char> shared(kBytes), own(kBytes);
+  std::vector<char> source(kBytes), destination(kBytes);
   char round = 0;
   for (auto _ : state) {
     ++round;
-    std::thread writer([&] {
-      PinTo(writer_cpu);
-      std::memset(shared.data(), round, kBytes);
-    });
-    writer.join();
+    OnCpu(destination_writer,
+          [&] { std::memset(destination.data(), round, kBytes); });
+    OnCpu(source_writer, [&] { std::memset(source.data(), round, kBytes); });
     double seconds = 0;
-    std::thread reader([&] {
-      PinTo(reader_cpu);
+    OnCpu(copier, [&] {
       const auto start = Clock::now();
-      std::memcpy(own.data(), shared.data(), kBytes);
+      std::memcpy(destination.data(), source.data(), kBytes);
       seconds = std::chrono::duration<double>(Clock::now() - start).count();
     });
-    reader.join();
-    benchmark::DoNotOptimize(own.data());
+    benchmark::DoNotOptimize(destination.data());
     state.SetIterationTime(seconds);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
@@ -374,9 +383,15 @@ BENCHMARK(BM_WakeupLatencyParked)
     ->Arg(2)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_CrossCoreRead)
-    ->Arg(0)
-    ->Arg(1)
+BENCHMARK(BM_CrossCoreCopy)
+    ->ArgNames({"source_other_core", "destination_other_core"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({0, 1})
+    ->Args({1, 1})
+    // Each round starts three pinned threads: a fixed count keeps the
+    // benchmark to a second where a time target would run a minute.
+    ->Iterations(2000)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
