@@ -1093,13 +1093,11 @@ class LayoutKernel : public OpKernel {
   }
 
   // Pixels [p0, p1) x channels [0, tiled_channels) of one image's bytes,
-  // both multiples of kByteTile, moved a tile at a time.
-  template <class T>
-  static void MoveByteTiles(const T* in, T* out, int64_t channels,
+  // moved a tile at a time. REQUIRES: p1 - p0 and tiled_channels are
+  // multiples of kByteTile.
+  static void MoveByteTiles(const uint8_t* from, uint8_t* to, int64_t channels,
                             int64_t pixels, int64_t p0, int64_t p1,
                             int64_t tiled_channels) {
-    const auto* from = reinterpret_cast<const uint8_t*>(in);
-    auto* to = reinterpret_cast<uint8_t*>(out);
     for (int64_t ch = 0; ch < tiled_channels; ch += kByteTile) {
       for (int64_t p = p0; p < p1; p += kByteTile) {
         if constexpr (kToNhwc) {  // [C][P] rows of pixels -> [P][C].
