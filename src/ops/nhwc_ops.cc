@@ -34,6 +34,7 @@
 #include "kernels/bf16_gemm.h"
 #include "kernels/conv_kernels.h"
 #include "kernels/int_division.h"
+#include "ops/conv_row_pieces.h"
 #include "ops/conv_window.h"
 #include "ops/dnnl_support.h"
 #include "ops/kernel_switches.h"
@@ -52,43 +53,28 @@ constexpr int64_t kMaxPiecesPerImage = 8;
 // never shows in the bits).
 constexpr int64_t kBf16RoundBlock = 16384;
 // Each oneDNN call costs a few microseconds: a piece has at least this much
-// work (about 10 us on one core), so small layers (MobileNetV2's late
-// depthwise ones) are not cut into pieces that cost more than they compute.
+// work (about 10 us on one core), so small layers are not cut into pieces
+// that cost more than they compute.
 constexpr double kMinPieceFlops = 1e6;
+// Grouped (depthwise) layers compute at a fraction of the dense rate (67
+// GFLOP/s against 150-280 for MobileNetV2's 1 x 1 layers, one Zen 5 core),
+// so their flops count this much more towards a piece's time. MobileNetV2's
+// 14 x 14 x 384 depthwise layers (1.35 MFLOP, 17 us) then come in two
+// pieces: as one, the thread that ran it read the half of its input the
+// other core had written, and took 26-35 us at two threads (17-20 in two
+// pieces).
+constexpr double kGroupedFlopWeight = 2.5;
 
-// Output rows [out_begin, out_begin + out_rows) of one image read input
-// rows [in_begin, in_begin + in_rows), with this much padding above and
-// below.
-struct RowPiece {
-  int64_t out_begin, out_rows, in_begin, in_rows, pad_top, pad_bottom;
-};
-
-// `align`: each piece but the last starts and ends on a multiple of this
-// many rows (a Winograd kernel's output tile height).
-std::vector<RowPiece> RowPieces(int64_t in_rows, int64_t out_rows,
-                                int64_t kernel, int64_t stride,
-                                int64_t dilation, int64_t pad_top, double flops,
-                                int64_t align) {
-  const int64_t units = CeilDiv(out_rows, align);
-  int64_t count =
-      std::clamp<int64_t>(static_cast<int64_t>(flops / kMinPieceFlops), 1,
-                          std::min(units, kMaxPiecesPerImage));
-  if (count > 2 && count % 2 == 1) --count;  // Even thread counts share evenly.
-  const int64_t extent = (kernel - 1) * dilation + 1;
-  std::vector<RowPiece> pieces;
-  // Sizes differing by one unit at most (27 rows in 6: 4, 5, 4, 5, 4, 5,
-  // not five of 5 and one of 2), so that threads sharing them finish
-  // together.
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t r0 = j * units / count * align;
-    const int64_t r1 = std::min((j + 1) * units / count * align, out_rows);
-    const int64_t first = r0 * stride - pad_top;
-    const int64_t last = (r1 - 1) * stride - pad_top + extent;  // Exclusive.
-    const int64_t in0 = std::clamp<int64_t>(first, 0, in_rows);
-    const int64_t in1 = std::clamp<int64_t>(last, in0, in_rows);
-    pieces.push_back({r0, r1 - r0, in0, in1 - in0, in0 - first, last - in1});
-  }
-  return pieces;
+// How many row pieces an image's output of out_rows rows (in units of
+// `align` rows) worth `flops` is cut into: one per kMinPieceFlops, at most
+// kMaxPiecesPerImage and one a unit, an even number past two (even thread
+// counts then share them evenly).
+int64_t RowPieceCount(int64_t out_rows, int64_t align, double flops) {
+  int64_t count = std::clamp<int64_t>(
+      static_cast<int64_t>(flops / kMinPieceFlops), 1,
+      std::min(CeilDiv(out_rows, align), kMaxPiecesPerImage));
+  if (count > 2 && count % 2 == 1) --count;
+  return count;
 }
 
 // The output's spatial size, as ONNX's Conv computes it.
@@ -289,7 +275,9 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, PlanKind kind,
                        static_cast<double>(s.w[1] * s.w[2] * s.w[3]);
   std::vector<RowPiece> rows =
       RowPieces(s.x[2], out[0], s.w[2], s.stride[0], s.dilation[0], s.pads[0],
-                flops, kind.row_align);
+                RowPieceCount(out[0], kind.row_align,
+                              s.group > 1 ? kGroupedFlopWeight * flops : flops),
+                kind.row_align);
   if (kb < k) {  // Channel blocks over all rows.
     rows = {{0, out[0], 0, s.x[2], s.pads[0], 0}};
     const int64_t extent = (s.w[2] - 1) * s.dilation[0] + 1;
@@ -342,14 +330,7 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, PlanKind kind,
           {found->second, r.in_begin * w * c, r.out_begin, r.out_rows, k0});
     }
   }
-  // Taller pieces first: threads claim pieces in order as they come free,
-  // so the shorter ones fill in at the end and the threads finish together
-  // (a 28-row plane's pieces of 3, 4, 3, 4, ... rows in that order left
-  // two threads at 16 and 12 rows).
-  std::stable_sort(plan.pieces.begin(), plan.pieces.end(),
-                   [](const ConvPlan::Piece& a, const ConvPlan::Piece& b) {
-                     return a.rows > b.rows;
-                   });
+  // Top to bottom, as RowPieces gives them (why there).
   plan.flops_per_piece = flops / static_cast<double>(plan.pieces.size());
   return plan;
 }
