@@ -223,6 +223,19 @@ class TransposeKernel : public OpKernel {
 // ConcatKernel's copies are cut into pieces of at most this many bytes.
 constexpr int64_t kConcatPieceBytes = 64 * 1024;
 
+// A copy of a few hundred bytes (a channels-last Concat copies one per
+// pixel and input) in 64-byte moves the compiler inlines, the rest by
+// memcpy: a call of memcpy costs about as much as moving 256 bytes.
+// SqueezeNet's eight Concats 240 -> 210 us at one thread, 346 -> 314 at
+// two (fastest of six traced Runs, alternated, Zen 5).
+void CopyShortRow(char* to, const char* from, int64_t bytes) {
+  constexpr int64_t kMove = 64;
+  for (; bytes >= kMove; bytes -= kMove, to += kMove, from += kMove) {
+    std::memcpy(to, from, kMove);
+  }
+  if (bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
+}
+
 class ConcatKernel : public OpKernel {
  public:
   explicit ConcatKernel(const KernelConstruction& c)
@@ -273,9 +286,9 @@ class ConcatKernel : public OpKernel {
               for (int i = 0; i < ctx.num_inputs(); ++i) {
                 const Tensor& t = ctx.input(i);
                 const int64_t bytes = t.shape().dim(axis) * inner * esize;
-                std::memcpy(to,
-                            static_cast<const char*>(t.raw_data()) + o * bytes,
-                            bytes);
+                CopyShortRow(to,
+                             static_cast<const char*>(t.raw_data()) + o * bytes,
+                             bytes);
                 to += bytes;
               }
             }

@@ -200,6 +200,48 @@ TEST(ShapeOpsTest, ConcatOfLargeInputsCopiesEveryPiece) {
   }
 }
 
+// A channels-last Concat (the last axis: one short copy per pixel and
+// input), rows of whole 64-byte moves (16 floats), of moves and a tail (37
+// floats: 148 bytes) and of a tail alone (one float): each output element
+// comes from its input, at intra 1 and 2.
+TEST(ShapeOpsTest, ConcatOfShortRowsCopiesEveryElement) {
+  const std::vector<int64_t> widths = {16, 37, 1};
+  Graph g;
+  std::vector<Tensor> inputs;
+  std::vector<std::string> names;
+  NamedTensors feeds;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    names.push_back("in" + std::to_string(i));
+    g.Placeholder(names.back(), DataType::kFloat32,
+                  PartialShape({2, 45, widths[i]}));
+    Tensor t = Iota({2, 45, widths[i]});
+    for (int64_t j = 0; j < t.NumElements(); ++j) {
+      t.data<float>()[j] += static_cast<float>(1000 * i);
+    }
+    feeds.emplace_back(names.back(), t);
+    inputs.push_back(std::move(t));
+  }
+  ASSERT_TRUE(g.AddNode({"c", "Concat", names, {{"axis", -1}}, ""}).ok());
+  constexpr int64_t kWidth = 16 + 37 + 1;
+  for (int threads : {1, 2}) {
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, threads));
+    const Tensor out = test::MustRun(*session, {"c"}, feeds)[0];
+    ASSERT_EQ(out.shape(), (Shape{2, 45, kWidth}));
+    const float* c = out.data<float>();
+    for (int64_t pixel = 0; pixel < 2 * 45; ++pixel) {
+      int64_t column = 0;
+      for (size_t i = 0; i < widths.size(); ++i) {
+        for (int64_t j = 0; j < widths[i]; ++j, ++column) {
+          ASSERT_EQ(c[pixel * kWidth + column],
+                    inputs[i].data<float>()[pixel * widths[i] + j])
+              << threads << " threads, pixel " << pixel << ", input " << i
+              << ", element " << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(ShapeOpsTest, SliceLikeNumpy) {
   Graph g;
   auto x = g.Const("x", Iota({10}));
