@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "test_support/session_util.h"
 
@@ -242,6 +243,80 @@ TEST(QuantizedAddTest, QLinearAddBroadcastsAndRequantizesAsTheFloatNodes) {
               static_cast<uint8_t>(std::clamp(v, 0.f, 255.f)))
         << i;
   }
+}
+
+// What QLinearAdd gives for one element: the three float nodes' operations
+// in order, rounded half to even, saturated; a NaN sum gives 0.
+template <class QC, class QA, class QB>
+QC ReferenceQuantizedSum(QA x, float a_scale, float a_zero, QB y, float b_scale,
+                         float b_zero, float c_scale, float c_zero) {
+  const float fa = (static_cast<float>(x) - a_zero) * a_scale;
+  const float fb = (static_cast<float>(y) - b_zero) * b_scale;
+  const float v = std::nearbyint((fa + fb) / c_scale) + c_zero;
+  if (std::isnan(v)) return 0;
+  return static_cast<QC>(
+      std::clamp(v, static_cast<float>(std::numeric_limits<QC>::min()),
+                 static_cast<float>(std::numeric_limits<QC>::max())));
+}
+
+// Operands of one shape (the residual Adds of a quantized ResNet), which
+// run 16 at a time where the build has AVX-512, the rest one by one: every
+// element of 1,007 (whole vectors and a tail) as the reference gives it,
+// for each of the eight dtype combinations, with scales whose sums tie
+// halfway (rounded to even), run past the output's range both ways, or
+// overflow to infinities and their NaN sum.
+template <class QA, class QB, class QC>
+void ExpectSameShapeSumsAsTheReference() {
+  struct Params {
+    float a_scale, b_scale, c_scale;
+    int a_zero, b_zero, c_zero;
+  };
+  const Params cases[] = {
+      {0.05f, 0.02f, 0.07f, 3, -2, 5},  // Ordinary.
+      {0.5f, 0.25f, 1.0f, 0, 0, 0},     // Quarters and halves: ties.
+      {1.0f, 1.0f, 0.01f, 1, -1, 0},    // Far past the range both ways.
+      {3e38f, 3e38f, 1.0f, 0, 0, 0},    // Infinities, and NaN where they meet.
+  };
+  constexpr int64_t kCount = 1007;
+  std::vector<QA> a(kCount);
+  std::vector<QB> b(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    a[i] = static_cast<QA>((i * 37) % 256);
+    b[i] = static_cast<QB>((i * 101 + 11) % 256);
+  }
+  for (const Params& p : cases) {
+    // Zero points in each dtype's range.
+    const auto a_zero = static_cast<QA>(p.a_zero);
+    const auto b_zero = static_cast<QB>(p.b_zero);
+    const auto c_zero = static_cast<QC>(p.c_zero);
+    auto y = test::RunOneNode(
+        "QLinearAdd",
+        {Tensor::FromVector<QA>({kCount}, a), Tensor::Scalar<float>(p.a_scale),
+         Tensor::Scalar<QA>(a_zero), Tensor::FromVector<QB>({kCount}, b),
+         Tensor::Scalar<float>(p.b_scale), Tensor::Scalar<QB>(b_zero),
+         Tensor::Scalar<float>(p.c_scale), Tensor::Scalar<QC>(c_zero)});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const QC* got = (*y)[0].template data<QC>();
+    for (int64_t i = 0; i < kCount; ++i) {
+      ASSERT_EQ(int{got[i]}, int{ReferenceQuantizedSum<QC>(
+                                 a[i], p.a_scale, static_cast<float>(a_zero),
+                                 b[i], p.b_scale, static_cast<float>(b_zero),
+                                 p.c_scale, static_cast<float>(c_zero))})
+          << "element " << i << ", scales " << p.a_scale << ", " << p.b_scale
+          << ", " << p.c_scale;
+    }
+  }
+}
+
+TEST(QuantizedAddTest, QLinearAddOfOneShapeGivesEveryElementAsTheReference) {
+  ExpectSameShapeSumsAsTheReference<uint8_t, uint8_t, uint8_t>();
+  ExpectSameShapeSumsAsTheReference<uint8_t, uint8_t, int8_t>();
+  ExpectSameShapeSumsAsTheReference<uint8_t, int8_t, uint8_t>();
+  ExpectSameShapeSumsAsTheReference<uint8_t, int8_t, int8_t>();
+  ExpectSameShapeSumsAsTheReference<int8_t, uint8_t, uint8_t>();
+  ExpectSameShapeSumsAsTheReference<int8_t, uint8_t, int8_t>();
+  ExpectSameShapeSumsAsTheReference<int8_t, int8_t, uint8_t>();
+  ExpectSameShapeSumsAsTheReference<int8_t, int8_t, int8_t>();
 }
 
 TEST(QuantizedAddTest, QLinearAddRefusesAZeroPointOfAnotherDtype) {
