@@ -10,7 +10,6 @@
 // so that no multiply-add is fused where the separate nodes round twice: the
 // qdq-fusion pass then keeps the graph's results bit for bit.
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
