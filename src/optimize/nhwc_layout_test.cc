@@ -186,11 +186,11 @@ TEST_F(NhwcLayoutTest, ASmallCnnRunsChannelsLastAndAgreesWithNchw) {
 }
 
 // ResNet's plane sizes, where NhwcConv's plan takes each of its forms: a
-// 28-row plane cut into row pieces (3 and 4 rows, run tallest first; whole
-// 4-row tiles where it runs as Winograd), a 14-row plane whose W is past
-// 1 MiB (blocks of output channels), and a 14-row plane whose W is small
-// (row pieces of 1 and 2 rows). Each agrees with the NCHW kernels, with the
-// same bits at every thread setting.
+// 28-row plane cut into row pieces (3 and 4 rows, top to bottom, the 4s at
+// the ends; whole 4-row tiles where it runs as Winograd), a 14-row plane
+// whose W is past 1 MiB (blocks of output channels), and a 14-row plane
+// whose W is small (row pieces of 1 and 2 rows). Each agrees with the NCHW
+// kernels, with the same bits at every thread setting.
 TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
   auto graph = [] {
     Graph g;
