@@ -282,15 +282,19 @@ void PackColumnPanel(RowAt row, int64_t depth, int64_t cols, uint8_t flip,
   }
 }
 
-// The scalar requantization: the reference every vector form equals.
+// The scalar requantization: the reference every vector form equals. The
+// sum and the bias add in unsigned arithmetic: they wrap, as the vector
+// forms' 32-bit adds do, where a signed add would be undefined (a bias
+// near the int32 limits is valid input).
 template <class Q>
 void RequantizeScalar(const int32_t* acc, int64_t n, int32_t bias,
                       float multiplier, float zero, Q* dst) {
   constexpr float lo = std::numeric_limits<Q>::min();
   constexpr float hi = std::numeric_limits<Q>::max();
   for (int64_t p = 0; p < n; ++p) {
-    const float v =
-        std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
+    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc[p]) +
+                                          static_cast<uint32_t>(bias));
+    const float v = std::nearbyint(static_cast<float>(sum) * multiplier) + zero;
     dst[p] =
         static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
   }

@@ -116,8 +116,9 @@ void PackInt8RowPanel(const uint8_t* a, int64_t lda, int64_t depth,
 
 // dst[p] = saturate(round_half_even(float(acc[p] + bias) * multiplier) +
 // zero) for p < n, as QLinearConv and QLinearMatMul requantize (the caller
-// handles a non-finite multiplier); on 16 lanes with masked tails where the
-// build has AVX-512, bit for bit the scalar loop's results either way.
+// handles a non-finite multiplier; acc[p] + bias wraps at 32 bits); on 16 lanes
+// with masked tails where the build has AVX-512, bit for bit the scalar loop's
+// results either way.
 void RequantizeToUint8(const int32_t* acc, int64_t n, int32_t bias,
                        float multiplier, float zero, uint8_t* dst);
 void RequantizeToInt8(const int32_t* acc, int64_t n, int32_t bias,

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <vector>
 
 namespace weft::internal {
@@ -151,6 +153,28 @@ TEST(Int8GemmTest, RequantizeRoundsHalfToEvenAndSaturatesLikeTheDefinition) {
   RequantizeToUint8(ties, 2, 0, 0.5f, 0.f, out);
   EXPECT_EQ(out[0], 2);
   EXPECT_EQ(out[1], 4);
+}
+
+// A bias near the int32 limits is valid input: the sum wraps at 32 bits,
+// on every path alike (a signed add there would be undefined).
+TEST(Int8GemmTest, RequantizeWrapsTheSumOfAccumulatorAndBias) {
+  const int32_t acc[] = {1, 2, -1, 0, 1000, -1000, 1,  2, 3,
+                         4, 5, 6,  7, 8,    9,     10, 11};
+  const int64_t n = std::size(acc);
+  for (int32_t bias : {std::numeric_limits<int32_t>::max(),
+                       std::numeric_limits<int32_t>::min()}) {
+    std::vector<uint8_t> u(static_cast<size_t>(n));
+    RequantizeToUint8(acc, n, bias, 1.0f / 65536 / 256, 128.f, u.data());
+    for (int64_t p = 0; p < n; ++p) {
+      const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc[p]) +
+                                            static_cast<uint32_t>(bias));
+      const float want = std::clamp(
+          std::nearbyint(static_cast<float>(sum) / 65536 / 256) + 128.f, 0.f,
+          255.f);
+      ASSERT_EQ(u[static_cast<size_t>(p)], static_cast<uint8_t>(want))
+          << "acc " << acc[p] << " bias " << bias;
+    }
+  }
 }
 
 }  // namespace

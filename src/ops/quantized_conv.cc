@@ -259,7 +259,9 @@ void Requantize(const int32_t* acc, int64_t count, int32_t bias,
   if (!std::isfinite(multiplier)) {
     for (int64_t p = 0; p < count; ++p) {
       const float v =
-          std::nearbyint(static_cast<float>(acc[p] + bias) * multiplier) + zero;
+          std::nearbyint(static_cast<float>(WrappingAdd(acc[p], bias)) *
+                         multiplier) +
+          zero;
       dst[p] = std::isnan(v) ? QY(0) : static_cast<QY>(std::clamp(v, lo, hi));
     }
     return;
