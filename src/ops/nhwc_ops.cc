@@ -116,11 +116,12 @@ dnnl::primitive_attr ConvAttr(const NhwcConvSpec& s, bool* supported) {
   return attr;
 }
 
-// Planes of fewer output rows stay direct: ResNet's 7 x 7 layers of 512
-// channels computed 8 x 8 in tiles of 2 and read a W 16/9 the size, and
-// ran no faster as Winograd (0.96-1.00 of its time on the whole model,
-// Intel Xeon, Emerald Rapids).
-constexpr int64_t kMinWinogradRows = 8;
+// Planes of fewer output rows stay direct, their tiles mostly padding.
+// ResNet's 7 x 7 layers of 512 channels compute 8 x 8 in tiles of 2 and
+// read a W 16/9 the size, and still pay: the whole model took 0.93 of its
+// time at one thread and 0.88 at two with them as Winograd (AMD EPYC Zen
+// 5; 0.96-1.00 on an Intel Xeon, Emerald Rapids).
+constexpr int64_t kMinWinogradRows = 7;
 
 // Whether NhwcConv runs this convolution as Winograd where oneDNN has the
 // kernels: 3 x 3, stride 1, no dilation, one group, channels in blocks of
@@ -211,9 +212,14 @@ memory::dims WeightDims(const NhwcConvSpec& s, int64_t channels) {
 // of one or two rows each streamed all of W from L3, and channel blocks
 // measured 2-3% faster on the whole of ResNet-18 at two threads on an
 // Intel Xeon (Emerald Rapids); where W is small (MobileNetV2's 14 x 14
-// 1 x 1 layers) row pieces stay, blocks measured 4% slower there. From
+// 1 x 1 layers) row pieces stay, blocks measured 4% slower there.
+// Winograd's blocks are at least 128 channels: each block transforms the
+// whole input again, and on ResNet's 14 x 14 layers of 256 channels four
+// blocks of 64 took as long as direct (209 us each against 228, one
+// thread, AMD EPYC Zen 5), two of 128 half as long (243 us each). From
 // the shapes alone.
-int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows, bool bf16) {
+int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows, bool bf16,
+                     bool winograd) {
   constexpr int64_t kSmallPlaneRows = 14;
   constexpr double kRowPieceWeightBytes = 1 << 20;
   const double weight_bytes = static_cast<double>(s.w[0] * s.w[1]) *
@@ -223,7 +229,8 @@ int64_t ChannelBlock(const NhwcConvSpec& s, int64_t out_rows, bool bf16) {
       out_rows < kSmallPlaneRows ||
       (out_rows == kSmallPlaneRows && weight_bytes > kRowPieceWeightBytes);
   const int64_t k = s.w[0];
-  const int64_t min_block = k >= 512 ? 128 : 64;
+  const int64_t min_block =
+      winograd ? std::min<int64_t>(128, k / 2) : (k >= 512 ? 128 : 64);
   if (s.group != 1 || !small_plane) return k;
   const int64_t most = std::min(k / min_block, kMaxPiecesPerImage);
   for (int parity : {0, 1}) {
@@ -264,7 +271,7 @@ ConvPlan BuildPlan(const NhwcConvSpec& s, bool has_bias, PlanKind kind,
   const int64_t c = s.x[1], w = s.x[3], k = s.w[0];
   plan.channels = k;
   plan.out_width = out[1];
-  plan.channel_block = ChannelBlock(s, out[0], bf16);
+  plan.channel_block = ChannelBlock(s, out[0], bf16, winograd);
   const int64_t kb = plan.channel_block;
   plan.image_in = s.x[1] * s.x[2] * s.x[3];
   plan.image_out = k * out[0] * out[1];

@@ -227,7 +227,7 @@ TEST_F(NhwcLayoutTest, ResNetPlanesAgreeWithNchwWithTheSameBitsAtAnyThreads) {
 }
 
 // The rule for Winograd: 3 x 3, stride 1, no dilation, one group, channels
-// in blocks of 16, planes of 8 rows or more, where the rule's CPU test (or
+// in blocks of 16, planes of 7 rows or more, where the rule's CPU test (or
 // WEFT_CONV_WINOGRAD) allows it; every other shape runs direct.
 TEST_F(NhwcLayoutTest, OnlyThreeByThreeStrideOneConvolutionsRunAsWinograd) {
   internal::NhwcConvSpec spec;
@@ -251,9 +251,12 @@ TEST_F(NhwcLayoutTest, OnlyThreeByThreeStrideOneConvolutionsRunAsWinograd) {
   odd_channels.x[1] = 24;
   odd_channels.w = {24, 24, 3, 3};
   EXPECT_FALSE(internal::NhwcConvRunsWinograd(odd_channels));
-  internal::NhwcConvSpec small_plane = spec;  // 7 x 7: tiles would waste.
-  small_plane.x = {1, 512, 7, 7};
-  small_plane.w = {512, 512, 3, 3};
+  internal::NhwcConvSpec late = spec;  // ResNet's last layers: 7 x 7.
+  late.x = {1, 512, 7, 7};
+  late.w = {512, 512, 3, 3};
+  EXPECT_EQ(internal::NhwcConvRunsWinograd(late), rule);
+  internal::NhwcConvSpec small_plane = late;  // 6 x 6: tiles would waste.
+  small_plane.x = {1, 512, 6, 6};
   EXPECT_FALSE(internal::NhwcConvRunsWinograd(small_plane));
   internal::NhwcConvSpec grouped = spec;
   grouped.group = 2;
@@ -263,7 +266,8 @@ TEST_F(NhwcLayoutTest, OnlyThreeByThreeStrideOneConvolutionsRunAsWinograd) {
 
 // Winograd in each form of NhwcConv's plan, with a fused residual and ReLU:
 // row pieces on a 28-row plane, blocks of output channels on a 14-row
-// plane whose W is past 1 MiB. Each agrees with the NCHW kernels (direct
+// plane whose W is past 1 MiB and on a 7-row plane (tiles past its edge).
+// Each agrees with the NCHW kernels (direct
 // convolutions) within float32 rounding, keeps its bits at every thread
 // setting, and an image's output is the same alone as in a batch.
 TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
@@ -277,12 +281,16 @@ TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
     AddConv(g, "blocks", "down", 256, 256, 3, 1, 1, 1, 220);
     g.Add("blocks_add", "blocks", "down");
     g.Relu("blocks_relu", "blocks_add");
+    AddConv(g, "down7", "blocks_relu", 256, 256, 1, 2, 0, 1, 230);
+    AddConv(g, "late", "down7", 256, 256, 3, 1, 1, 1, 240);
+    g.Add("late_add", "late", "down7");
+    g.Relu("late_relu", "late_add");
     return g;
   };
   const Tensor both = NhwcLayoutRandom({2, 128, 28, 28}, 11);
   // The graph's end only: a fetched intermediate that the passes fuse away
   // is computed from the graph as given, in NCHW.
-  const std::vector<std::string> fetches = {"blocks_relu"};
+  const std::vector<std::string> fetches = {"late_relu"};
   auto nchw = test::MustCreate(graph(2), NhwcLayoutOptions(1, 1, false));
   ASSERT_NE(nchw, nullptr);
   const std::vector<Tensor> want = test::MustRun(*nchw, fetches, {{"x", both}});
@@ -292,7 +300,7 @@ TEST_F(NhwcLayoutTest, ResidualBlocksAgreeWithNchwAndKeepTheirBitsInABatch) {
     auto session =
         test::MustCreate(graph(2), NhwcLayoutOptions(inter, intra, true));
     ASSERT_NE(session, nullptr);
-    EXPECT_EQ(NhwcConvCount(*session, fetches, {{"x", both}}), 3u);
+    EXPECT_EQ(NhwcConvCount(*session, fetches, {{"x", both}}), 5u);
     got.push_back(test::MustRun(*session, fetches, {{"x", both}}));
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got.back()[i].shape(), want[i].shape()) << fetches[i];
