@@ -1,5 +1,6 @@
 #include "serve/model_signature.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "weft/attr.h"
@@ -76,6 +77,17 @@ bool ModelSignature::FirstDimensionOpen() const {
   if (inputs.empty()) return false;
   for (const TensorSignature& input : inputs) {
     if (!input.shape || input.shape->empty() || (*input.shape)[0] >= 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ModelSignature::OnlyFirstDimensionOpen() const {
+  if (!FirstDimensionOpen()) return false;
+  for (const TensorSignature& input : inputs) {
+    if (std::any_of(input.shape->begin() + 1, input.shape->end(),
+                    [](int64_t d) { return d < 0; })) {
       return false;
     }
   }

@@ -40,6 +40,9 @@ struct ModelSignature {
   // Every input's first dimension is open, so requests can be stacked
   // along it.
   bool FirstDimensionOpen() const;
+  // FirstDimensionOpen, and every other dimension of every input known: a
+  // batch's feed shapes follow from its rows alone.
+  bool OnlyFirstDimensionOpen() const;
 };
 
 // The signature of a loaded model: an ONNX model's declared inputs and

@@ -1,7 +1,11 @@
 #include "serve/served_model.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "serve/infer_response.h"
 #include "weft/model.h"
@@ -15,6 +19,39 @@ double MicrosBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
+// Runs `session` once on zeros at each batch size of WarmedBatchSizes but
+// 1 (the first warm-up's), so that no request waits for a shape's
+// compilation; logs the sizes and the time, or a size whose Run failed.
+void WarmBatchSizes(Session& session, const ModelSignature& signature,
+                    const BatchingOptions& batching, const std::string& name,
+                    const std::function<void(const std::string&)>& log) {
+  std::vector<std::string> fetches;
+  for (const TensorSignature& output : signature.outputs) {
+    fetches.push_back(output.tensor);
+  }
+  const Clock::time_point start = Clock::now();
+  std::string warmed;
+  for (int rows : WarmedBatchSizes(batching)) {
+    if (rows == 1) continue;
+    std::optional<NamedTensors> feeds = ZeroFeeds(signature, rows);
+    if (!feeds) return;
+    std::vector<Tensor> outputs;
+    if (Status s = session.Run(*feeds, fetches, {}, &outputs); !s.ok()) {
+      log("weft serve: model '" + name + "': the warm-up Run of " +
+          std::to_string(rows) + " rows failed (" + s.ToString() +
+          "); serving it anyway");
+      continue;
+    }
+    warmed += (warmed.empty() ? "" : ", ") + std::to_string(rows);
+  }
+  if (warmed.empty()) return;
+  char took[32];
+  std::snprintf(took, sizeof(took), "%.2f",
+                MicrosBetween(start, Clock::now()) / 1e6);
+  log("weft serve: model '" + name + "' warmed at batches of " + warmed +
+      " rows too (" + took + " s)");
+}
+
 }  // namespace
 
 void ApplyServingSpinWindow(SessionOptions* options) {
@@ -25,6 +62,24 @@ void ApplyServingSpinWindow(SessionOptions* options) {
   if (options->intra_op_spin_us < 0) {
     options->intra_op_spin_us = kServingSpinUs;
   }
+}
+
+std::vector<int> WarmedBatchSizes(const BatchingOptions& batching) {
+  std::vector<int> sizes;
+  const auto add = [&](int rows) {
+    if (rows >= 1 && rows <= batching.max_batch_size &&
+        static_cast<int>(sizes.size()) < kWarmedBatchSizes &&
+        std::find(sizes.begin(), sizes.end(), rows) == sizes.end()) {
+      sizes.push_back(rows);
+    }
+  };
+  for (int rows : batching.preferred_batch_size) add(rows);
+  for (int rows = 1; rows <= batching.max_batch_size &&
+                     static_cast<int>(sizes.size()) < kWarmedBatchSizes;
+       ++rows) {
+    add(rows);
+  }
+  return sizes;
 }
 
 StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
@@ -63,6 +118,9 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
           "': the warm-up Run on zeros failed (" + s.ToString() +
           "); serving it anyway");
     }
+  }
+  if (options.batch_invariant && signature->OnlyFirstDimensionOpen()) {
+    WarmBatchSizes(**session, *signature, batching, name, log);
   }
   for (const TensorSignature& output : signature->outputs) {
     if (!output.dtype || !ProtocolDatatype(*output.dtype)) {

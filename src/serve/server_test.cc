@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -367,6 +368,55 @@ TEST_F(ServerTest, BatchedRequestsGetTheBitsTheyGetAlone) {
   const size_t at = metrics.find(key);
   ASSERT_NE(at, std::string::npos);
   EXPECT_LT(std::stoi(metrics.substr(at + key.size())), 2 * kClients);
+}
+
+// A batching model runs once at each batch size it may be sent before it
+// reports ready, where its inputs fix every dimension but the first; a
+// model with another open dimension is not warmed at shapes it may never
+// see (each would take one of the session's compiled shapes).
+TEST_F(ServerTest, ABatchingModelIsWarmedAtEveryBatchSizeBeforeItIsReady) {
+  const std::string open_path = dir() + "/open.json";
+  std::ofstream(open_path)
+      << R"({"format": "weft-graph", "version": 1, "nodes": [
+    {"name": "x", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [-1, -1]}},
+    {"name": "y", "op": "Relu", "inputs": ["x"]}],
+   "outputs": ["y"]})";
+  ServerOptions options = Options();
+  std::mutex mu;
+  std::vector<std::string> lines;
+  options.log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  };
+  BatchingOptions batching;
+  batching.max_batch_size = 4;
+  batching.preferred_batch_size = {4};
+  options.models.push_back(
+      {.name = "mlp", .path = test::ServeTestMlpPath(), .batching = batching});
+  options.models.push_back(
+      {.name = "open", .path = open_path, .batching = batching});
+  Start(std::move(options));
+  std::lock_guard<std::mutex> lock(mu);
+  const auto has = [&](const std::string& text) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.find(text) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(has("model 'mlp' warmed at batches of 4, 2, 3 rows too"));
+  EXPECT_FALSE(has("model 'open' warmed"));
+}
+
+TEST(WarmedBatchSizesTest, PreferredSizesFirstThenFromOneUpToEight) {
+  BatchingOptions batching;
+  EXPECT_TRUE(WarmedBatchSizes(batching).empty());  // No batching.
+  batching.max_batch_size = 8;
+  batching.preferred_batch_size = {4, 8, 16};  // 16 is past the most.
+  EXPECT_EQ(WarmedBatchSizes(batching),
+            (std::vector<int>{4, 8, 1, 2, 3, 5, 6, 7}));
+  batching.max_batch_size = 64;
+  batching.preferred_batch_size = {32};
+  EXPECT_EQ(WarmedBatchSizes(batching),
+            (std::vector<int>{32, 1, 2, 3, 4, 5, 6, 7}));
 }
 
 TEST_F(ServerTest, ARequestWhoseTimeoutPassesWhileQueuedIsAnswered504) {
