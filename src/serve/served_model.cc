@@ -119,7 +119,7 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
           "); serving it anyway");
     }
   }
-  if (options.batch_invariant && signature->OnlyFirstDimensionOpen()) {
+  if (batching.max_batch_size > 0 && signature->OnlyFirstDimensionOpen()) {
     WarmBatchSizes(**session, *signature, batching, name, log);
   }
   for (const TensorSignature& output : signature->outputs) {
