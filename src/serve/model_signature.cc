@@ -83,6 +83,13 @@ bool ModelSignature::FirstDimensionOpen() const {
   return true;
 }
 
+std::vector<std::string> ModelSignature::OutputTensors() const {
+  std::vector<std::string> tensors;
+  for (const TensorSignature& output : outputs)
+    tensors.push_back(output.tensor);
+  return tensors;
+}
+
 bool ModelSignature::OnlyFirstDimensionOpen() const {
   if (!FirstDimensionOpen()) return false;
   for (const TensorSignature& input : inputs) {

@@ -40,6 +40,8 @@ struct ModelSignature {
   // Every input's first dimension is open, so requests can be stacked
   // along it.
   bool FirstDimensionOpen() const;
+  // What a Run fetches for every output, in the signature's order.
+  std::vector<std::string> OutputTensors() const;
   // FirstDimensionOpen, and every other dimension of every input known: a
   // batch's feed shapes follow from its rows alone.
   bool OnlyFirstDimensionOpen() const;

@@ -25,10 +25,7 @@ double MicrosBetween(Clock::time_point a, Clock::time_point b) {
 void WarmBatchSizes(Session& session, const ModelSignature& signature,
                     const BatchingOptions& batching, const std::string& name,
                     const std::function<void(const std::string&)>& log) {
-  std::vector<std::string> fetches;
-  for (const TensorSignature& output : signature.outputs) {
-    fetches.push_back(output.tensor);
-  }
+  const std::vector<std::string> fetches = signature.OutputTensors();
   const Clock::time_point start = Clock::now();
   std::string warmed;
   for (int rows : WarmedBatchSizes(batching)) {
@@ -74,6 +71,7 @@ std::vector<int> WarmedBatchSizes(const BatchingOptions& batching) {
     }
   };
   for (int rows : batching.preferred_batch_size) add(rows);
+  // Stops at the eighth: max_batch_size may be large.
   for (int rows = 1; rows <= batching.max_batch_size &&
                      static_cast<int>(sizes.size()) < kWarmedBatchSizes;
        ++rows) {
@@ -104,12 +102,10 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
   if (!session.ok()) return session.status().WithContext(path);
 
   if (std::optional<NamedTensors> feeds = ZeroFeeds(*signature, 1)) {
-    std::vector<std::string> fetches;
-    for (const TensorSignature& output : signature->outputs) {
-      fetches.push_back(output.tensor);
-    }
     std::vector<Tensor> outputs;
-    if (Status s = (*session)->Run(*feeds, fetches, {}, &outputs); s.ok()) {
+    if (Status s =
+            (*session)->Run(*feeds, signature->OutputTensors(), {}, &outputs);
+        s.ok()) {
       for (size_t i = 0; i < outputs.size(); ++i) {
         signature->outputs[i].dtype = outputs[i].dtype();
       }

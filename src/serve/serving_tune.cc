@@ -423,10 +423,7 @@ StatusOr<ServingTuneResult> TuneServing(const std::string& model_path,
   while (batchable && batches.back() * 2 <= options.max_batch_size) {
     batches.push_back(batches.back() * 2);
   }
-  std::vector<std::string> fetches;
-  for (const TensorSignature& output : signature.outputs) {
-    fetches.push_back(output.tensor);
-  }
+  const std::vector<std::string> fetches = signature.OutputTensors();
   const int cores = options.cores > 0 ? options.cores : AutoCpuBudget().threads;
 
   // The sessions of each split, made first, so that the rounds below take
