@@ -27,6 +27,7 @@
 
 #include "weft/attr.h"
 #include "weft/parallel_for.h"
+#include "weft/prepared_weights.h"
 #include "weft/status.h"
 #include "weft/tensor.h"
 
@@ -42,7 +43,8 @@ class KernelConstruction {
                      const std::vector<PartialShape>& input_shapes,
                      const std::vector<PartialShape>& output_shapes,
                      const std::vector<const Tensor*>& constant_inputs,
-                     bool batch_invariant = false, bool bf16 = false)
+                     bool batch_invariant = false, bool bf16 = false,
+                     PreparedWeights* prepared_weights = nullptr)
       : node_name_(node_name),
         op_(op),
         attrs_(attrs),
@@ -52,7 +54,8 @@ class KernelConstruction {
         output_shapes_(output_shapes),
         constant_inputs_(constant_inputs),
         batch_invariant_(batch_invariant),
-        bf16_(bf16) {}
+        bf16_(bf16),
+        prepared_weights_(prepared_weights) {}
 
   const std::string& node_name() const { return node_name_; }
   const std::string& op() const { return op_; }
@@ -92,6 +95,10 @@ class KernelConstruction {
   // CPU has bf16 units): a float convolution or a product against a
   // constant weight may round its operands to bf16 and sum in float32.
   bool bf16() const { return bf16_; }
+  // The session's cache of prepared constants (weft/prepared_weights.h),
+  // shared by every graph it compiles; null where there is none (a graph
+  // compiled outside a session): then the kernel prepares its own.
+  PreparedWeights* prepared_weights() const { return prepared_weights_; }
 
  private:
   const std::string& node_name_;
@@ -104,6 +111,7 @@ class KernelConstruction {
   const std::vector<const Tensor*>& constant_inputs_;
   const bool batch_invariant_;
   const bool bf16_;
+  PreparedWeights* const prepared_weights_;
   mutable Status status_;
 };
 

@@ -15,8 +15,10 @@
 // EIGEN_USE_THREADS, and weft builds with neither; the BLIS build is the
 // serial one (docs/kernels.md).
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "framework/op_registry_impl.h"
 #include "kernels/bf16_gemm.h"
@@ -133,9 +135,12 @@ constexpr int64_t kMinDnnlRows = 2;
 class PackedWeight {
  public:
   // a_rows: op(A)'s rows (a batched A's stacked) where the shapes are known
-  // when the kernel is built, else 0.
+  // when the kernel is built, else 0. The bf16 and micro-kernel packings
+  // do not depend on them: those come from `cache` (the session's, null
+  // outside one), so that the graphs a session compiles for other feed
+  // shapes share them. oneDNN's product is made for its rows.
   PackedWeight(const Tensor* b, bool tb, bool batch_invariant, bool bf16,
-               int64_t a_rows)
+               int64_t a_rows, PreparedWeights* cache)
       : batch_invariant_(batch_invariant) {
     if (b == nullptr || b->dtype() != DataType::kFloat32 ||
         b->shape().rank() != 2) {
@@ -143,16 +148,25 @@ class PackedWeight {
     }
     const int64_t rows = b->shape().dim(0), cols = b->shape().dim(1);
     const int64_t depth = tb ? cols : rows, width = tb ? rows : cols;
+    const std::string layout = tb ? "transposed" : "plain";
     if (bf16 && CpuHasBf16Products()) {
-      bf16_.emplace(b->data<float>(), cols, tb, depth, width);
+      bf16_ = Prepared<Bf16PackedWeights>(
+          cache, *b, "Bf16PackedWeights/" + layout, [&] {
+            return std::make_shared<const Bf16PackedWeights>(
+                b->data<float>(), cols, tb, depth, width);
+          });
     } else if (!batch_invariant && a_rows >= kMinDnnlRows &&
                DnnlMatMulAvailable() &&
                (dnnl_ = DnnlWeightProduct::Make(b->data<float>(), tb, a_rows,
                                                 depth, width)) != nullptr) {
       // oneDNN's products (docs/kernels.md); BLIS's panels are not made.
     } else if (ActiveGemmKernel() == GemmKernel::kBlis || batch_invariant) {
-      packed_ = PackedOperand::Pack(PackedOperand::Side::kRight,
-                                    {b->data<float>(), cols, tb}, depth, width);
+      packed_ = Prepared<PackedOperand>(
+          cache, *b, "PackedOperand/right/" + layout, [&] {
+            return std::make_shared<const PackedOperand>(PackedOperand::Pack(
+                PackedOperand::Side::kRight, {b->data<float>(), cols, tb},
+                depth, width));
+          });
     } else {
       return;
     }
@@ -162,11 +176,12 @@ class PackedWeight {
   // The packed op(B) when this Run's B is the tensor it was packed from (a
   // Run may feed the Const's output instead), else null.
   const PackedOperand* For(const Tensor& b) const {
-    return packed_ && b.raw_data() == source_.raw_data() ? &*packed_ : nullptr;
+    return packed_ && b.raw_data() == source_.raw_data() ? packed_.get()
+                                                         : nullptr;
   }
   // The same for the bf16 packing.
   const Bf16PackedWeights* Bf16For(const Tensor& b) const {
-    return bf16_ && b.raw_data() == source_.raw_data() ? &*bf16_ : nullptr;
+    return bf16_ && b.raw_data() == source_.raw_data() ? bf16_.get() : nullptr;
   }
   // The same for oneDNN's.
   const DnnlWeightProduct* DnnlFor(const Tensor& b) const {
@@ -184,9 +199,17 @@ class PackedWeight {
   bool batch_invariant() const { return batch_invariant_; }
 
  private:
+  // `make`'s form, from `cache` where there is one.
+  template <class T>
+  static std::shared_ptr<const T> Prepared(
+      PreparedWeights* cache, const Tensor& b, const std::string& recipe,
+      const std::function<std::shared_ptr<const T>()>& make) {
+    return cache != nullptr ? cache->GetOrMake<T>(b, recipe, make) : make();
+  }
+
   bool batch_invariant_ = false;
-  std::optional<PackedOperand> packed_;
-  std::optional<Bf16PackedWeights> bf16_;
+  std::shared_ptr<const PackedOperand> packed_;
+  std::shared_ptr<const Bf16PackedWeights> bf16_;
   std::unique_ptr<const DnnlWeightProduct> dnnl_;
   Tensor source_;
 };
@@ -601,7 +624,7 @@ class MatMulKernel : public OpKernel {
         tb_(c.attr<bool>("transpose_b")),
         alpha_(c.attr<double>("alpha")),
         weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16(),
-                KnownRows(c, ta_)) {}
+                KnownRows(c, ta_), c.prepared_weights()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 
@@ -675,7 +698,7 @@ class GemmOpKernel : public OpKernel {
         tb_(c.attr<int64_t>("transB") != 0),
         activation_(ActivationFromAttrs(c.attrs())),
         weight_(c.constant_input(1), tb_, c.batch_invariant(), c.bf16(),
-                KnownRows(c, ta_)) {}
+                KnownRows(c, ta_), c.prepared_weights()) {}
 
   int64_t prepared_bytes() const override { return weight_.bytes(); }
 

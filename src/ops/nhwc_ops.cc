@@ -369,6 +369,57 @@ ConvPlan BuildKernelPlan(const NhwcConvSpec& s, bool has_bias, bool bf16) {
   return BuildPlan(s, has_bias, PlanKind{}, &supported);
 }
 
+// W packed in a plan's layout: one memory per block of output channels.
+struct PackedConvWeights {
+  memory::desc layout;
+  std::vector<memory> blocks;
+
+  int64_t bytes() const {
+    return static_cast<int64_t>(layout.get_size() * blocks.size());
+  }
+
+  // What the packing depends on besides W: the plan's layout, which
+  // BuildKernelPlan chooses from everything in the spec but the batch N
+  // (pieces are planned per image). The kernel still compares the layout
+  // it finds with its plan's.
+  static std::string Recipe(const NhwcConvSpec& s, const ConvPlan& plan) {
+    std::string recipe = "NhwcConv";
+    for (int64_t v :
+         {s.x[1], s.x[2], s.x[3], s.group, s.stride[0], s.stride[1],
+          s.dilation[0], s.dilation[1], s.pads[0], s.pads[1], s.pads[2],
+          s.pads[3], plan.channel_block, static_cast<int64_t>(plan.bf16),
+          static_cast<int64_t>(plan.blocked),
+          static_cast<int64_t>(plan.weights.get_size())}) {
+      recipe += ',' + std::to_string(v);
+    }
+    return recipe;
+  }
+};
+
+// Packs W (K, C / group, kh, kw; float32) block by block into `plan`'s
+// layout.
+std::shared_ptr<const PackedConvWeights> PackConvWeights(const NhwcConvSpec& s,
+                                                         const ConvPlan& plan,
+                                                         const Tensor& w) {
+  auto packed = std::make_shared<PackedConvWeights>();
+  packed->layout = plan.weights;
+  OneOpenMpThread one_thread;
+  dnnl::stream stream(DnnlCpuEngine());
+  const int64_t kb = plan.channel_block;
+  const int64_t block_floats = kb * s.w[1] * s.w[2] * s.w[3];
+  for (int64_t k0 = 0; k0 < s.w[0]; k0 += kb) {
+    memory block(plan.weights, DnnlCpuEngine());
+    memory plain(memory::desc(WeightDims(s, kb), Dt::f32,
+                              s.group == 1 ? Tag::oihw : Tag::goihw),
+                 DnnlCpuEngine(),
+                 const_cast<float*>(w.data<float>() + k0 / kb * block_floats));
+    dnnl::reorder(plain, block).execute(stream, plain, block);
+    packed->blocks.push_back(block);
+  }
+  stream.wait();
+  return packed;
+}
+
 // --- NhwcConv ----------------------------------------------------------------
 
 class NhwcConvKernel : public OpKernel {
@@ -419,22 +470,15 @@ class NhwcConvKernel : public OpKernel {
                                        c.node_name());
         return;
       }
-      OneOpenMpThread one_thread;
-      dnnl::stream stream(DnnlCpuEngine());
-      const int64_t kb = plan_.channel_block;
-      const int64_t block_floats = kb * spec_.w[1] * spec_.w[2] * spec_.w[3];
-      for (int64_t k0 = 0; k0 < spec_.w[0]; k0 += kb) {
-        memory packed(plan_.weights, DnnlCpuEngine());
-        memory plain(
-            memory::desc(WeightDims(spec_, kb), Dt::f32,
-                         spec_.group == 1 ? Tag::oihw : Tag::goihw),
-            DnnlCpuEngine(),
-            const_cast<float*>(static_cast<const float*>(weights_source_) +
-                               k0 / kb * block_floats));
-        dnnl::reorder(plain, packed).execute(stream, plain, packed);
-        packed_w_.push_back(packed);
+      const auto pack = [&] { return PackConvWeights(spec_, plan_, *w); };
+      PreparedWeights* cache = c.prepared_weights();
+      packed_w_ = cache != nullptr
+                      ? cache->GetOrMake<PackedConvWeights>(
+                            *w, PackedConvWeights::Recipe(spec_, plan_), pack)
+                      : pack();
+      if (packed_w_->layout != plan_.weights) {
+        packed_w_ = pack();  // The recipe missed a difference: pack alone.
       }
-      stream.wait();
     } catch (const dnnl::error& e) {
       status_ = InvalidArgumentError("NhwcConv " + c.node_name() +
                                      ": oneDNN refused it: " + e.what());
@@ -442,9 +486,7 @@ class NhwcConvKernel : public OpKernel {
   }
 
   int64_t prepared_bytes() const override {
-    return status_.ok() ? static_cast<int64_t>(plan_.weights.get_size() *
-                                               packed_w_.size())
-                        : 0;
+    return status_.ok() ? packed_w_->bytes() : 0;
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -622,7 +664,7 @@ class NhwcConvKernel : public OpKernel {
     std::array<dnnl_exec_arg_t, 5> args{
         {{DNNL_ARG_SRC, handles.src[p].get()},
          {DNNL_ARG_WEIGHTS,
-          packed_w_[piece.channel_begin / plan_.channel_block].get()},
+          packed_w_->blocks[piece.channel_begin / plan_.channel_block].get()},
          {DNNL_ARG_DST, handles.dst[p].get()},
          {DNNL_ARG_SCRATCHPAD, handles.scratch[p].get()},
          {DNNL_ARG_BIAS, nullptr}}};
@@ -658,7 +700,9 @@ class NhwcConvKernel : public OpKernel {
   bool has_bias_ = false;
   const void* weights_source_ = nullptr;
   ConvPlan plan_;
-  std::vector<memory> packed_w_;  // One per block of output channels.
+  // Shared with the session's other compiles of this node (other batch
+  // sizes): the packing does not depend on N.
+  std::shared_ptr<const PackedConvWeights> packed_w_;
   DnnlHandleSets<PieceHandles> handle_sets_;
 };
 

@@ -11,8 +11,11 @@
 #include <set>
 
 #include "ops/nhwc_ops.h"
+#include "runtime/compiled_graph.h"
 #include "test_support/session_util.h"
 #include "test_support/threads.h"
+#include "weft/graph_passes.h"
+#include "weft/prepared_weights.h"
 
 namespace weft {
 namespace {
@@ -407,6 +410,46 @@ TEST_F(NhwcLayoutTest, OpenBatchesAndWrongShapes) {
   const Status wrong =
       nhwc->Run({{"x", NhwcLayoutRandom({1, 5, 12, 12}, 5)}}, {"r"}, {}, &out);
   EXPECT_FALSE(wrong.ok());
+}
+
+// A session compiles its graph again for each batch size it meets (its
+// placeholders declaring the feeds' shapes); NhwcConv's packed W does not
+// depend on the batch, so those compiles take it from the session's
+// PreparedWeights instead of packing it again.
+TEST_F(NhwcLayoutTest, CompilesForOtherBatchSizesShareThePackedWeights) {
+  const Graph given = NhwcLayoutSmallCnn();
+  auto with_batch = [&](int64_t batch) {
+    Graph g;  // Copies of the nodes: the constants share their buffers.
+    for (NodeDef node : given.nodes()) {
+      if (node.name == "x") {
+        node.attrs["shape"] = PartialShape({batch, 3, 40, 40});
+      }
+      EXPECT_TRUE(g.AddNode(std::move(node)).ok());
+    }
+    return g;
+  };
+  internal::CompileOptions options;
+  options.prepared_weights = std::make_shared<PreparedWeights>();
+  std::vector<int64_t> packed_per_compile;
+  for (int64_t batch : {1, 2, 4}) {
+    auto optimized = OptimizeGraph(with_batch(batch), {});
+    ASSERT_TRUE(optimized.ok()) << optimized.status();
+    auto compiled = internal::CompiledGraph::Compile(optimized->graph, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    int64_t packed = 0;
+    for (int i = 0; i < (*compiled)->num_nodes(); ++i) {
+      const internal::CompiledNode& node = (*compiled)->node(i);
+      if (node.def->name == "NhwcConv") {
+        EXPECT_GT(node.kernel->prepared_bytes(), 0) << node.name;
+        ++packed;
+      }
+    }
+    packed_per_compile.push_back(packed);
+  }
+  // stem, res, dw, left, right, deep.
+  EXPECT_EQ(packed_per_compile, std::vector<int64_t>({6, 6, 6}));
+  EXPECT_EQ(options.prepared_weights->size(), 6);
+  EXPECT_EQ(options.prepared_weights->reuses(), 12);
 }
 
 // The channels-last ops are internal, but a graph file can name them: bad

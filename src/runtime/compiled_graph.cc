@@ -410,7 +410,8 @@ Status CompiledGraph::Builder::Instantiate(int i) {
   }
   KernelConstruction construction(
       node.name, node.op(), attrs, input_dtypes_, output_dtypes, input_shapes_,
-      ctx.output_shapes(), constants_, options_.batch_invariant, options_.bf16);
+      ctx.output_shapes(), constants_, options_.batch_invariant, options_.bf16,
+      options_.prepared_weights.get());
   StatusOr<std::unique_ptr<OpKernel>> kernel =
       InternalError("kernel factory did not run");
   try {

@@ -68,6 +68,9 @@ struct CompileOptions {
   bool batch_invariant = false;
   // SessionOptions::precision == "bf16", for KernelConstruction.
   bool bf16 = false;
+  // The session's prepared constants, shared by the graphs it compiles (one
+  // for each set of feed shapes); null: each kernel prepares its own.
+  std::shared_ptr<PreparedWeights> prepared_weights;
 };
 
 class CompiledGraph {

@@ -6,6 +6,7 @@
 
 #include "kernels/gemm_tile.h"
 #include "ops/dnnl_matmul.h"
+#include "weft/prepared_weights.h"
 #include "weft/session.h"
 
 namespace weft::internal {
@@ -57,6 +58,29 @@ TEST(CompiledGraphTest, ACompileForShapesPreparesNoConstant) {
             DnnlMatMulAvailable() || ActiveGemmKernel() == GemmKernel::kBlis);
   EXPECT_EQ(plain.kernel->prepared_bytes(), 0);
   EXPECT_EQ(plain.output_shapes[0], packed.output_shapes[0]);
+}
+
+// With batch invariance every product against a constant B takes the
+// micro-kernel's packing, which does not depend on A's rows: compiles for
+// other rows (a session's graphs for other batch sizes) take the packing
+// the first made from the session's PreparedWeights.
+TEST(CompiledGraphTest, CompilesForOtherRowCountsShareThePackedWeight) {
+  const Tensor w = CompiledGraphFloats({32, 48});
+  CompileOptions options;
+  options.batch_invariant = true;
+  options.prepared_weights = std::make_shared<PreparedWeights>();
+  for (int64_t rows : {64, 8, 64}) {
+    Graph g;
+    auto x = g.Placeholder("x", DataType::kFloat32, {rows, 32});
+    g.MatMul("y", x, g.Const("w", w));
+    auto compiled = CompiledGraph::Compile(g, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_GT(
+        (*compiled)->node((*compiled)->FindNode("y")).kernel->prepared_bytes(),
+        0);
+  }
+  EXPECT_EQ(options.prepared_weights->size(), 1);
+  EXPECT_EQ(options.prepared_weights->reuses(), 2);
 }
 
 TEST(CompiledGraphTest, UnknownOp) {

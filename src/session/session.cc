@@ -41,6 +41,9 @@ CompileOptions DeviceOptions(const SessionOptions& options) {
   compile.log_device_placement = options.log_device_placement;
   compile.batch_invariant = options.batch_invariant;
   compile.bf16 = options.precision == "bf16";
+  // One cache for every graph the session compiles: the graphs it compiles
+  // for each set of feed shapes find the weights the first one prepared.
+  compile.prepared_weights = std::make_shared<PreparedWeights>();
   return compile;
 }
 
