@@ -5,7 +5,8 @@
 namespace weft::internal {
 
 GraphEditor::GraphEditor(const Graph& graph, CompileOptions compile)
-    : nodes_(graph.nodes().begin(), graph.nodes().end()), compile_(compile) {
+    : nodes_(graph.nodes().begin(), graph.nodes().end()),
+      compile_(std::move(compile)) {
   alive_.assign(nodes_.size(), 1);
   Commit();
 }

@@ -15,7 +15,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-Status CompileStatus(const Graph& graph, CompileOptions options = {}) {
+Status CompileStatus(const Graph& graph, const CompileOptions& options = {}) {
   return CompiledGraph::Compile(graph, options).status();
 }
 
