@@ -24,6 +24,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "framework/op_registry_impl.h"
@@ -223,6 +224,65 @@ constexpr int64_t kDirectChunkTiles = 16;
 constexpr int64_t kDirectMinChunks = 4;
 constexpr int64_t kDirectSmallWeightBytes = 256 * 1024;
 
+// w [M, C, kh, kw] prepared for the kernels: the direct convolution's
+// blocks (group 1) or the depthwise taps (group = C = M). Depends on w, the
+// group, whether the window's columns are adjacent and the int8 kernel, not
+// on the input's size, so a session's compiles for other batch sizes share
+// it (PreparedWeights).
+struct NhwcInt8ConvWeights {
+  std::optional<DirectConvWeights> direct;
+  // direct holds FoldWindowColumns's weights: a tap per window row.
+  bool folded_columns = false;
+  std::vector<int32_t> depthwise;  // [tap][channel]
+  std::vector<int32_t> depthwise_sums;
+  // depthwise in the VNNI kernel's byte form (PackDepthwiseQuads); empty
+  // on other kernels.
+  std::vector<int8_t> depthwise_quads;
+
+  int64_t bytes() const {
+    return (direct ? direct->bytes() : 0) +
+           static_cast<int64_t>(depthwise.size() + depthwise_sums.size()) * 4 +
+           static_cast<int64_t>(depthwise_quads.size());
+  }
+};
+
+// REQUIRES: w is int8 of rank 4. Neither form where the group is another.
+std::shared_ptr<const NhwcInt8ConvWeights> PrepareInt8ConvWeights(
+    const Tensor& w, int64_t group, bool adjacent_columns, Int8Kernel kernel) {
+  auto made = std::make_shared<NhwcInt8ConvWeights>();
+  const Shape& ws = w.shape();
+  const int64_t m = ws.dim(0), taps = ws.dim(2) * ws.dim(3);
+  if (group == 1) {
+    const int64_t c = ws.dim(1), kh = ws.dim(2), kw = ws.dim(3);
+    if (adjacent_columns && DirectConvFoldsColumns(c, kw)) {
+      made->folded_columns = true;
+      const std::vector<int8_t> folded =
+          FoldWindowColumns(w.data<int8_t>(), m, c, kh, kw);
+      made->direct.emplace(folded.data(), m, kw * c, kh);
+    } else {
+      made->direct.emplace(w.data<int8_t>(), m, c, taps);
+    }
+  } else if (ws.dim(1) == 1 && group == m) {
+    // Channel c's weight at tap t, at t * M + c: vectors of channels.
+    made->depthwise.assign(static_cast<size_t>(taps * m), 0);
+    made->depthwise_sums.assign(static_cast<size_t>(m), 0);
+    for (int64_t ch = 0; ch < m; ++ch) {
+      for (int64_t t = 0; t < taps; ++t) {
+        // The weights are signed: their values, not their bit patterns.
+        // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+        const int32_t v = w.data<int8_t>()[ch * taps + t];
+        made->depthwise[static_cast<size_t>(t * m + ch)] = v;
+        made->depthwise_sums[static_cast<size_t>(ch)] += v;
+      }
+    }
+    if (kernel == Int8Kernel::kAvx512Vnni) {
+      made->depthwise_quads =
+          PackDepthwiseQuads(made->depthwise.data(), m, ws.dim(2), ws.dim(3));
+    }
+  }
+  return made;
+}
+
 class NhwcQLinearConvKernel : public OpKernel {
  public:
   explicit NhwcQLinearConvKernel(const KernelConstruction& c)
@@ -236,38 +296,23 @@ class NhwcQLinearConvKernel : public OpKernel {
       return;
     }
     const Shape& ws = w->shape();
-    const int64_t m = ws.dim(0), taps = ws.dim(2) * ws.dim(3);
-    taps_ = taps;
-    if (group_ == 1) {
-      const int64_t c = ws.dim(1), kh = ws.dim(2), kw = ws.dim(3);
-      const bool adjacent_columns =
-          attrs_.dilations.size() < 2 || attrs_.dilations[1] == 1;
-      if (adjacent_columns && DirectConvFoldsColumns(c, kw)) {
-        folded_columns_ = true;
-        const std::vector<int8_t> folded =
-            FoldWindowColumns(w->data<int8_t>(), m, c, kh, kw);
-        direct_.emplace(folded.data(), m, kw * c, kh);
-      } else {
-        direct_.emplace(w->data<int8_t>(), m, c, taps);
-      }
-    } else if (ws.dim(1) == 1 && group_ == m) {
-      // Channel c's weight at tap t, at t * M + c: vectors of channels.
-      depthwise_.assign(static_cast<size_t>(taps * m), 0);
-      depthwise_sums_.assign(static_cast<size_t>(m), 0);
-      for (int64_t ch = 0; ch < m; ++ch) {
-        for (int64_t t = 0; t < taps; ++t) {
-          // The weights are signed: their values, not their bit patterns.
-          // NOLINTNEXTLINE(bugprone-signed-char-misuse)
-          const int32_t v = w->data<int8_t>()[ch * taps + t];
-          depthwise_[static_cast<size_t>(t * m + ch)] = v;
-          depthwise_sums_[static_cast<size_t>(ch)] += v;
-        }
-      }
-      if (kernel_ == Int8Kernel::kAvx512Vnni) {
-        depthwise_quads_ =
-            PackDepthwiseQuads(depthwise_.data(), m, ws.dim(2), ws.dim(3));
-      }
-    }
+    const int64_t m = ws.dim(0);
+    taps_ = ws.dim(2) * ws.dim(3);
+    const bool adjacent_columns =
+        attrs_.dilations.size() < 2 || attrs_.dilations[1] == 1;
+    const auto prepare = [&] {
+      return PrepareInt8ConvWeights(*w, group_, adjacent_columns, kernel_);
+    };
+    PreparedWeights* cache = c.prepared_weights();
+    weights_ =
+        cache != nullptr
+            ? cache->GetOrMake<NhwcInt8ConvWeights>(
+                  *w,
+                  "NhwcQLinearConv/group=" + std::to_string(group_) +
+                      "/adjacent=" + std::to_string(adjacent_columns) +
+                      "/kernel=" + std::to_string(static_cast<int>(kernel_)),
+                  prepare)
+            : prepare();
     std::array<const Tensor*, 9> in{};
     const int inputs = static_cast<int>(c.input_dtypes().size());
     if (inputs < 8) return;  // the schema's check reports it
@@ -275,18 +320,13 @@ class NhwcQLinearConvKernel : public OpKernel {
       in[i] = c.constant_input(i);
       if (in[i] == nullptr) return;
     }
-    if (direct_ || !depthwise_.empty()) {
+    if (weights_->direct || !weights_->depthwise.empty()) {
       auto rq = ReadRequantization(in, m);
       if (rq.ok()) constant_rq_ = *std::move(rq);
     }
   }
 
-  int64_t prepared_bytes() const override {
-    return (direct_ ? direct_->bytes() : 0) +
-           static_cast<int64_t>(depthwise_.size() + depthwise_sums_.size()) *
-               4 +
-           static_cast<int64_t>(depthwise_quads_.size());
-  }
+  int64_t prepared_bytes() const override { return weights_->bytes(); }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -298,12 +338,12 @@ class NhwcQLinearConvKernel : public OpKernel {
           (channels_first_ ? "[N, C, H, W]" : "[N, H, W, C]") + ", got " +
           DataTypeName(x.dtype()) + " " + xs.ToString());
     }
-    if (!direct_ && depthwise_.empty()) {
+    if (!weights_->direct && weights_->depthwise.empty()) {
       return InvalidArgumentError(
           "NhwcQLinearConv needs a constant int8 w [M, C, kh, kw] with group "
           "1, or a depthwise one (group = C = M)");
     }
-    if (channels_first_ && !direct_) {
+    if (channels_first_ && !weights_->direct) {
       return InvalidArgumentError(
           "NhwcQLinearConv with x_layout NCHW takes group 1 only");
     }
@@ -343,17 +383,18 @@ class NhwcQLinearConvKernel : public OpKernel {
     out.y = y->raw_data();
     out.y_signed = y_zero.dtype() == DataType::kInt8;
     out.finite = rq.finite;
-    if (!direct_) {
+    if (!weights_->direct) {
       Depthwise(ctx, win, x.data<uint8_t>(), x_zero, n, out);
       return Status::OK();
     }
-    if (folded_columns_) {
+    if (weights_->folded_columns) {
       // Pixels of c bytes, as the folded channels read them; the last
-      // window's row reads direct_->quads() * 4 bytes from its first column.
-      const int64_t window_row = direct_->c();
+      // window's row reads weights_->direct->quads() * 4 bytes from its first
+      // column.
+      const int64_t window_row = weights_->direct->c();
       const PaddedInput padded =
           PadInput(ctx, win, x.data<uint8_t>(), n, c, c, x_zero,
-                   direct_->quads() * 4 - window_row, channels_first_);
+                   weights_->direct->quads() * 4 - window_row, channels_first_);
       Direct(ctx, win, padded, TapOffsets(win, padded, true), n, out);
       return Status::OK();
     }
@@ -423,8 +464,9 @@ class NhwcQLinearConvKernel : public OpKernel {
                   ? static_cast<float>(*y_zero.data<uint8_t>())
                   : static_cast<float>(*y_zero.data<int8_t>());
     const auto xz = static_cast<uint32_t>(*x_zero.data<uint8_t>());
-    const std::vector<int32_t>& sums =
-        direct_ ? direct_->row_sums() : depthwise_sums_;
+    const std::vector<int32_t>& sums = weights_->direct
+                                           ? weights_->direct->row_sums()
+                                           : weights_->depthwise_sums;
     for (int64_t oc = 0; oc < m; ++oc) {
       // QLinearConv's float expression, in its order.
       rq.multiplier.push_back(
@@ -450,7 +492,7 @@ class NhwcQLinearConvKernel : public OpKernel {
   void Direct(KernelContext& ctx, const Window& win, const PaddedInput& padded,
               const std::vector<int64_t>& tap_offsets, int64_t n,
               const RequantizedOutput& out) const {
-    const DirectConvWeights& w = *direct_;
+    const DirectConvWeights& w = *weights_->direct;
     const int64_t pixels = win.OutSize(), total = n * pixels, m = w.m();
     const int64_t tile = w.tile_pixels();
     const int64_t tiles = CeilDiv(total, tile);
@@ -538,12 +580,12 @@ class NhwcQLinearConvKernel : public OpKernel {
                   x + ((image * win.in[0] + iy) * win.in[1] + ix) * m;
               if (win.dilation[1] == 1) {
                 DepthwiseGridRowRequantized(kernel_, at, grid, last - first,
-                                            depthwise_.data(), Quads(),
+                                            weights_->depthwise.data(), Quads(),
                                             pixel_out);
               } else {
                 DepthwiseRowRequantized(kernel_, at, win.stride[1] * m,
                                         last - first, tap_offsets.data(), taps_,
-                                        depthwise_.data(), pixel_out);
+                                        weights_->depthwise.data(), pixel_out);
               }
             }
             if (win.dilation[1] == 1) {  // The borders from bands.
@@ -562,7 +604,7 @@ class NhwcQLinearConvKernel : public OpKernel {
               pixel_out.y = y + ox * m;
               DepthwiseRowRequantized(kernel_, window.data(), 0, 1,
                                       window_taps.data(), taps_,
-                                      depthwise_.data(), pixel_out);
+                                      weights_->depthwise.data(), pixel_out);
             }
           }
         });
@@ -604,7 +646,7 @@ class NhwcQLinearConvKernel : public OpKernel {
     DepthwiseGridRowRequantized(
         kernel_, band->data(),
         DepthwiseGrid{kh, kw, columns * m, win.stride[1]}, end - begin,
-        depthwise_.data(), Quads(), out);
+        weights_->depthwise.data(), Quads(), out);
   }
 
   // Output pixel (oy, ox)'s window of image `image`, tap by tap, each tap's
@@ -631,7 +673,8 @@ class NhwcQLinearConvKernel : public OpKernel {
   }
 
   const int8_t* Quads() const {
-    return depthwise_quads_.empty() ? nullptr : depthwise_quads_.data();
+    return weights_->depthwise_quads.empty() ? nullptr
+                                             : weights_->depthwise_quads.data();
   }
 
   WindowAttrs attrs_;
@@ -641,14 +684,10 @@ class NhwcQLinearConvKernel : public OpKernel {
   // The requantization, worked out once where its inputs are constants.
   std::optional<Requantization> constant_rq_;
   int64_t taps_ = 0;
-  std::optional<DirectConvWeights> direct_;
-  // direct_ holds FoldWindowColumns's weights: a tap per window row.
-  bool folded_columns_ = false;
-  std::vector<int32_t> depthwise_;  // [tap][channel]
-  std::vector<int32_t> depthwise_sums_;
-  // depthwise_ in the VNNI kernel's byte form (PackDepthwiseQuads); empty
-  // on other kernels.
-  std::vector<int8_t> depthwise_quads_;
+  // w prepared; shared with the session's other compiles of this node
+  // (other input sizes). Empty where w is not a constant int8 [M, C, kh, kw].
+  std::shared_ptr<const NhwcInt8ConvWeights> weights_ =
+      std::make_shared<const NhwcInt8ConvWeights>();
 };
 
 Status InferNhwcQLinearConvShape(InferenceContext& ctx) {

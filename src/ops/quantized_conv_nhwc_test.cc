@@ -6,7 +6,9 @@
 #include <set>
 
 #include "framework/op_registry_impl.h"
+#include "runtime/compiled_graph.h"
 #include "test_support/session_util.h"
+#include "weft/prepared_weights.h"
 
 namespace weft {
 namespace {
@@ -187,6 +189,40 @@ TEST(NhwcQLinearConvTest, RefusesWhatItCannotCompute) {
     ASSERT_FALSE(status.ok());
     EXPECT_THAT(status.message(), HasSubstr("5 channels"));
   }
+}
+
+// A session compiles its graph again for each batch size it meets; the
+// direct and depthwise weights do not depend on it, so those compiles take
+// them from the session's PreparedWeights instead of preparing them again.
+TEST(NhwcQLinearConvTest, CompilesForOtherBatchSizesShareThePreparedWeights) {
+  const QuantizedConvNhwcCase direct = {"3x3", 1, 8, 6, 6, 16, 3, 1, 1, 1, 1};
+  const QuantizedConvNhwcCase depthwise = {"dw", 1, 16, 6, 6, 16,
+                                           3,    1, 1,  1, 16};
+  Graph given;
+  given.Placeholder("x", DataType::kUInt8, PartialShape({1, 6, 6, 8}));
+  AddQLinearConv(given, "a", "x", direct, false, 7, "NhwcQLinearConv");
+  AddQLinearConv(given, "b", "a", depthwise, false, 8, "NhwcQLinearConv");
+  internal::CompileOptions options;
+  options.prepared_weights = std::make_shared<PreparedWeights>();
+  for (int64_t batch : {1, 3, 2}) {
+    Graph g;  // Copies of the nodes: the constants share their buffers.
+    for (NodeDef node : given.nodes()) {
+      if (node.name == "x")
+        node.attrs["shape"] = PartialShape({batch, 6, 6, 8});
+      ASSERT_TRUE(g.AddNode(std::move(node)).ok());
+    }
+    auto compiled = internal::CompiledGraph::Compile(g, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    for (const char* conv : {"a", "b"}) {
+      EXPECT_GT((*compiled)
+                    ->node((*compiled)->FindNode(conv))
+                    .kernel->prepared_bytes(),
+                0)
+          << conv;
+    }
+  }
+  EXPECT_EQ(options.prepared_weights->size(), 2);
+  EXPECT_EQ(options.prepared_weights->reuses(), 4);
 }
 
 // A quantized residual CNN as qdq-fusion leaves one (QLinearConv, uint8
