@@ -8,14 +8,9 @@
 // does not depend on the shape that changed, it asks for the form here and
 // every compile after the first finds it made.
 //
-//   std::shared_ptr<const Packed> packed;
-//   if (PreparedWeights* cache = c.prepared_weights()) {
-//     packed = cache->GetOrMake<Packed>(*w, "MyConv/block=64", [&] {
-//       return Pack(*w, 64);
-//     });
-//   } else {
-//     packed = Pack(*w, 64);
-//   }
+//   std::shared_ptr<const Packed> packed = PreparedOrMade<Packed>(
+//       c.prepared_weights(), *w, "MyConv/block=64",
+//       [&] { return Pack(*w, 64); });
 #ifndef WEFT_PREPARED_WEIGHTS_H_
 #define WEFT_PREPARED_WEIGHTS_H_
 
@@ -79,6 +74,16 @@ class PreparedWeights {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// `cache`'s form (GetOrMake) where there is a cache, else `make`'s own: what
+// a kernel calls with KernelConstruction::prepared_weights(), null outside
+// a session.
+template <class T>
+std::shared_ptr<const T> PreparedOrMade(
+    PreparedWeights* cache, const Tensor& source, const std::string& recipe,
+    const std::function<std::shared_ptr<const T>()>& make) {
+  return cache != nullptr ? cache->GetOrMake<T>(source, recipe, make) : make();
+}
 
 }  // namespace weft
 

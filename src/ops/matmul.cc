@@ -15,7 +15,6 @@
 // EIGEN_USE_THREADS, and weft builds with neither; the BLIS build is the
 // serial one (docs/kernels.md).
 #include <algorithm>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,7 +149,7 @@ class PackedWeight {
     const int64_t depth = tb ? cols : rows, width = tb ? rows : cols;
     const std::string layout = tb ? "transposed" : "plain";
     if (bf16 && CpuHasBf16Products()) {
-      bf16_ = Prepared<Bf16PackedWeights>(
+      bf16_ = PreparedOrMade<Bf16PackedWeights>(
           cache, *b, "Bf16PackedWeights/" + layout, [&] {
             return std::make_shared<const Bf16PackedWeights>(
                 b->data<float>(), cols, tb, depth, width);
@@ -161,7 +160,7 @@ class PackedWeight {
                                                 depth, width)) != nullptr) {
       // oneDNN's products (docs/kernels.md); BLIS's panels are not made.
     } else if (ActiveGemmKernel() == GemmKernel::kBlis || batch_invariant) {
-      packed_ = Prepared<PackedOperand>(
+      packed_ = PreparedOrMade<PackedOperand>(
           cache, *b, "PackedOperand/right/" + layout, [&] {
             return std::make_shared<const PackedOperand>(PackedOperand::Pack(
                 PackedOperand::Side::kRight, {b->data<float>(), cols, tb},
@@ -199,14 +198,6 @@ class PackedWeight {
   bool batch_invariant() const { return batch_invariant_; }
 
  private:
-  // `make`'s form, from `cache` where there is one.
-  template <class T>
-  static std::shared_ptr<const T> Prepared(
-      PreparedWeights* cache, const Tensor& b, const std::string& recipe,
-      const std::function<std::shared_ptr<const T>()>& make) {
-    return cache != nullptr ? cache->GetOrMake<T>(b, recipe, make) : make();
-  }
-
   bool batch_invariant_ = false;
   std::shared_ptr<const PackedOperand> packed_;
   std::shared_ptr<const Bf16PackedWeights> bf16_;

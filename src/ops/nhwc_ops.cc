@@ -471,11 +471,9 @@ class NhwcConvKernel : public OpKernel {
         return;
       }
       const auto pack = [&] { return PackConvWeights(spec_, plan_, *w); };
-      PreparedWeights* cache = c.prepared_weights();
-      packed_w_ = cache != nullptr
-                      ? cache->GetOrMake<PackedConvWeights>(
-                            *w, PackedConvWeights::Recipe(spec_, plan_), pack)
-                      : pack();
+      packed_w_ = PreparedOrMade<PackedConvWeights>(
+          c.prepared_weights(), *w, PackedConvWeights::Recipe(spec_, plan_),
+          pack);
       if (packed_w_->layout != plan_.weights) {
         packed_w_ = pack();  // The recipe missed a difference: pack alone.
       }

@@ -300,19 +300,14 @@ class NhwcQLinearConvKernel : public OpKernel {
     taps_ = ws.dim(2) * ws.dim(3);
     const bool adjacent_columns =
         attrs_.dilations.size() < 2 || attrs_.dilations[1] == 1;
-    const auto prepare = [&] {
-      return PrepareInt8ConvWeights(*w, group_, adjacent_columns, kernel_);
-    };
-    PreparedWeights* cache = c.prepared_weights();
-    weights_ =
-        cache != nullptr
-            ? cache->GetOrMake<NhwcInt8ConvWeights>(
-                  *w,
-                  "NhwcQLinearConv/group=" + std::to_string(group_) +
-                      "/adjacent=" + std::to_string(adjacent_columns) +
-                      "/kernel=" + std::to_string(static_cast<int>(kernel_)),
-                  prepare)
-            : prepare();
+    weights_ = PreparedOrMade<NhwcInt8ConvWeights>(
+        c.prepared_weights(), *w,
+        "NhwcQLinearConv/group=" + std::to_string(group_) +
+            "/adjacent=" + std::to_string(adjacent_columns) +
+            "/kernel=" + std::to_string(static_cast<int>(kernel_)),
+        [&] {
+          return PrepareInt8ConvWeights(*w, group_, adjacent_columns, kernel_);
+        });
     std::array<const Tensor*, 9> in{};
     const int inputs = static_cast<int>(c.input_dtypes().size());
     if (inputs < 8) return;  // the schema's check reports it

@@ -205,12 +205,8 @@ TEST(NhwcQLinearConvTest, CompilesForOtherBatchSizesShareThePreparedWeights) {
   internal::CompileOptions options;
   options.prepared_weights = std::make_shared<PreparedWeights>();
   for (int64_t batch : {1, 3, 2}) {
-    Graph g;  // Copies of the nodes: the constants share their buffers.
-    for (NodeDef node : given.nodes()) {
-      if (node.name == "x")
-        node.attrs["shape"] = PartialShape({batch, 6, 6, 8});
-      ASSERT_TRUE(g.AddNode(std::move(node)).ok());
-    }
+    const Graph g =
+        test::WithPlaceholderShape(given, "x", PartialShape({batch, 6, 6, 8}));
     auto compiled = internal::CompiledGraph::Compile(g, options);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
     for (const char* conv : {"a", "b"}) {

@@ -418,21 +418,14 @@ TEST_F(NhwcLayoutTest, OpenBatchesAndWrongShapes) {
 // PreparedWeights instead of packing it again.
 TEST_F(NhwcLayoutTest, CompilesForOtherBatchSizesShareThePackedWeights) {
   const Graph given = NhwcLayoutSmallCnn();
-  auto with_batch = [&](int64_t batch) {
-    Graph g;  // Copies of the nodes: the constants share their buffers.
-    for (NodeDef node : given.nodes()) {
-      if (node.name == "x") {
-        node.attrs["shape"] = PartialShape({batch, 3, 40, 40});
-      }
-      EXPECT_TRUE(g.AddNode(std::move(node)).ok());
-    }
-    return g;
-  };
   internal::CompileOptions options;
   options.prepared_weights = std::make_shared<PreparedWeights>();
   std::vector<int64_t> packed_per_compile;
   for (int64_t batch : {1, 2, 4}) {
-    auto optimized = OptimizeGraph(with_batch(batch), {});
+    auto optimized =
+        OptimizeGraph(test::WithPlaceholderShape(
+                          given, "x", PartialShape({batch, 3, 40, 40})),
+                      {});
     ASSERT_TRUE(optimized.ok()) << optimized.status();
     auto compiled = internal::CompiledGraph::Compile(optimized->graph, options);
     ASSERT_TRUE(compiled.ok()) << compiled.status();

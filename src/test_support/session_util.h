@@ -164,6 +164,19 @@ Tensor SeededBytes(const Shape& shape, uint32_t seed) {
   return t;
 }
 
+// `graph` with placeholder `name` declaring `shape`, as a session compiles
+// it for a feed of that shape: the nodes are copies, so the constants share
+// their buffers with `graph`'s.
+inline Graph WithPlaceholderShape(const Graph& graph, const std::string& name,
+                                  const PartialShape& shape) {
+  Graph out;
+  for (NodeDef node : graph.nodes()) {
+    if (node.name == name) node.attrs["shape"] = shape;
+    MustAdd(out, std::move(node));
+  }
+  return out;
+}
+
 // The op of every node of `graph`, with repeats: what a graph pass left.
 inline std::multiset<std::string> Ops(const Graph& graph) {
   std::multiset<std::string> ops;
