@@ -5,7 +5,8 @@
 // not a chain's latency. This is the measurement behind the bf16 rule
 // (kernels/bf16_gemm.h, Bf16SupportForCpu): where vdpbf16ps delivers fewer
 // multiply-adds than the FMAs, the bf16 mode cannot be faster than fp32 on
-// compute-bound layers; and the int8 kernels' ceiling. On CPUs with AVX2
+// compute-bound layers; and the int8 kernels' ceiling (vpdpbusd on 512-
+// and on 256-bit vectors, the latter as AVX-VNNI). On CPUs with AVX2
 // and no VNNI, the three steps an int8 product can take there: weft's exact
 // one (bytes widened to int16, vpmaddwd + vpaddd), ONNX Runtime's
 // (vpmaddubsw, whose int16 pair sums saturate, + vpmaddwd by ones +
@@ -147,6 +148,52 @@ void BM_Int8VnniDot(benchmark::State& state) {
   Report(state, 64, kVnniAccumulators);
 }
 
+// AVX-VNNI: the same instruction on 256-bit vectors, VEX-encoded (%{vex%}:
+// the form a CPU without AVX-512 runs), twelve accumulators in the sixteen
+// VEX registers ("x").
+bool HasAvxVnni() {
+  return weft::internal::CpuRunsInt8Kernel(
+      weft::internal::Int8Kernel::kAvxVnni);
+}
+
+__attribute__((target("avx2,avxvnni"))) int32_t AvxVnniDotRounds(
+    int64_t rounds) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
+          a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+  const __m256i x = _mm256_set1_epi8(1);
+  const __m256i y = _mm256_set1_epi8(1);
+  for (int64_t i = 0; i < rounds; ++i) {
+    asm volatile(
+        "%{vex%} vpdpbusd %12, %13, %0\n\t%{vex%} vpdpbusd %12, %13, %1\n\t"
+        "%{vex%} vpdpbusd %12, %13, %2\n\t%{vex%} vpdpbusd %12, %13, %3\n\t"
+        "%{vex%} vpdpbusd %12, %13, %4\n\t%{vex%} vpdpbusd %12, %13, %5\n\t"
+        "%{vex%} vpdpbusd %12, %13, %6\n\t%{vex%} vpdpbusd %12, %13, %7\n\t"
+        "%{vex%} vpdpbusd %12, %13, %8\n\t%{vex%} vpdpbusd %12, %13, %9\n\t"
+        "%{vex%} vpdpbusd %12, %13, %10\n\t%{vex%} vpdpbusd %12, %13, %11"
+        : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6),
+          "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11)
+        : "x"(y), "x"(x));
+  }
+  __m256i sum = _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)),
+      _mm256_add_epi32(_mm256_add_epi32(a4, a5), _mm256_add_epi32(a6, a7)));
+  sum = _mm256_add_epi32(sum, _mm256_add_epi32(_mm256_add_epi32(a8, a9),
+                                               _mm256_add_epi32(a10, a11)));
+  return _mm256_extract_epi32(sum, 0);
+}
+
+// 8 lanes of four byte products.
+void BM_Int8AvxVnniDot(benchmark::State& state) {
+  if (!HasAvxVnni()) {
+    state.SkipWithError("no AVX-VNNI");
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(AvxVnniDotRounds(kRoundsPerIteration));
+  }
+  Report(state, 32, kVnniAccumulators);
+}
+
 bool HasAvx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") != 0 &&
@@ -277,12 +324,10 @@ void BM_Avx2SaturatingU8S8(benchmark::State& state) {
 // weight rows by 32 pixels over `depth` (arg 1; 576 is a 3 x 3 layer of 64
 // channels), every call on the same panels, so they stay in cache: the
 // kernel against the unit's ceiling above, without packing or memory.
-// Arg 0: the kernel (0 generic, 1 AVX2, 2 AVX-512 VNNI).
+// Arg 0: the kernel (0 generic, 1 AVX2, 2 AVX-VNNI, 3 AVX-512 VNNI).
 void BM_Int8PanelProduct(benchmark::State& state) {
   using weft::internal::Int8Kernel;
-  constexpr Int8Kernel kKernels[] = {Int8Kernel::kGeneric, Int8Kernel::kAvx2,
-                                     Int8Kernel::kAvx512Vnni};
-  const Int8Kernel kernel = kKernels[state.range(0)];
+  const Int8Kernel kernel = weft::internal::kAllInt8Kernels[state.range(0)];
   if (!weft::internal::CpuRunsInt8Kernel(kernel)) {
     state.SkipWithError("the CPU cannot run this kernel");
     return;
@@ -316,11 +361,12 @@ void BM_Int8PanelProduct(benchmark::State& state) {
 BENCHMARK(BM_Fp32Fma);
 BENCHMARK(BM_Bf16Dot);
 BENCHMARK(BM_Int8VnniDot);
+BENCHMARK(BM_Int8AvxVnniDot);
 BENCHMARK(BM_Avx2Fp32Fma);
 BENCHMARK(BM_Avx2ExactInt16Madd);
 BENCHMARK(BM_Avx2SaturatingU8S8);
 BENCHMARK(BM_Int8PanelProduct)
-    ->ArgsProduct({{0, 1, 2}, {576, 2304, 4608}})
+    ->ArgsProduct({{0, 1, 2, 3}, {576, 2304, 4608}})
     ->ArgNames({"kernel", "depth"});
 
 }  // namespace

@@ -25,8 +25,7 @@ std::vector<T> Int8DirectConvSeededBytes(int64_t n, uint32_t seed) {
 // are and are not whole quads (the bytes past C read but multiplied by
 // zero weights), one tap and nine at scattered offsets, partial tiles.
 TEST(Int8DirectConvTest, TilesAreTheExactSumsOnEveryKernelTheCpuRuns) {
-  for (Int8Kernel kernel :
-       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel : kAllInt8Kernels) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     for (int64_t m : {8, 16, 40, 64, 72, 200}) {
       for (int64_t c : {3, 4, 6, 32}) {
@@ -97,8 +96,7 @@ TEST(Int8DirectConvTest, FoldsColumnsOnlyWhereQuadsAreSaved) {
 // are read (the next pixel's) and multiplied by zero weights.
 TEST(Int8DirectConvTest, FoldedColumnsGiveTheWindowsSums) {
   constexpr int64_t kWidth = 20, kRows = 9;  // the plane, pixels of c bytes
-  for (Int8Kernel kernel :
-       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel : kAllInt8Kernels) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     for (const auto [c, kh, kw] :
          {std::array<int64_t, 3>{3, 7, 7}, std::array<int64_t, 3>{1, 3, 5},
@@ -173,8 +171,7 @@ TEST(Int8DirectConvTest, RequantizedTilesEqualTheirSumsRequantized) {
     const float choices[] = {0.5f, 1e-3f, 7.0f, 3e5f, -0.25f};
     multiplier.push_back(choices[j % 5]);
   }
-  for (Int8Kernel kernel :
-       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel : kAllInt8Kernels) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     for (int64_t count : {kDirectPixels, int64_t{5}}) {
       std::vector<int32_t> acc(kDirectPixels * kDirectBlock);

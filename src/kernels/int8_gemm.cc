@@ -1,5 +1,6 @@
 #include "kernels/int8_gemm.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -30,6 +31,17 @@ bool CpuHasAvx2() {
   return __builtin_cpu_supports("avx2");
 }
 
+// AVX-VNNI: vpdpbusd with a VEX encoding, on 128- and 256-bit vectors.
+// CPUID.(7,1):EAX[4]; read directly, since clang 14's
+// __builtin_cpu_supports has no name for it. AVX2's check covers the OS's
+// saving of the 256-bit registers.
+bool CpuHasAvxVnni() {
+  if (!CpuHasAvx2()) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (eax & (1U << 4)) != 0;
+}
+
 Int8Kernel ChooseActiveKernel() {
   if (const char* env = std::getenv(kEnv)) {
     std::optional<Int8Kernel> forced = ParseInt8Kernel(env);
@@ -37,8 +49,24 @@ Int8Kernel ChooseActiveKernel() {
     // CheckInt8KernelEnvironment; until then the CPU's choice stands.
     if (forced && CpuRunsInt8Kernel(*forced)) return *forced;
   }
-  if (CpuHasAvx512Vnni()) return Int8Kernel::kAvx512Vnni;
-  return CpuHasAvx2() ? Int8Kernel::kAvx2 : Int8Kernel::kGeneric;
+  return Int8KernelForUnits({.avx2 = CpuHasAvx2(),
+                             .avx_vnni = CpuHasAvxVnni(),
+                             .avx512_vnni = CpuHasAvx512Vnni()});
+}
+
+// The instructions `kernel` needs, as an error names them.
+std::string_view UnitsOf(Int8Kernel kernel) {
+  switch (kernel) {
+    case Int8Kernel::kAvx512Vnni:
+      return "AVX-512 VNNI";
+    case Int8Kernel::kAvxVnni:
+      return "AVX-VNNI";
+    case Int8Kernel::kAvx2:
+      return "AVX2";
+    case Int8Kernel::kGeneric:
+      break;
+  }
+  return "portable C++";
 }
 
 // The generic kernel: the same quads, summed in int32 lane by lane.
@@ -64,40 +92,135 @@ void GenericPanelProduct(const int8_t* a, const uint8_t* b, int64_t quads,
   }
 }
 
+// Four bytes at `p` in every 32-bit lane. A function with its own target:
+// a lambda in a target("avx512...") function does not inherit the target,
+// and fails to compile for CPUs without AVX-512 (scripts/isa-compile-check).
+__attribute__((target("avx512f"), always_inline)) inline __m512i BroadcastQuad(
+    const int8_t* p) {
+  int32_t quad;
+  std::memcpy(&quad, p, 4);
+  return _mm512_set1_epi32(quad);
+}
+
 // kInt8Rows x kInt8Cols = 8 rows x 2 vectors of 16 pixels: 16 accumulators,
-// two column loads and eight weight broadcasts per quad.
+// two column loads and eight weight broadcasts per quad. The accumulators
+// are named variables, not an array: from a `__m512i c[8][2]`, g++ 12
+// copied every accumulator through another register each quad and kept two
+// on the stack (235 G multiply-adds a second on the Zen 5 guest, 52% of
+// vpdpbusd's rate there).
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) void
 VnniPanelProduct(const int8_t* a, const uint8_t* b, int64_t quads, int64_t rows,
                  int64_t cols, int32_t* acc, int64_t ld) {
   static_assert(kInt8Rows == 8 && kInt8Cols == 32);
-  __m512i c[8][2];
-  for (auto& row : c) row[0] = row[1] = _mm512_setzero_si512();
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00,
+          c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00,
+          c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
   for (int64_t q = 0; q < quads; ++q) {
-    const __m512i b0 = _mm512_loadu_si512(b + q * 128);
-    const __m512i b1 = _mm512_loadu_si512(b + q * 128 + 64);
+    const __m512i x0 = _mm512_loadu_si512(b + q * 128);
+    const __m512i x1 = _mm512_loadu_si512(b + q * 128 + 64);
     const int8_t* aq = a + q * 32;
-    for (int r = 0; r < 8; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, aq + r * 4, 4);
-      const __m512i w = _mm512_set1_epi32(quad);
-      c[r][0] = _mm512_dpbusd_epi32(c[r][0], b0, w);
-      c[r][1] = _mm512_dpbusd_epi32(c[r][1], b1, w);
-    }
+    const __m512i w0 = BroadcastQuad(aq + 0);
+    c00 = _mm512_dpbusd_epi32(c00, x0, w0);
+    c01 = _mm512_dpbusd_epi32(c01, x1, w0);
+    const __m512i w1 = BroadcastQuad(aq + 4);
+    c10 = _mm512_dpbusd_epi32(c10, x0, w1);
+    c11 = _mm512_dpbusd_epi32(c11, x1, w1);
+    const __m512i w2 = BroadcastQuad(aq + 8);
+    c20 = _mm512_dpbusd_epi32(c20, x0, w2);
+    c21 = _mm512_dpbusd_epi32(c21, x1, w2);
+    const __m512i w3 = BroadcastQuad(aq + 12);
+    c30 = _mm512_dpbusd_epi32(c30, x0, w3);
+    c31 = _mm512_dpbusd_epi32(c31, x1, w3);
+    const __m512i w4 = BroadcastQuad(aq + 16);
+    c40 = _mm512_dpbusd_epi32(c40, x0, w4);
+    c41 = _mm512_dpbusd_epi32(c41, x1, w4);
+    const __m512i w5 = BroadcastQuad(aq + 20);
+    c50 = _mm512_dpbusd_epi32(c50, x0, w5);
+    c51 = _mm512_dpbusd_epi32(c51, x1, w5);
+    const __m512i w6 = BroadcastQuad(aq + 24);
+    c60 = _mm512_dpbusd_epi32(c60, x0, w6);
+    c61 = _mm512_dpbusd_epi32(c61, x1, w6);
+    const __m512i w7 = BroadcastQuad(aq + 28);
+    c70 = _mm512_dpbusd_epi32(c70, x0, w7);
+    c71 = _mm512_dpbusd_epi32(c71, x1, w7);
   }
-  if (cols == kInt8Cols) {
-    for (int64_t r = 0; r < rows; ++r) {
-      _mm512_storeu_si512(acc + r * ld, c[r][0]);
-      _mm512_storeu_si512(acc + r * ld + 16, c[r][1]);
-    }
-    return;
-  }
+  const __m512i sums[8][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                              {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
   const __mmask16 low =
       static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
   const __mmask16 high =
       static_cast<__mmask16>(cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
   for (int64_t r = 0; r < rows; ++r) {
-    _mm512_mask_storeu_epi32(acc + r * ld, low, c[r][0]);
-    _mm512_mask_storeu_epi32(acc + r * ld + 16, high, c[r][1]);
+    _mm512_mask_storeu_epi32(acc + r * ld, low, sums[r][0]);
+    _mm512_mask_storeu_epi32(acc + r * ld + 16, high, sums[r][1]);
+  }
+}
+
+// The AVX-VNNI kernel: vpdpbusd on 256-bit vectors. Sixteen vector
+// registers hold a quarter of the panel at a time, 4 rows x 16 pixels (8
+// accumulators, two column loads and a weight broadcast), over the whole
+// depth: no sum leaves the registers before it is final, and the column
+// panel (a few tens of KB at most) is read from L1 twice. Eight
+// accumulators cover vpdpbusd's latency at one a cycle (Gracemont), about
+// four fifths of it at two (Golden Cove).
+__attribute__((target("avx2,avxvnni"))) void AvxVnniPanelProduct(
+    const int8_t* a, const uint8_t* b, int64_t quads, int64_t rows,
+    int64_t cols, int32_t* acc, int64_t ld) {
+  static_assert(kInt8Rows == 8 && kInt8Cols == 32);
+  constexpr int kSubRows = 4, kSubPixels = 16;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int half = 0; half * kSubRows < rows; ++half) {
+    for (int group = 0; group * kSubPixels < cols; ++group) {
+      __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00,
+              c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+      const uint8_t* col = b + group * kSubPixels * 4;
+      const int8_t* weights = a + half * kSubRows * 4;
+      for (int64_t q = 0; q < quads; ++q) {
+        const auto* pixels =
+            reinterpret_cast<const __m256i*>(col + q * kInt8Cols * 4);
+        const __m256i x0 = _mm256_loadu_si256(pixels);
+        const __m256i x1 = _mm256_loadu_si256(pixels + 1);
+        const int8_t* wq = weights + q * kInt8Rows * 4;
+        __m256i w;
+        // In assembly, with {vex}: where the build targets AVX-512 as well
+        // (-march=native on a CPU with both), g++ 12 copied every
+        // accumulator through another register each quad, as from an
+        // array, and could pick the EVEX form, which a CPU without AVX-512
+        // cannot run; "x" keeps the operands in the sixteen VEX registers.
+        asm("vpbroadcastd (%[w4]), %[w]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x0], %[c00]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x1], %[c01]\n\t"
+            "vpbroadcastd 4(%[w4]), %[w]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x0], %[c10]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x1], %[c11]\n\t"
+            "vpbroadcastd 8(%[w4]), %[w]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x0], %[c20]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x1], %[c21]\n\t"
+            "vpbroadcastd 12(%[w4]), %[w]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x0], %[c30]\n\t"
+            "%{vex%} vpdpbusd %[w], %[x1], %[c31]"
+            : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10),
+              [c11] "+x"(c11), [c20] "+x"(c20), [c21] "+x"(c21),
+              [c30] "+x"(c30), [c31] "+x"(c31), [w] "=&x"(w)
+            : [x0] "x"(x0), [x1] "x"(x1), [w4] "r"(wq)
+            : "memory");
+      }
+      const __m256i sums[kSubRows][2] = {
+          {c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+      const int64_t first = group * kSubPixels;
+      const int64_t n = std::min<int64_t>(kSubPixels, cols - first);
+      // Lanes below n: the pixels this product has (the rest of `acc`
+      // keeps what it held, as on the other kernels).
+      const __m256i low =
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(n)), lane);
+      const __m256i high = _mm256_cmpgt_epi32(
+          _mm256_set1_epi32(static_cast<int32_t>(n - 8)), lane);
+      for (int r = 0; r < kSubRows && half * kSubRows + r < rows; ++r) {
+        int32_t* dst = acc + (half * kSubRows + r) * ld + first;
+        _mm256_maskstore_epi32(dst, low, sums[r][0]);
+        _mm256_maskstore_epi32(dst + 8, high, sums[r][1]);
+      }
+    }
   }
 }
 
@@ -390,6 +513,8 @@ std::string_view Int8KernelName(Int8Kernel kernel) {
   switch (kernel) {
     case Int8Kernel::kAvx512Vnni:
       return "vnni";
+    case Int8Kernel::kAvxVnni:
+      return "avxvnni";
     case Int8Kernel::kAvx2:
       return "avx2";
     case Int8Kernel::kGeneric:
@@ -400,15 +525,24 @@ std::string_view Int8KernelName(Int8Kernel kernel) {
 
 std::optional<Int8Kernel> ParseInt8Kernel(std::string_view name) {
   if (name == "vnni") return Int8Kernel::kAvx512Vnni;
+  if (name == "avxvnni") return Int8Kernel::kAvxVnni;
   if (name == "avx2") return Int8Kernel::kAvx2;
   if (name == "generic") return Int8Kernel::kGeneric;
   return std::nullopt;
+}
+
+Int8Kernel Int8KernelForUnits(const Int8Units& units) {
+  if (units.avx512_vnni) return Int8Kernel::kAvx512Vnni;
+  if (units.avx_vnni) return Int8Kernel::kAvxVnni;
+  return units.avx2 ? Int8Kernel::kAvx2 : Int8Kernel::kGeneric;
 }
 
 bool CpuRunsInt8Kernel(Int8Kernel kernel) {
   switch (kernel) {
     case Int8Kernel::kAvx512Vnni:
       return CpuHasAvx512Vnni();
+    case Int8Kernel::kAvxVnni:
+      return CpuHasAvxVnni();
     case Int8Kernel::kAvx2:
       return CpuHasAvx2();
     case Int8Kernel::kGeneric:
@@ -428,15 +562,15 @@ Status CheckInt8KernelEnvironment() {
   std::optional<Int8Kernel> kernel = ParseInt8Kernel(env);
   if (!kernel) {
     return InvalidArgumentError(std::string(kEnv) + "=" + env +
-                                " is not an int8 kernel (generic, avx2 or "
-                                "vnni; "
+                                " is not an int8 kernel (generic, avx2, "
+                                "avxvnni or vnni; "
                                 "unset it for the per-CPU choice, "
                                 "docs/kernels.md)");
   }
   if (!CpuRunsInt8Kernel(*kernel)) {
-    return InvalidArgumentError(
-        std::string(kEnv) + "=" + env + ": this CPU has no " +
-        (*kernel == Int8Kernel::kAvx2 ? "AVX2" : "AVX-512 VNNI"));
+    return InvalidArgumentError(std::string(kEnv) + "=" + env +
+                                ": this CPU has no " +
+                                std::string(UnitsOf(*kernel)));
   }
   return Status::OK();
 }
@@ -449,6 +583,9 @@ std::string DescribeActiveInt8Kernel() {
     return name + " (" + kEnv + ")";
   }
   if (CpuHasAvx512Vnni()) return name + " (per CPU: AVX-512 VNNI)";
+  if (CpuHasAvxVnni()) {
+    return name + " (per CPU: AVX-VNNI, no AVX-512 VNNI)";
+  }
   return name + (CpuHasAvx2() ? " (per CPU: AVX2, no AVX-512 VNNI)"
                               : " (per CPU: no AVX2)");
 }
@@ -540,6 +677,8 @@ void Int8PanelProduct(Int8Kernel kernel, const int8_t* weight_panel,
                       int64_t cols, int32_t* acc, int64_t ld) {
   if (kernel == Int8Kernel::kAvx512Vnni) {
     VnniPanelProduct(weight_panel, column_panel, quads, rows, cols, acc, ld);
+  } else if (kernel == Int8Kernel::kAvxVnni) {
+    AvxVnniPanelProduct(weight_panel, column_panel, quads, rows, cols, acc, ld);
   } else if (kernel == Int8Kernel::kAvx2) {
     Avx2PanelProduct(weight_panel, column_panel, quads, rows, cols, acc, ld);
   } else {

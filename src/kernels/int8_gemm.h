@@ -15,13 +15,17 @@
 // whole rows, so a product never reads past what was packed.
 //
 // Kernels, chosen once per process from the CPU's features (never from a
-// timing), WEFT_INT8_KERNEL forcing either one:
+// timing), WEFT_INT8_KERNEL forcing any one the CPU runs:
 //   kAvx512Vnni  vpdpbusd on 512-bit vectors (AVX-512 VNNI)
+//   kAvxVnni     vpdpbusd on 256-bit vectors (AVX-VNNI without AVX-512
+//                VNNI: Intel's Alder Lake to Arrow Lake cores, Sierra
+//                Forest's Xeons); the panel products only: every other
+//                path is kAvx2's
 //   kAvx2        vpmaddwd on bytes widened to int16 (AVX2 without VNNI:
 //                AMD Zen 2 and 3, Intel before Ice Lake); the panel
 //                products only, the rest as kGeneric
 //   kGeneric     portable C++ over the same layout, for every other CPU
-// Integer sums are exact, so both give the same bits: the choice is speed
+// Integer sums are exact, so all give the same bits: the choice is speed
 // alone, and results never depend on the thread count or on the tiling.
 #ifndef WEFT_SRC_KERNELS_INT8_GEMM_H_
 #define WEFT_SRC_KERNELS_INT8_GEMM_H_
@@ -36,17 +40,35 @@
 
 namespace weft::internal {
 
-enum class Int8Kernel { kGeneric, kAvx2, kAvx512Vnni };
+enum class Int8Kernel { kGeneric, kAvx2, kAvxVnni, kAvx512Vnni };
+
+// Every kernel, for the tests that run each one this CPU can.
+inline constexpr Int8Kernel kAllInt8Kernels[] = {
+    Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvxVnni,
+    Int8Kernel::kAvx512Vnni};
 
 std::string_view Int8KernelName(Int8Kernel kernel);
 std::optional<Int8Kernel> ParseInt8Kernel(std::string_view name);
 
+// The instructions a CPU has for the int8 products.
+struct Int8Units {
+  bool avx2 = false;
+  bool avx_vnni = false;     // 256-bit vpdpbusd, VEX-encoded
+  bool avx512_vnni = false;  // with AVX-512 F, BW, VL and DQ
+};
+
+// The kernel for a CPU with `units`: the widest VNNI it has, else AVX2,
+// else the generic one. A function of the features alone, never of a
+// timing.
+Int8Kernel Int8KernelForUnits(const Int8Units& units);
+
 // Whether this CPU can run `kernel` (kGeneric: always).
 bool CpuRunsInt8Kernel(Int8Kernel kernel);
 
-// The kernel of this process: WEFT_INT8_KERNEL ("generic", "avx2" or
-// "vnni") when set and the CPU runs it, else AVX-512 VNNI where the CPU
-// has it, else AVX2 where it has that, else the generic one. Read once.
+// The kernel of this process: WEFT_INT8_KERNEL ("generic", "avx2",
+// "avxvnni" or "vnni") when set and the CPU runs it, else AVX-512 VNNI
+// where the CPU has it, else AVX-VNNI, else AVX2, else the generic one.
+// Read once.
 Int8Kernel ActiveInt8Kernel();
 
 // InvalidArgument naming WEFT_INT8_KERNEL when it names no kernel, or one

@@ -39,8 +39,7 @@ std::vector<uint8_t> PackColumns(const std::vector<uint8_t>& x, int64_t cols,
 // Every kernel this CPU runs gives each panel product's exact sums, for
 // depths that are and are not whole quads and partial panels.
 TEST(Int8GemmTest, PanelProductsAreTheExactSumsOnEveryKernelTheCpuRuns) {
-  for (Int8Kernel kernel :
-       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel : kAllInt8Kernels) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     // 588 and 2400: 147 and 600 quads, past the AVX2 kernel's chunk of 128.
     for (int64_t depth : {1, 4, 7, 64, 147, 588, 2400}) {
@@ -90,8 +89,7 @@ TEST(Int8GemmTest, ExtremeBytesSumExactlyOnEveryKernelTheCpuRuns) {
   const std::vector<uint8_t> x(kInt8Cols * kDepth, 255);
   const PackedInt8Weights packed(w.data(), kRows, kDepth);
   const std::vector<uint8_t> panel = PackColumns(x, kInt8Cols, kDepth);
-  for (Int8Kernel kernel :
-       {Int8Kernel::kGeneric, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+  for (Int8Kernel kernel : kAllInt8Kernels) {
     if (!CpuRunsInt8Kernel(kernel)) continue;
     SCOPED_TRACE(std::string(Int8KernelName(kernel)));
     std::vector<int32_t> acc(kRows * kInt8Cols, 0);
@@ -108,11 +106,32 @@ TEST(Int8GemmTest, ExtremeBytesSumExactlyOnEveryKernelTheCpuRuns) {
 
 TEST(Int8GemmTest, TheEnvironmentNamesOnlyKernels) {
   EXPECT_EQ(ParseInt8Kernel("vnni"), Int8Kernel::kAvx512Vnni);
+  EXPECT_EQ(ParseInt8Kernel("avxvnni"), Int8Kernel::kAvxVnni);
   EXPECT_EQ(ParseInt8Kernel("avx2"), Int8Kernel::kAvx2);
   EXPECT_EQ(ParseInt8Kernel("generic"), Int8Kernel::kGeneric);
   EXPECT_EQ(ParseInt8Kernel("amx"), std::nullopt);
+  for (Int8Kernel kernel : kAllInt8Kernels) {
+    EXPECT_EQ(ParseInt8Kernel(Int8KernelName(kernel)), kernel);
+  }
   EXPECT_TRUE(CpuRunsInt8Kernel(Int8Kernel::kGeneric));
   EXPECT_TRUE(CpuRunsInt8Kernel(ActiveInt8Kernel()));
+}
+
+// The rule on every kind of CPU, whichever this one is: the widest VNNI,
+// then AVX2's widened bytes, then portable C++.
+TEST(Int8GemmTest, TheCpusUnitsChooseTheKernel) {
+  EXPECT_EQ(Int8KernelForUnits({}), Int8Kernel::kGeneric);
+  EXPECT_EQ(Int8KernelForUnits({.avx2 = true}), Int8Kernel::kAvx2);
+  // Alder Lake, Sierra Forest: AVX-VNNI without AVX-512.
+  EXPECT_EQ(Int8KernelForUnits({.avx2 = true, .avx_vnni = true}),
+            Int8Kernel::kAvxVnni);
+  // Ice Lake, Zen 4: AVX-512 VNNI alone.
+  EXPECT_EQ(Int8KernelForUnits({.avx2 = true, .avx512_vnni = true}),
+            Int8Kernel::kAvx512Vnni);
+  // Sapphire Rapids, Zen 5: both; the 512-bit one.
+  EXPECT_EQ(
+      Int8KernelForUnits({.avx2 = true, .avx_vnni = true, .avx512_vnni = true}),
+      Int8Kernel::kAvx512Vnni);
 }
 
 }  // namespace
