@@ -39,6 +39,19 @@ PYBIND11_MODULE(_weft, m) {
     out["derivation"] = budget.derivation;
     return out;
   });
+  // An uninitialised array in a weft tensor buffer: from 128 KiB up, one a
+  // freed tensor left in weft's buffer cache, its pages already mapped
+  // (weft.dask fills a task's result in one; a NumPy array of that size
+  // would be a fresh mmap in a Dask worker, every page faulting).
+  m.def("_empty", [](const std::vector<int64_t>& shape, py::handle dtype) {
+    const DataType type = DtypeFromPython(dtype, "_empty");
+    if (type == DataType::kString) {
+      throw py::value_error("_empty: strings are Python objects, not bytes");
+    }
+    StatusOr<Tensor> tensor = Tensor::CreateUninitialized(type, Shape(shape));
+    Check(tensor.status());
+    return ToNumpy(*tensor);
+  });
   m.def("set_inter_op_parallelism_threads",
         [](int n) { Check(threading::SetInterOpParallelismThreads(n)); });
   m.def("set_intra_op_parallelism_threads",

@@ -99,6 +99,27 @@ def _payloads_in(graph):
     return found
 
 
+def test_an_output_without_a_row_per_input_row_is_named(client, tmp_path):
+    # A model that sums its rows: [N, 4] -> [1, 4] whatever the batch.
+    # Concatenated batch by batch, its rows would have been fewer than the
+    # array the job declared: a result of the wrong length, not an error.
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["y"], axes=[0], keepdims=1)],
+        "row_sum",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = tmp_path / "row_sum.onnx"
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 11)]), str(model))
+    x = da.ones((10, 4), dtype=np.float32, chunks=10)
+    with pytest.raises(weft.dask.WorkerTaskError,
+                       match=r"partition 0 .*output 'y' has shape \(1, 4\) "
+                             r"for a batch of 5 row\(s\)"):
+        weft.dask.predict(str(model), x, batch_size=5).compute()
+
+
 def test_a_clients_jobs_carry_the_model_once(client):
     x = da.from_array(np.ones((8, 4), np.float32), chunks=4)
     first = weft.dask.predict(MLP, x)

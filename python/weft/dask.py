@@ -345,24 +345,49 @@ def _where(partition=None):
 
 def _run_rows(payload, feeds, output_names, batch_size, partition):
     """The model on the rows of `feeds` (name -> array), batch by batch;
-    one array per output name."""
+    one array per output name. Each batch's outputs are copied into the
+    block's result as they come (held in weft's buffers: _result_like)
+    and let go, not kept for one concatenation at the end."""
     session = _loaded(payload, "arrays")
     rows = len(next(iter(feeds.values())))
-    step = rows if not batch_size else int(batch_size)
-    parts, first = [], 0
+    step = max(rows if not batch_size else int(batch_size), 1)
+    results, first = None, 0
     try:
         with _gates["arrays"]:
-            for first in range(0, rows, max(step, 1)):
+            for first in range(0, rows, step):
                 batch = {k: v[first:first + step] for k, v in feeds.items()}
-                parts.append(session.run(output_names, batch))
+                count = min(step, rows - first)
+                outputs = session.run(output_names, batch)
+                if results is None:
+                    results = [_result_like(o, rows) for o in outputs]
+                for name, result, output in zip(output_names, results,
+                                                outputs):
+                    if output.shape[:1] != (count,) or (
+                            output.shape[1:] != result.shape[1:]):
+                        raise ValueError(
+                            f"output {name!r} has shape {output.shape} for "
+                            f"a batch of {count} row(s): weft.dask needs a "
+                            "row of each output per input row, of one shape")
+                    result[first:first + count] = output
     except Exception as error:
         raise WorkerTaskError(f"{_where(partition)} (rows {first} to "
                               f"{min(rows, first + step) - 1} of the block): "
                               f"{error}") from error
-    if not parts:
+    if results is None:
         return [_np.empty((0,), _np.float32) for _ in output_names]
-    return [_np.concatenate([p[k] for p in parts]) for k in
-            range(len(output_names))]
+    return results
+
+
+def _result_like(output, rows):
+    """An array for `rows` rows of `output`'s row shape and dtype. In a
+    weft buffer where weft has the dtype: a block's result of 128 KiB or
+    more then reuses a buffer weft's cache holds (Dask's nanny fixes
+    glibc's mmap threshold, so a NumPy array of that size is a fresh
+    mapping each task, every page faulting when written)."""
+    shape = (rows,) + tuple(output.shape[1:])
+    if output.dtype.kind in "OUS":
+        return _np.empty(shape, output.dtype)
+    return _weft._empty(list(shape), output.dtype)
 
 
 def _array_block(block, payload, input_name, output_names, batch_size,

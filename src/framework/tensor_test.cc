@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdint>
@@ -215,4 +217,34 @@ TEST(TensorContractDeathTest, ToShapeOfAPartialShapeAborts) {
 }
 
 }  // namespace
+// A buffer of 128 KiB or more goes back to weft's cache, not to malloc:
+// with glibc's mmap threshold fixed at 128 KiB, as under Dask's nanny, each
+// such tensor was a fresh mmap whose pages all faulted when written.
+TEST(TensorTest, BuffersFrom128KiBUpAreReusedNotFaultedInAgain) {
+  // What MALLOC_TRIM_THRESHOLD_ in the environment leaves: no adaptive
+  // threshold (mallopt is a no-op under the sanitizers' allocators).
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  constexpr int64_t kFloats = 128 * 1024;  // 512 KiB
+  constexpr int kTensors = 50;
+  auto faults = [] {
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return usage.ru_minflt;
+  };
+  auto written = [](float value) {
+    Tensor t = Tensor::CreateUninitialized(DataType::kFloat32, Shape({kFloats}))
+                   .value();
+    for (int64_t i = 0; i < kFloats; ++i) t.data<float>()[i] = value;
+    return t;
+  };
+  written(0.f);  // The first one is the cache's.
+  const long before = faults();
+  for (int i = 0; i < kTensors; ++i) {
+    const Tensor t = written(static_cast<float>(i));
+    EXPECT_EQ(t.data<float>()[kFloats - 1], static_cast<float>(i));
+  }
+  // Fresh mappings would fault 128 pages each: 6,400 in all.
+  EXPECT_LT(faults() - before, kTensors * 128 / 8);
+}
+
 }  // namespace weft
