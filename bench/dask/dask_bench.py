@@ -12,7 +12,9 @@ threads, each system in turn on the same cluster and the same data.
                set to the same count
   one-process  weft in one process without Dask: `weft predict` for the
                images, an InferenceSession over the same batches for the
-               MLP. It runs in turns with weft's job (--turns pairs per
+               MLP, its outputs gathered into one array as `weft predict`
+               gathers its rows (--one-process-drops-results: dropped, the
+               measure before 2026-12-03). It runs in turns with weft's job (--turns pairs per
                setting and round, the order alternating, each weft job on a
                fresh cluster so that none runs beside the one process); the
                one-process/weft column is the median of the pairs' ratios,
@@ -128,24 +130,33 @@ _ONE_PROCESS_MLP = """
 import json, sys, time
 import numpy as np
 import weft
-model, rows = sys.argv[1], np.load(sys.argv[2])
+model, rows, keep = sys.argv[1], np.load(sys.argv[2]), sys.argv[3] == "keep"
 session = weft.InferenceSession(model)
 session.run(None, {"input": rows[:256]})  # Warm, as the workers are.
 start, cpu = time.perf_counter(), time.process_time()
+kept = []
 for first in range(0, len(rows), 256):
-    session.run(None, {"input": rows[first:first + 256]})
+    out = session.run(None, {"input": rows[first:first + 256]})
+    if keep:
+        kept.append(out[0])
+if keep:
+    result = np.concatenate(kept)
 seconds = time.perf_counter() - start
 print(json.dumps({"items_per_s": len(rows) / seconds,
                   "cpu_s_per_item": (time.process_time() - cpu) / len(rows)}))
 """
 
 
-def one_process_mlp(model, rows_file):
+def one_process_mlp(model, rows_file, keep):
     """An InferenceSession over the rows in batches of 256, in a process of
-    its own with the bench's starting environment."""
+    its own with the bench's starting environment; with `keep`, the rows'
+    outputs gathered into one array, as `weft predict` gathers and writes
+    its results (the target's measure: issue 47 item 7 compares with
+    `weft predict`'s throughput), else each batch's output dropped."""
     out = subprocess.run([sys.executable, "-c", _ONE_PROCESS_MLP, model,
-                          rows_file], check=True, capture_output=True,
-                         text=True, env=CLEAN_ENV)
+                          rows_file, "keep" if keep else "drop"],
+                         check=True, capture_output=True, text=True,
+                         env=CLEAN_ENV)
     return json.loads(out.stdout)
 
 
@@ -205,6 +216,11 @@ def main():
              "'scheduler' (a Client's default: the scheduler fetches them "
              "from the workers and forwards them) or 'direct' "
              "(Client(direct_to_workers=True): from the workers)")
+    parser.add_argument(
+        "--one-process-drops-results", action="store_true",
+        help="the one-process MLP drops each batch's output instead of "
+             "gathering the rows' outputs into one array as weft predict "
+             "does (the measure of the sessions before 2026-12-03)")
     parser.add_argument("--json")
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.weft_python))
@@ -282,7 +298,9 @@ def main():
     def one_process(setting):
         for workload in workloads:
             record((setting, "one-process", workload),
-                   one_process_mlp(mlp, rows_file) if workload == "mlp"
+                   one_process_mlp(mlp, rows_file,
+                                   not args.one_process_drops_results)
+                   if workload == "mlp"
                    else one_process_images(args.weft, resnet, paths, scratch))
 
     workloads = args.workloads.split(",")

@@ -5,13 +5,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
-#include "threading/mutex.h"
+#include "framework/buffer_cache.h"
 #include "weft/container.h"
 
 namespace weft {
@@ -19,57 +18,24 @@ namespace {
 
 constexpr size_t kTensorAlignment = 64;
 
-// Large tensor buffers are recycled: a fresh multi-megabyte allocation is an
-// mmap whose every page faults on first touch (and is zeroed by the kernel),
-// which cost an element-wise op over 16M floats 3-6x its memory traffic.
-// Freed buffers of at least kMinCachedBytes wait here, by exact size, up to
-// kMaxCachedBytes in total. Thread-safe.
+// Large tensor buffers are recycled (framework/buffer_cache.h): a fresh
+// multi-megabyte allocation is an mmap whose every page faults on first
+// touch (and is zeroed by the kernel), which cost an element-wise op over
+// 16M floats 3-6x its memory traffic.
 //
-// kMinCachedBytes is glibc's mmap threshold as it stands where the
-// environment sets MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ (Dask's
-// nanny sets the first for every worker): that turns off glibc's adaptive
-// threshold, so every allocation from 128 KiB up is a fresh mmap, and a
-// model's 512 KiB output took 128 page faults each Run. In a Dask worker
-// on the Zen 5 guest, the two-tower MLP's Runs over 20,000 rows took
-// 0.57 s so against 0.45 with glibc's adaptive threshold (2026-12-03).
-class BufferCache {
- public:
-  static constexpr size_t kMinCachedBytes = size_t{128} << 10;
-  static constexpr size_t kMaxCachedBytes = size_t{1} << 30;
-
-  static BufferCache& Get() {
-    static BufferCache* cache = new BufferCache();  // Lives until exit.
-    return *cache;
-  }
-
-  void* Take(size_t bytes) {
-    if (bytes < kMinCachedBytes) return nullptr;
-    internal::MutexLock lock(mu_);
-    auto it = free_.find(bytes);
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
-    cached_bytes_ -= bytes;
-    return p;
-  }
-
-  void Give(void* p, size_t bytes) {
-    if (bytes >= kMinCachedBytes) {
-      internal::MutexLock lock(mu_);
-      if (cached_bytes_ + bytes <= kMaxCachedBytes) {
-        free_[bytes].push_back(p);
-        cached_bytes_ += bytes;
-        return;
-      }
-    }
-    std::free(p);
-  }
-
- private:
-  internal::Mutex mu_;
-  std::map<size_t, std::vector<void*>> free_ WEFT_GUARDED_BY(mu_);
-  size_t cached_bytes_ WEFT_GUARDED_BY(mu_) = 0;
-};
+// From 128 KiB: glibc's mmap threshold as it stands where the environment
+// sets MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ (Dask's nanny sets
+// the first for every worker), which turns off glibc's adaptive threshold,
+// so every allocation from 128 KiB up is a fresh mmap: a model's 512 KiB
+// output took 128 page faults each Run. In a Dask worker on the Zen 5
+// guest, the two-tower MLP's Runs over 20,000 rows took 0.57 s so against
+// 0.45 with glibc's adaptive threshold (2026-12-03). At most 1 GiB in all.
+internal::BufferCache& TensorBufferCache() {
+  // Lives until exit: tensors may be freed by other statics' destructors.
+  static auto* cache =
+      new internal::BufferCache(size_t{128} << 10, size_t{1} << 30);
+  return *cache;
+}
 
 }  // namespace
 
@@ -277,7 +243,7 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   // Header and data in one block, the header 64-byte aligned (the data then
   // is too); the slack covers malloc's 16-byte alignment.
   const size_t block_bytes = bytes + kHeaderBytes + kTensorAlignment;
-  void* block = BufferCache::Get().Take(block_bytes);
+  void* block = TensorBufferCache().Take(block_bytes);
   if (block == nullptr) block = std::malloc(block_bytes);
   if (block == nullptr) {
     return ResourceExhaustedError(
@@ -385,7 +351,7 @@ void Tensor::Free(Buffer* buffer) {
   void* block = buffer->block;
   const size_t block_bytes = buffer->block_bytes;
   buffer->~Buffer();
-  BufferCache::Get().Give(block, block_bytes);
+  TensorBufferCache().Give(block, block_bytes);
 }
 
 Tensor::Tensor(DataType dtype, const Shape& shape) {

@@ -1,0 +1,84 @@
+#include "framework/buffer_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+constexpr size_t kKiB = 1024;
+
+void* Block(size_t bytes) { return std::malloc(bytes); }
+
+TEST(BufferCacheTest, GivesBackTheNewestBufferOfTheExactSize) {
+  BufferCache cache(128 * kKiB, 4096 * kKiB);
+  void* a = Block(256 * kKiB);
+  void* b = Block(256 * kKiB);
+  cache.Give(a, 256 * kKiB);
+  cache.Give(b, 256 * kKiB);
+  EXPECT_EQ(cache.Take(512 * kKiB), nullptr);  // No buffer of that size.
+  EXPECT_EQ(cache.Take(256 * kKiB), b);
+  EXPECT_EQ(cache.Take(256 * kKiB), a);
+  EXPECT_EQ(cache.Take(256 * kKiB), nullptr);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  std::free(a);
+  std::free(b);
+}
+
+TEST(BufferCacheTest, KeepsNothingBelowItsMinimumOrAboveItsMaximum) {
+  BufferCache cache(128 * kKiB, 1024 * kKiB);
+  cache.Give(Block(64 * kKiB), 64 * kKiB);      // Freed: too small.
+  cache.Give(Block(2048 * kKiB), 2048 * kKiB);  // Freed: past the bound.
+  EXPECT_EQ(cache.cached_buffers(), 0u);
+  EXPECT_EQ(cache.Take(64 * kKiB), nullptr);
+}
+
+// Past its bound, the buffers given back longest ago go first, whatever
+// their size: the cache follows the sizes in use (before 2026-12-03 it
+// refused new buffers instead, and kept the first sizes forever).
+TEST(BufferCacheTest, PastItsBoundTheOldestBuffersAreFreed) {
+  BufferCache cache(128 * kKiB, 1024 * kKiB);
+  void* old_a = Block(384 * kKiB);
+  void* old_b = Block(256 * kKiB);
+  void* kept = Block(256 * kKiB);
+  cache.Give(old_a, 384 * kKiB);
+  cache.Give(old_b, 256 * kKiB);
+  cache.Give(kept, 256 * kKiB);
+  EXPECT_EQ(cache.cached_bytes(), 896 * kKiB);
+  void* fresh = Block(640 * kKiB);
+  cache.Give(fresh, 640 * kKiB);  // Frees old_a (384) and old_b (256).
+  EXPECT_EQ(cache.cached_bytes(), 896 * kKiB);
+  EXPECT_EQ(cache.cached_buffers(), 2u);
+  EXPECT_EQ(cache.Take(384 * kKiB), nullptr);
+  EXPECT_EQ(cache.Take(256 * kKiB), kept);
+  EXPECT_EQ(cache.Take(256 * kKiB), nullptr);
+  EXPECT_EQ(cache.Take(640 * kKiB), fresh);
+  std::free(kept);
+  std::free(fresh);
+}
+
+TEST(BufferCacheTest, ThreadsGiveAndTakeWithoutLosingABuffer) {
+  BufferCache cache(128 * kKiB, 64 * 1024 * kKiB);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&cache, t] {
+      const size_t bytes = (128 + 64 * static_cast<size_t>(t % 2)) * kKiB;
+      for (int i = 0; i < 500; ++i) {
+        void* p = cache.Take(bytes);
+        if (p == nullptr) p = Block(bytes);
+        static_cast<char*>(p)[bytes - 1] = static_cast<char>(i);
+        cache.Give(p, bytes);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  // Each thread holds at most one buffer at a time, so at most four exist.
+  EXPECT_LE(cache.cached_buffers(), 4u);
+  EXPECT_GE(cache.cached_buffers(), 1u);
+}
+
+}  // namespace
+}  // namespace weft::internal
