@@ -14,11 +14,11 @@ threads, each system in turn on the same cluster and the same data.
                images, an InferenceSession over the same batches for the
                MLP, its outputs gathered into one array as `weft predict`
                gathers its rows (--one-process-drops-results: dropped, the
-               measure before 2026-12-03). It runs in turns with weft's job (--turns pairs per
-               setting and round, the order alternating, each weft job on a
-               fresh cluster so that none runs beside the one process); the
-               one-process/weft column is the median of the pairs' ratios,
-               with their range
+               measure before 2026-12-03). It runs in turns with weft's
+               job (--turns pairs per setting and round, the order
+               alternating, each weft job on a fresh cluster so that none
+               runs beside the one process); the one-process/weft column
+               is the median of the pairs' ratios, with their range
 
 Workloads: the two-tower MLP (--rows inputs of 512 floats, batches of 256,
 blocks of 2,500 rows, on the workers before the clock starts unless

@@ -389,8 +389,9 @@ Tensor FromNumpy(const std::string& what, py::handle value,
     // 0.60-0.74 s so, 0.45 from aligned blocks (Zen 5 guest, 2026-12-03).
     StatusOr<Tensor> copy =
         Tensor::CreateUninitialized(info->dtype, Shape(dims));
-    if (!copy.ok())
+    if (!copy.ok()) {
       throw py::value_error(what + ": " + copy.status().message());
+    }
     np.attr("copyto")(ToNumpy(*copy), array);
     return *std::move(copy);
   }
