@@ -42,16 +42,25 @@ bool CpuHasAvxVnni() {
   return (eax & (1U << 4)) != 0;
 }
 
-Int8Kernel ChooseActiveKernel() {
-  if (const char* env = std::getenv(kEnv)) {
-    std::optional<Int8Kernel> forced = ParseInt8Kernel(env);
-    // A name the CPU cannot run fails Session::Create through
-    // CheckInt8KernelEnvironment; until then the CPU's choice stands.
-    if (forced && CpuRunsInt8Kernel(*forced)) return *forced;
-  }
+// The kernel WEFT_INT8_KERNEL names, where it names one this CPU runs. A
+// name the CPU cannot run fails Session::Create through
+// CheckInt8KernelEnvironment; until then the CPU's choice stands.
+std::optional<Int8Kernel> ForcedKernel() {
+  const char* env = std::getenv(kEnv);
+  if (env == nullptr) return std::nullopt;
+  std::optional<Int8Kernel> forced = ParseInt8Kernel(env);
+  if (forced && !CpuRunsInt8Kernel(*forced)) return std::nullopt;
+  return forced;
+}
+
+Int8Kernel PerCpuKernel() {
   return Int8KernelForUnits({.avx2 = CpuHasAvx2(),
                              .avx_vnni = CpuHasAvxVnni(),
                              .avx512_vnni = CpuHasAvx512Vnni()});
+}
+
+Int8Kernel ChooseActiveKernel() {
+  return ForcedKernel().value_or(PerCpuKernel());
 }
 
 // The instructions `kernel` needs, as an error names them.
@@ -577,17 +586,18 @@ Status CheckInt8KernelEnvironment() {
 
 std::string DescribeActiveInt8Kernel() {
   std::string name(Int8KernelName(ActiveInt8Kernel()));
-  const char* env = std::getenv(kEnv);
-  if (env != nullptr && ParseInt8Kernel(env) &&
-      CpuRunsInt8Kernel(*ParseInt8Kernel(env))) {
-    return name + " (" + kEnv + ")";
+  if (ForcedKernel()) return name + " (" + kEnv + ")";
+  switch (PerCpuKernel()) {
+    case Int8Kernel::kAvx512Vnni:
+      return name + " (per CPU: AVX-512 VNNI)";
+    case Int8Kernel::kAvxVnni:
+      return name + " (per CPU: AVX-VNNI, no AVX-512 VNNI)";
+    case Int8Kernel::kAvx2:
+      return name + " (per CPU: AVX2, no AVX-512 VNNI)";
+    case Int8Kernel::kGeneric:
+      break;
   }
-  if (CpuHasAvx512Vnni()) return name + " (per CPU: AVX-512 VNNI)";
-  if (CpuHasAvxVnni()) {
-    return name + " (per CPU: AVX-VNNI, no AVX-512 VNNI)";
-  }
-  return name + (CpuHasAvx2() ? " (per CPU: AVX2, no AVX-512 VNNI)"
-                              : " (per CPU: no AVX2)");
+  return name + " (per CPU: no AVX2)";
 }
 
 PackedInt8Weights::PackedInt8Weights(const int8_t* w, int64_t rows,
