@@ -7,7 +7,8 @@
 DIR is bench/models/run.sh's work directory (DIR/MODEL.onnx, its feeds as
 DIR/MODEL.NAME.npy or DIR/MODEL.input.npy, onnxruntime-node under
 DIR/ort). Each side gets a session at every (inter, intra) in {1, 2}^2
-(ONNX Runtime's in its parallel mode when inter is 2, as ort_bench.js),
+(each in ONNX Runtime's parallel mode when inter is 2, as ort_bench.js;
+before 2026-12-03 weft's stayed sequential there, one node at a time),
 weft's in this process, ONNX Runtime's in a node process each
 (ort_runs.js). A turn is K Runs back to back (default 5), after MS of
 quiet (default 150); a turn's figure is the median of its Runs. Three
@@ -76,11 +77,17 @@ class OrtRuns:
 
 
 class WeftRuns:
-    """A weft session at one setting, with its own pools."""
+    """A weft session at one setting, with its own pools; in ONNX Runtime's
+    parallel execution mode when inter is 2, as ort_runs.js makes its
+    session (weft's ONNX Runtime API, like ONNX Runtime's, runs one node at
+    a time in the default sequential mode whatever inter_op_num_threads
+    says)."""
 
     def __init__(self, work, model, setting):
         options = weft.SessionOptions()
         options.inter_op_num_threads, options.intra_op_num_threads = setting
+        if setting[0] > 1:
+            options.execution_mode = weft.ExecutionMode.ORT_PARALLEL
         options.use_per_session_threads = True
         self.session = weft.InferenceSession(
             os.path.join(work, model + ".onnx"), sess_options=options)
