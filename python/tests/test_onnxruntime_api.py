@@ -2,6 +2,7 @@
 after changing its import line."""
 import json
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -51,9 +52,20 @@ def test_execution_mode_maps_to_the_inter_op_pool(mlp_path):
     options = ort.SessionOptions()
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.inter_op_num_threads = 2
-    assert ort.InferenceSession(mlp_path, options).inter_op_threads == 1
+    with pytest.warns(ort.ConfigurationWarning,
+                      match=r"inter_op_num_threads = 2 has no effect in "
+                            r"ExecutionMode\.ORT_SEQUENTIAL.*ORT_PARALLEL"):
+        assert ort.InferenceSession(mlp_path, options).inter_op_threads == 1
     options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-    assert ort.InferenceSession(mlp_path, options).inter_op_threads == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ort.InferenceSession(mlp_path, options).inter_op_threads == 2
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        for count in (0, 1):  # What sequential means: nothing to say.
+            options.inter_op_num_threads = count
+            ort.InferenceSession(mlp_path, options)
+        options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+        options.inter_op_num_threads = 2
     options.intra_op_num_threads = 1
     assert ort.InferenceSession(mlp_path, options).intra_op_threads == 1
 

@@ -3,11 +3,13 @@
 import enum as _enum
 import json as _json
 import time as _time
+import warnings as _warnings
 
 from . import _weft
 from . import _strict
 from ._common import SessionThreads, model_source
 from ._run_options import run_arguments
+from ._warnings import ConfigurationWarning
 
 
 #: The one execution provider weft has, under ONNX Runtime's name.
@@ -210,6 +212,17 @@ class SessionOptions(_strict.StrictOptions):
         core = _weft._SessionOptions()
         core.intra_op_parallelism_threads = int(self.intra_op_num_threads)
         if ExecutionMode(self.execution_mode) == ExecutionMode.ORT_SEQUENTIAL:
+            if int(self.inter_op_num_threads) not in (0, 1):
+                # ONNX Runtime ignores the count here without a word; weft
+                # keeps the meaning but says so (its own benchmark was
+                # caught by it).
+                _warnings.warn(
+                    f"SessionOptions.inter_op_num_threads = "
+                    f"{int(self.inter_op_num_threads)} has no effect in "
+                    "ExecutionMode.ORT_SEQUENTIAL, which runs one node at a "
+                    "time (as in ONNX Runtime); set execution_mode = "
+                    "weft.ExecutionMode.ORT_PARALLEL to let independent "
+                    "nodes run at once", ConfigurationWarning, stacklevel=3)
             core.inter_op_parallelism_threads = 1
         else:
             core.inter_op_parallelism_threads = int(self.inter_op_num_threads)
