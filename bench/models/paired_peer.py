@@ -2,7 +2,7 @@
 """weft against ONNX Runtime on one model, in turns:
 
     PYTHONPATH=build/python bench/models/paired_peer.py --work DIR
-        [--turns N] [--block K] [--quiet-ms MS] MODEL...
+        [--turns N] [--screen S] [--block K] [--quiet-ms MS] MODEL...
 
 DIR is bench/models/run.sh's work directory (DIR/MODEL.onnx, its feeds as
 DIR/MODEL.NAME.npy or DIR/MODEL.input.npy, onnxruntime-node under
@@ -11,10 +11,10 @@ DIR/ort). Each side gets a session at every (inter, intra) in {1, 2}^2
 before 2026-12-03 weft's stayed sequential there, one node at a time),
 weft's in this process, ONNX Runtime's in a node process each
 (ort_runs.js). A turn is K Runs back to back (default 5), after MS of
-quiet (default 150); a turn's figure is the median of its Runs. Three
-turns of every setting on each side, weft's and ONNX Runtime's
-alternating, pick each side's best setting; then the two best take N
-turns each (default 20), alternating which goes first.
+quiet (default 150); a turn's figure is the median of its Runs. S turns
+(default 5; 3 before 2026-12-03) of every setting on each side, weft's
+and ONNX Runtime's alternating, pick each side's best setting; then the
+two best take N turns each (default 20), alternating which goes first.
 
 Why turns: on a host whose speed drifts over seconds (this project's KVM
 guests), rounds of separate benchmarks catch different stretches of the
@@ -123,7 +123,8 @@ def compare(work, model, args):
     theirs = {s: OrtRuns(work, model, s, files) for s in SETTINGS}
     quiet = args.quiet_ms / 1e3
     try:
-        screened = {s: take_turns(ours[s], theirs[s], 3, args.block, quiet)
+        screened = {s: take_turns(ours[s], theirs[s], args.screen, args.block,
+                                   quiet)
                     for s in SETTINGS}
         best_ours = min(SETTINGS,
                         key=lambda s: statistics.median(screened[s][0]))
@@ -146,6 +147,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", required=True)
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument(
+        "--screen", type=int, default=5,
+        help="turns of each setting that choose each side's best (three "
+             "chose the two towers' setting differently in each of three "
+             "runs, 2026-12-03)")
     parser.add_argument("--block", type=int, default=5)
     parser.add_argument("--quiet-ms", type=float, default=150)
     parser.add_argument("models", nargs="+")
