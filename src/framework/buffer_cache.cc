@@ -1,8 +1,17 @@
 #include "framework/buffer_cache.h"
 
+#include <bit>
 #include <cstdlib>
 
 namespace weft::internal {
+
+size_t BufferSizeClass(size_t bytes) {
+  constexpr size_t kFirstClass = size_t{128} << 10;
+  if (bytes < kFirstClass) return bytes;
+  const size_t step = std::bit_floor(bytes) / 8;
+  const size_t rounded = (bytes + step - 1) / step * step;
+  return rounded < bytes ? bytes : rounded;  // No wrap past SIZE_MAX.
+}
 
 BufferCache::~BufferCache() {
   for (const Kept& kept : order_) std::free(kept.p);

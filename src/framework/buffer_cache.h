@@ -1,7 +1,7 @@
 // Freed tensor buffers kept for reuse, by exact size (src/framework/
-// tensor.cc). A fresh allocation of 128 KiB or more may be an mmap whose
-// every page faults when first written (and is zeroed by the kernel); a
-// buffer taken from here has its pages mapped.
+// tensor.cc rounds its sizes to BufferSizeClass first). A fresh allocation of
+// 128 KiB or more may be an mmap whose every page faults when first written
+// (and is zeroed by the kernel); a buffer taken from here has its pages mapped.
 //
 // Bounded: buffers below min_bytes are not kept, and together the kept
 // ones never exceed max_bytes. When a buffer given back would pass that,
@@ -19,6 +19,12 @@
 #include "threading/mutex.h"
 
 namespace weft::internal {
+
+// `bytes` rounded up to its size class: from 128 KiB, a multiple of an
+// eighth of the largest power of two not above it (at most 12.5% more), so
+// that buffers of nearby sizes (images of varying sides, sequences of
+// varying lengths) are kept as one size and reused; below, `bytes` itself.
+size_t BufferSizeClass(size_t bytes);
 
 class BufferCache {
  public:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,25 @@ namespace {
 constexpr size_t kKiB = 1024;
 
 void* Block(size_t bytes) { return std::malloc(bytes); }
+
+TEST(BufferCacheTest, SizeClassesFrom128KiBAreEighthsOfAPowerOfTwo) {
+  constexpr size_t kKiB = 1024;
+  EXPECT_EQ(BufferSizeClass(1000), 1000u);  // Below 128 KiB: as asked.
+  EXPECT_EQ(BufferSizeClass(128 * kKiB - 1), 128 * kKiB - 1);
+  EXPECT_EQ(BufferSizeClass(128 * kKiB), 128 * kKiB);
+  EXPECT_EQ(BufferSizeClass(128 * kKiB + 1), 144 * kKiB);  // Steps of 16 KiB
+  EXPECT_EQ(BufferSizeClass(300 * kKiB), 320 * kKiB);      // of 32 KiB
+  EXPECT_EQ(BufferSizeClass(320 * kKiB), 320 * kKiB);
+  EXPECT_EQ(BufferSizeClass(1024 * kKiB + 1), 1152 * kKiB);
+  for (size_t bytes = 128 * kKiB; bytes < 64 * kKiB * kKiB; bytes += 4099) {
+    const size_t size_class = BufferSizeClass(bytes);
+    ASSERT_GE(size_class, bytes);
+    ASSERT_LE(size_class - bytes, bytes / 8);  // At most 12.5% more.
+    ASSERT_EQ(BufferSizeClass(size_class), size_class);
+  }
+  const size_t huge = std::numeric_limits<size_t>::max() - 3;
+  EXPECT_EQ(BufferSizeClass(huge), huge);  // Never wraps to a small size.
+}
 
 TEST(BufferCacheTest, GivesBackTheNewestBufferOfTheExactSize) {
   BufferCache cache(128 * kKiB, 4096 * kKiB);

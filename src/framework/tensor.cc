@@ -241,8 +241,10 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   }
   const size_t bytes = static_cast<size_t>(AllocatedBytes(dtype, shape));
   // Header and data in one block, the header 64-byte aligned (the data then
-  // is too); the slack covers malloc's 16-byte alignment.
-  const size_t block_bytes = bytes + kHeaderBytes + kTensorAlignment;
+  // is too); the slack covers malloc's 16-byte alignment. Rounded up to the
+  // cache's size class, so that a freed block serves the nearby sizes too.
+  const size_t block_bytes =
+      internal::BufferSizeClass(bytes + kHeaderBytes + kTensorAlignment);
   void* block = TensorBufferCache().Take(block_bytes);
   if (block == nullptr) block = std::malloc(block_bytes);
   if (block == nullptr) {
