@@ -15,7 +15,6 @@ constexpr size_t kKiB = 1024;
 void* Block(size_t bytes) { return std::malloc(bytes); }
 
 TEST(BufferCacheTest, SizeClassesFrom128KiBAreEighthsOfAPowerOfTwo) {
-  constexpr size_t kKiB = 1024;
   EXPECT_EQ(BufferSizeClass(1000), 1000u);  // Below 128 KiB: as asked.
   EXPECT_EQ(BufferSizeClass(128 * kKiB - 1), 128 * kKiB - 1);
   EXPECT_EQ(BufferSizeClass(128 * kKiB), 128 * kKiB);
