@@ -216,6 +216,21 @@ TEST(TensorContractDeathTest, ToShapeOfAPartialShapeAborts) {
                "ToShape of a partial shape");
 }
 
+// Minor page faults of this thread so far.
+long ThreadPageFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_minflt;
+}
+
+// A float tensor of `floats` elements, every one written with `value`.
+Tensor WrittenTensor(int64_t floats, float value) {
+  Tensor t =
+      Tensor::CreateUninitialized(DataType::kFloat32, Shape({floats})).value();
+  for (int64_t i = 0; i < floats; ++i) t.data<float>()[i] = value;
+  return t;
+}
+
 }  // namespace
 // A buffer of 128 KiB or more goes back to weft's cache, not to malloc:
 // with glibc's mmap threshold fixed at 128 KiB, as under Dask's nanny, each
@@ -226,25 +241,14 @@ TEST(TensorTest, BuffersFrom128KiBUpAreReusedNotFaultedInAgain) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   constexpr int64_t kFloats = 128 * 1024;  // 512 KiB
   constexpr int kTensors = 50;
-  auto faults = [] {
-    rusage usage{};
-    getrusage(RUSAGE_THREAD, &usage);
-    return usage.ru_minflt;
-  };
-  auto written = [](float value) {
-    Tensor t = Tensor::CreateUninitialized(DataType::kFloat32, Shape({kFloats}))
-                   .value();
-    for (int64_t i = 0; i < kFloats; ++i) t.data<float>()[i] = value;
-    return t;
-  };
-  written(0.f);  // The first one is the cache's.
-  const long before = faults();
+  WrittenTensor(kFloats, 0.f);  // The first one is the cache's.
+  const long before = ThreadPageFaults();
   for (int i = 0; i < kTensors; ++i) {
-    const Tensor t = written(static_cast<float>(i));
+    const Tensor t = WrittenTensor(kFloats, static_cast<float>(i));
     EXPECT_EQ(t.data<float>()[kFloats - 1], static_cast<float>(i));
   }
   // Fresh mappings would fault 128 pages each: 6,400 in all.
-  EXPECT_LT(faults() - before, kTensors * 128 / 8);
+  EXPECT_LT(ThreadPageFaults() - before, kTensors * 128 / 8);
 }
 
 TEST(TensorTest, BuffersOfNearbySizesShareTheCachedOnes) {
@@ -254,25 +258,14 @@ TEST(TensorTest, BuffersOfNearbySizesShareTheCachedOnes) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   constexpr int64_t kFloats = 128 * 1024;  // 512 KiB, a class 64 KiB wide
   constexpr int kTensors = 50;
-  auto faults = [] {
-    rusage usage{};
-    getrusage(RUSAGE_THREAD, &usage);
-    return usage.ru_minflt;
-  };
-  auto written = [](int64_t floats, float value) {
-    Tensor t = Tensor::CreateUninitialized(DataType::kFloat32, Shape({floats}))
-                   .value();
-    for (int64_t i = 0; i < floats; ++i) t.data<float>()[i] = value;
-    return t;
-  };
-  written(kFloats + 8000, 0.f);  // The class's first buffer.
-  const long before = faults();
+  WrittenTensor(kFloats + 8000, 0.f);  // The class's first buffer.
+  const long before = ThreadPageFaults();
   for (int i = 0; i < kTensors; ++i) {
     const int64_t floats = kFloats + 1 + (i * 157) % 8000;
-    const Tensor t = written(floats, static_cast<float>(i));
+    const Tensor t = WrittenTensor(floats, static_cast<float>(i));
     EXPECT_EQ(t.data<float>()[floats - 1], static_cast<float>(i));
   }
-  EXPECT_LT(faults() - before, kTensors * 128 / 8);
+  EXPECT_LT(ThreadPageFaults() - before, kTensors * 128 / 8);
 }
 
 }  // namespace weft
