@@ -8,6 +8,7 @@
 
 #include <csetjmp>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace weft::internal {
@@ -45,12 +46,32 @@ Status CheckChannels(const char* format, int channels, int max) {
       (max == 4 ? " or 4" : "") + ", not " + std::to_string(channels));
 }
 
-// Decodes into `pixels` (resized here, before setjmp); returns false with
-// error->message set on failure. Kept free of objects with destructors
-// between setjmp and the end, as longjmp skips them.
+// Makes `*image` a uint8 [height, width, channels] tensor and returns its
+// first byte, or nullptr with `message` set. The decoders decode straight
+// into it: a tensor's block comes from weft's buffer cache, where a
+// decoder's own vector would be a new mapping per image once glibc's mmap
+// threshold is fixed (Dask's nanny fixes it), every page faulting when
+// written. Called between a decoder's setjmp and its end, so that every
+// object with a destructor lives and dies in this frame, not the caller's.
+[[gnu::noinline]] uint8_t* AllocateImage(Tensor* image, int height, int width,
+                                         int channels, char* message,
+                                         size_t message_size) {
+  StatusOr<Tensor> made = Tensor::CreateUninitialized(
+      DataType::kUInt8, Shape({height, width, channels}));
+  if (!made.ok()) {
+    std::snprintf(message, message_size, "%dx%d image: %s", width, height,
+                  made.status().message().c_str());
+    return nullptr;
+  }
+  *image = *std::move(made);
+  return static_cast<uint8_t*>(image->raw_data());
+}
+
+// Decodes into `*image` (made by AllocateImage once the header is read);
+// returns false with error->message set on failure. Kept free of objects
+// with destructors between setjmp and the end, as longjmp skips them.
 bool DecodeJpegInto(std::string_view bytes, int channels, JpegError* error,
-                    std::vector<uint8_t>* pixels, int* height, int* width,
-                    int* out_channels) {
+                    Tensor* image) {
   jpeg_decompress_struct info{};
   info.err = jpeg_std_error(&error->manager);
   error->manager.error_exit = JpegErrorExit;
@@ -73,15 +94,27 @@ bool DecodeJpegInto(std::string_view bytes, int channels, JpegError* error,
     return false;
   }
   const int own = info.num_components == 1 ? 1 : 3;
-  *out_channels = channels == 0 ? own : channels;
-  info.out_color_space = *out_channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  const int out_channels = channels == 0 ? own : channels;
+  info.out_color_space = out_channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&info);
-  *height = static_cast<int>(info.output_height);
-  *width = static_cast<int>(info.output_width);
-  const size_t row = static_cast<size_t>(*width) * *out_channels;
-  pixels->resize(row * static_cast<size_t>(*height));
+  if (info.output_components != out_channels) {
+    std::snprintf(error->message, sizeof(error->message),
+                  "decodes to %d channels, not the %d asked for",
+                  info.output_components, out_channels);
+    jpeg_destroy_decompress(&info);
+    return false;
+  }
+  uint8_t* pixels =
+      AllocateImage(image, static_cast<int>(info.output_height),
+                    static_cast<int>(info.output_width), out_channels,
+                    error->message, sizeof(error->message));
+  if (pixels == nullptr) {
+    jpeg_destroy_decompress(&info);
+    return false;
+  }
+  const size_t row = static_cast<size_t>(info.output_width) * out_channels;
   while (info.output_scanline < info.output_height) {
-    JSAMPROW rows[1] = {pixels->data() + row * info.output_scanline};
+    JSAMPROW rows[1] = {pixels + row * info.output_scanline};
     jpeg_read_scanlines(&info, rows, 1);
   }
   jpeg_finish_decompress(&info);
@@ -113,9 +146,9 @@ void PngRead(png_structp png, png_bytep out, png_size_t size) {
   reader->offset += size;
 }
 
-bool DecodePngInto(PngReader* reader, int channels,
-                   std::vector<uint8_t>* pixels, std::vector<png_bytep>* rows,
-                   int* height, int* width, int* out_channels) {
+// As DecodeJpegInto; `rows` is the caller's, for the same reason.
+bool DecodePngInto(PngReader* reader, int channels, Tensor* image,
+                   std::vector<png_bytep>* rows) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, reader,
                                            PngError, PngWarning);
   png_infop info = png != nullptr ? png_create_info_struct(png) : nullptr;
@@ -143,46 +176,42 @@ bool DecodePngInto(PngReader* reader, int channels,
       color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA;
   const bool has_alpha = (color & PNG_COLOR_MASK_ALPHA) != 0 || transparency;
   const int own = (grey ? 1 : 3) + (has_alpha ? 1 : 0);
-  *out_channels = channels == 0 ? own : channels;
+  const int out_channels = channels == 0 ? own : channels;
   if (png_get_bit_depth(png, info) == 16) png_set_strip_16(png);
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) {
     png_set_expand_gray_1_2_4_to_8(png);
   }
   if (transparency) png_set_tRNS_to_alpha(png);
-  if (*out_channels >= 3 && grey) png_set_gray_to_rgb(png);
-  if (*out_channels <= 2 && !grey) png_set_rgb_to_gray_fixed(png, 1, -1, -1);
-  if ((*out_channels == 1 || *out_channels == 3) && has_alpha) {
+  if (out_channels >= 3 && grey) png_set_gray_to_rgb(png);
+  if (out_channels <= 2 && !grey) png_set_rgb_to_gray_fixed(png, 1, -1, -1);
+  if ((out_channels == 1 || out_channels == 3) && has_alpha) {
     png_set_strip_alpha(png);
   }
-  if ((*out_channels == 2 || *out_channels == 4) && !has_alpha) {
+  if ((out_channels == 2 || out_channels == 4) && !has_alpha) {
     png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
   }
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
-  if (static_cast<int>(png_get_channels(png, info)) != *out_channels ||
-      png_get_bit_depth(png, info) != 8) {
+  const size_t row = png_get_rowbytes(png, info);
+  if (static_cast<int>(png_get_channels(png, info)) != out_channels ||
+      png_get_bit_depth(png, info) != 8 ||
+      row != static_cast<size_t>(w) * out_channels) {
     png_error(png, "cannot convert to the channels asked for");
   }
-  *height = static_cast<int>(h);
-  *width = static_cast<int>(w);
-  const size_t row = png_get_rowbytes(png, info);
-  pixels->resize(row * h);
+  uint8_t* pixels =
+      AllocateImage(image, static_cast<int>(h), static_cast<int>(w),
+                    out_channels, reader->message, sizeof(reader->message));
+  if (pixels == nullptr) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
   rows->resize(h);
-  for (png_uint_32 y = 0; y < h; ++y) (*rows)[y] = pixels->data() + row * y;
+  for (png_uint_32 y = 0; y < h; ++y) (*rows)[y] = pixels + row * y;
   png_read_image(png, rows->data());
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
   return true;
-}
-
-StatusOr<Tensor> ToTensor(const std::vector<uint8_t>& pixels, int height,
-                          int width, int channels) {
-  WEFT_ASSIGN_OR_RETURN(
-      Tensor out, Tensor::CreateUninitialized(
-                      DataType::kUInt8, Shape({height, width, channels})));
-  std::memcpy(out.raw_data(), pixels.data(), out.size_bytes());
-  return out;
 }
 
 Status CheckImage(const char* format, const Tensor& image, int max_channels) {
@@ -220,13 +249,11 @@ StatusOr<Tensor> DecodeJpeg(std::string_view bytes, int channels) {
     return InvalidArgumentError("JPEG: not a JPEG image (no FF D8 FF start)");
   }
   JpegError error{};
-  std::vector<uint8_t> pixels;
-  int height = 0, width = 0, out_channels = 0;
-  if (!DecodeJpegInto(bytes, channels, &error, &pixels, &height, &width,
-                      &out_channels)) {
+  Tensor image;
+  if (!DecodeJpegInto(bytes, channels, &error, &image)) {
     return InvalidArgumentError(std::string("JPEG: ") + error.message);
   }
-  return ToTensor(pixels, height, width, out_channels);
+  return image;
 }
 
 StatusOr<Tensor> DecodePng(std::string_view bytes, int channels) {
@@ -235,14 +262,12 @@ StatusOr<Tensor> DecodePng(std::string_view bytes, int channels) {
     return InvalidArgumentError("PNG: not a PNG image (no PNG signature)");
   }
   PngReader reader{bytes};
-  std::vector<uint8_t> pixels;
+  Tensor image;
   std::vector<png_bytep> rows;
-  int height = 0, width = 0, out_channels = 0;
-  if (!DecodePngInto(&reader, channels, &pixels, &rows, &height, &width,
-                     &out_channels)) {
+  if (!DecodePngInto(&reader, channels, &image, &rows)) {
     return InvalidArgumentError(std::string("PNG: ") + reader.message);
   }
-  return ToTensor(pixels, height, width, out_channels);
+  return image;
 }
 
 StatusOr<Tensor> DecodeImage(std::string_view bytes, int channels) {

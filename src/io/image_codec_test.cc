@@ -1,6 +1,14 @@
 #include "io/image_codec.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support/sanitizers.h"
 
 namespace weft::internal {
 namespace {
@@ -18,6 +26,12 @@ Tensor Gradient(int64_t h, int64_t w, int64_t c) {
     }
   }
   return t;
+}
+
+long ThreadPageFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_minflt;
 }
 
 int MaxDifference(const Tensor& a, const Tensor& b) {
@@ -111,6 +125,39 @@ TEST(ImageCodecTest, EncodersCheckTheirInput) {
   EXPECT_FALSE(EncodeJpeg(Gradient(2, 2, 4)).ok());
   EXPECT_FALSE(EncodeJpeg(Gradient(2, 2, 3), 0).ok());
   EXPECT_FALSE(EncodePng(Tensor(DataType::kUInt8, Shape({2, 2}))).ok());
+}
+
+// An image pipeline decodes images of varying sides one after another. The
+// decoders write straight into a tensor, whose block comes from weft's
+// buffer cache by size class: with glibc's mmap threshold fixed at 128 KiB,
+// as under Dask's nanny, a decoder's own buffer was a fresh mapping per
+// image, each of its pages faulting when written.
+TEST(ImageCodecTest, DecodedImagesReuseCachedBuffersNotFreshMemory) {
+  if (weft::test::kUnderSanitizer) {
+    GTEST_SKIP() << "the sanitizers' allocators keep freed memory aside";
+  }
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  constexpr int kImages = 40;
+  constexpr int64_t kSide = 256;  // 192 KiB and more an image, 48 pages
+  for (const bool png : {false, true}) {
+    std::vector<std::string> files;
+    for (int i = 0; i < kImages; ++i) {
+      const Tensor image = Gradient(kSide, kSide + i % 7, 3);
+      auto bytes = png ? EncodePng(image) : EncodeJpeg(image, 90);
+      ASSERT_TRUE(bytes.ok()) << bytes.status();
+      files.push_back(*std::move(bytes));
+    }
+    ASSERT_TRUE(DecodeImage(files.back()).ok());  // The class's first buffer.
+    const long before = ThreadPageFaults();
+    for (int i = 0; i < kImages; ++i) {
+      auto image = DecodeImage(files[i]);
+      ASSERT_TRUE(image.ok()) << image.status();
+      EXPECT_EQ(image->shape(), Shape({kSide, kSide + i % 7, 3}));
+    }
+    // A fresh buffer per image would fault 48 pages or more each.
+    EXPECT_LT(ThreadPageFaults() - before, kImages * 48 / 4)
+        << (png ? "PNG" : "JPEG");
+  }
 }
 
 }  // namespace
