@@ -38,6 +38,12 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget);
 // AVX2 and FMA)" or "eigen (WEFT_GEMM_KERNEL)".
 std::string ActiveGemmKernelDescription();
 
+// The tile kernel of the float products without a packed weight (two
+// computed operands, as attention's) and why: "dnnl (per CPU: AMD family
+// 1Ah with AVX-512)", "blis skx (the product tile kernel)";
+// docs/kernels.md.
+std::string DynamicProductKernelDescription();
+
 // The BLIS configuration whose micro-kernel runs the float products with a
 // packed weight where the tile kernel's own path does not (batch-invariant
 // sessions: weft serve's batching, weft predict; NCHW convolutions): "skx

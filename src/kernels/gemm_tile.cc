@@ -1,6 +1,7 @@
 #include "kernels/gemm_tile.h"
 
 #include <blis.h>
+#include <cpuid.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <Eigen/Core>
@@ -161,6 +162,12 @@ CpuIdentity ThisCpu() {
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
       __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0) {
+    const int base = static_cast<int>((eax >> 8) & 0xf);
+    cpu.family =
+        base + (base == 0xf ? static_cast<int>((eax >> 20) & 0xff) : 0);
+  }
   return cpu;
 }
 
@@ -173,6 +180,11 @@ GemmKernel GemmKernelForCpu(const CpuIdentity& cpu) {
 GemmKernel ActiveGemmKernel() {
   static const GemmKernel kernel = ChooseActiveKernel();
   return kernel;
+}
+
+bool GemmKernelFromEnvironment() {
+  const char* env = std::getenv("WEFT_GEMM_KERNEL");
+  return env != nullptr && ParseGemmKernel(env).has_value();
 }
 
 Status CheckGemmKernelEnvironment() {
@@ -189,10 +201,7 @@ std::string DescribeActiveGemmKernel() {
   if (ActiveGemmKernel() == GemmKernel::kBlis) {
     name += " " + ActiveBlisConfig().description;
   }
-  const char* env = std::getenv("WEFT_GEMM_KERNEL");
-  if (env != nullptr && ParseGemmKernel(env)) {
-    return name + " (WEFT_GEMM_KERNEL)";
-  }
+  if (GemmKernelFromEnvironment()) return name + " (WEFT_GEMM_KERNEL)";
   // The reason is the rule's branch (GemmKernelForCpu), not a second copy
   // of its conditions.
   switch (GemmKernelForCpu(ThisCpu())) {

@@ -35,6 +35,9 @@ struct CpuIdentity {
   bool intel = false;
   bool avx2_fma = false;
   bool avx512 = false;  // F, CD, DQ, BW and VL: what BLIS's skx kernels use.
+  // CPUID's display family (base plus extended): AMD's Zen 3 and Zen 4 are
+  // 19h (25), Zen 5 is 1Ah (26).
+  int family = 0;
 };
 CpuIdentity ThisCpu();
 
@@ -49,6 +52,9 @@ GemmKernel GemmKernelForCpu(const CpuIdentity& cpu);
 // GemmKernelForCpu(ThisCpu()). Read once; an unknown name is ignored with a
 // warning on stderr.
 GemmKernel ActiveGemmKernel();
+
+// Whether WEFT_GEMM_KERNEL chose ActiveGemmKernel() (a valid name is set).
+bool GemmKernelFromEnvironment();
 
 // InvalidArgument naming WEFT_GEMM_KERNEL when it is set to anything but
 // eigen, blis or dnnl: Session::Create fails on it, as on the other WEFT_*

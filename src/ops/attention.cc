@@ -34,6 +34,7 @@
 #include "kernels/gemm_tile.h"
 #include "kernels/softmax_row.h"
 #include "kernels/transpose_rows.h"
+#include "ops/dnnl_matmul.h"
 #include "ops/matmul_tiles.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
@@ -216,7 +217,7 @@ class FusedAttentionKernel : public OpKernel {
             const float* keys_t = keys + pair * d * sk;
             for (int64_t c0 = 0; c0 < sk; c0 += score_tile.cols) {
               const int64_t cols = std::min(score_tile.cols, sk - c0);
-              GemmTile(rows, cols, d, q_rows,
+              GemmTile(DynamicProductKernel(), rows, cols, d, q_rows,
                        GemmOperand<float>{keys_t + c0, sk}, s + c0, sk,
                        /*accumulate=*/false);
             }
@@ -238,7 +239,7 @@ class FusedAttentionKernel : public OpKernel {
             const GemmOperand<float> probs{s, sk};
             for (int64_t c0 = 0; c0 < d; c0 += context_tile.cols) {
               const int64_t cols = std::min(context_tile.cols, d - c0);
-              GemmTile(rows, cols, sk, probs,
+              GemmTile(DynamicProductKernel(), rows, cols, sk, probs,
                        GemmOperand<float>{
                            v.data + b * sk * v.width + v.offset + h * d + c0,
                            v.width},

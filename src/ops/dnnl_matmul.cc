@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,43 @@ bool DnnlMatMulAvailable() {
   static const bool available =
       KernelSwitchOr(KernelSwitch::kDnnlMatMul, DnnlHasAvx512Core());
   return available;
+}
+
+bool DnnlDynamicProductsForCpu(const CpuIdentity& cpu) {
+  return GemmKernelForCpu(cpu) == GemmKernel::kBlis && cpu.avx512 &&
+         cpu.family >= 0x1a;
+}
+
+namespace {
+
+GemmKernel ChooseDynamicProductKernel() {
+  const std::optional<bool> forced =
+      KernelSwitchSetting(KernelSwitch::kDnnlDynamicMatMul);
+  if (forced.has_value()) {
+    return *forced ? GemmKernel::kDnnl : ActiveGemmKernel();
+  }
+  if (GemmKernelFromEnvironment()) return ActiveGemmKernel();
+  return DnnlDynamicProductsForCpu(ThisCpu()) && DnnlHasAvx512Core()
+             ? GemmKernel::kDnnl
+             : ActiveGemmKernel();
+}
+
+}  // namespace
+
+GemmKernel DynamicProductKernel() {
+  static const GemmKernel kernel = ChooseDynamicProductKernel();
+  return kernel;
+}
+
+std::string DescribeDynamicProductKernel() {
+  const std::string name(GemmKernelName(DynamicProductKernel()));
+  if (KernelSwitchSetting(KernelSwitch::kDnnlDynamicMatMul).has_value()) {
+    return name + " (WEFT_DNNL_DYNAMIC_MATMUL)";
+  }
+  if (DynamicProductKernel() == ActiveGemmKernel()) {
+    return name + " (the product tile kernel)";
+  }
+  return name + " (per CPU: AMD family 1Ah with AVX-512)";
 }
 
 namespace {

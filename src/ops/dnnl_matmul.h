@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "kernels/gemm_tile.h"
 #include "ops/dnnl_support.h"
 #include "weft/function_ref.h"
 #include "weft/kernel.h"
@@ -26,6 +28,27 @@ inline constexpr int64_t kDnnlBlockCols = 256;
 // where oneDNN runs its AVX-512 kernels. Never decided by timing.
 // WEFT_DNNL_MATMUL=0 turns it off, =1 on (for side-by-side measurements).
 bool DnnlMatMulAvailable();
+
+// The products without a weight packed when the kernel was built: those of
+// two computed operands (attention's scores and context, a MatMul of two
+// activations) and those of a constant B by too few rows of A to pack it.
+// They run the tile kernel, except by this rule: oneDNN's sgemm tiles on
+// AMD CPUs of family 1Ah (Zen 5) with AVX-512, where the tile kernel is
+// BLIS (packed products and convolutions keep BLIS's micro-kernel). There
+// oneDNN's tile ran 1.1-1.5x BLIS's skx one (docs/kernels.md, measured on
+// an AMD EPYC Zen 5); on Zen 4 (19h), whose AVX-512 is half width, BLIS's
+// zen3 tile measured faster than its skx one and oneDNN's is unmeasured.
+bool DnnlDynamicProductsForCpu(const CpuIdentity& cpu);
+
+// This process's tile kernel for those products: oneDNN's where
+// WEFT_DNNL_DYNAMIC_MATMUL=1, ActiveGemmKernel() where it is 0 or where
+// WEFT_GEMM_KERNEL chose the tile kernel, else by DnnlDynamicProductsForCpu
+// where oneDNN runs its AVX-512 kernels. MatMul and the fused attention
+// both take it, so that their products keep the same bits. Read once.
+GemmKernel DynamicProductKernel();
+
+// How DynamicProductKernel() was chosen, for `weft info`.
+std::string DescribeDynamicProductKernel();
 
 // C (rows x n) = A (rows x k, row-major) * op(B) for one constant B, its
 // weights reordered into oneDNN's layout once, per column block.

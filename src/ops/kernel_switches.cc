@@ -22,6 +22,8 @@ constexpr SwitchFacts kSwitches[] = {
      "the constant-weight products through oneDNN"},
     {KernelSwitch::kNchwWinograd, "WEFT_NCHW_WINOGRAD",
      "the NCHW 3 x 3 layers as Winograd"},
+    {KernelSwitch::kDnnlDynamicMatMul, "WEFT_DNNL_DYNAMIC_MATMUL",
+     "oneDNN's tiles for the products without a packed weight"},
 };
 
 const SwitchFacts& FactsOf(KernelSwitch kernel_switch) {

@@ -13,13 +13,15 @@
 namespace weft::internal {
 
 enum class KernelSwitch {
-  kNhwcConv,      // WEFT_NHWC_CONV: channels-last convolutions (oneDNN)
-  kConvWinograd,  // WEFT_CONV_WINOGRAD: their 3 x 3 stride-1 layers as
-                  // oneDNN's Winograd
-  kDnnlMatMul,    // WEFT_DNNL_MATMUL: products with a constant weight
-                  // through oneDNN
-  kNchwWinograd,  // WEFT_NCHW_WINOGRAD: NCHW 3 x 3 stride-1 layers as
-                  // Winograd over BLIS tiles
+  kNhwcConv,           // WEFT_NHWC_CONV: channels-last convolutions (oneDNN)
+  kConvWinograd,       // WEFT_CONV_WINOGRAD: their 3 x 3 stride-1 layers as
+                       // oneDNN's Winograd
+  kDnnlMatMul,         // WEFT_DNNL_MATMUL: products with a constant weight
+                       // through oneDNN
+  kNchwWinograd,       // WEFT_NCHW_WINOGRAD: NCHW 3 x 3 stride-1 layers as
+                       // Winograd over BLIS tiles
+  kDnnlDynamicMatMul,  // WEFT_DNNL_DYNAMIC_MATMUL: products without a
+                       // packed weight on oneDNN's sgemm tiles
 };
 
 // The variable's name, "WEFT_NHWC_CONV" and so on.

@@ -3,11 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include "kernels/gemm_tile.h"
 #include "ops/dnnl_matmul.h"
+#include "ops/matmul_tiles.h"
 #include "test_support/session_util.h"
 #include "test_support/threads.h"
 
@@ -234,6 +236,65 @@ TEST(PackedWeightTest, SharedRowsAndRowTilesMatchAFedWeight) {
 
 // NumPy's matmul on vectors: a 1-D A is a row, a 1-D B a column, and the
 // output leaves that dimension out. Values small enough to be exact.
+// Products of two computed operands run DynamicProductKernel()'s tiles:
+// oneDNN's on AMD CPUs of family 1Ah with AVX-512 where the tile kernel is
+// BLIS, the tile kernel elsewhere. The rule reads the CPU alone.
+TEST(DynamicProductTest, TheRuleTakesOneDnnOnAmdFamily1AhWithAvx512) {
+  using internal::CpuIdentity;
+  using internal::DnnlDynamicProductsForCpu;
+  EXPECT_TRUE(DnnlDynamicProductsForCpu(
+      {.amd = true, .avx2_fma = true, .avx512 = true, .family = 0x1a}));
+  EXPECT_TRUE(DnnlDynamicProductsForCpu(
+      {.amd = true, .avx2_fma = true, .avx512 = true, .family = 0x1b}));
+  // Zen 4: half-width AVX-512, unmeasured; Zen 3 and 5 without AVX-512.
+  EXPECT_FALSE(DnnlDynamicProductsForCpu(
+      {.amd = true, .avx2_fma = true, .avx512 = true, .family = 0x19}));
+  EXPECT_FALSE(DnnlDynamicProductsForCpu(
+      {.amd = true, .avx2_fma = true, .avx512 = false, .family = 0x1a}));
+  // Intel's tile kernel is oneDNN's already; Eigen's CPUs keep Eigen.
+  EXPECT_FALSE(DnnlDynamicProductsForCpu(
+      {.intel = true, .avx2_fma = true, .avx512 = true, .family = 6}));
+  EXPECT_FALSE(DnnlDynamicProductsForCpu({.avx512 = true, .family = 0x1a}));
+  EXPECT_FALSE(DnnlDynamicProductsForCpu(CpuIdentity{}));
+}
+
+// A MatMul of two fed operands gives, tile by tile, the bits of
+// DynamicProductKernel()'s tile (whichever kernel this CPU or the
+// kernel-choice variables made it), at every thread setting.
+TEST(DynamicProductTest, ProductsOfTwoFedOperandsRunTheDynamicKernel) {
+  // Two row tiles (32 and 8 rows); a depth over the kernels' depth blocks,
+  // where BLIS's and oneDNN's sums differ in their last bits (at 333 the
+  // two kernels gave the same bits on a Zen 5: one chain each).
+  const int64_t m = 40, k = 1500, n = 70;
+  const Tensor a = test::SeededFloats({m, k}, 31);
+  const Tensor b = test::SeededFloats({k, n}, 32);
+  Tensor want(DataType::kFloat32, Shape({m, n}));
+  const internal::TileShape tile = internal::ChooseTiles({m, k, n});
+  for (int64_t r0 = 0; r0 < m; r0 += tile.rows) {
+    for (int64_t c0 = 0; c0 < n; c0 += tile.cols) {
+      internal::GemmTile<float>(
+          internal::DynamicProductKernel(), std::min(tile.rows, m - r0),
+          std::min(tile.cols, n - c0), k, {a.data<float>() + r0 * k, k},
+          {b.data<float>() + c0, n}, want.data<float>() + r0 * n + c0, n,
+          /*accumulate=*/false);
+    }
+  }
+  Graph g;
+  g.Placeholder("a", DataType::kFloat32, PartialShape({m, k}));
+  g.Placeholder("b", DataType::kFloat32, PartialShape({k, n}));
+  test::MustAdd(g, {"y", "MatMul", {"a", "b"}, {}, ""});
+  for (int threads : {1, 2}) {
+    auto session =
+        test::MustCreate(g, test::PerSessionOptions(threads, threads));
+    ASSERT_NE(session, nullptr);
+    const Tensor got = test::MustRun(*session, {"y"}, {{"a", a}, {"b", b}})[0];
+    EXPECT_TRUE(got.BitwiseEqual(want))
+        << "kernel "
+        << internal::GemmKernelName(internal::DynamicProductKernel()) << ", "
+        << threads << " threads";
+  }
+}
+
 TEST(MatMulTest, VectorOperandsFollowNumPy) {
   const Tensor v = Tensor::FromVector<float>({3}, {1, 2, 3});
   const Tensor m = Tensor::FromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6});

@@ -9,6 +9,7 @@
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
 #include "kernels/math_rows.h"
+#include "ops/dnnl_matmul.h"
 #include "runtime/core_budget.h"
 #include "threading/cpu_info.h"
 #include "threading/threading_env.h"
@@ -36,6 +37,10 @@ std::vector<int> CoresFirstPinOrder(const CpuBudget& budget) {
 
 std::string ActiveGemmKernelDescription() {
   return internal::DescribeActiveGemmKernel();
+}
+
+std::string DynamicProductKernelDescription() {
+  return internal::DescribeDynamicProductKernel();
 }
 
 std::string PackedProductKernelDescription() {

@@ -295,6 +295,8 @@ void PrintKernelChoices() {
   std::printf("SIMD:                %s\n", Join(SimdFeatures()).c_str());
   std::printf("product tile kernel: %s\n",
               ActiveGemmKernelDescription().c_str());
+  std::printf("dynamic products:    %s\n",
+              DynamicProductKernelDescription().c_str());
   std::printf("packed products:     %s\n",
               PackedProductKernelDescription().c_str());
   std::printf("int8 product kernel: %s\n",
@@ -361,6 +363,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"tuning_guide_recipe", recipe_json},
                           {"simd", SimdFeatures()},
                           {"gemm_kernel", ActiveGemmKernelDescription()},
+                          {"dynamic_kernel", DynamicProductKernelDescription()},
                           {"packed_kernel", PackedProductKernelDescription()},
                           {"int8_kernel", ActiveInt8KernelDescription()},
                           {"math_rows", MathRowsDescription()},
