@@ -40,7 +40,7 @@ std::string ActiveGemmKernelDescription();
 
 // The tile kernel of the float products without a packed weight (two
 // computed operands, as attention's) and why: "dnnl (per CPU: AMD family
-// 1Ah with AVX-512)", "blis skx (the product tile kernel)";
+// 1Ah with AVX-512)", "blis (the product tile kernel)";
 // docs/kernels.md.
 std::string DynamicProductKernelDescription();
 
