@@ -221,6 +221,11 @@ def main():
         help="the one-process MLP drops each batch's output instead of "
              "gathering the rows' outputs into one array as weft predict "
              "does (the measure of the sessions before 2026-12-03)")
+    parser.add_argument(
+        "--peers", action=argparse.BooleanOptionalAction, default=True,
+        help="run the PyTorch peers after each setting's weft turns "
+             "(--no-peers: weft and one process only, for the one-process "
+             "ratio; the peers take minutes a setting)")
     parser.add_argument("--json")
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.weft_python))
@@ -322,6 +327,8 @@ def main():
                     made, direct = cluster(workers, threads, gather)
                     with made, Client(made, direct_to_workers=direct) as c:
                         timed_jobs(c, setting, ["weft"], workers)
+            if not args.peers:
+                continue
             made, direct = cluster(workers, threads, gather)
             with made, Client(made, direct_to_workers=direct) as client:
                 timed_jobs(client, setting, ["torch", "torch-match"], workers)
@@ -351,9 +358,11 @@ def main():
                     f"{'one-process/weft':>16} {'(pairs)':>11}")
         for setting in (label(s, g) for s, g in runs(args)):
             weft_rate = median((setting, "weft", workload), "items_per_s")
+            names = ("weft", "torch", "torch-match") if args.peers else (
+                "weft",)
             peer = max(median((setting, p, workload), "items_per_s")
-                       for p in ("torch", "torch-match"))
-            for name in ("weft", "torch", "torch-match"):
+                       for p in names[1:]) if args.peers else float("nan")
+            for name in names:
                 rate = median((setting, name, workload), "items_per_s")
                 cpu = median((setting, name, workload), "cpu_s_per_item")
                 ratio, low, high = one_process_over_weft(setting, workload)
