@@ -3,13 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
-#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "test_support/page_faults.h"
 #include "weft/status.h"
 
 namespace weft {
@@ -216,13 +216,6 @@ TEST(TensorContractDeathTest, ToShapeOfAPartialShapeAborts) {
                "ToShape of a partial shape");
 }
 
-// Minor page faults of this thread so far.
-long ThreadPageFaults() {
-  rusage usage{};
-  getrusage(RUSAGE_THREAD, &usage);
-  return usage.ru_minflt;
-}
-
 // A float tensor of `floats` elements, every one written with `value`.
 Tensor WrittenTensor(int64_t floats, float value) {
   Tensor t =
@@ -242,13 +235,13 @@ TEST(TensorTest, BuffersFrom128KiBUpAreReusedNotFaultedInAgain) {
   constexpr int64_t kFloats = 128 * 1024;  // 512 KiB
   constexpr int kTensors = 50;
   WrittenTensor(kFloats, 0.f);  // The first one is the cache's.
-  const long before = ThreadPageFaults();
+  const long before = test::ThreadPageFaults();
   for (int i = 0; i < kTensors; ++i) {
     const Tensor t = WrittenTensor(kFloats, static_cast<float>(i));
     EXPECT_EQ(t.data<float>()[kFloats - 1], static_cast<float>(i));
   }
   // Fresh mappings would fault 128 pages each: 6,400 in all.
-  EXPECT_LT(ThreadPageFaults() - before, kTensors * 128 / 8);
+  EXPECT_LT(test::ThreadPageFaults() - before, kTensors * 128 / 8);
 }
 
 TEST(TensorTest, BuffersOfNearbySizesShareTheCachedOnes) {
@@ -259,13 +252,13 @@ TEST(TensorTest, BuffersOfNearbySizesShareTheCachedOnes) {
   constexpr int64_t kFloats = 128 * 1024;  // 512 KiB, a class 64 KiB wide
   constexpr int kTensors = 50;
   WrittenTensor(kFloats + 8000, 0.f);  // The class's first buffer.
-  const long before = ThreadPageFaults();
+  const long before = test::ThreadPageFaults();
   for (int i = 0; i < kTensors; ++i) {
     const int64_t floats = kFloats + 1 + (i * 157) % 8000;
     const Tensor t = WrittenTensor(floats, static_cast<float>(i));
     EXPECT_EQ(t.data<float>()[floats - 1], static_cast<float>(i));
   }
-  EXPECT_LT(ThreadPageFaults() - before, kTensors * 128 / 8);
+  EXPECT_LT(test::ThreadPageFaults() - before, kTensors * 128 / 8);
 }
 
 }  // namespace weft

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <malloc.h>
-#include <sys/resource.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "test_support/page_faults.h"
 #include "test_support/sanitizers.h"
 
 namespace weft::internal {
@@ -26,12 +26,6 @@ Tensor Gradient(int64_t h, int64_t w, int64_t c) {
     }
   }
   return t;
-}
-
-long ThreadPageFaults() {
-  rusage usage{};
-  getrusage(RUSAGE_THREAD, &usage);
-  return usage.ru_minflt;
 }
 
 int MaxDifference(const Tensor& a, const Tensor& b) {
@@ -148,14 +142,14 @@ TEST(ImageCodecTest, DecodedImagesReuseCachedBuffersNotFreshMemory) {
       files.push_back(*std::move(bytes));
     }
     ASSERT_TRUE(DecodeImage(files.back()).ok());  // The class's first buffer.
-    const long before = ThreadPageFaults();
+    const long before = test::ThreadPageFaults();
     for (int i = 0; i < kImages; ++i) {
       auto image = DecodeImage(files[i]);
       ASSERT_TRUE(image.ok()) << image.status();
       EXPECT_EQ(image->shape(), Shape({kSide, kSide + i % 7, 3}));
     }
     // A fresh buffer per image would fault 48 pages or more each.
-    EXPECT_LT(ThreadPageFaults() - before, kImages * 48 / 4)
+    EXPECT_LT(test::ThreadPageFaults() - before, kImages * 48 / 4)
         << (png ? "PNG" : "JPEG");
   }
 }

@@ -270,12 +270,12 @@ void MultiplyTile(const T* a, const T* b, T* c, const MatMulDims& d, bool ta,
                        {c + r0 * d.n + c0, d.n}, /*accumulate=*/false);
         return;
       }
-      // The fused attention's products take the same kernel (its bits).
-      GemmTile(DynamicProductKernel(), rows, cols, d.k, a_rows, b_cols,
-               c + r0 * d.n + c0, d.n, /*accumulate=*/false);
-      return;
     }
-    GemmTile(rows, cols, d.k, a_rows, b_cols, c + r0 * d.n + c0, d.n,
+    // Float products take DynamicProductKernel(), as the fused attention's
+    // do (its bits); float64 ones the tile kernel, which oneDNN lacks.
+    const GemmKernel kernel =
+        std::is_same_v<T, float> ? DynamicProductKernel() : ActiveGemmKernel();
+    GemmTile(kernel, rows, cols, d.k, a_rows, b_cols, c + r0 * d.n + c0, d.n,
              /*accumulate=*/false);
   }
 }

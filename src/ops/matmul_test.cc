@@ -234,8 +234,6 @@ TEST(PackedWeightTest, SharedRowsAndRowTilesMatchAFedWeight) {
   }
 }
 
-// NumPy's matmul on vectors: a 1-D A is a row, a 1-D B a column, and the
-// output leaves that dimension out. Values small enough to be exact.
 // Products of two computed operands run DynamicProductKernel()'s tiles:
 // oneDNN's on AMD CPUs of family 1Ah with AVX-512 where the tile kernel is
 // BLIS, the tile kernel elsewhere. The rule reads the CPU alone.
@@ -295,6 +293,8 @@ TEST(DynamicProductTest, ProductsOfTwoFedOperandsRunTheDynamicKernel) {
   }
 }
 
+// NumPy's matmul on vectors: a 1-D A is a row, a 1-D B a column, and the
+// output leaves that dimension out. Values small enough to be exact.
 TEST(MatMulTest, VectorOperandsFollowNumPy) {
   const Tensor v = Tensor::FromVector<float>({3}, {1, 2, 3});
   const Tensor m = Tensor::FromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6});
