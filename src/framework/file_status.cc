@@ -43,9 +43,21 @@ StatusOr<std::string> ReadFileBytes(const std::string& path,
   WEFT_RETURN_IF_ERROR(CheckReadableFile(path, message));
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return ErrnoToStatus(errno, message);
+  // A regular file is read straight into a string of its size: a model of
+  // 45 MB read by appending took several copies of it, each into fresh
+  // memory (a third of loading ResNet-18, 2026-12-03). What is past that
+  // size (a file still growing), or a file whose size stat cannot tell (a
+  // pipe, /proc), is read in pieces.
   std::string bytes;
-  char buffer[1 << 16];
+  struct stat info;
   size_t got = 0;
+  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
+      info.st_size > 0) {
+    bytes.resize(static_cast<size_t>(info.st_size));
+    got = std::fread(bytes.data(), 1, bytes.size(), file);
+    bytes.resize(got);
+  }
+  char buffer[1 << 16];
   while ((got = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
     bytes.append(buffer, got);
   }

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <tuple>
@@ -30,6 +31,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "framework/large_buffer.h"
 #include "framework/op_registry_impl.h"
 #include "kernels/bf16_gemm.h"
 #include "kernels/conv_kernels.h"
@@ -372,7 +374,11 @@ ConvPlan BuildKernelPlan(const NhwcConvSpec& s, bool has_bias, bool bf16) {
 // W packed in a plan's layout: one memory per block of output channels.
 struct PackedConvWeights {
   memory::desc layout;
+  // The blocks, each a memory over its part of `storage`: one buffer for
+  // all, so that a large convolution's packed weights land in huge pages
+  // (framework/large_buffer.h) rather than faulting in 4 KiB at a time.
   std::vector<memory> blocks;
+  LargeBuffer storage;
 
   int64_t bytes() const {
     return static_cast<int64_t>(layout.get_size() * blocks.size());
@@ -407,8 +413,14 @@ std::shared_ptr<const PackedConvWeights> PackConvWeights(const NhwcConvSpec& s,
   dnnl::stream stream(DnnlCpuEngine());
   const int64_t kb = plan.channel_block;
   const int64_t block_floats = kb * s.w[1] * s.w[2] * s.w[3];
+  const size_t block_bytes = (plan.weights.get_size() + 63) / 64 * 64;
+  const auto count = static_cast<size_t>((s.w[0] + kb - 1) / kb);
+  packed->storage = LargeBuffer(block_bytes * count);
+  if (packed->storage.data() == nullptr) throw std::bad_alloc();
   for (int64_t k0 = 0; k0 < s.w[0]; k0 += kb) {
-    memory block(plan.weights, DnnlCpuEngine());
+    memory block(
+        plan.weights, DnnlCpuEngine(),
+        packed->storage.data() + static_cast<size_t>(k0 / kb) * block_bytes);
     memory plain(memory::desc(WeightDims(s, kb), Dt::f32,
                               s.group == 1 ? Tag::oihw : Tag::goihw),
                  DnnlCpuEngine(),

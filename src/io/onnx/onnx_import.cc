@@ -1,21 +1,24 @@
 // ModelProto -> Graph. One pass indexes every tensor's producer (graph input,
 // initializer, or node output) and decodes constants; a second converts each
 // node (onnx_ops.cc) with its inputs as weft references ("node:k").
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
+#include "framework/large_buffer.h"
 #include "io/onnx/contrib_ops.h"
 #include "io/onnx/onnx_functions.h"
 #include "io/onnx/onnx_ops.h"
@@ -917,15 +920,74 @@ class Importer {
 };
 
 StatusOr<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return InvalidArgumentError("is a directory, not a file");
+  return ReadFileBytes(path, "cannot open the file");
+}
+
+// A model file's bytes: `length` bytes at the start of `buffer`.
+struct ModelBytes {
+  internal::LargeBuffer buffer;
+  size_t length = 0;
+  std::string_view view() const { return {buffer.data(), length}; }
+};
+
+// Reads from `fd` until its end or until `want` bytes are at `into`:
+// how many came, or the read's error.
+StatusOr<size_t> ReadUpTo(int fd, char* into, size_t want) {
+  size_t have = 0;
+  while (have < want) {
+    const ssize_t got = read(fd, into + have, want - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return ErrnoToStatus(errno, "cannot read the file");
+    if (got == 0) break;
+    have += static_cast<size_t>(got);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoToStatus(errno, "cannot open the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+  return have;
+}
+
+// The whole file at `path` in a LargeBuffer, so that the model's bytes land
+// in huge pages (framework/large_buffer.h). A regular file is read straight
+// into a buffer of the size stat gives (what it gains after that is not
+// read; a file shorter by then is parsed as it is); anything else (a pipe)
+// piece by piece to its end, then copied.
+StatusOr<ModelBytes> ReadModelFile(const std::string& path) {
+  WEFT_RETURN_IF_ERROR(CheckReadableFile(path, "cannot open the file"));
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, "cannot open the file");
+  struct stat info;
+  const bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  std::string pieces;
+  if (!regular) {
+    char piece[1 << 16];
+    StatusOr<size_t> got = size_t{0};
+    while ((got = ReadUpTo(fd, piece, sizeof piece)).ok() && *got > 0) {
+      pieces.append(piece, *got);
+    }
+    if (!got.ok()) {
+      close(fd);
+      return got.status();
+    }
+  }
+  const size_t size =
+      regular ? static_cast<size_t>(info.st_size) : pieces.size();
+  ModelBytes out{internal::LargeBuffer(size), 0};
+  if (out.buffer.data() == nullptr) {
+    close(fd);
+    return ResourceExhaustedError("no memory for the model's " +
+                                  std::to_string(size) + " bytes");
+  }
+  if (!regular) {
+    std::memcpy(out.buffer.data(), pieces.data(), size);
+    out.length = size;
+  } else {
+    StatusOr<size_t> got = ReadUpTo(fd, out.buffer.data(), size);
+    if (!got.ok()) {
+      close(fd);
+      return got.status();
+    }
+    out.length = *got;
+  }
+  close(fd);
+  return out;
 }
 
 }  // namespace
@@ -942,29 +1004,46 @@ std::string OnnxValueInfo::ShapeString() const {
   return out + "]";
 }
 
-StatusOr<OnnxModel> ParseOnnxModel(std::string_view bytes,
-                                   const std::string& base_dir) {
+namespace {
+
+// `bytes` parsed as an onnx.ModelProto into `model`.
+Status ParseModelProto(std::string_view bytes, onnx::ModelProto* model) {
   if (bytes.empty()) return InvalidArgumentError("the model file is empty");
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return UnimplementedError(
         "models over 2 GiB must keep their weights in "
         "external data");
   }
-  onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return InvalidArgumentError(
         "not an ONNX model: the bytes do not parse as onnx.ModelProto "
         "(truncated or not protobuf)");
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<OnnxModel> ParseOnnxModel(std::string_view bytes,
+                                   const std::string& base_dir) {
+  onnx::ModelProto model;
+  WEFT_RETURN_IF_ERROR(ParseModelProto(bytes, &model));
   return Importer(model, base_dir).Import();
 }
 
 StatusOr<OnnxModel> LoadOnnxModel(const std::string& path) {
-  auto bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status().WithContext(path);
+  onnx::ModelProto proto;
+  {
+    // The file's bytes go once parsed, before the weights are copied out
+    // of the message: one copy of the model fewer at the peak.
+    auto bytes = ReadModelFile(path);
+    if (!bytes.ok()) return bytes.status().WithContext(path);
+    Status parsed = ParseModelProto(bytes->view(), &proto);
+    if (!parsed.ok()) return parsed.WithContext(path);
+  }
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  auto model = ParseOnnxModel(*bytes, dir);
+  auto model = Importer(proto, dir).Import();
   if (!model.ok()) return model.status().WithContext(path);
   return model;
 }

@@ -1,9 +1,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "test_support/session_util.h"
 #include "weft/onnx.h"
@@ -167,6 +170,69 @@ TEST(OnnxImportTest, ExternalDataIsReadFromTheModelsFolderOnly) {
   EXPECT_THAT(escape.status().message(),
               HasSubstr("resolves outside the model's folder"));
   fs::remove_all(dir);
+}
+
+// y = x + w over [n] floats, w's values 0.5 * i as raw data.
+onnx::ModelProto WideAddModel(int64_t n) {
+  onnx::ModelProto m = AddModel();
+  auto* g = m.mutable_graph();
+  const std::string width = std::to_string(n);
+  *g->mutable_input(0) = Value("x", onnx::TensorProto::FLOAT, {width});
+  *g->mutable_output(0) = Value("y", onnx::TensorProto::FLOAT, {width});
+  auto* w = g->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_dims(0, n);
+  std::vector<float> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[i] = 0.5f * static_cast<float>(i);
+  w->set_raw_data(values.data(), values.size() * sizeof(float));
+  return m;
+}
+
+// Loads the model file at `path` and checks y = x + w at x = 1 everywhere.
+void ExpectWideAddLoads(const std::string& path, int64_t n) {
+  auto model = LoadOnnxModel(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session =
+      test::MustCreate(model->file.graph, test::PerSessionOptions(1, 1));
+  auto out = test::MustRun(
+      *session, {model->outputs[0].tensor},
+      {{model->inputs[0].tensor,
+        Tensor::FromVector<float>({n}, std::vector<float>(n, 1.0f))}});
+  const std::vector<float> y = test::Values<float>(out[0]);
+  ASSERT_EQ(y.size(), static_cast<size_t>(n));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    wrong += y[i] != 1.0f + 0.5f * static_cast<float>(i);
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(OnnxImportTest, ALargeModelFileLoadsEveryWeightExactly) {
+  // 3 MiB of weights: the file's bytes and the weight itself take the
+  // buffers of framework/large_buffer.h (mappings from 2 MiB).
+  constexpr int64_t kFloats = 3 << 18;
+  const fs::path path = fs::path(::testing::TempDir()) / "weft_wide_add.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << WideAddModel(kFloats).SerializeAsString();
+  }
+  ExpectWideAddLoads(path.string(), kFloats);
+  fs::remove(path);
+}
+
+TEST(OnnxImportTest, AModelReadFromAPipeLoads) {
+  // Not a regular file: its size is not known before it is read.
+  constexpr int64_t kFloats = 1 << 16;
+  const fs::path path = fs::path(::testing::TempDir()) / "weft_model_fifo";
+  fs::remove(path);
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::ofstream out(path, std::ios::binary);
+    out << WideAddModel(kFloats).SerializeAsString();
+  });
+  ExpectWideAddLoads(path.string(), kFloats);
+  writer.join();
+  fs::remove(path);
 }
 
 TEST(OnnxImportTest, MalformedModelsAreErrorsNamingWhatIsWrong) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/large_buffer.h"
 #include "weft/container.h"
 
 namespace weft::internal {
@@ -296,6 +297,28 @@ std::string OnnxValueTypeString(int32_t code) {
   return out;
 }
 
+namespace {
+
+// A tensor for a weight's values, to be written once: from 2 MiB in a
+// LargeBuffer of its own (huge pages: framework/large_buffer.h), below in
+// weft's usual buffers.
+StatusOr<Tensor> UninitializedWeight(DataType dtype, const Shape& shape) {
+  const size_t bytes =
+      static_cast<size_t>(shape.NumElements()) * DataTypeSize(dtype);
+  if (!LargeBuffer::Maps(bytes)) {
+    return Tensor::CreateUninitialized(dtype, shape);
+  }
+  LargeBuffer buffer(bytes);
+  if (!buffer.mapped()) return Tensor::CreateUninitialized(dtype, shape);
+  const size_t size = buffer.size();
+  char* data = buffer.Release();
+  return Tensor::WrapExternal(dtype, shape, data, [data, size] {
+    LargeBuffer::Free(data, size, /*mapped=*/true);
+  });
+}
+
+}  // namespace
+
 StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
                                  const ExternalDataRoot& root,
                                  const std::string& what) {
@@ -332,8 +355,7 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
           OnnxTypeName(proto.data_type()) + " need " + std::to_string(bytes) +
           " bytes of raw data, the tensor has " + std::to_string(raw.size()));
     }
-    WEFT_ASSIGN_OR_RETURN(Tensor tensor,
-                          Tensor::CreateUninitialized(*dtype, shape));
+    WEFT_ASSIGN_OR_RETURN(Tensor tensor, UninitializedWeight(*dtype, shape));
     if (bytes > 0) std::memcpy(tensor.raw_data(), raw.data(), bytes);
     if (*dtype == DataType::kBool) {
       const auto* b = static_cast<const uint8_t*>(tensor.raw_data());

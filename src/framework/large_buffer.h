@@ -1,0 +1,53 @@
+// Memory for large buffers written whole once and read after: a model file's
+// bytes while they are parsed, and the weights copied out of them. From 2 MiB
+// a buffer is an anonymous mapping of its own, aligned to 2 MiB and offered
+// to transparent huge pages, so that its first writing takes a page fault
+// per 2 MiB rather than per 4 KiB: on the Zen 5 KVM guest of 2026-12-03, a
+// page fault cost about 11 us, and loading ResNet-18 (45 MB of weights)
+// spent most of its time in them (docs/BENCHMARKS.md, "Loading a model").
+//
+// Only for buffers made once: tensor buffers a Run makes and frees keep
+// malloc's (framework/buffer_cache.h), whose freed memory serves the next
+// allocation without faulting; a fresh mapping each time would not.
+// Below 2 MiB, and in AddressSanitizer and ThreadSanitizer builds (whose
+// allocators guard a block's edges), the memory is std::aligned_alloc's.
+#ifndef WEFT_SRC_FRAMEWORK_LARGE_BUFFER_H_
+#define WEFT_SRC_FRAMEWORK_LARGE_BUFFER_H_
+
+#include <cstddef>
+
+namespace weft::internal {
+
+class LargeBuffer {
+ public:
+  LargeBuffer() = default;
+  // `bytes` bytes, 64-byte aligned, contents unspecified; empty (data()
+  // null) when the system has no memory for them.
+  explicit LargeBuffer(size_t bytes);
+  ~LargeBuffer();
+  LargeBuffer(LargeBuffer&& other) noexcept;
+  LargeBuffer& operator=(LargeBuffer&& other) noexcept;
+  LargeBuffer(const LargeBuffer&) = delete;
+  LargeBuffer& operator=(const LargeBuffer&) = delete;
+
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Whether the buffer is a mapping offered to huge pages.
+  bool mapped() const { return mapped_; }
+  // Whether a buffer of `bytes` is one (when the system has the memory).
+  static bool Maps(size_t bytes);
+
+  // Gives up ownership: the caller frees the memory with Free(p, size,
+  // mapped) (for a tensor's release).
+  char* Release();
+  static void Free(char* p, size_t bytes, bool mapped);
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+};
+
+}  // namespace weft::internal
+
+#endif  // WEFT_SRC_FRAMEWORK_LARGE_BUFFER_H_
