@@ -47,9 +47,10 @@ void* DnnlThreadScratch(size_t bytes) {
   };
   thread_local Scratch scratch;
   if (scratch.size < bytes + kAlignment) {
-    scratch.data.reset();
+    scratch.data.reset();  // The old one goes before the new comes.
+    scratch.size = 0;      // Until the new one is there (it may throw).
+    scratch.data = std::make_unique_for_overwrite<char[]>(bytes + kAlignment);
     scratch.size = bytes + kAlignment;
-    scratch.data = std::make_unique_for_overwrite<char[]>(scratch.size);
   }
   void* start = scratch.data.get();
   size_t space = scratch.size;
