@@ -930,63 +930,43 @@ struct ModelBytes {
   std::string_view view() const { return {buffer.data(), length}; }
 };
 
-// Reads from `fd` until its end or until `want` bytes are at `into`:
-// how many came, or the read's error.
-StatusOr<size_t> ReadUpTo(int fd, char* into, size_t want) {
-  size_t have = 0;
-  while (have < want) {
-    const ssize_t got = read(fd, into + have, want - have);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return ErrnoToStatus(errno, "cannot read the file");
-    if (got == 0) break;
-    have += static_cast<size_t>(got);
-  }
-  return have;
-}
-
 // The whole file at `path` in a LargeBuffer, so that the model's bytes land
 // in huge pages (framework/large_buffer.h). A regular file is read straight
 // into a buffer of the size stat gives (what it gains after that is not
-// read; a file shorter by then is parsed as it is); anything else (a pipe)
-// piece by piece to its end, then copied.
+// read; a file shorter by then is parsed as it is); anything else (a pipe,
+// whose size is not known before it is read) through ReadFile, then copied.
 StatusOr<ModelBytes> ReadModelFile(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    WEFT_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+    ModelBytes out{internal::LargeBuffer(bytes.size()), bytes.size()};
+    if (out.buffer.data() == nullptr) {
+      return ResourceExhaustedError("no memory for the model's " +
+                                    std::to_string(bytes.size()) + " bytes");
+    }
+    std::memcpy(out.buffer.data(), bytes.data(), bytes.size());
+    return out;
+  }
   WEFT_RETURN_IF_ERROR(CheckReadableFile(path, "cannot open the file"));
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoToStatus(errno, "cannot open the file");
-  struct stat info;
-  const bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-  std::string pieces;
-  if (!regular) {
-    char piece[1 << 16];
-    StatusOr<size_t> got = size_t{0};
-    while ((got = ReadUpTo(fd, piece, sizeof piece)).ok() && *got > 0) {
-      pieces.append(piece, *got);
-    }
-    if (!got.ok()) {
-      close(fd);
-      return got.status();
-    }
-  }
-  const size_t size =
-      regular ? static_cast<size_t>(info.st_size) : pieces.size();
+  const auto size = static_cast<size_t>(info.st_size);
   ModelBytes out{internal::LargeBuffer(size), 0};
+  Status read_status;
   if (out.buffer.data() == nullptr) {
-    close(fd);
-    return ResourceExhaustedError("no memory for the model's " +
-                                  std::to_string(size) + " bytes");
+    read_status = ResourceExhaustedError("no memory for the model's " +
+                                         std::to_string(size) + " bytes");
   }
-  if (!regular) {
-    std::memcpy(out.buffer.data(), pieces.data(), size);
-    out.length = size;
-  } else {
-    StatusOr<size_t> got = ReadUpTo(fd, out.buffer.data(), size);
-    if (!got.ok()) {
-      close(fd);
-      return got.status();
-    }
-    out.length = *got;
+  while (read_status.ok() && out.length < size) {
+    const ssize_t got =
+        read(fd, out.buffer.data() + out.length, size - out.length);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) read_status = ErrnoToStatus(errno, "cannot read the file");
+    if (got <= 0) break;
+    out.length += static_cast<size_t>(got);
   }
   close(fd);
+  WEFT_RETURN_IF_ERROR(read_status);
   return out;
 }
 
