@@ -2,6 +2,7 @@
 processes (loopback only): results bitwise equal to one process, each
 worker's budget, the model loaded once per worker, a worker killed
 mid-job, failures named, TLS."""
+import concurrent.futures
 import json
 import os
 import signal
@@ -226,6 +227,25 @@ def test_each_worker_splits_its_cores_and_overrides_omp(workers, threads):
         assert files["pipeline_pool_threads"] == cores
         assert info["overrides"][0].startswith(
             "OMP_NUM_THREADS=1 (set for every worker by Dask's nanny")
+
+
+def test_worker_info_through_client_run_is_refused_not_hung():
+    # client.run calls the function on the worker's event loop, where
+    # asking the scheduler for the host's workers would wait on that loop
+    # itself. A fresh worker has no budget cached, so it must refuse with
+    # the way that works, promptly, and stay usable.
+    with local_cluster(1, 1) as cluster, distributed.Client(cluster) as c:
+        # Asked from a thread of its own, so that a hang fails the test
+        # (a TimeoutError) instead of hanging it.
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        try:
+            asked = pool.submit(c.run, weft.dask.worker_info)
+            with pytest.raises(RuntimeError, match="cluster_info"):
+                asked.result(timeout=30)
+        finally:
+            pool.shutdown(wait=False)
+        (info,) = weft.dask.cluster_info(c).values()
+        assert info["task_threads"] == 1
 
 
 def _kill_once(marker):

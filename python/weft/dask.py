@@ -15,6 +15,7 @@ nanny sets. Models run batch-invariant, so a row is bitwise the same
 whatever the partitions, workers, batch size or threads (docs/dask.md).
 """
 
+import asyncio as _asyncio
 import hashlib as _hashlib
 import os as _os
 import sys as _sys
@@ -137,6 +138,16 @@ def _worker_state(worker):
             dict(getattr(state, "total_resources", {}) or {}))
 
 
+def _on_loop_of(worker):
+    """Whether this thread runs `worker`'s event loop (as it does for a
+    function given to client.run), where nothing may wait on that loop."""
+    try:
+        running = _asyncio.get_running_loop()
+    except RuntimeError:  # No loop runs in this thread: a task thread.
+        return False
+    return running is getattr(worker.loop, "asyncio_loop", None)
+
+
 def _host_share(worker, host_cores):
     """This worker's share of its host's cores: by its task threads among
     the task threads of all workers on the host (a LocalCluster's workers
@@ -144,9 +155,14 @@ def _host_share(worker, host_cores):
     asked (on the worker's event loop, as client.run runs functions)."""
     from distributed.utils import sync
     threads, _ = _worker_state(worker)
+    if _on_loop_of(worker):
+        # sync() would queue the question on this very loop and wait for
+        # it forever: the worker would hang until the scheduler, missing
+        # its heartbeats, killed it.
+        return None
     try:
         identity = sync(worker.loop, worker.scheduler.identity)
-    except Exception:  # noqa: BLE001 (not from a task thread)
+    except Exception:  # noqa: BLE001 (the worker is closing)
         return None
     host = worker.address.rsplit(":", 1)[0]
     on_host = [w for a, w in identity.get("workers", {}).items()
