@@ -17,9 +17,11 @@
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "framework/large_buffer.h"
 #include "io/onnx/contrib_ops.h"
+#include "io/onnx/lifted_raw_data.h"
 #include "io/onnx/onnx_functions.h"
 #include "io/onnx/onnx_ops.h"
 #include "io/onnx/opset_versions.h"
@@ -190,9 +192,13 @@ StatusOr<Tensor> ConstantValue(const onnx::NodeProto& node,
 
 class Importer {
  public:
-  Importer(const onnx::ModelProto& model, std::string base_dir)
+  // `lifted`: the raw_data of the main graph's initializers that
+  // LiftInitializerRawData took out of `model`'s bytes (nullptr: none).
+  Importer(const onnx::ModelProto& model, std::string base_dir,
+           const std::vector<std::optional<std::string_view>>* lifted = nullptr)
       : model_(model),
         root_{std::move(base_dir)},
+        lifted_(lifted),
         functions_(std::make_shared<FunctionTable>(IndexFunctions(model))) {}
 
   // The importer of a subgraph (If's branches, Loop's and Scan's bodies)
@@ -209,7 +215,7 @@ class Importer {
     WEFT_RETURN_IF_ERROR(ReadHeader());
     const onnx::GraphProto& g = model_.graph();
     IndexDeclaredTypes(g);
-    WEFT_RETURN_IF_ERROR(AddInitializers(g));
+    WEFT_RETURN_IF_ERROR(AddInitializers(g, lifted_));
     WEFT_RETURN_IF_ERROR(AddInputs(g));
     WEFT_RETURN_IF_ERROR(AddNodes(g));
     WEFT_RETURN_IF_ERROR(AddOutputs(g));
@@ -284,7 +290,7 @@ class Importer {
   // initializers nodes of its own graph. Finish() completes it.
   Status ImportSubgraph(const onnx::GraphProto& g) {
     IndexDeclaredTypes(g);
-    WEFT_RETURN_IF_ERROR(AddInitializers(g));
+    WEFT_RETURN_IF_ERROR(AddInitializers(g, /*lifted=*/nullptr));
     for (const onnx::ValueInfoProto& input : g.input()) {
       if (constants_.count(input.name())) continue;
       WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info,
@@ -347,14 +353,28 @@ class Importer {
     return Status::OK();
   }
 
-  Status AddInitializers(const onnx::GraphProto& g) {
-    for (const onnx::TensorProto& init : g.initializer()) {
+  // `lifted`: g's initializers' raw_data lifted out of the model's bytes,
+  // one entry per initializer, or nullptr.
+  Status AddInitializers(
+      const onnx::GraphProto& g,
+      const std::vector<std::optional<std::string_view>>* lifted) {
+    if (lifted != nullptr &&
+        lifted->size() != static_cast<size_t>(g.initializer_size())) {
+      return InternalError(
+          "the raw data lifted out of the model's bytes are for " +
+          std::to_string(lifted->size()) + " initializers; the graph has " +
+          std::to_string(g.initializer_size()));
+    }
+    for (int i = 0; i < g.initializer_size(); ++i) {
+      const onnx::TensorProto& init = g.initializer(i);
       const std::string what = "initializer '" + init.name() + "'";
       if (init.name().empty()) {
         return InvalidArgumentError("an initializer has an empty name");
       }
-      WEFT_ASSIGN_OR_RETURN(Tensor value,
-                            internal::TensorFromProto(init, root_, what));
+      WEFT_ASSIGN_OR_RETURN(
+          Tensor value, internal::TensorFromProto(
+                            init, root_, what,
+                            lifted != nullptr ? (*lifted)[i] : std::nullopt));
       const std::string name = names_.Take(init.name());
       WEFT_RETURN_IF_ERROR(Produce(init.name(), name, what));
       constants_[init.name()] = value;
@@ -899,6 +919,8 @@ class Importer {
 
   const onnx::ModelProto& model_;
   ExternalDataRoot root_;
+  // The main graph's lifted raw_data (in a subgraph's importer: nullptr).
+  const std::vector<std::optional<std::string_view>>* lifted_ = nullptr;
   int64_t opset_ = 0;
   Importer* parent_ = nullptr;  // The enclosing graph's, in a subgraph.
   std::shared_ptr<const FunctionTable> functions_;
@@ -986,14 +1008,25 @@ std::string OnnxValueInfo::ShapeString() const {
 
 namespace {
 
-// `bytes` parsed as an onnx.ModelProto into `model`.
-Status ParseModelProto(std::string_view bytes, onnx::ModelProto* model) {
+// Initializers' raw_data from this size are lifted out of the model's
+// bytes before protobuf parses them (lifted_raw_data.h); smaller ones cost
+// protobuf's parse little.
+constexpr size_t kLiftRawDataFrom = 4096;
+
+// Refuses what protobuf cannot parse by its size alone.
+Status CheckModelSize(std::string_view bytes) {
   if (bytes.empty()) return InvalidArgumentError("the model file is empty");
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return UnimplementedError(
         "models over 2 GiB must keep their weights in "
         "external data");
   }
+  return Status::OK();
+}
+
+// `bytes` parsed as an onnx.ModelProto into `model`.
+Status ParseModelProto(std::string_view bytes, onnx::ModelProto* model) {
+  WEFT_RETURN_IF_ERROR(CheckModelSize(bytes));
   if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return InvalidArgumentError(
         "not an ONNX model: the bytes do not parse as onnx.ModelProto "
@@ -1002,28 +1035,36 @@ Status ParseModelProto(std::string_view bytes, onnx::ModelProto* model) {
   return Status::OK();
 }
 
+// The model serialized in `bytes`, whose external data is under `dir`. Its
+// large weights are copied from `bytes` themselves, never through strings
+// of protobuf's: `bytes` must outlive the call, not the model.
+StatusOr<OnnxModel> ImportModelBytes(std::string_view bytes,
+                                     const std::string& dir) {
+  // The whole model's size, lifted or not.
+  WEFT_RETURN_IF_ERROR(CheckModelSize(bytes));
+  std::optional<internal::LiftedModel> lifted =
+      internal::LiftInitializerRawData(bytes, kLiftRawDataFrom);
+  onnx::ModelProto proto;
+  WEFT_RETURN_IF_ERROR(
+      ParseModelProto(lifted ? lifted->stripped : bytes, &proto));
+  if (lifted) lifted->stripped = std::string();  // Parsed: not needed.
+  return Importer(proto, dir, lifted ? &lifted->raw_data : nullptr).Import();
+}
+
 }  // namespace
 
 StatusOr<OnnxModel> ParseOnnxModel(std::string_view bytes,
                                    const std::string& base_dir) {
-  onnx::ModelProto model;
-  WEFT_RETURN_IF_ERROR(ParseModelProto(bytes, &model));
-  return Importer(model, base_dir).Import();
+  return ImportModelBytes(bytes, base_dir);
 }
 
 StatusOr<OnnxModel> LoadOnnxModel(const std::string& path) {
-  onnx::ModelProto proto;
-  {
-    // The file's bytes go once parsed, before the weights are copied out
-    // of the message: one copy of the model fewer at the peak.
-    auto bytes = ReadModelFile(path);
-    if (!bytes.ok()) return bytes.status().WithContext(path);
-    Status parsed = ParseModelProto(bytes->view(), &proto);
-    if (!parsed.ok()) return parsed.WithContext(path);
-  }
+  auto bytes = ReadModelFile(path);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  auto model = Importer(proto, dir).Import();
+  // The file's bytes stay until the weights are copied out of them.
+  auto model = ImportModelBytes(bytes->view(), dir);
   if (!model.ok()) return model.status().WithContext(path);
   return model;
 }

@@ -167,10 +167,11 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
 }
 
 // A STRING tensor: its string_data, one entry per element (ONNX stores
-// strings nowhere else).
+// strings nowhere else). `has_raw_data`: the proto has raw_data, or had it
+// before it was lifted out.
 StatusOr<Tensor> StringsFromProto(const TensorProto& proto, const Shape& shape,
-                                  const std::string& what) {
-  if (proto.has_raw_data() || proto.data_location() == TensorProto::EXTERNAL) {
+                                  bool has_raw_data, const std::string& what) {
+  if (has_raw_data || proto.data_location() == TensorProto::EXTERNAL) {
     return InvalidArgumentError(
         what + ": a STRING tensor keeps its values in string_data");
   }
@@ -319,9 +320,10 @@ StatusOr<Tensor> UninitializedWeight(DataType dtype, const Shape& shape) {
 
 }  // namespace
 
-StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
-                                 const ExternalDataRoot& root,
-                                 const std::string& what) {
+StatusOr<Tensor> TensorFromProto(
+    const TensorProto& proto, const ExternalDataRoot& root,
+    const std::string& what, std::optional<std::string_view> lifted_raw_data) {
+  const bool has_raw_data = proto.has_raw_data() || lifted_raw_data.has_value();
   if (proto.has_segment()) {
     return UnimplementedError(what + ": segmented tensors are not supported");
   }
@@ -332,7 +334,9 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
                               " is not supported");
   }
   WEFT_ASSIGN_OR_RETURN(Shape shape, ShapeOf(proto, what));
-  if (*dtype == DataType::kString) return StringsFromProto(proto, shape, what);
+  if (*dtype == DataType::kString) {
+    return StringsFromProto(proto, shape, has_raw_data, what);
+  }
   const uint64_t count = static_cast<uint64_t>(shape.NumElements());
   const size_t element = DataTypeSize(*dtype);
   if (count > std::numeric_limits<uint64_t>::max() / element) {
@@ -342,13 +346,15 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
   const uint64_t bytes = count * element;
 
   const bool external = proto.data_location() == TensorProto::EXTERNAL;
-  if (external || proto.has_raw_data()) {
+  if (external || has_raw_data) {
     std::string external_bytes;
     if (external) {
       WEFT_ASSIGN_OR_RETURN(external_bytes,
                             ReadExternal(proto, root, what, bytes));
     }
-    const std::string& raw = external ? external_bytes : proto.raw_data();
+    const std::string_view raw = external          ? external_bytes
+                                 : lifted_raw_data ? *lifted_raw_data
+                                                   : proto.raw_data();
     if (raw.size() != bytes) {
       return InvalidArgumentError(
           what + ": dims " + shape.ToString() + " of " +

@@ -51,9 +51,12 @@ struct ExternalDataRoot {
 // dims that are negative or overflow, data whose size does not match the
 // dims, or external data that is missing or outside root.dir is
 // InvalidArgument. Allocates only once the sizes agree.
-StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto,
-                                 const ExternalDataRoot& root,
-                                 const std::string& what);
+// `lifted_raw_data`: the tensor's raw_data where it was lifted out of the
+// message before parsing (lifted_raw_data.h); read as the proto's own.
+StatusOr<Tensor> TensorFromProto(
+    const onnx::TensorProto& proto, const ExternalDataRoot& root,
+    const std::string& what,
+    std::optional<std::string_view> lifted_raw_data = std::nullopt);
 
 // The value an ONNX test file holds (a TensorProto, SequenceProto or
 // OptionalProto) as a weft value of dtype `expected`, which says which of
