@@ -113,6 +113,23 @@ void AppendCutField(uint64_t number, std::string_view body, size_t cut_begin,
   out->append(body.substr(cut_end));
 }
 
+// Finds the length-delimited field `number` of the message in `bytes`, if
+// it is there once, into `found`. False when the walk fails or the field
+// is there more than once (protobuf then merges or overrides, which a cut
+// of one field would not).
+bool FindTheOnlyField(std::string_view bytes, uint64_t number,
+                      std::optional<Field>* found) {
+  WireReader fields(bytes);
+  while (std::optional<Field> field = fields.Next()) {
+    if (field->number != number || field->wire_type != kLengthDelimited) {
+      continue;
+    }
+    if (*found) return false;
+    *found = field;
+  }
+  return !fields.failed();
+}
+
 // An initializer whose raw_data is lifted: where it is in the graph's
 // bytes and where its raw_data field is in its own.
 struct Cut {
@@ -124,17 +141,10 @@ struct Cut {
 
 std::optional<LiftedModel> LiftInitializerRawData(std::string_view model,
                                                   size_t min_bytes) {
-  WireReader top(model);
   std::optional<Field> graph;
-  while (std::optional<Field> field = top.Next()) {
-    if (field->number != kModelGraphField ||
-        field->wire_type != kLengthDelimited) {
-      continue;
-    }
-    if (graph) return std::nullopt;  // Protobuf merges repeats.
-    graph = field;
+  if (!FindTheOnlyField(model, kModelGraphField, &graph) || !graph) {
+    return std::nullopt;
   }
-  if (top.failed() || !graph) return std::nullopt;
 
   const std::string_view graph_bytes =
       model.substr(graph->payload, graph->end - graph->payload);
@@ -148,17 +158,10 @@ std::optional<LiftedModel> LiftInitializerRawData(std::string_view model,
     }
     const std::string_view tensor =
         graph_bytes.substr(field->payload, field->end - field->payload);
-    WireReader tensor_fields(tensor);
     std::optional<Field> raw;
-    while (std::optional<Field> f = tensor_fields.Next()) {
-      if (f->number != kTensorRawDataField ||
-          f->wire_type != kLengthDelimited) {
-        continue;
-      }
-      if (raw) return std::nullopt;  // The last would win.
-      raw = f;
+    if (!FindTheOnlyField(tensor, kTensorRawDataField, &raw)) {
+      return std::nullopt;
     }
-    if (tensor_fields.failed()) return std::nullopt;
     if (raw && raw->end - raw->payload >= min_bytes) {
       lifted.raw_data.emplace_back(
           tensor.substr(raw->payload, raw->end - raw->payload));

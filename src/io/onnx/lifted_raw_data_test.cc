@@ -105,8 +105,6 @@ TEST(LiftInitializerRawDataTest, LeavesToProtobufWhatItWouldMergeOrOverride) {
   onnx::TensorProto twice;
   twice.set_raw_data(std::string(100, 'a'));
   std::string tensor = twice.SerializeAsString() + twice.SerializeAsString();
-  onnx::ModelProto m;
-  m.mutable_graph()->add_initializer()->ParseFromString(tensor);
   std::string graph;
   graph += '\x2a';  // GraphProto.initializer, length-delimited.
   graph += static_cast<char>(tensor.size() & 0x7f | 0x80);

@@ -215,7 +215,7 @@ class Importer {
     WEFT_RETURN_IF_ERROR(ReadHeader());
     const onnx::GraphProto& g = model_.graph();
     IndexDeclaredTypes(g);
-    WEFT_RETURN_IF_ERROR(AddInitializers(g, lifted_));
+    WEFT_RETURN_IF_ERROR(AddInitializers(g));
     WEFT_RETURN_IF_ERROR(AddInputs(g));
     WEFT_RETURN_IF_ERROR(AddNodes(g));
     WEFT_RETURN_IF_ERROR(AddOutputs(g));
@@ -290,7 +290,7 @@ class Importer {
   // initializers nodes of its own graph. Finish() completes it.
   Status ImportSubgraph(const onnx::GraphProto& g) {
     IndexDeclaredTypes(g);
-    WEFT_RETURN_IF_ERROR(AddInitializers(g, /*lifted=*/nullptr));
+    WEFT_RETURN_IF_ERROR(AddInitializers(g));
     for (const onnx::ValueInfoProto& input : g.input()) {
       if (constants_.count(input.name())) continue;
       WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info,
@@ -353,16 +353,14 @@ class Importer {
     return Status::OK();
   }
 
-  // `lifted`: g's initializers' raw_data lifted out of the model's bytes,
-  // one entry per initializer, or nullptr.
-  Status AddInitializers(
-      const onnx::GraphProto& g,
-      const std::vector<std::optional<std::string_view>>* lifted) {
-    if (lifted != nullptr &&
-        lifted->size() != static_cast<size_t>(g.initializer_size())) {
+  // g's initializers, with their raw_data from lifted_ where it was lifted
+  // (the main graph's only: a subgraph's importer has none).
+  Status AddInitializers(const onnx::GraphProto& g) {
+    if (lifted_ != nullptr &&
+        lifted_->size() != static_cast<size_t>(g.initializer_size())) {
       return InternalError(
           "the raw data lifted out of the model's bytes are for " +
-          std::to_string(lifted->size()) + " initializers; the graph has " +
+          std::to_string(lifted_->size()) + " initializers; the graph has " +
           std::to_string(g.initializer_size()));
     }
     for (int i = 0; i < g.initializer_size(); ++i) {
@@ -374,7 +372,7 @@ class Importer {
       WEFT_ASSIGN_OR_RETURN(
           Tensor value, internal::TensorFromProto(
                             init, root_, what,
-                            lifted != nullptr ? (*lifted)[i] : std::nullopt));
+                            lifted_ != nullptr ? (*lifted_)[i] : std::nullopt));
       const std::string name = names_.Take(init.name());
       WEFT_RETURN_IF_ERROR(Produce(init.name(), name, what));
       constants_[init.name()] = value;
