@@ -1,5 +1,6 @@
-// Memory for large buffers written whole once and read after: a model file's
-// bytes while they are parsed, and the weights copied out of them. From 2 MiB
+// Memory for large buffers made once: a model file's bytes while they are
+// parsed, the weights copied out of them and packed from them, and the arena
+// a Run's planned tensors share (runtime/memory_plan.h). From 2 MiB
 // a buffer is an anonymous mapping of its own, aligned to 2 MiB and offered
 // to transparent huge pages, so that its first writing takes a page fault
 // per 2 MiB rather than per 4 KiB: on the Zen 5 KVM guest of 2026-12-03, a

@@ -1,7 +1,6 @@
 #include "runtime/memory_plan.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <new>
 
 namespace weft::internal {
@@ -171,16 +170,16 @@ MemoryArena* MemoryArena::Create(std::shared_ptr<const MemoryPlan> plan) {
 MemoryArena::MemoryArena(std::shared_ptr<const MemoryPlan> plan)
     : plan_(std::move(plan)),
       busy_(new std::atomic<uint8_t>[plan_->num_slots()]) {
-  memory_ = static_cast<char*>(std::aligned_alloc(
-      MemoryPlan::kAlignment,
-      static_cast<size_t>(std::max<int64_t>(plan_->total_bytes(), 1))));
-  if (memory_ == nullptr) throw std::bad_alloc();
+  static_assert(MemoryPlan::kAlignment <= 64, "LargeBuffer aligns to 64");
+  memory_ = LargeBuffer(
+      static_cast<size_t>(std::max<int64_t>(plan_->total_bytes(), 1)));
+  if (memory_.data() == nullptr) throw std::bad_alloc();
   for (int s = 0; s < plan_->num_slots(); ++s) {
     busy_[s].store(0, std::memory_order_relaxed);
   }
 }
 
-MemoryArena::~MemoryArena() { std::free(memory_); }
+MemoryArena::~MemoryArena() = default;
 
 void* MemoryArena::Take(int value, int64_t bytes) {
   const int slot = plan_->slot_of(value);
@@ -193,7 +192,7 @@ void* MemoryArena::Take(int value, int64_t bytes) {
     return nullptr;
   }
   holders_.fetch_add(1, std::memory_order_relaxed);
-  return memory_ + plan_->slot_offset(slot);
+  return memory_.data() + plan_->slot_offset(slot);
 }
 
 void MemoryArena::ReturnSlot(void* arena, int slot) {
