@@ -12,8 +12,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -525,9 +527,9 @@ Status DispatchQuantizedPair(DataType a, DataType b, Fn&& fn) {
 }
 
 // What MatMulInteger and QLinearMatMul share: a constant int8 2-D B packed
-// when the kernel is built, for the direct tiles where the int8 kernel is
-// VNNI, A is uint8, B's zero point a constant 0 and K whole quads (A's rows
-// read in place), else for the int8 micro-kernel's panels.
+// once, for the direct tiles where the int8 kernel is VNNI, A is uint8, B's
+// zero point a constant 0 and K whole quads (A's rows read in place), else
+// for the int8 micro-kernel's panels.
 class QuantizedProductKernel : public OpKernel {
  public:
   QuantizedProductKernel(const KernelConstruction& c, int b_index,
@@ -537,33 +539,38 @@ class QuantizedProductKernel : public OpKernel {
         b->shape().rank() != 2 || b->NumElements() == 0) {
       return;
     }
-    const int64_t k = b->shape().dim(0), n = b->shape().dim(1);
+    constant_b_ = *b;
     const std::vector<DataType>& dtypes = c.input_dtypes();
-    const Tensor* b_zero = c.constant_input(b_zero_index);
-    const bool no_b_zero =
-        static_cast<int>(dtypes.size()) <= b_zero_index ||
-        (b_zero != nullptr && b_zero->dtype() == DataType::kInt8 &&
-         std::all_of(b_zero->data<int8_t>(),
-                     b_zero->data<int8_t>() + b_zero->NumElements(),
-                     [](int8_t z) { return z == 0; }));
-    if (ActiveInt8Kernel() == Int8Kernel::kAvx512Vnni && no_b_zero &&
-        !dtypes.empty() && dtypes[0] == DataType::kUInt8) {
-      direct_ = DirectProductWeights::Prepare(b->data<int8_t>(), k, n);
-      if (direct_) return;
+    has_b_zero_ = static_cast<int>(dtypes.size()) > b_zero_index;
+    if (const Tensor* b_zero = c.constant_input(b_zero_index)) {
+      constant_b_zero_ = *b_zero;
     }
-    prepared_ = Int8ProductWeights::Prepare(b->data<int8_t>(), k, n);
+    const bool no_b_zero =
+        !has_b_zero_ ||
+        (constant_b_zero_ && constant_b_zero_->dtype() == DataType::kInt8 &&
+         std::all_of(
+             constant_b_zero_->data<int8_t>(),
+             constant_b_zero_->data<int8_t>() + constant_b_zero_->NumElements(),
+             [](int8_t z) { return z == 0; }));
+    try_direct_ = ActiveInt8Kernel() == Int8Kernel::kAvx512Vnni && no_b_zero &&
+                  !dtypes.empty() && dtypes[0] == DataType::kUInt8;
   }
 
   int64_t prepared_bytes() const override {
+    if (!prepared_ready_.load(std::memory_order_acquire)) return 0;
     return prepared_ ? prepared_->packed.bytes()
                      : (direct_ ? direct_->w.bytes() : 0);
   }
 
  protected:
-  // The direct tiles' B when this product can run on them: the B they were
-  // packed from, a uint8 A with one zero point.
+  // The direct tiles' B when this product can run on them: B and its zero
+  // point are the constants it was packed from, A is uint8 with one zero
+  // point.
   const DirectProductWeights* Direct(const ProductShape& p, int64_t a_zeros,
-                                     DataType a) const {
+                                     DataType a, const Tensor& b,
+                                     const Tensor* b_zero) const {
+    if (!IsTheConstant(b) || !IsTheConstantZero(b_zero)) return nullptr;
+    Prepare();
     if (!direct_ || p.b_batched || a_zeros != 1 || a != DataType::kUInt8 ||
         direct_->k != p.k || direct_->n != p.n) {
       return nullptr;
@@ -573,8 +580,10 @@ class QuantizedProductKernel : public OpKernel {
 
   // The packed B when this product can run on it: B is the constant it was
   // packed from (2-D, so no batch of B), A's zero point per tensor.
-  const Int8ProductWeights* Packed(const ProductShape& p,
-                                   int64_t a_zeros) const {
+  const Int8ProductWeights* Packed(const ProductShape& p, int64_t a_zeros,
+                                   const Tensor& b) const {
+    if (!IsTheConstant(b)) return nullptr;
+    Prepare();
     if (!prepared_ || p.b_batched || a_zeros != 1 || prepared_->k != p.k ||
         prepared_->n != p.n) {
       return nullptr;
@@ -583,8 +592,41 @@ class QuantizedProductKernel : public OpKernel {
   }
 
  private:
-  std::optional<Int8ProductWeights> prepared_;
-  std::optional<DirectProductWeights> direct_;
+  // Whether a Run reads the constant B (it may feed the Const's output).
+  bool IsTheConstant(const Tensor& b) const {
+    return constant_b_ && b.raw_data() == constant_b_->raw_data();
+  }
+  // Whether B's zero point is the one the direct tiles were chosen for.
+  bool IsTheConstantZero(const Tensor* b_zero) const {
+    if (!has_b_zero_) return b_zero == nullptr;
+    return b_zero != nullptr && constant_b_zero_ &&
+           b_zero->raw_data() == constant_b_zero_->raw_data();
+  }
+
+  // Packs the constant B once, at the first Run that reads it rather than
+  // when the kernel is built: a session whose feeds leave a shape open
+  // builds this graph at creation and another per feed shape at its first
+  // Run, and only the one that runs should pack.
+  void Prepare() const {
+    std::call_once(prepare_once_, [this] {
+      const Tensor& b = *constant_b_;
+      const int64_t k = b.shape().dim(0), n = b.shape().dim(1);
+      if (try_direct_)
+        direct_ = DirectProductWeights::Prepare(b.data<int8_t>(), k, n);
+      if (!direct_)
+        prepared_ = Int8ProductWeights::Prepare(b.data<int8_t>(), k, n);
+      prepared_ready_.store(true, std::memory_order_release);
+    });
+  }
+
+  std::optional<Tensor> constant_b_;
+  std::optional<Tensor> constant_b_zero_;
+  bool has_b_zero_ = false;
+  bool try_direct_ = false;
+  mutable std::once_flag prepare_once_;
+  mutable std::optional<Int8ProductWeights> prepared_;
+  mutable std::optional<DirectProductWeights> direct_;
+  mutable std::atomic<bool> prepared_ready_{false};
 };
 
 // The zero point of A as int32 (0 when absent).
@@ -641,12 +683,13 @@ class IntegerProductKernel : public QuantizedProductKernel {
             int32_t* out) const {
     const Tensor& a = *in.a;
     const ProductShape& p = in.p;
-    if (const DirectProductWeights* direct = Direct(p, in.a_zeros, a.dtype())) {
+    if (const DirectProductWeights* direct =
+            Direct(p, in.a_zeros, a.dtype(), *in.b, in.b_zero)) {
       MultiplyUint8Direct(ctx, a.data<uint8_t>(), a.NumElements() / p.k,
                           ScalarZero(in.a_zero), *direct, out);
       return;
     }
-    if (const Int8ProductWeights* packed = Packed(p, in.a_zeros)) {
+    if (const Int8ProductWeights* packed = Packed(p, in.a_zeros, *in.b)) {
       MultiplyInt8(ctx, a.raw_data(), a.dtype() == DataType::kInt8,
                    a.NumElements() / p.k, ScalarZero(in.a_zero), *packed,
                    in.b_zero ? in.b_zero->data<int8_t>() : nullptr,
@@ -767,7 +810,7 @@ class FusedMatMulIntegerKernel : public IntegerProductKernel {
     }
     float* out = y->data<float>();
     if (const DirectProductWeights* direct =
-            Direct(in.p, in.a_zeros, in.a->dtype())) {
+            Direct(in.p, in.a_zeros, in.a->dtype(), *in.b, in.b_zero)) {
       RequantizedOutput scaled;
       scaled.multiplier = scales.data();
       scaled.bias = bias;
@@ -894,7 +937,8 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
         a_params == 1 ? ColumnMultipliers(as[0], bs, b_params, p.n, ys, &finite)
                       : std::vector<float>{};
     const DirectProductWeights* direct =
-        a_params == 1 ? Direct(p, a_zeros, a.dtype()) : nullptr;
+        a_params == 1 ? Direct(p, a_zeros, a.dtype(), b, &ctx.input(5))
+                      : nullptr;
     if (direct != nullptr) {
       // A NaN multiplier gives 0, as Saturate says: so do the tiles.
       RequantizedOutput out;
@@ -912,7 +956,7 @@ class QLinearMatMulKernel : public QuantizedProductKernel {
     }
     // A NaN multiplier takes the reference loop (0, as Saturate says).
     const Int8ProductWeights* packed =
-        a_params == 1 && finite ? Packed(p, a_zeros) : nullptr;
+        a_params == 1 && finite ? Packed(p, a_zeros, b) : nullptr;
     if (packed != nullptr) {
       const bool y_unsigned = y_zero.dtype() == DataType::kUInt8;
       const float zy = y_unsigned ? static_cast<float>(*y_zero.data<uint8_t>())

@@ -411,8 +411,8 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
           inputs.push_back(zeros == 1 ? Tensor::Scalar<int8_t>(z[0])
                                       : Tensor::FromVector<int8_t>({c.n}, z));
         }
-        // A fed, B and the zero points constants: B packed when the kernel
-        // is built (an all-constant node would be folded at creation).
+        // A fed, B and the zero points constants: B packed by the first Run
+        // (an all-constant node would be folded at creation).
         Graph g;
         g.Placeholder("a", a.dtype(), a_shape);
         std::vector<std::string> names = {"a"};
@@ -422,9 +422,9 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
         test::MustAdd(g, {"y", "MatMulInteger", names, {}, ""});
         auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
         ASSERT_NE(session, nullptr);
-        EXPECT_GT(session->prepared_bytes(), 0);
         const std::vector<Tensor> got =
             test::MustRun(*session, {"y"}, {{"a", a}});
+        EXPECT_GT(session->prepared_bytes(), 0);
         const std::vector<Tensor>* y = &got;
         const int32_t a_zero = zeros > 0 ? az : 0;
         const int64_t rows = c.batch * c.m;
@@ -444,6 +444,70 @@ TEST(QuantizedMatMulTest, PackedProductsGiveTheExactSums) {
         }
       }
     }
+  }
+}
+
+// B is packed once, by the first Run that reads the constant; a Run that
+// feeds the Const's output (B, or B's zero point) must multiply by what it
+// fed, and the next Run without it by the constant again. A uint8 A with
+// B's zero point 0 takes the direct tiles where the int8 kernel is VNNI, an
+// int8 A the packed panels.
+TEST(QuantizedMatMulTest, AFedBReplacesTheConstantOnlyForThatRun) {
+  const int64_t m = 5, k = 32, n = 24;
+  for (bool signed_a : {false, true}) {
+    SCOPED_TRACE(signed_a ? "int8 A" : "uint8 A");
+    const Tensor a = signed_a ? test::SeededBytes<int8_t>({m, k}, 3)
+                              : test::SeededBytes<uint8_t>({m, k}, 3);
+    const Tensor b = test::SeededBytes<int8_t>({k, n}, 5);
+    const Tensor other_b = test::SeededBytes<int8_t>({k, n}, 11);
+    const Tensor a_zero =
+        signed_a ? Tensor::Scalar<int8_t>(-7) : Tensor::Scalar<uint8_t>(131);
+    const Tensor b_zero = Tensor::Scalar<int8_t>(0);
+    const Tensor other_b_zero = Tensor::Scalar<int8_t>(3);
+    // The exact sums of A times (B - zero).
+    const auto sums = [&](const Tensor& with_b, int32_t zero) {
+      std::vector<int32_t> out(static_cast<size_t>(m * n), 0);
+      const int32_t az = signed_a ? -7 : 131;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const int32_t av =
+                (signed_a ? int32_t{a.data<int8_t>()[i * k + kk]}
+                          : int32_t{a.data<uint8_t>()[i * k + kk]}) -
+                az;
+            out[i * n + j] +=
+                av * (int32_t{with_b.data<int8_t>()[kk * n + j]} - zero);
+          }
+        }
+      }
+      return out;
+    };
+    const auto values = [](const Tensor& y) {
+      return std::vector<int32_t>(y.data<int32_t>(),
+                                  y.data<int32_t>() + y.NumElements());
+    };
+    Graph g;
+    g.Placeholder("a", a.dtype(), {m, k});
+    g.Const("b", b);
+    g.Const("az", a_zero);
+    g.Const("bz", b_zero);
+    test::MustAdd(g, {"y", "MatMulInteger", {"a", "b", "az", "bz"}, {}, ""});
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->prepared_bytes(), 0);  // Nothing packed before a Run.
+    EXPECT_EQ(values(test::MustRun(*session, {"y"}, {{"a", a}}).at(0)),
+              sums(b, 0));
+    EXPECT_GT(session->prepared_bytes(), 0);
+    EXPECT_EQ(
+        values(
+            test::MustRun(*session, {"y"}, {{"a", a}, {"b", other_b}}).at(0)),
+        sums(other_b, 0));
+    EXPECT_EQ(
+        values(test::MustRun(*session, {"y"}, {{"a", a}, {"bz", other_b_zero}})
+                   .at(0)),
+        sums(b, 3));
+    EXPECT_EQ(values(test::MustRun(*session, {"y"}, {{"a", a}}).at(0)),
+              sums(b, 0));
   }
 }
 

@@ -10,8 +10,10 @@
 // is 0, as if the padding held x_zero_point); then each output channel's
 // plane is one thread's sum over its group's rows in a fixed order. Integer
 // sums are exact, so both give the same bits, whatever the thread count.
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -155,7 +157,7 @@ StatusOr<int32_t> ScalarZeroPoint(KernelContext& ctx, int index, DataType dtype,
 }
 
 // What ConvInteger and QLinearConv share: the window, the group, and the
-// int8 weights packed when the kernel is built, where w is a constant.
+// int8 weights packed once, where w is a constant.
 class QuantizedConvKernel : public OpKernel {
  public:
   QuantizedConvKernel(const KernelConstruction& c, int w_index)
@@ -164,28 +166,26 @@ class QuantizedConvKernel : public OpKernel {
     if (w != nullptr && w->dtype() == DataType::kInt8 &&
         w->shape().rank() >= 3 && group_ >= 1 &&
         w->shape().dim(0) % group_ == 0 && w->NumElements() > 0) {
-      const int64_t m = w->shape().dim(0), c_per_group = w->shape().dim(1);
-      prepared_ = Int8ConvWeights::Prepare(w->data<int8_t>(), m, c_per_group,
-                                           w->NumElements() / (m * c_per_group),
-                                           group_);
+      constant_w_ = *w;
     }
   }
 
   int64_t prepared_bytes() const override {
-    return prepared_ ? prepared_->bytes() : 0;
+    return prepared_ready_.load(std::memory_order_acquire) ? prepared_->bytes()
+                                                           : 0;
   }
 
  protected:
   // The int32 sums of the convolution: on the int8 micro-kernel when w is
-  // int8 (its weights packed here when they were not at construction), else
-  // the reference loop.
+  // int8 (packed for this call where it is not the constant packed once),
+  // else the reference loop.
   template <class QX, class QW>
   void Sums(KernelContext& ctx, const QuantizedConv& q, const QX* x,
             int32_t x_zero, const Tensor& w, const QW* w_zero, bool per_m,
             const ConvSumsFn& emit) const {
     if constexpr (std::is_same_v<QW, int8_t>) {
       std::optional<Int8ConvWeights> local;
-      const Int8ConvWeights* weights = prepared_ ? &*prepared_ : nullptr;
+      const Int8ConvWeights* weights = PreparedFor(w);
       if (weights == nullptr || !weights->Fits(q)) {
         local = Int8ConvWeights::Prepare(w.data<int8_t>(), q.m, q.c / q.group,
                                          q.win.KernelSize(), q.group);
@@ -203,7 +203,32 @@ class QuantizedConvKernel : public OpKernel {
   int64_t group_;
 
  private:
-  std::optional<Int8ConvWeights> prepared_;
+  // The constant W's packing, made by the first call that reads W, not when
+  // the kernel is built: a session whose feeds leave a shape open builds
+  // this graph at creation and, at its first Run, another for the feeds'
+  // shapes, where NhwcQLinearConv packs W in its own layout; packing here
+  // at creation was work and memory for a graph that then did not run
+  // (int8 ResNet-18: about 40 ms of `weft run` and 11 MB). Null where w is
+  // not that constant (a Run fed the Const's output).
+  const Int8ConvWeights* PreparedFor(const Tensor& w) const {
+    if (!constant_w_ || w.raw_data() != constant_w_->raw_data()) {
+      return nullptr;
+    }
+    std::call_once(prepare_once_, [this] {
+      const Tensor& cw = *constant_w_;
+      const int64_t m = cw.shape().dim(0), c_per_group = cw.shape().dim(1);
+      prepared_ = Int8ConvWeights::Prepare(cw.data<int8_t>(), m, c_per_group,
+                                           cw.NumElements() / (m * c_per_group),
+                                           group_);
+      prepared_ready_.store(true, std::memory_order_release);
+    });
+    return &*prepared_;
+  }
+
+  std::optional<Tensor> constant_w_;
+  mutable std::once_flag prepare_once_;
+  mutable std::optional<Int8ConvWeights> prepared_;
+  mutable std::atomic<bool> prepared_ready_{false};
 };
 
 // ConvInteger (x, w[, x_zero_point[, w_zero_point]]) -> int32.

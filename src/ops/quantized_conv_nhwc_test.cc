@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 
 #include "framework/op_registry_impl.h"
@@ -282,6 +283,55 @@ TEST(NhwcQLinearConvTest, ThePassRunsAQuantizedCnnChannelsLast) {
     const Tensor got = test::MustRun(*session, {"dw"}, {{"x", x}})[0];
     ASSERT_EQ(got.shape(), want.shape());
     EXPECT_TRUE(got.BitwiseEqual(want));
+  }
+}
+
+// A Run that feeds a constant's output (the weights, or the requantization's
+// scales and zero points) runs with what it fed, as the graph as given
+// would, whether or not the layout pass made the convolution channels-last;
+// the next Run without it runs with the constants again.
+TEST(NhwcQLinearConvTest, AFedConstantReplacesItOnlyForThatRun) {
+  const QuantizedConvNhwcCase conv = {"", 1, 32, 10, 10, 32, 3, 1, 1, 1, 1};
+  // The batch open (the pass runs at the first Run, on the shapes fed) or
+  // given (it runs at creation).
+  int64_t batch = -1;
+  auto build = [&](uint32_t seed) {
+    Graph g;
+    g.Placeholder("x", DataType::kUInt8, PartialShape({batch, 32, 10, 10}));
+    AddQLinearConv(g, "res", "x", conv, false, seed);
+    return g;
+  };
+  const Tensor x = test::SeededBytes<uint8_t>(Shape{1, 32, 10, 10}, 5);
+  const Tensor other_w = test::SeededBytes<int8_t>(Shape{32, 32, 3, 3}, 21);
+  SessionOptions plain = test::PerSessionOptions(1, 1);
+  plain.disabled_graph_passes = {"nhwc-layout"};
+  auto reference = test::MustCreate(build(7), plain);
+  ASSERT_NE(reference, nullptr);
+  const Tensor want = test::MustRun(*reference, {"res"}, {{"x", x}})[0];
+  const Tensor want_other_w =
+      test::MustRun(*reference, {"res"}, {{"x", x}, {"res/w", other_w}})[0];
+  const Tensor other_scale = Tensor::Scalar<float>(0.11f);
+  const Tensor want_other_ys = test::MustRun(
+      *reference, {"res"}, {{"x", x}, {"res/ys", other_scale}})[0];
+  ASSERT_FALSE(want_other_w.BitwiseEqual(want));
+  ASSERT_FALSE(want_other_ys.BitwiseEqual(want));
+  for (int threads : {1, 2, -1, -2}) {
+    batch = threads < 0 ? 1 : -1;
+    threads = std::abs(threads);
+    SCOPED_TRACE(testing::Message() << threads << " threads, batch " << batch);
+    auto session =
+        test::MustCreate(build(7), test::PerSessionOptions(threads, threads));
+    ASSERT_NE(session, nullptr);
+    EXPECT_TRUE(
+        test::MustRun(*session, {"res"}, {{"x", x}})[0].BitwiseEqual(want));
+    EXPECT_TRUE(
+        test::MustRun(*session, {"res"}, {{"x", x}, {"res/w", other_w}})[0]
+            .BitwiseEqual(want_other_w));
+    EXPECT_TRUE(
+        test::MustRun(*session, {"res"}, {{"x", x}, {"res/ys", other_scale}})[0]
+            .BitwiseEqual(want_other_ys));
+    EXPECT_TRUE(
+        test::MustRun(*session, {"res"}, {{"x", x}})[0].BitwiseEqual(want));
   }
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "test_support/session_util.h"
 
@@ -206,6 +207,51 @@ TEST(QuantizedConvTest, Int8KernelsGiveTheExactSumsOfEveryConvolutionShape) {
         }
       }
     }
+  }
+}
+
+// The constant W is packed once, by the first Run that reads it; a Run that
+// feeds the Const's output must convolve with what it fed, and the next Run
+// without it with the constant again.
+TEST(QuantizedConvTest, AFedWeightReplacesTheConstantOnlyForThatRun) {
+  const Shape x_shape{1, 8, 6, 6}, w_shape{16, 8, 3, 3};
+  const Tensor x = test::SeededBytes<uint8_t>(x_shape, 3);
+  const Tensor w = test::SeededBytes<int8_t>(w_shape, 5);
+  const Tensor other_w = test::SeededBytes<int8_t>(w_shape, 9);
+  const AttrMap attrs = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  const auto conv_with = [&](const Tensor& weights) {
+    Graph graph;
+    graph.Placeholder("x", DataType::kUInt8, x_shape);
+    graph.Const("w", weights);
+    test::MustAdd(graph, {"y", "ConvInteger", {"x", "w"}, attrs, ""});
+    return graph;
+  };
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    auto with_other = test::MustCreate(
+        conv_with(other_w), test::PerSessionOptions(threads, threads));
+    ASSERT_NE(with_other, nullptr);
+    const Tensor want_other =
+        test::MustRun(*with_other, {"y"}, {{"x", x}}).at(0);
+    auto session = test::MustCreate(conv_with(w),
+                                    test::PerSessionOptions(threads, threads));
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->prepared_bytes(), 0);  // Nothing packed before a Run.
+    const Tensor first = test::MustRun(*session, {"y"}, {{"x", x}}).at(0);
+    EXPECT_GT(session->prepared_bytes(), 0);
+    const Tensor fed =
+        test::MustRun(*session, {"y"}, {{"x", x}, {"w", other_w}}).at(0);
+    const Tensor again = test::MustRun(*session, {"y"}, {{"x", x}}).at(0);
+    ASSERT_EQ(fed.shape(), want_other.shape());
+    EXPECT_EQ(std::memcmp(fed.raw_data(), want_other.raw_data(),
+                          fed.NumElements() * sizeof(int32_t)),
+              0);
+    EXPECT_EQ(std::memcmp(again.raw_data(), first.raw_data(),
+                          first.NumElements() * sizeof(int32_t)),
+              0);
+    EXPECT_NE(std::memcmp(first.raw_data(), want_other.raw_data(),
+                          first.NumElements() * sizeof(int32_t)),
+              0);
   }
 }
 
