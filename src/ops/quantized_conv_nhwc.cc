@@ -308,12 +308,14 @@ class NhwcQLinearConvKernel : public OpKernel {
         [&] {
           return PrepareInt8ConvWeights(*w, group_, adjacent_columns, kernel_);
         });
+    w_source_ = w->raw_data();
     std::array<const Tensor*, 9> in{};
     const int inputs = static_cast<int>(c.input_dtypes().size());
     if (inputs < 8) return;  // the schema's check reports it
     for (int i = 1; i < 9 && i < inputs; ++i) {
       in[i] = c.constant_input(i);
       if (in[i] == nullptr) return;
+      rq_sources_[i] = in[i]->raw_data();
     }
     if (weights_->direct || !weights_->depthwise.empty()) {
       auto rq = ReadRequantization(in, m);
@@ -338,6 +340,12 @@ class NhwcQLinearConvKernel : public OpKernel {
           "NhwcQLinearConv needs a constant int8 w [M, C, kh, kw] with group "
           "1, or a depthwise one (group = C = M)");
     }
+    if (w.raw_data() != w_source_) {
+      // A Run fed the Const's output: the packing is of the constant.
+      return InvalidArgumentError(
+          "NhwcQLinearConv runs with the constant w it was built with; a fed "
+          "w takes QLinearConv");
+    }
     if (channels_first_ && !weights_->direct) {
       return InvalidArgumentError(
           "NhwcQLinearConv with x_layout NCHW takes group 1 only");
@@ -359,7 +367,8 @@ class NhwcQLinearConvKernel : public OpKernel {
                       {ws.dim(2), ws.dim(3)}));
     std::optional<Requantization> fed;
     if (!constant_rq_ ||
-        constant_rq_->multiplier.size() != static_cast<size_t>(m)) {
+        constant_rq_->multiplier.size() != static_cast<size_t>(m) ||
+        !ReadsTheConstants(ctx)) {
       std::array<const Tensor*, 9> in{};
       for (int i = 1; i < 9 && i < ctx.num_inputs(); ++i) in[i] = &ctx.input(i);
       WEFT_ASSIGN_OR_RETURN(fed, ReadRequantization(in, m));
@@ -672,12 +681,24 @@ class NhwcQLinearConvKernel : public OpKernel {
                                              : weights_->depthwise_quads.data();
   }
 
+  // Whether this Run reads the constants constant_rq_ was worked out from
+  // (a Run may feed a Const's output instead).
+  bool ReadsTheConstants(const KernelContext& ctx) const {
+    for (int i = 1; i < 9 && i < ctx.num_inputs(); ++i) {
+      if (ctx.input(i).raw_data() != rq_sources_[i]) return false;
+    }
+    return true;
+  }
+
   WindowAttrs attrs_;
   int64_t group_;
   Int8Kernel kernel_;
   bool channels_first_;  // x_layout "NCHW": x is [N, C, H, W]
-  // The requantization, worked out once where its inputs are constants.
+  // The requantization, worked out once where its inputs are constants,
+  // and the buffers of those constants and of w.
   std::optional<Requantization> constant_rq_;
+  std::array<const void*, 9> rq_sources_{};
+  const void* w_source_ = nullptr;
   int64_t taps_ = 0;
   // w prepared; shared with the session's other compiles of this node
   // (other input sizes). Empty where w is not a constant int8 [M, C, kh, kw].

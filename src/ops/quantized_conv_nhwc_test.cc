@@ -335,5 +335,45 @@ TEST(NhwcQLinearConvTest, AFedConstantReplacesItOnlyForThatRun) {
   }
 }
 
+// The op itself, in a graph that names it: a fed scale or zero point
+// requantizes as QLinearConv would with it; a fed w is refused by name
+// (its packing is of the constant).
+TEST(NhwcQLinearConvTest, UsesAFedScaleAndRefusesAFedW) {
+  const QuantizedConvNhwcCase conv = {"", 1, 16, 6, 6, 16, 3, 1, 1, 1, 1};
+  const Shape x_shape{1, 16, 6, 6};
+  const Tensor x = test::SeededBytes<uint8_t>(x_shape, 3);
+  Graph reference;
+  reference.Placeholder("x", DataType::kUInt8, x_shape);
+  AddQLinearConv(reference, "y", "x", conv, false, 7);
+  SessionOptions plain = test::PerSessionOptions(1, 1);
+  plain.disabled_graph_passes = {"nhwc-layout"};
+  auto want_session = test::MustCreate(reference, plain);
+  ASSERT_NE(want_session, nullptr);
+  const Tensor other_scale = Tensor::Scalar<float>(0.11f);
+  const Tensor want =
+      test::MustRun(*want_session, {"y"}, {{"x", x}, {"y/ys", other_scale}})[0];
+
+  Graph channels_last;
+  channels_last.Placeholder("x", DataType::kUInt8, x_shape);
+  test::MustAdd(channels_last, {"x_nhwc", "NchwToNhwc", {"x"}, {}, ""});
+  AddQLinearConv(channels_last, "y_nhwc", "x_nhwc", conv, false, 7,
+                 "NhwcQLinearConv");
+  test::MustAdd(channels_last, {"y", "NhwcToNchw", {"y_nhwc"}, {}, ""});
+  SessionOptions as_built = test::PerSessionOptions(1, 2);
+  as_built.optimize_graph = false;
+  auto session = test::MustCreate(channels_last, as_built);
+  ASSERT_NE(session, nullptr);
+  EXPECT_TRUE(
+      test::MustRun(*session, {"y"}, {{"x", x}, {"y_nhwc/ys", other_scale}})[0]
+          .BitwiseEqual(want));
+  std::vector<Tensor> out;
+  const Status fed_w = session->Run(
+      {{"x", x},
+       {"y_nhwc/w", test::SeededBytes<int8_t>(Shape{16, 16, 3, 3}, 21)}},
+      {"y"}, {}, &out);
+  EXPECT_EQ(fed_w.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(fed_w.message(), HasSubstr("constant w"));
+}
+
 }  // namespace
 }  // namespace weft
