@@ -208,9 +208,11 @@ int ModelInfo(const std::string& path, bool json) {
               static_cast<long long>(model->parameter_count),
               static_cast<double>(model->parameter_bytes) / 1e6);
   if (packed.ok()) {
+    // The int8 kernels pack at the first Run that reads their weights
+    // (docs/kernels.md), so a quantized model shows little here.
     std::printf(
         "packed:      %.1f MB of weights packed for the product "
-        "kernel at session creation\n",
+        "kernel at session creation (int8 weights: at the first Run)\n",
         static_cast<double>(*packed) / 1e6);
   } else {
     std::printf("packed:      unknown (no session: %s)\n",
