@@ -67,6 +67,10 @@ struct OnnxModel {
   GraphFile file;  // file.outputs lists outputs[i].tensor in order.
   std::vector<OnnxValueInfo> inputs;  // Initializers are not inputs.
   std::vector<OnnxValueInfo> outputs;
+  // Graph inputs that also have an initializer: a default value a Run may
+  // feed instead (ONNX Runtime's overridable initializers). .tensor is the
+  // Const node that holds the default.
+  std::vector<OnnxValueInfo> overridable_initializers;
   int64_t ir_version = 0;
   std::string producer_name, producer_version;
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain, version

@@ -88,6 +88,9 @@ class PySession {
         for (const OnnxValueInfo& v : model.outputs) {
           outputs_.push_back(Describe(v));
         }
+        for (const OnnxValueInfo& v : model.overridable_initializers) {
+          overridable_.push_back(Describe(v));
+        }
       } else {
         DescribeGraph(file);
       }
@@ -121,6 +124,10 @@ class PySession {
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  // ONNX graph inputs with an initializer (its default): feedable by name.
+  const std::vector<ValueInfo>& overridable_initializers() const {
+    return overridable_;
+  }
 
   // fetches: output names (None: every output); feeds: {name: array}, used
   // in place when C-contiguous and of the input's dtype. With `by_tensor`
@@ -145,6 +152,7 @@ class PySession {
     for (auto [key, value] : feeds) {
       const std::string name = py::str(key);
       const ValueInfo* info = Find(name, inputs_);
+      if (info == nullptr) info = Find(name, overridable_);
       if (info == nullptr && !by_tensor) {
         throw py::key_error("no input named '" + name + "'; the inputs are " +
                             Names(inputs_));
@@ -244,7 +252,7 @@ class PySession {
   }
 
   std::unique_ptr<Session> session_;
-  std::vector<ValueInfo> inputs_, outputs_;
+  std::vector<ValueInfo> inputs_, outputs_, overridable_;
   std::string producer_name_;
   OnnxModelMetadata metadata_;
 };
@@ -351,6 +359,8 @@ void BindSession(py::module_& m) {
       .def("modelmeta", &PySession::ModelMeta)
       .def("inputs", &PySession::inputs, py::return_value_policy::copy)
       .def("outputs", &PySession::outputs, py::return_value_policy::copy)
+      .def("overridable_initializers", &PySession::overridable_initializers,
+           py::return_value_policy::copy)
       .def("run", &PySession::Run, py::arg("fetches"), py::arg("feeds"),
            py::arg("timeout_ms") = 0, py::arg("trace") = false,
            py::arg("inter_op_thread_pool") = 0,

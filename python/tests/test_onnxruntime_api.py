@@ -182,6 +182,49 @@ def test_sequences_and_optionals_are_lists_and_none(tmp_path):
         session.run(None, {"s": a, "t": t, "o": None})
 
 
+def test_an_initializer_listed_as_an_input_can_be_fed(tmp_path):
+    # Older exporters list every initializer among the graph's inputs: ONNX
+    # Runtime calls those overridable initializers, runs with the
+    # initializer unless a feed names it, and leaves them out of
+    # get_inputs().
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "scale"], ["m"]),
+         helper.make_node("Add", ["m", "bias"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3]),
+         helper.make_tensor_value_info("scale", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])],
+        initializer=[
+            numpy_helper.from_array(np.array([1, 2, 3], np.float32), "scale"),
+            numpy_helper.from_array(np.array([10, 20, 30], np.float32),
+                                    "bias")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path / "defaults.onnx"
+    onnx.save(model, str(path))
+    session = ort.InferenceSession(str(path))
+    assert [i.name for i in session.get_inputs()] == ["x"]
+    (scale,) = session.get_overridable_initializers()
+    assert (scale.name, scale.shape, scale.type) == ("scale", [3],
+                                                     "tensor(float)")
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0],
+                                  [[11, 22, 33]] * 2)
+    fed = {"x": x, "scale": np.array([0, 0, 5], np.float32)}
+    np.testing.assert_array_equal(session.run(None, fed)[0],
+                                  [[10, 20, 35]] * 2)
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0],
+                                  [[11, 22, 33]] * 2)
+    # An initializer that is not an input stays a constant.
+    with pytest.raises(KeyError, match="no input named 'bias'"):
+        session.run(None, {"x": x, "bias": np.zeros(3, np.float32)})
+    # A default fed with another shape is refused, naming it.
+    with pytest.raises(Exception, match="scale"):
+        session.run(None, {"x": x, "scale": np.zeros(4, np.float32)})
+
+
 def test_string_tensors_are_object_arrays_of_str(tmp_path):
     import onnx
     from onnx import TensorProto, helper

@@ -284,6 +284,8 @@ class InferenceSession(SessionThreads):
         self._profile_events = [] if options.enable_profiling else None
         self._inputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.inputs()]
         self._outputs = [NodeArg(v.name, list(v.shape), v.type) for v in self._session.outputs()]
+        self._overridable = [NodeArg(v.name, list(v.shape), v.type)
+                             for v in self._session.overridable_initializers()]
 
     def get_inputs(self):
         """The model's inputs (initializers excluded), as NodeArg."""
@@ -292,6 +294,11 @@ class InferenceSession(SessionThreads):
     def get_outputs(self):
         """The model's outputs, as NodeArg."""
         return list(self._outputs)
+
+    def get_overridable_initializers(self):
+        """Graph inputs that also have an initializer, as NodeArg: each
+        runs with the initializer unless ``run`` feeds it by name."""
+        return list(self._overridable)
 
     def get_providers(self):
         """weft runs on the CPU: ``['CPUExecutionProvider']``."""

@@ -386,7 +386,11 @@ class Importer {
 
   Status AddInputs(const onnx::GraphProto& g) {
     for (const onnx::ValueInfoProto& input : g.input()) {
-      if (constants_.count(input.name())) continue;  // A default value.
+      if (auto constant = constants_.find(input.name());
+          constant != constants_.end()) {
+        AddOverridable(input, constant->second);
+        continue;
+      }
       WEFT_ASSIGN_OR_RETURN(OnnxValueInfo info, ValueInfo(input, "input"));
       if (input.has_type()) {
         const std::optional<DataType> dtype = info.dtype;
@@ -411,6 +415,22 @@ class Importer {
       result_.inputs.push_back(std::move(info));
     }
     return Status::OK();
+  }
+
+  // A graph input with an initializer: the initializer is its default (a
+  // Const), listed among the overridable initializers with the initializer's
+  // dtype and shape (which a feed must have). An input whose declaration
+  // does not read stays a plain constant, as before there was this list.
+  void AddOverridable(const onnx::ValueInfoProto& input, const Tensor& value) {
+    StatusOr<OnnxValueInfo> info = ValueInfo(input, "input");
+    auto producer = producer_.find(input.name());
+    if (!info.ok() || producer == producer_.end()) return;
+    info->tensor = producer->second;
+    info->dtype = value.dtype();
+    info->rank_known = true;
+    info->dims.clear();
+    for (int64_t d : value.shape().dims()) info->dims.push_back({d, ""});
+    result_.overridable_initializers.push_back(*std::move(info));
   }
 
   // The graph's nodes, calls of model-local functions expanded, indexed

@@ -83,6 +83,42 @@ TEST(OnnxImportTest, AnAddModelRunsWithSymbolicDimensionsFromTheFeed) {
   }
 }
 
+// A graph input that also has an initializer (older exporters list every
+// weight so) is an overridable initializer, as ONNX Runtime has it: a
+// Const holding the default, which a Run may feed instead; not an input.
+TEST(OnnxImportTest, AnInputWithAnInitializerIsADefaultARunMayFeed) {
+  onnx::ModelProto m = AddModel();
+  *m.mutable_graph()->add_input() =
+      Value("w", onnx::TensorProto::FLOAT, {"3"});
+  auto model = Parse(m);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ(model->inputs.size(), 1u);
+  EXPECT_EQ(model->inputs[0].name, "x");
+  ASSERT_EQ(model->overridable_initializers.size(), 1u);
+  const OnnxValueInfo& w = model->overridable_initializers[0];
+  EXPECT_EQ(w.name, "w");
+  EXPECT_EQ(w.dtype, DataType::kFloat32);
+  EXPECT_EQ(w.ShapeString(), "[3]");
+  auto session =
+      test::MustCreate(model->file.graph, test::PerSessionOptions(1, 1));
+  ASSERT_NE(session, nullptr);
+  const Tensor x = Tensor::FromVector<float>({1, 3}, {1, 2, 3});
+  const std::string& x_tensor = model->inputs[0].tensor;
+  const std::string& y = model->outputs[0].tensor;
+  EXPECT_EQ(test::MustRun(*session, {y}, {{x_tensor, x}})[0].data<float>()[2],
+            33.0f);
+  const auto fed = test::MustRun(
+      *session, {y},
+      {{x_tensor, x}, {w.tensor, Tensor::FromVector<float>({3}, {0, 0, 5})}});
+  EXPECT_EQ(fed[0].data<float>()[2], 8.0f);
+  EXPECT_EQ(test::MustRun(*session, {y}, {{x_tensor, x}})[0].data<float>()[2],
+            33.0f);
+  // Without the initializer among the inputs, it is a constant only.
+  auto plain = Parse(AddModel());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->overridable_initializers.empty());
+}
+
 TEST(OnnxImportTest, ReduceSumAxesComeFromAnInputFromOpset13) {
   for (int64_t opset : {11, 13}) {
     SCOPED_TRACE("opset " + std::to_string(opset));
