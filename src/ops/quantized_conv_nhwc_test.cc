@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <set>
 
 #include "framework/op_registry_impl.h"
@@ -62,6 +63,33 @@ void AddQLinearConv(Graph& g, const std::string& name, const std::string& x,
                     ""});
 }
 
+// x [N, C, H, W] (uint8) through one QLinearConv "y" of `t`.
+Graph NchwConvGraph(const QuantizedConvNhwcCase& t, bool int8_y) {
+  Graph g;
+  g.Placeholder("x", DataType::kUInt8, Shape{t.n, t.c, t.h, t.w});
+  AddQLinearConv(g, "y", "x", t, int8_y, 7);
+  return g;
+}
+
+// The same as NhwcQLinearConv "y_nhwc" between the two layout moves, the
+// output "y" in NCHW again.
+Graph ChannelsLastConvGraph(const QuantizedConvNhwcCase& t, bool int8_y) {
+  Graph g;
+  g.Placeholder("x", DataType::kUInt8, Shape{t.n, t.c, t.h, t.w});
+  test::MustAdd(g, {"x_nhwc", "NchwToNhwc", {"x"}, {}, ""});
+  AddQLinearConv(g, "y_nhwc", "x_nhwc", t, int8_y, 7, "NhwcQLinearConv");
+  test::MustAdd(g, {"y", "NhwcToNchw", {"y_nhwc"}, {}, ""});
+  return g;
+}
+
+// A session that runs `g` with the nhwc-layout pass off (QLinearConv in
+// NCHW, one thread): the reference the channels-last kernel is held to.
+std::unique_ptr<Session> NchwSession(const Graph& g) {
+  SessionOptions plain = test::PerSessionOptions(1, 1);
+  plain.disabled_graph_passes = {"nhwc-layout"};
+  return test::MustCreate(g, plain);
+}
+
 // Every shape NhwcQLinearConv takes (1 x 1, 3 x 3 padded, strided, the 7 x 7
 // stem over three channels, dilated, depthwise at strides 1 and 2, unpadded,
 // 5 x 5 plain, strided and dilated, windows the grid kernel is not compiled
@@ -113,21 +141,11 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       SCOPED_TRACE(std::string(t.name) + (int8_y ? ", int8 y" : ", uint8 y"));
       const Shape x_shape{t.n, t.c, t.h, t.w};
       const Tensor x = test::SeededBytes<uint8_t>(x_shape, 3);
-      Graph reference;
-      reference.Placeholder("x", DataType::kUInt8, x_shape);
-      AddQLinearConv(reference, "y", "x", t, int8_y, 7);
-      SessionOptions plain = test::PerSessionOptions(1, 1);
-      plain.disabled_graph_passes = {"nhwc-layout"};
-      auto want_session = test::MustCreate(reference, plain);
+      auto want_session = NchwSession(NchwConvGraph(t, int8_y));
       ASSERT_NE(want_session, nullptr);
       const Tensor want = test::MustRun(*want_session, {"y"}, {{"x", x}})[0];
 
-      Graph channels_last;
-      channels_last.Placeholder("x", DataType::kUInt8, x_shape);
-      test::MustAdd(channels_last, {"x_nhwc", "NchwToNhwc", {"x"}, {}, ""});
-      AddQLinearConv(channels_last, "y_nhwc", "x_nhwc", t, int8_y, 7,
-                     "NhwcQLinearConv");
-      test::MustAdd(channels_last, {"y", "NhwcToNchw", {"y_nhwc"}, {}, ""});
+      const Graph channels_last = ChannelsLastConvGraph(t, int8_y);
       for (int threads : {1, 2}) {
         auto session = test::MustCreate(
             channels_last, test::PerSessionOptions(threads, threads));
@@ -259,9 +277,7 @@ TEST(NhwcQLinearConvTest, ThePassRunsAQuantizedCnnChannelsLast) {
     return g;
   };
   const Tensor x = test::SeededBytes<uint8_t>(Shape{2, 3, 20, 20}, 5);
-  SessionOptions plain = test::PerSessionOptions(1, 1);
-  plain.disabled_graph_passes = {"nhwc-layout"};
-  auto reference = test::MustCreate(build(), plain);
+  auto reference = NchwSession(build());
   ASSERT_NE(reference, nullptr);
   const Tensor want = test::MustRun(*reference, {"dw"}, {{"x", x}})[0];
   for (auto [inter, intra] : {std::pair{1, 1}, {1, 2}, {2, 2}}) {
@@ -303,9 +319,7 @@ TEST(NhwcQLinearConvTest, AFedConstantReplacesItOnlyForThatRun) {
   };
   const Tensor x = test::SeededBytes<uint8_t>(Shape{1, 32, 10, 10}, 5);
   const Tensor other_w = test::SeededBytes<int8_t>(Shape{32, 32, 3, 3}, 21);
-  SessionOptions plain = test::PerSessionOptions(1, 1);
-  plain.disabled_graph_passes = {"nhwc-layout"};
-  auto reference = test::MustCreate(build(7), plain);
+  auto reference = NchwSession(build(7));
   ASSERT_NE(reference, nullptr);
   const Tensor want = test::MustRun(*reference, {"res"}, {{"x", x}})[0];
   const Tensor want_other_w =
@@ -340,28 +354,16 @@ TEST(NhwcQLinearConvTest, AFedConstantReplacesItOnlyForThatRun) {
 // (its packing is of the constant).
 TEST(NhwcQLinearConvTest, UsesAFedScaleAndRefusesAFedW) {
   const QuantizedConvNhwcCase conv = {"", 1, 16, 6, 6, 16, 3, 1, 1, 1, 1};
-  const Shape x_shape{1, 16, 6, 6};
-  const Tensor x = test::SeededBytes<uint8_t>(x_shape, 3);
-  Graph reference;
-  reference.Placeholder("x", DataType::kUInt8, x_shape);
-  AddQLinearConv(reference, "y", "x", conv, false, 7);
-  SessionOptions plain = test::PerSessionOptions(1, 1);
-  plain.disabled_graph_passes = {"nhwc-layout"};
-  auto want_session = test::MustCreate(reference, plain);
+  const Tensor x = test::SeededBytes<uint8_t>(Shape{1, 16, 6, 6}, 3);
+  auto want_session = NchwSession(NchwConvGraph(conv, false));
   ASSERT_NE(want_session, nullptr);
   const Tensor other_scale = Tensor::Scalar<float>(0.11f);
   const Tensor want =
       test::MustRun(*want_session, {"y"}, {{"x", x}, {"y/ys", other_scale}})[0];
 
-  Graph channels_last;
-  channels_last.Placeholder("x", DataType::kUInt8, x_shape);
-  test::MustAdd(channels_last, {"x_nhwc", "NchwToNhwc", {"x"}, {}, ""});
-  AddQLinearConv(channels_last, "y_nhwc", "x_nhwc", conv, false, 7,
-                 "NhwcQLinearConv");
-  test::MustAdd(channels_last, {"y", "NhwcToNchw", {"y_nhwc"}, {}, ""});
   SessionOptions as_built = test::PerSessionOptions(1, 2);
   as_built.optimize_graph = false;
-  auto session = test::MustCreate(channels_last, as_built);
+  auto session = test::MustCreate(ChannelsLastConvGraph(conv, false), as_built);
   ASSERT_NE(session, nullptr);
   EXPECT_TRUE(
       test::MustRun(*session, {"y"}, {{"x", x}, {"y_nhwc/ys", other_scale}})[0]
