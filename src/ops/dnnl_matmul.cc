@@ -5,10 +5,12 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "framework/large_buffer.h"
 #include "ops/kernel_switches.h"
 
 namespace weft::internal {
@@ -77,6 +79,10 @@ struct DnnlWeightProduct::Plan {
   std::array<dnnl::matmul, kKinds> primitives;
   std::array<memory::desc, kKinds> src, dst, scratch, weights;
   std::vector<memory> block_weights;  // One per column block.
+  // The blocks' memory, one buffer for all: a large B's packed form lands
+  // in huge pages (framework/large_buffer.h), where a oneDNN allocation per
+  // block faulted in 4 KiB at a time (the encoder's first Run: about 40 ms).
+  LargeBuffer storage;
   DnnlHandleSets<TileHandles> handle_sets;
 
   static int Kind(bool partial_rows, bool partial_cols) {
@@ -162,14 +168,28 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
         return nullptr;
       }
     }
+    // The first row tile is always full (it is all the rows when there
+    // are fewer than kDnnlTileRows).
+    const auto block_kind = [&](int64_t block) {
+      return Plan::Kind(false,
+                        block == p.col_blocks - 1 && last_cols != p.block_cols);
+    };
+    const auto block_bytes = [&](int64_t block) {
+      return (p.weights[block_kind(block)].get_size() + 63) / 64 * 64;
+    };
+    size_t total = 0;
+    for (int64_t block = 0; block < p.col_blocks; ++block) {
+      total += block_bytes(block);
+    }
+    p.storage = LargeBuffer(total);
+    if (p.storage.data() == nullptr) throw std::bad_alloc();
+    char* next = p.storage.data();
     dnnl::stream stream(DnnlCpuEngine());
     for (int64_t block = 0; block < p.col_blocks; ++block) {
       const int64_t c0 = block * p.block_cols;
       const bool partial_cols =
           block == p.col_blocks - 1 && last_cols != p.block_cols;
-      // The first row tile is always full (it is all the rows when there
-      // are fewer than kDnnlTileRows).
-      const int kind = Plan::Kind(false, partial_cols);
+      const int kind = block_kind(block);
       const int64_t cols = partial_cols ? last_cols : p.block_cols;
       // op(B)'s columns [c0, c0 + cols) where the tensor holds them.
       const memory::desc plain_desc(
@@ -177,7 +197,8 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
           transposed ? memory::dims{1, k} : memory::dims{n, 1});
       const float* first = transposed ? b + c0 * k : b + c0;
       memory plain(plain_desc, DnnlCpuEngine(), const_cast<float*>(first));
-      memory reordered(p.weights[kind], DnnlCpuEngine());
+      memory reordered(p.weights[kind], DnnlCpuEngine(), next);
+      next += block_bytes(block);
       dnnl::reorder(plain, reordered).execute(stream, plain, reordered);
       p.block_weights.push_back(reordered);
     }
