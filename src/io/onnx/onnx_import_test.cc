@@ -88,8 +88,7 @@ TEST(OnnxImportTest, AnAddModelRunsWithSymbolicDimensionsFromTheFeed) {
 // Const holding the default, which a Run may feed instead; not an input.
 TEST(OnnxImportTest, AnInputWithAnInitializerIsADefaultARunMayFeed) {
   onnx::ModelProto m = AddModel();
-  *m.mutable_graph()->add_input() =
-      Value("w", onnx::TensorProto::FLOAT, {"3"});
+  *m.mutable_graph()->add_input() = Value("w", onnx::TensorProto::FLOAT, {"3"});
   auto model = Parse(m);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_EQ(model->inputs.size(), 1u);
