@@ -13,8 +13,10 @@ size_t BufferSizeClass(size_t bytes) {
   return rounded < bytes ? bytes : rounded;  // No wrap past SIZE_MAX.
 }
 
+void BufferCache::FreeWithStdFree(void* p, size_t /*bytes*/) { std::free(p); }
+
 BufferCache::~BufferCache() {
-  for (const Kept& kept : order_) std::free(kept.p);
+  for (const Kept& kept : order_) free_(kept.p, kept.bytes);
 }
 
 void* BufferCache::Take(size_t bytes) {
@@ -33,7 +35,7 @@ void* BufferCache::Take(size_t bytes) {
 
 void BufferCache::Give(void* p, size_t bytes) {
   if (bytes < min_bytes_ || bytes > max_bytes_) {
-    std::free(p);
+    free_(p, bytes);
     return;
   }
   MutexLock lock(mu_);
@@ -45,7 +47,7 @@ void BufferCache::Give(void* p, size_t bytes) {
     if (sized->second.empty()) by_size_.erase(sized);
     order_.pop_front();
     cached_bytes_ -= oldest.bytes;
-    std::free(oldest.p);
+    free_(oldest.p, oldest.bytes);
   }
   by_size_[bytes].push_back(order_.insert(order_.end(), Kept{p, bytes}));
   cached_bytes_ += bytes;

@@ -28,16 +28,22 @@ size_t BufferSizeClass(size_t bytes);
 
 class BufferCache {
  public:
-  // Buffers come from std::malloc and go to std::free.
-  BufferCache(size_t min_bytes, size_t max_bytes)
-      : min_bytes_(min_bytes), max_bytes_(max_bytes) {}
+  // What frees a buffer the cache does not keep: `bytes` is the size it
+  // was given back with.
+  using FreeFunction = void (*)(void* p, size_t bytes);
+
+  // Buffers go to `free_buffer` (std::free's by default) when not kept.
+  BufferCache(size_t min_bytes, size_t max_bytes,
+              FreeFunction free_buffer = &FreeWithStdFree)
+      : min_bytes_(min_bytes), max_bytes_(max_bytes), free_(free_buffer) {}
   ~BufferCache();
   BufferCache(const BufferCache&) = delete;
   BufferCache& operator=(const BufferCache&) = delete;
 
   // A kept buffer of exactly `bytes` (the one given back last), or null.
   void* Take(size_t bytes) WEFT_EXCLUDES(mu_);
-  // Keeps `p` (from std::malloc, `bytes` long) or frees it.
+  // Keeps `p` (`bytes` long, from the allocator free_buffer matches) or
+  // frees it.
   void Give(void* p, size_t bytes) WEFT_EXCLUDES(mu_);
 
   size_t cached_bytes() const WEFT_EXCLUDES(mu_);
@@ -50,8 +56,11 @@ class BufferCache {
   };
   using Order = std::list<Kept>;  // Oldest first.
 
+  static void FreeWithStdFree(void* p, size_t bytes);
+
   const size_t min_bytes_;
   const size_t max_bytes_;
+  const FreeFunction free_;
   mutable Mutex mu_;
   Order order_ WEFT_GUARDED_BY(mu_);
   // By size, each size's buffers oldest first.

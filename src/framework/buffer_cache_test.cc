@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace weft::internal {
@@ -77,6 +79,42 @@ TEST(BufferCacheTest, PastItsBoundTheOldestBuffersAreFreed) {
   EXPECT_EQ(cache.Take(640 * kKiB), fresh);
   std::free(kept);
   std::free(fresh);
+}
+
+// Freed buffers: every one the cache does not keep, and at its end every
+// one it kept, goes to its deallocator with the size it was given with
+// (tensor buffers are mappings whose unmapping needs their length).
+std::vector<std::pair<void*, size_t>>& FreedBuffers() {
+  static std::vector<std::pair<void*, size_t>> freed;
+  return freed;
+}
+
+void RecordFree(void* p, size_t bytes) {
+  FreedBuffers().emplace_back(p, bytes);
+  std::free(p);
+}
+
+TEST(BufferCacheTest, WhatItDoesNotKeepGoesToItsDeallocatorWithItsSize) {
+  std::vector<std::pair<void*, size_t>>& freed = FreedBuffers();
+  freed.clear();
+  void* small = Block(64 * kKiB);
+  void* old = Block(512 * kKiB);
+  void* newer = Block(384 * kKiB);
+  {
+    BufferCache cache(128 * kKiB, 1024 * kKiB, &RecordFree);
+    cache.Give(small, 64 * kKiB);  // Below the minimum.
+    cache.Give(old, 512 * kKiB);
+    cache.Give(newer, 384 * kKiB);
+    cache.Give(Block(256 * kKiB), 256 * kKiB);  // Pushes out `old`.
+    ASSERT_EQ(freed.size(), 2u);
+    EXPECT_EQ(freed[0], std::make_pair(small, 64 * kKiB));
+    EXPECT_EQ(freed[1], std::make_pair(old, 512 * kKiB));
+  }
+  // The cache's end freed the two it kept.
+  ASSERT_EQ(freed.size(), 4u);
+  EXPECT_EQ(
+      std::count(freed.begin(), freed.end(), std::make_pair(newer, 384 * kKiB)),
+      1);
 }
 
 TEST(BufferCacheTest, ThreadsGiveAndTakeWithoutLosingABuffer) {

@@ -107,4 +107,14 @@ void LargeBuffer::Free(char* p, size_t bytes, bool mapped) {
   }
 }
 
+void* LargeBuffer::AllocateBlock(size_t bytes) {
+  return LargeBuffer(bytes).Release();
+}
+
+void LargeBuffer::FreeBlock(void* p, size_t bytes) {
+  // A block of `bytes` is a mapping exactly when Maps(bytes): the
+  // constructor makes no other kind for that size.
+  Free(static_cast<char*>(p), bytes, Maps(bytes));
+}
+
 }  // namespace weft::internal

@@ -1,4 +1,4 @@
-// Memory for large buffers made once: a model file's bytes while they are
+// Memory for large buffers: a model file's bytes while they are
 // parsed, the weights copied out of them and packed from them, and the arena
 // a Run's planned tensors share (runtime/memory_plan.h). From 2 MiB
 // a buffer is an anonymous mapping of its own, aligned to 2 MiB and offered
@@ -7,9 +7,12 @@
 // page fault cost about 11 us, and loading ResNet-18 (45 MB of weights)
 // spent most of its time in them (docs/BENCHMARKS.md, "Loading a model").
 //
-// Only for buffers made once: tensor buffers a Run makes and frees keep
-// malloc's (framework/buffer_cache.h), whose freed memory serves the next
-// allocation without faulting; a fresh mapping each time would not.
+// Tensor buffers too (AllocateBlock): a freed one goes to weft's buffer
+// cache (framework/buffer_cache.h) and serves the next tensor of its size
+// class without faulting, so a mapping is made once per buffer the cache
+// keeps. A Dask worker's 5 MB result blocks took 1,251 faults each in
+// 4 KiB pages (docs/BENCHMARKS.md, thirtieth session).
+//
 // Below 2 MiB, and in AddressSanitizer and ThreadSanitizer builds (whose
 // allocators guard a block's edges), the memory is std::aligned_alloc's.
 #ifndef WEFT_SRC_FRAMEWORK_LARGE_BUFFER_H_
@@ -42,6 +45,12 @@ class LargeBuffer {
   // mapped) (for a tensor's release).
   char* Release();
   static void Free(char* p, size_t bytes, bool mapped);
+
+  // The memory of a buffer of `bytes` without the object, for owners that
+  // keep its size themselves (tensor buffers): null when the system has no
+  // memory for it; freed by FreeBlock(p, bytes).
+  static void* AllocateBlock(size_t bytes);
+  static void FreeBlock(void* p, size_t bytes);
 
  private:
   char* data_ = nullptr;

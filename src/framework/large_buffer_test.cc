@@ -4,46 +4,15 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <string>
 #include <utility>
 #include <vector>
+
+#include "test_support/page_faults.h"
 
 namespace weft::internal {
 namespace {
 
 constexpr size_t kOneMiB = size_t{1} << 20;
-
-// The "THPeligible:" line of the mapping holding `address` in
-// /proc/self/smaps: whether the kernel may back it with huge pages
-// (-1 where the kernel does not say).
-int HugePageEligible(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    uintptr_t first = 0, last = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> first >> dash >> last && dash == '-') {
-      inside = first <= at && at < last;
-      continue;
-    }
-    if (inside && line.rfind("THPeligible:", 0) == 0) {
-      return std::stoi(line.substr(12));
-    }
-  }
-  return -1;
-}
-
-bool TransparentHugePagesOff() {
-  std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string text;
-  std::getline(mode, text);
-  return text.empty() || text.find("[never]") != std::string::npos;
-}
 
 TEST(LargeBufferTest, BuffersOfEverySizeAreAlignedAndWritableWhole) {
   for (size_t bytes : {size_t{0}, size_t{1}, size_t{100}, 2 * kOneMiB - 1,
@@ -68,10 +37,10 @@ TEST(LargeBufferTest, FromTwoMiBABufferIsAHugePageAlignedMappingOfItsOwn) {
   LargeBuffer buffer(3 * kOneMiB);
   ASSERT_TRUE(buffer.mapped());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.data()) % (2 * kOneMiB), 0u);
-  if (TransparentHugePagesOff()) {
+  if (test::TransparentHugePagesOff()) {
     GTEST_SKIP() << "transparent huge pages are off on this machine";
   }
-  const int eligible = HugePageEligible(buffer.data());
+  const int eligible = test::HugePageEligible(buffer.data());
   if (eligible < 0) GTEST_SKIP() << "smaps has no THPeligible line here";
   EXPECT_EQ(eligible, 1);
 }

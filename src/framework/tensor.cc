@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "framework/buffer_cache.h"
+#include "framework/large_buffer.h"
 #include "weft/container.h"
 
 namespace weft {
@@ -32,8 +33,8 @@ constexpr size_t kTensorAlignment = 64;
 // 0.45 with glibc's adaptive threshold (2026-12-03). At most 1 GiB in all.
 internal::BufferCache& TensorBufferCache() {
   // Lives until exit: tensors may be freed by other statics' destructors.
-  static auto* cache =
-      new internal::BufferCache(size_t{128} << 10, size_t{1} << 30);
+  static auto* cache = new internal::BufferCache(
+      size_t{128} << 10, size_t{1} << 30, &internal::LargeBuffer::FreeBlock);
   return *cache;
 }
 
@@ -241,12 +242,14 @@ Status Tensor::Allocate(DataType dtype, const Shape& shape, bool zero_fill) {
   }
   const size_t bytes = static_cast<size_t>(AllocatedBytes(dtype, shape));
   // Header and data in one block, the header 64-byte aligned (the data then
-  // is too); the slack covers malloc's 16-byte alignment. Rounded up to the
+  // is too); the slack covers a smaller alignment. Rounded up to the
   // cache's size class, so that a freed block serves the nearby sizes too.
   const size_t block_bytes =
       internal::BufferSizeClass(bytes + kHeaderBytes + kTensorAlignment);
   void* block = TensorBufferCache().Take(block_bytes);
-  if (block == nullptr) block = std::malloc(block_bytes);
+  // From 2 MiB a mapping offered to huge pages (framework/large_buffer.h).
+  if (block == nullptr)
+    block = internal::LargeBuffer::AllocateBlock(block_bytes);
   if (block == nullptr) {
     return ResourceExhaustedError(
         "could not allocate " + std::to_string(bytes) + " bytes for a " +
