@@ -121,6 +121,48 @@ def test_an_output_without_a_row_per_input_row_is_named(client, tmp_path):
         weft.dask.predict(str(model), x, batch_size=5).compute()
 
 
+def _two_output_model(path):
+    """[N, 2, 3] -> Relu [N, 2, 3] and the sum of each row [N]."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["relu"]),
+         helper.make_node("ReduceSum", ["x"], ["total"], axes=[1, 2],
+                          keepdims=0)],
+        "two_outputs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       ["N", 2, 3])],
+        [helper.make_tensor_value_info("relu", TensorProto.FLOAT,
+                                       ["N", 2, 3]),
+         helper.make_tensor_value_info("total", TensorProto.FLOAT, ["N"])])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 11)]), str(path))
+    return str(path)
+
+
+def test_each_output_is_an_array_with_one_run_a_block(client, tmp_path):
+    model = _two_output_model(tmp_path / "two.onnx")
+    x = np.random.default_rng(3).standard_normal((50, 2, 3)).astype(
+        np.float32)
+    relu, total = weft.InferenceSession(model).run(None, {"x": x})
+    blocks = da.from_array(x, chunks=(20, 2, 3))
+    got_relu, got_total = weft.dask.predict(model, blocks, batch_size=7)
+    assert got_relu.chunks == ((20, 20, 10), (2,), (3,))
+    assert got_total.chunks == ((20, 20, 10),)
+    got = da.compute(got_relu, got_total)
+    assert np.array_equal(got[0], relu) and np.array_equal(got[1], total)
+    # Asked for in another order, or alone.
+    got = weft.dask.predict(model, blocks, output_names=["total", "relu"])
+    assert np.array_equal(got[0].compute(), total)
+    alone = weft.dask.predict(model, blocks, output_names=["relu"])
+    assert np.array_equal(alone.compute(), relu)
+    # One output: each block of the result is the task that runs the
+    # model on the input's block, with no alias task between them.
+    layer = dict(alone.__dask_graph__().layers[alone.name])
+    assert sorted(layer) == [(alone.name, i, 0, 0) for i in range(3)]
+    assert all(task[0] is weft.dask._array_block for task in layer.values())
+
+
 def test_a_clients_jobs_carry_the_model_once(client):
     x = da.from_array(np.ones((8, 4), np.float32), chunks=4)
     first = weft.dask.predict(MLP, x)

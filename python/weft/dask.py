@@ -408,9 +408,13 @@ def _result_like(output, rows):
 
 def _array_block(block, payload, input_name, output_names, batch_size,
                  partition):
+    """The block's outputs: a tuple of arrays, or the array itself where
+    one output is asked for (the block's only task, with no getitem task
+    after it to schedule)."""
     block = _np.ascontiguousarray(block)
-    return tuple(_run_rows(payload, {input_name: block}, output_names,
-                           batch_size, partition))
+    results = _run_rows(payload, {input_name: block}, output_names,
+                        batch_size, partition)
+    return results[0] if len(output_names) == 1 else tuple(results)
 
 
 def _frame_part(frame, payload, feeds_from, output_names, columns,
@@ -559,8 +563,6 @@ def _chosen_outputs(outputs, output_names):
 
 
 def _predict_array(payload, x, output_names, batch_size):
-    import dask
-    import dask.array as da
     inputs, outputs = _describe(payload)
     if len(inputs) != 1:
         raise ValueError(
@@ -570,21 +572,53 @@ def _predict_array(payload, x, output_names, batch_size):
     if x.ndim < 1:
         raise ValueError("a dask.array of rows: the first axis is the rows")
     chosen = _chosen_outputs(outputs, output_names)
-    names = [o.name for o in chosen]
     x = x.rechunk({axis: -1 for axis in range(1, x.ndim)})
     model = _model_in_graph(payload)
-    task = dask.delayed(_array_block, pure=True, nout=len(names))
-    columns = {o.name: [] for o in chosen}
-    for partition, (block, rows) in enumerate(
-            zip(x.to_delayed().ravel(), x.chunks[0])):
-        results = task(block, model, inputs[0].name, names, batch_size,
-                       partition)
-        for k, o in enumerate(chosen):
-            columns[o.name].append(da.from_delayed(
-                results[k], shape=(rows,) + _row_shape(o),
-                dtype=_DTYPES.get(o.type, _np.float32)))
-    arrays = [da.concatenate(columns[n]) for n in names]
-    return arrays[0] if len(arrays) == 1 else tuple(arrays)
+    return _block_outputs(x, model, inputs[0].name, chosen, batch_size)
+
+
+def _block_outputs(x, model, input_name, chosen, batch_size):
+    """One task per block of `x` running the model (_array_block), and an
+    array per chosen output whose blocks are those tasks' results, made as
+    a graph directly: with one output, a block's Run is its result's only
+    task (from_delayed and concatenate put an alias task after each)."""
+    import operator
+
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.core import flatten
+    from dask.highlevelgraph import HighLevelGraph
+    names = [o.name for o in chosen]
+    token = tokenize(x, model, input_name, names, batch_size)
+    runs = f"weft-predict-{token}"
+    blocks = list(flatten(x.__dask_keys__()))  # Axes past 0: one block.
+    one = len(names) == 1
+
+    def run_key(i):
+        # One output: its array's block key, (name, i, 0, ...).
+        return (runs, i) + ((0,) * len(_row_shape(chosen[0])) if one else ())
+
+    layer = {run_key(i): (_array_block, key, model.key, input_name, names,
+                          batch_size, i) for i, key in enumerate(blocks)}
+    graph = HighLevelGraph.from_collections(runs, layer,
+                                            dependencies=[x, model])
+    layers, dependencies = dict(graph.layers), dict(graph.dependencies)
+    arrays = []
+    for k, o in enumerate(chosen):
+        row_shape = _row_shape(o)
+        name = runs
+        if not one:
+            name = f"weft-output-{k}-{token}"
+            tail = (0,) * len(row_shape)
+            layers[name] = {(name, i) + tail: (operator.getitem, run_key(i),
+                                               k)
+                            for i in range(len(blocks))}
+            dependencies[name] = {runs}
+        chunks = (x.chunks[0],) + tuple((d,) for d in row_shape)
+        arrays.append(da.Array(HighLevelGraph(layers, dependencies), name,
+                               chunks,
+                               dtype=_DTYPES.get(o.type, _np.float32)))
+    return arrays[0] if one else tuple(arrays)
 
 
 def _predict_frame(payload, df, output_names, batch_size):
