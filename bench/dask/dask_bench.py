@@ -18,7 +18,15 @@ threads, each system in turn on the same cluster and the same data.
                job (--turns pairs per setting and round, the order
                alternating, each weft job on a fresh cluster so that none
                runs beside the one process); the one-process/weft column
-               is the median of the pairs' ratios, with their range
+               is the median of the pairs' ratios, with their range.
+               With --jobs N, each cluster runs N timed jobs one after
+               the other and each one-process run N passes (the MLP's in
+               one process, the images' N `weft predict` runs): job k is
+               paired with pass k, and the ratios are reported for the
+               first jobs (a fresh cluster, as a one-off batch job) and
+               for the later ones (a cluster that ran a job before, as a
+               long-lived cluster runs its jobs); the items/s and CPU
+               columns are medians over every timed job
 
 Workloads: the two-tower MLP (--rows inputs of 512 floats, batches of 256,
 blocks of 2,500 rows, on the workers before the clock starts unless
@@ -30,7 +38,7 @@ ones' modules with the same seed (bench/models/export_models.py).
     python3 bench/dask/dask_bench.py --models /tmp/models \
         --images /tmp/bench400 --weft build/bin/weft \
         --weft-python build/python [--rows 20000] [--count 2000] [--rounds 2]
-        [--turns 3]
+        [--turns 3] [--jobs 3]
         [--gather scheduler,direct]
 
 Results reach the client as a Client's default has them (through the
@@ -131,33 +139,38 @@ import json, sys, time
 import numpy as np
 import weft
 model, rows, keep = sys.argv[1], np.load(sys.argv[2]), sys.argv[3] == "keep"
+passes = int(sys.argv[4])
 session = weft.InferenceSession(model)
 session.run(None, {"input": rows[:256]})  # Warm, as the workers are.
-start, cpu = time.perf_counter(), time.process_time()
-kept = []
-for first in range(0, len(rows), 256):
-    out = session.run(None, {"input": rows[first:first + 256]})
-    if keep:
-        kept.append(out[0])
-if keep:
-    result = np.concatenate(kept)
-seconds = time.perf_counter() - start
-print(json.dumps({"items_per_s": len(rows) / seconds,
-                  "cpu_s_per_item": (time.process_time() - cpu) / len(rows)}))
+for _ in range(passes):
+    start, cpu = time.perf_counter(), time.process_time()
+    kept = []
+    for first in range(0, len(rows), 256):
+        out = session.run(None, {"input": rows[first:first + 256]})
+        if keep:
+            kept.append(out[0])
+    result = np.concatenate(kept) if keep else None
+    seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    del kept, result  # As a job's result is let go before the next.
+    print(json.dumps({"items_per_s": len(rows) / seconds,
+                      "cpu_s_per_item": cpu / len(rows)}))
 """
 
 
-def one_process_mlp(model, rows_file, keep):
-    """An InferenceSession over the rows in batches of 256, in a process of
-    its own with the bench's starting environment; with `keep`, the rows'
-    outputs gathered into one array, as `weft predict` gathers and writes
-    its results (the target's measure: issue 47 item 7 compares with
-    `weft predict`'s throughput), else each batch's output dropped."""
+def one_process_mlp(model, rows_file, keep, passes):
+    """`passes` passes of an InferenceSession over the rows in batches of
+    256, in a process of its own with the bench's starting environment;
+    with `keep`, the rows' outputs gathered into one array, as `weft
+    predict` gathers and writes its results (the target's measure: issue
+    47 item 7 compares with `weft predict`'s throughput), else each
+    batch's output dropped. One figure a pass."""
     out = subprocess.run([sys.executable, "-c", _ONE_PROCESS_MLP, model,
-                          rows_file, "keep" if keep else "drop"],
+                          rows_file, "keep" if keep else "drop",
+                          str(passes)],
                          check=True, capture_output=True, text=True,
                          env=CLEAN_ENV)
-    return json.loads(out.stdout)
+    return [json.loads(line) for line in out.stdout.splitlines()]
 
 
 def one_process_images(weft_cli, model, paths, scratch):
@@ -203,6 +216,11 @@ def main():
         "--turns", type=int, default=3,
         help="per setting and round: weft jobs (each on a fresh cluster) "
              "and one-process runs in alternation, one ratio per pair")
+    parser.add_argument(
+        "--jobs", type=int, default=1,
+        help="timed jobs per cluster, one after the other, and passes per "
+             "one-process run; job k is paired with pass k, the first "
+             "jobs' ratios reported apart from the later ones'")
     parser.add_argument("--settings", default="1x1,1x2,2x1,2x2")
     parser.add_argument("--workloads", default="mlp,images")
     parser.add_argument(
@@ -294,19 +312,25 @@ def main():
             run = jobs(name, x, paths)
             for workload in workloads:
                 items = len(x) if workload == "mlp" else len(paths)
-                record((setting, name, workload),
-                       timed(client, items, run[workload]))
-                print(setting, name, workload,
-                      results[(setting, name, workload)][-1],
-                      file=sys.stderr)
+                for job in range(args.jobs):
+                    record((setting, name, workload),
+                           dict(timed(client, items, run[workload]),
+                                job=job))
+                    print(setting, name, workload,
+                          results[(setting, name, workload)][-1],
+                          file=sys.stderr)
 
     def one_process(setting):
         for workload in workloads:
-            record((setting, "one-process", workload),
-                   one_process_mlp(mlp, rows_file,
-                                   not args.one_process_drops_results)
-                   if workload == "mlp"
-                   else one_process_images(args.weft, resnet, paths, scratch))
+            passes = (one_process_mlp(mlp, rows_file,
+                                      not args.one_process_drops_results,
+                                      args.jobs)
+                      if workload == "mlp" else
+                      [one_process_images(args.weft, resnet, paths, scratch)
+                       for _ in range(args.jobs)])
+            for job, figures in enumerate(passes):
+                record((setting, "one-process", workload),
+                       dict(figures, job=job))
 
     workloads = args.workloads.split(",")
     for _ in range(args.rounds):
@@ -336,12 +360,17 @@ def main():
     def median(key, field):
         return statistics.median(r[field] for r in results[key])
 
-    def one_process_over_weft(setting, workload):
-        """One process's rate over weft's in each turn: (median, lowest,
-        highest) over the pairs of all rounds."""
+    def one_process_over_weft(setting, workload, later):
+        """One process's rate over weft's, pass k against job k of the
+        same turn, for the first jobs (later False) or the later ones:
+        (median, lowest, highest) over the pairs of all rounds, or None
+        with one job a cluster and `later`."""
         ratios = [s["items_per_s"] / w["items_per_s"] for s, w in zip(
             results[(setting, "one-process", workload)],
-            results[(setting, "weft", workload)])]
+            results[(setting, "weft", workload)])
+            if (s["job"] > 0) == later]
+        if not ratios:
+            return None
         return statistics.median(ratios), min(ratios), max(ratios)
 
     rows = []
@@ -355,7 +384,9 @@ def main():
                     "ms/item (median of its runs)")
         rows.append(f"{'W x T':6} {'system':12} {'items/s':>9} "
                     f"{'CPU ms/item':>11} {'weft/best peer':>14} "
-                    f"{'one-process/weft':>16} {'(pairs)':>11}")
+                    f"{'one-process/weft':>16} {'(pairs)':>11}"
+                    + (f" {'later jobs':>10} {'(pairs)':>11}"
+                       if args.jobs > 1 else ""))
         for setting in (label(s, g) for s, g in runs(args)):
             weft_rate = median((setting, "weft", workload), "items_per_s")
             names = ("weft", "torch", "torch-match") if args.peers else (
@@ -365,9 +396,17 @@ def main():
             for name in names:
                 rate = median((setting, name, workload), "items_per_s")
                 cpu = median((setting, name, workload), "cpu_s_per_item")
-                ratio, low, high = one_process_over_weft(setting, workload)
-                extra = (f"{weft_rate / peer:14.2f} {ratio:16.2f} "
-                         f"{low:5.2f}-{high:4.2f}" if name == "weft" else "")
+                extra = ""
+                if name == "weft":
+                    ratio, low, high = one_process_over_weft(
+                        setting, workload, later=False)
+                    extra = (f"{weft_rate / peer:14.2f} {ratio:16.2f} "
+                             f"{low:5.2f}-{high:4.2f}")
+                    later = one_process_over_weft(setting, workload,
+                                                  later=True)
+                    if later is not None:
+                        extra += (f" {later[0]:10.2f} "
+                                  f"{later[1]:5.2f}-{later[2]:4.2f}")
                 rows.append(f"{setting:6} {name:12} {rate:9.1f} "
                             f"{cpu * 1e3:11.2f} {extra}")
     print("\n".join(rows))
