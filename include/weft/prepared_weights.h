@@ -14,10 +14,14 @@
 #ifndef WEFT_PREPARED_WEIGHTS_H_
 #define WEFT_PREPARED_WEIGHTS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "weft/tensor.h"
 
@@ -84,6 +88,71 @@ std::shared_ptr<const T> PreparedOrMade(
     const std::function<std::shared_ptr<const T>()>& make) {
   return cache != nullptr ? cache->GetOrMake<T>(source, recipe, make) : make();
 }
+
+// A constant's prepared form made by the first Run that reads the
+// constant, not when the kernel is built, and shared through the session's
+// cache (where there is one) with the same kernel of its other compiles.
+// A session whose feeds leave a shape open builds its graph at creation
+// and again per feed shape at the first Run with that shape: preparing
+// when the kernel is built is work and memory for a graph that may never
+// run, and preparing per kernel makes a copy per batch size.
+//
+//   In the constructor: packed_.Set(c.prepared_weights(), *w, "MyConv");
+//   In Compute, where packed_.Is(w):
+//     const Packed* p = packed_.Get([](const Tensor& w) { return Pack(w); });
+template <class T>
+class PreparedOnFirstRun {
+ public:
+  // Nothing to prepare until Set: Get() returns null.
+  PreparedOnFirstRun() = default;
+  PreparedOnFirstRun(const PreparedOnFirstRun&) = delete;
+  PreparedOnFirstRun& operator=(const PreparedOnFirstRun&) = delete;
+
+  // The constant to prepare, in the kernel's constructor (before any Get):
+  // `recipe` as for PreparedWeights::GetOrMake; `cache` may be null.
+  void Set(PreparedWeights* cache, const Tensor& source, std::string recipe) {
+    cache_ = cache;
+    source_ = source;
+    recipe_ = std::move(recipe);
+  }
+
+  // Whether there is a constant to prepare, and `source` is it (a Run may
+  // feed a tensor in place of the constant's node).
+  bool Is(const Tensor& source) const {
+    return source_.has_value() && source.raw_data() == source_->raw_data();
+  }
+  // The constant it prepares (null: none).
+  const Tensor* source() const {
+    return source_.has_value() ? &*source_ : nullptr;
+  }
+
+  // The form, made by `make(constant)` the first time any kernel asks for
+  // it; null where there is no constant or `make` returned null. Callers
+  // at once wait for the one making it. `make` runs under the cache's lock
+  // (PreparedWeights::GetOrMake's rules).
+  template <class Make>
+  const T* Get(const Make& make) const {
+    if (!source_.has_value()) return nullptr;
+    std::call_once(once_, [&] {
+      form_ = PreparedOrMade<T>(cache_, *source_, recipe_,
+                                [&] { return make(*source_); });
+      ready_.store(true, std::memory_order_release);
+    });
+    return form_.get();
+  }
+  // The form if made already, else null; never waits (prepared_bytes()).
+  const T* IfMade() const {
+    return ready_.load(std::memory_order_acquire) ? form_.get() : nullptr;
+  }
+
+ private:
+  PreparedWeights* cache_ = nullptr;
+  std::optional<Tensor> source_;
+  std::string recipe_;
+  mutable std::once_flag once_;
+  mutable std::shared_ptr<const T> form_;
+  mutable std::atomic<bool> ready_{false};
+};
 
 }  // namespace weft
 

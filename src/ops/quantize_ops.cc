@@ -12,10 +12,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -26,6 +25,7 @@
 #include "ops/op_util.h"
 #include "ops/quantized_matmul_packed.h"
 #include "ops/registry.h"
+#include "weft/prepared_weights.h"
 
 namespace weft::internal {
 namespace {
@@ -526,6 +526,17 @@ Status DispatchQuantizedPair(DataType a, DataType b, Fn&& fn) {
   return InvalidArgumentError("A must be uint8 or int8");
 }
 
+// B's packing: for the direct tiles, or (where those cannot take B) for the
+// micro-kernel's panels.
+struct QuantizedProductWeights {
+  std::optional<DirectProductWeights> direct;
+  std::optional<Int8ProductWeights> packed;
+
+  int64_t bytes() const {
+    return packed ? packed->packed.bytes() : (direct ? direct->w.bytes() : 0);
+  }
+};
+
 // What MatMulInteger and QLinearMatMul share: a constant int8 2-D B packed
 // once, for the direct tiles where the int8 kernel is VNNI, A is uint8, B's
 // zero point a constant 0 and K whole quads (A's rows read in place), else
@@ -539,7 +550,6 @@ class QuantizedProductKernel : public OpKernel {
         b->shape().rank() != 2 || b->NumElements() == 0) {
       return;
     }
-    constant_b_ = *b;
     const std::vector<DataType>& dtypes = c.input_dtypes();
     has_b_zero_ = static_cast<int>(dtypes.size()) > b_zero_index;
     if (const Tensor* b_zero = c.constant_input(b_zero_index)) {
@@ -554,12 +564,15 @@ class QuantizedProductKernel : public OpKernel {
              [](int8_t z) { return z == 0; }));
     try_direct_ = ActiveInt8Kernel() == Int8Kernel::kAvx512Vnni && no_b_zero &&
                   !dtypes.empty() && dtypes[0] == DataType::kUInt8;
+    constant_b_.Set(
+        c.prepared_weights(), *b,
+        "QuantizedProduct/direct=" + std::to_string(try_direct_) +
+            "/kernel=" + std::to_string(static_cast<int>(ActiveInt8Kernel())));
   }
 
   int64_t prepared_bytes() const override {
-    if (!prepared_ready_.load(std::memory_order_acquire)) return 0;
-    return prepared_ ? prepared_->packed.bytes()
-                     : (direct_ ? direct_->w.bytes() : 0);
+    const QuantizedProductWeights* prepared = constant_b_.IfMade();
+    return prepared != nullptr ? prepared->bytes() : 0;
   }
 
  protected:
@@ -569,33 +582,31 @@ class QuantizedProductKernel : public OpKernel {
   const DirectProductWeights* Direct(const ProductShape& p, int64_t a_zeros,
                                      DataType a, const Tensor& b,
                                      const Tensor* b_zero) const {
-    if (!IsTheConstant(b) || !IsTheConstantZero(b_zero)) return nullptr;
-    Prepare();
-    if (!direct_ || p.b_batched || a_zeros != 1 || a != DataType::kUInt8 ||
-        direct_->k != p.k || direct_->n != p.n) {
+    if (!constant_b_.Is(b) || !IsTheConstantZero(b_zero)) return nullptr;
+    const QuantizedProductWeights* prepared = Prepared();
+    if (prepared == nullptr || !prepared->direct || p.b_batched ||
+        a_zeros != 1 || a != DataType::kUInt8 || prepared->direct->k != p.k ||
+        prepared->direct->n != p.n) {
       return nullptr;
     }
-    return &*direct_;
+    return &*prepared->direct;
   }
 
   // The packed B when this product can run on it: B is the constant it was
   // packed from (2-D, so no batch of B), A's zero point per tensor.
   const Int8ProductWeights* Packed(const ProductShape& p, int64_t a_zeros,
                                    const Tensor& b) const {
-    if (!IsTheConstant(b)) return nullptr;
-    Prepare();
-    if (!prepared_ || p.b_batched || a_zeros != 1 || prepared_->k != p.k ||
-        prepared_->n != p.n) {
+    if (!constant_b_.Is(b)) return nullptr;
+    const QuantizedProductWeights* prepared = Prepared();
+    if (prepared == nullptr || !prepared->packed || p.b_batched ||
+        a_zeros != 1 || prepared->packed->k != p.k ||
+        prepared->packed->n != p.n) {
       return nullptr;
     }
-    return &*prepared_;
+    return &*prepared->packed;
   }
 
  private:
-  // Whether a Run reads the constant B (it may feed the Const's output).
-  bool IsTheConstant(const Tensor& b) const {
-    return constant_b_ && b.raw_data() == constant_b_->raw_data();
-  }
   // Whether B's zero point is the one the direct tiles were chosen for.
   bool IsTheConstantZero(const Tensor* b_zero) const {
     if (!has_b_zero_) return b_zero == nullptr;
@@ -603,30 +614,28 @@ class QuantizedProductKernel : public OpKernel {
            b_zero->raw_data() == constant_b_zero_->raw_data();
   }
 
-  // Packs the constant B once, at the first Run that reads it rather than
-  // when the kernel is built: a session whose feeds leave a shape open
-  // builds this graph at creation and another per feed shape at its first
-  // Run, and only the one that runs should pack.
-  void Prepare() const {
-    std::call_once(prepare_once_, [this] {
-      const Tensor& b = *constant_b_;
+  // The constant B packed at the first Run that reads it and shared with
+  // the session's other compiles (PreparedOnFirstRun): a session whose
+  // feeds leave a shape open builds this graph at creation and another per
+  // feed shape at its first Run, and only one packing should be made.
+  const QuantizedProductWeights* Prepared() const {
+    return constant_b_.Get([this](const Tensor& b) {
+      auto made = std::make_shared<QuantizedProductWeights>();
       const int64_t k = b.shape().dim(0), n = b.shape().dim(1);
-      if (try_direct_)
-        direct_ = DirectProductWeights::Prepare(b.data<int8_t>(), k, n);
-      if (!direct_)
-        prepared_ = Int8ProductWeights::Prepare(b.data<int8_t>(), k, n);
-      prepared_ready_.store(true, std::memory_order_release);
+      if (try_direct_) {
+        made->direct = DirectProductWeights::Prepare(b.data<int8_t>(), k, n);
+      }
+      if (!made->direct) {
+        made->packed = Int8ProductWeights::Prepare(b.data<int8_t>(), k, n);
+      }
+      return std::shared_ptr<const QuantizedProductWeights>(std::move(made));
     });
   }
 
-  std::optional<Tensor> constant_b_;
+  PreparedOnFirstRun<QuantizedProductWeights> constant_b_;
   std::optional<Tensor> constant_b_zero_;
   bool has_b_zero_ = false;
   bool try_direct_ = false;
-  mutable std::once_flag prepare_once_;
-  mutable std::optional<Int8ProductWeights> prepared_;
-  mutable std::optional<DirectProductWeights> direct_;
-  mutable std::atomic<bool> prepared_ready_{false};
 };
 
 // The zero point of A as int32 (0 when absent).

@@ -511,6 +511,45 @@ TEST(QuantizedMatMulTest, AFedBReplacesTheConstantOnlyForThatRun) {
   }
 }
 
+// A session whose A leaves its rows open compiles the graph again for each
+// row count it meets; those compiles take B's packing, made at the first
+// Run, from the session's prepared constants (PreparedOnFirstRun), and each
+// must still multiply its own rows by it: the direct tiles (uint8 A) and
+// the panels (int8 A).
+TEST(QuantizedMatMulTest, EveryRowCountMultipliesByTheOnePackedB) {
+  const int64_t k = 32, n = 24;
+  const Tensor b = test::SeededBytes<int8_t>({k, n}, 5);
+  for (bool signed_a : {false, true}) {
+    SCOPED_TRACE(signed_a ? "int8 A" : "uint8 A");
+    const DataType a_type = signed_a ? DataType::kInt8 : DataType::kUInt8;
+    Graph g;
+    g.Placeholder("a", a_type, PartialShape({-1, k}));
+    g.Const("b", b);
+    test::MustAdd(g, {"y", "MatMulInteger", {"a", "b"}, {}, ""});
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, 2));
+    ASSERT_NE(session, nullptr);
+    for (int64_t m : {1, 5, 3, 5}) {
+      SCOPED_TRACE(m);
+      const Tensor a = signed_a ? test::SeededBytes<int8_t>({m, k}, 3 + m)
+                                : test::SeededBytes<uint8_t>({m, k}, 3 + m);
+      const Tensor y = test::MustRun(*session, {"y"}, {{"a", a}}).at(0);
+      ASSERT_EQ(y.shape(), Shape({m, n}));
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          int32_t want = 0;
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const int32_t av = signed_a
+                                   ? int32_t{a.data<int8_t>()[i * k + kk]}
+                                   : int32_t{a.data<uint8_t>()[i * k + kk]};
+            want += av * int32_t{b.data<int8_t>()[kk * n + j]};
+          }
+          ASSERT_EQ(y.data<int32_t>()[i * n + j], want) << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
 // QLinearMatMul with a constant int8 B of zero point 0 and a uint8 A (the
 // direct tiles where the int8 kernel is VNNI, the panels elsewhere), and
 // with B fed (the reference loop): requantized as ONNX defines it,

@@ -10,11 +10,11 @@
 // is 0, as if the padding held x_zero_point); then each output channel's
 // plane is one thread's sum over its group's rows in a fixed order. Integer
 // sums are exact, so both give the same bits, whatever the thread count.
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <mutex>
+#include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +23,7 @@
 #include "ops/op_util.h"
 #include "ops/quantized_conv_packed.h"
 #include "ops/registry.h"
+#include "weft/prepared_weights.h"
 
 namespace weft::internal {
 namespace {
@@ -166,13 +167,18 @@ class QuantizedConvKernel : public OpKernel {
     if (w != nullptr && w->dtype() == DataType::kInt8 &&
         w->shape().rank() >= 3 && group_ >= 1 &&
         w->shape().dim(0) % group_ == 0 && w->NumElements() > 0) {
-      constant_w_ = *w;
+      // The packing depends on the micro-kernel's layout, chosen by the
+      // CPU (or WEFT_INT8_KERNEL) when the process starts.
+      constant_w_.Set(c.prepared_weights(), *w,
+                      "QuantizedConv/group=" + std::to_string(group_) +
+                          "/kernel=" +
+                          std::to_string(static_cast<int>(ActiveInt8Kernel())));
     }
   }
 
   int64_t prepared_bytes() const override {
-    return prepared_ready_.load(std::memory_order_acquire) ? prepared_->bytes()
-                                                           : 0;
+    const Int8ConvWeights* prepared = constant_w_.IfMade();
+    return prepared != nullptr ? prepared->bytes() : 0;
   }
 
  protected:
@@ -203,32 +209,25 @@ class QuantizedConvKernel : public OpKernel {
   int64_t group_;
 
  private:
-  // The constant W's packing, made by the first call that reads W, not when
-  // the kernel is built: a session whose feeds leave a shape open builds
-  // this graph at creation and, at its first Run, another for the feeds'
-  // shapes, where NhwcQLinearConv packs W in its own layout; packing here
-  // at creation was work and memory for a graph that then did not run
-  // (int8 ResNet-18: about 40 ms of `weft run` and 11 MB). Null where w is
-  // not that constant (a Run fed the Const's output).
+  // The constant W's packing, made by the first Run that reads W and shared
+  // with the session's other compiles (PreparedOnFirstRun): a session whose
+  // feeds leave a shape open builds this graph at creation and, at its
+  // first Run, another for the feeds' shapes, where NhwcQLinearConv packs W
+  // in its own layout; packing here at creation was work and memory for a
+  // graph that then did not run (int8 ResNet-18: about 40 ms of `weft run`
+  // and 11 MB). Null where w is not that constant (a Run fed the Const's
+  // output).
   const Int8ConvWeights* PreparedFor(const Tensor& w) const {
-    if (!constant_w_ || w.raw_data() != constant_w_->raw_data()) {
-      return nullptr;
-    }
-    std::call_once(prepare_once_, [this] {
-      const Tensor& cw = *constant_w_;
+    if (!constant_w_.Is(w)) return nullptr;
+    return constant_w_.Get([this](const Tensor& cw) {
       const int64_t m = cw.shape().dim(0), c_per_group = cw.shape().dim(1);
-      prepared_ = Int8ConvWeights::Prepare(cw.data<int8_t>(), m, c_per_group,
-                                           cw.NumElements() / (m * c_per_group),
-                                           group_);
-      prepared_ready_.store(true, std::memory_order_release);
+      return std::make_shared<const Int8ConvWeights>(Int8ConvWeights::Prepare(
+          cw.data<int8_t>(), m, c_per_group,
+          cw.NumElements() / (m * c_per_group), group_));
     });
-    return &*prepared_;
   }
 
-  std::optional<Tensor> constant_w_;
-  mutable std::once_flag prepare_once_;
-  mutable std::optional<Int8ConvWeights> prepared_;
-  mutable std::atomic<bool> prepared_ready_{false};
+  PreparedOnFirstRun<Int8ConvWeights> constant_w_;
 };
 
 // ConvInteger (x, w[, x_zero_point[, w_zero_point]]) -> int32.

@@ -126,5 +126,73 @@ TEST(PreparedWeightsTest, ConcurrentCompilesMakeOneForm) {
   for (const Form* form : got) EXPECT_EQ(form, got[0]);
 }
 
+// Kernels of a session's compiles (one per batch size) that prepare the same
+// constant at their first Runs: the first makes the form, the others find
+// it; none is made before a Run asks, and a tensor fed in the constant's
+// place is not the constant.
+TEST(PreparedOnFirstRunTest, KernelsOfOneSessionShareTheFormMadeAtTheFirstRun) {
+  PreparedWeights cache;
+  const Tensor w = Constant(1);
+  PreparedOnFirstRun<Form> first_compile, second_compile;
+  first_compile.Set(&cache, w, "packed");
+  second_compile.Set(&cache, w, "packed");
+  int makes = 0;
+  const auto make = [&](const Tensor& source) {
+    EXPECT_EQ(source.raw_data(), w.raw_data());
+    ++makes;
+    return std::make_shared<const Form>(Form{makes});
+  };
+  EXPECT_EQ(first_compile.IfMade(), nullptr);
+  EXPECT_EQ(cache.size(), 0);
+  EXPECT_TRUE(first_compile.Is(w));
+  EXPECT_FALSE(first_compile.Is(Constant(1)));  // Equal values, fed.
+  const Form* made = first_compile.Get(make);
+  ASSERT_NE(made, nullptr);
+  EXPECT_EQ(first_compile.IfMade(), made);
+  EXPECT_EQ(first_compile.Get(make), made);
+  EXPECT_EQ(second_compile.IfMade(), nullptr);
+  EXPECT_EQ(second_compile.Get(make), made);
+  EXPECT_EQ(makes, 1);
+  EXPECT_EQ(cache.reuses(), 1);
+}
+
+TEST(PreparedOnFirstRunTest, WithoutACacheEachMakesItsOwnAndUnsetMakesNone) {
+  const Tensor w = Constant(1);
+  PreparedOnFirstRun<Form> a, b, unset;
+  a.Set(nullptr, w, "packed");
+  b.Set(nullptr, w, "packed");
+  int makes = 0;
+  const auto make = [&](const Tensor&) {
+    return std::make_shared<const Form>(Form{++makes});
+  };
+  EXPECT_EQ(a.Get(make)->made_as, 1);
+  EXPECT_EQ(b.Get(make)->made_as, 2);
+  EXPECT_EQ(a.Get(make)->made_as, 1);
+  EXPECT_EQ(unset.source(), nullptr);
+  EXPECT_FALSE(unset.Is(w));
+  EXPECT_EQ(unset.Get(make), nullptr);
+  EXPECT_EQ(makes, 2);
+}
+
+TEST(PreparedOnFirstRunTest, ConcurrentFirstRunsMakeOneForm) {
+  PreparedWeights cache;
+  const Tensor w = Constant(1);
+  PreparedOnFirstRun<Form> kernel;
+  kernel.Set(&cache, w, "packed");
+  std::atomic<int> makes{0};
+  std::vector<const Form*> got(8, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      got[t] = kernel.Get([&](const Tensor&) {
+        return std::make_shared<const Form>(Form{++makes});
+      });
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(makes.load(), 1);
+  for (const Form* form : got) EXPECT_EQ(form, got[0]);
+}
+
 }  // namespace
 }  // namespace weft
