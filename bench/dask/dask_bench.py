@@ -331,6 +331,9 @@ def main():
             for job, figures in enumerate(passes):
                 record((setting, "one-process", workload),
                        dict(figures, job=job))
+                print(setting, "one-process", workload,
+                      results[(setting, "one-process", workload)][-1],
+                      file=sys.stderr)
 
     workloads = args.workloads.split(",")
     for _ in range(args.rounds):
