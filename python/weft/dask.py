@@ -592,27 +592,25 @@ def _block_outputs(x, model, input_name, chosen, batch_size):
     token = tokenize(x, model, input_name, names, batch_size)
     runs = f"weft-predict-{token}"
     blocks = list(flatten(x.__dask_keys__()))  # Axes past 0: one block.
-    one = len(names) == 1
-
-    def run_key(i):
-        # One output: its array's block key, (name, i, 0, ...).
-        return (runs, i) + ((0,) * len(_row_shape(chosen[0])) if one else ())
-
-    layer = {run_key(i): (_array_block, key, model.key, input_name, names,
-                          batch_size, i) for i, key in enumerate(blocks)}
+    row_shapes = [_row_shape(o) for o in chosen]
+    one = len(chosen) == 1
+    # One output: a block's Run is that array's block, (name, i, 0, ...).
+    run_keys = [(runs, i) + ((0,) * len(row_shapes[0]) if one else ())
+                for i in range(len(blocks))]
+    layer = {run_key: (_array_block, key, model.key, input_name, names,
+                       batch_size, i)
+             for i, (run_key, key) in enumerate(zip(run_keys, blocks))}
     graph = HighLevelGraph.from_collections(runs, layer,
                                             dependencies=[x, model])
     layers, dependencies = dict(graph.layers), dict(graph.dependencies)
     arrays = []
-    for k, o in enumerate(chosen):
-        row_shape = _row_shape(o)
+    for k, (o, row_shape) in enumerate(zip(chosen, row_shapes)):
         name = runs
         if not one:
             name = f"weft-output-{k}-{token}"
             tail = (0,) * len(row_shape)
-            layers[name] = {(name, i) + tail: (operator.getitem, run_key(i),
-                                               k)
-                            for i in range(len(blocks))}
+            layers[name] = {(name, i) + tail: (operator.getitem, run_key, k)
+                            for i, run_key in enumerate(run_keys)}
             dependencies[name] = {runs}
         chunks = (x.chunks[0],) + tuple((d,) for d in row_shape)
         arrays.append(da.Array(HighLevelGraph(layers, dependencies), name,
