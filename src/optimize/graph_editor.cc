@@ -1,5 +1,6 @@
 #include "optimize/graph_editor.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace weft::internal {
@@ -130,7 +131,16 @@ std::optional<PartialShape> GraphEditor::Shape(const std::string& input) {
   return node->output_shapes[slot];
 }
 
-std::string GraphEditor::UniqueName(const std::string& base) {
+std::string GraphEditor::UniqueName(const std::string& stem) {
+  // A pass often names a node after a tensor, and "split:1", a second
+  // output, is no node name (Graph::AddNode refuses ':', '^' and white
+  // space): such characters become '_'.
+  std::string base = stem;
+  std::replace_if(
+      base.begin(), base.end(),
+      [](char c) { return c == ':' || c == '^' || c == ' ' || c == '\t' ||
+                          c == '\n'; },
+      '_');
   std::string name = base;
   while (index_.count(name) > 0 || removed_.count(name) > 0) {
     name = base + "_" + std::to_string(next_name_++);

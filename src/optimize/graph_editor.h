@@ -71,8 +71,10 @@ class GraphEditor {
   std::optional<DataType> Dtype(const std::string& input);
   std::optional<PartialShape> Shape(const std::string& input);
 
-  // A node name not used by any node, live or removed.
-  std::string UniqueName(const std::string& base);
+  // A node name not used by any node, live or removed: `stem` with any
+  // character a node name cannot hold (':', '^', white space) as '_',
+  // and a number appended where that is taken.
+  std::string UniqueName(const std::string& stem);
 
   // Claims: a pass marks the nodes a rewrite takes, so that no other match
   // in the same pass takes them too. Cleared by Commit.

@@ -349,6 +349,35 @@ TEST_F(NhwcLayoutTest, AFetchedIntermediateIsStillNchw) {
   }
 }
 
+// A convolution of a multi-output node's second output ("halves:1", as
+// ShuffleNet's channel split feeds its branch): the conversion the pass
+// adds is named after that tensor, and a node name cannot hold ':'. Found
+// by tests/onnx/pass_equivalence (the session failed to compile).
+TEST_F(NhwcLayoutTest, AConvolutionOfASecondOutputRunsChannelsLast) {
+  auto graph = [] {
+    Graph g;
+    g.Placeholder("x", DataType::kFloat32, PartialShape({1, 8, 10, 10}));
+    test::MustAdd(g, {"halves",
+                      "Split",
+                      {"x"},
+                      {{"axis", AttrValue(int64_t{1})},
+                       {"num_outputs", AttrValue(int64_t{2})}},
+                      ""});
+    AddConv(g, "branch", "halves:1", 4, 16, 3, 1, 1, 1, 70);
+    return g;
+  };
+  const NamedTensors feeds = {{"x", NhwcLayoutRandom({1, 8, 10, 10}, 3)}};
+  auto nchw = test::MustCreate(graph(), NhwcLayoutOptions(1, 1, false));
+  auto nhwc = test::MustCreate(graph(), NhwcLayoutOptions(1, 1, true));
+  ASSERT_NE(nchw, nullptr);
+  ASSERT_NE(nhwc, nullptr);
+  EXPECT_EQ(NhwcConvCount(*nhwc, {"branch"}, feeds), 1u);
+  const Tensor want = test::MustRun(*nchw, {"branch"}, feeds).at(0);
+  const Tensor got = test::MustRun(*nhwc, {"branch"}, feeds).at(0);
+  ASSERT_EQ(got.shape(), want.shape());
+  EXPECT_LT(NhwcLayoutMaxRelativeError(got, want), 1e-5);
+}
+
 // oneDNN runs with one OpenMP thread on the calling weft thread: no
 // OpenMP team is started, and the caller's own OpenMP setting is back
 // after the Run.
