@@ -80,6 +80,8 @@ struct SessionOptions {
   // `weft serve` promises for batched models, and sets). It costs products
   // of few rows their faster paths (a one-row product against a constant
   // matrix, BLIS's unpacked path for fewer than four micro-tile rows).
+  // Not kept by a node that computes over its whole input by definition:
+  // DynamicQuantizeLinear's scale comes from every row (docs/serving.md).
   bool batch_invariant = false;
 
   // How long idle workers spin before parking, in microseconds (0 to

@@ -22,7 +22,8 @@
 // The model runs with SessionOptions::batch_invariant set: an input's row
 // is bitwise the same whatever batch it falls in, so a job split into parts
 // (weft.dask's partitions), resumed, or cut into other batch sizes gives
-// the same rows.
+// the same rows; except in a model with DynamicQuantizeLinear, whose scale
+// comes from the whole batch (docs/serving.md).
 //
 // Resuming: a .npy job keeps each finished batch in PATH.partial/ until the
 // last one is done, then joins them; run again with the same inputs and

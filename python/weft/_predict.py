@@ -88,7 +88,9 @@ def predict(model, inputs, output=None, preprocess="imagenet", batch_size=16,
     as ``progress(done, total, items_per_second)`` after each batch.
 
     Every input's row is bitwise the same whatever batch it falls in and
-    whatever the thread settings (the model runs batch-invariant)."""
+    whatever the thread settings (the model runs batch-invariant), unless
+    the model has DynamicQuantizeLinear, whose scale comes from the whole
+    batch."""
     files = expand_inputs(inputs)
     if isinstance(model, (str, _os.PathLike)):
         model = _os.fspath(model)

@@ -138,8 +138,9 @@ std::string GraphEditor::UniqueName(const std::string& stem) {
   std::string base = stem;
   std::replace_if(
       base.begin(), base.end(),
-      [](char c) { return c == ':' || c == '^' || c == ' ' || c == '\t' ||
-                          c == '\n'; },
+      [](char c) {
+        return c == ':' || c == '^' || c == ' ' || c == '\t' || c == '\n';
+      },
       '_');
   std::string name = base;
   while (index_.count(name) > 0 || removed_.count(name) > 0) {

@@ -43,6 +43,24 @@ StatusOr<TensorSignature> FromOnnx(const OnnxValueInfo& info,
   return out;
 }
 
+// ModelSignature::batch_variance. DynamicQuantizeLinear takes its scale and
+// zero point from the minimum and maximum of its whole input, so in a
+// batch a request's values are quantized on the range of all the
+// requests' (quantize_dynamic's transformers start each MatMul with one).
+// An op reducing over the batch axis would mix rows too; exported
+// inference models have none, and SessionOptions::batch_invariant keeps
+// every other kernel's rows apart.
+std::string BatchVarianceOf(const Graph& graph) {
+  for (const NodeDef& node : graph.nodes()) {
+    if (node.op == "DynamicQuantizeLinear") {
+      return "DynamicQuantizeLinear '" + node.name +
+             "' quantizes on the range of its whole input, so a request's "
+             "outputs depend on the other requests of its batch";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<std::string_view> ProtocolDatatype(DataType dtype) {
@@ -103,6 +121,7 @@ bool ModelSignature::OnlyFirstDimensionOpen() const {
 
 StatusOr<ModelSignature> SignatureOf(const OnnxModel& model) {
   ModelSignature signature;
+  signature.batch_variance = BatchVarianceOf(model.file.graph);
   if (!model.inputs.empty() || !model.outputs.empty()) {
     for (const OnnxValueInfo& input : model.inputs) {
       WEFT_ASSIGN_OR_RETURN(TensorSignature s, FromOnnx(input, "input"));

@@ -34,6 +34,11 @@ struct TensorSignature {
 struct ModelSignature {
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
+  // Why a row's outputs can depend on the other rows of its batch: the
+  // first node that computes over the whole of a tensor, whatever its
+  // rows ("DynamicQuantizeLinear 'q' quantizes ..."); "" when no node
+  // does, and the batcher's bitwise promise holds (docs/serving.md).
+  std::string batch_variance;
 
   const TensorSignature* FindInput(std::string_view name) const;
   const TensorSignature* FindOutput(std::string_view name) const;
@@ -49,8 +54,8 @@ struct ModelSignature {
 
 // The signature of a loaded model: an ONNX model's declared inputs and
 // outputs; for a weft JSON graph, its Placeholders and its listed outputs
-// (an output's shape is then unknown). Fails naming the input or output
-// whose type the protocol cannot carry.
+// (an output's shape is then unknown); and its batch_variance. Fails
+// naming the input or output whose type the protocol cannot carry.
 StatusOr<ModelSignature> SignatureOf(const OnnxModel& model);
 
 // Zeros of each input's shape, its open first dimension taken as `rows`

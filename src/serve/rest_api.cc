@@ -258,18 +258,23 @@ HttpResponse RestApi::ModelMetadata(const std::string& name,
   for (const TensorSignature& t : m.signature().outputs) {
     outputs.push_back(TensorMetadata(t));
   }
-  return JsonResponse(
-      200, {{"name", m.name()},
-            {"versions", {std::to_string(m.version())}},
-            {"platform", "weft"},
-            {"inputs", inputs},
-            {"outputs", outputs},
-            {"parameters",
-             {{"max_batch_size",
-               m.batching() ? m.batching_options().max_batch_size : 0},
-              {"batch_invariant", true},
-              {"inter_op_threads", m.session().inter_op_threads()},
-              {"intra_op_threads", m.session().intra_op_threads()}}}});
+  // Unbatched, every request runs alone: invariant whatever the model.
+  const bool batch_invariant =
+      !m.batching() || m.signature().batch_variance.empty();
+  Json parameters = {{"max_batch_size",
+                      m.batching() ? m.batching_options().max_batch_size : 0},
+                     {"batch_invariant", batch_invariant},
+                     {"inter_op_threads", m.session().inter_op_threads()},
+                     {"intra_op_threads", m.session().intra_op_threads()}};
+  if (!batch_invariant) {
+    parameters["batch_variance"] = m.signature().batch_variance;
+  }
+  return JsonResponse(200, {{"name", m.name()},
+                            {"versions", {std::to_string(m.version())}},
+                            {"platform", "weft"},
+                            {"inputs", inputs},
+                            {"outputs", outputs},
+                            {"parameters", parameters}});
 }
 
 HttpResponse RestApi::ModelReady(const std::string& name,

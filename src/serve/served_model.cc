@@ -96,6 +96,12 @@ StatusOr<std::unique_ptr<ServedModel>> ServedModel::Load(
   // or inside any batch.
   if (batching.max_batch_size > 0 && signature->FirstDimensionOpen()) {
     options.batch_invariant = true;
+    if (!signature->batch_variance.empty()) {
+      log("weft serve: model '" + name + "' is batched but not batch " +
+          "invariant: " + signature->batch_variance +
+          " (its metadata says batch_invariant: false; --max-batch-size 0 "
+          "runs every request alone)");
+    }
   }
   StatusOr<std::unique_ptr<Session>> session =
       Session::Create(std::move(model.file.graph), options);

@@ -370,6 +370,40 @@ TEST_F(ServerTest, BatchedRequestsGetTheBitsTheyGetAlone) {
   EXPECT_LT(std::stoi(metrics.substr(at + key.size())), 2 * kClients);
 }
 
+// DynamicQuantizeLinear (quantize_dynamic's transformers) quantizes on the
+// range of its whole input: batched, a request's outputs depend on its
+// batch companions, and the metadata says so, naming the node. Unbatched,
+// or without such a node, the model is batch invariant.
+TEST_F(ServerTest, AModelThatQuantizesOverTheBatchSaysItIsNotBatchInvariant) {
+  const std::string quantizing = (dir_ / "quantizing.json").string();
+  std::ofstream(quantizing) << R"({"format": "weft-graph", "version": 1,
+    "nodes": [
+      {"name": "x", "op": "Placeholder", "attrs": {"dtype": "float32", "shape": [-1, 4]}},
+      {"name": "q", "op": "DynamicQuantizeLinear", "inputs": ["x"]},
+      {"name": "y", "op": "DequantizeLinear", "inputs": ["q:0", "q:1", "q:2"]}],
+    "outputs": ["y"]})";
+  BatchingOptions batching;
+  batching.max_batch_size = 4;
+  ServerOptions options = Options();
+  options.models.push_back(
+      {.name = "batched", .path = quantizing, .batching = batching});
+  options.models.push_back({.name = "alone", .path = quantizing});
+  options.models.push_back(
+      {.name = "mlp", .path = test::ServeTestMlpPath(), .batching = batching});
+  Start(std::move(options));
+  const Json batched = Get(port_, "/v2/models/batched").json()["parameters"];
+  EXPECT_EQ(batched["batch_invariant"], false);
+  EXPECT_NE(batched["batch_variance"].get<std::string>().find(
+                "DynamicQuantizeLinear 'q'"),
+            std::string::npos);
+  const Json alone = Get(port_, "/v2/models/alone").json()["parameters"];
+  EXPECT_EQ(alone["batch_invariant"], true);
+  EXPECT_FALSE(alone.contains("batch_variance"));
+  EXPECT_EQ(
+      Get(port_, "/v2/models/mlp").json()["parameters"]["batch_invariant"],
+      true);
+}
+
 // A batching model runs once at each batch size it may be sent before it
 // reports ready, where its inputs fix every dimension but the first; a
 // model with another open dimension is not warmed at shapes it may never

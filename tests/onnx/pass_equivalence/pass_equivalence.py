@@ -751,9 +751,12 @@ def attention(m, x):
     elif choice == 1:
         scores = m.op("Mul", [scores, m.const(np.float32(1 / math.sqrt(hd)))],
                       (b, h, s, s))
-    if rng.integers(2):
+    choice = rng.integers(6)
+    if choice < 3:
         scores = m.op("Add", [scores, attention_mask(m, b, h, s)],
                       (b, h, s, s))
+    elif choice == 3:
+        scores = masked_fill(m, scores, (b, h, s, s))
     # Softmax over the queries' axis one time in eight: not attention.
     axis = 2 if rng.integers(8) == 0 else -1
     probs = m.op("Softmax", [scores], (b, h, s, s), axis=axis)
@@ -769,6 +772,18 @@ def attention(m, x):
     if merged == context:
         shape = np.array([b, s, d], np.int64)
     return m.op("Reshape", [merged, m.const(shape)], (b, s, d))
+
+
+def masked_fill(m, scores, shape):
+    """torch's masked_fill as it exports: Where(mask, fill, scores), the
+    fill -inf (a row masked throughout is NaN after Softmax, in every
+    runtime) or the float's lowest value."""
+    rng = m.rng
+    b, h, s, _ = shape
+    mask_shape = [(b, 1, 1, s), (1, 1, s, s), (b, h, s, s)][rng.integers(3)]
+    mask = m.const(rng.random(mask_shape) < 0.3)
+    fill = np.float32(-np.inf if rng.integers(2) else np.finfo(np.float32).min)
+    return m.op("Where", [mask, m.const(fill), scores], shape)
 
 
 def attention_mask(m, b, h, s):
@@ -788,7 +803,10 @@ def attention_mask(m, b, h, s):
     shapes = [(b, 1, 1, s), (1, 1, s, s), (b, 1, s, s), (s,), (1, s),
               (b, h, s, s), (1, h, 1, s)]
     mask_shape = shapes[rng.integers(len(shapes))]
-    mask = np.where(rng.random(mask_shape) < 0.2, -10000.0,
+    # BERT's -10000, or -inf, as some exporters write it: a row masked
+    # throughout is then NaN after Softmax, fused or not.
+    masked = -np.inf if rng.integers(4) == 0 else -10000.0
+    mask = np.where(rng.random(mask_shape) < 0.3, masked,
                     0.0).astype(np.float32)
     return m.const(mask)
 
@@ -858,8 +876,10 @@ QUANTIZED_PIECES = (quantized_conv, quantized_binary, quantized_reshaping,
 # --- running and comparing ---------------------------------------------------
 
 
-def session(model_bytes, passes_on, inter=1, intra=1, disabled=()):
+def session(model_bytes, passes_on, inter=1, intra=1, disabled=(),
+            batch_invariant=False):
     options = weft.SessionOptions()
+    options.batch_invariant = batch_invariant
     options.inter_op_num_threads = inter
     options.intra_op_num_threads = intra
     if inter > 1:
@@ -918,6 +938,32 @@ PASSES = ["identity-elimination", "qdq-fusion", "shape-folding",
           "conv-residual-fusion", "activation-fusion", "nhwc-layout"]
 
 
+def batch_variance(model_bytes, feeds):
+    """With batch_invariant set, each row of a batch run alone gives bitwise
+    the outputs of its rows in the batch (docs/serving.md). None when so,
+    or when the model cannot run a row alone (a constant with the batch
+    dimension, an output that is not per row); else what differs."""
+    batch, error = run(model_bytes, feeds, True, intra=2,
+                       batch_invariant=True)
+    rows = {len(v) for v in feeds.values()}
+    if error or len(rows) != 1 or rows.pop() < 2:
+        return None
+    for i in range(len(next(iter(feeds.values())))):
+        alone, error = run(model_bytes, {k: v[i:i + 1] for k, v in
+                                         feeds.items()}, True,
+                           batch_invariant=True)
+        if error:
+            return None
+        for index, (whole, one) in enumerate(zip(batch, alone)):
+            if whole.shape[1:] != one.shape[1:] or len(one) != 1 \
+                    or len(whole) != len(batch[0]):
+                return None
+            if whole[i:i + 1].tobytes() != one.tobytes():
+                return (f"row {i} alone differs from its row in the batch "
+                        f"in output {index}")
+    return None
+
+
 def culprit(model_bytes, feeds, reference, step):
     for name in PASSES:
         got, error = run(model_bytes, feeds, True, disabled=[name])
@@ -927,22 +973,28 @@ def culprit(model_bytes, feeds, reference, step):
 
 
 def model_of(seed):
-    """The seed's model as bytes, its feeds, and the largest quantisation
-    step of its activations (0 for a float model; 1/127 of the largest
-    input value for quantize_dynamic's pieces)."""
+    """The seed's model as bytes, its feeds, the largest quantisation step
+    of its activations (0 for a float model; 1/127 of the largest input
+    value for quantize_dynamic's pieces), and whether its rows must keep
+    their bits run alone."""
     rng = np.random.default_rng(seed)
     m = transformer_model(rng) if seed % 3 == 2 else cnn_model(rng)
     step = 0.0
     if any(k == "integer" for k in m.kinds.values()):
         step = max([float(np.max(v)) for name, v in m.scales.items()
                     if m.kinds[name] == "quantized"] + [4 / 127])
+    # Rows of a batch can be run alone where the batch dimension is open;
+    # DynamicQuantizeLinear quantizes on its whole input's range, so rows
+    # share a scale (the server says such a model is not batch invariant).
+    rows_apart = m.open_dims and not any(
+        n.op_type == "DynamicQuantizeLinear" for n in m.nodes)
     return (m.proto().SerializeToString(),
-            m.feeds(np.random.default_rng(seed + 1)), step)
+            m.feeds(np.random.default_rng(seed + 1)), step, rows_apart)
 
 
 def check(seed):
     """(status, detail, model bytes): status is ok, refused or failed."""
-    model_bytes, feeds, step = model_of(seed)
+    model_bytes, feeds, step, rows_apart = model_of(seed)
     reference, ref_error = run(model_bytes, feeds, False)
     optimized, opt_error = run(model_bytes, feeds, True)
     if ref_error and opt_error:
@@ -962,6 +1014,10 @@ def check(seed):
         if differs:
             return "failed", (f"at ({inter}, {intra}) against (1, 1): "
                               f"{differs}"), model_bytes
+    if rows_apart:
+        varies = batch_variance(model_bytes, feeds)
+        if varies:
+            return "failed", varies, model_bytes
     return "ok", "", model_bytes
 
 
@@ -972,7 +1028,7 @@ def against_onnx_runtime(seeds, node_modules):
     found = []
     with tempfile.TemporaryDirectory() as root:
         for seed in seeds:
-            model_bytes, feeds, _ = model_of(seed)
+            model_bytes, feeds, _, _ = model_of(seed)
             data = os.path.join(root, f"seed{seed:07d}", "test_data_set_0")
             os.makedirs(data)
             with open(os.path.join(root, f"seed{seed:07d}", "model.onnx"),
@@ -984,7 +1040,7 @@ def against_onnx_runtime(seeds, node_modules):
                         root], check=True,
                        env=dict(os.environ, NODE_PATH=node_modules))
         for seed in seeds:
-            model_bytes, feeds, step = model_of(seed)
+            model_bytes, feeds, step, _ = model_of(seed)
             data = os.path.join(root, f"seed{seed:07d}", "test_data_set_0")
             if os.path.exists(os.path.join(data, "error.txt")):
                 with open(os.path.join(data, "error.txt")) as f:
