@@ -257,7 +257,7 @@ class RecurrentKernel : public OpKernel {
     ctx.ParallelFor(
         batch * dirs, static_cast<double>(seq * gates * h * (in + h)),
         [&](int64_t begin, int64_t end) {
-          std::vector<double> hs(h), cs(h), pre(gates * h), next(h);
+          std::vector<double> hs(h), cs(h), pre(gates * h), next(h), resets(h);
           for (int64_t job = begin; job < end; ++job) {
             const int dir = static_cast<int>(job % dirs);
             const int64_t b = job / dirs;
@@ -295,19 +295,21 @@ class RecurrentKernel : public OpKernel {
                   for (int64_t i = 0; i < h; ++i) acc += hs[i] * pr[k * h + i];
                   pre[k] += acc;
                 }
+                // The reset gates first: without linear_before_reset the
+                // h gate reads (r (.) H) R^T, unit i of H scaled by r_i.
+                for (int64_t j = 0; j < h; ++j) resets[j] = f(clip(pre[h + j]));
                 for (int64_t j = 0; j < h; ++j) {
                   const double z = f(clip(pre[j]));
-                  const double rg = f(clip(pre[h + j]));
                   const int64_t k = 2 * h + j;
                   double acc = 0;
                   const double rb = value(optional[3], bias + gates * h + k);
                   if (linear_before_reset_) {
                     for (int64_t i = 0; i < h; ++i)
                       acc += hs[i] * pr[k * h + i];
-                    acc = rg * (acc + rb);
+                    acc = resets[j] * (acc + rb);
                   } else {
                     for (int64_t i = 0; i < h; ++i) {
-                      acc += rg * hs[i] * pr[k * h + i];
+                      acc += resets[i] * hs[i] * pr[k * h + i];
                     }
                     acc += rb;
                   }
