@@ -18,9 +18,11 @@ using test::SeededFloats;
 // Runs `graph` (input "x" of shape [-1] + row_shape, output "y") on
 // `batch` rows at once and on each row alone, and compares the bits.
 void ExpectBatchInvariant(const Graph& graph, const std::vector<int64_t>& row,
-                          int64_t batch, int intra) {
+                          int64_t batch, int intra,
+                          const std::vector<std::string>& disabled_passes) {
   SessionOptions options = test::PerSessionOptions(2, intra);
   options.batch_invariant = true;
+  options.disabled_graph_passes = disabled_passes;
   auto session = test::MustCreate(graph, options);
   ASSERT_NE(session, nullptr);
   std::vector<int64_t> dims = {batch};
@@ -48,11 +50,12 @@ void ExpectBatchInvariant(const Graph& graph, const std::vector<int64_t>& row,
   }
 }
 
-void ExpectInvariantOverBatches(const Graph& graph,
-                                const std::vector<int64_t>& row) {
+void ExpectInvariantOverBatches(
+    const Graph& graph, const std::vector<int64_t>& row,
+    const std::vector<std::string>& disabled_passes = {}) {
   for (int64_t batch : {2, 3, 5, 8, 13, 32}) {
     for (int intra : {1, 2}) {
-      ExpectBatchInvariant(graph, row, batch, intra);
+      ExpectBatchInvariant(graph, row, batch, intra, disabled_passes);
       if (::testing::Test::HasFailure()) return;
     }
   }
@@ -145,6 +148,31 @@ TEST(BatchInvarianceTest, ConvolutionalNetwork) {
   const std::string w = g.Const("fc_w", SeededFloats(Shape{64, 10}, 70));
   MustAdd(g, {"y", "MatMul", {"flat", w}, {}, ""});
   ExpectInvariantOverBatches(g, {3, 20, 20});
+}
+
+// Late layers in NCHW (channels-last off), whose few pixel tiles make the
+// products split the output channels too, by how many jobs the batch
+// gives: under batch_invariant the split is one image's. Found by
+// tests/onnx/pass_equivalence under the Eigen tile kernel, which blocks
+// the inner dimension by the product's shape (a batch of 3 summed in
+// another order than one image).
+TEST(BatchInvarianceTest, LateLayersWhoseProductsSplitTheChannels) {
+  for (int64_t kernel : {1, 3, 5}) {
+    SCOPED_TRACE("kernel " + std::to_string(kernel));
+    Graph g;
+    const std::string x =
+        g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 16, 8, 8}));
+    const std::string w =
+        g.Const("w", SeededFloats(Shape{64, 16, kernel, kernel}, 80));
+    const int64_t pad = kernel / 2;
+    MustAdd(g, {"y",
+                "Conv",
+                {x, w},
+                {{"kernel_shape", std::vector<int64_t>{kernel, kernel}},
+                 {"pads", std::vector<int64_t>{pad, pad, pad, pad}}},
+                ""});
+    ExpectInvariantOverBatches(g, {16, 8, 8}, {"nhwc-layout"});
+  }
 }
 
 }  // namespace

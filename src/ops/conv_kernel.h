@@ -107,6 +107,7 @@ class ConvKernel : public OpKernel {
       : attrs_(ReadWindowAttrs(c)),
         group_(c.attr<int64_t>("group")),
         fused_(c.attrs().count("activation") > 0),
+        batch_invariant_(c.batch_invariant()),
         activation_(ActivationFromAttrs(c.attrs())) {
     if (!TransformWinogradWeights(c)) {
       PackConstantWeights(c.constant_input(1), c.constant_input(2),
@@ -361,6 +362,8 @@ class ConvKernel : public OpKernel {
   const WindowAttrs attrs_;
   const int64_t group_;
   const bool fused_;
+  // SessionOptions::batch_invariant: products split as for one image.
+  const bool batch_invariant_;
   const StatusOr<ActivationSpec> activation_;  // An error fails Compute.
   std::vector<PackedOperand> packed_w_;        // Empty when W is not packed.
   // The W packed_w_ or winograd_u_ were made from.

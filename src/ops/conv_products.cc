@@ -21,12 +21,17 @@ void ConvKernel::RunProduct2D(KernelContext& ctx, const Tensor& x,
   const bool pointwise = geo.IsPointwise();
   const int64_t pixel_tiles = (out_size + kConvTile - 1) / kConvTile;
   // Few pixel tiles (late layers, batch 1): split the output channels too,
-  // so that the pool has work for more than one thread.
+  // so that the pool has work for more than one thread. Under
+  // batch_invariant the split is the one image's, whatever the batch: the
+  // Eigen tile kernel blocks the inner dimension by the product's shape, so
+  // a block of other rows would sum in another order (BLIS's and oneDNN's
+  // do not, and took no harm).
   const int64_t base_jobs = n * g * pixel_tiles;
+  const int64_t split_jobs = (batch_invariant_ ? 1 : n) * g * pixel_tiles;
   int64_t channel_blocks = 1;
-  if (base_jobs < kConvMinJobs) {
+  if (split_jobs < kConvMinJobs) {
     channel_blocks =
-        std::min((mg + 15) / 16, (kConvMinJobs + base_jobs - 1) / base_jobs);
+        std::min((mg + 15) / 16, (kConvMinJobs + split_jobs - 1) / split_jobs);
   }
   const int64_t channel_tile = (mg + channel_blocks - 1) / channel_blocks;
   channel_blocks = (mg + channel_tile - 1) / channel_tile;
