@@ -443,12 +443,44 @@ def channel_op(m, x):
         return m.op("PRelu", [x, m.const(rng.uniform(
             0, 0.3, (c, 1, 1)).astype(np.float32))], (n, c, h, w))
     if choice == 10:
-        out_c = int(rng.choice([4, 8]))
-        return m.op("ConvTranspose", [x, m.const(weights(rng, c, out_c, 2,
-                                                         2))],
-                    (n, out_c, 2 * h, 2 * w), kernel_shape=[2, 2],
-                    strides=[2, 2])
+        return conv_transpose(m, x)
     return m.op("Concat", [x, x], (n, c, 2 * h, w), axis=2)
+
+
+def conv_transpose(m, x):
+    """ConvTranspose as decoders and FPNs write it (2 x 2 stride 2), or with
+    any kernel, stride, dilation, padding, output_padding and group."""
+    rng = m.rng
+    n, c, h, w = m.shapes[x]
+    if rng.integers(2):
+        kernel, stride, dilation = [2, 2], [2, 2], [1, 1]
+        pads, extra, group = [0, 0, 0, 0], [0, 0], 1
+    else:
+        kernel = [int(v) for v in rng.choice([1, 2, 3, 4, 5], 2)]
+        stride = [int(v) for v in rng.choice([1, 2, 3], 2)]
+        dilation = [int(v) for v in rng.choice([1, 1, 2], 2)]
+        pads = [int(rng.integers(0, kernel[i % 2])) for i in range(4)]
+        extra = [int(rng.integers(0, max(stride[i], dilation[i])))
+                 for i in range(2)]
+        group = int(rng.choice([1, 1, c])) if c > 1 else 1
+    per_group = int(rng.choice([1, 2, 4]))
+    out_c = group * per_group
+    size = [(d - 1) * st + e + dl * (k - 1) + 1
+            for d, st, e, dl, k in zip((h, w), stride, extra, dilation,
+                                       kernel)]
+    out = [size[i] - pads[i] - pads[i + 2] for i in range(2)]
+    if min(out) < 1:
+        return None
+    attrs = dict(kernel_shape=kernel, strides=stride, pads=pads,
+                 group=group)
+    if max(dilation) > 1:
+        attrs["dilations"] = dilation
+    if max(extra) > 0:
+        attrs["output_padding"] = extra
+    inputs = [x, m.const(weights(rng, c, per_group, *kernel))]
+    if rng.integers(2):
+        inputs.append(m.const(weights(rng, out_c, scale=0.5)))
+    return m.op("ConvTranspose", inputs, (n, out_c, *out), **attrs)
 
 
 def cnn_model(rng):
