@@ -3,17 +3,19 @@
 patterns the passes rewrite, run with every pass off and with them on.
 
     PYTHONPATH=build/python tests/onnx/pass_equivalence/pass_equivalence.py
-        [--seeds FIRST:LAST] [--save DIR] [--verbose]
+        [--seeds FIRST:LAST] [--save DIR] [--verbose] [--precision bf16]
+        [--ort NODE_MODULES]
 
 Each seed builds one ONNX model (opset 17) from pieces that real exporters
 write and that weft's passes match: convolutions with BatchNormalization,
 activations and residual Adds, pools and Concats, Gemm heads, LayerNorm and
 Gelu written out op by op, attention (Reshape/Transpose into heads, scaled
 QK^T, mask, Softmax), dynamic quantization's MatMulInteger chain and the
-QDQ form of static quantization; and, for --ort, recurrent layers (LSTM,
-GRU, RNN) and layout-dependent ops between them. The pieces are joined at random, so an
-intermediate tensor often has a second reader or is itself a graph output:
-the cases where a fusion must leave a node alone.
+QDQ form of static quantization; and what sits between them in real
+models: layout-dependent ops, ConvTranspose, LSTM, GRU and RNN layers.
+The pieces are joined at random, so an intermediate tensor often has a
+second reader or is itself a graph output: the cases where a fusion must
+leave a node alone.
 
 What must hold, per model:
 - the outputs with every pass on equal the outputs with every pass off,
@@ -163,6 +165,15 @@ class Model:
             if names:
                 return names[self.rng.integers(len(names))]
         return None
+
+    def same_plane(self, name):
+        """A float tensor with name's batch and plane ([N, *, H, W]), name
+        itself included: what Concat over channels can join it with."""
+        n, _, h, w = self.shapes[name]
+        partners = [other for other, s in self.shapes.items()
+                    if len(s) == 4 and s[0] == n and s[2:] == (h, w)
+                    and self.kinds[other] in ("float", "quantized")]
+        return partners[self.rng.integers(len(partners))]
 
     def same_shape(self, name):
         others = [n for n, s in self.shapes.items()
@@ -329,10 +340,7 @@ def pool(m, x):
 
 def concat(m, x):
     n, c, h, w = m.shapes[x]
-    partners = [name for name, s in m.shapes.items()
-                if len(s) == 4 and s[0] == n and s[2:] == (h, w)
-                and m.kinds[name] in ("float", "quantized")]
-    other = partners[m.rng.integers(len(partners))]
+    other = m.same_plane(x)
     order = [x, other] if m.rng.integers(2) else [other, x]
     return m.op("Concat", order,
                 (n, c + m.shapes[other][1], h, w), axis=1)
@@ -381,10 +389,11 @@ def squeeze_excite(m, x):
     a [N, C, H, W] one, both from convolutions)."""
     rng = m.rng
     n, c, h, w = m.shapes[x]
-    pooled = m.op("GlobalAveragePool", [x], (n, c, 1, 1))
     if rng.integers(3) == 0:
         pooled = m.op("ReduceMean", [x], (n, c, 1, 1), axes=[2, 3],
                       keepdims=1)
+    else:
+        pooled = m.op("GlobalAveragePool", [x], (n, c, 1, 1))
     mid = max(c // 4, 1)
     squeezed = m.op("Conv", [pooled, m.const(weights(rng, mid, c, 1, 1)),
                              m.const(weights(rng, mid, scale=0.3))],
@@ -644,10 +653,7 @@ def quantized_reshaping(m, x):
     elif choice == 3:
         y = m.op("Transpose", [dq_x], (n, c, w, h), perm=[0, 1, 3, 2])
     else:
-        partners = [name for name, s in m.shapes.items()
-                    if len(s) == 4 and s[0] == n and s[2:] == (h, w)
-                    and m.kinds[name] in ("float", "quantized")]
-        other = partners[rng.integers(len(partners))]
+        other = m.same_plane(x)
         y = m.op("Concat", [dq_x, dequantized(m, other)],
                  (n, c + m.shapes[other][1], h, w), axis=1)
     if rng.integers(3) == 0:  # The same scale and zero point as the input's.
@@ -780,9 +786,10 @@ def attention(m, x):
             m.shapes[t], m.kinds[t] = (b, s, d), "float"
     else:
         q, k, v = project(), project(), project()
-    split = m.const(np.array([b, s, h, hd], np.int64))
-    if rng.integers(4) == 0:
-        split = m.const(np.array([0, 0, h, hd], np.int64))
+    # Exporters write the heads' shape with the batch and sequence given,
+    # or as 0 (copy the input's).
+    split = m.const(np.array([0, 0, h, hd] if rng.integers(4) == 0
+                             else [b, s, h, hd], np.int64))
     qh = m.op("Transpose", [m.op("Reshape", [q, split], (b, s, h, hd))],
               (b, h, s, hd), perm=[0, 2, 1, 3])
     vh = m.op("Transpose", [m.op("Reshape", [v, split], (b, s, h, hd))],
@@ -884,7 +891,7 @@ def pooler(m, x):
     """The first token's row, a dense layer and Tanh (BERT's pooler)."""
     b, s, d = m.shapes[x]
     first = m.op("Gather", [x, m.const(np.int64(0))], (b, d), axis=1)
-    dense = m.op("Gemm", [first, m.const(weights(m.rng, d, d, scale=None)),
+    dense = m.op("Gemm", [first, m.const(weights(m.rng, d, d)),
                           m.const(weights(m.rng, d, scale=0.3))], (b, d),
                  transB=1)
     return m.op("Tanh", [dense], (b, d))
@@ -1132,10 +1139,11 @@ def against_onnx_runtime(seeds, node_modules):
     (seed, what differs) pairs, and the seeds whose model ONNX Runtime
     refused (its CPU kernels refuse batch-major recurrent layers,
     layout = 1)."""
-    found, refused = [], []
+    found, refused, models = [], [], {}
     with tempfile.TemporaryDirectory() as root:
         for seed in seeds:
-            model_bytes, feeds, _, _ = model_of(seed)
+            models[seed] = model_of(seed)
+            model_bytes, feeds, _, _ = models[seed]
             data = os.path.join(root, f"seed{seed:07d}", "test_data_set_0")
             os.makedirs(data)
             with open(os.path.join(root, f"seed{seed:07d}", "model.onnx"),
@@ -1147,7 +1155,7 @@ def against_onnx_runtime(seeds, node_modules):
                         root], check=True, stderr=subprocess.DEVNULL,
                        env=dict(os.environ, NODE_PATH=node_modules))
         for seed in seeds:
-            model_bytes, feeds, step, _ = model_of(seed)
+            model_bytes, feeds, step, _ = models[seed]
             data = os.path.join(root, f"seed{seed:07d}", "test_data_set_0")
             if os.path.exists(os.path.join(data, "error.txt")):
                 refused.append(seed)
