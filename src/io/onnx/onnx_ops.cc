@@ -4,6 +4,7 @@
 #include "io/onnx/onnx_ops.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -565,12 +566,18 @@ Status AxesOp(const OnnxNode& n, NodeDef* out) {
 // Clip: min and max attributes before 11, optional inputs from 11. weft's
 // kernel takes the inputs in order; for an omitted min before a given max,
 // a constant float max becomes the attribute, and any other max is the
-// node's one bound input with max_only set.
+// node's one bound input with max_only set. From 11 an omitted bound is the
+// input type's lowest or highest value, not opset 6's float range (a double
+// beyond float's range stays as it is): the attributes say +-infinity,
+// which the kernel saturates to its type.
 Status Clip(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   if (n.opset() < 11) return Direct(n, out, "Clip", 1);
-  if (!n.has_input(1) && n.has_input(2)) {
+  if (!n.has_input(1)) {
     WEFT_RETURN_IF_ERROR(Direct(n, out, "Clip", 1));
+    out->attrs["min"] = -std::numeric_limits<double>::infinity();
+    out->attrs["max"] = std::numeric_limits<double>::infinity();
+    if (!n.has_input(2)) return Status::OK();
     const Tensor* max = n.constant(2);
     if (max == nullptr || max->NumElements() != 1 ||
         (max->dtype() != DataType::kFloat32 &&

@@ -60,6 +60,24 @@ class OneNodeModel {
     node()->add_input(name);
     return *this;
   }
+  // x as doubles, fed these values (one per element) in place of 0, 1, ...
+  OneNodeModel& DoubleInput(std::vector<double> values) {
+    model_.mutable_graph()
+        ->mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->set_elem_type(onnx::TensorProto::DOUBLE);
+    doubles_ = std::move(values);
+    return *this;
+  }
+  OneNodeModel& DoubleScalar(const std::string& name, double value) {
+    auto* init = model_.mutable_graph()->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::DOUBLE);
+    init->add_double_data(value);
+    node()->add_input(name);
+    return *this;
+  }
   OneNodeModel& Omitted() {
     node()->add_input("");
     return *this;
@@ -116,7 +134,10 @@ class OneNodeModel {
         Session::Create(m.file.graph, test::PerSessionOptions(1, 1)));
     std::vector<Tensor> out;
     WEFT_RETURN_IF_ERROR(session->Run(
-        {{m.inputs[0].tensor, Tensor::FromVector<float>(Shape(x_dims_), x)}},
+        {{m.inputs[0].tensor,
+          doubles_.empty()
+              ? Tensor::FromVector<float>(Shape(x_dims_), x)
+              : Tensor::FromVector<double>(Shape(x_dims_), doubles_)}},
         {m.outputs[index].tensor}, {}, &out));
     return out[0];
   }
@@ -127,6 +148,7 @@ class OneNodeModel {
 
   onnx::ModelProto model_;
   std::vector<int64_t> x_dims_;
+  std::vector<double> doubles_;
 };
 
 std::vector<float> FloatsOf(const StatusOr<Tensor>& t) {
@@ -178,6 +200,29 @@ TEST(OnnxVersionsTest, ClipBoundsAreAttributesBefore11AndInputsFrom11) {
       FloatsOf(
           OneNodeModel("Clip", 13, {5}).Omitted().FloatScalar("hi", 2).Run()),
       (std::vector<float>{0, 1, 2, 2, 2}));
+}
+
+// From opset 11 an omitted bound is the input type's own limit: a double
+// beyond float's range passes a Clip without bounds, or with only a max,
+// unchanged (opset 6's defaults were float's range).
+TEST(OnnxVersionsTest, AnOmittedClipBoundIsTheInputTypesOwnLimit) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> x = {-1e300, -inf, 0.5, 1e300, inf};
+  auto unbounded = OneNodeModel("Clip", 13, {5}).DoubleInput(x).Run();
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status();
+  EXPECT_EQ(
+      test::Values<double>(*unbounded),
+      (std::vector<double>{-1e300, std::numeric_limits<double>::lowest(), 0.5,
+                           1e300, std::numeric_limits<double>::max()}));
+  auto max_only = OneNodeModel("Clip", 13, {5})
+                      .DoubleInput(x)
+                      .Omitted()
+                      .DoubleScalar("hi", 0)
+                      .Run();
+  ASSERT_TRUE(max_only.ok()) << max_only.status();
+  EXPECT_EQ(test::Values<double>(*max_only),
+            (std::vector<double>{-1e300, std::numeric_limits<double>::lowest(),
+                                 0, 0, 0}));
 }
 
 TEST(OnnxVersionsTest, SoftmaxBefore13NormalisesEverythingFromTheAxisOn) {
