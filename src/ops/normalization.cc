@@ -121,12 +121,16 @@ class LayerNormKernel : public OpKernel {
     int64_t rows = 1, len = 1;
     for (int i = 0; i < axis; ++i) rows *= shape.dim(i);
     for (int i = axis; i < shape.rank(); ++i) len *= shape.dim(i);
+    const std::vector<int64_t> dims = shape.dims();
+    const std::vector<int64_t> normalised(dims.begin() + axis, dims.end());
     for (const Tensor* p : {&scale, bias}) {
-      if (p != nullptr && p->NumElements() != len) {
+      if (p != nullptr && p->NumElements() != len &&
+          !BroadcastsTo(p->shape(), normalised)) {
         return InvalidArgumentError(
-            "Scale and B must have the normalised shape's " +
-            std::to_string(len) + " elements; got shape " +
-            p->shape().ToString() + " for X " + shape.ToString());
+            "Scale and B must broadcast to the normalised shape " +
+            Shape(normalised).ToString() + " (X " + shape.ToString() +
+            ", axis " + std::to_string(axis) + "); got shape " +
+            p->shape().ToString());
       }
       if (p != nullptr && p->dtype() != x.dtype()) {
         return InvalidArgumentError("Scale and B must have X's dtype");
@@ -140,13 +144,58 @@ class LayerNormKernel : public OpKernel {
     WEFT_ASSIGN_OR_RETURN(Tensor * inv_std,
                           ctx.AllocateOutputUninitialized(2, stats_shape));
     if (x.dtype() == DataType::kFloat16) {  // Statistics in double.
-      Run<Float16>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
+      Run<Float16>(ctx, x, scale, bias, y, mean, inv_std, rows, len,
+                   normalised);
     } else if (x.dtype() == DataType::kFloat32) {
-      Run<float>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
+      Run<float>(ctx, x, scale, bias, y, mean, inv_std, rows, len, normalised);
     } else {
-      Run<double>(ctx, x, scale, bias, y, mean, inv_std, rows, len);
+      Run<double>(ctx, x, scale, bias, y, mean, inv_std, rows, len, normalised);
     }
     return Status::OK();
+  }
+
+  // Whether `s` broadcasts (NumPy's rules) to `dims` without growing them.
+  static bool BroadcastsTo(const Shape& s, const std::vector<int64_t>& dims) {
+    const int extra = static_cast<int>(dims.size()) - s.rank();
+    if (extra < 0) return false;
+    for (int i = 0; i < s.rank(); ++i) {
+      if (s.dim(i) != 1 && s.dim(i) != dims[extra + i]) return false;
+    }
+    return true;
+  }
+
+  // Scale or B as the normalised shape's `len` values: its own data when it
+  // has them all (in any shape, as ONNX Runtime takes them), else broadcast
+  // into `storage`. ONNX defines
+  // LayerNormalization as Mul and Add, which broadcast (exporters write a
+  // [1, C] scale for a [N, C] input normalised over its last axis).
+  // REQUIRES: p has len elements or BroadcastsTo(p.shape(), normalised).
+  template <class T>
+  static const T* Expanded(const Tensor& p,
+                           const std::vector<int64_t>& normalised, int64_t len,
+                           std::vector<T>& storage) {
+    if (p.NumElements() == len) return p.data<T>();
+    const int rank = static_cast<int>(normalised.size());
+    const int extra = rank - p.shape().rank();
+    std::vector<int64_t> strides(rank, 0);  // p's stride per dim, 0 if 1.
+    for (int64_t i = p.shape().rank() - 1, step = 1; i >= 0; --i) {
+      if (p.shape().dim(static_cast<int>(i)) != 1) {
+        strides[extra + i] = step;
+      }
+      step *= p.shape().dim(static_cast<int>(i));
+    }
+    storage.resize(len);
+    std::vector<int64_t> at(rank, 0);
+    const T* src = p.data<T>();
+    for (int64_t j = 0; j < len; ++j) {
+      int64_t offset = 0;
+      for (int d = 0; d < rank; ++d) offset += at[d] * strides[d];
+      storage[j] = src[offset];
+      for (int d = rank - 1; d >= 0 && ++at[d] == normalised[d]; --d) {
+        at[d] = 0;
+      }
+    }
+    return storage.data();
   }
 
   // The shape of Mean and InvStdDev: X's with the normalised dims set to 1.
@@ -160,10 +209,13 @@ class LayerNormKernel : public OpKernel {
   template <class T>
   void Run(KernelContext& ctx, const Tensor& x, const Tensor& scale,
            const Tensor* bias, Tensor* y, Tensor* mean_out, Tensor* inv_std_out,
-           int64_t rows, int64_t len) const {
+           int64_t rows, int64_t len,
+           const std::vector<int64_t>& normalised) const {
     const T* px = x.data<T>();
-    const T* ps = scale.data<T>();
-    const T* pb = bias ? bias->data<T>() : nullptr;
+    std::vector<T> scale_values, bias_values;
+    const T* ps = Expanded(scale, normalised, len, scale_values);
+    const T* pb =
+        bias ? Expanded(*bias, normalised, len, bias_values) : nullptr;
     T* py = y->data<T>();
     const double eps = epsilon_;
     ctx.ParallelFor(
