@@ -96,33 +96,65 @@ struct Activation {
   }
 };
 
-// ONNX's defaults for activations that take parameters. REQUIRES: a known
-// name (the shape function checks).
-Activation MakeActivation(const std::string& name, const double* alpha,
-                          const double* beta) {
-  Activation a;
-  a.kind = ActivationByName(name).value_or(ActivationKind::kTanh);
-  switch (a.kind) {
+// Which of alpha and beta an activation reads.
+std::pair<bool, bool> ParametersOf(ActivationKind kind) {
+  switch (kind) {
     case ActivationKind::kHardSigmoid:
-      a.alpha = 0.2, a.beta = 0.5;
-      break;
-    case ActivationKind::kLeakyRelu:
-      a.alpha = 0.01;
-      break;
-    case ActivationKind::kThresholdedRelu:
-    case ActivationKind::kElu:
-      a.alpha = 1.0;
-      break;
     case ActivationKind::kScaledTanh:
     case ActivationKind::kAffine:
-      a.alpha = 1.0, a.beta = 1.0;
-      break;
+      return {true, true};
+    case ActivationKind::kLeakyRelu:
+    case ActivationKind::kThresholdedRelu:
+    case ActivationKind::kElu:
+      return {true, false};
     default:
-      break;
+      return {false, false};
   }
-  if (alpha) a.alpha = *alpha;
-  if (beta) a.beta = *beta;
-  return a;
+}
+
+// The node's activations with their parameters. activation_alpha and
+// activation_beta are consumed in the order of the activations, each value
+// by the next activation that reads one (as ONNX Runtime reads them, and as
+// keras2onnx and tf2onnx write them: [HardSigmoid, Tanh, Tanh] carries
+// alpha [0.2]); an activation past the end of a list takes the default of
+// the ONNX operator of its name (Affine and ScaledTanh: alpha 1; Affine's
+// beta 0, ScaledTanh's 1). REQUIRES: known names (the shape function
+// checks).
+std::vector<Activation> MakeActivations(const std::vector<std::string>& names,
+                                        const std::vector<double>& alphas,
+                                        const std::vector<double>& betas) {
+  std::vector<Activation> out;
+  size_t next_alpha = 0, next_beta = 0;
+  for (const std::string& name : names) {
+    Activation a;
+    a.kind = ActivationByName(name).value_or(ActivationKind::kTanh);
+    switch (a.kind) {
+      case ActivationKind::kHardSigmoid:
+        a.alpha = 0.2, a.beta = 0.5;
+        break;
+      case ActivationKind::kLeakyRelu:
+        a.alpha = 0.01;
+        break;
+      case ActivationKind::kThresholdedRelu:
+      case ActivationKind::kElu:
+        a.alpha = 1.0;
+        break;
+      case ActivationKind::kScaledTanh:
+        a.alpha = 1.0, a.beta = 1.0;
+        break;
+      case ActivationKind::kAffine:
+        a.alpha = 1.0, a.beta = 0.0;
+        break;
+      default:
+        break;
+    }
+    const auto [reads_alpha, reads_beta] = ParametersOf(a.kind);
+    if (reads_alpha && next_alpha < alphas.size())
+      a.alpha = alphas[next_alpha++];
+    if (reads_beta && next_beta < betas.size()) a.beta = betas[next_beta++];
+    out.push_back(a);
+  }
+  return out;
 }
 
 class RecurrentKernel : public OpKernel {
@@ -138,14 +170,10 @@ class RecurrentKernel : public OpKernel {
                              c.attr<int64_t>("linear_before_reset") != 0),
         input_forget_(cell == Cell::kLstm &&
                       c.attr<int64_t>("input_forget") != 0) {
-    const auto& names = c.attr<std::vector<std::string>>("activations");
-    const auto& alphas = c.attr<std::vector<double>>("activation_alpha");
-    const auto& betas = c.attr<std::vector<double>>("activation_beta");
-    for (size_t i = 0; i < names.size(); ++i) {
-      activations_.push_back(
-          MakeActivation(names[i], i < alphas.size() ? &alphas[i] : nullptr,
-                         i < betas.size() ? &betas[i] : nullptr));
-    }
+    activations_ =
+        MakeActivations(c.attr<std::vector<std::string>>("activations"),
+                        c.attr<std::vector<double>>("activation_alpha"),
+                        c.attr<std::vector<double>>("activation_beta"));
     // One list for both directions: the defaults, or a node that gives one.
     const size_t per_dir = cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 2 : 3;
     if (direction_ == "bidirectional" && activations_.size() == per_dir) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "test_support/session_util.h"
@@ -92,6 +93,48 @@ TEST(GruTest, TheHGateReadsTheResetStateAsOnnxDefinesIt) {
     for (size_t j = 0; j < want.size(); ++j) {
       EXPECT_NEAR(got[j], want[j], 1e-6) << "unit " << j;
     }
+  }
+}
+
+// activation_alpha and activation_beta are consumed in the order of the
+// activations, each value by the next activation that reads one (ONNX
+// Runtime, keras2onnx, tf2onnx); one past the end of its list takes the
+// ONNX operator's default. A bidirectional RNN on x = -2 with W = 1 and
+// R = 0 shows each direction's activation of -2 alone.
+TEST(RnnTest, ActivationParametersGoToTheActivationsThatReadThem) {
+  struct Case {
+    std::vector<std::string> activations;
+    std::vector<double> alphas, betas;
+    float forward, reverse;
+  };
+  const Case cases[] = {
+      // LeakyRelu is the first to read an alpha: 0.5, not 0.01.
+      {{"Tanh", "LeakyRelu"}, {0.5}, {}, std::tanh(-2.0f), -1.0f},
+      // HardSigmoid takes 0.3 and 0.1; Affine's defaults are 1 and 0.
+      {{"HardSigmoid", "Affine"}, {0.3}, {0.1}, 0.0f, -2.0f},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.activations[0] + ", " + c.activations[1]);
+    Graph g;
+    g.Const("x", Tensor::FromVector<float>({1, 1, 1}, {-2}));
+    g.Const("w", Tensor::FromVector<float>({2, 1, 1}, {1, 1}));
+    g.Const("r", Tensor::FromVector<float>({2, 1, 1}, {0, 0}));
+    test::MustAdd(g, {"rnn",
+                      "RNN",
+                      {"x", "w", "r"},
+                      {{"hidden_size", AttrValue(int64_t{1})},
+                       {"direction", AttrValue(std::string("bidirectional"))},
+                       {"activations", AttrValue(c.activations)},
+                       {"activation_alpha", AttrValue(c.alphas)},
+                       {"activation_beta", AttrValue(c.betas)}},
+                      ""});
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, 1));
+    ASSERT_NE(session, nullptr);
+    const std::vector<float> y =
+        test::Values<float>(test::MustRun(*session, {"rnn"}).at(0));
+    ASSERT_EQ(y.size(), 2u);
+    EXPECT_NEAR(y[0], c.forward, 1e-6);
+    EXPECT_NEAR(y[1], c.reverse, 1e-6);
   }
 }
 
