@@ -283,10 +283,11 @@ class ConvTransposeKernel : public OpKernel {
           attrs_.auto_pad == "SAME_LOWER") {
         win.out[i] = !target.empty() ? target[i] : in[i] * win.stride[i];
         const int64_t total = std::max<int64_t>(0, full - win.out[i]);
-        // ONNX: SAME_UPPER puts the extra pad at the end.
+        // ONNX: SAME_UPPER puts the odd pad at the end; SAME_LOWER, and an
+        // output_shape without auto_pad, at the beginning.
         const int64_t small = total / 2;
         win.pad_begin[i] =
-            attrs_.auto_pad == "SAME_LOWER" ? total - small : small;
+            attrs_.auto_pad == "SAME_UPPER" ? small : total - small;
         win.pad_end[i] = total - win.pad_begin[i];
       } else {
         win.out[i] = full - win.pad_begin[i] - win.pad_end[i];

@@ -502,5 +502,24 @@ TEST(GlobalPoolTest, MaxPropagatesNaNAndEmptyPlanesAreErrors) {
   }
 }
 
+// ConvTranspose with an output_shape shorter than the full output crops
+// total = full - output_shape values, the odd one at the end for
+// SAME_UPPER and at the beginning otherwise (ONNX's equations; ONNX
+// Runtime does the same). x = 1, 2 and w = 1, 10 give the full 1, 12, 20.
+TEST(ConvTransposeTest, AnOutputShapeCropsTheOddPadAsAutoPadSays) {
+  const Tensor x = Tensor::FromVector<float>({1, 1, 2}, {1, 2});
+  const Tensor w = Tensor::FromVector<float>({1, 1, 2}, {1, 10});
+  const std::pair<const char*, std::vector<float>> cases[] = {
+      {"NOTSET", {12, 20}}, {"SAME_LOWER", {12, 20}}, {"SAME_UPPER", {1, 12}}};
+  for (const auto& [auto_pad, want] : cases) {
+    SCOPED_TRACE(auto_pad);
+    auto y = test::RunOneOutput("ConvTranspose", {x, w},
+                                {{"output_shape", std::vector<int64_t>{2}},
+                                 {"auto_pad", std::string(auto_pad)}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(test::Values<float>(*y), want);
+  }
+}
+
 }  // namespace
 }  // namespace weft
