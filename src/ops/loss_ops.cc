@@ -4,7 +4,8 @@
 //
 // Input [N, C, d1, ...], target [N, d1, ...] of class indices, optional
 // per-class weight [C]; reduction none | sum | mean (the weighted mean:
-// divided by the sum of the weights of the targets not ignored). Sums run in
+// divided by the sum of the weights of the targets not ignored; NaN when
+// that is 0). Sums run in
 // double in element order, so results do not depend on the thread count.
 #include <cmath>
 #include <limits>
@@ -130,7 +131,12 @@ class LossKernel : public OpKernel {
     }
     double total = 0;
     for (double l : loss) total += l;
-    if (reduction_ == "mean") total = weight_sum == 0 ? 0 : total / weight_sum;
+    // Every target ignored (or weighted 0): 0 / 0, NaN, as ONNX's function
+    // body and PyTorch give.
+    if (reduction_ == "mean") {
+      total = weight_sum == 0 ? std::numeric_limits<double>::quiet_NaN()
+                              : total / weight_sum;
+    }
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, Shape{}));
     *y->data<T>() = static_cast<T>(total);

@@ -496,15 +496,40 @@ Status QLinearLeakyRelu(Expansion& e) {
       e, "LeakyRelu", {FloatAttr("alpha", FloatOr(e.node(), "alpha", 0.01f))});
 }
 
+// UnaryQuantizedOp of a pool that reads channels first. With channels_last
+// = 1 (as ONNX Runtime's NHWC transformer writes), the dequantized input
+// is transposed to channels first around it and back; the permutations
+// need the input's rank, from its declared shape.
+Status QuantizedPool(Expansion& e, const std::string& op,
+                     const std::vector<AttributeProto>& attrs) {
+  if (IntOr(e.node(), "channels_last", 0) == 0) {
+    return UnaryQuantizedOp(e, op, attrs);
+  }
+  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(0);
+  if (!dims || dims->size() < 3) {
+    return UnimplementedError(e.Where() +
+                              ": channels_last = 1 needs input 0's declared "
+                              "rank (3 or more)");
+  }
+  const int64_t rank = static_cast<int64_t>(dims->size());
+  std::vector<int64_t> to_first = {0, rank - 1}, to_last = {0};
+  for (int64_t i = 1; i < rank - 1; ++i) to_first.push_back(i);
+  for (int64_t i = 2; i < rank; ++i) to_last.push_back(i);
+  to_last.push_back(1);
+  return UnaryQuantized(e, [&](const std::string& x) {
+    const std::string first =
+        e.Add("Transpose", {x}, {IntsAttr("perm", to_first)});
+    return e.Add("Transpose", {e.Add(op, {first}, attrs)},
+                 {IntsAttr("perm", to_last)});
+  });
+}
+
 Status QLinearGlobalAveragePool(Expansion& e) {
-  WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
-  return UnaryQuantizedOp(e, "GlobalAveragePool", {});
+  return QuantizedPool(e, "GlobalAveragePool", {});
 }
 
 Status QLinearAveragePool(Expansion& e) {
-  WEFT_RETURN_IF_ERROR(NotChannelsLast(e));
-  return UnaryQuantizedOp(e, "AveragePool",
-                          AttrsBut(e.node(), {"channels_last"}));
+  return QuantizedPool(e, "AveragePool", AttrsBut(e.node(), {"channels_last"}));
 }
 
 Status QLinearReduceMean(Expansion& e) {

@@ -121,6 +121,32 @@ TEST(ContribOpsTest, AnOmittedOutputZeroPointNeedsTheInputsDtype) {
               HasSubstr("needs the input's zero point or its declared type"));
 }
 
+// A channels-last quantized pool (ONNX Runtime's NHWC transformer writes
+// them) runs channels first between two Transposes, whose permutations
+// come from the input's declared rank.
+TEST(ContribOpsTest, AChannelsLastPoolRunsBetweenTransposes) {
+  onnx::NodeProto nhwc = ContribOpsNode("QLinearGlobalAveragePool",
+                                        {"x", "xs", "xz", "ys", "yz"}, {"y"});
+  SetInt(&nhwc, "channels_last", 1);
+  auto expanded = Expand(nhwc, 17, [](const std::string& name) {
+    return DeclaredValue{name == "x" ? onnx::TensorProto::UINT8 : 0,
+                         std::vector<int64_t>{1, 7, 7, 32}};
+  });
+  ASSERT_TRUE(expanded.ok()) << expanded.status();
+  EXPECT_THAT(OpsOf(*expanded),
+              ElementsAre("DequantizeLinear", "Transpose", "GlobalAveragePool",
+                          "Transpose", "QuantizeLinear"));
+  std::vector<std::vector<int64_t>> perms;
+  for (const onnx::NodeProto& n : *expanded) {
+    if (n.op_type() == "Transpose") {
+      perms.emplace_back(n.attribute(0).ints().begin(),
+                         n.attribute(0).ints().end());
+    }
+  }
+  EXPECT_THAT(perms,
+              ElementsAre(ElementsAre(0, 3, 1, 2), ElementsAre(0, 2, 3, 1)));
+}
+
 // What weft does not expand is named: the op (with the list of those it
 // does), an attribute value, a malformed node.
 TEST(ContribOpsTest, WhatIsNotExpandedIsNamed) {
@@ -143,7 +169,8 @@ TEST(ContribOpsTest, WhatIsNotExpandedIsNamed) {
   SetInt(&nhwc, "channels_last", 1);
   auto channels_last = Expand(nhwc);
   ASSERT_FALSE(channels_last.ok());
-  EXPECT_THAT(channels_last.status().message(), HasSubstr("channels_last"));
+  EXPECT_THAT(channels_last.status().message(),
+              HasSubstr("channels_last = 1 needs input 0's declared rank"));
 
   auto concat =
       Expand(ContribOpsNode("QLinearConcat", {"ys", "yz", "a", "as"}, {"y"}));

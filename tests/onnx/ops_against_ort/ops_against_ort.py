@@ -109,6 +109,15 @@ class Case:
                     name, elem, None))
         return names
 
+    def inner(self, op_type, inputs, count=1, **attrs):
+        """Adds a node whose outputs stay inside the graph; returns them."""
+        names = [self.name("mid") for _ in range(count)]
+        domain = "com.microsoft" if self.contrib else ""
+        self.nodes.append(helper.make_node(op_type, inputs, names,
+                                           name=self.name("n"),
+                                           domain=domain, **attrs))
+        return names
+
     def proto(self):
         graph = helper.make_graph(self.nodes, "case", self.inputs,
                                   self.outputs, self.initializers)
@@ -1621,9 +1630,7 @@ def qlinear_unary(op_type):
 def qlinear_global_pool(c):
     c.int_tolerance = 1
     dtype = c.rng.choice([np.uint8, np.int8])
-    # channels_last = 1 (which ONNX Runtime's NHWC transformer writes) is
-    # refused by weft with a clear error: not drawn.
-    last = 0
+    last = int(c.rng.integers(2))
     dims = (int(c.rng.integers(1, 3)), int(c.rng.integers(1, 5))) + shape(
         c.rng, 2)
     if last:
@@ -1634,6 +1641,30 @@ def qlinear_global_pool(c):
                128 if dtype == np.uint8 else 0), dtype))]
     c.node("QLinearGlobalAveragePool", x + out, [elem(dtype)],
            channels_last=last)
+
+
+def qlinear_average_pool(c):
+    c.int_tolerance = 1
+    dtype = c.rng.choice([np.uint8, np.int8])
+    kernel, _, _, attrs = conv_geometry(c, 2)
+    attrs.pop("dilations", None)
+    if "pads" in attrs:  # a pad must be smaller than its window
+        attrs["pads"] = [min(p, kernel[i % 2] - 1)
+                         for i, p in enumerate(attrs["pads"])]
+    attrs["kernel_shape"] = list(kernel)
+    attrs["count_include_pad"] = int(c.rng.integers(2))
+    last = int(c.rng.integers(2))
+    image = tuple(int(k + c.rng.integers(0, 5)) for k in kernel)
+    channels = int(c.rng.integers(1, 4))
+    dims = (1, channels) + image
+    if last:
+        dims = (1,) + image + (channels,)
+    x = quantized_operand(c, dims, dtype, False)
+    out = [c.operand(np.array(c.rng.uniform(0.01, 0.2), np.float32)),
+           c.operand(np.array(c.rng.integers(-5, 5) + (
+               128 if dtype == np.uint8 else 0), dtype))]
+    c.node("QLinearAveragePool", x + out, [elem(dtype)], channels_last=last,
+           **attrs)
 
 
 def qlinear_concat(c):
@@ -1805,6 +1836,213 @@ def embed_layer_norm(c):
            epsilon=float(c.rng.choice([1e-5, 1e-12])))
 
 
+# --- losses, unpooling, the rest ------------------------------------------------
+
+
+def nll_loss(c):
+    n, classes = int(c.rng.integers(1, 5)), int(c.rng.integers(2, 6))
+    extra = shape(c.rng, int(c.rng.integers(0, 3)))
+    dtype = c.rng.choice(FLOATS)
+    scores = values(c.rng, (n, classes) + extra, dtype)
+    target = c.rng.integers(0, classes, size=(n,) + extra).astype(np.int64)
+    attrs = {"reduction": str(c.rng.choice(["none", "sum", "mean"]))}
+    if c.rng.random() < 0.5:
+        attrs["ignore_index"] = int(c.rng.integers(0, classes))
+        if c.rng.random() < 0.2:  # every target ignored
+            target[:] = attrs["ignore_index"]
+    inputs = [c.operand(scores, False), c.operand(target)]
+    if c.rng.random() < 0.5:
+        inputs.append(c.operand(np.abs(values(c.rng, (classes,), dtype)) +
+                                0.1))
+    c.node("NegativeLogLikelihoodLoss", inputs, [elem(dtype)], **attrs)
+
+
+def softmax_cross_entropy(c):
+    n, classes = int(c.rng.integers(1, 5)), int(c.rng.integers(2, 6))
+    extra = shape(c.rng, int(c.rng.integers(0, 3)))
+    dtype = c.rng.choice(FLOATS)
+    scores = values(c.rng, (n, classes) + extra, dtype)
+    labels = c.rng.integers(0, classes, size=(n,) + extra).astype(
+        c.rng.choice(INTS))
+    attrs = {"reduction": str(c.rng.choice(["none", "sum", "mean"]))}
+    if c.rng.random() < 0.5:
+        attrs["ignore_index"] = int(c.rng.integers(0, classes))
+    inputs = [c.operand(scores, False), c.operand(labels)]
+    if c.rng.random() < 0.5:
+        inputs.append(c.operand(np.abs(values(c.rng, (classes,), dtype)) +
+                                0.1))
+    outputs = [elem(dtype)] + ([elem(dtype)] if c.rng.random() < 0.5 else [])
+    c.node("SoftmaxCrossEntropyLoss", inputs, outputs, **attrs)
+
+
+def max_unpool(c):
+    kernel = [int(v) for v in c.rng.integers(1, 4, size=2)]
+    strides = [int(v) for v in c.rng.integers(1, 4, size=2)]
+    n, channels = int(c.rng.integers(1, 3)), int(c.rng.integers(1, 3))
+    pooled = [int(v) for v in c.rng.integers(1, 4, size=2)]
+    unpooled = [(p - 1) * s + k for p, s, k in zip(pooled, strides, kernel)]
+    # Distinct indices, each inside its own window's plane.
+    plane = unpooled[0] * unpooled[1]
+    indices = np.stack([np.stack([
+        c.rng.permutation(plane)[:pooled[0] * pooled[1]].reshape(pooled) +
+        (b * channels + ch) * plane for ch in range(channels)])
+        for b in range(n)]).astype(np.int64)
+    inputs = [c.operand(values(c.rng, (n, channels) + tuple(pooled),
+                               np.float32), False), c.operand(indices)]
+    if c.rng.random() < 0.4:
+        inputs.append(c.operand(np.array(
+            [n, channels] + [u + int(c.rng.integers(0, 2)) for u in unpooled],
+            np.int64)))
+    c.node("MaxUnpool", inputs, [TensorProto.FLOAT], kernel_shape=kernel,
+           strides=strides)
+
+
+def dropout_inference(c):
+    dtype = c.rng.choice(FLOATS)
+    x = values(c.rng, shape(c.rng), dtype)
+    inputs = [c.operand(x, False)]
+    if c.rng.random() < 0.5:
+        inputs.append(c.operand(np.array(0.3, dtype)))
+        if c.rng.random() < 0.5:
+            inputs.append(c.operand(np.array(False)))
+    outputs = [elem(dtype)] + ([TensorProto.BOOL] if c.rng.random() < 0.5
+                               else [])
+    c.node("Dropout", inputs, outputs)
+
+
+def cast_like(c):
+    kinds = [np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8,
+             np.float16]
+    source = kinds[int(c.rng.integers(len(kinds)))]
+    target = kinds[int(c.rng.integers(len(kinds)))]
+    x = values(c.rng, shape(c.rng), source, low=0, high=100)
+    if np.issubdtype(source, np.floating):  # in every target's range
+        x = np.abs(x)
+    c.node("CastLike", [c.operand(x, False),
+                        c.operand(np.zeros((1,), target))], [elem(target)])
+
+
+def size_op(c):
+    c.node("Size", [c.operand(values(c.rng, shape(c.rng, low=0), np.float32),
+                              False)], [TensorProto.INT64])
+
+
+def mel_weight_matrix(c):
+    bins = int(c.rng.integers(1, 9))
+    dft = 2 * int(c.rng.integers(4, 17))
+    rate = int(c.rng.choice([8000, 16000]))
+    low = float(c.rng.choice([0.0, 100.0]))
+    high = float(c.rng.choice([rate / 2, rate / 4]))
+    c.node("MelWeightMatrix", [
+        c.operand(np.array(bins, np.int64), False),
+        c.operand(np.array(dft, np.int64)),
+        c.operand(np.array(rate, np.int64)),
+        c.operand(np.array(low, np.float32)),
+        c.operand(np.array(high, np.float32))], [TensorProto.FLOAT])
+
+
+def half(op_type):
+    """float16 operands for an op with float16 kernels in ONNX Runtime."""
+    def make(c):
+        dims = shape(c.rng)
+        if op_type in ("Add", "Mul", "Sub", "Div"):
+            inputs = [c.operand(values(c.rng, dims, np.float16, 0.02)),
+                      c.operand(values(c.rng, broadcast_partner(c.rng, dims),
+                                       np.float16, 0.02))]
+            attrs = {}
+        elif op_type == "MatMul":
+            m, k, n = (int(v) for v in c.rng.integers(1, 9, size=3))
+            inputs = [c.operand(values(c.rng, (m, k), np.float16)),
+                      c.operand(values(c.rng, (k, n), np.float16))]
+            attrs = {}
+        elif op_type == "LayerNormalization":
+            dims = shape(c.rng, int(c.rng.integers(1, 4)))
+            inputs = [c.operand(values(c.rng, dims, np.float16), False),
+                      c.operand(values(c.rng, dims[-1:], np.float16))]
+            attrs = {}
+        else:
+            rank = max(len(dims), 1)
+            dims = shape(c.rng, rank)
+            inputs = [c.operand(values(c.rng, dims, np.float16, 0.02), False)]
+            attrs = {"axis": axis_in(c.rng, rank)} if op_type == "Softmax" \
+                else {}
+        c.node(op_type, inputs, [TensorProto.FLOAT16], **attrs)
+    return make
+
+
+def sequence_chain(c):
+    """SplitToSequence, then what reads a sequence back into a tensor."""
+    rank = int(c.rng.integers(1, 4))
+    dims = shape(c.rng, rank, high=5)
+    axis = axis_in(c.rng, rank)
+    x = c.operand(values(c.rng, dims, c.rng.choice(FLOATS + INTS)), False)
+    dtype = elem(constant_value(c, x).dtype)
+    attrs = {"axis": axis}
+    inputs = [x]
+    if c.rng.random() < 0.5:
+        length = dims[axis]
+        parts, left = [], length
+        while left > 0:
+            part = int(c.rng.integers(1, left + 1))
+            parts.append(part)
+            left -= part
+        inputs.append(c.operand(np.array(parts, np.int64)))
+    else:
+        attrs["keepdims"] = int(c.rng.integers(2))
+    sequence = c.inner("SplitToSequence", inputs, **attrs)[0]
+    reader = str(c.rng.choice(["ConcatFromSequence", "SequenceAt",
+                               "SequenceLength", "SequenceErase"]))
+    if reader == "ConcatFromSequence":
+        new_axis = int(c.rng.integers(2))
+        out_rank = rank + new_axis - (attrs.get("keepdims", 1) == 0)
+        c.node(reader, [sequence], [dtype], new_axis=new_axis,
+               axis=int(c.rng.integers(-out_rank, out_rank))
+               if out_rank else 0)
+    elif reader == "SequenceLength":
+        c.node(reader, [sequence], [TensorProto.INT64])
+    else:
+        count = dims[axis] if len(inputs) == 1 else len(
+            constant_value(c, inputs[1]))
+        position = c.operand(np.array(int(c.rng.integers(-count, count)),
+                                      c.rng.choice(INTS)))
+        if reader == "SequenceAt":
+            c.node(reader, [sequence, position], [dtype])
+        else:
+            rest = c.inner(reader, [sequence, position])[0]
+            c.node("SequenceLength", [rest], [TensorProto.INT64])
+
+
+def topk_ties(c):
+    rank = int(c.rng.integers(1, 4))
+    dims = shape(c.rng, rank, high=6)
+    axis = axis_in(c.rng, rank)
+    x = c.rng.integers(-2, 3, size=dims).astype(c.rng.choice(FLOATS + INTS))
+    k = int(c.rng.integers(0, dims[axis] + 1))
+    # Sorted: equal values come lower index first (ONNX).
+    c.node("TopK", [c.operand(x, False), c.operand(np.array([k], np.int64))],
+           [elem(x.dtype), TensorProto.INT64], axis=axis,
+           largest=int(c.rng.integers(2)), sorted=1)
+
+
+def einsum_random(c):
+    """A random equation over up to three operands: letters shared,
+    summed, repeated within an operand (a diagonal), kept or dropped."""
+    letters = "abcdef"[:int(c.rng.integers(1, 6))]
+    sizes = {ch: int(c.rng.integers(1, 4)) for ch in letters}
+    operands = []
+    for _ in range(int(c.rng.integers(1, 4))):
+        count = int(c.rng.integers(0, 4))
+        operands.append("".join(c.rng.choice(list(letters), size=count)))
+    used = sorted(set("".join(operands)))
+    kept = [ch for ch in used if c.rng.random() < 0.5]
+    c.rng.shuffle(kept)
+    equation = ",".join(operands) + "->" + "".join(kept)
+    dtype = c.rng.choice(FLOATS)
+    inputs = [c.operand(values(c.rng, [sizes[ch] for ch in term], dtype))
+              for term in operands]
+    c.node("Einsum", inputs, [elem(dtype)], equation=equation)
+
+
 def hard_sigmoid_attrs(rng):
     return {"alpha": float(rng.choice([0.2, 0.5])),
             "beta": float(rng.choice([0.5, 0.1]))}
@@ -1896,6 +2134,16 @@ OPERATORS = {
     "HannWindow": window_op("HannWindow"),
     "HammingWindow": window_op("HammingWindow"),
     "BlackmanWindow": window_op("BlackmanWindow"),
+    "NegativeLogLikelihoodLoss": nll_loss,
+    "SoftmaxCrossEntropyLoss": softmax_cross_entropy,
+    "MaxUnpool": max_unpool, "Dropout": dropout_inference,
+    "Sequence": sequence_chain, "TopKTies": topk_ties,
+    "EinsumRandom": einsum_random,
+    "CastLike": cast_like, "Size": size_op,
+    "MelWeightMatrix": mel_weight_matrix,
+    **{f"float16.{op}": half(op) for op in (
+        "Add", "Sub", "Mul", "Div", "MatMul", "Relu", "Sigmoid", "Tanh",
+        "Softmax", "LayerNormalization", "Abs", "Neg", "Sqrt", "Exp")},
     "LSTM": recurrent("LSTM"), "GRU": recurrent("GRU"),
     "RNN": recurrent("RNN"), "DFT": dft_op, "STFT": stft_op,
     "Unique": unique_op, "NonMaxSuppression": non_max_suppression,
@@ -1922,6 +2170,7 @@ OPERATORS = {
         qlinear_unary("QLinearLeakyRelu")),
     "com.microsoft.QLinearGlobalAveragePool": contrib(qlinear_global_pool),
     "com.microsoft.QLinearConcat": contrib(qlinear_concat),
+    "com.microsoft.QLinearAveragePool": contrib(qlinear_average_pool),
     "com.microsoft.DynamicQuantizeMatMul": contrib(dynamic_quantize_matmul),
     "com.microsoft.MatMulIntegerToFloat": contrib(matmul_integer_to_float),
     "com.microsoft.Attention": contrib(contrib_attention),
@@ -2057,17 +2306,23 @@ def documented_difference(op_type, c):
             constant_value(c, node.input[1])[2:]):
         return "align_corners with a dimension of one point: weft -1 as " \
             "ONNX's reference, ONNX Runtime +1 (PyTorch 0)"
+    if op_type == "MaxUnpool" and len(node.input) > 2:
+        return "a larger output_shape: ONNX's reference and node test " \
+            "place the unpooled tensor at its origin, ONNX Runtime reads " \
+            "the indices in the output's shape"
     if op_type == "RoiAlign" and any(name in c.feeds
                                      for name in node.input[1:]):
         return "rois or batch_indices fed at run time: ONNX Runtime's " \
             "values differ from ONNX's definition (constant ones agree)"
-    if op_type in ("AveragePool", "MaxPool", "LpPool") and same:
+    if op_type in ("AveragePool", "MaxPool", "LpPool",
+                   "com.microsoft.QLinearAveragePool") and same:
         x = constant_value(c, node.input[0])
         spatial = x.ndim - 2
+        image = x.shape[1:-1] if attrs.get("channels_last") else x.shape[2:]
         strides = attrs.get("strides", [1] * spatial)
         dilations = attrs.get("dilations", [1] * spatial)
         if any((-(-n // s) - 1) * s + (k - 1) * d + 1 < n for n, s, k, d in
-               zip(x.shape[2:], strides, attrs["kernel_shape"], dilations)):
+               zip(image, strides, attrs["kernel_shape"], dilations)):
             return "SAME with windows that skip inputs: weft pads nothing " \
                 "(TensorFlow's SAME), ONNX Runtime pads negatively"
     if op_type == "MeanVarianceNormalization":
