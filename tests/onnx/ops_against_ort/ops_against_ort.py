@@ -5,7 +5,7 @@ with random shapes, attributes, data types and values, run in weft and
 
     PYTHONPATH=build/python tests/onnx/ops_against_ort/ops_against_ort.py
         [--seeds FIRST:LAST] [--ort NODE_MODULES] [--save DIR]
-        [--only OP[,OP...]] [--trace] [--verbose]
+        [--only OP[,OP...]] [--save-all DIR] [--trace] [--verbose]
 
 The ONNX node suite gives each operator a handful of fixed cases, often
 with every weight one value or every attribute at its default; a kernel
@@ -165,8 +165,10 @@ def values(rng, dims, dtype, special=0.0, low=-4, high=5):
                             size=dims, endpoint=False).astype(dtype)
     array = np.array(rng.standard_normal(dims) * 2, dtype=dtype)
     if special:
-        edges = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30,
-                          1e-30, 0.5, -0.5, 1.5, 2.5], dtype=dtype)
+        huge = min(1e30, float(np.finfo(dtype).max) / 2)
+        tiny = max(1e-30, float(np.finfo(dtype).tiny))
+        edges = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, huge, -huge,
+                          tiny, 0.5, -0.5, 1.5, 2.5], dtype=dtype)
         pick = rng.random(dims) < special
         array[pick] = rng.choice(edges, size=int(pick.sum()))
     return np.asarray(array, dtype=dtype)
@@ -2459,6 +2461,10 @@ def main():
                         "onnxruntime-node installed under NODE_MODULES)")
     parser.add_argument("--only", help="comma-separated operators to draw")
     parser.add_argument("--save", help="write each failing case here")
+    parser.add_argument("--save-all", metavar="DIR",
+                        help="write every case here (model.onnx and "
+                        "in_NAME.npy), e.g. to run them with a sanitizer "
+                        "build's `weft run`")
     parser.add_argument("--trace", action="store_true",
                         help="print each seed before running it")
     parser.add_argument("--verbose", action="store_true",
@@ -2468,6 +2474,9 @@ def main():
     first, last = (int(v) for v in args.seeds.split(":"))
     only = args.only.split(",") if args.only else None
     cases = {seed: case_of(seed, only) for seed in range(first, last)}
+    if args.save_all:
+        for seed, (op_type, c) in cases.items():
+            save(args.save_all, seed, op_type, c)
     expected = onnx_runtime(cases, args.ort) if args.ort else {}
     counts = {"agree": 0, "differ as documented": 0, "refused by both": 0,
               "refused by ONNX Runtime": 0, "refused by weft": 0, "failed": 0}
