@@ -5,8 +5,8 @@
 // Input [N, C, d1, ...], target [N, d1, ...] of class indices, optional
 // per-class weight [C]; reduction none | sum | mean (the weighted mean:
 // divided by the sum of the weights of the targets not ignored; NaN when
-// that is 0). Sums run in
-// double in element order, so results do not depend on the thread count.
+// that is 0). Sums run in double in element order, so results do not
+// depend on the thread count.
 #include <cmath>
 #include <limits>
 

@@ -178,11 +178,10 @@ class LayerNormKernel : public OpKernel {
     const int rank = static_cast<int>(normalised.size());
     const int extra = rank - p.shape().rank();
     std::vector<int64_t> strides(rank, 0);  // p's stride per dim, 0 if 1.
-    for (int64_t i = p.shape().rank() - 1, step = 1; i >= 0; --i) {
-      if (p.shape().dim(static_cast<int>(i)) != 1) {
-        strides[extra + i] = step;
-      }
-      step *= p.shape().dim(static_cast<int>(i));
+    int64_t step = 1;
+    for (int i = p.shape().rank() - 1; i >= 0; --i) {
+      if (p.shape().dim(i) != 1) strides[extra + i] = step;
+      step *= p.shape().dim(i);
     }
     storage.resize(len);
     std::vector<int64_t> at(rank, 0);

@@ -149,9 +149,12 @@ std::vector<Activation> MakeActivations(const std::vector<std::string>& names,
         break;
     }
     const auto [reads_alpha, reads_beta] = ParametersOf(a.kind);
-    if (reads_alpha && next_alpha < alphas.size())
+    if (reads_alpha && next_alpha < alphas.size()) {
       a.alpha = alphas[next_alpha++];
-    if (reads_beta && next_beta < betas.size()) a.beta = betas[next_beta++];
+    }
+    if (reads_beta && next_beta < betas.size()) {
+      a.beta = betas[next_beta++];
+    }
     out.push_back(a);
   }
   return out;
