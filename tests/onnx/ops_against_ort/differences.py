@@ -82,10 +82,13 @@ def documented_difference(op_type, c):
                zip(image, strides, attrs["kernel_shape"], dilations)):
             return "SAME with windows that skip inputs: weft pads nothing " \
                 "(TensorFlow's SAME), ONNX Runtime pads negatively"
-    if op_type == "MeanVarianceNormalization":
+    if op_type == "MeanVarianceNormalization" and (constant_value(
+            c, node.input[0]).var(axis=tuple(attrs.get(
+                "axes", [0, 2, 3]))) == 0).any():
         return "zero variance: ONNX adds 1e-9 to the deviation, " \
             "ONNX Runtime divides by zero"
-    if op_type.endswith("Window") and not attrs.get("periodic", 1):
+    if op_type.endswith("Window") and not attrs.get("periodic", 1) and \
+            int(constant_value(c, node.input[0])) == 1:
         return "a symmetric window of one point: weft 1 as PyTorch, " \
             "ONNX Runtime NaN (0 / 0)"
     if op_type in ("LSTM", "GRU", "RNN"):
@@ -123,7 +126,11 @@ def documented_difference(op_type, c):
                 nearest_index_rounds_apart(x.shape, scales, transform):
             return "nearest at a coordinate on a pixel's edge in float " \
                 "(ONNX Runtime) but just inside it in double (weft)"
-        if transform == b"tf_crop_and_resize":
+        sizes = constant_value(c, node.input[3]) if len(
+            node.input) > 3 else None
+        unscaled = any(s == 1 for s in scales) if scales is not None else \
+            any(n == m for n, m in zip(x.shape, sizes))
+        if transform == b"tf_crop_and_resize" and unscaled:
             return "ONNX Runtime leaves a dimension of scale 1 " \
                 "uncropped by roi"
     return None
