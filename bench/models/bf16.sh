@@ -11,7 +11,7 @@ root=$(cd "$here/../.." && pwd)
 work=${1:-$root/build/bench-models}
 repeat=${2:-20}
 weft=${WEFT:-$root/build/bin/weft}
-python=/usr/bin/python3
+python=${PYTHON:-/usr/bin/python3}
 models=(resnet18 resnet18_b8 mobilenet_v2 bert_encoder two_towers)
 if ! grep -q avx512_bf16 /proc/cpuinfo; then
   echo "this CPU has no AVX-512 BF16: weft refuses precision bf16 here" >&2

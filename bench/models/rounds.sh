@@ -2,9 +2,13 @@
 # feeds, and the rounds that time weft and ONNX Runtime in turns. Expects
 # $work, $here, $weft, $repeat and $rounds.
 
-# onnxruntime-node 1.30 (its bundled CPU library) under $work/ort.
+# onnxruntime-node 1.30 (its bundled CPU library) under $work/ort; with
+# ORT_PEER=python, onnxruntime's Python package instead (ort_bench.py), for
+# a host without Node whose Python has it (bench/models/lent_host.py).
 install_ort_peer() {
-  if [[ ! -d "$work/ort/node_modules/onnxruntime-node" ]]; then
+  if [[ ${ORT_PEER:-node} == python ]]; then
+    python3 -c 'import onnxruntime' || return 1
+  elif [[ ! -d "$work/ort/node_modules/onnxruntime-node" ]]; then
     mkdir -p "$work/ort"
     (cd "$work/ort" && npm install --ignore-scripts --no-audit --no-fund \
        onnxruntime-node@1.30 >/dev/null)
@@ -36,8 +40,13 @@ time_in_rounds() {
       --repeat "$repeat" --warmup 3 --json > "$work/$m.weft.$1.json" 2>/dev/null
   }
   run_ort() {
-    NODE_PATH="$work/ort/node_modules" node "$here/ort_bench.js" \
-      "$work/$m.onnx" "$repeat" "${feeds[@]}" > "$work/$m.ort.$1.json"
+    if [[ ${ORT_PEER:-node} == python ]]; then
+      python3 "$here/ort_bench.py" "$work/$m.onnx" "$repeat" "${feeds[@]}" \
+        > "$work/$m.ort.$1.json"
+    else
+      NODE_PATH="$work/ort/node_modules" node "$here/ort_bench.js" \
+        "$work/$m.onnx" "$repeat" "${feeds[@]}" > "$work/$m.ort.$1.json"
+    fi
   }
   rm -f "$work/$m".weft.*.json "$work/$m".ort.*.json
   for ((round = 1; round <= rounds; ++round)); do
