@@ -129,6 +129,9 @@ def kernel_choices(flags):
                         "BatchInvariance*:Determinism*"))
     if " avx512_bf16" in flags:
         choices.append(("WEFT_BF16_UNITS=none", CHOICE_SUITES))
+        choices.append(("WEFT_DNNL_BF16_MATMUL=1", CHOICE_SUITES))
+    if " amx_bf16" in flags:
+        choices.append(("WEFT_DNNL_BF16_MATMUL=0", CHOICE_SUITES))
     choices.append(("WEFT_NCHW_WINOGRAD=0",
                     "Winograd*:Conv*:BatchInvariance*:Determinism*"))
     return choices
@@ -199,8 +202,11 @@ def main():
             f"{bin_dir}/{suite} --gtest_brief=1 --gtest_filter=-*TimingTest.*"
             for suite in ("weft_unit_tests", "weft_scenario_tests",
                           "weft_serve_tests"))
-         + f" && {bin_dir}/weft_unit_tests --gtest_brief=1 "
-         "--gtest_filter='*TimingTest.*'"),
+         + f"; {bin_dir}/weft_unit_tests --gtest_brief=1 "
+         "--gtest_filter='*TimingTest.*'; "
+         f"{bin_dir}/weft_unit_tests --gtest_brief=1 --gtest_repeat=10 "
+         "--gtest_filter='CoreBudgetTest.*' | grep -E 'FAILED|Failure|PASSED' "
+         "| sort | uniq -c"),
         ("kernel_choices", "status=0; " + "; ".join(
             f"echo '== {setting}'; env {setting} $BUNDLE_BIN/weft_unit_tests "
             f"--gtest_brief=1 '--gtest_filter={suites}-*TimingTest.*' "

@@ -25,13 +25,6 @@ bool UnitsHidden() {
   return env != nullptr && std::string_view(env) == "none";
 }
 
-bool CpuHasAmxBf16() {
-  if (UnitsHidden()) return false;
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  return (edx & (1U << 22)) != 0;  // CPUID.(7,0):EDX[22], AMX-BF16.
-}
-
 using Vector = __m512;
 
 // One tile: kRows rows of A times one block of B, each output element one
@@ -95,6 +88,13 @@ RoundVector(const float* x, int64_t n, uint16_t* out) {
 }
 
 }  // namespace
+
+bool CpuHasAmxBf16() {
+  if (UnitsHidden()) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (edx & (1U << 22)) != 0;  // CPUID.(7,0):EDX[22], AMX-BF16.
+}
 
 bool CpuHasBf16Products() {
   static const bool has = [] {

@@ -35,6 +35,11 @@ namespace weft::internal {
 // Read once.
 bool CpuHasBf16Products();
 
+// Whether this CPU has AMX-BF16's tile products (Intel Sapphire Rapids on),
+// unless WEFT_BF16_UNITS=none hides them; by CPUID alone (oneDNN, which
+// runs them, asks the kernel for the tile state itself).
+bool CpuHasAmxBf16();
+
 // What precision = "bf16" gets from a CPU, by its features alone.
 enum class Bf16Support {
   kNone,       // No AVX-512 BF16: the mode is refused.

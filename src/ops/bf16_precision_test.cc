@@ -9,10 +9,13 @@
 
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/bf16_gemm.h"
+#include "ops/dnnl_matmul.h"
+#include "ops/kernel_switches.h"
 #include "ops/nhwc_ops.h"
 #include "session/session_options.h"
 #include "test_support/session_util.h"
@@ -185,24 +188,133 @@ TEST(Bf16PrecisionTest, ProductsAreCloseToFp32AndTheSameForEveryThreadCount) {
       Products(5), test::SeededFloats({5, 3, 77}, 9));
 }
 
+// Under SessionOptions::batch_invariant (which serving asks for): oneDNN's
+// bf16 plans, where the CPU has AMX, are made for one row count and may sum
+// in an order that follows it, so such sessions keep weft's own kernel.
 TEST(Bf16PrecisionTest, ARowAloneGivesItsBitsInABatch) {
   if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
   const Tensor batch = test::SeededFloats({7, 3, 77}, 11);
-  auto batched =
-      test::MustCreate(Products(7), Bf16PrecisionOptions("bf16", 1, 2));
+  auto invariant = [](int intra) {
+    SessionOptions options = Bf16PrecisionOptions("bf16", 1, intra);
+    options.batch_invariant = true;
+    return options;
+  };
+  auto batched = test::MustCreate(Products(7), invariant(2));
   const Tensor all = test::MustRun(*batched, {"y"}, {{"x", batch}})[0];
   // Row 4 alone: its 3 x 77 values.
   Tensor row = Tensor::Create(DataType::kFloat32, Shape{1, 3, 77}).value();
   std::copy(batch.data<float>() + 4 * 3 * 77, batch.data<float>() + 5 * 3 * 77,
             row.data<float>());
-  auto single =
-      test::MustCreate(Products(1), Bf16PrecisionOptions("bf16", 1, 1));
+  auto single = test::MustCreate(Products(1), invariant(1));
   const Tensor one = test::MustRun(*single, {"y"}, {{"x", row}})[0];
   for (int64_t i = 0; i < one.NumElements(); ++i) {
     ASSERT_EQ(std::bit_cast<uint32_t>(one.data<float>()[i]),
               std::bit_cast<uint32_t>(all.data<float>()[4 * 3 * 70 + i]))
         << "element " << i;
   }
+}
+
+// The bf16 products go to oneDNN where the CPU has AMX-BF16, unless
+// WEFT_DNNL_BF16_MATMUL says otherwise (tests/CMakeLists.txt runs both).
+TEST(Bf16PrecisionTest, OneDnnTakesTheProductsWhereTheCpuHasAmx) {
+  const std::optional<bool> forced = internal::KernelSwitchSetting(
+      internal::KernelSwitch::kDnnlBf16MatMul);
+  EXPECT_EQ(internal::DnnlBf16ProductsAvailable(),
+            forced.value_or(internal::CpuHasAmxBf16() &&
+                            internal::CpuHasBf16Products() &&
+                            internal::DnnlHasAvx512Core()));
+}
+
+// oneDNN's bf16 plan (DnnlWeightProduct, kBf16), as precision bf16 runs it
+// where the CPU has AMX-BF16 and as WEFT_DNNL_BF16_MATMUL=1 makes it run
+// elsewhere: C is the product of the operands rounded to bf16 (to within
+// float32 sums' rounding), the same bits at every intra-op count, and the
+// epilogue sees every tile once. Two row tiles (64 + 6), two column blocks
+// (256 + 44) and an odd depth (A's bf16 rows end in a padding zero).
+const internal::DnnlWeightProduct* g_bf16_plan = nullptr;
+const internal::Bf16Rows* g_bf16_rows = nullptr;
+
+TEST(Bf16PrecisionTest, OneDnnsBf16PlanMultipliesTheRoundedOperands) {
+  if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
+  const int64_t m = 70, k = 77, n = 300;
+  const Tensor a = test::SeededFloats({m, k}, 51);
+  const Tensor b = test::SeededFloats({n, k}, 52);  // op(B) = B transposed
+  const auto plan = internal::DnnlWeightProduct::Make(
+      b.data<float>(), /*transposed=*/true, m, k, n,
+      internal::DnnlProductPrecision::kBf16);
+  ASSERT_NE(plan, nullptr) << "oneDNN has no bf16 product on this CPU";
+  internal::Bf16Rows rows;
+  rows.Reset(m, k);
+  rows.Fill(a.data<float>(), k, /*transposed=*/false, 0, m);
+  g_bf16_plan = plan.get();
+  g_bf16_rows = &rows;
+  ASSERT_TRUE(RegisterCustomFunction("bf16_plan_product", [](KernelContext&
+                                                                  ctx) {
+                const int64_t rows = g_bf16_plan->rows();
+                Tensor c = Tensor::Create(DataType::kFloat32,
+                                          Shape{rows, 300})
+                               .value();
+                std::vector<int> seen(static_cast<size_t>(rows * 300), 0);
+                const bool done = g_bf16_plan->Run(
+                    ctx, *g_bf16_rows, c.data<float>(),
+                    [&](int64_t r0, int64_t tile_rows, int64_t c0,
+                        int64_t cols) {
+                      for (int64_t r = r0; r < r0 + tile_rows; ++r) {
+                        for (int64_t j = c0; j < c0 + cols; ++j) {
+                          ++seen[static_cast<size_t>(r * 300 + j)];
+                        }
+                      }
+                    });
+                if (!done) return InternalError("oneDNN failed a tile");
+                for (int count : seen) {
+                  if (count != 1) return InternalError("a tile seen twice");
+                }
+                return ctx.SetOutput(0, c);
+              }).ok());
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"y",
+                         "CustomOp",
+                         {},
+                         {{"function", "bf16_plan_product"},
+                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                         ""})
+                  .ok());
+  Tensor first;
+  for (int intra : {1, 2, 3}) {
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, intra));
+    const Tensor got = test::MustRun(*session, {"y"})[0];
+    if (!first.IsInitialized()) {
+      first = got;
+    } else {
+      EXPECT_TRUE(got.BitwiseEqual(first)) << "intra=" << intra;
+    }
+  }
+  g_bf16_plan = nullptr;
+  g_bf16_rows = nullptr;
+  ASSERT_TRUE(first.IsInitialized());
+  // The exact product of the rounded operands, in double: float32 sums of
+  // 77 terms stay within a few float32 ulps of the largest partial sum.
+  double worst = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0, scale = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double term =
+            static_cast<double>(internal::Bf16ToFloat(internal::RoundToBf16(
+                a.data<float>()[i * k + p]))) *
+            static_cast<double>(internal::Bf16ToFloat(
+                internal::RoundToBf16(b.data<float>()[j * k + p])));
+        want += term;
+        scale += std::fabs(term);
+      }
+      const double error =
+          std::fabs(static_cast<double>(first.data<float>()[i * n + j]) -
+                    want) /
+          scale;
+      worst = std::max(worst, error);
+    }
+  }
+  EXPECT_LT(worst, 1e-5);
 }
 
 // A small CNN through NhwcConv: a strided stem, a 3 x 3 block with a

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/bf16_gemm.h"
 #include "kernels/gemm_tile.h"
 #include "ops/dnnl_support.h"
 #include "weft/function_ref.h"
@@ -50,20 +51,34 @@ GemmKernel DynamicProductKernel();
 // How DynamicProductKernel() was chosen, for `weft info`.
 std::string DescribeDynamicProductKernel();
 
+// Whether SessionOptions::precision = "bf16" runs its products with a
+// constant weight through oneDNN (DnnlWeightProduct's bf16 plans): where
+// the CPU has AMX-BF16, whose tile products oneDNN runs and weft's own
+// bf16 kernel (vdpbf16ps, kernels/bf16_gemm.h) does not. Never decided by
+// timing. WEFT_DNNL_BF16_MATMUL=0 turns it off, =1 on (oneDNN then runs
+// AVX-512 BF16 where the CPU has no AMX). Read once.
+bool DnnlBf16ProductsAvailable();
+
+// What a plan multiplies in: float32, or bf16 operands (A's rows rounded
+// by the caller, B's when the plan is made) with float32 sums and output.
+enum class DnnlProductPrecision { kFloat32, kBf16 };
+
 // C (rows x n) = A (rows x k, row-major) * op(B) for one constant B, its
 // weights reordered into oneDNN's layout once, per column block.
 class DnnlWeightProduct {
  public:
   // op(B) is k x n; B's floats as the tensor holds them (n x k when
   // `transposed`). Null where oneDNN offers only its reference loops for a
-  // tile, or refuses the shapes.
-  static std::unique_ptr<const DnnlWeightProduct> Make(const float* b,
-                                                       bool transposed,
-                                                       int64_t rows, int64_t k,
-                                                       int64_t n);
+  // tile, or refuses the shapes. A kBf16 plan reads A as Bf16Rows fills it
+  // (rows of Bf16Pairs(k) * 2 values) and rounds B to bf16 as
+  // RoundToBf16 does (to nearest, ties to even).
+  static std::unique_ptr<const DnnlWeightProduct> Make(
+      const float* b, bool transposed, int64_t rows, int64_t k, int64_t n,
+      DnnlProductPrecision precision = DnnlProductPrecision::kFloat32);
   ~DnnlWeightProduct();
 
   int64_t rows() const;
+  DnnlProductPrecision precision() const;
   // Bytes of the reordered weights.
   int64_t bytes() const { return bytes_; }
 
@@ -71,10 +86,20 @@ class DnnlWeightProduct {
   // finish(r0, rows, c0, cols) on the thread that computed it (Gemm's
   // epilogue, while the tile is in cache). False if oneDNN failed a call
   // (C is then incomplete: the caller computes it another way).
+  // REQUIRES: precision() is kFloat32.
   bool Run(KernelContext& ctx, const float* a, float* c,
+           FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
+  // The same for a kBf16 plan: A's rows in bf16, `a.row(0)` on, as
+  // Bf16Rows::Fill wrote them for all rows().
+  bool Run(KernelContext& ctx, const Bf16Rows& a, float* c,
            FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
 
  private:
+  // A's rows at `a`, each `a_row_bytes` apart.
+  bool RunTiles(
+      KernelContext& ctx, const char* a, int64_t a_row_bytes, float* c,
+      FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
+
   struct Plan;
   explicit DnnlWeightProduct(std::unique_ptr<Plan> plan);
 

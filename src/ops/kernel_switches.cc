@@ -24,6 +24,8 @@ constexpr SwitchFacts kSwitches[] = {
      "the NCHW 3 x 3 layers as Winograd"},
     {KernelSwitch::kDnnlDynamicMatMul, "WEFT_DNNL_DYNAMIC_MATMUL",
      "oneDNN's tiles for the products without a packed weight"},
+    {KernelSwitch::kDnnlBf16MatMul, "WEFT_DNNL_BF16_MATMUL",
+     "precision bf16's constant-weight products through oneDNN"},
 };
 
 const SwitchFacts& FactsOf(KernelSwitch kernel_switch) {

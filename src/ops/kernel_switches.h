@@ -22,6 +22,8 @@ enum class KernelSwitch {
                        // Winograd over BLIS tiles
   kDnnlDynamicMatMul,  // WEFT_DNNL_DYNAMIC_MATMUL: products without a
                        // packed weight on oneDNN's sgemm tiles
+  kDnnlBf16MatMul,     // WEFT_DNNL_BF16_MATMUL: precision bf16's products
+                       // with a constant weight through oneDNN
 };
 
 // The variable's name, "WEFT_NHWC_CONV" and so on.

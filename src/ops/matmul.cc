@@ -149,6 +149,14 @@ class PackedWeight {
     const int64_t depth = tb ? cols : rows, width = tb ? rows : cols;
     const std::string layout = tb ? "transposed" : "plain";
     if (bf16 && CpuHasBf16Products()) {
+      // oneDNN's tile products where the CPU has AMX (for A's known rows,
+      // not under batch invariance: its sums' order may follow the rows),
+      // and weft's own kernel for every other product against this B.
+      if (!batch_invariant && a_rows >= kMinDnnlRows &&
+          DnnlBf16ProductsAvailable()) {
+        dnnl_ = DnnlWeightProduct::Make(b->data<float>(), tb, a_rows, depth,
+                                        width, DnnlProductPrecision::kBf16);
+      }
       bf16_ = PreparedOrMade<Bf16PackedWeights>(
           cache, *b, "Bf16PackedWeights/" + layout, [&] {
             return std::make_shared<const Bf16PackedWeights>(
@@ -187,10 +195,8 @@ class PackedWeight {
     return dnnl_ && b.raw_data() == source_.raw_data() ? dnnl_.get() : nullptr;
   }
   int64_t bytes() const {
-    return packed_ ? packed_->bytes()
-           : bf16_ ? bf16_->bytes()
-           : dnnl_ ? dnnl_->bytes()
-                   : 0;
+    return (packed_ ? packed_->bytes() : 0) + (bf16_ ? bf16_->bytes() : 0) +
+           (dnnl_ ? dnnl_->bytes() : 0);
   }
   // SessionOptions::batch_invariant: every product against this B takes
   // the packed path, whatever its number of rows (the one-row and few-row
@@ -512,6 +518,29 @@ void RunBf16Product(KernelContext& ctx, const GemmOperand<float>& a,
                   });
 }
 
+// A product through a bf16 plan of oneDNN's (DnnlBf16ProductsAvailable):
+// op(A)'s rows (a batched A's stacked; not transposed) rounded to bf16 over
+// the pool, then oneDNN's tiles. False if oneDNN failed a call: the caller
+// computes C another way.
+bool RunDnnlBf16Product(KernelContext& ctx, const float* a,
+                        const MatMulDims& d, const DnnlWeightProduct& product,
+                        float* c, const Epilogue<float>& epilogue) {
+  thread_local Bf16Rows kept;  // Only this thread names it, as above.
+  Bf16Rows& bf16_rows = kept;
+  const int64_t rows = product.rows();
+  bf16_rows.Reset(rows, d.k);
+  // About 0.5 ns per rounded float.
+  ctx.ParallelFor(rows, 0.5 * static_cast<double>(d.k),
+                  [&](int64_t begin, int64_t end) {
+                    bf16_rows.Fill(a, d.k, /*transposed=*/false, begin, end);
+                  });
+  return product.Run(ctx, bf16_rows, c,
+                     [&](int64_t r0, int64_t tile_rows, int64_t c0,
+                         int64_t cols) {
+                       FinishTile(epilogue, c, d.n, r0, tile_rows, c0, cols);
+                     });
+}
+
 // Runs a (batched) product into `c`, whose shape is batch + [m, n].
 // `weight` is B packed at construction, if it was.
 template <class T>
@@ -527,6 +556,14 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
     // A 2-D B: a batched A's matrices stack into one product (a transposed
     // batched A, which ONNX cannot write, keeps float32).
     const Bf16PackedWeights* bf16 = weight.Bf16For(b);
+    const DnnlWeightProduct* dnnl = weight.DnnlFor(b);
+    if (bf16 != nullptr && dnnl != nullptr && !ta &&
+        batches * d.m == dnnl->rows() &&
+        (batches == 1 || epilogue.bias == nullptr) &&
+        RunDnnlBf16Product(ctx, a.data<float>(), d, *dnnl, c->data<float>(),
+                           epilogue)) {
+      return;
+    }
     if (bf16 != nullptr && (batches == 1 || !ta) && d.k > 0) {
       RunBf16Product(ctx, {a.data<float>(), ta ? d.m : d.k, ta}, batches * d.m,
                      d, *bf16, c->data<float>(), epilogue);
@@ -534,8 +571,7 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
     }
     // Through oneDNN where the plan was made for this many rows: a batched
     // A's matrices stack into one product, as below, where there is no bias.
-    const DnnlWeightProduct* dnnl = weight.DnnlFor(b);
-    if (dnnl != nullptr && !ta && batches * d.m == dnnl->rows() &&
+    if (dnnl != nullptr && bf16 == nullptr && !ta && batches * d.m == dnnl->rows() &&
         (batches == 1 || epilogue.bias == nullptr)) {
       float* out = c->data<float>();
       const bool done =
