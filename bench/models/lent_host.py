@@ -5,6 +5,7 @@ one after another run here at once, each pinned to two CPUs of its own on
 distinct physical cores, so that every figure is still a two-core figure.
 
     lent_host.py BUNDLE OUT [--deadline-s S] [--pairs N] [--only JOB,...]
+                 [--jobs-file FILE]
 
 BUNDLE holds bin/ (weft and its test and benchmark binaries, built for a
 generic AVX-512 CPU), lib/ (the shared libraries they need, from the
@@ -144,6 +145,10 @@ def main():
     parser.add_argument("--deadline-s", type=float, default=420)
     parser.add_argument("--pairs", type=int, default=6)
     parser.add_argument("--only", help="comma-separated job names")
+    parser.add_argument("--jobs-file",
+                        help="more jobs, one a line: NAME, a tab, a bash "
+                        "command (run like the others: pinned, with $WEFT, "
+                        "$WORK and $BUNDLE_BIN set)")
     args = parser.parse_args()
     started = time.time()
     bundle = os.path.abspath(args.bundle)
@@ -226,6 +231,10 @@ def main():
          "$WORK/bert_encoder.onnx::--feed,input_ids=$WORK/bert_encoder.input_ids"
          ".npy,--feed,attention_mask=$WORK/bert_encoder.attention_mask.npy"),
     ]
+    if args.jobs_file:
+        with open(args.jobs_file) as f:
+            jobs += [tuple(line.rstrip("\n").split("\t", 1)) for line in f
+                     if "\t" in line]
     if args.only:
         jobs = [job for job in jobs if job[0] in args.only.split(",")]
     env["BUNDLE_BIN"] = bin_dir
