@@ -65,6 +65,13 @@ std::string MathRowsDescription();
 // "none (precision bf16 refused)"; docs/kernels.md.
 std::string Bf16UnitsDescription();
 
+// The kernel of precision bf16's products with a constant weight, and why:
+// "dnnl (per CPU: AMX-BF16)" (oneDNN's tile products), "weft AVX-512 BF16
+// (per CPU: no AMX-BF16)", the same naming WEFT_DNNL_BF16_MATMUL where it
+// chose, or "none (precision bf16 refused)"; docs/kernels.md. Batch-
+// invariant sessions keep weft's own kernel.
+std::string Bf16ProductKernelDescription();
+
 // Kernels computing now, in every session of the process, on any thread
 // (the core budget's count: the intra-op helpers they enlist, at most the
 // budget minus this count, are not included). For gauges such as the

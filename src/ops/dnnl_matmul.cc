@@ -30,6 +30,17 @@ bool DnnlBf16ProductsAvailable() {
   return available;
 }
 
+std::string DescribeBf16ProductKernel() {
+  if (!CpuHasBf16Products()) return "none (precision bf16 refused)";
+  const bool forced =
+      KernelSwitchSetting(KernelSwitch::kDnnlBf16MatMul).has_value();
+  if (DnnlBf16ProductsAvailable()) {
+    return forced ? "dnnl (WEFT_DNNL_BF16_MATMUL)" : "dnnl (per CPU: AMX-BF16)";
+  }
+  return forced ? "weft AVX-512 BF16 (WEFT_DNNL_BF16_MATMUL)"
+                : "weft AVX-512 BF16 (per CPU: no AMX-BF16)";
+}
+
 bool DnnlDynamicProductsForCpu(const CpuIdentity& cpu) {
   return GemmKernelForCpu(cpu) == GemmKernel::kBlis && cpu.avx512 &&
          cpu.family >= 0x1a;

@@ -59,6 +59,12 @@ std::string DescribeDynamicProductKernel();
 // AVX-512 BF16 where the CPU has no AMX). Read once.
 bool DnnlBf16ProductsAvailable();
 
+// Which kernel precision bf16's products with a constant weight run, and
+// why, for `weft info`: "dnnl (per CPU: AMX-BF16)", "dnnl
+// (WEFT_DNNL_BF16_MATMUL)", "weft (AVX-512 BF16)", or "none" where the
+// mode is refused.
+std::string DescribeBf16ProductKernel();
+
 // What a plan multiplies in: float32, or bf16 operands (A's rows rounded
 // by the caller, B's when the plan is made) with float32 sums and output.
 enum class DnnlProductPrecision { kFloat32, kBf16 };

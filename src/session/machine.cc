@@ -55,6 +55,10 @@ std::string MathRowsDescription() {
   return internal::DescribeActiveMathRowsPath();
 }
 
+std::string Bf16ProductKernelDescription() {
+  return internal::DescribeBf16ProductKernel();
+}
+
 std::string Bf16UnitsDescription() {
   const std::string units = internal::DescribeCpuBf16Units();
   switch (internal::ThisCpuBf16Support()) {

@@ -305,6 +305,8 @@ void PrintKernelChoices() {
               ActiveInt8KernelDescription().c_str());
   std::printf("row functions:       %s\n", MathRowsDescription().c_str());
   std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
+  std::printf("bf16 products:       %s\n",
+              Bf16ProductKernelDescription().c_str());
 }
 
 }  // namespace
@@ -370,6 +372,7 @@ int InfoCommand(const std::string& model, bool json) {
                           {"int8_kernel", ActiveInt8KernelDescription()},
                           {"math_rows", MathRowsDescription()},
                           {"bf16_units", Bf16UnitsDescription()},
+                          {"bf16_kernel", Bf16ProductKernelDescription()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
                             {"compiler", compiler},
