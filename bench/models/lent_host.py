@@ -203,15 +203,18 @@ def main():
     bin_dir = wrappers
     jobs = [  # Longest first, so that the pool ends together.
         ("int8_resnet18_b8", side_by_side("resnet18_b8", 10, 3)),
-        ("tests", " && ".join(
-            f"{bin_dir}/{suite} --gtest_brief=1 --gtest_filter=-*TimingTest.*"
+        # Each suite runs whatever the one before gave; the job fails if any
+        # did.
+        ("tests", "status=0; " + "; ".join(
+            f"{bin_dir}/{suite} --gtest_brief=1 --gtest_filter=-*TimingTest.* "
+            "|| status=1"
             for suite in ("weft_unit_tests", "weft_scenario_tests",
                           "weft_serve_tests"))
          + f"; {bin_dir}/weft_unit_tests --gtest_brief=1 "
          "--gtest_filter='*TimingTest.*'; "
          f"{bin_dir}/weft_unit_tests --gtest_brief=1 --gtest_repeat=10 "
          "--gtest_filter='CoreBudgetTest.*' | grep -E 'FAILED|Failure|PASSED' "
-         "| sort | uniq -c"),
+         "| sort | uniq -c; exit $status"),
         ("kernel_choices", "status=0; " + "; ".join(
             f"echo '== {setting}'; env {setting} $BUNDLE_BIN/weft_unit_tests "
             f"--gtest_brief=1 '--gtest_filter={suites}-*TimingTest.*' "
