@@ -7,6 +7,7 @@
 // (the refusal is then what is tested).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -217,8 +218,8 @@ TEST(Bf16PrecisionTest, ARowAloneGivesItsBitsInABatch) {
 // The bf16 products go to oneDNN where the CPU has AMX-BF16, unless
 // WEFT_DNNL_BF16_MATMUL says otherwise (tests/CMakeLists.txt runs both).
 TEST(Bf16PrecisionTest, OneDnnTakesTheProductsWhereTheCpuHasAmx) {
-  const std::optional<bool> forced = internal::KernelSwitchSetting(
-      internal::KernelSwitch::kDnnlBf16MatMul);
+  const std::optional<bool> forced =
+      internal::KernelSwitchSetting(internal::KernelSwitch::kDnnlBf16MatMul);
   EXPECT_EQ(internal::DnnlBf16ProductsAvailable(),
             forced.value_or(internal::CpuHasAmxBf16() &&
                             internal::CpuHasBf16Products() &&
@@ -231,12 +232,35 @@ TEST(Bf16PrecisionTest, OneDnnTakesTheProductsWhereTheCpuHasAmx) {
 // float32 sums' rounding), the same bits at every intra-op count, and the
 // epilogue sees every tile once. Two row tiles (64 + 6), two column blocks
 // (256 + 44) and an odd depth (A's bf16 rows end in a padding zero).
+constexpr int64_t kPlanRows = 70, kPlanDepth = 77, kPlanCols = 300;
 const internal::DnnlWeightProduct* g_bf16_plan = nullptr;
 const internal::Bf16Rows* g_bf16_rows = nullptr;
 
+// The CustomOp that runs g_bf16_plan over the Run's pool: C, or an error
+// when oneDNN failed a tile or the epilogue saw an element other than once.
+Status RunBf16Plan(KernelContext& ctx) {
+  WEFT_ASSIGN_OR_RETURN(Tensor c, Tensor::Create(DataType::kFloat32,
+                                                 Shape{kPlanRows, kPlanCols}));
+  std::vector<int> seen(static_cast<size_t>(kPlanRows * kPlanCols), 0);
+  const bool done = g_bf16_plan->Run(
+      ctx, *g_bf16_rows, c.data<float>(),
+      [&](int64_t r0, int64_t tile_rows, int64_t c0, int64_t cols) {
+        for (int64_t r = r0; r < r0 + tile_rows; ++r) {
+          for (int64_t j = c0; j < c0 + cols; ++j) {
+            ++seen[static_cast<size_t>(r * kPlanCols + j)];
+          }
+        }
+      });
+  if (!done) return InternalError("oneDNN failed a tile");
+  if (std::any_of(seen.begin(), seen.end(), [](int n) { return n != 1; })) {
+    return InternalError("the epilogue saw an element other than once");
+  }
+  return ctx.SetOutput(0, c);
+}
+
 TEST(Bf16PrecisionTest, OneDnnsBf16PlanMultipliesTheRoundedOperands) {
   if (!internal::CpuHasBf16Products()) GTEST_SKIP() << "no AVX-512 BF16";
-  const int64_t m = 70, k = 77, n = 300;
+  const int64_t m = kPlanRows, k = kPlanDepth, n = kPlanCols;
   const Tensor a = test::SeededFloats({m, k}, 51);
   const Tensor b = test::SeededFloats({n, k}, 52);  // op(B) = B transposed
   const auto plan = internal::DnnlWeightProduct::Make(
@@ -248,29 +272,7 @@ TEST(Bf16PrecisionTest, OneDnnsBf16PlanMultipliesTheRoundedOperands) {
   rows.Fill(a.data<float>(), k, /*transposed=*/false, 0, m);
   g_bf16_plan = plan.get();
   g_bf16_rows = &rows;
-  ASSERT_TRUE(RegisterCustomFunction("bf16_plan_product", [](KernelContext&
-                                                                  ctx) {
-                const int64_t rows = g_bf16_plan->rows();
-                Tensor c = Tensor::Create(DataType::kFloat32,
-                                          Shape{rows, 300})
-                               .value();
-                std::vector<int> seen(static_cast<size_t>(rows * 300), 0);
-                const bool done = g_bf16_plan->Run(
-                    ctx, *g_bf16_rows, c.data<float>(),
-                    [&](int64_t r0, int64_t tile_rows, int64_t c0,
-                        int64_t cols) {
-                      for (int64_t r = r0; r < r0 + tile_rows; ++r) {
-                        for (int64_t j = c0; j < c0 + cols; ++j) {
-                          ++seen[static_cast<size_t>(r * 300 + j)];
-                        }
-                      }
-                    });
-                if (!done) return InternalError("oneDNN failed a tile");
-                for (int count : seen) {
-                  if (count != 1) return InternalError("a tile seen twice");
-                }
-                return ctx.SetOutput(0, c);
-              }).ok());
+  ASSERT_TRUE(RegisterCustomFunction("bf16_plan_product", RunBf16Plan).ok());
   Graph g;
   ASSERT_TRUE(g.AddNode({"y",
                          "CustomOp",
@@ -300,8 +302,8 @@ TEST(Bf16PrecisionTest, OneDnnsBf16PlanMultipliesTheRoundedOperands) {
       double want = 0, scale = 0;
       for (int64_t p = 0; p < k; ++p) {
         const double term =
-            static_cast<double>(internal::Bf16ToFloat(internal::RoundToBf16(
-                a.data<float>()[i * k + p]))) *
+            static_cast<double>(internal::Bf16ToFloat(
+                internal::RoundToBf16(a.data<float>()[i * k + p]))) *
             static_cast<double>(internal::Bf16ToFloat(
                 internal::RoundToBf16(b.data<float>()[j * k + p])));
         want += term;

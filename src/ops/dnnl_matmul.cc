@@ -267,10 +267,9 @@ bool DnnlWeightProduct::RunTiles(
   // split's grain.
   const double ns_per_multiply_add =
       p.precision == DnnlProductPrecision::kBf16 ? 0.004 : 0.017;
-  const double tile_cost = ns_per_multiply_add *
-                           static_cast<double>(p.tile_rows) *
-                           static_cast<double>(p.block_cols) *
-                           static_cast<double>(p.k);
+  const double tile_cost =
+      ns_per_multiply_add * static_cast<double>(p.tile_rows) *
+      static_cast<double>(p.block_cols) * static_cast<double>(p.k);
   std::atomic<bool> failed{false};
   ctx.ParallelFor(tiles, tile_cost, [&](int64_t begin, int64_t end) {
     OneOpenMpThread one_thread;

@@ -522,9 +522,9 @@ void RunBf16Product(KernelContext& ctx, const GemmOperand<float>& a,
 // op(A)'s rows (a batched A's stacked; not transposed) rounded to bf16 over
 // the pool, then oneDNN's tiles. False if oneDNN failed a call: the caller
 // computes C another way.
-bool RunDnnlBf16Product(KernelContext& ctx, const float* a,
-                        const MatMulDims& d, const DnnlWeightProduct& product,
-                        float* c, const Epilogue<float>& epilogue) {
+bool RunDnnlBf16Product(KernelContext& ctx, const float* a, const MatMulDims& d,
+                        const DnnlWeightProduct& product, float* c,
+                        const Epilogue<float>& epilogue) {
   thread_local Bf16Rows kept;  // Only this thread names it, as above.
   Bf16Rows& bf16_rows = kept;
   const int64_t rows = product.rows();
@@ -534,11 +534,11 @@ bool RunDnnlBf16Product(KernelContext& ctx, const float* a,
                   [&](int64_t begin, int64_t end) {
                     bf16_rows.Fill(a, d.k, /*transposed=*/false, begin, end);
                   });
-  return product.Run(ctx, bf16_rows, c,
-                     [&](int64_t r0, int64_t tile_rows, int64_t c0,
-                         int64_t cols) {
-                       FinishTile(epilogue, c, d.n, r0, tile_rows, c0, cols);
-                     });
+  return product.Run(
+      ctx, bf16_rows, c,
+      [&](int64_t r0, int64_t tile_rows, int64_t c0, int64_t cols) {
+        FinishTile(epilogue, c, d.n, r0, tile_rows, c0, cols);
+      });
 }
 
 // Runs a (batched) product into `c`, whose shape is batch + [m, n].
@@ -571,7 +571,8 @@ void RunProduct(KernelContext& ctx, const Tensor& a, const Tensor& b, bool ta,
     }
     // Through oneDNN where the plan was made for this many rows: a batched
     // A's matrices stack into one product, as below, where there is no bias.
-    if (dnnl != nullptr && bf16 == nullptr && !ta && batches * d.m == dnnl->rows() &&
+    if (dnnl != nullptr && bf16 == nullptr && !ta &&
+        batches * d.m == dnnl->rows() &&
         (batches == 1 || epilogue.bias == nullptr)) {
       float* out = c->data<float>();
       const bool done =
