@@ -309,6 +309,18 @@ void PrintKernelChoices() {
               Bf16ProductKernelDescription().c_str());
 }
 
+// The same choices as `--json` keys.
+void AddKernelChoices(nlohmann::json& out) {
+  out["simd"] = SimdFeatures();
+  out["gemm_kernel"] = ActiveGemmKernelDescription();
+  out["dynamic_kernel"] = DynamicProductKernelDescription();
+  out["packed_kernel"] = PackedProductKernelDescription();
+  out["int8_kernel"] = ActiveInt8KernelDescription();
+  out["math_rows"] = MathRowsDescription();
+  out["bf16_units"] = Bf16UnitsDescription();
+  out["bf16_kernel"] = Bf16ProductKernelDescription();
+}
+
 }  // namespace
 
 int InfoCommand(const std::string& model, bool json) {
@@ -365,20 +377,13 @@ int InfoCommand(const std::string& model, bool json) {
                           {"spin_us", spin_us},
                           {"pin_cpus", pins},
                           {"tuning_guide_recipe", recipe_json},
-                          {"simd", SimdFeatures()},
-                          {"gemm_kernel", ActiveGemmKernelDescription()},
-                          {"dynamic_kernel", DynamicProductKernelDescription()},
-                          {"packed_kernel", PackedProductKernelDescription()},
-                          {"int8_kernel", ActiveInt8KernelDescription()},
-                          {"math_rows", MathRowsDescription()},
-                          {"bf16_units", Bf16UnitsDescription()},
-                          {"bf16_kernel", Bf16ProductKernelDescription()},
                           {"versions",
                            {{"weft", WEFT_VERSION},
                             {"compiler", compiler},
                             {"nlohmann_json", json_version},
                             {"CLI11", CLI11_VERSION}}}};
     AddThreadCounts(out, inter, intra);
+    AddKernelChoices(out);
     std::printf("%s\n", out.dump(1).c_str());
     return kExitOk;
   }
