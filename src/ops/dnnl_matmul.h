@@ -60,9 +60,9 @@ std::string DescribeDynamicProductKernel();
 bool DnnlBf16ProductsAvailable();
 
 // Which kernel precision bf16's products with a constant weight run, and
-// why, for `weft info`: "dnnl (per CPU: AMX-BF16)", "dnnl
-// (WEFT_DNNL_BF16_MATMUL)", "weft (AVX-512 BF16)", or "none" where the
-// mode is refused.
+// why, for `weft info`: "dnnl (per CPU: AMX-BF16)", "weft AVX-512 BF16
+// (per CPU: no AMX-BF16)", either naming WEFT_DNNL_BF16_MATMUL where it
+// chose, or "none (precision bf16 refused)".
 std::string DescribeBf16ProductKernel();
 
 // What a plan multiplies in: float32, or bf16 operands (A's rows rounded
