@@ -133,10 +133,6 @@ DnnlWeightProduct::~DnnlWeightProduct() = default;
 
 int64_t DnnlWeightProduct::rows() const { return plan_->rows; }
 
-DnnlProductPrecision DnnlWeightProduct::precision() const {
-  return plan_->precision;
-}
-
 std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
     const float* b, bool transposed, int64_t rows, int64_t k, int64_t n,
     DnnlProductPrecision precision) {

@@ -84,7 +84,6 @@ class DnnlWeightProduct {
   ~DnnlWeightProduct();
 
   int64_t rows() const;
-  DnnlProductPrecision precision() const;
   // Bytes of the reordered weights.
   int64_t bytes() const { return bytes_; }
 
@@ -92,7 +91,7 @@ class DnnlWeightProduct {
   // finish(r0, rows, c0, cols) on the thread that computed it (Gemm's
   // epilogue, while the tile is in cache). False if oneDNN failed a call
   // (C is then incomplete: the caller computes it another way).
-  // REQUIRES: precision() is kFloat32.
+  // REQUIRES: the plan was made kFloat32.
   bool Run(KernelContext& ctx, const float* a, float* c,
            FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
   // The same for a kBf16 plan: A's rows in bf16, `a.row(0)` on, as

@@ -478,6 +478,22 @@ void RunRowTimesPacked(KernelContext& ctx, const GemmOperand<float>& a,
       });
 }
 
+// op(A)'s `rows` rows (a batched A's matrices stacked) rounded to bf16 over
+// the pool, into the calling thread's buffer (kept between products: no
+// allocation once it is large enough). Only this thread names it, as above.
+const Bf16Rows& RoundRowsToBf16(KernelContext& ctx, const GemmOperand<float>& a,
+                                int64_t rows, int64_t depth) {
+  thread_local Bf16Rows kept;
+  Bf16Rows& bf16_rows = kept;
+  bf16_rows.Reset(rows, depth);
+  // About 0.5 ns per rounded float.
+  ctx.ParallelFor(rows, 0.5 * static_cast<double>(depth),
+                  [&](int64_t begin, int64_t end) {
+                    bf16_rows.Fill(a.data, a.ld, a.transposed, begin, end);
+                  });
+  return bf16_rows;
+}
+
 // A product against a B packed in bf16 (SessionOptions::precision): op(A)'s
 // `rows` rows (a batched A's matrices stacked, B being 2-D) rounded to bf16
 // over the pool, then tasks of a column block by kBf16TaskRows rows, a
@@ -490,14 +506,7 @@ void RunBf16Product(KernelContext& ctx, const GemmOperand<float>& a,
                     const Bf16PackedWeights& b, float* c,
                     const Epilogue<float>& epilogue) {
   constexpr int64_t kBf16TaskRows = 48;
-  thread_local Bf16Rows kept;  // Only this thread names it, as above.
-  Bf16Rows& bf16_rows = kept;
-  bf16_rows.Reset(rows, d.k);
-  // About 0.5 ns per rounded float.
-  ctx.ParallelFor(rows, 0.5 * static_cast<double>(d.k),
-                  [&](int64_t begin, int64_t end) {
-                    bf16_rows.Fill(a.data, a.ld, a.transposed, begin, end);
-                  });
+  const Bf16Rows& bf16_rows = RoundRowsToBf16(ctx, a, rows, d.k);
   const int64_t row_groups = (rows + kBf16TaskRows - 1) / kBf16TaskRows;
   // About 0.01 ns per multiply-add (two per vdpbf16ps lane).
   const double task_cost = 0.01 * static_cast<double>(kBf16TaskRows) *
@@ -525,18 +534,10 @@ void RunBf16Product(KernelContext& ctx, const GemmOperand<float>& a,
 bool RunDnnlBf16Product(KernelContext& ctx, const float* a, const MatMulDims& d,
                         const DnnlWeightProduct& product, float* c,
                         const Epilogue<float>& epilogue) {
-  thread_local Bf16Rows kept;  // Only this thread names it, as above.
-  Bf16Rows& bf16_rows = kept;
-  const int64_t rows = product.rows();
-  bf16_rows.Reset(rows, d.k);
-  // About 0.5 ns per rounded float.
-  ctx.ParallelFor(rows, 0.5 * static_cast<double>(d.k),
-                  [&](int64_t begin, int64_t end) {
-                    bf16_rows.Fill(a, d.k, /*transposed=*/false, begin, end);
-                  });
   return product.Run(
-      ctx, bf16_rows, c,
-      [&](int64_t r0, int64_t tile_rows, int64_t c0, int64_t cols) {
+      ctx,
+      RoundRowsToBf16(ctx, {a, d.k, /*transposed=*/false}, product.rows(), d.k),
+      c, [&](int64_t r0, int64_t tile_rows, int64_t c0, int64_t cols) {
         FinishTile(epilogue, c, d.n, r0, tile_rows, c0, cols);
       });
 }
