@@ -72,6 +72,14 @@ std::string Bf16UnitsDescription();
 // invariant sessions keep weft's own kernel.
 std::string Bf16ProductKernelDescription();
 
+// Which kernel computes the whole row tiles of the int8 products with a
+// constant weight that run on the direct tiles (quantize_dynamic's
+// MatMulInteger, QLinearMatMul), and why: "dnnl (per CPU: AMX-INT8)"
+// (oneDNN's tile products), "weft (per CPU: no AMX-INT8)", either naming
+// WEFT_DNNL_INT8_MATMUL where it chose; docs/kernels.md. The sums are
+// exact: the outputs' bits are the same either way.
+std::string Int8ProductKernelDescription();
+
 // Kernels computing now, in every session of the process, on any thread
 // (the core budget's count: the intra-op helpers they enlist, at most the
 // budget minus this count, are not included). For gauges such as the

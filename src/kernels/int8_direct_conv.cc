@@ -744,6 +744,35 @@ void DirectConvTile(Int8Kernel kernel, const DirectConvWeights& w,
 
 namespace {
 
+// The outputs of sums computed before, as Q says (int32 sums, float, or 8
+// bits): row i's sums for output channels [oc0, oc0 + channels) at acc +
+// i * acc_ld, each row an output pixel of `out` (the first at out.y).
+template <class Q>
+void SumsInto(const int32_t* acc, int64_t acc_ld, int64_t count, int64_t oc0,
+              int64_t channels, const RequantizedOutput& out) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int32_t* sums = acc + i * acc_ld;
+    if constexpr (std::is_same_v<Q, int32_t> || std::is_same_v<Q, float>) {
+      Q* y = static_cast<Q*>(out.y) + i * out.ldy + oc0;
+      for (int64_t j = 0; j < channels; ++j) {
+        const auto sum =
+            static_cast<int32_t>(static_cast<uint32_t>(sums[j]) +
+                                 static_cast<uint32_t>(out.offset[oc0 + j]));
+        if constexpr (std::is_same_v<Q, int32_t>) {
+          y[j] = sum;
+        } else {
+          const float product =
+              static_cast<float>(sum) * out.multiplier[oc0 + j];
+          y[j] = out.bias == nullptr ? product : product + out.bias[oc0 + j];
+        }
+      }
+    } else {
+      RequantizeChannels(sums, channels, out.offset + oc0, out.multiplier + oc0,
+                         out.zero, static_cast<Q*>(out.y) + i * out.m + oc0);
+    }
+  }
+}
+
 // One tile's outputs as Q says (int32 sums, float, or 8 bits; see
 // VnniTile): from the VNNI tile's registers, or on the generic kernel from
 // its sums, element by element as the vector forms compute them.
@@ -769,28 +798,8 @@ void TileInto(Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
   }
   int32_t acc[kDirectPixels * kDirectBlock];
   DirectConvTile(kernel, w, block, pixels, count, tap_offsets, acc);
-  const int64_t channels = std::min(kDirectBlock, out.m - oc0);
-  for (int64_t i = 0; i < count; ++i) {
-    const int32_t* sums = acc + i * kDirectBlock;
-    if constexpr (std::is_same_v<Q, int32_t> || std::is_same_v<Q, float>) {
-      Q* y = static_cast<Q*>(out.y) + i * out.ldy + oc0;
-      for (int64_t j = 0; j < channels; ++j) {
-        const auto sum =
-            static_cast<int32_t>(static_cast<uint32_t>(sums[j]) +
-                                 static_cast<uint32_t>(out.offset[oc0 + j]));
-        if constexpr (std::is_same_v<Q, int32_t>) {
-          y[j] = sum;
-        } else {
-          const float product =
-              static_cast<float>(sum) * out.multiplier[oc0 + j];
-          y[j] = out.bias == nullptr ? product : product + out.bias[oc0 + j];
-        }
-      }
-    } else {
-      RequantizeChannels(sums, channels, out.offset + oc0, out.multiplier + oc0,
-                         out.zero, static_cast<Q*>(out.y) + i * out.m + oc0);
-    }
-  }
+  SumsInto<Q>(acc, kDirectBlock, count, oc0,
+              std::min(kDirectBlock, out.m - oc0), out);
 }
 
 }  // namespace
@@ -818,6 +827,26 @@ void DirectConvTileScaled(Int8Kernel kernel, const DirectConvWeights& w,
                           int64_t count, const int64_t* tap_offsets,
                           const RequantizedOutput& out) {
   TileInto<float>(kernel, w, block, pixels, count, tap_offsets, out);
+}
+
+void DirectSumsInto(DirectOutputForm form, const int32_t* acc, int64_t acc_ld,
+                    int64_t count, int64_t oc0, int64_t channels,
+                    const RequantizedOutput& out) {
+  switch (form) {
+    case DirectOutputForm::kSums:
+      SumsInto<int32_t>(acc, acc_ld, count, oc0, channels, out);
+      return;
+    case DirectOutputForm::kScaled:
+      SumsInto<float>(acc, acc_ld, count, oc0, channels, out);
+      return;
+    case DirectOutputForm::kRequantized:
+      if (out.y_signed) {
+        SumsInto<int8_t>(acc, acc_ld, count, oc0, channels, out);
+      } else {
+        SumsInto<uint8_t>(acc, acc_ld, count, oc0, channels, out);
+      }
+      return;
+  }
 }
 
 void DepthwiseRowRequantized(Int8Kernel kernel, const uint8_t* x,

@@ -157,6 +157,17 @@ void DirectConvTileScaled(Int8Kernel kernel, const DirectConvWeights& w,
                           int64_t count, const int64_t* tap_offsets,
                           const RequantizedOutput& out);
 
+// Which of the three forms above a tile's outputs take.
+enum class DirectOutputForm { kSums, kRequantized, kScaled };
+
+// The outputs of sums computed elsewhere (oneDNN's int8 products), bit for
+// bit as the tiles of `form` write them: row i's sums for output channels
+// [oc0, oc0 + channels) at acc + i * acc_ld, before out.offset; row i is
+// output pixel i of `out` (the first at out.y).
+void DirectSumsInto(DirectOutputForm form, const int32_t* acc, int64_t acc_ld,
+                    int64_t count, int64_t oc0, int64_t channels,
+                    const RequantizedOutput& out);
+
 // `count` output pixels of a depthwise convolution, requantized into out
 // (pixel 0 at out.y, out.m = C channels): pixel i reads tap t's C channels
 // at x + i * pixel_step + tap_offsets[t]; w[t * C + c] is channel c's

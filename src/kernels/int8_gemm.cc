@@ -546,6 +546,12 @@ Int8Kernel Int8KernelForUnits(const Int8Units& units) {
   return units.avx2 ? Int8Kernel::kAvx2 : Int8Kernel::kGeneric;
 }
 
+bool CpuHasAmxInt8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (edx & (1U << 25)) != 0;
+}
+
 bool CpuRunsInt8Kernel(Int8Kernel kernel) {
   switch (kernel) {
     case Int8Kernel::kAvx512Vnni:

@@ -62,6 +62,11 @@ struct Int8Units {
 // timing.
 Int8Kernel Int8KernelForUnits(const Int8Units& units);
 
+// Whether the CPU has AMX-INT8 (CPUID.(7,0):EDX[25]): tile products of
+// bytes, which oneDNN's int8 primitives run (ops/dnnl_matmul.h) and weft's
+// own kernels do not.
+bool CpuHasAmxInt8();
+
 // Whether this CPU can run `kernel` (kGeneric: always).
 bool CpuRunsInt8Kernel(Int8Kernel kernel);
 

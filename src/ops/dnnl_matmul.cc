@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "framework/large_buffer.h"
+#include "kernels/int8_gemm.h"
 #include "ops/kernel_switches.h"
 
 namespace weft::internal {
@@ -28,6 +29,29 @@ bool DnnlBf16ProductsAvailable() {
       KernelSwitch::kDnnlBf16MatMul,
       CpuHasAmxBf16() && CpuHasBf16Products() && DnnlHasAvx512Core());
   return available;
+}
+
+bool DnnlInt8ProductsAvailable() {
+  static const bool available =
+      KernelSwitchOr(KernelSwitch::kDnnlInt8MatMul,
+                     CpuHasAmxInt8() && DnnlHasAvx512Core()) &&
+      CpuRunsInt8Kernel(Int8Kernel::kAvx512Vnni);
+  return available;
+}
+
+std::string DescribeInt8ProductKernel() {
+  const std::optional<bool> setting =
+      KernelSwitchSetting(KernelSwitch::kDnnlInt8MatMul);
+  if (DnnlInt8ProductsAvailable()) {
+    return setting ? "dnnl (WEFT_DNNL_INT8_MATMUL)"
+                   : "dnnl (per CPU: AMX-INT8)";
+  }
+  if (setting == true) {
+    return "weft (per CPU: no AVX-512 VNNI, without which oneDNN's int8 "
+           "sums are not exact; WEFT_DNNL_INT8_MATMUL=1 not taken)";
+  }
+  return setting ? "weft (WEFT_DNNL_INT8_MATMUL)"
+                 : "weft (per CPU: no AMX-INT8)";
 }
 
 std::string DescribeBf16ProductKernel() {
@@ -136,12 +160,35 @@ int64_t DnnlWeightProduct::rows() const { return plan_->rows; }
 std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
     const float* b, bool transposed, int64_t rows, int64_t k, int64_t n,
     DnnlProductPrecision precision) {
+  if (precision == DnnlProductPrecision::kInt8) return nullptr;
+  return Build(b, transposed, rows, k, n, precision);
+}
+
+std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::MakeInt8(
+    const int8_t* b, int64_t k, int64_t n) {
+  return Build(b, /*transposed=*/false, kDnnlTileRows, k, n,
+               DnnlProductPrecision::kInt8);
+}
+
+std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Build(
+    const void* b, bool transposed, int64_t rows, int64_t k, int64_t n,
+    DnnlProductPrecision precision) {
   if (rows <= 0 || k <= 0 || n <= 0) return nullptr;
   auto plan = std::make_unique<Plan>();
   Plan& p = *plan;
   const bool bf16 = precision == DnnlProductPrecision::kBf16;
-  const memory::data_type operands =
-      bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const bool int8 = precision == DnnlProductPrecision::kInt8;
+  const memory::data_type a_type =
+      bf16 ? memory::data_type::bf16
+           : (int8 ? memory::data_type::u8 : memory::data_type::f32);
+  const memory::data_type b_type =
+      bf16 ? memory::data_type::bf16
+           : (int8 ? memory::data_type::s8 : memory::data_type::f32);
+  const memory::data_type b_plain_type =
+      int8 ? memory::data_type::s8 : memory::data_type::f32;
+  const size_t b_plain_bytes = int8 ? 1 : sizeof(float);
+  const memory::data_type c_type =
+      int8 ? memory::data_type::s32 : memory::data_type::f32;
   p.precision = precision;
   p.rows = rows;
   p.k = k;
@@ -151,6 +198,7 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
   p.block_cols = std::min(n, kDnnlBlockCols);
   p.row_tiles = (rows + p.tile_rows - 1) / p.tile_rows;
   p.col_blocks = (n + p.block_cols - 1) / p.block_cols;
+
   const int64_t last_rows = rows - (p.row_tiles - 1) * p.tile_rows;
   const int64_t last_cols = n - (p.col_blocks - 1) * p.block_cols;
   try {
@@ -162,20 +210,27 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
         const int kind = Plan::Kind(partial_rows, partial_cols);
         const int64_t r = partial_rows ? last_rows : p.tile_rows;
         const int64_t cols = partial_cols ? last_cols : p.block_cols;
-        // A's and C's tiles lie in the whole matrices: row strides
-        // a_stride and n.
-        const memory::desc src({r, k}, operands, {p.a_stride, 1});
-        const memory::desc dst({r, cols}, memory::data_type::f32, {n, 1});
-        const memory::desc weights({k, cols}, operands,
-                                   memory::format_tag::any);
+        // A's tiles lie in the whole matrix (row stride a_stride); C's in
+        // it too, or for an int8 plan in a dense buffer of the thread's
+        // (RunInt8): oneDNN 2.6's int8 brgemm kernels take no other.
+        const memory::desc src({r, k}, a_type, {p.a_stride, 1});
+        const memory::desc dst({r, cols}, c_type, {int8 ? cols : n, 1});
+        const memory::desc weights({k, cols}, b_type, memory::format_tag::any);
         dnnl::primitive_attr attr;
         // Each call gets its own scratch memory (a per-thread buffer), so
         // one primitive can run on several threads at once.
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         const dnnl::matmul::primitive_desc pd(
             dnnl::matmul::desc(src, weights, dst), attr, DnnlCpuEngine());
-        if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
+        const std::string impl = pd.impl_info_str();
+        if (impl.rfind("ref", 0) == 0) {
           return nullptr;  // oneDNN's reference loops: weft's are faster.
+        }
+        // Its int8 kernels without VNNI or AMX sum byte pairs in
+        // saturating int16: those sums would not be exact.
+        if (int8 && impl.find("amx") == std::string::npos &&
+            impl.find("vnni") == std::string::npos) {
+          return nullptr;
         }
         p.present[kind] = true;
         p.primitives[kind] = dnnl::matmul(pd);
@@ -220,10 +275,11 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
       const int64_t cols = partial_cols ? last_cols : p.block_cols;
       // op(B)'s columns [c0, c0 + cols) where the tensor holds them.
       const memory::desc plain_desc(
-          {k, cols}, memory::data_type::f32,
+          {k, cols}, b_plain_type,
           transposed ? memory::dims{1, k} : memory::dims{n, 1});
-      const float* first = transposed ? b + c0 * k : b + c0;
-      memory plain(plain_desc, DnnlCpuEngine(), const_cast<float*>(first));
+      const char* first = static_cast<const char*>(b) +
+                          (transposed ? c0 * k : c0) * b_plain_bytes;
+      memory plain(plain_desc, DnnlCpuEngine(), const_cast<char*>(first));
       memory reordered(p.weights[kind], DnnlCpuEngine(), next);
       next += block_bytes(block);
       dnnl::reorder(plain, reordered).execute(stream, plain, reordered);
@@ -240,29 +296,53 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Make(
 bool DnnlWeightProduct::Run(
     KernelContext& ctx, const float* a, float* c,
     FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const {
-  return RunTiles(ctx, reinterpret_cast<const char*>(a),
-                  plan_->a_stride * static_cast<int64_t>(sizeof(float)), c,
-                  finish);
+  const int64_t n = plan_->n;
+  return RunTiles(
+      ctx, reinterpret_cast<const char*>(a),
+      plan_->a_stride * static_cast<int64_t>(sizeof(float)), plan_->rows,
+      [c, n](int64_t r0, int64_t c0) -> void* { return c + r0 * n + c0; },
+      finish);
 }
 
 bool DnnlWeightProduct::Run(
     KernelContext& ctx, const Bf16Rows& a, float* c,
     FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const {
-  return RunTiles(ctx, reinterpret_cast<const char*>(a.row(0)),
-                  a.stride() * static_cast<int64_t>(sizeof(uint16_t)), c,
-                  finish);
+  const int64_t n = plan_->n;
+  return RunTiles(
+      ctx, reinterpret_cast<const char*>(a.row(0)),
+      a.stride() * static_cast<int64_t>(sizeof(uint16_t)), plan_->rows,
+      [c, n](int64_t r0, int64_t c0) -> void* { return c + r0 * n + c0; },
+      finish);
+}
+
+bool DnnlWeightProduct::RunInt8(KernelContext& ctx, const uint8_t* a,
+                                int64_t rows, Int8TileFn emit) const {
+  const Plan& p = *plan_;
+  // One tile's sums, on the thread that computes and emits it.
+  thread_local std::vector<int32_t> tile;
+  const auto tile_dst = [&p](int64_t, int64_t) -> void* {
+    tile.resize(static_cast<size_t>(p.tile_rows * p.block_cols));
+    return tile.data();
+  };
+  return RunTiles(ctx, reinterpret_cast<const char*>(a), p.a_stride, rows,
+                  tile_dst,
+                  [&](int64_t r0, int64_t r, int64_t c0, int64_t cols) {
+                    emit(r0, r, c0, cols, tile.data(), cols);
+                  });
 }
 
 bool DnnlWeightProduct::RunTiles(
-    KernelContext& ctx, const char* a, int64_t a_row_bytes, float* c,
+    KernelContext& ctx, const char* a, int64_t a_row_bytes, int64_t rows,
+    FunctionRef<void*(int64_t, int64_t)> tile_dst,
     FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const {
   const Plan& p = *plan_;
-  const int64_t tiles = p.row_tiles * p.col_blocks;
+  const int64_t row_tiles = (rows + p.tile_rows - 1) / p.tile_rows;
+  const int64_t tiles = row_tiles * p.col_blocks;
   // About 0.017 ns per multiply-add on one core (oneDNN's AVX-512 kernels
-  // on an AMD EPYC Zen 4), a quarter of that in bf16 (AMX): only the
-  // split's grain.
+  // on an AMD EPYC Zen 4), a quarter of that in bf16 and less in int8
+  // (AMX): only the split's grain.
   const double ns_per_multiply_add =
-      p.precision == DnnlProductPrecision::kBf16 ? 0.004 : 0.017;
+      p.precision == DnnlProductPrecision::kFloat32 ? 0.017 : 0.004;
   const double tile_cost =
       ns_per_multiply_add * static_cast<double>(p.tile_rows) *
       static_cast<double>(p.block_cols) * static_cast<double>(p.k);
@@ -276,13 +356,13 @@ bool DnnlWeightProduct::RunTiles(
         const int64_t block = t % p.col_blocks;
         const int64_t r0 = t / p.col_blocks * p.tile_rows;
         const int64_t c0 = block * p.block_cols;
-        const int64_t r = std::min(p.tile_rows, p.rows - r0);
+        const int64_t r = std::min(p.tile_rows, rows - r0);
         const int64_t cols = std::min(p.block_cols, p.n - c0);
         const int kind = Plan::Kind(r != p.tile_rows, cols != p.block_cols);
         void* scratch_start = DnnlThreadScratch(p.scratch[kind].get_size());
         handles->src[kind].set_data_handle(
             const_cast<char*>(a + r0 * a_row_bytes));
-        handles->dst[kind].set_data_handle(c + r0 * p.n + c0);
+        handles->dst[kind].set_data_handle(tile_dst(r0, c0));
         handles->scratch[kind].set_data_handle(scratch_start);
         const std::array<dnnl_exec_arg_t, 4> args{
             {{DNNL_ARG_SRC, handles->src[kind].get()},

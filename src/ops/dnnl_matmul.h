@@ -65,9 +65,26 @@ bool DnnlBf16ProductsAvailable();
 // chose, or "none (precision bf16 refused)".
 std::string DescribeBf16ProductKernel();
 
+// Whether the int8 products with a constant weight whose sums
+// MultiplyUint8Direct* compute (ops/quantized_matmul_packed.h) run their
+// whole tiles of kDnnlTileRows rows through oneDNN (DnnlWeightProduct's
+// int8 plans): where the CPU has AMX-INT8, whose tile products oneDNN runs
+// and weft's own VNNI kernels do not. Integer sums are exact, so the
+// outputs keep their bits either way. Never decided by timing.
+// WEFT_DNNL_INT8_MATMUL=0 turns it off, =1 on where the CPU has AVX-512
+// VNNI (oneDNN's int8 kernels without VNNI sum pairs in saturating int16,
+// which would change the sums). Read once.
+bool DnnlInt8ProductsAvailable();
+
+// Which kernel those int8 products run, and why, for `weft info`:
+// "dnnl (per CPU: AMX-INT8)", "weft (per CPU: no AMX-INT8)", either naming
+// WEFT_DNNL_INT8_MATMUL where it chose, or saying why its 1 was not taken.
+std::string DescribeInt8ProductKernel();
+
 // What a plan multiplies in: float32, or bf16 operands (A's rows rounded
-// by the caller, B's when the plan is made) with float32 sums and output.
-enum class DnnlProductPrecision { kFloat32, kBf16 };
+// by the caller, B's when the plan is made) with float32 sums and output,
+// or uint8 A times int8 B with exact int32 sums.
+enum class DnnlProductPrecision { kFloat32, kBf16, kInt8 };
 
 // C (rows x n) = A (rows x k, row-major) * op(B) for one constant B, its
 // weights reordered into oneDNN's layout once, per column block.
@@ -81,6 +98,12 @@ class DnnlWeightProduct {
   static std::unique_ptr<const DnnlWeightProduct> Make(
       const float* b, bool transposed, int64_t rows, int64_t k, int64_t n,
       DnnlProductPrecision precision = DnnlProductPrecision::kFloat32);
+  // A kInt8 plan: B [k, n] row-major int8, for A's uint8 rows (k bytes
+  // each, row-major) in any whole number of tiles of kDnnlTileRows rows.
+  // Null where oneDNN has no int8 kernel with VNNI or AMX for the shapes.
+  static std::unique_ptr<const DnnlWeightProduct> MakeInt8(const int8_t* b,
+                                                           int64_t k,
+                                                           int64_t n);
   ~DnnlWeightProduct();
 
   int64_t rows() const;
@@ -98,12 +121,29 @@ class DnnlWeightProduct {
   // Bf16Rows::Fill wrote them for all rows().
   bool Run(KernelContext& ctx, const Bf16Rows& a, float* c,
            FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
+  // The exact int32 sums of a kInt8 plan for A's `rows` rows (a multiple
+  // of kDnnlTileRows), tile by tile: emit(r0, rows, c0, cols, sums, ld)
+  // on the thread that computed the tile, sums[i * ld + j] being row r0 +
+  // i's sum at column c0 + j, in a buffer of that thread's, valid until
+  // emit returns.
+  using Int8TileFn = FunctionRef<void(int64_t, int64_t, int64_t, int64_t,
+                                      const int32_t*, int64_t)>;
+  bool RunInt8(KernelContext& ctx, const uint8_t* a, int64_t rows,
+               Int8TileFn emit) const;
 
  private:
-  // A's rows at `a`, each `a_row_bytes` apart.
+  // A's rows at `a`, each `a_row_bytes` apart; `rows` of them (the plan's
+  // but for a kInt8 plan). Tile (r0, c0)'s outputs go to tile_dst(r0, c0).
   bool RunTiles(
-      KernelContext& ctx, const char* a, int64_t a_row_bytes, float* c,
+      KernelContext& ctx, const char* a, int64_t a_row_bytes, int64_t rows,
+      FunctionRef<void*(int64_t, int64_t)> tile_dst,
       FunctionRef<void(int64_t, int64_t, int64_t, int64_t)> finish) const;
+
+  // Make and MakeInt8: B's values as the precision's plain type (float32,
+  // or int8 for kInt8) and `rows` the plan's.
+  static std::unique_ptr<const DnnlWeightProduct> Build(
+      const void* b, bool transposed, int64_t rows, int64_t k, int64_t n,
+      DnnlProductPrecision precision);
 
   struct Plan;
   explicit DnnlWeightProduct(std::unique_ptr<Plan> plan);

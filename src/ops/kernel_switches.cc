@@ -26,6 +26,8 @@ constexpr SwitchFacts kSwitches[] = {
      "oneDNN's tiles for the products without a packed weight"},
     {KernelSwitch::kDnnlBf16MatMul, "WEFT_DNNL_BF16_MATMUL",
      "precision bf16's constant-weight products through oneDNN"},
+    {KernelSwitch::kDnnlInt8MatMul, "WEFT_DNNL_INT8_MATMUL",
+     "the int8 constant-weight products through oneDNN"},
 };
 
 const SwitchFacts& FactsOf(KernelSwitch kernel_switch) {

@@ -24,6 +24,8 @@ enum class KernelSwitch {
                        // packed weight on oneDNN's sgemm tiles
   kDnnlBf16MatMul,     // WEFT_DNNL_BF16_MATMUL: precision bf16's products
                        // with a constant weight through oneDNN
+  kDnnlInt8MatMul,     // WEFT_DNNL_INT8_MATMUL: int8 products with a
+                       // constant weight through oneDNN
 };
 
 // The variable's name, "WEFT_NHWC_CONV" and so on.

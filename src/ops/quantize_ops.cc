@@ -533,7 +533,7 @@ struct QuantizedProductWeights {
   std::optional<Int8ProductWeights> packed;
 
   int64_t bytes() const {
-    return packed ? packed->packed.bytes() : (direct ? direct->w.bytes() : 0);
+    return packed ? packed->packed.bytes() : (direct ? direct->bytes() : 0);
   }
 };
 

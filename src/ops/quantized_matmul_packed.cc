@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/int_division.h"
+#include "weft/function_ref.h"
 
 namespace weft::internal {
 namespace {
@@ -95,7 +96,7 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
 }
 
 std::optional<DirectProductWeights> DirectProductWeights::Prepare(
-    const int8_t* b, int64_t k, int64_t n) {
+    const int8_t* b, int64_t k, int64_t n, bool with_dnnl) {
   if (k % 4 != 0 || k == 0 || n == 0) return std::nullopt;
   std::vector<int8_t> columns(static_cast<size_t>(k * n));
   for (int64_t kk = 0; kk < k; ++kk) {
@@ -105,7 +106,12 @@ std::optional<DirectProductWeights> DirectProductWeights::Prepare(
   d.w = DirectConvWeights(columns.data(), n, k, 1);
   d.k = k;
   d.n = n;
+  if (with_dnnl) d.dnnl = DnnlWeightProduct::MakeInt8(b, k, n);
   return d;
+}
+
+int64_t DirectProductWeights::bytes() const {
+  return w.bytes() + (dnnl ? dnnl->bytes() : 0);
 }
 
 namespace {
@@ -122,20 +128,22 @@ std::vector<int32_t> ZeroPointOffsets(const DirectProductWeights& b,
   return offset;
 }
 
-// Jobs of (block of 64 columns, tile of kDirectPixels rows), the rows of
-// one block together so that its weights stay in cache; tile(job, rows
-// pointer array, count, first row) does one.
+// Jobs of (block of 64 columns, tile of kDirectPixels rows) over A's rows
+// [first_row, rows), the rows of one block together so that its weights
+// stay in cache; tile(job's block, rows pointer array, count, first row)
+// does one.
 template <class Tile>
-void ForEachDirectTile(KernelContext& ctx, const uint8_t* a, int64_t rows,
-                       const DirectProductWeights& b, Tile tile) {
-  const int64_t tiles = CeilDiv(rows, kDirectPixels);
+void ForEachDirectTile(KernelContext& ctx, const uint8_t* a, int64_t first_row,
+                       int64_t rows, const DirectProductWeights& b, Tile tile) {
+  const int64_t tiles = CeilDiv(rows - first_row, kDirectPixels);
   const int64_t blocks = b.w.blocks();
   const double cost =
       static_cast<double>(kDirectPixels * kDirectBlock * b.k) / 64.0;
   ctx.ParallelFor(blocks * tiles, cost, [&](int64_t begin, int64_t end) {
     const uint8_t* row_of[kDirectPixels];
     for (int64_t job = begin; job < end; ++job) {
-      const int64_t block = job / tiles, first = job % tiles * kDirectPixels;
+      const int64_t block = job / tiles;
+      const int64_t first = first_row + job % tiles * kDirectPixels;
       const int64_t count = std::min(kDirectPixels, rows - first);
       for (int64_t i = 0; i < count; ++i) row_of[i] = a + (first + i) * b.k;
       tile(block, row_of, count, first);
@@ -143,18 +151,18 @@ void ForEachDirectTile(KernelContext& ctx, const uint8_t* a, int64_t rows,
   });
 }
 
-}  // namespace
+// Called after each tile's outputs are written: rows [first row, + rows)
+// and columns [first column, + columns) of the output.
+using TileWrittenFn = FunctionRef<void(int64_t, int64_t, int64_t, int64_t)>;
 
-namespace {
-
-// The tiles of A's rows times B with the zero point's offsets in `out`,
-// each tile's outputs at out.y plus its first row times N elements of
-// `element_bytes`; tile(kernel, weights, block, rows, count, tap, out).
-template <class Tile>
+// A's rows times B, with the zero point's offsets (and out.offset, a bias
+// per column) added, written in `form` into out.y (elements of
+// element_bytes, N a row). Whole tiles of kDnnlTileRows rows run on
+// oneDNN's plan where B has one, the rest on the direct tiles.
 void MultiplyDirectInto(KernelContext& ctx, const uint8_t* a, int64_t rows,
                         int32_t a_zero, const DirectProductWeights& b,
-                        RequantizedOutput out, int64_t element_bytes,
-                        Tile tile) {
+                        RequantizedOutput out, DirectOutputForm form,
+                        int64_t element_bytes, TileWrittenFn written) {
   std::vector<int32_t> offset = ZeroPointOffsets(b, a_zero);
   if (out.offset != nullptr) {  // A bias per column, wrapping as sums do.
     for (int64_t j = 0; j < b.n; ++j) {
@@ -166,17 +174,51 @@ void MultiplyDirectInto(KernelContext& ctx, const uint8_t* a, int64_t rows,
   out.offset = offset.data();
   out.m = b.n;
   out.ldy = b.n;
+  const auto at_row = [&](int64_t row) {
+    RequantizedOutput from = out;
+    from.y = static_cast<uint8_t*>(out.y) + row * b.n * element_bytes;
+    return from;
+  };
+  int64_t direct_from = 0;
+  if (b.dnnl != nullptr && rows >= kDnnlTileRows) {
+    const int64_t whole = rows / kDnnlTileRows * kDnnlTileRows;
+    const bool ran = b.dnnl->RunInt8(
+        ctx, a, whole,
+        [&](int64_t r0, int64_t r, int64_t c0, int64_t cols,
+            const int32_t* sums, int64_t ld) {
+          DirectSumsInto(form, sums, ld, r, c0, cols, at_row(r0));
+          written(r0, r, c0, cols);
+        });
+    if (ran) direct_from = whole;  // Else the direct tiles redo them all.
+  }
+  if (direct_from == rows) return;
   const Int8Kernel kernel = ActiveInt8Kernel();
   const int64_t tap = 0;
-  ForEachDirectTile(ctx, a, rows, b,
+  ForEachDirectTile(ctx, a, direct_from, rows, b,
                     [&](int64_t block, const uint8_t* const* row_of,
                         int64_t count, int64_t first) {
-                      RequantizedOutput tile_out = out;
-                      tile_out.y = static_cast<uint8_t*>(out.y) +
-                                   first * b.n * element_bytes;
-                      tile(kernel, b.w, block, row_of, count, &tap, tile_out);
+                      const RequantizedOutput tile_out = at_row(first);
+                      switch (form) {
+                        case DirectOutputForm::kSums:
+                          DirectConvTileSums(kernel, b.w, block, row_of, count,
+                                             &tap, tile_out);
+                          break;
+                        case DirectOutputForm::kRequantized:
+                          DirectConvTileRequantized(kernel, b.w, block, row_of,
+                                                    count, &tap, tile_out);
+                          break;
+                        case DirectOutputForm::kScaled:
+                          DirectConvTileScaled(kernel, b.w, block, row_of,
+                                               count, &tap, tile_out);
+                          break;
+                      }
+                      const int64_t c0 = block * kDirectBlock;
+                      written(first, count, c0,
+                              std::min(kDirectBlock, b.n - c0));
                     });
 }
+
+const auto kNothingMore = [](int64_t, int64_t, int64_t, int64_t) {};
 
 }  // namespace
 
@@ -185,16 +227,16 @@ void MultiplyUint8Direct(KernelContext& ctx, const uint8_t* a, int64_t rows,
                          int32_t* y_int32) {
   RequantizedOutput out;
   out.y = y_int32;
-  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(int32_t),
-                     DirectConvTileSums);
+  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, DirectOutputForm::kSums,
+                     sizeof(int32_t), kNothingMore);
 }
 
 void MultiplyUint8DirectRequantized(KernelContext& ctx, const uint8_t* a,
                                     int64_t rows, int32_t a_zero,
                                     const DirectProductWeights& b,
                                     RequantizedOutput out) {
-  MultiplyDirectInto(ctx, a, rows, a_zero, b, out, 1,
-                     DirectConvTileRequantized);
+  MultiplyDirectInto(ctx, a, rows, a_zero, b, out,
+                     DirectOutputForm::kRequantized, 1, kNothingMore);
 }
 
 void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
@@ -204,31 +246,25 @@ void MultiplyUint8DirectScaled(KernelContext& ctx, const uint8_t* a,
                                const ActivationSpec& activation,
                                const float* residual) {
   if (activation.kind == FusedActivation::kNone && residual == nullptr) {
-    MultiplyDirectInto(ctx, a, rows, a_zero, b, out, sizeof(float),
-                       DirectConvTileScaled);
+    MultiplyDirectInto(ctx, a, rows, a_zero, b, out, DirectOutputForm::kScaled,
+                       sizeof(float), kNothingMore);
     return;
   }
+  // The residual, then the activation, on each tile while it is in cache.
+  float* y = static_cast<float*>(out.y);
+  const int64_t n = b.n;
   MultiplyDirectInto(
-      ctx, a, rows, a_zero, b, out, sizeof(float),
-      [&](Int8Kernel kernel, const DirectConvWeights& w, int64_t block,
-          const uint8_t* const* row_of, int64_t count, const int64_t* tap,
-          const RequantizedOutput& tile_out) {
-        DirectConvTileScaled(kernel, w, block, row_of, count, tap, tile_out);
-        const int64_t first = block * kDirectBlock;
-        const int64_t cols = std::min(kDirectBlock, b.n - first);
-        // The tile's rows start where its outputs do: tile_out.y.
-        const int64_t row0 =
-            (static_cast<float*>(tile_out.y) - static_cast<float*>(out.y)) /
-            b.n;
-        float* tile = static_cast<float*>(tile_out.y) + first;
+      ctx, a, rows, a_zero, b, out, DirectOutputForm::kScaled, sizeof(float),
+      [&](int64_t row0, int64_t count, int64_t c0, int64_t cols) {
+        float* tile = y + row0 * n + c0;
         if (residual != nullptr) {
           for (int64_t i = 0; i < count; ++i) {
-            float* y = tile + i * b.n;
-            const float* z = residual + (row0 + i) * b.n + first;
-            for (int64_t j = 0; j < cols; ++j) y[j] = y[j] + z[j];
+            float* row = tile + i * n;
+            const float* z = residual + (row0 + i) * n + c0;
+            for (int64_t j = 0; j < cols; ++j) row[j] = row[j] + z[j];
           }
         }
-        ApplyActivationRows(activation, tile, count, cols, b.n);
+        ApplyActivationRows(activation, tile, count, cols, n);
       });
 }
 

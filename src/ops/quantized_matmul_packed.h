@@ -15,10 +15,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "kernels/int8_direct_conv.h"
 #include "kernels/int8_gemm.h"
+#include "ops/dnnl_matmul.h"
 #include "ops/fused_activation.h"
 #include "weft/kernel.h"
 
@@ -51,13 +53,22 @@ void MultiplyInt8(KernelContext& ctx, const void* a, bool a_signed,
 // (A's rows are then read in place, four bytes a broadcast). For uint8 A
 // and B of zero point 0, on the VNNI kernel: what quantize_dynamic's
 // transformers and QDQ MatMuls hand MatMulInteger and QLinearMatMul.
+//
+// Where `with_dnnl` (DnnlInt8ProductsAvailable(): the CPU has AMX-INT8),
+// B is also reordered for oneDNN's int8 matmul primitive, and A's whole
+// tiles of kDnnlTileRows rows run there, the rest of its rows on the
+// direct tiles: integer sums are exact, so every row keeps its bits.
 struct DirectProductWeights {
   DirectConvWeights w;
   int64_t k = 0, n = 0;
+  std::shared_ptr<const DnnlWeightProduct> dnnl;  // null: direct tiles only
 
   // nullopt where K is not whole quads.
-  static std::optional<DirectProductWeights> Prepare(const int8_t* b, int64_t k,
-                                                     int64_t n);
+  static std::optional<DirectProductWeights> Prepare(
+      const int8_t* b, int64_t k, int64_t n,
+      bool with_dnnl = DnnlInt8ProductsAvailable());
+
+  int64_t bytes() const;
 };
 
 // y[i][j] = sum_k (a[i][k] - a_zero) b[k][j] for A's `rows` rows (uint8,

@@ -59,6 +59,10 @@ std::string Bf16ProductKernelDescription() {
   return internal::DescribeBf16ProductKernel();
 }
 
+std::string Int8ProductKernelDescription() {
+  return internal::DescribeInt8ProductKernel();
+}
+
 std::string Bf16UnitsDescription() {
   const std::string units = internal::DescribeCpuBf16Units();
   switch (internal::ThisCpuBf16Support()) {

@@ -303,6 +303,8 @@ void PrintKernelChoices() {
               PackedProductKernelDescription().c_str());
   std::printf("int8 product kernel: %s\n",
               ActiveInt8KernelDescription().c_str());
+  std::printf("int8 products:       %s\n",
+              Int8ProductKernelDescription().c_str());
   std::printf("row functions:       %s\n", MathRowsDescription().c_str());
   std::printf("bf16 units:          %s\n", Bf16UnitsDescription().c_str());
   std::printf("bf16 products:       %s\n",
@@ -316,6 +318,7 @@ void AddKernelChoices(nlohmann::json& out) {
   out["dynamic_kernel"] = DynamicProductKernelDescription();
   out["packed_kernel"] = PackedProductKernelDescription();
   out["int8_kernel"] = ActiveInt8KernelDescription();
+  out["int8_products"] = Int8ProductKernelDescription();
   out["math_rows"] = MathRowsDescription();
   out["bf16_units"] = Bf16UnitsDescription();
   out["bf16_kernel"] = Bf16ProductKernelDescription();
