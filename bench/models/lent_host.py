@@ -134,11 +134,11 @@ def kernel_choices(flags):
     if " amx_bf16" in flags:
         choices.append(("WEFT_DNNL_BF16_MATMUL=0", CHOICE_SUITES))
     int8_suites = ("DnnlInt8*:MatMulIntegerFusion*:QdqFusion*:Quantiz*:"
-                   "BatchInvariance*:Determinism*")
+                   "NhwcQLinear*:BatchInvariance*:Determinism*")
     if " amx_int8" in flags:
-        choices.append(("WEFT_DNNL_INT8_MATMUL=0", int8_suites))
+        choices.append(("WEFT_DNNL_INT8=0", int8_suites))
     elif " avx512_vnni" in flags and avx512:
-        choices.append(("WEFT_DNNL_INT8_MATMUL=1", int8_suites))
+        choices.append(("WEFT_DNNL_INT8=1", int8_suites))
     choices.append(("WEFT_NCHW_WINOGRAD=0",
                     "Winograd*:Conv*:BatchInvariance*:Determinism*"))
     return choices

@@ -76,7 +76,7 @@ std::string Bf16ProductKernelDescription();
 // constant weight that run on the direct tiles (quantize_dynamic's
 // MatMulInteger, QLinearMatMul), and why: "dnnl (per CPU: AMX-INT8)"
 // (oneDNN's tile products), "weft (per CPU: no AMX-INT8)", either naming
-// WEFT_DNNL_INT8_MATMUL where it chose; docs/kernels.md. The sums are
+// WEFT_DNNL_INT8 where it chose; docs/kernels.md. The sums are
 // exact: the outputs' bits are the same either way.
 std::string Int8ProductKernelDescription();
 

@@ -1,6 +1,6 @@
 // oneDNN's int8 plans (DnnlWeightProduct::MakeInt8) and the int8 products
 // that run their whole row tiles on them (MultiplyUint8Direct*, where the
-// CPU has AMX-INT8 or WEFT_DNNL_INT8_MATMUL=1 asks): the sums are exact, so
+// CPU has AMX-INT8 or WEFT_DNNL_INT8=1 asks): the sums are exact, so
 // every output keeps the direct tiles' bits.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/int8_gemm.h"
+#include "ops/dnnl_int8_conv.h"
 #include "ops/dnnl_matmul.h"
 #include "ops/kernel_switches.h"
 #include "ops/quantized_matmul_packed.h"
@@ -182,11 +183,114 @@ TEST(DnnlInt8ProductTest, WholeTilesOnOneDnnKeepTheDirectTilesBits) {
   g_scene = nullptr;
 }
 
+// oneDNN's int8 convolution over a padded channels-last input (the direct
+// tiles' input: 6 channels at a stride of 8), a 3 x 3 window at stride 2
+// over 2 images of 15 x 13 padded pixels: every output pixel's sums once,
+// equal to sum x * w over its window, channels past C adding nothing.
+struct ConvScene {
+  static constexpr int64_t kImages = 2, kH = 15, kW = 13, kC = 6, kStride = 8,
+                           kM = 40, kK = 3;
+  Tensor x = test::SeededBytes<uint8_t>({kImages, kH, kW, kStride}, 71);
+  Tensor w = test::SeededBytes<int8_t>({kM, kC, kK, kK}, 72);
+  internal::Window win;
+  const internal::DnnlInt8Conv* conv = nullptr;
+  std::string failure;
+};
+ConvScene* g_conv = nullptr;
+
+Status RunConvCheck(KernelContext& ctx) {
+  ConvScene& s = *g_conv;
+  const int64_t oh = s.win.out[0], ow = s.win.out[1], m = ConvScene::kM;
+  std::vector<int> seen(static_cast<size_t>(ConvScene::kImages * oh * ow), 0);
+  const uint8_t* x = s.x.data<uint8_t>();
+  const bool ran = s.conv->Run(
+      ctx, s.win, x, ConvScene::kImages, ConvScene::kH, ConvScene::kW,
+      [&](int64_t p0, int64_t count, const int32_t* sums) {
+        for (int64_t p = p0; p < p0 + count; ++p) {
+          ++seen[static_cast<size_t>(p)];
+          const int64_t image = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
+          for (int64_t oc = 0; oc < m; ++oc) {
+            int32_t want = 0;
+            for (int64_t ic = 0; ic < ConvScene::kC; ++ic) {
+              for (int64_t ky = 0; ky < ConvScene::kK; ++ky) {
+                for (int64_t kx = 0; kx < ConvScene::kK; ++kx) {
+                  const int64_t iy = oy * 2 + ky, ix = ox * 2 + kx;
+                  want +=
+                      int32_t{x[((image * ConvScene::kH + iy) * ConvScene::kW +
+                                 ix) *
+                                    ConvScene::kStride +
+                                ic]} *
+                      int32_t{s.w.data<int8_t>()[((oc * ConvScene::kC + ic) *
+                                                      ConvScene::kK +
+                                                  ky) *
+                                                     ConvScene::kK +
+                                                 kx]};
+                }
+              }
+            }
+            const int32_t got = sums[(p - p0) * m + oc];
+            if (got != want && s.failure.empty()) {
+              s.failure = "pixel " + std::to_string(p) + " channel " +
+                          std::to_string(oc) + ": " + std::to_string(got) +
+                          ", want " + std::to_string(want);
+            }
+          }
+        }
+      });
+  if (!ran) s.failure += "oneDNN had no plan or failed; ";
+  for (const int times : seen) {
+    if (times != 1) {
+      s.failure += "a pixel emitted " + std::to_string(times) + " times; ";
+      break;
+    }
+  }
+  return ctx.SetOutput(0, Tensor::Scalar<float>(0));
+}
+
+TEST(DnnlInt8ProductTest, OneDnnsConvolutionSumsAPaddedInputExactly) {
+  if (!internal::CpuRunsInt8Kernel(internal::Int8Kernel::kAvx512Vnni) ||
+      !internal::DnnlHasAvx512Core()) {
+    GTEST_SKIP() << "oneDNN's exact int8 kernels need AVX-512 VNNI or AMX";
+  }
+  ConvScene s;
+  s.win.rank = 2;
+  s.win.in = {ConvScene::kH, ConvScene::kW};
+  s.win.kernel = {ConvScene::kK, ConvScene::kK};
+  s.win.stride = {2, 2};
+  s.win.dilation = {1, 1};
+  s.win.pad_begin = {0, 0};
+  s.win.pad_end = {0, 0};
+  s.win.out = {(ConvScene::kH - 3) / 2 + 1, (ConvScene::kW - 3) / 2 + 1};
+  const internal::DnnlInt8Conv conv(s.w.data<int8_t>(), ConvScene::kM,
+                                    ConvScene::kC, ConvScene::kK, ConvScene::kK,
+                                    ConvScene::kStride);
+  s.conv = &conv;
+  g_conv = &s;
+  ASSERT_TRUE(
+      RegisterCustomFunction("dnnl_int8_conv_check", RunConvCheck).ok());
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"y",
+                         "CustomOp",
+                         {},
+                         {{"function", "dnnl_int8_conv_check"},
+                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                         ""})
+                  .ok());
+  for (int intra : {1, 2, 3}) {
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, intra));
+    test::MustRun(*session, {"y"});
+    EXPECT_EQ(s.failure, "") << "intra=" << intra;
+    s.failure.clear();
+  }
+  EXPECT_GT(conv.bytes(), 0);
+  g_conv = nullptr;
+}
+
 // The rule: AMX-INT8 with oneDNN's AVX-512 kernels, unless
-// WEFT_DNNL_INT8_MATMUL says otherwise; never without AVX-512 VNNI.
+// WEFT_DNNL_INT8 says otherwise; never without AVX-512 VNNI.
 TEST(DnnlInt8ProductTest, OneDnnTakesTheProductsWhereTheCpuHasAmxInt8) {
   const std::optional<bool> forced =
-      internal::KernelSwitchSetting(internal::KernelSwitch::kDnnlInt8MatMul);
+      internal::KernelSwitchSetting(internal::KernelSwitch::kDnnlInt8);
   const bool rule =
       forced.value_or(internal::CpuHasAmxInt8() &&
                       internal::DnnlHasAvx512Core()) &&

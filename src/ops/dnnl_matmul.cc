@@ -33,7 +33,7 @@ bool DnnlBf16ProductsAvailable() {
 
 bool DnnlInt8ProductsAvailable() {
   static const bool available =
-      KernelSwitchOr(KernelSwitch::kDnnlInt8MatMul,
+      KernelSwitchOr(KernelSwitch::kDnnlInt8,
                      CpuHasAmxInt8() && DnnlHasAvx512Core()) &&
       CpuRunsInt8Kernel(Int8Kernel::kAvx512Vnni);
   return available;
@@ -41,16 +41,16 @@ bool DnnlInt8ProductsAvailable() {
 
 std::string DescribeInt8ProductKernel() {
   const std::optional<bool> setting =
-      KernelSwitchSetting(KernelSwitch::kDnnlInt8MatMul);
+      KernelSwitchSetting(KernelSwitch::kDnnlInt8);
   if (DnnlInt8ProductsAvailable()) {
-    return setting ? "dnnl (WEFT_DNNL_INT8_MATMUL)"
+    return setting ? "dnnl (WEFT_DNNL_INT8)"
                    : "dnnl (per CPU: AMX-INT8)";
   }
   if (setting == true) {
     return "weft (per CPU: no AVX-512 VNNI, without which oneDNN's int8 "
-           "sums are not exact; WEFT_DNNL_INT8_MATMUL=1 not taken)";
+           "sums are not exact; WEFT_DNNL_INT8=1 not taken)";
   }
-  return setting ? "weft (WEFT_DNNL_INT8_MATMUL)"
+  return setting ? "weft (WEFT_DNNL_INT8)"
                  : "weft (per CPU: no AMX-INT8)";
 }
 

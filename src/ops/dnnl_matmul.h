@@ -71,14 +71,14 @@ std::string DescribeBf16ProductKernel();
 // int8 plans): where the CPU has AMX-INT8, whose tile products oneDNN runs
 // and weft's own VNNI kernels do not. Integer sums are exact, so the
 // outputs keep their bits either way. Never decided by timing.
-// WEFT_DNNL_INT8_MATMUL=0 turns it off, =1 on where the CPU has AVX-512
+// WEFT_DNNL_INT8=0 turns it off, =1 on where the CPU has AVX-512
 // VNNI (oneDNN's int8 kernels without VNNI sum pairs in saturating int16,
 // which would change the sums). Read once.
 bool DnnlInt8ProductsAvailable();
 
 // Which kernel those int8 products run, and why, for `weft info`:
 // "dnnl (per CPU: AMX-INT8)", "weft (per CPU: no AMX-INT8)", either naming
-// WEFT_DNNL_INT8_MATMUL where it chose, or saying why its 1 was not taken.
+// WEFT_DNNL_INT8 where it chose, or saying why its 1 was not taken.
 std::string DescribeInt8ProductKernel();
 
 // What a plan multiplies in: float32, or bf16 operands (A's rows rounded

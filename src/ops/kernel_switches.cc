@@ -26,7 +26,7 @@ constexpr SwitchFacts kSwitches[] = {
      "oneDNN's tiles for the products without a packed weight"},
     {KernelSwitch::kDnnlBf16MatMul, "WEFT_DNNL_BF16_MATMUL",
      "precision bf16's constant-weight products through oneDNN"},
-    {KernelSwitch::kDnnlInt8MatMul, "WEFT_DNNL_INT8_MATMUL",
+    {KernelSwitch::kDnnlInt8, "WEFT_DNNL_INT8",
      "the int8 constant-weight products through oneDNN"},
 };
 

@@ -31,6 +31,8 @@
 #include "kernels/int8_direct_conv.h"
 #include "kernels/int_division.h"
 #include "ops/conv_window.h"
+#include "ops/dnnl_int8_conv.h"
+#include "ops/dnnl_matmul.h"
 #include "ops/op_util.h"
 #include "ops/registry.h"
 
@@ -309,6 +311,14 @@ class NhwcQLinearConvKernel : public OpKernel {
           return PrepareInt8ConvWeights(*w, group_, adjacent_columns, kernel_);
         });
     w_source_ = w->raw_data();
+    if (group_ == 1 && weights_->direct && !weights_->folded_columns &&
+        DnnlInt8ProductsAvailable()) {
+      // oneDNN's int8 convolution (AMX tiles) over the same padded input.
+      const int64_t c_in = ws.dim(1);
+      dnnl_conv_ = std::make_unique<const DnnlInt8Conv>(
+          w->data<int8_t>(), m, c_in, ws.dim(2), ws.dim(3),
+          Int8Quads(c_in) * 4);
+    }
     std::array<const Tensor*, 9> in{};
     const int inputs = static_cast<int>(c.input_dtypes().size());
     if (inputs < 8) return;  // the schema's check reports it
@@ -323,7 +333,9 @@ class NhwcQLinearConvKernel : public OpKernel {
     }
   }
 
-  int64_t prepared_bytes() const override { return weights_->bytes(); }
+  int64_t prepared_bytes() const override {
+    return weights_->bytes() + (dnnl_conv_ ? dnnl_conv_->bytes() : 0);
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -405,6 +417,7 @@ class NhwcQLinearConvKernel : public OpKernel {
     const PaddedInput padded =
         PadInput(ctx, win, x.data<uint8_t>(), n, c, Int8Quads(c) * 4, x_zero,
                  /*slack=*/0, channels_first_);
+    if (dnnl_conv_ && OnDnnl(ctx, win, padded, n, out)) return Status::OK();
     Direct(ctx, win, padded, TapOffsets(win, padded), n, out);
     return Status::OK();
   }
@@ -481,6 +494,22 @@ class NhwcQLinearConvKernel : public OpKernel {
           b - xz * static_cast<uint32_t>(sums[static_cast<size_t>(oc)])));
     }
     return rq;
+  }
+
+  // The sums on oneDNN's int8 convolution, requantized as the direct tiles
+  // requantize theirs (the same bits: the sums are exact). False where
+  // oneDNN has no plan for the shapes or failed a call: Direct then
+  // computes every output.
+  bool OnDnnl(KernelContext& ctx, const Window& win, const PaddedInput& padded,
+              int64_t n, const RequantizedOutput& out) const {
+    return dnnl_conv_->Run(
+        ctx, win, padded.data, n, padded.h, padded.w,
+        [&](int64_t p0, int64_t count, const int32_t* sums) {
+          RequantizedOutput at = out;
+          at.y = static_cast<uint8_t*>(out.y) + p0 * out.m;  // a byte each
+          DirectSumsInto(DirectOutputForm::kRequantized, sums, out.m, count,
+                         /*oc0=*/0, out.m, at);
+        });
   }
 
   // Jobs of (chunk of tiles of w.tile_pixels() pixels, block of output
@@ -704,6 +733,10 @@ class NhwcQLinearConvKernel : public OpKernel {
   // (other input sizes). Empty where w is not a constant int8 [M, C, kh, kw].
   std::shared_ptr<const NhwcInt8ConvWeights> weights_ =
       std::make_shared<const NhwcInt8ConvWeights>();
+  // Where DnnlInt8ProductsAvailable() (the CPU has AMX-INT8) and w takes
+  // the direct tiles unfolded: oneDNN's int8 convolution of w, whose plans
+  // are made per input shape at its first Run.
+  std::unique_ptr<const DnnlInt8Conv> dnnl_conv_;
 };
 
 Status InferNhwcQLinearConvShape(InferenceContext& ctx) {
