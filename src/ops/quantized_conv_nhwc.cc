@@ -285,6 +285,17 @@ std::shared_ptr<const NhwcInt8ConvWeights> PrepareInt8ConvWeights(
   return made;
 }
 
+// The least depth (input bytes a window: channels to whole quads times
+// taps) of a layer that takes oneDNN's int8 convolution where the CPU has
+// AMX-INT8: a shape rule, never a timing. On an Intel Xeon (Emerald
+// Rapids, AMX-INT8; docs/kernels.md) oneDNN's AMX kernels ran ResNet-18's
+// 3 x 3 layers (depth 576 to 4,608) in 0.36-0.87x the VNNI tiles' time,
+// and MobileNetV2's 1 x 1 projections from 576 and 960 channels in
+// 0.70-0.89x; the shallower layers ran 1.2-2.3x slower there (the 1 x 1
+// expansions from 16 to 160 channels, the strided 1 x 1 downsamples from
+// 64 to 256, the stem).
+constexpr int64_t kDnnlInt8ConvMinDepth = 512;
+
 class NhwcQLinearConvKernel : public OpKernel {
  public:
   explicit NhwcQLinearConvKernel(const KernelConstruction& c)
@@ -311,10 +322,11 @@ class NhwcQLinearConvKernel : public OpKernel {
           return PrepareInt8ConvWeights(*w, group_, adjacent_columns, kernel_);
         });
     w_source_ = w->raw_data();
+    const int64_t c_in = ws.dim(1);
     if (group_ == 1 && weights_->direct && !weights_->folded_columns &&
+        Int8Quads(c_in) * 4 * taps_ >= kDnnlInt8ConvMinDepth &&
         DnnlInt8ProductsAvailable()) {
       // oneDNN's int8 convolution (AMX tiles) over the same padded input.
-      const int64_t c_in = ws.dim(1);
       dnnl_conv_ = std::make_unique<const DnnlInt8Conv>(
           w->data<int8_t>(), m, c_in, ws.dim(2), ws.dim(3),
           Int8Quads(c_in) * 4);

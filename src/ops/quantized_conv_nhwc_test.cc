@@ -119,6 +119,14 @@ TEST(NhwcQLinearConvTest, GivesQLinearConvsBitsOnEveryShape) {
       {"3x3, large weights, chunks of 16 tiles", 1, 256, 10, 10, 128, 3, 1, 1,
        1, 1},
       {"dilated", 1, 12, 11, 11, 20, 3, 1, 2, 2, 1},
+      // Deep enough for oneDNN's int8 convolution where the CPU has
+      // AMX-INT8 (and under WEFT_DNNL_INT8=1): strided, dilated, channels
+      // not whole quads, a 1 x 1 over 512 channels, bands of rows.
+      {"3x3/2 deep, two images", 2, 64, 9, 11, 40, 3, 2, 1, 1, 1},
+      {"3x3 dilated deep", 1, 64, 11, 11, 20, 3, 1, 2, 2, 1},
+      {"3x3 dilated deep, channels not whole quads", 1, 62, 11, 11, 30, 3, 1, 2,
+       2, 1},
+      {"1x1 over 512 channels", 1, 512, 5, 6, 24, 1, 1, 0, 1, 1},
       {"depthwise", 2, 24, 7, 9, 24, 3, 1, 1, 1, 24},
       {"depthwise/2", 1, 40, 9, 10, 40, 3, 2, 1, 1, 40},
       {"depthwise few channels", 1, 5, 6, 6, 5, 3, 1, 1, 1, 5},
