@@ -130,7 +130,9 @@ TEST(GemmTileTest, OneDnnTilesStartNoThreadAndRepeatTheirBits) {
                   first.data(), n, false);
   GemmTile<float>(GemmKernel::kDnnl, n, n, n, {a.data(), n}, {b.data(), n},
                   again.data(), n, false);
-  EXPECT_EQ(test::CountProcessThreads(), before);
+  // At most as many: a thread of an earlier test may still be exiting (on
+  // a 16-CPU Xeon the count once fell from 2 to 1 here).
+  EXPECT_LE(test::CountProcessThreads(), before);
   EXPECT_EQ(omp_get_max_threads(), 4);
   for (int64_t i = 0; i < n * n; ++i) {
     ASSERT_EQ(std::bit_cast<uint32_t>(first[i]),
