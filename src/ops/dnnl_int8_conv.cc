@@ -22,9 +22,7 @@ constexpr int64_t kBandsPerImage = 4;
 // Band kinds: a full band, and the last one where it is shorter.
 constexpr int kKinds = 2;
 
-struct BandHandles {
-  std::array<memory, kKinds> src, dst, scratch;
-};
+using BandHandles = DnnlKindHandles<kKinds>;
 
 }  // namespace
 
@@ -49,15 +47,7 @@ struct DnnlInt8Conv::Plan {
   }
 
   std::unique_ptr<BandHandles> MakeHandles() const {
-    auto made = std::make_unique<BandHandles>();
-    for (int kind = 0; kind < kKinds; ++kind) {
-      if (!present[kind]) continue;
-      void* none = static_cast<void*>(DNNL_MEMORY_NONE);
-      made->src[kind] = memory(src[kind], DnnlCpuEngine(), none);
-      made->dst[kind] = memory(dst[kind], DnnlCpuEngine(), none);
-      made->scratch[kind] = memory(scratch[kind], DnnlCpuEngine(), none);
-    }
-    return made;
+    return BandHandles::Make(present, src, dst, scratch);
   }
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/int8_gemm.h"
@@ -146,6 +147,28 @@ Status RunInt8Checks(KernelContext& ctx) {
   return ctx.SetOutput(0, Tensor::Scalar<float>(0));
 }
 
+// Runs `check` as a graph's one CustomOp (so that it gets a Run's
+// intra-op pool) at 1, 2 and 3 intra-op threads; after each, expects
+// `failure` (which check appends to) empty, and clears it.
+void RunAtEachThreadCount(const std::string& name, CustomFunction check,
+                          std::string& failure) {
+  ASSERT_TRUE(RegisterCustomFunction(name, std::move(check)).ok());
+  Graph g;
+  ASSERT_TRUE(g.AddNode({"y",
+                         "CustomOp",
+                         {},
+                         {{"function", name},
+                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
+                         ""})
+                  .ok());
+  for (int intra : {1, 2, 3}) {
+    auto session = test::MustCreate(g, test::PerSessionOptions(1, intra));
+    test::MustRun(*session, {"y"});
+    EXPECT_EQ(failure, "") << name << ", intra=" << intra;
+    failure.clear();
+  }
+}
+
 TEST(DnnlInt8ProductTest, WholeTilesOnOneDnnKeepTheDirectTilesBits) {
   Int8Scene s;
   s.with_dnnl = internal::DirectProductWeights::Prepare(
@@ -165,21 +188,7 @@ TEST(DnnlInt8ProductTest, WholeTilesOnOneDnnKeepTheDirectTilesBits) {
     s.offset.push_back(static_cast<int32_t>(j * 37 % 1001) - 500);
   }
   g_scene = &s;
-  ASSERT_TRUE(RegisterCustomFunction("dnnl_int8_checks", RunInt8Checks).ok());
-  Graph g;
-  ASSERT_TRUE(g.AddNode({"y",
-                         "CustomOp",
-                         {},
-                         {{"function", "dnnl_int8_checks"},
-                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
-                         ""})
-                  .ok());
-  for (int intra : {1, 2, 3}) {
-    auto session = test::MustCreate(g, test::PerSessionOptions(1, intra));
-    test::MustRun(*session, {"y"});
-    EXPECT_EQ(s.failure, "") << "intra=" << intra;
-    s.failure.clear();
-  }
+  RunAtEachThreadCount("dnnl_int8_checks", RunInt8Checks, s.failure);
   g_scene = nullptr;
 }
 
@@ -266,22 +275,7 @@ TEST(DnnlInt8ProductTest, OneDnnsConvolutionSumsAPaddedInputExactly) {
                                     ConvScene::kStride);
   s.conv = &conv;
   g_conv = &s;
-  ASSERT_TRUE(
-      RegisterCustomFunction("dnnl_int8_conv_check", RunConvCheck).ok());
-  Graph g;
-  ASSERT_TRUE(g.AddNode({"y",
-                         "CustomOp",
-                         {},
-                         {{"function", "dnnl_int8_conv_check"},
-                          {"Tout", std::vector<DataType>{DataType::kFloat32}}},
-                         ""})
-                  .ok());
-  for (int intra : {1, 2, 3}) {
-    auto session = test::MustCreate(g, test::PerSessionOptions(1, intra));
-    test::MustRun(*session, {"y"});
-    EXPECT_EQ(s.failure, "") << "intra=" << intra;
-    s.failure.clear();
-  }
+  RunAtEachThreadCount("dnnl_int8_conv_check", RunConvCheck, s.failure);
   EXPECT_GT(conv.bytes(), 0);
   g_conv = nullptr;
 }

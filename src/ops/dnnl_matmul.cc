@@ -43,15 +43,13 @@ std::string DescribeInt8ProductKernel() {
   const std::optional<bool> setting =
       KernelSwitchSetting(KernelSwitch::kDnnlInt8);
   if (DnnlInt8ProductsAvailable()) {
-    return setting ? "dnnl (WEFT_DNNL_INT8)"
-                   : "dnnl (per CPU: AMX-INT8)";
+    return setting ? "dnnl (WEFT_DNNL_INT8)" : "dnnl (per CPU: AMX-INT8)";
   }
   if (setting == true) {
     return "weft (per CPU: no AVX-512 VNNI, without which oneDNN's int8 "
            "sums are not exact; WEFT_DNNL_INT8=1 not taken)";
   }
-  return setting ? "weft (WEFT_DNNL_INT8)"
-                 : "weft (per CPU: no AMX-INT8)";
+  return setting ? "weft (WEFT_DNNL_INT8)" : "weft (per CPU: no AMX-INT8)";
 }
 
 std::string DescribeBf16ProductKernel() {
@@ -107,10 +105,7 @@ namespace {
 // Tile kinds: a full tile, or the last partial row tile and/or column block.
 constexpr int kKinds = 4;
 
-// One loop's memory handles, one per tile kind.
-struct TileHandles {
-  std::array<memory, kKinds> src, dst, scratch;
-};
+using TileHandles = DnnlKindHandles<kKinds>;
 
 }  // namespace
 
@@ -134,15 +129,7 @@ struct DnnlWeightProduct::Plan {
   }
 
   std::unique_ptr<TileHandles> MakeHandles() const {
-    auto made = std::make_unique<TileHandles>();
-    for (int kind = 0; kind < kKinds; ++kind) {
-      if (!present[kind]) continue;
-      void* none = static_cast<void*>(DNNL_MEMORY_NONE);
-      made->src[kind] = memory(src[kind], DnnlCpuEngine(), none);
-      made->dst[kind] = memory(dst[kind], DnnlCpuEngine(), none);
-      made->scratch[kind] = memory(scratch[kind], DnnlCpuEngine(), none);
-    }
-    return made;
+    return TileHandles::Make(present, src, dst, scratch);
   }
 };
 

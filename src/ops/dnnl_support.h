@@ -5,6 +5,7 @@
 #ifndef WEFT_SRC_OPS_DNNL_SUPPORT_H_
 #define WEFT_SRC_OPS_DNNL_SUPPORT_H_
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -74,6 +75,32 @@ class DnnlHandleSets {
  private:
   mutable std::mutex mu_;
   mutable std::vector<Made> free_;
+};
+
+// One loop's memory handles for a plan of up to N primitive kinds (a full
+// tile and its partial ones): a source, destination and scratch memory per
+// kind, made without data (each call points them at its buffers).
+template <size_t N>
+struct DnnlKindHandles {
+  std::array<dnnl::memory, N> src, dst, scratch;
+
+  // Handles for each kind that is `present`, from its descriptors.
+  static std::unique_ptr<DnnlKindHandles> Make(
+      const std::array<bool, N>& present,
+      const std::array<dnnl::memory::desc, N>& src_descs,
+      const std::array<dnnl::memory::desc, N>& dst_descs,
+      const std::array<dnnl::memory::desc, N>& scratch_descs) {
+    auto made = std::make_unique<DnnlKindHandles>();
+    for (size_t kind = 0; kind < N; ++kind) {
+      if (!present[kind]) continue;
+      void* none = static_cast<void*>(DNNL_MEMORY_NONE);
+      made->src[kind] = dnnl::memory(src_descs[kind], DnnlCpuEngine(), none);
+      made->dst[kind] = dnnl::memory(dst_descs[kind], DnnlCpuEngine(), none);
+      made->scratch[kind] =
+          dnnl::memory(scratch_descs[kind], DnnlCpuEngine(), none);
+    }
+    return made;
+  }
 };
 
 // This thread's stream on DnnlCpuEngine(), made on first use.
