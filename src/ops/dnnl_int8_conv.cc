@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <string>
+#include <utility>
 
 #include "kernels/int_division.h"
 #include "ops/dnnl_support.h"
@@ -51,17 +52,26 @@ struct DnnlInt8Conv::Plan {
   }
 };
 
-DnnlInt8Conv::DnnlInt8Conv(const int8_t* w, int64_t m, int64_t c, int64_t kh,
-                           int64_t kw, int64_t channel_stride)
-    : m_(m), c_(c), kh_(kh), kw_(kw), channel_stride_(channel_stride) {
-  const int64_t taps = kh * kw;
-  weights_.assign(static_cast<size_t>(m * channel_stride * taps), 0);
-  for (int64_t oc = 0; oc < m; ++oc) {
-    for (int64_t ic = 0; ic < c; ++ic) {
-      std::copy_n(w + (oc * c + ic) * taps, taps,
-                  weights_.begin() + (oc * channel_stride + ic) * taps);
+DnnlInt8Conv::DnnlInt8Conv(Tensor w, int64_t channel_stride)
+    : w_(std::move(w)),
+      m_(w_.shape().dim(0)),
+      c_(w_.shape().dim(1)),
+      kh_(w_.shape().dim(2)),
+      kw_(w_.shape().dim(3)),
+      channel_stride_(channel_stride) {}
+
+std::vector<int8_t> DnnlInt8Conv::PaddedWeights() const {
+  const int64_t taps = kh_ * kw_;
+  std::vector<int8_t> padded(static_cast<size_t>(m_ * channel_stride_ * taps),
+                             0);
+  const int8_t* w = w_.data<int8_t>();
+  for (int64_t oc = 0; oc < m_; ++oc) {
+    for (int64_t ic = 0; ic < c_; ++ic) {
+      std::copy_n(w + (oc * c_ + ic) * taps, taps,
+                  padded.begin() + (oc * channel_stride_ + ic) * taps);
     }
   }
+  return padded;
 }
 
 DnnlInt8Conv::~DnnlInt8Conv() = default;
@@ -90,12 +100,14 @@ const DnnlInt8Conv::Plan* DnnlInt8Conv::PlanFor(const Window& win,
   p.bands = CeilDiv(p.out_h, p.band_rows);
   p.input_rows_per_band = p.band_rows * p.stride[0];
   const int64_t last_rows = p.out_h - (p.bands - 1) * p.band_rows;
+  bool exact = true;  // oneDNN's kernels sum the bytes exactly
   try {
     OneOpenMpThread one_thread;
     dnnl::stream stream(DnnlCpuEngine());
+    std::vector<int8_t> padded_weights = PaddedWeights();
     memory plain(memory::desc({m_, channel_stride_, kh_, kw_},
                               memory::data_type::s8, memory::format_tag::oihw),
-                 DnnlCpuEngine(), const_cast<int8_t*>(weights_.data()));
+                 DnnlCpuEngine(), padded_weights.data());
     for (int kind = 0; kind < kKinds; ++kind) {
       const int64_t rows = kind == 0 ? p.band_rows : last_rows;
       if (kind == 1 && rows == p.band_rows) continue;
@@ -123,8 +135,8 @@ const DnnlInt8Conv::Plan* DnnlInt8Conv::PlanFor(const Window& win,
       const std::string impl = pd.impl_info_str();
       if (impl.find("amx") == std::string::npos &&
           impl.find("vnni") == std::string::npos) {
-        plans_.push_back(std::move(plan));
-        return nullptr;
+        exact = false;
+        break;
       }
       p.present[kind] = true;
       p.primitives[kind] = dnnl::convolution_forward(pd);
@@ -137,9 +149,14 @@ const DnnlInt8Conv::Plan* DnnlInt8Conv::PlanFor(const Window& win,
       p.bytes += static_cast<int64_t>(pd.weights_desc().get_size());
     }
     stream.wait();
-    p.usable = true;
+    p.usable = exact;
   } catch (const dnnl::error&) {
     p.usable = false;  // oneDNN refused the shapes: the direct tiles.
+  }
+  if (!p.usable) {  // Kept, so that the shape is not tried again; empty.
+    p.present = {};
+    p.weights = {};
+    p.bytes = 0;
   }
   plans_.push_back(std::move(plan));
   return p.usable ? &p : nullptr;

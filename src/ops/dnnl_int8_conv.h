@@ -27,15 +27,16 @@
 #include "ops/conv_window.h"
 #include "weft/function_ref.h"
 #include "weft/kernel.h"
+#include "weft/tensor.h"
 
 namespace weft::internal {
 
 class DnnlInt8Conv {
  public:
-  // w: int8 [M][C][kh][kw] (ONNX's order, one group); the input's pixels
-  // hold channel_stride >= C bytes. Copies w.
-  DnnlInt8Conv(const int8_t* w, int64_t m, int64_t c, int64_t kh, int64_t kw,
-               int64_t channel_stride);
+  // w: int8 [M][C][kh][kw] (ONNX's order, one group), shared, not copied:
+  // oneDNN's layout of it is made with each plan. The input's pixels hold
+  // channel_stride >= C bytes.
+  DnnlInt8Conv(Tensor w, int64_t channel_stride);
   ~DnnlInt8Conv();
   DnnlInt8Conv(const DnnlInt8Conv&) = delete;
   DnnlInt8Conv& operator=(const DnnlInt8Conv&) = delete;
@@ -62,8 +63,11 @@ class DnnlInt8Conv {
   // null where oneDNN offers no exact int8 kernel.
   const Plan* PlanFor(const Window& win, int64_t padded_w) const;
 
+  // w as [M][channel_stride][kh][kw], 0 past C: what oneDNN reorders.
+  std::vector<int8_t> PaddedWeights() const;
+
+  Tensor w_;
   int64_t m_, c_, kh_, kw_, channel_stride_;
-  std::vector<int8_t> weights_;  // [M][channel_stride][kh][kw], 0 past C
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<Plan>> plans_;
 };

@@ -270,9 +270,7 @@ TEST(DnnlInt8ProductTest, OneDnnsConvolutionSumsAPaddedInputExactly) {
   s.win.pad_begin = {0, 0};
   s.win.pad_end = {0, 0};
   s.win.out = {(ConvScene::kH - 3) / 2 + 1, (ConvScene::kW - 3) / 2 + 1};
-  const internal::DnnlInt8Conv conv(s.w.data<int8_t>(), ConvScene::kM,
-                                    ConvScene::kC, ConvScene::kK, ConvScene::kK,
-                                    ConvScene::kStride);
+  const internal::DnnlInt8Conv conv(s.w, ConvScene::kStride);
   s.conv = &conv;
   g_conv = &s;
   RunAtEachThreadCount("dnnl_int8_conv_check", RunConvCheck, s.failure);

@@ -185,7 +185,6 @@ std::unique_ptr<const DnnlWeightProduct> DnnlWeightProduct::Build(
   p.block_cols = std::min(n, kDnnlBlockCols);
   p.row_tiles = (rows + p.tile_rows - 1) / p.tile_rows;
   p.col_blocks = (n + p.block_cols - 1) / p.block_cols;
-
   const int64_t last_rows = rows - (p.row_tiles - 1) * p.tile_rows;
   const int64_t last_cols = n - (p.col_blocks - 1) * p.block_cols;
   try {
@@ -305,6 +304,9 @@ bool DnnlWeightProduct::Run(
 bool DnnlWeightProduct::RunInt8(KernelContext& ctx, const uint8_t* a,
                                 int64_t rows, Int8TileFn emit) const {
   const Plan& p = *plan_;
+  if (p.precision != DnnlProductPrecision::kInt8 || rows % p.tile_rows != 0) {
+    return false;  // The plan has whole int8 tiles only.
+  }
   // One tile's sums, on the thread that computes and emits it.
   thread_local std::vector<int32_t> tile;
   const auto tile_dst = [&p](int64_t, int64_t) -> void* {

@@ -327,9 +327,8 @@ class NhwcQLinearConvKernel : public OpKernel {
         Int8Quads(c_in) * 4 * taps_ >= kDnnlInt8ConvMinDepth &&
         DnnlInt8ProductsAvailable()) {
       // oneDNN's int8 convolution (AMX tiles) over the same padded input.
-      dnnl_conv_ = std::make_unique<const DnnlInt8Conv>(
-          w->data<int8_t>(), m, c_in, ws.dim(2), ws.dim(3),
-          Int8Quads(c_in) * 4);
+      dnnl_conv_ =
+          std::make_unique<const DnnlInt8Conv>(*w, Int8Quads(c_in) * 4);
     }
     std::array<const Tensor*, 9> in{};
     const int inputs = static_cast<int>(c.input_dtypes().size());
