@@ -151,6 +151,8 @@ def main():
     parser.add_argument("--deadline-s", type=float, default=420)
     parser.add_argument("--pairs", type=int, default=6)
     parser.add_argument("--only", help="comma-separated job names")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of the side-by-side jobs")
     parser.add_argument("--jobs-file",
                         help="more jobs, one a line: NAME, a tab, a bash "
                         "command (run like the others: pinned, with $WEFT, "
@@ -208,7 +210,7 @@ def main():
 
     bin_dir = wrappers
     jobs = [  # Longest first, so that the pool ends together.
-        ("int8_resnet18_b8", side_by_side("resnet18_b8", 10, 3)),
+        ("int8_resnet18_b8", side_by_side("resnet18_b8", 10, args.rounds)),
         # Each suite runs whatever the one before gave; the job fails if any
         # did.
         ("tests", "status=0; " + "; ".join(
@@ -228,13 +230,13 @@ def main():
          + "; exit $status"),
         ("bf16", f"{HERE}/bf16.sh $WORK 20" if " avx512_bf16" in flags
          else "echo no AVX-512 BF16 on this CPU"),
-        ("int8_resnet18", side_by_side("resnet18", 20, 3)),
-        ("int8_bert_encoder", side_by_side("bert_encoder", 20, 3)),
-        ("int8_mobilenet_v2", side_by_side("mobilenet_v2", 20, 3)),
+        ("int8_resnet18", side_by_side("resnet18", 20, args.rounds)),
+        ("int8_bert_encoder", side_by_side("bert_encoder", 20, args.rounds)),
+        ("int8_mobilenet_v2", side_by_side("mobilenet_v2", 20, args.rounds)),
         ("matmul", f"LD_LIBRARY_PATH={library_path} python3 {ROOT}/bench/compare "
          f"--build-dir {bundle} "
          "--filter 'BM_MatMul_.*/(256|1024|2048)/' --interleave --repetitions 3"),
-        ("float_two_towers", side_by_side("two_towers", 20, 3)),
+        ("float_two_towers", side_by_side("two_towers", 20, args.rounds)),
         ("tune", f"python3 {ROOT}/bench/tune/tune_accuracy.py --settings "
          f"--trials 3 $WEFT {ROOT}/examples/mlp.json::--random-feeds "
          "$WORK/bert_encoder.onnx::--feed,input_ids=$WORK/bert_encoder.input_ids"
