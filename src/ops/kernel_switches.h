@@ -24,7 +24,7 @@ enum class KernelSwitch {
                        // packed weight on oneDNN's sgemm tiles
   kDnnlBf16MatMul,     // WEFT_DNNL_BF16_MATMUL: precision bf16's products
                        // with a constant weight through oneDNN
-  kDnnlInt8,     // WEFT_DNNL_INT8: int8 products with a
+  kDnnlInt8,           // WEFT_DNNL_INT8: int8 products with a
                        // constant weight through oneDNN
 };
 
