@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "io/onnx/expansion.h"
 #include "weft/status.h"
 
 namespace weft::internal {
@@ -32,17 +33,6 @@ bool IsContribOpSupported(const std::string& op_type);
 
 // The com.microsoft ops weft expands, sorted (for messages and docs).
 std::vector<std::string> SupportedContribOps();
-
-// What the model declares of a value: its ONNX element type (0: unknown)
-// and, when it declares a shape, its dims (-1 for one that is not fixed).
-struct DeclaredValue {
-  int32_t elem_type = 0;
-  std::optional<std::vector<int64_t>> dims;
-};
-using DeclaredFn = std::function<DeclaredValue(const std::string&)>;
-// What an expansion declares of the node's outputs, by name (the rank of
-// EmbedLayerNormalization's mask_index, which Attention reads).
-using DeclaredOutputs = std::map<std::string, DeclaredValue>;
 
 // Appends to `out` the default-domain nodes that compute com.microsoft node
 // `node`: they write the node's outputs under its names, and name their

@@ -21,6 +21,7 @@
 
 #include "framework/large_buffer.h"
 #include "io/onnx/contrib_ops.h"
+#include "io/onnx/function_ops.h"
 #include "io/onnx/lifted_raw_data.h"
 #include "io/onnx/onnx_functions.h"
 #include "io/onnx/onnx_ops.h"
@@ -442,7 +443,7 @@ class Importer {
     WEFT_RETURN_IF_ERROR(
         MeasureExpansion(g.node(), *functions_, 0, &sizes).status());
     ExpandFunctions(g.node(), *functions_, &nodes_, &calls);
-    WEFT_RETURN_IF_ERROR(ExpandContribNodes());
+    WEFT_RETURN_IF_ERROR(ExpandOpsByDefinition());
     WEFT_RETURN_IF_ERROR(IndexNodes(nodes_.nodes));
     for (size_t i = 0; i < nodes_.nodes.size(); ++i) {
       WEFT_RETURN_IF_ERROR(AddNode(*nodes_.nodes[i], static_cast<int>(i)));
@@ -814,9 +815,10 @@ class Importer {
     return Status::OK();
   }
 
-  // Replaces each node of domain com.microsoft in nodes_ by the
+  // Replaces each node of domain com.microsoft, and each default-domain
+  // node ONNX defines as a function (function_ops.h), in nodes_ by the
   // default-domain nodes that compute it (contrib_ops.h).
-  Status ExpandContribNodes() {
+  Status ExpandOpsByDefinition() {
     std::vector<const onnx::NodeProto*> nodes;
     int64_t expanded = 0;
     const internal::DeclaredFn declared = [this](const std::string& name) {
@@ -824,7 +826,10 @@ class Importer {
                                      FindDeclaredDims(name)};
     };
     for (const onnx::NodeProto* node : nodes_.nodes) {
-      if (node->domain() != internal::kMicrosoftDomain) {
+      const bool contrib = node->domain() == internal::kMicrosoftDomain;
+      const bool function = IsDefaultDomain(node->domain()) &&
+                            internal::IsFunctionOpExpanded(node->op_type());
+      if (!contrib && !function) {
         nodes.push_back(node);
         continue;
       }
@@ -833,11 +838,13 @@ class Importer {
       google::protobuf::RepeatedPtrField<onnx::NodeProto>& body =
           nodes_.bodies.emplace_back();
       internal::DeclaredOutputs outputs;
-      WEFT_RETURN_IF_ERROR(internal::ExpandContribOp(
-                               *node, opset_,
-                               name + "/" + std::to_string(expanded++) + "/",
-                               declared, &body, &outputs)
-                               .WithContext("node '" + name + "'"));
+      const std::string prefix = name + "/" + std::to_string(expanded++) + "/";
+      WEFT_RETURN_IF_ERROR(
+          (contrib ? internal::ExpandContribOp(*node, opset_, prefix, declared,
+                                               &body, &outputs)
+                   : internal::ExpandFunctionOp(*node, opset_, prefix, declared,
+                                                &body, &outputs))
+              .WithContext("node '" + name + "'"));
       for (auto& [output, value] : outputs) {
         declared_type_[output] = value.elem_type;
         if (value.dims) declared_dims_[output] = *std::move(value.dims);
@@ -1157,12 +1164,13 @@ StatusOr<OnnxModelSummary> InspectOnnxModel(const std::string& path) {
   const FunctionTable functions = IndexFunctions(model);
   for (const auto& [key, count] : counts) {
     const bool local = functions.count(key) > 0;
-    summary.ops.push_back(
-        {key.first, key.second, count,
-         local ||
-             (key.first.empty() && internal::IsOnnxOpSupported(key.second)) ||
-             (key.first == internal::kMicrosoftDomain &&
-              internal::IsContribOpSupported(key.second))});
+    summary.ops.push_back({key.first, key.second, count,
+                           local ||
+                               (key.first.empty() &&
+                                (internal::IsOnnxOpSupported(key.second) ||
+                                 internal::IsFunctionOpExpanded(key.second))) ||
+                               (key.first == internal::kMicrosoftDomain &&
+                                internal::IsContribOpSupported(key.second))});
   }
   std::stable_sort(
       summary.ops.begin(), summary.ops.end(),

@@ -13,7 +13,7 @@ namespace weft::internal {
 
 // The opsets the importer reads.
 constexpr int64_t kMinOpset = 1;
-constexpr int64_t kMaxOpset = 22;
+constexpr int64_t kMaxOpset = 23;
 
 // weft's op conversions follow the ONNX definitions of opset 7 onwards. A
 // model of opset 1 to 6 is read when each of its ops is defined at opset 7

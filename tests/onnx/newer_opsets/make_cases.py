@@ -12,7 +12,7 @@ from onnx import TensorProto
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
-from onnx_cases import case, floats, ints, main  # noqa: E402
+from onnx_cases import RNG, case, floats, ints, main  # noqa: E402
 
 
 def opset_18_cases():
@@ -261,5 +261,179 @@ def resize_cases():
               "sizes": np.array([3, 4], np.int64)})
 
 
+# ---- Opset 23: the ops ONNX defines as functions, with NumPy references
+# written from the op texts (ONNX Runtime must agree with them).
+
+def rms_reference(axis, epsilon=1e-5):
+    def reference(inputs, consts):
+        x, scale = inputs["x"], {**inputs, **consts}["scale"]
+        axes = tuple(range(axis % x.ndim, x.ndim))
+        mean_square = np.mean(x.astype(np.float32) ** 2, axis=axes,
+                              keepdims=True)
+        return [(x / np.sqrt(mean_square + epsilon) * scale).astype(x.dtype)]
+    return reference
+
+
+def rotary_reference(heads=0, rotary_dim=0, interleaved=False):
+    def reference(inputs, consts):
+        values = {**inputs, **consts}
+        x, cos, sin = values["x"], values["cos"], values["sin"]
+        if "positions" in values:
+            cos, sin = cos[values["positions"]], sin[values["positions"]]
+        # As [batch, sequence, heads, size].
+        four = x.transpose(0, 2, 1, 3) if x.ndim == 4 else \
+            x.reshape(x.shape[0], x.shape[1], heads, -1)
+        dim = rotary_dim or four.shape[-1]
+        rotated, kept = four[..., :dim], four[..., dim:]
+        cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+        if interleaved:
+            x1, x2 = rotated[..., 0::2], rotated[..., 1::2]
+        else:
+            x1, x2 = rotated[..., :dim // 2], rotated[..., dim // 2:]
+        real, imaginary = cos * x1 - sin * x2, sin * x1 + cos * x2
+        if interleaved:
+            turned = np.stack([real, imaginary], -1).reshape(rotated.shape)
+        else:
+            turned = np.concatenate([real, imaginary], -1)
+        y = np.concatenate([turned, kept], -1)
+        y = y.transpose(0, 2, 1, 3) if x.ndim == 4 else y.reshape(x.shape)
+        return [y.astype(np.float32)]
+    return reference
+
+
+def attention_reference(q_heads=0, kv_heads=0, scale=None, causal=False,
+                        softcap=0.0, mode=None):
+    """Y (and present_key, present_value, qk_matmul_output where `mode` is
+    given) from the op's text."""
+    def heads(t, count):
+        return t.reshape(t.shape[0], t.shape[1], count, -1) \
+            .transpose(0, 2, 1, 3)
+
+    def reference(inputs, consts):
+        values = {**inputs, **consts}
+        q, k, v = values["q"], values["k"], values["v"]
+        three_d = q.ndim == 3
+        if three_d:
+            q, k, v = heads(q, q_heads), heads(k, kv_heads), heads(v, kv_heads)
+        if "past_key" in values:
+            k = np.concatenate([values["past_key"], k], 2)
+            v = np.concatenate([values["past_value"], v], 2)
+        present = [k, v]
+        group = q.shape[1] // k.shape[1]
+        k_all, v_all = np.repeat(k, group, 1), np.repeat(v, group, 1)
+        s = scale if scale is not None else 1 / np.sqrt(q.shape[-1])
+        scores = (q.astype(np.float64) @ k_all.transpose(0, 1, 3, 2)) * s
+        qk = [scores]
+        if softcap:
+            scores = softcap * np.tanh(scores / softcap)
+        qk.append(scores)
+        if "mask" in values:
+            mask = values["mask"]
+            scores = scores + (np.where(mask, 0, -np.inf)
+                               if mask.dtype == np.bool_ else mask)
+        if causal:
+            past = values["past_key"].shape[2] if "past_key" in values else 0
+            rows, cols = scores.shape[-2:]
+            later = np.arange(cols)[None, :] > np.arange(rows)[:, None] + past
+            scores = scores + np.where(later, -np.inf, 0)
+        qk.append(scores)
+        top = scores.max(-1, keepdims=True)
+        hidden = np.isneginf(top)
+        e = np.exp(scores - np.where(hidden, 0, top))
+        p = np.where(hidden, 0, e / np.where(hidden, 1, e.sum(-1, keepdims=True)))
+        qk.append(p)
+        y = p @ v_all
+        if three_d:
+            y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+        outputs = [y.astype(np.float32)]
+        if mode is not None:
+            outputs += [t.astype(np.float32) for t in present]
+            outputs.append(qk[mode].astype(np.float32))
+        return outputs
+    return reference
+
+
+def opset_23_cases():
+    case("RMSNormalization_last_axis", "RMSNormalization",
+         {"x": floats(2, 3, 8)}, {}, {"scale": floats(8)}, opset=23,
+         reference=rms_reference(-1))
+    case("RMSNormalization_axis_1_epsilon", "RMSNormalization",
+         {"x": floats(2, 3, 4)}, {"axis": 1, "epsilon": 0.25},
+         {"scale": floats(3, 4)}, opset=23, reference=rms_reference(1, 0.25))
+    case("RMSNormalization_fed_scale_axis_minus_2", "RMSNormalization",
+         {"x": floats(2, 5, 6), "scale": floats(6)}, {"axis": -2},
+         opset=23, reference=rms_reference(-2))
+
+    positions = np.array([[0, 3, 1, 7], [2, 2, 5, 6]], np.int64)
+    cache = RNG.uniform(-1, 1, (8, 4)).astype(np.float32)
+    for interleaved in [0, 1]:
+        case(f"RotaryEmbedding_4d_positions_interleaved_{interleaved}",
+             "RotaryEmbedding",
+             {"x": floats(2, 3, 4, 8), "positions": positions},
+             {"interleaved": interleaved},
+             {"cos": cache, "sin": np.sin(cache)},
+             order=["x", "cos", "sin", "positions"], opset=23,
+             reference=rotary_reference(interleaved=interleaved))
+        case(f"RotaryEmbedding_3d_partial_interleaved_{interleaved}",
+             "RotaryEmbedding",
+             {"x": floats(2, 4, 3 * 10), "cos": floats(2, 4, 3),
+              "sin": floats(2, 4, 3)},
+             {"interleaved": interleaved, "num_heads": 3,
+              "rotary_embedding_dim": 6}, opset=23,
+             reference=rotary_reference(3, 6, interleaved))
+    case("RotaryEmbedding_4d_caches_per_token", "RotaryEmbedding",
+         {"x": floats(1, 2, 5, 4), "cos": floats(1, 5, 2),
+          "sin": floats(1, 5, 2)}, opset=23, reference=rotary_reference())
+
+    def attention(name, inputs, attrs=None, consts=None, order=None,
+                  reference=None, outputs=None):
+        names = outputs or ["y"]
+        case(f"Attention_{name}", "Attention", inputs, attrs or {}, consts,
+             order=order, opset=23, reference=reference,
+             output_names=names, outputs=len(names))
+
+    attention("4d_mha", {"q": floats(2, 3, 4, 8), "k": floats(2, 3, 6, 8),
+                         "v": floats(2, 3, 6, 5)},
+              reference=attention_reference())
+    attention("3d_mha_float_mask",
+              {"q": floats(2, 5, 12), "k": floats(2, 5, 12),
+               "v": floats(2, 5, 12), "mask": floats(2, 1, 5, 5)},
+              {"q_num_heads": 3, "kv_num_heads": 3},
+              reference=attention_reference(3, 3))
+    attention("3d_gqa_causal", {"q": floats(1, 4, 16), "k": floats(1, 4, 8),
+                                "v": floats(1, 4, 8)},
+              {"q_num_heads": 4, "kv_num_heads": 2, "is_causal": 1},
+              reference=attention_reference(4, 2, causal=True))
+    attention("4d_mqa_bool_mask_scale",
+              {"q": floats(2, 4, 3, 6), "k": floats(2, 1, 5, 6),
+               "v": floats(2, 1, 5, 6),
+               "mask": RNG.random((3, 5)) < 0.7},
+              {"scale": 0.3}, reference=attention_reference(scale=0.3))
+    attention("4d_bool_mask_hides_a_row",
+              {"q": floats(1, 1, 2, 4), "k": floats(1, 1, 3, 4),
+               "v": floats(1, 1, 3, 4),
+               "mask": np.array([[True, False, True], [False] * 3])},
+              reference=attention_reference())
+    attention("4d_cross_softcap", {"q": floats(1, 2, 3, 4),
+                                   "k": floats(1, 2, 7, 4),
+                                   "v": floats(1, 2, 7, 4)},
+              {"softcap": 1.5}, reference=attention_reference(softcap=1.5))
+    # (ONNX Runtime writes the causal bias as the lowest float, not -inf:
+    # the same Y, another qk_matmul_output in mode 2, which is therefore
+    # checked without is_causal.)
+    for mode in range(4):
+        causal = int(mode != 2)
+        attention(f"past_qk_mode_{mode}",
+                  {"q": floats(1, 3, 8), "k": floats(1, 3, 8),
+                   "v": floats(1, 3, 8), "mask": floats(1, 2, 3, 5),
+                   "past_key": floats(1, 2, 2, 4),
+                   "past_value": floats(1, 2, 2, 4)},
+                  {"q_num_heads": 2, "kv_num_heads": 2, "is_causal": causal,
+                   "qk_matmul_output_mode": mode, "softcap": 2.0},
+                  reference=attention_reference(2, 2, causal=bool(causal),
+                                                softcap=2.0, mode=mode),
+                  outputs=["y", "present_key", "present_value", "qk"])
+
+
 if __name__ == "__main__":
-    main(opset_18_cases, opset_19_to_22_cases)
+    main(opset_18_cases, opset_19_to_22_cases, opset_23_cases)

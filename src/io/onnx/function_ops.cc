@@ -1,0 +1,441 @@
+// The expansions of the default-domain ops that ONNX defines as functions
+// (function_ops.h). Each follows the op's text in ONNX's operator
+// changelog (docs/Changelog.md there); docs/onnx.md says what each becomes
+// and which forms are refused.
+#include "io/onnx/function_ops.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+using onnx::TensorProto;
+
+constexpr int64_t kSinceOpset = 23;
+
+// The rank the model declares for input i, if it declares a shape.
+std::optional<size_t> DeclaredRank(const Expansion& e, int i) {
+  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(i);
+  if (!dims) return std::nullopt;
+  return dims->size();
+}
+
+// Dimension `axis` of input i as the model declares it, when fixed.
+std::optional<int64_t> DeclaredDim(const Expansion& e, int i, size_t axis) {
+  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(i);
+  if (!dims || axis >= dims->size() || (*dims)[axis] < 0) return std::nullopt;
+  return (*dims)[axis];
+}
+
+// Axes [start, end) of x's shape, an int64 vector.
+std::string ShapeSlice(Expansion& e, const std::string& x, int64_t start,
+                       int64_t end) {
+  return e.Add("Slice", {e.Add("Shape", {x}), e.Ints({start}), e.Ints({end})});
+}
+
+// ---- RMSNormalization (23).
+
+// x / sqrt(mean(x^2 over axes [axis, rank)) + epsilon) * scale, the first
+// stage in float32 (stash_type 1, the default) and cast back to x's type.
+Status RMSNormalization(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 2));
+  const int64_t axis = IntOr(e.node(), "axis", -1);
+  const float epsilon = FloatOr(e.node(), "epsilon", 1e-5f);
+  if (IntOr(e.node(), "stash_type", TensorProto::FLOAT) != TensorProto::FLOAT) {
+    return UnimplementedError(
+        e.Where() +
+        ": stash_type other than 1 (float32) is not supported; weft computes "
+        "the mean square in float32");
+  }
+  const std::optional<size_t> rank = DeclaredRank(e, 0);
+  if (rank && (axis < -static_cast<int64_t>(*rank) ||
+               axis >= static_cast<int64_t>(*rank))) {
+    return InvalidArgumentError(e.Where() + ": axis " + std::to_string(axis) +
+                                " is out of range for rank " +
+                                std::to_string(*rank));
+  }
+  // The normalised axes: counted from the back when they can be (the
+  // reductions then see constant axes), else from the fed rank.
+  std::string axes;
+  if (axis < 0 || rank) {
+    const int64_t first = axis < 0 ? axis : axis - static_cast<int64_t>(*rank);
+    std::vector<int64_t> back;
+    for (int64_t a = first; a < 0; ++a) back.push_back(a);
+    axes = e.Ints(back);
+  } else {
+    axes = e.Add(
+        "Range",
+        {e.Int(axis), e.Add("Size", {e.Add("Shape", {e.in(0)})}), e.Int(1)});
+  }
+  const int32_t type = e.Declared(0).elem_type;
+  const bool cast = type != 0 && type != TensorProto::FLOAT;
+  std::string x = e.in(0);
+  if (cast) x = e.Add("Cast", {x}, {IntAttr("to", TensorProto::FLOAT)});
+  const std::string mean_square = e.Add(
+      "ReduceMean", {e.Add("Mul", {x, x}), axes}, {IntAttr("keepdims", 1)});
+  const std::string rms =
+      e.Add("Sqrt", {e.Add("Add", {mean_square, e.Scalar(epsilon)})});
+  std::string normalized = e.Add("Div", {x, rms});
+  if (cast) normalized = e.Add("Cast", {normalized}, {IntAttr("to", type)});
+  e.Add("Mul", {normalized, e.in(1)}, {}, e.out(0));
+  return Status::OK();
+}
+
+// ---- RotaryEmbedding (23).
+
+// Rotates the first rotary_embedding_dim (default: all) features of each
+// head by the position's angle: pairs (x1, x2) are the two halves, or
+// neighbours when interleaved; (x1 cos - x2 sin, x1 sin + x2 cos). X is
+// [batch, heads, sequence, size], or [batch, sequence, heads * size] with
+// num_heads; the caches are [batch, sequence, dim / 2], or [positions,
+// dim / 2] read at position_ids.
+Status RotaryEmbedding(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  const int64_t heads = IntOr(e.node(), "num_heads", 0);
+  const int64_t rotary_dim = IntOr(e.node(), "rotary_embedding_dim", 0);
+  const bool interleaved = IntOr(e.node(), "interleaved", 0) != 0;
+  const std::optional<size_t> rank = DeclaredRank(e, 0);
+  if (rank && *rank != 3 && *rank != 4) {
+    return InvalidArgumentError(e.Where() + ": X must be of rank 3 or 4, not " +
+                                std::to_string(*rank));
+  }
+  // Without a declared rank, num_heads says 3-D (it must come with one).
+  const bool three_d = rank ? *rank == 3 : heads > 0;
+  if (three_d && heads <= 0) {
+    return InvalidArgumentError(
+        e.Where() + ": a 3-D X needs a positive num_heads attribute");
+  }
+  if (rotary_dim < 0 || rotary_dim % 2 != 0) {
+    return InvalidArgumentError(e.Where() +
+                                ": rotary_embedding_dim must be even and not "
+                                "negative, not " +
+                                std::to_string(rotary_dim));
+  }
+  std::string x = e.in(0);
+  if (three_d) x = e.Add("Reshape", {x, e.Ints({0, 0, heads, -1})});
+  // x is [batch, sequence, heads, size] (3-D) or [batch, heads, sequence,
+  // size]; the caches get a heads axis of 1 to match.
+  const std::vector<int64_t> heads_axis = {three_d ? 2 : 1};
+  std::string cos = e.in(1), sin = e.in(2);
+  if (e.has_in(3)) {
+    cos = e.Add("Gather", {cos, e.in(3)}, {IntAttr("axis", 0)});
+    sin = e.Add("Gather", {sin, e.in(3)}, {IntAttr("axis", 0)});
+  }
+  cos = e.Unsqueeze(cos, heads_axis);
+  sin = e.Unsqueeze(sin, heads_axis);
+  std::string rotated = x, passed;
+  if (rotary_dim > 0) {
+    rotated =
+        e.Add("Slice", {x, e.Ints({0}), e.Ints({rotary_dim}), e.Ints({-1})});
+    passed = e.Add(
+        "Slice", {x, e.Ints({rotary_dim}),
+                  e.Ints({std::numeric_limits<int64_t>::max()}), e.Ints({-1})});
+  }
+  // Interleaved pairs become a last axis of 2, halves stay on the last axis.
+  std::string pairs = rotated;
+  if (interleaved) {
+    pairs = e.Add("Reshape", {rotated, e.Ints({0, 0, 0, -1, 2})});
+    cos = e.Unsqueeze(cos, {-1});
+    sin = e.Unsqueeze(sin, {-1});
+  }
+  const std::string x1 = e.Fresh("Split"), x2 = e.Fresh("Split");
+  e.AddNode("Split", {pairs}, {x1, x2},
+            {IntAttr("axis", -1), IntAttr("num_outputs", 2)});
+  const std::string real =
+      e.Add("Sub", {e.Add("Mul", {cos, x1}), e.Add("Mul", {sin, x2})});
+  const std::string imaginary =
+      e.Add("Add", {e.Add("Mul", {sin, x1}), e.Add("Mul", {cos, x2})});
+  std::string y = e.Add("Concat", {real, imaginary}, {IntAttr("axis", -1)});
+  if (interleaved) y = e.Add("Reshape", {y, e.Add("Shape", {rotated})});
+  if (!passed.empty()) {
+    y = e.Add("Concat", {y, passed}, {IntAttr("axis", -1)});
+  }
+  // The last node writes output 0.
+  if (three_d) {
+    e.Add("Reshape", {y, e.Add("Shape", {e.in(0)})}, {}, e.out(0));
+  } else {
+    e.Add("Identity", {y}, {}, e.out(0));
+  }
+  return Status::OK();
+}
+
+// ---- Attention (23).
+
+// Attention's inputs: Q, K, V, attn_mask, past_key, past_value.
+constexpr int kMask = 3, kPastKey = 4, kPastValue = 5;
+
+// -inf where `hidden`, else 0: an attention bias.
+std::string Bias(Expansion& e, const std::string& hidden) {
+  return e.Add("Where",
+               {hidden, e.Scalar(-std::numeric_limits<float>::infinity()),
+                e.Scalar(0.0f)});
+}
+
+// The head size of Q, when the model declares it.
+std::optional<int64_t> DeclaredHeadSize(const Expansion& e, bool three_d,
+                                        int64_t q_heads) {
+  if (!three_d) return DeclaredDim(e, 0, 3);
+  const std::optional<int64_t> hidden = DeclaredDim(e, 0, 2);
+  if (!hidden || *hidden % q_heads != 0) return std::nullopt;
+  return *hidden / q_heads;
+}
+
+// Whether Q's heads are K's (multi-head attention, not grouped-query).
+bool SameHeads(const Expansion& e, bool three_d, int64_t q_heads,
+               int64_t kv_heads) {
+  if (three_d) return q_heads == kv_heads;
+  const std::optional<int64_t> q = DeclaredDim(e, 0, 1);
+  const std::optional<int64_t> k = DeclaredDim(e, 1, 1);
+  return q && k && *q == *k;
+}
+
+Status CheckAttentionAttributes(Expansion& e) {
+  const int64_t mode = IntOr(e.node(), "qk_matmul_output_mode", 0);
+  if (mode < 0 || mode > 3) {
+    return InvalidArgumentError(e.Where() + ": qk_matmul_output_mode " +
+                                std::to_string(mode) + " is not 0 to 3");
+  }
+  if (const onnx::AttributeProto* a = FindAttr(e.node(), "softmax_precision")) {
+    const int32_t type = e.Declared(0).elem_type;
+    if (a->i() != (type != 0 ? type : TensorProto::FLOAT)) {
+      return UnimplementedError(
+          e.Where() + ": softmax_precision " + std::to_string(a->i()) +
+          " differs from Q's type; weft computes the softmax in Q's type");
+    }
+  }
+  if (e.has_in(kPastKey) != e.has_in(kPastValue)) {
+    return InvalidArgumentError(
+        e.Where() + ": past_key and past_value must be given together");
+  }
+  if (e.wants_out(1) != e.wants_out(2)) {
+    return InvalidArgumentError(
+        e.Where() + ": present_key and present_value must be asked together");
+  }
+  if (e.has_in(kMask)) {
+    const int32_t type = e.Declared(kMask).elem_type;
+    if (type != TensorProto::BOOL && type != TensorProto::FLOAT &&
+        (type == 0 || type != e.Declared(0).elem_type)) {
+      return UnimplementedError(
+          e.Where() +
+          ": attn_mask needs a declared type, bool or Q's float type" +
+          (type == 0 ? " (it has none)" : ""));
+    }
+  }
+  return Status::OK();
+}
+
+// Softmax(Q K' * scale [softcapped] + attn_mask bias + causal bias) V per
+// head, for multi-head, grouped-query and multi-query attention, self or
+// cross, with past keys and values; 3-D inputs [batch, sequence, heads *
+// size] need q_num_heads and kv_num_heads. ONNX scales Q and K by
+// sqrt(scale) each; weft scales their product (the same value, rounded
+// once). A query row that every key's bias hides gives zeros, as the op's
+// text says.
+Status Attention(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  WEFT_RETURN_IF_ERROR(CheckAttentionAttributes(e));
+  const int64_t q_heads = IntOr(e.node(), "q_num_heads", 0);
+  const int64_t kv_heads = IntOr(e.node(), "kv_num_heads", 0);
+  const std::optional<size_t> rank = DeclaredRank(e, 0);
+  if (rank && *rank != 3 && *rank != 4) {
+    return InvalidArgumentError(e.Where() + ": Q must be of rank 3 or 4, not " +
+                                std::to_string(*rank));
+  }
+  const bool three_d = rank ? *rank == 3 : q_heads > 0;
+  if (three_d && (q_heads <= 0 || kv_heads <= 0 || q_heads % kv_heads != 0)) {
+    return InvalidArgumentError(
+        e.Where() +
+        ": 3-D Q, K and V need positive q_num_heads and kv_num_heads, the "
+        "first a multiple of the second");
+  }
+  const bool past = e.has_in(kPastKey);
+  const bool same_heads = SameHeads(e, three_d, q_heads, kv_heads);
+  // [batch, heads, sequence, size] each; K as K' where it can be (the chain
+  // attention-fusion reads), else transposed after the past is prepended.
+  const std::string q =
+      three_d ? Heads(e, e.in(0), q_heads, {0, 2, 1, 3}) : e.in(0);
+  std::string k, k_transposed, v;
+  if (three_d && !past && !e.wants_out(1)) {
+    k_transposed = Heads(e, e.in(1), kv_heads, {0, 2, 3, 1});
+  } else {
+    k = three_d ? Heads(e, e.in(1), kv_heads, {0, 2, 1, 3}) : e.in(1);
+  }
+  v = three_d ? Heads(e, e.in(2), kv_heads, {0, 2, 1, 3}) : e.in(2);
+  if (past) {
+    k = e.Add("Concat", {e.in(kPastKey), k}, {IntAttr("axis", 2)});
+    v = e.Add("Concat", {e.in(kPastValue), v}, {IntAttr("axis", 2)});
+  }
+  if (e.wants_out(1)) {
+    e.Add("Identity", {k}, {}, e.out(1));
+    e.Add("Identity", {v}, {}, e.out(2));
+  }
+  if (k_transposed.empty()) {
+    k_transposed = e.Add("Transpose", {k}, {IntsAttr("perm", {0, 1, 3, 2})});
+  }
+
+  // Q K': grouped-query heads as [batch, kv_heads, group, ...] against K's
+  // [batch, kv_heads, 1, ...], which MatMul broadcasts without copying K.
+  std::string scores;
+  std::string kv_head_count;  // [kv_heads] for the grouped form.
+  if (same_heads) {
+    scores = e.Add("MatMul", {q, k_transposed});
+  } else {
+    kv_head_count = ShapeSlice(e, k_transposed, 1, 2);
+    const std::string grouped_q =
+        e.Add("Reshape", {q, e.Add("Concat",
+                                   {ShapeSlice(e, q, 0, 1), kv_head_count,
+                                    e.Ints({-1}), ShapeSlice(e, q, 2, 4)},
+                                   {IntAttr("axis", 0)})});
+    const std::string grouped =
+        e.Add("MatMul", {grouped_q, e.Unsqueeze(k_transposed, {2})});
+    scores =
+        e.Add("Reshape", {grouped, e.Add("Concat",
+                                         {ShapeSlice(e, q, 0, 3),
+                                          ShapeSlice(e, k_transposed, 3, 4)},
+                                         {IntAttr("axis", 0)})});
+  }
+  if (const onnx::AttributeProto* a = FindAttr(e.node(), "scale")) {
+    scores = e.Add("Mul", {scores, e.Scalar(a->f())});
+  } else if (const std::optional<int64_t> head_size =
+                 DeclaredHeadSize(e, three_d, q_heads)) {
+    scores = e.Add(
+        "Mul",
+        {scores, e.Scalar(1.0f / std::sqrt(static_cast<float>(*head_size)))});
+  } else {
+    const std::string fed_size = e.Add("Cast", {ShapeSlice(e, q, 3, 4)},
+                                       {IntAttr("to", TensorProto::FLOAT)});
+    scores = e.Add("Div", {scores, e.Add("Sqrt", {fed_size})});
+  }
+  const int64_t mode = IntOr(e.node(), "qk_matmul_output_mode", 0);
+  auto maybe_output = [&](int64_t at_mode, const std::string& value) {
+    if (mode == at_mode && e.wants_out(3)) {
+      e.Add("Identity", {value}, {}, e.out(3));
+    }
+  };
+  maybe_output(0, scores);
+  const float softcap = FloatOr(e.node(), "softcap", 0.0f);
+  if (softcap != 0.0f) {
+    scores = e.Add("Mul",
+                   {e.Add("Tanh", {e.Add("Div", {scores, e.Scalar(softcap)})}),
+                    e.Scalar(softcap)});
+  }
+  maybe_output(1, scores);
+  bool may_hide_rows = false;
+  if (e.has_in(kMask)) {
+    const bool boolean = e.Declared(kMask).elem_type == TensorProto::BOOL;
+    // A boolean mask is true where a key takes part.
+    const std::string bias =
+        boolean ? e.Add("Where",
+                        {e.in(kMask), e.Scalar(0.0f),
+                         e.Scalar(-std::numeric_limits<float>::infinity())})
+                : e.in(kMask);
+    scores = e.Add("Add", {scores, bias});
+    may_hide_rows = true;
+  }
+  if (IntOr(e.node(), "is_causal", 0) != 0) {
+    // Query i sees key j when j <= i + the past's length.
+    std::string first_query = e.Positions(scores, 2);
+    if (past) {
+      first_query = e.Add("Add", {first_query, e.Dim(e.in(kPastKey), 2)});
+    }
+    scores = e.Add(
+        "Add", {scores, Bias(e, e.Add("Greater",
+                                      {e.Unsqueeze(e.Positions(scores, 3), {0}),
+                                       e.Unsqueeze(first_query, {1})}))});
+  }
+  maybe_output(2, scores);
+  std::string probabilities = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
+  if (may_hide_rows) {
+    const std::string row_max =
+        e.Add("ReduceMax", {scores, e.Ints({-1})}, {IntAttr("keepdims", 1)});
+    const std::string hidden_row = e.Add(
+        "Equal", {row_max, e.Scalar(-std::numeric_limits<float>::infinity())});
+    probabilities = e.Add("Where", {hidden_row, e.Scalar(0.0f), probabilities});
+  }
+  maybe_output(3, probabilities);
+
+  std::string context;
+  if (same_heads) {
+    context = e.Add("MatMul", {probabilities, v});
+  } else {
+    const std::string grouped_p = e.Add(
+        "Reshape", {probabilities,
+                    e.Add("Concat",
+                          {ShapeSlice(e, probabilities, 0, 1), kv_head_count,
+                           e.Ints({-1}), ShapeSlice(e, probabilities, 2, 4)},
+                          {IntAttr("axis", 0)})});
+    const std::string grouped =
+        e.Add("MatMul", {grouped_p, e.Unsqueeze(v, {2})});
+    context =
+        e.Add("Reshape",
+              {grouped,
+               e.Add("Concat", {ShapeSlice(e, q, 0, 3), ShapeSlice(e, v, 3, 4)},
+                     {IntAttr("axis", 0)})});
+  }
+  if (three_d) {
+    e.Add("Reshape",
+          {e.Add("Transpose", {context}, {IntsAttr("perm", {0, 2, 1, 3})}),
+           e.Ints({0, 0, -1})},
+          {}, e.out(0));
+  } else {
+    e.Add("Identity", {context}, {}, e.out(0));
+  }
+  return Status::OK();
+}
+
+using Expander = Status (*)(Expansion&);
+
+// Each op's expansion and the attributes its text defines: any other is
+// refused by name, never ignored.
+struct FunctionOp {
+  Expander expand;
+  std::set<std::string> attributes;
+};
+
+const std::map<std::string, FunctionOp>& Expanders() {
+  static const auto* const table = new std::map<std::string, FunctionOp>{
+      {"Attention",
+       {Attention,
+        {"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode",
+         "scale", "softcap", "softmax_precision"}}},
+      {"RMSNormalization",
+       {RMSNormalization, {"axis", "epsilon", "stash_type"}}},
+      {"RotaryEmbedding",
+       {RotaryEmbedding, {"interleaved", "num_heads", "rotary_embedding_dim"}}},
+  };
+  return *table;
+}
+
+}  // namespace
+
+bool IsFunctionOpExpanded(const std::string& op_type) {
+  return Expanders().count(op_type) > 0;
+}
+
+Status ExpandFunctionOp(const onnx::NodeProto& node, int64_t opset,
+                        const std::string& prefix, const DeclaredFn& declared,
+                        Nodes* out, DeclaredOutputs* declared_outputs) {
+  auto it = Expanders().find(node.op_type());
+  WEFT_CHECK(it != Expanders().end(), "not an expanded default-domain op");
+  Expansion expansion(node, opset, prefix, declared, out, declared_outputs);
+  if (opset < kSinceOpset) {
+    return InvalidArgumentError(expansion.Where() + " is defined from opset " +
+                                std::to_string(kSinceOpset) +
+                                "; the model imports opset " +
+                                std::to_string(opset));
+  }
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (it->second.attributes.count(a.name()) == 0) {
+      return UnimplementedError(expansion.Where() + ": attribute '" + a.name() +
+                                "' is not supported");
+    }
+  }
+  return it->second.expand(expansion);
+}
+
+}  // namespace weft::internal
