@@ -10,32 +10,25 @@
 #include <string>
 #include <vector>
 
+#include "test_support/onnx_nodes.h"
+
 namespace weft::internal {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+using ::weft::testing::OpsOf;
+using ::weft::testing::Undeclared;
 
 onnx::NodeProto ContribOpsNode(const std::string& op,
                                const std::vector<std::string>& inputs,
                                const std::vector<std::string>& outputs) {
-  onnx::NodeProto n;
-  n.set_op_type(op);
-  n.set_domain(kMicrosoftDomain);
-  for (const std::string& i : inputs) n.add_input(i);
-  for (const std::string& o : outputs) n.add_output(o);
-  return n;
+  return ::weft::testing::OnnxNodeOf(op, inputs, outputs, kMicrosoftDomain);
 }
 
 void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
+  ::weft::testing::SetIntAttribute(n, name, value);
 }
-
-DeclaredValue Undeclared(const std::string&) { return {}; }
 
 StatusOr<Nodes> Expand(const onnx::NodeProto& node, int64_t opset = 17,
                        const DeclaredFn& declared = Undeclared) {
@@ -44,14 +37,6 @@ StatusOr<Nodes> Expand(const onnx::NodeProto& node, int64_t opset = 17,
   WEFT_RETURN_IF_ERROR(
       ExpandContribOp(node, opset, "n/0/", declared, &out, &outputs));
   return out;
-}
-
-std::vector<std::string> OpsOf(const Nodes& nodes) {
-  std::vector<std::string> ops;
-  for (const onnx::NodeProto& n : nodes) {
-    if (n.op_type() != "Constant") ops.push_back(n.op_type());
-  }
-  return ops;
 }
 
 // Every expansion writes the node's outputs under their names, names its

@@ -194,6 +194,28 @@ bool SameHeads(const Expansion& e, bool three_d, int64_t q_heads,
   return q && k && *q == *k;
 }
 
+// x [batch, heads, rows, n] times y [batch, kv_heads, n, m] for grouped
+// heads (heads a multiple of kv_heads): x as [batch, kv_heads, group, rows,
+// n] against y with a head axis of 1, which MatMul broadcasts without
+// copying y; the product back as [batch, heads, rows, m], with batch,
+// heads and rows those of `q_like`.
+std::string GroupedProduct(Expansion& e, const std::string& x,
+                           const std::string& y,
+                           const std::string& kv_head_count,
+                           const std::string& q_like) {
+  const std::string grouped_x =
+      e.Add("Reshape", {x, e.Add("Concat",
+                                 {ShapeSlice(e, x, 0, 1), kv_head_count,
+                                  e.Ints({-1}), ShapeSlice(e, x, 2, 4)},
+                                 {IntAttr("axis", 0)})});
+  const std::string grouped = e.Add("MatMul", {grouped_x, e.Unsqueeze(y, {2})});
+  return e.Add(
+      "Reshape",
+      {grouped,
+       e.Add("Concat", {ShapeSlice(e, q_like, 0, 3), ShapeSlice(e, y, 3, 4)},
+             {IntAttr("axis", 0)})});
+}
+
 Status CheckAttentionAttributes(Expansion& e) {
   const int64_t mode = IntOr(e.node(), "qk_matmul_output_mode", 0);
   if (mode < 0 || mode > 3) {
@@ -286,18 +308,7 @@ Status Attention(Expansion& e) {
     scores = e.Add("MatMul", {q, k_transposed});
   } else {
     kv_head_count = ShapeSlice(e, k_transposed, 1, 2);
-    const std::string grouped_q =
-        e.Add("Reshape", {q, e.Add("Concat",
-                                   {ShapeSlice(e, q, 0, 1), kv_head_count,
-                                    e.Ints({-1}), ShapeSlice(e, q, 2, 4)},
-                                   {IntAttr("axis", 0)})});
-    const std::string grouped =
-        e.Add("MatMul", {grouped_q, e.Unsqueeze(k_transposed, {2})});
-    scores =
-        e.Add("Reshape", {grouped, e.Add("Concat",
-                                         {ShapeSlice(e, q, 0, 3),
-                                          ShapeSlice(e, k_transposed, 3, 4)},
-                                         {IntAttr("axis", 0)})});
+    scores = GroupedProduct(e, q, k_transposed, kv_head_count, q);
   }
   if (const onnx::AttributeProto* a = FindAttr(e.node(), "scale")) {
     scores = e.Add("Mul", {scores, e.Scalar(a->f())});
@@ -363,19 +374,7 @@ Status Attention(Expansion& e) {
   if (same_heads) {
     context = e.Add("MatMul", {probabilities, v});
   } else {
-    const std::string grouped_p = e.Add(
-        "Reshape", {probabilities,
-                    e.Add("Concat",
-                          {ShapeSlice(e, probabilities, 0, 1), kv_head_count,
-                           e.Ints({-1}), ShapeSlice(e, probabilities, 2, 4)},
-                          {IntAttr("axis", 0)})});
-    const std::string grouped =
-        e.Add("MatMul", {grouped_p, e.Unsqueeze(v, {2})});
-    context =
-        e.Add("Reshape",
-              {grouped,
-               e.Add("Concat", {ShapeSlice(e, q, 0, 3), ShapeSlice(e, v, 3, 4)},
-                     {IntAttr("axis", 0)})});
+    context = GroupedProduct(e, probabilities, v, kv_head_count, q);
   }
   if (three_d) {
     e.Add("Reshape",

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "test_support/onnx_nodes.h"
+
 // A namespace of its own: the unity build joins this file with
 // contrib_ops_test.cc, whose helpers have the same names.
 namespace weft::internal::function_ops_test {
@@ -19,24 +21,19 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+using ::weft::testing::OnnxNodeOf;
+using ::weft::testing::OpsOf;
+using ::weft::testing::Undeclared;
+
 onnx::NodeProto OnnxNode(const std::string& op,
                          const std::vector<std::string>& inputs,
                          const std::vector<std::string>& outputs) {
-  onnx::NodeProto n;
-  n.set_op_type(op);
-  for (const std::string& i : inputs) n.add_input(i);
-  for (const std::string& o : outputs) n.add_output(o);
-  return n;
+  return OnnxNodeOf(op, inputs, outputs);
 }
 
 void SetInt(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
+  ::weft::testing::SetIntAttribute(n, name, value);
 }
-
-DeclaredValue Undeclared(const std::string&) { return {}; }
 
 StatusOr<Nodes> Expand(const onnx::NodeProto& node, int64_t opset = 23,
                        const DeclaredFn& declared = Undeclared) {
@@ -45,14 +42,6 @@ StatusOr<Nodes> Expand(const onnx::NodeProto& node, int64_t opset = 23,
   WEFT_RETURN_IF_ERROR(
       ExpandFunctionOp(node, opset, "n/0/", declared, &out, &outputs));
   return out;
-}
-
-std::vector<std::string> OpsOf(const Nodes& nodes) {
-  std::vector<std::string> ops;
-  for (const onnx::NodeProto& n : nodes) {
-    if (n.op_type() != "Constant") ops.push_back(n.op_type());
-  }
-  return ops;
 }
 
 std::string StatusText(const Status& s) { return s.message(); }
