@@ -45,6 +45,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterRoiOps(registry);
   RegisterDetectionOps(registry);
   RegisterGridSampleOps(registry);
+  RegisterDeformConvOps(registry);
   RegisterImageOps(registry);
   RegisterAttentionOps(registry);
 }

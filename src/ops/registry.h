@@ -44,6 +44,7 @@ void RegisterQuantizedAddOps(OpRegistry& registry);
 void RegisterRoiOps(OpRegistry& registry);
 void RegisterDetectionOps(OpRegistry& registry);
 void RegisterGridSampleOps(OpRegistry& registry);
+void RegisterDeformConvOps(OpRegistry& registry);
 void RegisterImageOps(OpRegistry& registry);
 void RegisterAttentionOps(OpRegistry& registry);
 

@@ -666,6 +666,24 @@ Status Dft(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// DeformConv: B and mask are both optional, so a mask may follow an
+// omitted B; the weft op takes whichever are given after offset, and
+// attributes that say which.
+Status DeformConv(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "DeformConv", 3));
+  if (out->inputs.size() != 3) {
+    return InvalidArgumentError(n.Where() +
+                                ": inputs X, W and offset are required");
+  }
+  for (int i : {3, 4}) {
+    if (n.has_input(i)) out->inputs.push_back(n.input(i));
+  }
+  out->attrs["has_bias"] = n.has_input(3);
+  out->attrs["has_mask"] = n.has_input(4);
+  return Status::OK();
+}
+
 // GridSample: opset 20 renamed the modes (linear, cubic) and allowed
 // volumetric grids, which weft's 4-D kernel refuses by shape.
 Status GridSample(const OnnxNode& n, NodeDef* out) {
@@ -821,6 +839,7 @@ const std::map<std::string, Converter>& Converters() {
         {"QuantizeLinear", QuantizeLinear},
         {"DFT", Dft},
         {"GridSample", GridSample},
+        {"DeformConv", DeformConv},
         {"Compress", Compress},
         {"Hardmax", Softmax},
         {"TopK", TopK},

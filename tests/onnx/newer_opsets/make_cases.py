@@ -435,5 +435,84 @@ def opset_23_cases():
                   outputs=["y", "present_key", "present_value", "qk"])
 
 
+# ---- DeformConv (19), with a NumPy reference written from the op text.
+
+def deform_conv_reference(group=1, offset_group=1, strides=(1, 1),
+                          pads=(0, 0, 0, 0), dilations=(1, 1)):
+    def sample(image, y, x):
+        height, width = image.shape
+        y0, x0 = int(np.floor(y)), int(np.floor(x))
+        total = 0.0
+        for r, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+            for c, wx in ((x0, 1 - (x - x0)), (x0 + 1, x - x0)):
+                if 0 <= r < height and 0 <= c < width:
+                    total += wy * wx * image[r, c]
+        return total
+
+    def reference(inputs, consts):
+        v = {**inputs, **consts}
+        x, w, offset = v["x"], v["w"], v["offset"]
+        n, channels = x.shape[:2]
+        outputs, _, kh, kw = w.shape
+        out_h, out_w = offset.shape[2:]
+        mask = v.get("mask", np.ones((n, offset_group * kh * kw, out_h, out_w)))
+        per_group, per_offset = channels // group, channels // offset_group
+        y = np.zeros((n, outputs, out_h, out_w), np.float64)
+        for b in range(n):
+            for o in range(outputs):
+                grp = o // (outputs // group)
+                for c in range(grp * per_group, (grp + 1) * per_group):
+                    og = c // per_offset
+                    for i in range(kh):
+                        for j in range(kw):
+                            tap = i * kw + j
+                            for oh in range(out_h):
+                                for ow in range(out_w):
+                                    at_y = oh * strides[0] - pads[0] + \
+                                        i * dilations[0] + \
+                                        offset[b, (og * kh * kw + tap) * 2, oh, ow]
+                                    at_x = ow * strides[1] - pads[1] + \
+                                        j * dilations[1] + \
+                                        offset[b, (og * kh * kw + tap) * 2 + 1, oh, ow]
+                                    y[b, o, oh, ow] += (
+                                        w[o, c - grp * per_group, i, j]
+                                        * mask[b, og * kh * kw + tap, oh, ow]
+                                        * sample(x[b, c], at_y, at_x))
+        if "b" in v:
+            y += v["b"][None, :, None, None]
+        return [y.astype(np.float32)]
+    return reference
+
+
+def deform_conv_cases():
+    case("DeformConv_plain", "DeformConv",
+         {"x": floats(1, 2, 5, 5), "offset": floats(1, 18, 3, 3)},
+         {"kernel_shape": [3, 3]}, {"w": floats(3, 2, 3, 3)},
+         order=["x", "w", "offset"], opset=19,
+         reference=deform_conv_reference())
+    case("DeformConv_bias_mask_pads_strides", "DeformConv",
+         {"x": floats(2, 4, 7, 6), "offset": floats(2, 18, 4, 3) * 2,
+          "mask": RNG.uniform(0, 1, (2, 9, 4, 3)).astype(np.float32)},
+         {"pads": [1, 1, 1, 1], "strides": [2, 2]},
+         {"w": floats(5, 4, 3, 3), "b": floats(5)},
+         order=["x", "w", "offset", "b", "mask"], opset=19,
+         reference=deform_conv_reference(strides=(2, 2), pads=(1, 1, 1, 1)))
+    case("DeformConv_groups_dilations_mask_without_bias", "DeformConv",
+         {"x": floats(1, 4, 9, 8), "offset": floats(1, 2 * 4 * 2, 7, 7),
+          "mask": RNG.uniform(0, 1, (1, 2 * 4, 7, 7)).astype(np.float32)},
+         {"group": 2, "offset_group": 2, "dilations": [2, 1]},
+         {"w": floats(6, 2, 2, 2)},
+         order=["x", "w", "offset", "", "mask"], opset=19,
+         reference=deform_conv_reference(group=2, offset_group=2,
+                                         dilations=(2, 1)))
+    # Offsets that reach past the image: the reads there are 0.
+    case("DeformConv_far_offsets_one_by_two", "DeformConv",
+         {"x": floats(1, 3, 4, 5), "offset": floats(1, 4, 4, 4) * 4},
+         {}, {"w": floats(2, 3, 1, 2)},
+         order=["x", "w", "offset"], opset=19,
+         reference=deform_conv_reference())
+
+
 if __name__ == "__main__":
-    main(opset_18_cases, opset_19_to_22_cases, opset_23_cases)
+    main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
+         deform_conv_cases)
