@@ -251,6 +251,41 @@ Status CheckAttentionAttributes(Expansion& e) {
   return Status::OK();
 }
 
+// Q [batch, heads, sequence, size], K' [batch, kv_heads, size, total] and
+// V [batch, kv_heads, total, v_size], the past prepended to K and V (and
+// written as present_key and present_value when asked). K goes straight to
+// K' where it can (the chain attention-fusion reads), else it is
+// transposed after the past is prepended.
+struct AttentionOperands {
+  std::string q, k_transposed, v;
+};
+
+AttentionOperands PrepareOperands(Expansion& e, bool three_d, int64_t q_heads,
+                                  int64_t kv_heads) {
+  const bool past = e.has_in(kPastKey);
+  AttentionOperands o;
+  o.q = three_d ? Heads(e, e.in(0), q_heads, {0, 2, 1, 3}) : e.in(0);
+  std::string k;
+  if (three_d && !past && !e.wants_out(1)) {
+    o.k_transposed = Heads(e, e.in(1), kv_heads, {0, 2, 3, 1});
+  } else {
+    k = three_d ? Heads(e, e.in(1), kv_heads, {0, 2, 1, 3}) : e.in(1);
+  }
+  o.v = three_d ? Heads(e, e.in(2), kv_heads, {0, 2, 1, 3}) : e.in(2);
+  if (past) {
+    k = e.Add("Concat", {e.in(kPastKey), k}, {IntAttr("axis", 2)});
+    o.v = e.Add("Concat", {e.in(kPastValue), o.v}, {IntAttr("axis", 2)});
+  }
+  if (e.wants_out(1)) {
+    e.Add("Identity", {k}, {}, e.out(1));
+    e.Add("Identity", {o.v}, {}, e.out(2));
+  }
+  if (o.k_transposed.empty()) {
+    o.k_transposed = e.Add("Transpose", {k}, {IntsAttr("perm", {0, 1, 3, 2})});
+  }
+  return o;
+}
+
 // Softmax(Q K' * scale [softcapped] + attn_mask bias + causal bias) V per
 // head, for multi-head, grouped-query and multi-query attention, self or
 // cross, with past keys and values; 3-D inputs [batch, sequence, heads *
@@ -277,28 +312,11 @@ Status Attention(Expansion& e) {
   }
   const bool past = e.has_in(kPastKey);
   const bool same_heads = SameHeads(e, three_d, q_heads, kv_heads);
-  // [batch, heads, sequence, size] each; K as K' where it can be (the chain
-  // attention-fusion reads), else transposed after the past is prepended.
-  const std::string q =
-      three_d ? Heads(e, e.in(0), q_heads, {0, 2, 1, 3}) : e.in(0);
-  std::string k, k_transposed, v;
-  if (three_d && !past && !e.wants_out(1)) {
-    k_transposed = Heads(e, e.in(1), kv_heads, {0, 2, 3, 1});
-  } else {
-    k = three_d ? Heads(e, e.in(1), kv_heads, {0, 2, 1, 3}) : e.in(1);
-  }
-  v = three_d ? Heads(e, e.in(2), kv_heads, {0, 2, 1, 3}) : e.in(2);
-  if (past) {
-    k = e.Add("Concat", {e.in(kPastKey), k}, {IntAttr("axis", 2)});
-    v = e.Add("Concat", {e.in(kPastValue), v}, {IntAttr("axis", 2)});
-  }
-  if (e.wants_out(1)) {
-    e.Add("Identity", {k}, {}, e.out(1));
-    e.Add("Identity", {v}, {}, e.out(2));
-  }
-  if (k_transposed.empty()) {
-    k_transposed = e.Add("Transpose", {k}, {IntsAttr("perm", {0, 1, 3, 2})});
-  }
+  const AttentionOperands operands =
+      PrepareOperands(e, three_d, q_heads, kv_heads);
+  const std::string& q = operands.q;
+  const std::string& k_transposed = operands.k_transposed;
+  const std::string& v = operands.v;
 
   // Q K': grouped-query heads as [batch, kv_heads, group, ...] against K's
   // [batch, kv_heads, 1, ...], which MatMul broadcasts without copying K.
