@@ -26,7 +26,7 @@ namespace weft::internal {
 namespace {
 
 // Output pixels per gathered band: one product's columns.
-constexpr int64_t kBandPixels = 64;
+constexpr int64_t kBandPixels = 128;
 
 struct DeformGeometry {
   int64_t batch, channels, height, width;  // X
@@ -39,26 +39,56 @@ struct DeformGeometry {
   int64_t group_channels() const { return channels / group; }
 };
 
-// X at (y, x), bilinearly from its four neighbours, 0 for one outside; NaN
-// at a NaN point. A point a pixel or more outside reads 0 before any
+// Where one tap of one output pixel reads, for every channel of its offset
+// group alike: the bilinear weights of its four neighbours and their
+// offsets in the image (-1 for one outside, which reads 0), the mask's
+// factor (1 without a mask), and whether the point is NaN (the value then
+// is NaN). Worked out once per offset group, not once per channel.
+template <class T>
+struct TapRead {
+  int64_t at[4];
+  T weight[4];
+  T scale;
+  bool nan;
+};
+
+// The read at (y, x). A point a pixel or more outside reads 0 before any
 // conversion to an index (an offset may be huge or infinite).
 template <class T>
-T Bilinear(const T* image, int64_t height, int64_t width, T y, T x) {
-  if (std::isnan(y) || std::isnan(x))
-    return std::numeric_limits<T>::quiet_NaN();
+TapRead<T> PlanRead(int64_t height, int64_t width, T y, T x, T scale) {
+  TapRead<T> r{{-1, -1, -1, -1}, {0, 0, 0, 0}, scale, false};
+  if (std::isnan(y) || std::isnan(x)) {
+    r.nan = true;
+    return r;
+  }
   if (!(y > -1 && y < static_cast<T>(height) && x > -1 &&
         x < static_cast<T>(width))) {
-    return T(0);
+    return r;
   }
   const T y0 = std::floor(y), x0 = std::floor(x);
   const T dy = y - y0, dx = x - x0;
   const auto top = static_cast<int64_t>(y0), left = static_cast<int64_t>(x0);
-  auto at = [&](int64_t r, int64_t c) -> T {
-    if (r < 0 || r >= height || c < 0 || c >= width) return T(0);
-    return image[r * width + c];
-  };
-  return (1 - dy) * ((1 - dx) * at(top, left) + dx * at(top, left + 1)) +
-         dy * ((1 - dx) * at(top + 1, left) + dx * at(top + 1, left + 1));
+  const int64_t rows[2] = {top, top + 1}, cols[2] = {left, left + 1};
+  const T row_weights[2] = {1 - dy, dy}, col_weights[2] = {1 - dx, dx};
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      const int64_t r_at = rows[i], c_at = cols[j];
+      if (r_at < 0 || r_at >= height || c_at < 0 || c_at >= width) continue;
+      r.at[2 * i + j] = r_at * width + c_at;
+      r.weight[2 * i + j] = row_weights[i] * col_weights[j];
+    }
+  }
+  return r;
+}
+
+template <class T>
+T Read(const T* image, const TapRead<T>& r) {
+  if (r.nan) return std::numeric_limits<T>::quiet_NaN();
+  T value = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (r.at[k] >= 0) value += r.weight[k] * image[r.at[k]];
+  }
+  return value * r.scale;
 }
 
 class DeformConvKernel : public OpKernel {
@@ -199,6 +229,37 @@ class DeformConvKernel : public OpKernel {
     return Status::OK();
   }
 
+  // The reads of pixels [first, first + count) of image n, per offset
+  // group and tap, into plans (see Run).
+  template <class T>
+  static void PlanBand(const DeformGeometry& g, int64_t n, int64_t first,
+                       int64_t count, const T* offset, const T* mask,
+                       TapRead<T>* plans) {
+    const int64_t pixels = g.pixels(), taps = g.taps();
+    for (int64_t og = 0; og < g.offset_group; ++og) {
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const int64_t index = (n * g.offset_group + og) * taps + tap;
+        const T* dy = offset + index * 2 * pixels;
+        const T* dx = dy + pixels;
+        const T* scale = mask ? mask + index * pixels : nullptr;
+        const int64_t ki = tap / g.kernel_w, kj = tap % g.kernel_w;
+        TapRead<T>* plan = plans + (og * taps + tap) * kBandPixels;
+        for (int64_t j = 0; j < count; ++j) {
+          const int64_t p = first + j;
+          const int64_t oh = p / g.out_w, ow = p % g.out_w;
+          const T at_y =
+              static_cast<T>(oh * g.stride_h - g.pad_top + ki * g.dilation_h) +
+              dy[p];
+          const T at_x =
+              static_cast<T>(ow * g.stride_w - g.pad_left + kj * g.dilation_w) +
+              dx[p];
+          plan[j] =
+              PlanRead(g.height, g.width, at_y, at_x, scale ? scale[p] : T(1));
+        }
+      }
+    }
+  }
+
   template <class T>
   static void Run(KernelContext& ctx, const DeformGeometry& g, const T* x,
                   const T* w, const T* offset, const T* bias, const T* mask,
@@ -213,10 +274,13 @@ class DeformConvKernel : public OpKernel {
                          12.0 * static_cast<double>(g.channels * taps));
     ctx.ParallelFor(g.batch * bands, cost, [&](int64_t begin, int64_t end) {
       std::vector<T> columns(depth * kBandPixels);
+      // plans[(og * taps + tap) * kBandPixels + j]: pixel first + j's read.
+      std::vector<TapRead<T>> plans(g.offset_group * taps * kBandPixels);
       for (int64_t item = begin; item < end; ++item) {
         const int64_t n = item / bands;
         const int64_t first = item % bands * kBandPixels;
         const int64_t count = std::min(kBandPixels, pixels - first);
+        PlanBand(g, n, first, count, offset, mask, plans.data());
         for (int64_t grp = 0; grp < g.group; ++grp) {
           // Columns: row (c, tap), column p - first.
           for (int64_t c = 0; c < g.group_channels(); ++c) {
@@ -225,27 +289,10 @@ class DeformConvKernel : public OpKernel {
             const T* image =
                 x + (n * g.channels + channel) * g.height * g.width;
             for (int64_t tap = 0; tap < taps; ++tap) {
-              const T* dy = offset + ((n * g.offset_group + og) * taps + tap) *
-                                         2 * pixels;
-              const T* dx = dy + pixels;
-              const T* scale =
-                  mask
-                      ? mask + ((n * g.offset_group + og) * taps + tap) * pixels
-                      : nullptr;
-              const int64_t ki = tap / g.kernel_w, kj = tap % g.kernel_w;
+              const TapRead<T>* plan =
+                  plans.data() + (og * taps + tap) * kBandPixels;
               T* row = columns.data() + (c * taps + tap) * kBandPixels;
-              for (int64_t j = 0; j < count; ++j) {
-                const int64_t p = first + j;
-                const int64_t oh = p / g.out_w, ow = p % g.out_w;
-                const T at_y = static_cast<T>(oh * g.stride_h - g.pad_top +
-                                              ki * g.dilation_h) +
-                               dy[p];
-                const T at_x = static_cast<T>(ow * g.stride_w - g.pad_left +
-                                              kj * g.dilation_w) +
-                               dx[p];
-                const T value = Bilinear(image, g.height, g.width, at_y, at_x);
-                row[j] = scale ? value * scale[p] : value;
-              }
+              for (int64_t j = 0; j < count; ++j) row[j] = Read(image, plan[j]);
             }
           }
           T* out = y + (n * g.outputs + grp * group_outputs) * pixels + first;

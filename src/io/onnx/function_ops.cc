@@ -286,6 +286,77 @@ AttentionOperands PrepareOperands(Expansion& e, bool three_d, int64_t q_heads,
   return o;
 }
 
+// attn_mask as a bias on the scores: a boolean mask is true where a key
+// takes part (-inf elsewhere); a float mask is added as it is.
+std::string MaskBias(Expansion& e) {
+  if (e.Declared(kMask).elem_type != TensorProto::BOOL) return e.in(kMask);
+  return e.Add("Where", {e.in(kMask), e.Scalar(0.0f),
+                         e.Scalar(-std::numeric_limits<float>::infinity())});
+}
+
+// Whether each row of `biased` (last axis) is -inf throughout: [..., 1].
+std::string HiddenRows(Expansion& e, const std::string& biased) {
+  const std::string row_max =
+      e.Add("ReduceMax", {biased, e.Ints({-1})}, {IntAttr("keepdims", 1)});
+  return e.Add("Equal",
+               {row_max, e.Scalar(-std::numeric_limits<float>::infinity())});
+}
+
+// The query rows the mask's bias hides wholly, as [batch, heads, sequence,
+// 1] (the mask may broadcast along any of them); q gives the sizes.
+std::string RowsHiddenByMask(Expansion& e, const std::string& mask_bias,
+                             const std::string& q) {
+  return e.Add("Expand", {HiddenRows(e, mask_bias),
+                          e.Add("Concat", {ShapeSlice(e, q, 0, 3), e.Ints({1})},
+                                {IntAttr("axis", 0)})});
+}
+
+// -inf where key j is later than query i may see: j > i + the past's
+// length (is_causal's bottom-right alignment).
+std::string CausalBias(Expansion& e, const std::string& scores) {
+  std::string first_query = e.Positions(scores, 2);
+  if (e.has_in(kPastKey)) {
+    first_query = e.Add("Add", {first_query, e.Dim(e.in(kPastKey), 2)});
+  }
+  return Bias(e, e.Add("Greater", {e.Unsqueeze(e.Positions(scores, 3), {0}),
+                                   e.Unsqueeze(first_query, {1})}));
+}
+
+// Y from the context [batch, heads, sequence, v_size]: merged to [batch,
+// sequence, heads * v_size] for 3-D inputs, and zero in the rows
+// `hidden_rows` ([batch, heads, sequence, 1], or "" for none) names.
+void WriteAttentionOutput(Expansion& e, const std::string& context,
+                          bool three_d, const std::string& hidden_rows) {
+  if (!three_d) {
+    if (hidden_rows.empty()) {
+      e.Add("Identity", {context}, {}, e.out(0));
+    } else {
+      e.Add("Where", {hidden_rows, e.Scalar(0.0f), context}, {}, e.out(0));
+    }
+    return;
+  }
+  const std::string merged =
+      e.Add("Reshape",
+            {e.Add("Transpose", {context}, {IntsAttr("perm", {0, 2, 1, 3})}),
+             e.Ints({0, 0, -1})},
+            {}, hidden_rows.empty() ? e.out(0) : "");
+  if (hidden_rows.empty()) return;
+  // The merged rows as [batch, sequence, heads, v_size] against the hidden
+  // rows as [batch, sequence, heads, 1].
+  const std::string per_head =
+      e.Add("Reshape",
+            {merged, e.Add("Concat",
+                           {ShapeSlice(e, hidden_rows, 0, 1),
+                            ShapeSlice(e, hidden_rows, 2, 3),
+                            ShapeSlice(e, hidden_rows, 1, 2), e.Ints({-1})},
+                           {IntAttr("axis", 0)})});
+  const std::string zeroed = e.Add(
+      "Where",
+      {e.Add("Transpose", {hidden_rows}, {IntsAttr("perm", {0, 2, 1, 3})}),
+       e.Scalar(0.0f), per_head});
+  e.Add("Reshape", {zeroed, e.Add("Shape", {merged})}, {}, e.out(0));
+}
+
 // Softmax(Q K' * scale [softcapped] + attn_mask bias + causal bias) V per
 // head, for multi-head, grouped-query and multi-query attention, self or
 // cross, with past keys and values; 3-D inputs [batch, sequence, heads *
@@ -310,7 +381,6 @@ Status Attention(Expansion& e) {
         ": 3-D Q, K and V need positive q_num_heads and kv_num_heads, the "
         "first a multiple of the second");
   }
-  const bool past = e.has_in(kPastKey);
   const bool same_heads = SameHeads(e, three_d, q_heads, kv_heads);
   const AttentionOperands operands =
       PrepareOperands(e, three_d, q_heads, kv_heads);
@@ -354,37 +424,27 @@ Status Attention(Expansion& e) {
                     e.Scalar(softcap)});
   }
   maybe_output(1, scores);
-  bool may_hide_rows = false;
+  // A query row that every key's bias hides gives zeros. Where the mask
+  // alone can hide a row (no causal bias, no softmax output asked), the
+  // rows are found from the mask and zeroed in Y, which keeps the chain
+  // attention-fusion fuses; else the probabilities' rows are.
+  const bool causal = IntOr(e.node(), "is_causal", 0) != 0;
+  const bool guard_probabilities =
+      e.has_in(kMask) && (causal || (mode == 3 && e.wants_out(3)));
+  std::string mask_bias, hidden_rows;
   if (e.has_in(kMask)) {
-    const bool boolean = e.Declared(kMask).elem_type == TensorProto::BOOL;
-    // A boolean mask is true where a key takes part.
-    const std::string bias =
-        boolean ? e.Add("Where",
-                        {e.in(kMask), e.Scalar(0.0f),
-                         e.Scalar(-std::numeric_limits<float>::infinity())})
-                : e.in(kMask);
-    scores = e.Add("Add", {scores, bias});
-    may_hide_rows = true;
-  }
-  if (IntOr(e.node(), "is_causal", 0) != 0) {
-    // Query i sees key j when j <= i + the past's length.
-    std::string first_query = e.Positions(scores, 2);
-    if (past) {
-      first_query = e.Add("Add", {first_query, e.Dim(e.in(kPastKey), 2)});
+    mask_bias = MaskBias(e);
+    scores = e.Add("Add", {scores, mask_bias});
+    if (!guard_probabilities) {
+      hidden_rows = RowsHiddenByMask(e, mask_bias, q);
     }
-    scores = e.Add(
-        "Add", {scores, Bias(e, e.Add("Greater",
-                                      {e.Unsqueeze(e.Positions(scores, 3), {0}),
-                                       e.Unsqueeze(first_query, {1})}))});
   }
+  if (causal) scores = e.Add("Add", {scores, CausalBias(e, scores)});
   maybe_output(2, scores);
   std::string probabilities = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
-  if (may_hide_rows) {
-    const std::string row_max =
-        e.Add("ReduceMax", {scores, e.Ints({-1})}, {IntAttr("keepdims", 1)});
-    const std::string hidden_row = e.Add(
-        "Equal", {row_max, e.Scalar(-std::numeric_limits<float>::infinity())});
-    probabilities = e.Add("Where", {hidden_row, e.Scalar(0.0f), probabilities});
+  if (guard_probabilities) {
+    probabilities =
+        e.Add("Where", {HiddenRows(e, scores), e.Scalar(0.0f), probabilities});
   }
   maybe_output(3, probabilities);
 
@@ -394,14 +454,7 @@ Status Attention(Expansion& e) {
   } else {
     context = GroupedProduct(e, probabilities, v, kv_head_count, q);
   }
-  if (three_d) {
-    e.Add("Reshape",
-          {e.Add("Transpose", {context}, {IntsAttr("perm", {0, 2, 1, 3})}),
-           e.Ints({0, 0, -1})},
-          {}, e.out(0));
-  } else {
-    e.Add("Identity", {context}, {}, e.out(0));
-  }
+  WriteAttentionOutput(e, context, three_d, hidden_rows);
   return Status::OK();
 }
 

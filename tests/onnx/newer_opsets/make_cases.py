@@ -414,6 +414,13 @@ def opset_23_cases():
                "v": floats(1, 1, 3, 4),
                "mask": np.array([[True, False, True], [False] * 3])},
               reference=attention_reference())
+    hidden_row = RNG.random((2, 1, 4, 4)) < 0.6
+    hidden_row[1, 0, 2] = False
+    attention("3d_bool_mask_hides_a_row",
+              {"q": floats(2, 4, 8), "k": floats(2, 4, 8), "v": floats(2, 4, 8),
+               "mask": hidden_row},
+              {"q_num_heads": 2, "kv_num_heads": 2},
+              reference=attention_reference(2, 2))
     attention("4d_cross_softcap", {"q": floats(1, 2, 3, 4),
                                    "k": floats(1, 2, 7, 4),
                                    "v": floats(1, 2, 7, 4)},
