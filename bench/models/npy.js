@@ -15,8 +15,12 @@ function readNpy(ort, path) {
                                 buf.byteOffset + buf.length);
   const types = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array],
                  '<i4': ['int32', Int32Array], '<f8': ['float64', Float64Array]};
-  const [type, Array] = types[descr];
-  return new ort.Tensor(type, new Array(data), shape);
+  if (descr === '|b1') {  // bool travels as bytes
+    return new ort.Tensor('bool', Array.from(new Uint8Array(data), v => v !== 0),
+                          shape);
+  }
+  const [type, Typed] = types[descr];
+  return new ort.Tensor(type, new Typed(data), shape);
 }
 
 function median(values) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "test_support/onnx_nodes.h"
+#include "io/onnx/expansion_testing.h"
 
 namespace weft::internal {
 namespace {

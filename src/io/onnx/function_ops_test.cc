@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "test_support/onnx_nodes.h"
+#include "io/onnx/expansion_testing.h"
 
 // A namespace of its own: the unity build joins this file with
 // contrib_ops_test.cc, whose helpers have the same names.

@@ -1,8 +1,8 @@
-// ONNX nodes for the tests of the importer's expansions (contrib_ops,
+// For the tests of the importer's expansions alone (contrib_ops,
 // function_ops): a node, an int attribute, no declared values, and the ops
 // an expansion appended.
-#ifndef WEFT_SRC_TEST_SUPPORT_ONNX_NODES_H_
-#define WEFT_SRC_TEST_SUPPORT_ONNX_NODES_H_
+#ifndef WEFT_SRC_IO_ONNX_EXPANSION_TESTING_H_
+#define WEFT_SRC_IO_ONNX_EXPANSION_TESTING_H_
 
 #include <onnx/onnx_pb.h>
 
@@ -49,4 +49,4 @@ inline std::vector<std::string> OpsOf(const internal::Nodes& nodes) {
 
 }  // namespace weft::testing
 
-#endif  // WEFT_SRC_TEST_SUPPORT_ONNX_NODES_H_
+#endif  // WEFT_SRC_IO_ONNX_EXPANSION_TESTING_H_
