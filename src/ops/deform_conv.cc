@@ -5,9 +5,11 @@
 // C / group, kH, kW], offset [N, offset_group x kH x kW x 2, oH, oW] as
 // (dy, dx) pairs per tap, B [M], mask [N, offset_group x kH x kW, oH, oW].
 //
-// Per image and band of output pixels, the moved taps are gathered into
-// columns [C / group x kH x kW, band], and each group is one product of its
-// weights with its columns (GemmTile). Bands have a fixed size, so every
+// Per image and band of output pixels, each tap's four neighbours and
+// weights are worked out once per offset group (TapRead), the moved taps
+// of every channel are gathered into columns [C / group x kH x kW, band],
+// and each group is one product of its weights with its columns
+// (GemmTile). Bands have a fixed size, so every
 // output element comes from the same single-threaded product at any thread
 // count.
 #include <algorithm>
