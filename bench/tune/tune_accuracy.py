@@ -48,7 +48,13 @@ def one_round(weft, model, flags):
     measured = {(r["inter"], r["intra"]): r["median_ms"] for r in bench["rows"]}
     predicted = {(s["inter"], s["intra"]): s["predicted_ms"] for s in tuned["settings"]}
     chosen = (tuned["best"]["inter"], tuned["best"]["intra"])
+    # At (1, 1) the prediction is tune's own untraced time of that setting,
+    # or the traced nodes' sum where larger: these two tell which.
+    serial = [s["measured_ms"] for s in tuned["settings"]
+              if (s["inter"], s["intra"]) == (1, 1) and s["measured_ms"] is not None]
     return {
+        "work_ms": tuned["work_ms"],
+        "tune_serial_ms": serial[0] if serial else None,
         "parallelism": tuned["parallelism"],
         "chosen": chosen,
         "bench_best": min(measured, key=measured.get),
@@ -76,6 +82,9 @@ def summarize(rounds):
         "worst": max(errors, key=errors.get),
         "measured": max(r["timed"] for r in rounds),
         "per_setting": {s: (predicted[s], measured[s]) for s in settings},
+        "work_ms": statistics.median(r["work_ms"] for r in rounds),
+        "tune_serial_ms": statistics.median(
+            [r["tune_serial_ms"] for r in rounds if r["tune_serial_ms"] is not None] or [0]),
     }
 
 
@@ -107,6 +116,8 @@ def main(argv):
         if args.settings:
             print("|   | " + ", ".join(f"{s}: {p:.2f}/{m:.2f} ms" for s, (p, m) in r["per_setting"].items())
                   + " (predicted/measured) |", flush=True)
+            print(f"|   | traced nodes' sum {r['work_ms']:.2f} ms, tune's own (1, 1) "
+                  f"{r['tune_serial_ms']:.2f} ms (medians) |", flush=True)
     return 1 if failed else 0
 
 
