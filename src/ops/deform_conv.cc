@@ -16,7 +16,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "framework/op_registry_impl.h"

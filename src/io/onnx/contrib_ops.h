@@ -15,9 +15,6 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
-#include <functional>
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
