@@ -180,6 +180,36 @@ TEST(OpsTest, ReduceSumAxesAndKeepdims) {
       AllOf(HasSubstr("node 'r'"), HasSubstr("axis 2 is out of range")));
 }
 
+// A reduction reads each output's inputs as one run when the reduced axes
+// are the trailing ones once axes of size 1 are set aside, and by offsets
+// otherwise: both against a plain loop, with size-1 axes on either side.
+TEST(OpsTest, ReduceSumOverAxesBetweenAxesOfSizeOne) {
+  const Shape shape{2, 1, 3, 1, 5};
+  std::vector<float> v(30);
+  for (int i = 0; i < 30; ++i) v[i] = static_cast<float>(i * i % 17);
+  Graph g;
+  auto x = g.Const("x", Tensor::FromVector<float>(shape, v));
+  g.ReduceSum("trailing", x, {1, 2, 3, 4}, false);  // [2]: one run each.
+  g.ReduceSum("size_one_kept", x, {2, 4}, false);   // [2, 1, 1]: one run.
+  g.ReduceSum("inner_kept", x, {0, 2}, false);      // [1, 1, 5]: offsets.
+  std::vector<float> trailing(2, 0), inner(5, 0);
+  for (int n = 0; n < 2; ++n) {
+    for (int h = 0; h < 3; ++h) {
+      for (int w = 0; w < 5; ++w) {
+        trailing[n] += v[(n * 3 + h) * 5 + w];
+        inner[w] += v[(n * 3 + h) * 5 + w];
+      }
+    }
+  }
+  EXPECT_EQ(Values<float>(OpsEval(g, "trailing")), trailing);
+  Tensor size_one_kept = OpsEval(g, "size_one_kept");
+  EXPECT_EQ(size_one_kept.shape(), (Shape{2, 1, 1}));
+  EXPECT_EQ(Values<float>(size_one_kept), trailing);
+  Tensor inner_kept = OpsEval(g, "inner_kept");
+  EXPECT_EQ(inner_kept.shape(), (Shape{1, 1, 5}));
+  EXPECT_EQ(Values<float>(inner_kept), inner);
+}
+
 // The max of nothing but -inf is -inf, and the min of nothing but +inf is
 // +inf (numpy's and ONNX Runtime's answers), on the vectorised path (a long
 // row) and the short one, beside a row whose extreme is finite.
