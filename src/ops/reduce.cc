@@ -42,6 +42,39 @@ StatusOr<std::vector<int>> NormalizeAxes(const std::vector<int64_t>& axes,
   return std::vector<int>(out.begin(), out.end());
 }
 
+// Whether each output's inputs are one contiguous run: axes of size 1
+// aside, every reduced axis comes after every kept one.
+bool ReducesOneRunEach(const Shape& shape, const std::vector<int>& axes,
+                       const std::vector<int>& kept) {
+  for (int axis : axes) {
+    for (int k : kept) {
+      if (k > axis && shape.dim(k) > 1 && shape.dim(axis) > 1) return false;
+    }
+  }
+  return true;
+}
+
+// The offsets of the reduced sub-space, ascending because `axes` is
+// (NormalizeAxes): the terms then add in input order. Built ascending, not
+// sorted after: a sort of 50,176 offsets (a mean over 224 x 224) took
+// longer than the reduction, on every Run.
+std::vector<int64_t> ReducedOffsets(const Shape& shape,
+                                    const std::vector<int>& axes,
+                                    const std::vector<int64_t>& strides) {
+  std::vector<int64_t> offsets = {0};
+  for (int axis : axes) {
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * shape.dim(axis));
+    for (int64_t base : offsets) {
+      for (int64_t c = 0; c < shape.dim(axis); ++c) {
+        next.push_back(base + c * strides[axis]);
+      }
+    }
+    offsets.swap(next);
+  }
+  return offsets;
+}
+
 PartialShape ReducedShape(const PartialShape& in, const std::vector<int>& axes,
                           bool keepdims) {
   std::vector<int64_t> dims;
@@ -246,34 +279,10 @@ class ReduceKernel : public OpKernel {
     for (int i = 0; i < rank; ++i) {
       if (!std::binary_search(axes.begin(), axes.end(), i)) kept.push_back(i);
     }
-    // Each output's inputs are one contiguous run when, axes of size 1
-    // aside, every reduced axis comes after every kept one.
-    bool contiguous = true;
-    for (int axis : axes) {
-      for (int k : kept) {
-        if (k > axis && shape.dim(k) > 1 && shape.dim(axis) > 1) {
-          contiguous = false;
-        }
-      }
-    }
-    // Otherwise, the reduced sub-space's offsets: ascending, as `axes` is
-    // (NormalizeAxes), so that the terms add in input order. Built per
-    // call, not sorted: a sort of 50,176 offsets (a mean over 224 x 224)
-    // cost more than the reduction.
-    std::vector<int64_t> reduced_offsets;
-    if (!contiguous) {
-      reduced_offsets.push_back(0);
-      for (int axis : axes) {
-        std::vector<int64_t> next;
-        next.reserve(reduced_offsets.size() * shape.dim(axis));
-        for (int64_t base : reduced_offsets) {
-          for (int64_t c = 0; c < shape.dim(axis); ++c) {
-            next.push_back(base + c * strides[axis]);
-          }
-        }
-        reduced_offsets.swap(next);
-      }
-    }
+    const bool contiguous = ReducesOneRunEach(shape, axes, kept);
+    const std::vector<int64_t> reduced_offsets =
+        contiguous ? std::vector<int64_t>{}
+                   : ReducedOffsets(shape, axes, strides);
     const double cost = static_cast<double>(count);
     ctx.ParallelFor(y->NumElements(), cost, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
