@@ -6,19 +6,22 @@ in one run, under hey's load (docs/BENCHMARKS.md, "Serving").
       [--weft build/bin/weft] [--ort-dir DIR] [--concurrency 1,2,4,8,16,64]
       [--seconds 10] [--weft-flags "--max-batch-size 8 ..."]
       [--ort-settings 1:sequential,2:sequential,1:parallel,2:parallel]
+      [--rounds N]
 
 Each request is one row (batch 1) of the model's inputs (the feeds
 bench/models/export_models.py wrote beside it), sent with the binary tensor
-data extension. For each server and concurrency: hey runs for 1 s to
-warm up, then for --seconds; the table gives requests/s, p50, p90, p99 and
-the server's CPU seconds per request (from /proc); before the server starts,
-`weft run --repeat 200` on the same feeds gives the median that weft serve's
-p50 at concurrency 1 is held to (1.10x it plus 1 ms). ONNX Runtime runs at each
-of its settings (intraOpNumThreads:executionMode) and each concurrency
-reports its best setting by throughput. --weft-flags is given to
-`weft serve` as is: run once with none (the defaults) and once with the
-batching flags to compare. The CPU model is printed first: record it with
-every figure.
+data extension. weft serve and an ONNX Runtime server at each of its
+settings (intraOpNumThreads:executionMode) are all started, and then loaded
+in turns: per round and concurrency, each server in turn (the order
+reversed every other round), hey for 1 s to warm up and then for
+--seconds. The table gives, per server and concurrency, the median over
+rounds of requests/s, p50, p90, p99 and the server's CPU seconds per
+request (from /proc); ONNX Runtime's row is its best setting by that
+median. Before each round, `weft run --repeat 200` on the same feeds gives
+the median that weft serve's p50 at concurrency 1 is held to (1.10x it
+plus 1 ms). --weft-flags is given to `weft serve` as is: run once with none
+(the defaults) and once with the batching flags to compare. The CPU model
+is printed first: record it with every figure.
 """
 import argparse
 import json
@@ -26,6 +29,7 @@ import os
 import re
 import shlex
 import signal
+import statistics
 import socket
 import subprocess
 import sys
@@ -179,7 +183,8 @@ def stop(process):
         process.kill()
 
 
-def run_weft(args, model, body, header_length, levels):
+def start_weft(args, model, body, header_length):
+    """A weft serve of `model`, ready, and its infer URL."""
     port = free_port()
     flags = shlex.split(args.weft_flags)
     if "--tune" in flags:  # The tuner times the request the bench sends.
@@ -197,10 +202,30 @@ def run_weft(args, model, body, header_length, levels):
                       end="")
         url = f"http://127.0.0.1:{port}/v2/models/m/infer"
         check_one_request(url, body, header_length)
-        return {c: measure(process, url, body, header_length, c, args.seconds)
-                for c in levels}
-    finally:
+    except BaseException:
         stop(process)
+        raise
+    return process, url
+
+
+def start_ort(args, model, setting, body, header_length):
+    """ONNX Runtime behind ort_server.js at `setting` (intra:mode), ready,
+    and its infer URL."""
+    env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
+    intra, mode = setting.split(":")
+    port = free_port()
+    process = subprocess.Popen(
+        ["node", os.path.join(HERE, "ort_server.js"), model, str(port),
+         intra, mode, "2" if mode == "parallel" else "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_line(process, r"listening")
+        url = f"http://127.0.0.1:{port}/v2/models/m/infer"
+        check_one_request(url, body, header_length)
+    except BaseException:
+        stop(process)
+        raise
+    return process, url
 
 
 def weft_run_median(args, model, runs=200):
@@ -213,31 +238,60 @@ def weft_run_median(args, model, runs=200):
         [args.weft, "run", model, *(feeds or ["--random-feeds"]),
          "--repeat", str(runs)],
         capture_output=True, text=True, check=True).stdout
-    return float(re.search(r"time: median ([\d.]+) ms", out).group(1))
+    value, unit = re.search(r"time: median ([\d.]+) (ms|µs|s)\b",
+                            out).groups()
+    return float(value) * {"µs": 1e-3, "ms": 1.0, "s": 1e3}[unit]
 
 
-def run_ort(args, model, body, header_length, levels):
-    best = {}
-    env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
-    for setting in args.ort_settings.split(","):
-        intra, mode = setting.split(":")
-        port = free_port()
-        process = subprocess.Popen(
-            ["node", os.path.join(HERE, "ort_server.js"), model, str(port),
-             intra, mode, "2" if mode == "parallel" else "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            wait_for_line(process, r"listening")
-            url = f"http://127.0.0.1:{port}/v2/models/m/infer"
-            check_one_request(url, body, header_length)
+def median_of(results):
+    """One row from a server's rounds at one concurrency: the median of
+    each figure, the responses and errors summed."""
+    row = {key: statistics.median(r[key] for r in results)
+           for key in ("rps", "p50", "p90", "p99", "cpu_ms_per_request")}
+    row["ok"] = sum(r["ok"] for r in results)
+    row["errors"] = sum(r["errors"] for r in results)
+    row["rounds"] = [r["rps"] for r in results]
+    return row
+
+
+def serve_in_turns(args, model, body, header_length, levels):
+    """Every server alive at once (weft's, and ONNX Runtime's at each
+    setting), loaded in turns: per round and concurrency, each server in
+    turn, the order reversed every other round. A host whose speed drifts
+    over minutes (these KVM guests: the same Run 3.7 ms in one minute, 5.3
+    in the next) then slows both sides' rows, where one side's rows all
+    before the other's put the drift into the ratio (a peer at 133 req/s in
+    one run and 205 in the next). Returns weft's rows, the peer's best
+    setting's rows per concurrency and `weft run`'s median over rounds."""
+    servers = {}
+    try:
+        servers["weft"] = start_weft(args, model, body, header_length)
+        for setting in args.ort_settings.split(","):
+            servers[setting] = start_ort(args, model, setting, body,
+                                         header_length)
+        rows = {label: {c: [] for c in levels} for label in servers}
+        alone = []
+        for r in range(args.rounds):
+            alone.append(weft_run_median(args, model))
+            order = list(servers) if r % 2 == 0 else list(servers)[::-1]
             for c in levels:
-                r = measure(process, url, body, header_length, c, args.seconds)
-                r["setting"] = setting
-                if c not in best or r["rps"] > best[c]["rps"]:
-                    best[c] = r
-        finally:
+                for label in order:
+                    process, url = servers[label]
+                    time.sleep(0.5)  # ONNX Runtime's threads spin on a while.
+                    rows[label][c].append(measure(
+                        process, url, body, header_length, c, args.seconds))
+    finally:
+        for process, _ in servers.values():
             stop(process)
-    return best
+    weft = {c: median_of(rows["weft"][c]) for c in levels}
+    ort = {}
+    for setting in args.ort_settings.split(","):
+        for c in levels:
+            candidate = median_of(rows[setting][c])
+            candidate["setting"] = setting
+            if c not in ort or candidate["rps"] > ort[c]["rps"]:
+                ort[c] = candidate
+    return weft, ort, statistics.median(alone)
 
 
 def row(name, c, r):
@@ -257,20 +311,23 @@ def main():
     parser.add_argument("--weft-flags", default="")
     parser.add_argument("--ort-settings",
                         default="1:sequential,2:sequential,1:parallel,2:parallel")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="turns of every server at every concurrency; "
+                        "each row is the median over rounds")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
     print(f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; weft serve "
-          f"{args.weft_flags or '(defaults)'}; hey {args.seconds} s per row")
+          f"{args.weft_flags or '(defaults)'}; hey {args.seconds} s per row, "
+          f"{args.rounds} round(s) in turns")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             name = os.path.splitext(os.path.basename(model))[0]
             body = os.path.join(tmp, name + ".body")
             header_length = write_body(model, body)
-            alone_ms = weft_run_median(args, model)
-            weft = run_weft(args, model, body, header_length, levels)
-            ort = run_ort(args, model, body, header_length, levels)
+            weft, ort, alone_ms = serve_in_turns(args, model, body,
+                                                 header_length, levels)
             results[name] = {"weft": weft, "ort": ort,
                              "weft_run_median_ms": alone_ms}
             print(f"\n{name}\n")
@@ -281,9 +338,12 @@ def main():
                 print(row("weft serve", c, weft[c]))
                 print(row(f"ORT {ort[c]['setting']}", c, ort[c]))
             for c in levels:
+                by_round = ", ".join(
+                    f"{w / o:.2f}" for w, o in
+                    zip(weft[c]["rounds"], ort[c]["rounds"]))
                 print(f"  c={c}: weft/ORT throughput "
-                      f"{weft[c]['rps'] / ort[c]['rps']:.2f}x, p99 "
-                      f"{weft[c]['p99'] / ort[c]['p99']:.2f}x")
+                      f"{weft[c]['rps'] / ort[c]['rps']:.2f}x (by round: "
+                      f"{by_round}), p99 {weft[c]['p99'] / ort[c]['p99']:.2f}x")
             if 1 in weft:
                 bound = 1.10 * alone_ms + 1
                 print(f"  c=1: weft serve p50 {weft[1]['p50']:.1f} ms against "
