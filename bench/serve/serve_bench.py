@@ -29,8 +29,8 @@ import os
 import re
 import shlex
 import signal
-import statistics
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -259,10 +259,12 @@ def serve_in_turns(args, model, body, header_length, levels):
     setting), loaded in turns: per round and concurrency, each server in
     turn, the order reversed every other round. A host whose speed drifts
     over minutes (these KVM guests: the same Run 3.7 ms in one minute, 5.3
-    in the next) then slows both sides' rows, where one side's rows all
-    before the other's put the drift into the ratio (a peer at 133 req/s in
-    one run and 205 in the next). Returns weft's rows, the peer's best
-    setting's rows per concurrency and `weft run`'s median over rounds."""
+    in the next) then slows both sides' rows alike, where one side's rows
+    all before the other's put the drift into the ratio; and a server whose
+    own rate moves between levels (ONNX Runtime's on two cores: 129-213
+    req/s on MobileNetV2 in one run) shows it round by round. Returns
+    weft's rows, the peer's best setting's rows per concurrency and `weft
+    run`'s median over rounds."""
     servers = {}
     try:
         servers["weft"] = start_weft(args, model, body, header_length)
