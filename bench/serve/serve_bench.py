@@ -183,28 +183,41 @@ def stop(process):
         process.kill()
 
 
-def start_weft(args, model, body, header_length):
-    """A weft serve of `model`, ready, and its infer URL."""
+def start_server(command_for, ready, body, header_length, env=None,
+                 timeout=120):
+    """Starts `command_for(port)`, waits for its line matching `ready` and
+    checks that it answers the benchmark's request. Returns the process,
+    its infer URL and the lines it printed; stops it on any failure."""
     port = free_port()
-    flags = shlex.split(args.weft_flags)
-    if "--tune" in flags:  # The tuner times the request the bench sends.
-        for name, path in feed_files(model).items():
-            flags += ["--tune-feed", f"{name}={path}"]
     process = subprocess.Popen(
-        [args.weft, "serve", model, "--name", "m", "--http-port", str(port),
-         "--grpc-port", "-1", "--quiet", *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        command_for(port),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        # --tune times the model first: minutes on a slow host.
-        for line in wait_for_line(process, r"listening on http", timeout=900):
-            if line.startswith("why:"):  # --tune's choice, for the record.
-                print(f"{os.path.basename(model)}: weft serve --tune {line}",
-                      end="")
+        lines = wait_for_line(process, ready, timeout=timeout)
         url = f"http://127.0.0.1:{port}/v2/models/m/infer"
         check_one_request(url, body, header_length)
     except BaseException:
         stop(process)
         raise
+    return process, url, lines
+
+
+def start_weft(args, model, body, header_length):
+    """A weft serve of `model`, ready, and its infer URL."""
+    flags = shlex.split(args.weft_flags)
+    if "--tune" in flags:  # The tuner times the request the bench sends.
+        for name, path in feed_files(model).items():
+            flags += ["--tune-feed", f"{name}={path}"]
+    # --tune times the model first: minutes on a slow host.
+    process, url, lines = start_server(
+        lambda port: [args.weft, "serve", model, "--name", "m",
+                      "--http-port", str(port), "--grpc-port", "-1",
+                      "--quiet", *flags],
+        r"listening on http", body, header_length, timeout=900)
+    for line in lines:
+        if line.startswith("why:"):  # --tune's choice, for the record.
+            print(f"{os.path.basename(model)}: weft serve --tune {line}",
+                  end="")
     return process, url
 
 
@@ -213,18 +226,11 @@ def start_ort(args, model, setting, body, header_length):
     and its infer URL."""
     env = dict(os.environ, NODE_PATH=os.path.join(args.ort_dir, "node_modules"))
     intra, mode = setting.split(":")
-    port = free_port()
-    process = subprocess.Popen(
-        ["node", os.path.join(HERE, "ort_server.js"), model, str(port),
-         intra, mode, "2" if mode == "parallel" else "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        wait_for_line(process, r"listening")
-        url = f"http://127.0.0.1:{port}/v2/models/m/infer"
-        check_one_request(url, body, header_length)
-    except BaseException:
-        stop(process)
-        raise
+    process, url, _ = start_server(
+        lambda port: ["node", os.path.join(HERE, "ort_server.js"), model,
+                      str(port), intra, mode,
+                      "2" if mode == "parallel" else "1"],
+        r"listening", body, header_length, env=env)
     return process, url
 
 

@@ -72,6 +72,7 @@ def summarize(rounds):
     measured = {s: statistics.median(r["measured"][s] for r in rounds) for s in settings}
     errors = {s: abs(predicted[s] - measured[s]) / measured[s] for s in settings}
     choices = [r["choice"] for r in rounds]
+    serial = [r["tune_serial_ms"] for r in rounds if r["tune_serial_ms"] is not None]
     return {
         "parallelism": statistics.median(r["parallelism"] for r in rounds),
         "chosen": statistics.mode(r["chosen"] for r in rounds),
@@ -83,8 +84,7 @@ def summarize(rounds):
         "measured": max(r["timed"] for r in rounds),
         "per_setting": {s: (predicted[s], measured[s]) for s in settings},
         "work_ms": statistics.median(r["work_ms"] for r in rounds),
-        "tune_serial_ms": statistics.median(
-            [r["tune_serial_ms"] for r in rounds if r["tune_serial_ms"] is not None] or [0]),
+        "tune_serial_ms": statistics.median(serial) if serial else None,
     }
 
 
@@ -116,8 +116,10 @@ def main(argv):
         if args.settings:
             print("|   | " + ", ".join(f"{s}: {p:.2f}/{m:.2f} ms" for s, (p, m) in r["per_setting"].items())
                   + " (predicted/measured) |", flush=True)
+            serial = r["tune_serial_ms"]
             print(f"|   | traced nodes' sum {r['work_ms']:.2f} ms, tune's own (1, 1) "
-                  f"{r['tune_serial_ms']:.2f} ms (medians) |", flush=True)
+                  f"{'—' if serial is None else f'{serial:.2f} ms'} (medians) |",
+                  flush=True)
     return 1 if failed else 0
 
 

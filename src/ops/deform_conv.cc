@@ -9,9 +9,8 @@
 // weights are worked out once per offset group (TapRead), the moved taps
 // of every channel are gathered into columns [C / group x kH x kW, band],
 // and each group is one product of its weights with its columns
-// (GemmTile). Bands have a fixed size, so every
-// output element comes from the same single-threaded product at any thread
-// count.
+// (GemmTile). Bands have a fixed size, so every output element comes from
+// the same single-threaded product at any thread count.
 #include <algorithm>
 #include <cmath>
 #include <limits>
