@@ -277,8 +277,9 @@ CaseResult RunCase(const fs::path& dir, int64_t timeout_ms,
                   std::to_string(model->outputs.size())};
     }
     // A data set that contradicts the model's declared input shapes is the
-    // case's fault, not weft's (onnx 1.12's CastLike bfloat16 cases declare
-    // 'like' as [3, 4] and feed [1]): reported apart, before running.
+    // case's fault, not weft's (onnx 1.12's CastLike bfloat16 cases, as
+    // generated, declare 'like' as [3, 4] and feed [1]): reported apart,
+    // before running.
     if (std::string clash = DataContradictsModel(*model, *data);
         !clash.empty()) {
       return {name, Outcome::kSkipped,

@@ -867,8 +867,8 @@ class Importer {
       if (node.domain() == "ai.onnx.preview.training") {
         return UnimplementedError(where + ": op '" + node.op_type() +
                                   "' of domain 'ai.onnx.preview.training' is "
-                                  "not supported (weft imports Adagrad and "
-                                  "Momentum)");
+                                  "not supported (weft imports Adagrad, "
+                                  "Adam and Momentum)");
       }
       return UnimplementedError(where + ": domain '" + node.domain() +
                                 "' is not supported");

@@ -533,7 +533,7 @@ Status RandomOp(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
-// Adagrad, Momentum (ai.onnx.preview.training): R, T, then the tensors;
+// Adagrad, Adam, Momentum (ai.onnx.preview.training): R, T, then the tensors;
 // weft's node counts them.
 Status TrainingOptimizer(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(Direct(n, out, n.op_type()));
@@ -824,6 +824,7 @@ const std::map<std::string, Converter>& Converters() {
         {"RoiAlign", RoiAlign},
         {"STFT", Stft},
         {"Adagrad", TrainingOptimizer},
+        {"Adam", TrainingOptimizer},
         {"Momentum", TrainingOptimizer},
         {"RandomUniform", RandomOp},
         {"RandomNormal", RandomOp},

@@ -98,7 +98,7 @@ bool IsDefaultDomain(const std::string& domain) {
 
 bool IsTrainingOptimizer(const std::string& domain, const std::string& op) {
   return domain == "ai.onnx.preview.training" &&
-         (op == "Adagrad" || op == "Momentum");
+         (op == "Adagrad" || op == "Adam" || op == "Momentum");
 }
 
 }  // namespace weft::internal

@@ -30,11 +30,8 @@ std::optional<int64_t> VersionAtOpset7(std::string_view op);
 // "" or "ai.onnx".
 bool IsDefaultDomain(const std::string& domain);
 
-// ONNX's training domain (version 1): weft imports Adagrad and Momentum.
-// Not Adam: weft has the op, but the node suite's test_adam_multiple
-// expects epsilon 1e-2 from a node that leaves it at its 1e-6 default
-// (onnx 1.12), so a correct Adam fails it; the domain stays refused for
-// Adam until the suite is regenerated.
+// ONNX's training domain (version 1): weft imports its three optimizers,
+// Adagrad, Adam and Momentum; the domain's gradient ops are refused.
 bool IsTrainingOptimizer(const std::string& domain, const std::string& op);
 
 }  // namespace weft::internal
