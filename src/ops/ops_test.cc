@@ -240,6 +240,26 @@ TEST(OpsTest, ReduceMaxAndMinOfInfinitiesAreInfinite) {
   }
 }
 
+// ReduceMax and ReduceMin of bool (ONNX opset 20) are "any" and "all",
+// along each axis and over everything.
+TEST(OpsTest, ReduceMaxAndMinOfBoolAreAnyAndAll) {
+  Tensor x(DataType::kBool, {2, 3});
+  const bool values[] = {true, false, false, true, true, true};
+  std::copy(values, values + 6, x.data<bool>());
+  auto reduce = [&](const char* op, Tensor in, std::vector<int64_t> axes) {
+    auto y = test::RunOneOutput(op, {std::move(in)},
+                                {{"axes", std::move(axes)}, {"keepdims", 0}});
+    EXPECT_TRUE(y.ok()) << y.status();
+    return y.ok() ? test::Values<bool>(*y) : std::vector<bool>{};
+  };
+  EXPECT_EQ(reduce("ReduceMax", x, {1}), (std::vector<bool>{true, true}));
+  EXPECT_EQ(reduce("ReduceMin", x, {1}), (std::vector<bool>{false, true}));
+  EXPECT_EQ(reduce("ReduceMax", x, {0}), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(reduce("ReduceMin", x, {0}),
+            (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(reduce("ReduceMin", x, {0, 1}), (std::vector<bool>{false}));
+}
+
 // ReduceLogSumExp sums exp(x - max): values whose exp overflows even in
 // double (e^1000) give m + log(sum), along an axis (strided and contiguous)
 // and over everything; an infinite or NaN maximum is the answer itself.

@@ -103,12 +103,16 @@ enum class Reducer {
 };
 
 // The dtypes each reducer registers and is compiled for: the extremes all
-// numeric types (ONNX's ReduceMax/ReduceMin, opset 12 on, take the narrow
-// and unsigned integers too: a quantized tensor's range), the logarithms
-// the floats, the rest the floats and the wide signed integers.
+// numeric types and bool (ONNX's ReduceMax/ReduceMin take the narrow and
+// unsigned integers from opset 12, a quantized tensor's range, and bool
+// from opset 20, as "any" and "all"), the logarithms the floats, the rest
+// the floats and the wide signed integers.
+using ExtremeDtypes =
+    DtypeSet<float, double, int32_t, int64_t, Float16, int8_t, uint8_t, int16_t,
+             uint16_t, uint32_t, uint64_t, bool>;
 template <Reducer kR>
 using ReducerDtypes = std::conditional_t<
-    kR == Reducer::kMax || kR == Reducer::kMin, AllNumericDtypes,
+    kR == Reducer::kMax || kR == Reducer::kMin, ExtremeDtypes,
     std::conditional_t<kR == Reducer::kLogSum || kR == Reducer::kLogSumExp,
                        FloatDtypesWithHalf, NumericDtypesWithHalf>>;
 

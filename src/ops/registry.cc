@@ -35,6 +35,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterSignalOps(registry);
   RegisterSpectralOps(registry);
   RegisterTextOps(registry);
+  RegisterStringOps(registry);
   RegisterOptimizerOps(registry);
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);

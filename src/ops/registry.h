@@ -34,6 +34,7 @@ void RegisterRnnOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
 void RegisterSpectralOps(OpRegistry& registry);
 void RegisterTextOps(OpRegistry& registry);
+void RegisterStringOps(OpRegistry& registry);
 void RegisterOptimizerOps(OpRegistry& registry);
 void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);

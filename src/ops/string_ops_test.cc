@@ -1,5 +1,7 @@
 // String tensors: Cast to and from text, Equal, StringNormalizer,
-// TfIdfVectorizer over pool_strings, and the refusal of other ops.
+// TfIdfVectorizer over pool_strings, the refusal of other ops, and the string
+// ops of opset 20 (StringConcat, RegexFullMatch, StringSplit; their cases
+// against ONNX Runtime are in tests/onnx/newer_opsets).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -124,6 +126,78 @@ TEST(TfIdfVectorizerTest, CountsStringNgramsOfThePool) {
        {"pool_strings", std::vector<std::string>{"a", "b", "a", "b"}}});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(test::Values<float>(*y), (std::vector<float>{2, 2, 2}));
+}
+
+TEST(StringConcatTest, ConcatenatesWithBroadcastingOrNamesBothShapes) {
+  auto joined = test::RunOneOutput(
+      "StringConcat", {Strings({2, 1}, {"a", "é"}), Strings({2}, {"1", ""})});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_EQ(joined->shape(), (Shape{2, 2}));
+  EXPECT_EQ(Texts(*joined), (std::vector<std::string>{"a1", "a", "é1", "é"}));
+  auto clash = test::RunOneOutput(
+      "StringConcat", {Strings({2}, {"a", "b"}), Strings({3}, {"", "", ""})});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_THAT(clash.status().message(), HasSubstr("[2]"));
+  EXPECT_THAT(clash.status().message(), HasSubstr("[3]"));
+}
+
+TEST(RegexFullMatchTest, MatchesWholeStringsOnly) {
+  auto matched = test::RunOneOutput("RegexFullMatch",
+                                    {Strings({4}, {"abc", "xabc", "abcx", ""})},
+                                    {{"pattern", std::string("a.c|")}});
+  ASSERT_TRUE(matched.ok()) << matched.status();
+  EXPECT_EQ(test::Values<bool>(*matched),
+            (std::vector<bool>{true, false, false, true}));
+}
+
+// RE2 never backtracks: a pattern that takes a backtracking engine time
+// exponential in the string's length answers at once here.
+TEST(RegexFullMatchTest, NestedRepetitionOnALongStringAnswers) {
+  auto matched = test::RunOneOutput(
+      "RegexFullMatch", {Strings({1}, {std::string(5000, 'a') + "!"})},
+      {{"pattern", std::string("(a+)+b")}});
+  ASSERT_TRUE(matched.ok()) << matched.status();
+  EXPECT_EQ(test::Values<bool>(*matched), (std::vector<bool>{false}));
+}
+
+TEST(RegexFullMatchTest, AnInvalidPatternIsRefusedWithRe2sReason) {
+  auto refused = test::RunOneOutput("RegexFullMatch", {Strings({1}, {"a"})},
+                                    {{"pattern", std::string("a(b")}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("pattern \"a(b\" is not a valid RE2 expression: "
+                        "missing )"));
+}
+
+// Python's str.split, ONNX's reference: a delimiter cuts at every
+// occurrence; without one, runs of white space (Unicode's too) cut and
+// the ends give no piece; maxsplit keeps the rest whole.
+TEST(StringSplitTest, SplitsAsPythonsStrSplitAndPadsWithEmptyStrings) {
+  auto split = [](Tensor x, AttrMap attrs) {
+    auto out =
+        test::RunOneNode("StringSplit", {std::move(x)}, std::move(attrs), 2);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *std::move(out) : std::vector<Tensor>(2);
+  };
+  auto on_comma = split(Strings({3}, {"a,,b", "", "c,"}),
+                        {{"delimiter", std::string(",")}});
+  EXPECT_EQ(on_comma[0].shape(), (Shape{3, 3}));
+  EXPECT_EQ(Texts(on_comma[0]),
+            (std::vector<std::string>{"a", "", "b", "", "", "", "c", "", ""}));
+  EXPECT_EQ(test::Values<int64_t>(on_comma[1]),
+            (std::vector<int64_t>{3, 1, 2}));
+  auto on_space = split(Strings({2}, {" x\ty\u3000z\u00a0", " \n "}), {});
+  EXPECT_EQ(Texts(on_space[0]),
+            (std::vector<std::string>{"x", "y", "z", "", "", ""}));
+  EXPECT_EQ(test::Values<int64_t>(on_space[1]), (std::vector<int64_t>{3, 0}));
+  auto limited =
+      split(Strings({}, {"  a  b  c  "}), {{"maxsplit", int64_t{1}}});
+  EXPECT_EQ(limited[0].shape(), (Shape{2}));
+  EXPECT_EQ(Texts(limited[0]), (std::vector<std::string>{"a", "b  c  "}));
+  auto none = split(Tensor(DataType::kString, Shape{0, 2}),
+                    {{"delimiter", std::string("-")}});
+  EXPECT_EQ(none[0].shape(), (Shape{0, 2, 0}));
+  EXPECT_EQ(none[1].shape(), (Shape{0, 2}));
 }
 
 TEST(StringGraphJsonTest, StringConstantsRoundTrip) {

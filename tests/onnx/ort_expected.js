@@ -1,5 +1,6 @@
 // Runs each case of make_cases.py in ONNX Runtime (graph optimizations off)
-// and writes its outputs as out_K.npy beside the inputs, or error.txt.
+// and writes its outputs as out_K.npy (out_K.json for strings) beside the
+// inputs, or error.txt.
 //   NODE_PATH=.../node_modules node ort_expected.js DIR
 const fs = require('fs');
 const path = require('path');
@@ -50,6 +51,17 @@ function writeNpy(file, tensor) {
   fs.writeFileSync(file, Buffer.concat([head, Buffer.from(padded, 'latin1'), body]));
 }
 
+// Strings travel as JSON ({shape, data}): .npy holds them only as pickles.
+function readJson(file) {
+  const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return new ort.Tensor('string', saved.data, saved.shape);
+}
+
+function writeJson(file, tensor) {
+  fs.writeFileSync(
+      file, JSON.stringify({shape: tensor.dims, data: tensor.data}));
+}
+
 (async () => {
   const root = process.argv[2];
   for (const name of fs.readdirSync(root).sort()) {
@@ -59,14 +71,22 @@ function writeNpy(file, tensor) {
       for (const f of fs.readdirSync(data)) {
         if (f.startsWith('in_') && f.endsWith('.npy')) {
           feeds[f.slice(3, -4)] = readNpy(path.join(data, f));
+        } else if (f.startsWith('in_') && f.endsWith('.json')) {
+          feeds[f.slice(3, -5)] = readJson(path.join(data, f));
         }
       }
       const session = await ort.InferenceSession.create(
           path.join(root, name, 'model.onnx'),
           {graphOptimizationLevel: 'disabled'});
       const results = await session.run(feeds);
-      session.outputNames.forEach((output, k) =>
-        writeNpy(path.join(data, `out_${k}.npy`), results[output]));
+      session.outputNames.forEach((output, k) => {
+        const tensor = results[output];
+        if (tensor.type === 'string') {
+          writeJson(path.join(data, `out_${k}.json`), tensor);
+        } else {
+          writeNpy(path.join(data, `out_${k}.npy`), tensor);
+        }
+      });
     } catch (e) {
       fs.writeFileSync(path.join(data, 'error.txt'), String(e.message || e));
     }

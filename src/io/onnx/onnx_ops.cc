@@ -363,6 +363,12 @@ Status SoftmaxCrossEntropyLoss(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "SoftmaxCrossEntropyLoss");
 }
 
+// StringSplit (20): the pieces and their counts.
+Status StringSplit(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
+  return Direct(n, out, "StringSplit");
+}
+
 // MaxPool: Indices is output 1 when asked for.
 Status MaxPool(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
@@ -770,6 +776,7 @@ constexpr const char* kSameNameOps[] = {
     "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
     "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
     "OptionalHasElement", "OptionalGetElement", "StringNormalizer",
+    "StringConcat", "RegexFullMatch",
 };
 // clang-format on
 
@@ -825,6 +832,7 @@ const std::map<std::string, Converter>& Converters() {
         {"STFT", Stft},
         {"Adagrad", TrainingOptimizer},
         {"Adam", TrainingOptimizer},
+        {"StringSplit", StringSplit},
         {"Momentum", TrainingOptimizer},
         {"RandomUniform", RandomOp},
         {"RandomNormal", RandomOp},

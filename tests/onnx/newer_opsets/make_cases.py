@@ -12,7 +12,7 @@ from onnx import TensorProto
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
-from onnx_cases import RNG, case, floats, ints, main  # noqa: E402
+from onnx_cases import RNG, case, floats, ints, main, strings  # noqa: E402
 
 
 def opset_18_cases():
@@ -520,6 +520,72 @@ def deform_conv_cases():
          reference=deform_conv_reference())
 
 
+def split_reference(delimiter=None, maxsplit=-1):
+    """StringSplit as ONNX's reference computes it: Python's str.split,
+    the pieces padded with "" to the longest count."""
+    def compute(inputs, consts):
+        x = inputs["x"]
+        pieces = [s.split(delimiter, maxsplit) for s in x.flat]
+        widest = max((len(p) for p in pieces), default=0)
+        padded = [p + [""] * (widest - len(p)) for p in pieces]
+        return [np.array(padded, dtype=object).reshape(*x.shape, widest),
+                np.array([len(p) for p in pieces], np.int64).reshape(x.shape)]
+    return compute
+
+
+def opset_20_string_and_bool_cases():
+    """The string ops of opset 20, and ReduceMax / ReduceMin of bool."""
+    case("StringConcat_same_shape", "StringConcat",
+         {"x": strings("abc", "", "é", "a b"), "y": strings("d", "e", "ü", "")},
+         opset=20)
+    case("StringConcat_broadcast", "StringConcat",
+         {"x": strings("a", "bb").reshape(2, 1), "y": strings("1", "22", "")},
+         opset=20)
+    case("RegexFullMatch_whole_string", "RegexFullMatch",
+         {"x": strings("ab@cd.com", "ab@cd.com ", "x@y.org", "@y.org",
+                       "a@b.net")},
+         {"pattern": r"[a-z]+@[a-z]+\.(com|org)"}, opset=20,
+         output_type=TensorProto.BOOL)
+    case("RegexFullMatch_two_dims", "RegexFullMatch",
+         {"x": strings("2024-01-05", "24-1-5", "", "1999-12-31").reshape(2, 2)},
+         {"pattern": r"\d{4}-\d{2}-\d{2}"}, opset=20,
+         output_type=TensorProto.BOOL)
+    pieces = [TensorProto.STRING, TensorProto.INT64]
+    case("StringSplit_delimiter", "StringSplit",
+         {"x": strings("a,b,,c", "x", ",lead,")},
+         {"delimiter": ","}, outputs=2, opset=20, output_types=pieces)
+    case("StringSplit_delimiter_empty_string", "StringSplit",
+         {"x": strings("a,b", "")}, {"delimiter": ","}, outputs=2, opset=20,
+         output_types=pieces, reference=split_reference(","),
+         ort_differs="ONNX Runtime counts no piece in an empty string")
+    case("StringSplit_long_delimiter_maxsplit", "StringSplit",
+         {"x": strings("1<>2<>3<>4", "<><>", "none").reshape(3, 1)},
+         {"delimiter": "<>", "maxsplit": 2}, outputs=2, opset=20,
+         output_types=pieces)
+    case("StringSplit_spaces", "StringSplit",
+         {"x": strings("  a b  c ", "", "xy", "   ")},
+         outputs=2, opset=20, output_types=pieces)
+    case("StringSplit_white_space", "StringSplit",
+         {"x": strings("x\ty\nz", "a \r\n b\x0b\x0cc\u3000d\u00a0e")},
+         outputs=2, opset=20, output_types=pieces,
+         reference=split_reference(),
+         ort_differs="ONNX Runtime splits on the space character alone")
+    case("StringSplit_spaces_maxsplit", "StringSplit",
+         {"x": strings("a  b  c", " lead and trail").reshape(1, 2)},
+         {"maxsplit": 1}, outputs=2, opset=20, output_types=pieces)
+    case("StringSplit_spaces_maxsplit_trailing", "StringSplit",
+         {"x": strings("a  b  c  ", " lead and trail ").reshape(1, 2)},
+         {"maxsplit": 1}, outputs=2, opset=20, output_types=pieces,
+         reference=split_reference(None, 1),
+         ort_differs="ONNX Runtime drops the white space that ends the last "
+                     "piece once maxsplit is reached")
+    flags = np.array([[True, False, False], [False, False, False]])
+    for op in ["ReduceMax", "ReduceMin"]:
+        case(f"{op}_bool_axis", op, {"x": flags}, {"keepdims": 1},
+             {"axes": np.array([1], np.int64)}, opset=20)
+        case(f"{op}_bool_all", op, {"x": ~flags}, {"keepdims": 0}, opset=20)
+
+
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
-         deform_conv_cases)
+         deform_conv_cases, opset_20_string_and_bool_cases)

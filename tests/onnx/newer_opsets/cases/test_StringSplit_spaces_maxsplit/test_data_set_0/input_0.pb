@@ -1,0 +1,1 @@
+2a  b  c2 lead and trailBx

@@ -1,0 +1,1 @@
+2a2b  c2lead2	and trailBy0

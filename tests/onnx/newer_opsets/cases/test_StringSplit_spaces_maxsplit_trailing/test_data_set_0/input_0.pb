@@ -1,0 +1,1 @@
+2	a  b  c  2 lead and trail Bx
