@@ -38,6 +38,9 @@ struct ArgDef {
     kSequenceOf,   // sequence(type_attr)
     kOptionalOf,   // optional(type_attr)
     kContainedIn,  // ContainedType(type_attr): what the container holds
+    // What type_attr's value holds when it is an optional; any other type
+    // is its own value (ONNX's OptionalGetElement from opset 18).
+    kOptionalValue,
   };
   std::string name;
   Kind kind = Kind::kFixed;
@@ -58,6 +61,7 @@ struct ArgDef {
   static ArgDef SequenceOf(std::string name, std::string type_attr);
   static ArgDef OptionalOf(std::string name, std::string type_attr);
   static ArgDef ContainedIn(std::string name, std::string type_attr);
+  static ArgDef OptionalValue(std::string name, std::string type_attr);
 };
 
 struct AttrDef {

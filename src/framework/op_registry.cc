@@ -74,6 +74,10 @@ ArgDef ArgDef::ContainedIn(std::string name, std::string type_attr) {
   return Derived(std::move(name), Kind::kContainedIn, std::move(type_attr));
 }
 
+ArgDef ArgDef::OptionalValue(std::string name, std::string type_attr) {
+  return Derived(std::move(name), Kind::kOptionalValue, std::move(type_attr));
+}
+
 OpDefBuilder& OpDefBuilder::Input(ArgDef arg) {
   def_.inputs.push_back(std::move(arg));
   return *this;
@@ -198,6 +202,7 @@ Status ValidateOpDef(const OpDef& def) {
       case ArgDef::Kind::kSequenceOf:
       case ArgDef::Kind::kOptionalOf:
       case ArgDef::Kind::kContainedIn:
+      case ArgDef::Kind::kOptionalValue:
         if (!is_output) {
           return InvalidArgumentError("op '" + def.name + "': input '" +
                                       arg.name +

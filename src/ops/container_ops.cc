@@ -42,14 +42,6 @@ Status ExpectSequence(const InferenceContext& ctx, int i, const char* what) {
   return Status::OK();
 }
 
-Status ExpectOptional(const InferenceContext& ctx, int i) {
-  if (!IsOptionalType(ctx.input_dtype(i))) {
-    return InvalidArgumentError(std::string("input must be an optional, got ") +
-                                DataTypeName(ctx.input_dtype(i)));
-  }
-  return Status::OK();
-}
-
 // The container handle itself is a scalar.
 Status ScalarHandle(InferenceContext& ctx) {
   ctx.set_output(0, PartialShape(std::vector<int64_t>{}));
@@ -416,11 +408,15 @@ class EmptyOptionalKernel : public OpKernel {
   DataType type_;
 };
 
+// From ONNX opset 18 a tensor or sequence may stand where an optional is
+// expected: it holds its value.
 class OptionalHasElementKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
+    const Tensor& input = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
-    *out->data<bool>() = OptionalValue(ctx.input(0)) != nullptr;
+    *out->data<bool>() =
+        !IsOptionalType(input.dtype()) || OptionalValue(input) != nullptr;
     return Status::OK();
   }
 };
@@ -428,7 +424,9 @@ class OptionalHasElementKernel : public OpKernel {
 class OptionalGetElementKernel : public OpKernel {
  public:
   Status Compute(KernelContext& ctx) const override {
-    const Tensor* value = OptionalValue(ctx.input(0));
+    const Tensor& input = ctx.input(0);
+    if (!IsOptionalType(input.dtype())) return ctx.SetOutput(0, input);
+    const Tensor* value = OptionalValue(input);
     if (value == nullptr) {
       return InvalidArgumentError("the optional is empty");
     }
@@ -447,8 +445,12 @@ constexpr OpSummary kSummaries[] = {
      "a sequence's items joined along an axis (or stacked on a new one)"},
     {"EmptyOptional", "an empty optional of the V attribute's dtype"},
     {"Optional", "an optional holding its input"},
-    {"OptionalGetElement", "the value an optional holds (an error when empty)"},
-    {"OptionalHasElement", "whether an optional holds a value, as bool"},
+    {"OptionalGetElement",
+     "the value an optional holds (an error when empty); a tensor or "
+     "sequence itself"},
+    {"OptionalHasElement",
+     "whether an optional holds a value, as bool (a tensor or sequence "
+     "does)"},
     {"SequenceAt",
      "the item of a sequence at position (negative: from the end)"},
     {"SequenceConstruct", "a sequence of its inputs, in order"},
@@ -586,18 +588,20 @@ void RegisterContainerOps(OpRegistry& registry) {
          .Output(ArgDef::Fixed("output", DataType::kBool))
          .Attr("O", AttrType::kType)
          .AcceptsAnyValue("O")
-         .SetShapeFn([](InferenceContext& ctx) -> Status {
-           WEFT_RETURN_IF_ERROR(ExpectOptional(ctx, 0));
-           return ScalarHandle(ctx);
-         }),
+         .SetShapeFn(ScalarHandle),
      KernelFactoryFor<OptionalHasElementKernel>());
   op(OpDefBuilder("OptionalGetElement")
          .Input(ArgDef::Typed("input", "O"))
-         .Output(ArgDef::ContainedIn("output", "O"))
+         .Output(ArgDef::OptionalValue("output", "O"))
          .Attr("O", AttrType::kType)
          .AcceptsAnyValue("O")
-         .SetShapeFn(
-             [](InferenceContext& ctx) { return ExpectOptional(ctx, 0); }),
+         .SetShapeFn([](InferenceContext& ctx) -> Status {
+           // A plain tensor passes through with its shape.
+           if (!IsOptionalType(ctx.input_dtype(0))) {
+             ctx.set_output(0, ctx.input_shape(0));
+           }
+           return Status::OK();
+         }),
      KernelFactoryFor<OptionalGetElementKernel>());
 }
 

@@ -161,6 +161,25 @@ TEST(OptionalOpsTest, HasAndGetElement) {
   EXPECT_EQ(Values<float>((*out)[2]), (std::vector<float>{1, 2}));
 }
 
+// From ONNX opset 18 a tensor or a sequence may stand for an optional: it
+// holds a value, and that value is itself (a sequence stays a sequence).
+TEST(OptionalOpsTest, ATensorOrSequenceHoldsItself) {
+  Graph g = ThreeTensors();
+  test::MustAdd(g, {"s", "SequenceConstruct", {"a", "b"}, {}, ""});
+  test::MustAdd(g, {"has_tensor", "OptionalHasElement", {"a"}, {}, ""});
+  test::MustAdd(g, {"has_sequence", "OptionalHasElement", {"s"}, {}, ""});
+  test::MustAdd(g, {"tensor", "OptionalGetElement", {"a"}, {}, ""});
+  test::MustAdd(g, {"sequence", "OptionalGetElement", {"s"}, {}, ""});
+  test::MustAdd(g, {"length", "SequenceLength", {"sequence"}, {}, ""});
+  auto out = test::RunAtOneAndTwoThreads(
+      g, {"has_tensor", "has_sequence", "tensor", "length"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(*(*out)[0].data<bool>());
+  EXPECT_TRUE(*(*out)[1].data<bool>());
+  EXPECT_EQ(Values<float>((*out)[2]), (std::vector<float>{1, 2}));
+  EXPECT_EQ(*(*out)[3].data<int64_t>(), 2);
+}
+
 TEST(ContainerOpsTest, OpsThatTakeTensorsRefuseContainersAtCompile) {
   Graph g = ThreeTensors();
   test::MustAdd(g, {"s", "SequenceConstruct", {"a", "b"}, {}, ""});

@@ -181,6 +181,7 @@ StatusOr<ResolvedSignature> ResolveSignature(
         case ArgDef::Kind::kSequenceOf:  // Outputs only (RegisterOp checks).
         case ArgDef::Kind::kOptionalOf:
         case ArgDef::Kind::kContainedIn:
+        case ArgDef::Kind::kOptionalValue:
           break;
       }
     }
@@ -284,8 +285,13 @@ StatusOr<ResolvedSignature> ResolveSignature(
         break;
       case ArgDef::Kind::kSequenceOf:
       case ArgDef::Kind::kOptionalOf:
-      case ArgDef::Kind::kContainedIn: {
+      case ArgDef::Kind::kContainedIn:
+      case ArgDef::Kind::kOptionalValue: {
         const DataType t = *out.attrs.at(arg.type_attr).get_if<DataType>();
+        if (arg.kind == ArgDef::Kind::kOptionalValue) {
+          out.output_dtypes.push_back(IsOptionalType(t) ? ContainedType(t) : t);
+          break;
+        }
         if (arg.kind == ArgDef::Kind::kSequenceOf && IsContainerType(t)) {
           return UnimplementedError(std::string("a sequence of ") +
                                     DataTypeName(t) + " values");

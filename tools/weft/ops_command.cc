@@ -32,6 +32,9 @@ std::string ArgText(const ArgDef& arg) {
       return "optional(" + arg.type_attr + ")";
     case ArgDef::Kind::kContainedIn:
       return "what " + arg.type_attr + " holds";
+    case ArgDef::Kind::kOptionalValue:
+      return "what " + arg.type_attr + " holds if an optional, else " +
+             arg.type_attr;
   }
   return "";
 }

@@ -363,6 +363,17 @@ Status SoftmaxCrossEntropyLoss(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "SoftmaxCrossEntropyLoss");
 }
 
+// OptionalHasElement: from opset 18 the input may be omitted, an empty
+// optional, so the answer is a constant false.
+Status OptionalHasElement(const OnnxNode& n, NodeDef* out) {
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  if (n.has_input(0)) return Direct(n, out, "OptionalHasElement");
+  out->op = "Const";
+  out->inputs.clear();
+  out->attrs = {{"value", Tensor::Scalar(false)}, {"dtype", DataType::kBool}};
+  return Status::OK();
+}
+
 // StringSplit (20): the pieces and their counts.
 Status StringSplit(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 2));
@@ -775,7 +786,7 @@ constexpr const char* kSameNameOps[] = {
     "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxUnpool", "MelWeightMatrix", "TfIdfVectorizer", "NonMaxSuppression", "Einsum", "Gelu", "AffineGrid",
     "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
     "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
-    "OptionalHasElement", "OptionalGetElement", "StringNormalizer",
+    "OptionalGetElement", "StringNormalizer",
     "StringConcat", "RegexFullMatch",
 };
 // clang-format on
@@ -833,6 +844,7 @@ const std::map<std::string, Converter>& Converters() {
         {"Adagrad", TrainingOptimizer},
         {"Adam", TrainingOptimizer},
         {"StringSplit", StringSplit},
+        {"OptionalHasElement", OptionalHasElement},
         {"Momentum", TrainingOptimizer},
         {"RandomUniform", RandomOp},
         {"RandomNormal", RandomOp},
@@ -894,11 +906,13 @@ Status ConvertOnnxNode(const OnnxNode& node, NodeDef* out) {
                               "' is not supported");
   }
   // Every op weft converts reads at least its first input and writes its
-  // first output, but for the recurrent ops, whose Y may go unused, and the
-  // random ops that take no input.
+  // first output, but for the recurrent ops, whose Y may go unused, the
+  // random ops that take no input, and OptionalHasElement, whose omitted
+  // input is an empty optional.
   const bool takes_no_input =
       node.op_type() == "RandomUniform" || node.op_type() == "RandomNormal" ||
-      node.op_type() == "SequenceEmpty" || node.op_type() == "Optional";
+      node.op_type() == "SequenceEmpty" || node.op_type() == "Optional" ||
+      node.op_type() == "OptionalHasElement";
   if (!node.has_input(0) && !takes_no_input) {
     return InvalidArgumentError(node.Where() + ": input 0 is missing");
   }

@@ -8,11 +8,12 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
-from onnx_cases import RNG, case, floats, ints, main, strings  # noqa: E402
+from onnx_cases import (RNG, case, floats, graph_case, ints, main,  # noqa: E402
+                        strings)
 
 
 def opset_18_cases():
@@ -579,6 +580,13 @@ def opset_20_string_and_bool_cases():
          reference=split_reference(None, 1),
          ort_differs="ONNX Runtime drops the white space that ends the last "
                      "piece once maxsplit is reached")
+    # Opset 18: a tensor stands for an optional holding it, and an omitted
+    # input for an empty one.
+    graph_case("Optional_ops_on_a_tensor_and_nothing", [
+        helper.make_node("OptionalHasElement", ["x"], ["has_x"]),
+        helper.make_node("OptionalHasElement", [""], ["has_nothing"]),
+        helper.make_node("OptionalGetElement", ["x"], ["x_value"]),
+    ], {"x": floats(2, 3)}, {}, ["has_x", "has_nothing", "x_value"], opset=18)
     flags = np.array([[True, False, False], [False, False, False]])
     for op in ["ReduceMax", "ReduceMin"]:
         case(f"{op}_bool_axis", op, {"x": flags}, {"keepdims": 1},
