@@ -1,5 +1,6 @@
 // libFuzzer target: the image decoders (weft.data's DecodeJpeg, DecodePng,
-// DecodeImage) on arbitrary bytes. The first byte picks the channels asked
+// DecodeImage, and the signatures ONNX's ImageDecoder names) on arbitrary
+// bytes. The first byte picks the channels asked
 // for; every input must give an image or an error, never a crash, a leak
 // or a hang. Seeds: fuzz/image_seeds (small JPEGs and PNGs of every colour
 // type).
@@ -23,5 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Each decoder on bytes of the other kind, too.
   (void)weft::internal::DecodeJpeg(bytes, channels == 4 ? 3 : channels);
   (void)weft::internal::DecodePng(bytes, channels);
+  (void)weft::internal::UndecodedImageFormatName(bytes);
   return 0;
 }

@@ -243,6 +243,30 @@ ImageFormat DetectImageFormat(std::string_view bytes) {
   return ImageFormat::kUnknown;
 }
 
+std::string_view UndecodedImageFormatName(std::string_view bytes) {
+  const auto starts = [&](std::string_view signature) {
+    return bytes.substr(0, signature.size()) == signature;
+  };
+  if (starts("BM")) return "BMP";
+  if (starts(std::string_view("II*\0", 4)) ||
+      starts(std::string_view("MM\0*", 4))) {
+    return "TIFF";
+  }
+  if (bytes.size() >= 12 && starts("RIFF") && bytes.substr(8, 4) == "WEBP") {
+    return "WebP";
+  }
+  if (starts(std::string_view("\0\0\0\x0cjP  \r\n\x87\n", 12)) ||
+      starts("\xff\x4f\xff\x51")) {
+    return "JPEG 2000";
+  }
+  if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] >= '1' &&
+      bytes[1] <= '7') {
+    return "PNM";
+  }
+  if (starts("GIF87a") || starts("GIF89a")) return "GIF";
+  return "";
+}
+
 StatusOr<Tensor> DecodeJpeg(std::string_view bytes, int channels) {
   WEFT_RETURN_IF_ERROR(CheckChannels("JPEG", channels, 3));
   if (DetectImageFormat(bytes) != ImageFormat::kJpeg) {

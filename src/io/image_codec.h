@@ -19,6 +19,11 @@ enum class ImageFormat { kUnknown, kJpeg, kPng };
 // By the first bytes (the signatures), never by a file name.
 ImageFormat DetectImageFormat(std::string_view bytes);
 
+// The name of a format weft recognises by its signature but does not
+// decode ("BMP", "TIFF", "WebP", "JPEG 2000", "PNM", "GIF"), for errors
+// that say what a stream is; "" when none matches.
+std::string_view UndecodedImageFormatName(std::string_view bytes);
+
 // Images larger than this many pixels are refused before any pixel is
 // decoded (a 30-byte header can claim 65535 x 65535).
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;

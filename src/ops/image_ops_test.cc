@@ -162,5 +162,65 @@ TEST(ImageOpsTest, DecodeNamesWhatIsWrong) {
       << bad.status();
 }
 
+// ONNX's ImageDecoder: the bytes in a uint8 tensor, RGB by default, BGR
+// with the channels swapped, grey with Pillow's weights (ONNX's reference;
+// the cases against Pillow's decoding are in tests/onnx/newer_opsets).
+TEST(ImageDecoderTest, DecodesPngAsRgbBgrAndGrey) {
+  Tensor image = Pixels(2, 3, 3);
+  const std::string png = internal::EncodePng(image).value();
+  Tensor stream(DataType::kUInt8, Shape{static_cast<int64_t>(png.size())});
+  std::copy(png.begin(), png.end(), stream.data<uint8_t>());
+  auto decode = [&](const char* format) {
+    auto out = RunOneOutput("ImageDecoder", {stream},
+                            {{"pixel_format", std::string(format)}});
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *std::move(out) : Tensor();
+  };
+  EXPECT_TRUE(decode("RGB").BitwiseEqual(image));
+  Tensor bgr = decode("BGR");
+  ASSERT_EQ(bgr.shape(), image.shape());
+  EXPECT_EQ(bgr.data<uint8_t>()[0], image.data<uint8_t>()[2]);
+  EXPECT_EQ(bgr.data<uint8_t>()[2], image.data<uint8_t>()[0]);
+  Tensor grey = decode("Grayscale");
+  ASSERT_EQ(grey.shape(), (Shape{2, 3, 1}));
+  const uint8_t* rgb = image.data<uint8_t>() + 3;  // The second pixel.
+  EXPECT_EQ(grey.data<uint8_t>()[1],
+            (rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
+}
+
+TEST(ImageDecoderTest, NamesWhatItCannotDecode) {
+  auto decode = [](const std::string& bytes) {
+    Tensor stream(DataType::kUInt8, Shape{static_cast<int64_t>(bytes.size())});
+    std::copy(bytes.begin(), bytes.end(), stream.data<uint8_t>());
+    return RunOneOutput("ImageDecoder", {stream}).status();
+  };
+  const Status bmp = decode(std::string("BM\x36\0\0\0", 6));
+  EXPECT_EQ(bmp.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(bmp.message().find("a BMP image; weft decodes JPEG and PNG"),
+            std::string::npos)
+      << bmp;
+  const Status webp = decode(std::string("RIFF\0\0\0\0WEBPVP8 ", 16));
+  EXPECT_NE(webp.message().find("WebP"), std::string::npos) << webp;
+  const Status unknown = decode("RIFF");  // Too short to be WebP.
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("4 bytes start with no known signature"),
+            std::string::npos)
+      << unknown;
+  const Status empty = decode("");
+  EXPECT_EQ(empty.code(), StatusCode::kInvalidArgument) << empty;
+  const Status truncated = decode("\xff\xd8\xff\xe0");
+  EXPECT_NE(truncated.message().find("JPEG"), std::string::npos) << truncated;
+  auto flat = RunOneOutput("ImageDecoder", {Tensor(DataType::kUInt8, {2, 2})});
+  EXPECT_NE(flat.status().message().find("must be 1-D, not [2, 2]"),
+            std::string::npos)
+      << flat.status();
+  auto format = RunOneOutput("ImageDecoder", {Tensor(DataType::kUInt8, {2})},
+                             {{"pixel_format", std::string("CMYK")}});
+  EXPECT_NE(format.status().message().find(
+                "pixel_format \"CMYK\" is not one of RGB, BGR, Grayscale"),
+            std::string::npos)
+      << format.status();
+}
+
 }  // namespace
 }  // namespace weft

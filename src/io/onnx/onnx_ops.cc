@@ -787,7 +787,7 @@ constexpr const char* kSameNameOps[] = {
     "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
     "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
     "OptionalGetElement", "StringNormalizer",
-    "StringConcat", "RegexFullMatch",
+    "StringConcat", "RegexFullMatch", "ImageDecoder",
 };
 // clang-format on
 

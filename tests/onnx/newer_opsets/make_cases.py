@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """The ONNX test cases of the opsets past Debian's python3-onnx 1.12 (which
-stops at opset 17) to 22: what changed at each opset weft reads past 17
+stops at opset 17) to 23: what changed at each opset weft reads past 17
 (docs/onnx.md, "Opsets"). Written by ../onnx_cases.py's two steps
-(../regenerate_cases.sh newer_opsets runs them around ONNX Runtime).
+(../regenerate_cases.sh newer_opsets runs them around ONNX Runtime); the
+ImageDecoder cases need Debian's python3-pil (Pillow) as well.
 """
+import io
 import os
 import sys
 
@@ -534,6 +536,51 @@ def split_reference(delimiter=None, maxsplit=-1):
     return compute
 
 
+def encoded_image(format_name, mode, size=(13, 9), **options):
+    """A seeded image of Pillow's `mode` ("RGB", "RGBA", "L"), encoded as
+    `format_name`, as ImageDecoder's uint8 input."""
+    import PIL.Image  # Debian's python3-pil, for these cases alone.
+    channels = len(mode)
+    pixels = RNG.integers(0, 256, (size[1], size[0], channels), np.uint8)
+    image = PIL.Image.fromarray(pixels[..., 0] if channels == 1 else pixels,
+                                mode)
+    out = io.BytesIO()
+    image.save(out, format=format_name, **options)
+    return np.frombuffer(out.getvalue(), np.uint8).copy()
+
+
+def image_decoder_reference(pixel_format):
+    """ONNX's reference ImageDecoder (Pillow), with the channels ONNX's text
+    gives: 3 for RGB and BGR (grey repeated, alpha dropped), 1 for
+    Grayscale."""
+    def compute(inputs, consts):
+        import PIL.Image
+        image = PIL.Image.open(io.BytesIO(inputs["x"].tobytes()))
+        if pixel_format == "Grayscale":
+            return [np.asarray(image.convert("L"))[..., None]]
+        rgb = np.asarray(image.convert("RGB"))
+        return [rgb[..., ::-1] if pixel_format == "BGR" else rgb]
+    return compute
+
+
+def image_decoder_cases():
+    """ImageDecoder (20): ONNX Runtime has no CPU kernel for it, so the
+    expected images are Pillow's, as ONNX's reference decodes them."""
+    streams = {
+        "jpeg_rgb": encoded_image("JPEG", "RGB", quality=90),
+        "jpeg_rgb_444": encoded_image("JPEG", "RGB", subsampling=0),
+        "jpeg_grey": encoded_image("JPEG", "L"),
+        "png_rgb": encoded_image("PNG", "RGB"),
+        "png_rgba": encoded_image("PNG", "RGBA"),
+        "png_grey": encoded_image("PNG", "L"),
+    }
+    for name, stream in streams.items():
+        for pixel_format in ["RGB", "BGR", "Grayscale"]:
+            case(f"ImageDecoder_{name}_{pixel_format}", "ImageDecoder",
+                 {"x": stream}, {"pixel_format": pixel_format}, opset=20,
+                 reference=image_decoder_reference(pixel_format))
+
+
 def opset_20_string_and_bool_cases():
     """The string ops of opset 20, and ReduceMax / ReduceMin of bool."""
     case("StringConcat_same_shape", "StringConcat",
@@ -596,4 +643,5 @@ def opset_20_string_and_bool_cases():
 
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
-         deform_conv_cases, opset_20_string_and_bool_cases)
+         deform_conv_cases, opset_20_string_and_bool_cases,
+         image_decoder_cases)

@@ -1,0 +1,1 @@
+	By0Ju£fÅ4MŸj¨S´à]®iÐYnš˜´lŠAœC1/cž;jI§h­¡gc‘V¹M†vŒW`jmEªœ­§}u©ZÐ_gZ«[~BMQ_LC{˜ÅŒ¾‘Ap+=±¢J|Y×•¦°²Bƒ3°†žƒ6rTÔ¥„³‰A”Å†„©´\

@@ -1,0 +1,1 @@
+	By0Ju‚j}aº¿mÂNK:}¬±Ž®ÌÐ!ÏShj!Y6¸¼[¿—o|toMÁX—›¬»uÇ´YMg¤£pF]„}pxÒ H|œ„žQN~VMGX|° ªE?sx]šR?­2‡f¯±P©‚i»+$®gu–XU~ŒZx+8ZTÁ·
