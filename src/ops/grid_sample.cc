@@ -3,12 +3,14 @@
 // in [-1, 1] from the left/top to the right/bottom edge (align_corners = 0:
 // pixel edges; 1: pixel centres). `mode` is bilinear, nearest (ties to
 // even) or bicubic (A = -0.75); `padding_mode` says what lies outside:
-// zeros, the border pixel, or the image reflected. Each output element is
-// computed by one thread from the same reads, so results do not depend on
-// the thread count.
+// zeros, the border pixel, or the image reflected. From opset 20 X may be
+// a volume [N, C, D, H, W] sampled at (x, y, z), trilinear or nearest. Each
+// output element is computed by one thread from the same reads, so results do
+// not depend on the thread count.
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "framework/op_registry_impl.h"
 #include "ops/op_util.h"
@@ -123,93 +125,175 @@ class GridSampleKernel : public OpKernel {
     const Tensor& grid = ctx.input(1);
     const Shape& xs = x.shape();
     const Shape& gs = grid.shape();
-    if (xs.rank() != 4 || gs.rank() != 4 || gs.dim(3) != 2 ||
-        gs.dim(0) != xs.dim(0)) {
+    const bool planes = xs.rank() == 4 && gs.rank() == 4 && gs.dim(3) == 2;
+    const bool volumes = xs.rank() == 5 && gs.rank() == 5 && gs.dim(4) == 3;
+    if (!(planes || volumes) || gs.dim(0) != xs.dim(0)) {
       return InvalidArgumentError(
-          "X must be [N, C, H, W] and grid [N, H_out, W_out, 2]; got " +
+          "X must be [N, C, H, W] and grid [N, H_out, W_out, 2], or X "
+          "[N, C, D, H, W] and grid [N, D_out, H_out, W_out, 3]; got " +
           xs.ToString() + " and " + gs.ToString());
     }
-    const int64_t batch = xs.dim(0), channels = xs.dim(1), height = xs.dim(2),
-                  width = xs.dim(3), out_h = gs.dim(1), out_w = gs.dim(2);
+    if (volumes && mode == SampleMode::kBicubic) {
+      return UnimplementedError(
+          "cubic sampling of a volume (X of rank 5); weft samples volumes "
+          "with the linear and nearest modes, as PyTorch's grid_sample");
+    }
+    std::vector<int64_t> out_dims = {xs.dim(0), xs.dim(1)};
+    for (int d = 1; d < gs.rank() - 1; ++d) out_dims.push_back(gs.dim(d));
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
-                          ctx.AllocateOutputUninitialized(
-                              0, Shape{batch, channels, out_h, out_w}));
-    const Axis along_x(width, align_corners_, padding);
-    const Axis along_y(height, align_corners_, padding);
+                          ctx.AllocateOutputUninitialized(0, Shape(out_dims)));
     return DispatchAmong<FloatDtypes>(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if constexpr (!std::is_floating_point_v<T>) {
         return InvalidArgumentError("X must be float32 or float64");
       } else {
-        const T* in = x.data<T>();
-        const T* g = grid.data<T>();
-        T* out = y->data<T>();
-        const int64_t plane = out_h * out_w;
-        const double cost = mode == SampleMode::kBicubic ? 40.0 : 10.0;
-        ctx.ParallelFor(
-            batch * plane, cost * static_cast<double>(channels),
-            [&](int64_t begin, int64_t end) {
-              for (int64_t p = begin; p < end; ++p) {
-                const int64_t n = p / plane, pixel = p % plane;
-                const float gx = static_cast<float>(g[p * 2]);
-                const float gy = static_cast<float>(g[p * 2 + 1]);
-                for (int64_t c = 0; c < channels; ++c) {
-                  const T* image = in + (n * channels + c) * height * width;
-                  // A pixel, 0 outside the image (after padding's move).
-                  auto at = [&](int64_t ix, int64_t iy) -> float {
-                    if (!along_x.Inside(ix) || !along_y.Inside(iy)) return 0;
-                    return static_cast<float>(image[iy * width + ix]);
-                  };
-                  float value = 0;
-                  if (mode == SampleMode::kBicubic) {
-                    // Taps around the unpadded point, each moved by padding.
-                    const float fx = along_x.Unnormalize(gx);
-                    const float fy = along_y.Unnormalize(gy);
-                    const float x0 = std::floor(fx), y0 = std::floor(fy);
-                    float wx[4], wy[4];
-                    CubicWeights(fx - x0, wx);
-                    CubicWeights(fy - y0, wy);
-                    auto tap = [&](float tx, float ty) {
-                      const float px = along_x.Pad(tx), py = along_y.Pad(ty);
-                      return at(PixelIndex(std::trunc(px)),
-                                PixelIndex(std::trunc(py)));
-                    };
-                    for (int j = 0; j < 4; ++j) {
-                      float row = 0;
-                      for (int i = 0; i < 4; ++i) {
-                        row += wx[i] * tap(x0 - 1 + static_cast<float>(i),
-                                           y0 - 1 + static_cast<float>(j));
-                      }
-                      value += wy[j] * row;
-                    }
-                  } else {
-                    const float fx = along_x.Pad(along_x.Unnormalize(gx));
-                    const float fy = along_y.Pad(along_y.Unnormalize(gy));
-                    if (mode == SampleMode::kNearest) {
-                      value = at(PixelIndex(std::nearbyint(fx)),
-                                 PixelIndex(std::nearbyint(fy)));
-                    } else {
-                      const float x0 = std::floor(fx), y0 = std::floor(fy);
-                      const float tx = fx - x0, ty = fy - y0;
-                      const int64_t ix = PixelIndex(x0);
-                      const int64_t iy = PixelIndex(y0);
-                      value = at(ix, iy) * (1 - tx) * (1 - ty) +
-                              at(ix + 1, iy) * tx * (1 - ty) +
-                              at(ix, iy + 1) * (1 - tx) * ty +
-                              at(ix + 1, iy + 1) * tx * ty;
-                    }
-                  }
-                  out[(n * channels + c) * plane + pixel] =
-                      static_cast<T>(value);
-                }
-              }
-            });
+        if (planes) {
+          SamplePlanes<T>(ctx, x, grid, y, mode, padding);
+        } else {
+          SampleVolumes<T>(ctx, x, grid, y, mode, padding);
+        }
         return Status::OK();
       }
     });
   }
 
  private:
+  // X [N, C, H, W] at grid [N, H_out, W_out, (x, y)].
+  template <class T>
+  void SamplePlanes(KernelContext& ctx, const Tensor& x, const Tensor& grid,
+                    Tensor* y, SampleMode mode, Padding padding) const {
+    const int64_t batch = x.shape().dim(0), channels = x.shape().dim(1),
+                  height = x.shape().dim(2), width = x.shape().dim(3);
+    const int64_t plane = grid.shape().dim(1) * grid.shape().dim(2);
+    const Axis along_x(width, align_corners_, padding);
+    const Axis along_y(height, align_corners_, padding);
+    const T* in = x.data<T>();
+    const T* g = grid.data<T>();
+    T* out = y->data<T>();
+    const double cost = mode == SampleMode::kBicubic ? 40.0 : 10.0;
+    ctx.ParallelFor(
+        batch * plane, cost * static_cast<double>(channels),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const int64_t n = p / plane, pixel = p % plane;
+            const float gx = static_cast<float>(g[p * 2]);
+            const float gy = static_cast<float>(g[p * 2 + 1]);
+            for (int64_t c = 0; c < channels; ++c) {
+              const T* image = in + (n * channels + c) * height * width;
+              // A pixel, 0 outside the image (after padding's move).
+              auto at = [&](int64_t ix, int64_t iy) -> float {
+                if (!along_x.Inside(ix) || !along_y.Inside(iy)) return 0;
+                return static_cast<float>(image[iy * width + ix]);
+              };
+              float value = 0;
+              if (mode == SampleMode::kBicubic) {
+                // Taps around the unpadded point, each moved by padding.
+                const float fx = along_x.Unnormalize(gx);
+                const float fy = along_y.Unnormalize(gy);
+                const float x0 = std::floor(fx), y0 = std::floor(fy);
+                float wx[4], wy[4];
+                CubicWeights(fx - x0, wx);
+                CubicWeights(fy - y0, wy);
+                auto tap = [&](float tx, float ty) {
+                  const float px = along_x.Pad(tx), py = along_y.Pad(ty);
+                  return at(PixelIndex(std::trunc(px)),
+                            PixelIndex(std::trunc(py)));
+                };
+                for (int j = 0; j < 4; ++j) {
+                  float row = 0;
+                  for (int i = 0; i < 4; ++i) {
+                    row += wx[i] * tap(x0 - 1 + static_cast<float>(i),
+                                       y0 - 1 + static_cast<float>(j));
+                  }
+                  value += wy[j] * row;
+                }
+              } else {
+                const float fx = along_x.Pad(along_x.Unnormalize(gx));
+                const float fy = along_y.Pad(along_y.Unnormalize(gy));
+                if (mode == SampleMode::kNearest) {
+                  value = at(PixelIndex(std::nearbyint(fx)),
+                             PixelIndex(std::nearbyint(fy)));
+                } else {
+                  const float x0 = std::floor(fx), y0 = std::floor(fy);
+                  const float tx = fx - x0, ty = fy - y0;
+                  const int64_t ix = PixelIndex(x0);
+                  const int64_t iy = PixelIndex(y0);
+                  value = at(ix, iy) * (1 - tx) * (1 - ty) +
+                          at(ix + 1, iy) * tx * (1 - ty) +
+                          at(ix, iy + 1) * (1 - tx) * ty +
+                          at(ix + 1, iy + 1) * tx * ty;
+                }
+              }
+              out[(n * channels + c) * plane + pixel] = static_cast<T>(value);
+            }
+          }
+        });
+  }
+
+  // X [N, C, D, H, W] at grid [N, D_out, H_out, W_out, (x, y, z)]: x across
+  // W, y across H, z across D; trilinear (the linear mode) or nearest.
+  template <class T>
+  void SampleVolumes(KernelContext& ctx, const Tensor& x, const Tensor& grid,
+                     Tensor* y, SampleMode mode, Padding padding) const {
+    const int64_t batch = x.shape().dim(0), channels = x.shape().dim(1),
+                  depth = x.shape().dim(2), height = x.shape().dim(3),
+                  width = x.shape().dim(4);
+    const int64_t volume =
+        grid.shape().dim(1) * grid.shape().dim(2) * grid.shape().dim(3);
+    const Axis along_x(width, align_corners_, padding);
+    const Axis along_y(height, align_corners_, padding);
+    const Axis along_z(depth, align_corners_, padding);
+    const T* in = x.data<T>();
+    const T* g = grid.data<T>();
+    T* out = y->data<T>();
+    ctx.ParallelFor(
+        batch * volume, 20.0 * static_cast<double>(channels),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const int64_t n = p / volume, point = p % volume;
+            const float fx =
+                along_x.Pad(along_x.Unnormalize(static_cast<float>(g[p * 3])));
+            const float fy = along_y.Pad(
+                along_y.Unnormalize(static_cast<float>(g[p * 3 + 1])));
+            const float fz = along_z.Pad(
+                along_z.Unnormalize(static_cast<float>(g[p * 3 + 2])));
+            for (int64_t c = 0; c < channels; ++c) {
+              const T* image = in + (n * channels + c) * depth * height * width;
+              // A voxel, 0 outside the volume (after padding's move).
+              auto at = [&](int64_t ix, int64_t iy, int64_t iz) -> float {
+                if (!along_x.Inside(ix) || !along_y.Inside(iy) ||
+                    !along_z.Inside(iz)) {
+                  return 0;
+                }
+                return static_cast<float>(
+                    image[(iz * height + iy) * width + ix]);
+              };
+              float value = 0;
+              if (mode == SampleMode::kNearest) {
+                value = at(PixelIndex(std::nearbyint(fx)),
+                           PixelIndex(std::nearbyint(fy)),
+                           PixelIndex(std::nearbyint(fz)));
+              } else {
+                const float x0 = std::floor(fx), y0 = std::floor(fy),
+                            z0 = std::floor(fz);
+                const float t[3] = {fx - x0, fy - y0, fz - z0};
+                const int64_t ix = PixelIndex(x0), iy = PixelIndex(y0),
+                              iz = PixelIndex(z0);
+                // The eight corners, x fastest, each weighted by its
+                // distances' complements.
+                for (int k = 0; k < 8; ++k) {
+                  const int dx = k & 1, dy = (k >> 1) & 1, dz = k >> 2;
+                  value += at(ix + dx, iy + dy, iz + dz) *
+                           (dx ? t[0] : 1 - t[0]) * (dy ? t[1] : 1 - t[1]) *
+                           (dz ? t[2] : 1 - t[2]);
+                }
+              }
+              out[(n * channels + c) * volume + point] = static_cast<T>(value);
+            }
+          }
+        });
+  }
+
   const bool align_corners_;
   const std::string mode_text_, padding_text_;
 };
@@ -314,7 +398,8 @@ constexpr OpSummary kSummaries[] = {
     {"AffineGrid",
      "sampling grid of affine matrices, for GridSample (ONNX 20)"},
     {"GridSample",
-     "sample an image at grid points (bilinear, nearest, bicubic)"},
+     "sample an image at grid points (bilinear, nearest, bicubic), or a "
+     "volume (trilinear, nearest)"},
 };
 
 }  // namespace
@@ -341,7 +426,11 @@ void RegisterGridSampleOps(OpRegistry& registry) {
           .Attr("mode", AttrType::kString, std::string("bilinear"))
           .Attr("padding_mode", AttrType::kString, std::string("zeros"))
           .SetShapeFn([](InferenceContext& ctx) -> Status {
-            ctx.set_output(0, PartialShape({-1, -1, -1, -1}));
+            // [N, C, H_out, W_out] or [N, C, D_out, H_out, W_out].
+            const PartialShape& x = ctx.input_shape(0);
+            ctx.set_output(0, x.rank_known() && x.rank() == 5
+                                  ? PartialShape({-1, -1, -1, -1, -1})
+                                  : PartialShape({-1, -1, -1, -1}));
             return Status::OK();
           })
           .Build()));

@@ -88,5 +88,34 @@ TEST(GridSampleTest, BadShapesAndModesAreErrors) {
               HasSubstr("mode 'linear' is not bilinear, nearest or bicubic"));
 }
 
+// A volume [1, 1, 2, 2, 2] holding 0..7 (x fastest, then y, then z),
+// sampled with align_corners = 1 at its centre (the mean, 3.5), at corner
+// voxel (x, y, z) = (1, 0, 1) (value 5) and outside; nearest rounds the
+// point (0.2, -0.9, 0.6) to voxel (1, 0, 1) too.
+TEST(GridSampleTest, VolumesTrilinearAndNearest) {
+  const Tensor volume =
+      Tensor::FromVector<float>({1, 1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const Tensor grid = Tensor::FromVector<float>(
+      {1, 1, 1, 3, 3}, {0, 0, 0, /*voxel*/ 1, -1, 1, /*outside*/ 0, 0, 5});
+  auto linear = Sample(volume, grid, {{"align_corners", int64_t{1}}});
+  ASSERT_TRUE(linear.ok()) << linear.status().ToString();
+  EXPECT_EQ(linear->shape(), (Shape{1, 1, 1, 1, 3}));
+  EXPECT_EQ(test::Values<float>(*linear), (std::vector<float>{3.5f, 5, 0}));
+  auto nearest = Sample(
+      volume, Tensor::FromVector<float>({1, 1, 1, 1, 3}, {0.2f, -0.9f, 0.6f}),
+      {{"align_corners", int64_t{1}}, {"mode", std::string("nearest")}});
+  ASSERT_TRUE(nearest.ok()) << nearest.status().ToString();
+  EXPECT_EQ(test::Values<float>(*nearest), (std::vector<float>{5}));
+  auto cubic = Sample(volume, grid, {{"mode", std::string("bicubic")}});
+  ASSERT_FALSE(cubic.ok());
+  EXPECT_THAT(cubic.status().message(),
+              HasSubstr("cubic sampling of a volume (X of rank 5)"));
+  auto mismatched =
+      Sample(volume, Tensor::FromVector<float>({1, 1, 1, 1, 2}, {0, 0}), {});
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_THAT(mismatched.status().message(),
+              HasSubstr("grid [N, D_out, H_out, W_out, 3]"));
+}
+
 }  // namespace
 }  // namespace weft

@@ -184,13 +184,13 @@ class ImageDecoderKernel : public OpKernel {
     const std::string_view bytes(
         reinterpret_cast<const char*>(encoded.data<uint8_t>()),
         static_cast<size_t>(encoded.NumElements()));
+    if (bytes.empty()) return InvalidArgumentError("encoded_stream is empty");
     if (DetectImageFormat(bytes) == ImageFormat::kUnknown) {
       const std::string_view other = UndecodedImageFormatName(bytes);
       if (other.empty()) {
         return InvalidArgumentError(
             "encoded_stream is not an image weft reads (JPEG, PNG): its " +
-            std::to_string(bytes.size()) +
-            " bytes start with no known "
+            std::to_string(bytes.size()) + " bytes start with no known " +
             "signature");
       }
       return UnimplementedError("encoded_stream is a " + std::string(other) +

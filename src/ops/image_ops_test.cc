@@ -208,6 +208,8 @@ TEST(ImageDecoderTest, NamesWhatItCannotDecode) {
       << unknown;
   const Status empty = decode("");
   EXPECT_EQ(empty.code(), StatusCode::kInvalidArgument) << empty;
+  EXPECT_NE(empty.message().find("encoded_stream is empty"), std::string::npos)
+      << empty;
   const Status truncated = decode("\xff\xd8\xff\xe0");
   EXPECT_NE(truncated.message().find("JPEG"), std::string::npos) << truncated;
   auto flat = RunOneOutput("ImageDecoder", {Tensor(DataType::kUInt8, {2, 2})});

@@ -241,7 +241,8 @@ TEST(OpsTest, ReduceMaxAndMinOfInfinitiesAreInfinite) {
 }
 
 // ReduceMax and ReduceMin of bool (ONNX opset 20) are "any" and "all",
-// along each axis and over everything.
+// along each axis and over everything (a long input too, whose blocks
+// threads reduce at once).
 TEST(OpsTest, ReduceMaxAndMinOfBoolAreAnyAndAll) {
   Tensor x(DataType::kBool, {2, 3});
   const bool values[] = {true, false, false, true, true, true};
@@ -258,6 +259,42 @@ TEST(OpsTest, ReduceMaxAndMinOfBoolAreAnyAndAll) {
   EXPECT_EQ(reduce("ReduceMin", x, {0}),
             (std::vector<bool>{true, false, false}));
   EXPECT_EQ(reduce("ReduceMin", x, {0, 1}), (std::vector<bool>{false}));
+  Tensor lone(DataType::kBool, {3, 40000});  // All false but the last.
+  lone.data<bool>()[lone.NumElements() - 1] = true;
+  EXPECT_EQ(reduce("ReduceMax", lone, {0, 1}), (std::vector<bool>{true}));
+  EXPECT_EQ(reduce("ReduceMin", lone, {0, 1}), (std::vector<bool>{false}));
+}
+
+// Over an empty axis ReduceMax and ReduceMin give their identities, as
+// ONNX defines a reduction over nothing: -inf and +inf for floats, the
+// type's lowest and highest values for integers, false and true for bool.
+TEST(OpsTest, ReduceMaxAndMinOverAnEmptyAxisAreTheirIdentities) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto reduce = [](const char* op, Tensor x) {
+    auto y = test::RunOneOutput(
+        op, {std::move(x)},
+        {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+    EXPECT_TRUE(y.ok()) << y.status();
+    return y.ok() ? *std::move(y) : Tensor();
+  };
+  EXPECT_EQ(
+      Values<float>(reduce("ReduceMax", Tensor(DataType::kFloat32, {2, 0}))),
+      (std::vector<float>{-inf, -inf}));
+  EXPECT_EQ(
+      Values<float>(reduce("ReduceMin", Tensor(DataType::kFloat32, {2, 0}))),
+      (std::vector<float>{inf, inf}));
+  EXPECT_EQ(
+      Values<int32_t>(reduce("ReduceMax", Tensor(DataType::kInt32, {1, 0}))),
+      (std::vector<int32_t>{std::numeric_limits<int32_t>::lowest()}));
+  EXPECT_EQ(
+      Values<uint8_t>(reduce("ReduceMin", Tensor(DataType::kUInt8, {1, 0}))),
+      (std::vector<uint8_t>{255}));
+  EXPECT_EQ(
+      test::Values<bool>(reduce("ReduceMax", Tensor(DataType::kBool, {1, 0}))),
+      (std::vector<bool>{false}));
+  EXPECT_EQ(
+      test::Values<bool>(reduce("ReduceMin", Tensor(DataType::kBool, {1, 0}))),
+      (std::vector<bool>{true}));
 }
 
 // ReduceLogSumExp sums exp(x - max): values whose exp overflows even in

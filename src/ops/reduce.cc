@@ -199,17 +199,11 @@ class ReduceKernel : public OpKernel {
     if (!over_none) {
       WEFT_ASSIGN_OR_RETURN(axes, NormalizeAxes(given, x.shape().rank()));
     }
-    if constexpr (kR == Reducer::kMax || kR == Reducer::kMin) {
-      for (int axis : axes) {
-        if (x.shape().dim(axis) == 0) {
-          return InvalidArgumentError(
-              "cannot take the " +
-              std::string(kR == Reducer::kMax ? "max" : "min") +
-              " over an empty axis " + std::to_string(axis) + " of shape " +
-              x.shape().ToString());
-        }
-      }
-    }
+    // Over an empty axis each output is the reduction's identity: as ONNX
+    // defines it (onnx/onnx#5568), 0 for the sums, 1 for the product,
+    // -inf for the logarithms, and for ReduceMax -inf (the lowest value of
+    // a type without it, false for bool) and ReduceMin +inf (the highest,
+    // true).
     const Shape out_shape = ReducedShape(x.shape(), axes, keepdims_).ToShape();
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_shape));
     return DispatchAmong<ReducerDtypes<kR>>(x.dtype(), [&](auto zero) {
@@ -265,12 +259,18 @@ class ReduceKernel : public OpKernel {
       // combined in block order.
       const int64_t n = x.NumElements();
       const int64_t blocks = (n + kReduceBlock - 1) / kReduceBlock;
-      std::vector<A> partial(blocks, Identity<A, kR>());
+      // One byte per block for bool: std::vector<bool> packs its elements
+      // into shared words, which threads writing neighbours would race on.
+      using Partial = std::conditional_t<std::is_same_v<A, bool>, uint8_t, A>;
+      std::vector<Partial> partial(blocks, Partial(Identity<A, kR>()));
       ctx.ParallelForFixedBlocks(n, kReduceBlock, [&](int64_t b, int64_t e) {
-        partial[b / kReduceBlock] = ReduceRun<T, A>(px + b, e - b, shift_of(0));
+        partial[b / kReduceBlock] =
+            Partial(ReduceRun<T, A>(px + b, e - b, shift_of(0)));
       });
       A total = Identity<A, kR>();
-      for (const A& p : partial) total = Combine<A, kR>(total, p);
+      for (const Partial p : partial) {
+        total = Combine<A, kR>(total, static_cast<A>(p));
+      }
       py[0] = finish(total, 0);
       return Status::OK();
     }

@@ -13,7 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Tensor Strings(Shape shape, const std::vector<std::string>& values) {
+Tensor Strings(const Shape& shape, const std::vector<std::string>& values) {
   Tensor t(DataType::kString, shape);
   std::copy(values.begin(), values.end(), t.data<std::string>());
   return t;

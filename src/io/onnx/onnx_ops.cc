@@ -702,7 +702,7 @@ Status DeformConv(const OnnxNode& n, NodeDef* out) {
 }
 
 // GridSample: opset 20 renamed the modes (linear, cubic) and allowed
-// volumetric grids, which weft's 4-D kernel refuses by shape.
+// volumetric grids (weft's kernel samples those linearly or nearest).
 Status GridSample(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
   WEFT_RETURN_IF_ERROR(Direct(n, out, "GridSample"));
@@ -843,9 +843,9 @@ const std::map<std::string, Converter>& Converters() {
         {"STFT", Stft},
         {"Adagrad", TrainingOptimizer},
         {"Adam", TrainingOptimizer},
+        {"Momentum", TrainingOptimizer},
         {"StringSplit", StringSplit},
         {"OptionalHasElement", OptionalHasElement},
-        {"Momentum", TrainingOptimizer},
         {"RandomUniform", RandomOp},
         {"RandomNormal", RandomOp},
         {"RandomUniformLike", RandomOp},

@@ -641,7 +641,39 @@ def opset_20_string_and_bool_cases():
         case(f"{op}_bool_all", op, {"x": ~flags}, {"keepdims": 0}, opset=20)
 
 
+def volumetric_grid_sample_cases():
+    """GridSample of a volume (opset 20): trilinear and nearest, each padding
+    mode, both align_corners."""
+    for mode in ["linear", "nearest"]:
+        for padding in ["zeros", "border", "reflection"]:
+            for corners in [0, 1]:
+                case(f"GridSample_volume_{mode}_{padding}_{corners}",
+                     "GridSample",
+                     {"x": floats(2, 3, 4, 5, 6),
+                      "grid": RNG.uniform(-1.3, 1.3, (2, 3, 2, 4, 3))
+                      .astype(np.float32)},
+                     {"mode": mode, "padding_mode": padding,
+                      "align_corners": corners}, opset=20)
+
+
+def empty_set_reduction_cases():
+    """Reductions over an empty axis (opset 18; onnx/onnx#5568 defines each
+    as its identity; ReduceMean's is left undefined)."""
+    for op in ["ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd",
+               "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+               "ReduceLogSumExp"]:
+        case(f"{op}_empty_set", op,
+             {"x": np.zeros((2, 0, 4), np.float32)}, {"keepdims": 1},
+             {"axes": np.array([1], np.int64)}, opset=18)
+    case("ReduceMax_empty_set_int32", "ReduceMax",
+         {"x": np.zeros((3, 0), np.int32)}, {"keepdims": 0},
+         {"axes": np.array([-1], np.int64)}, opset=18,
+         reference=lambda i, c: [np.full(3, np.iinfo(np.int32).min, np.int32)],
+         ort_differs="ONNX Runtime returns the [3, 0] input unreduced")
+
+
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
          deform_conv_cases, opset_20_string_and_bool_cases,
-         image_decoder_cases)
+         image_decoder_cases, empty_set_reduction_cases,
+         volumetric_grid_sample_cases)
