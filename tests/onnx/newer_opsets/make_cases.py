@@ -672,8 +672,107 @@ def empty_set_reduction_cases():
          ort_differs="ONNX Runtime returns the [3, 0] input unreduced")
 
 
+def expected(*values):
+    """A reference that answers the given outputs: the expected values ONNX's
+    own node tests state (onnx/backend/test/case/node), which ONNX Runtime
+    must agree with as well."""
+    return lambda inputs, consts: list(values)
+
+
+def upstream_node_cases():
+    """The node tests of newer onnx releases for the ops of opset 20 weft
+    reads, with their inputs and expected outputs as ONNX states them
+    (Debian's onnx 1.12 predates them)."""
+    pattern = r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)"
+    bools = TensorProto.BOOL
+    case("upstream_regex_full_match_basic", "RegexFullMatch",
+         {"x": strings("www.google.com", "www.facebook.com", "www.bbc.co.uk")},
+         {"pattern": r"www\.[\w.-]+\.\bcom\b"}, opset=20, output_type=bools,
+         reference=expected(np.array([True, True, False])))
+    case("upstream_regex_full_match_email_domain", "RegexFullMatch",
+         {"x": strings("account@gmail.com", "account@hotmail.com",
+                       "not email", "account2@yahoo.com").reshape(2, 2)},
+         {"pattern": pattern}, opset=20, output_type=bools,
+         reference=expected(np.array([[True, False], [False, True]])))
+    case("upstream_regex_full_match_empty", "RegexFullMatch",
+         {"x": strings().reshape(2, 0)}, {"pattern": pattern}, opset=20,
+         output_type=bools, reference=expected(np.zeros((2, 0), bool)))
+    for name, x, y, z in [
+            ("", strings("abc", "def"), strings(".com", ".net"),
+             strings("abc.com", "def.net")),
+            ("_broadcasting", strings("cat", "dog", "snake"), strings("s"),
+             strings("cats", "dogs", "snakes")),
+            ("_zero_dimensional", strings("cat").reshape(()),
+             strings("s").reshape(()), strings("cats").reshape(())),
+            ("_empty_string", strings("abc", ""), strings("", "abc"),
+             strings("abc", "abc")),
+            ("_utf8", strings("的", "中"), strings("的", "中"),
+             strings("的的", "中中"))]:
+        case(f"upstream_string_concat{name}", "StringConcat",
+             {"x": x, "y": y}, opset=20, reference=expected(z))
+    pieces = [TensorProto.STRING, TensorProto.INT64]
+    words = strings("hello", "world", "!")
+    for name, x, attrs, y, z in [
+            ("basic", strings("abc.com", "def.net"), {"delimiter": "."},
+             np.array([["abc", "com"], ["def", "net"]], object), [2, 2]),
+            ("maxsplit",
+             strings("hello world", "def.net", "o n n x",
+                     "the quick brown fox").reshape(2, 2), {"maxsplit": 2},
+             np.array([[["hello", "world", ""], ["def.net", "", ""]],
+                       [["o", "n", "n x"], ["the", "quick", "brown fox"]]],
+                      object), [[2, 1], [3, 3]]),
+            ("consecutive_delimiters", strings("o-n-n--x-", "o-n----nx"),
+             {"delimiter": "-"},
+             np.array([["o", "n", "n", "", "x", ""],
+                       ["o", "n", "", "", "", "nx"]], object), [6, 6]),
+            ("empty_string_delimiter",
+             strings("hello world !", "  hello   world !",
+                     " hello world   ! "), {"delimiter": ""},
+             np.stack([words] * 3), [3, 3, 3]),
+            ("no_delimiter",
+             strings("hello world !", "  hello   world !",
+                     " hello world   ! "), {},
+             np.stack([words] * 3), [3, 3, 3]),
+            ("empty_tensor", strings(), {}, strings().reshape(0, 0), [])]:
+        case(f"upstream_string_split_{name}", "StringSplit", {"x": x}, attrs,
+             outputs=2, opset=20, output_types=pieces,
+             reference=expected(y, np.array(z, np.int64)))
+
+
+def upstream_volumetric_grid_sample_cases():
+    """ONNX's node tests of GridSample on a volume (opset 20), with the
+    outputs they state (to four decimals)."""
+    x = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 2, 2)
+    grid = np.array([
+        [[-1.0, -1.0, -1.0], [-1.0, -0.5, 0.3]],
+        [[-0.5, -0.5, -0.5], [1.0, -0.6, -1.0]],
+        [[-0.2, -0.2, -0.2], [0.4, 0.2, 0.6]],
+        [[0.0, 0.0, 0.0], [-1.0, 0.0, 0.0]],
+        [[0.0, 0.0, 0.0], [-1.0, 1.0, 0.0]],
+        [[-0.2, -0.2, -0.2], [1.0, 0.4, -0.2]],
+        [[0.5, 0.5, 0.5], [-1.0, -0.8, 0.8]],
+        [[1.0, 1.0, 1.0], [0.4, 0.6, -0.3]]],
+        np.float32).reshape(1, 2, 4, 2, 3)
+    outputs = {
+        ("nearest", 0): [[1, 5], [1, 0], [5, 12], [5, 5],
+                         [5, 0], [5, 0], [12, 9], [0, 8]],
+        ("nearest", 1): [[1, 5], [1, 2], [5, 12], [5, 5],
+                         [5, 7], [5, 8], [12, 9], [12, 8]],
+        ("linear", 0): [[0.125, 3.4], [2.0, 0.45], [4.7, 10.9], [6.5, 3.0],
+                        [6.5, 1.75], [4.7, 3.3], [11.0, 2.52], [1.5, 5.49]],
+        ("linear", 1): [[1.0, 6.7], [3.75, 2.4], [5.4, 9.3], [6.5, 6.0],
+                        [6.5, 7.0], [5.4, 6.6], [9.25, 8.4], [12.0, 6.1]],
+    }
+    for (mode, corners), y in outputs.items():
+        case(f"upstream_gridsample_volumetric_{mode}_align_corners_{corners}",
+             "GridSample", {"x": x, "grid": grid},
+             {"mode": mode, "align_corners": corners}, opset=20,
+             reference=expected(np.array(y, np.float32).reshape(1, 1, 2, 4, 2)))
+
+
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
          deform_conv_cases, opset_20_string_and_bool_cases,
          image_decoder_cases, empty_set_reduction_cases,
-         volumetric_grid_sample_cases)
+         volumetric_grid_sample_cases, upstream_node_cases,
+         upstream_volumetric_grid_sample_cases)

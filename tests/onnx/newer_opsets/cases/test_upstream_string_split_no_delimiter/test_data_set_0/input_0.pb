@@ -1,0 +1,1 @@
+2hello world !2  hello   world !2 hello world   ! Bx
