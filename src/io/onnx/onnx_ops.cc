@@ -719,10 +719,20 @@ Status GridSample(const OnnxNode& n, NodeDef* out) {
 }
 
 // QuantizeLinear: `saturate` (19) applies to float8 outputs only, which
-// weft refuses by name.
+// weft refuses by name. `precision` (23) names the type x / y_scale is
+// divided in; weft's kernel divides in float32, the only scale type it
+// takes, so float32 (or unset, the scale's type) is what it computes.
 Status QuantizeLinear(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
-  return Direct(n, out, "QuantizeLinear", -1, {"saturate"});
+  if (const AttributeProto* precision = Attr(n, "precision");
+      precision != nullptr && precision->i() != 0 &&
+      precision->i() != onnx::TensorProto::FLOAT) {
+    return UnimplementedError(
+        n.Where() + ": precision " + std::to_string(precision->i()) +
+        " (an ONNX element type) is not supported: weft divides x by y_scale "
+        "in float32 (precision 1)");
+  }
+  return Direct(n, out, "QuantizeLinear", -1, {"saturate", "precision"});
 }
 
 // Compress: ONNX flattens the input when the node has no axis.

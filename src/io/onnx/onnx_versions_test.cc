@@ -397,6 +397,29 @@ TEST(OnnxVersionsTest, BatchNormalizationTrainingModeAndSpatial) {
   EXPECT_THAT(sp.status().message(), HasSubstr("spatial = 0"));
 }
 
+// QuantizeLinear's precision (opset 23): float32, the division weft does,
+// gives the same bytes as no precision; another type is refused naming it.
+TEST(OnnxVersionsTest, QuantizePrecisionFloat32IsReadAndOthersRefused) {
+  auto plain =
+      OneNodeModel("QuantizeLinear", 23, {4}).FloatScalar("scale", 0.5f).Run();
+  auto float32 = OneNodeModel("QuantizeLinear", 23, {4})
+                     .FloatScalar("scale", 0.5f)
+                     .AttrInt("precision", onnx::TensorProto::FLOAT)
+                     .Run();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(float32.ok()) << float32.status();
+  EXPECT_TRUE(plain->BitwiseEqual(*float32));
+  auto half = OneNodeModel("QuantizeLinear", 23, {4})
+                  .FloatScalar("scale", 0.5f)
+                  .AttrInt("precision", onnx::TensorProto::FLOAT16)
+                  .Run();
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(half.status().message(),
+              HasSubstr("precision 10 (an ONNX element type) is not "
+                        "supported: weft divides x by y_scale in float32"));
+}
+
 TEST(OnnxVersionsTest, AFeedContradictingAFixedDimensionNamesIt) {
   auto model = ParseOnnxModel(
       [] {

@@ -739,6 +739,14 @@ def upstream_node_cases():
              reference=expected(y, np.array(z, np.int64)))
 
 
+def quantize_precision_cases():
+    """QuantizeLinear's precision (23): the division in float32."""
+    case("QuantizeLinear_precision_float", "QuantizeLinear",
+         {"x": floats(2, 6) * 40}, {"precision": TensorProto.FLOAT},
+         {"scale": np.float32(0.37), "zero": np.uint8(128)}, opset=23,
+         output_type=TensorProto.UINT8)
+
+
 def upstream_volumetric_grid_sample_cases():
     """ONNX's node tests of GridSample on a volume (opset 20), with the
     outputs they state (to four decimals)."""
@@ -775,4 +783,4 @@ if __name__ == "__main__":
          deform_conv_cases, opset_20_string_and_bool_cases,
          image_decoder_cases, empty_set_reduction_cases,
          volumetric_grid_sample_cases, upstream_node_cases,
-         upstream_volumetric_grid_sample_cases)
+         upstream_volumetric_grid_sample_cases, quantize_precision_cases)
