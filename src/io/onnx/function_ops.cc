@@ -60,17 +60,26 @@ Status RMSNormalization(Expansion& e) {
                                 std::to_string(*rank));
   }
   // The normalised axes: counted from the back when they can be (the
-  // reductions then see constant axes), else from the fed rank.
+  // reductions then see constant axes), else from the fed rank at run time:
+  // a non-negative axis without a declared rank, and one so far from the
+  // back that listing it would take more than kMostConstantAxes entries (an
+  // undeclared rank and axis -2^62 from a hostile file must not become 2^62
+  // constants; a tensor fed there would need that many dimensions).
+  constexpr int64_t kMostConstantAxes = 64;
   std::string axes;
   if (axis < 0 || rank) {
     const int64_t first = axis < 0 ? axis : axis - static_cast<int64_t>(*rank);
-    std::vector<int64_t> back;
-    for (int64_t a = first; a < 0; ++a) back.push_back(a);
-    axes = e.Ints(back);
-  } else {
-    axes = e.Add(
-        "Range",
-        {e.Int(axis), e.Add("Size", {e.Add("Shape", {e.in(0)})}), e.Int(1)});
+    if (first >= -kMostConstantAxes) {
+      std::vector<int64_t> back;
+      for (int64_t a = first; a < 0; ++a) back.push_back(a);
+      axes = e.Ints(back);
+    }
+  }
+  if (axes.empty()) {
+    const std::string fed_rank = e.Add("Size", {e.Add("Shape", {e.in(0)})});
+    const std::string start =
+        axis < 0 ? e.Add("Add", {fed_rank, e.Int(axis)}) : e.Int(axis);
+    axes = e.Add("Range", {start, fed_rank, e.Int(1)});
   }
   const int32_t type = e.Declared(0).elem_type;
   const bool cast = type != 0 && type != TensorProto::FLOAT;

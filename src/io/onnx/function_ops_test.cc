@@ -111,6 +111,24 @@ TEST(FunctionOpsTest, GroupedQueriesBroadcastAndMasksGuardHiddenRows) {
   }
 }
 
+// RMSNormalization's axes are constants counted from the back where that
+// takes a few of them; an axis far from the back without a declared rank
+// (a hostile file's -2^62) becomes a Range over the fed rank, never 2^62
+// constants.
+TEST(FunctionOpsTest, FarNegativeRmsAxisWithoutRankIsARangeOfTheFedRank) {
+  onnx::NodeProto near = OnnxNode("RMSNormalization", {"x", "s"}, {"y"});
+  SetInt(&near, "axis", -2);
+  auto constant = Expand(near);
+  ASSERT_TRUE(constant.ok()) << constant.status();
+  EXPECT_THAT(OpsOf(*constant), Not(Contains("Range")));
+  onnx::NodeProto far = OnnxNode("RMSNormalization", {"x", "s"}, {"y"});
+  SetInt(&far, "axis", -(int64_t{1} << 62));
+  auto ranged = Expand(far);
+  ASSERT_TRUE(ranged.ok()) << ranged.status();
+  EXPECT_THAT(OpsOf(*ranged), Contains("Range"));
+  EXPECT_LT(ranged->size(), 20u);
+}
+
 TEST(FunctionOpsTest, WhatIsNotExpandedIsNamed) {
   auto early = Expand(OnnxNode("RMSNormalization", {"x", "s"}, {"y"}), 22);
   ASSERT_FALSE(early.ok());
