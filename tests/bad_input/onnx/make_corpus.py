@@ -349,5 +349,25 @@ save("sequence_map_body_missing_outputs.onnx",
                                        body=map_body)],
            outputs=[seq_out], inits=[x_init], opset=17))
 
+# --- Opsets 20 and 23 ------------------------------------------------------
+# An axis of -2^49 on an input of no declared rank (the ONNX loader
+# fuzzer's find: the importer once listed 2^49 constant axes).
+save("rms_normalization_far_axis.onnx",
+     model([relu, helper.make_node("RMSNormalization", ["y", "s"], ["z"],
+                                   axis=-(1 << 49))],
+           outputs=[out("z")],
+           inits=[x_init, const("s", np.ones(4, np.float32))], opset=23,
+           ir=9))
+save("regex_invalid_pattern.onnx",
+     model([helper.make_node("RegexFullMatch", ["t"], ["y"], pattern="a(b")],
+           outputs=[out("y", TensorProto.BOOL)],
+           inits=[const("t", np.array(["ab"], dtype=object))], opset=20,
+           ir=9))
+save("image_decoder_bmp.onnx",
+     model([helper.make_node("ImageDecoder", ["b"], ["y"])],
+           outputs=[out("y", TensorProto.UINT8)],
+           inits=[const("b", np.frombuffer(b"BM6\0\0\0\0\0", np.uint8))],
+           opset=20, ir=9))
+
 print("wrote", len([f for f in os.listdir(HERE) if f.endswith(".onnx")]),
       "models")
