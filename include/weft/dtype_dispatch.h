@@ -47,6 +47,8 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
     case DataType::kBool:
     case DataType::kString:
     case DataType::kBFloat16:
+    case DataType::kInt4:
+    case DataType::kUInt4:
       break;
   }
   return fn(bool{});

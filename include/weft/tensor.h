@@ -22,6 +22,7 @@
 
 #include "weft/check.h"
 #include "weft/float16.h"
+#include "weft/int4.h"
 #include "weft/status.h"
 
 namespace weft {
@@ -48,10 +49,17 @@ enum class DataType {
   // bfloat16 (weft::BFloat16), for ONNX models that Cast to and from it:
   // taken, like kString, only by ops that list it (Cast, Identity).
   kBFloat16,
+  // 4-bit integers (weft::Int4, weft::UInt4), one per byte, for ONNX's
+  // quantized weights: listed-only like kBFloat16.
+  kInt4,
+  kUInt4,
 };
+// The last tensor dtype, for readers that check a stored code.
+inline constexpr DataType kLastTensorType = DataType::kUInt4;
 
 // Every numeric and bool DataType that kernels compute on, in enum order.
-// kString and kBFloat16 are apart: ops see them only where they list them.
+// kString, kBFloat16 and the 4-bit integers are apart: ops see them only
+// where they list them.
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
     DataType::kInt64,   DataType::kBool,    DataType::kFloat16,
@@ -99,7 +107,7 @@ constexpr DataType ContainedType(DataType t) {
 
 // "float32", "float64", "int32", "int64", "bool", "float16", "int8",
 // "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names), "string",
-// "bfloat16";
+// "bfloat16", "int4", "uint4" (ml_dtypes' names);
 // "sequence(float32)", "optional(float32)", "optional(sequence(float32))".
 const char* DataTypeName(DataType dtype);
 std::optional<DataType> DataTypeFromName(std::string_view name);
@@ -165,11 +173,24 @@ template <>
 constexpr DataType DataTypeOf<BFloat16>() {
   return DataType::kBFloat16;
 }
-// kString and kBFloat16: dtypes an op takes only where it lists them among
-// its allowed dtypes (or declares OpDefBuilder::AcceptsAnyValue).
-constexpr bool IsListedOnlyType(DataType t) {
-  return t == DataType::kString || t == DataType::kBFloat16;
+template <>
+constexpr DataType DataTypeOf<Int4>() {
+  return DataType::kInt4;
 }
+template <>
+constexpr DataType DataTypeOf<UInt4>() {
+  return DataType::kUInt4;
+}
+// kString, kBFloat16, kInt4 and kUInt4: dtypes an op takes only where it
+// lists them among its allowed dtypes (or declares
+// OpDefBuilder::AcceptsAnyValue).
+constexpr bool IsListedOnlyType(DataType t) {
+  return t == DataType::kString || t == DataType::kBFloat16 ||
+         t == DataType::kInt4 || t == DataType::kUInt4;
+}
+// The listed-only dtypes, in enum order.
+inline constexpr DataType kListedOnlyTypes[] = {
+    DataType::kString, DataType::kBFloat16, DataType::kInt4, DataType::kUInt4};
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
 // tensor.

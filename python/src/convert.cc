@@ -163,6 +163,8 @@ std::string OnnxTypeName(DataType dtype) {
   // not take for string elements (StringsFromPython converts them).
   if (dtype == DataType::kString) return "tensor(string)";
   if (dtype == DataType::kBFloat16) return "tensor(bfloat16)";
+  if (dtype == DataType::kInt4) return "tensor(int4)";
+  if (dtype == DataType::kUInt4) return "tensor(uint4)";
   return InfoOf(dtype).onnx;
 }
 
@@ -272,10 +274,11 @@ bool HoldsText(py::handle value) {
 
 py::object ToPython(const Tensor& tensor) {
   if (tensor.dtype() == DataType::kString) return StringsToPython(tensor);
-  if (tensor.dtype() == DataType::kBFloat16) {
-    throw py::value_error(
-        "a bfloat16 output has no NumPy dtype; Cast it to float32 in the "
-        "model");
+  if (tensor.dtype() == DataType::kBFloat16 ||
+      tensor.dtype() == DataType::kInt4 || tensor.dtype() == DataType::kUInt4) {
+    throw py::value_error(std::string("a ") + DataTypeName(tensor.dtype()) +
+                          " output has no NumPy dtype; Cast it to a NumPy "
+                          "type in the model");
   }
   if (IsOptionalType(tensor.dtype())) {
     const Tensor* value = OptionalValue(tensor);
@@ -299,10 +302,11 @@ Tensor ValueFromPython(const std::string& what, py::handle value,
   if (expected == DataType::kString || (!expected && HoldsText(value))) {
     return StringsFromPython(what, value);
   }
-  if (expected == DataType::kBFloat16) {
-    throw py::value_error(what +
-                          ": a bfloat16 input has no NumPy dtype; feed "
-                          "float32 and Cast it in the model");
+  if (expected == DataType::kBFloat16 || expected == DataType::kInt4 ||
+      expected == DataType::kUInt4) {
+    throw py::value_error(what + ": a " + DataTypeName(*expected) +
+                          " input has no NumPy dtype; feed a NumPy type "
+                          "and Cast it in the model");
   }
   if (!expected || !IsContainerType(*expected)) {
     return FromNumpy(what, value, expected);

@@ -77,7 +77,7 @@ Status ReadElement(std::ifstream& in, const std::string& path, Element* out,
   for (uint32_t c = 0; c < count; ++c) {
     uint32_t dtype = 0, rank = 0;
     if (!Get(in, &dtype) || !Get(in, &rank) ||
-        dtype > static_cast<uint32_t>(DataType::kBFloat16) || rank > 64) {
+        dtype > static_cast<uint32_t>(kLastTensorType) || rank > 64) {
       return corrupt;
     }
     std::vector<int64_t> dims(rank);

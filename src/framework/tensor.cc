@@ -72,6 +72,10 @@ const char* TensorTypeName(DataType dtype) {
       return "string";
     case DataType::kBFloat16:
       return "bfloat16";
+    case DataType::kInt4:
+      return "int4";
+    case DataType::kUInt4:
+      return "uint4";
   }
   return "invalid";
 }
@@ -97,8 +101,8 @@ const std::vector<std::pair<DataType, std::string>>& ContainerNames() {
     auto* out = new std::vector<std::pair<DataType, std::string>>;
     std::vector<DataType> elements(std::begin(kAllDataTypes),
                                    std::end(kAllDataTypes));
-    elements.push_back(DataType::kString);
-    elements.push_back(DataType::kBFloat16);
+    elements.insert(elements.end(), std::begin(kListedOnlyTypes),
+                    std::end(kListedOnlyTypes));
     for (int form = 0; form < kContainerForms; ++form) {
       for (DataType element : elements) {
         const std::string e = TensorTypeName(element);
@@ -127,8 +131,9 @@ std::optional<DataType> DataTypeFromName(std::string_view name) {
   for (DataType dtype : kAllDataTypes) {
     if (name == DataTypeName(dtype)) return dtype;
   }
-  if (name == "string") return DataType::kString;
-  if (name == "bfloat16") return DataType::kBFloat16;
+  for (DataType dtype : kListedOnlyTypes) {
+    if (name == DataTypeName(dtype)) return dtype;
+  }
   for (const auto& [type, type_name] : ContainerNames()) {
     if (name == type_name) return type;
   }
@@ -154,6 +159,8 @@ size_t DataTypeSize(DataType dtype) {
     case DataType::kBool:
     case DataType::kInt8:
     case DataType::kUInt8:
+    case DataType::kInt4:
+    case DataType::kUInt4:
       return 1;
     case DataType::kString:
       return sizeof(std::string);
@@ -436,6 +443,10 @@ double Tensor::ValueAsDouble(int64_t i) const {
       return static_cast<double>(data<uint64_t>()[i]);
     case DataType::kBFloat16:
       return static_cast<float>(data<BFloat16>()[i]);
+    case DataType::kInt4:
+      return ValueOf(data<Int4>()[i]);
+    case DataType::kUInt4:
+      return ValueOf(data<UInt4>()[i]);
     case DataType::kString:
       break;
   }

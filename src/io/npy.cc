@@ -45,6 +45,8 @@ const char* Descr(DataType dtype) {
       return "<u8";
     case DataType::kString:
     case DataType::kBFloat16:
+    case DataType::kInt4:
+    case DataType::kUInt4:
       break;  // No NumPy dtype.
   }
   return "";

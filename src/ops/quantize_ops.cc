@@ -32,14 +32,62 @@ namespace {
 
 const std::vector<DataType> kQuantizedTypes = {DataType::kUInt8,
                                                DataType::kInt8};
+// What QuantizeLinear writes and DequantizeLinear reads besides int32:
+// ONNX 21's 16- and 4-bit types too.
+const std::vector<DataType> kQuantizeLinearTypes = {
+    DataType::kUInt8, DataType::kInt8,  DataType::kUInt16,
+    DataType::kInt16, DataType::kUInt4, DataType::kInt4};
+
+// The range of a quantized type Q.
+template <class Q>
+struct QuantRange {
+  static constexpr float lo = std::numeric_limits<Q>::min();
+  static constexpr float hi = std::numeric_limits<Q>::max();
+};
+template <>
+struct QuantRange<Int4> {
+  static constexpr float lo = -8, hi = 7;
+};
+template <>
+struct QuantRange<UInt4> {
+  static constexpr float lo = 0, hi = 15;
+};
+
+// A quantized value as float (a 4-bit one through its integer value).
+template <class Q>
+float AsFloat(Q q) {
+  if constexpr (std::is_enum_v<Q>) {
+    return static_cast<float>(ValueOf(q));
+  } else {
+    return static_cast<float>(q);
+  }
+}
 
 // round_half_even(v) + zero, saturated to Q's range.
 template <class Q>
 Q Saturate(float rounded_plus_zero) {
-  const float lo = static_cast<float>(std::numeric_limits<Q>::min());
-  const float hi = static_cast<float>(std::numeric_limits<Q>::max());
   if (std::isnan(rounded_plus_zero)) return Q(0);
-  return static_cast<Q>(std::clamp(rounded_plus_zero, lo, hi));
+  return static_cast<Q>(static_cast<int32_t>(
+      std::clamp(rounded_plus_zero, QuantRange<Q>::lo, QuantRange<Q>::hi)));
+}
+
+// Runs fn(Q{}) for one of kQuantizeLinearTypes.
+template <class Fn>
+void DispatchQuantizeLinearType(DataType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DataType::kUInt8:
+      return fn(uint8_t{});
+    case DataType::kInt8:
+      return fn(int8_t{});
+    case DataType::kUInt16:
+      return fn(uint16_t{});
+    case DataType::kInt16:
+      return fn(int16_t{});
+    case DataType::kUInt4:
+      return fn(UInt4{});
+    default:
+      return fn(Int4{});
+  }
 }
 
 // Which entry of a per-axis parameter element i of `shape` uses: the
@@ -143,26 +191,28 @@ Status CheckZeroPoint(KernelContext& ctx, int index, DataType want,
 template <class Q>
 void QuantizeRange(const float* in, int64_t n, float scale, float zero,
                    Q* out) {
-  constexpr float lo = std::numeric_limits<Q>::min();
-  constexpr float hi = std::numeric_limits<Q>::max();
+  constexpr float lo = QuantRange<Q>::lo;
+  constexpr float hi = QuantRange<Q>::hi;
   int64_t i = 0;
 #if defined(__AVX512F__) && defined(__AVX512BW__)
-  const __m512 divisor = _mm512_set1_ps(scale);
-  const __m512 offset = _mm512_set1_ps(zero);
-  const __m512 low = _mm512_set1_ps(lo), high = _mm512_set1_ps(hi);
-  const auto clamped = [&](const float* at) {
-    __m512 v = _mm512_div_ps(_mm512_loadu_ps(at), divisor);
-    v = _mm512_add_ps(
-        _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-        offset);
-    const __mmask16 number = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
-    return _mm512_maskz_cvttps_epi32(
-        number, _mm512_min_ps(_mm512_max_ps(v, low), high));
-  };
-  for (; i + 64 <= n; i += 64) {
-    _mm512_storeu_si512(
-        out + i, SaturateFour<Q>(clamped(in + i), clamped(in + i + 16),
-                                 clamped(in + i + 32), clamped(in + i + 48)));
+  if constexpr (std::is_integral_v<Q> && sizeof(Q) == 1) {
+    const __m512 divisor = _mm512_set1_ps(scale);
+    const __m512 offset = _mm512_set1_ps(zero);
+    const __m512 low = _mm512_set1_ps(lo), high = _mm512_set1_ps(hi);
+    const auto clamped = [&](const float* at) {
+      __m512 v = _mm512_div_ps(_mm512_loadu_ps(at), divisor);
+      v = _mm512_add_ps(_mm512_roundscale_ps(
+                            v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                        offset);
+      const __mmask16 number = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+      return _mm512_maskz_cvttps_epi32(
+          number, _mm512_min_ps(_mm512_max_ps(v, low), high));
+    };
+    for (; i + 64 <= n; i += 64) {
+      _mm512_storeu_si512(
+          out + i, SaturateFour<Q>(clamped(in + i), clamped(in + i + 16),
+                                   clamped(in + i + 32), clamped(in + i + 48)));
+    }
   }
 #endif
   for (; i < n; ++i) {
@@ -213,7 +263,7 @@ class QuantizeLinearKernel : public OpKernel {
       const float* in = x.data<float>();
       Q* out = y->data<Q>();
       if (scale.NumElements() == 1) {
-        const float z = zero != nullptr ? static_cast<float>(zero[0]) : 0.f;
+        const float z = zero != nullptr ? AsFloat(zero[0]) : 0.f;
         ctx.ParallelFor(x.NumElements(), 2.0, [&](int64_t b, int64_t e) {
           QuantizeRange(in + b, e - b, s[0], z, out + b);
         });
@@ -222,16 +272,12 @@ class QuantizeLinearKernel : public OpKernel {
       ctx.ParallelFor(x.NumElements(), 2.0, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           const int64_t c = channel(i);
-          const float z = zero != nullptr ? static_cast<float>(zero[c]) : 0.f;
+          const float z = zero != nullptr ? AsFloat(zero[c]) : 0.f;
           out[i] = Saturate<Q>(std::nearbyint(in[i] / s[c]) + z);
         }
       });
     };
-    if (output_dtype_ == DataType::kUInt8) {
-      run(uint8_t{});
-    } else {
-      run(int8_t{});
-    }
+    DispatchQuantizeLinearType(output_dtype_, run);
     return Status::OK();
   }
 
@@ -256,6 +302,14 @@ class DequantizeLinearKernel : public OpKernel {
     if (scale.dtype() != DataType::kFloat32) {
       return InvalidArgumentError("x_scale must be float32");
     }
+    if (x.dtype() != DataType::kInt32 &&
+        std::find(kQuantizeLinearTypes.begin(), kQuantizeLinearTypes.end(),
+                  x.dtype()) == kQuantizeLinearTypes.end()) {
+      return InvalidArgumentError(
+          std::string("x is ") + DataTypeName(x.dtype()) +
+          ": DequantizeLinear reads uint8, int8, uint16, int16, uint4, int4 "
+          "or int32");
+    }
     WEFT_RETURN_IF_ERROR(CheckZeroPoint(ctx, 2, x.dtype(), scale));
     WEFT_ASSIGN_OR_RETURN(
         ParameterIndex channel,
@@ -264,36 +318,34 @@ class DequantizeLinearKernel : public OpKernel {
                           ctx.AllocateOutputUninitialized(0, x.shape()));
     const float* s = scale.data<float>();
     float* out = y->data<float>();
-    return DispatchNumeric(x.dtype(), [&](auto zero_type) -> Status {
+    const auto run = [&](auto zero_type) {
       using Q = decltype(zero_type);
-      if constexpr (std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t> ||
-                    std::is_same_v<Q, int32_t>) {
-        const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
-        const Q* in = x.data<Q>();
-        if (scale.NumElements() == 1) {
-          // One scale and zero point: a loop the compiler vectorises, the
-          // same expression per element.
-          const float z = zero != nullptr ? static_cast<float>(*zero) : 0.f;
-          const float s0 = *s;
-          ctx.ParallelFor(x.NumElements(), 0.25, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; ++i) {
-              out[i] = (static_cast<float>(in[i]) - z) * s0;
-            }
-          });
-          return Status::OK();
-        }
-        ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            const int64_t c = channel(i);
-            const float z = zero != nullptr ? static_cast<float>(zero[c]) : 0.f;
-            out[i] = (static_cast<float>(in[i]) - z) * s[c];
-          }
+      const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
+      const Q* in = x.data<Q>();
+      if (scale.NumElements() == 1) {
+        // One scale and zero point: a loop the compiler vectorises, the
+        // same expression per element.
+        const float z = zero != nullptr ? AsFloat(*zero) : 0.f;
+        const float s0 = *s;
+        ctx.ParallelFor(x.NumElements(), 0.25, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) out[i] = (AsFloat(in[i]) - z) * s0;
         });
-        return Status::OK();
-      } else {
-        return InvalidArgumentError("x must be uint8, int8 or int32");
+        return;
       }
-    });
+      ctx.ParallelFor(x.NumElements(), 1.0, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t c = channel(i);
+          const float z = zero != nullptr ? AsFloat(zero[c]) : 0.f;
+          out[i] = (AsFloat(in[i]) - z) * s[c];
+        }
+      });
+    };
+    if (x.dtype() == DataType::kInt32) {
+      run(int32_t{});
+    } else {
+      DispatchQuantizeLinearType(x.dtype(), run);
+    }
+    return Status::OK();
   }
 
  private:
@@ -1104,7 +1156,7 @@ void RegisterQuantizeOps(OpRegistry& registry) {
           // tensor or per axis).
           .Attr("block_size", AttrType::kInt, int64_t{0})
           .Attr("output_dtype", AttrType::kType, DataType::kUInt8,
-                kQuantizedTypes)
+                kQuantizeLinearTypes)
           .Attr("zero_points", AttrType::kInt)
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
@@ -1117,6 +1169,9 @@ void RegisterQuantizeOps(OpRegistry& registry) {
                               .Output(ArgDef::Fixed("y", DataType::kFloat32))
                               .Attr("axis", AttrType::kInt, int64_t{1})
                               .Attr("block_size", AttrType::kInt, int64_t{0})
+                              // The 4-bit types; the kernel names any other
+                              // dtype it does not read.
+                              .AcceptsAnyValue("inputs")
                               .SetShapeFn(shape_fns::SameAsInput0)
                               .Build()));
   CheckRegistered(registry.RegisterKernel(

@@ -712,5 +712,57 @@ TEST(QuantizeLinearTest, PerTensorAndPerAxisAgreeOnTiesSaturationAndNaN) {
   }
 }
 
+// ONNX 21's 4- and 16-bit types: one value per byte (int4 sign-extended),
+// saturated at each type's own range, read back by DequantizeLinear.
+TEST(QuantizeLinearTest, FourAndSixteenBitTypesSaturateAtTheirRange) {
+  const Tensor x = FloatTensor({5}, {-100, -7.5f, 2.5f, 6.6f, 100});
+  const auto quantized = [&](Tensor zero) {
+    auto y = RunOp("QuantizeLinear", {x, FloatTensor({}, {1}), zero});
+    EXPECT_TRUE(y.ok()) << y.status();
+    return y.ok() ? (*y)[0] : Tensor();
+  };
+  const Tensor i4 = quantized(Tensor::Scalar<Int4>(WrapToInt4(-1)));
+  ASSERT_EQ(i4.dtype(), DataType::kInt4);
+  std::vector<int> values;
+  for (Int4 v : test::Values<Int4>(i4)) values.push_back(ValueOf(v));
+  // -100 -> -8; -7.5 -> -8 (even) - 1 -> -8 (clamped); 2.5 -> 2 - 1 = 1;
+  // 6.6 -> 7 - 1 = 6; 100 -> 7.
+  EXPECT_EQ(values, (std::vector<int>{-8, -8, 1, 6, 7}));
+  const Tensor u4 = quantized(Tensor::Scalar<UInt4>(WrapToUInt4(3)));
+  values.clear();
+  for (UInt4 v : test::Values<UInt4>(u4)) values.push_back(ValueOf(v));
+  EXPECT_EQ(values, (std::vector<int>{0, 0, 5, 10, 15}));
+  const Tensor i16 = quantized(Tensor::Scalar<int16_t>(int16_t{-32760}));
+  EXPECT_EQ(test::Values<int16_t>(i16),
+            (std::vector<int16_t>{-32768, -32768, -32758, -32753, -32660}));
+  const Tensor u16 = quantized(Tensor::Scalar<uint16_t>(uint16_t{65500}));
+  EXPECT_EQ(test::Values<uint16_t>(u16),
+            (std::vector<uint16_t>{65400, 65492, 65502, 65507, 65535}));
+
+  auto back = RunOp("DequantizeLinear", {i4, FloatTensor({}, {0.5f}),
+                                         Tensor::Scalar<Int4>(WrapToInt4(-1))});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(test::Values<float>((*back)[0]),
+            (std::vector<float>{-3.5f, -3.5f, 1, 3.5f, 4}));
+  // A zero point of another width than the output is refused by name.
+  auto mixed =
+      RunOp("DequantizeLinear", {i4, FloatTensor({}, {1}), I8({}, {0})});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_THAT(mixed.status().message(),
+              HasSubstr("the zero point has dtype int8, expected int4"));
+}
+
+TEST(QuantizeLinearTest, DequantizeNamesADtypeItDoesNotRead) {
+  for (const Tensor& x : {Tensor::FromVector<float>({2}, {1, 2}),
+                          Tensor::FromVector<std::string>({1}, {"7"}),
+                          Tensor::FromVector<int64_t>({1}, {7})}) {
+    auto y = RunOp("DequantizeLinear", {x, FloatTensor({}, {1})});
+    ASSERT_FALSE(y.ok());
+    EXPECT_THAT(y.status().message(),
+                HasSubstr(std::string("x is ") + DataTypeName(x.dtype()) +
+                          ": DequantizeLinear reads uint8, int8"));
+  }
+}
+
 }  // namespace
 }  // namespace weft

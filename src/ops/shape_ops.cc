@@ -683,6 +683,33 @@ Status CastBFloat16(KernelContext& ctx, const Tensor& x, Tensor* y,
   return Status::OK();
 }
 
+constexpr bool IsFourBit(DataType dtype) {
+  return dtype == DataType::kInt4 || dtype == DataType::kUInt4;
+}
+
+// A 4-bit tensor as int8 (from int4) or uint8 (from uint4): the same
+// values, which every other cast reads.
+StatusOr<Tensor> WidenFourBit(const Tensor& x) {
+  const DataType wide_type =
+      x.dtype() == DataType::kInt4 ? DataType::kInt8 : DataType::kUInt8;
+  WEFT_ASSIGN_OR_RETURN(Tensor wide,
+                        Tensor::CreateUninitialized(wide_type, x.shape()));
+  std::memcpy(wide.raw_data(), x.raw_data(), x.size_bytes());
+  return wide;
+}
+
+// y (int4 or uint4) = the low four bits of each int64 of `wide`.
+void NarrowToFourBit(const Tensor& wide, Tensor* y) {
+  const int64_t* in = wide.data<int64_t>();
+  for (int64_t i = 0; i < wide.NumElements(); ++i) {
+    if (y->dtype() == DataType::kInt4) {
+      y->data<Int4>()[i] = WrapToInt4(in[i]);
+    } else {
+      y->data<UInt4>()[i] = WrapToUInt4(in[i]);
+    }
+  }
+}
+
 class CastKernel : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(
@@ -701,6 +728,28 @@ class CastKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    if (IsFourBit(x.dtype())) {
+      // Through the byte type holding the same values.
+      WEFT_ASSIGN_OR_RETURN(Tensor wide, WidenFourBit(x));
+      return CastInto(ctx, wide, y);
+    }
+    return CastInto(ctx, x, y);
+  }
+
+ private:
+  CastKernel() = default;
+
+  // y = x in y's dtype; x is not 4-bit.
+  Status CastInto(KernelContext& ctx, const Tensor& x, Tensor* y) const {
+    if (IsFourBit(y->dtype())) {
+      // ONNX's rule for integers out of range, "discard higher bits":
+      // through int64, then its low four bits.
+      WEFT_ASSIGN_OR_RETURN(Tensor wide, Tensor::CreateUninitialized(
+                                             DataType::kInt64, x.shape()));
+      WEFT_RETURN_IF_ERROR(CastInto(ctx, x, &wide));
+      NarrowToFourBit(wide, y);
+      return Status::OK();
+    }
     if (x.dtype() == DataType::kBFloat16 || y->dtype() == DataType::kBFloat16) {
       return CastBFloat16(ctx, x, y, truncate_bfloat16_);
     }
@@ -724,8 +773,6 @@ class CastKernel : public OpKernel {
     return Status::OK();
   }
 
- private:
-  CastKernel() = default;
   bool truncate_bfloat16_ = false;
 };
 
@@ -784,11 +831,12 @@ class FillKernel : public OpKernel {
 
 const std::vector<DataType> kAllTypes(std::begin(kAllDataTypes),
                                       std::end(kAllDataTypes));
-// Cast converts between all of these, strings and bfloat16 included.
+// Cast converts between all of these, strings, bfloat16 and the 4-bit
+// integers included.
 const std::vector<DataType> kCastTypes = [] {
   std::vector<DataType> types = kAllTypes;
-  types.push_back(DataType::kString);
-  types.push_back(DataType::kBFloat16);
+  types.insert(types.end(), std::begin(kListedOnlyTypes),
+               std::end(kListedOnlyTypes));
   return types;
 }();
 

@@ -519,6 +519,47 @@ TEST(CastTest, BFloat16RoundsToNearestEvenOrTruncates) {
   }
 }
 
+// int4 and uint4 (ONNX 21): integers keep their low four bits (ONNX's
+// "discard higher bits"), floats are truncated toward zero first (ONNX's
+// reference); each back to int32 or float as the value it holds.
+TEST(CastTest, FourBitIntegersWrapAndTruncate) {
+  const Tensor ints = Tensor::FromVector<int32_t>({6}, {-9, -8, 7, 8, 15, 23});
+  const Tensor floats =
+      Tensor::FromVector<float>({4}, {2.7f, -3.5f, 7.9f, -8.4f});
+  const auto round_trip = [](const Tensor& x, DataType via, DataType back) {
+    auto q = test::RunOneOutput("Cast", {x}, {{"to", via}});
+    EXPECT_TRUE(q.ok()) << q.status();
+    if (!q.ok()) return Tensor();
+    EXPECT_EQ(q->dtype(), via);
+    auto y = test::RunOneOutput("Cast", {*q}, {{"to", back}});
+    EXPECT_TRUE(y.ok()) << y.status();
+    return y.ok() ? *y : Tensor();
+  };
+  EXPECT_EQ(
+      Values<int32_t>(round_trip(ints, DataType::kInt4, DataType::kInt32)),
+      (std::vector<int32_t>{7, -8, 7, -8, -1, 7}));
+  EXPECT_EQ(
+      Values<int32_t>(round_trip(ints, DataType::kUInt4, DataType::kInt32)),
+      (std::vector<int32_t>{7, 8, 7, 8, 15, 7}));
+  EXPECT_EQ(
+      Values<float>(round_trip(floats, DataType::kInt4, DataType::kFloat32)),
+      (std::vector<float>{2, -3, 7, -8}));
+  EXPECT_EQ(
+      Values<float>(round_trip(floats, DataType::kUInt4, DataType::kFloat32)),
+      (std::vector<float>{2, 13, 7, 8}));
+  // int4 to uint4 directly, and to a string.
+  auto q = test::RunOneOutput("Cast", {ints}, {{"to", DataType::kInt4}});
+  ASSERT_TRUE(q.ok());
+  auto text = test::RunOneOutput("Cast", {*q}, {{"to", DataType::kString}});
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->data<std::string>()[0], "7");
+  EXPECT_EQ(text->data<std::string>()[1], "-8");
+  auto sum = test::RunOneOutput("Add", {*q, *q});
+  ASSERT_FALSE(sum.ok());
+  EXPECT_THAT(sum.status().message(),
+              HasSubstr("op Add does not take int4 tensors"));
+}
+
 TEST(CastTest, BFloat16IsRefusedByOpsThatDoNotListIt) {
   auto b = test::RunOneOutput("Cast", {Tensor::FromVector<float>({1}, {1})},
                               {{"to", DataType::kBFloat16}});

@@ -92,13 +92,14 @@ def case(name, op, inputs, attrs=None, consts=None, outputs=1, opset=18,
 
 
 def graph_case(name, nodes, inputs, consts, outputs, opset=18,
-               reference=None):
+               reference=None, ort_differs=None):
     """A graph of several nodes (onnx.helper.make_node), fed `inputs`, with
     initializers `consts` and graph outputs named in `outputs`; a node of
-    another domain brings that domain's opset 1 into the model."""
+    another domain brings that domain's opset 1 into the model.
+    `reference` and `ort_differs` as for case()."""
     CASES.append({"name": name, "nodes": nodes, "inputs": inputs,
                   "consts": consts, "opset": opset, "output_names": outputs,
-                  "reference": reference, "ort_differs": None})
+                  "reference": reference, "ort_differs": ort_differs})
 
 
 def floats(*shape):
@@ -113,6 +114,17 @@ def node_inputs(c):
     if c["order"] is not None:
         return c["order"]
     return list(c["inputs"]) + list(c["consts"])
+
+
+def initializer(name, value):
+    """A const as a TensorProto: a NumPy value converted, or a TensorProto
+    (one of a type NumPy has not, such as INT4) renamed."""
+    if isinstance(value, onnx.TensorProto):
+        tensor = onnx.TensorProto()
+        tensor.CopyFrom(value)
+        tensor.name = name
+        return tensor
+    return numpy_helper.from_array(np.asarray(value), name)
 
 
 def model_of(c):
@@ -133,8 +145,7 @@ def model_of(c):
                                        list(v.shape))
          for k, v in c["inputs"].items()],
         outputs,
-        initializer=[numpy_helper.from_array(np.asarray(v), k)
-                     for k, v in c["consts"].items()])
+        initializer=[initializer(k, v) for k, v in c["consts"].items()])
     opsets = [helper.make_opsetid("", c["opset"])]
     for domain in sorted({n.domain for n in nodes if n.domain}):
         opsets.append(helper.make_opsetid(domain, 1))

@@ -60,6 +60,8 @@ nlohmann::json ValuesJson(const Tensor& tensor) {
       return ValuesAs<std::string>(tensor);
     case DataType::kFloat16:
     case DataType::kBFloat16:
+    case DataType::kInt4:
+    case DataType::kUInt4:
       break;
   }
   nlohmann::json list = nlohmann::json::array();

@@ -166,6 +166,54 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
   return tensor;
 }
 
+constexpr bool IsFourBit(DataType dtype) {
+  return dtype == DataType::kInt4 || dtype == DataType::kUInt4;
+}
+
+// count 4-bit values packed two to a byte, the first in the low nibble
+// (ONNX's layout), one to a byte in `out`: a signed value sign-extended.
+// REQUIRES: packed holds at least ceil(count / 2) bytes.
+void UnpackFourBit(std::string_view packed, uint64_t count, bool is_signed,
+                   uint8_t* out) {
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto byte = static_cast<uint8_t>(packed[i / 2]);
+    const int nibble = (i % 2 == 0) ? byte & 0xF : byte >> 4;
+    out[i] = is_signed ? static_cast<uint8_t>(ValueOf(WrapToInt4(nibble)))
+                       : static_cast<uint8_t>(nibble);
+  }
+}
+
+// An INT4 or UINT4 tensor from int32_data, which holds two values in each
+// entry's low byte (ONNX's rule for 4-bit types).
+template <class Field>
+StatusOr<Tensor> FourBitFromField(const Field& field, const Shape& shape,
+                                  DataType dtype, const std::string& what) {
+  const uint64_t count = static_cast<uint64_t>(shape.NumElements());
+  const uint64_t entries = count / 2 + count % 2;
+  if (static_cast<uint64_t>(field.size()) != entries) {
+    return InvalidArgumentError(
+        what + ": dims " + shape.ToString() + " of " + DataTypeName(dtype) +
+        " need " + std::to_string(entries) +
+        " int32_data entries (two values each), the tensor has " +
+        std::to_string(field.size()));
+  }
+  std::string packed(entries, '\0');
+  for (uint64_t i = 0; i < entries; ++i) {
+    const int32_t v = field.Get(static_cast<int>(i));
+    if (v < 0 || v > 0xff) {
+      return InvalidArgumentError(what + ": int32_data entry " +
+                                  std::to_string(i) + " (" + std::to_string(v) +
+                                  ") is not two packed 4-bit values");
+    }
+    packed[i] = static_cast<char>(v);
+  }
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                        Tensor::CreateUninitialized(dtype, shape));
+  UnpackFourBit(packed, count, dtype == DataType::kInt4,
+                static_cast<uint8_t*>(tensor.raw_data()));
+  return tensor;
+}
+
 // A STRING tensor: its string_data, one entry per element (ONNX stores
 // strings nowhere else). `has_raw_data`: the proto has raw_data, or had it
 // before it was lifted out.
@@ -223,12 +271,27 @@ std::optional<DataType> FromOnnxType(int32_t onnx_type) {
       return DataType::kString;
     case TensorProto::BFLOAT16:
       return DataType::kBFloat16;
+    case kOnnxUInt4:
+      return DataType::kUInt4;
+    case kOnnxInt4:
+      return DataType::kInt4;
     default:
       return std::nullopt;
   }
 }
 
 std::string OnnxTypeName(int32_t onnx_type) {
+  // Codes newer than the onnx.proto weft compiles against (Debian's, from
+  // onnx 1.12); a TensorProto's data_type is an int32, so they arrive as
+  // numbers and are named here.
+  static const char* const kNewerNames[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
+      "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0", "UINT2",          "INT2"};
+  constexpr int32_t kFirstNewer = 17;
+  if (onnx_type >= kFirstNewer &&
+      onnx_type < kFirstNewer + static_cast<int32_t>(std::size(kNewerNames))) {
+    return kNewerNames[onnx_type - kFirstNewer];
+  }
   if (!TensorProto::DataType_IsValid(onnx_type) ||
       onnx_type == TensorProto::UNDEFINED) {
     return "UNDEFINED(" + std::to_string(onnx_type) + ")";
@@ -239,9 +302,15 @@ std::string OnnxTypeName(int32_t onnx_type) {
 
 std::string OnnxTensorTypeString(int32_t onnx_type) {
   static const char* const kNames[] = {
-      "undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
-      "int32",     "int64",  "string",    "bool",       "float16", "double",
-      "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
+      "undefined",      "float",      "uint8",
+      "int8",           "uint16",     "int16",
+      "int32",          "int64",      "string",
+      "bool",           "float16",    "double",
+      "uint32",         "uint64",     "complex64",
+      "complex128",     "bfloat16",   "float8e4m3fn",
+      "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+      "uint4",          "int4",       "float4e2m1",
+      "float8e8m0",     "uint2",      "int2"};
   if (onnx_type < 0 || onnx_type >= static_cast<int32_t>(std::size(kNames))) {
     return "tensor(" + OnnxTypeName(onnx_type) + ")";
   }
@@ -343,7 +412,9 @@ StatusOr<Tensor> TensorFromProto(
     return InvalidArgumentError(what + ": dims " + shape.ToString() +
                                 " are too large");
   }
-  const uint64_t bytes = count * element;
+  const bool four_bit = IsFourBit(*dtype);
+  // 4-bit values are packed two to a byte in a file, one to a byte in weft.
+  const uint64_t bytes = four_bit ? count / 2 + count % 2 : count * element;
 
   const bool external = proto.data_location() == TensorProto::EXTERNAL;
   if (external || has_raw_data) {
@@ -362,6 +433,11 @@ StatusOr<Tensor> TensorFromProto(
           " bytes of raw data, the tensor has " + std::to_string(raw.size()));
     }
     WEFT_ASSIGN_OR_RETURN(Tensor tensor, UninitializedWeight(*dtype, shape));
+    if (four_bit) {
+      UnpackFourBit(raw, count, *dtype == DataType::kInt4,
+                    static_cast<uint8_t*>(tensor.raw_data()));
+      return tensor;
+    }
     if (bytes > 0) std::memcpy(tensor.raw_data(), raw.data(), bytes);
     if (*dtype == DataType::kBool) {
       const auto* b = static_cast<const uint8_t*>(tensor.raw_data());
@@ -403,6 +479,9 @@ StatusOr<Tensor> TensorFromProto(
       return TensorFromField<uint64_t>(proto.uint64_data(), shape, what);
     case DataType::kBFloat16:
       return TensorFromField<BFloat16>(proto.int32_data(), shape, what);
+    case DataType::kInt4:
+    case DataType::kUInt4:
+      return FourBitFromField(proto.int32_data(), shape, *dtype, what);
     case DataType::kString:
       break;  // Read above.
   }

@@ -15,6 +15,10 @@
 
 namespace weft::internal {
 
+// ONNX element types newer than the onnx.proto weft compiles against.
+inline constexpr int32_t kOnnxUInt4 = 21;
+inline constexpr int32_t kOnnxInt4 = 22;
+
 // The weft dtype of an ONNX element type, or nullopt when weft has none.
 std::optional<DataType> FromOnnxType(int32_t onnx_type);
 // "FLOAT16", "UINT8", ...; "UNDEFINED(99)" for a code ONNX does not define.

@@ -778,9 +778,129 @@ def upstream_volumetric_grid_sample_cases():
              reference=expected(np.array(y, np.float32).reshape(1, 1, 2, 4, 2)))
 
 
+ONNX_UINT4, ONNX_INT4 = 21, 22  # Element types past Debian's onnx 1.12.
+
+
+def four_bit_tensor(values, signed, in_int32_data=False):
+    """values (integers in range) as an INT4 or UINT4 TensorProto, packed
+    two to a byte with the first in the low nibble, in raw_data or (two to
+    an entry) in int32_data: NumPy and onnx 1.12 have no 4-bit type."""
+    flat = np.asarray(values).reshape(-1).astype(np.int64) & 0xF
+    if flat.size % 2:
+        flat = np.append(flat, 0)
+    packed = (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8)
+    tensor = TensorProto(data_type=ONNX_INT4 if signed else ONNX_UINT4,
+                         dims=list(np.shape(values)))
+    if in_int32_data:
+        tensor.int32_data.extend(int(b) for b in packed)
+    else:
+        tensor.raw_data = packed.tobytes()
+    return tensor
+
+
+def quantize(x, scale, zero, low, high):
+    """ONNX's QuantizeLinear in NumPy: round half to even, saturate."""
+    return np.clip(np.rint(x / scale) + zero, low, high)
+
+
+def int4_and_int16_cases():
+    """Opset 21's 4- and 16-bit types in QuantizeLinear and
+    DequantizeLinear, and 4-bit Cast: a weight-only int4 MatMul as ONNX
+    Runtime's quantizer writes it (blocked along K), a uint4 weight with
+    zero points, each with the packed values in raw_data and in
+    int32_data, and float models around each type, since node.js carries no
+    4-bit tensor."""
+    k, n, block = 13, 6, 4  # An odd count of values: a half-filled byte.
+    blocks = (k + block - 1) // block
+    x = floats(3, k)
+    for signed, name in [(True, "int4"), (False, "uint4")]:
+        low, high = (-8, 7) if signed else (0, 15)
+        w = ints(low, high + 1, k, n, dtype=np.int64)
+        scale = (np.abs(floats(blocks, n)) * 0.1 + 0.01).astype(np.float32)
+        zero = ints(low, high + 1, blocks, n, dtype=np.int64)
+        wide_scale = np.repeat(scale, block, axis=0)[:k]
+        wide_zero = np.repeat(zero, block, axis=0)[:k]
+        weight = ((w - wide_zero) * wide_scale).astype(np.float32)
+        for field in ["raw_data", "int32_data"]:
+            graph_case(
+                f"DequantizeLinear_{name}_blocked_weight_MatMul_{field}",
+                [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"],
+                                  axis=0, block_size=block),
+                 helper.make_node("MatMul", ["x", "wf"], ["y0"])],
+                {"x": x},
+                {"w": four_bit_tensor(w, signed, field == "int32_data"),
+                 "s": scale, "z": four_bit_tensor(zero, signed)},
+                ["y0"], opset=21,
+                reference=lambda i, c, weight=weight: [i["x"] @ weight])
+        # Quantized and back, per axis, with saturation at both ends.
+        y = floats(2, 3, 5) * 6
+        scale = np.array([0.5, 0.9, 1.7], np.float32)
+        zero = np.array([low, (low + high) // 2, high], np.int64)
+        shaped = (scale.reshape(1, 3, 1), zero.reshape(1, 3, 1))
+        graph_case(
+            f"QuantizeLinear_{name}_per_axis_round_trip",
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y0"])],
+            {"x": y}, {"s": scale, "z": four_bit_tensor(zero, signed)},
+            ["y0"], opset=21,
+            reference=lambda i, c, low=low, high=high, s=shaped: [
+                ((quantize(i["x"], s[0], s[1], low, high) - s[1]) *
+                 s[0]).astype(np.float32)])
+        # Cast: in-range integers exact, out-of-range ones wrapped (ONNX's
+        # "discard higher bits"), and back to int32.
+        values = np.array([-9, -8, -1, 0, 5, 7, 8, 15, 16, 23, -17],
+                          np.int32)
+        wrapped = values & 0xF
+        if signed:
+            wrapped = np.where(wrapped >= 8, wrapped - 16, wrapped)
+        graph_case(
+            f"Cast_int32_to_{name}_and_back",
+            [helper.make_node("Cast", ["x"], ["q"], to=ONNX_INT4 if signed
+                              else ONNX_UINT4),
+             helper.make_node("Cast", ["q"], ["y0"], to=TensorProto.INT32)],
+            {"x": values}, {}, ["y0"], opset=21,
+            reference=lambda i, c, w=wrapped: [w.astype(np.int32)])
+        # From float: truncated toward zero, then wrapped, as ONNX's
+        # reference (ml_dtypes' conversion) does.
+        fractions = np.array([2.7, -3.5, 7.5, -8.4, 9.0, 0.5, 1.5, -0.5],
+                             np.float32)
+        low_bits = np.trunc(fractions).astype(np.int64) & 0xF
+        if signed:
+            low_bits = np.where(low_bits >= 8, low_bits - 16, low_bits)
+        graph_case(
+            f"Cast_float_to_{name}_truncates",
+            [helper.make_node("Cast", ["x"], ["q"], to=ONNX_INT4 if signed
+                              else ONNX_UINT4),
+             helper.make_node("Cast", ["q"], ["y0"], to=TensorProto.FLOAT)],
+            {"x": fractions}, {}, ["y0"], opset=21,
+            reference=lambda i, c, w=low_bits: [w.astype(np.float32)],
+            ort_differs="ONNX Runtime rounds half away from zero")
+    for dtype, onnx_type in [(np.int16, TensorProto.INT16),
+                             (np.uint16, TensorProto.UINT16)]:
+        info = np.iinfo(dtype)
+        zero = np.array(info.min // 2 + info.max // 2, dtype)
+        big = floats(4, 5) * 40000
+        case(f"QuantizeLinear_{dtype.__name__}", "QuantizeLinear",
+             {"x": big}, {}, {"scale": np.float32(1.3), "zero": zero},
+             opset=21, output_type=onnx_type,
+             reference=lambda i, c, info=info, dtype=dtype: [
+                 quantize(i["x"], c["scale"], c["zero"].astype(np.float64),
+                          info.min, info.max).astype(dtype)])
+        q = ints(info.min, info.max, 3, 4, dtype=dtype)
+        case(f"DequantizeLinear_{dtype.__name__}_per_axis",
+             "DequantizeLinear", {"x": q}, {"axis": 1},
+             {"scale": np.array([0.5, 0.25, 2, 3e-3], np.float32),
+              "zero": np.array([0, 7, -3 if info.min else 3, 100], dtype)},
+             opset=21, output_type=TensorProto.FLOAT,
+             reference=lambda i, c: [
+                 ((i["x"].astype(np.float64) - c["zero"]) *
+                  c["scale"]).astype(np.float32)])
+
+
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
          deform_conv_cases, opset_20_string_and_bool_cases,
          image_decoder_cases, empty_set_reduction_cases,
          volumetric_grid_sample_cases, upstream_node_cases,
-         upstream_volumetric_grid_sample_cases, quantize_precision_cases)
+         upstream_volumetric_grid_sample_cases, quantize_precision_cases,
+         int4_and_int16_cases)
