@@ -1088,7 +1088,8 @@ namespace {
 // One line per op of this family, for `weft ops` and docs/ops.md (the
 // registry gives it to the op's schema when the op is registered).
 constexpr OpSummary kSummaries[] = {
-    {"DequantizeLinear", "uint8/int8/int32 to float: (x - zero point) * scale"},
+    {"DequantizeLinear",
+     "8-, 16-, 4-bit or int32 integers to float: (x - zero point) * scale"},
     {"DynamicQuantizeLinear",
      "float to uint8 with the scale and zero point of its range"},
     {"FusedMatMulInteger",
@@ -1100,7 +1101,8 @@ constexpr OpSummary kSummaries[] = {
     {"QLinearMatMul",
      "quantized matrix product, requantized to the output scale"},
     {"QuantizeLinear",
-     "float to uint8/int8: round(x / scale) + zero point, saturated"},
+     "float to 8-, 16- or 4-bit integers: round(x / scale) + zero point, "
+     "saturated"},
 };
 
 }  // namespace
