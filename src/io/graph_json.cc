@@ -334,6 +334,19 @@ class AttrReader {
       }
       return AttrValue(std::move(tensor));
     }
+    if (dtype == DataType::kInt4 || dtype == DataType::kUInt4) {
+      // Integers in the type's range, one per byte.
+      const bool is_signed = dtype == DataType::kInt4;
+      for (size_t i = 0; i < values.size(); ++i) {
+        const std::optional<int8_t> value = FittingValue<int8_t>(values[i]);
+        if (!value || *value < (is_signed ? -8 : 0) ||
+            *value > (is_signed ? 7 : 15)) {
+          return BadTensorValue(values[i], i, dtype);
+        }
+        static_cast<int8_t*>(tensor.raw_data())[i] = *value;
+      }
+      return AttrValue(std::move(tensor));
+    }
     WEFT_RETURN_IF_ERROR(DispatchDtype(dtype, [&](auto zero) -> Status {
       using T = decltype(zero);
       T* out = tensor.data<T>();
@@ -462,8 +475,10 @@ OJson TensorOJson(const Tensor& t) {
     for (int64_t i = 0; i < t.NumElements(); ++i) {
       if (t.dtype() == DataType::kString) {
         values.push_back(t.data<std::string>()[i]);
-      } else {  // bfloat16 values are exact floats.
+      } else if (t.dtype() == DataType::kBFloat16) {  // Exact as floats.
         values.push_back(static_cast<float>(t.data<BFloat16>()[i]));
+      } else {  // int4, uint4: the integer each byte holds.
+        values.push_back(static_cast<int64_t>(t.ValueAsDouble(i)));
       }
     }
     return OJson{{"dtype", DataTypeName(t.dtype())},

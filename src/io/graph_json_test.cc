@@ -105,7 +105,9 @@ TEST(GraphJsonTest, ConstValuesAreRangeCheckedPerDtype) {
         Case{"int64", "-9223372036854775808", "18446744073709551615"},
         Case{"float32", "3.4e+38", "3.5e+38"},
         Case{"float32", "-3.4e+38", "-1e+39"},
-        Case{"float64", "1.7e308", "-1e400"}, Case{"bool", "1", "-1"}}) {
+        Case{"float64", "1.7e308", "-1e400"}, Case{"bool", "1", "-1"},
+        Case{"int4", "-8", "-9"}, Case{"int4", "7", "8"},
+        Case{"uint4", "15", "16"}, Case{"uint4", "0", "-1"}}) {
     SCOPED_TRACE(std::string(c.dtype) + " " + c.fits + " / " + c.too_big);
     EXPECT_TRUE(Const(c.dtype, c.fits).ok()) << Const(c.dtype, c.fits).status();
     auto bad = Const(c.dtype, c.too_big);
@@ -209,6 +211,24 @@ TEST(GraphJsonTest, SemanticErrorsNameNodeAndField) {
     EXPECT_FALSE(file.ok()) << c.text;
     EXPECT_THAT(file.status().message(), HasSubstr(c.expected)) << c.text;
   }
+}
+
+// A 4-bit const is written as the integers it holds and read back the same.
+TEST(GraphJsonTest, FourBitConstsRoundTrip) {
+  auto file = ParseGraph(Wrap(
+      R"({"name": "c", "op": "Const", "attrs": {"value": {"dtype": "int4", "shape": [3], "values": [-8, 0, 7]}}})",
+      R"(["c"])"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  const std::string text = SerializeGraph(*file);
+  EXPECT_THAT(text, HasSubstr("-8"));
+  auto parsed = ParseGraph(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << text;
+  EXPECT_EQ(SerializeGraph(*parsed), text);
+  const Tensor* value =
+      parsed->graph.FindNode("c")->attrs.at("value").get_if<Tensor>();
+  EXPECT_EQ(value->dtype(), DataType::kInt4);
+  EXPECT_EQ(value->ValueAsDouble(0), -8);
+  EXPECT_EQ(value->ValueAsDouble(2), 7);
 }
 
 TEST(GraphJsonTest, SerializeParsesBackToTheSameText) {

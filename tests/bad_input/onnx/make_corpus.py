@@ -369,5 +369,21 @@ save("image_decoder_bmp.onnx",
            inits=[const("b", np.frombuffer(b"BM6\0\0\0\0\0", np.uint8))],
            opset=20, ir=9))
 
+# --- 4-bit weights (opset 21) ------------------------------------------------
+# Five INT4 values need three packed bytes; two hold four. And an int32_data
+# entry holds two packed values, so 300 is none.
+dq = helper.make_node("DequantizeLinear", ["w", "s"], ["y"])
+short_int4 = TensorProto(name="w", data_type=22, dims=[5], raw_data=b"\x12\x34")
+save("int4_raw_data_short.onnx",
+     model([dq], outputs=[out("y")],
+           inits=[short_int4, const("s", np.float32(0.5))], opset=21,
+           ir=10))
+wide_entry = TensorProto(name="w", data_type=21, dims=[2])
+wide_entry.int32_data.append(300)
+save("uint4_int32_data_entry_too_wide.onnx",
+     model([dq], outputs=[out("y")],
+           inits=[wide_entry, const("s", np.float32(0.5))], opset=21,
+           ir=10))
+
 print("wrote", len([f for f in os.listdir(HERE) if f.endswith(".onnx")]),
       "models")
