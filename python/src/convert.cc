@@ -276,9 +276,10 @@ py::object ToPython(const Tensor& tensor) {
   if (tensor.dtype() == DataType::kString) return StringsToPython(tensor);
   if (tensor.dtype() == DataType::kBFloat16 ||
       tensor.dtype() == DataType::kInt4 || tensor.dtype() == DataType::kUInt4) {
-    throw py::value_error(std::string("a ") + DataTypeName(tensor.dtype()) +
-                          " output has no NumPy dtype; Cast it to a NumPy "
-                          "type in the model");
+    throw py::value_error(std::string("an output of dtype ") +
+                          DataTypeName(tensor.dtype()) +
+                          " has no NumPy dtype; Cast it to a NumPy type in "
+                          "the model");
   }
   if (IsOptionalType(tensor.dtype())) {
     const Tensor* value = OptionalValue(tensor);
@@ -304,9 +305,10 @@ Tensor ValueFromPython(const std::string& what, py::handle value,
   }
   if (expected == DataType::kBFloat16 || expected == DataType::kInt4 ||
       expected == DataType::kUInt4) {
-    throw py::value_error(what + ": a " + DataTypeName(*expected) +
-                          " input has no NumPy dtype; feed a NumPy type "
-                          "and Cast it in the model");
+    throw py::value_error(what + ": an input of dtype " +
+                          DataTypeName(*expected) +
+                          " has no NumPy dtype; feed a NumPy type and Cast "
+                          "it in the model");
   }
   if (!expected || !IsContainerType(*expected)) {
     return FromNumpy(what, value, expected);

@@ -75,3 +75,22 @@ def test_the_model_format_comes_from_the_content(tmp_path):
     graph_text = open(os.path.join(DATA, "add_feed.json")).read()
     (tmp_path / "graph.onnx").write_text(graph_text)
     weft.Session(str(tmp_path / "graph.onnx"))
+
+
+def test_a_four_bit_value_has_no_numpy_dtype_and_says_so(tmp_path):
+    from onnx import TensorProto, helper
+    int4 = 22  # TensorProto.INT4 in onnx 1.16 and later.
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["q"], to=int4),
+         helper.make_node("Identity", ["q"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT32, [2])],
+        [helper.make_tensor_value_info("y", int4, [2])])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    path = tmp_path / "int4.onnx"
+    path.write_bytes(model.SerializeToString())
+    session = weft.InferenceSession(str(path))
+    with pytest.raises(ValueError,
+                       match="an output of dtype int4 has no NumPy dtype"):
+        session.run(None, {"x": np.array([3, -9], np.int32)})

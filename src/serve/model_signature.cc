@@ -32,7 +32,8 @@ StatusOr<TensorSignature> FromOnnx(const OnnxValueInfo& info,
     return InvalidArgumentError(
         std::string(what) + " '" + info.name + "' is " +
         (info.type_name.empty() ? "of no declared type" : info.type_name) +
-        ", which the inference protocol cannot carry (it carries tensors)");
+        ", which the inference protocol cannot carry (it carries tensors of "
+        "its datatypes, BOOL to BYTES; Cast the value to one in the model)");
   }
   out.dtype = info.dtype;
   if (info.rank_known) {
