@@ -49,6 +49,10 @@ decltype(auto) DispatchDtype(DataType dtype, Fn&& fn) {
     case DataType::kBFloat16:
     case DataType::kInt4:
     case DataType::kUInt4:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
       break;
   }
   return fn(bool{});

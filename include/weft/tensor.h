@@ -22,6 +22,7 @@
 
 #include "weft/check.h"
 #include "weft/float16.h"
+#include "weft/float8.h"
 #include "weft/int4.h"
 #include "weft/status.h"
 
@@ -53,9 +54,14 @@ enum class DataType {
   // quantized weights: listed-only like kBFloat16.
   kInt4,
   kUInt4,
+  // 8-bit floats (weft/float8.h), for ONNX's FLOAT8 types: listed-only.
+  kFloat8E4M3FN,
+  kFloat8E4M3FNUZ,
+  kFloat8E5M2,
+  kFloat8E5M2FNUZ,
 };
 // The last tensor dtype, for readers that check a stored code.
-inline constexpr DataType kLastTensorType = DataType::kUInt4;
+inline constexpr DataType kLastTensorType = DataType::kFloat8E5M2FNUZ;
 
 // Every numeric and bool DataType that kernels compute on, in enum order.
 // kString, kBFloat16 and the 4-bit integers are apart: ops see them only
@@ -107,7 +113,8 @@ constexpr DataType ContainedType(DataType t) {
 
 // "float32", "float64", "int32", "int64", "bool", "float16", "int8",
 // "uint8", "int16", "uint16", "uint32", "uint64" (NumPy's names), "string",
-// "bfloat16", "int4", "uint4" (ml_dtypes' names);
+// "bfloat16", "int4", "uint4", "float8_e4m3fn", "float8_e4m3fnuz",
+// "float8_e5m2", "float8_e5m2fnuz" (ml_dtypes' names);
 // "sequence(float32)", "optional(float32)", "optional(sequence(float32))".
 const char* DataTypeName(DataType dtype);
 std::optional<DataType> DataTypeFromName(std::string_view name);
@@ -181,16 +188,38 @@ template <>
 constexpr DataType DataTypeOf<UInt4>() {
   return DataType::kUInt4;
 }
-// kString, kBFloat16, kInt4 and kUInt4: dtypes an op takes only where it
-// lists them among its allowed dtypes (or declares
+template <>
+constexpr DataType DataTypeOf<Float8E4M3FN>() {
+  return DataType::kFloat8E4M3FN;
+}
+template <>
+constexpr DataType DataTypeOf<Float8E4M3FNUZ>() {
+  return DataType::kFloat8E4M3FNUZ;
+}
+template <>
+constexpr DataType DataTypeOf<Float8E5M2>() {
+  return DataType::kFloat8E5M2;
+}
+template <>
+constexpr DataType DataTypeOf<Float8E5M2FNUZ>() {
+  return DataType::kFloat8E5M2FNUZ;
+}
+constexpr bool IsFloat8Type(DataType t) {
+  return t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E4M3FNUZ ||
+         t == DataType::kFloat8E5M2 || t == DataType::kFloat8E5M2FNUZ;
+}
+// kString, kBFloat16, the 4-bit integers and the 8-bit floats: dtypes an op
+// takes only where it lists them among its allowed dtypes (or declares
 // OpDefBuilder::AcceptsAnyValue).
 constexpr bool IsListedOnlyType(DataType t) {
   return t == DataType::kString || t == DataType::kBFloat16 ||
-         t == DataType::kInt4 || t == DataType::kUInt4;
+         t == DataType::kInt4 || t == DataType::kUInt4 || IsFloat8Type(t);
 }
 // The listed-only dtypes, in enum order.
 inline constexpr DataType kListedOnlyTypes[] = {
-    DataType::kString, DataType::kBFloat16, DataType::kInt4, DataType::kUInt4};
+    DataType::kString,     DataType::kBFloat16,      DataType::kInt4,
+    DataType::kUInt4,      DataType::kFloat8E4M3FN,  DataType::kFloat8E4M3FNUZ,
+    DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ};
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
 // tensor.

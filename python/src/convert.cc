@@ -165,6 +165,10 @@ std::string OnnxTypeName(DataType dtype) {
   if (dtype == DataType::kBFloat16) return "tensor(bfloat16)";
   if (dtype == DataType::kInt4) return "tensor(int4)";
   if (dtype == DataType::kUInt4) return "tensor(uint4)";
+  if (dtype == DataType::kFloat8E4M3FN) return "tensor(float8e4m3fn)";
+  if (dtype == DataType::kFloat8E4M3FNUZ) return "tensor(float8e4m3fnuz)";
+  if (dtype == DataType::kFloat8E5M2) return "tensor(float8e5m2)";
+  if (dtype == DataType::kFloat8E5M2FNUZ) return "tensor(float8e5m2fnuz)";
   return InfoOf(dtype).onnx;
 }
 
@@ -274,8 +278,7 @@ bool HoldsText(py::handle value) {
 
 py::object ToPython(const Tensor& tensor) {
   if (tensor.dtype() == DataType::kString) return StringsToPython(tensor);
-  if (tensor.dtype() == DataType::kBFloat16 ||
-      tensor.dtype() == DataType::kInt4 || tensor.dtype() == DataType::kUInt4) {
+  if (tensor.dtype() != DataType::kString && IsListedOnlyType(tensor.dtype())) {
     throw py::value_error(std::string("an output of dtype ") +
                           DataTypeName(tensor.dtype()) +
                           " has no NumPy dtype; Cast it to a NumPy type in "
@@ -303,8 +306,8 @@ Tensor ValueFromPython(const std::string& what, py::handle value,
   if (expected == DataType::kString || (!expected && HoldsText(value))) {
     return StringsFromPython(what, value);
   }
-  if (expected == DataType::kBFloat16 || expected == DataType::kInt4 ||
-      expected == DataType::kUInt4) {
+  if (expected && *expected != DataType::kString &&
+      IsListedOnlyType(*expected)) {
     throw py::value_error(what + ": an input of dtype " +
                           DataTypeName(*expected) +
                           " has no NumPy dtype; feed a NumPy type and Cast "

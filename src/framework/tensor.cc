@@ -76,6 +76,14 @@ const char* TensorTypeName(DataType dtype) {
       return "int4";
     case DataType::kUInt4:
       return "uint4";
+    case DataType::kFloat8E4M3FN:
+      return "float8_e4m3fn";
+    case DataType::kFloat8E4M3FNUZ:
+      return "float8_e4m3fnuz";
+    case DataType::kFloat8E5M2:
+      return "float8_e5m2";
+    case DataType::kFloat8E5M2FNUZ:
+      return "float8_e5m2fnuz";
   }
   return "invalid";
 }
@@ -161,6 +169,10 @@ size_t DataTypeSize(DataType dtype) {
     case DataType::kUInt8:
     case DataType::kInt4:
     case DataType::kUInt4:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
       return 1;
     case DataType::kString:
       return sizeof(std::string);
@@ -447,6 +459,14 @@ double Tensor::ValueAsDouble(int64_t i) const {
       return ValueOf(data<Int4>()[i]);
     case DataType::kUInt4:
       return ValueOf(data<UInt4>()[i]);
+    case DataType::kFloat8E4M3FN:
+      return Float8ToFloat(data<Float8E4M3FN>()[i]);
+    case DataType::kFloat8E4M3FNUZ:
+      return Float8ToFloat(data<Float8E4M3FNUZ>()[i]);
+    case DataType::kFloat8E5M2:
+      return Float8ToFloat(data<Float8E5M2>()[i]);
+    case DataType::kFloat8E5M2FNUZ:
+      return Float8ToFloat(data<Float8E5M2FNUZ>()[i]);
     case DataType::kString:
       break;
   }

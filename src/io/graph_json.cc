@@ -9,6 +9,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "framework/float8_convert.h"
 #include "framework/suggest.h"
 #include "weft/dtype_dispatch.h"
 #include "weft/file_status.h"
@@ -334,6 +335,20 @@ class AttrReader {
       }
       return AttrValue(std::move(tensor));
     }
+    if (IsFloat8Type(dtype)) {  // Numbers, rounded to the nearest float8.
+      auto* out = static_cast<uint8_t*>(tensor.raw_data());
+      for (size_t i = 0; i < values.size(); ++i) {
+        const std::optional<float> value = FittingValue<float>(values[i]);
+        if (!value) return BadTensorValue(values[i], i, dtype);
+        out[i] = internal::Float8Bits(dtype, *value, /*saturate=*/false);
+        // Past the largest finite value: infinity or NaN, not a number
+        // the file gave.
+        if (!std::isfinite(internal::Float8Value(dtype, out[i]))) {
+          return BadTensorValue(values[i], i, dtype);
+        }
+      }
+      return AttrValue(std::move(tensor));
+    }
     if (dtype == DataType::kInt4 || dtype == DataType::kUInt4) {
       // Integers in the type's range, one per byte.
       const bool is_signed = dtype == DataType::kInt4;
@@ -364,7 +379,8 @@ class AttrReader {
     const bool right_kind =
         dtype == DataType::kBool ? v.is_number_integer()
         : (dtype != DataType::kFloat32 && dtype != DataType::kFloat64 &&
-           dtype != DataType::kFloat16)
+           dtype != DataType::kFloat16 && dtype != DataType::kBFloat16 &&
+           !IsFloat8Type(dtype))
             ? v.is_number_integer()
             : v.is_number();
     return InvalidArgumentError(
@@ -475,8 +491,9 @@ OJson TensorOJson(const Tensor& t) {
     for (int64_t i = 0; i < t.NumElements(); ++i) {
       if (t.dtype() == DataType::kString) {
         values.push_back(t.data<std::string>()[i]);
-      } else if (t.dtype() == DataType::kBFloat16) {  // Exact as floats.
-        values.push_back(static_cast<float>(t.data<BFloat16>()[i]));
+      } else if (t.dtype() == DataType::kBFloat16 ||
+                 IsFloat8Type(t.dtype())) {  // Exact as floats.
+        values.push_back(static_cast<float>(t.ValueAsDouble(i)));
       } else {  // int4, uint4: the integer each byte holds.
         values.push_back(static_cast<int64_t>(t.ValueAsDouble(i)));
       }

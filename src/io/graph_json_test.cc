@@ -107,7 +107,10 @@ TEST(GraphJsonTest, ConstValuesAreRangeCheckedPerDtype) {
         Case{"float32", "-3.4e+38", "-1e+39"},
         Case{"float64", "1.7e308", "-1e400"}, Case{"bool", "1", "-1"},
         Case{"int4", "-8", "-9"}, Case{"int4", "7", "8"},
-        Case{"uint4", "15", "16"}, Case{"uint4", "0", "-1"}}) {
+        Case{"uint4", "15", "16"}, Case{"uint4", "0", "-1"},
+        Case{"float8_e4m3fn", "464", "465"},
+        Case{"float8_e5m2", "-57344", "-61440"},
+        Case{"float8_e4m3fnuz", "-247.5", "248.5"}}) {
     SCOPED_TRACE(std::string(c.dtype) + " " + c.fits + " / " + c.too_big);
     EXPECT_TRUE(Const(c.dtype, c.fits).ok()) << Const(c.dtype, c.fits).status();
     auto bad = Const(c.dtype, c.too_big);

@@ -47,6 +47,10 @@ const char* Descr(DataType dtype) {
     case DataType::kBFloat16:
     case DataType::kInt4:
     case DataType::kUInt4:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
       break;  // No NumPy dtype.
   }
   return "";

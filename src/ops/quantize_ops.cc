@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "framework/float8_convert.h"
 #include "framework/op_registry_impl.h"
 #include "kernels/saturate_bytes.h"
 #include "ops/op_util.h"
@@ -33,10 +34,12 @@ namespace {
 const std::vector<DataType> kQuantizedTypes = {DataType::kUInt8,
                                                DataType::kInt8};
 // What QuantizeLinear writes and DequantizeLinear reads besides int32:
-// ONNX 21's 16- and 4-bit types too.
+// ONNX 21's 16- and 4-bit types too, and the 8-bit floats (19).
 const std::vector<DataType> kQuantizeLinearTypes = {
-    DataType::kUInt8, DataType::kInt8,  DataType::kUInt16,
-    DataType::kInt16, DataType::kUInt4, DataType::kInt4};
+    DataType::kUInt8,         DataType::kInt8,           DataType::kUInt16,
+    DataType::kInt16,         DataType::kUInt4,          DataType::kInt4,
+    DataType::kFloat8E4M3FN,  DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+    DataType::kFloat8E5M2FNUZ};
 
 // The range of a quantized type Q.
 template <class Q>
@@ -230,7 +233,8 @@ class QuantizeLinearKernel : public OpKernel {
   explicit QuantizeLinearKernel(const KernelConstruction& c)
       : axis_(c.attr<int64_t>("axis")),
         block_size_(c.attr<int64_t>("block_size")),
-        output_dtype_(c.attr<DataType>("output_dtype")) {}
+        output_dtype_(c.attr<DataType>("output_dtype")),
+        saturate_(c.attr<int64_t>("saturate") != 0) {}
 
   Status Compute(KernelContext& ctx) const override {
     if (ctx.num_inputs() < 2 || ctx.num_inputs() > 3) {
@@ -257,6 +261,10 @@ class QuantizeLinearKernel : public OpKernel {
     }
     WEFT_ASSIGN_OR_RETURN(Tensor * y,
                           ctx.AllocateOutputUninitialized(0, x.shape()));
+    if (IsFloat8Type(output_dtype_)) {
+      QuantizeToFloat8(ctx, x, s, channel, y);
+      return Status::OK();
+    }
     auto run = [&](auto zero_type) {
       using Q = decltype(zero_type);
       const Q* zero = ctx.num_inputs() > 2 ? ctx.input(2).data<Q>() : nullptr;
@@ -282,9 +290,48 @@ class QuantizeLinearKernel : public OpKernel {
   }
 
  private:
+  // ONNX's rule for a float8 output: x / scale + zero point, in float32,
+  // rounded to the float8 (no rounding to an integer first), saturated or
+  // not as `saturate` says.
+  void QuantizeToFloat8(KernelContext& ctx, const Tensor& x, const float* s,
+                        const ParameterIndex& channel, Tensor* y) const {
+    const auto* zero =
+        ctx.num_inputs() > 2
+            ? static_cast<const uint8_t*>(ctx.input(2).raw_data())
+            : nullptr;
+    const float* in = x.data<float>();
+    auto* out = static_cast<uint8_t*>(y->raw_data());
+    ctx.ParallelFor(x.NumElements(), 4.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t c = channel(i);
+        const float z =
+            zero != nullptr ? Float8Value(output_dtype_, zero[c]) : 0.f;
+        out[i] = Float8Bits(output_dtype_, in[i] / s[c] + z, saturate_);
+      }
+    });
+  }
+
   const int64_t axis_, block_size_;
   const DataType output_dtype_;
+  const bool saturate_;
 };
+
+// y = (x - zero point) * scale for a float8 x, in float32.
+void DequantizeFloat8(KernelContext& ctx, const Tensor& x, const float* s,
+                      const ParameterIndex& channel, float* out) {
+  const DataType dtype = x.dtype();
+  const auto* zero = ctx.num_inputs() > 2
+                         ? static_cast<const uint8_t*>(ctx.input(2).raw_data())
+                         : nullptr;
+  const auto* in = static_cast<const uint8_t*>(x.raw_data());
+  ctx.ParallelFor(x.NumElements(), 2.0, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t c = channel(i);
+      const float z = zero != nullptr ? Float8Value(dtype, zero[c]) : 0.f;
+      out[i] = (Float8Value(dtype, in[i]) - z) * s[c];
+    }
+  });
+}
 
 class DequantizeLinearKernel : public OpKernel {
  public:
@@ -307,8 +354,8 @@ class DequantizeLinearKernel : public OpKernel {
                   x.dtype()) == kQuantizeLinearTypes.end()) {
       return InvalidArgumentError(
           std::string("x is ") + DataTypeName(x.dtype()) +
-          ": DequantizeLinear reads uint8, int8, uint16, int16, uint4, int4 "
-          "or int32");
+          ": DequantizeLinear reads uint8, int8, uint16, int16, uint4, int4, "
+          "int32 or a float8 type");
     }
     WEFT_RETURN_IF_ERROR(CheckZeroPoint(ctx, 2, x.dtype(), scale));
     WEFT_ASSIGN_OR_RETURN(
@@ -342,6 +389,8 @@ class DequantizeLinearKernel : public OpKernel {
     };
     if (x.dtype() == DataType::kInt32) {
       run(int32_t{});
+    } else if (IsFloat8Type(x.dtype())) {
+      DequantizeFloat8(ctx, x, s, channel, out);
     } else {
       DispatchQuantizeLinearType(x.dtype(), run);
     }
@@ -1159,6 +1208,8 @@ void RegisterQuantizeOps(OpRegistry& registry) {
           .Attr("block_size", AttrType::kInt, int64_t{0})
           .Attr("output_dtype", AttrType::kType, DataType::kUInt8,
                 kQuantizeLinearTypes)
+          // ONNX's `saturate` (19): float8 outputs only.
+          .Attr("saturate", AttrType::kInt, int64_t{1})
           .Attr("zero_points", AttrType::kInt)
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));

@@ -752,6 +752,34 @@ TEST(QuantizeLinearTest, FourAndSixteenBitTypesSaturateAtTheirRange) {
               HasSubstr("the zero point has dtype int8, expected int4"));
 }
 
+// A float8 output (ONNX 19): x / scale + zero point rounded to the float8,
+// no rounding to an integer first; `saturate` 0 lets an overflow be NaN.
+TEST(QuantizeLinearTest, Float8OutputsRoundToTheFormatAndSaturateOrNot) {
+  const Tensor x = FloatTensor({3}, {1000, 3.3f, -0.7f});
+  const Tensor zero =
+      Tensor::Scalar<Float8E4M3FN>(FloatToFloat8<Float8E4M3FN>(0.5f, true));
+  for (int64_t saturate : {1, 0}) {
+    auto y = test::RunOneNode("QuantizeLinear", {x, FloatTensor({}, {2}), zero},
+                              {{"saturate", saturate}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_EQ((*y)[0].dtype(), DataType::kFloat8E4M3FN);
+    // 500.5 -> 448 or NaN; 2.15 -> 2.25 (the nearest, step 0.25);
+    // 0.15 -> 0.15625 (in [0.125, 0.25) the step is 2^-6).
+    const Tensor& q = (*y)[0];
+    if (saturate) {
+      EXPECT_EQ(q.ValueAsDouble(0), 448);
+    } else {
+      EXPECT_TRUE(std::isnan(q.ValueAsDouble(0)));
+    }
+    EXPECT_EQ(q.ValueAsDouble(1), 2.25);
+    EXPECT_EQ(q.ValueAsDouble(2), 0.15625);
+    auto back = RunOp("DequantizeLinear", {q, FloatTensor({}, {2}), zero});
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(test::Values<float>((*back)[0])[1], 3.5f);
+    EXPECT_EQ(test::Values<float>((*back)[0])[2], -0.6875f);
+  }
+}
+
 TEST(QuantizeLinearTest, DequantizeNamesADtypeItDoesNotRead) {
   for (const Tensor& x : {Tensor::FromVector<float>({2}, {1, 2}),
                           Tensor::FromVector<std::string>({1}, {"7"}),

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "framework/float8_convert.h"
 #include "framework/op_registry_impl.h"
 #include "kernels/transpose_rows.h"
 #include "ops/broadcast.h"
@@ -710,6 +711,18 @@ void NarrowToFourBit(const Tensor& wide, Tensor* y) {
   }
 }
 
+// A float8 tensor as float32 (exact).
+StatusOr<Tensor> Float8ToFloat32(const Tensor& x) {
+  WEFT_ASSIGN_OR_RETURN(
+      Tensor f, Tensor::CreateUninitialized(DataType::kFloat32, x.shape()));
+  const auto* bits = static_cast<const uint8_t*>(x.raw_data());
+  float* out = f.data<float>();
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    out[i] = Float8Value(x.dtype(), bits[i]);
+  }
+  return f;
+}
+
 class CastKernel : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(
@@ -722,6 +735,7 @@ class CastKernel : public OpKernel {
                                   "\" is not nearest_even or truncate");
     }
     k->truncate_bfloat16_ = rounding == "truncate";
+    k->saturate_ = c.attr<int64_t>("saturate") != 0;
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -733,14 +747,38 @@ class CastKernel : public OpKernel {
       WEFT_ASSIGN_OR_RETURN(Tensor wide, WidenFourBit(x));
       return CastInto(ctx, wide, y);
     }
+    if (IsFloat8Type(x.dtype())) {  // Through float32, which holds it exactly.
+      WEFT_ASSIGN_OR_RETURN(Tensor f, Float8ToFloat32(x));
+      return CastInto(ctx, f, y);
+    }
     return CastInto(ctx, x, y);
   }
 
  private:
   CastKernel() = default;
 
-  // y = x in y's dtype; x is not 4-bit.
+  // y = x in y's dtype; x is neither 4-bit nor float8.
   Status CastInto(KernelContext& ctx, const Tensor& x, Tensor* y) const {
+    if (IsFloat8Type(y->dtype())) {
+      // Through float32 (as ONNX Runtime: a float64 is rounded twice).
+      const Tensor* f = &x;
+      Tensor converted;
+      if (x.dtype() != DataType::kFloat32) {
+        WEFT_ASSIGN_OR_RETURN(converted, Tensor::CreateUninitialized(
+                                             DataType::kFloat32, x.shape()));
+        WEFT_RETURN_IF_ERROR(CastInto(ctx, x, &converted));
+        f = &converted;
+      }
+      const float* in = f->data<float>();
+      auto* out = static_cast<uint8_t*>(y->raw_data());
+      ctx.ParallelForFixedBlocks(
+          x.NumElements(), 16384, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              out[i] = Float8Bits(y->dtype(), in[i], saturate_);
+            }
+          });
+      return Status::OK();
+    }
     if (IsFourBit(y->dtype())) {
       // ONNX's rule for integers out of range, "discard higher bits":
       // through int64, then its low four bits.
@@ -774,6 +812,9 @@ class CastKernel : public OpKernel {
   }
 
   bool truncate_bfloat16_ = false;
+  // ONNX's `saturate` (19), for float8 outputs: out-of-range values become
+  // the largest finite value instead of infinity or NaN.
+  bool saturate_ = true;
 };
 
 StatusOr<Shape> ShapeFromTensor(const Tensor& t) {
@@ -1051,6 +1092,8 @@ void RegisterShapeOps(OpRegistry& registry) {
           // How a value between two bfloat16 ones rounds.
           .Attr("bfloat16_rounding", AttrType::kString,
                 std::string("nearest_even"))
+          // ONNX's `saturate`: float8 outputs only.
+          .Attr("saturate", AttrType::kInt, int64_t{1})
           .SetShapeFn(shape_fns::SameAsInput0)
           .Build()));
   CheckRegistered(registry.RegisterKernel("Cast", &CastKernel::Create));

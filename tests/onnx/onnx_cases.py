@@ -177,7 +177,7 @@ def agrees(want, value):
     if want.dtype.kind in "iu":
         return np.all(np.abs(want.astype(np.int64) - value.astype(np.int64))
                       <= 1)
-    return np.allclose(want, value, atol=1e-4)
+    return np.allclose(want, value, atol=1e-4, equal_nan=True)
 
 
 def write_outputs(root):
@@ -200,8 +200,10 @@ def write_outputs(root):
                     want = np.asarray(expected[k], dtype=value.dtype)
                     # Where ONNX Runtime is known to differ, any
                     # difference counts (agrees() allows integers one step).
-                    differences += not (np.array_equal(want, value)
-                                        if ort_differs else agrees(want, value))
+                    differences += not (
+                        np.array_equal(want, value,
+                                       equal_nan=want.dtype.kind == "f")
+                        if ort_differs else agrees(want, value))
                     if differences and not ort_differs:
                         sys.exit(f"{case_dir}: ONNX Runtime and NumPy "
                                  "disagree")

@@ -62,6 +62,10 @@ nlohmann::json ValuesJson(const Tensor& tensor) {
     case DataType::kBFloat16:
     case DataType::kInt4:
     case DataType::kUInt4:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
       break;
   }
   nlohmann::json list = nlohmann::json::array();

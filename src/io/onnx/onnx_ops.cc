@@ -388,10 +388,11 @@ Status MaxPool(const OnnxNode& n, NodeDef* out) {
 
 // Cast to bfloat16 truncates in ONNX's reference before opset 19 (and the
 // node suite expects it), and rounds to nearest even from 19, as weft's
-// Cast does by default. `saturate` (19) applies to the float8 types only,
-// which weft refuses by name, so it changes nothing weft casts.
+// Cast does by default. `saturate` (19, default 1) applies to float8
+// outputs only; weft's Cast takes it as it is. Opset 24's `round_mode`
+// concerns float8e8m0, which weft does not read.
 Status CastOf(const OnnxNode& n, NodeDef* out, int inputs) {
-  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast", inputs, {"saturate"}));
+  WEFT_RETURN_IF_ERROR(Direct(n, out, "Cast", inputs));
   if (n.opset() < 19) {
     out->attrs["bfloat16_rounding"] = std::string("truncate");
   }
@@ -718,8 +719,8 @@ Status GridSample(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
-// QuantizeLinear: `saturate` (19) applies to float8 outputs only, which
-// weft refuses by name. `precision` (23) names the type x / y_scale is
+// QuantizeLinear: `saturate` (19) applies to float8 outputs only.
+// `precision` (23) names the type x / y_scale is
 // divided in; weft's kernel divides in float32, the only scale type it
 // takes, so float32 (or unset, the scale's type) is what it computes.
 Status QuantizeLinear(const OnnxNode& n, NodeDef* out) {
@@ -732,7 +733,7 @@ Status QuantizeLinear(const OnnxNode& n, NodeDef* out) {
         " (an ONNX element type) is not supported: weft divides x by y_scale "
         "in float32 (precision 1)");
   }
-  return Direct(n, out, "QuantizeLinear", -1, {"saturate", "precision"});
+  return Direct(n, out, "QuantizeLinear", -1, {"precision"});
 }
 
 // Compress: ONNX flattens the input when the node has no axis.

@@ -214,6 +214,31 @@ StatusOr<Tensor> FourBitFromField(const Field& field, const Shape& shape,
   return tensor;
 }
 
+// A FLOAT8 tensor from int32_data: each entry one value's 8 bits.
+template <class Field>
+StatusOr<Tensor> Float8FromField(const Field& field, const Shape& shape,
+                                 DataType dtype, const std::string& what) {
+  if (static_cast<int64_t>(field.size()) != shape.NumElements()) {
+    return InvalidArgumentError(what + ": dims " + shape.ToString() + " need " +
+                                std::to_string(shape.NumElements()) +
+                                " values, the tensor has " +
+                                std::to_string(field.size()));
+  }
+  WEFT_ASSIGN_OR_RETURN(Tensor tensor,
+                        Tensor::CreateUninitialized(dtype, shape));
+  auto* out = static_cast<uint8_t*>(tensor.raw_data());
+  for (int i = 0; i < field.size(); ++i) {
+    const int32_t v = field.Get(i);
+    if (v < 0 || v > 0xff) {
+      return InvalidArgumentError(what + ": " + DataTypeName(dtype) +
+                                  " value " + std::to_string(i) + " has bits " +
+                                  std::to_string(v));
+    }
+    out[i] = static_cast<uint8_t>(v);
+  }
+  return tensor;
+}
+
 // A STRING tensor: its string_data, one entry per element (ONNX stores
 // strings nowhere else). `has_raw_data`: the proto has raw_data, or had it
 // before it was lifted out.
@@ -275,6 +300,14 @@ std::optional<DataType> FromOnnxType(int32_t onnx_type) {
       return DataType::kUInt4;
     case kOnnxInt4:
       return DataType::kInt4;
+    case kOnnxFloat8E4M3FN:
+      return DataType::kFloat8E4M3FN;
+    case kOnnxFloat8E4M3FNUZ:
+      return DataType::kFloat8E4M3FNUZ;
+    case kOnnxFloat8E5M2:
+      return DataType::kFloat8E5M2;
+    case kOnnxFloat8E5M2FNUZ:
+      return DataType::kFloat8E5M2FNUZ;
     default:
       return std::nullopt;
   }
@@ -482,6 +515,11 @@ StatusOr<Tensor> TensorFromProto(
     case DataType::kInt4:
     case DataType::kUInt4:
       return FourBitFromField(proto.int32_data(), shape, *dtype, what);
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
+      return Float8FromField(proto.int32_data(), shape, *dtype, what);
     case DataType::kString:
       break;  // Read above.
   }

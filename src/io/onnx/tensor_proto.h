@@ -16,6 +16,10 @@
 namespace weft::internal {
 
 // ONNX element types newer than the onnx.proto weft compiles against.
+inline constexpr int32_t kOnnxFloat8E4M3FN = 17;
+inline constexpr int32_t kOnnxFloat8E4M3FNUZ = 18;
+inline constexpr int32_t kOnnxFloat8E5M2 = 19;
+inline constexpr int32_t kOnnxFloat8E5M2FNUZ = 20;
 inline constexpr int32_t kOnnxUInt4 = 21;
 inline constexpr int32_t kOnnxInt4 = 22;
 

@@ -897,10 +897,123 @@ def int4_and_int16_cases():
                   c["scale"]).astype(np.float32)])
 
 
+# ONNX's FLOAT8 element types: (code, exponent bits, mantissa bits, bias,
+# has infinity, no negative zero (FNUZ)).
+FLOAT8_TYPES = {
+    "float8e4m3fn": (17, 4, 3, 7, False, False),
+    "float8e4m3fnuz": (18, 4, 3, 8, False, True),
+    "float8e5m2": (19, 5, 2, 15, True, False),
+    "float8e5m2fnuz": (20, 5, 2, 16, False, True),
+}
+
+
+def float8_values(exponent_bits, mantissa_bits, bias, has_inf, fnuz):
+    """Every code's value (NaN for NaN codes), by the format's definition:
+    the reference the cases' float8 rounding is checked against, written
+    apart from weft's arithmetic."""
+    values = []
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        exponent = (code & 0x7F) >> mantissa_bits
+        mantissa = code & ((1 << mantissa_bits) - 1)
+        top = (1 << exponent_bits) - 1
+        if fnuz and code == 0x80:
+            values.append(np.nan)
+        elif has_inf and exponent == top:
+            values.append(sign * np.inf if mantissa == 0 else np.nan)
+        elif not has_inf and not fnuz and (code & 0x7F) == 0x7F:
+            values.append(np.nan)
+        elif exponent == 0:
+            values.append(sign * mantissa * 2.0 ** (1 - bias - mantissa_bits))
+        else:
+            values.append(sign * (1 + mantissa / 2 ** mantissa_bits) *
+                          2.0 ** (exponent - bias))
+    return np.array(values)
+
+
+def float8_round(x, spec, saturate):
+    """x rounded to the float8 format `spec` as ONNX's Cast defines it:
+    the nearest value, a tie to the even code; where that is past the
+    largest, the largest (saturate) or infinity (E5M2) or NaN; as float32."""
+    values = float8_values(*spec[1:])
+    codes = [c for c in range(128) if np.isfinite(values[c])]
+    largest_code = max(codes, key=lambda c: values[c])
+    largest = values[largest_code]
+    # One step past the largest, with the next code's parity: a value
+    # rounding there overflows.
+    beyond = largest + 2.0 ** (np.floor(np.log2(largest)) - spec[2])
+    candidates = [(values[c], c) for c in codes] + [(beyond, largest_code + 1)]
+    out = []
+    for v in np.asarray(x, np.float64).reshape(-1):
+        if np.isnan(v):
+            out.append(np.nan)
+            continue
+        a = abs(v)
+        nearest = None if np.isinf(a) else min(
+            candidates, key=lambda vc: (abs(vc[0] - a), vc[1] & 1))
+        if nearest is None or nearest[1] > largest_code:
+            if saturate:
+                out.append(np.copysign(largest, v))
+            else:
+                out.append(np.copysign(np.inf, v) if spec[4] else np.nan)
+            continue
+        out.append(np.copysign(nearest[0], v))
+    return np.array(out, np.float32).reshape(np.shape(x))
+
+
+# Where ONNX Runtime 1.30's float8 conversion without saturation departs
+# from ONNX's table ("[x] > FLT_MAX": NaN, or infinity for E5M2), as
+# ONNX's reference (ml_dtypes) follows it.
+ORT_FLOAT8_OVERFLOW = {
+    "float8e4m3fn": "ONNX Runtime gives 448, the largest, for 480, which "
+                    "is past it, where ONNX's table says NaN",
+    "float8e5m2": "ONNX Runtime gives NaN for a value that rounds past "
+                  "57344, where ONNX's table says infinity",
+}
+
+
+def float8_cases():
+    """Opset 19's FLOAT8 types: Cast of floats to each and back, with and
+    without `saturate`, over ties, subnormals, the largest value and past
+    it, infinities, NaN and -0; and QuantizeLinear / DequantizeLinear in
+    each. node.js carries no float8 tensor, so each case is float32 at both
+    ends."""
+    special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0625, 1.1875,
+                        -3.25, 0.3, 2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -11,
+                        2.0 ** -17, 2.0 ** -18, 1e-30, 224, 232, 240, 241,
+                        248, 256, 448, 449, 464, 465, 480, 500, 1e4, 57344,
+                        59000, 61440, 61441, 7e4, -7e4], np.float32)
+    x = np.concatenate([special, floats(40) * 30])
+    for name, spec in FLOAT8_TYPES.items():
+        for saturate in (1, 0):
+            differs = ORT_FLOAT8_OVERFLOW.get(name) if not saturate else None
+            graph_case(
+                f"Cast_float_to_{name}_saturate_{saturate}",
+                [helper.make_node("Cast", ["x"], ["q"], to=spec[0],
+                                  saturate=saturate),
+                 helper.make_node("Cast", ["q"], ["y0"],
+                                  to=TensorProto.FLOAT)],
+                {"x": x}, {}, ["y0"], opset=19,
+                reference=lambda i, c, spec=spec, sat=saturate: [
+                    float8_round(i["x"], spec, sat)],
+                ort_differs=differs)
+        zero = TensorProto(name="z", data_type=spec[0], dims=[])
+        zero.int32_data.append(0)
+        scale = np.float32(0.125)
+        graph_case(
+            f"QuantizeLinear_{name}_round_trip",
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y0"])],
+            {"x": floats(3, 7) * 8}, {"s": scale, "z": zero}, ["y0"],
+            opset=19,
+            reference=lambda i, c, spec=spec: [
+                float8_round(i["x"] / c["s"], spec, True) * c["s"]])
+
+
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
          deform_conv_cases, opset_20_string_and_bool_cases,
          image_decoder_cases, empty_set_reduction_cases,
          volumetric_grid_sample_cases, upstream_node_cases,
          upstream_volumetric_grid_sample_cases, quantize_precision_cases,
-         int4_and_int16_cases)
+         int4_and_int16_cases, float8_cases)
