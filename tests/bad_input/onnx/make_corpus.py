@@ -385,5 +385,13 @@ save("uint4_int32_data_entry_too_wide.onnx",
            inits=[wide_entry, const("s", np.float32(0.5))], opset=21,
            ir=10))
 
+# A FLOAT8E4M3FN value in int32_data is one byte's bits: 300 is none.
+wide_float8 = TensorProto(name="w", data_type=17, dims=[1])
+wide_float8.int32_data.append(300)
+save("float8_int32_data_bits_too_wide.onnx",
+     model([dq], outputs=[out("y")],
+           inits=[wide_float8, const("s", np.float32(0.5))], opset=19,
+           ir=9))
+
 print("wrote", len([f for f in os.listdir(HERE) if f.endswith(".onnx")]),
       "models")
