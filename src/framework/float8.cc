@@ -36,7 +36,7 @@ bool IsNanCode(uint8_t bits, const Format& f) {
   return (bits & 0x7F) == 0x7F;  // E4M3FN: S.1111.111.
 }
 
-float Decode(uint8_t bits, const Format& f) {
+float DecodeByDefinition(uint8_t bits, const Format& f) {
   if (IsNanCode(bits, f)) return std::numeric_limits<float>::quiet_NaN();
   const float sign = (bits & kSign) ? -1.0f : 1.0f;
   const int exponent = (bits & 0x7F) >> f.mantissa_bits;
@@ -55,14 +55,35 @@ float Decode(uint8_t bits, const Format& f) {
 
 // The largest finite code's bits, without the sign.
 uint8_t LargestCode(const Format& f) {
-  if (f.has_infinity) {  // Exponent all ones is taken: one below, mantissa
-                         // full.
+  if (f.has_infinity) {
+    // Exponent all ones is taken: the one below, with a full mantissa.
     return static_cast<uint8_t>(
         (((1 << f.exponent_bits) - 2) << f.mantissa_bits) |
         ((1 << f.mantissa_bits) - 1));
   }
   if (f.unsigned_zero) return 0x7F;
   return 0x7E;  // E4M3FN: S.1111.111 is NaN.
+}
+
+// Each code's value, computed once per format: decoding is a lookup.
+struct DecodeTable {
+  explicit DecodeTable(const Format& f) {
+    for (int code = 0; code < 256; ++code) {
+      values[code] = DecodeByDefinition(static_cast<uint8_t>(code), f);
+    }
+  }
+  float values[256];
+};
+
+float Decode(uint8_t bits, const Format& f) {
+  static const DecodeTable e4m3fn(kE4M3FN), e4m3fnuz(kE4M3FNUZ), e5m2(kE5M2),
+      e5m2fnuz(kE5M2FNUZ);
+  // The bias tells the four formats apart.
+  const DecodeTable& table = f.bias == kE4M3FN.bias     ? e4m3fn
+                             : f.bias == kE4M3FNUZ.bias ? e4m3fnuz
+                             : f.bias == kE5M2.bias     ? e5m2
+                                                        : e5m2fnuz;
+  return table.values[bits];
 }
 
 uint8_t NanCode(const Format& f, bool negative) {
@@ -100,7 +121,7 @@ uint8_t Encode(float value, const Format& f, bool saturate) {
   const double rounded = steps * quantum;
   if (rounded > largest_value) return overflow();
   if (rounded == 0) return zero;
-  int rounded_exponent = std::ilogb(rounded);
+  const int rounded_exponent = std::ilogb(rounded);
   if (rounded_exponent < min_exponent) {  // Subnormal: exponent field 0.
     return static_cast<uint8_t>(
         sign |

@@ -1138,7 +1138,8 @@ namespace {
 // registry gives it to the op's schema when the op is registered).
 constexpr OpSummary kSummaries[] = {
     {"DequantizeLinear",
-     "8-, 16-, 4-bit or int32 integers to float: (x - zero point) * scale"},
+     "8-, 16-, 4-bit, int32 integers or float8 to float: (x - zero point) * "
+     "scale"},
     {"DynamicQuantizeLinear",
      "float to uint8 with the scale and zero point of its range"},
     {"FusedMatMulInteger",
@@ -1150,8 +1151,8 @@ constexpr OpSummary kSummaries[] = {
     {"QLinearMatMul",
      "quantized matrix product, requantized to the output scale"},
     {"QuantizeLinear",
-     "float to 8-, 16- or 4-bit integers: round(x / scale) + zero point, "
-     "saturated"},
+     "float to 8-, 16- or 4-bit integers (round(x / scale) + zero point, "
+     "saturated) or float8"},
 };
 
 }  // namespace
@@ -1222,8 +1223,8 @@ void RegisterQuantizeOps(OpRegistry& registry) {
                               .Output(ArgDef::Fixed("y", DataType::kFloat32))
                               .Attr("axis", AttrType::kInt, int64_t{1})
                               .Attr("block_size", AttrType::kInt, int64_t{0})
-                              // The 4-bit types; the kernel names any other
-                              // dtype it does not read.
+                              // The 4-bit and float8 types; the kernel names
+                              // any dtype it does not read.
                               .AcceptsAnyValue("inputs")
                               .SetShapeFn(shape_fns::SameAsInput0)
                               .Build()));

@@ -702,12 +702,11 @@ StatusOr<Tensor> WidenFourBit(const Tensor& x) {
 // y (int4 or uint4) = the low four bits of each int64 of `wide`.
 void NarrowToFourBit(const Tensor& wide, Tensor* y) {
   const int64_t* in = wide.data<int64_t>();
-  for (int64_t i = 0; i < wide.NumElements(); ++i) {
-    if (y->dtype() == DataType::kInt4) {
-      y->data<Int4>()[i] = WrapToInt4(in[i]);
-    } else {
-      y->data<UInt4>()[i] = WrapToUInt4(in[i]);
-    }
+  const int64_t n = wide.NumElements();
+  if (y->dtype() == DataType::kInt4) {
+    for (int64_t i = 0; i < n; ++i) y->data<Int4>()[i] = WrapToInt4(in[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y->data<UInt4>()[i] = WrapToUInt4(in[i]);
   }
 }
 
