@@ -684,7 +684,8 @@ class MatMulKernel : public OpKernel {
     if (s.b_vector) b_matrix = given_b.WithShape(Shape{s.d.k, 1});
     const Tensor& a = a_matrix ? *a_matrix : given_a;
     const Tensor& b = b_matrix ? *b_matrix : given_b;
-    const Epilogue<float> scale32{static_cast<float>(alpha_)};
+    Epilogue<float> scale32;
+    scale32.alpha = static_cast<float>(alpha_);
     switch (a.dtype()) {
       case DataType::kInt32:
         return RunIntegerProduct<int32_t>(ctx, a, b, s, batch, c);
@@ -708,8 +709,9 @@ class MatMulKernel : public OpKernel {
     } else if (a.dtype() == DataType::kFloat32) {
       RunProduct<float>(ctx, a, b, ta_, tb_, s.d, batch, c, scale32, weight_);
     } else {
-      RunProduct<double>(ctx, a, b, ta_, tb_, s.d, batch, c,
-                         Epilogue<double>{alpha_}, weight_);
+      Epilogue<double> scale64;
+      scale64.alpha = alpha_;
+      RunProduct<double>(ctx, a, b, ta_, tb_, s.d, batch, c, scale64, weight_);
     }
     return Status::OK();
   }
