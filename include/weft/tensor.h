@@ -220,6 +220,13 @@ inline constexpr DataType kListedOnlyTypes[] = {
     DataType::kString,     DataType::kBFloat16,      DataType::kInt4,
     DataType::kUInt4,      DataType::kFloat8E4M3FN,  DataType::kFloat8E4M3FNUZ,
     DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ};
+// The listed-only dtypes of fixed size, whose bytes are their values (all
+// but kString): ops that only move elements (Reshape, Transpose, Shape, ...)
+// list them.
+inline constexpr DataType kFixedSizeListedTypes[] = {
+    DataType::kBFloat16,      DataType::kInt4,           DataType::kUInt4,
+    DataType::kFloat8E4M3FN,  DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+    DataType::kFloat8E5M2FNUZ};
 
 // A fully known shape. Rank 0 is a scalar; a zero dimension makes an empty
 // tensor.

@@ -82,6 +82,16 @@ inline const std::vector<DataType> kIntegerAndFloatTypes =
     IntegerAndFloatDtypes::Vector();
 inline const std::vector<DataType> kAllNumericTypes =
     AllNumericDtypes::Vector();
+// Every dtype whose bytes are its values (numbers, bool, bfloat16, the 4-bit
+// integers, the float8 types): what an op that only moves or views elements
+// takes.
+inline const std::vector<DataType> kMovableTypes = [] {
+  std::vector<DataType> types(std::begin(kAllDataTypes),
+                              std::end(kAllDataTypes));
+  types.insert(types.end(), std::begin(kFixedSizeListedTypes),
+               std::end(kFixedSizeListedTypes));
+  return types;
+}();
 
 // DispatchAmong's work, with the set's types deduced; call DispatchAmong.
 template <class... Ts, class Fn>

@@ -531,7 +531,7 @@ void RegisterReshapeOps(OpRegistry& registry) {
           .Input(ArgDef::Typed("data", "T"))
           .Input(ArgDef::Fixed("shape", DataType::kInt64))
           .Output(ArgDef::Typed("reshaped", "T"))
-          .Attr("T", AttrType::kType)
+          .Attr("T", AttrType::kType, std::nullopt, kMovableTypes)
           .Attr("allowzero", AttrType::kBool, false)
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const Tensor* spec = ctx.input_constant(1);
@@ -577,7 +577,7 @@ void RegisterReshapeOps(OpRegistry& registry) {
             .Input(ArgDef::Typed("data", "T"))
             .Input(ArgDef::AnyList("axes_input"))
             .Output(ArgDef::Typed("output", "T"))
-            .Attr("T", AttrType::kType)
+            .Attr("T", AttrType::kType, std::nullopt, kMovableTypes)
             .Attr("axes", AttrType::kListInt, std::vector<int64_t>{})
             .SetShapeFn(squeeze ? AxesReshapeShapeFn<SqueezedShape>
                                 : AxesReshapeShapeFn<UnsqueezedShape>)
@@ -593,7 +593,7 @@ void RegisterReshapeOps(OpRegistry& registry) {
       OpDefBuilder("Flatten")
           .Input(ArgDef::Typed("input", "T"))
           .Output(ArgDef::Typed("output", "T"))
-          .Attr("T", AttrType::kType)
+          .Attr("T", AttrType::kType, std::nullopt, kMovableTypes)
           .Attr("axis", AttrType::kInt, int64_t{1})
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             WEFT_ASSIGN_OR_RETURN(

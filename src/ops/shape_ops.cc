@@ -910,7 +910,7 @@ void RegisterShapeOps(OpRegistry& registry) {
       OpDefBuilder("Shape")
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Fixed("shape", DataType::kInt64))
-          .Attr("T", AttrType::kType)
+          .Attr("T", AttrType::kType, std::nullopt, kMovableTypes)
           .Attr("start", AttrType::kInt, int64_t{0})
           .Attr("end", AttrType::kInt, std::numeric_limits<int64_t>::max())
           .SetShapeFn([](InferenceContext& ctx) -> Status {
@@ -933,7 +933,7 @@ void RegisterShapeOps(OpRegistry& registry) {
       OpDefBuilder("Size")
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Fixed("size", DataType::kInt64))
-          .Attr("T", AttrType::kType)
+          .Attr("T", AttrType::kType, std::nullopt, kMovableTypes)
           .SetShapeFn(shape_fns::Scalar)
           .SetCostFn([](const InferenceContext&) { return 10.0; })
           .Build()));
@@ -944,7 +944,7 @@ void RegisterShapeOps(OpRegistry& registry) {
       OpDefBuilder("Transpose")
           .Input(ArgDef::Typed("data", "T"))
           .Output(ArgDef::Typed("transposed", "T"))
-          .Attr("T", AttrType::kType)
+          .Attr("T", AttrType::kType, std::nullopt, kMovableTypes)
           .Attr("perm", AttrType::kListInt, std::vector<int64_t>{})
           .SetShapeFn([](InferenceContext& ctx) -> Status {
             const PartialShape& in = ctx.input_shape(0);

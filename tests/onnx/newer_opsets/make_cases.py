@@ -1010,10 +1010,54 @@ def float8_cases():
                 float8_round(i["x"] / c["s"], spec, True) * c["s"]])
 
 
+def moved_narrow_types_cases():
+    """Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Shape and Size on
+    int4 and float8 values (opsets 19 and 21 list them): a packed weight
+    stored [N, K] as a flat initializer, reshaped and transposed before
+    its DequantizeLinear. NumPy's outputs: ONNX Runtime 1.30's CPU provider
+    has no Reshape or Flatten kernel for these types."""
+    k, n = 5, 3
+    w = ints(-8, 8, n * k, dtype=np.int64)
+    scale = np.array([0.5, 0.25, 0.125], np.float32)
+    x = floats(2, k)
+    weight = (w.reshape(n, k).T * scale).astype(np.float32)
+    graph_case(
+        "Reshape_Transpose_int4_weight_then_DequantizeLinear",
+        [helper.make_node("Reshape", ["w", "shape"], ["w2"]),
+         helper.make_node("Transpose", ["w2"], ["wt"], perm=[1, 0]),
+         helper.make_node("Unsqueeze", ["wt", "zero_axis"], ["wu"]),
+         helper.make_node("Squeeze", ["wu", "zero_axis"], ["ws"]),
+         helper.make_node("DequantizeLinear", ["ws", "s"], ["wf"], axis=1),
+         helper.make_node("MatMul", ["x", "wf"], ["y0"])],
+        {"x": x},
+        {"w": four_bit_tensor(w, True),
+         "shape": np.array([n, k], np.int64),
+         "zero_axis": np.array([0], np.int64), "s": scale},
+        ["y0"], opset=21,
+        reference=lambda i, c, weight=weight: [i["x"] @ weight])
+    codes = TensorProto(name="f8", data_type=FLOAT8_TYPES["float8e5m2"][0],
+                        dims=[2, 3])
+    values = [1.5, -2.0, 0.25, 57344.0, -0.0, 3.0]
+    # E5M2's bits are float16's top byte.
+    codes.raw_data = (np.array(values, np.float16).view(np.uint16) >> 8).astype(
+        np.uint8).tobytes()
+    graph_case(
+        "Flatten_Shape_Size_float8e5m2",
+        [helper.make_node("Flatten", ["f8"], ["flat"], axis=0),
+         helper.make_node("DequantizeLinear", ["flat", "one"], ["y0"]),
+         helper.make_node("Shape", ["f8"], ["y1"]),
+         helper.make_node("Size", ["f8"], ["y2"])],
+        {"x": floats(1)}, {"f8": codes, "one": np.float32(1)},
+        ["y0", "y1", "y2"], opset=21,
+        reference=lambda i, c: [np.array([values], np.float32),
+                                np.array([2, 3], np.int64),
+                                np.array(6, np.int64)])
+
+
 if __name__ == "__main__":
     main(opset_18_cases, opset_19_to_22_cases, opset_23_cases,
          deform_conv_cases, opset_20_string_and_bool_cases,
          image_decoder_cases, empty_set_reduction_cases,
          volumetric_grid_sample_cases, upstream_node_cases,
          upstream_volumetric_grid_sample_cases, quantize_precision_cases,
-         int4_and_int16_cases, float8_cases)
+         int4_and_int16_cases, float8_cases, moved_narrow_types_cases)
