@@ -122,18 +122,26 @@ StatusOr<std::string> ReadExternal(const TensorProto& proto,
   return bytes;
 }
 
-// The tensor a typed repeated field holds: its length is checked against
-// the dims before anything is allocated, and each value against the element
-// type (bool: 0 or 1).
-template <class T, class Field>
-StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
-                                 const std::string& what) {
+// A typed repeated field holds one value per element of `shape`.
+template <class Field>
+Status CheckFieldLength(const Field& field, const Shape& shape,
+                        const std::string& what) {
   if (static_cast<int64_t>(field.size()) != shape.NumElements()) {
     return InvalidArgumentError(what + ": dims " + shape.ToString() + " need " +
                                 std::to_string(shape.NumElements()) +
                                 " values, the tensor has " +
                                 std::to_string(field.size()));
   }
+  return Status::OK();
+}
+
+// The tensor a typed repeated field holds: its length is checked against
+// the dims before anything is allocated, and each value against the element
+// type (bool: 0 or 1).
+template <class T, class Field>
+StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
+                                 const std::string& what) {
+  WEFT_RETURN_IF_ERROR(CheckFieldLength(field, shape, what));
   WEFT_ASSIGN_OR_RETURN(Tensor tensor,
                         Tensor::CreateUninitialized(DataTypeOf<T>(), shape));
   T* out = tensor.data<T>();
@@ -218,12 +226,7 @@ StatusOr<Tensor> FourBitFromField(const Field& field, const Shape& shape,
 template <class Field>
 StatusOr<Tensor> Float8FromField(const Field& field, const Shape& shape,
                                  DataType dtype, const std::string& what) {
-  if (static_cast<int64_t>(field.size()) != shape.NumElements()) {
-    return InvalidArgumentError(what + ": dims " + shape.ToString() + " need " +
-                                std::to_string(shape.NumElements()) +
-                                " values, the tensor has " +
-                                std::to_string(field.size()));
-  }
+  WEFT_RETURN_IF_ERROR(CheckFieldLength(field, shape, what));
   WEFT_ASSIGN_OR_RETURN(Tensor tensor,
                         Tensor::CreateUninitialized(dtype, shape));
   auto* out = static_cast<uint8_t*>(tensor.raw_data());
