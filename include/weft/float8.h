@@ -1,13 +1,15 @@
 // weft's 8-bit float types, the storage types of ONNX's FLOAT8E4M3FN,
 // FLOAT8E4M3FNUZ, FLOAT8E5M2 and FLOAT8E5M2FNUZ (opset 19): one byte each,
 // the format's own bits. Listed-only like bfloat16: Cast, QuantizeLinear and
-// DequantizeLinear read and write them; every other op refuses them.
+// DequantizeLinear read and write them, the ops that move or view elements
+// (Identity, Reshape, Transpose, ...) pass them on, every other op refuses
+// them.
 //
-//   format     exponent  bias  mantissa  largest  infinity  NaN       -0
-//   E4M3FN     4         7     3         448      none      S.1111.111  yes
-//   E4M3FNUZ   4         8     3         240      none      1.0000.000  no
-//   E5M2       5         15    2         57344    S.11111.00  S.11111.xx  yes
-//   E5M2FNUZ   5         16    2         57344    none      1.00000.00  no
+//   format    exponent  bias  mantissa  largest  infinity    NaN         -0
+//   E4M3FN    4         7     3         448      none        S.1111.111  yes
+//   E4M3FNUZ  4         8     3         240      none        1.0000.000  no
+//   E5M2      5         15    2         57344    S.11111.00  S.11111.xx  yes
+//   E5M2FNUZ  5         16    2         57344    none        1.00000.00  no
 #ifndef WEFT_FLOAT8_H_
 #define WEFT_FLOAT8_H_
 

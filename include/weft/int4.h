@@ -3,7 +3,8 @@
 // to a byte; a weft tensor holds one per byte, the value itself (Int4
 // sign-extended, -8 to 7; UInt4 0 to 15), so that a kernel indexes them as
 // any other element. Only the ops that list them take them (Cast,
-// QuantizeLinear, DequantizeLinear, Identity).
+// QuantizeLinear, DequantizeLinear, and those that move or view elements:
+// Identity, Reshape, Transpose, ...).
 #ifndef WEFT_INT4_H_
 #define WEFT_INT4_H_
 

@@ -48,7 +48,8 @@ enum class DataType {
   // bytes as if they were numbers.
   kString,
   // bfloat16 (weft::BFloat16), for ONNX models that Cast to and from it:
-  // taken, like kString, only by ops that list it (Cast, Identity).
+  // taken, like kString, only by ops that list it (Cast, and the ops that
+  // move or view elements: Identity, Reshape, Transpose, ...).
   kBFloat16,
   // 4-bit integers (weft::Int4, weft::UInt4), one per byte, for ONNX's
   // quantized weights: listed-only like kBFloat16.
@@ -64,8 +65,8 @@ enum class DataType {
 inline constexpr DataType kLastTensorType = DataType::kFloat8E5M2FNUZ;
 
 // Every numeric and bool DataType that kernels compute on, in enum order.
-// kString, kBFloat16 and the 4-bit integers are apart: ops see them only
-// where they list them.
+// The listed-only dtypes (kListedOnlyTypes below) are apart: ops see them
+// only where they list them.
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
     DataType::kInt64,   DataType::kBool,    DataType::kFloat16,
