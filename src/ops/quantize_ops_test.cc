@@ -716,7 +716,7 @@ TEST(QuantizeLinearTest, PerTensorAndPerAxisAgreeOnTiesSaturationAndNaN) {
 // saturated at each type's own range, read back by DequantizeLinear.
 TEST(QuantizeLinearTest, FourAndSixteenBitTypesSaturateAtTheirRange) {
   const Tensor x = FloatTensor({5}, {-100, -7.5f, 2.5f, 6.6f, 100});
-  const auto quantized = [&](Tensor zero) {
+  const auto quantized = [&](const Tensor& zero) {
     auto y = RunOp("QuantizeLinear", {x, FloatTensor({}, {1}), zero});
     EXPECT_TRUE(y.ok()) << y.status();
     return y.ok() ? (*y)[0] : Tensor();
