@@ -205,6 +205,9 @@ template <>
 constexpr DataType DataTypeOf<Float8E5M2FNUZ>() {
   return DataType::kFloat8E5M2FNUZ;
 }
+constexpr bool IsFourBitType(DataType t) {
+  return t == DataType::kInt4 || t == DataType::kUInt4;
+}
 constexpr bool IsFloat8Type(DataType t) {
   return t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E4M3FNUZ ||
          t == DataType::kFloat8E5M2 || t == DataType::kFloat8E5M2FNUZ;
@@ -214,7 +217,7 @@ constexpr bool IsFloat8Type(DataType t) {
 // OpDefBuilder::AcceptsAnyValue).
 constexpr bool IsListedOnlyType(DataType t) {
   return t == DataType::kString || t == DataType::kBFloat16 ||
-         t == DataType::kInt4 || t == DataType::kUInt4 || IsFloat8Type(t);
+         IsFourBitType(t) || IsFloat8Type(t);
 }
 // The listed-only dtypes, in enum order.
 inline constexpr DataType kListedOnlyTypes[] = {

@@ -349,7 +349,7 @@ class AttrReader {
       }
       return AttrValue(std::move(tensor));
     }
-    if (dtype == DataType::kInt4 || dtype == DataType::kUInt4) {
+    if (IsFourBitType(dtype)) {
       // Integers in the type's range, one per byte.
       const bool is_signed = dtype == DataType::kInt4;
       for (size_t i = 0; i < values.size(); ++i) {

@@ -684,10 +684,6 @@ Status CastBFloat16(KernelContext& ctx, const Tensor& x, Tensor* y,
   return Status::OK();
 }
 
-constexpr bool IsFourBit(DataType dtype) {
-  return dtype == DataType::kInt4 || dtype == DataType::kUInt4;
-}
-
 // A 4-bit tensor as int8 (from int4) or uint8 (from uint4): the same
 // values, which every other cast reads.
 StatusOr<Tensor> WidenFourBit(const Tensor& x) {
@@ -741,7 +737,7 @@ class CastKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     WEFT_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
-    if (IsFourBit(x.dtype())) {
+    if (IsFourBitType(x.dtype())) {
       // Through the byte type holding the same values.
       WEFT_ASSIGN_OR_RETURN(Tensor wide, WidenFourBit(x));
       return CastInto(ctx, wide, y);
@@ -778,7 +774,7 @@ class CastKernel : public OpKernel {
           });
       return Status::OK();
     }
-    if (IsFourBit(y->dtype())) {
+    if (IsFourBitType(y->dtype())) {
       // ONNX's rule for integers out of range, "discard higher bits":
       // through int64, then its low four bits.
       WEFT_ASSIGN_OR_RETURN(Tensor wide, Tensor::CreateUninitialized(

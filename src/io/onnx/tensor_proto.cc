@@ -174,10 +174,6 @@ StatusOr<Tensor> TensorFromField(const Field& field, const Shape& shape,
   return tensor;
 }
 
-constexpr bool IsFourBit(DataType dtype) {
-  return dtype == DataType::kInt4 || dtype == DataType::kUInt4;
-}
-
 // count 4-bit values packed two to a byte, the first in the low nibble
 // (ONNX's layout), one to a byte in `out`: a signed value sign-extended.
 // REQUIRES: packed holds at least ceil(count / 2) bytes.
@@ -448,7 +444,7 @@ StatusOr<Tensor> TensorFromProto(
     return InvalidArgumentError(what + ": dims " + shape.ToString() +
                                 " are too large");
   }
-  const bool four_bit = IsFourBit(*dtype);
+  const bool four_bit = IsFourBitType(*dtype);
   // 4-bit values are packed two to a byte in a file, one to a byte in weft.
   const uint64_t bytes = four_bit ? count / 2 + count % 2 : count * element;
 
