@@ -59,7 +59,9 @@ std::string ChromeTraceJson(const RunMetadata& metadata) {
                       {"args", {{"name", name}}}});
   }
   Json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-  return trace.dump(1) + "\n";
+  // A model's names are bytes, and may not be UTF-8 (ONNX Runtime loads
+  // such a model too): those bytes print as U+FFFD rather than throw.
+  return trace.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace weft

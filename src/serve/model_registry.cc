@@ -5,10 +5,12 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <utility>
 
 #include "weft/config_file.h"
+#include "weft/json_depth.h"
 
 namespace weft::serve {
 namespace {
@@ -204,6 +206,16 @@ Status ValidateBatchingOptions(const BatchingOptions& options) {
 
 Status ApplyModelConfig(const std::string& json_text, const std::string& source,
                         BatchingOptions* batching, SessionOptions* session) {
+  // Triton's configuration nests four levels at most; dump() (which hands
+  // "parameters" on as text) recurses once per level.
+  constexpr int kMaxDepth = 32;
+  if (const std::optional<size_t> at =
+          FindJsonNestingPast(json_text, kMaxDepth)) {
+    return InvalidArgumentError(
+        source + ": objects and arrays nest deeper than " +
+        std::to_string(kMaxDepth) + " levels (at byte " + std::to_string(*at) +
+        ")");
+  }
   Json config;
   try {
     config = Json::parse(json_text);

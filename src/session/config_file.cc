@@ -6,11 +6,13 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 #include "weft/file_status.h"
+#include "weft/json_depth.h"
 #include "weft/option_fields.h"
 #include "weft/suggest.h"
 
@@ -20,6 +22,12 @@ namespace {
 // RunOptions fields a config file may set, by TensorFlow's names.
 constexpr const char* kRunFields[] = {"timeout_in_ms", "inter_op_thread_pool",
                                       "trace_level"};
+
+// How deep a configuration may nest. ConfigProto's fields nest three levels
+// at most (a pool list of messages); the parsers below recurse once per
+// level, so a text that nests without end would otherwise overflow the
+// stack.
+constexpr int kMaxConfigDepth = 32;
 
 struct Field;
 
@@ -41,8 +49,14 @@ struct Field {
 };
 
 std::string At(const std::string& source, int line, int column = 0) {
-  return source + ":" + std::to_string(line) +
-         (column > 0 ? ":" + std::to_string(column) : "");
+  // Appended piece by piece: GCC 12 warns (-Wstringop-overflow, a false
+  // alarm) on `":" + std::to_string(column)` once AtByte inlines this.
+  std::string at = source + ":" + std::to_string(line);
+  if (column > 0) {
+    at += ':';
+    at += std::to_string(column);
+  }
+  return at;
 }
 
 // --- TensorFlow's text format (the subset ConfigProto needs). -------------
@@ -85,8 +99,10 @@ class TextParser {
       Value value;
       if (Peek() == '{' || Peek() == '<') {
         const char close = Peek() == '{' ? '}' : '>';
+        WEFT_RETURN_IF_ERROR(Nest());
         Advance();
         WEFT_ASSIGN_OR_RETURN(value, ParseMessageBody(close));
+        --depth_;
       } else if (!colon) {
         return Error("expected ':' after field '" + name + "'");
       } else {
@@ -105,6 +121,7 @@ class TextParser {
     value.line = line_;
     value.column = column_;
     if (Peek() == '[') {
+      WEFT_RETURN_IF_ERROR(Nest());
       Advance();
       value.kind = Value::Kind::kList;
       for (;;) {
@@ -112,6 +129,7 @@ class TextParser {
         if (AtEnd()) return Error("the list is not closed: expected ']'");
         if (Peek() == ']') {
           Advance();
+          --depth_;
           return value;
         }
         WEFT_ASSIGN_OR_RETURN(Value item, ParseScalarOrList());
@@ -177,6 +195,15 @@ class TextParser {
     }
     return out;
   }
+  // One more level of messages and lists, refused past kMaxConfigDepth
+  // (the caller steps back out with --depth_ once the level is parsed).
+  Status Nest() {
+    if (++depth_ > kMaxConfigDepth) {
+      return Error("messages and lists nest deeper than " +
+                   std::to_string(kMaxConfigDepth) + " levels");
+    }
+    return Status::OK();
+  }
   Status Error(const std::string& what) const {
     return InvalidArgumentError(At(source_, line_, column_) +
                                 ": syntax error: " + what);
@@ -186,6 +213,7 @@ class TextParser {
   const std::string source_;
   size_t pos_ = 0;
   int line_ = 1, column_ = 1;
+  int depth_ = 0;  // Messages and lists open around pos_.
 };
 
 // --- JSON, into the same Value. --------------------------------------------
@@ -223,7 +251,29 @@ Value FromJson(const nlohmann::json& j, const std::string& text, size_t* from,
   return v;
 }
 
+// "SOURCE:LINE:COLUMN" of the character at 1-based position `byte` of
+// `text` (nlohmann::json's parse_error::byte).
+std::string AtByte(const std::string& source, const std::string& text,
+                   size_t byte) {
+  byte = std::min(byte, text.size());
+  const int line =
+      1 + static_cast<int>(std::count(text.begin(), text.begin() + byte, '\n'));
+  const size_t line_start = text.rfind('\n', byte == 0 ? 0 : byte - 1);
+  const int column = static_cast<int>(
+      line_start == std::string::npos ? byte : byte - line_start - 1);
+  return At(source, line, std::max(1, column));
+}
+
 StatusOr<Value> ParseJson(const std::string& text, const std::string& source) {
+  // FromJson recurses once per level: the depth is checked on the text
+  // first.
+  if (const std::optional<size_t> at =
+          FindJsonNestingPast(text, kMaxConfigDepth)) {
+    return InvalidArgumentError(
+        AtByte(source, text, *at + 1) +
+        ": syntax error: objects and arrays nest deeper than " +
+        std::to_string(kMaxConfigDepth) + " levels");
+  }
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object()) {
@@ -233,14 +283,16 @@ StatusOr<Value> ParseJson(const std::string& text, const std::string& source) {
     size_t from = 0;
     return FromJson(j, text, &from, 1);
   } catch (const nlohmann::json::parse_error& e) {
-    const size_t byte = std::min(e.byte, text.size());
-    const int line = 1 + static_cast<int>(std::count(
-                             text.begin(), text.begin() + byte, '\n'));
-    const size_t line_start = text.rfind('\n', byte == 0 ? 0 : byte - 1);
-    const int column = static_cast<int>(
-        line_start == std::string::npos ? byte : byte - line_start - 1);
-    return InvalidArgumentError(At(source, line, std::max(1, column)) +
+    return InvalidArgumentError(AtByte(source, text, e.byte) +
                                 ": syntax error: not valid JSON");
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number past a double's range (1e400): nlohmann::json says which
+    // ("number overflow parsing '1e400'") but not where.
+    std::string what = e.what();
+    const size_t message = what.find("] ");
+    if (message != std::string::npos) what.erase(0, message + 2);
+    return InvalidArgumentError(source + ": " + what +
+                                ": the number is past a double's range");
   }
 }
 

@@ -71,7 +71,8 @@ std::string TuneResultJson(const std::string& graph, const TuneResult& result,
                     {"timeline", timeline},
                     {"timeline_measured", result.timeline_measured},
                     {"explanation", result.explanation}};
-  return out.dump(indent);
+  // Node names that are not UTF-8 print as U+FFFD rather than throw.
+  return out.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace weft::tune

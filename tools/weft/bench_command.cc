@@ -358,7 +358,7 @@ int PrintBenchJson(const BenchArgs& args, const BenchReport& report,
     }
     out["error_against_fp32"] = std::move(against);
   }
-  std::printf("%s\n", out.dump(1).c_str());
+  PrintJson(out);
   return report.interrupted ? kExitInterrupted : kExitOk;
 }
 

@@ -77,6 +77,13 @@ nlohmann::json ValuesJson(const Tensor& tensor) {
 
 }  // namespace
 
+void PrintJson(const nlohmann::json& value) {
+  std::printf(
+      "%s\n",
+      value.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+          .c_str());
+}
+
 void AddThreadCounts(nlohmann::json& out, int inter, int intra) {
   out["inter_op_parallelism_threads"] = inter;
   out["intra_op_parallelism_threads"] = intra;

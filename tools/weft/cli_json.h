@@ -21,6 +21,12 @@ void AddThreadCounts(nlohmann::json& out, int inter, int intra);
 nlohmann::json TensorJson(const std::string& name, const Tensor& tensor,
                           bool values);
 
+// Prints `value` and a newline on stdout, indented by one space. Bytes
+// that are not UTF-8 (a model's names are bytes: ONNX Runtime loads a
+// model whose names are not UTF-8) print as U+FFFD, where nlohmann::json
+// would throw.
+void PrintJson(const nlohmann::json& value);
+
 // The compiler that built this binary, as its own name and version.
 std::string CompilerName();
 

@@ -28,10 +28,7 @@ namespace weft::cli {
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "weft: error: %s\n", message.c_str());
   if (JsonErrorsEnabled()) {
-    std::printf("%s\n", ErrorJson(code, message)
-                            .dump(1, ' ', false,
-                                  nlohmann::json::error_handler_t::replace)
-                            .c_str());
+    PrintJson(ErrorJson(code, message));
   }
   return code;
 }

@@ -130,7 +130,7 @@ int GraphInfo(const std::string& path, bool json) {
     for (const auto& [op, count] : ops) {
       out["ops"].push_back({{"op", op}, {"count", count}});
     }
-    std::printf("%s\n", out.dump(1).c_str());
+    PrintJson(out);
     return kExitOk;
   }
   std::printf("graph:       %s (%s, %zu nodes)\n", path.c_str(),
@@ -196,7 +196,7 @@ int ModelInfo(const std::string& path, bool json) {
                             {"count", op.count},
                             {"supported", op.supported}});
     }
-    std::printf("%s\n", out.dump(1).c_str());
+    PrintJson(out);
     return kExitOk;
   }
   std::printf("model:       %s\n", path.c_str());
@@ -387,7 +387,7 @@ int InfoCommand(const std::string& model, bool json) {
                             {"CLI11", CLI11_VERSION}}}};
     AddThreadCounts(out, inter, intra);
     AddKernelChoices(out);
-    std::printf("%s\n", out.dump(1).c_str());
+    PrintJson(out);
     return kExitOk;
   }
   std::printf("CPU model:           %s\n", CpuModel().c_str());

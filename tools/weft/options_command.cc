@@ -5,13 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_json.h"
 #include "commands.h"
 #include "weft/option_fields.h"
 
 namespace weft::cli {
 namespace {
 
-void PrintJson() {
+void PrintOptionsJson() {
   nlohmann::json fields = nlohmann::json::array();
   for (const SessionOptionField& field : SessionOptionFields()) {
     fields.push_back({{"name", field.name},
@@ -22,8 +23,7 @@ void PrintJson() {
                       {"zero_means", field.zero_means},
                       {"summary", field.summary}});
   }
-  std::printf("%s\n",
-              nlohmann::json{{"session_options", fields}}.dump(1).c_str());
+  PrintJson(nlohmann::json{{"session_options", fields}});
 }
 
 void PrintMarkdown() {
@@ -64,7 +64,7 @@ void PrintText() {
 
 int OptionsCommand(bool json, bool markdown) {
   if (json) {
-    PrintJson();
+    PrintOptionsJson();
   } else if (markdown) {
     PrintMarkdown();
   } else {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_json.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "weft/graph_passes.h"
@@ -24,7 +25,7 @@ int ListPasses(bool json) {
     for (const GraphPassInfo& pass : GraphPasses()) {
       passes.push_back({{"name", pass.name}, {"summary", pass.summary}});
     }
-    std::printf("%s\n", nlohmann::json{{"passes", passes}}.dump(1).c_str());
+    PrintJson(nlohmann::json{{"passes", passes}});
     return kExitOk;
   }
   std::printf(
@@ -64,7 +65,7 @@ int PassesCommand(const std::string& path,
                           {"passes", passes},
                           {"ops_given", before},
                           {"ops_optimized", after}};
-    std::printf("%s\n", out.dump(1).c_str());
+    PrintJson(out);
     return kExitOk;
   }
   std::printf("%s: %zu nodes as given, %zu after the passes\n", path.c_str(),

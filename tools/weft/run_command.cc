@@ -82,9 +82,7 @@ void PrintOutputs(const RunArgs& args, const std::vector<double>& times_ms,
     for (size_t i = 0; i < names.size(); ++i) {
       out["outputs"].push_back(TensorJson(names[i], outputs[i], args.values));
     }
-    std::printf("%s\n", out.dump(1, ' ', false,
-                                 nlohmann::json::error_handler_t::replace)
-                            .c_str());
+    PrintJson(out);
     return;
   }
   for (size_t i = 0; i < names.size(); ++i) {

@@ -436,9 +436,7 @@ int TestOnnxCommand(const TestOnnxArgs& args) {
     j["failed"] = counts[1];
     j["skipped"] = counts[2];
     j["must_pass_missing"] = regressions;
-    std::printf("%s\n",
-                j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
-                    .c_str());
+    PrintJson(j);
   } else {
     for (const std::string& name : regressions) {
       std::printf("must pass, did not: %s\n", name.c_str());
