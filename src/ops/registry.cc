@@ -40,6 +40,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterSequenceIndexOps(registry);
   RegisterLinalgOps(registry);
   RegisterQuantizeOps(registry);
+  RegisterMatMulNBitsOps(registry);
   RegisterQuantizedConvOps(registry);
   RegisterQuantizedConvNhwcOps(registry);
   RegisterQuantizedAddOps(registry);

@@ -39,6 +39,7 @@ void RegisterOptimizerOps(OpRegistry& registry);
 void RegisterSequenceIndexOps(OpRegistry& registry);
 void RegisterLinalgOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);
+void RegisterMatMulNBitsOps(OpRegistry& registry);
 void RegisterQuantizedConvOps(OpRegistry& registry);
 void RegisterQuantizedConvNhwcOps(OpRegistry& registry);
 void RegisterQuantizedAddOps(OpRegistry& registry);

@@ -382,6 +382,122 @@ Status DynamicQuantizeMatMul(Expansion& e) {
   return Status::OK();
 }
 
+// ---- Weight-only block quantization (MatMulNBits), as ONNX Runtime's
+// MatMul4BitsQuantizer / MatMulNBitsQuantizer write it.
+
+// The `bits`-bit codes packed low first in the bytes of `packed` (any
+// shape [..., bytes]) as uint8 values, one a byte: [..., bytes, 8 / bits]
+// (the caller reshapes). Code i of a byte is (byte << (8 - (i + 1) bits))
+// >> (8 - bits), in uint8 arithmetic, which drops the bits above it.
+std::string UnpackCodes(Expansion& e, const std::string& packed, int64_t bits) {
+  std::vector<int> left;
+  for (int64_t i = 0; i < 8 / bits; ++i) {
+    left.push_back(static_cast<int>(8 - (i + 1) * bits));
+  }
+  const std::string shifted =
+      e.Add("BitShift", {e.Unsqueeze(packed, {-1}), e.UInt8s(left)},
+            {StringAttr("direction", "LEFT")});
+  return e.Add("BitShift",
+               {shifted, e.UInt8s({static_cast<int>(8 - bits)}, true)},
+               {StringAttr("direction", "RIGHT")});
+}
+
+// Y = A B' [+ bias], B' the dequantized [N, K] weight: column n's codes in
+// blocks of block_size along K, each (code - zero_point) * scale with the
+// block's scale and zero point. Inputs: A [..., K], B uint8 [N, k_blocks,
+// block_size * bits / 8] (codes packed low first), scales [N * k_blocks]
+// or [N, k_blocks], zero_points (uint8 packed the same way, each row of N
+// padded to whole bytes; or unpacked, of the scales' type; 2^(bits - 1)
+// when omitted), g_idx (refused), bias [N]. accuracy_level only lets ONNX
+// Runtime compute in lower precision; weft computes in float32.
+//
+// Becomes weft's MatMulNBits op, which keeps B's codes and dequantizes them
+// as it multiplies (src/ops/matmul_nbits.cc), with the scales and zero
+// points made float32 [N, k_blocks] here.
+Status MatMulNBits(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 3));
+  const int64_t k = IntOr(e.node(), "K", 0);
+  const int64_t n = IntOr(e.node(), "N", 0);
+  const int64_t bits = IntOr(e.node(), "bits", 4);
+  const int64_t block = IntOr(e.node(), "block_size", 0);
+  if (k <= 0 || n <= 0) {
+    return InvalidArgumentError(e.Where() + ": K and N must be positive, got " +
+                                std::to_string(k) + " and " +
+                                std::to_string(n));
+  }
+  if (bits != 2 && bits != 4 && bits != 8) {
+    return UnimplementedError(e.Where() + ": bits = " + std::to_string(bits) +
+                              " (weft takes 2, 4 and 8)");
+  }
+  if (block < 16 || (block & (block - 1)) != 0 || block > (int64_t{1} << 20)) {
+    return InvalidArgumentError(
+        e.Where() + ": block_size must be a power of two, at least 16, got " +
+        std::to_string(block));
+  }
+  if (e.has_in(4)) {
+    return UnimplementedError(e.Where() +
+                              ": g_idx (input 4, deprecated by ONNX Runtime) "
+                              "is not supported");
+  }
+  if (e.opset() < 13) {
+    return UnimplementedError(e.Where() +
+                              ": needs the model's default-domain opset 13 or "
+                              "later (it is " +
+                              std::to_string(e.opset()) + ")");
+  }
+  const int64_t blocks = (k + block - 1) / block;
+  const int64_t blob = block * bits / 8;
+  if (const auto dims = e.DeclaredDims(1);
+      dims && *dims != std::vector<int64_t>{n, blocks, blob}) {
+    std::string shown;
+    for (int64_t d : *dims)
+      shown += (shown.empty() ? "" : ", ") + std::to_string(d);
+    return InvalidArgumentError(
+        e.Where() + ": B must have shape [N, k_blocks, blob_size] = [" +
+        std::to_string(n) + ", " + std::to_string(blocks) + ", " +
+        std::to_string(blob) + "] for K = " + std::to_string(k) +
+        ", block_size = " + std::to_string(block) +
+        ", bits = " + std::to_string(bits) + ", got [" + shown + "]");
+  }
+  const int32_t a_type = e.Declared(0).elem_type;
+  if (a_type != 0 && a_type != TensorProto::FLOAT &&
+      a_type != TensorProto::FLOAT16) {
+    return UnimplementedError(e.Where() +
+                              ": A must be float or float16 (weft does not "
+                              "take this form in another type)");
+  }
+  const auto as_float = [&](const std::string& x) {
+    return e.Add("Cast", {x}, {IntAttr("to", TensorProto::FLOAT)});
+  };
+  // Scales and zero points as float32 [N, k_blocks], whatever their form:
+  // small, and constant in a quantized model, so they fold at compile.
+  const std::string per_block = e.Ints({n, blocks});
+  std::string zero;
+  if (!e.has_in(3)) {
+    zero = e.Add(
+        "Expand",
+        {e.Scalar(static_cast<float>(int64_t{1} << (bits - 1))), per_block});
+  } else if (e.Declared(3).elem_type == TensorProto::UINT8) {
+    const std::string padded = e.Add(
+        "Reshape",
+        {UnpackCodes(e, e.Add("Reshape", {e.in(3), e.Ints({n, -1})}), bits),
+         e.Ints({n, -1})});
+    zero = as_float(
+        e.Add("Slice", {padded, e.Ints({0}), e.Ints({blocks}), e.Ints({1})}));
+  } else {
+    zero = e.Add("Reshape", {as_float(e.in(3)), per_block});
+  }
+  std::vector<std::string> inputs = {
+      e.in(0), e.in(1), e.Add("Reshape", {as_float(e.in(2)), per_block}), zero};
+  if (e.has_in(5)) inputs.push_back(as_float(e.in(5)));
+  // weft's MatMulNBits (src/ops/matmul_nbits.cc), which keeps B's codes.
+  e.AddNode("MatMulNBits", inputs, {e.out(0)},
+            {IntAttr("K", k), IntAttr("N", n), IntAttr("bits", bits),
+             IntAttr("block_size", block)},
+            kMicrosoftDomain);
+  return Status::OK();
+}
+
 // ---- BERT's embedding and attention, as the transformer optimizer fuses
 // them.
 
@@ -640,6 +756,7 @@ const std::map<std::string, Expander>& Expanders() {
       {"GatherND", SameAsDefault},
       {"GridSample", SameAsDefault},
       {"MatMulIntegerToFloat", MatMulIntegerToFloat},
+      {"MatMulNBits", MatMulNBits},
       {"MultiHeadAttention", MultiHeadAttention},
       {"QGemm", QGemm},
       {"QLinearAdd", QLinearAdd},

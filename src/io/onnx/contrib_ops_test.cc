@@ -210,6 +210,48 @@ TEST(ContribOpsTest, AttentionNeedsTheRankOfItsMask) {
               HasSubstr("the weights need a declared shape"));
 }
 
+// MatMulNBits: weft's MatMulNBits of float32 scales and zero points; what
+// the node's attributes and inputs cannot mean is named.
+TEST(ContribOpsTest, MatMulNBitsDequantizesItsWeightOrSaysWhyNot) {
+  auto node = [](int64_t bits, int64_t block,
+                 const std::vector<std::string>& inputs = {"a", "b", "s"}) {
+    onnx::NodeProto n = ContribOpsNode("MatMulNBits", inputs, {"y"});
+    SetInt(&n, "K", 20);
+    SetInt(&n, "N", 6);
+    SetInt(&n, "bits", bits);
+    SetInt(&n, "block_size", block);
+    return n;
+  };
+  auto nodes = Expand(node(4, 16));
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(OpsOf(*nodes).back(), "MatMulNBits");
+  EXPECT_EQ(nodes->Get(nodes->size() - 1).domain(), kMicrosoftDomain);
+
+  auto message = [&](const onnx::NodeProto& n, const DeclaredFn& declared) {
+    auto expanded = Expand(n, 17, declared);
+    return expanded.ok() ? std::string("expanded")
+                         : std::string(expanded.status().message());
+  };
+  EXPECT_THAT(message(node(3, 16), Undeclared), HasSubstr("bits = 3"));
+  EXPECT_THAT(message(node(4, 24), Undeclared),
+              HasSubstr("block_size must be a power of two, at least 16, "
+                        "got 24"));
+  EXPECT_THAT(message(node(4, 16, {"a", "b", "s", "", "g"}), Undeclared),
+              HasSubstr("g_idx"));
+  // K = 20 in blocks of 16 is two blocks of 8 bytes a column.
+  auto b_of_shape = [](std::vector<int64_t> dims) {
+    return [dims](const std::string& name) {
+      return name == "b" ? DeclaredValue{onnx::TensorProto::UINT8, dims}
+                         : DeclaredValue{};
+    };
+  };
+  EXPECT_EQ(message(node(4, 16), b_of_shape({6, 2, 8})), "expanded");
+  EXPECT_THAT(message(node(4, 16), b_of_shape({6, 1, 8})),
+              HasSubstr("B must have shape [N, k_blocks, blob_size] = [6, 2, "
+                        "8] for K = 20, block_size = 16, bits = 4, got [6, 1, "
+                        "8]"));
+}
+
 // ReduceMean takes its axes as an attribute before opset 18 and as an
 // input from 18: the expansion follows the model's opset.
 TEST(ContribOpsTest, FormsFollowTheModelsOpset) {

@@ -99,12 +99,15 @@ class Expansion {
   // Output i's name: "" when the model does not ask for it.
   std::string out(int i) const { return wants_out(i) ? node_.output(i) : ""; }
 
-  // Appends `op` with these inputs and outputs.
+  // Appends `op` with these inputs and outputs, of the default domain or
+  // `domain` (a com.microsoft op weft converts as it is).
   void AddNode(const std::string& op, const std::vector<std::string>& inputs,
                const std::vector<std::string>& outputs,
-               const std::vector<onnx::AttributeProto>& attrs = {}) {
+               const std::vector<onnx::AttributeProto>& attrs = {},
+               const std::string& domain = "") {
     onnx::NodeProto* n = out_->Add();
     n->set_op_type(op);
+    if (!domain.empty()) n->set_domain(domain);
     n->set_name(prefix_ + op + std::to_string(count_++));
     for (const std::string& i : inputs) n->add_input(i);
     for (const std::string& o : outputs) n->add_output(o);
@@ -144,6 +147,14 @@ class Expansion {
     t.set_data_type(onnx::TensorProto::INT64);
     t.add_dims(static_cast<int64_t>(values.size()));
     for (int64_t v : values) t.add_int64_data(v);
+    return Constant(t);
+  }
+  // A uint8 vector, or a uint8 scalar from one value when `scalar`.
+  std::string UInt8s(const std::vector<int>& values, bool scalar = false) {
+    onnx::TensorProto t;
+    t.set_data_type(onnx::TensorProto::UINT8);
+    if (!scalar) t.add_dims(static_cast<int64_t>(values.size()));
+    for (int v : values) t.add_int32_data(v);
     return Constant(t);
   }
   std::string ZeroOf(int32_t type) {

@@ -862,7 +862,12 @@ class Importer {
 
   Status AddNode(const onnx::NodeProto& node, int index) {
     const std::string where = Where(node, index);
-    const bool training = IsTrainingOptimizer(node.domain(), node.op_type());
+    // Nodes of another domain that weft converts (only an expansion writes
+    // the com.microsoft ones: every com.microsoft node of the model was
+    // expanded), exempt from the default domain's opset checks.
+    const bool training =
+        IsTrainingOptimizer(node.domain(), node.op_type()) ||
+        internal::IsConvertedContribOp(node.domain(), node.op_type());
     if (!IsDefaultDomain(node.domain()) && !training) {
       if (node.domain() == "ai.onnx.preview.training") {
         return UnimplementedError(where + ": op '" + node.op_type() +

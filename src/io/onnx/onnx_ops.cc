@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "io/onnx/opset_versions.h"
 #include "io/onnx/tensor_proto.h"
 #include "weft/op_registry.h"
 
@@ -569,6 +570,18 @@ Status TrainingOptimizer(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// weft's MatMulNBits, from the expansion of com.microsoft MatMulNBits
+// (contrib_ops.cc): A, B, scales and zero points (float32 [N, k_blocks])
+// [, bias]. The default domain has no such op.
+Status MatMulNBits(const OnnxNode& n, NodeDef* out) {
+  if (!IsConvertedContribOp(n.proto().domain(), n.op_type())) {
+    return UnimplementedError(n.Where() + ": op '" + n.op_type() +
+                              "' is not supported (com.microsoft has one)");
+  }
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, "MatMulNBits");
+}
+
 // The ops whose weft form has the ONNX name, inputs and attributes.
 Status SameName(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
@@ -852,6 +865,7 @@ const std::map<std::string, Converter>& Converters() {
         {"GroupNormalization", GroupNormalization},
         {"RoiAlign", RoiAlign},
         {"STFT", Stft},
+        {"MatMulNBits", MatMulNBits},
         {"Adagrad", TrainingOptimizer},
         {"Adam", TrainingOptimizer},
         {"Momentum", TrainingOptimizer},

@@ -101,4 +101,8 @@ bool IsTrainingOptimizer(const std::string& domain, const std::string& op) {
          (op == "Adagrad" || op == "Adam" || op == "Momentum");
 }
 
+bool IsConvertedContribOp(const std::string& domain, const std::string& op) {
+  return domain == "com.microsoft" && op == "MatMulNBits";
+}
+
 }  // namespace weft::internal

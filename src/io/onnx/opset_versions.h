@@ -34,6 +34,12 @@ bool IsDefaultDomain(const std::string& domain);
 // Adagrad, Adam and Momentum; the domain's gradient ops are refused.
 bool IsTrainingOptimizer(const std::string& domain, const std::string& op);
 
+// A com.microsoft op that weft converts as it is, to its weft op of the
+// same name, rather than expanding it: MatMulNBits, which only the
+// expansion of a model's MatMulNBits writes (contrib_ops.cc), with its
+// scales and zero points made float32.
+bool IsConvertedContribOp(const std::string& domain, const std::string& op);
+
 }  // namespace weft::internal
 
 #endif  // WEFT_SRC_IO_ONNX_OPSET_VERSIONS_H_

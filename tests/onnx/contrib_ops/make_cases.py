@@ -372,5 +372,60 @@ def quantized_cases():
          domain=MS)
 
 
+def pack_codes(codes, bits):
+    """Codes [..., count] (count a multiple of 8 / bits) packed low first
+    into uint8 [..., count * bits / 8], as MatMulNBits reads them."""
+    per = 8 // bits
+    grouped = codes.reshape(codes.shape[:-1] + (-1, per)).astype(np.uint8)
+    packed = np.zeros(grouped.shape[:-1], np.uint8)
+    for i in range(per):
+        packed |= (grouped[..., i] << (i * bits)).astype(np.uint8)
+    return packed
+
+
+def matmul_nbits_case(name, a_shape, k, n, block, bits, zero="packed",
+                      bias=False, flat_scales=False):
+    """A MatMulNBits of a random weight: B's codes [N, k_blocks, block]
+    packed; zero points packed per row (each row padded to whole bytes),
+    float, or omitted; scales [N, k_blocks] or flat."""
+    blocks = (k + block - 1) // block
+    codes = RNG.integers(0, 2 ** bits, (n, blocks, block))
+    scales = (RNG.random((n, blocks)) * 0.1 + 0.01).astype(np.float32)
+    consts = {"b": pack_codes(codes, bits),
+              "scales": scales.reshape(-1) if flat_scales else scales}
+    order = ["a", "b", "scales"]
+    if zero == "packed":
+        per = 8 // bits
+        row = RNG.integers(0, 2 ** bits, (n, -(-blocks // per) * per))
+        consts["zero"] = pack_codes(row, bits).reshape(-1)
+    elif zero == "float":
+        consts["zero"] = (RNG.random((n, blocks)) * 2 ** bits).astype(
+            np.float32)
+    order.append("zero" if zero else "")
+    if bias:
+        consts["bias"] = floats(n)
+        order += ["", "bias"]
+    while order[-1] == "":
+        order.pop()
+    case(f"MatMulNBits_{name}", "MatMulNBits", {"a": floats(*a_shape, k)},
+         {"K": k, "N": n, "bits": bits, "block_size": block}, consts,
+         order=order, domain=MS)
+
+
+def weight_only_cases():
+    """ONNX Runtime's weight-only quantization: 4 bits in blocks of 16 and
+    32 (K a multiple of the block or not, an odd number of blocks), with and
+    without zero points and bias, float zero points, flat scales, a batch of
+    matrices; 2 and 8 bits."""
+    matmul_nbits_case("4bit_bias", (3,), 20, 6, 16, 4, bias=True)
+    matmul_nbits_case("4bit_no_zero_flat_scales", (3,), 32, 5, 16, 4,
+                      zero=None, flat_scales=True)
+    matmul_nbits_case("4bit_float_zero", (3,), 40, 7, 32, 4, zero="float")
+    matmul_nbits_case("4bit_three_blocks_batched", (2, 3), 40, 6, 16, 4)
+    matmul_nbits_case("8bit", (3,), 20, 6, 16, 8)
+    matmul_nbits_case("2bit", (3,), 40, 6, 16, 2)
+
+
 if __name__ == "__main__":
-    main(transformer_cases, attention_cases, quantized_cases)
+    main(transformer_cases, attention_cases, quantized_cases,
+         weight_only_cases)
