@@ -8,6 +8,29 @@
 
 namespace weft::internal {
 
+namespace {
+
+// One block of one column's codes (`from`, ONNX Runtime's packing) into
+// its panel (`to`: the column's byte of k-step 0, steps of 2 * kBits
+// bytes, the column's codes at bit `shift`). A template on the width, so
+// that the byte and bit of each code are shifts, not divisions.
+template <int kBits>
+void PackBlock(const uint8_t* from, int64_t block, int shift, uint8_t* to) {
+  constexpr int kPerByte = 8 / kBits;
+  constexpr unsigned kMask = (1u << kBits) - 1;
+  constexpr int64_t kStep = 2 * kBits;
+  for (int64_t byte = 0; byte < block / kPerByte; ++byte) {
+    const unsigned codes = from[byte];
+    for (int i = 0; i < kPerByte; ++i) {
+      uint8_t& out = to[(byte * kPerByte + i) * kStep];
+      out = static_cast<uint8_t>(out |
+                                 (((codes >> (i * kBits)) & kMask) << shift));
+    }
+  }
+}
+
+}  // namespace
+
 NBitPanels::NBitPanels(const NBitWeight& w)
     : k_(w.k), n_(w.n), bits_(w.bits), block_(w.block) {
   const int64_t blocks = this->blocks();
@@ -15,8 +38,6 @@ NBitPanels::NBitPanels(const NBitWeight& w)
   codes_.assign(entries * static_cast<size_t>(block_ * step_bytes()), 0);
   scales_.assign(entries * kNBitPanelColumns, 0.0f);
   zeros_.assign(entries * kNBitPanelColumns, 0.0f);
-  const int64_t per_byte = 8 / bits_;
-  const unsigned mask = (1u << bits_) - 1;
   for (int64_t j = 0; j < n_; ++j) {
     const int64_t panel = j / kNBitPanelColumns;
     const int64_t c = j % kNBitPanelColumns;
@@ -31,11 +52,16 @@ NBitPanels::NBitPanels(const NBitWeight& w)
                     (panel * blocks + b) * block_ * step_bytes() +
                     c * bits_ / 8;
       const int shift = static_cast<int>((c * bits_) % 8);
-      for (int64_t i = 0; i < block_; ++i) {
-        const unsigned code =
-            (from[i / per_byte] >> ((i % per_byte) * bits_)) & mask;
-        to[i * step_bytes()] =
-            static_cast<uint8_t>(to[i * step_bytes()] | (code << shift));
+      switch (bits_) {
+        case 8:
+          PackBlock<8>(from, block_, shift, to);
+          break;
+        case 4:
+          PackBlock<4>(from, block_, shift, to);
+          break;
+        default:
+          PackBlock<2>(from, block_, shift, to);
+          break;
       }
     }
   }

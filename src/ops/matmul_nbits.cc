@@ -25,6 +25,8 @@
 namespace weft::internal {
 namespace {
 
+constexpr int64_t kMaxNBitDim = (int64_t{1} << 31) - 1;
+
 class MatMulNBitsKernel : public OpKernel {
  public:
   explicit MatMulNBitsKernel(const KernelConstruction& c)
@@ -122,6 +124,9 @@ class MatMulNBitsKernel : public OpKernel {
   // B, scales and zero points checked against the attributes.
   StatusOr<NBitWeight> WeightOf(const Tensor& b, const Tensor& scales,
                                 const Tensor& zeros) const {
+    if (k_ <= 0 || n_ <= 0 || k_ > kMaxNBitDim || n_ > kMaxNBitDim) {
+      return InvalidArgumentError("K and N must be from 1 to 2^31 - 1");
+    }
     NBitWeight w;
     w.k = k_;
     w.n = n_;
@@ -167,8 +172,10 @@ Status MatMulNBitsShape(InferenceContext& ctx) {
   const int64_t bits = ctx.attr<int64_t>("bits");
   const int64_t block = ctx.attr<int64_t>("block_size");
   WEFT_RETURN_IF_ERROR(ctx.status());
-  if (k <= 0 || n <= 0) {
-    return InvalidArgumentError("K and N must be positive, got " +
+  // Below 2^31 each, so that the sizes derived from them (N * k_blocks *
+  // bytes a block, at most about 2^62) fit in int64.
+  if (k <= 0 || n <= 0 || k > kMaxNBitDim || n > kMaxNBitDim) {
+    return InvalidArgumentError("K and N must be from 1 to 2^31 - 1, got " +
                                 std::to_string(k) + " and " +
                                 std::to_string(n));
   }

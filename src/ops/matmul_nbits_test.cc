@@ -49,7 +49,7 @@ AttrMap Attrs() {
 
 // y of A fed, the weight as Consts (constant) or fed too.
 StatusOr<Tensor> RunNBits(const Tensor& a, bool weight_fed, int intra,
-                          AttrMap attrs = Attrs()) {
+                          const AttrMap& attrs = Attrs()) {
   Graph g;
   const std::vector<Tensor> w = Weight();
   std::vector<std::string> inputs = {g.Placeholder("a", a.dtype())};

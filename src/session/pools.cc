@@ -18,7 +18,9 @@ struct PoolRequest {
   int threads = 1;   // As users count them.
   int workers = 0;
   int spin_us = 0;
-  std::vector<int> pin_cpus;
+  // "= {}" lets PoolRequest{kind} leave it out without GCC's
+  // -Wmissing-field-initializers.
+  std::vector<int> pin_cpus = {};
   bool threads_explicit = false, spin_explicit = false, pin_explicit = false;
 };
 

@@ -50,8 +50,10 @@ std::optional<int64_t> ParseInteger(const std::string& text) {
 template <class T>
 struct Offer {
   std::optional<T> value;
-  std::string effect;   // For the table when the value is used.
-  std::string problem;  // Non-empty: not understood.
+  std::string effect;  // For the table when the value is used.
+  // Non-empty: not understood. "= {}" lets a success leave it out
+  // without GCC's -Wmissing-field-initializers.
+  std::string problem = {};
 };
 
 // The variables of one setting, in precedence order: the first that is set

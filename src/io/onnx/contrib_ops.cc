@@ -420,10 +420,11 @@ Status MatMulNBits(Expansion& e) {
   const int64_t n = IntOr(e.node(), "N", 0);
   const int64_t bits = IntOr(e.node(), "bits", 4);
   const int64_t block = IntOr(e.node(), "block_size", 0);
-  if (k <= 0 || n <= 0) {
-    return InvalidArgumentError(e.Where() + ": K and N must be positive, got " +
-                                std::to_string(k) + " and " +
-                                std::to_string(n));
+  constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
+  if (k <= 0 || n <= 0 || k > kMaxDim || n > kMaxDim) {
+    return InvalidArgumentError(
+        e.Where() + ": K and N must be from 1 to 2^31 - 1, got " +
+        std::to_string(k) + " and " + std::to_string(n));
   }
   if (bits != 2 && bits != 4 && bits != 8) {
     return UnimplementedError(e.Where() + ": bits = " + std::to_string(bits) +

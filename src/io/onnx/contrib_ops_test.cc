@@ -239,7 +239,7 @@ TEST(ContribOpsTest, MatMulNBitsDequantizesItsWeightOrSaysWhyNot) {
   EXPECT_THAT(message(node(4, 16, {"a", "b", "s", "", "g"}), Undeclared),
               HasSubstr("g_idx"));
   // K = 20 in blocks of 16 is two blocks of 8 bytes a column.
-  auto b_of_shape = [](std::vector<int64_t> dims) {
+  auto b_of_shape = [](const std::vector<int64_t>& dims) {
     return [dims](const std::string& name) {
       return name == "b" ? DeclaredValue{onnx::TensorProto::UINT8, dims}
                          : DeclaredValue{};

@@ -67,15 +67,27 @@ Status RMSNormalization(Expansion& e) {
   // constants; a tensor fed there would need that many dimensions).
   constexpr int64_t kMostConstantAxes = 64;
   std::string axes;
+  std::optional<std::vector<int64_t>> constant_axes;
   if (axis < 0 || rank) {
     const int64_t first = axis < 0 ? axis : axis - static_cast<int64_t>(*rank);
     if (first >= -kMostConstantAxes) {
       std::vector<int64_t> back;
       for (int64_t a = first; a < 0; ++a) back.push_back(a);
-      axes = e.Ints(back);
+      constant_axes = std::move(back);
     }
   }
-  if (axes.empty()) {
+  // Before opset 18 ReduceMean takes its axes as an attribute, a constant
+  // (SimplifiedLayerNormalization is read at any opset).
+  if (e.opset() < 18 && !constant_axes) {
+    return UnimplementedError(
+        e.Where() + ": at opset " + std::to_string(e.opset()) + ", axis " +
+        std::to_string(axis) +
+        " needs the input's declared rank (the reduction's axes must be "
+        "constant before opset 18)");
+  }
+  if (constant_axes && e.opset() >= 18) {
+    axes = e.Ints(*constant_axes);
+  } else if (!constant_axes) {
     const std::string fed_rank = e.Add("Size", {e.Add("Shape", {e.in(0)})});
     const std::string start =
         axis < 0 ? e.Add("Add", {fed_rank, e.Int(axis)}) : e.Int(axis);
@@ -85,13 +97,19 @@ Status RMSNormalization(Expansion& e) {
   const bool cast = type != 0 && type != TensorProto::FLOAT;
   std::string x = e.in(0);
   if (cast) x = e.Add("Cast", {x}, {IntAttr("to", TensorProto::FLOAT)});
-  const std::string mean_square = e.Add(
-      "ReduceMean", {e.Add("Mul", {x, x}), axes}, {IntAttr("keepdims", 1)});
+  const std::string square = e.Add("Mul", {x, x});
+  const std::string mean_square =
+      e.opset() >= 18
+          ? e.Add("ReduceMean", {square, axes}, {IntAttr("keepdims", 1)})
+          : e.ReduceMean(square, *constant_axes, 1);
   const std::string rms =
       e.Add("Sqrt", {e.Add("Add", {mean_square, e.Scalar(epsilon)})});
   std::string normalized = e.Add("Div", {x, rms});
   if (cast) normalized = e.Add("Cast", {normalized}, {IntAttr("to", type)});
   e.Add("Mul", {normalized, e.in(1)}, {}, e.out(0));
+  // ONNX Runtime's SimplifiedLayerNormalization has a second output, the
+  // reciprocal of the root mean square (float32, the axes kept).
+  if (e.wants_out(1)) e.Add("Reciprocal", {rms}, {}, e.out(1));
   return Status::OK();
 }
 
@@ -474,6 +492,8 @@ using Expander = Status (*)(Expansion&);
 struct FunctionOp {
   Expander expand;
   std::set<std::string> attributes;
+  int64_t since = kSinceOpset;  // The first opset that defines it.
+  int max_outputs = 1;
 };
 
 const std::map<std::string, FunctionOp>& Expanders() {
@@ -481,9 +501,16 @@ const std::map<std::string, FunctionOp>& Expanders() {
       {"Attention",
        {Attention,
         {"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode",
-         "scale", "softcap", "softmax_precision"}}},
+         "scale", "softcap", "softmax_precision"},
+        kSinceOpset,
+        4}},
       {"RMSNormalization",
        {RMSNormalization, {"axis", "epsilon", "stash_type"}}},
+      // ONNX Runtime's RMS normalization, which it registers in the
+      // default domain from opset 1 and its transformer optimizer writes
+      // (T5, Llama, ...): RMSNormalization's meaning, and inv_std_var.
+      {"SimplifiedLayerNormalization",
+       {RMSNormalization, {"axis", "epsilon", "stash_type"}, 1, 2}},
       {"RotaryEmbedding",
        {RotaryEmbedding, {"interleaved", "num_heads", "rotary_embedding_dim"}}},
   };
@@ -502,11 +529,16 @@ Status ExpandFunctionOp(const onnx::NodeProto& node, int64_t opset,
   auto it = Expanders().find(node.op_type());
   WEFT_CHECK(it != Expanders().end(), "not an expanded default-domain op");
   Expansion expansion(node, opset, prefix, declared, out, declared_outputs);
-  if (opset < kSinceOpset) {
+  if (opset < it->second.since) {
     return InvalidArgumentError(expansion.Where() + " is defined from opset " +
-                                std::to_string(kSinceOpset) +
+                                std::to_string(it->second.since) +
                                 "; the model imports opset " +
                                 std::to_string(opset));
+  }
+  if (node.output_size() > it->second.max_outputs) {
+    return InvalidArgumentError(
+        expansion.Where() + " has " + std::to_string(node.output_size()) +
+        " outputs; it has at most " + std::to_string(it->second.max_outputs));
   }
   for (const onnx::AttributeProto& a : node.attribute()) {
     if (it->second.attributes.count(a.name()) == 0) {

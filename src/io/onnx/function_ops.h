@@ -1,9 +1,10 @@
 // The default-domain ops that ONNX defines as functions of other ops and
 // that weft reads by expanding each node at load into those ops, as the
 // ONNX function bodies do: RMSNormalization, RotaryEmbedding and Attention,
-// new at opset 23. The graph passes then see ordinary nodes (an Attention
-// with 3-D inputs becomes the chain that attention-fusion makes one
-// FusedAttention again).
+// new at opset 23, and ONNX Runtime's SimplifiedLayerNormalization, which
+// it registers in the default domain. The graph passes then see ordinary
+// nodes (an Attention with 3-D inputs becomes the chain that
+// attention-fusion makes one FusedAttention again).
 #ifndef WEFT_SRC_IO_ONNX_FUNCTION_OPS_H_
 #define WEFT_SRC_IO_ONNX_FUNCTION_OPS_H_
 

@@ -201,5 +201,37 @@ TEST(FunctionOpsTest, WhatIsNotExpandedIsNamed) {
   EXPECT_THAT(StatusText(missing.status()), HasSubstr("input 2 is required"));
 }
 
+// ONNX Runtime's SimplifiedLayerNormalization: RMSNormalization's nodes at
+// any opset, and its inv_std_var when asked for; RMSNormalization itself
+// has one output.
+TEST(FunctionOpsTest,
+     SimplifiedLayerNormalizationIsRmsNormalizationAtAnyOpset) {
+  auto plain =
+      Expand(OnnxNode("SimplifiedLayerNormalization", {"x", "s"}, {"y"}), 13);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(OpsOf(*plain), Not(Contains("Reciprocal")));
+  for (const onnx::NodeProto& n : *plain) {  // axes an attribute before 18
+    if (n.op_type() == "ReduceMean") EXPECT_EQ(n.input_size(), 1);
+  }
+  onnx::NodeProto counted =
+      OnnxNode("SimplifiedLayerNormalization", {"x", "s"}, {"y"});
+  SetInt(&counted, "axis", 1);  // from the front, of a rank not declared
+  auto unranked = Expand(counted, 13);
+  ASSERT_FALSE(unranked.ok());
+  EXPECT_THAT(StatusText(unranked.status()),
+              HasSubstr("needs the input's declared rank"));
+  auto with_inverse = Expand(
+      OnnxNode("SimplifiedLayerNormalization", {"x", "s"}, {"y", "inv"}), 13);
+  ASSERT_TRUE(with_inverse.ok()) << with_inverse.status();
+  EXPECT_EQ(OpsOf(*with_inverse).back(), "Reciprocal");
+  EXPECT_EQ(with_inverse->Get(with_inverse->size() - 1).output(0), "inv");
+
+  auto two = Expand(OnnxNode("RMSNormalization", {"x", "s"}, {"y", "inv"}));
+  ASSERT_FALSE(two.ok());
+  EXPECT_THAT(
+      StatusText(two.status()),
+      HasSubstr("ONNX RMSNormalization has 2 outputs; it has at most 1"));
+}
+
 }  // namespace
 }  // namespace weft::internal::function_ops_test

@@ -416,7 +416,7 @@ def weight_only_cases():
     """ONNX Runtime's weight-only quantization: 4 bits in blocks of 16 and
     32 (K a multiple of the block or not, an odd number of blocks), with and
     without zero points and bias, float zero points, flat scales, a batch of
-    matrices; 2 and 8 bits."""
+    matrices; 2 and 8 bits. And its SimplifiedLayerNormalization."""
     matmul_nbits_case("4bit_bias", (3,), 20, 6, 16, 4, bias=True)
     matmul_nbits_case("4bit_no_zero_flat_scales", (3,), 32, 5, 16, 4,
                       zero=None, flat_scales=True)
@@ -424,6 +424,15 @@ def weight_only_cases():
     matmul_nbits_case("4bit_three_blocks_batched", (2, 3), 40, 6, 16, 4)
     matmul_nbits_case("8bit", (3,), 20, 6, 16, 8)
     matmul_nbits_case("2bit", (3,), 40, 6, 16, 2)
+    # ONNX Runtime's RMS normalization, which it registers in the default
+    # domain (its transformer optimizer writes it for T5 and Llama): Y and
+    # inv_std_var, over the last axis and over the last two.
+    case("SimplifiedLayerNormalization", "SimplifiedLayerNormalization",
+         {"x": floats(2, 3, 8)}, {"epsilon": 1e-5}, {"scale": floats(8)},
+         outputs=2, opset=17, output_types=[1, 1])
+    case("SimplifiedLayerNormalization_axis_1", "SimplifiedLayerNormalization",
+         {"x": floats(2, 3, 8)}, {"axis": 1, "epsilon": 1e-6},
+         {"scale": floats(3, 8)}, opset=17)
 
 
 if __name__ == "__main__":
