@@ -6,10 +6,12 @@
 // ONNX nodes of the same meaning, which the importer then converts like any
 // other, so the graph passes see them (a QLinearAdd becomes
 // DequantizeLinear -> Add -> QuantizeLinear, which qdq-fusion makes an
-// integer QLinearAdd again; a MatMulNBits becomes the dequantization of its
-// weight and a MatMul, which folds to a float weight at compile). The
-// others of the domain (the rotary and grouped-query attention ops, ...)
-// are refused by name.
+// integer QLinearAdd again). MatMulNBits is the one exception: its scales
+// and zero points become float32 by default-domain nodes, and the node
+// itself stays a com.microsoft MatMulNBits that the importer converts to
+// weft's op of that name, which keeps the weight's codes. The others of
+// the domain (the rotary and grouped-query attention ops, ...) are refused
+// by name.
 #ifndef WEFT_SRC_IO_ONNX_CONTRIB_OPS_H_
 #define WEFT_SRC_IO_ONNX_CONTRIB_OPS_H_
 
