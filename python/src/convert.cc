@@ -130,24 +130,65 @@ void Raise(const Status& status) {
   const std::string message = status.ToString();
   switch (status.code()) {
     case StatusCode::kDeadlineExceeded:
-      PyErr_SetString(PyExc_TimeoutError, message.c_str());
-      break;
+      RaiseMessage(PyExc_TimeoutError, message);
     case StatusCode::kResourceExhausted:
-      PyErr_SetString(PyExc_MemoryError, message.c_str());
-      break;
+      RaiseMessage(PyExc_MemoryError, message);
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:  // An unknown op (a missing file is checked
                                  // first, in Python: FileNotFoundError).
     case StatusCode::kFailedPrecondition:
     case StatusCode::kUnimplemented:
     case StatusCode::kOutOfRange:
-      PyErr_SetString(PyExc_ValueError, message.c_str());
-      break;
+      RaiseMessage(PyExc_ValueError, message);
     default:
-      PyErr_SetString(PyExc_RuntimeError, message.c_str());
-      break;
+      RaiseMessage(PyExc_RuntimeError, message);
   }
+}
+
+void SetErrorMessage(PyObject* type, const char* message) {
+  PyObject* text = PyUnicode_DecodeUTF8(
+      message, static_cast<Py_ssize_t>(std::strlen(message)),
+      "backslashreplace");
+  if (text == nullptr) return;  // Out of memory: that is the error set.
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
+}
+
+void RaiseMessage(PyObject* type, const std::string& message) {
+  SetErrorMessage(type, message.c_str());
   throw py::error_already_set();
+}
+
+void InstallMessageTranslator() {
+  // Tried before pybind11's own translator, which an exception not caught
+  // here reaches.
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const py::value_error& e) {
+      SetErrorMessage(PyExc_ValueError, e.what());
+    } catch (const py::key_error& e) {
+      SetErrorMessage(PyExc_KeyError, e.what());
+    } catch (const py::type_error& e) {
+      SetErrorMessage(PyExc_TypeError, e.what());
+    }
+  });
+}
+
+py::str NameToPython(const std::string& name) {
+  PyObject* text = PyUnicode_DecodeUTF8(
+      name.data(), static_cast<Py_ssize_t>(name.size()), "surrogateescape");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+std::string NameFromPython(py::handle name) {
+  const py::str text(name);
+  PyObject* bytes =
+      PyUnicode_AsEncodedString(text.ptr(), "utf-8", "surrogateescape");
+  if (bytes == nullptr) throw py::error_already_set();  // A surrogate pair.
+  const auto held = py::reinterpret_steal<py::bytes>(bytes);
+  return std::string(held);
 }
 
 const char* NumpyName(DataType dtype) { return InfoOf(dtype).numpy; }

@@ -27,6 +27,27 @@ namespace py = pybind11;
 // run whose status never reaches Python drops nothing else). Needs the GIL.
 std::string StashPythonException(py::error_already_set& error);
 
+// A graph's name as a Python str. ONNX names are bytes that nothing checks
+// for UTF-8 (ONNX Runtime loads a model whose names are not), so a byte
+// that does not decode becomes a lone surrogate, as Python decodes file
+// names (os.fsdecode's surrogateescape): NameFromPython gives the same
+// bytes back, so such a name can be fed and fetched by the str it came as.
+py::str NameToPython(const std::string& name);
+// A str (or anything str() takes) as the name's bytes: UTF-8, lone
+// surrogates from NameToPython back to their bytes.
+std::string NameFromPython(py::handle name);
+
+// Sets Python's error to an exception of `type` (PyExc_ValueError, ...)
+// whose message is `message`, any byte in it that is not UTF-8 shown as
+// \xNN (a graph's name in an error): PyErr_SetString would fail on it and
+// raise a UnicodeDecodeError in the error's place. RaiseMessage then
+// throws it (py::error_already_set).
+void SetErrorMessage(PyObject* type, const char* message);
+[[noreturn]] void RaiseMessage(PyObject* type, const std::string& message);
+// Has pybind11's exceptions that carry a message (py::value_error, ...)
+// set with SetErrorMessage.
+void InstallMessageTranslator();
+
 // After every call into the core: its warnings reach Python's `warnings`
 // (warnings_bridge.h), then a failed status raises.
 inline void Check(const Status& status) {

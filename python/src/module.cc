@@ -22,6 +22,7 @@ PYBIND11_MODULE(_weft, m) {
   m.attr("__version__") = WEFT_VERSION_STRING;
   RememberMainThread();
   InstallWarningBridge();
+  InstallMessageTranslator();
   BindSession(m);
   BindGraph(m);
   BindTune(m);

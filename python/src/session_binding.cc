@@ -143,19 +143,19 @@ class PySession {
       for (const ValueInfo& v : outputs_) fetches.push_back(v.tensor);
     } else {
       for (py::handle name : fetch_names) {
-        fetches.push_back(by_tensor
-                              ? py::str(name).cast<std::string>()
-                              : TensorOf(py::str(name), outputs_, "output"));
+        fetches.push_back(
+            by_tensor ? NameFromPython(name)
+                      : TensorOf(NameFromPython(name), outputs_, "output"));
       }
     }
     NamedTensors inputs;
     for (auto [key, value] : feeds) {
-      const std::string name = py::str(key);
+      const std::string name = NameFromPython(key);
       const ValueInfo* info = Find(name, inputs_);
       if (info == nullptr) info = Find(name, overridable_);
       if (info == nullptr && !by_tensor) {
-        throw py::key_error("no input named '" + name + "'; the inputs are " +
-                            Names(inputs_));
+        RaiseMessage(PyExc_KeyError, "no input named '" + name +
+                                         "'; the inputs are " + Names(inputs_));
       }
       inputs.emplace_back(
           info != nullptr ? info->tensor : name,
@@ -183,7 +183,7 @@ class PySession {
     }
     if (status.code() == StatusCode::kNotFound) {
       // An unknown fetch or feed name (TensorFlow raises KeyError too).
-      throw py::key_error(status.ToString());
+      RaiseMessage(PyExc_KeyError, status.ToString());
     }
     Check(status);
     // While `inputs` still holds the feeds, so that a feed fetched back
@@ -247,8 +247,8 @@ class PySession {
                               const std::vector<ValueInfo>& list,
                               const char* kind) {
     if (const ValueInfo* v = Find(name, list)) return v->tensor;
-    throw py::key_error("no " + std::string(kind) + " named '" + name +
-                        "'; the " + kind + "s are " + Names(list));
+    RaiseMessage(PyExc_KeyError, "no " + std::string(kind) + " named '" + name +
+                                     "'; the " + kind + "s are " + Names(list));
   }
 
   std::unique_ptr<Session> session_;
@@ -319,7 +319,8 @@ void BindSession(py::module_& m) {
                     &RunControl::set_terminate);
 
   py::class_<ValueInfo>(m, "_ValueInfo")
-      .def_readonly("name", &ValueInfo::name)
+      .def_property_readonly(
+          "name", [](const ValueInfo& v) { return NameToPython(v.name); })
       .def_readonly("shape", &ValueInfo::shape)
       .def_readonly("type", &ValueInfo::type);
 
@@ -336,7 +337,7 @@ void BindSession(py::module_& m) {
              py::list out;
              for (const NodeExecStats& s : md.node_stats) {
                py::dict d;
-               d["node_name"] = s.node_name;
+               d["node_name"] = NameToPython(s.node_name);
                d["op"] = s.op;
                d["device"] = s.device;
                d["scheduled_ns"] = s.scheduled_ns;
@@ -346,7 +347,11 @@ void BindSession(py::module_& m) {
                d["thread_index"] = s.thread_index;
                d["thread_name"] = s.thread_name;
                d["intra_op_shards"] = s.intra_op_shards;
-               d["input_nodes"] = s.input_nodes;
+               py::list inputs;
+               for (const std::string& in : s.input_nodes) {
+                 inputs.append(NameToPython(in));
+               }
+               d["input_nodes"] = inputs;
                out.append(d);
              }
              return out;

@@ -94,3 +94,22 @@ def test_a_four_bit_value_has_no_numpy_dtype_and_says_so(tmp_path):
     with pytest.raises(ValueError,
                        match="an output of dtype int4 has no NumPy dtype"):
         session.run(None, {"x": np.array([3, -9], np.int32)})
+
+
+def test_names_that_are_not_utf8_round_trip_and_errors_show_their_bytes():
+    # ONNX names are bytes nothing checks (ONNX Runtime loads this model):
+    # each comes to Python with the byte 0xFF as a lone surrogate, as
+    # os.fsdecode gives a file name, and the same str feeds and fetches it.
+    session = weft.InferenceSession(os.path.join(DATA, "non_utf8_names.onnx"))
+    x = session.get_inputs()[0].name
+    y = session.get_outputs()[0].name
+    assert (x, y) == ("X\udcffXX", "Y\udcffYY")
+    feed = {x: np.array([-1, 2], np.float32)}
+    np.testing.assert_array_equal(session.run([y], feed)[0], [0, 2])
+    # An error naming one shows the byte, and is still the fitting type.
+    with pytest.raises(ValueError, match=r"feed 'X\\xffXX' has shape \[3\]"):
+        session.run(None, {x: np.ones(3, np.float32)})
+    with pytest.raises(ValueError, match=r"input 'X\\xffXX': expected dtype float32"):
+        session.run(None, {x: np.ones(2, np.int64)})
+    with pytest.raises(KeyError, match=r"the outputs are Y\\\\xffYY"):
+        session.run(["nope"], feed)
