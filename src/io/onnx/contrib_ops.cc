@@ -12,6 +12,8 @@
 #include <map>
 #include <utility>
 
+#include "io/onnx/decoder_ops.h"
+
 namespace weft::internal {
 namespace {
 
@@ -756,6 +758,7 @@ const std::map<std::string, Expander>& Expanders() {
       {"Gelu", Gelu},
       {"GatherND", SameAsDefault},
       {"GridSample", SameAsDefault},
+      {"GroupQueryAttention", GroupQueryAttention},
       {"MatMulIntegerToFloat", MatMulIntegerToFloat},
       {"MatMulNBits", MatMulNBits},
       {"MultiHeadAttention", MultiHeadAttention},
@@ -771,6 +774,7 @@ const std::map<std::string, Expander>& Expanders() {
       {"QLinearSigmoid", QLinearSigmoid},
       {"QuantizeLinear", SameAsDefault},
       {"QuickGelu", QuickGelu},
+      {"RotaryEmbedding", MicrosoftRotaryEmbedding},
       {"SkipLayerNormalization", SkipLayerNormalization},
       {"SkipSimplifiedLayerNormalization", SkipSimplifiedLayerNormalization},
       {"Trilu", SameAsDefault},

@@ -9,9 +9,9 @@
 // integer QLinearAdd again). MatMulNBits is the one exception: its scales
 // and zero points become float32 by default-domain nodes, and the node
 // itself stays a com.microsoft MatMulNBits that the importer converts to
-// weft's op of that name, which keeps the weight's codes. The others of
-// the domain (the rotary and grouped-query attention ops, ...) are refused
-// by name.
+// weft's op of that name, which keeps the weight's codes. A decoder's
+// GroupQueryAttention and RotaryEmbedding are expanded in decoder_ops.h.
+// The others of the domain are refused by name.
 #ifndef WEFT_SRC_IO_ONNX_CONTRIB_OPS_H_
 #define WEFT_SRC_IO_ONNX_CONTRIB_OPS_H_
 

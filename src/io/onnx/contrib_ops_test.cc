@@ -135,12 +135,12 @@ TEST(ContribOpsTest, AChannelsLastPoolRunsBetweenTransposes) {
 // What weft does not expand is named: the op (with the list of those it
 // does), an attribute value, a malformed node.
 TEST(ContribOpsTest, WhatIsNotExpandedIsNamed) {
-  auto rotary =
-      Expand(ContribOpsNode("RotaryEmbedding", {"x", "p", "c", "s"}, {"y"}));
-  ASSERT_FALSE(rotary.ok());
-  EXPECT_EQ(rotary.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(rotary.status().message(),
-              HasSubstr("op 'RotaryEmbedding' of domain 'com.microsoft' is "
+  auto paged = Expand(
+      ContribOpsNode("PagedAttention", {"q", "k", "v", "kc", "vc"}, {"y"}));
+  ASSERT_FALSE(paged.ok());
+  EXPECT_EQ(paged.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(paged.status().message(),
+              HasSubstr("op 'PagedAttention' of domain 'com.microsoft' is "
                         "not supported (weft reads these of it: Attention"));
 
   onnx::NodeProto batch = ContribOpsNode("FusedMatMul", {"a", "b"}, {"y"});
@@ -250,6 +250,69 @@ TEST(ContribOpsTest, MatMulNBitsDequantizesItsWeightOrSaysWhyNot) {
               HasSubstr("B must have shape [N, k_blocks, blob_size] = [6, 2, "
                         "8] for K = 20, block_size = 16, bits = 4, got [6, 1, "
                         "8]"));
+}
+
+// GroupQueryAttention and RotaryEmbedding: what a node asks for that weft
+// does not compute, or cannot mean, is named; a query whose shape the model
+// does not declare (a MatMulNBits' output) still expands.
+TEST(ContribOpsTest, DecoderAttentionSaysWhatItDoesNotRead) {
+  const std::vector<std::string> gqa_inputs = {
+      "q", "k", "v", "pk", "pv", "seqlens", "total", "cos", "sin"};
+  auto gqa = [&](const std::vector<std::string>& inputs, int64_t heads,
+                 int64_t kv_heads) {
+    onnx::NodeProto n = ContribOpsNode("GroupQueryAttention", inputs,
+                                       {"y", "present_k", "present_v"});
+    SetInt(&n, "num_heads", heads);
+    SetInt(&n, "kv_num_heads", kv_heads);
+    return n;
+  };
+  auto message = [](const onnx::NodeProto& n, const DeclaredFn& declared) {
+    auto expanded = Expand(n, 17, declared);
+    return expanded.ok() ? std::string("expanded")
+                         : std::string(expanded.status().message());
+  };
+  auto cos_declared = [](const std::string& name) {
+    return name == "cos" ? DeclaredValue{1, std::vector<int64_t>{16, 8}}
+                         : DeclaredValue{};
+  };
+  EXPECT_EQ(message(gqa(gqa_inputs, 4, 2), Undeclared), "expanded");
+  onnx::NodeProto rotary = gqa(gqa_inputs, 4, 2);
+  SetInt(&rotary, "do_rotary", 1);
+  EXPECT_EQ(message(rotary, cos_declared), "expanded");
+  EXPECT_THAT(message(rotary, Undeclared),
+              HasSubstr("cos_cache needs a declared shape"));
+  EXPECT_THAT(message(gqa(gqa_inputs, 4, 3), Undeclared),
+              HasSubstr("num_heads a multiple of kv_num_heads"));
+  EXPECT_THAT(message(gqa({"q", "k", "", "", "", "seqlens", "total"}, 4, 2),
+                      Undeclared),
+              HasSubstr("key and value must be both given"));
+  std::vector<std::string> with_positions = gqa_inputs;
+  with_positions.push_back("position_ids");
+  EXPECT_THAT(message(gqa(with_positions, 4, 2), Undeclared),
+              HasSubstr("input 9 (position_ids) is not supported"));
+  onnx::NodeProto quantized_cache = gqa(gqa_inputs, 4, 2);
+  *quantized_cache.add_attribute() = StringAttr("k_quant_type", "PER_TENSOR");
+  EXPECT_THAT(message(quantized_cache, Undeclared),
+              HasSubstr("k_quant_type 'PER_TENSOR' (a quantized cache)"));
+  EXPECT_THAT(message(gqa({"q", "k", "v", "", "", "seqlens"}, 4, 2),
+                      Undeclared),
+              HasSubstr("input 6 is required"));
+
+  onnx::NodeProto rope =
+      ContribOpsNode("RotaryEmbedding", {"x", "ids", "cos", "sin"}, {"y"});
+  auto rope_declared = [](const std::vector<int64_t>& x) {
+    return [x](const std::string& name) {
+      if (name == "x") return DeclaredValue{1, x};
+      if (name == "ids") return DeclaredValue{7, std::vector<int64_t>{1}};
+      if (name == "cos") return DeclaredValue{1, std::vector<int64_t>{16, 8}};
+      return DeclaredValue{};
+    };
+  };
+  EXPECT_EQ(message(rope, rope_declared({1, 2, 3, 16})), "expanded");
+  EXPECT_THAT(message(rope, Undeclared),
+              HasSubstr("input needs a declared shape of rank 3 or 4"));
+  EXPECT_THAT(message(rope, rope_declared({1, 2, 3, 8})),
+              HasSubstr("at most half the head size (8)"));
 }
 
 // ReduceMean takes its axes as an attribute before opset 18 and as an

@@ -435,6 +435,133 @@ def weight_only_cases():
          {"scale": floats(3, 8)}, opset=17)
 
 
+def rotary_caches(positions, half):
+    """cos and sin of RoPE's angles, [positions, half], float32."""
+    inverse = 1.0 / (10000 ** (np.arange(half) / half))
+    angles = np.outer(np.arange(positions), inverse)
+    return (np.cos(angles).astype(np.float32),
+            np.sin(angles).astype(np.float32))
+
+
+def gqa_case(name, batch, sequence, seqlens, total, heads=4, kv_heads=2,
+             size=16, past=None, packed=False, rotary_half=None, attrs=None):
+    """A GroupQueryAttention: query, key and value of `sequence` new tokens
+    (packed into query when `packed`), a past cache of `past` rows (none
+    when None), seqlens_k = total lengths - 1 per batch row, the scalar
+    total_sequence_length; rotary caches of 16 positions when
+    `rotary_half`."""
+    inputs = {}
+    order = []
+    if packed:
+        inputs["query"] = floats(batch, sequence, (heads + 2 * kv_heads) * size)
+        order += ["query", "", ""]
+    else:
+        inputs["query"] = floats(batch, sequence, heads * size)
+        inputs["key"] = floats(batch, sequence, kv_heads * size)
+        inputs["value"] = floats(batch, sequence, kv_heads * size)
+        order += ["query", "key", "value"]
+    if past is not None:
+        inputs["past_key"] = floats(batch, kv_heads, past, size)
+        inputs["past_value"] = floats(batch, kv_heads, past, size)
+        order += ["past_key", "past_value"]
+    else:
+        order += ["", ""]
+    inputs["seqlens_k"] = np.array(seqlens, np.int32) - 1
+    inputs["total_sequence_length"] = np.array([total], np.int32)
+    order += ["seqlens_k", "total_sequence_length"]
+    consts = {}
+    all_attrs = {"num_heads": heads, "kv_num_heads": kv_heads}
+    if rotary_half:
+        consts["cos_cache"], consts["sin_cache"] = rotary_caches(16,
+                                                                 rotary_half)
+        order += ["cos_cache", "sin_cache"]
+        all_attrs["do_rotary"] = 1
+    all_attrs.update(attrs or {})
+    case(f"GroupQueryAttention_{name}", "GroupQueryAttention", inputs,
+         all_attrs, consts, order=order, outputs=3, opset=17, domain=MS)
+
+
+def decoder_cases():
+    """What onnxruntime-genai's decoders carry: GroupQueryAttention over a
+    first prompt, a decoding step over a cache (rows of equal and of
+    different lengths: the present cache's rows past a row's length are
+    zeros), a later prompt over a cache, packed QKV, rotary embedding
+    (halves and interleaved, all or part of a head), a local window with a
+    softcap and a scale, smooth softmax; and com.microsoft RotaryEmbedding
+    with positions per token or an offset."""
+    gqa_case("prompt", 2, 4, [4, 4], 4)
+    gqa_case("decode_step", 2, 1, [6, 6], 6, past=5)
+    gqa_case("decode_step_ragged", 2, 1, [4, 7], 7, past=6)
+    gqa_case("later_prompt_packed_rotary", 1, 3, [7], 7, past=4, packed=True,
+             rotary_half=8)
+    gqa_case("prompt_interleaved_partial_rotary", 1, 5, [5], 5, size=32,
+             rotary_half=8, attrs={"rotary_interleaved": 1})
+    gqa_case("prompt_local_window_softcap", 1, 6, [6], 6,
+             attrs={"local_window_size": 2, "softcap": 2.0, "scale": 0.3})
+    gqa_case("decode_step_smooth_softmax", 1, 1, [5], 5, past=4,
+             attrs={"smooth_softmax": 1})
+    cos, sin = rotary_caches(16, 8)
+    case("RotaryEmbedding_3d_position_ids", "RotaryEmbedding",
+         {"x": floats(2, 3, 32),
+          "position_ids": np.array([[0, 1, 2], [4, 5, 6]], np.int64)},
+         {"num_heads": 2}, {"cos_cache": cos, "sin_cache": sin},
+         order=["x", "position_ids", "cos_cache", "sin_cache"], opset=17,
+         domain=MS)
+    case("RotaryEmbedding_4d_offset_interleaved", "RotaryEmbedding",
+         {"x": floats(1, 2, 3, 16), "position_ids": np.array([3], np.int64)},
+         {"interleaved": 1}, {"cos_cache": cos, "sin_cache": sin},
+         order=["x", "position_ids", "cos_cache", "sin_cache"], opset=17,
+         domain=MS)
+    case("RotaryEmbedding_3d_partial", "RotaryEmbedding",
+         {"x": floats(1, 4, 64),
+          "position_ids": np.array([[2, 3, 4, 5]], np.int64)},
+         {"num_heads": 2, "rotary_embedding_dim": 16},
+         {"cos_cache": cos, "sin_cache": sin},
+         order=["x", "position_ids", "cos_cache", "sin_cache"], opset=17,
+         domain=MS)
+
+    # A Llama-style layer as onnxruntime-genai's builder writes one for
+    # int4 on CPU, at a decoding step over a cache: RMS normalization, the
+    # packed Q, K and V projection in 4-bit codes, GroupQueryAttention with
+    # rotary embedding reading it (whose shape the model does not declare),
+    # the output projection, the skip connection and its normalization.
+    hidden, heads, kv_heads, size = 64, 4, 2, 16
+    layer = {"norm": floats(hidden), "norm2": floats(hidden)}
+    layer["cos_cache"], layer["sin_cache"] = rotary_caches(16, 8)
+    for name, n in (("qkv", (heads + 2 * kv_heads) * size), ("o", hidden)):
+        codes = RNG.integers(0, 16, (n, hidden // 32, 32))
+        layer[f"{name}_b"] = pack_codes(codes, 4)
+        layer[f"{name}_scales"] = (RNG.random((n, hidden // 32)) * 0.05 +
+                                   0.01).astype(np.float32)
+    nbits = {"K": hidden, "bits": 4, "block_size": 32}
+    nodes = [
+        helper.make_node("SimplifiedLayerNormalization", ["x", "norm"],
+                         ["normed"], epsilon=1e-5),
+        helper.make_node("MatMulNBits", ["normed", "qkv_b", "qkv_scales"],
+                         ["qkv"], domain=MS, N=(heads + 2 * kv_heads) * size,
+                         **nbits),
+        helper.make_node("GroupQueryAttention",
+                         ["qkv", "", "", "past_key", "past_value",
+                          "seqlens_k", "total_sequence_length", "cos_cache",
+                          "sin_cache"],
+                         ["attended", "present_key", "present_value"],
+                         domain=MS, num_heads=heads, kv_num_heads=kv_heads,
+                         do_rotary=1),
+        helper.make_node("MatMulNBits", ["attended", "o_b", "o_scales"],
+                         ["projected"], domain=MS, N=hidden, **nbits),
+        helper.make_node("SkipSimplifiedLayerNormalization",
+                         ["projected", "x", "norm2"], ["y"], domain=MS,
+                         epsilon=1e-5),
+    ]
+    graph_case("llama_layer_int4_decode_step", nodes,
+               {"x": floats(1, 1, hidden),
+                "past_key": floats(1, kv_heads, 5, size),
+                "past_value": floats(1, kv_heads, 5, size),
+                "seqlens_k": np.array([5], np.int32),
+                "total_sequence_length": np.array([6], np.int32)},
+               layer, ["y", "present_key", "present_value"], opset=17)
+
+
 if __name__ == "__main__":
     main(transformer_cases, attention_cases, quantized_cases,
-         weight_only_cases)
+         weight_only_cases, decoder_cases)

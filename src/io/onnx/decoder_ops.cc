@@ -1,0 +1,445 @@
+// GroupQueryAttention and RotaryEmbedding of com.microsoft, as ONNX
+// Runtime's contrib operator schemas define them and its CPU kernels
+// compute them (tests/onnx/contrib_ops checks each against ONNX Runtime
+// 1.30).
+#include "io/onnx/decoder_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace weft::internal {
+namespace {
+
+using onnx::TensorProto;
+
+constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+
+// Dimension `axis` of input i as the model declares it, when fixed.
+std::optional<int64_t> DeclaredDim(const Expansion& e, int i, size_t axis) {
+  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(i);
+  if (!dims || axis >= dims->size() || (*dims)[axis] < 0) return std::nullopt;
+  return (*dims)[axis];
+}
+
+// x[..., begin:end] along the last axis.
+std::string LastAxis(Expansion& e, const std::string& x, int64_t begin,
+                     int64_t end) {
+  return e.Add("Slice", {x, e.Ints({begin}), e.Ints({end}), e.Ints({-1})});
+}
+
+// x (rank `rank`, its last axis a head's `size` features, 0 when not known
+// here) with its first `rotary` features rotated by the angles whose
+// cosines and sines are `cos`
+// and `sin` (broadcastable to x's leading axes, last axis rotary / 2): each
+// pair (x1, x2), the two halves of the rotated features or, when
+// `interleaved`, neighbours, becomes (x1 cos - x2 sin, x2 cos + x1 sin), as
+// ONNX Runtime's rotary kernel computes it.
+std::string Rotated(Expansion& e, const std::string& x, int64_t rank,
+                    int64_t size, int64_t rotary, std::string cos,
+                    std::string sin, bool interleaved) {
+  const std::string rotated = rotary < size ? LastAxis(e, x, 0, rotary) : x;
+  std::string x1, x2;
+  if (interleaved) {
+    // [..., rotary / 2, 2]: zeros keep the leading axes.
+    std::vector<int64_t> pairs_shape;
+    for (int64_t axis = 0; axis + 1 < rank; ++axis) pairs_shape.push_back(0);
+    pairs_shape.push_back(-1);
+    pairs_shape.push_back(2);
+    const std::string pairs = e.Add("Reshape", {rotated, e.Ints(pairs_shape)});
+    x1 = LastAxis(e, pairs, 0, 1);
+    x2 = LastAxis(e, pairs, 1, 2);
+    cos = e.Unsqueeze(cos, {-1});
+    sin = e.Unsqueeze(sin, {-1});
+  } else {
+    x1 = LastAxis(e, rotated, 0, rotary / 2);
+    x2 = LastAxis(e, rotated, rotary / 2, rotary);
+  }
+  const std::string real =
+      e.Add("Sub", {e.Add("Mul", {x1, cos}), e.Add("Mul", {x2, sin})});
+  const std::string imaginary =
+      e.Add("Add", {e.Add("Mul", {x2, cos}), e.Add("Mul", {x1, sin})});
+  std::string y = e.Add("Concat", {real, imaginary}, {IntAttr("axis", -1)});
+  if (interleaved) y = e.Add("Reshape", {y, e.Add("Shape", {rotated})});
+  if (rotary == size) return y;  // Else the rest, which may be empty.
+  return e.Add("Concat", {y, LastAxis(e, x, rotary, kEnd)},
+               {IntAttr("axis", -1)});
+}
+
+// The rotary dimension the caches give (twice their dim 1), checked
+// against the head size when it is known (not 0).
+StatusOr<int64_t> CacheRotaryDim(const Expansion& e, int cos_input,
+                                 int64_t head_size) {
+  const std::optional<int64_t> half = DeclaredDim(e, cos_input, 1);
+  if (!half) {
+    return UnimplementedError(
+        e.Where() +
+        ": cos_cache needs a declared shape [positions, rotary_dim / 2] (an "
+        "initializer)");
+  }
+  if (*half <= 0 || (head_size > 0 && 2 * *half > head_size)) {
+    return InvalidArgumentError(e.Where() + ": cos_cache's dim 1 is " +
+                                std::to_string(*half) +
+                                "; it must be positive and at most half the "
+                                "head size (" +
+                                std::to_string(head_size) + ")");
+  }
+  return 2 * *half;
+}
+
+// GroupQueryAttention's sizes, from its attributes and query's declared
+// shape.
+struct GroupedSizes {
+  int64_t heads = 0, kv_heads = 0;
+  int64_t head_size = 0;  // 0: not declared (then worked out at run time)
+  bool packed = false;    // query holds Q, K and V
+  int64_t parts() const { return packed ? heads + 2 * kv_heads : heads; }
+};
+
+StatusOr<GroupedSizes> SizesOfGroupedAttention(const Expansion& e) {
+  GroupedSizes s;
+  s.heads = IntOr(e.node(), "num_heads", 0);
+  s.kv_heads = IntOr(e.node(), "kv_num_heads", 0);
+  if (s.heads <= 0 || s.kv_heads <= 0 || s.heads % s.kv_heads != 0) {
+    return InvalidArgumentError(
+        e.Where() +
+        ": num_heads and kv_num_heads must be positive, num_heads a multiple "
+        "of kv_num_heads");
+  }
+  s.packed = !e.has_in(1);
+  if (s.packed == e.has_in(2)) {
+    return InvalidArgumentError(
+        e.Where() +
+        ": key and value must be both given, or both omitted (query then "
+        "holds Q, K and V)");
+  }
+  const std::optional<int64_t> hidden = DeclaredDim(e, 0, 2);
+  if (!hidden) return s;
+  if (*hidden % s.parts() != 0) {
+    return InvalidArgumentError(
+        e.Where() + ": query's hidden size " + std::to_string(*hidden) +
+        " is not a whole number of heads (" + std::to_string(s.parts()) + ")");
+  }
+  s.head_size = *hidden / s.parts();
+  return s;
+}
+
+// What GroupQueryAttention reads that weft does not: refused by name.
+Status RefuseUnsupported(const Expansion& e) {
+  static const char* const kInputs[] = {
+      "position_ids", "attention_bias", "head_sink",    "k_scale",
+      "v_scale",      "q_norm_weight",  "k_norm_weight"};
+  for (int i = 9; i < e.num_inputs(); ++i) {
+    if (e.has_in(i)) {
+      return UnimplementedError(e.Where() + ": input " + std::to_string(i) +
+                                " (" + kInputs[std::min(i - 9, 6)] +
+                                ") is not supported");
+    }
+  }
+  if (e.wants_out(3) || IntOr(e.node(), "qk_output", 0) != 0) {
+    return UnimplementedError(e.Where() +
+                              ": output_qk (qk_output) is not supported");
+  }
+  for (const char* quant : {"k_quant_type", "v_quant_type"}) {
+    const onnx::AttributeProto* a = FindAttr(e.node(), quant);
+    if (a != nullptr && a->s() != "NONE") {
+      return UnimplementedError(e.Where() + ": " + quant + " '" + a->s() +
+                                "' (a quantized cache) is not supported");
+    }
+  }
+  if (IntOr(e.node(), "sliding_window_cache", 0) != 0 ||
+      IntOr(e.node(), "causal", 1) != 1) {
+    return UnimplementedError(
+        e.Where() + ": sliding_window_cache and causal = 0 are not supported");
+  }
+  const int32_t type = e.Declared(0).elem_type;
+  if (type != 0 && type != TensorProto::FLOAT) {
+    return UnimplementedError(e.Where() + ": query of ONNX type " +
+                              std::to_string(type) +
+                              " (weft reads float32 here)");
+  }
+  return Status::OK();
+}
+
+// The present cache [batch, kv_heads, T, size] (T = max(total sequence
+// length, the past cache's length)) as ONNX Runtime's kernel writes it
+// without a shared buffer: row t of batch b is past[b, :, t] for t below
+// past_b, new_rows[b, :, t - past_b] for the next `sequence` rows, zero
+// after. `index` and `kept` are the gather of those rows, shared by K and V.
+struct PresentRows {
+  std::string index;   // [batch, 1, T, 1] int64, expanded per input
+  std::string kept;    // [batch, 1, T, 1] bool: a past or a new row
+  std::string length;  // T, an int64 [1]
+};
+
+std::string Present(Expansion& e, const PresentRows& rows,
+                    const std::string& past, const std::string& new_rows,
+                    const std::string& output) {
+  const std::string source =
+      past.empty() ? new_rows
+                   : e.Add("Concat", {past, new_rows}, {IntAttr("axis", 2)});
+  const std::string shape = e.Add("Shape", {source});
+  const std::string target =
+      e.Add("Concat",
+            {e.Add("Slice", {shape, e.Ints({0}), e.Ints({2})}), rows.length,
+             e.Add("Slice", {shape, e.Ints({3}), e.Ints({4})})},
+            {IntAttr("axis", 0)});
+  const std::string gathered =
+      e.Add("GatherElements", {source, e.Add("Expand", {rows.index, target})},
+            {IntAttr("axis", 2)});
+  return e.Add("Where", {rows.kept, gathered, e.Scalar(0.0f)}, {}, output);
+}
+
+}  // namespace
+
+// Causal grouped-query self-attention over a key/value cache, as ONNX
+// Runtime's CPU kernel computes it. Per batch row b: total_b =
+// seqlens_k[b] + 1 keys; the new tokens sit at past_b = total_b - sequence
+// (0 for a first prompt: total_sequence_length = sequence), at positions
+// past_b, past_b + 1, ... (the rotary angles' rows when do_rotary). The
+// present cache holds the past cache's first past_b rows, then the new
+// keys and values, then zeros; query s attends keys past_b + s and before
+// (and, with local_window_size W > 0, the last W of those: ONNX Runtime
+// 1.30's window, one key narrower than its kernels of 2024). Heads
+// are grouped: query head h reads kv head h / (num_heads / kv_num_heads).
+Status GroupQueryAttention(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {0, 5, 6}));
+  if (e.opset() < 13) {
+    return UnimplementedError(e.Where() +
+                              ": needs a model of opset 13 or "
+                              "later, not " +
+                              std::to_string(e.opset()));
+  }
+  WEFT_ASSIGN_OR_RETURN(const GroupedSizes s, SizesOfGroupedAttention(e));
+  WEFT_RETURN_IF_ERROR(RefuseUnsupported(e));
+  if (e.has_in(3) != e.has_in(4) || e.has_in(7) != e.has_in(8)) {
+    return InvalidArgumentError(
+        e.Where() +
+        ": past_key and past_value, and cos_cache and sin_cache, come in "
+        "pairs");
+  }
+  const bool rotary = IntOr(e.node(), "do_rotary", 0) != 0;
+  if (rotary && !e.has_in(7)) {
+    return InvalidArgumentError(e.Where() +
+                                ": do_rotary needs cos_cache and sin_cache");
+  }
+  int64_t rotary_dim = 0;
+  if (rotary) {
+    WEFT_ASSIGN_OR_RETURN(rotary_dim, CacheRotaryDim(e, 7, s.head_size));
+  }
+  const int64_t group = s.heads / s.kv_heads, size = s.head_size;
+  // The head size as an int64 scalar, from query's shape.
+  const std::string size_value =
+      e.Add("Div", {e.Dim(e.in(0), 2), e.Int(s.parts())});
+
+  // Q as [batch, kv_heads, group, sequence, size]; K and V as [batch,
+  // kv_heads, sequence, size].
+  std::string q = e.in(0), k = e.in(1), v = e.in(2);
+  if (s.packed) {
+    const std::string sizes =
+        e.Add("Mul", {e.Unsqueeze(size_value, {0}),
+                      e.Ints({s.heads, s.kv_heads, s.kv_heads})});
+    q = e.Fresh("Split"), k = e.Fresh("Split"), v = e.Fresh("Split");
+    e.AddNode("Split", {e.in(0), sizes}, {q, k, v}, {IntAttr("axis", 2)});
+  }
+  q = e.Add("Transpose",
+            {e.Add("Reshape", {q, e.Ints({0, 0, s.kv_heads, group, -1})})},
+            {IntsAttr("perm", {0, 2, 3, 1, 4})});
+  k = Heads(e, k, s.kv_heads, {0, 2, 1, 3});
+  v = Heads(e, v, s.kv_heads, {0, 2, 1, 3});
+
+  // Where the new tokens go.
+  const std::string sequence = e.Dim(e.in(0), 1);
+  const std::string total = e.Add(
+      "Add", {e.Add("Cast", {e.in(5)}, {IntAttr("to", TensorProto::INT64)}),
+              e.Int(1)});
+  const std::string total_length =
+      e.Add("Cast", {e.Add("Reshape", {e.in(6), e.Ints({})})},
+            {IntAttr("to", TensorProto::INT64)});
+  const std::string past_rows =
+      e.Unsqueeze(e.Add("Where", {e.Add("Equal", {total_length, sequence}),
+                                  e.Int(0), e.Add("Sub", {total, sequence})}),
+                  {1});  // [batch, 1]
+  const std::string positions = e.Add(
+      "Add",
+      {past_rows, e.Unsqueeze(e.Add("Range", {e.Int(0), sequence, e.Int(1)}),
+                              {0})});  // [batch, sequence]
+  if (rotary) {
+    const bool interleaved = IntOr(e.node(), "rotary_interleaved", 0) != 0;
+    const std::string cos =
+        e.Add("Gather", {e.in(7), positions}, {IntAttr("axis", 0)});
+    const std::string sin =
+        e.Add("Gather", {e.in(8), positions}, {IntAttr("axis", 0)});
+    q = Rotated(e, q, 5, size, rotary_dim, e.Unsqueeze(cos, {1, 2}),
+                e.Unsqueeze(sin, {1, 2}), interleaved);
+    k = Rotated(e, k, 4, size, rotary_dim, e.Unsqueeze(cos, {1}),
+                e.Unsqueeze(sin, {1}), interleaved);
+  }
+
+  // The present caches.
+  const std::string past_length = e.has_in(3) ? e.Dim(e.in(3), 2) : e.Int(0);
+  const std::string length = e.Add("Max", {total_length, past_length});  // T
+  const std::string t =
+      e.Unsqueeze(e.Add("Range", {e.Int(0), length, e.Int(1)}), {0});  // [1, T]
+  const std::string from_past = e.Add("Less", {t, past_rows});
+  const std::string kept =
+      e.Add("Less", {t, e.Add("Add", {past_rows, sequence})});
+  const std::string index =
+      e.Add("Where",
+            {kept,
+             e.Add("Where",
+                   {from_past, t,
+                    e.Add("Add", {e.Add("Sub", {t, past_rows}), past_length})}),
+             e.Int(0)});  // [batch, T]
+  const PresentRows rows{e.Unsqueeze(index, {1, 3}), e.Unsqueeze(kept, {1, 3}),
+                         e.Unsqueeze(length, {0})};
+  const std::string present_k = Present(e, rows, e.in(3), k, e.out(1));
+  const std::string present_v = Present(e, rows, e.in(4), v, e.out(2));
+
+  // Scores [batch, kv_heads, group, sequence, T], the keys each query may
+  // not see at the lowest float.
+  // The scale, 1 / sqrt(size) in float32 by default (at run time when the
+  // size is not declared: the same two correctly rounded operations).
+  const float given_scale = FloatOr(e.node(), "scale", 0.0f);
+  std::string scale;
+  if (given_scale != 0.0f) {
+    scale = e.Scalar(given_scale);
+  } else if (size > 0) {
+    scale = e.Scalar(1.0f / std::sqrt(static_cast<float>(size)));
+  } else {
+    scale =
+        e.Add("Reciprocal",
+              {e.Add("Sqrt", {e.Add("Cast", {size_value},
+                                    {IntAttr("to", TensorProto::FLOAT)})})});
+  }
+  std::string scores = e.Add(
+      "Mul",
+      {e.Add("MatMul", {q, e.Unsqueeze(e.Add("Transpose", {present_k},
+                                             {IntsAttr("perm", {0, 1, 3, 2})}),
+                                       {2})}),
+       scale});
+  const float softcap = FloatOr(e.node(), "softcap", 0.0f);
+  if (softcap > 0.0f) {
+    scores = e.Add("Mul",
+                   {e.Add("Tanh", {e.Add("Div", {scores, e.Scalar(softcap)})}),
+                    e.Scalar(softcap)});
+  }
+  const std::string key = e.Unsqueeze(t, {0, 1, 2});  // [1, 1, 1, 1, T]
+  const std::string query_position =
+      e.Unsqueeze(positions, {1, 2, 4});  // [batch, 1, 1, sequence, 1]
+  std::string hidden = e.Add("Greater", {key, query_position});
+  const int64_t window = IntOr(e.node(), "local_window_size", -1);
+  if (window > 0) {
+    hidden = e.Add(
+        "Or",
+        {hidden, e.Add("Less", {key, e.Add("Sub", {query_position,
+                                                   e.Int(window - 1)})})});
+  }
+  scores =
+      e.Add("Where",
+            {hidden, e.Scalar(std::numeric_limits<float>::lowest()), scores});
+  std::string probs;
+  if (IntOr(e.node(), "smooth_softmax", 0) == 1) {
+    // A logit of 0 beside the keys: exp(x_j) / (1 + sum exp(x)).
+    const std::string padded =
+        e.Add("Pad", {scores, e.Ints({0, 0, 0, 0, 0, 0, 0, 0, 0, 1})});
+    probs =
+        LastAxis(e, e.Add("Softmax", {padded}, {IntAttr("axis", -1)}), 0, -1);
+  } else {
+    probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
+  }
+  const std::string context = e.Add(
+      "MatMul", {probs, e.Unsqueeze(present_v, {2})});  // [b, kv, g, s, size]
+  e.Add("Reshape",
+        {e.Add("Transpose", {context}, {IntsAttr("perm", {0, 3, 1, 2, 4})}),
+         e.Ints({0, 0, -1})},
+        {}, e.out(0));
+  return Status::OK();
+}
+
+// ONNX Runtime's rotary embedding: input [batch, sequence, hidden] or
+// [batch, heads, sequence, size], position_ids [batch, sequence] or one
+// offset (positions offset, offset + 1, ...), caches [positions,
+// rotary_dim / 2]. rotary_embedding_dim (with num_heads) rotates the first
+// features of each head only; without it the head size is the caches'
+// rotary dimension.
+Status MicrosoftRotaryEmbedding(Expansion& e) {
+  WEFT_RETURN_IF_ERROR(NeedInputs(e, 4));
+  if (e.opset() < 13) {
+    return UnimplementedError(e.Where() +
+                              ": needs a model of opset 13 or "
+                              "later, not " +
+                              std::to_string(e.opset()));
+  }
+  if (IntOr(e.node(), "is_packed_batching", 0) != 0 ||
+      FloatOr(e.node(), "scale", 1.0f) != 1.0f) {
+    return UnimplementedError(e.Where() +
+                              ": is_packed_batching and scale are not "
+                              "supported");
+  }
+  const std::optional<std::vector<int64_t>> x = e.DeclaredDims(0);
+  const std::optional<std::vector<int64_t>> ids = e.DeclaredDims(1);
+  if (!x || (x->size() != 3 && x->size() != 4) || x->back() <= 0 || !ids ||
+      ids->empty() || ids->size() > 2) {
+    return UnimplementedError(
+        e.Where() +
+        ": input needs a declared shape of rank 3 or 4 with a fixed last "
+        "axis, and position_ids a declared rank of 1 (an offset) or 2");
+  }
+  const bool three_d = x->size() == 3;
+  const int64_t heads = IntOr(e.node(), "num_heads", 0);
+  const int64_t given_dim = IntOr(e.node(), "rotary_embedding_dim", 0);
+  int64_t size = x->back();
+  if (three_d) {
+    if (heads > 0) {
+      if (size % heads != 0) {
+        return InvalidArgumentError(e.Where() + ": hidden size " +
+                                    std::to_string(size) +
+                                    " is not a multiple of num_heads");
+      }
+      size /= heads;
+    } else {
+      WEFT_ASSIGN_OR_RETURN(size, CacheRotaryDim(e, 2, size));
+    }
+  }
+  WEFT_ASSIGN_OR_RETURN(const int64_t cache_dim, CacheRotaryDim(e, 2, size));
+  const int64_t rotary = given_dim > 0 ? given_dim : cache_dim;
+  if (rotary != cache_dim) {
+    return InvalidArgumentError(e.Where() + ": rotary_embedding_dim " +
+                                std::to_string(rotary) +
+                                " is not twice cos_cache's dim 1 (" +
+                                std::to_string(cache_dim / 2) + ")");
+  }
+  // [batch, sequence] positions, or [1, sequence] from an offset.
+  std::string positions = e.in(1);
+  if (ids->size() == 1) {
+    const std::string sequence = e.Dim(e.in(0), three_d ? 1 : 2);
+    positions = e.Unsqueeze(
+        e.Add("Add", {e.Add("Reshape", {e.in(1), e.Ints({})}),
+                      e.Add("Range", {e.Int(0), sequence, e.Int(1)})}),
+        {0});
+  }
+  const std::string cos =
+      e.Add("Gather", {e.in(2), positions}, {IntAttr("axis", 0)});
+  const std::string sin =
+      e.Add("Gather", {e.in(3), positions}, {IntAttr("axis", 0)});
+  // 3-D: [batch, sequence, heads, size], the angles at a heads axis of 1;
+  // 4-D: the heads axis is 1.
+  const std::vector<int64_t> heads_axis = {three_d ? 2 : 1};
+  std::string input = e.in(0);
+  if (three_d) input = e.Add("Reshape", {input, e.Ints({0, 0, -1, size})});
+  const std::string y = Rotated(
+      e, input, 4, size, rotary, e.Unsqueeze(cos, heads_axis),
+      e.Unsqueeze(sin, heads_axis), IntOr(e.node(), "interleaved", 0) != 0);
+  if (three_d) {
+    e.Add("Reshape", {y, e.Add("Shape", {e.in(0)})}, {}, e.out(0));
+  } else {
+    e.Add("Identity", {y}, {}, e.out(0));
+  }
+  return Status::OK();
+}
+
+}  // namespace weft::internal
