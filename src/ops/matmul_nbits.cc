@@ -13,7 +13,10 @@
 // the same at every thread setting and batch size.
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/op_registry_impl.h"
@@ -21,11 +24,19 @@
 #include "ops/op_util.h"
 #include "ops/registry.h"
 #include "weft/float16.h"
+#include "weft/prepared_weights.h"
 
 namespace weft::internal {
 namespace {
 
 constexpr int64_t kMaxNBitDim = (int64_t{1} << 31) - 1;
+
+// A tensor's bytes hashed (std::hash, within this process), as text.
+std::string ContentsHash(const Tensor& t) {
+  const std::string_view bytes(static_cast<const char*>(t.raw_data()),
+                               t.size_bytes());
+  return std::to_string(std::hash<std::string_view>{}(bytes));
+}
 
 class MatMulNBitsKernel : public OpKernel {
  public:
@@ -43,11 +54,24 @@ class MatMulNBitsKernel : public OpKernel {
     if (b == nullptr || scales == nullptr || zeros == nullptr) return;
     auto weight = WeightOf(*b, *scales, *zeros);
     if (!weight.ok()) return;  // Compute reports it.
-    packed_ = NBitPanels(*weight);
+    // Shared with this node's kernels in the session's other compiles (one
+    // per set of feed shapes): B is the same Const there, while the folded
+    // scales and zero points are new tensors each compile, so their
+    // contents name the panels with B.
+    packed_ = PreparedOrMade<NBitPanels>(
+        c.prepared_weights(), *b,
+        "MatMulNBits/K=" + std::to_string(k_) + "/N=" + std::to_string(n_) +
+            "/bits=" + std::to_string(bits_) + "/block=" +
+            std::to_string(block_) + "/scales=" + ContentsHash(*scales) +
+            "/zeros=" + ContentsHash(*zeros),
+        [&] { return std::make_shared<const NBitPanels>(*weight); });
+    if (packed_ == nullptr) return;
     packed_from_ = {b->raw_data(), scales->raw_data(), zeros->raw_data()};
   }
 
-  int64_t prepared_bytes() const override { return packed_.bytes(); }
+  int64_t prepared_bytes() const override {
+    return packed_ ? packed_->bytes() : 0;
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
@@ -67,7 +91,7 @@ class MatMulNBitsKernel : public OpKernel {
       bias = b.data<float>();
     }
     NBitPanels per_run;
-    const NBitPanels* w = &packed_;
+    const NBitPanels* w = packed_.get();
     if (!IsPacked(ctx)) {
       WEFT_ASSIGN_OR_RETURN(NBitWeight weight,
                             WeightOf(ctx.input(1), ctx.input(2), ctx.input(3)));
@@ -162,7 +186,7 @@ class MatMulNBitsKernel : public OpKernel {
   }
 
   const int64_t k_, n_, bits_, block_;
-  NBitPanels packed_;
+  std::shared_ptr<const NBitPanels> packed_;
   std::array<const void*, 3> packed_from_ = {nullptr, nullptr, nullptr};
 };
 

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "runtime/compiled_graph.h"
 #include "test_support/session_util.h"
 #include "weft/float16.h"
+#include "weft/prepared_weights.h"
 
 namespace weft {
 namespace {
@@ -103,6 +105,45 @@ TEST(MatMulNBitsTest, Float16RowsAreComputedInFloat32) {
     EXPECT_EQ(static_cast<float>(half_out.data<Float16>()[i]),
               static_cast<float>(Float16(float_out.data<float>()[i])));
   }
+}
+
+// A session compiles its graph again for each set of feed shapes (a
+// decoder's prompt and steps): the repacked weight is made once and shared
+// by those compiles, and a weight of the same codes with other scales gets
+// panels of its own.
+TEST(MatMulNBitsTest, CompilesForOtherShapesShareThePanels) {
+  const std::vector<Tensor> w = Weight();
+  std::vector<float> doubled(w[1].data<float>(),
+                             w[1].data<float>() + w[1].NumElements());
+  for (float& s : doubled) s *= 2;
+  auto graph = [&](const Tensor& scales) {
+    Graph g;
+    g.Placeholder("a", DataType::kFloat32, PartialShape({-1, kK}));
+    const std::vector<std::string> inputs = {
+        "a", g.Const("b", w[0]), g.Const("scales", scales),
+        g.Const("zeros", w[2])};
+    EXPECT_TRUE(g.AddNode({"y", "MatMulNBits", inputs, Attrs(), ""}).ok());
+    return g;
+  };
+  internal::CompileOptions options;
+  options.prepared_weights = std::make_shared<PreparedWeights>();
+  const Graph given = graph(w[1]);
+  for (int64_t rows : {1, 7}) {
+    auto compiled = internal::CompiledGraph::Compile(
+        test::WithPlaceholderShape(given, "a", PartialShape({rows, kK})),
+        options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_GT((*compiled)
+                  ->node((*compiled)->FindNode("y"))
+                  .kernel->prepared_bytes(),
+              0);
+  }
+  EXPECT_EQ(options.prepared_weights->size(), 1);
+  EXPECT_EQ(options.prepared_weights->reuses(), 1);
+  auto other = internal::CompiledGraph::Compile(
+      graph(Tensor::FromVector<float>(w[1].shape(), doubled)), options);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(options.prepared_weights->size(), 2);
 }
 
 TEST(MatMulNBitsTest, WhatTheInputsCannotMeanIsNamed) {

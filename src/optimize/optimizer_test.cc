@@ -3,6 +3,8 @@
 // settings still agree bitwise, and that every name stays usable.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -468,6 +470,54 @@ TEST(GraphPassesTest, OpenPlaceholderShapesAreSpecialisedPerFeedShape) {
         OptimizerSameBits(test::MustRun(*session, {"relu"}, feeds).at(0),
                           test::MustRun(*plain, {"relu"}, feeds).at(0)))
         << batch;
+  }
+}
+
+// Shapes that are new at Run after Run (a decoder's growing cache) stop
+// the specialising: the fourth new shape in a row, and every new one after
+// it, runs the general graph, while shapes specialised before keep their
+// graph; each set of shapes runs on the same graph every time, so its bits
+// do not change. A batch-invariant session specialises each new shape.
+TEST(GraphPassesTest, ShapesNewAtEveryRunStopTheSpecialising) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 8, 9, 9}));
+  g.Const("w", OptimizerRandom({8, 8, 3, 3}, 2));
+  g.Const("b", OptimizerRandom({8}, 3));
+  ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
+  g.Add("add", "conv", "x");
+  g.Relu("relu", "add");
+  auto plain = test::MustCreate(g, OptimizerOptions(1, 1, false));
+  for (bool batch_invariant : {false, true}) {
+    SessionOptions options = OptimizerOptions(1, 2, true);
+    options.batch_invariant = batch_invariant;
+    auto session = test::MustCreate(g, options);
+    std::map<int64_t, Tensor> first;
+    for (int64_t batch : {1, 2, 3, 4, 5, 1, 4, 5}) {
+      SCOPED_TRACE(testing::Message() << "batch " << batch << ", invariant "
+                                      << batch_invariant);
+      const NamedTensors feeds = {
+          {"x", OptimizerRandom({batch, 8, 9, 9}, 1)}};
+      // One Run a shape, traced: a second Run of the same shapes would
+      // count as a shape seen before.
+      RunOptions traced;
+      traced.trace_level = RunOptions::TraceLevel::kFull;
+      std::vector<Tensor> out;
+      RunMetadata metadata;
+      ASSERT_TRUE(
+          session->Run(traced, feeds, {"relu"}, {}, &out, &metadata).ok());
+      std::multiset<std::string> ops;
+      for (const NodeExecStats& s : metadata.node_stats) ops.insert(s.op);
+      const bool specialised = batch <= 3 || batch_invariant;
+      EXPECT_EQ(ops.count("FusedConv") == 1 && ops.size() == 1, specialised);
+      const Tensor y = out.at(0);
+      EXPECT_TRUE(OptimizerSameBits(
+          y, test::MustRun(*plain, {"relu"}, feeds).at(0)));
+      if (auto it = first.find(batch); it != first.end()) {
+        EXPECT_TRUE(y.BitwiseEqual(it->second));
+      } else {
+        first.emplace(batch, y);
+      }
+    }
   }
 }
 

@@ -96,7 +96,15 @@ std::string PlanKey(const NamedTensors& feeds,
 // and sequence) is also optimised again for each set of feed shapes, with
 // its placeholders declaring them (ExecutionPlan for that signature): the
 // shape arithmetic folds and the fusions that need shapes apply. At most
-// kMaxSpecializations of them; later shapes run the general graph.
+// kMaxSpecializations of them; later shapes run the general graph. A
+// session whose shapes are new at kMaxNewShapeRuns Runs in a row (a
+// decoder, whose cache grows at every step and whose shapes never come
+// back) specialises no more: it runs new shapes on the general graph
+// rather than compiling at every token (milliseconds to tens of them a
+// step, where the step itself may take one). A batch-invariant session
+// (a server's) keeps specialising up to the limit, so that a request's
+// bits do not depend on which graph its batch size ran on. Either way a
+// set of shapes runs on the same graph at every Run.
 struct SessionGraphs {
   std::shared_ptr<const CompiledGraph> optimized;
   // None: the passes changed nothing, and there is nothing to specialise.
@@ -237,6 +245,7 @@ class SessionImpl {
       const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
   static constexpr size_t kMaxSpecializations = 8;
+  static constexpr int kMaxNewShapeRuns = 3;
 
   const std::shared_ptr<const CompiledGraph> graph_;
   Mutex as_given_mu_;
@@ -266,6 +275,10 @@ class SessionImpl {
       WEFT_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const ExecutionPlan>> specialized_plans_
       WEFT_GUARDED_BY(mu_);
+  // Runs in a row whose feed shapes were new, and whether the session has
+  // stopped specialising for that (see SessionGraphs).
+  int new_shape_runs_ WEFT_GUARDED_BY(mu_) = 0;
+  bool shapes_churn_ WEFT_GUARDED_BY(mu_) = false;
   ResourceMgr resources_;  // Queues shared by every Run; thread-safe.
 };
 
@@ -325,12 +338,18 @@ const ExecutionPlan* SessionImpl::GetSpecializedPlan(
     MutexLock lock(mu_);
     if (auto it = specialized_plans_.find(key);
         it != specialized_plans_.end()) {
+      new_shape_runs_ = 0;
       return it->second.get();
     }
     if (auto it = specialized_.find(shapes); it != specialized_.end()) {
+      new_shape_runs_ = 0;
       graph = it->second;
       if (graph == nullptr) return nullptr;
-    } else if (specialized_.size() >= kMaxSpecializations) {
+    } else if (specialized_.size() >= kMaxSpecializations || shapes_churn_) {
+      return nullptr;
+    } else if (!compile_.batch_invariant &&
+               ++new_shape_runs_ > kMaxNewShapeRuns) {
+      shapes_churn_ = true;
       return nullptr;
     }
   }
