@@ -66,40 +66,6 @@ bool HasDepthwiseConv(GraphEditor& graph) {
   return false;
 }
 
-// Live nodes, each after the nodes it reads (iterative: graphs may be long
-// chains).
-std::vector<int> DependencyOrder(const GraphEditor& graph) {
-  std::vector<int> order;
-  std::vector<char> state(graph.size(), 0);  // 0 new, 1 open, 2 done.
-  std::vector<std::pair<int, size_t>> stack;
-  for (int root = 0; root < graph.size(); ++root) {
-    if (!graph.alive(root) || state[root] != 0) continue;
-    stack.push_back({root, 0});
-    state[root] = 1;
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      const std::vector<std::string>& inputs = graph.node(node).inputs;
-      if (next < inputs.size()) {
-        const std::string& input = inputs[next++];
-        const std::string name =
-            input.empty() || input[0] != '^' ? input : input.substr(1);
-        const int producer = graph.Producer(name).node >= 0
-                                 ? graph.Producer(name).node
-                                 : graph.Find(name);
-        if (producer >= 0 && state[producer] == 0) {
-          state[producer] = 1;
-          stack.push_back({producer, 0});
-        }
-        continue;
-      }
-      state[node] = 2;
-      order.push_back(node);
-      stack.pop_back();
-    }
-  }
-  return order;
-}
-
 class NhwcLayout {
  public:
   explicit NhwcLayout(GraphEditor& graph)

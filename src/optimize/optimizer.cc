@@ -57,6 +57,11 @@ const std::vector<Pass>& Pipeline() {
         "creation"},
        internal::FoldConstants,
        1},
+      {{"common-subexpression-elimination",
+        "nodes of one op and attributes reading the same tensors (and "
+        "constants of equal value) become one"},
+       Run<internal::EliminateCommonSubexpressions>,
+       1},
       {{"matmul-integer-fusion",
         "MatMulInteger -> Cast -> Mul (scale) [-> Add (bias)], as dynamic "
         "quantization writes a MatMul, becomes FusedMatMulInteger: the "

@@ -3,10 +3,9 @@
 // settings still agree bitwise, and that every name stays usable.
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "test_support/session_util.h"
@@ -493,10 +492,9 @@ TEST(GraphPassesTest, ShapesNewAtEveryRunStopTheSpecialising) {
     auto session = test::MustCreate(g, options);
     std::map<int64_t, Tensor> first;
     for (int64_t batch : {1, 2, 3, 4, 5, 1, 4, 5}) {
-      SCOPED_TRACE(testing::Message() << "batch " << batch << ", invariant "
-                                      << batch_invariant);
-      const NamedTensors feeds = {
-          {"x", OptimizerRandom({batch, 8, 9, 9}, 1)}};
+      SCOPED_TRACE(testing::Message()
+                   << "batch " << batch << ", invariant " << batch_invariant);
+      const NamedTensors feeds = {{"x", OptimizerRandom({batch, 8, 9, 9}, 1)}};
       // One Run a shape, traced: a second Run of the same shapes would
       // count as a shape seen before.
       RunOptions traced;
@@ -510,14 +508,57 @@ TEST(GraphPassesTest, ShapesNewAtEveryRunStopTheSpecialising) {
       const bool specialised = batch <= 3 || batch_invariant;
       EXPECT_EQ(ops.count("FusedConv") == 1 && ops.size() == 1, specialised);
       const Tensor y = out.at(0);
-      EXPECT_TRUE(OptimizerSameBits(
-          y, test::MustRun(*plain, {"relu"}, feeds).at(0)));
+      EXPECT_TRUE(
+          OptimizerSameBits(y, test::MustRun(*plain, {"relu"}, feeds).at(0)));
       if (auto it = first.find(batch); it != first.end()) {
         EXPECT_TRUE(y.BitwiseEqual(it->second));
       } else {
         first.emplace(batch, y);
       }
     }
+  }
+}
+
+// Two Adds of x and two equal constants are one Add once the constants
+// are one; the Mul of the two becomes x' squared of one tensor. Random ops,
+// even with the same seed, and a graph end stay; the results keep their
+// bits.
+TEST(GraphPassesTest, CommonSubexpressionsRunOnce) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({2, 3}));
+  g.Const("c1", OptimizerRandom({3}, 5));
+  g.Const("c2", OptimizerRandom({3}, 5));
+  g.Const("c3", OptimizerRandom({3}, 6));
+  g.Add("a", "x", "c1");
+  g.Add("b", "x:0", "c2");
+  g.Add("c", "x", "c3");  // Another constant: stays.
+  test::MustAdd(g, {"y", "Mul", {"a", "b"}, {}, ""});
+  test::MustAdd(g, {"z", "Mul", {"y", "c"}, {}, ""});
+  g.Add("end", "x", "c1");  // Equal to a, but a graph end.
+  const AttrMap random = {{"shape", PartialShape({2, 3})},
+                          {"dtype", DataType::kFloat32},
+                          {"seed", int64_t{3}}};
+  test::MustAdd(g, {"r1", "RandomNormal", {}, random, ""});
+  test::MustAdd(g, {"r2", "RandomNormal", {}, random, ""});
+  test::MustAdd(g, {"rs", "Add", {"r1", "r2"}, {}, ""});
+  GraphPassOptions only;
+  only.disabled = {"constant-folding"};
+  auto optimized = Optimize(g, only);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  const Graph& out = optimized->graph;
+  EXPECT_EQ(out.FindNode("b"), nullptr);
+  EXPECT_EQ(out.FindNode("c2"), nullptr);
+  ASSERT_NE(out.FindNode("y"), nullptr);
+  EXPECT_EQ(out.FindNode("y")->inputs, (std::vector<std::string>{"a", "a"}));
+  EXPECT_NE(out.FindNode("c"), nullptr);
+  EXPECT_NE(out.FindNode("end"), nullptr);
+  EXPECT_NE(out.FindNode("r2"), nullptr);
+  EXPECT_EQ(optimized->removed.at("b").replaced_by, "a");
+  const NamedTensors feeds = {{"x", OptimizerRandom({2, 3}, 9)}};
+  for (const char* fetch : {"z", "end", "rs", "b"}) {
+    const Outcome outcome = RunBothWays(g, fetch, feeds);
+    EXPECT_TRUE(OptimizerSameBits(outcome.unoptimized, outcome.optimized))
+        << fetch;
   }
 }
 

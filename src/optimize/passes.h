@@ -13,6 +13,7 @@
 namespace weft::internal {
 
 int EliminateIdentities(GraphEditor& graph);
+int EliminateCommonSubexpressions(GraphEditor& graph);
 int FuseQdqGroups(GraphEditor& graph);
 int FuseIntegerProducts(GraphEditor& graph);
 int FoldStaticShapes(GraphEditor& graph);
@@ -40,6 +41,10 @@ bool Takeable(const GraphEditor& graph, int i);
 
 // Appends the live nodes node i reads (data or control).
 void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out);
+
+// Live nodes, each after the nodes it reads (iterative: graphs may be long
+// chains).
+std::vector<int> DependencyOrder(const GraphEditor& graph);
 
 // Attribute `name` of a node when the node sets it as a T, else
 // `fallback` (the op's default, which a pass has to know).

@@ -111,6 +111,38 @@ void AddProducers(const GraphEditor& graph, int node, std::vector<int>* out) {
   }
 }
 
+std::vector<int> DependencyOrder(const GraphEditor& graph) {
+  std::vector<int> order;
+  std::vector<char> state(graph.size(), 0);  // 0 new, 1 open, 2 done.
+  std::vector<std::pair<int, size_t>> stack;
+  for (int root = 0; root < graph.size(); ++root) {
+    if (!graph.alive(root) || state[root] != 0) continue;
+    stack.push_back({root, 0});
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const std::vector<std::string>& inputs = graph.node(node).inputs;
+      if (next < inputs.size()) {
+        const std::string& input = inputs[next++];
+        const std::string name =
+            input.empty() || input[0] != '^' ? input : input.substr(1);
+        const int producer = graph.Producer(name).node >= 0
+                                 ? graph.Producer(name).node
+                                 : graph.Find(name);
+        if (producer >= 0 && state[producer] == 0) {
+          state[producer] = 1;
+          stack.push_back({producer, 0});
+        }
+        continue;
+      }
+      state[node] = 2;
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
 int SweepUnused(GraphEditor& graph, std::vector<int> candidates,
                 const std::vector<char>& removable, const std::string& pass) {
   int removed = 0;

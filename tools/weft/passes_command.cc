@@ -1,5 +1,6 @@
 // weft info --passes [GRAPH]: the graph passes a session runs when it is
 // created, and, for a graph, what each of them changes in it.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,16 @@ std::map<std::string, int> OpCounts(const Graph& graph) {
   return counts;
 }
 
+// The column the passes' names (and the op names under them) fill: the
+// longest pass name.
+int NameWidth() {
+  size_t width = 0;
+  for (const GraphPassInfo& pass : GraphPasses()) {
+    width = std::max(width, pass.name.size());
+  }
+  return static_cast<int>(width);
+}
+
 int ListPasses(bool json) {
   if (json) {
     nlohmann::json passes = nlohmann::json::array();
@@ -33,7 +44,8 @@ int ListPasses(bool json) {
       "(turn one off with --set disabled_graph_passes=NAME, all with --set "
       "optimize_graph=false):\n");
   for (const GraphPassInfo& pass : GraphPasses()) {
-    std::printf("  %-24s %s\n", pass.name.c_str(), pass.summary.c_str());
+    std::printf("  %-*s %s\n", NameWidth(), pass.name.c_str(),
+                pass.summary.c_str());
   }
   return kExitOk;
 }
@@ -74,8 +86,8 @@ int PassesCommand(const std::string& path,
     std::printf("  (the graph does not compile as given: no pass ran)\n");
   }
   for (const GraphPassResult& ran : optimized->passes) {
-    std::printf("  %-24s %d rewrite%s\n", ran.pass.c_str(), ran.rewrites,
-                ran.rewrites == 1 ? "" : "s");
+    std::printf("  %-*s %d rewrite%s\n", NameWidth(), ran.pass.c_str(),
+                ran.rewrites, ran.rewrites == 1 ? "" : "s");
   }
   std::printf("ops that changed count:\n");
   std::map<std::string, std::pair<int, int>> changed;
@@ -83,7 +95,8 @@ int PassesCommand(const std::string& path,
   for (const auto& [op, n] : after) changed[op].second = n;
   for (const auto& [op, counts] : changed) {
     if (counts.first == counts.second) continue;
-    std::printf("  %-24s %4d -> %d\n", op.c_str(), counts.first, counts.second);
+    std::printf("  %-*s %4d -> %d\n", NameWidth(), op.c_str(), counts.first,
+                counts.second);
   }
   return kExitOk;
 }

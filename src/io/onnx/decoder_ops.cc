@@ -168,29 +168,24 @@ Status RefuseUnsupported(const Expansion& e) {
 // length, the past cache's length)) as ONNX Runtime's kernel writes it
 // without a shared buffer: row t of batch b is past[b, :, t] for t below
 // past_b, new_rows[b, :, t - past_b] for the next `sequence` rows, zero
-// after. `index` and `kept` are the gather of those rows, shared by K and V.
-struct PresentRows {
-  std::string index;   // [batch, 1, T, 1] int64, expanded per input
-  std::string kept;    // [batch, 1, T, 1] bool: a past or a new row
-  std::string length;  // T, an int64 [1]
-};
-
-std::string Present(Expansion& e, const PresentRows& rows,
+// after. Both caches gather the same rows: those of the past's and the new
+// rows' heads laid end to end, one row of zeros after them, `rows`
+// [batch, kv_heads, T] saying which (a gather of whole rows of `size`
+// floats, each a copy).
+std::string Present(Expansion& e, const std::string& rows,
                     const std::string& past, const std::string& new_rows,
                     const std::string& output) {
-  const std::string source =
-      past.empty() ? new_rows
-                   : e.Add("Concat", {past, new_rows}, {IntAttr("axis", 2)});
-  const std::string shape = e.Add("Shape", {source});
-  const std::string target =
-      e.Add("Concat",
-            {e.Add("Slice", {shape, e.Ints({0}), e.Ints({2})}), rows.length,
-             e.Add("Slice", {shape, e.Ints({3}), e.Ints({4})})},
-            {IntAttr("axis", 0)});
-  const std::string gathered =
-      e.Add("GatherElements", {source, e.Add("Expand", {rows.index, target})},
-            {IntAttr("axis", 2)});
-  return e.Add("Where", {rows.kept, gathered, e.Scalar(0.0f)}, {}, output);
+  const std::string size =
+      e.Add("Slice", {e.Add("Shape", {new_rows}), e.Ints({3}), e.Ints({4})});
+  const std::string as_rows =
+      e.Add("Concat", {e.Ints({-1}), size}, {IntAttr("axis", 0)});
+  std::vector<std::string> parts;
+  if (!past.empty()) parts.push_back(e.Add("Reshape", {past, as_rows}));
+  parts.push_back(e.Add("Reshape", {new_rows, as_rows}));
+  parts.push_back(e.Add("ConstantOfShape", {e.Add("Concat", {e.Ints({1}), size},
+                                                  {IntAttr("axis", 0)})}));
+  return e.Add("Gather", {e.Add("Concat", parts, {IntAttr("axis", 0)}), rows},
+               {IntAttr("axis", 0)}, output);
 }
 
 }  // namespace
@@ -279,23 +274,36 @@ Status GroupQueryAttention(Expansion& e) {
                 e.Unsqueeze(sin, {1}), interleaved);
   }
 
-  // The present caches.
+  // The present caches: which row of [the past's rows; the new rows; a
+  // zero row] each of [batch, kv_heads, T] is (see Present). A past_b
+  // beyond the past cache (seqlens_k that the cache does not hold) makes
+  // every index out of range, an error rather than other rows' values.
+  const std::string batch = e.Dim(e.in(0), 0);
   const std::string past_length = e.has_in(3) ? e.Dim(e.in(3), 2) : e.Int(0);
   const std::string length = e.Add("Max", {total_length, past_length});  // T
   const std::string t =
       e.Unsqueeze(e.Add("Range", {e.Int(0), length, e.Int(1)}), {0});  // [1, T]
-  const std::string from_past = e.Add("Less", {t, past_rows});
-  const std::string kept =
-      e.Add("Less", {t, e.Add("Add", {past_rows, sequence})});
-  const std::string index =
+  const std::string batch_heads = e.Add("Mul", {batch, e.Int(s.kv_heads)});
+  const std::string heads = e.Add(
+      "Reshape", {e.Add("Range", {e.Int(0), batch_heads, e.Int(1)}),
+                  e.Ints({-1, s.kv_heads, 1})});  // b * kv + head: [b, kv, 1]
+  const std::string first = e.Unsqueeze(past_rows, {1});  // [batch, 1, 1]
+  const std::string past_rows_total = e.Add("Mul", {batch_heads, past_length});
+  const std::string from_past =
+      e.Add("Add", {e.Add("Mul", {heads, past_length}), e.Unsqueeze(t, {0})});
+  const std::string from_new = e.Add(
+      "Add", {e.Add("Add", {past_rows_total, e.Add("Mul", {heads, sequence})}),
+              e.Add("Sub", {e.Unsqueeze(t, {0}), first})});
+  const std::string zero_row =
+      e.Add("Add", {past_rows_total, e.Add("Mul", {batch_heads, sequence})});
+  std::string rows =
       e.Add("Where",
-            {kept,
-             e.Add("Where",
-                   {from_past, t,
-                    e.Add("Add", {e.Add("Sub", {t, past_rows}), past_length})}),
-             e.Int(0)});  // [batch, T]
-  const PresentRows rows{e.Unsqueeze(index, {1, 3}), e.Unsqueeze(kept, {1, 3}),
-                         e.Unsqueeze(length, {0})};
+            {e.Add("Less", {e.Unsqueeze(t, {0}), first}), from_past,
+             e.Add("Where", {e.Add("Less", {e.Unsqueeze(t, {0}),
+                                            e.Add("Add", {first, sequence})}),
+                             from_new, zero_row})});
+  rows = e.Add("Where", {e.Add("Greater", {first, past_length}),
+                         e.Int(std::numeric_limits<int64_t>::min()), rows});
   const std::string present_k = Present(e, rows, e.in(3), k, e.out(1));
   const std::string present_v = Present(e, rows, e.in(4), v, e.out(2));
 
