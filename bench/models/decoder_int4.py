@@ -17,10 +17,13 @@ from the attention mask, as the builder computes them; logits through a
 single-token steps, each on the argmax of the last logits.
 
 Per round, each side at intra 1 and 2 (one inter-op thread, ONNX Runtime
-sequential): the prompt's milliseconds and the median step's; prints the
-rounds, each side's best, the ratios weft / ONNX Runtime, whether the
-generated tokens are the same, and the largest difference in the prompt's
-last logits. weft through its Python package (build/python on PYTHONPATH),
+sequential), in a fresh session: the first prompt's milliseconds (the
+session's first Run, with what each runtime prepares then), then a second
+generation from a prompt one token longer, its prompt's milliseconds and
+its median step's (a session that has served before). Prints the rounds,
+the ratios weft / ONNX Runtime of each side's best, whether the first
+generations' tokens are the same, and the largest difference in their
+prompts' last logits. weft through its Python package (build/python on PYTHONPATH),
 ONNX Runtime 1.30 through onnxruntime-node (bench/models/ort_generate.js;
 run.sh installs it in build/bench-models/ort).
 """
@@ -151,11 +154,8 @@ def write_model(path, a, rng):
         helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)]), path)
 
 
-def weft_generate(path, a, intra, prompt):
-    options = weft.SessionOptions()
-    options.intra_op_num_threads = intra
-    options.inter_op_num_threads = 1
-    session = weft.InferenceSession(path, options)
+def weft_generation(session, a, prompt):
+    """Milliseconds of each Run, the ids and the prompt's last logits."""
     size = a.hidden // a.heads
     cache = {f"past_key_values.{layer}.{kind}":
              np.zeros((1, a.kv_heads, 0, size), np.float32)
@@ -179,6 +179,19 @@ def weft_generate(path, a, intra, prompt):
     return times, generated, prompt_logits
 
 
+def weft_generate(path, a, intra, prompt):
+    """As ort_generate.js: the first prompt's milliseconds, the second
+    generation's Runs (its prompt one token longer), the first's ids and
+    prompt logits."""
+    options = weft.SessionOptions()
+    options.intra_op_num_threads = intra
+    options.inter_op_num_threads = 1
+    session = weft.InferenceSession(path, options)
+    first = weft_generation(session, a, prompt)
+    second = weft_generation(session, a, prompt + prompt[:1])
+    return first[0][0], second[0], first[1], first[2]
+
+
 def ort_generate(path, a, intra, prompt):
     env = dict(os.environ, NODE_PATH=os.path.join(
         ROOT, "build/bench-models/ort/node_modules"))
@@ -188,7 +201,7 @@ def ort_generate(path, a, intra, prompt):
          str(a.steps), *map(str, prompt)],
         capture_output=True, text=True, check=True, env=env)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    return (result["times"], result["generated"],
+    return (result["first_prompt_ms"], result["times"], result["generated"],
             np.array(result["prompt_logits"], np.float32))
 
 
@@ -211,23 +224,24 @@ def main():
         rows = {}
         for side, run in (("weft", weft_generate), ("ort", ort_generate)):
             for intra in (1, 2):
-                times, generated, logits = run(path, a, intra, prompt)
-                rows[(side, intra)] = (times[0], statistics.median(times[1:]),
+                first, times, generated, logits = run(path, a, intra, prompt)
+                rows[(side, intra)] = (first, times[0],
+                                       statistics.median(times[1:]),
                                        generated, logits)
         for side in ("weft", "ort"):
-            prompt_ms = min(rows[(side, i)][0] for i in (1, 2))
-            step_ms = min(rows[(side, i)][1] for i in (1, 2))
-            best[side].append((prompt_ms, step_ms))
-            print(f"round {r + 1} {side:4s}: prompt " + " / ".join(
-                f"{rows[(side, i)][0]:.1f}" for i in (1, 2)) +
-                " ms (intra 1 / 2), step " + " / ".join(
-                f"{rows[(side, i)][1]:.2f}" for i in (1, 2)) + " ms")
-        same = rows[("weft", 2)][2] == rows[("ort", 2)][2]
-        gap = float(np.max(np.abs(rows[("weft", 2)][3] - rows[("ort", 2)][3])))
+            best[side].append(tuple(
+                min(rows[(side, i)][k] for i in (1, 2)) for k in range(3)))
+            print(f"round {r + 1} {side:4s}: " + ", ".join(
+                f"{what} " + " / ".join(
+                    f"{rows[(side, i)][k]:.1f}" for i in (1, 2)) + " ms"
+                for k, what in enumerate(("first prompt", "prompt", "step")))
+                + " (intra 1 / 2)")
+        same = rows[("weft", 2)][3] == rows[("ort", 2)][3]
+        gap = float(np.max(np.abs(rows[("weft", 2)][4] - rows[("ort", 2)][4])))
         print(f"round {r + 1}: same tokens {same} "
-              f"({len(rows[('weft', 2)][2])} generated), prompt logits within "
+              f"({len(rows[('weft', 2)][3])} generated), prompt logits within "
               f"{gap:.2e}")
-    for k, what in ((0, "prompt"), (1, "step")):
+    for k, what in enumerate(("first prompt", "prompt", "step")):
         ratios = [w[k] / o[k] for w, o in zip(best["weft"], best["ort"])]
         print(f"{what}: weft / ONNX Runtime per round " +
               ", ".join(f"{x:.3f}" for x in ratios) +
