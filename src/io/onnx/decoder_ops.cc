@@ -197,9 +197,10 @@ std::string Present(Expansion& e, const std::string& rows,
 // past_b, past_b + 1, ... (the rotary angles' rows when do_rotary). The
 // present cache holds the past cache's first past_b rows, then the new
 // keys and values, then zeros; query s attends keys past_b + s and before
-// (and, with local_window_size W > 0, the last W of those: ONNX Runtime
-// 1.30's window, one key narrower than its kernels of 2024). Heads
-// are grouped: query head h reads kv head h / (num_heads / kv_num_heads).
+// (and, with local_window_size W > 0, the last W of those, the query's own
+// among them: ONNX Runtime 1.30's window, which tests/onnx/contrib_ops
+// checks). Heads are grouped: query head h reads kv head h / (num_heads /
+// kv_num_heads).
 Status GroupQueryAttention(Expansion& e) {
   WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {0, 5, 6}));
   if (e.opset() < 13) {
