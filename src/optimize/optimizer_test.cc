@@ -444,16 +444,21 @@ TEST(GraphPassesTest, AFusedAwayNodeIsFetchedFromTheGraphAsGiven) {
   EXPECT_EQ(relu.data<float>()[0], std::max(add.data<float>()[0], 0.0f));
 }
 
-TEST(GraphPassesTest, OpenPlaceholderShapesAreSpecialisedPerFeedShape) {
-  // A batch left open, as ONNX exports write it: the residual Add fuses
-  // only once the feed's shape is known.
+// Conv + Add of its input + Relu over a batch left open, as ONNX exports
+// write it: the residual Add fuses only once the feed's shape is known.
+Graph OpenBatchResidual() {
   Graph g;
   g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 8, 9, 9}));
   g.Const("w", OptimizerRandom({8, 8, 3, 3}, 2));
   g.Const("b", OptimizerRandom({8}, 3));
-  ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
+  EXPECT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
   g.Add("add", "conv", "x");
   g.Relu("relu", "add");
+  return g;
+}
+
+TEST(GraphPassesTest, OpenPlaceholderShapesAreSpecialisedPerFeedShape) {
+  const Graph g = OpenBatchResidual();
   auto general = Optimize(g);
   ASSERT_TRUE(general.ok()) << general.status();
   EXPECT_EQ(OpOf(general->graph, "add"), "Add");  // Shapes unknown here.
@@ -478,13 +483,7 @@ TEST(GraphPassesTest, OpenPlaceholderShapesAreSpecialisedPerFeedShape) {
 // graph; each set of shapes runs on the same graph every time, so its bits
 // do not change. A batch-invariant session specialises each new shape.
 TEST(GraphPassesTest, ShapesNewAtEveryRunStopTheSpecialising) {
-  Graph g;
-  g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 8, 9, 9}));
-  g.Const("w", OptimizerRandom({8, 8, 3, 3}, 2));
-  g.Const("b", OptimizerRandom({8}, 3));
-  ASSERT_TRUE(g.AddNode(ConvNode("conv", {"x", "w", "b"})).ok());
-  g.Add("add", "conv", "x");
-  g.Relu("relu", "add");
+  const Graph g = OpenBatchResidual();
   auto plain = test::MustCreate(g, OptimizerOptions(1, 1, false));
   for (bool batch_invariant : {false, true}) {
     SessionOptions options = OptimizerOptions(1, 2, true);

@@ -18,13 +18,6 @@ using onnx::TensorProto;
 
 constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
 
-// Dimension `axis` of input i as the model declares it, when fixed.
-std::optional<int64_t> DeclaredDim(const Expansion& e, int i, size_t axis) {
-  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(i);
-  if (!dims || axis >= dims->size() || (*dims)[axis] < 0) return std::nullopt;
-  return (*dims)[axis];
-}
-
 // x[..., begin:end] along the last axis.
 std::string LastAxis(Expansion& e, const std::string& x, int64_t begin,
                      int64_t end) {
@@ -73,7 +66,7 @@ std::string Rotated(Expansion& e, const std::string& x, int64_t rank,
 // against the head size when it is known (not 0).
 StatusOr<int64_t> CacheRotaryDim(const Expansion& e, int cos_input,
                                  int64_t head_size) {
-  const std::optional<int64_t> half = DeclaredDim(e, cos_input, 1);
+  const std::optional<int64_t> half = e.DeclaredDim(cos_input, 1);
   if (!half) {
     return UnimplementedError(
         e.Where() +
@@ -116,7 +109,7 @@ StatusOr<GroupedSizes> SizesOfGroupedAttention(const Expansion& e) {
         ": key and value must be both given, or both omitted (query then "
         "holds Q, K and V)");
   }
-  const std::optional<int64_t> hidden = DeclaredDim(e, 0, 2);
+  const std::optional<int64_t> hidden = e.DeclaredDim(0, 2);
   if (!hidden) return s;
   if (*hidden % s.parts() != 0) {
     return InvalidArgumentError(
@@ -188,6 +181,150 @@ std::string Present(Expansion& e, const std::string& rows,
                {IntAttr("axis", 0)}, output);
 }
 
+// Where a GroupQueryAttention's new tokens go, per batch row b.
+struct NewTokens {
+  std::string sequence;      // the new tokens' count, an int64 scalar
+  std::string total_length;  // total_sequence_length, an int64 scalar
+  std::string past_rows;     // past_b, [batch, 1]
+  std::string positions;     // past_b + s, [batch, sequence]
+};
+
+// total_b = seqlens_k[b] + 1; past_b = total_b - sequence, or 0 for a first
+// prompt (total_sequence_length = sequence).
+NewTokens PlaceNewTokens(Expansion& e) {
+  NewTokens n;
+  n.sequence = e.Dim(e.in(0), 1);
+  const std::string total = e.Add(
+      "Add", {e.Add("Cast", {e.in(5)}, {IntAttr("to", TensorProto::INT64)}),
+              e.Int(1)});
+  n.total_length = e.Add("Cast", {e.Add("Reshape", {e.in(6), e.Ints({})})},
+                         {IntAttr("to", TensorProto::INT64)});
+  n.past_rows =
+      e.Unsqueeze(e.Add("Where", {e.Add("Equal", {n.total_length, n.sequence}),
+                                  e.Int(0), e.Add("Sub", {total, n.sequence})}),
+                  {1});
+  n.positions = e.Add(
+      "Add",
+      {n.past_rows,
+       e.Unsqueeze(e.Add("Range", {e.Int(0), n.sequence, e.Int(1)}), {0})});
+  return n;
+}
+
+// Which row of [the past's rows; the new rows; a zero row] each row of the
+// present caches [batch, kv_heads, T] is (see Present), T the length of
+// `t` ([1, T]). A past_b beyond the past cache (seqlens_k that the cache
+// does not hold) makes every index out of range: an error rather than
+// other rows' values.
+std::string PresentRowIndex(Expansion& e, int64_t kv_heads, const NewTokens& n,
+                            const std::string& past_length,
+                            const std::string& t) {
+  const std::string batch_heads =
+      e.Add("Mul", {e.Dim(e.in(0), 0), e.Int(kv_heads)});
+  const std::string heads = e.Add(
+      "Reshape", {e.Add("Range", {e.Int(0), batch_heads, e.Int(1)}),
+                  e.Ints({-1, kv_heads, 1})});  // b * kv + head: [b, kv, 1]
+  const std::string first = e.Unsqueeze(n.past_rows, {1});  // [b, 1, 1]
+  const std::string row = e.Unsqueeze(t, {0});              // [1, 1, T]
+  const std::string past_total = e.Add("Mul", {batch_heads, past_length});
+  const std::string from_past =
+      e.Add("Add", {e.Add("Mul", {heads, past_length}), row});
+  const std::string from_new = e.Add(
+      "Add", {e.Add("Add", {past_total, e.Add("Mul", {heads, n.sequence})}),
+              e.Add("Sub", {row, first})});
+  const std::string zero_row =
+      e.Add("Add", {past_total, e.Add("Mul", {batch_heads, n.sequence})});
+  const std::string rows = e.Add(
+      "Where",
+      {e.Add("Less", {row, first}), from_past,
+       e.Add("Where", {e.Add("Less", {row, e.Add("Add", {first, n.sequence})}),
+                       from_new, zero_row})});
+  return e.Add("Where", {e.Add("Greater", {first, past_length}),
+                         e.Int(std::numeric_limits<int64_t>::min()), rows});
+}
+
+// The scale: the attribute, else 1 / sqrt(size) in float32 (worked out at
+// run time from `size_value` when the size is not declared: the same two
+// correctly rounded operations).
+std::string AttentionScale(Expansion& e, int64_t size,
+                           const std::string& size_value) {
+  const float given = FloatOr(e.node(), "scale", 0.0f);
+  if (given != 0.0f) return e.Scalar(given);
+  if (size > 0) return e.Scalar(1.0f / std::sqrt(static_cast<float>(size)));
+  return e.Add("Reciprocal",
+               {e.Add("Sqrt", {e.Add("Cast", {size_value},
+                                     {IntAttr("to", TensorProto::FLOAT)})})});
+}
+
+// Softmax(scores) V over the present caches into output 0: scores [batch,
+// kv_heads, group, sequence, T] from q and present_k, softcapped, the keys
+// a query may not see (later ones, and those before its local window) at
+// the lowest float; smooth softmax adds a logit of 0 beside the keys.
+void AttendOverCache(Expansion& e, const std::string& q,
+                     const std::string& present_k, const std::string& present_v,
+                     const std::string& scale, const NewTokens& n,
+                     const std::string& t) {
+  std::string scores = e.Add(
+      "Mul",
+      {e.Add("MatMul", {q, e.Unsqueeze(e.Add("Transpose", {present_k},
+                                             {IntsAttr("perm", {0, 1, 3, 2})}),
+                                       {2})}),
+       scale});
+  const float softcap = FloatOr(e.node(), "softcap", 0.0f);
+  if (softcap > 0.0f) {
+    scores = e.Add("Mul",
+                   {e.Add("Tanh", {e.Add("Div", {scores, e.Scalar(softcap)})}),
+                    e.Scalar(softcap)});
+  }
+  const std::string key = e.Unsqueeze(t, {0, 1, 2});  // [1, 1, 1, 1, T]
+  const std::string query_position =
+      e.Unsqueeze(n.positions, {1, 2, 4});  // [batch, 1, 1, sequence, 1]
+  std::string hidden = e.Add("Greater", {key, query_position});
+  const int64_t window = IntOr(e.node(), "local_window_size", -1);
+  if (window > 0) {
+    hidden = e.Add(
+        "Or",
+        {hidden, e.Add("Less", {key, e.Add("Sub", {query_position,
+                                                   e.Int(window - 1)})})});
+  }
+  scores =
+      e.Add("Where",
+            {hidden, e.Scalar(std::numeric_limits<float>::lowest()), scores});
+  std::string probs;
+  if (IntOr(e.node(), "smooth_softmax", 0) == 1) {
+    // exp(x_j) / (1 + sum exp(x)).
+    const std::string padded =
+        e.Add("Pad", {scores, e.Ints({0, 0, 0, 0, 0, 0, 0, 0, 0, 1})});
+    probs =
+        LastAxis(e, e.Add("Softmax", {padded}, {IntAttr("axis", -1)}), 0, -1);
+  } else {
+    probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
+  }
+  const std::string context = e.Add(
+      "MatMul", {probs, e.Unsqueeze(present_v, {2})});  // [b, kv, g, s, size]
+  e.Add("Reshape",
+        {e.Add("Transpose", {context}, {IntsAttr("perm", {0, 3, 1, 2, 4})}),
+         e.Ints({0, 0, -1})},
+        {}, e.out(0));
+}
+
+// The node's inputs checked; the rotary dimension (0 without do_rotary).
+StatusOr<int64_t> CheckGroupedAttention(const Expansion& e,
+                                        const GroupedSizes& s) {
+  WEFT_RETURN_IF_ERROR(RefuseUnsupported(e));
+  if (e.has_in(3) != e.has_in(4) || e.has_in(7) != e.has_in(8)) {
+    return InvalidArgumentError(
+        e.Where() +
+        ": past_key and past_value, and cos_cache and sin_cache, come in "
+        "pairs");
+  }
+  if (IntOr(e.node(), "do_rotary", 0) == 0) return 0;
+  if (!e.has_in(7)) {
+    return InvalidArgumentError(e.Where() +
+                                ": do_rotary needs cos_cache and sin_cache");
+  }
+  return CacheRotaryDim(e, 7, s.head_size);
+}
+
 }  // namespace
 
 // Causal grouped-query self-attention over a key/value cache, as ONNX
@@ -205,27 +342,11 @@ Status GroupQueryAttention(Expansion& e) {
   WEFT_RETURN_IF_ERROR(NeedInputsAt(e, {0, 5, 6}));
   if (e.opset() < 13) {
     return UnimplementedError(e.Where() +
-                              ": needs a model of opset 13 or "
-                              "later, not " +
+                              ": needs a model of opset 13 or later, not " +
                               std::to_string(e.opset()));
   }
   WEFT_ASSIGN_OR_RETURN(const GroupedSizes s, SizesOfGroupedAttention(e));
-  WEFT_RETURN_IF_ERROR(RefuseUnsupported(e));
-  if (e.has_in(3) != e.has_in(4) || e.has_in(7) != e.has_in(8)) {
-    return InvalidArgumentError(
-        e.Where() +
-        ": past_key and past_value, and cos_cache and sin_cache, come in "
-        "pairs");
-  }
-  const bool rotary = IntOr(e.node(), "do_rotary", 0) != 0;
-  if (rotary && !e.has_in(7)) {
-    return InvalidArgumentError(e.Where() +
-                                ": do_rotary needs cos_cache and sin_cache");
-  }
-  int64_t rotary_dim = 0;
-  if (rotary) {
-    WEFT_ASSIGN_OR_RETURN(rotary_dim, CacheRotaryDim(e, 7, s.head_size));
-  }
+  WEFT_ASSIGN_OR_RETURN(const int64_t rotary_dim, CheckGroupedAttention(e, s));
   const int64_t group = s.heads / s.kv_heads, size = s.head_size;
   // The head size as an int64 scalar, from query's shape.
   const std::string size_value =
@@ -247,125 +368,29 @@ Status GroupQueryAttention(Expansion& e) {
   k = Heads(e, k, s.kv_heads, {0, 2, 1, 3});
   v = Heads(e, v, s.kv_heads, {0, 2, 1, 3});
 
-  // Where the new tokens go.
-  const std::string sequence = e.Dim(e.in(0), 1);
-  const std::string total = e.Add(
-      "Add", {e.Add("Cast", {e.in(5)}, {IntAttr("to", TensorProto::INT64)}),
-              e.Int(1)});
-  const std::string total_length =
-      e.Add("Cast", {e.Add("Reshape", {e.in(6), e.Ints({})})},
-            {IntAttr("to", TensorProto::INT64)});
-  const std::string past_rows =
-      e.Unsqueeze(e.Add("Where", {e.Add("Equal", {total_length, sequence}),
-                                  e.Int(0), e.Add("Sub", {total, sequence})}),
-                  {1});  // [batch, 1]
-  const std::string positions = e.Add(
-      "Add",
-      {past_rows, e.Unsqueeze(e.Add("Range", {e.Int(0), sequence, e.Int(1)}),
-                              {0})});  // [batch, sequence]
-  if (rotary) {
+  const NewTokens n = PlaceNewTokens(e);
+  if (rotary_dim > 0) {
     const bool interleaved = IntOr(e.node(), "rotary_interleaved", 0) != 0;
     const std::string cos =
-        e.Add("Gather", {e.in(7), positions}, {IntAttr("axis", 0)});
+        e.Add("Gather", {e.in(7), n.positions}, {IntAttr("axis", 0)});
     const std::string sin =
-        e.Add("Gather", {e.in(8), positions}, {IntAttr("axis", 0)});
+        e.Add("Gather", {e.in(8), n.positions}, {IntAttr("axis", 0)});
     q = Rotated(e, q, 5, size, rotary_dim, e.Unsqueeze(cos, {1, 2}),
                 e.Unsqueeze(sin, {1, 2}), interleaved);
     k = Rotated(e, k, 4, size, rotary_dim, e.Unsqueeze(cos, {1}),
                 e.Unsqueeze(sin, {1}), interleaved);
   }
 
-  // The present caches: which row of [the past's rows; the new rows; a
-  // zero row] each of [batch, kv_heads, T] is (see Present). A past_b
-  // beyond the past cache (seqlens_k that the cache does not hold) makes
-  // every index out of range, an error rather than other rows' values.
-  const std::string batch = e.Dim(e.in(0), 0);
   const std::string past_length = e.has_in(3) ? e.Dim(e.in(3), 2) : e.Int(0);
-  const std::string length = e.Add("Max", {total_length, past_length});  // T
-  const std::string t =
-      e.Unsqueeze(e.Add("Range", {e.Int(0), length, e.Int(1)}), {0});  // [1, T]
-  const std::string batch_heads = e.Add("Mul", {batch, e.Int(s.kv_heads)});
-  const std::string heads = e.Add(
-      "Reshape", {e.Add("Range", {e.Int(0), batch_heads, e.Int(1)}),
-                  e.Ints({-1, s.kv_heads, 1})});  // b * kv + head: [b, kv, 1]
-  const std::string first = e.Unsqueeze(past_rows, {1});  // [batch, 1, 1]
-  const std::string past_rows_total = e.Add("Mul", {batch_heads, past_length});
-  const std::string from_past =
-      e.Add("Add", {e.Add("Mul", {heads, past_length}), e.Unsqueeze(t, {0})});
-  const std::string from_new = e.Add(
-      "Add", {e.Add("Add", {past_rows_total, e.Add("Mul", {heads, sequence})}),
-              e.Add("Sub", {e.Unsqueeze(t, {0}), first})});
-  const std::string zero_row =
-      e.Add("Add", {past_rows_total, e.Add("Mul", {batch_heads, sequence})});
-  std::string rows =
-      e.Add("Where",
-            {e.Add("Less", {e.Unsqueeze(t, {0}), first}), from_past,
-             e.Add("Where", {e.Add("Less", {e.Unsqueeze(t, {0}),
-                                            e.Add("Add", {first, sequence})}),
-                             from_new, zero_row})});
-  rows = e.Add("Where", {e.Add("Greater", {first, past_length}),
-                         e.Int(std::numeric_limits<int64_t>::min()), rows});
+  const std::string t = e.Unsqueeze(
+      e.Add("Range",
+            {e.Int(0), e.Add("Max", {n.total_length, past_length}), e.Int(1)}),
+      {0});  // [1, T]
+  const std::string rows = PresentRowIndex(e, s.kv_heads, n, past_length, t);
   const std::string present_k = Present(e, rows, e.in(3), k, e.out(1));
   const std::string present_v = Present(e, rows, e.in(4), v, e.out(2));
-
-  // Scores [batch, kv_heads, group, sequence, T], the keys each query may
-  // not see at the lowest float.
-  // The scale, 1 / sqrt(size) in float32 by default (at run time when the
-  // size is not declared: the same two correctly rounded operations).
-  const float given_scale = FloatOr(e.node(), "scale", 0.0f);
-  std::string scale;
-  if (given_scale != 0.0f) {
-    scale = e.Scalar(given_scale);
-  } else if (size > 0) {
-    scale = e.Scalar(1.0f / std::sqrt(static_cast<float>(size)));
-  } else {
-    scale =
-        e.Add("Reciprocal",
-              {e.Add("Sqrt", {e.Add("Cast", {size_value},
-                                    {IntAttr("to", TensorProto::FLOAT)})})});
-  }
-  std::string scores = e.Add(
-      "Mul",
-      {e.Add("MatMul", {q, e.Unsqueeze(e.Add("Transpose", {present_k},
-                                             {IntsAttr("perm", {0, 1, 3, 2})}),
-                                       {2})}),
-       scale});
-  const float softcap = FloatOr(e.node(), "softcap", 0.0f);
-  if (softcap > 0.0f) {
-    scores = e.Add("Mul",
-                   {e.Add("Tanh", {e.Add("Div", {scores, e.Scalar(softcap)})}),
-                    e.Scalar(softcap)});
-  }
-  const std::string key = e.Unsqueeze(t, {0, 1, 2});  // [1, 1, 1, 1, T]
-  const std::string query_position =
-      e.Unsqueeze(positions, {1, 2, 4});  // [batch, 1, 1, sequence, 1]
-  std::string hidden = e.Add("Greater", {key, query_position});
-  const int64_t window = IntOr(e.node(), "local_window_size", -1);
-  if (window > 0) {
-    hidden = e.Add(
-        "Or",
-        {hidden, e.Add("Less", {key, e.Add("Sub", {query_position,
-                                                   e.Int(window - 1)})})});
-  }
-  scores =
-      e.Add("Where",
-            {hidden, e.Scalar(std::numeric_limits<float>::lowest()), scores});
-  std::string probs;
-  if (IntOr(e.node(), "smooth_softmax", 0) == 1) {
-    // A logit of 0 beside the keys: exp(x_j) / (1 + sum exp(x)).
-    const std::string padded =
-        e.Add("Pad", {scores, e.Ints({0, 0, 0, 0, 0, 0, 0, 0, 0, 1})});
-    probs =
-        LastAxis(e, e.Add("Softmax", {padded}, {IntAttr("axis", -1)}), 0, -1);
-  } else {
-    probs = e.Add("Softmax", {scores}, {IntAttr("axis", -1)});
-  }
-  const std::string context = e.Add(
-      "MatMul", {probs, e.Unsqueeze(present_v, {2})});  // [b, kv, g, s, size]
-  e.Add("Reshape",
-        {e.Add("Transpose", {context}, {IntsAttr("perm", {0, 3, 1, 2, 4})}),
-         e.Ints({0, 0, -1})},
-        {}, e.out(0));
+  AttendOverCache(e, q, present_k, present_v,
+                  AttentionScale(e, size, size_value), n, t);
   return Status::OK();
 }
 

@@ -187,6 +187,12 @@ class Expansion {
   std::optional<std::vector<int64_t>> DeclaredDims(int i) const {
     return declared_(in(i)).dims;
   }
+  // Dimension `axis` of input i as the model declares it, when fixed.
+  std::optional<int64_t> DeclaredDim(int i, size_t axis) const {
+    const std::optional<std::vector<int64_t>> dims = DeclaredDims(i);
+    if (!dims || axis >= dims->size() || (*dims)[axis] < 0) return std::nullopt;
+    return (*dims)[axis];
+  }
   // Records what the expansion knows of output i.
   void DeclareOutput(int i, DeclaredValue value) {
     if (wants_out(i)) (*declared_outputs_)[out(i)] = std::move(value);

@@ -25,13 +25,6 @@ std::optional<size_t> DeclaredRank(const Expansion& e, int i) {
   return dims->size();
 }
 
-// Dimension `axis` of input i as the model declares it, when fixed.
-std::optional<int64_t> DeclaredDim(const Expansion& e, int i, size_t axis) {
-  const std::optional<std::vector<int64_t>> dims = e.DeclaredDims(i);
-  if (!dims || axis >= dims->size() || (*dims)[axis] < 0) return std::nullopt;
-  return (*dims)[axis];
-}
-
 // Axes [start, end) of x's shape, an int64 vector.
 std::string ShapeSlice(Expansion& e, const std::string& x, int64_t start,
                        int64_t end) {
@@ -206,8 +199,8 @@ std::string Bias(Expansion& e, const std::string& hidden) {
 // The head size of Q, when the model declares it.
 std::optional<int64_t> DeclaredHeadSize(const Expansion& e, bool three_d,
                                         int64_t q_heads) {
-  if (!three_d) return DeclaredDim(e, 0, 3);
-  const std::optional<int64_t> hidden = DeclaredDim(e, 0, 2);
+  if (!three_d) return e.DeclaredDim(0, 3);
+  const std::optional<int64_t> hidden = e.DeclaredDim(0, 2);
   if (!hidden || *hidden % q_heads != 0) return std::nullopt;
   return *hidden / q_heads;
 }
@@ -216,8 +209,8 @@ std::optional<int64_t> DeclaredHeadSize(const Expansion& e, bool three_d,
 bool SameHeads(const Expansion& e, bool three_d, int64_t q_heads,
                int64_t kv_heads) {
   if (three_d) return q_heads == kv_heads;
-  const std::optional<int64_t> q = DeclaredDim(e, 0, 1);
-  const std::optional<int64_t> k = DeclaredDim(e, 1, 1);
+  const std::optional<int64_t> q = e.DeclaredDim(0, 1);
+  const std::optional<int64_t> k = e.DeclaredDim(1, 1);
   return q && k && *q == *k;
 }
 
