@@ -12,13 +12,18 @@ GraphEditor::GraphEditor(const Graph& graph, CompileOptions compile)
   Commit();
 }
 
-void GraphEditor::Replace(int i, NodeDef node) { nodes_[i] = std::move(node); }
+void GraphEditor::Replace(int i, NodeDef node) {
+  nodes_[i] = std::move(node);
+  changed_ = true;
+}
 
 void GraphEditor::SetInput(int i, int input, std::string value) {
   nodes_[i].inputs[input] = std::move(value);
+  changed_ = true;
 }
 
 int GraphEditor::Add(NodeDef node) {
+  changed_ = true;
   index_[node.name] = size();
   nodes_.push_back(std::move(node));
   alive_.push_back(1);
@@ -28,12 +33,18 @@ int GraphEditor::Add(NodeDef node) {
 }
 
 void GraphEditor::Remove(int i, RemovedNode why) {
+  changed_ = true;
   alive_[i] = 0;
   index_.erase(nodes_[i].name);
   removed_[nodes_[i].name] = std::move(why);
 }
 
 void GraphEditor::Commit() {
+  claimed_.assign(nodes_.size(), 0);
+  // A pass that rewrote nothing leaves the index, the uses and the
+  // compiled shapes as they were: the next pass's shapes need no compile.
+  if (!changed_) return;
+  changed_ = false;
   index_.clear();
   index_.reserve(nodes_.size());
   for (int i = 0; i < size(); ++i) {
@@ -52,7 +63,6 @@ void GraphEditor::Commit() {
           {i, k, spec->control ? 0 : spec->output, spec->control});
     }
   }
-  claimed_.assign(nodes_.size(), 0);
   compiled_.reset();
   compile_failed_ = false;
 }

@@ -48,7 +48,8 @@ class GraphEditor {
   int Add(NodeDef node);
   // Takes node i out of the graph.
   void Remove(int i, RemovedNode why);
-  // Rebuilds the index and forgets the compiled shapes.
+  // Rebuilds the index and forgets the compiled shapes, where anything
+  // changed since the last Commit; clears the claims.
   void Commit();
 
   // -1 when no live node has the name.
@@ -104,6 +105,9 @@ class GraphEditor {
   // when the current graph does not compile.
   std::shared_ptr<const CompiledGraph> compiled_;
   bool compile_failed_ = false;
+  // Whether the graph changed since the last Commit (Replace, SetInput,
+  // Add, Remove).
+  bool changed_ = true;
   int next_name_ = 0;
 };
 

@@ -56,7 +56,11 @@ std::string Rotated(Expansion& e, const std::string& x, int64_t rank,
   const std::string imaginary =
       e.Add("Add", {e.Add("Mul", {x2, cos}), e.Add("Mul", {x1, sin})});
   std::string y = e.Add("Concat", {real, imaginary}, {IntAttr("axis", -1)});
-  if (interleaved) y = e.Add("Reshape", {y, e.Add("Shape", {rotated})});
+  if (interleaved) {  // [..., rotary / 2, 2] back to [..., rotary].
+    std::vector<int64_t> features(static_cast<size_t>(rank - 1), 0);
+    features.push_back(-1);
+    y = e.Add("Reshape", {y, e.Ints(features)});
+  }
   if (rotary == size) return y;  // Else the rest, which may be empty.
   return e.Add("Concat", {y, LastAxis(e, x, rotary, kEnd)},
                {IntAttr("axis", -1)});
@@ -164,21 +168,22 @@ Status RefuseUnsupported(const Expansion& e) {
 // after. Both caches gather the same rows: those of the past's and the new
 // rows' heads laid end to end, one row of zeros after them, `rows`
 // [batch, kv_heads, T] saying which (a gather of whole rows of `size`
-// floats, each a copy).
+// floats, each a copy). Flatten and Pad keep the size in the shapes weft
+// infers before anything runs, so the attention's output shape is known
+// there and the next layer's shapes follow (a Reshape to a computed shape
+// would leave them open until folded, a layer per round of folding).
 std::string Present(Expansion& e, const std::string& rows,
                     const std::string& past, const std::string& new_rows,
                     const std::string& output) {
-  const std::string size =
-      e.Add("Slice", {e.Add("Shape", {new_rows}), e.Ints({3}), e.Ints({4})});
-  const std::string as_rows =
-      e.Add("Concat", {e.Ints({-1}), size}, {IntAttr("axis", 0)});
   std::vector<std::string> parts;
-  if (!past.empty()) parts.push_back(e.Add("Reshape", {past, as_rows}));
-  parts.push_back(e.Add("Reshape", {new_rows, as_rows}));
-  parts.push_back(e.Add("ConstantOfShape", {e.Add("Concat", {e.Ints({1}), size},
-                                                  {IntAttr("axis", 0)})}));
-  return e.Add("Gather", {e.Add("Concat", parts, {IntAttr("axis", 0)}), rows},
-               {IntAttr("axis", 0)}, output);
+  if (!past.empty()) {
+    parts.push_back(e.Add("Flatten", {past}, {IntAttr("axis", 3)}));
+  }
+  parts.push_back(e.Add("Flatten", {new_rows}, {IntAttr("axis", 3)}));
+  const std::string with_zero_row = e.Add(
+      "Pad",
+      {e.Add("Concat", parts, {IntAttr("axis", 0)}), e.Ints({0, 0, 1, 0})});
+  return e.Add("Gather", {with_zero_row, rows}, {IntAttr("axis", 0)}, output);
 }
 
 // Where a GroupQueryAttention's new tokens go, per batch row b.
@@ -353,20 +358,24 @@ Status GroupQueryAttention(Expansion& e) {
       e.Add("Div", {e.Dim(e.in(0), 2), e.Int(s.parts())});
 
   // Q as [batch, kv_heads, group, sequence, size]; K and V as [batch,
-  // kv_heads, sequence, size].
-  std::string q = e.in(0), k = e.in(1), v = e.in(2);
+  // kv_heads, sequence, size]. Packed, query splits by heads ([batch,
+  // sequence, heads, size] first): sizes in heads are constants, where
+  // sizes in features would be computed from query's shape.
+  std::string q = e.in(0), k, v;
   if (s.packed) {
-    const std::string sizes =
-        e.Add("Mul", {e.Unsqueeze(size_value, {0}),
-                      e.Ints({s.heads, s.kv_heads, s.kv_heads})});
-    q = e.Fresh("Split"), k = e.Fresh("Split"), v = e.Fresh("Split");
-    e.AddNode("Split", {e.in(0), sizes}, {q, k, v}, {IntAttr("axis", 2)});
+    const std::vector<std::string> parts =
+        e.Split(e.Add("Reshape", {e.in(0), e.Ints({0, 0, s.parts(), -1})}), 2,
+                {s.heads, s.kv_heads, s.kv_heads});
+    q = parts[0];
+    k = e.Add("Transpose", {parts[1]}, {IntsAttr("perm", {0, 2, 1, 3})});
+    v = e.Add("Transpose", {parts[2]}, {IntsAttr("perm", {0, 2, 1, 3})});
+  } else {
+    k = Heads(e, e.in(1), s.kv_heads, {0, 2, 1, 3});
+    v = Heads(e, e.in(2), s.kv_heads, {0, 2, 1, 3});
   }
   q = e.Add("Transpose",
             {e.Add("Reshape", {q, e.Ints({0, 0, s.kv_heads, group, -1})})},
             {IntsAttr("perm", {0, 2, 3, 1, 4})});
-  k = Heads(e, k, s.kv_heads, {0, 2, 1, 3});
-  v = Heads(e, v, s.kv_heads, {0, 2, 1, 3});
 
   const NewTokens n = PlaceNewTokens(e);
   if (rotary_dim > 0) {
@@ -469,7 +478,7 @@ Status MicrosoftRotaryEmbedding(Expansion& e) {
       e, input, 4, size, rotary, e.Unsqueeze(cos, heads_axis),
       e.Unsqueeze(sin, heads_axis), IntOr(e.node(), "interleaved", 0) != 0);
   if (three_d) {
-    e.Add("Reshape", {y, e.Add("Shape", {e.in(0)})}, {}, e.out(0));
+    e.Add("Reshape", {y, e.Ints({0, 0, -1})}, {}, e.out(0));
   } else {
     e.Add("Identity", {y}, {}, e.out(0));
   }
