@@ -179,11 +179,15 @@ std::string Present(Expansion& e, const std::string& rows,
   if (!past.empty()) {
     parts.push_back(e.Add("Flatten", {past}, {IntAttr("axis", 3)}));
   }
-  parts.push_back(e.Add("Flatten", {new_rows}, {IntAttr("axis", 3)}));
-  const std::string with_zero_row = e.Add(
-      "Pad",
-      {e.Add("Concat", parts, {IntAttr("axis", 0)}), e.Ints({0, 0, 1, 0})});
-  return e.Add("Gather", {with_zero_row, rows}, {IntAttr("axis", 0)}, output);
+  const std::string flat_new =
+      e.Add("Flatten", {new_rows}, {IntAttr("axis", 3)});
+  parts.push_back(flat_new);
+  // [1, size] zeros: none of the new rows, padded with one.
+  parts.push_back(e.Add(
+      "Pad", {e.Add("Slice", {flat_new, e.Ints({0}), e.Ints({0}), e.Ints({0})}),
+              e.Ints({0, 0, 1, 0})}));
+  return e.Add("Gather", {e.Add("Concat", parts, {IntAttr("axis", 0)}), rows},
+               {IntAttr("axis", 0)}, output);
 }
 
 // Where a GroupQueryAttention's new tokens go, per batch row b.
