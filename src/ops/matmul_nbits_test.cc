@@ -119,9 +119,9 @@ TEST(MatMulNBitsTest, CompilesForOtherShapesShareThePanels) {
   auto graph = [&](const Tensor& scales) {
     Graph g;
     g.Placeholder("a", DataType::kFloat32, PartialShape({-1, kK}));
-    const std::vector<std::string> inputs = {
-        "a", g.Const("b", w[0]), g.Const("scales", scales),
-        g.Const("zeros", w[2])};
+    const std::vector<std::string> inputs = {"a", g.Const("b", w[0]),
+                                             g.Const("scales", scales),
+                                             g.Const("zeros", w[2])};
     EXPECT_TRUE(g.AddNode({"y", "MatMulNBits", inputs, Attrs(), ""}).ok());
     return g;
   };
@@ -133,10 +133,9 @@ TEST(MatMulNBitsTest, CompilesForOtherShapesShareThePanels) {
         test::WithPlaceholderShape(given, "a", PartialShape({rows, kK})),
         options);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
-    EXPECT_GT((*compiled)
-                  ->node((*compiled)->FindNode("y"))
-                  .kernel->prepared_bytes(),
-              0);
+    EXPECT_GT(
+        (*compiled)->node((*compiled)->FindNode("y")).kernel->prepared_bytes(),
+        0);
   }
   EXPECT_EQ(options.prepared_weights->size(), 1);
   EXPECT_EQ(options.prepared_weights->reuses(), 1);

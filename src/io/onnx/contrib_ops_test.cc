@@ -294,9 +294,9 @@ TEST(ContribOpsTest, DecoderAttentionSaysWhatItDoesNotRead) {
   *quantized_cache.add_attribute() = StringAttr("k_quant_type", "PER_TENSOR");
   EXPECT_THAT(message(quantized_cache, Undeclared),
               HasSubstr("k_quant_type 'PER_TENSOR' (a quantized cache)"));
-  EXPECT_THAT(message(gqa({"q", "k", "v", "", "", "seqlens"}, 4, 2),
-                      Undeclared),
-              HasSubstr("input 6 is required"));
+  EXPECT_THAT(
+      message(gqa({"q", "k", "v", "", "", "seqlens"}, 4, 2), Undeclared),
+      HasSubstr("input 6 is required"));
 
   onnx::NodeProto rope =
       ContribOpsNode("RotaryEmbedding", {"x", "ids", "cos", "sin"}, {"y"});
