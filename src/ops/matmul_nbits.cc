@@ -57,14 +57,19 @@ class MatMulNBitsKernel : public OpKernel {
     // Shared with this node's kernels in the session's other compiles (one
     // per set of feed shapes): B is the same Const there, while the folded
     // scales and zero points are new tensors each compile, so their
-    // contents name the panels with B.
-    packed_ = PreparedOrMade<NBitPanels>(
-        c.prepared_weights(), *b,
-        "MatMulNBits/K=" + std::to_string(k_) + "/N=" + std::to_string(n_) +
-            "/bits=" + std::to_string(bits_) + "/block=" +
-            std::to_string(block_) + "/scales=" + ContentsHash(*scales) +
-            "/zeros=" + ContentsHash(*zeros),
-        [&] { return std::make_shared<const NBitPanels>(*weight); });
+    // contents name the panels with B (hashed only where there is a cache).
+    auto make = [&] { return std::make_shared<const NBitPanels>(*weight); };
+    PreparedWeights* cache = c.prepared_weights();
+    packed_ = cache == nullptr ? make()
+                               : cache->GetOrMake<NBitPanels>(
+                                     *b,
+                                     "MatMulNBits/K=" + std::to_string(k_) +
+                                         "/N=" + std::to_string(n_) +
+                                         "/bits=" + std::to_string(bits_) +
+                                         "/block=" + std::to_string(block_) +
+                                         "/scales=" + ContentsHash(*scales) +
+                                         "/zeros=" + ContentsHash(*zeros),
+                                     make);
     if (packed_ == nullptr) return;
     packed_from_ = {b->raw_data(), scales->raw_data(), zeros->raw_data()};
   }

@@ -252,13 +252,16 @@ std::string PresentRowIndex(Expansion& e, int64_t kv_heads, const NewTokens& n,
 }
 
 // The scale: the attribute, else 1 / sqrt(size) in float32 (worked out at
-// run time from `size_value` when the size is not declared: the same two
+// run time from query's shape when the size is not declared: the same two
 // correctly rounded operations).
-std::string AttentionScale(Expansion& e, int64_t size,
-                           const std::string& size_value) {
+std::string AttentionScale(Expansion& e, const GroupedSizes& s) {
   const float given = FloatOr(e.node(), "scale", 0.0f);
   if (given != 0.0f) return e.Scalar(given);
-  if (size > 0) return e.Scalar(1.0f / std::sqrt(static_cast<float>(size)));
+  if (s.head_size > 0) {
+    return e.Scalar(1.0f / std::sqrt(static_cast<float>(s.head_size)));
+  }
+  const std::string size_value =
+      e.Add("Div", {e.Dim(e.in(0), 2), e.Int(s.parts())});
   return e.Add("Reciprocal",
                {e.Add("Sqrt", {e.Add("Cast", {size_value},
                                      {IntAttr("to", TensorProto::FLOAT)})})});
@@ -357,9 +360,6 @@ Status GroupQueryAttention(Expansion& e) {
   WEFT_ASSIGN_OR_RETURN(const GroupedSizes s, SizesOfGroupedAttention(e));
   WEFT_ASSIGN_OR_RETURN(const int64_t rotary_dim, CheckGroupedAttention(e, s));
   const int64_t group = s.heads / s.kv_heads, size = s.head_size;
-  // The head size as an int64 scalar, from query's shape.
-  const std::string size_value =
-      e.Add("Div", {e.Dim(e.in(0), 2), e.Int(s.parts())});
 
   // Q as [batch, kv_heads, group, sequence, size]; K and V as [batch,
   // kv_heads, sequence, size]. Packed, query splits by heads ([batch,
@@ -402,8 +402,7 @@ Status GroupQueryAttention(Expansion& e) {
   const std::string rows = PresentRowIndex(e, s.kv_heads, n, past_length, t);
   const std::string present_k = Present(e, rows, e.in(3), k, e.out(1));
   const std::string present_v = Present(e, rows, e.in(4), v, e.out(2));
-  AttendOverCache(e, q, present_k, present_v,
-                  AttentionScale(e, size, size_value), n, t);
+  AttendOverCache(e, q, present_k, present_v, AttentionScale(e, s), n, t);
   return Status::OK();
 }
 
