@@ -25,17 +25,26 @@ weft's Runs 20 ms after one of its Runs took 1.6x as long as after one of
 weft's own; 100 ms after, no longer.
 
 Prints, per model: each side's best setting, the median of its turns, and
-the median of the paired ratios weft / ONNX Runtime (one pair per turn).
+the median of the paired ratios weft / ONNX Runtime (one pair per turn);
+and, from the distance between the first two CPUs measured before each
+pair (bench/cpu_pair.py), the median among pairs taken with them near and
+among those with them apart, where both occurred (two-thread Runs slow
+down when the host places the two vCPUs apart).
 """
 import argparse
 import os
 import statistics
 import subprocess
+import sys
 import time
 
 import numpy as np
 
 import weft
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+from cpu_pair import pair_latency_ns  # noqa: E402
 
 SETTINGS = [(1, 1), (1, 2), (2, 1), (2, 2)]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,16 +114,33 @@ class WeftRuns:
 
 
 def take_turns(ours, theirs, turns, runs, quiet_s):
-    """Turns of each side, alternating which goes first: (ours, theirs)."""
-    mine, peer = [], []
+    """Turns of each side, alternating which goes first: (ours, theirs,
+    the two CPUs' distance before each pair of turns)."""
+    mine, peer, distances = [], [], []
     for i in range(turns):
         order = [(ours, mine), (theirs, peer)]
         if i % 2:
             order.reverse()
+        distances.append(pair_latency_ns())
         for side, figures in order:
             time.sleep(quiet_s)
             figures.append(side.turn(runs))
-    return mine, peer
+    return mine, peer, distances
+
+
+def ratios_by_distance(ratios, distances, far_ns):
+    """The paired ratios' median among pairs taken with the two CPUs near
+    (a round trip under far_ns) and apart, where both occurred."""
+    near = [r for r, ns in zip(ratios, distances)
+            if ns is not None and ns < far_ns]
+    apart = [r for r, ns in zip(ratios, distances)
+             if ns is not None and ns >= far_ns]
+    if not near or not apart:
+        known = [ns for ns in distances if ns is not None]
+        return (f"; CPUs {statistics.median(known)} ns apart"
+                if known else "")
+    return (f"; CPUs near: {statistics.median(near):.3f} over {len(near)}, "
+            f"apart: {statistics.median(apart):.3f} over {len(apart)}")
 
 
 def compare(work, model, args):
@@ -124,14 +150,15 @@ def compare(work, model, args):
     quiet = args.quiet_ms / 1e3
     try:
         screened = {s: take_turns(ours[s], theirs[s], args.screen, args.block,
-                                   quiet)
+                                   quiet)[:2]
                     for s in SETTINGS}
         best_ours = min(SETTINGS,
                         key=lambda s: statistics.median(screened[s][0]))
         best_theirs = min(SETTINGS,
                           key=lambda s: statistics.median(screened[s][1]))
-        mine, peer = take_turns(ours[best_ours], theirs[best_theirs],
-                                args.turns, args.block, quiet)
+        mine, peer, distances = take_turns(ours[best_ours],
+                                           theirs[best_theirs], args.turns,
+                                           args.block, quiet)
     finally:
         for side in theirs.values():
             side.close()
@@ -140,7 +167,8 @@ def compare(work, model, args):
           f"  ORT {best_theirs} {statistics.median(peer):8.2f} ms"
           f"  weft/ORT paired {statistics.median(ratios):.3f}"
           f" (quartiles {np.percentile(ratios, 25):.3f}-"
-          f"{np.percentile(ratios, 75):.3f})", flush=True)
+          f"{np.percentile(ratios, 75):.3f})"
+          f"{ratios_by_distance(ratios, distances, args.far_ns)}", flush=True)
 
 
 def main():
@@ -154,6 +182,11 @@ def main():
              "runs, 2026-12-03)")
     parser.add_argument("--block", type=int, default=5)
     parser.add_argument("--quiet-ms", type=float, default=150)
+    parser.add_argument(
+        "--far-ns", type=float, default=150,
+        help="a round trip between the first two CPUs from which they count "
+             "as apart (bench/cpu_pair.py: about 50 and 340 ns on the Zen 4 "
+             "guest, 2026-12-05)")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     for model in args.models:

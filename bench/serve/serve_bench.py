@@ -17,9 +17,13 @@ reversed every other round), hey for 1 s to warm up and then for
 --seconds. The table gives, per server and concurrency, the median over
 rounds of requests/s, p50, p90, p99 and the server's CPU seconds per
 request (from /proc); ONNX Runtime's row is its best setting by that
-median. Before each round, `weft run --repeat 200` on the same feeds gives
-the median that weft serve's p50 at concurrency 1 is held to (1.10x it
-plus 1 ms). --weft-flags is given to `weft serve` as is: run once with none
+median. Just before weft serve's turn at concurrency 1, `weft run
+--repeat 200` on the same feeds gives the median that its p50 is held to in
+that round (1.10x it plus 1 ms). Before each turn, build/bin/
+weft_cpu_pair_latency measures how far apart the two CPUs are (a cache
+line's round trip, printed per round in brackets): on the KVM guests the
+host moves them, and two-thread Runs slow down when they sit apart
+(bench/cpu_pair.py). --weft-flags is given to `weft serve` as is: run once with none
 (the defaults) and once with the batching flags to compare. The CPU model
 is printed first: record it with every figure.
 """
@@ -42,6 +46,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+from cpu_pair import pair_latency_ns  # noqa: E402
 
 
 def cpu_model():
@@ -251,12 +257,15 @@ def weft_run_median(args, model, runs=200):
 
 def median_of(results):
     """One row from a server's rounds at one concurrency: the median of
-    each figure, the responses and errors summed."""
+    each figure, the responses and errors summed, and per round the
+    requests/s and the CPUs' distance it was measured at."""
     row = {key: statistics.median(r[key] for r in results)
            for key in ("rps", "p50", "p90", "p99", "cpu_ms_per_request")}
     row["ok"] = sum(r["ok"] for r in results)
     row["errors"] = sum(r["errors"] for r in results)
     row["rounds"] = [r["rps"] for r in results]
+    row["pair_ns"] = [r["pair_ns"] for r in results]
+    row["p50_rounds"] = [r["p50"] for r in results]
     return row
 
 
@@ -270,7 +279,11 @@ def serve_in_turns(args, model, body, header_length, levels):
     own rate moves between levels (ONNX Runtime's on two cores: 129-213
     req/s on MobileNetV2 in one run) shows it round by round. Returns
     weft's rows, the peer's best setting's rows per concurrency and `weft
-    run`'s median over rounds."""
+    run`'s median per round, taken just before weft serve's turn at
+    concurrency 1 (or at the round's start without one), so that the lone
+    request is held to a Run of the same minutes. Each turn records the two
+    CPUs' distance it began at (cpu_pair.py): a two-thread Run's speed
+    follows it."""
     servers = {}
     try:
         servers["weft"] = start_weft(args, model, body, header_length)
@@ -280,14 +293,20 @@ def serve_in_turns(args, model, body, header_length, levels):
         rows = {label: {c: [] for c in levels} for label in servers}
         alone = []
         for r in range(args.rounds):
-            alone.append(weft_run_median(args, model))
+            if 1 not in levels:
+                alone.append(weft_run_median(args, model))
             order = list(servers) if r % 2 == 0 else list(servers)[::-1]
             for c in levels:
                 for label in order:
                     process, url = servers[label]
+                    if label == "weft" and c == 1:
+                        alone.append(weft_run_median(args, model))
                     time.sleep(0.5)  # ONNX Runtime's threads spin on a while.
-                    rows[label][c].append(measure(
-                        process, url, body, header_length, c, args.seconds))
+                    pair_ns = pair_latency_ns()
+                    result = measure(process, url, body, header_length, c,
+                                     args.seconds)
+                    result["pair_ns"] = pair_ns
+                    rows[label][c].append(result)
     finally:
         for process, _ in servers.values():
             stop(process)
@@ -299,7 +318,29 @@ def serve_in_turns(args, model, body, header_length, levels):
             candidate["setting"] = setting
             if c not in ort or candidate["rps"] > ort[c]["rps"]:
                 ort[c] = candidate
-    return weft, ort, statistics.median(alone)
+    return weft, ort, alone
+
+
+def distances(weft_ns, ort_ns):
+    """The CPUs' distance at weft's and the peer's turns, as a note."""
+    if weft_ns is None or ort_ns is None:
+        return ""
+    return f" [{weft_ns}/{ort_ns} ns]"
+
+
+def print_lone_request(weft_row, alone):
+    """Item 8's bound at concurrency 1, round by round: weft serve's p50
+    against 1.10x the `weft run` median taken just before it, plus 1 ms."""
+    ratios = [p50 / (1.10 * ms + 1)
+              for p50, ms in zip(weft_row["p50_rounds"], alone)]
+    by_round = ", ".join(
+        f"{p50:.1f} ms / {ms:.2f} ms: {ratio:.2f}"
+        f"{'' if ns is None else f' [{ns} ns]'}"
+        for p50, ms, ratio, ns in zip(weft_row["p50_rounds"], alone, ratios,
+                                      weft_row["pair_ns"]))
+    print(f"  c=1: weft serve p50 against 1.10x `weft run`'s median + 1 ms: "
+          f"{statistics.median(ratios):.2f} of the bound (by round, p50 / "
+          f"`weft run`: {by_round})")
 
 
 def row(name, c, r):
@@ -334,10 +375,10 @@ def main():
             name = os.path.splitext(os.path.basename(model))[0]
             body = os.path.join(tmp, name + ".body")
             header_length = write_body(model, body)
-            weft, ort, alone_ms = serve_in_turns(args, model, body,
-                                                 header_length, levels)
+            weft, ort, alone = serve_in_turns(args, model, body,
+                                              header_length, levels)
             results[name] = {"weft": weft, "ort": ort,
-                             "weft_run_median_ms": alone_ms}
+                             "weft_run_median_ms": alone}
             print(f"\n{name}\n")
             print("| server | concurrency | req/s | p50 ms | p90 ms | p99 ms |"
                   " CPU ms/req | errors |")
@@ -347,17 +388,14 @@ def main():
                 print(row(f"ORT {ort[c]['setting']}", c, ort[c]))
             for c in levels:
                 by_round = ", ".join(
-                    f"{w / o:.2f}" for w, o in
-                    zip(weft[c]["rounds"], ort[c]["rounds"]))
+                    f"{w / o:.2f}{distances(wn, on)}" for w, o, wn, on in
+                    zip(weft[c]["rounds"], ort[c]["rounds"],
+                        weft[c]["pair_ns"], ort[c]["pair_ns"]))
                 print(f"  c={c}: weft/ORT throughput "
                       f"{weft[c]['rps'] / ort[c]['rps']:.2f}x (by round: "
                       f"{by_round}), p99 {weft[c]['p99'] / ort[c]['p99']:.2f}x")
             if 1 in weft:
-                bound = 1.10 * alone_ms + 1
-                print(f"  c=1: weft serve p50 {weft[1]['p50']:.1f} ms against "
-                      f"`weft run`'s median {alone_ms:.2f} ms: "
-                      f"{weft[1]['p50'] / bound:.2f} of 1.10x + 1 ms "
-                      f"({bound:.1f} ms)")
+                print_lone_request(weft[1], alone)
             sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
