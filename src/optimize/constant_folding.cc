@@ -10,6 +10,7 @@
 // thread setting would compute at Run.
 #include <algorithm>
 
+#include "optimize/fold_cache.h"
 #include "optimize/passes.h"
 #include "runtime/evaluate.h"
 #include "weft/op_registry.h"
@@ -82,12 +83,41 @@ int FoldStaticShapes(GraphEditor& graph) {
   return rewrites;
 }
 
+// What each Const and foldable node (`order`: producers first) computes,
+// as the session's fold cache knows it (FoldCache::kUnknown where it does
+// not, and for every node without a cache).
+std::vector<int64_t> FoldIds(const GraphEditor& graph,
+                             const std::vector<int>& order) {
+  std::vector<int64_t> ids(graph.size(), FoldCache::kUnknown);
+  FoldCache* cache = graph.fold_cache();
+  if (cache == nullptr) return ids;
+  std::vector<std::pair<int64_t, int>> inputs;
+  for (int i : order) {
+    const NodeDef& node = graph.node(i);
+    if (node.op == "Const") {
+      if (const Tensor* value = graph.Constant(node.name)) {
+        ids[i] = cache->ConstantId(*value);
+      }
+      continue;
+    }
+    inputs.clear();
+    for (const std::string& input : node.inputs) {
+      const NodeUse producer = graph.Producer(input);
+      inputs.emplace_back(
+          producer.node < 0 ? FoldCache::kUnknown : ids[producer.node],
+          producer.slot);
+    }
+    ids[i] = cache->NodeId(node, inputs);
+  }
+  return ids;
+}
+
 StatusOr<int> FoldConstants(GraphEditor& graph) {
   const int n = graph.size();
   // Kahn's order from the constants: a node folds when every input comes
   // from a Const or a node that folds.
   std::vector<char> foldable(n, 0);
-  std::vector<int> pending(n, -1), ready;
+  std::vector<int> pending(n, -1), ready, order;
   for (int i = 0; i < n; ++i) {
     if (!graph.alive(i)) continue;
     const NodeDef& node = graph.node(i);
@@ -101,6 +131,7 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
   while (!ready.empty()) {
     const int p = ready.back();
     ready.pop_back();
+    order.push_back(p);
     for (const NodeUse& use : graph.uses(p)) {
       if (!use.control && pending[use.node] > 0 && --pending[use.node] == 0) {
         foldable[use.node] = 1;
@@ -108,7 +139,11 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
       }
     }
   }
-  // Compute the folded nodes something else reads (or nothing reads).
+  const std::vector<int64_t> ids = FoldIds(graph, order);
+  // The folded nodes something else reads (or nothing reads): those an
+  // earlier compile of the session folded come from its cache, the rest
+  // are computed.
+  std::vector<std::pair<int, Tensor>> folded;
   std::vector<int> frontier;
   std::vector<std::string> fetches;
   for (int i = 0; i < n; ++i) {
@@ -117,28 +152,41 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
     for (const NodeUse& use : graph.uses(i)) {
       read_outside = read_outside || use.control || !foldable[use.node];
     }
-    if (read_outside) {
+    if (!read_outside) continue;
+    std::optional<Tensor> cached;
+    if (ids[i] != FoldCache::kUnknown) cached = graph.fold_cache()->Find(ids[i]);
+    if (cached) {
+      folded.emplace_back(i, *std::move(cached));
+    } else {
       frontier.push_back(i);
       fetches.push_back(graph.node(i).name);
     }
   }
-  if (frontier.empty()) return 0;
+  if (frontier.empty() && folded.empty()) return 0;
   // A constant part that fails keeps failing at Run, with the node's own
   // name in the error: leave it to that.
-  auto values = EvaluateOnCallingThread(graph.Snapshot(),
-                                        graph.compile_options(), fetches);
-  if (!values.ok()) return 0;
+  if (!frontier.empty()) {
+    auto values = EvaluateOnCallingThread(graph.Snapshot(),
+                                          graph.compile_options(), fetches);
+    for (size_t f = 0; values.ok() && f < frontier.size(); ++f) {
+      // A container has no Const form (graph JSON stores tensors only).
+      Tensor& value = (*values)[f];
+      if (value.size_bytes() > kMaxFoldedBytes ||
+          IsContainerType(value.dtype())) {
+        continue;
+      }
+      const int i = frontier[f];
+      if (ids[i] != FoldCache::kUnknown) {
+        graph.fold_cache()->Insert(ids[i], value);
+      }
+      folded.emplace_back(i, std::move(value));
+    }
+  }
   int rewrites = 0;
   std::vector<int> read;
-  for (size_t f = 0; f < frontier.size(); ++f) {
-    // A container has no Const form (graph JSON stores tensors only).
-    if ((*values)[f].size_bytes() > kMaxFoldedBytes ||
-        IsContainerType((*values)[f].dtype())) {
-      continue;
-    }
-    const int i = frontier[f];
+  for (auto& [i, value] : folded) {
     AddProducers(graph, i, &read);
-    graph.Replace(i, ConstNode(graph.node(i), std::move((*values)[f])));
+    graph.Replace(i, ConstNode(graph.node(i), std::move(value)));
     ++rewrites;
   }
   rewrites += SweepUnused(graph, read, foldable, "constant-folding");

@@ -24,6 +24,8 @@
 
 namespace weft::internal {
 
+class FoldCache;
+
 // One input of a consumer that reads a node: consumer and input position.
 struct NodeUse {
   int node = -1;
@@ -83,6 +85,10 @@ class GraphEditor {
   void Claim(int i) { claimed_[i] = 1; }
 
   const CompileOptions& compile_options() const { return compile_; }
+  // Constant folding's values from the session's earlier compiles of the
+  // same graph (fold_cache.h), or null.
+  FoldCache* fold_cache() const { return fold_cache_; }
+  void set_fold_cache(FoldCache* cache) { fold_cache_ = cache; }
   // The graph as it now is (live nodes, in order).
   Graph Snapshot() const;
   std::map<std::string, RemovedNode>& removed() { return removed_; }
@@ -109,6 +115,7 @@ class GraphEditor {
   // Add, Remove).
   bool changed_ = true;
   int next_name_ = 0;
+  FoldCache* fold_cache_ = nullptr;
 };
 
 }  // namespace weft::internal

@@ -123,6 +123,14 @@ const std::vector<GraphPassInfo>& GraphPasses() {
 
 StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
                                        const GraphPassOptions& options) {
+  return internal::OptimizeGraph(graph, options, nullptr);
+}
+
+namespace internal {
+
+StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
+                                       const GraphPassOptions& options,
+                                       FoldCache* fold_cache) {
   std::set<std::string> disabled;
   std::vector<std::string> names;
   for (const Pass& pass : Pipeline()) names.push_back(pass.info.name);
@@ -147,6 +155,7 @@ StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
     return result;
   }
   internal::GraphEditor editor(graph, compile);
+  editor.set_fold_cache(fold_cache);
   const std::vector<Pass>& pipeline = Pipeline();
   for (size_t first = 0; first < pipeline.size();) {
     // [first, last): one pass, or a group of them.
@@ -179,4 +188,5 @@ StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
   return result;
 }
 
+}  // namespace internal
 }  // namespace weft

@@ -28,6 +28,12 @@ int FuseConvResidual(GraphEditor& graph);
 int FuseActivations(GraphEditor& graph);
 int ConvertToNhwc(GraphEditor& graph);
 
+// OptimizeGraph (weft/graph_passes.h) with constant folding's cache across
+// a session's compiles of one graph (fold_cache.h); null for none.
+StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
+                                       const GraphPassOptions& options,
+                                       FoldCache* fold_cache);
+
 // Removes the nodes in `candidates` that nothing reads any more, then
 // whatever they alone read, as long as it is a Const or in `removable`
 // (never a Placeholder or a stateful node). Commits; returns how many it

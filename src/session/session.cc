@@ -12,6 +12,8 @@
 #include "kernels/gemm_tile.h"
 #include "kernels/int8_gemm.h"
 #include "kernels/math_rows.h"
+#include "optimize/fold_cache.h"
+#include "optimize/passes.h"
 #include "ops/kernel_switches.h"
 #include "runtime/clock.h"
 #include "runtime/compiled_graph.h"
@@ -112,6 +114,9 @@ struct SessionGraphs {
   CompileOptions compile;
   std::set<std::string> removed;  // Nodes the passes removed.
   bool specialize = false;
+  // What constant folding computed, for the specialisations to reuse
+  // (where specialize).
+  std::shared_ptr<FoldCache> fold_cache;
 };
 
 // The graph optimised for one set of feed shapes.
@@ -169,6 +174,7 @@ class SessionImpl {
         compile_(graphs.compile),
         removed_(std::move(graphs.removed)),
         specialize_(graphs.specialize),
+        fold_cache_(std::move(graphs.fold_cache)),
         keeps_as_given_(as_given_.has_value()),
         options_(std::move(options)),
         pools_(std::move(pools)) {}
@@ -255,6 +261,7 @@ class SessionImpl {
   const CompileOptions compile_;
   const std::set<std::string> removed_;
   const bool specialize_;
+  const std::shared_ptr<FoldCache> fold_cache_;
   const bool keeps_as_given_;  // as_given_ holds a graph (never changes).
   const SessionOptions options_;
 
@@ -363,7 +370,7 @@ const ExecutionPlan* SessionImpl::GetSpecializedPlan(
     passes.disabled = options_.disabled_graph_passes;
     passes.num_cpu_devices = compile_.num_cpu_devices;
     passes.allow_soft_placement = compile_.allow_soft_placement;
-    auto optimized = OptimizeGraph(shaped, passes);
+    auto optimized = OptimizeGraph(shaped, passes, fold_cache_.get());
     std::shared_ptr<SpecializedGraph> made;
     if (optimized.ok()) {
       auto compiled =
@@ -676,12 +683,16 @@ StatusOr<std::unique_ptr<Session>> Session::Create(
     passes.disabled = options.disabled_graph_passes;
     passes.num_cpu_devices = graphs.compile.num_cpu_devices;
     passes.allow_soft_placement = graphs.compile.allow_soft_placement;
-    WEFT_ASSIGN_OR_RETURN(OptimizedGraph optimized,
-                          OptimizeGraph(graph, passes));
+    graphs.specialize = internal::HasOpenPlaceholders(graph);
+    if (graphs.specialize) {
+      graphs.fold_cache = std::make_shared<internal::FoldCache>(graph);
+    }
+    WEFT_ASSIGN_OR_RETURN(
+        OptimizedGraph optimized,
+        internal::OptimizeGraph(graph, passes, graphs.fold_cache.get()));
     for (const auto& entry : optimized.removed) {
       graphs.removed.insert(entry.first);
     }
-    graphs.specialize = internal::HasOpenPlaceholders(graph);
     int rewrites = 0;
     for (const GraphPassResult& pass : optimized.passes) {
       rewrites += pass.rewrites;

@@ -26,7 +26,9 @@ FLOORS = {
     "kernels": set(),
     "ops": {"framework", "kernels", "threading"},
     "runtime": {"framework", "threading"},
-    "optimize": {"framework", "runtime"},
+    # threading for the mutex of constant folding's cache, shared by a
+    # session's concurrent compiles (optimize/fold_cache.h).
+    "optimize": {"framework", "runtime", "threading"},
     # The session, its options and pools: the top of the library, over
     # the compiled graph, the passes and the kernels it checks.
     "session": {"framework", "threading", "kernels", "ops", "runtime",
