@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
   partner.join();
   if (!pinned || !partner_pinned) {
     std::fprintf(stderr,
-                 "weft_cpu_pair_latency: could not pin to CPUs %d and %d\n",
-                 a, b);
+                 "weft_cpu_pair_latency: could not pin to CPUs %d and %d\n", a,
+                 b);
     return 1;
   }
   std::nth_element(batch_ns.begin(), batch_ns.begin() + kBatches / 2,

@@ -154,7 +154,8 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
     }
     if (!read_outside) continue;
     std::optional<Tensor> cached;
-    if (ids[i] != FoldCache::kUnknown) cached = graph.fold_cache()->Find(ids[i]);
+    if (ids[i] != FoldCache::kUnknown)
+      cached = graph.fold_cache()->Find(ids[i]);
     if (cached) {
       folded.emplace_back(i, *std::move(cached));
     } else {

@@ -27,8 +27,7 @@ FoldCache::FoldCache(const Graph& graph) {
 }
 
 int64_t FoldCache::PinLocked(const Tensor& value) {
-  auto [it, added] =
-      pinned_.try_emplace(BufferKey(value), next_id_, value);
+  auto [it, added] = pinned_.try_emplace(BufferKey(value), next_id_, value);
   if (added) ++next_id_;
   return it->second.first;
 }

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include "optimize/passes.h"
 #include "test_support/session_util.h"
 
@@ -47,18 +50,16 @@ TEST(FoldCacheTest, KnowsNodesByWhatTheyCompute) {
   EXPECT_NE(cache.NodeId({"n", "Abs", {"c"}, {}, ""}, {{c_id, 0}}), neg_id);
   EXPECT_NE(cache.NodeId({"n", "Neg", {"c"}, {}, "/cpu:1"}, {{c_id, 0}}),
             neg_id);
-  EXPECT_EQ(cache.NodeId(neg, {{FoldCache::kUnknown, 0}}),
-            FoldCache::kUnknown);
-  const NodeDef cast_to_int = {"k", "Cast", {"c"}, {{"to", DataType::kInt32}},
-                               ""};
+  EXPECT_EQ(cache.NodeId(neg, {{FoldCache::kUnknown, 0}}), FoldCache::kUnknown);
+  const NodeDef cast_to_int = {
+      "k", "Cast", {"c"}, {{"to", DataType::kInt32}}, ""};
   const NodeDef cast_to_half = {
       "k", "Cast", {"c"}, {{"to", DataType::kFloat16}}, ""};
   EXPECT_NE(cache.NodeId(cast_to_int, {{c_id, 0}}),
             cache.NodeId(cast_to_half, {{c_id, 0}}));
   // A tensor attribute is not part of a key: the node is not cached.
   const NodeDef fill = {
-      "f", "ConstantOfShape", {"c"}, {{"value", Tensor::Scalar<float>(1)}},
-      ""};
+      "f", "ConstantOfShape", {"c"}, {{"value", Tensor::Scalar<float>(1)}}, ""};
   EXPECT_EQ(cache.NodeId(fill, {{c_id, 0}}), FoldCache::kUnknown);
 
   EXPECT_FALSE(cache.Find(neg_id).has_value());
@@ -81,8 +82,8 @@ TEST(FoldCacheTest, ACompileForOtherShapesTakesOnlyWhatDoesNotDependOnThem) {
   test::MustAdd(g, {"y", "Add", {"x", "scaled"}, {}, ""});
   // The element count of x, as a float: constant only once x's shape is.
   test::MustAdd(g, {"count", "Size", {"x"}, {}, ""});
-  test::MustAdd(g, {"count_f", "Cast", {"count"}, {{"to", DataType::kFloat32}},
-                    ""});
+  test::MustAdd(
+      g, {"count_f", "Cast", {"count"}, {{"to", DataType::kFloat32}}, ""});
   test::MustAdd(g, {"by_count", "Mul", {"scaled", "count_f"}, {}, ""});
   test::MustAdd(g, {"z", "Mul", {"x", "by_count"}, {}, ""});
 
@@ -119,6 +120,34 @@ TEST(FoldCacheTest, ACompileForOtherShapesTakesOnlyWhatDoesNotDependOnThem) {
   ASSERT_TRUE(uncached.ok()) << uncached.status();
   EXPECT_TRUE(ConstValue(uncached->graph, "by_count")
                   .BitwiseEqual(ConstValue(three_rows->graph, "by_count")));
+}
+
+// A session's concurrent Runs may specialise at once: they share the
+// cache (run under ThreadSanitizer in CI).
+TEST(FoldCacheTest, ConcurrentCompilesShareIt) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 4}));
+  g.Const("w", test::SeededFloats({4}, 5));
+  test::MustAdd(g, {"doubled", "Add", {"w", "w"}, {}, ""});
+  test::MustAdd(g, {"y", "Mul", {"x", "doubled"}, {}, ""});
+  FoldCache cache(g);
+  constexpr int kThreads = 4;
+  std::vector<StatusOr<OptimizedGraph>> results(kThreads,
+                                                InternalError("not run"));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back(
+        [&, t] { results[t] = OptimizeGraph(WithRows(g, t + 1), {}, &cache); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const Tensor& w = ConstValue(g, "w");
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+    const Tensor& doubled = ConstValue(result->graph, "doubled");
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(doubled.data<float>()[i], w.data<float>()[i] * 2);
+    }
+  }
 }
 
 }  // namespace
