@@ -1,5 +1,5 @@
-// Placeholder, Const, Identity, Pad, CenterCropPad and Dropout (inference:
-// the data passes through, the mask is all true).
+// Placeholder, Const, Identity, CheckInRange, Pad, CenterCropPad and
+// Dropout (inference: the data passes through, the mask is all true).
 #include <cstring>
 
 #include "framework/op_registry_impl.h"
@@ -36,6 +36,45 @@ class IdentityKernel : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     return ctx.SetOutput(0, ctx.input(0));
   }
+};
+
+// An integer tensor passed on when every element lies in [low, high], else
+// an error that says what the tensor is (`what`, written by whoever made
+// the node: an ONNX expansion names the node and input a user wrote) and
+// which element is out. Placed before the nodes that would index with the
+// values, so that a bad input is named where it enters.
+class CheckInRangeKernel : public OpKernel {
+ public:
+  explicit CheckInRangeKernel(const KernelConstruction& c)
+      : what_(c.attr<std::string>("what")) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    WEFT_ASSIGN_OR_RETURN(const int64_t low, Bound(ctx.input(1), "low"));
+    WEFT_ASSIGN_OR_RETURN(const int64_t high, Bound(ctx.input(2), "high"));
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> values,
+                          IntegerValues(ctx.input(0), "input"));
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] < low || values[i] > high) {
+        return InvalidArgumentError(what_ + ": element " + std::to_string(i) +
+                                    " is " + std::to_string(values[i]) +
+                                    ", outside [" + std::to_string(low) + ", " +
+                                    std::to_string(high) + "]");
+      }
+    }
+    return ctx.SetOutput(0, ctx.input(0));
+  }
+
+ private:
+  static StatusOr<int64_t> Bound(const Tensor& t, const std::string& what) {
+    if (t.NumElements() != 1) {
+      return InvalidArgumentError(what + " must hold one value, got shape " +
+                                  t.shape().ToString());
+    }
+    WEFT_ASSIGN_OR_RETURN(std::vector<int64_t> value, IntegerValues(t, what));
+    return value[0];
+  }
+
+  const std::string what_;
 };
 
 // --- Pad ---------------------------------------------------------------------
@@ -289,6 +328,9 @@ namespace {
 // registry gives it to the op's schema when the op is registered).
 constexpr OpSummary kSummaries[] = {
     {"CenterCropPad", "crop or zero-pad each axis to a length, centred"},
+    {"CheckInRange",
+     "its integer input, unchanged, when every element lies in [low, high]; "
+     "else an error naming the input (`what`) and the element"},
     {"Const", "a constant tensor given as an attribute"},
     {"Dropout", "identity at inference; optional mask of ones"},
     {"Identity", "its input, unchanged"},
@@ -397,6 +439,21 @@ void RegisterArrayOps(OpRegistry& registry) {
           .Build()));
   CheckRegistered(
       registry.RegisterKernel("Identity", KernelFactoryFor<IdentityKernel>()));
+
+  CheckRegistered(registry.RegisterOp(
+      OpDefBuilder("CheckInRange")
+          .Input(ArgDef::Typed("input", "T"))
+          .Input(ArgDef::Fixed("low", DataType::kInt64))
+          .Input(ArgDef::Fixed("high", DataType::kInt64))
+          .Output(ArgDef::Typed("output", "T"))
+          .Attr("T", AttrType::kType, std::nullopt,
+                {DataType::kInt32, DataType::kInt64})
+          .Attr("what", AttrType::kString, std::string("input"))
+          .SetShapeFn(shape_fns::SameAsInput0)
+          .SetCostFn([](const InferenceContext&) { return 10.0; })
+          .Build()));
+  CheckRegistered(registry.RegisterKernel(
+      "CheckInRange", KernelFactoryFor<CheckInRangeKernel>()));
 }
 
 }  // namespace weft::internal

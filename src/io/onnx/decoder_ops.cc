@@ -199,8 +199,11 @@ struct NewTokens {
 };
 
 // total_b = seqlens_k[b] + 1; past_b = total_b - sequence, or 0 for a first
-// prompt (total_sequence_length = sequence).
-NewTokens PlaceNewTokens(Expansion& e) {
+// prompt (total_sequence_length = sequence). A past_b outside [0, the past
+// cache's length] (seqlens_k that the cache and the new tokens do not hold)
+// stops the Run with an error that names seqlens_k, before anything indexes
+// with it.
+NewTokens PlaceNewTokens(Expansion& e, const std::string& past_length) {
   NewTokens n;
   n.sequence = e.Dim(e.in(0), 1);
   const std::string total = e.Add(
@@ -208,10 +211,21 @@ NewTokens PlaceNewTokens(Expansion& e) {
               e.Int(1)});
   n.total_length = e.Add("Cast", {e.Add("Reshape", {e.in(6), e.Ints({})})},
                          {IntAttr("to", TensorProto::INT64)});
-  n.past_rows =
-      e.Unsqueeze(e.Add("Where", {e.Add("Equal", {n.total_length, n.sequence}),
-                                  e.Int(0), e.Add("Sub", {total, n.sequence})}),
-                  {1});
+  const std::string past_rows =
+      e.Add("Where", {e.Add("Equal", {n.total_length, n.sequence}), e.Int(0),
+                      e.Add("Sub", {total, n.sequence})});
+  const std::string& name = e.node().name();
+  const std::string what =
+      e.Where() +
+      (name.empty() ? " (output '" + e.node().output(0) + "')"
+                    : " '" + name + "'") +
+      ": the cached tokens that seqlens_k says each batch row has "
+      "(seqlens_k + 1 - the new tokens) must lie between 0 and past_key's "
+      "length (dim 2)";
+  const std::string checked = e.Fresh("CheckInRange");
+  e.AddNode("CheckInRange", {past_rows, e.Int(0), past_length}, {checked},
+            {StringAttr("what", what)}, "com.microsoft");
+  n.past_rows = e.Unsqueeze(checked, {1});
   n.positions = e.Add(
       "Add",
       {n.past_rows,
@@ -221,9 +235,7 @@ NewTokens PlaceNewTokens(Expansion& e) {
 
 // Which row of [the past's rows; the new rows; a zero row] each row of the
 // present caches [batch, kv_heads, T] is (see Present), T the length of
-// `t` ([1, T]). A past_b beyond the past cache (seqlens_k that the cache
-// does not hold) makes every index out of range: an error rather than
-// other rows' values.
+// `t` ([1, T]).
 std::string PresentRowIndex(Expansion& e, int64_t kv_heads, const NewTokens& n,
                             const std::string& past_length,
                             const std::string& t) {
@@ -242,13 +254,11 @@ std::string PresentRowIndex(Expansion& e, int64_t kv_heads, const NewTokens& n,
               e.Add("Sub", {row, first})});
   const std::string zero_row =
       e.Add("Add", {past_total, e.Add("Mul", {batch_heads, n.sequence})});
-  const std::string rows = e.Add(
+  return e.Add(
       "Where",
       {e.Add("Less", {row, first}), from_past,
        e.Add("Where", {e.Add("Less", {row, e.Add("Add", {first, n.sequence})}),
                        from_new, zero_row})});
-  return e.Add("Where", {e.Add("Greater", {first, past_length}),
-                         e.Int(std::numeric_limits<int64_t>::min()), rows});
 }
 
 // The scale: the attribute, else 1 / sqrt(size) in float32 (worked out at
@@ -381,7 +391,8 @@ Status GroupQueryAttention(Expansion& e) {
             {e.Add("Reshape", {q, e.Ints({0, 0, s.kv_heads, group, -1})})},
             {IntsAttr("perm", {0, 2, 3, 1, 4})});
 
-  const NewTokens n = PlaceNewTokens(e);
+  const std::string past_length = e.has_in(3) ? e.Dim(e.in(3), 2) : e.Int(0);
+  const NewTokens n = PlaceNewTokens(e, past_length);
   if (rotary_dim > 0) {
     const bool interleaved = IntOr(e.node(), "rotary_interleaved", 0) != 0;
     const std::string cos =
@@ -394,7 +405,6 @@ Status GroupQueryAttention(Expansion& e) {
                 e.Unsqueeze(sin, {1}), interleaved);
   }
 
-  const std::string past_length = e.has_in(3) ? e.Dim(e.in(3), 2) : e.Int(0);
   const std::string t = e.Unsqueeze(
       e.Add("Range",
             {e.Int(0), e.Add("Max", {n.total_length, past_length}), e.Int(1)}),

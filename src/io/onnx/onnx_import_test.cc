@@ -544,5 +544,71 @@ TEST(OnnxImportTest, ATensorProtoFileParsesToATensor) {
               HasSubstr("not an ONNX TensorProto"));
 }
 
+// com.microsoft GroupQueryAttention at a decoding step (2 query heads and
+// 1 key/value head of 4, a past cache of 2 tokens): seqlens_k says how many
+// tokens each batch row has, and one the cache does not hold is an error
+// that names it, not an index out of range somewhere inside.
+TEST(OnnxImportTest, GroupQueryAttentionNamesASeqlensItsCacheDoesNotHold) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  auto* g = m.mutable_graph();
+  const int32_t f = onnx::TensorProto::FLOAT;
+  const int32_t i32 = onnx::TensorProto::INT32;
+  *g->add_input() = Value("q", f, {"1", "1", "8"});
+  *g->add_input() = Value("k", f, {"1", "1", "4"});
+  *g->add_input() = Value("v", f, {"1", "1", "4"});
+  *g->add_input() = Value("past_k", f, {"1", "1", "2", "4"});
+  *g->add_input() = Value("past_v", f, {"1", "1", "2", "4"});
+  *g->add_input() = Value("seqlens_k", i32, {"1"});
+  *g->add_input() = Value("total", i32, {});
+  *g->add_output() = Value("y", f, {"1", "1", "8"});
+  auto* gqa = g->add_node();
+  gqa->set_op_type("GroupQueryAttention");
+  gqa->set_domain("com.microsoft");
+  gqa->set_name("attn");
+  for (const char* in :
+       {"q", "k", "v", "past_k", "past_v", "seqlens_k", "total"}) {
+    gqa->add_input(in);
+  }
+  for (const char* out : {"y", "present_k", "present_v"}) {
+    gqa->add_output(out);
+  }
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"num_heads", 2}, {"kv_num_heads", 1}}) {
+    auto* a = gqa->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  auto model = Parse(m);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto session =
+      test::MustCreate(model->file.graph, test::PerSessionOptions(1, 1));
+  auto feeds = [](int32_t seqlens) {
+    const std::vector<float> cache(8, 0.5f);
+    return NamedTensors{
+        {"q", Tensor::FromVector<float>({1, 1, 8}, std::vector<float>(8, 1))},
+        {"k", Tensor::FromVector<float>({1, 1, 4}, std::vector<float>(4, 1))},
+        {"v", Tensor::FromVector<float>({1, 1, 4}, std::vector<float>(4, 2))},
+        {"past_k", Tensor::FromVector<float>({1, 1, 2, 4}, cache)},
+        {"past_v", Tensor::FromVector<float>({1, 1, 2, 4}, cache)},
+        {"seqlens_k", Tensor::FromVector<int32_t>({1}, {seqlens})},
+        {"total", Tensor::Scalar<int32_t>(seqlens + 1)}};
+  };
+  std::vector<Tensor> outputs;
+  const Status held = session->Run(feeds(2), {"y"}, {}, &outputs);
+  EXPECT_TRUE(held.ok()) << held;
+  const Status beyond = session->Run(feeds(5), {"y"}, {}, &outputs);
+  EXPECT_EQ(beyond.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(beyond.message(),
+              AllOf(HasSubstr("com.microsoft GroupQueryAttention 'attn'"),
+                    HasSubstr("seqlens_k"),
+                    HasSubstr("element 0 is 5, outside [0, 2]")));
+}
+
 }  // namespace
 }  // namespace weft

@@ -582,6 +582,17 @@ Status MatMulNBits(const OnnxNode& n, NodeDef* out) {
   return Direct(n, out, "MatMulNBits");
 }
 
+// weft's CheckInRange, from the expansion of com.microsoft
+// GroupQueryAttention (decoder_ops.cc): a value checked before it indexes.
+Status CheckInRange(const OnnxNode& n, NodeDef* out) {
+  if (!IsConvertedContribOp(n.proto().domain(), n.op_type())) {
+    return UnimplementedError(n.Where() + ": op '" + n.op_type() +
+                              "' is not supported");
+  }
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, "CheckInRange");
+}
+
 // The ops whose weft form has the ONNX name, inputs and attributes.
 Status SameName(const OnnxNode& n, NodeDef* out) {
   WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
@@ -866,6 +877,7 @@ const std::map<std::string, Converter>& Converters() {
         {"RoiAlign", RoiAlign},
         {"STFT", Stft},
         {"MatMulNBits", MatMulNBits},
+        {"CheckInRange", CheckInRange},
         {"Adagrad", TrainingOptimizer},
         {"Adam", TrainingOptimizer},
         {"Momentum", TrainingOptimizer},

@@ -102,7 +102,8 @@ bool IsTrainingOptimizer(const std::string& domain, const std::string& op) {
 }
 
 bool IsConvertedContribOp(const std::string& domain, const std::string& op) {
-  return domain == "com.microsoft" && op == "MatMulNBits";
+  return domain == "com.microsoft" &&
+         (op == "MatMulNBits" || op == "CheckInRange");
 }
 
 }  // namespace weft::internal

@@ -37,7 +37,9 @@ bool IsTrainingOptimizer(const std::string& domain, const std::string& op);
 // A com.microsoft op that weft converts as it is, to its weft op of the
 // same name, rather than expanding it: MatMulNBits, which only the
 // expansion of a model's MatMulNBits writes (contrib_ops.cc), with its
-// scales and zero points made float32.
+// scales and zero points made float32; CheckInRange, which only the
+// expansion of GroupQueryAttention writes (decoder_ops.cc). A model's own
+// com.microsoft nodes are all expanded first, so it cannot name either.
 bool IsConvertedContribOp(const std::string& domain, const std::string& op);
 
 }  // namespace weft::internal
