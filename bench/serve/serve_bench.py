@@ -19,12 +19,12 @@ rounds of requests/s, p50, p90, p99 and the server's CPU seconds per
 request (from /proc); ONNX Runtime's row is its best setting by that
 median. Just before weft serve's turn at concurrency 1, `weft run
 --repeat 200` on the same feeds gives the median that its p50 is held to in
-that round (1.10x it plus 1 ms). Before each turn, build/bin/
-weft_cpu_pair_latency measures how far apart the two CPUs are (a cache
-line's round trip, printed per round in brackets): on the KVM guests the
-host moves them, and two-thread Runs slow down when they sit apart
-(bench/cpu_pair.py). --weft-flags is given to `weft serve` as is: run once with none
-(the defaults) and once with the batching flags to compare. The CPU model
+that round (1.10x it plus 1 ms). Before each turn,
+build/bin/weft_cpu_pair_latency measures how far apart the two CPUs are (a
+cache line's round trip, printed per round in brackets): on the KVM guests
+the host moves them, and two-thread Runs slow down when they sit apart
+(bench/cpu_pair.py). --weft-flags is given to `weft serve` as is: run once
+with none (the defaults) and once with the batching flags to compare. The CPU model
 is printed first: record it with every figure.
 """
 import argparse

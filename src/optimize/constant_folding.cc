@@ -179,6 +179,7 @@ StatusOr<int> FoldConstants(GraphEditor& graph) {
       const int i = frontier[f];
       if (ids[i] != FoldCache::kUnknown) {
         graph.fold_cache()->Insert(ids[i], value);
+        graph.folds_cached().push_back(ids[i]);
       }
       folded.emplace_back(i, std::move(value));
     }

@@ -1,5 +1,7 @@
 #include "optimize/fold_cache.h"
 
+#include <unordered_set>
+
 #include "optimize/attr_key.h"
 
 namespace weft::internal {
@@ -66,6 +68,34 @@ void FoldCache::Insert(int64_t id, const Tensor& value) {
   values_.try_emplace(id, value);
   // A Const of this value in a later compile reads as this node.
   pinned_.try_emplace(BufferKey(value), id, value);
+}
+
+void FoldCache::KeepOnlyWhatTheGraphHolds(const std::vector<int64_t>& ids,
+                                          const Graph& graph) {
+  std::unordered_set<const void*> held;
+  for (const NodeDef& node : graph.nodes()) {
+    if (node.op != "Const") continue;
+    auto value = node.attrs.find("value");
+    if (value == node.attrs.end()) continue;
+    if (const Tensor* tensor = value->second.get_if<Tensor>()) {
+      held.insert(tensor->raw_data());
+    }
+  }
+  MutexLock lock(mu_);
+  for (int64_t id : ids) {
+    auto it = values_.find(id);
+    if (it == values_.end() || held.count(it->second.raw_data()) > 0) {
+      continue;
+    }
+    auto pin = pinned_.find(BufferKey(it->second));
+    if (pin != pinned_.end() && pin->second.first == id) pinned_.erase(pin);
+    values_.erase(it);
+  }
+}
+
+size_t FoldCache::size() const {
+  MutexLock lock(mu_);
+  return values_.size();
 }
 
 int64_t FoldCache::hits() const {

@@ -12,8 +12,12 @@
 // so that no other tensor can take the address while an id names it. The
 // pinned constants are the Consts of the graph as given and the values the
 // cache holds; a node that reads any other constant (one a pass made for
-// this compile, or a shape folded from the feeds) is not cached. Safe to
-// use from concurrent optimisations.
+// this compile, or a shape folded from the feeds) is not cached. A value
+// the compile that folded it did not keep (a later pass replaced it: a
+// weight cast from float16, then reordered for its convolution) is let go
+// at the end of that compile (KeepOnlyWhatTheGraphHolds), so that the
+// cache never holds memory no graph of the session does. Safe to use from
+// concurrent optimisations.
 #ifndef WEFT_SRC_OPTIMIZE_FOLD_CACHE_H_
 #define WEFT_SRC_OPTIMIZE_FOLD_CACHE_H_
 
@@ -21,6 +25,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "threading/mutex.h"
 #include "weft/graph.h"
@@ -51,8 +57,15 @@ class FoldCache {
   // in a later compile are known too.
   void Insert(int64_t id, const Tensor& value) WEFT_EXCLUDES(mu_);
 
+  // Of the values Inserted under `ids` (by one compile), lets go of those
+  // whose buffer no Const of `graph` (that compile's result) holds.
+  void KeepOnlyWhatTheGraphHolds(const std::vector<int64_t>& ids,
+                                 const Graph& graph) WEFT_EXCLUDES(mu_);
+
   // How many Find calls found a value (for tests and the record).
   int64_t hits() const WEFT_EXCLUDES(mu_);
+  // How many values it holds.
+  size_t size() const WEFT_EXCLUDES(mu_);
 
  private:
   // Id of a pinned buffer (its address, dtype and shape as text).

@@ -122,6 +122,46 @@ TEST(FoldCacheTest, ACompileForOtherShapesTakesOnlyWhatDoesNotDependOnThem) {
                   .BitwiseEqual(ConstValue(three_rows->graph, "by_count")));
 }
 
+// A folded weight that a later pass replaces (batch normalization folded
+// into the convolution's weights) is in no graph the compile keeps: the
+// cache lets it go rather than hold its memory for the session.
+TEST(FoldCacheTest, LetsGoOfWhatTheCompileDidNotKeep) {
+  Graph g;
+  g.Placeholder("x", DataType::kFloat32, PartialShape({-1, 2, 6, 6}));
+  g.Const("w_half", test::SeededFloats({4, 2, 3, 3}, 6));
+  g.Const("two", Tensor::Scalar<float>(2));
+  test::MustAdd(g, {"w", "Mul", {"w_half", "two"}, {}, ""});
+  test::MustAdd(g, {"conv",
+                    "Conv",
+                    {"x", "w"},
+                    {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                    ""});
+  for (const char* name : {"scale", "shift", "mean"}) {
+    g.Const(name, test::SeededFloats({4}, 7));
+  }
+  g.Const("var", Tensor::FromVector<float>({4}, {1, 2, 3, 4}));
+  test::MustAdd(g, {"bn",
+                    "BatchNormalization",
+                    {"conv", "scale", "shift", "mean", "var"},
+                    {{"epsilon", 1e-3}},
+                    ""});
+  FoldCache cache(g);
+  GraphPassOptions with_batchnorm_folding;
+  with_batchnorm_folding.disabled = {"nhwc-layout"};
+  auto optimized = OptimizeGraph(g, with_batchnorm_folding, &cache);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  for (const NodeDef& node : optimized->graph.nodes()) {
+    ASSERT_NE(node.op, "BatchNormalization");  // Folded into the weights.
+  }
+  EXPECT_EQ(cache.size(), 0u);
+
+  GraphPassOptions without = with_batchnorm_folding;
+  without.disabled.push_back("batchnorm-folding");
+  optimized = OptimizeGraph(g, without, &cache);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ(cache.size(), 1u);  // The weight the Conv reads.
+}
+
 // A session's concurrent Runs may specialise at once: they share the
 // cache (run under ThreadSanitizer in CI).
 TEST(FoldCacheTest, ConcurrentCompilesShareIt) {

@@ -89,6 +89,9 @@ class GraphEditor {
   // same graph (fold_cache.h), or null.
   FoldCache* fold_cache() const { return fold_cache_; }
   void set_fold_cache(FoldCache* cache) { fold_cache_ = cache; }
+  // The ids this editor's folding added to the cache, for the end of the
+  // compile (FoldCache::KeepOnlyWhatTheGraphHolds).
+  std::vector<int64_t>& folds_cached() { return folds_cached_; }
   // The graph as it now is (live nodes, in order).
   Graph Snapshot() const;
   std::map<std::string, RemovedNode>& removed() { return removed_; }
@@ -116,6 +119,7 @@ class GraphEditor {
   bool changed_ = true;
   int next_name_ = 0;
   FoldCache* fold_cache_ = nullptr;
+  std::vector<int64_t> folds_cached_;
 };
 
 }  // namespace weft::internal

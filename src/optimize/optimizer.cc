@@ -4,6 +4,7 @@
 #include <set>
 
 #include "framework/suggest.h"
+#include "optimize/fold_cache.h"
 #include "optimize/passes.h"
 #include "weft/graph_passes.h"
 
@@ -185,6 +186,9 @@ StatusOr<OptimizedGraph> OptimizeGraph(const Graph& graph,
   }
   result.graph = editor.Snapshot();
   result.removed = std::move(editor.removed());
+  if (fold_cache != nullptr) {
+    fold_cache->KeepOnlyWhatTheGraphHolds(editor.folds_cached(), result.graph);
+  }
   return result;
 }
 
