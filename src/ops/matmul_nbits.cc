@@ -56,8 +56,10 @@ class MatMulNBitsKernel : public OpKernel {
     if (!weight.ok()) return;  // Compute reports it.
     // Shared with this node's kernels in the session's other compiles (one
     // per set of feed shapes): B is the same Const there, while the folded
-    // scales and zero points are new tensors each compile, so their
-    // contents name the panels with B (hashed only where there is a cache).
+    // scales and zero points may be new tensors (the session's fold cache
+    // hands the same ones back only where their folding did not depend on
+    // the shapes), so their contents name the panels with B (hashed only
+    // where there is a cache).
     auto make = [&] { return std::make_shared<const NBitPanels>(*weight); };
     PreparedWeights* cache = c.prepared_weights();
     packed_ = cache == nullptr ? make()

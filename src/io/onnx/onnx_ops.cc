@@ -570,27 +570,30 @@ Status TrainingOptimizer(const OnnxNode& n, NodeDef* out) {
   return Status::OK();
 }
 
+// A com.microsoft op that an expansion wrote for the weft op of its name
+// (IsConvertedContribOp); a node of that name in another domain is refused,
+// `hint` appended.
+Status ConvertedContribOp(const OnnxNode& n, NodeDef* out,
+                          const std::string& hint) {
+  if (!IsConvertedContribOp(n.proto().domain(), n.op_type())) {
+    return UnimplementedError(n.Where() + ": op '" + n.op_type() +
+                              "' is not supported" + hint);
+  }
+  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
+  return Direct(n, out, n.op_type());
+}
+
 // weft's MatMulNBits, from the expansion of com.microsoft MatMulNBits
 // (contrib_ops.cc): A, B, scales and zero points (float32 [N, k_blocks])
 // [, bias]. The default domain has no such op.
 Status MatMulNBits(const OnnxNode& n, NodeDef* out) {
-  if (!IsConvertedContribOp(n.proto().domain(), n.op_type())) {
-    return UnimplementedError(n.Where() + ": op '" + n.op_type() +
-                              "' is not supported (com.microsoft has one)");
-  }
-  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
-  return Direct(n, out, "MatMulNBits");
+  return ConvertedContribOp(n, out, " (com.microsoft has one)");
 }
 
 // weft's CheckInRange, from the expansion of com.microsoft
 // GroupQueryAttention (decoder_ops.cc): a value checked before it indexes.
 Status CheckInRange(const OnnxNode& n, NodeDef* out) {
-  if (!IsConvertedContribOp(n.proto().domain(), n.op_type())) {
-    return UnimplementedError(n.Where() + ": op '" + n.op_type() +
-                              "' is not supported");
-  }
-  WEFT_RETURN_IF_ERROR(NoExtraOutputs(n, 1));
-  return Direct(n, out, "CheckInRange");
+  return ConvertedContribOp(n, out, "");
 }
 
 // The ops whose weft form has the ONNX name, inputs and attributes.
